@@ -1,0 +1,23 @@
+// The subcommands of the `iosonar` front command. Each takes the arguments
+// after its name (argv[0] is the subcommand) and returns the exit code.
+#pragma once
+#include <string>
+
+namespace iosonar::cli {
+
+int CmdCollect(int argc, char** argv);     // cmd_collect.cc
+int CmdJobSummary(int argc, char** argv);  // cmd_job_summary.cc
+int CmdRun(int argc, char** argv);         // cmd_run.cc
+int CmdTrace(int argc, char** argv);       // cmd_run.cc
+int CmdSchema(int argc, char** argv);      // cmd_misc.cc
+
+// Service URL from flag, else environment variable, else config file key
+// ("" if none). Config file: --config FILE, $IOSONAR_CONFIG, else
+// ~/.config/iosonar/iosonar.conf; lines "key = value", '#' comments.
+std::string ResolveSetting(const std::string& flag_value, const char* env_name, const std::string& config_key,
+                           const std::string& config_path = "");
+
+// Where the tracer library is: $IOSONAR_TRACE_LIB, beside the binary, or the install lib dir.
+std::string FindTracerLib();
+
+}  // namespace iosonar::cli

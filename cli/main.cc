@@ -1,0 +1,53 @@
+// iosonar: one front command, git style. `iosonar SUBCOMMAND --help`.
+#include <cstdio>
+#include <cstring>
+#include <string_view>
+
+#include "commands.h"
+
+namespace {
+
+struct Subcommand {
+  const char* name;
+  int (*fn)(int, char**);
+  const char* summary;
+};
+
+constexpr Subcommand kCommands[] = {
+    {"run", iosonar::cli::CmdRun,
+     "run a program under the tracer with an embedded collector and print its I/O diagnosis"},
+    {"trace", iosonar::cli::CmdTrace, "run a program under the tracer, sending records to --output"},
+    {"collect", iosonar::cli::CmdCollect,
+     "receive JSON lines on TCP (or from a file), validate, store in SQLite, push to Redis"},
+    {"job-summary", iosonar::cli::CmdJobSummary, "per-job I/O summary and I/O mode from the store"},
+    {"schema", iosonar::cli::CmdSchema, "print the record schema (JSON or a Markdown table)"},
+};
+
+void Usage(FILE* f) {
+  std::fprintf(f, "usage: iosonar SUBCOMMAND [OPTIONS] [ARGS]\n\nI/O monitoring for HPC jobs.\n\nsubcommands:\n");
+  for (const auto& c : kCommands) std::fprintf(f, "  %-12s %s\n", c.name, c.summary);
+  std::fprintf(f, "\n`iosonar SUBCOMMAND --help` shows the options of one.\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    Usage(stderr);
+    return 2;
+  }
+  std::string_view sub = argv[1];
+  if (sub == "-h" || sub == "--help" || sub == "help") {
+    Usage(stdout);
+    return 0;
+  }
+  if (sub == "--version") {
+    std::printf("iosonar 0.1.0\n");
+    return 0;
+  }
+  for (const auto& c : kCommands)
+    if (sub == c.name) return c.fn(argc - 1, argv + 1);
+  std::fprintf(stderr, "iosonar: unknown subcommand '%s'\n\n", argv[1]);
+  Usage(stderr);
+  return 2;
+}

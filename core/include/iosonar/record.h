@@ -1,0 +1,45 @@
+// One parsed, schema-validated record: a flat array of values indexed by the
+// field's position in the schema table. String values point into the line
+// buffer the record was parsed from (parsed in place), so a ParsedRecord is
+// valid only as long as that buffer. Not thread-safe; cheap to reuse.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <string_view>
+
+#include "iosonar/schema.h"
+#include "iosonar/status.h"
+
+namespace iosonar {
+
+inline constexpr size_t kMaxFields = 64;
+
+struct FieldValue {
+  enum Kind : uint8_t { kAbsent, kInt, kDouble, kString, kBool };
+  Kind kind = kAbsent;
+  int64_t i = 0;  // kInt, kBool (0/1); for date fields: epoch ns
+  double d = 0;
+  std::string_view s;  // kString; for date fields: the original text
+};
+
+struct ParsedRecord {
+  const schema::Dataset* dataset = nullptr;
+  std::array<FieldValue, kMaxFields> v{};
+
+  const FieldValue& operator[](size_t field_index) const { return v[field_index]; }
+  void Clear() {
+    dataset = nullptr;
+    for (auto& x : v) x.kind = FieldValue::kAbsent;
+  }
+};
+
+// Position of a field in schema::Fields(), or -1.
+int FieldIndex(std::string_view name);
+
+// Parses and validates one JSON line in place. The buffer is modified and the
+// byte at line[len] must be writable (it is set to NUL). Errors say what was wrong and which field:
+// "field io.size: expected long, got string". Unknown fields, missing required
+// fields, wrong types, invalid UTF-8 and trailing garbage are all errors.
+Status ParseRecordInsitu(char* line, size_t len, ParsedRecord* out);
+
+}  // namespace iosonar

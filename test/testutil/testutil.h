@@ -1,0 +1,92 @@
+// Helpers shared by the tests: temporary directories, free loopback ports,
+// child processes stopped by their own pid, and a real redis-server started
+// on a private port and waited on until it answers PING (no sleeps).
+#pragma once
+#include <sys/types.h>
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace iosonar::test {
+
+// A fresh directory under $TMPDIR, removed (recursively) on destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+// A loopback TCP port nobody listens on right now.
+int FreePort();
+
+std::string BinaryDir();   // the CMake build directory
+std::string SourceDir();
+std::string SharedDataDir();  // ../shared/data beside the checkout, "" if absent
+std::string TracerLib();   // path of libiosonar-trace.so
+std::string IosonarBin();  // path of the iosonar front command
+bool HaveProgram(const std::string& name);  // found on PATH
+
+struct RunResult {
+  int exit_code = -1;  // -1 if killed by a signal
+  int signal = 0;
+  std::string out, err;
+};
+// Runs argv with extra environment entries (KEY=VALUE; KEY= with empty value
+// unsets), capturing stdout and stderr.
+RunResult Run(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env = {},
+              const std::string& stdin_data = "");
+
+// A child process started in the background, stopped by pid on destruction.
+class Child {
+ public:
+  Child(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env = {},
+        const std::string& log_path = "");
+  ~Child();
+  Child(const Child&) = delete;
+  Child& operator=(const Child&) = delete;
+  pid_t pid() const { return pid_; }
+  bool Alive();
+  // SIGTERM, then wait (SIGKILL after timeout_ms). Returns the exit status as waitpid gives it.
+  int Stop(int timeout_ms = 5000);
+  int Wait();  // waits for normal exit
+
+ private:
+  pid_t pid_ = -1;
+  bool reaped_ = false;
+  int status_ = 0;
+};
+
+// A real redis-server on a private loopback port with no persistence.
+class RedisServer {
+ public:
+  RedisServer();  // FAILs the test if redis-server is missing or does not answer
+  std::string url() const { return "redis://127.0.0.1:" + std::to_string(port_) + "/0"; }
+  int port() const { return port_; }
+  // Runs a command and returns the reply as text (arrays joined by '\n').
+  std::string Command(const std::vector<std::string>& args);
+  std::vector<std::string> LRange(const std::string& key);
+
+ private:
+  TempDir dir_;
+  int port_;
+  std::optional<Child> proc_;
+};
+
+// Polls pred every millisecond until it holds or timeout_ms passes.
+bool WaitUntil(const std::function<bool()>& pred, int timeout_ms);
+
+std::string ReadFile(const std::string& path);
+void WriteFile(const std::string& path, const std::string& data);
+std::vector<std::string> SplitLines(const std::string& s);
+
+}  // namespace iosonar::test
