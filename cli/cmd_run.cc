@@ -1,0 +1,248 @@
+// `iosonar trace` (run a program under the tracer) and `iosonar run` (the
+// main job: trace a program into an embedded collector and print its I/O
+// diagnosis; no server needed).
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <boost/program_options.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "cache.h"
+#include "commands.h"
+#include "iosonar/collector.h"
+#include "iosonar/store.h"
+#include "iosonar/url.h"
+#include "job-summary/job_summary.h"
+
+namespace po = boost::program_options;
+
+namespace iosonar::cli {
+namespace {
+
+struct TraceEnv {
+  std::string output;
+  std::string job_id;
+  std::string spool_dir;
+  int window_ms = -1;
+};
+
+// Splits argv at "--" (or at the first positional) into options and the command.
+void SplitCommand(int argc, char** argv, std::vector<std::string>* opts, std::vector<std::string>* cmd) {
+  int i = 1;
+  for (; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--") {
+      ++i;
+      break;
+    }
+    if (a.empty() || a[0] != '-') break;
+    opts->push_back(a);
+    // Options that take a value in the next argument.
+    if (a.find('=') == std::string::npos && i + 1 < argc && a != "--help" && a != "-h" && a != "--keep-going")
+      opts->push_back(argv[++i]);
+  }
+  for (; i < argc; ++i) cmd->push_back(argv[i]);
+}
+
+// Forks and execs cmd under the tracer; returns the child's pid.
+pid_t SpawnTraced(const std::vector<std::string>& cmd, const std::string& lib, const TraceEnv& te) {
+  pid_t pid = fork();
+  if (pid != 0) return pid;
+  std::string preload = lib;
+  if (const char* old = getenv("LD_PRELOAD"); old && *old) preload += std::string(":") + old;
+  setenv("LD_PRELOAD", preload.c_str(), 1);
+  if (!te.output.empty()) setenv("IOSONAR_OUTPUT", te.output.c_str(), 1);
+  if (!te.job_id.empty()) setenv("IOSONAR_JOB_ID", te.job_id.c_str(), 1);
+  if (!te.spool_dir.empty()) setenv("IOSONAR_SPOOL_DIR", te.spool_dir.c_str(), 1);
+  if (te.window_ms >= 0) setenv("IOSONAR_WINDOW_MS", std::to_string(te.window_ms).c_str(), 1);
+  std::vector<char*> args;
+  for (const auto& a : cmd) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  execvp(args[0], args.data());
+  std::fprintf(stderr, "iosonar: cannot run '%s': %s\n", args[0], std::strerror(errno));
+  _exit(127);
+}
+
+pid_t g_child = -1;
+void ForwardSignal(int sig) {
+  if (g_child > 0) kill(g_child, sig);
+}
+
+// Waits for the child, forwarding SIGINT/SIGTERM; returns a shell-style exit code.
+int WaitChild(pid_t pid) {
+  g_child = pid;
+  struct sigaction sa{};
+  sa.sa_handler = ForwardSignal;
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  int st = 0;
+  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+  }
+  g_child = -1;
+  if (WIFEXITED(st)) return WEXITSTATUS(st);
+  if (WIFSIGNALED(st)) return 128 + WTERMSIG(st);
+  return 1;
+}
+
+std::string NewJobId() {
+  char b[64];
+  time_t t = time(nullptr);
+  struct tm tm;
+  gmtime_r(&t, &tm);
+  strftime(b, sizeof b, "run-%Y%m%dT%H%M%SZ", &tm);
+  return std::string(b) + "-" + std::to_string(getpid());
+}
+
+bool ParseOpts(const char* name, po::options_description& desc, const std::vector<std::string>& opts,
+               po::variables_map* vm) {
+  try {
+    po::store(po::command_line_parser(opts).options(desc).run(), *vm);
+    po::notify(*vm);
+  } catch (const po::error& e) {
+    std::cerr << "iosonar " << name << ": " << e.what() << "\n";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+int CmdTrace(int argc, char** argv) {
+  std::vector<std::string> opts, cmd;
+  SplitCommand(argc, argv, &opts, &cmd);
+  TraceEnv te;
+  po::options_description desc(
+      "usage: iosonar trace [OPTIONS] [--] COMMAND [ARGS...]\n\n"
+      "Runs COMMAND with libiosonar-trace.so preloaded. Records (JSON lines) go to --output:\n"
+      "tcp://HOST:PORT (the collector or Logstash), a file path, or - (stdout, the default).\n"
+      "When the receiver is unreachable they are spooled and resent later.\n\noptions");
+  desc.add_options()("help,h", "show this help")("output,o", po::value(&te.output), "where records go (also $IOSONAR_OUTPUT)")(
+      "job-id", po::value(&te.job_id), "job id for the records (default $SLURM_JOB_ID, $IOSONAR_JOB_ID)")(
+      "window-ms", po::value(&te.window_ms), "compression time window in ms (default 1000)")(
+      "spool-dir", po::value(&te.spool_dir), "spool directory (default /tmp/iosonar-spool-UID)");
+  po::variables_map vm;
+  if (!ParseOpts("trace", desc, opts, &vm)) return 2;
+  if (vm.count("help")) {
+    std::cout << desc << "\n";
+    return 0;
+  }
+  if (cmd.empty()) {
+    std::cerr << "iosonar trace: no command given (usage: iosonar trace [OPTIONS] -- COMMAND ...)\n";
+    return 2;
+  }
+  te.output = ResolveSetting(te.output, "IOSONAR_OUTPUT", "output");
+  if (!te.output.empty()) {
+    if (auto u = ParseOutputUrl(te.output); !u.ok()) {
+      std::cerr << "iosonar trace: " << u.status().message() << "\n";
+      return 2;
+    }
+  }
+  std::string lib = FindTracerLib();
+  if (lib.empty()) {
+    std::cerr << "iosonar trace: libiosonar-trace.so not found (set IOSONAR_TRACE_LIB)\n";
+    return 1;
+  }
+  return WaitChild(SpawnTraced(cmd, lib, te));
+}
+
+int CmdRun(int argc, char** argv) {
+  std::vector<std::string> opts, cmd;
+  SplitCommand(argc, argv, &opts, &cmd);
+  std::string json_path, store_dir, redis, job_id;
+  int window_ms = -1;
+  po::options_description desc(
+      "usage: iosonar run [OPTIONS] [--] COMMAND [ARGS...]\n\n"
+      "The main job, no server needed: starts an embedded collector, runs COMMAND under the\n"
+      "tracer with a fresh job id, then prints the job's I/O summary (bandwidth, IOPS, request\n"
+      "sizes, metadata load, I/O mode) and leaves the record store in a directory.\n"
+      "Exits with COMMAND's exit status.\n\noptions");
+  desc.add_options()("help,h", "show this help")("json", po::value(&json_path), "also write the summary as JSON to this file")(
+      "store", po::value(&store_dir), "store directory (default ./iosonar-run-JOBID)")(
+      "redis", po::value(&redis), "cache the summary in Redis (redis://HOST:PORT/DB; also $IOSONAR_REDIS)")(
+      "job-id", po::value(&job_id), "job id to use (default: a fresh run-... id)")(
+      "window-ms", po::value(&window_ms), "tracer compression window in ms (default 1000)");
+  po::variables_map vm;
+  if (!ParseOpts("run", desc, opts, &vm)) return 2;
+  if (vm.count("help")) {
+    std::cout << desc << "\n";
+    return 0;
+  }
+  if (cmd.empty()) {
+    std::cerr << "iosonar run: no command given (usage: iosonar run [OPTIONS] -- COMMAND ...)\n";
+    return 2;
+  }
+  redis = ResolveSetting(redis, "IOSONAR_REDIS", "redis");
+  if (job_id.empty()) job_id = NewJobId();
+  if (store_dir.empty()) store_dir = "iosonar-run-" + job_id;
+  std::error_code ec;
+  std::filesystem::create_directories(store_dir, ec);
+  if (ec) {
+    std::cerr << "iosonar run: cannot create store directory " << store_dir << ": " << ec.message() << "\n";
+    return 1;
+  }
+  store_dir = std::filesystem::canonical(store_dir).string();
+  std::string lib = FindTracerLib();
+  if (lib.empty()) {
+    std::cerr << "iosonar run: libiosonar-trace.so not found (set IOSONAR_TRACE_LIB)\n";
+    return 1;
+  }
+
+  CollectorOptions co;
+  co.listen = "tcp://127.0.0.1:0";
+  co.store_dir = store_dir;
+  co.redis_url = redis;
+  auto col = Collector::Start(co);
+  if (!col.ok()) {
+    std::cerr << "iosonar run: cannot start the embedded collector: " << col.status().message() << "\n";
+    return 1;
+  }
+  TraceEnv te;
+  te.output = "tcp://127.0.0.1:" + std::to_string((*col)->port());
+  te.job_id = job_id;
+  te.spool_dir = store_dir + "/spool";
+  te.window_ms = window_ms;
+  std::cerr << "iosonar run: job " << job_id << ", store " << store_dir << "\n";
+  int rc = WaitChild(SpawnTraced(cmd, lib, te));
+  // Every traced process flushed at exit; wait until the collector stored it all.
+  if (Status s = (*col)->Drain(0, 30000); !s.ok()) std::cerr << "iosonar run: " << s.message() << "\n";
+  CollectorStats cs = (*col)->stats();
+  if (Status s = (*col)->Stop(); !s.ok()) std::cerr << "iosonar run: " << s.message() << "\n";
+  if (cs.rejected) std::cerr << "iosonar run: " << cs.rejected << " malformed lines set aside in " << store_dir << "/deadletter.jsonl\n";
+
+  auto store = OpenSqliteStore(store_dir);
+  if (!store.ok()) {
+    std::cerr << "iosonar run: " << store.status().message() << "\n";
+    return rc ? rc : 1;
+  }
+  auto sum = analysis::SummarizeJob(**store, job_id);
+  if (!sum.ok()) {
+    std::cerr << "iosonar run: " << sum.status().message() << " (the program did no traced file I/O?)\n";
+    return rc;
+  }
+  std::cout << analysis::SummaryToTable(*sum);
+  std::string json = analysis::SummaryToJson(*sum, true);
+  if (!json_path.empty()) {
+    std::ofstream f(json_path);
+    f << json << "\n";
+    if (!f) std::cerr << "iosonar run: cannot write " << json_path << "\n";
+  }
+  if (!redis.empty()) {
+    if (Status s = cache::CacheJobSummary(redis, job_id, json); !s.ok())
+      std::cerr << "iosonar run: summary not cached: " << s.message() << "\n";
+    else
+      std::cerr << "iosonar run: summary cached in Redis under " << cache::JobSummaryKey(job_id) << "\n";
+  }
+  std::cerr << "iosonar run: records stored in " << store_dir << "/store.db\n";
+  return rc;
+}
+
+}  // namespace iosonar::cli

@@ -1,0 +1,93 @@
+// First-pass online compression of I/O ops (Beacon §3.2), one instance per
+// thread: consecutive ops on the same fd with the same op and request size
+// over contiguous offsets merge into one run with a count; the run keeps its
+// start offset. A run ends when the op, fd or size changes for that fd, the
+// offset jumps, the result changes kind (error vs success), or the run's time
+// window (default 1 s) ends, so per-second bandwidth stays reconstructable.
+//
+// Several runs stay open at once (one per (fd, op) key, up to kOpenRuns), so
+// ops interleaved over several fds each compress. Runs never end at a buffer
+// or batch boundary: a run closes only for the reasons above, when its fd is
+// closed, when more than kOpenRuns keys are live (the least recently used run
+// closes), or at flush/exit.
+//
+// No allocation: fixed arrays. Not thread-safe: owned by one thread.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+namespace iosonar::trace {
+
+enum Op : uint8_t {
+  kOpRead, kOpWrite, kOpOpen, kOpClose, kOpSeek, kOpSync, kOpStat, kOpAccess,
+  kOpUnlink, kOpRename, kOpMkdir, kOpRmdir, kOpDup, kOpFlush, kOpCount
+};
+const char* OpName(Op op);
+inline bool IsDataOp(Op op) { return op == kOpRead || op == kOpWrite; }
+
+enum Layer : uint8_t { kPosix, kStdio };
+
+// One intercepted call.
+struct RawOp {
+  Op op;
+  Layer layer;
+  int32_t fd;          // -1 for path-only metadata ops
+  int64_t offset;      // data ops: offset the op started at; -1 if unknown/not seekable
+  int64_t size;        // data ops: requested bytes
+  int64_t result;      // data ops: bytes transferred (>= 0) or -1
+  int32_t err;         // errno if the call failed, else 0
+  uint64_t file_id;    // 0 if unknown
+  uint64_t t0, t1;     // ticks (see Clock in tracer.cc); t1 >= t0
+};
+
+// A closed (or open) run.
+struct Run {
+  Op op;
+  Layer layer;
+  int32_t fd;
+  int32_t err;
+  uint64_t file_id;
+  int64_t offset;       // start offset, -1 if unknown
+  int64_t next_offset;  // where a contiguous next op must start
+  int64_t size;
+  uint64_t count;
+  uint64_t bytes;
+  uint64_t t_start, t_end;  // first op start, last op end (ticks)
+  uint64_t dur;             // summed op durations (ticks)
+  uint64_t last_use;        // LRU stamp
+};
+
+// Where closed runs go. Returns false if the run had to be dropped.
+class RunSink {
+ public:
+  virtual bool Put(const Run& r) = 0;
+ protected:
+  ~RunSink() = default;
+};
+
+class Compressor {
+ public:
+  static constexpr int kOpenRuns = 16;
+  explicit Compressor(uint64_t window_ticks = 0) : window_(window_ticks) {}
+  void set_window(uint64_t ticks) { window_ = ticks; }
+
+  void Add(const RawOp& op, RunSink* sink);
+  // Closes every open run on fd (the fd was closed or replaced).
+  void CloseFd(int32_t fd, RunSink* sink);
+  // Closes runs whose window began at or before now - window.
+  void CloseExpired(uint64_t now, RunSink* sink);
+  void CloseAll(RunSink* sink);
+  void Reset() { n_ = 0; }  // forget open runs (after fork, in the child)
+  int open_runs() const { return n_; }
+  uint64_t dropped() const { return dropped_; }
+
+ private:
+  void Emit(int i, RunSink* sink);
+  Run runs_[kOpenRuns];
+  int n_ = 0;
+  uint64_t window_;
+  uint64_t clock_ = 0;
+  uint64_t dropped_ = 0;
+};
+
+}  // namespace iosonar::trace
