@@ -69,9 +69,13 @@ void Compressor::Add(const RawOp& o, RunSink* sink) {
 }
 
 void Compressor::CloseFd(int32_t fd, RunSink* sink) {
-  for (int i = 0; i < n_;) {
-    if (runs_[i].fd == fd) Emit(i, sink);
-    else ++i;
+  // Emit in start order so a reader sees runs roughly as they happened.
+  for (;;) {
+    int first = -1;
+    for (int i = 0; i < n_; ++i)
+      if (runs_[i].fd == fd && (first < 0 || runs_[i].t_start < runs_[first].t_start)) first = i;
+    if (first < 0) return;
+    Emit(first, sink);
   }
 }
 

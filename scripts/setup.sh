@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs the Debian packages iosonar needs, idempotently (only what is
+# missing; apt-get update only when something is). Debian 12.
+#   scripts/setup.sh          build dependencies
+#   scripts/setup.sh --test   build + test dependencies (redis-server, fio)
+set -euo pipefail
+BUILD_PKGS=(build-essential cmake pkg-config libcurl4-openssl-dev rapidjson-dev libhiredis-dev libmariadb-dev
+            libmariadb-dev-compat libboost-program-options-dev catch2 libsqlite3-dev)
+TEST_PKGS=(redis-server fio python3)
+pkgs=("${BUILD_PKGS[@]}")
+if [[ "${1:-}" == "--test" ]]; then pkgs+=("${TEST_PKGS[@]}"); fi
+
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]} == 0)); then
+  echo "setup: all ${#pkgs[@]} packages present"
+  exit 0
+fi
+SUDO=""
+if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
+echo "setup: installing ${missing[*]}"
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# The redis-server package starts a system instance; tests start their own on private ports.
+echo "setup: done"

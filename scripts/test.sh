@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# The whole test suite, from a fresh Debian 12 machine: installs what is
+# missing (build and test packages), builds with warnings as errors, and runs
+# every test with ctest. SANITIZE=1 builds with -fsanitize=address,undefined
+# into build-asan instead.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh --test
+extra=(-DIOSONAR_WERROR=ON)
+BUILD_DIR=${BUILD_DIR:-build}
+if [[ "${SANITIZE:-0}" == 1 ]]; then
+  extra+=(-DIOSONAR_SANITIZE=ON)
+  BUILD_DIR=build-asan
+fi
+BUILD_DIR=$BUILD_DIR bash scripts/build.sh "${extra[@]}"
+cd "$BUILD_DIR"
+ctest --output-on-failure -j2 --timeout 600

@@ -1,0 +1,283 @@
+// The tracer under real programs: it must not change their behaviour, must
+// see every process (threads, fork, fork+exec), and must flush at every way a
+// process can end. All output passes the collector's schema validation.
+#include <sys/stat.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <set>
+
+#include "iosonar/collector.h"
+#include "iosonar/store.h"
+#include "trace_util.h"
+
+using namespace iosonar;
+using namespace iosonar::test;
+
+namespace {
+Traced Behaviour(const TempDir& dir, const std::vector<std::string>& args, std::map<std::string, std::string> env = {}) {
+  std::vector<std::string> argv{ProgramPath("tp_behaviour")};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return RunTraced(argv, dir / "out.jsonl", std::move(env));
+}
+int64_t Exits(const std::vector<TraceLine>& ls) {
+  int64_t n = 0;
+  for (const auto& l : ls) n += l.action == "exit";
+  return n;
+}
+}  // namespace
+
+TEST_CASE("tracer: failing calls keep their errno and are recorded with it", "[tracer]") {
+  TempDir d;
+  auto t = Behaviour(d, {"errno", d.path()});
+  INFO(t.run.err);
+  REQUIRE(t.run.exit_code == 0);
+  bool saw_enoent_open = false, saw_ebadf_write = false;
+  for (const auto& l : t.lines) {
+    if (l.op == "open" && l.err == ENOENT) saw_enoent_open = true;
+    if (l.op == "write" && l.err == EBADF) saw_ebadf_write = true;
+  }
+  CHECK(saw_enoent_open);
+  CHECK(saw_ebadf_write);
+  // The EOF pread (0 bytes) and the 100-byte pread are one contiguous run.
+  auto r = Totals(t.lines, "read", "/ro.dat");
+  CHECK(r.bytes == 100);
+  CHECK(r.count == 2);
+}
+
+TEST_CASE("tracer: threads are traced under their own tid", "[tracer]") {
+  TempDir d;
+  auto t = Behaviour(d, {"threads", d.path(), "4"});
+  REQUIRE(t.run.exit_code == 0);
+  std::set<int64_t> tids;
+  int64_t pid = 0;
+  for (const auto& l : t.lines)
+    if (l.op == "write") {
+      tids.insert(l.tid);
+      pid = l.pid;
+    }
+  CHECK(tids.size() == 4);
+  CHECK_FALSE(tids.count(pid));  // all writes came from the 4 threads, not main
+  for (int i = 0; i < 4; ++i) {
+    auto w = Totals(t.lines, "write", "/thread." + std::to_string(i));
+    CHECK(w.bytes == 64 * 4096);
+    CHECK(w.records == 1);  // one sequential run per thread
+  }
+}
+
+TEST_CASE("tracer: fork and fork+exec are traced under their own pid; exec flushes first", "[tracer]") {
+  TempDir d;
+  SECTION("fork") {
+    auto t = Behaviour(d, {"fork", d.path()});
+    REQUIRE(t.run.exit_code == 0);
+    std::set<int64_t> pids_parent, pids_child, streams;
+    for (const auto& l : t.lines) {
+      if (l.path.ends_with("/parent.dat")) pids_parent.insert(l.pid);
+      if (l.path.ends_with("/child.dat")) pids_child.insert(l.pid);
+      streams.insert(l.stream);
+    }
+    REQUIRE(pids_parent.size() == 1);
+    REQUIRE(pids_child.size() == 1);
+    CHECK(*pids_parent.begin() != *pids_child.begin());
+    CHECK(streams.size() == 2);
+    CHECK(Totals(t.lines, "write", "/parent.dat").bytes == 20 * 4096);
+    CHECK(Totals(t.lines, "write", "/child.dat").bytes == 10 * 4096);  // nothing of the parent's copied into the child
+    CHECK(Exits(t.lines) == 2);
+  }
+  SECTION("fork+exec") {
+    auto t = Behaviour(d, {"forkexec", d.path(), ProgramPath("tp_behaviour")});
+    REQUIRE(t.run.exit_code == 0);
+    CHECK(Totals(t.lines, "write", "/preexec.dat").bytes == 3 * 4096);
+    CHECK(Totals(t.lines, "write", "/exec.dat").bytes == 30 * 4096);
+    int64_t execs = 0;
+    for (const auto& l : t.lines) execs += l.action == "exec";
+    CHECK(execs == 1);
+  }
+}
+
+TEST_CASE("tracer: a program that closes stdout and stderr still flushes", "[tracer]") {
+  TempDir d;
+  SECTION("records to a file") {
+    auto t = Behaviour(d, {"closestd", d.path()});
+    REQUIRE(t.run.exit_code == 0);
+    CHECK(Totals(t.lines, "write", "/after-close.dat").bytes == 16 * 4096);
+  }
+  SECTION("records to stdout (-): the tracer keeps its own duplicate of fd 1") {
+    auto r = Run({ProgramPath("tp_behaviour"), "closestd", d.path()}, {{"LD_PRELOAD", TracerLib()}, {"IOSONAR_OUTPUT", "-"}});
+    REQUIRE(r.exit_code == 0);
+    auto lines = ParseTraceLines(r.out);
+    CHECK(Totals(lines, "write", "/after-close.dat").bytes == 16 * 4096);
+  }
+}
+
+TEST_CASE("tracer: exit() called from a thread flushes every thread", "[tracer]") {
+  TempDir d;
+  auto t = Behaviour(d, {"threadexit", d.path()});
+  REQUIRE(t.run.exit_code == 0);
+  CHECK(Totals(t.lines, "write", "/main-thread.dat").bytes == 4 * 4096);
+  CHECK(Totals(t.lines, "write", "/thread-exit.dat").bytes == 8 * 4096);
+  CHECK(Exits(t.lines) == 1);
+}
+
+TEST_CASE("tracer: interleaved fds, gaps and offsets beyond 4 GiB compress correctly", "[tracer][compression]") {
+  TempDir d;
+  auto t = Behaviour(d, {"interleave", d.path()});
+  REQUIRE(t.run.exit_code == 0);
+  std::vector<TraceLine> ia, ib;
+  for (const auto& l : t.lines) {
+    if (l.op != "write") continue;
+    if (l.path.ends_with("/ia.dat")) ia.push_back(l);
+    if (l.path.ends_with("/ib.dat")) ib.push_back(l);
+  }
+  REQUIRE(ia.size() == 2);
+  std::sort(ia.begin(), ia.end(), [](auto& a, auto& b) { return a.offset < b.offset; });
+  CHECK(ia[0].offset == 0);
+  CHECK(ia[0].count == 100);
+  CHECK(ia[0].size == 4096);
+  CHECK(ia[1].offset == 100 * 4096 + (1 << 20));  // the gap after lseek starts a new run
+  CHECK(ia[1].count == 2);
+  REQUIRE(ib.size() == 2);
+  std::sort(ib.begin(), ib.end(), [](auto& a, auto& b) { return a.offset < b.offset; });
+  CHECK(ib[0].count == 100);
+  CHECK(ib[0].size == 8192);
+  CHECK(ib[1].offset == (int64_t{5} << 30));
+  CHECK(ib[1].count == 3);
+  CHECK(ib[1].bytes == 3 * 4096);
+}
+
+TEST_CASE("tracer: stdio calls are traced at the stdio layer", "[tracer]") {
+  TempDir d;
+  auto t = Behaviour(d, {"stdio", d.path()});
+  REQUIRE(t.run.exit_code == 0);
+  auto w = Totals(t.lines, "write", "/stdio.dat");
+  auto r = Totals(t.lines, "read", "/stdio.dat");
+  CHECK(w.bytes == 50000);
+  CHECK(w.count == 50);
+  CHECK(r.bytes == 50000);
+  for (const auto& l : t.lines)
+    if (l.path.ends_with("/stdio.dat") && (l.op == "write" || l.op == "read")) CHECK(l.layer == "stdio");
+}
+
+TEST_CASE("tracer: metadata ops are recorded and repeated ones compress", "[tracer]") {
+  TempDir d;
+  auto t = Behaviour(d, {"meta", d.path()});
+  REQUIRE(t.run.exit_code == 0);
+  std::map<std::string, int64_t> counts;
+  for (const auto& l : t.lines)
+    if (l.dataset == "iosonar.trace" && l.path.find("/sub") != std::string::npos) counts[l.op] += l.count;
+  CHECK(counts["mkdir"] == 1);
+  CHECK(counts["stat"] == 10);
+  CHECK(counts["access"] == 1);
+  CHECK(counts["rename"] == 1);
+  CHECK(counts["unlink"] == 1);
+  CHECK(counts["rmdir"] == 1);
+  CHECK(Totals(t.lines, "stat", "/sub/a").records == 1);
+}
+
+TEST_CASE("tracer: records carry job id, host and sequence numbers; counters add up", "[tracer]") {
+  TempDir d;
+  auto t = Behaviour(d, {"write", d / "w.dat", "1000", "4096"}, {{"IOSONAR_JOB_ID", "job-42"}, {"SLURM_JOB_ID", ""}});
+  REQUIRE(t.run.exit_code == 0);
+  REQUIRE(!t.lines.empty());
+  int64_t trace_records = 0;
+  for (size_t i = 0; i < t.lines.size(); ++i) {
+    CHECK(t.lines[i].job == "job-42");
+    CHECK(t.lines[i].seq == static_cast<int64_t>(i));
+    trace_records += t.lines[i].dataset == "iosonar.trace";
+  }
+  const auto& last = t.lines.back();
+  REQUIRE(last.action == "exit");
+  CHECK(last.records == trace_records);
+  CHECK(last.dropped == 0);
+  CHECK(last.raw_ops >= 1002);  // open + 1000 writes + close
+  auto w = Totals(t.lines, "write", "/w.dat");
+  CHECK(w.count == 1000);
+  CHECK(w.records == 1);
+}
+
+TEST_CASE("tracer: the time window closes runs so per-second bandwidth survives", "[tracer][compression]") {
+  TempDir d;
+  // A 1 ms window over a write loop long enough to span several windows.
+  auto t = Behaviour(d, {"write", d / "w.dat", "20000", "4096"}, {{"IOSONAR_WINDOW_MS", "1"}});
+  REQUIRE(t.run.exit_code == 0);
+  auto w = Totals(t.lines, "write", "/w.dat");
+  CHECK(w.count == 20000);
+  CHECK(w.bytes == 20000 * 4096);
+  REQUIRE(w.records > 1);
+  // Each run lies within its window (allow the last op's own duration).
+  for (const auto& l : t.lines)
+    if (l.op == "write" && l.count > 1) CHECK(l.end - l.start < 50'000'000);
+}
+
+TEST_CASE("tracer: IOSONAR_DISABLE=1 turns it off", "[tracer]") {
+  TempDir d;
+  auto r = Run({ProgramPath("tp_behaviour"), "write", d / "w.dat", "10", "4096"},
+               {{"LD_PRELOAD", TracerLib()}, {"IOSONAR_OUTPUT", d / "out.jsonl"}, {"IOSONAR_DISABLE", "1"}});
+  CHECK(r.exit_code == 0);
+  CHECK_FALSE(std::filesystem::exists(d / "out.jsonl"));
+  CHECK(std::filesystem::file_size(d / "w.dat") == 40960);
+}
+
+TEST_CASE("tracer: a bad IOSONAR_OUTPUT is reported and the program runs untraced", "[tracer]") {
+  TempDir d;
+  auto r = Run({ProgramPath("tp_behaviour"), "write", d / "w.dat", "10", "4096"},
+               {{"LD_PRELOAD", TracerLib()}, {"IOSONAR_OUTPUT", "tcp://nohostport"}});
+  CHECK(r.exit_code == 0);
+  CHECK(r.err.find("tcp://nohostport") != std::string::npos);
+}
+
+TEST_CASE("tracer: collector down, then up: spooled records are resent, nothing lost, nothing twice", "[tracer][spool]") {
+  TempDir d;
+  int port = FreePort();
+  std::string out = "tcp://127.0.0.1:" + std::to_string(port);
+  std::string spool = d / "spool";
+  std::map<std::string, std::string> env{{"LD_PRELOAD", TracerLib()}, {"IOSONAR_OUTPUT", out}, {"IOSONAR_SPOOL_DIR", spool},
+                                         {"IOSONAR_JOB_ID", "spooljob"}};
+  // 1. Nobody listens: the records go to the spool.
+  auto r1 = Run({ProgramPath("tp_behaviour"), "fork", d.path()}, env);
+  REQUIRE(r1.exit_code == 0);
+  std::string spooled_text;
+  size_t files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(spool)) {
+    spooled_text += ReadFile(e.path());
+    ++files;
+  }
+  CHECK(files == 2);  // parent and child each spool their own file
+  auto spooled = ParseTraceLines(spooled_text);
+  REQUIRE(spooled.size() > 6);
+  CHECK(Totals(spooled, "write", "/parent.dat").bytes == 20 * 4096);
+  std::filesystem::copy(spool, d / "spool-copy");
+
+  // 2. The collector comes up; the next traced process resends the spool.
+  CollectorOptions co;
+  co.listen = out;
+  co.store_dir = d / "store";
+  auto col = Collector::Start(co);
+  REQUIRE(col.ok());
+  auto r2 = Run({ProgramPath("tp_behaviour"), "write", d / "later.dat", "5", "4096"}, env);
+  REQUIRE(r2.exit_code == 0);
+  REQUIRE((*col)->Drain(1, 20000).ok());
+  CHECK(std::filesystem::is_empty(spool));
+  auto s1 = (*col)->stats();
+  CHECK(s1.rejected == 0);
+  // Everything spooled, plus the second program's own 5 lines (start, open, write run, close, exit).
+  CHECK(s1.stored == spooled.size() + 5);
+  CHECK(s1.duplicates == 0);
+
+  // 3. The same spool files appear again (a resend that broke half-way):
+  //    stored once, counted as duplicates.
+  for (const auto& e : std::filesystem::directory_iterator(d / "spool-copy"))
+    std::filesystem::copy(e.path(), spool + "/" + e.path().filename().string());
+  auto r3 = Run({ProgramPath("tp_behaviour"), "write", d / "later2.dat", "5", "4096"}, env);
+  REQUIRE(r3.exit_code == 0);
+  REQUIRE((*col)->Drain(2, 20000).ok());
+  auto s2 = (*col)->stats();
+  CHECK(s2.duplicates == spooled.size());
+  REQUIRE((*col)->Stop().ok());
+  auto store = OpenSqliteStore(d / "store");
+  REQUIRE(store.ok());
+  auto n = (*store)->Count("iosonar.trace", {{"file.path", d / "parent.dat"}});
+  REQUIRE(n.ok());
+  CHECK(*n == static_cast<uint64_t>(Totals(spooled, "write", "/parent.dat").records + Totals(spooled, "open", "/parent.dat").records +
+                                    Totals(spooled, "close", "/parent.dat").records));
+}

@@ -1,0 +1,84 @@
+#include "trace_util.h"
+
+#include <catch2/catch.hpp>
+#include <vector>
+
+#include "iosonar/record.h"
+
+namespace iosonar::test {
+
+namespace {
+int64_t I(const ParsedRecord& r, const char* f, int64_t dflt = 0) {
+  const auto& v = r.v[static_cast<size_t>(FieldIndex(f))];
+  return v.kind == FieldValue::kAbsent ? dflt : v.i;
+}
+std::string S(const ParsedRecord& r, const char* f) {
+  const auto& v = r.v[static_cast<size_t>(FieldIndex(f))];
+  return v.kind == FieldValue::kString ? std::string(v.s) : std::string();
+}
+}  // namespace
+
+std::vector<TraceLine> ParseTraceLines(const std::string& text) {
+  std::vector<TraceLine> out;
+  ParsedRecord rec;
+  for (const auto& line : SplitLines(text)) {
+    std::vector<char> buf(line.begin(), line.end());
+    buf.push_back('\0');
+    Status st = ParseRecordInsitu(buf.data(), line.size(), &rec);
+    INFO("line: " << line);
+    REQUIRE(st.ToString() == "ok");
+    TraceLine t;
+    t.dataset = S(rec, "event.dataset");
+    t.op = S(rec, "io.op");
+    t.layer = S(rec, "io.layer");
+    t.path = S(rec, "file.path");
+    t.action = S(rec, "event.action");
+    t.job = S(rec, "job.id");
+    t.pid = I(rec, "process.pid");
+    t.tid = I(rec, "process.tid");
+    t.fd = I(rec, "io.fd", -1);
+    t.offset = I(rec, "io.offset", -1);
+    t.size = I(rec, "io.size");
+    t.count = I(rec, "io.count");
+    t.bytes = I(rec, "io.bytes");
+    t.err = I(rec, "io.errno");
+    t.start = I(rec, "event.start_ns");
+    t.end = I(rec, "event.end_ns");
+    t.dur = I(rec, "io.duration_ns");
+    t.stream = I(rec, "event.stream");
+    t.seq = I(rec, "event.seq");
+    t.raw_ops = I(rec, "tracer.raw_ops");
+    t.records = I(rec, "tracer.records");
+    t.dropped = I(rec, "tracer.dropped");
+    t.spooled = I(rec, "tracer.spooled");
+    out.push_back(t);
+  }
+  return out;
+}
+
+std::string ProgramPath(const std::string& name) { return BinaryDir() + "/test/" + name; }
+
+Traced RunTraced(const std::vector<std::string>& argv, const std::string& out_file,
+                 std::map<std::string, std::string> env) {
+  env.emplace("LD_PRELOAD", TracerLib());
+  env.emplace("IOSONAR_OUTPUT", out_file);
+  Traced t;
+  t.run = Run(argv, env);
+  t.lines = ParseTraceLines(ReadFile(out_file));
+  return t;
+}
+
+OpTotals Totals(const std::vector<TraceLine>& lines, const std::string& op, const std::string& path_suffix) {
+  OpTotals t;
+  for (const auto& l : lines) {
+    if (l.dataset != "iosonar.trace" || l.op != op) continue;
+    if (l.path.size() < path_suffix.size() || l.path.compare(l.path.size() - path_suffix.size(), path_suffix.size(), path_suffix) != 0)
+      continue;
+    t.bytes += l.bytes;
+    t.count += l.count;
+    ++t.records;
+  }
+  return t;
+}
+
+}  // namespace iosonar::test

@@ -1,0 +1,39 @@
+// Reading what the tracer emitted, for the integration tests: every line goes
+// through the collector's own schema validation (ParseRecordInsitu), so any
+// undeclared or mistyped field fails the test that produced it.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "testutil.h"
+
+namespace iosonar::test {
+
+struct TraceLine {
+  std::string dataset, op, layer, path, action, job;
+  int64_t pid = 0, tid = 0, fd = -1, offset = -1, size = 0, count = 0, bytes = 0, err = 0, start = 0, end = 0, dur = 0;
+  int64_t stream = 0, seq = 0, raw_ops = 0, records = 0, dropped = 0, spooled = 0;
+};
+
+// Parses JSON lines; REQUIREs that each one validates against the schema.
+std::vector<TraceLine> ParseTraceLines(const std::string& text);
+
+// Runs argv under the tracer with records going to a file; returns the records.
+struct Traced {
+  RunResult run;
+  std::vector<TraceLine> lines;
+};
+Traced RunTraced(const std::vector<std::string>& argv, const std::string& out_file,
+                 std::map<std::string, std::string> env = {});
+
+std::string ProgramPath(const std::string& name);  // test programs in the build tree
+
+// Sum of io.bytes and io.count of op records on a path.
+struct OpTotals {
+  int64_t bytes = 0, count = 0, records = 0;
+};
+OpTotals Totals(const std::vector<TraceLine>& lines, const std::string& op, const std::string& path_suffix);
+
+}  // namespace iosonar::test

@@ -1,0 +1,236 @@
+/* Small programs the tracer tests run under LD_PRELOAD: each mode checks one
+ * behaviour the tracer must not change, and exits non-zero if it changed.
+ *   errno DIR         failing calls keep their errno
+ *   threads DIR N     N threads, each writes its own file (64 x 4 KiB)
+ *   fork DIR          parent and child each write a file
+ *   forkexec DIR SELF child execs SELF write DIR/exec.dat
+ *   write FILE N BS   write N blocks of BS bytes sequentially
+ *   closestd DIR      closes stdout and stderr, then writes a file
+ *   threadexit DIR    a thread writes a file and calls exit() while main waits
+ *   interleave DIR    two files written in alternation (compression test)
+ *   stdio DIR         fopen/fwrite/fread/fclose
+ *   meta DIR          mkdir, stat, access, rename, unlink, rmdir
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char block[1 << 20];
+
+static int write_file(const char* path, int n, size_t bs) {
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) return 1;
+  for (int i = 0; i < n; ++i)
+    if (write(fd, block, bs) != (ssize_t)bs) return 1;
+  return close(fd) != 0;
+}
+
+#define CHECK(cond)                                                  \
+  do {                                                               \
+    if (!(cond)) {                                                   \
+      fprintf(stderr, "check failed: %s (errno %d)\n", #cond, errno); \
+      return 1;                                                      \
+    }                                                                \
+  } while (0)
+
+static int mode_errno(const char* dir) {
+  char p[4096];
+  snprintf(p, sizeof p, "%s/does/not/exist", dir);
+  errno = 0;
+  CHECK(open(p, O_RDONLY) == -1 && errno == ENOENT);
+  errno = 0;
+  CHECK(read(987, block, 10) == -1 && errno == EBADF);
+  snprintf(p, sizeof p, "%s/ro.dat", dir);
+  CHECK(write_file(p, 1, 100) == 0);
+  int fd = open(p, O_RDONLY);
+  CHECK(fd >= 0);
+  errno = 0;
+  CHECK(write(fd, block, 10) == -1 && errno == EBADF);
+  errno = 0;
+  CHECK(pwrite(fd, block, 10, 0) == -1 && errno == EBADF);
+  errno = 0;
+  CHECK(lseek(fd, -5, SEEK_SET) == -1 && errno == EINVAL);
+  CHECK(pread(fd, block, 100, 0) == 100);
+  CHECK(pread(fd, block, 100, 100) == 0); /* EOF */
+  close(fd);
+  errno = 0;
+  CHECK(close(fd) == -1 && errno == EBADF);
+  struct stat st;
+  errno = 0;
+  snprintf(p, sizeof p, "%s/nope", dir);
+  CHECK(stat(p, &st) == -1 && errno == ENOENT);
+  errno = 0;
+  CHECK(unlink(p) == -1 && errno == ENOENT);
+  errno = 0;
+  CHECK(fopen(p, "r") == NULL && errno == ENOENT);
+  errno = 0;
+  CHECK(access(p, R_OK) == -1 && errno == ENOENT);
+  errno = 0;
+  CHECK(mkdir(dir, 0755) == -1 && errno == EEXIST);
+  return 0;
+}
+
+struct targ {
+  const char* dir;
+  int i;
+};
+static void* thread_main(void* a) {
+  struct targ* t = a;
+  char p[4096];
+  snprintf(p, sizeof p, "%s/thread.%d", t->dir, t->i);
+  return (void*)(long)write_file(p, 64, 4096);
+}
+
+static int mode_threads(const char* dir, int n) {
+  pthread_t th[64];
+  struct targ args[64];
+  if (n > 64) n = 64;
+  for (int i = 0; i < n; ++i) {
+    args[i].dir = dir;
+    args[i].i = i;
+    pthread_create(&th[i], NULL, thread_main, &args[i]);
+  }
+  long bad = 0;
+  for (int i = 0; i < n; ++i) {
+    void* r;
+    pthread_join(th[i], &r);
+    bad += (long)r;
+  }
+  return bad != 0;
+}
+
+static int mode_fork(const char* dir) {
+  char p[4096];
+  pid_t pid = fork();
+  if (pid == 0) {
+    snprintf(p, sizeof p, "%s/child.dat", dir);
+    exit(write_file(p, 10, 4096));
+  }
+  snprintf(p, sizeof p, "%s/parent.dat", dir);
+  int r = write_file(p, 20, 4096);
+  int st;
+  waitpid(pid, &st, 0);
+  return r || !WIFEXITED(st) || WEXITSTATUS(st);
+}
+
+static int mode_forkexec(const char* dir, const char* self) {
+  char p[4096];
+  snprintf(p, sizeof p, "%s/exec.dat", dir);
+  char pre[4096];
+  snprintf(pre, sizeof pre, "%s/preexec.dat", dir);
+  pid_t pid = fork();
+  if (pid == 0) {
+    if (write_file(pre, 3, 4096)) _exit(1); /* buffered in the child, must be flushed before exec */
+    execl(self, self, "write", p, "30", "4096", (char*)NULL);
+    _exit(127);
+  }
+  int st;
+  waitpid(pid, &st, 0);
+  return !WIFEXITED(st) || WEXITSTATUS(st);
+}
+
+static int mode_closestd(const char* dir) {
+  close(1);
+  close(2);
+  char p[4096];
+  snprintf(p, sizeof p, "%s/after-close.dat", dir);
+  return write_file(p, 16, 4096);
+}
+
+static void* exiting_thread(void* a) {
+  const char* dir = a;
+  char p[4096];
+  snprintf(p, sizeof p, "%s/thread-exit.dat", dir);
+  int r = write_file(p, 8, 4096);
+  exit(r ? 1 : 0);
+}
+
+static int mode_threadexit(const char* dir) {
+  char p[4096];
+  snprintf(p, sizeof p, "%s/main-thread.dat", dir);
+  if (write_file(p, 4, 4096)) return 1;
+  pthread_t th;
+  pthread_create(&th, NULL, exiting_thread, (void*)dir);
+  pthread_join(th, NULL);
+  return 3; /* not reached: the thread exits the process */
+}
+
+static int mode_interleave(const char* dir) {
+  char a[4096], b[4096];
+  snprintf(a, sizeof a, "%s/ia.dat", dir);
+  snprintf(b, sizeof b, "%s/ib.dat", dir);
+  int fa = open(a, O_WRONLY | O_CREAT | O_TRUNC, 0644), fb = open(b, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fa < 0 || fb < 0) return 1;
+  for (int i = 0; i < 100; ++i) {
+    if (write(fa, block, 4096) != 4096) return 1;
+    if (write(fb, block, 8192) != 8192) return 1;
+  }
+  /* A gap: seek forward, then two more writes (a new run). */
+  lseek(fa, 1 << 20, SEEK_CUR);
+  for (int i = 0; i < 2; ++i)
+    if (write(fa, block, 4096) != 4096) return 1;
+  /* Beyond 4 GiB: a sparse positional write run. */
+  for (int i = 0; i < 3; ++i)
+    if (pwrite(fb, block, 4096, (5LL << 30) + i * 4096LL) != 4096) return 1;
+  return close(fa) || close(fb);
+}
+
+static int mode_stdio(const char* dir) {
+  char p[4096];
+  snprintf(p, sizeof p, "%s/stdio.dat", dir);
+  FILE* f = fopen(p, "w");
+  if (!f) return 1;
+  for (int i = 0; i < 50; ++i)
+    if (fwrite(block, 1, 1000, f) != 1000) return 1;
+  if (fclose(f)) return 1;
+  f = fopen(p, "r");
+  if (!f) return 1;
+  size_t got = 0, n;
+  while ((n = fread(block, 1, 4000, f)) > 0) got += n;
+  fclose(f);
+  return got != 50000;
+}
+
+static int mode_meta(const char* dir) {
+  char d[4096], a[4096], b[4096];
+  snprintf(d, sizeof d, "%s/sub", dir);
+  snprintf(a, sizeof a, "%s/sub/a", dir);
+  snprintf(b, sizeof b, "%s/sub/b", dir);
+  CHECK(mkdir(d, 0755) == 0);
+  CHECK(write_file(a, 1, 10) == 0);
+  struct stat st;
+  for (int i = 0; i < 10; ++i) CHECK(stat(a, &st) == 0);
+  CHECK(access(a, R_OK) == 0);
+  CHECK(rename(a, b) == 0);
+  CHECK(unlink(b) == 0);
+  CHECK(rmdir(d) == 0);
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  memset(block, 'x', sizeof block);
+  if (argc < 3) {
+    fprintf(stderr, "usage: %s MODE DIR [...]\n", argv[0]);
+    return 2;
+  }
+  const char* m = argv[1];
+  if (!strcmp(m, "errno")) return mode_errno(argv[2]);
+  if (!strcmp(m, "threads")) return mode_threads(argv[2], argc > 3 ? atoi(argv[3]) : 4);
+  if (!strcmp(m, "fork")) return mode_fork(argv[2]);
+  if (!strcmp(m, "forkexec")) return mode_forkexec(argv[2], argc > 3 ? argv[3] : argv[0]);
+  if (!strcmp(m, "write") && argc > 4) return write_file(argv[2], atoi(argv[3]), (size_t)atol(argv[4]));
+  if (!strcmp(m, "closestd")) return mode_closestd(argv[2]);
+  if (!strcmp(m, "threadexit")) return mode_threadexit(argv[2]);
+  if (!strcmp(m, "interleave")) return mode_interleave(argv[2]);
+  if (!strcmp(m, "stdio")) return mode_stdio(argv[2]);
+  if (!strcmp(m, "meta")) return mode_meta(argv[2]);
+  fprintf(stderr, "unknown mode %s\n", m);
+  return 2;
+}

@@ -1,0 +1,69 @@
+/* Access patterns for the compression and overhead benchmarks.
+ *   tp_pattern seq-write FILE BS COUNT
+ *   tp_pattern seq-read FILE BS COUNT
+ *   tp_pattern rand-write FILE BS COUNT      (random aligned offsets in BS*COUNT bytes)
+ *   tp_pattern strided FILE BS COUNT NPROC   (NPROC processes, rank r writes blocks r, r+N, ...)
+ *   tp_pattern pwrite-loop FILE BS COUNT     (tight pwrite loop at offset 0: per-call overhead)
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+int main(int argc, char** argv) {
+  if (argc < 5) {
+    fprintf(stderr, "usage: %s MODE FILE BS COUNT [NPROC]\n", argv[0]);
+    return 2;
+  }
+  const char* mode = argv[1];
+  const char* path = argv[2];
+  size_t bs = (size_t)atol(argv[3]);
+  long count = atol(argv[4]);
+  char* buf = malloc(bs);
+  memset(buf, 'p', bs);
+  if (!strcmp(mode, "strided")) {
+    int n = argc > 5 ? atoi(argv[5]) : 4;
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    close(fd);
+    for (int r = 0; r < n; ++r) {
+      if (fork() == 0) {
+        int f = open(path, O_WRONLY);
+        for (long i = 0; i < count; ++i)
+          if (pwrite(f, buf, bs, (off_t)((i * n + r) * (long)bs)) != (ssize_t)bs) _exit(1);
+        close(f);
+        _exit(0);
+      }
+    }
+    int bad = 0, st;
+    while (wait(&st) > 0) bad += !WIFEXITED(st) || WEXITSTATUS(st);
+    return bad != 0;
+  }
+  int write_mode = strstr(mode, "write") != NULL;
+  int fd = open(path, write_mode ? (O_WRONLY | O_CREAT) : O_RDONLY, 0644);
+  if (fd < 0) {
+    perror(path);
+    return 1;
+  }
+  unsigned long long x = 88172645463325252ULL;
+  for (long i = 0; i < count; ++i) {
+    ssize_t r;
+    if (!strcmp(mode, "seq-write")) r = write(fd, buf, bs);
+    else if (!strcmp(mode, "seq-read")) r = read(fd, buf, bs);
+    else if (!strcmp(mode, "pwrite-loop")) r = pwrite(fd, buf, bs, 0);
+    else if (!strcmp(mode, "rand-write")) {
+      x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+      r = pwrite(fd, buf, bs, (off_t)((x % (unsigned long long)count) * bs));
+    } else {
+      fprintf(stderr, "unknown mode %s\n", mode);
+      return 2;
+    }
+    if (r < 0) {
+      perror("io");
+      return 1;
+    }
+  }
+  return close(fd) != 0;
+}
