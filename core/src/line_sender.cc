@@ -97,9 +97,10 @@ bool LineSender::Init(const Options& opts, char* err, size_t err_len) {
 }
 
 bool LineSender::WriteAll(int fd, const char* data, size_t len) {
+  const bool is_socket = kind_ == Kind::kTcp && fd == sock_;
   size_t off = 0;
   while (off < len) {
-    ssize_t n = kind_ == Kind::kTcp ? send(fd, data + off, len - off, MSG_NOSIGNAL) : SysWrite(fd, data + off, len - off);
+    ssize_t n = is_socket ? send(fd, data + off, len - off, MSG_NOSIGNAL) : SysWrite(fd, data + off, len - off);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return false;
     off += static_cast<size_t>(n);

@@ -16,6 +16,7 @@
 // IOSONAR_JOB_ID, IOSONAR_WINDOW_MS (default 1000), IOSONAR_SPOOL_DIR
 // (default /tmp/iosonar-spool-UID), IOSONAR_SPOOL_MAX_MB (default 64),
 // IOSONAR_EXCLUDE (colon-separated path prefixes; default /proc/:/sys/:/dev/),
+// IOSONAR_INCLUDE (prefixes traced even when excluded; default /dev/shm/),
 // IOSONAR_DISABLE, IOSONAR_CLOCK=gettime (do not use the TSC).
 #include <dlfcn.h>
 #include <errno.h>
@@ -123,6 +124,7 @@ int64_t g_window_ns = 1000000000;
 uint64_t g_window_ticks = 0;
 uint64_t g_sweep_ticks = 0;
 char g_exclude[1024] = "/proc/:/sys/:/dev/";
+char g_include[1024] = "/dev/shm/";  // wins over g_exclude
 std::atomic<uint64_t> g_raw_ops{0};
 std::atomic<uint64_t> g_records{0};
 std::atomic<uint64_t> g_dropped{0};
@@ -216,8 +218,8 @@ size_t AbsPath(int dirfd, const char* p, char* out, size_t cap) {
   return o;
 }
 
-bool Excluded(const char* abs) {
-  const char* e = g_exclude;
+bool MatchesPrefix(const char* abs, const char* list) {
+  const char* e = list;
   while (*e) {
     const char* colon = strchr(e, ':');
     size_t n = colon ? static_cast<size_t>(colon - e) : strlen(e);
@@ -227,6 +229,7 @@ bool Excluded(const char* abs) {
   }
   return false;
 }
+bool Excluded(const char* abs) { return !MatchesPrefix(abs, g_include) && MatchesPrefix(abs, g_exclude); }
 
 void RememberPath(uint64_t id, const char* abs, size_t n) {
   for (int probe = 0; probe < 16; ++probe) {
@@ -595,6 +598,7 @@ void Init() {
     }
   }
   CopyEnv("IOSONAR_EXCLUDE", g_exclude, sizeof g_exclude);
+  CopyEnv("IOSONAR_INCLUDE", g_include, sizeof g_include);
   g_pid = static_cast<int>(syscall(SYS_getpid));
   g_ppid = static_cast<int>(syscall(SYS_getppid));
   g_stream = NewStream();

@@ -276,6 +276,8 @@ TEST_CASE("tracer: collector down, then up: spooled records are resent, nothing 
   REQUIRE((*col)->Stop().ok());
   auto store = OpenSqliteStore(d / "store");
   REQUIRE(store.ok());
+  auto all = (*store)->Count("iosonar.trace", {});
+  INFO("all trace records: " << (all.ok() ? std::to_string(*all) : all.status().ToString()) << " path " << d / "parent.dat");
   auto n = (*store)->Count("iosonar.trace", {{"file.path", d / "parent.dat"}});
   REQUIRE(n.ok());
   CHECK(*n == static_cast<uint64_t>(Totals(spooled, "write", "/parent.dat").records + Totals(spooled, "open", "/parent.dat").records +
