@@ -1,0 +1,1110 @@
+#include "job-summary/job_summary.h"
+
+#include <rapidjson/document.h>
+#include <rapidjson/error/en.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <numeric>
+#include <set>
+#include <type_traits>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "iosonar/json.h"
+#include "iosonar/timeutil.h"
+
+namespace iosonar::analysis {
+
+const std::array<std::string_view, kSizeBins> kSizeBinLabels = {
+    "0-100", "100-1K", "1K-10K", "10K-100K", "100K-1M", "1M-4M", "4M-10M", "10M-100M", "100M-1G", "1G+"};
+// Darshan's SIZE_*_ bins (DARSHAN_BUCKET_INC), so numbers compare with Darshan logs.
+const std::array<int64_t, kSizeBins - 1> kSizeBinUpper = {
+    100, 1024, 10240, 102400, 1048576, 4194304, 10485760, 104857600, 1073741824};
+
+size_t SizeBin(int64_t size) {
+  for (size_t i = 0; i < kSizeBinUpper.size(); ++i)
+    if (size <= kSizeBinUpper[i]) return i;
+  return kSizeBins - 1;
+}
+
+namespace {
+
+enum class OpKind { kRead, kWrite, kMeta, kOther };
+
+OpKind Classify(std::string_view op) {
+  if (op == "read") return OpKind::kRead;
+  if (op == "write") return OpKind::kWrite;
+  static constexpr std::string_view kMeta[] = {"open", "close", "stat", "access", "unlink", "rename", "mkdir", "rmdir"};
+  for (auto m : kMeta)
+    if (op == m) return OpKind::kMeta;
+  return OpKind::kOther;
+}
+
+int64_t FloorDiv(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  if (a % b != 0 && ((a < 0) != (b < 0))) --q;
+  return q;
+}
+
+// Calls fn(bucket, fraction) for each bucket [start,end] overlaps, with the
+// fraction of the interval inside it. The interval is treated as half-open so
+// a run ending exactly on a boundary does not touch the next bucket; a
+// zero-length run is wholly in the bucket holding start.
+template <typename Fn>
+void ForEachBucket(int64_t start, int64_t end, int64_t width, Fn&& fn) {
+  if (end <= start) {
+    fn(FloorDiv(start, width), 1.0);
+    return;
+  }
+  const int64_t first = FloorDiv(start, width);
+  const int64_t last = FloorDiv(end - 1, width);
+  const double len = static_cast<double>(end - start);
+  for (int64_t b = first; b <= last; ++b) {
+    const int64_t lo = std::max(start, b * width);
+    const int64_t hi = std::min(end, (b + 1) * width);
+    fn(b, static_cast<double>(hi - lo) / len);
+  }
+}
+
+std::string ProcessKey(const TraceRun& r) { return r.host + '\n' + std::to_string(r.pid); }
+
+// A named file by id (stable across processes), else path; unnamed fds of
+// data ops (pipes, sockets, terminals) are per process.
+std::string FileKey(const TraceRun& r, bool allow_fd) {
+  if (!r.file_id.empty()) return r.file_id;
+  if (!r.file_path.empty()) return r.file_path;
+  if (allow_fd) return "fd " + std::to_string(r.fd) + " of " + r.host + ":" + std::to_string(r.pid);
+  return {};
+}
+
+struct FileAgg {
+  std::string key;
+  std::string path;
+  std::unordered_map<size_t, uint64_t> read_by_proc, write_by_proc;
+  uint64_t read_bytes = 0, write_bytes = 0;
+};
+
+struct DirAgg {
+  DirectionStats* st;
+  uint64_t requested = 0;
+  int64_t busy_ns = 0;
+  std::map<int64_t, double> buckets;
+};
+
+// The smallest prefix of v (sorted descending) carrying >= share of total,
+// extended by the entries at least tie_ratio as large as its last one.
+size_t KeepCount(const std::vector<uint64_t>& v, uint64_t total, const ModeOptions& o) {
+  if (v.empty() || total == 0) return 0;
+  const double need = o.volume_share * static_cast<double>(total);
+  size_t k = 0;
+  double cum = 0;
+  while (k < v.size() && (k == 0 || cum < need)) cum += static_cast<double>(v[k++]);
+  const double floor_bytes = o.tie_ratio * static_cast<double>(v[k - 1]);
+  while (k < v.size() && v[k] > 0 && static_cast<double>(v[k]) >= floor_bytes) ++k;
+  return k;
+}
+
+std::string Percent(double share) {
+  char b[32];
+  if (share > 0 && share < 0.001) return "<0.1%";
+  if (share >= 0.995 || share == 0) std::snprintf(b, sizeof b, "%.0f%%", share * 100);
+  else std::snprintf(b, sizeof b, "%.1f%%", share * 100);
+  return b;
+}
+
+std::string Plural(uint64_t n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+ModeEvidence DecideMode(const std::vector<FileAgg>& files, bool write, const ModeOptions& o, size_t top_n) {
+  ModeEvidence ev;
+  const char* verb = write ? "wrote" : "read";
+  auto by_proc = [&](const FileAgg& f) -> const std::unordered_map<size_t, uint64_t>& {
+    return write ? f.write_by_proc : f.read_by_proc;
+  };
+  auto bytes_of = [&](const FileAgg& f) { return write ? f.write_bytes : f.read_bytes; };
+
+  std::vector<size_t> order;
+  std::unordered_map<size_t, uint64_t> proc_all;
+  uint64_t total = 0;
+  for (size_t i = 0; i < files.size(); ++i) {
+    if (bytes_of(files[i]) == 0) continue;
+    order.push_back(i);
+    total += bytes_of(files[i]);
+    for (const auto& [p, b] : by_proc(files[i]))
+      if (b > 0) proc_all[p] += b;
+  }
+  ev.files = order.size();
+  ev.processes = proc_all.size();
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    if (bytes_of(files[a]) != bytes_of(files[b])) return bytes_of(files[a]) > bytes_of(files[b]);
+    return files[a].key < files[b].key;
+  });
+  for (size_t i = 0; i < order.size() && i < top_n; ++i) {
+    const auto& f = files[order[i]];
+    uint64_t procs = 0;
+    for (const auto& pb : by_proc(f)) procs += pb.second > 0;
+    ev.top_files.push_back({f.key, f.path, bytes_of(f), procs});
+  }
+  if (total == 0) {
+    ev.mode = "none";
+    ev.explanation = std::string("no bytes were ") + verb;
+    return ev;
+  }
+
+  std::vector<uint64_t> file_bytes;
+  for (size_t i : order) file_bytes.push_back(bytes_of(files[i]));
+  const size_t m = KeepCount(file_bytes, total, o);
+  uint64_t kept_bytes = 0;
+  std::unordered_map<size_t, uint64_t> proc_kept;
+  uint64_t private_files = 0;
+  for (size_t j = 0; j < m; ++j) {
+    const auto& f = files[order[j]];
+    kept_bytes += bytes_of(f);
+    uint64_t top = 0;
+    for (const auto& [p, b] : by_proc(f)) {
+      if (b == 0) continue;
+      proc_kept[p] += b;
+      top = std::max(top, b);
+    }
+    if (static_cast<double>(top) >= o.private_share * static_cast<double>(bytes_of(f))) ++private_files;
+  }
+  std::vector<uint64_t> proc_bytes;
+  for (const auto& pb : proc_kept) proc_bytes.push_back(pb.second);
+  std::sort(proc_bytes.rbegin(), proc_bytes.rend());
+  const size_t n = KeepCount(proc_bytes, kept_bytes, o);
+
+  ev.kept_files = m;
+  ev.kept_processes = n;
+  ev.private_files = private_files;
+  ev.kept_share = static_cast<double>(kept_bytes) / static_cast<double>(total);
+
+  std::string what;
+  if (n == 1 && m == 1) {
+    ev.mode = "1-1";
+    what = "1 process " + std::string(verb) + " 1 file";
+  } else if (n == 1) {
+    ev.mode = "1-1";
+    what = "1 process " + std::string(verb) + " all of the data, " + (write ? "to " : "from ") +
+           Plural(m, "file", "files") +
+           " (Beacon has no 1-M mode: reported as 1-1, all I/O through one process)";
+  } else if (m == 1) {
+    ev.mode = "N-1";
+    what = std::to_string(n) + " processes " + verb + " one shared file";
+  } else if (m >= n && private_files == m) {
+    ev.mode = "N-N";
+    what = std::to_string(n) + " processes " + verb + " " + std::to_string(m) + " files, each file by one process";
+    what += m == n ? " (file per process)" : " (several files per process)";
+  } else {
+    ev.mode = "N-M";
+    what = std::to_string(n) + " processes " + verb + " " + std::to_string(m) + " files";
+    if (m < n) {
+      char b[64];
+      std::snprintf(b, sizeof b, " (about %.1f processes per file)", static_cast<double>(n) / static_cast<double>(m));
+      what += b;
+    } else {
+      what += ", " + std::to_string(m - private_files) + " of them shared by several processes";
+    }
+  }
+  const uint64_t minor_files = ev.files - m;
+  const uint64_t minor_procs = ev.processes - n;
+  std::string minor;
+  if (minor_files) minor = Plural(minor_files, "file", "files") + " with " + Percent(1 - ev.kept_share) + " of the bytes";
+  if (minor_procs) {
+    if (!minor.empty()) minor += ", ";
+    minor += Plural(minor_procs, "process", "processes") + " with a small share";
+  }
+  if (!minor.empty()) what += "; ignored as minor: " + minor;
+  ev.explanation = what;
+  return ev;
+}
+
+void FinishDirection(DirAgg& d, int64_t bucket_ns) {
+  DirectionStats& s = *d.st;
+  if (s.runs == 0) return;
+  s.span_s = static_cast<double>(s.last_end_ns - s.first_start_ns) / 1e9;
+  if (s.span_s > 0) {
+    s.bw_avg = static_cast<double>(s.bytes) / s.span_s;
+    s.iops = static_cast<double>(s.ops) / s.span_s;
+  }
+  s.busy_s = static_cast<double>(d.busy_ns) / 1e9;
+  if (s.ops) s.avg_request_bytes = static_cast<double>(d.requested) / static_cast<double>(s.ops);
+  double peak = 0;
+  for (const auto& kv : d.buckets) peak = std::max(peak, kv.second);
+  // A burst shorter than a bucket is diluted by it, but the average over the
+  // span is itself a lower bound on the peak rate: report the larger, so a
+  // peak never reads below the average.
+  s.bw_peak = std::max(peak / (static_cast<double>(bucket_ns) / 1e9), s.bw_avg);
+}
+
+}  // namespace
+
+JobSummary Summarize(std::span<const TraceRun> runs, const SummaryOptions& opt) {
+  JobSummary js;
+  const int64_t width = opt.bucket_ns > 0 ? opt.bucket_ns : 1000000000;
+  js.records = runs.size();
+  DirAgg rd{&js.read}, wr{&js.write};
+
+  std::unordered_map<std::string, size_t> proc_index;
+  std::vector<std::string> proc_host;
+  std::vector<bool> proc_io;
+  std::unordered_map<std::string, size_t> file_index;
+  std::vector<FileAgg> files;
+  std::unordered_set<std::string> all_files;
+  std::set<int64_t> active;
+  int64_t busy_ns = 0;
+  bool first = true;
+
+  for (const TraceRun& r : runs) {
+    const int64_t end = std::max(r.end_ns, r.start_ns);
+    if (first || r.start_ns < js.start_ns) js.start_ns = r.start_ns;
+    if (first || end > js.end_ns) js.end_ns = end;
+    first = false;
+    busy_ns += r.duration_ns;
+    const uint64_t ops = static_cast<uint64_t>(std::max<int64_t>(r.count, 0));
+    const uint64_t bytes = static_cast<uint64_t>(std::max<int64_t>(r.bytes, 0));
+
+    auto [pit, new_proc] = proc_index.try_emplace(ProcessKey(r), proc_host.size());
+    if (new_proc) {
+      proc_host.push_back(r.host);
+      proc_io.push_back(false);
+    }
+    const size_t proc = pit->second;
+
+    ForEachBucket(r.start_ns, end, width, [&](int64_t b, double) { active.insert(b); });
+    if (r.errno_ != 0) {
+      js.errors += ops;
+      js.errors_by_op[r.op] += ops;
+      js.errors_by_errno[r.errno_] += ops;
+    }
+
+    const OpKind kind = Classify(r.op);
+    if (kind == OpKind::kMeta || kind == OpKind::kOther) {
+      (kind == OpKind::kMeta ? js.meta_ops : js.other_ops) += ops;
+      (kind == OpKind::kMeta ? js.meta_by_op : js.other_by_op)[r.op] += ops;
+      std::string key = FileKey(r, false);
+      if (!key.empty()) all_files.insert(std::move(key));
+      continue;
+    }
+
+    DirAgg& d = kind == OpKind::kRead ? rd : wr;
+    DirectionStats& s = *d.st;
+    if (s.runs == 0 || r.start_ns < s.first_start_ns) s.first_start_ns = r.start_ns;
+    if (s.runs == 0 || end > s.last_end_ns) s.last_end_ns = end;
+    ++s.runs;
+    s.ops += ops;
+    s.bytes += bytes;
+    d.busy_ns += r.duration_ns;
+    // Requested size per op; a run without io.size is binned by what it moved.
+    int64_t each = r.size > 0 ? r.size : (ops ? static_cast<int64_t>(bytes / ops) : 0);
+    d.requested += static_cast<uint64_t>(each) * ops;
+    s.size_hist[SizeBin(each)] += ops;
+    if (bytes > 0) {
+      ForEachBucket(r.start_ns, end, width, [&](int64_t b, double frac) {
+        d.buckets[b] += static_cast<double>(bytes) * frac;
+      });
+      proc_io[proc] = true;
+    }
+
+    std::string key = FileKey(r, true);
+    all_files.insert(key);
+    auto [fit, new_file] = file_index.try_emplace(key, files.size());
+    if (new_file) {
+      files.emplace_back();
+      files.back().key = key;
+    }
+    FileAgg& f = files[fit->second];
+    if (f.path.empty()) f.path = r.file_path;
+    if (kind == OpKind::kRead) {
+      f.read_bytes += bytes;
+      f.read_by_proc[proc] += bytes;
+    } else {
+      f.write_bytes += bytes;
+      f.write_by_proc[proc] += bytes;
+    }
+  }
+  if (runs.empty()) return js;
+
+  js.runtime_s = static_cast<double>(js.end_ns - js.start_ns) / 1e9;
+  js.busy_s = static_cast<double>(busy_ns) / 1e9;
+  FinishDirection(rd, width);
+  FinishDirection(wr, width);
+  js.io_phase_s = static_cast<double>(active.size()) * (static_cast<double>(width) / 1e9);
+  if (js.io_phase_s > 0) js.meta_ops_per_s = static_cast<double>(js.meta_ops) / js.io_phase_s;
+
+  js.processes = proc_host.size();
+  std::unordered_set<std::string> hosts(proc_host.begin(), proc_host.end()), io_hosts;
+  js.nodes = hosts.size();
+  for (size_t p = 0; p < proc_io.size(); ++p) {
+    if (!proc_io[p]) continue;
+    ++js.processes_with_io;
+    io_hosts.insert(proc_host[p]);
+  }
+  js.nodes_with_io = io_hosts.size();
+  js.files = files.size();
+  js.files_total = all_files.size();
+
+  js.mode_read = DecideMode(files, false, opt.mode, opt.top_files);
+  js.mode_write = DecideMode(files, true, opt.mode, opt.top_files);
+
+  std::vector<size_t> order(files.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  auto total = [&](size_t i) { return files[i].read_bytes + files[i].write_bytes; };
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    if (total(a) != total(b)) return total(a) > total(b);
+    return files[a].key < files[b].key;
+  });
+  for (size_t i = 0; i < order.size() && js.top_files.size() < opt.top_files; ++i) {
+    const FileAgg& f = files[order[i]];
+    if (total(order[i]) == 0) break;
+    std::unordered_set<size_t> procs;
+    for (const auto& pb : f.read_by_proc)
+      if (pb.second) procs.insert(pb.first);
+    for (const auto& pb : f.write_by_proc)
+      if (pb.second) procs.insert(pb.first);
+    js.top_files.push_back({f.key, f.path, f.read_bytes, f.write_bytes, procs.size()});
+  }
+
+  // The series covers the whole job; wide jobs get whole-bucket multiples so
+  // a cached summary stays small.
+  if (opt.max_series_points > 0) {
+    const int64_t b0 = FloorDiv(js.start_ns, width);
+    const int64_t b1 = js.end_ns > js.start_ns ? FloorDiv(js.end_ns - 1, width) : b0;
+    int64_t k = std::max<int64_t>(1, (b1 - b0 + 1 + static_cast<int64_t>(opt.max_series_points) - 1) /
+                                         static_cast<int64_t>(opt.max_series_points));
+    auto points = [&](int64_t kk) { return FloorDiv(b1, kk) - FloorDiv(b0, kk) + 1; };
+    while (points(k) > static_cast<int64_t>(opt.max_series_points)) ++k;
+    js.series_bucket_ns = width * k;
+    const int64_t c0 = FloorDiv(b0, k);
+    js.series_start_ns = c0 * js.series_bucket_ns;
+    const size_t n = static_cast<size_t>(points(k));
+    js.series_read.assign(n, 0.0);
+    js.series_write.assign(n, 0.0);
+    for (const auto& [b, v] : rd.buckets) js.series_read[static_cast<size_t>(FloorDiv(b, k) - c0)] += v;
+    for (const auto& [b, v] : wr.buckets) js.series_write[static_cast<size_t>(FloorDiv(b, k) - c0)] += v;
+  }
+  return js;
+}
+
+Result<JobSummary> SummarizeJob(Store& store, const std::string& job_id, const SummaryOptions& opt) {
+  ScanQuery q;
+  q.dataset = "iosonar.trace";
+  q.filters = {{"job.id", job_id}};
+  q.fields = {"host.name",  "process.pid", "process.tid", "process.rank", "io.op",          "io.layer",
+              "file.path",  "file.id",     "io.fd",       "io.offset",    "io.size",        "io.count",
+              "io.bytes",   "io.errno",    "event.start_ns", "event.end_ns", "io.duration_ns"};
+  std::vector<TraceRun> runs;
+  Status st = store.Scan(q, [&](const Row& row) {
+    TraceRun r;
+    auto str = [&](size_t k) { return row.Has(k) ? std::string(row.Str(k)) : std::string(); };
+    auto num = [&](size_t k, int64_t dflt) { return row.Has(k) ? row.Int(k) : dflt; };
+    r.host = str(0);
+    r.pid = num(1, 0);
+    r.tid = num(2, 0);
+    if (row.Has(3)) r.rank = row.Int(3);
+    r.op = str(4);
+    r.layer = str(5);
+    r.file_path = str(6);
+    r.file_id = str(7);
+    r.fd = num(8, -1);
+    r.offset = num(9, -1);
+    r.size = num(10, 0);
+    r.count = num(11, 0);
+    r.bytes = num(12, 0);
+    r.errno_ = num(13, 0);
+    r.start_ns = num(14, 0);
+    r.end_ns = num(15, 0);
+    r.duration_ns = num(16, 0);
+    runs.push_back(std::move(r));
+    return true;
+  });
+  if (!st.ok()) return st;
+  if (runs.empty()) return Status::NotFound("job " + job_id + " has no iosonar.trace records in the store");
+  JobSummary js = Summarize(runs, opt);
+  js.job_id = job_id;
+
+  // tracer.dropped is a running total per process instance (event.stream):
+  // the largest value of each stream is what that process lost.
+  ScanQuery tq;
+  tq.dataset = "iosonar.tracer";
+  tq.filters = {{"job.id", job_id}};
+  tq.fields = {"event.stream", "tracer.dropped"};
+  std::unordered_map<int64_t, int64_t> dropped;
+  st = store.Scan(tq, [&](const Row& row) {
+    if (!row.Has(0) || !row.Has(1)) return true;
+    auto& d = dropped[row.Int(0)];
+    d = std::max(d, row.Int(1));
+    return true;
+  });
+  if (!st.ok() && st.code() != Code::kNotFound) return st;
+  if (!dropped.empty()) {
+    js.tracer_dropped = 0;
+    for (const auto& kv : dropped) js.tracer_dropped += kv.second;
+  }
+  return js;
+}
+
+// ---- JSON -------------------------------------------------------------------
+
+namespace {
+
+void WriteDirection(JsonWriter& w, const DirectionStats& d) {
+  w.BeginObject();
+  w.Kv("bytes", d.bytes);
+  w.Kv("ops", d.ops);
+  w.Kv("runs", d.runs);
+  w.Kv("bw_avg", d.bw_avg);
+  w.Kv("bw_peak", d.bw_peak);
+  w.Kv("iops", d.iops);
+  w.Kv("busy_s", d.busy_s);
+  w.Kv("span_s", d.span_s);
+  w.Kv("first_start_ns", d.first_start_ns);
+  w.Kv("last_end_ns", d.last_end_ns);
+  w.Kv("avg_request_bytes", d.avg_request_bytes);
+  w.Key("size_hist");
+  w.BeginObject();
+  for (size_t i = 0; i < kSizeBins; ++i) w.Kv(kSizeBinLabels[i], d.size_hist[i]);
+  w.EndObject();
+  w.EndObject();
+}
+
+void WriteCounts(JsonWriter& w, const std::map<std::string, uint64_t>& m) {
+  w.BeginObject();
+  for (const auto& [k, v] : m) w.Kv(k, v);
+  w.EndObject();
+}
+
+void WriteEvidence(JsonWriter& w, const ModeEvidence& e) {
+  w.BeginObject();
+  w.Kv("mode", e.mode);
+  w.Kv("processes", e.processes);
+  w.Kv("files", e.files);
+  w.Kv("kept_processes", e.kept_processes);
+  w.Kv("kept_files", e.kept_files);
+  w.Kv("private_files", e.private_files);
+  w.Kv("kept_share", e.kept_share);
+  w.Kv("explanation", e.explanation);
+  w.Key("top_files");
+  w.BeginArray();
+  for (const auto& f : e.top_files) {
+    w.BeginObject();
+    w.Kv("id", f.id);
+    w.Kv("path", f.path);
+    w.Kv("bytes", f.bytes);
+    w.Kv("processes", f.processes);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+}
+
+void WriteSeries(JsonWriter& w, const std::vector<double>& v) {
+  w.BeginArray();
+  for (double x : v) w.Double(x);
+  w.EndArray();
+}
+
+}  // namespace
+
+std::string SummaryToJson(const JobSummary& s, bool pretty) {
+  std::string out;
+  JsonWriter w(&out, pretty ? 2 : 0);
+  w.BeginObject();
+  w.Kv("job_id", s.job_id);
+  w.Kv("start", s.records ? FormatIsoMillis(s.start_ns) : std::string());
+  w.Kv("end", s.records ? FormatIsoMillis(s.end_ns) : std::string());
+  w.Kv("start_ns", s.start_ns);
+  w.Kv("end_ns", s.end_ns);
+  w.Kv("runtime_s", s.runtime_s);
+  w.Kv("records", s.records);
+  w.Kv("busy_s", s.busy_s);
+  w.Key("read");
+  WriteDirection(w, s.read);
+  w.Key("write");
+  WriteDirection(w, s.write);
+  w.Key("meta");
+  w.BeginObject();
+  w.Kv("ops", s.meta_ops);
+  w.Kv("ops_per_s", s.meta_ops_per_s);
+  w.Kv("io_phase_s", s.io_phase_s);
+  w.Key("by_op");
+  WriteCounts(w, s.meta_by_op);
+  w.EndObject();
+  w.Key("other");
+  w.BeginObject();
+  w.Kv("ops", s.other_ops);
+  w.Key("by_op");
+  WriteCounts(w, s.other_by_op);
+  w.EndObject();
+  w.Kv("processes_with_io", s.processes_with_io);
+  w.Kv("nodes_with_io", s.nodes_with_io);
+  w.Kv("processes", s.processes);
+  w.Kv("nodes", s.nodes);
+  w.Kv("files", s.files);
+  w.Kv("files_total", s.files_total);
+  w.Key("errors");
+  w.BeginObject();
+  w.Kv("total", s.errors);
+  w.Key("by_op");
+  WriteCounts(w, s.errors_by_op);
+  w.Key("by_errno");
+  w.BeginObject();
+  for (const auto& [e, n] : s.errors_by_errno) w.Kv(std::to_string(e), n);
+  w.EndObject();
+  w.EndObject();
+  w.Key("io_mode");
+  w.BeginObject();
+  w.Kv("read", s.mode_read.mode);
+  w.Kv("write", s.mode_write.mode);
+  w.EndObject();
+  w.Key("io_mode_evidence");
+  w.BeginObject();
+  w.Key("read");
+  WriteEvidence(w, s.mode_read);
+  w.Key("write");
+  WriteEvidence(w, s.mode_write);
+  w.EndObject();
+  w.Key("top_files");
+  w.BeginArray();
+  for (const auto& f : s.top_files) {
+    w.BeginObject();
+    w.Kv("id", f.id);
+    w.Kv("path", f.path);
+    w.Kv("read_bytes", f.read_bytes);
+    w.Kv("write_bytes", f.write_bytes);
+    w.Kv("processes", f.processes);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("series");
+  w.BeginObject();
+  w.Kv("start_ns", s.series_start_ns);
+  w.Kv("bucket_ns", s.series_bucket_ns);
+  w.Key("read_bytes");
+  WriteSeries(w, s.series_read);
+  w.Key("write_bytes");
+  WriteSeries(w, s.series_write);
+  w.EndObject();
+  w.Key("tracer");
+  w.BeginObject();
+  w.Key("dropped");
+  if (s.tracer_dropped < 0) w.Null();
+  else w.Int(s.tracer_dropped);
+  w.EndObject();
+  w.EndObject();
+  if (pretty) out.push_back('\n');
+  return out;
+}
+
+namespace {
+
+using JVal = rapidjson::Value;
+
+// Readers: a missing member keeps the default (older cached summaries), a
+// member of the wrong type is an error naming its path.
+class Reader {
+ public:
+  std::string error;
+
+  const JVal* Obj(const JVal& o, const char* key, const std::string& path) {
+    auto it = o.FindMember(key);
+    if (it == o.MemberEnd()) return nullptr;
+    if (!it->value.IsObject()) return Fail(path + key, "an object");
+    return &it->value;
+  }
+  const JVal* Arr(const JVal& o, const char* key, const std::string& path) {
+    auto it = o.FindMember(key);
+    if (it == o.MemberEnd()) return nullptr;
+    if (!it->value.IsArray()) return Fail(path + key, "an array");
+    return &it->value;
+  }
+  void U64(const JVal& o, const char* key, uint64_t* out, const std::string& path) {
+    auto it = o.FindMember(key);
+    if (it == o.MemberEnd()) return;
+    if (!it->value.IsUint64()) Fail(path + key, "a non-negative integer");
+    else *out = it->value.GetUint64();
+  }
+  void I64(const JVal& o, const char* key, int64_t* out, const std::string& path) {
+    auto it = o.FindMember(key);
+    if (it == o.MemberEnd()) return;
+    if (it->value.IsNull()) return;
+    if (!it->value.IsInt64()) Fail(path + key, "an integer");
+    else *out = it->value.GetInt64();
+  }
+  void Dbl(const JVal& o, const char* key, double* out, const std::string& path) {
+    auto it = o.FindMember(key);
+    if (it == o.MemberEnd()) return;
+    if (it->value.IsNull()) *out = NAN;  // the writer's spelling of non-finite values
+    else if (!it->value.IsNumber()) Fail(path + key, "a number");
+    else *out = it->value.GetDouble();
+  }
+  void Str(const JVal& o, const char* key, std::string* out, const std::string& path) {
+    auto it = o.FindMember(key);
+    if (it == o.MemberEnd()) return;
+    if (!it->value.IsString()) Fail(path + key, "a string");
+    else out->assign(it->value.GetString(), it->value.GetStringLength());
+  }
+  template <typename K>
+  void Counts(const JVal* o, std::map<K, uint64_t>* out, const std::string& path) {
+    if (!o) return;
+    for (auto it = o->MemberBegin(); it != o->MemberEnd(); ++it) {
+      std::string k(it->name.GetString(), it->name.GetStringLength());
+      if (!it->value.IsUint64()) {
+        Fail(path + k, "a non-negative integer");
+        return;
+      }
+      if constexpr (std::is_same_v<K, std::string>) {
+        (*out)[k] = it->value.GetUint64();
+      } else {
+        char* end = nullptr;
+        errno = 0;
+        long long v = std::strtoll(k.c_str(), &end, 10);
+        if (k.empty() || *end != '\0' || errno != 0) {
+          Fail(path + k, "an errno number as key");
+          return;
+        }
+        (*out)[static_cast<K>(v)] = it->value.GetUint64();
+      }
+    }
+  }
+  void Doubles(const JVal* a, std::vector<double>* out, const std::string& path) {
+    if (!a) return;
+    for (const auto& v : a->GetArray()) {
+      if (v.IsNull()) out->push_back(NAN);
+      else if (!v.IsNumber()) {
+        Fail(path, "an array of numbers");
+        return;
+      } else {
+        out->push_back(v.GetDouble());
+      }
+    }
+  }
+  const JVal* Fail(const std::string& path, const char* want) {
+    if (error.empty()) error = path + ": expected " + want;
+    return nullptr;
+  }
+};
+
+void ReadDirection(Reader& rd, const JVal* o, DirectionStats* d, const std::string& path) {
+  if (!o) return;
+  rd.U64(*o, "bytes", &d->bytes, path);
+  rd.U64(*o, "ops", &d->ops, path);
+  rd.U64(*o, "runs", &d->runs, path);
+  rd.Dbl(*o, "bw_avg", &d->bw_avg, path);
+  rd.Dbl(*o, "bw_peak", &d->bw_peak, path);
+  rd.Dbl(*o, "iops", &d->iops, path);
+  rd.Dbl(*o, "busy_s", &d->busy_s, path);
+  rd.Dbl(*o, "span_s", &d->span_s, path);
+  rd.I64(*o, "first_start_ns", &d->first_start_ns, path);
+  rd.I64(*o, "last_end_ns", &d->last_end_ns, path);
+  rd.Dbl(*o, "avg_request_bytes", &d->avg_request_bytes, path);
+  if (const JVal* h = rd.Obj(*o, "size_hist", path))
+    for (size_t i = 0; i < kSizeBins; ++i) rd.U64(*h, kSizeBinLabels[i].data(), &d->size_hist[i], path + "size_hist.");
+}
+
+void ReadEvidence(Reader& rd, const JVal* o, ModeEvidence* e, const std::string& path) {
+  if (!o) return;
+  rd.Str(*o, "mode", &e->mode, path);
+  rd.U64(*o, "processes", &e->processes, path);
+  rd.U64(*o, "files", &e->files, path);
+  rd.U64(*o, "kept_processes", &e->kept_processes, path);
+  rd.U64(*o, "kept_files", &e->kept_files, path);
+  rd.U64(*o, "private_files", &e->private_files, path);
+  rd.Dbl(*o, "kept_share", &e->kept_share, path);
+  rd.Str(*o, "explanation", &e->explanation, path);
+  if (const JVal* a = rd.Arr(*o, "top_files", path)) {
+    for (const auto& f : a->GetArray()) {
+      if (!f.IsObject()) {
+        rd.Fail(path + "top_files", "an array of objects");
+        return;
+      }
+      FileBytes fb;
+      rd.Str(f, "id", &fb.id, path + "top_files.");
+      rd.Str(f, "path", &fb.path, path + "top_files.");
+      rd.U64(f, "bytes", &fb.bytes, path + "top_files.");
+      rd.U64(f, "processes", &fb.processes, path + "top_files.");
+      e->top_files.push_back(std::move(fb));
+    }
+  }
+}
+
+}  // namespace
+
+Result<JobSummary> SummaryFromJson(std::string_view json) {
+  rapidjson::Document doc;
+  doc.Parse<rapidjson::kParseFullPrecisionFlag>(json.data(), json.size());
+  if (doc.HasParseError())
+    return Status::Invalid(std::string("job summary JSON: ") + rapidjson::GetParseError_En(doc.GetParseError()) +
+                           " at offset " + std::to_string(doc.GetErrorOffset()));
+  if (!doc.IsObject()) return Status::Invalid("job summary JSON: not an object");
+  Reader rd;
+  JobSummary s;
+  if (!doc.HasMember("job_id")) return Status::Invalid("job summary JSON: no job_id");
+  rd.Str(doc, "job_id", &s.job_id, "");
+  rd.I64(doc, "start_ns", &s.start_ns, "");
+  rd.I64(doc, "end_ns", &s.end_ns, "");
+  rd.Dbl(doc, "runtime_s", &s.runtime_s, "");
+  rd.U64(doc, "records", &s.records, "");
+  rd.Dbl(doc, "busy_s", &s.busy_s, "");
+  ReadDirection(rd, rd.Obj(doc, "read", ""), &s.read, "read.");
+  ReadDirection(rd, rd.Obj(doc, "write", ""), &s.write, "write.");
+  if (const JVal* m = rd.Obj(doc, "meta", "")) {
+    rd.U64(*m, "ops", &s.meta_ops, "meta.");
+    rd.Dbl(*m, "ops_per_s", &s.meta_ops_per_s, "meta.");
+    rd.Dbl(*m, "io_phase_s", &s.io_phase_s, "meta.");
+    rd.Counts(rd.Obj(*m, "by_op", "meta."), &s.meta_by_op, "meta.by_op.");
+  }
+  if (const JVal* m = rd.Obj(doc, "other", "")) {
+    rd.U64(*m, "ops", &s.other_ops, "other.");
+    rd.Counts(rd.Obj(*m, "by_op", "other."), &s.other_by_op, "other.by_op.");
+  }
+  rd.U64(doc, "processes_with_io", &s.processes_with_io, "");
+  rd.U64(doc, "nodes_with_io", &s.nodes_with_io, "");
+  rd.U64(doc, "processes", &s.processes, "");
+  rd.U64(doc, "nodes", &s.nodes, "");
+  rd.U64(doc, "files", &s.files, "");
+  rd.U64(doc, "files_total", &s.files_total, "");
+  if (const JVal* e = rd.Obj(doc, "errors", "")) {
+    rd.U64(*e, "total", &s.errors, "errors.");
+    rd.Counts(rd.Obj(*e, "by_op", "errors."), &s.errors_by_op, "errors.by_op.");
+    rd.Counts(rd.Obj(*e, "by_errno", "errors."), &s.errors_by_errno, "errors.by_errno.");
+  }
+  if (const JVal* m = rd.Obj(doc, "io_mode", "")) {
+    rd.Str(*m, "read", &s.mode_read.mode, "io_mode.");
+    rd.Str(*m, "write", &s.mode_write.mode, "io_mode.");
+  }
+  if (const JVal* m = rd.Obj(doc, "io_mode_evidence", "")) {
+    ReadEvidence(rd, rd.Obj(*m, "read", "io_mode_evidence."), &s.mode_read, "io_mode_evidence.read.");
+    ReadEvidence(rd, rd.Obj(*m, "write", "io_mode_evidence."), &s.mode_write, "io_mode_evidence.write.");
+  }
+  if (const JVal* a = rd.Arr(doc, "top_files", "")) {
+    for (const auto& f : a->GetArray()) {
+      if (!f.IsObject()) {
+        rd.Fail("top_files", "an array of objects");
+        break;
+      }
+      TopFile t;
+      rd.Str(f, "id", &t.id, "top_files.");
+      rd.Str(f, "path", &t.path, "top_files.");
+      rd.U64(f, "read_bytes", &t.read_bytes, "top_files.");
+      rd.U64(f, "write_bytes", &t.write_bytes, "top_files.");
+      rd.U64(f, "processes", &t.processes, "top_files.");
+      s.top_files.push_back(std::move(t));
+    }
+  }
+  if (const JVal* m = rd.Obj(doc, "series", "")) {
+    rd.I64(*m, "start_ns", &s.series_start_ns, "series.");
+    rd.I64(*m, "bucket_ns", &s.series_bucket_ns, "series.");
+    rd.Doubles(rd.Arr(*m, "read_bytes", "series."), &s.series_read, "series.read_bytes");
+    rd.Doubles(rd.Arr(*m, "write_bytes", "series."), &s.series_write, "series.write_bytes");
+  }
+  if (const JVal* t = rd.Obj(doc, "tracer", "")) rd.I64(*t, "dropped", &s.tracer_dropped, "tracer.");
+  if (!rd.error.empty()) return Status::Invalid("job summary JSON: " + rd.error);
+  return s;
+}
+
+// ---- the report for people ---------------------------------------------------
+
+namespace {
+
+// Thresholds of the hints; each is a rule of thumb, stated in the hint's words.
+constexpr double kSmallRequestBytes = 64 * 1024;
+constexpr uint64_t kSmallRequestMinOps = 1000;  // a handful of small requests costs nothing
+constexpr uint64_t kMetaHeavyMinOps = 1000;
+constexpr double kMetaHeavyRate = 1000;  // ops/s during I/O phases
+constexpr uint64_t kManyErrors = 100;
+constexpr double kManyErrorsShare = 0.01;
+
+std::string Fmt(const char* f, double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, f, v);
+  return b;
+}
+
+std::string ThreeDigits(double v) {
+  if (v < 10) return Fmt("%.2f", v);
+  if (v < 100) return Fmt("%.1f", v);
+  return Fmt("%.0f", v);
+}
+
+std::string HumanBytes(double b) {
+  static const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  if (!std::isfinite(b)) return "-";
+  if (b < 1024) return Fmt("%.0f", b) + " B";
+  size_t u = 0;
+  while (b >= 1024 && u + 1 < std::size(kUnits)) {
+    b /= 1024;
+    ++u;
+  }
+  return ThreeDigits(b) + " " + kUnits[u];
+}
+
+std::string HumanRate(double bps) { return HumanBytes(bps) + "/s"; }
+
+std::string HumanCount(double v) {
+  if (!std::isfinite(v)) return "-";
+  if (v >= 1e6) return ThreeDigits(v / 1e6) + "M";
+  if (v >= 1e4) return ThreeDigits(v / 1e3) + "k";
+  if (v == std::floor(v)) return Fmt("%.0f", v);
+  return ThreeDigits(v);
+}
+
+std::string HumanSeconds(double s) {
+  if (!std::isfinite(s)) return "-";
+  if (s == 0) return "0 s";
+  if (s < 1e-3) return Fmt("%.0f us", s * 1e6);
+  if (s < 1) return ThreeDigits(s * 1e3) + " ms";
+  if (s < 60) return ThreeDigits(s) + " s";
+  char b[64];
+  const auto whole = static_cast<long long>(s);
+  if (s < 3600) std::snprintf(b, sizeof b, "%lldm %02llds", whole / 60, whole % 60);
+  else std::snprintf(b, sizeof b, "%lldh %02lldm", whole / 3600, (whole % 3600) / 60);
+  return b;
+}
+
+std::string ErrnoName(int64_t e) {
+  switch (e) {
+    case EPERM: return "EPERM";
+    case ENOENT: return "ENOENT";
+    case EINTR: return "EINTR";
+    case EIO: return "EIO";
+    case EBADF: return "EBADF";
+    case EAGAIN: return "EAGAIN";
+    case EACCES: return "EACCES";
+    case EEXIST: return "EEXIST";
+    case ENOTDIR: return "ENOTDIR";
+    case EISDIR: return "EISDIR";
+    case EINVAL: return "EINVAL";
+    case EMFILE: return "EMFILE";
+    case EFBIG: return "EFBIG";
+    case ENOSPC: return "ENOSPC";
+    case ESPIPE: return "ESPIPE";
+    case EROFS: return "EROFS";
+    case ENAMETOOLONG: return "ENAMETOOLONG";
+    case ENOTEMPTY: return "ENOTEMPTY";
+    case ELOOP: return "ELOOP";
+    case EDQUOT: return "EDQUOT";
+    case ESTALE: return "ESTALE";
+    case ETIMEDOUT: return "ETIMEDOUT";
+    default: return "errno " + std::to_string(e);
+  }
+}
+
+template <typename M, typename KeyFn>
+std::string CountList(const M& m, KeyFn key) {
+  std::vector<std::pair<std::string, uint64_t>> v;
+  for (const auto& [k, n] : m) v.emplace_back(key(k), n);
+  std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::string out;
+  for (const auto& [k, n] : v) {
+    if (!out.empty()) out += ", ";
+    out += k + " " + HumanCount(static_cast<double>(n));
+  }
+  return out;
+}
+
+void Line(std::string* out, const std::string& label, const std::string& r, const std::string& w) {
+  char b[256];
+  std::snprintf(b, sizeof b, "  %-18s %14s %14s\n", label.c_str(), r.c_str(), w.c_str());
+  out->append(b);
+}
+
+std::string FileName(const std::string& path, const std::string& id) { return path.empty() ? id : path; }
+
+// Joins words that must stay on one line (a command to copy).
+constexpr char kGlue = '\x01';
+
+std::string Unbroken(std::string s) {
+  std::replace(s.begin(), s.end(), ' ', kGlue);
+  return s;
+}
+
+// "  - " then the text wrapped at 80 columns, continuation lines indented.
+std::string Bullet(const std::string& text) {
+  constexpr size_t kWidth = 80;
+  std::string out = "  -";
+  size_t col = 3;
+  size_t i = 0;
+  while (i < text.size()) {
+    size_t j = text.find(' ', i);
+    if (j == std::string::npos) j = text.size();
+    const std::string word = text.substr(i, j - i);
+    if (col > 4 && col + 1 + word.size() > kWidth) {
+      out += "\n   ";
+      col = 3;
+    }
+    out += ' ';
+    out += word;
+    col += 1 + word.size();
+    i = j + 1;
+  }
+  std::replace(out.begin(), out.end(), kGlue, ' ');
+  return out + "\n";
+}
+
+}  // namespace
+
+std::string SummaryToTable(const JobSummary& s) {
+  std::string o;
+  const DirectionStats& rd = s.read;
+  const DirectionStats& wr = s.write;
+  o += "I/O summary of job " + (s.job_id.empty() ? std::string("(no id)") : s.job_id) + "\n\n";
+  if (s.records == 0) {
+    o += "  no trace records\n";
+    return o;
+  }
+  char b[512];
+  std::snprintf(b, sizeof b, "  %-18s %s  (%s to %s)\n", "traced span", HumanSeconds(s.runtime_s).c_str(),
+                FormatIsoMillis(s.start_ns).c_str(), FormatIsoMillis(s.end_ns).c_str());
+  o += b;
+  std::snprintf(b, sizeof b, "  %-18s %s with reads or writes on %s (of %s on %s traced)\n", "processes",
+                std::to_string(s.processes_with_io).c_str(), Plural(s.nodes_with_io, "node", "nodes").c_str(),
+                std::to_string(s.processes).c_str(), Plural(s.nodes, "node", "nodes").c_str());
+  o += b;
+  std::snprintf(b, sizeof b, "  %-18s %s read or written, %s touched in all\n", "files",
+                std::to_string(s.files).c_str(), std::to_string(s.files_total).c_str());
+  o += b;
+  std::snprintf(b, sizeof b, "  %-18s %s summed over all threads (%s trace records)\n", "time in I/O calls",
+                HumanSeconds(s.busy_s).c_str(), std::to_string(s.records).c_str());
+  o += b;
+  o += "\n";
+
+  Line(&o, "", "read", "write");
+  Line(&o, "data", HumanBytes(static_cast<double>(rd.bytes)), HumanBytes(static_cast<double>(wr.bytes)));
+  Line(&o, "ops", HumanCount(static_cast<double>(rd.ops)), HumanCount(static_cast<double>(wr.ops)));
+  Line(&o, "avg request", HumanBytes(rd.avg_request_bytes), HumanBytes(wr.avg_request_bytes));
+  Line(&o, "avg bandwidth", HumanRate(rd.bw_avg), HumanRate(wr.bw_avg));
+  Line(&o, "peak bandwidth", HumanRate(rd.bw_peak), HumanRate(wr.bw_peak));
+  Line(&o, "IOPS", HumanCount(rd.iops), HumanCount(wr.iops));
+  Line(&o, "active span", HumanSeconds(rd.span_s), HumanSeconds(wr.span_s));
+  Line(&o, "time in calls", HumanSeconds(rd.busy_s), HumanSeconds(wr.busy_s));
+  Line(&o, "I/O mode", s.mode_read.mode, s.mode_write.mode);
+  o += "\n";
+
+  o += "I/O mode (who reads and writes which files)\n";
+  o += "  read   " + s.mode_read.mode + ": " + s.mode_read.explanation + "\n";
+  o += "  write  " + s.mode_write.mode + ": " + s.mode_write.explanation + "\n\n";
+
+  std::snprintf(b, sizeof b, "%-20s %s", "metadata ops", HumanCount(static_cast<double>(s.meta_ops)).c_str());
+  o += b;
+  if (s.meta_ops) {
+    o += " (" + CountList(s.meta_by_op, [](const std::string& k) { return k; }) + "), " +
+         HumanCount(s.meta_ops_per_s) + "/s over " + HumanSeconds(s.io_phase_s) + " with I/O activity";
+  }
+  o += "\n";
+  std::snprintf(b, sizeof b, "%-20s %s", "other ops", HumanCount(static_cast<double>(s.other_ops)).c_str());
+  o += b;
+  if (s.other_ops) o += " (" + CountList(s.other_by_op, [](const std::string& k) { return k; }) + ")";
+  o += "\n";
+  std::snprintf(b, sizeof b, "%-20s %s", "failed ops", HumanCount(static_cast<double>(s.errors)).c_str());
+  o += b;
+  if (s.errors) {
+    o += " (" + CountList(s.errors_by_op, [](const std::string& k) { return k; }) + "; " +
+         CountList(s.errors_by_errno, [](int64_t e) { return ErrnoName(e); }) + ")";
+  }
+  o += "\n\n";
+
+  if (rd.ops || wr.ops) {
+    o += "request sizes (ops)\n";
+    std::snprintf(b, sizeof b, "  %-6s", "");
+    o += b;
+    for (auto label : kSizeBinLabels) {
+      std::snprintf(b, sizeof b, " %8s", std::string(label).c_str());
+      o += b;
+    }
+    o += "\n";
+    for (int dir = 0; dir < 2; ++dir) {
+      const DirectionStats& d = dir == 0 ? rd : wr;
+      std::snprintf(b, sizeof b, "  %-6s", dir == 0 ? "read" : "write");
+      o += b;
+      for (uint64_t n : d.size_hist) {
+        std::snprintf(b, sizeof b, " %8s", HumanCount(static_cast<double>(n)).c_str());
+        o += b;
+      }
+      o += "\n";
+    }
+    o += "\n";
+  }
+
+  if (!s.top_files.empty()) {
+    o += "top files by bytes\n";
+    std::snprintf(b, sizeof b, "  %12s %12s %6s  %s\n", "read", "written", "procs", "file");
+    o += b;
+    for (const auto& f : s.top_files) {
+      std::snprintf(b, sizeof b, "  %12s %12s %6s  ", HumanBytes(static_cast<double>(f.read_bytes)).c_str(),
+                    HumanBytes(static_cast<double>(f.write_bytes)).c_str(), std::to_string(f.processes).c_str());
+      o += b;
+      o += FileName(f.path, f.id) + "\n";
+    }
+    o += "\n";
+  }
+
+  std::vector<std::string> hints;
+  if (s.tracer_dropped > 0)
+    hints.push_back("The tracer lost " + std::to_string(s.tracer_dropped) +
+                    " records (buffers and spool full): every number above undercounts.");
+  for (int dir = 0; dir < 2; ++dir) {
+    const DirectionStats& d = dir == 0 ? rd : wr;
+    if (d.ops >= kSmallRequestMinOps && d.avg_request_bytes < kSmallRequestBytes) {
+      hints.push_back(std::string(dir == 0 ? "Reads" : "Writes") + " are small: " +
+                      HumanBytes(d.avg_request_bytes) + " per request on average over " +
+                      HumanCount(static_cast<double>(d.ops)) +
+                      " requests (under 64 KiB). Each request pays a system call and often a file-system RPC; "
+                      "use requests of 1 MiB or more, buffer in memory, or let collective I/O (MPI-IO, HDF5) "
+                      "aggregate them.");
+    }
+  }
+  if (s.mode_write.mode == "N-1") {
+    hints.push_back(std::to_string(s.mode_write.kept_processes) +
+                    " processes write one shared file (N-1). Shared-file writes contend for locks and stripes: on "
+                    "Lustre stripe the file over many OSTs (" +
+                    Unbroken("lfs setstripe -c -1") +
+                    " on its directory before creating it), align each process's blocks to the stripe size, or use collective MPI-IO so a few "
+                    "aggregators write.");
+  }
+  for (int dir = 0; dir < 2; ++dir) {
+    const ModeEvidence& e = dir == 0 ? s.mode_read : s.mode_write;
+    if (e.mode == "1-1" && s.processes > 1) {
+      hints.push_back("One process does all the " + std::string(dir == 0 ? "reading" : "writing") + " of " +
+                      std::to_string(s.processes) +
+                      " traced processes (1-1): that I/O is serial and cannot use more than one client's "
+                      "bandwidth; spread it over processes (N-N or collective I/O) if it takes long.");
+    }
+  }
+  const uint64_t data_ops = rd.ops + wr.ops;
+  if (s.meta_ops >= kMetaHeavyMinOps && (s.meta_ops > data_ops || s.meta_ops_per_s >= kMetaHeavyRate)) {
+    hints.push_back("Metadata-heavy: " + HumanCount(static_cast<double>(s.meta_ops)) + " metadata ops against " +
+                    HumanCount(static_cast<double>(data_ops)) + " reads and writes, " + HumanCount(s.meta_ops_per_s) +
+                    "/s while doing I/O. Every open, stat or unlink is a round trip to the metadata server that all "
+                    "jobs share: open files once and keep them open, avoid stat/access in loops, and pack many "
+                    "small files into one (HDF5, tar, a database).");
+  }
+  const uint64_t all_ops = data_ops + s.meta_ops + s.other_ops;
+  if (s.errors >= kManyErrors ||
+      (s.errors > 0 && static_cast<double>(s.errors) >= kManyErrorsShare * static_cast<double>(all_ops))) {
+    hints.push_back(HumanCount(static_cast<double>(s.errors)) + " ops failed (" +
+                    CountList(s.errors_by_errno, [](int64_t e) { return ErrnoName(e); }) +
+                    "). Opens and stats of missing files are often path searches (Python imports, library "
+                    "lookups) that still cost metadata round trips; failed reads or writes may mean lost data.");
+  }
+  if (s.runtime_s >= 1 && s.processes > 0) {
+    const double share = s.busy_s / (s.runtime_s * static_cast<double>(s.processes));
+    if (share < 0.05) {
+      hints.push_back("The traced processes spent " + Percent(share) + " of the traced span inside I/O calls: "
+                      "I/O is unlikely to be what made this job slow.");
+    } else if (share > 0.5) {
+      hints.push_back("The traced processes spent " + Percent(std::min(share, 1.0)) +
+                      " of the traced span inside I/O calls: the job is I/O-bound.");
+    }
+  }
+  o += "hints\n";
+  if (hints.empty()) hints.push_back("no obvious I/O problems found");
+  for (const auto& h : hints) o += Bullet(h);
+  return o;
+}
+
+}  // namespace iosonar::analysis

@@ -1,0 +1,206 @@
+// The per-job I/O summary (Beacon, NSDI'19, section 3.3): bandwidth, IOPS,
+// runtime, processes and nodes doing I/O, metadata load, the I/O mode (N-N,
+// N-1, N-M, 1-1) with the evidence it was decided on, and a plain-text report
+// for a user asking "why was my job's I/O slow?".
+//
+// Summarize() is a pure function over trace runs, so every number can be
+// checked on synthetic input; SummarizeJob() only adds the store scan.
+// Nothing here keeps state; all functions are thread-safe.
+//
+// Definitions (the numbers mean exactly this):
+//  - A run is one iosonar.trace record: `count` ops of `size` bytes each that
+//    moved `bytes` bytes over [start_ns, end_ns]. Failed runs (errno != 0)
+//    still count as ops (they cost a call and usually a server round trip);
+//    they are also counted under errors.
+//  - runtime_s: first start to last end over all trace runs of the job.
+//  - Per direction (read, write): span_s = first start to last end of that
+//    direction's runs; bw_avg = bytes / span_s; iops = ops / span_s (both 0
+//    when span_s is 0); busy_s = summed io.duration_ns; bw_peak = the largest
+//    bucket of bytes over bucket_ns-wide (default 1 s) epoch-aligned buckets,
+//    divided by the bucket width, where a run's bytes are spread uniformly
+//    over [start_ns, end_ns] (a zero-length run puts all its bytes in the
+//    bucket holding start_ns) -- or bw_avg if that is larger: a burst shorter
+//    than a bucket is diluted by the bucket, while the average over span_s is
+//    itself a lower bound on the peak rate.
+//  - Request sizes: Darshan's ten bins over io.size (the requested size of
+//    each op), counted in ops; upper bounds inclusive: 0-100, 100-1K (1024),
+//    1K-10K (10240), 10K-100K (102400), 100K-1M (1 MiB), 1M-4M, 4M-10M
+//    (10 MiB), 10M-100M, 100M-1G (1 GiB), 1G+.
+//  - Metadata ops (Lustre MDS work, as Beacon's open/lookup counts): open,
+//    close, stat, access, unlink, rename, mkdir, rmdir. Every other non-data
+//    op (seek, sync, dup, flush, ...) is counted under "other": lseek never
+//    reaches a server and fsync is data traffic to the OSTs.
+//  - I/O phase time (io_phase_s): the number of distinct bucket_ns-wide
+//    epoch-aligned buckets that any traced op (data, metadata or other)
+//    overlaps, times the bucket width. meta.ops_per_s = meta.ops / io_phase_s,
+//    i.e. the metadata rate while the job was doing I/O at all.
+//  - A process is host + pid; processes_with_io / nodes_with_io count those
+//    that moved read or write bytes (> 0). files counts distinct files of
+//    read/write runs; files_total also counts files only touched by metadata
+//    ops. A file is its file.id, else its path, else (for unnamed fds such as
+//    pipes) "fd N of host:pid".
+//  - I/O mode, per direction, decided on byte volume (ModeOptions):
+//    1. Files sorted by bytes: keep the smallest set carrying >= volume_share
+//       (default 0.9) of the bytes, plus any file at least tie_ratio (0.5) as
+//       large as the smallest kept one (so equal-sized files are kept or
+//       dropped together). M = kept files.
+//    2. The same rule over processes, by their bytes on kept files. N = kept
+//       processes.
+//    3. A kept file is private when one process carries >= private_share
+//       (default 0.9) of its bytes.
+//    4. no bytes -> "none"; N=1, M=1 -> "1-1"; N=1, M>1 -> "1-1" as well (one
+//       process does all the I/O, the serial bottleneck 1-1 stands for; Beacon
+//       has no 1-M; the evidence says how many files); N>1, M=1 -> "N-1";
+//       N>1, M>=N, every kept file private -> "N-N" (file per process, also
+//       several files per process); otherwise "N-M" (N processes funnel into
+//       fewer files, or share several files).
+#pragma once
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "iosonar/status.h"
+#include "iosonar/store.h"
+
+namespace iosonar::analysis {
+
+// One iosonar.trace record, as plain values (absent numbers are 0, absent
+// strings empty, an absent fd or offset -1).
+struct TraceRun {
+  std::string host;
+  int64_t pid = 0;
+  int64_t tid = 0;
+  std::optional<int64_t> rank;
+  std::string op;     // read, write, open, close, seek, sync, stat, ...
+  std::string layer;  // posix, stdio
+  std::string file_path;
+  std::string file_id;
+  int64_t fd = -1;
+  int64_t offset = -1;
+  int64_t size = 0;   // requested bytes of each op
+  int64_t count = 0;  // ops in the run
+  int64_t bytes = 0;  // bytes actually transferred by the run
+  int64_t errno_ = 0;  // 0 if the ops succeeded
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  int64_t duration_ns = 0;  // time inside the ops, summed
+};
+
+struct ModeOptions {
+  double volume_share = 0.9;   // files (then processes) carrying this share are kept
+  double tie_ratio = 0.5;      // ... plus those at least this large relative to the smallest kept
+  double private_share = 0.9;  // one process carrying this share of a file makes it private
+};
+
+struct SummaryOptions {
+  int64_t bucket_ns = 1000000000;  // bw_peak and I/O phase buckets, epoch-aligned
+  ModeOptions mode;
+  size_t top_files = 20;           // files listed in evidence and top_files
+  size_t max_series_points = 3600;  // the series is coarsened (whole buckets) beyond this
+};
+
+inline constexpr size_t kSizeBins = 10;
+// Labels of the request-size bins, and their inclusive upper bounds (the last is open).
+extern const std::array<std::string_view, kSizeBins> kSizeBinLabels;
+extern const std::array<int64_t, kSizeBins - 1> kSizeBinUpper;
+size_t SizeBin(int64_t size);
+
+struct DirectionStats {
+  uint64_t bytes = 0;
+  uint64_t ops = 0;
+  uint64_t runs = 0;
+  int64_t first_start_ns = 0;  // valid when runs > 0
+  int64_t last_end_ns = 0;
+  double span_s = 0;
+  double bw_avg = 0;  // bytes/s
+  double bw_peak = 0;  // bytes/s
+  double busy_s = 0;
+  double iops = 0;
+  double avg_request_bytes = 0;  // requested bytes per op
+  std::array<uint64_t, kSizeBins> size_hist{};  // ops per bin
+};
+
+struct FileBytes {
+  std::string id;  // the file key (see "A file is" above)
+  std::string path;  // "" if unknown
+  uint64_t bytes = 0;
+  uint64_t processes = 0;  // distinct processes moving bytes to/from it
+};
+
+struct ModeEvidence {
+  std::string mode = "none";  // "N-N", "N-1", "N-M", "1-1", "none"
+  uint64_t processes = 0;      // processes moving bytes in this direction
+  uint64_t files = 0;          // files with bytes in this direction
+  uint64_t kept_processes = 0;  // N
+  uint64_t kept_files = 0;      // M
+  uint64_t private_files = 0;   // kept files dominated by one process
+  double kept_share = 0;        // share of the bytes on kept files
+  std::string explanation;      // the decision in words
+  std::vector<FileBytes> top_files;  // by bytes, at most SummaryOptions::top_files
+};
+
+struct TopFile {
+  std::string id;
+  std::string path;
+  uint64_t read_bytes = 0;
+  uint64_t write_bytes = 0;
+  uint64_t processes = 0;  // distinct processes moving bytes
+};
+
+struct JobSummary {
+  std::string job_id;
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  double runtime_s = 0;
+  uint64_t records = 0;  // trace runs summarized
+  double busy_s = 0;     // time inside all traced calls, summed over threads
+  DirectionStats read, write;
+  uint64_t meta_ops = 0;
+  double meta_ops_per_s = 0;
+  double io_phase_s = 0;
+  std::map<std::string, uint64_t> meta_by_op;
+  uint64_t other_ops = 0;
+  std::map<std::string, uint64_t> other_by_op;
+  uint64_t processes_with_io = 0;
+  uint64_t nodes_with_io = 0;
+  uint64_t processes = 0;  // distinct processes with any trace record
+  uint64_t nodes = 0;
+  uint64_t files = 0;        // distinct files of data runs
+  uint64_t files_total = 0;  // ... and of metadata/other ops with a file
+  uint64_t errors = 0;       // failed ops
+  std::map<std::string, uint64_t> errors_by_op;
+  std::map<int64_t, uint64_t> errors_by_errno;
+  ModeEvidence mode_read, mode_write;
+  std::vector<TopFile> top_files;  // by read+write bytes
+  // Per-bucket bytes from series_start_ns, series_bucket_ns wide (a whole
+  // multiple of SummaryOptions::bucket_ns), spread as for bw_peak.
+  int64_t series_start_ns = 0;
+  int64_t series_bucket_ns = 0;
+  std::vector<double> series_read, series_write;
+  int64_t tracer_dropped = -1;  // records the tracer lost (-1: no tracer records seen)
+};
+
+JobSummary Summarize(std::span<const TraceRun> runs, const SummaryOptions& opt = {});
+
+// Scans iosonar.trace (and iosonar.tracer for dropped counts) for job.id ==
+// job_id. NotFound if the job has no trace records.
+Result<JobSummary> SummarizeJob(Store& store, const std::string& job_id, const SummaryOptions& opt = {});
+
+// Nested JSON: {"job_id", "runtime_s", "read": {"bytes", "ops", "bw_avg",
+// "bw_peak", ...}, "write": {...}, "meta": {"ops", "ops_per_s", ...},
+// "processes_with_io", "nodes_with_io", "files", "io_mode": {"read",
+// "write"}, "io_mode_evidence": {...}, "top_files": [...], "series": {...}}.
+// Rates are bytes/s or ops/s, times seconds.
+std::string SummaryToJson(const JobSummary& s, bool pretty = false);
+// Reads back what SummaryToJson wrote (a cached summary).
+Result<JobSummary> SummaryFromJson(std::string_view json);
+// The report for people: aligned columns, human units, the I/O mode in words
+// and plain-language hints.
+std::string SummaryToTable(const JobSummary& s);
+
+}  // namespace iosonar::analysis

@@ -1,0 +1,38 @@
+#include "cache.h"
+
+#include "iosonar/redis.h"
+
+namespace iosonar::cache {
+
+std::string JobSummaryKey(std::string_view job_id) {
+  std::string key(kKeyPrefix);
+  key += "job:";
+  key += job_id;
+  key += ":summary";
+  return key;
+}
+
+namespace {
+// An empty id would make every job share one key.
+Status CheckJobId(const std::string& job_id) {
+  if (job_id.empty()) return Status::Invalid("job summary cache: empty job id");
+  return Status::Ok();
+}
+}  // namespace
+
+Status CacheJobSummary(const std::string& redis_url, const std::string& job_id, const std::string& json,
+                       int ttl_seconds) {
+  if (Status st = CheckJobId(job_id); !st.ok()) return st;
+  auto client = RedisClient::Connect(redis_url);
+  if (!client.ok()) return client.status();
+  return client.value()->Set(JobSummaryKey(job_id), json, ttl_seconds);
+}
+
+Result<std::optional<std::string>> CachedJobSummary(const std::string& redis_url, const std::string& job_id) {
+  if (Status st = CheckJobId(job_id); !st.ok()) return st;
+  auto client = RedisClient::Connect(redis_url);
+  if (!client.ok()) return client.status();
+  return client.value()->Get(JobSummaryKey(job_id));
+}
+
+}  // namespace iosonar::cache

@@ -1,0 +1,33 @@
+// The Redis cache of analysis results (Beacon caches per-job results in Redis
+// so a user's query does not rescan the record store). The key scheme is
+// documented in redis-cache/README.md; the functions here are the only code
+// that spells the keys.
+//
+// Each call opens its own connection (a cache write happens once per job), so
+// the functions are thread-safe. Errors name the URL with its password
+// redacted.
+#pragma once
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "iosonar/status.h"
+
+namespace iosonar::cache {
+
+inline constexpr std::string_view kKeyPrefix = "iosonar:";
+// The list the collector (and Logstash's shipper) RPUSHes accepted JSON lines to.
+inline constexpr std::string_view kIngestList = "iosonar:ingest";
+
+// "iosonar:job:<job_id>:summary"; the job id is used verbatim.
+std::string JobSummaryKey(std::string_view job_id);
+
+// SET the job's summary JSON (no expiry when ttl_seconds <= 0). Invalid for an
+// empty job id.
+Status CacheJobSummary(const std::string& redis_url, const std::string& job_id, const std::string& json,
+                       int ttl_seconds = 0);
+
+// The cached summary JSON, or nullopt when none is cached.
+Result<std::optional<std::string>> CachedJobSummary(const std::string& redis_url, const std::string& job_id);
+
+}  // namespace iosonar::cache

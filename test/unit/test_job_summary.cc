@@ -1,0 +1,587 @@
+// The per-job summary on synthetic trace runs whose answers can be computed
+// by hand, then through a real SQLite store and a real redis-server.
+#include <rapidjson/document.h>
+
+#include <catch2/catch.hpp>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "cache.h"
+#include "iosonar/record.h"
+#include "iosonar/store.h"
+#include "iosonar/timeutil.h"
+#include "job-summary/job_summary.h"
+#include "testutil.h"
+
+using iosonar::analysis::JobSummary;
+using iosonar::analysis::SummaryOptions;
+using iosonar::analysis::TraceRun;
+
+namespace {
+
+constexpr int64_t kS = 1000000000;
+constexpr int64_t kMs = 1000000;
+constexpr int64_t kT0 = int64_t{1700000000} * kS;  // on a whole second (and an even one)
+constexpr int64_t kMiB = 1 << 20;
+constexpr int64_t kGiB = int64_t{1} << 30;
+
+TraceRun Op(const std::string& host, int64_t pid, const std::string& op, const std::string& file, int64_t size,
+            int64_t count, int64_t bytes, int64_t start_ns, int64_t end_ns, int64_t duration_ns = 0) {
+  TraceRun r;
+  r.host = host;
+  r.pid = pid;
+  r.tid = pid;
+  r.op = op;
+  r.layer = "posix";
+  if (!file.empty()) {
+    r.file_path = "/scratch/" + file;
+    r.file_id = "id-" + file;
+  }
+  r.fd = 3;
+  r.size = size;
+  r.count = count;
+  r.bytes = bytes;
+  r.start_ns = start_ns;
+  r.end_ns = end_ns;
+  r.duration_ns = duration_ns;
+  return r;
+}
+
+TraceRun Write(const std::string& host, int64_t pid, const std::string& file, int64_t bytes, int64_t t = kT0) {
+  return Op(host, pid, "write", file, kMiB, bytes / kMiB > 0 ? bytes / kMiB : 1, bytes, t, t + 100 * kMs, 50 * kMs);
+}
+
+// The report wraps its hints; phrases are looked up with whitespace runs squashed.
+std::string Squash(const std::string& t) {
+  std::string out;
+  for (char c : t) {
+    const bool space = c == ' ' || c == '\n';
+    if (space && !out.empty() && out.back() == ' ') continue;
+    out += space ? ' ' : c;
+  }
+  return out;
+}
+
+JobSummary Sum(const std::vector<TraceRun>& runs, const SummaryOptions& opt = {}) {
+  return iosonar::analysis::Summarize(runs, opt);
+}
+
+}  // namespace
+
+TEST_CASE("request-size bins are Darshan's, upper bounds inclusive", "[job-summary]") {
+  using iosonar::analysis::SizeBin;
+  CHECK(SizeBin(0) == 0);
+  CHECK(SizeBin(100) == 0);
+  CHECK(SizeBin(101) == 1);
+  CHECK(SizeBin(1024) == 1);
+  CHECK(SizeBin(1025) == 2);
+  CHECK(SizeBin(kMiB) == 4);
+  CHECK(SizeBin(kMiB + 1) == 5);
+  CHECK(SizeBin(4 * kMiB) == 5);
+  CHECK(SizeBin(kGiB) == 8);
+  CHECK(SizeBin(kGiB + 1) == 9);
+  CHECK(iosonar::analysis::kSizeBinLabels[9] == "1G+");
+}
+
+TEST_CASE("byte and op sums, average bandwidth, IOPS, busy time, histogram", "[job-summary]") {
+  std::vector<TraceRun> runs = {
+      Op("a", 1, "read", "f1", 4096, 10, 40960, kT0 + 500 * kMs, kT0 + 1500 * kMs, 200 * kMs),
+      Op("b", 2, "read", "f2", kMiB, 3, 3 * kMiB, kT0 + 2 * kS, kT0 + 3 * kS, 500 * kMs),
+      Op("a", 1, "write", "f1", 100, 5, 500, kT0 + kS, kT0 + kS, 0),
+  };
+  JobSummary s = Sum(runs);
+  const double read_bytes = 40960.0 + 3.0 * kMiB;
+  CHECK(s.records == 3);
+  CHECK(s.start_ns == kT0 + 500 * kMs);
+  CHECK(s.end_ns == kT0 + 3 * kS);
+  CHECK(s.runtime_s == Approx(2.5));
+  CHECK(s.busy_s == Approx(0.7));
+
+  CHECK(s.read.bytes == 40960 + 3 * kMiB);
+  CHECK(s.read.ops == 13);
+  CHECK(s.read.runs == 2);
+  CHECK(s.read.span_s == Approx(2.5));
+  CHECK(s.read.bw_avg == Approx(read_bytes / 2.5));
+  CHECK(s.read.iops == Approx(13 / 2.5));
+  CHECK(s.read.busy_s == Approx(0.7));
+  CHECK(s.read.avg_request_bytes == Approx(read_bytes / 13));
+  // Bucket 0 holds half of the 40960 (0.5 s of the run's 1 s), bucket 2 all of 3 MiB.
+  CHECK(s.read.bw_peak == Approx(3.0 * kMiB));
+  CHECK(s.read.size_hist[2] == 10);  // 4096 -> 1K-10K
+  CHECK(s.read.size_hist[4] == 3);   // 1 MiB -> 100K-1M
+  uint64_t binned = 0;
+  for (auto n : s.read.size_hist) binned += n;
+  CHECK(binned == s.read.ops);
+
+  CHECK(s.write.bytes == 500);
+  CHECK(s.write.ops == 5);
+  CHECK(s.write.size_hist[0] == 5);
+  CHECK(s.write.span_s == 0);
+  CHECK(s.write.bw_avg == 0);  // undefined over a zero span: reported as 0
+  CHECK(s.write.iops == 0);
+  CHECK(s.write.bw_peak == Approx(500));  // a zero-length run: all in its bucket
+}
+
+TEST_CASE("peak bandwidth spreads runs over 1-second buckets", "[job-summary]") {
+  std::vector<TraceRun> runs = {
+      // 3000 bytes over 1.5 s: 1000 in second 0, 2000 in second 1.
+      Op("a", 1, "write", "f", 1000, 3, 3000, kT0 + 500 * kMs, kT0 + 2 * kS),
+      // 1500 bytes over 1.5 s: 500 in second 1, 1000 in second 2.
+      Op("a", 1, "write", "f", 500, 3, 1500, kT0 + 1500 * kMs, kT0 + 3 * kS),
+      // Zero length exactly on the boundary of second 2: all 2000 there.
+      Op("a", 1, "write", "f", 1000, 2, 2000, kT0 + 2 * kS, kT0 + 2 * kS),
+  };
+  JobSummary s = Sum(runs);
+  CHECK(s.write.bw_peak == Approx(3000));
+  REQUIRE(s.series_write.size() == 3);
+  CHECK(s.series_start_ns == kT0);
+  CHECK(s.series_bucket_ns == kS);
+  CHECK(s.series_write[0] == Approx(1000));
+  CHECK(s.series_write[1] == Approx(2500));
+  CHECK(s.series_write[2] == Approx(3000));
+  CHECK(s.series_read == std::vector<double>(3, 0.0));
+
+  SECTION("without the zero-length run the peak is the spanned bucket") {
+    runs.pop_back();
+    CHECK(Sum(runs).write.bw_peak == Approx(2500));
+  }
+  SECTION("half-second buckets report bytes per second") {
+    SummaryOptions opt;
+    opt.bucket_ns = 500 * kMs;
+    // Half-second 4 ([2.0, 2.5)) holds 500 + 2000: 2500 bytes in 0.5 s.
+    CHECK(Sum(runs, opt).write.bw_peak == Approx(5000));
+  }
+  SECTION("a burst shorter than a bucket peaks at least at its average") {
+    // 1000 bytes in [0.9, 1.0) and 3000 in [1.0, 1.1): the 1-s buckets see
+    // 1000 and 3000 bytes per second, the 0.2-s span 20000.
+    std::vector<TraceRun> burst = {Op("a", 1, "write", "f", 1000, 1, 1000, kT0 + 900 * kMs, kT0 + kS),
+                                   Op("a", 1, "write", "f", 1000, 3, 3000, kT0 + kS, kT0 + 1100 * kMs)};
+    JobSummary b = Sum(burst);
+    CHECK(b.write.bw_avg == Approx(20000));
+    CHECK(b.write.bw_peak == Approx(20000));
+    REQUIRE(b.series_write.size() == 2);
+    CHECK(b.series_write[1] == Approx(3000));  // the series stays bytes per bucket
+  }
+  SECTION("a long series is coarsened to whole multiples of the bucket") {
+    SummaryOptions opt;
+    opt.max_series_points = 2;
+    JobSummary c = Sum(runs, opt);
+    CHECK(c.series_bucket_ns == 2 * kS);
+    CHECK(c.series_start_ns == kT0);
+    REQUIRE(c.series_write.size() == 2);
+    CHECK(c.series_write[0] == Approx(3500));
+    CHECK(c.series_write[1] == Approx(3000));
+    CHECK(c.write.bw_peak == Approx(3000));  // still per 1-s bucket
+  }
+}
+
+TEST_CASE("metadata ops, other ops, ops per second of I/O phase, errors", "[job-summary]") {
+  std::vector<TraceRun> runs = {
+      Op("a", 1, "open", "f", 0, 4, 0, kT0 + 100 * kMs, kT0 + 110 * kMs),
+      Op("a", 1, "stat", "f", 0, 10, 0, kT0 + 200 * kMs, kT0 + 300 * kMs),
+      Op("a", 1, "seek", "f", 0, 7, 0, kT0 + 400 * kMs, kT0 + 400 * kMs),
+      Op("a", 1, "read", "f", 100, 1, 100, kT0 + 2500 * kMs, kT0 + 2600 * kMs),
+      Op("a", 1, "close", "f", 0, 4, 0, kT0 + 5500 * kMs, kT0 + 5500 * kMs),
+      Op("a", 1, "sync", "f", 0, 1, 0, kT0 + 5600 * kMs, kT0 + 5700 * kMs),
+      Op("a", 1, "dup", "", 0, 1, 0, kT0 + 5700 * kMs, kT0 + 5700 * kMs),
+      // Ends exactly on a boundary: seconds 7 and 8, not 9.
+      Op("a", 1, "unlink", "g", 0, 1, 0, kT0 + 7500 * kMs, kT0 + 9 * kS),
+      Op("a", 1, "stat", "missing", 0, 3, 0, kT0 + 8100 * kMs, kT0 + 8200 * kMs),
+  };
+  runs.back().errno_ = 2;
+  JobSummary s = Sum(runs);
+  CHECK(s.meta_ops == 4 + 10 + 4 + 1 + 3);
+  CHECK(s.meta_by_op["stat"] == 13);
+  CHECK(s.meta_by_op["open"] == 4);
+  CHECK(s.meta_by_op.count("seek") == 0);
+  CHECK(s.other_ops == 7 + 1 + 1);
+  CHECK(s.other_by_op["seek"] == 7);
+  CHECK(s.other_by_op["sync"] == 1);
+  // Active seconds: 0, 2, 5, 7, 8.
+  CHECK(s.io_phase_s == Approx(5));
+  CHECK(s.meta_ops_per_s == Approx(22.0 / 5));
+  CHECK(s.errors == 3);
+  CHECK(s.errors_by_op["stat"] == 3);
+  CHECK(s.errors_by_errno[2] == 3);
+  CHECK(s.read.ops == 1);
+}
+
+TEST_CASE("processes, nodes and files doing I/O", "[job-summary]") {
+  std::vector<TraceRun> runs = {
+      Write("a", 1, "f1", kMiB),
+      Write("a", 2, "f2", kMiB),
+      Op("b", 1, "read", "f3", 4096, 1, 4096, kT0, kT0 + kMs),  // same pid, other host
+      Op("c", 9, "open", "f4", 0, 1, 0, kT0, kT0 + kMs),        // metadata only
+      Op("d", 5, "read", "f5", 4096, 1, 0, kT0, kT0 + kMs),     // a read at EOF moves nothing
+      Op("d", 5, "close", "", 0, 1, 0, kT0, kT0 + kMs),         // no file: not counted as one
+  };
+  JobSummary s = Sum(runs);
+  CHECK(s.processes == 5);
+  CHECK(s.nodes == 4);
+  CHECK(s.processes_with_io == 3);
+  CHECK(s.nodes_with_io == 2);
+  CHECK(s.files == 4);
+  CHECK(s.files_total == 5);
+  REQUIRE(s.top_files.size() == 3);  // files that moved bytes
+  CHECK(s.top_files[0].write_bytes == kMiB);
+  CHECK(s.top_files[2].id == "id-f3");
+  CHECK(s.top_files[2].read_bytes == 4096);
+  CHECK(s.top_files[2].path == "/scratch/f3");
+}
+
+TEST_CASE("I/O modes", "[job-summary]") {
+  std::vector<TraceRun> runs;
+  SECTION("N-N: 4 processes, 4 files") {
+    for (int p = 0; p < 4; ++p) runs.push_back(Write("n" + std::to_string(p / 2), p, "out" + std::to_string(p), kMiB));
+    JobSummary s = Sum(runs);
+    CHECK(s.mode_write.mode == "N-N");
+    CHECK(s.mode_write.kept_processes == 4);
+    CHECK(s.mode_write.kept_files == 4);
+    CHECK(s.mode_write.private_files == 4);
+    CHECK(s.mode_read.mode == "none");
+    CHECK(s.mode_write.explanation.find("file per process") != std::string::npos);
+  }
+  SECTION("N-1: 4 processes, 1 file") {
+    for (int p = 0; p < 4; ++p) runs.push_back(Write("n", p, "shared", kMiB));
+    JobSummary s = Sum(runs);
+    CHECK(s.mode_write.mode == "N-1");
+    CHECK(s.mode_write.kept_processes == 4);
+    CHECK(s.mode_write.kept_files == 1);
+    REQUIRE(s.mode_write.top_files.size() == 1);
+    CHECK(s.mode_write.top_files[0].processes == 4);
+    CHECK(s.mode_write.top_files[0].bytes == 4 * kMiB);
+  }
+  SECTION("N-M: 8 processes, 2 files") {
+    for (int p = 0; p < 8; ++p) runs.push_back(Write("n", p, p < 4 ? "a" : "b", kMiB));
+    JobSummary s = Sum(runs);
+    CHECK(s.mode_write.mode == "N-M");
+    CHECK(s.mode_write.kept_processes == 8);
+    CHECK(s.mode_write.kept_files == 2);
+  }
+  SECTION("1-1: one of several processes does the I/O, to one file") {
+    runs.push_back(Write("n", 0, "only", 8 * kMiB));
+    for (int p = 1; p < 4; ++p) runs.push_back(Op("n", p, "open", "input", 0, 1, 0, kT0, kT0 + kMs));
+    JobSummary s = Sum(runs);
+    CHECK(s.mode_write.mode == "1-1");
+    CHECK(s.processes == 4);
+    CHECK(s.processes_with_io == 1);
+  }
+  SECTION("one process writing many files is reported as 1-1, and says so") {
+    for (int f = 0; f < 3; ++f) runs.push_back(Write("n", 0, "part" + std::to_string(f), kMiB));
+    JobSummary s = Sum(runs);
+    CHECK(s.mode_write.mode == "1-1");
+    CHECK(s.mode_write.kept_files == 3);
+    CHECK(s.mode_write.explanation.find("3 files") != std::string::npos);
+  }
+  SECTION("none: only metadata") {
+    runs.push_back(Op("n", 0, "stat", "x", 0, 5, 0, kT0, kT0 + kMs));
+    JobSummary s = Sum(runs);
+    CHECK(s.mode_read.mode == "none");
+    CHECK(s.mode_write.mode == "none");
+  }
+  SECTION("reads and writes are classified separately") {
+    for (int p = 0; p < 4; ++p) {
+      runs.push_back(Write("n", p, "out" + std::to_string(p), kMiB));
+      runs.push_back(Op("n", p, "read", "input", kMiB, 1, kMiB, kT0, kT0 + kMs));
+    }
+    JobSummary s = Sum(runs);
+    CHECK(s.mode_write.mode == "N-N");
+    CHECK(s.mode_read.mode == "N-1");
+  }
+  SECTION("a tiny shared side file does not turn N-N into N-M") {
+    for (int p = 0; p < 4; ++p) {
+      runs.push_back(Write("n", p, "out" + std::to_string(p), kGiB));
+      runs.push_back(Op("n", p, "write", "log", 100, 1, 100, kT0, kT0 + kMs));
+    }
+    JobSummary s = Sum(runs);
+    CHECK(s.mode_write.mode == "N-N");
+    CHECK(s.mode_write.files == 5);
+    CHECK(s.mode_write.kept_files == 4);
+    CHECK(s.mode_write.kept_share == Approx(4.0 * kGiB / (4.0 * kGiB + 400)));
+    CHECK(s.mode_write.explanation.find("ignored as minor: 1 file") != std::string::npos);
+    SECTION("unless the volume share asks for every byte") {
+      SummaryOptions opt;
+      opt.mode.volume_share = 1.0;
+      JobSummary all = Sum(runs, opt);
+      CHECK(all.mode_write.kept_files == 5);
+      CHECK(all.mode_write.mode == "N-M");  // the shared log is not private to a process
+    }
+  }
+  SECTION("equal files are kept together past the volume share") {
+    for (int p = 0; p < 10; ++p) runs.push_back(Write("n", p, "out" + std::to_string(p), kMiB));
+    JobSummary s = Sum(runs);
+    CHECK(s.mode_write.kept_files == 10);  // 9 would already carry 90%
+    CHECK(s.mode_write.kept_processes == 10);
+    CHECK(s.mode_write.mode == "N-N");
+  }
+  SECTION("a process with a sliver of a shared file is not counted") {
+    for (int p = 0; p < 4; ++p) runs.push_back(Write("n", p, "shared", kGiB));
+    runs.push_back(Op("n", 99, "write", "shared", 10, 1, 10, kT0, kT0 + kMs));
+    JobSummary s = Sum(runs);
+    CHECK(s.mode_write.mode == "N-1");
+    CHECK(s.mode_write.processes == 5);
+    CHECK(s.mode_write.kept_processes == 4);
+  }
+  SECTION("processes sharing as many files as there are processes: N-M") {
+    for (int p = 0; p < 2; ++p)
+      for (const char* f : {"x", "y"}) runs.push_back(Write("n", p, f, kMiB));
+    JobSummary s = Sum(runs);
+    CHECK(s.mode_write.kept_files == 2);
+    CHECK(s.mode_write.private_files == 0);
+    CHECK(s.mode_write.mode == "N-M");
+  }
+  SECTION("several private files per process: N-N") {
+    for (int p = 0; p < 2; ++p)
+      for (int f = 0; f < 3; ++f) runs.push_back(Write("n", p, "p" + std::to_string(p) + "f" + std::to_string(f), kMiB));
+    JobSummary s = Sum(runs);
+    CHECK(s.mode_write.kept_files == 6);
+    CHECK(s.mode_write.mode == "N-N");
+  }
+}
+
+TEST_CASE("summary JSON: nested keys with the right types, and it reads back", "[job-summary]") {
+  std::vector<TraceRun> runs;
+  for (int p = 0; p < 4; ++p) {
+    runs.push_back(Write("n" + std::to_string(p % 2), p, "shared", 2 * kMiB, kT0 + p * kS));
+    runs.push_back(Op("n" + std::to_string(p % 2), p, "read", "in", 4096, 3, 12288, kT0, kT0 + 10 * kMs));
+    runs.push_back(Op("n" + std::to_string(p % 2), p, "open", "in", 0, 1, 0, kT0, kT0 + kMs));
+  }
+  runs.push_back(Op("n0", 0, "open", "nope", 0, 2, 0, kT0, kT0 + kMs));
+  runs.back().errno_ = 2;
+  JobSummary s = Sum(runs);
+  s.job_id = "4242_7";
+  s.tracer_dropped = 5;
+  const std::string json = iosonar::analysis::SummaryToJson(s, false);
+
+  rapidjson::Document d;
+  d.Parse(json.c_str());
+  REQUIRE_FALSE(d.HasParseError());
+  REQUIRE(d.IsObject());
+  CHECK(std::string(d["job_id"].GetString()) == "4242_7");
+  REQUIRE(d["runtime_s"].IsNumber());
+  CHECK(d["runtime_s"].GetDouble() == Approx(s.runtime_s));
+  for (const char* dir : {"read", "write"}) {
+    INFO(dir);
+    REQUIRE(d[dir].IsObject());
+    const auto& o = d[dir];
+    REQUIRE(o["bytes"].IsUint64());
+    REQUIRE(o["ops"].IsUint64());
+    REQUIRE(o["bw_avg"].IsNumber());
+    REQUIRE(o["bw_peak"].IsNumber());
+    REQUIRE(o["iops"].IsNumber());
+    REQUIRE(o["size_hist"].IsObject());
+  }
+  CHECK(d["read"]["bytes"].GetUint64() == 4 * 12288);
+  CHECK(d["read"]["ops"].GetUint64() == 12);
+  CHECK(d["write"]["bytes"].GetUint64() == 8 * kMiB);
+  CHECK(d["write"]["bw_peak"].GetDouble() == Approx(s.write.bw_peak));
+  CHECK(d["read"]["size_hist"]["1K-10K"].GetUint64() == 12);
+  REQUIRE(d["meta"]["ops"].IsUint64());
+  CHECK(d["meta"]["ops"].GetUint64() == 6);
+  REQUIRE(d["meta"]["ops_per_s"].IsNumber());
+  CHECK(d["meta"]["ops_per_s"].GetDouble() == Approx(s.meta_ops_per_s));
+  CHECK(d["processes_with_io"].GetUint64() == 4);
+  CHECK(d["nodes_with_io"].GetUint64() == 2);
+  REQUIRE(d["files"].IsUint64());
+  CHECK(d["files"].GetUint64() == 2);
+  REQUIRE(d["io_mode"].IsObject());
+  CHECK(std::string(d["io_mode"]["write"].GetString()) == "N-1");
+  CHECK(std::string(d["io_mode"]["read"].GetString()) == "N-1");
+  CHECK(d["errors"]["by_errno"]["2"].GetUint64() == 2);
+  CHECK(d["tracer"]["dropped"].GetInt64() == 5);
+  CHECK(d["top_files"].IsArray());
+
+  auto back = iosonar::analysis::SummaryFromJson(json);
+  REQUIRE(back.ok());
+  CHECK(back->job_id == "4242_7");
+  CHECK(back->write.bytes == s.write.bytes);
+  CHECK(back->mode_write.mode == "N-1");
+  CHECK(back->mode_write.explanation == s.mode_write.explanation);
+  CHECK(back->errors_by_errno[2] == 2);
+  CHECK(back->series_write == s.series_write);
+  CHECK(iosonar::analysis::SummaryToJson(back.value(), false) == json);
+  CHECK(iosonar::analysis::SummaryToJson(back.value(), true) == iosonar::analysis::SummaryToJson(s, true));
+
+  SECTION("bad input is an error that names the path") {
+    CHECK_FALSE(iosonar::analysis::SummaryFromJson("not json").ok());
+    CHECK_FALSE(iosonar::analysis::SummaryFromJson("[1]").ok());
+    auto bad = iosonar::analysis::SummaryFromJson(R"({"job_id":"1","read":{"bytes":"lots"}})");
+    REQUIRE_FALSE(bad.ok());
+    CHECK(bad.status().message().find("read.bytes") != std::string::npos);
+  }
+}
+
+TEST_CASE("the table report shows units, the mode in words and hints", "[job-summary]") {
+  SECTION("N-1 writes of small requests") {
+    std::vector<TraceRun> runs;
+    // 4 processes x 65536 writes of 4 KiB = 1 GiB into one file, 1 s each.
+    for (int p = 0; p < 4; ++p)
+      runs.push_back(Op("n", p, "write", "shared", 4096, 65536, 65536 * 4096, kT0, kT0 + kS, 900 * kMs));
+    JobSummary s = Sum(runs);
+    s.job_id = "77";
+    const std::string t = Squash(iosonar::analysis::SummaryToTable(s));
+    INFO(t);
+    CHECK(t.find("job 77") != std::string::npos);
+    CHECK(t.find("N-1") != std::string::npos);
+    CHECK(t.find("4 processes wrote one shared file") != std::string::npos);
+    CHECK(t.find("1.00 GiB") != std::string::npos);
+    CHECK(t.find("1.00 GiB/s") != std::string::npos);  // bw_avg and bw_peak
+    CHECK(t.find("4.00 KiB") != std::string::npos);    // average request
+    CHECK(t.find("Writes are small") != std::string::npos);
+    CHECK(t.find("shared file (N-1)") != std::string::npos);
+    CHECK(t.find("I/O-bound") != std::string::npos);  // 3.6 s in calls over 4 processes x 1 s
+    CHECK(t.find("Metadata-heavy") == std::string::npos);
+    CHECK(t.find("lfs setstripe -c -1") != std::string::npos);
+  }
+  SECTION("metadata-heavy with many errors") {
+    std::vector<TraceRun> runs = {Op("n", 1, "stat", "x", 0, 5000, 0, kT0, kT0 + 2 * kS),
+                                  Op("n", 1, "open", "y", 0, 200, 0, kT0, kT0 + kS),
+                                  Write("n", 1, "out", kMiB)};
+    runs[1].errno_ = 2;
+    JobSummary s = Sum(runs);
+    const std::string t = Squash(iosonar::analysis::SummaryToTable(s));
+    INFO(t);
+    CHECK(t.find("Metadata-heavy") != std::string::npos);
+    CHECK(t.find("ENOENT") != std::string::npos);
+    CHECK(t.find("200 ops failed") != std::string::npos);
+    CHECK(t.find("1-1") != std::string::npos);
+    CHECK(t.find("Writes are small") == std::string::npos);
+  }
+  SECTION("nothing wrong") {
+    std::vector<TraceRun> runs = {Write("n", 1, "out", 64 * kMiB)};
+    runs[0].duration_ns = 10 * kMs;
+    runs.push_back(Op("n", 1, "close", "out", 0, 1, 0, kT0 + 50 * kS, kT0 + 50 * kS));
+    const std::string t = Squash(iosonar::analysis::SummaryToTable(Sum(runs)));
+    INFO(t);
+    CHECK(t.find("unlikely to be what made this job slow") != std::string::npos);
+  }
+}
+
+namespace {
+
+// Parses and stores JSON lines (each copied, since parsing is in place).
+void StoreLines(iosonar::Store& store, const std::vector<std::string>& lines) {
+  std::vector<std::string> bufs(lines.begin(), lines.end());
+  std::vector<iosonar::ParsedRecord> recs(bufs.size());
+  std::vector<const iosonar::ParsedRecord*> ptrs;
+  for (size_t i = 0; i < bufs.size(); ++i) {
+    bufs[i].reserve(bufs[i].size() + 1);
+    auto st = iosonar::ParseRecordInsitu(bufs[i].data(), bufs[i].size(), &recs[i]);
+    INFO(lines[i]);
+    REQUIRE(st.ok());
+    ptrs.push_back(&recs[i]);
+  }
+  iosonar::AppendStats stats;
+  REQUIRE(store.Append(ptrs, &stats).ok());
+  REQUIRE(stats.inserted == lines.size());
+}
+
+std::string TraceLine(const std::string& job, int64_t seq, const std::string& host, int64_t pid, const std::string& op,
+                      const std::string& file, int64_t size, int64_t count, int64_t bytes, int64_t start_ns,
+                      int64_t end_ns, int64_t errno_ = 0) {
+  std::string s = R"({"@timestamp":")" + iosonar::FormatIsoMillis(start_ns) +
+                  R"(","event.dataset":"iosonar.trace","event.stream":)" + std::to_string(1000 + pid) +
+                  R"(,"event.seq":)" + std::to_string(seq) + R"(,"host.name":")" + host + R"(","job.id":")" + job +
+                  R"(","process.pid":)" + std::to_string(pid) + R"(,"process.tid":)" + std::to_string(pid) +
+                  R"(,"process.rank":)" + std::to_string(pid) + R"(,"io.op":")" + op + R"(","io.layer":"posix")";
+  if (!file.empty()) s += R"(,"file.path":"/scratch/)" + file + R"(","file.id":"id)" + file + R"(","io.fd":3)";
+  if (size) s += R"(,"io.size":)" + std::to_string(size) + R"(,"io.offset":0)";
+  s += R"(,"io.count":)" + std::to_string(count);
+  if (bytes) s += R"(,"io.bytes":)" + std::to_string(bytes);
+  if (errno_) s += R"(,"io.errno":)" + std::to_string(errno_);
+  s += R"(,"event.start_ns":)" + std::to_string(start_ns) + R"(,"event.end_ns":)" + std::to_string(end_ns) +
+       R"(,"io.duration_ns":)" + std::to_string(end_ns - start_ns) + "}";
+  return s;
+}
+
+std::string TracerLine(const std::string& job, int64_t stream, int64_t seq, int64_t dropped) {
+  return R"({"@timestamp":")" + iosonar::FormatIsoMillis(kT0) +
+         R"(","event.dataset":"iosonar.tracer","event.stream":)" + std::to_string(stream) + R"(,"event.seq":)" +
+         std::to_string(seq) + R"(,"host.name":"n0","job.id":")" + job +
+         R"(","process.pid":1,"event.action":"exit","tracer.raw_ops":10,"tracer.records":5,"tracer.dropped":)" +
+         std::to_string(dropped) + R"(,"tracer.spooled":0})";
+}
+
+}  // namespace
+
+TEST_CASE("SummarizeJob reads one job's records from a real SQLite store", "[job-summary][sqlite]") {
+  iosonar::test::TempDir dir;
+  auto opened = iosonar::OpenSqliteStore(dir.path());
+  REQUIRE(opened.ok());
+  iosonar::Store& store = *opened.value();
+  std::vector<std::string> lines;
+  int64_t seq = 0;
+  for (int p = 0; p < 4; ++p) {
+    lines.push_back(TraceLine("j1", seq++, "n" + std::to_string(p / 2), p, "write", "out" + std::to_string(p), kMiB,
+                              2, 2 * kMiB, kT0 + p * kS, kT0 + p * kS + 500 * kMs));
+    lines.push_back(TraceLine("j1", seq++, "n0", p, "open", "out" + std::to_string(p), 0, 1, 0, kT0, kT0 + kMs));
+  }
+  lines.push_back(TraceLine("j1", seq++, "n0", 0, "stat", "nothere", 0, 3, 0, kT0, kT0 + kMs, 2));
+  // Another job on the same nodes must not leak in.
+  lines.push_back(TraceLine("j2", seq++, "n0", 7, "read", "other", kMiB, 100, 100 * kMiB, kT0, kT0 + kS));
+  lines.push_back(TracerLine("j1", 5000, 0, 2));
+  lines.push_back(TracerLine("j1", 5000, 1, 3));  // running total: the stream lost 3
+  lines.push_back(TracerLine("j1", 5001, 0, 4));
+  lines.push_back(TracerLine("j2", 5007, 0, 50));
+  StoreLines(store, lines);
+
+  auto r = iosonar::analysis::SummarizeJob(store, "j1");
+  INFO(r.status().ToString());
+  REQUIRE(r.ok());
+  const JobSummary& s = r.value();
+  CHECK(s.job_id == "j1");
+  CHECK(s.records == 9);
+  CHECK(s.write.bytes == 8 * kMiB);
+  CHECK(s.write.ops == 8);
+  CHECK(s.read.bytes == 0);
+  CHECK(s.write.span_s == Approx(3.5));
+  CHECK(s.write.bw_avg == Approx(8.0 * kMiB / 3.5));
+  // Each second carries 2 MiB, less than the 8 MiB / 3.5 s average.
+  CHECK(s.write.bw_peak == Approx(8.0 * kMiB / 3.5));
+  CHECK(s.meta_ops == 7);
+  CHECK(s.errors == 3);
+  CHECK(s.processes_with_io == 4);
+  CHECK(s.nodes_with_io == 2);
+  CHECK(s.files == 4);
+  CHECK(s.files_total == 5);
+  CHECK(s.mode_write.mode == "N-N");
+  CHECK(s.mode_read.mode == "none");
+  CHECK(s.tracer_dropped == 3 + 4);
+  REQUIRE_FALSE(s.top_files.empty());
+  CHECK(s.top_files[0].path.rfind("/scratch/out", 0) == 0);
+
+  auto none = iosonar::analysis::SummarizeJob(store, "no-such-job");
+  REQUIRE_FALSE(none.ok());
+  CHECK(none.status().code() == iosonar::Code::kNotFound);
+}
+
+TEST_CASE("job summary cache keys and a round trip through a real redis-server", "[job-summary][redis]") {
+  CHECK(iosonar::cache::JobSummaryKey("12345") == "iosonar:job:12345:summary");
+  CHECK(iosonar::cache::JobSummaryKey("12345_7") == "iosonar:job:12345_7:summary");
+  CHECK(iosonar::cache::kIngestList == "iosonar:ingest");
+
+  iosonar::test::RedisServer redis;
+  const std::string json = iosonar::analysis::SummaryToJson(Sum({Write("n", 1, "out", kMiB)}), false);
+  auto miss = iosonar::cache::CachedJobSummary(redis.url(), "12345");
+  REQUIRE(miss.ok());
+  CHECK_FALSE(miss.value().has_value());
+
+  REQUIRE(iosonar::cache::CacheJobSummary(redis.url(), "12345", json).ok());
+  CHECK(redis.Command({"GET", "iosonar:job:12345:summary"}) == json);
+  CHECK(redis.Command({"TTL", "iosonar:job:12345:summary"}) == "-1");  // no expiry by default
+  auto hit = iosonar::cache::CachedJobSummary(redis.url(), "12345");
+  REQUIRE(hit.ok());
+  REQUIRE(hit.value().has_value());
+  CHECK(*hit.value() == json);
+
+  REQUIRE(iosonar::cache::CacheJobSummary(redis.url(), "9", json, 600).ok());
+  const int ttl = std::stoi(redis.Command({"TTL", "iosonar:job:9:summary"}));
+  CHECK(ttl > 0);
+  CHECK(ttl <= 600);
+
+  CHECK(iosonar::cache::CacheJobSummary(redis.url(), "", json).code() == iosonar::Code::kInvalid);
+  CHECK_FALSE(iosonar::cache::CacheJobSummary("redis://127.0.0.1:" + std::to_string(iosonar::test::FreePort()) + "/0",
+                                              "1", json)
+                  .ok());
+}
