@@ -66,6 +66,10 @@ int Rank(const std::string& dir, int rank, int nproc, size_t mib) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 1 && argv[1][0] == '-') {
+    std::printf("usage: %s [DIR] [NPROC] [MIB_PER_RANK]\n  a 4-rank demo job: N-1 reads of a shared input, N-N checkpoint writes, small-file metadata\n", argv[0]);
+    return argv[1] == std::string("-h") || argv[1] == std::string("--help") ? 0 : 2;
+  }
   std::string dir = argc > 1 ? argv[1] : "iosonar-demo-data";
   int nproc = argc > 2 ? std::atoi(argv[2]) : 4;
   size_t mib = argc > 3 ? static_cast<size_t>(std::atoll(argv[3])) : 64;

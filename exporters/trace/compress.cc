@@ -37,6 +37,7 @@ void Compressor::Add(const RawOp& o, RunSink* sink) {
       if (o.t1 > r.t_end) r.t_end = o.t1;
       r.dur += o.t1 - o.t0;
       r.last_use = clock_;
+      last_ = i;
       return;
     }
     Emit(i, sink);  // same key, cannot continue: the old run ends here
@@ -48,6 +49,7 @@ void Compressor::Add(const RawOp& o, RunSink* sink) {
       if (runs_[i].last_use < runs_[lru].last_use) lru = i;
     Emit(lru, sink);
   }
+  last_ = n_;
   Run& r = runs_[n_++];
   r.op = o.op;
   r.layer = o.layer;

@@ -72,12 +72,33 @@ class Compressor {
   void set_window(uint64_t ticks) { window_ = ticks; }
 
   void Add(const RawOp& op, RunSink* sink);
+  // The hot path: extends the most recently used run if op continues it
+  // (same fd, op, layer, size, file, contiguous, successful, in its window).
+  // Returns false when the caller must fall back to Add().
+  __attribute__((always_inline)) bool TryExtend(const RawOp& o) {
+    if (last_ >= n_) return false;
+    Run& r = runs_[last_];
+    // Most selective first: the offset and size checks fail for random I/O.
+    if (o.offset != r.next_offset || r.size != o.size || r.fd != o.fd || r.op != o.op || r.file_id != o.file_id ||
+        r.layer != o.layer || (o.err | r.err) != 0 || !IsDataOp(o.op))
+      return false;
+    if (o.t0 - r.t_start >= window_ - 1 && window_ != 0) return false;  // also refuses o.t0 < t_start (wraps)
+    ++r.count;
+    if (o.result > 0) {
+      r.bytes += static_cast<uint64_t>(o.result);
+      if (o.offset >= 0) r.next_offset = o.offset + o.result;
+    }
+    if (o.t1 > r.t_end) r.t_end = o.t1;
+    r.dur += o.t1 - o.t0;
+    r.last_use = ++clock_;
+    return true;
+  }
   // Closes every open run on fd (the fd was closed or replaced).
   void CloseFd(int32_t fd, RunSink* sink);
   // Closes runs whose window began at or before now - window.
   void CloseExpired(uint64_t now, RunSink* sink);
   void CloseAll(RunSink* sink);
-  void Reset() { n_ = 0; }  // forget open runs (after fork, in the child)
+  void Reset() { n_ = 0; last_ = 0; }  // forget open runs (after fork, in the child)
   int open_runs() const { return n_; }
   uint64_t dropped() const { return dropped_; }
 
@@ -85,6 +106,7 @@ class Compressor {
   void Emit(int i, RunSink* sink);
   Run runs_[kOpenRuns];
   int n_ = 0;
+  int last_ = 0;  // index of the most recently extended or opened run
   uint64_t window_;
   uint64_t clock_ = 0;
   uint64_t dropped_ = 0;

@@ -36,6 +36,7 @@
 #include <cpuid.h>
 
 #include <atomic>
+#include <new>
 #include <type_traits>
 
 #include "compress.h"
@@ -129,7 +130,12 @@ std::atomic<uint64_t> g_raw_ops{0};
 std::atomic<uint64_t> g_records{0};
 std::atomic<uint64_t> g_dropped{0};
 bool g_started_emitted = false;  // under g_fmt_mu
-LineSender g_sender;
+// In raw storage: constructed in Init(), never destroyed, so no static
+// constructor touches it and no atexit destructor closes it before the final flush.
+alignas(LineSender) unsigned char g_sender_mem[sizeof(LineSender)];
+bool g_sender_ready = false;
+inline LineSender& Sender() { return *reinterpret_cast<LineSender*>(g_sender_mem); }
+inline bool SenderOwns(int fd) { return g_sender_ready && Sender().OwnsFd(fd); }
 pthread_mutex_t g_fmt_mu = PTHREAD_MUTEX_INITIALIZER;
 pthread_key_t g_thread_key;
 
@@ -155,7 +161,7 @@ FdInfo g_fds[kMaxFds];  // BSS: pages become resident only for fds in use
 constexpr int kPathSlots = 8192;
 constexpr int kPathMax = 256;
 struct PathSlot {
-  std::atomic<uint64_t> id;
+  uint64_t id;  // 0 = free; accessed with __atomic builtins (a std::atomic would need a static constructor)
   char path[kPathMax - 8];
 };
 PathSlot g_paths[kPathSlots];
@@ -234,15 +240,20 @@ bool Excluded(const char* abs) { return !MatchesPrefix(abs, g_include) && Matche
 void RememberPath(uint64_t id, const char* abs, size_t n) {
   for (int probe = 0; probe < 16; ++probe) {
     PathSlot& s = g_paths[(id + static_cast<uint64_t>(probe)) % kPathSlots];
-    uint64_t cur = s.id.load(std::memory_order_acquire);
+    uint64_t cur = __atomic_load_n(&s.id, __ATOMIC_ACQUIRE);
     if (cur == id) return;
     if (cur == 0) {
+      // Claim with a sentinel, write the path, then publish the id.
+      uint64_t expect = 0;
+      if (!__atomic_compare_exchange_n(&s.id, &expect, ~uint64_t{0}, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+        if (expect == id) return;
+        continue;
+      }
       size_t m = n < sizeof s.path - 1 ? n : sizeof s.path - 1;
       memcpy(s.path, abs, m);
       s.path[m] = '\0';
-      uint64_t expect = 0;
-      if (s.id.compare_exchange_strong(expect, id, std::memory_order_release)) return;
-      if (expect == id) return;
+      __atomic_store_n(&s.id, id, __ATOMIC_RELEASE);
+      return;
     }
   }
   // Table full: records of this file carry no path, only file.id.
@@ -252,7 +263,7 @@ const char* LookupPath(uint64_t id) {
   if (!id) return nullptr;
   for (int probe = 0; probe < 16; ++probe) {
     PathSlot& s = g_paths[(id + static_cast<uint64_t>(probe)) % kPathSlots];
-    uint64_t cur = s.id.load(std::memory_order_acquire);
+    uint64_t cur = __atomic_load_n(&s.id, __ATOMIC_ACQUIRE);
     if (cur == id) return s.path;
     if (cur == 0) return nullptr;
   }
@@ -294,7 +305,7 @@ void TrackOpenedFd(int fd, uint64_t id, int flags) {
 bool ClassifyFd(int fd) {
   FdInfo& f = g_fds[fd];
   f.kind = kFdIgnored;
-  if (g_sender.OwnsFd(fd)) return false;
+  if (SenderOwns(fd)) return false;
   struct stat st;
   if (SysFstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return false;
   char link[64], target[4096];
@@ -326,43 +337,64 @@ constexpr int kBufRuns = 1024;
 
 void FlushBuffered(struct Slot* s);
 
-struct Slot final : RunSink {
-  std::atomic<int> lock{0};
-  std::atomic<int> in_use{0};
-  int tid = 0;
-  Compressor comp;
+// A thread's tracing state. Zero-initialised (no vtable, no constructors) so
+// the 512 slots stay in BSS and cost memory only once a thread uses one; the
+// flags that every scan reads live apart, in g_slot_flags.
+struct Slot {
+  int tid;
+  int nbuf;
+  uint64_t raw_ops;  // summed over slots for the tracer record (no shared atomic on the hot path)
+  uint64_t next_sweep;
+  alignas(Compressor) unsigned char comp_mem[sizeof(Compressor)];  // placement-new in AcquireSlot
   Run buf[kBufRuns];
-  int nbuf = 0;
-  uint64_t next_sweep = 0;
-
-  bool Put(const Run& r) override {
-    if (nbuf == kBufRuns) FlushBuffered(this);
-    if (nbuf == kBufRuns) return false;
-    buf[nbuf++] = r;
-    return true;
-  }
-  void Lock() {
-    while (lock.exchange(1, std::memory_order_acquire)) __builtin_ia32_pause();
-  }
-  void Unlock() { lock.store(0, std::memory_order_release); }
+  Compressor& comp() { return *reinterpret_cast<Compressor*>(comp_mem); }
+};
+struct SlotFlags {
+  std::atomic<int> lock;
+  std::atomic<int> in_use;
 };
 Slot g_slots[kMaxThreads];
+SlotFlags g_slot_flags[kMaxThreads];
 __thread Slot* t_slot __attribute__((tls_model("initial-exec"))) = nullptr;
 __thread bool t_no_slot __attribute__((tls_model("initial-exec"))) = false;
 
+inline SlotFlags& Flags(const Slot* s) { return g_slot_flags[s - g_slots]; }
+inline void LockSlot(Slot* s) {
+  while (Flags(s).lock.exchange(1, std::memory_order_acquire)) __builtin_ia32_pause();
+}
+inline void UnlockSlot(Slot* s) { Flags(s).lock.store(0, std::memory_order_release); }
+
+// Closed runs go to the slot's buffer; a full buffer is flushed first, so a
+// run is dropped only if the flush could not make room.
+class SlotSink final : public RunSink {
+ public:
+  explicit SlotSink(Slot* s) : s_(s) {}
+  bool Put(const Run& r) override {
+    if (s_->nbuf == kBufRuns) FlushBuffered(s_);
+    if (s_->nbuf == kBufRuns) return false;
+    s_->buf[s_->nbuf++] = r;
+    return true;
+  }
+
+ private:
+  Slot* s_;
+};
+
 Slot* AcquireSlot() {
   if (t_no_slot) return nullptr;
-  for (auto& s : g_slots) {
+  for (int i = 0; i < kMaxThreads; ++i) {
+    auto& fl = g_slot_flags[i];
     int expect = 0;
-    if (s.in_use.load(std::memory_order_relaxed) == 0 && s.in_use.compare_exchange_strong(expect, 1)) {
-      s.tid = static_cast<int>(syscall(SYS_gettid));
-      s.comp.Reset();
-      s.comp.set_window(g_window_ticks);
-      s.nbuf = 0;
-      s.next_sweep = 0;
-      t_slot = &s;
-      pthread_setspecific(g_thread_key, &s);
-      return &s;
+    if (fl.in_use.load(std::memory_order_relaxed) == 0 && fl.in_use.compare_exchange_strong(expect, 1)) {
+      Slot* s = &g_slots[i];
+      s->tid = static_cast<int>(syscall(SYS_gettid));
+      new (s->comp_mem) Compressor(g_window_ticks);
+      s->nbuf = 0;
+      s->raw_ops = 0;
+      s->next_sweep = 0;
+      t_slot = s;
+      pthread_setspecific(g_thread_key, s);
+      return s;
     }
   }
   t_no_slot = true;  // more live threads than slots: this thread's ops are counted as dropped
@@ -375,21 +407,39 @@ char g_fmt[kFmtBuf];
 size_t g_fmt_len = 0;
 uint64_t g_fmt_lines = 0;
 
-void FmtCommon(JsonLine& j, const char* dataset, int64_t ts_ns) {
+// The fields every record of this process shares, pre-rendered once per
+// process (and again after fork): most of a record's bytes cost a memcpy.
+char g_prefix[2][640];
+size_t g_prefix_len[2];
+enum PrefixKind { kPrefixTrace = 0, kPrefixTracer = 1 };
+
+void BuildPrefixes() {
+  const char* datasets[2] = {"iosonar.trace", "iosonar.tracer"};
+  for (int k = 0; k < 2; ++k) {
+    JsonLine j(g_prefix[k], sizeof g_prefix[k]);
+    j.Raw(",", 1);
+    j.Key("event.dataset");
+    j.Str(datasets[k]);
+    j.KInt("event.stream", static_cast<int64_t>(g_stream));
+    j.KStr("host.name", g_host);
+    if (g_job[0]) j.KStr("job.id", g_job);
+    j.KInt("process.pid", g_pid);
+    if (g_rank >= 0) j.KInt("process.rank", g_rank);
+    g_prefix_len[k] = j.ok() ? j.size() : 0;
+  }
+}
+
+void FmtCommon(JsonLine& j, PrefixKind kind, int64_t ts_ns) {
   j.Begin();
   j.Key("@timestamp");
   j.IsoMillis(ts_ns);
-  j.KStr("event.dataset", dataset);
-  j.KInt("event.stream", static_cast<int64_t>(g_stream));
   j.KInt("event.seq", static_cast<int64_t>(g_seq));
-  j.KStr("host.name", g_host);
-  if (g_job[0]) j.KStr("job.id", g_job);
-  j.KInt("process.pid", g_pid);
+  j.Raw(g_prefix[kind], g_prefix_len[kind]);
 }
 
 void FmtSendLocked() {
   if (g_fmt_len) {
-    if (!g_sender.Send(g_fmt, g_fmt_len, g_fmt_lines)) g_dropped.fetch_add(g_fmt_lines, std::memory_order_relaxed);
+    if (!Sender().Send(g_fmt, g_fmt_len, g_fmt_lines)) g_dropped.fetch_add(g_fmt_lines, std::memory_order_relaxed);
   }
   g_fmt_len = 0;
   g_fmt_lines = 0;
@@ -409,13 +459,15 @@ void FmtLineLocked(Fn&& fn) {
 
 void FmtTracerRecordLocked(const char* action) {
   FmtLineLocked([&](JsonLine& j) {
-    FmtCommon(j, "iosonar.tracer", ClockNs(CLOCK_REALTIME));
+    FmtCommon(j, kPrefixTracer, ClockNs(CLOCK_REALTIME));
     j.KStr("event.action", action);
     if (g_ppid) j.KInt("process.ppid", g_ppid);
-    if (g_rank >= 0) j.KInt("process.rank", g_rank);
     if (g_cmdline_len) j.KStr("process.command_line", g_cmdline, g_cmdline_len);
-    auto c = g_sender.counters();
-    j.KInt("tracer.raw_ops", static_cast<int64_t>(g_raw_ops.load()));
+    auto c = Sender().counters();
+    uint64_t raw = g_raw_ops.load();
+    for (int i = 0; i < kMaxThreads; ++i)
+      if (g_slot_flags[i].in_use.load(std::memory_order_relaxed)) raw += g_slots[i].raw_ops;
+    j.KInt("tracer.raw_ops", static_cast<int64_t>(raw));
     j.KInt("tracer.records", static_cast<int64_t>(g_records.load()));
     j.KInt("tracer.dropped", static_cast<int64_t>(g_dropped.load() + c.lines_dropped));
     j.KInt("tracer.spooled", static_cast<int64_t>(c.lines_spooled));
@@ -428,9 +480,8 @@ void FmtRunLocked(const Run& r, int tid) {
   FmtLineLocked([&](JsonLine& j) {
     int64_t start = TicksToEpochNs(r.t_start);
     int64_t end = TicksToEpochNs(r.t_end);
-    FmtCommon(j, "iosonar.trace", start);
+    FmtCommon(j, kPrefixTrace, start);
     j.KInt("process.tid", tid);
-    if (g_rank >= 0) j.KInt("process.rank", g_rank);
     j.KStr("io.op", OpName(r.op));
     j.KStr("io.layer", r.layer == kStdio ? "stdio" : "posix");
     if (r.file_id) {
@@ -465,6 +516,7 @@ void EmitStartLocked() {
 // Caller holds s->lock (or s is otherwise exclusively ours).
 void FlushBuffered(Slot* s) {
   if (s->nbuf == 0) return;
+  ++t_busy;  // sending may reach NSS modules that call wrapped functions
   pthread_mutex_lock(&g_fmt_mu);
   CalibrateClock();
   EmitStartLocked();
@@ -472,22 +524,24 @@ void FlushBuffered(Slot* s) {
   s->nbuf = 0;
   FmtSendLocked();
   pthread_mutex_unlock(&g_fmt_mu);
+  --t_busy;
 }
 
 void FlushSlot(Slot* s) {
-  s->comp.CloseAll(s);
+  SlotSink sink(s);
+  s->comp().CloseAll(&sink);
   FlushBuffered(s);
-  g_dropped.fetch_add(s->comp.dropped(), std::memory_order_relaxed);
+  g_dropped.fetch_add(s->comp().dropped(), std::memory_order_relaxed);
 }
 
 // Flushes every thread's runs and sends a tracer record (exit, exec).
 void FlushAll(const char* action) {
   ++t_busy;
-  for (auto& s : g_slots) {
-    if (!s.in_use.load(std::memory_order_acquire)) continue;
-    s.Lock();
-    FlushSlot(&s);
-    s.Unlock();
+  for (int i = 0; i < kMaxThreads; ++i) {
+    if (!g_slot_flags[i].in_use.load(std::memory_order_acquire)) continue;
+    LockSlot(&g_slots[i]);
+    FlushSlot(&g_slots[i]);
+    UnlockSlot(&g_slots[i]);
   }
   pthread_mutex_lock(&g_fmt_mu);
   if (g_started_emitted) FmtTracerRecordLocked(action);
@@ -500,11 +554,13 @@ void ThreadExit(void* p) {
   auto* s = static_cast<Slot*>(p);
   if (!s || g_state.load() != kActive) return;
   ++t_busy;
-  s->Lock();
+  LockSlot(s);
   FlushSlot(s);
-  s->comp.Reset();
-  s->Unlock();
-  s->in_use.store(0, std::memory_order_release);
+  s->comp().Reset();
+  g_raw_ops.fetch_add(s->raw_ops, std::memory_order_relaxed);
+  s->raw_ops = 0;
+  UnlockSlot(s);
+  Flags(s).in_use.store(0, std::memory_order_release);
   t_slot = nullptr;
   --t_busy;
 }
@@ -541,11 +597,13 @@ void AtForkParent() {
 void AtForkChild() {
   pthread_mutex_init(&g_fmt_mu, nullptr);
   // Everything buffered belongs to the parent, which will send it.
-  for (auto& s : g_slots) {
-    s.lock.store(0);
-    s.nbuf = 0;
-    s.comp.Reset();
-    if (&s != t_slot) s.in_use.store(0);
+  for (int i = 0; i < kMaxThreads; ++i) {
+    if (!g_slot_flags[i].in_use.load() && !g_slot_flags[i].lock.load()) continue;  // untouched: leave its pages alone
+    g_slot_flags[i].lock.store(0);
+    g_slots[i].nbuf = 0;
+    g_slots[i].raw_ops = 0;
+    g_slots[i].comp().Reset();
+    if (&g_slots[i] != t_slot) g_slot_flags[i].in_use.store(0);
   }
   if (t_slot) t_slot->tid = static_cast<int>(syscall(SYS_gettid));
   g_ppid = g_pid;
@@ -558,7 +616,8 @@ void AtForkChild() {
   g_raw_ops.store(0);
   g_records.store(0);
   g_dropped.store(0);
-  g_sender.AfterForkChild(g_stream);
+  Sender().AfterForkChild(g_stream);
+  BuildPrefixes();
   --t_busy;
 }
 
@@ -608,13 +667,16 @@ void Init() {
   const char* sd = getenv("IOSONAR_SPOOL_DIR");
   if (sd && *sd) snprintf(spool, sizeof spool, "%s", sd);
   else snprintf(spool, sizeof spool, "/tmp/iosonar-spool-%u", static_cast<unsigned>(getuid()));
+  new (g_sender_mem) LineSender();
+  g_sender_ready = true;
+  BuildPrefixes();
   LineSender::Options o;
   const char* out = getenv("IOSONAR_OUTPUT");
   o.output = out && *out ? out : "-";
   o.spool_dir = spool;
   if (const char* m = getenv("IOSONAR_SPOOL_MAX_MB"); m && *m) o.spool_max_bytes = strtoull(m, nullptr, 10) << 20;
   char err[256];
-  if (!g_sender.Init(o, err, sizeof err)) {
+  if (!Sender().Init(o, err, sizeof err)) {
     static const char kPre[] = "iosonar-trace: ";
     syscall(SYS_write, 2, kPre, sizeof kPre - 1);
     syscall(SYS_write, 2, err, strlen(err));
@@ -623,7 +685,7 @@ void Init() {
     --t_busy;
     return;
   }
-  g_sender.set_stream(g_stream);
+  Sender().set_stream(g_stream);
   pthread_key_create(&g_thread_key, ThreadExit);
   pthread_atfork(AtForkPrepare, AtForkParent, AtForkChild);
   g_state.store(kActive);
@@ -636,7 +698,7 @@ void Finish(const char* action) {
   int expect = kActive;
   if (!g_state.compare_exchange_strong(expect, kFinished)) return;
   FlushAll(action);
-  g_sender.Close();
+  Sender().Close();
 }
 
 __attribute__((destructor)) void Dtor() { Finish("exit"); }
@@ -661,15 +723,19 @@ inline Slot* Begin() {
 }
 
 inline void Record(Slot* s, const RawOp& op) {
-  s->Lock();
-  g_raw_ops.fetch_add(1, std::memory_order_relaxed);
-  s->comp.Add(op, s);
+  LockSlot(s);
+  ++s->raw_ops;
+  if (__builtin_expect(!s->comp().TryExtend(op), 0)) {
+    SlotSink sink(s);
+    s->comp().Add(op, &sink);
+  }
   if (__builtin_expect(op.t1 >= s->next_sweep, 0)) {
-    s->comp.CloseExpired(op.t1, s);
+    SlotSink sink(s);
+    s->comp().CloseExpired(op.t1, &sink);
     if (s->nbuf) FlushBuffered(s);
     s->next_sweep = op.t1 + g_sweep_ticks;
   }
-  s->Unlock();
+  UnlockSlot(s);
 }
 
 // Data op on an fd. off >= 0: positional (pread/pwrite); off < 0: at the
@@ -679,7 +745,6 @@ ssize_t DataOp(Op op, Layer layer, int fd, int64_t off, size_t size, Call&& call
   Slot* s = Begin();
   FdInfo* f = s ? TracedFd(fd) : nullptr;
   if (!f) return call();
-  ++t_busy;
   int64_t at = off >= 0 ? off : (layer == kStdio ? f->stdio_offset : f->offset);
   uint64_t t0 = Ticks();
   ssize_t r = call();
@@ -688,7 +753,6 @@ ssize_t DataOp(Op op, Layer layer, int fd, int64_t off, size_t size, Call&& call
   if (off < 0 && r > 0 && at >= 0) (layer == kStdio ? f->stdio_offset : f->offset) = at + r;
   RawOp o{op, layer, fd, at, static_cast<int64_t>(size), r, r < 0 ? e : 0, f->file_id, t0, t1};
   Record(s, o);
-  --t_busy;
   errno = e;
   return r;
 }
@@ -757,12 +821,13 @@ int OpenOp(Layer layer, int dirfd, const char* path, int flags, Call&& call) {
 // The fd is gone (closed or replaced by dup2): close its runs in this thread.
 void ForgetFd(int fd) {
   if (fd < 0) return;
-  if (g_sender.OwnsFd(fd)) g_sender.ForgetFd(fd);
+  if (SenderOwns(fd)) Sender().ForgetFd(fd);
   if (fd >= kMaxFds) return;
   if (Slot* s = t_slot; s && g_fds[fd].kind == kFdTraced) {
-    s->Lock();
-    s->comp.CloseFd(fd, s);
-    s->Unlock();
+    LockSlot(s);
+    SlotSink sink(s);
+    s->comp().CloseFd(fd, &sink);
+    UnlockSlot(s);
   }
   g_fds[fd].kind = kFdUnknown;
 }

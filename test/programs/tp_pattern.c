@@ -3,7 +3,9 @@
  *   tp_pattern seq-read FILE BS COUNT
  *   tp_pattern rand-write FILE BS COUNT      (random aligned offsets in BS*COUNT bytes)
  *   tp_pattern strided FILE BS COUNT NPROC   (NPROC processes, rank r writes blocks r, r+N, ...)
- *   tp_pattern pwrite-loop FILE BS COUNT     (tight pwrite loop at offset 0: per-call overhead)
+ *   tp_pattern pwrite-loop FILE BS COUNT     (tight sequential pwrite loop, wrapping every 16384 blocks:
+ *                                             per-call overhead when runs compress)
+ *   tp_pattern pwrite-same FILE BS COUNT     (pwrite loop at offset 0: every call is its own record)
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -52,7 +54,8 @@ int main(int argc, char** argv) {
     ssize_t r;
     if (!strcmp(mode, "seq-write")) r = write(fd, buf, bs);
     else if (!strcmp(mode, "seq-read")) r = read(fd, buf, bs);
-    else if (!strcmp(mode, "pwrite-loop")) r = pwrite(fd, buf, bs, 0);
+    else if (!strcmp(mode, "pwrite-loop")) r = pwrite(fd, buf, bs, (off_t)((i % 16384) * (long)bs));
+    else if (!strcmp(mode, "pwrite-same")) r = pwrite(fd, buf, bs, 0);
     else if (!strcmp(mode, "rand-write")) {
       x ^= x << 13; x ^= x >> 7; x ^= x << 17;
       r = pwrite(fd, buf, bs, (off_t)((x % (unsigned long long)count) * bs));

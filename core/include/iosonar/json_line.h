@@ -14,12 +14,24 @@ class JsonLine {
   JsonLine(char* buf, size_t cap) : buf_(buf), cap_(cap) {}
   void Begin() { Raw("{", 1); first_ = true; }
   void End() { Raw("}\n", 2); }
-  void Key(const char* k) {
-    if (!first_) Raw(",", 1);
+  // Keys are string literals: their length is known at compile time, and
+  // the separator, quotes and colon go out in one copy.
+  template <size_t N>
+  void Key(const char (&k)[N]) {
+    constexpr size_t n = N - 1;
+    if (len_ + n + 4 > cap_) {
+      failed_ = true;
+      return;
+    }
+    char* p = buf_ + len_;
+    if (!first_) *p++ = ',';
     first_ = false;
-    Raw("\"", 1);
-    Raw(k, strlen(k));
-    Raw("\":", 2);
+    *p++ = '"';
+    memcpy(p, k, n);
+    p += n;
+    *p++ = '"';
+    *p++ = ':';
+    len_ = static_cast<size_t>(p - buf_);
   }
   void Str(const char* s, size_t n);
   void Str(const char* s) { Str(s, strlen(s)); }
@@ -28,9 +40,13 @@ class JsonLine {
   void Bool(bool b) { b ? Raw("true", 4) : Raw("false", 5); }
   // @timestamp format: 2026-11-22T07:09:12.123Z from ns since the epoch.
   void IsoMillis(int64_t epoch_ns);
-  void KStr(const char* k, const char* s) { Key(k); Str(s); }
-  void KStr(const char* k, const char* s, size_t n) { Key(k); Str(s, n); }
-  void KInt(const char* k, int64_t v) { Key(k); Int(v); }
+  template <size_t N>
+  void KStr(const char (&k)[N], const char* s) { Key(k); Str(s); }
+  template <size_t N>
+  void KStr(const char (&k)[N], const char* s, size_t n) { Key(k); Str(s, n); }
+  template <size_t N>
+  void KInt(const char (&k)[N], int64_t v) { Key(k); Int(v); }
+  // Appends bytes as they are (pre-rendered JSON).
   void Raw(const char* s, size_t n) {
     if (len_ + n > cap_) { failed_ = true; return; }
     memcpy(buf_ + len_, s, n);
