@@ -34,13 +34,14 @@ struct CollectorOptions {
 struct CollectorStats {
   uint64_t connections = 0;       // accepted so far
   uint64_t open_connections = 0;
-  uint64_t lines = 0;             // complete lines seen (blank lines not counted)
+  uint64_t lines = 0;             // lines seen (blank lines not counted; a truncated last line is)
   uint64_t accepted = 0;          // valid records
   uint64_t rejected = 0;          // set aside in the dead-letter file
   uint64_t stored = 0;            // inserted into the store
   uint64_t duplicates = 0;        // already stored (same event.stream + event.seq)
   uint64_t redis_pushed = 0;
   uint64_t redis_errors = 0;      // failed pushes (records stay in the store)
+  uint64_t store_errors = 0;      // accepted records the store failed to write (see stderr)
 };
 
 class Collector {

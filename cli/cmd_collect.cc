@@ -1,0 +1,141 @@
+// `iosonar collect`: the embedded collector in the foreground, or a one-shot
+// ingest of JSON-lines files.
+#include <signal.h>
+
+#include <boost/program_options.hpp>
+#include <cstdio>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "commands.h"
+#include "iosonar/collector.h"
+
+namespace po = boost::program_options;
+
+namespace iosonar::cli {
+namespace {
+
+void PrintStats(const char* what, const CollectorStats& s) {
+  std::fprintf(stderr,
+               "iosonar collect: %s: connections %llu, lines %llu, accepted %llu, rejected %llu, stored %llu, "
+               "duplicates %llu, redis pushed %llu, redis errors %llu, store errors %llu\n",
+               what, static_cast<unsigned long long>(s.connections), static_cast<unsigned long long>(s.lines),
+               static_cast<unsigned long long>(s.accepted), static_cast<unsigned long long>(s.rejected),
+               static_cast<unsigned long long>(s.stored), static_cast<unsigned long long>(s.duplicates),
+               static_cast<unsigned long long>(s.redis_pushed), static_cast<unsigned long long>(s.redis_errors),
+               static_cast<unsigned long long>(s.store_errors));
+}
+
+}  // namespace
+
+int CmdCollect(int argc, char** argv) {
+  CollectorOptions o;
+  std::string redis_flag, config;
+  std::vector<std::string> files;
+  po::options_description desc(
+      "usage: iosonar collect --store DIR [--listen tcp://HOST:PORT] [OPTIONS]\n"
+      "       iosonar collect --store DIR --from-file FILE... [OPTIONS]\n\n"
+      "Receives JSON lines (one record per line, as the exporters and Logstash's\n"
+      "json_lines codec send them), validates each against the record schema,\n"
+      "stores accepted records in DIR/store.db (SQLite) and, with a Redis URL,\n"
+      "pushes the accepted lines to a Redis list. Malformed lines go to the\n"
+      "dead-letter file with the reason. Runs until SIGINT/SIGTERM, then drains\n"
+      "and prints its counts. With --from-file it ingests the files and exits.\n\n"
+      "options",
+      100, 50);
+  desc.add_options()                                                                                    //
+      ("help,h", "show this help")                                                                      //
+      ("listen", po::value(&o.listen)->default_value(o.listen)->value_name("URL"), "TCP address to listen on (port 0 picks one)")  //
+      ("store", po::value(&o.store_dir)->value_name("DIR"), "store directory (created if missing); required")              //
+      ("redis", po::value(&redis_flag)->value_name("URL"),
+       "Redis URL, redis://[:PASS@]HOST:PORT[/DB] or unix:///PATH[?db=N] (else $IOSONAR_REDIS, else "
+       "'redis' in the config file)")                                                                    //
+      ("redis-list", po::value(&o.redis_list)->default_value(o.redis_list)->value_name("NAME"), "Redis list for accepted lines")  //
+      ("dead-letter", po::value(&o.dead_letter_path)->value_name("FILE"), "dead-letter file (default DIR/deadletter.jsonl)")  //
+      ("max-line-bytes", po::value(&o.max_line_bytes)->default_value(o.max_line_bytes)->value_name("N"),
+       "longer lines are set aside as oversized")                                                       //
+      ("from-file", po::value(&files)->multitoken()->value_name("FILE"), "ingest these JSON-lines files (- for stdin) and exit")  //
+      ("config", po::value(&config)->value_name("FILE"), "config file (default $IOSONAR_CONFIG or ~/.config/iosonar/iosonar.conf)");
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(desc).run(), vm);
+    po::notify(vm);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "iosonar collect: %s\n(see iosonar collect --help)\n", e.what());
+    return 2;
+  }
+  if (vm.count("help")) {
+    std::cout << desc << "\n";
+    return 0;
+  }
+  if (o.store_dir.empty()) {
+    std::fprintf(stderr, "iosonar collect: --store DIR is required (where store.db is kept)\n");
+    return 2;
+  }
+  if (o.max_line_bytes == 0) {
+    std::fprintf(stderr, "iosonar collect: --max-line-bytes must be positive\n");
+    return 2;
+  }
+  o.redis_url = ResolveSetting(redis_flag, "IOSONAR_REDIS", "redis", config);
+  // A Redis server that goes away must not kill us with SIGPIPE.
+  signal(SIGPIPE, SIG_IGN);
+
+  if (!files.empty()) {
+    CollectorStats total;
+    int rc = 0;
+    for (const auto& f : files) {
+      auto r = IngestFile(o, f);
+      if (!r.ok()) {
+        std::fprintf(stderr, "iosonar collect: %s: %s\n", f.c_str(), r.status().ToString().c_str());
+        rc = 1;
+        continue;
+      }
+      PrintStats(f.c_str(), *r);
+      if (r->store_errors) rc = 1;
+      const CollectorStats& s = *r;
+      total.lines += s.lines;
+      total.accepted += s.accepted;
+      total.rejected += s.rejected;
+      total.stored += s.stored;
+      total.duplicates += s.duplicates;
+      total.redis_pushed += s.redis_pushed;
+      total.redis_errors += s.redis_errors;
+      total.store_errors += s.store_errors;
+    }
+    if (files.size() > 1) PrintStats("total", total);
+    return rc;
+  }
+
+  // Take SIGINT/SIGTERM synchronously in this thread (sigwait), before the
+  // collector's thread exists, so it never sees them.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  auto c = Collector::Start(o);
+  if (!c.ok()) {
+    std::fprintf(stderr, "iosonar collect: cannot start: %s\n", c.status().ToString().c_str());
+    return 1;
+  }
+  // Show the real port when port 0 asked for any.
+  std::string where = o.listen.substr(0, o.listen.rfind(':') + 1) + std::to_string(c.value()->port());
+  std::fprintf(stderr, "iosonar collect: listening on %s, storing in %s/store.db%s%s\n", where.c_str(),
+               o.store_dir.c_str(), o.redis_url.empty() ? "" : ", pushing to Redis list ",
+               o.redis_url.empty() ? "" : o.redis_list.c_str());
+  int sig = 0;
+  sigwait(&stop_signals, &sig);
+  std::fprintf(stderr, "iosonar collect: %s, draining\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
+  Status s = c.value()->Stop();
+  CollectorStats final_stats = c.value()->stats();
+  PrintStats("final", final_stats);
+  if (!s.ok()) {
+    std::fprintf(stderr, "iosonar collect: %s\n", s.ToString().c_str());
+    return 1;
+  }
+  return final_stats.store_errors ? 1 : 0;
+}
+
+}  // namespace iosonar::cli

@@ -1,0 +1,367 @@
+// The collector over real loopback sockets: good lines stored, bad ones in the
+// dead-letter file with reason, source and line number, resends counted as
+// duplicates; and IngestFile through the same path.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <rapidjson/document.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "iosonar/collector.h"
+#include "iosonar/store.h"
+#include "iosonar/timeutil.h"
+#include "testutil.h"
+
+using namespace iosonar;
+using iosonar::test::TempDir;
+
+namespace {
+
+std::string Line(int64_t stream, int64_t seq, const std::string& host = "n1") {
+  int64_t ts = 1795331352123000000 + seq * 1000000;
+  return "{\"@timestamp\":\"" + FormatIsoMillis(ts) + "\",\"event.dataset\":\"iosonar.trace\",\"event.stream\":" +
+         std::to_string(stream) + ",\"event.seq\":" + std::to_string(seq) + ",\"host.name\":\"" + host +
+         "\",\"job.id\":\"42\",\"process.pid\":100,\"process.tid\":100,\"io.op\":\"write\",\"io.layer\":\"posix\","
+         "\"file.path\":\"/tmp/f\",\"file.id\":\"00112233aabbccdd\",\"io.fd\":3,\"io.offset\":0,\"io.size\":4096,"
+         "\"io.count\":10,\"io.bytes\":40960,\"event.start_ns\":" +
+         std::to_string(ts) + ",\"event.end_ns\":" + std::to_string(ts + 1000000) + ",\"io.duration_ns\":5000}";
+}
+
+// A loopback client; "tcp 127.0.0.1:PORT" is how the collector names it.
+class Client {
+ public:
+  explicit Client(int port) {
+    fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    REQUIRE(fd_ >= 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<uint16_t>(port));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+    socklen_t len = sizeof a;
+    getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
+    source_ = "tcp 127.0.0.1:" + std::to_string(ntohs(a.sin_port));
+  }
+  ~Client() { Close(); }
+  void Send(const std::string& data) {
+    size_t off = 0;
+    while (off < data.size()) {
+      ssize_t n = write(fd_, data.data() + off, data.size() - off);
+      REQUIRE(n > 0);
+      off += static_cast<size_t>(n);
+    }
+  }
+  void Close() {
+    if (fd_ >= 0) close(fd_);
+    fd_ = -1;
+  }
+  const std::string& source() const { return source_; }
+
+ private:
+  int fd_ = -1;
+  std::string source_;
+};
+
+struct DeadLetter {
+  std::string reason, source, line;
+  int64_t line_no = 0;
+};
+
+std::vector<DeadLetter> ReadDeadLetters(const std::string& path) {
+  std::vector<DeadLetter> out;
+  for (const auto& l : iosonar::test::SplitLines(iosonar::test::ReadFile(path))) {
+    rapidjson::Document d;
+    d.Parse(l.c_str(), l.size());
+    INFO(l);
+    REQUIRE_FALSE(d.HasParseError());
+    REQUIRE(d.IsObject());
+    REQUIRE(d.MemberCount() == 4);
+    DeadLetter dl;
+    dl.reason = d["reason"].GetString();
+    dl.source = d["source"].GetString();
+    dl.line_no = d["line_no"].GetInt64();
+    dl.line.assign(d["line"].GetString(), d["line"].GetStringLength());
+    out.push_back(dl);
+  }
+  return out;
+}
+
+std::unique_ptr<Collector> StartCollector(CollectorOptions o) {
+  if (o.listen == CollectorOptions{}.listen) o.listen = "tcp://127.0.0.1:0";
+  auto c = Collector::Start(o);
+  INFO(c.status().ToString());
+  REQUIRE(c.ok());
+  REQUIRE(c.value()->port() > 0);
+  return std::move(c.value());
+}
+
+uint64_t StoredCount(const std::string& dir) {
+  auto s = OpenSqliteStore(dir);
+  REQUIRE(s.ok());
+  auto n = s.value()->Count("iosonar.trace", {});
+  REQUIRE(n.ok());
+  return *n;
+}
+
+void Drain(Collector* c, int connections) {
+  Status s = c->Drain(connections, 20000);
+  INFO(s.ToString());
+  REQUIRE(s.ok());
+}
+
+}  // namespace
+
+TEST_CASE("collector: good lines are stored, bad ones set aside with reason and source", "[collector]") {
+  TempDir dir;
+  CollectorOptions o;
+  o.store_dir = dir.path();
+  auto c = StartCollector(o);
+
+  Client cl(c->port());
+  std::string data;
+  data += Line(1, 0) + "\n";                                    // line 1
+  data += "{\"event.dataset\":\"iosonar.trace\",\n";            // line 2: cut short
+  data += "\n   \n";                                            // lines 3, 4: blank, ignored
+  data += Line(1, 1) + "\r\n";                                  // line 5: CRLF framing is fine
+  std::string bad_utf8 = Line(1, 2, "n\xff\xfe");
+  data += bad_utf8 + "\n";                                      // line 6: not UTF-8
+  data += "{\"nope\":1}\n";                                     // line 7: unknown field
+  data += Line(1, 3) + " trailing\n";                           // line 8: garbage after the object
+  data += Line(1, 4) + "\n";                                    // line 9
+  cl.Send(data);
+  cl.Close();
+  Drain(c.get(), 1);
+
+  CollectorStats st = c->stats();
+  CHECK(st.connections == 1);
+  CHECK(st.open_connections == 0);
+  CHECK(st.lines == 7);
+  CHECK(st.accepted == 3);
+  CHECK(st.rejected == 4);
+  CHECK(st.stored == 3);
+  CHECK(st.duplicates == 0);
+  CHECK(st.redis_pushed == 0);
+  CHECK(StoredCount(dir.path()) == 3);
+
+  auto dl = ReadDeadLetters(dir / "deadletter.jsonl");
+  REQUIRE(dl.size() == 4);
+  for (const auto& d : dl) CHECK(d.source == cl.source());
+  CHECK(dl[0].line_no == 2);
+  CHECK(dl[0].reason.rfind("not JSON: ", 0) == 0);
+  CHECK(dl[0].line == "{\"event.dataset\":\"iosonar.trace\",");
+  CHECK(dl[1].line_no == 6);
+  CHECK(dl[1].reason.rfind("not JSON: Invalid encoding in string.", 0) == 0);
+  // The dead-letter file stays valid JSON: bad bytes become U+FFFD.
+  CHECK(dl[1].line == Line(1, 2, "n\xef\xbf\xbd\xef\xbf\xbd"));
+  CHECK(dl[2].line_no == 7);
+  CHECK(dl[2].reason == "unknown field \"nope\" (not in the record schema)");
+  CHECK(dl[3].line_no == 8);
+  CHECK(dl[3].reason.rfind("trailing data after the JSON object", 0) == 0);
+  CHECK(dl[3].line == Line(1, 3) + " trailing");
+  REQUIRE(c->Stop().ok());
+}
+
+TEST_CASE("collector: oversized lines are set aside and the connection goes on", "[collector]") {
+  TempDir dir;
+  CollectorOptions o;
+  o.store_dir = dir.path();
+  o.dead_letter_path = dir / "bad.jsonl";
+  o.max_line_bytes = 2000;
+  auto c = StartCollector(o);
+
+  std::string huge = "{\"host.name\":\"" + std::string(200000, 'x') + "\"}";  // far past the buffer
+  std::string big = "{\"host.name\":\"" + std::string(3000, 'y') + "\"}";     // within one read
+  Client cl(c->port());
+  cl.Send(Line(2, 0) + "\n" + huge + "\n" + Line(2, 1) + "\n" + big + "\n" + Line(2, 2) + "\n");
+  cl.Close();
+  Drain(c.get(), 1);
+
+  CollectorStats st = c->stats();
+  CHECK(st.lines == 5);
+  CHECK(st.stored == 3);
+  CHECK(st.rejected == 2);
+  auto dl = ReadDeadLetters(dir / "bad.jsonl");
+  REQUIRE(dl.size() == 2);
+  CHECK(dl[0].reason == "oversized line (" + std::to_string(huge.size()) + " bytes > 2000)");
+  CHECK(dl[0].line_no == 2);
+  CHECK(dl[0].line == huge.substr(0, 64 * 1024));  // cut to 64 KiB
+  CHECK(dl[1].reason == "oversized line (" + std::to_string(big.size()) + " bytes > 2000)");
+  CHECK(dl[1].line_no == 4);
+  CHECK(dl[1].line == big);
+  CHECK(StoredCount(dir.path()) == 3);
+}
+
+TEST_CASE("collector: a last line without newline is truncated", "[collector]") {
+  TempDir dir;
+  CollectorOptions o;
+  o.store_dir = dir.path();
+  auto c = StartCollector(o);
+  Client cl(c->port());
+  std::string full = Line(3, 1);
+  cl.Send(Line(3, 0) + "\n" + full);  // complete JSON, but the newline never came
+  cl.Close();
+  Drain(c.get(), 1);
+  CHECK(c->stats().stored == 1);
+  CHECK(c->stats().rejected == 1);
+  auto dl = ReadDeadLetters(dir / "deadletter.jsonl");
+  REQUIRE(dl.size() == 1);
+  CHECK(dl[0].reason == "truncated line at end of stream");
+  CHECK(dl[0].line_no == 2);
+  CHECK(dl[0].line == full);
+  CHECK(dl[0].source == cl.source());
+}
+
+TEST_CASE("collector: resending the same records counts duplicates", "[collector]") {
+  TempDir dir;
+  CollectorOptions o;
+  o.store_dir = dir.path();
+  o.batch_records = 100;  // several batches
+  auto c = StartCollector(o);
+  std::string data;
+  for (int i = 0; i < 1000; ++i) data += Line(4, i) + "\n";
+  {
+    Client cl(c->port());
+    cl.Send(data);
+  }
+  Drain(c.get(), 1);
+  CHECK(c->stats().stored == 1000);
+  {
+    Client cl(c->port());
+    cl.Send(data);
+  }
+  Drain(c.get(), 2);
+  CollectorStats st = c->stats();
+  CHECK(st.accepted == 2000);
+  CHECK(st.stored == 1000);
+  CHECK(st.duplicates == 1000);
+  CHECK(st.rejected == 0);
+  REQUIRE(c->Stop().ok());
+  CHECK(StoredCount(dir.path()) == 1000);
+}
+
+TEST_CASE("collector: concurrent senders are all stored", "[collector]") {
+  TempDir dir;
+  CollectorOptions o;
+  o.store_dir = dir.path();
+  o.batch_records = 512;
+  auto c = StartCollector(o);
+  constexpr int kSenders = 4, kEach = 5000;
+  std::vector<std::string> payload(kSenders);
+  for (int s = 0; s < kSenders; ++s)
+    for (int i = 0; i < kEach; ++i) payload[static_cast<size_t>(s)] += Line(100 + s, i) + "\n";
+  std::vector<std::thread> threads;
+  for (int s = 0; s < kSenders; ++s)
+    threads.emplace_back([&, s] {
+      Client cl(c->port());
+      // Small writes, so lines straddle reads.
+      const std::string& p = payload[static_cast<size_t>(s)];
+      for (size_t off = 0; off < p.size(); off += 777) cl.Send(p.substr(off, 777));
+    });
+  for (auto& t : threads) t.join();
+  Drain(c.get(), kSenders);
+  CollectorStats st = c->stats();
+  CHECK(st.connections == kSenders);
+  CHECK(st.stored == kSenders * kEach);
+  CHECK(st.rejected == 0);
+  CHECK(StoredCount(dir.path()) == kSenders * kEach);
+}
+
+TEST_CASE("collector: a partial batch is stored within the flush interval", "[collector]") {
+  TempDir dir;
+  CollectorOptions o;
+  o.store_dir = dir.path();
+  o.flush_interval_ms = 50;
+  auto c = StartCollector(o);
+  Client cl(c->port());  // stays open
+  cl.Send(Line(5, 0) + "\n" + Line(5, 1) + "\n");
+  CHECK(iosonar::test::WaitUntil([&] { return c->stats().stored == 2; }, 10000));
+  CHECK(c->stats().open_connections == 1);
+}
+
+TEST_CASE("collector: Stop stores what was received from open connections", "[collector]") {
+  TempDir dir;
+  CollectorOptions o;
+  o.store_dir = dir.path();
+  o.flush_interval_ms = 60000;  // only Stop() will flush
+  auto c = StartCollector(o);
+  Client cl(c->port());
+  cl.Send(Line(6, 0) + "\n" + Line(6, 1) + "\n" + "{\"event.data");
+  REQUIRE(iosonar::test::WaitUntil([&] { return c->stats().accepted == 2; }, 10000));
+  CHECK(c->stats().stored == 0);
+  REQUIRE(c->Stop().ok());
+  CHECK(c->stats().stored == 2);
+  CHECK(c->stats().open_connections == 0);
+  REQUIRE(c->Stop().ok());  // twice is fine
+  auto dl = ReadDeadLetters(dir / "deadletter.jsonl");
+  REQUIRE(dl.size() == 1);
+  CHECK(dl[0].reason == "truncated line at collector shutdown");
+  CHECK(dl[0].line == "{\"event.data");
+  CHECK(StoredCount(dir.path()) == 2);
+}
+
+TEST_CASE("collector: Drain times out naming what it waited for", "[collector]") {
+  TempDir dir;
+  CollectorOptions o;
+  o.store_dir = dir.path();
+  auto c = StartCollector(o);
+  Status s = c->Drain(1, 50);
+  CHECK(s.code() == Code::kUnavailable);
+  CHECK(s.message().find("drain timed out after 50 ms (connections 0 of 1 expected") != std::string::npos);
+}
+
+TEST_CASE("collector: start-up errors say what was wrong", "[collector]") {
+  TempDir dir;
+  CollectorOptions o;
+  o.listen = "tcp://127.0.0.1:0";
+  auto r = Collector::Start(o);
+  CHECK(r.status().message() == "collector: no store directory given");
+  o.store_dir = dir.path();
+  o.listen = "udp://127.0.0.1:5170";
+  r = Collector::Start(o);
+  CHECK(r.status().code() == Code::kInvalid);
+  CHECK(r.status().message().find("udp://127.0.0.1:5170") != std::string::npos);
+  o.listen = "tcp://127.0.0.1:99999";
+  CHECK(Collector::Start(o).status().message().find("not a number from 0 to 65535") != std::string::npos);
+  // A port somebody already listens on.
+  o.listen = "tcp://127.0.0.1:0";
+  auto first = StartCollector(o);
+  o.listen = "tcp://127.0.0.1:" + std::to_string(first->port());
+  r = Collector::Start(o);
+  CHECK_FALSE(r.ok());
+  CHECK(r.status().message().find("Address already in use") != std::string::npos);
+  o.listen = "tcp://127.0.0.1:0";
+  o.redis_url = "http://x:1";
+  CHECK(Collector::Start(o).status().message().find("bad Redis URL") != std::string::npos);
+}
+
+TEST_CASE("IngestFile runs the same validation and names the file in dead letters", "[collector]") {
+  TempDir dir;
+  std::string file = dir / "records.jsonl";
+  iosonar::test::WriteFile(file, Line(7, 0) + "\n" + "not json\n" + Line(7, 1) + "\n" + Line(7, 0) + "\n" + Line(7, 2));
+  CollectorOptions o;
+  o.store_dir = dir / "store";
+  auto r = IngestFile(o, file);
+  INFO(r.status().ToString());
+  REQUIRE(r.ok());
+  CHECK(r->lines == 5);
+  CHECK(r->accepted == 3);
+  CHECK(r->stored == 2);
+  CHECK(r->duplicates == 1);
+  CHECK(r->rejected == 2);
+  auto dl = ReadDeadLetters(dir / "store/deadletter.jsonl");
+  REQUIRE(dl.size() == 2);
+  CHECK(dl[0].source == file);
+  CHECK(dl[0].line_no == 2);
+  CHECK(dl[0].reason.rfind("not JSON", 0) == 0);
+  CHECK(dl[1].line_no == 5);
+  CHECK(dl[1].reason == "truncated line at end of stream");
+
+  auto missing = IngestFile(o, dir / "nope.jsonl");
+  CHECK(missing.status().code() == Code::kNotFound);
+  CHECK(missing.status().message().find("nope.jsonl") != std::string::npos);
+}

@@ -1,0 +1,167 @@
+// ParseRecordInsitu: what it accepts, and the exact words it uses to refuse
+// (they end up in the dead-letter file, so people read them).
+#include <catch2/catch.hpp>
+#include <string>
+
+#include "iosonar/record.h"
+#include "iosonar/schema.h"
+
+using namespace iosonar;
+
+namespace {
+
+const std::string kGood =
+    R"({"@timestamp":"2026-11-22T07:09:12.123Z","event.dataset":"iosonar.trace","event.stream":1234,"event.seq":0,)"
+    R"("host.name":"n1","job.id":"42","process.pid":100,"process.tid":100,"io.op":"write","io.layer":"posix",)"
+    R"("file.path":"/tmp/f","file.id":"00112233aabbccdd","io.fd":3,"io.offset":0,"io.size":4096,"io.count":10,)"
+    R"("io.bytes":40960,"event.start_ns":1795331352123000000,"event.end_ns":1795331352124000000,"io.duration_ns":5000})";
+
+// Parses a copy (the parser writes into its buffer) and returns the error
+// text, "" when the line is valid. rec, if given, receives the record; its
+// strings point into *keep.
+std::string Parse(const std::string& line, ParsedRecord* rec = nullptr, std::string* keep = nullptr) {
+  std::string local;
+  std::string& buf = keep ? *keep : local;
+  buf = line;
+  buf.push_back('\0');  // the byte at line[len] must be writable
+  ParsedRecord r;
+  Status s = ParseRecordInsitu(buf.data(), line.size(), rec ? rec : &r);
+  return s.ok() ? "" : s.message();
+}
+
+std::string Replace(std::string s, const std::string& from, const std::string& to) {
+  auto p = s.find(from);
+  REQUIRE(p != std::string::npos);
+  return s.replace(p, from.size(), to);
+}
+
+const FieldValue& Get(const ParsedRecord& r, const char* name) {
+  int i = FieldIndex(name);
+  REQUIRE(i >= 0);
+  return r[static_cast<size_t>(i)];
+}
+
+}  // namespace
+
+TEST_CASE("a valid trace line parses into typed values", "[record]") {
+  ParsedRecord r;
+  std::string buf;
+  REQUIRE(Parse(kGood, &r, &buf) == "");
+  REQUIRE(r.dataset != nullptr);
+  CHECK(r.dataset->name == "iosonar.trace");
+  CHECK(Get(r, "@timestamp").i == 1795331352123000000);
+  CHECK(Get(r, "@timestamp").s == "2026-11-22T07:09:12.123Z");
+  CHECK(Get(r, "event.stream").kind == FieldValue::kInt);
+  CHECK(Get(r, "event.stream").i == 1234);
+  CHECK(Get(r, "host.name").kind == FieldValue::kString);
+  CHECK(Get(r, "host.name").s == "n1");
+  CHECK(Get(r, "io.bytes").i == 40960);
+  CHECK(Get(r, "event.end_ns").i == 1795331352124000000);
+  CHECK(Get(r, "process.rank").kind == FieldValue::kAbsent);  // optional, left out
+  CHECK(Get(r, "io.errno").kind == FieldValue::kAbsent);
+}
+
+TEST_CASE("valid variants: escapes, CRLF, blanks, epoch-millisecond dates, offsets, field order", "[record]") {
+  ParsedRecord r;
+  std::string buf;
+  SECTION("escaped strings are unescaped") {
+    REQUIRE(Parse(Replace(kGood, R"("/tmp/f")", R"("/tmp/a\"b\\c\u00e9")"), &r, &buf) == "");
+    CHECK(Get(r, "file.path").s == "/tmp/a\"b\\c\xc3\xa9");
+  }
+  SECTION("a trailing CR (CRLF framing) and blanks are ignored") {
+    CHECK(Parse(kGood + "\r") == "");
+    CHECK(Parse(kGood + "  \t") == "");
+  }
+  SECTION("@timestamp as epoch milliseconds") {
+    REQUIRE(Parse(Replace(kGood, R"("2026-11-22T07:09:12.123Z")", "1795331352123"), &r, &buf) == "");
+    CHECK(Get(r, "@timestamp").i == 1795331352123000000);
+  }
+  SECTION("@timestamp with a numeric zone") {
+    REQUIRE(Parse(Replace(kGood, "07:09:12.123Z", "09:09:12.123+02:00"), &r, &buf) == "");
+    CHECK(Get(r, "@timestamp").i == 1795331352123000000);
+  }
+  SECTION("fields in any order") {
+    std::string reordered = Replace(kGood, R"("host.name":"n1",)", "");
+    reordered = Replace(reordered, "{", R"({"host.name":"n1",)");
+    REQUIRE(Parse(reordered, &r, &buf) == "");
+    CHECK(Get(r, "host.name").s == "n1");
+  }
+  SECTION("a tracer record") {
+    std::string t =
+        R"({"@timestamp":"2026-11-22T07:09:12.123Z","event.dataset":"iosonar.tracer","event.stream":7,"event.seq":3,)"
+        R"("host.name":"n1","process.pid":9,"event.action":"exit","tracer.raw_ops":10,"tracer.records":2,)"
+        R"("tracer.dropped":0,"tracer.spooled":0,"process.command_line":"./a.out -n 4"})";
+    REQUIRE(Parse(t, &r, &buf) == "");
+    CHECK(r.dataset->name == "iosonar.tracer");
+    CHECK(Get(r, "event.action").s == "exit");
+  }
+  SECTION("a reused record carries nothing over") {
+    REQUIRE(Parse(Replace(kGood, R"("io.fd":3,)", R"("io.fd":3,"io.errno":5,)"), &r, &buf) == "");
+    CHECK(Get(r, "io.errno").i == 5);
+    std::string buf2;
+    REQUIRE(Parse(kGood, &r, &buf2) == "");
+    CHECK(Get(r, "io.errno").kind == FieldValue::kAbsent);
+  }
+}
+
+TEST_CASE("malformed and truncated JSON is refused as not JSON", "[record]") {
+  CHECK(Parse("{\"@timestamp\":") == "not JSON: Invalid value. at byte 14");
+  CHECK(Parse(kGood.substr(0, 100)) == "not JSON: Missing a closing quotation mark in string. at byte 100");
+  CHECK(Parse(kGood.substr(0, kGood.size() - 1)) == "not JSON: Missing a comma or '}' after an object member. at byte 422");
+  CHECK(Parse("hello") == "not JSON: Invalid value. at byte 0");
+  CHECK(Parse("") == "not JSON: The document is empty. at byte 0");
+  CHECK(Parse("{'host.name':'n1'}") == "not JSON: Missing a name for object member. at byte 1");
+}
+
+TEST_CASE("bytes that are not UTF-8 are refused", "[record]") {
+  // The offset is that of the first bad byte.
+  CHECK(Parse(Replace(kGood, R"("n1")", "\"n\xff\"")) == "not JSON: Invalid encoding in string. at byte 121");
+  CHECK(Parse(Replace(kGood, R"("/tmp/f")", "\"/tmp/\xc3\x28\"")) ==
+        "not JSON: Invalid encoding in string. at byte 227");
+  // An overlong encoding of '/' is not valid UTF-8 either.
+  CHECK(Parse(Replace(kGood, R"("/tmp/f")", "\"/tmp\xc0\xaf" "f\"")).rfind("not JSON: Invalid encoding in string.", 0) == 0);
+}
+
+TEST_CASE("unknown fields, wrong types, nesting, nulls and arrays name the field", "[record]") {
+  CHECK(Parse(Replace(kGood, R"("io.fd":3,)", R"("io.fd":3,"user.name":"alice",)")) ==
+        "unknown field \"user.name\" (not in the record schema)");
+  CHECK(Parse(Replace(kGood, R"("io.size":4096)", R"("io.size":"4096")")) == "field io.size: expected long, got string");
+  CHECK(Parse(Replace(kGood, R"("io.size":4096)", R"("io.size":4096.5)")) == "field io.size: expected long, got number");
+  CHECK(Parse(Replace(kGood, R"("host.name":"n1")", R"("host.name":7)")) == "field host.name: expected keyword, got integer");
+  CHECK(Parse(Replace(kGood, R"("io.op":"write")", R"("io.op":true)")) == "field io.op: expected keyword, got boolean");
+  CHECK(Parse(Replace(kGood, R"("host.name":"n1")", R"("host.name":{"name":"n1"})")) ==
+        "field host.name: nested objects are not allowed (use dotted names)");
+  CHECK(Parse(Replace(kGood, R"("host.name":"n1")", R"("host.name":null)")) ==
+        "field host.name: null is not allowed (leave the field out)");
+  CHECK(Parse(Replace(kGood, R"("io.size":4096)", R"("io.size":[4096])")) == "field io.size: arrays are not allowed");
+  CHECK(Parse(Replace(kGood, R"("event.seq":0)", R"("event.seq":18446744073709551615)")) ==
+        "field event.seq: integer out of range");
+  CHECK(Parse(Replace(kGood, R"("io.fd":3)", R"("io.fd":3,"io.fd":4)")) == "field io.fd: appears twice");
+  CHECK(Parse(Replace(kGood, "07:09:12.123Z", "07:09:12.123")) ==
+        "field @timestamp: not an ISO 8601 date with a zone: \"2026-11-22T07:09:12.123\"");
+  CHECK(Parse("[1,2]") == "a record must be one JSON object, not an array");
+  CHECK(Parse("42") == "a record must be one JSON object");
+}
+
+TEST_CASE("missing required fields and fields of another dataset", "[record]") {
+  CHECK(Parse(Replace(kGood, R"("io.op":"write",)", "")) == "missing required field io.op for dataset iosonar.trace");
+  CHECK(Parse(Replace(kGood, R"("event.seq":0,)", "")) == "missing required field event.seq for dataset iosonar.trace");
+  CHECK(Parse(Replace(kGood, R"("event.dataset":"iosonar.trace",)", "")) == "missing required field event.dataset");
+  CHECK(Parse(Replace(kGood, "iosonar.trace", "iosonar.nope")) == "field event.dataset: unknown dataset \"iosonar.nope\"");
+  CHECK(Parse(Replace(kGood, R"("io.fd":3)", R"("io.fd":3,"event.action":"start")")) ==
+        "field event.action: not part of dataset iosonar.trace");
+  CHECK(Parse("{}") == "missing required field event.dataset");
+}
+
+TEST_CASE("trailing garbage after the object", "[record]") {
+  CHECK(Parse(kGood + " x") == "trailing data after the JSON object at byte 424");
+  CHECK(Parse(kGood + kGood) == "trailing data after the JSON object at byte 423");
+  CHECK(Parse(kGood + "}") == "trailing data after the JSON object at byte 423");
+}
+
+TEST_CASE("FieldIndex matches the schema table", "[record]") {
+  CHECK(FieldIndex("@timestamp") == 0);
+  CHECK(FieldIndex("no.such.field") == -1);
+  for (size_t i = 0; i < schema::Fields().size(); ++i) CHECK(FieldIndex(schema::Fields()[i].name) == static_cast<int>(i));
+  CHECK(schema::Fields().size() <= kMaxFields);
+}
