@@ -4,9 +4,12 @@
 //   (b) +SQLite insert       IngestBatch into a fresh store, one transaction a batch
 //   (c) TCP end to end       a Collector in a separate process (so its peak RSS
 //                            is its own, not the generator's), fed over loopback
+//   (d) SQLite insert alone  BulkWriter::Insert of 64 pre-parsed records (one a
+//                            stream) with a new event.seq each time: the
+//                            store's share of (b), without the parser
 //
 // Each figure is the median of --runs runs. Usage:
-//   bench_ingest [--records N] [--runs R] [--only parse|store|tcp] [--batch N]
+//   bench_ingest [--records N] [--runs R] [--only parse|store|tcp|insert] [--batch N]
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/resource.h>
@@ -22,6 +25,7 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -193,6 +197,43 @@ Timing RunStore(const std::vector<std::string>& lines, size_t batch_n, uint64_t*
   return t;
 }
 
+Timing RunInsertOnly(const std::vector<std::string>& lines, size_t n, size_t batch_n) {
+  std::string dir = MakeTempDir();
+  Timing t;
+  {
+    auto st = OpenSqliteStore(dir);
+    if (!st.ok()) std::exit(1);
+    BulkWriter* w = BulkWriterOf(st.value().get());
+    // The first 64 lines are one per stream.
+    std::vector<std::string> bufs;
+    std::vector<std::unique_ptr<ParsedRecord>> recs;
+    for (size_t i = 0; i < 64 && i < lines.size(); ++i) {
+      bufs.push_back(lines[i] + '\0');
+      recs.push_back(std::make_unique<ParsedRecord>());
+      if (!ParseRecordInsitu(bufs.back().data(), lines[i].size(), recs.back().get()).ok()) std::exit(1);
+    }
+    const size_t seq = static_cast<size_t>(FieldIndex("event.seq")), ts = static_cast<size_t>(FieldIndex("@timestamp"));
+    AppendStats as;
+    double t0 = Seconds(), c0 = ThreadCpuSeconds();
+    if (!w->BeginBatch().ok()) std::exit(1);
+    for (size_t i = 0; i < n; ++i) {
+      if (i > 0 && i % batch_n == 0 && (!w->CommitBatch().ok() || !w->BeginBatch().ok())) std::exit(1);
+      ParsedRecord& r = *recs[i % recs.size()];
+      r.v[seq].i = static_cast<int64_t>(i / recs.size());
+      r.v[ts].i += 2000;
+      if (!w->Insert(r, &as).ok()) std::exit(1);
+    }
+    if (!w->CommitBatch().ok()) std::exit(1);
+    t = {Seconds() - t0, ThreadCpuSeconds() - c0};
+    if (as.inserted != n) {
+      std::fprintf(stderr, "stored %" PRIu64 " of %zu\n", as.inserted, n);
+      std::exit(1);
+    }
+  }
+  std::filesystem::remove_all(dir);
+  return t;
+}
+
 long PeakRssKiB() {
   FILE* f = std::fopen("/proc/self/status", "r");
   if (!f) return -1;
@@ -310,7 +351,7 @@ int main(int argc, char** argv) {
     else if (a == "--batch") batch_n = std::stoul(next());
     else if (a == "--serve") serve_dir = next();
     else {
-      std::fprintf(stderr, "usage: bench_ingest [--records N] [--runs R] [--only parse|store|tcp] [--batch N]\n");
+      std::fprintf(stderr, "usage: bench_ingest [--records N] [--runs R] [--only parse|store|tcp|insert] [--batch N]\n");
       return 2;
     }
   }
@@ -334,6 +375,11 @@ int main(int argc, char** argv) {
     char extra[96];
     std::snprintf(extra, sizeof extra, "; store.db+wal %.0f bytes/record", static_cast<double>(db_bytes) / static_cast<double>(n));
     Report("(b) +SQLite insert", n, t, extra);
+  }
+  if (only.empty() || only == "insert") {
+    std::vector<Timing> t;
+    for (int r = 0; r < runs; ++r) t.push_back(RunInsertOnly(lines, n, batch_n));
+    Report("(d) SQLite insert alone", n, t);
   }
   if (only.empty() || only == "tcp") {
     std::string all;

@@ -40,7 +40,7 @@ struct CollectorStats {
   uint64_t stored = 0;            // inserted into the store
   uint64_t duplicates = 0;        // already stored (same event.stream + event.seq)
   uint64_t redis_pushed = 0;
-  uint64_t redis_errors = 0;      // failed pushes (records stay in the store)
+  uint64_t redis_errors = 0;      // accepted records not pushed (they stay in the store)
   uint64_t store_errors = 0;      // accepted records the store failed to write (see stderr)
 };
 
