@@ -117,16 +117,16 @@ class SqliteStore final : public Store, public BulkWriter {
     // write lock for a moment; wait rather than fail.
     sqlite3_busy_timeout(db_, 10000);
     // page_size only takes effect on a new file (before the first table);
-    // bigger pages mean fewer B-tree splits per row on bulk inserts.
-    // synchronous=NORMAL in WAL mode can lose the last commits on power
+    // 16 KiB measured as fast as 4-32 KiB for bulk inserts and keeps the
+    // B-trees shallow for scans (test/bench/RESULTS.md). synchronous=NORMAL in WAL mode can lose the last commits on power
     // loss but never corrupts; exporters resend and duplicates are ignored.
     if (auto s = Exec("PRAGMA page_size=16384; PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; "
                       "PRAGMA temp_store=MEMORY; PRAGMA cache_size=-16384; PRAGMA wal_autocheckpoint=2000;");
         !s.ok())
       return s;
-    if (auto s = Prepare("BEGIN IMMEDIATE", &begin_); !s.ok()) return s;
-    if (auto s = Prepare("COMMIT", &commit_); !s.ok()) return s;
-    if (auto s = Prepare("ROLLBACK", &rollback_); !s.ok()) return s;
+    if (auto s = Prepare("BEGIN IMMEDIATE", &begin_, true); !s.ok()) return s;
+    if (auto s = Prepare("COMMIT", &commit_, true); !s.ok()) return s;
+    if (auto s = Prepare("ROLLBACK", &rollback_, true); !s.ok()) return s;
     for (const auto& d : schema::Datasets())
       if (auto s = SetUpTable(d); !s.ok()) return s;
     return Status::Ok();
@@ -301,9 +301,12 @@ class SqliteStore final : public Store, public BulkWriter {
     return Status::Ok();
   }
 
-  Status Prepare(const std::string& sql, Stmt* out) {
+  // persistent: the statement is kept and reused (SQLite then keeps it out
+  // of the small lookaside memory meant for short-lived ones).
+  Status Prepare(const std::string& sql, Stmt* out, bool persistent = false) {
     sqlite3_stmt* s = nullptr;
-    if (sqlite3_prepare_v3(db_, sql.c_str(), static_cast<int>(sql.size()), SQLITE_PREPARE_PERSISTENT, &s, nullptr) !=
+    if (sqlite3_prepare_v3(db_, sql.c_str(), static_cast<int>(sql.size()), persistent ? SQLITE_PREPARE_PERSISTENT : 0,
+                           &s, nullptr) !=
         SQLITE_OK)
       return Status::Internal("prepare in " + path_ + ": " + sqlite3_errmsg(db_) + " (in: " + sql.substr(0, 200) + ")");
     *out = Stmt(s);
@@ -356,7 +359,7 @@ class SqliteStore final : public Store, public BulkWriter {
       params += i ? ",?" : "?";
     }
     sql += ") VALUES (" + params + ")";
-    if (auto s = Prepare(sql, &t.insert); !s.ok()) return s;
+    if (auto s = Prepare(sql, &t.insert, true); !s.ok()) return s;
     tables_.emplace(d.name, std::move(t));
     return Status::Ok();
   }

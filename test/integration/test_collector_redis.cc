@@ -229,3 +229,20 @@ TEST_CASE("RedisClient: AUTH with the URL's password, errors with the password r
   auto badurl = RedisClient::Connect("redis://127.0.0.1:" + port + "/x");
   CHECK(badurl.status().message().find("database \"x\" is not a number") != std::string::npos);
 }
+
+TEST_CASE("RedisClient: unix socket URL with ?db=N", "[redis]") {
+  TempDir dir;
+  std::string sock = dir / "redis.sock";
+  iosonar::test::Child server({"redis-server", "--port", "0", "--unixsocket", sock, "--dir", dir.path(), "--save", "",
+                               "--appendonly", "no"},
+                              {}, dir / "redis.log");
+  std::string url = "unix://" + sock + "?db=2";
+  REQUIRE(iosonar::test::WaitUntil([&] { return RedisClient::Connect(url).ok(); }, 10000));
+  auto c = Connect(url);
+  CHECK(c->url() == "unix://" + sock);
+  REQUIRE(c->Set("k", "v").ok());
+  auto c0 = Connect("unix://" + sock);
+  std::vector<std::string_view> exists{"EXISTS", "k"};
+  CHECK(c0->Command(exists)->integer == 0);  // it went to db 2
+  CHECK(c->Get("k")->value_or("") == "v");
+}

@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <string>
 #include <thread>
@@ -66,6 +67,25 @@ class Client {
   int fd_ = -1;
   std::string source_;
 };
+
+// For sender threads: Catch2 assertions are not thread-safe, so this one
+// reports failure by its result.
+bool SendInPieces(int port, const std::string& data, size_t piece) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return false;
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bool ok = connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+  for (size_t off = 0; ok && off < data.size();) {
+    ssize_t n = write(fd, data.data() + off, std::min(piece, data.size() - off));
+    ok = n > 0;
+    if (ok) off += static_cast<size_t>(n);
+  }
+  close(fd);
+  return ok;
+}
 
 struct DeadLetter {
   std::string reason, source, line;
@@ -255,14 +275,14 @@ TEST_CASE("collector: concurrent senders are all stored", "[collector]") {
   for (int s = 0; s < kSenders; ++s)
     for (int i = 0; i < kEach; ++i) payload[static_cast<size_t>(s)] += Line(100 + s, i) + "\n";
   std::vector<std::thread> threads;
+  std::vector<char> sent(kSenders, 0);
   for (int s = 0; s < kSenders; ++s)
     threads.emplace_back([&, s] {
-      Client cl(c->port());
       // Small writes, so lines straddle reads.
-      const std::string& p = payload[static_cast<size_t>(s)];
-      for (size_t off = 0; off < p.size(); off += 777) cl.Send(p.substr(off, 777));
+      sent[static_cast<size_t>(s)] = SendInPieces(c->port(), payload[static_cast<size_t>(s)], 777);
     });
   for (auto& t : threads) t.join();
+  for (char ok : sent) REQUIRE(ok);
   Drain(c.get(), kSenders);
   CollectorStats st = c->stats();
   CHECK(st.connections == kSenders);
