@@ -17,6 +17,7 @@
 #include <atomic>
 #include <cerrno>
 #include <condition_variable>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <mutex>
@@ -533,10 +534,15 @@ class TcpCollector final : public Collector {
 
   Status Drain(int min_connections, int timeout_ms) override {
     auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+    // A sender that connected, wrote and closed before this call may still
+    // sit in the listen backlog, unseen: have the loop accept everything
+    // queued before the conditions below are believed.
+    const uint64_t gen = sync_requested_.fetch_add(1) + 1;
+    Wake();
     std::unique_lock lk(mu_);
     for (;;) {
-      if (snap_.connections >= static_cast<uint64_t>(std::max(min_connections, 0)) && snap_.open_connections == 0 &&
-          !snap_pending_)
+      if (snap_synced_ >= gen && snap_.connections >= static_cast<uint64_t>(std::max(min_connections, 0)) &&
+          snap_.open_connections == 0 && !snap_pending_)
         return Status::Ok();
       if (!running_) return Status::Unavailable("collector: stopped before draining");
       if (cv_.wait_until(lk, deadline) == std::cv_status::timeout) {
@@ -599,6 +605,8 @@ class TcpCollector final : public Collector {
         std::fprintf(stderr, "iosonar collector: epoll_wait: %s\n", std::strerror(errno));
         break;
       }
+      const uint64_t sync = sync_requested_.load();
+      if (sync != synced_) AcceptAll();
       for (int i = 0; i < n; ++i) {
         void* tag = events[i].data.ptr;
         if (tag == &listen_tag_) {
@@ -617,9 +625,11 @@ class TcpCollector final : public Collector {
           (conns_.empty() ||
            MonotonicNs() - pipe_.first_pending_ns() >= int64_t{opts_.flush_interval_ms} * 1000000))
         pipe_.Flush();
+      synced_ = sync;
       Publish();
     }
     Shutdown();
+    synced_ = UINT64_MAX;  // nothing is left unseen
     Publish();
   }
 
@@ -678,6 +688,7 @@ class TcpCollector final : public Collector {
 
   // Stop(): take in what the senders already sent, then close everything.
   void Shutdown() {
+    AcceptAll();  // senders still in the backlog have sent their data too
     std::vector<Conn*> open;
     for (auto& [k, v] : conns_) open.push_back(k);
     for (Conn* c : open) {
@@ -704,6 +715,7 @@ class TcpCollector final : public Collector {
     snap_ = pipe_.stats();
     snap_.open_connections = conns_.size();
     snap_pending_ = pipe_.pending();
+    snap_synced_ = synced_;
     cv_.notify_all();
   }
 
@@ -717,11 +729,14 @@ class TcpCollector final : public Collector {
   std::thread thread_;
   std::atomic<bool> stop_{false};
   std::mutex stop_mu_;
+  std::atomic<uint64_t> sync_requested_{0};  // Drain() calls so far
+  uint64_t synced_ = 0;                      // I/O thread: requests served (backlog accepted)
 
   mutable std::mutex mu_;  // guards the snapshot the other threads see
   std::condition_variable cv_;
   CollectorStats snap_;
   bool snap_pending_ = false;
+  uint64_t snap_synced_ = 0;
   bool running_ = false;
 };
 

@@ -291,6 +291,26 @@ TEST_CASE("collector: concurrent senders are all stored", "[collector]") {
   CHECK(StoredCount(dir.path()) == kSenders * kEach);
 }
 
+// `iosonar run` waits for its traced processes, then calls Drain(0): senders
+// that had connected, written and closed could still be in the listen
+// backlog, so Drain returned at once and Stop() never accepted them.
+TEST_CASE("regression: Drain(0) and Stop() take in senders still in the listen backlog", "[collector]") {
+  TempDir dir;
+  CollectorOptions o;
+  o.store_dir = dir.path();
+  auto c = StartCollector(o);
+  constexpr int kSenders = 20;
+  for (int s = 0; s < kSenders; ++s) REQUIRE(SendInPieces(c->port(), Line(300 + s, 0) + "\n", 1 << 20));
+  Drain(c.get(), 0);
+  CHECK(c->stats().connections == kSenders);
+  CHECK(c->stats().stored == kSenders);
+
+  for (int s = 0; s < kSenders; ++s) REQUIRE(SendInPieces(c->port(), Line(400 + s, 0) + "\n", 1 << 20));
+  REQUIRE(c->Stop().ok());
+  CHECK(c->stats().stored == 2 * kSenders);
+  CHECK(StoredCount(dir.path()) == 2 * kSenders);
+}
+
 TEST_CASE("collector: a partial batch is stored within the flush interval", "[collector]") {
   TempDir dir;
   CollectorOptions o;
