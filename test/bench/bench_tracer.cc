@@ -1,0 +1,266 @@
+// Tracer benchmarks (see RESULTS.md): overhead on fio, cost per intercepted
+// call (ns and callgrind instructions), first-pass compression ratios and
+// bytes on the wire, and the RSS the tracer adds.
+//
+//   bench_tracer [--pairs N] [--quick]
+// Needs fio and valgrind on PATH, the build tree's libiosonar-trace.so and
+// tp_pattern. Traced and untraced runs alternate so both see the same noise.
+#include <rapidjson/document.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+std::string g_bin = IOSONAR_BINARY_DIR;
+std::string g_lib = g_bin + "/libiosonar-trace.so";
+std::string g_dir;  // tmpfs work directory
+
+struct Proc {
+  int status = 0;
+  long maxrss_kb = 0;
+  double wall_s = 0;
+  std::string out;
+};
+
+double Now() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+// Runs argv with extra env; stdout captured to a file we read back.
+Proc RunCmd(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env) {
+  std::string outf = g_dir + "/cmd.out";
+  std::fflush(stdout);  // or the child's copy of the buffer is printed again
+  double t0 = Now();
+  pid_t pid = fork();
+  if (pid == 0) {
+    for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
+    FILE* f = freopen(outf.c_str(), "w", stdout);
+    (void)f;
+    std::vector<char*> a;
+    for (const auto& s : argv) a.push_back(const_cast<char*>(s.c_str()));
+    a.push_back(nullptr);
+    execvp(a[0], a.data());
+    _exit(127);
+  }
+  Proc p;
+  rusage ru{};
+  wait4(pid, &p.status, 0, &ru);
+  p.wall_s = Now() - t0;
+  p.maxrss_kb = ru.ru_maxrss;
+  std::ifstream in(outf);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  p.out = ss.str();
+  if (!WIFEXITED(p.status) || WEXITSTATUS(p.status) != 0) {
+    std::fprintf(stderr, "bench_tracer: command failed: %s\n", argv[0].c_str());
+    std::exit(1);
+  }
+  return p;
+}
+
+std::map<std::string, std::string> TraceEnv(const std::string& out) {
+  return {{"LD_PRELOAD", g_lib}, {"IOSONAR_OUTPUT", out}, {"IOSONAR_SPOOL_DIR", g_dir + "/spool"}};
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+double FioBw(const std::string& json, const char* dir) {
+  rapidjson::Document d;
+  d.Parse(json.c_str() + std::min(json.find('{'), json.size()));
+  if (d.HasParseError()) return 0;
+  return static_cast<double>(d["jobs"][0][dir]["bw_bytes"].GetInt64());
+}
+
+void Overhead(const char* bs, const char* size, int pairs) {
+  std::string file = g_dir + "/fio.dat";
+  std::vector<std::string> fio{"fio", "--name=o", "--filename=" + file, "--rw=write", std::string("--bs=") + bs,
+                               std::string("--size=") + size, "--output-format=json"};
+  RunCmd(fio, {});  // warm up: file exists, page cache populated
+  std::vector<double> over, plain, traced;
+  for (int i = 0; i < pairs; ++i) {
+    // Alternate which runs first, so drift does not favour one side.
+    double a, b;
+    if (i % 2 == 0) {
+      a = FioBw(RunCmd(fio, {}).out, "write");
+      b = FioBw(RunCmd(fio, TraceEnv(g_dir + "/trace.jsonl")).out, "write");
+    } else {
+      b = FioBw(RunCmd(fio, TraceEnv(g_dir + "/trace.jsonl")).out, "write");
+      a = FioBw(RunCmd(fio, {}).out, "write");
+    }
+    plain.push_back(a);
+    traced.push_back(b);
+    over.push_back((a - b) / a * 100);
+    unlink((g_dir + "/trace.jsonl").c_str());
+  }
+  std::sort(over.begin(), over.end());
+  std::printf("fio seq write bs=%-3s size=%-4s  untraced median %8.1f MiB/s  traced median %8.1f MiB/s  "
+              "overhead median %+5.2f%% (pairs %d, spread %+.2f%% .. %+.2f%%, ratio of medians %+.2f%%)\n",
+              bs, size, Median(plain) / 1048576, Median(traced) / 1048576, Median(over), pairs, over.front(), over.back(),
+              (1 - Median(traced) / Median(plain)) * 100);
+  unlink(file.c_str());
+}
+
+void PerCall(int reps, const char* mode, const char* what) {
+  std::string file = g_dir + "/loop.dat";
+  const long n = 1000000;
+  std::vector<std::string> loop{g_bin + "/test/tp_pattern", mode, file, "4096", std::to_string(n)};
+  double best_plain = 1e9, best_traced = 1e9;
+  for (int i = 0; i < reps; ++i) {
+    best_plain = std::min(best_plain, RunCmd(loop, {}).wall_s);
+    best_traced = std::min(best_traced, RunCmd(loop, TraceEnv(g_dir + "/t.jsonl")).wall_s);
+    unlink((g_dir + "/t.jsonl").c_str());
+  }
+  std::printf("%s (%ld calls, min of %d): untraced %.1f ns/call, traced %.1f ns/call, added %.1f ns/call\n", what, n,
+              reps, best_plain / static_cast<double>(n) * 1e9, best_traced / static_cast<double>(n) * 1e9,
+              (best_traced - best_plain) / static_cast<double>(n) * 1e9);
+  // callgrind: instructions are deterministic for a given binary and input.
+  if (system("valgrind --version > /dev/null 2>&1") != 0) {
+    std::printf("callgrind: valgrind not installed, skipped\n");
+    return;
+  }
+  auto instr = [&](long calls, bool traced) {
+    std::string cg = g_dir + "/cg.out";
+    std::vector<std::string> v{"valgrind", "--tool=callgrind", "--callgrind-out-file=" + cg, g_bin + "/test/tp_pattern",
+                               mode, file, "4096", std::to_string(calls)};
+    auto env = traced ? TraceEnv(g_dir + "/cg.jsonl") : std::map<std::string, std::string>{};
+    std::fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+      for (const auto& [k, val] : env) setenv(k.c_str(), val.c_str(), 1);
+      if (!freopen("/dev/null", "w", stderr)) _exit(1);
+      std::vector<char*> a;
+      for (const auto& s : v) a.push_back(const_cast<char*>(s.c_str()));
+      a.push_back(nullptr);
+      execvp(a[0], a.data());
+      _exit(127);
+    }
+    int st;
+    waitpid(pid, &st, 0);
+    std::ifstream in(cg);
+    std::string line;
+    long long total = 0;
+    while (std::getline(in, line))
+      if (line.rfind("summary:", 0) == 0 || line.rfind("totals:", 0) == 0) total = std::atoll(line.c_str() + line.find(':') + 1);
+    unlink((g_dir + "/cg.jsonl").c_str());
+    return total;
+  };
+  // The difference between two loop lengths cancels start-up and exit costs.
+  long long p1 = instr(10000, false), p2 = instr(30000, false);
+  long long t1 = instr(10000, true), t2 = instr(30000, true);
+  double per_plain = static_cast<double>(p2 - p1) / 20000, per_traced = static_cast<double>(t2 - t1) / 20000;
+  std::printf("  callgrind instructions per call (user space): untraced %.1f, traced %.1f, added %.1f\n", per_plain,
+              per_traced, per_traced - per_plain);
+}
+
+struct Ratio {
+  long long raw = 0, records = 0, bytes = 0;
+};
+
+Ratio CountTrace(const std::string& path) {
+  Ratio r;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    r.bytes += static_cast<long long>(line.size()) + 1;
+    if (line.find("\"event.dataset\":\"iosonar.trace\"") != std::string::npos) {
+      ++r.records;
+    } else if (line.find("\"event.action\":\"exit\"") != std::string::npos) {
+      auto p = line.find("\"tracer.raw_ops\":");
+      r.raw += std::atoll(line.c_str() + p + 17);
+    }
+  }
+  return r;
+}
+
+void Compression() {
+  std::string t = g_dir + "/c.jsonl";
+  std::string f = g_dir + "/c.dat";
+  struct Case {
+    std::string name;
+    std::vector<std::string> argv;
+  };
+  std::string tp = g_bin + "/test/tp_pattern";
+  std::vector<Case> cases = {
+      {"fio seq write 4k 256m", {"fio", "--name=c", "--filename=" + f, "--rw=write", "--bs=4k", "--size=256m"}},
+      {"fio seq read 4k 256m", {"fio", "--name=c", "--filename=" + f, "--rw=read", "--bs=4k", "--size=256m"}},
+      {"fio rand write 4k 64m", {"fio", "--name=c", "--filename=" + f, "--rw=randwrite", "--bs=4k", "--size=64m"}},
+      {"seq write 4k x 65536 (tp_pattern)", {tp, "seq-write", f, "4096", "65536"}},
+      {"rand write 4k x 16384 (tp_pattern)", {tp, "rand-write", f, "4096", "16384"}},
+      {"strided shared file, 4 procs x 4096 x 4k", {tp, "strided", f, "4096", "4096", "4"}},
+  };
+  std::printf("%-42s %10s %8s %10s %12s %12s\n", "workload", "raw ops", "records", "ops/record", "wire B/op", "B/record");
+  for (const auto& c : cases) {
+    unlink(t.c_str());
+    if (c.name.find("read") != std::string::npos)
+      RunCmd({"fio", "--name=lay", "--filename=" + f, "--rw=write", "--bs=1M", "--size=256m"}, {});
+    RunCmd(c.argv, TraceEnv(t));
+    Ratio r = CountTrace(t);
+    std::printf("%-42s %10lld %8lld %10.1f %12.2f %12.1f\n", c.name.c_str(), r.raw, r.records,
+                static_cast<double>(r.raw) / static_cast<double>(std::max(1LL, r.records)),
+                static_cast<double>(r.bytes) / static_cast<double>(std::max(1LL, r.raw)),
+                static_cast<double>(r.bytes) / static_cast<double>(std::max(1LL, r.records)));
+    unlink(f.c_str());
+  }
+}
+
+void Memory() {
+  std::string tp = g_bin + "/test/tp_pattern";
+  std::string f = g_dir + "/m.dat";
+  std::vector<std::string> seq{tp, "rand-write", f, "4096", "100000"};
+  long plain = RunCmd(seq, {}).maxrss_kb;
+  long traced = RunCmd(seq, TraceEnv(g_dir + "/m.jsonl")).maxrss_kb;
+  std::printf("max RSS, 100k random 4 KiB writes: untraced %ld KiB, traced %ld KiB, added %ld KiB\n", plain, traced, traced - plain);
+  std::vector<std::string> th{g_bin + "/test/tp_behaviour", "threads", g_dir, "32"};
+  plain = RunCmd(th, {}).maxrss_kb;
+  traced = RunCmd(th, TraceEnv(g_dir + "/m.jsonl")).maxrss_kb;
+  std::printf("max RSS, 32 threads each writing a file: untraced %ld KiB, traced %ld KiB, added %ld KiB\n", plain, traced,
+              traced - plain);
+  unlink(f.c_str());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int pairs = 11;
+  bool quick = false;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--pairs") && i + 1 < argc) pairs = std::atoi(argv[++i]);
+    if (!std::strcmp(argv[i], "--quick")) quick = true;
+  }
+  char tmpl[] = "/dev/shm/iosonar-bench-XXXXXX";
+  char tmpl2[] = "/tmp/iosonar-bench-XXXXXX";
+  const char* d = mkdtemp(tmpl);
+  if (!d) d = mkdtemp(tmpl2);
+  g_dir = d;
+  std::printf("work directory %s (tmpfs when /dev/shm exists)\n\n", g_dir.c_str());
+  std::printf("== overhead on fio (traced vs untraced, alternating)\n");
+  Overhead("1M", quick ? "256m" : "1g", quick ? 3 : pairs);
+  Overhead("4k", quick ? "64m" : "256m", quick ? 3 : pairs);
+  std::printf("\n== cost per intercepted call\n");
+  PerCall(quick ? 2 : 9, "pwrite-loop", "sequential 4 KiB pwrite loop, runs compress");
+  PerCall(quick ? 2 : 9, "pwrite-same", "4 KiB pwrite at one offset, one record per call");
+  std::printf("\n== first-pass compression\n");
+  Compression();
+  std::printf("\n== memory\n");
+  Memory();
+  std::string rm = "rm -rf " + g_dir;
+  return system(rm.c_str()) == 0 ? 0 : 1;
+}
