@@ -1,10 +1,15 @@
 // ParseRecordInsitu: what it accepts, and the exact words it uses to refuse
 // (they end up in the dead-letter file, so people read them).
+#include <rapidjson/document.h>
+
 #include <catch2/catch.hpp>
+#include <cstdint>
+#include <random>
 #include <string>
 
 #include "iosonar/record.h"
 #include "iosonar/schema.h"
+#include "iosonar/timeutil.h"
 
 using namespace iosonar;
 
@@ -164,4 +169,123 @@ TEST_CASE("FieldIndex matches the schema table", "[record]") {
   CHECK(FieldIndex("no.such.field") == -1);
   for (size_t i = 0; i < schema::Fields().size(); ++i) CHECK(FieldIndex(schema::Fields()[i].name) == static_cast<int>(i));
   CHECK(schema::Fields().size() <= kMaxFields);
+}
+
+// The parser has a fast path for plain lines that falls back to rapidjson
+// for anything unusual. Whatever it accepts must be valid JSON that means the
+// same to rapidjson (the reference here), and whatever rapidjson refuses as
+// JSON it must refuse too.
+namespace {
+
+// Checks one line against rapidjson's DOM.
+void CheckAgainstReference(const std::string& line) {
+  INFO("line: " << line);
+  std::string buf;
+  ParsedRecord r;
+  const std::string err = Parse(line, &r, &buf);
+  std::string copy = line;
+  rapidjson::Document d;
+  d.Parse<rapidjson::kParseStopWhenDoneFlag | rapidjson::kParseValidateEncodingFlag>(copy.c_str(), copy.size());
+  if (d.HasParseError()) {
+    CHECK(err != "");
+    return;
+  }
+  if (err != "") return;  // valid JSON, refused for what it says: fine
+  REQUIRE(d.IsObject());
+  uint64_t seen = 0;
+  for (auto m = d.MemberBegin(); m != d.MemberEnd(); ++m) {
+    const int i = FieldIndex(std::string_view(m->name.GetString(), m->name.GetStringLength()));
+    REQUIRE(i >= 0);
+    seen |= uint64_t{1} << i;
+    const FieldValue& v = r[static_cast<size_t>(i)];
+    const auto& f = schema::Fields()[static_cast<size_t>(i)];
+    INFO("field " << f.name);
+    if (m->value.IsString()) {
+      CHECK(v.kind == FieldValue::kString);
+      CHECK(v.s == std::string_view(m->value.GetString(), m->value.GetStringLength()));
+    } else if (m->value.IsInt64()) {
+      CHECK(v.kind == FieldValue::kInt);
+      CHECK(v.i == m->value.GetInt64() * (f.type == schema::Type::kDate ? 1000000 : 1));
+    } else if (m->value.IsBool()) {
+      CHECK(v.kind == FieldValue::kBool);
+      CHECK(v.i == (m->value.GetBool() ? 1 : 0));
+    } else {
+      FAIL("accepted a value that is not a string, int64 or bool");
+    }
+  }
+  for (size_t i = 0; i < schema::Fields().size(); ++i)
+    if (!(seen >> i & 1)) CHECK(r[i].kind == FieldValue::kAbsent);
+}
+
+}  // namespace
+
+TEST_CASE("fast and full parser agree: numbers at the edges", "[record]") {
+  for (const char* n : {"0", "-0", "00", "01", "-01", "1", "-1", "9223372036854775807", "9223372036854775808",
+                        "-9223372036854775808", "-9223372036854775809", "1234567890123456789", "12345678901234567890",
+                        "99999999999999999999", "1.0", "1e3", "1E3", "-", "--1", "+1", "1.", ".5", "0x10", "1 ", " 1"}) {
+    CheckAgainstReference(Replace(kGood, R"("io.size":4096)", std::string(R"("io.size":)") + n));
+    CheckAgainstReference(Replace(kGood, R"("event.stream":1234)", std::string(R"("event.stream":)") + n));
+  }
+  std::string buf;
+  ParsedRecord r;
+  REQUIRE(Parse(Replace(kGood, R"("io.offset":0)", R"("io.offset":-9223372036854775808)"), &r, &buf) == "");
+  CHECK(Get(r, "io.offset").i == INT64_MIN);
+  REQUIRE(Parse(Replace(kGood, R"("io.offset":0)", R"("io.offset":9223372036854775807)"), &r, &buf) == "");
+  CHECK(Get(r, "io.offset").i == INT64_MAX);
+  REQUIRE(Parse(Replace(kGood, R"("io.offset":0)", R"("io.offset":-0)"), &r, &buf) == "");
+  CHECK(Get(r, "io.offset").i == 0);
+}
+
+TEST_CASE("fast and full parser agree: blanks, literals, escapes and non-ASCII", "[record]") {
+  CheckAgainstReference(" \t" + kGood);
+  CheckAgainstReference(Replace(Replace(kGood, R"(":)", R"(" : )"), ",", " ,\n "));
+  CheckAgainstReference(Replace(kGood, R"("/tmp/f")", R"("/tmp/\u00e9\n")"));
+  CheckAgainstReference(Replace(kGood, R"("/tmp/f")", "\"/tmp/\xc3\xa9t\xc3\xa9\""));
+  CheckAgainstReference(Replace(kGood, R"("/tmp/f")", "\"/tmp/\x01\""));
+  CheckAgainstReference(Replace(kGood, R"("/tmp/f")", R"("")"));
+  CheckAgainstReference(Replace(kGood, R"("n1")", R"("a.very.long.host.name.well.past.sixteen.bytes")"));
+  CheckAgainstReference(Replace(kGood, R"("io.op":"write")", R"("io.op":true)"));
+  CheckAgainstReference(Replace(kGood, R"("io.op":"write")", R"("io.op":tru)"));
+  CheckAgainstReference(Replace(kGood, R"("io.op":"write")", R"("io.op":nul)"));
+  CheckAgainstReference(Replace(kGood, R"("@timestamp":"2026-11-22T07:09:12.123Z")", R"("@timestamp":1795331352123)"));
+  CheckAgainstReference(Replace(kGood, "07:09:12.123Z", "07:09:12.123z"));
+  CheckAgainstReference(Replace(kGood, "07:09:12.123Z", "07:09:12.12Z"));
+  CheckAgainstReference(Replace(kGood, "07:09:12.123Z", "07:09:12.1234Z"));
+  CheckAgainstReference("{}");
+  CheckAgainstReference("{ }");
+  CheckAgainstReference("{\"host.name\":\"n1\" }");
+  // The ISO fast form and the general parser give the same instant.
+  std::string buf;
+  ParsedRecord r;
+  REQUIRE(Parse(Replace(kGood, "2026-11-22T07:09:12.123Z", "2024-02-29T23:59:60.999Z"), &r, &buf) == "");
+  CHECK(Get(r, "@timestamp").i == *ParseIso8601("2024-02-29T23:59:60.999+00:00"));
+  REQUIRE(Parse(Replace(kGood, "2026-11-22T07:09:12.123Z", "1969-12-31T23:59:59.500Z"), &r, &buf) == "");
+  CHECK(Get(r, "@timestamp").i == -500000000);
+  CHECK(Parse(Replace(kGood, "2026-11-22T07:09:12.123Z", "2026-13-22T07:09:12.123Z")).rfind("field @timestamp: not an ISO 8601", 0) == 0);
+}
+
+TEST_CASE("fast and full parser agree on randomly damaged lines", "[record]") {
+  std::mt19937 rng(7);
+  const std::string kInteresting = " \t\n\"\\-09.e,:{}[]nt\x80\x01\xc3";
+  const std::string tracer =
+      R"({"@timestamp":"2026-11-22T07:09:12.123Z","event.dataset":"iosonar.tracer","event.stream":7,"event.seq":3,)"
+      R"("host.name":"n1","process.pid":9,"event.action":"exit","tracer.raw_ops":10,"tracer.records":2,)"
+      R"("tracer.dropped":0,"tracer.spooled":0,"process.command_line":"./a.out -n 4"})";
+  int accepted = 0;
+  for (int iter = 0; iter < 20000; ++iter) {
+    std::string l = iter % 3 ? kGood : tracer;
+    const int edits = 1 + static_cast<int>(rng() % 3);
+    for (int e = 0; e < edits && !l.empty(); ++e) {
+      const size_t pos = rng() % l.size();
+      const char c = kInteresting[rng() % kInteresting.size()];
+      switch (rng() % 3) {
+        case 0: l.erase(pos, 1); break;
+        case 1: l.insert(pos, 1, c); break;
+        default: l[pos] = c; break;
+      }
+    }
+    CheckAgainstReference(l);
+    accepted += Parse(l) == "";
+  }
+  CHECK(accepted > 100);  // the edits leave some lines valid, so acceptance is exercised too
 }
