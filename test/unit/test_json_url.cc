@@ -46,7 +46,8 @@ TEST_CASE("json: JsonLine refuses to overflow its buffer", "[json]") {
 
 TEST_CASE("json: AppendJsonString replaces invalid UTF-8 so the output stays valid", "[json]") {
   std::string out;
-  AppendJsonString(&out, std::string("ok \xff\xfe bad \xc3\xa9 good \xed\xa0\x80 surrogate", 33));
+  static const char kMixed[] = "ok \xff\xfe bad \xc3\xa9 good \xed\xa0\x80 surrogate";
+  AppendJsonString(&out, std::string(kMixed, sizeof kMixed - 1));
   rapidjson::Document d;
   d.Parse<rapidjson::kParseValidateEncodingFlag>(out.c_str());
   REQUIRE_FALSE(d.HasParseError());
