@@ -92,3 +92,19 @@ TEST_CASE("run: every subcommand answers --help", "[run]") {
   CHECK(top.exit_code == 0);
   CHECK(top.out.find("job-summary") != std::string::npos);
 }
+
+TEST_CASE("trace: iosonar trace runs a program under the tracer with --output", "[run]") {
+  TempDir d;
+  auto r = Run({IosonarBin(), "trace", "--output", d / "t.jsonl", "--job-id", "tr-1", "--", ProgramPath("tp_behaviour"), "write",
+                d / "w.dat", "16", "4096"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  auto lines = ParseTraceLines(ReadFile(d / "t.jsonl"));
+  auto w = Totals(lines, "write", "/w.dat");
+  CHECK(w.bytes == 16 * 4096);
+  CHECK(w.records == 1);
+  for (const auto& l : lines) CHECK(l.job == "tr-1");
+  auto bad = Run({IosonarBin(), "trace", "--output", "redis://x:1", "--", "true"});
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("redis://x:1") != std::string::npos);
+}
