@@ -17,11 +17,13 @@
 // (default /tmp/iosonar-spool-UID), IOSONAR_SPOOL_MAX_MB (default 64),
 // IOSONAR_EXCLUDE (colon-separated path prefixes; default /proc/:/sys/:/dev/),
 // IOSONAR_INCLUDE (prefixes traced even when excluded; default /dev/shm/),
-// IOSONAR_DISABLE, IOSONAR_CLOCK=gettime (do not use the TSC).
+// IOSONAR_DISABLE, IOSONAR_CLOCK=gettime (do not use the TSC), IOSONAR_FLUSHER=0 (no
+// background flush thread: records then leave only when their thread does I/O or exits).
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -380,8 +382,50 @@ class SlotSink final : public RunSink {
   Slot* s_;
 };
 
+// The flusher: a background thread that, every quarter window, closes the
+// runs whose window has ended and ships closed runs, so a thread that stops
+// doing I/O (a compute phase) does not hold its records until it exits. It
+// never blocks the app's threads: a slot that is busy is skipped this round.
+std::atomic<bool> g_flusher_started{false};
+void FlushBuffered(Slot* s);
+void* FlusherMain(void*) {
+  t_busy = 1;  // never traced itself
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, nullptr);  // the program's signals go to the program's threads
+  int64_t period = g_window_ns > 0 ? g_window_ns / 4 : 250000000;
+  if (period < 1000000) period = 1000000;
+  while (g_state.load(std::memory_order_acquire) == kActive) {
+    timespec ts{static_cast<time_t>(period / 1000000000), static_cast<long>(period % 1000000000)};
+    nanosleep(&ts, nullptr);
+    uint64_t now = Ticks();
+    for (int i = 0; i < kMaxThreads && g_state.load(std::memory_order_acquire) == kActive; ++i) {
+      SlotFlags& fl = g_slot_flags[i];
+      if (!fl.in_use.load(std::memory_order_acquire) || fl.lock.exchange(1, std::memory_order_acquire)) continue;
+      Slot* s = &g_slots[i];
+      SlotSink sink(s);
+      s->comp().CloseExpired(now, &sink);
+      FlushBuffered(s);
+      fl.lock.store(0, std::memory_order_release);
+    }
+  }
+  return nullptr;
+}
+void StartFlusher() {
+  if (g_flusher_started.exchange(true)) return;
+  if (const char* f = getenv("IOSONAR_FLUSHER"); f && strcmp(f, "0") == 0) return;
+  pthread_attr_t a;
+  pthread_attr_init(&a);
+  pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+  pthread_attr_setstacksize(&a, 256 << 10);
+  pthread_t th;
+  pthread_create(&th, &a, FlusherMain, nullptr);
+  pthread_attr_destroy(&a);
+}
+
 Slot* AcquireSlot() {
   if (t_no_slot) return nullptr;
+  StartFlusher();
   for (int i = 0; i < kMaxThreads; ++i) {
     auto& fl = g_slot_flags[i];
     int expect = 0;
@@ -613,6 +657,7 @@ void AtForkChild() {
   g_fmt_len = 0;
   g_fmt_lines = 0;
   g_started_emitted = false;
+  g_flusher_started.store(false);  // threads do not survive fork: start a new one on first I/O
   g_raw_ops.store(0);
   g_records.store(0);
   g_dropped.store(0);

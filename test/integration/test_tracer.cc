@@ -283,3 +283,27 @@ TEST_CASE("tracer: collector down, then up: spooled records are resent, nothing 
   CHECK(*n == static_cast<uint64_t>(Totals(spooled, "write", "/parent.dat").records + Totals(spooled, "open", "/parent.dat").records +
                                     Totals(spooled, "close", "/parent.dat").records));
 }
+
+TEST_CASE("tracer: records of a thread that stops doing I/O still leave within a few windows", "[tracer][spool]") {
+  TempDir d;
+  CollectorOptions co;
+  co.listen = "tcp://127.0.0.1:0";
+  co.store_dir = d / "store";
+  auto col = Collector::Start(co);
+  REQUIRE(col.ok());
+  std::string out = "tcp://127.0.0.1:" + std::to_string((*col)->port());
+  // 100 ms windows; the program then computes for 60 s without any I/O.
+  Child prog({ProgramPath("tp_behaviour"), "idle", d.path(), "60000"},
+             {{"LD_PRELOAD", TracerLib()}, {"IOSONAR_OUTPUT", out}, {"IOSONAR_WINDOW_MS", "100"}});
+  // open, the write run and close (and the tracer's start record) arrive while it is still running.
+  bool arrived = WaitUntil([&] { return (*col)->stats().stored >= 4; }, 20000);
+  CHECK(prog.Alive());
+  CHECK(arrived);
+  prog.Stop();
+  REQUIRE((*col)->Stop().ok());
+  auto store = OpenSqliteStore(d / "store");
+  REQUIRE(store.ok());
+  auto n = (*store)->Count("iosonar.trace", {{"file.path", d / "before-idle.dat"}});
+  REQUIRE(n.ok());
+  CHECK(*n == 3);
+}

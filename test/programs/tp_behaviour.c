@@ -10,6 +10,7 @@
  *   interleave DIR    two files written in alternation (compression test)
  *   stdio DIR         fopen/fwrite/fread/fclose
  *   meta DIR          mkdir, stat, access, rename, unlink, rmdir
+ *   idle DIR MS       writes a file, then computes (sleeps) MS milliseconds without I/O
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -20,6 +21,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static char block[1 << 20];
@@ -214,6 +216,16 @@ static int mode_meta(const char* dir) {
   return 0;
 }
 
+static int mode_idle(const char* dir, int ms) {
+  char p[4096];
+  snprintf(p, sizeof p, "%s/before-idle.dat", dir);
+  if (write_file(p, 32, 4096)) return 1;
+  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+  while (nanosleep(&ts, &ts) != 0) {
+  }
+  return 0;
+}
+
 int main(int argc, char** argv) {
   memset(block, 'x', sizeof block);
   if (argc < 3) {
@@ -231,6 +243,7 @@ int main(int argc, char** argv) {
   if (!strcmp(m, "interleave")) return mode_interleave(argv[2]);
   if (!strcmp(m, "stdio")) return mode_stdio(argv[2]);
   if (!strcmp(m, "meta")) return mode_meta(argv[2]);
+  if (!strcmp(m, "idle")) return mode_idle(argv[2], argc > 3 ? atoi(argv[3]) : 1000);
   fprintf(stderr, "unknown mode %s\n", m);
   return 2;
 }
