@@ -187,7 +187,15 @@ struct Handler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> {
         break;
       case T::kBool: okay = kind == FieldValue::kBool; break;
       case T::kDate:
+        // Epoch ns in an int64 reach from 1677-09-21 to 2262-04-11; a date
+        // outside would overflow, so it is refused rather than wrapped.
         if (kind == FieldValue::kString) {
+          if (s.size() >= 4 && IsDigit(s[0]) && IsDigit(s[1]) && IsDigit(s[2]) && IsDigit(s[3])) {
+            const int year = Digit(s[0]) * 1000 + Digit(s[1]) * 100 + Digit(s[2]) * 10 + Digit(s[3]);
+            if (year < 1678 || year > 2261)
+              return Fail("field " + FieldName() + ": date out of range (years 1678 to 2261): \"" +
+                          std::string(s.substr(0, 40)) + "\"");
+          }
           if (!ParseIsoMillisZ(s, &i)) {
             auto parsed = ParseIso8601(s);
             if (!parsed)
@@ -197,6 +205,8 @@ struct Handler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> {
           }
           okay = true;
         } else if (kind == FieldValue::kInt) {  // epoch milliseconds, as Elasticsearch accepts
+          if (i > INT64_MAX / 1000000 || i < INT64_MIN / 1000000)
+            return Fail("field " + FieldName() + ": epoch milliseconds out of range: " + std::to_string(i));
           i *= 1000000;
           okay = true;
         }

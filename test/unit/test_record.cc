@@ -262,6 +262,16 @@ TEST_CASE("fast and full parser agree: blanks, literals, escapes and non-ASCII",
   REQUIRE(Parse(Replace(kGood, "2026-11-22T07:09:12.123Z", "1969-12-31T23:59:59.500Z"), &r, &buf) == "");
   CHECK(Get(r, "@timestamp").i == -500000000);
   CHECK(Parse(Replace(kGood, "2026-11-22T07:09:12.123Z", "2026-13-22T07:09:12.123Z")).rfind("field @timestamp: not an ISO 8601", 0) == 0);
+  // Dates whose epoch ns would not fit an int64 are refused, not wrapped.
+  CHECK(Parse(Replace(kGood, "2026-11-22T07:09:12.123Z", "0000-01-01T00:00:00.000Z")) ==
+        "field @timestamp: date out of range (years 1678 to 2261): \"0000-01-01T00:00:00.000Z\"");
+  CHECK(Parse(Replace(kGood, "2026-11-22T07:09:12.123Z", "2262-01-01T00:00:00+00:00")).rfind("field @timestamp: date out of range", 0) == 0);
+  REQUIRE(Parse(Replace(kGood, "2026-11-22T07:09:12.123Z", "1678-01-01T00:00:00.000-23:59"), &r, &buf) == "");
+  REQUIRE(Parse(Replace(kGood, "2026-11-22T07:09:12.123Z", "2261-12-31T23:59:59.999+23:59"), &r, &buf) == "");
+  CHECK(Parse(Replace(kGood, R"("2026-11-22T07:09:12.123Z")", "9223372036855")) ==
+        "field @timestamp: epoch milliseconds out of range: 9223372036855");
+  REQUIRE(Parse(Replace(kGood, R"("2026-11-22T07:09:12.123Z")", "-9223372036854"), &r, &buf) == "");
+  CHECK(Get(r, "@timestamp").i == -9223372036854000000);
 }
 
 TEST_CASE("fast and full parser agree on randomly damaged lines", "[record]") {
