@@ -1,15 +1,22 @@
-// bench_ingest: how fast the collector takes in typical trace records.
+// bench_ingest: how fast the collector takes in typical trace records, and
+// how fast the analyses read them back.
 //
 //   (a) parse+validate       IngestBatch::Add without a store (copy, parse, check)
-//   (b) +SQLite insert       IngestBatch into a fresh store, one transaction a batch
+//   (b) +store               IngestBatch into a fresh SQLite store, one
+//                            transaction a batch: what the collector's thread does
 //   (c) TCP end to end       a Collector in a separate process (so its peak RSS
 //                            is its own, not the generator's), fed over loopback
-//   (d) SQLite insert alone  BulkWriter::Insert of 64 pre-parsed records (one a
+//   (d) store insert alone   BulkWriter::Insert of 64 pre-parsed records (one a
 //                            stream) with a new event.seq each time: the
 //                            store's share of (b), without the parser
+//   (e) job scan             Store::Scan of the job's records with the 17 fields
+//                            SummarizeJob asks for (the store filled as in (b))
+//   (f) time-range scan      Store::Scan of a tenth of the time span, 4 fields
 //
+// Only the Store, BulkWriter and IngestBatch interfaces are used, so the
+// same file builds against older store implementations for before/after runs.
 // Each figure is the median of --runs runs. Usage:
-//   bench_ingest [--records N] [--runs R] [--only parse|store|tcp|insert] [--batch N]
+//   bench_ingest [--records N] [--runs R] [--only parse|store|tcp|insert|scan] [--batch N]
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/resource.h>
@@ -234,6 +241,49 @@ Timing RunInsertOnly(const std::vector<std::string>& lines, size_t n, size_t bat
   return t;
 }
 
+// Fills a store with the lines as (b) does; the caller removes dir.
+std::string FillStore(const std::vector<std::string>& lines, size_t batch_n) {
+  std::string dir = MakeTempDir();
+  auto st = OpenSqliteStore(dir);
+  if (!st.ok()) {
+    std::fprintf(stderr, "%s\n", st.status().ToString().c_str());
+    std::exit(1);
+  }
+  IngestBatch batch(BulkWriterOf(st.value().get()), batch_n);
+  AppendStats as;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (!batch.Add(lines[i]).ok()) std::exit(1);
+    if (batch.full() || i + 1 == lines.size()) {
+      if (!batch.Commit(&as).ok()) std::exit(1);
+      batch.Clear();
+    }
+  }
+  return dir;
+}
+
+volatile int64_t g_sink;
+
+// One scan of an opened store; *rows gets the rows seen.
+Timing RunScan(Store& store, const ScanQuery& q, size_t* rows) {
+  size_t n = 0;
+  int64_t sink = 0;
+  double t0 = Seconds(), c0 = ThreadCpuSeconds();
+  Status s = store.Scan(q, [&](const Row& row) {
+    ++n;
+    for (size_t k = 0; k < q.fields.size(); ++k)
+      if (row.Has(k)) sink += static_cast<int64_t>(row.Str(k).size()) + row.Int(k);
+    return true;
+  });
+  Timing t{Seconds() - t0, ThreadCpuSeconds() - c0};
+  if (!s.ok()) {
+    std::fprintf(stderr, "scan: %s\n", s.ToString().c_str());
+    std::exit(1);
+  }
+  g_sink = sink;  // the values were really read
+  *rows = n;
+  return t;
+}
+
 long PeakRssKiB() {
   FILE* f = std::fopen("/proc/self/status", "r");
   if (!f) return -1;
@@ -351,7 +401,7 @@ int main(int argc, char** argv) {
     else if (a == "--batch") batch_n = std::stoul(next());
     else if (a == "--serve") serve_dir = next();
     else {
-      std::fprintf(stderr, "usage: bench_ingest [--records N] [--runs R] [--only parse|store|tcp|insert] [--batch N]\n");
+      std::fprintf(stderr, "usage: bench_ingest [--records N] [--runs R] [--only parse|store|tcp|insert|scan] [--batch N]\n");
       return 2;
     }
   }
@@ -374,12 +424,40 @@ int main(int argc, char** argv) {
     for (int r = 0; r < runs; ++r) t.push_back(RunStore(lines, batch_n, &db_bytes));
     char extra[96];
     std::snprintf(extra, sizeof extra, "; store.db+wal %.0f bytes/record", static_cast<double>(db_bytes) / static_cast<double>(n));
-    Report("(b) +SQLite insert", n, t, extra);
+    Report("(b) +store", n, t, extra);
   }
   if (only.empty() || only == "insert") {
     std::vector<Timing> t;
     for (int r = 0; r < runs; ++r) t.push_back(RunInsertOnly(lines, n, batch_n));
-    Report("(d) SQLite insert alone", n, t);
+    Report("(d) store insert alone", n, t);
+  }
+  if (only.empty() || only == "scan") {
+    std::string dir = FillStore(lines, batch_n);
+    {
+      auto st = OpenSqliteStore(dir);
+      if (!st.ok()) std::exit(1);
+      ScanQuery job;
+      job.dataset = "iosonar.trace";
+      job.filters = {{"job.id", "4242817"}};
+      job.fields = {"host.name",  "process.pid", "process.tid", "process.rank", "io.op",          "io.layer",
+                    "file.path",  "file.id",     "io.fd",       "io.offset",    "io.size",        "io.count",
+                    "io.bytes",   "io.errno",    "event.start_ns", "event.end_ns", "io.duration_ns"};
+      ScanQuery range;
+      range.dataset = "iosonar.trace";
+      // MakeLines spaces records 2 us apart from its base time.
+      const int64_t base = 1795331352123000000, span = static_cast<int64_t>(n) * 2000;
+      range.range = {base + span / 2, base + span / 2 + span / 10};
+      range.fields = {"@timestamp", "host.name", "io.op", "io.bytes"};
+      for (const auto* q : {&job, &range}) {
+        std::vector<Timing> t;
+        size_t rows = 0;
+        for (int r = 0; r < runs; ++r) t.push_back(RunScan(*st.value(), *q, &rows));
+        char extra[96];
+        std::snprintf(extra, sizeof extra, "; %zu rows", rows);
+        Report(q == &job ? "(e) job scan" : "(f) time-range scan", rows, t, extra);
+      }
+    }
+    std::filesystem::remove_all(dir);
   }
   if (only.empty() || only == "tcp") {
     std::string all;

@@ -1,5 +1,7 @@
-// The SQLite store: append with dedupe, scans with ranges and filters, bucket
-// sums, counts, errors naming what was wrong, and schema evolution.
+// The SQLite store through the Store interface: append with dedupe, scans
+// with ranges and filters, bucket sums, counts, errors naming what was wrong;
+// its layout, and refusing other layouts. Blocks, seq intervals and field
+// codes in depth: test_store_blocks.cc.
 #include <sqlite3.h>
 
 #include <catch2/catch.hpp>
@@ -7,7 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "iosonar/collector.h"
 #include "iosonar/record.h"
+#include "iosonar/sqlite_store.h"
 #include "iosonar/store.h"
 #include "iosonar/timeutil.h"
 #include "testutil.h"
@@ -131,30 +135,33 @@ TEST_CASE("append stores records once; a resend counts as duplicates", "[store]"
   CHECK(store->Append({}, nullptr).ok());
 }
 
-TEST_CASE("the table layout is derived from the schema", "[store]") {
+TEST_CASE("the store layout: blocks, stream ranges, field codes, a format version", "[store]") {
   TempDir dir;
   { auto store = Open(dir); }
   std::string db = dir / "store.db";
   auto tables = SqlRows(db, "SELECT name FROM sqlite_master WHERE type='table' ORDER BY name");
-  REQUIRE(tables.size() == 2);
-  CHECK(tables[0][0] == "trace");
-  CHECK(tables[1][0] == "tracer");
-  auto cols = SqlRows(db, "SELECT name, type FROM pragma_table_info('trace')");
-  auto fields = schema::FieldsOf("iosonar.trace");
-  REQUIRE(cols.size() == fields.size());
-  for (size_t i = 0; i < cols.size(); ++i) {
-    CHECK(cols[i][0] == fields[i]->name);
-    const char* want = fields[i]->type == schema::Type::kKeyword ? "TEXT" : "INTEGER";
-    CHECK(cols[i][1] == want);
-  }
-  auto idx = SqlRows(db, "SELECT name FROM pragma_index_list('trace') ORDER BY name");
-  bool job_index = false;
-  for (auto& row : idx) job_index |= row[0] == "trace_job_ts";
-  CHECK(job_index);
+  REQUIRE(tables.size() == 3);
+  CHECK(tables[0][0] == "blocks");
+  CHECK(tables[1][0] == "fields");
+  CHECK(tables[2][0] == "streams");
+  CHECK(SqlRows(db, "PRAGMA user_version")[0][0] == std::to_string(kStoreFormat));
   CHECK(SqlRows(db, "PRAGMA journal_mode")[0][0] == "wal");
+  // Every field of every dataset has a code, derived from the schema; the
+  // dataset itself is the block's, so event.dataset has none.
+  for (const auto& d : schema::Datasets()) {
+    auto codes = SqlRows(db, "SELECT name, type FROM fields WHERE dataset = '" + std::string(d.name) + "' ORDER BY code");
+    std::vector<std::vector<std::string>> want;
+    for (const auto* f : schema::FieldsOf(d.name))
+      if (f->name != "event.dataset") want.push_back({std::string(f->name), std::string(schema::TypeName(f->type))});
+    CHECK(codes == want);
+  }
+  auto idx = SqlRows(db, "SELECT name FROM pragma_index_list('blocks') ORDER BY name");
+  REQUIRE(idx.size() == 2);
+  CHECK(idx[0][0] == "blocks_job");
+  CHECK(idx[1][0] == "blocks_time");
 }
 
-TEST_CASE("dates are stored as epoch ns, absent fields as NULL", "[store]") {
+TEST_CASE("dates are stored as epoch ns, absent fields as absent", "[store]") {
   TempDir dir;
   auto store = Open(dir);
   Records r;
@@ -163,11 +170,22 @@ TEST_CASE("dates are stored as epoch ns, absent fields as NULL", "[store]") {
   s.with_job = false;
   r.Add(TraceLine(s));
   REQUIRE(store->Append(r.span(), nullptr).ok());
-  auto rows = SqlRows(dir / "store.db", "SELECT \"@timestamp\", typeof(\"@timestamp\"), \"job.id\" FROM trace");
-  REQUIRE(rows.size() == 1);
-  CHECK(rows[0][0] == std::to_string(kT0 + 123000000));
-  CHECK(rows[0][1] == "integer");
-  CHECK(rows[0][2] == "NULL");
+  ScanQuery q;
+  q.dataset = "iosonar.trace";
+  q.fields = {"@timestamp", "job.id", "event.dataset"};
+  int rows = 0;
+  REQUIRE(store
+              ->Scan(q,
+                     [&](const Row& row) {
+                       ++rows;
+                       CHECK(row.Int(0) == kT0 + 123000000);
+                       CHECK(row.Str(0) == std::to_string(kT0 + 123000000));  // as the old INTEGER column read
+                       CHECK_FALSE(row.Has(1));
+                       CHECK(row.Str(2) == "iosonar.trace");
+                       return true;
+                     })
+              .ok());
+  CHECK(rows == 1);
 }
 
 TEST_CASE("scan returns the asked-for fields in time order, within the range, matching the filters", "[store]") {
@@ -410,7 +428,7 @@ TEST_CASE("the store persists across reopening", "[store]") {
   CHECK(st.duplicates == 10);
 }
 
-TEST_CASE("an old table gains the columns the schema has since added", "[store]") {
+TEST_CASE("a store.db of the old row-per-record layout is refused, naming the file, and left alone", "[store]") {
   TempDir dir;
   {
     sqlite3* db = nullptr;
@@ -422,25 +440,45 @@ TEST_CASE("an old table gains the columns the schema has since added", "[store]"
                          nullptr, nullptr, nullptr) == SQLITE_OK);
     sqlite3_close(db);
   }
-  auto store = Open(dir);
-  auto cols = SqlRows(dir / "store.db", "SELECT name FROM pragma_table_info('trace')");
-  CHECK(cols.size() == schema::FieldsOf("iosonar.trace").size());
-  Records r;
-  r.Add(TraceLine({}));
-  REQUIRE(store->Append(r.span(), nullptr).ok());
-  CHECK(*store->Count("iosonar.trace", {}) == 2);
-  CHECK(*store->Count("iosonar.trace", {{"host.name", "old"}}) == 1);
-  ScanQuery q;
-  q.dataset = "iosonar.trace";
-  q.fields = {"host.name", "io.bytes"};
-  std::vector<std::pair<std::string, bool>> got;
-  REQUIRE(store->Scan(q, [&](const Row& row) {
-                  got.emplace_back(std::string(row.Str(0)), row.Has(1));
-                  return true;
-                }).ok());
-  REQUIRE(got.size() == 2);
-  CHECK(got[0] == std::make_pair(std::string("old"), false));
-  CHECK(got[1] == std::make_pair(std::string("n1"), true));
+  auto s = OpenSqliteStore(dir.path());
+  REQUIRE_FALSE(s.ok());
+  CHECK(s.status().code() == Code::kInvalid);
+  CHECK(s.status().message() == "store " + (dir / "store.db") +
+                                    " was created by an older iosonar (one SQLite row per record); remove it or use a "
+                                    "new --store directory");
+  // Nothing was added to it.
+  CHECK(SqlRows(dir / "store.db", "SELECT name FROM sqlite_master ORDER BY name") ==
+        std::vector<std::vector<std::string>>{{"sqlite_autoindex_trace_1"}, {"trace"}});
+  CHECK(SqlRows(dir / "store.db", "SELECT \"host.name\" FROM trace")[0][0] == "old");
+  // The collector refuses it the same way.
+  CollectorOptions o;
+  o.listen = "tcp://127.0.0.1:0";
+  o.store_dir = dir.path();
+  CHECK(Collector::Start(o).status().message() == s.status().message());
+}
+
+TEST_CASE("a store.db of a newer format is refused", "[store]") {
+  TempDir dir;
+  { auto store = Open(dir); }
+  {
+    sqlite3* db = nullptr;
+    REQUIRE(sqlite3_open((dir / "store.db").c_str(), &db) == SQLITE_OK);
+    REQUIRE(sqlite3_exec(db, ("PRAGMA user_version=" + std::to_string(kStoreFormat + 1)).c_str(), nullptr, nullptr,
+                         nullptr) == SQLITE_OK);
+    sqlite3_close(db);
+  }
+  auto s = OpenSqliteStore(dir.path());
+  REQUIRE_FALSE(s.ok());
+  CHECK(s.status().message().find("was created by a newer iosonar") != std::string::npos);
+  CHECK(s.status().message().find(dir / "store.db") != std::string::npos);
+}
+
+TEST_CASE("a file that is not a database is refused, naming it", "[store]") {
+  TempDir dir;
+  iosonar::test::WriteFile(dir / "store.db", std::string(8192, 'x'));
+  auto s = OpenSqliteStore(dir.path());
+  REQUIRE_FALSE(s.ok());
+  CHECK(s.status().message().find(dir / "store.db") != std::string::npos);
 }
 
 TEST_CASE("opening a store in an unusable directory fails with the path", "[store]") {
