@@ -9,6 +9,9 @@
 
 #include "commands.h"
 #include "iosonar/schema.h"
+#include "iosonar/sqlite_store.h"
+#include "iosonar/store.h"
+#include "iosonar/timeutil.h"
 
 namespace po = boost::program_options;
 
@@ -84,6 +87,69 @@ int CmdSchema(int argc, char** argv) {
   for (const auto& f : schema::Fields())
     std::cout << "| `" << f.name << "` | " << schema::TypeName(f.type) << " | " << f.unit << " | "
               << (f.required ? "yes" : "no") << " | " << f.datasets << " | " << f.description << " |\n";
+  return 0;
+}
+
+int CmdStoreExport(int argc, char** argv) {
+  po::options_description desc(
+      "usage: iosonar store-export --store DIR [--dataset NAME] [--job ID] [--from TIME] [--to TIME]\n\n"
+      "Prints the records of an embedded store as JSON lines, the same lines the exporters send:\n"
+      "for jq, for re-ingesting (`iosonar collect --from-file`), or for shipping to Logstash.\n\noptions");
+  std::string dir, dataset = "iosonar.trace", job, from, to;
+  desc.add_options()("help,h", "show this help")("store", po::value(&dir), "store directory (holding store.db)")(
+      "dataset", po::value(&dataset)->default_value("iosonar.trace"), "dataset to export")(
+      "job", po::value(&job), "only this job id")("from", po::value(&from), "only records at or after this ISO 8601 time")(
+      "to", po::value(&to), "only records before this ISO 8601 time");
+  po::variables_map vm;
+  try {
+    po::store(po::parse_command_line(argc, argv, desc), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    std::cerr << "iosonar store-export: " << e.what() << "\n";
+    return 2;
+  }
+  if (vm.count("help")) {
+    std::cout << desc << "\n";
+    return 0;
+  }
+  if (dir.empty()) {
+    std::cerr << "iosonar store-export: --store DIR is required\n";
+    return 2;
+  }
+  if (access((dir + "/store.db").c_str(), R_OK) != 0) {
+    std::cerr << "iosonar store-export: no store.db in " << dir << "\n";
+    return 1;
+  }
+  if (!schema::FindDataset(dataset)) {
+    std::cerr << "iosonar store-export: unknown dataset '" << dataset << "' (see iosonar schema)\n";
+    return 2;
+  }
+  ScanQuery q;
+  q.dataset = dataset;
+  for (const auto& [text, slot] : {std::pair{from, &q.range.start_ns}, std::pair{to, &q.range.end_ns}}) {
+    if (text.empty()) continue;
+    auto ns = ParseIso8601(text);
+    if (!ns) {
+      std::cerr << "iosonar store-export: '" << text << "' is not an ISO 8601 time with a zone (e.g. 2026-11-22T07:00:00Z)\n";
+      return 2;
+    }
+    *slot = *ns;
+  }
+  if (!job.empty()) q.filters.push_back({"job.id", job});
+  auto store = OpenSqliteStore(dir);
+  if (!store.ok()) {
+    std::cerr << "iosonar store-export: " << store.status().message() << "\n";
+    return 1;
+  }
+  Status st = ExportJsonLines(**store, q, [](std::string_view line) {
+    std::cout.write(line.data(), static_cast<std::streamsize>(line.size()));
+    std::cout.put('\n');
+    return static_cast<bool>(std::cout);
+  });
+  if (!st.ok()) {
+    std::cerr << "iosonar store-export: " << st.message() << "\n";
+    return 1;
+  }
   return 0;
 }
 

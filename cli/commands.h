@@ -10,6 +10,7 @@ int CmdJobSummary(int argc, char** argv);  // cmd_job_summary.cc
 int CmdRun(int argc, char** argv);         // cmd_run.cc
 int CmdTrace(int argc, char** argv);       // cmd_run.cc
 int CmdSchema(int argc, char** argv);      // cmd_misc.cc
+int CmdStoreExport(int argc, char** argv); // cmd_misc.cc
 
 // Service URL from flag, else environment variable, else config file key
 // ("" if none). Config file: --config FILE, $IOSONAR_CONFIG, else

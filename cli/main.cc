@@ -21,6 +21,7 @@ constexpr Subcommand kCommands[] = {
      "receive JSON lines on TCP (or from a file), validate, store in SQLite, push to Redis"},
     {"job-summary", iosonar::cli::CmdJobSummary, "per-job I/O summary and I/O mode from the store"},
     {"schema", iosonar::cli::CmdSchema, "print the record schema (JSON or a Markdown table)"},
+    {"store-export", iosonar::cli::CmdStoreExport, "print an embedded store's records as JSON lines"},
 };
 
 void Usage(FILE* f) {

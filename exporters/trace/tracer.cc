@@ -17,8 +17,8 @@
 // (default /tmp/iosonar-spool-UID), IOSONAR_SPOOL_MAX_MB (default 64),
 // IOSONAR_EXCLUDE (colon-separated path prefixes; default /proc/:/sys/:/dev/),
 // IOSONAR_INCLUDE (prefixes traced even when excluded; default /dev/shm/),
-// IOSONAR_DISABLE, IOSONAR_CLOCK=gettime (do not use the TSC), IOSONAR_FLUSHER=0 (no
-// background flush thread: records then leave only when their thread does I/O or exits).
+// IOSONAR_DISABLE, IOSONAR_CLOCK=gettime (do not use the TSC), IOSONAR_FLUSHER=1|0
+// (background flush thread always | never; default: only in multi-threaded processes).
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -386,6 +386,12 @@ class SlotSink final : public RunSink {
 // runs whose window has ended and ships closed runs, so a thread that stops
 // doing I/O (a compute phase) does not hold its records until it exits. It
 // never blocks the app's threads: a slot that is busy is skipped this round.
+//
+// A second thread is not free: once a process has one, glibc takes its
+// multi-threaded paths (cancellation bookkeeping around every system call),
+// measured at ~20-60 ns a call here. So by default it starts only in a
+// process that is multi-threaded anyway (at its first I/O, or when a second
+// thread does I/O); IOSONAR_FLUSHER=1 starts it always, =0 never.
 std::atomic<bool> g_flusher_started{false};
 void FlushBuffered(Slot* s);
 void* FlusherMain(void*) {
@@ -411,9 +417,29 @@ void* FlusherMain(void*) {
   }
   return nullptr;
 }
+int g_flusher_mode = -1;  // -1 auto, 0 never, 1 always (IOSONAR_FLUSHER, read in Init)
+
+// Threads of this process, from /proc/self/stat (field 20), without libc's
+// stdio (we must not reach our own wrappers): read once per slot acquisition.
+int ThreadCount() {
+  char buf[1024];
+  int fd = SysOpen("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 1;
+  long n = SysRead(fd, buf, sizeof buf - 1);
+  SysClose(fd);
+  if (n <= 0) return 1;
+  buf[n] = '\0';
+  const char* p = strrchr(buf, ')');  // the command name may contain spaces
+  if (!p) return 1;
+  for (int field = 2; field < 20 && *p; ++p)
+    if (*p == ' ') ++field;
+  return atoi(p);
+}
+
 void StartFlusher() {
+  if (g_flusher_mode == 0 || g_flusher_started.load(std::memory_order_relaxed)) return;
+  if (g_flusher_mode < 0 && ThreadCount() < 2) return;  // single-threaded: keep glibc's fast paths
   if (g_flusher_started.exchange(true)) return;
-  if (const char* f = getenv("IOSONAR_FLUSHER"); f && strcmp(f, "0") == 0) return;
   pthread_attr_t a;
   pthread_attr_init(&a);
   pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
@@ -702,6 +728,7 @@ void Init() {
     }
   }
   CopyEnv("IOSONAR_EXCLUDE", g_exclude, sizeof g_exclude);
+  if (const char* f = getenv("IOSONAR_FLUSHER"); f && *f) g_flusher_mode = strcmp(f, "0") == 0 ? 0 : 1;
   CopyEnv("IOSONAR_INCLUDE", g_include, sizeof g_include);
   g_pid = static_cast<int>(syscall(SYS_getpid));
   g_ppid = static_cast<int>(syscall(SYS_getppid));

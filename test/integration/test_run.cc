@@ -65,6 +65,16 @@ TEST_CASE("run: the demo workload's diagnosis, stored, cached in Redis and reada
   REQUIRE_FALSE(j2.HasParseError());
   CHECK(j2["read"]["bytes"].GetInt64() == s["read"]["bytes"].GetInt64());
   CHECK(std::string(j2["io_mode"]["read"].GetString()) == "N-1");
+
+  // The store exports as JSON lines that pass the schema and hold the same bytes.
+  auto ex = Run({IosonarBin(), "store-export", "--store", d / "store", "--job", "demo-1"});
+  REQUIRE(ex.exit_code == 0);
+  auto exported = ParseTraceLines(ex.out);
+  CHECK(Totals(exported, "write", "/ckpt.0").bytes == 8 * mib);
+  CHECK(Totals(exported, "read", "/input.dat").bytes == 8 * mib);
+  auto none = Run({IosonarBin(), "store-export", "--store", d / "store", "--job", "other"});
+  CHECK(none.exit_code == 0);
+  CHECK(none.out.empty());
 }
 
 TEST_CASE("run: the program's exit status comes back; no I/O is said plainly", "[run]") {
@@ -82,7 +92,7 @@ TEST_CASE("run: the program's exit status comes back; no I/O is said plainly", "
 }
 
 TEST_CASE("run: every subcommand answers --help", "[run]") {
-  for (const char* sub : {"run", "trace", "collect", "job-summary", "schema"}) {
+  for (const char* sub : {"run", "trace", "collect", "job-summary", "schema", "store-export"}) {
     auto r = Run({IosonarBin(), sub, "--help"});
     INFO(sub << ": " << r.err);
     CHECK(r.exit_code == 0);

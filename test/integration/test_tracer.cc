@@ -292,9 +292,10 @@ TEST_CASE("tracer: records of a thread that stops doing I/O still leave within a
   auto col = Collector::Start(co);
   REQUIRE(col.ok());
   std::string out = "tcp://127.0.0.1:" + std::to_string((*col)->port());
-  // 100 ms windows; the program then computes for 60 s without any I/O.
+  // 100 ms windows; the program then computes for 60 s without any I/O. It is
+  // single-threaded, where the flusher thread is opt-in.
   Child prog({ProgramPath("tp_behaviour"), "idle", d.path(), "60000"},
-             {{"LD_PRELOAD", TracerLib()}, {"IOSONAR_OUTPUT", out}, {"IOSONAR_WINDOW_MS", "100"}});
+             {{"LD_PRELOAD", TracerLib()}, {"IOSONAR_OUTPUT", out}, {"IOSONAR_WINDOW_MS", "100"}, {"IOSONAR_FLUSHER", "1"}});
   // open, the write run and close (and the tracer's start record) arrive while it is still running.
   bool arrived = WaitUntil([&] { return (*col)->stats().stored >= 4; }, 20000);
   CHECK(prog.Alive());

@@ -81,8 +81,10 @@ class Store {
   virtual Result<uint64_t> Count(const std::string& dataset, const std::vector<FieldFilter>& filters) = 0;
 };
 
-// The embedded store: one SQLite file, store.db, in dir (created if missing),
-// one table per dataset with one typed column per schema field.
+// The embedded store: one SQLite file, store.db, in dir (created if missing).
+// Records are kept in compact blocks per dataset and job id, with per-stream
+// sequence intervals for deduplication (see sqlite_store.h for the layout);
+// a store.db of the older row-per-record layout is refused with an error.
 Result<std::unique_ptr<Store>> OpenSqliteStore(const std::string& dir);
 
 }  // namespace iosonar
