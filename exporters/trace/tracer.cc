@@ -51,11 +51,12 @@ namespace iosonar::trace {
 namespace {
 
 // ---------------------------------------------------------------- real symbols
+__attribute__((noinline)) void* Resolve(const char* name) { return dlsym(RTLD_NEXT, name); }
 template <typename F>
-F Real(const char* name, F* slot) {
+__attribute__((always_inline)) inline F Real(const char* name, F* slot) {
   F f = __atomic_load_n(slot, __ATOMIC_RELAXED);
   if (__builtin_expect(f == nullptr, 0)) {
-    f = reinterpret_cast<F>(dlsym(RTLD_NEXT, name));
+    f = reinterpret_cast<F>(Resolve(name));
     __atomic_store_n(slot, f, __ATOMIC_RELAXED);
   }
   return f;
@@ -344,6 +345,7 @@ void FlushBuffered(struct Slot* s);
 // flags that every scan reads live apart, in g_slot_flags.
 struct Slot {
   int tid;
+  int index;  // position in g_slots and g_slot_flags
   int nbuf;
   uint64_t raw_ops;  // summed over slots for the tracer record (no shared atomic on the hot path)
   uint64_t next_sweep;
@@ -360,7 +362,7 @@ SlotFlags g_slot_flags[kMaxThreads];
 __thread Slot* t_slot __attribute__((tls_model("initial-exec"))) = nullptr;
 __thread bool t_no_slot __attribute__((tls_model("initial-exec"))) = false;
 
-inline SlotFlags& Flags(const Slot* s) { return g_slot_flags[s - g_slots]; }
+inline SlotFlags& Flags(const Slot* s) { return g_slot_flags[s->index]; }
 inline void LockSlot(Slot* s) {
   while (Flags(s).lock.exchange(1, std::memory_order_acquire)) __builtin_ia32_pause();
 }
@@ -457,6 +459,7 @@ Slot* AcquireSlot() {
     int expect = 0;
     if (fl.in_use.load(std::memory_order_relaxed) == 0 && fl.in_use.compare_exchange_strong(expect, 1)) {
       Slot* s = &g_slots[i];
+      s->index = i;
       s->tid = static_cast<int>(syscall(SYS_gettid));
       new (s->comp_mem) Compressor(g_window_ticks);
       s->nbuf = 0;
