@@ -10,6 +10,6 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/iosonar-demo-data.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 rm -rf iosonar-demo
 "${BUILD_DIR:-build}/iosonar" run --store iosonar-demo --json iosonar-demo/summary.json -- \
-  "${BUILD_DIR:-build}/iosonar-demo-workload" "$work" 4 64
+  "${BUILD_DIR:-build}/iosonar-demo-workload" "$work/data" 4 64
 echo
 echo "summary JSON: iosonar-demo/summary.json   record store: iosonar-demo/store.db"
