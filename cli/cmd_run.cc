@@ -46,8 +46,8 @@ void SplitCommand(int argc, char** argv, std::vector<std::string>* opts, std::ve
     }
     if (a.empty() || a[0] != '-') break;
     opts->push_back(a);
-    // Options that take a value in the next argument.
-    if (a.find('=') == std::string::npos && i + 1 < argc && a != "--help" && a != "-h" && a != "--keep-going")
+    // Every option of run and trace but --help takes a value; it may follow as the next argument.
+    if (a.find('=') == std::string::npos && i + 1 < argc && a != "--help" && a != "-h")
       opts->push_back(argv[++i]);
   }
   for (; i < argc; ++i) cmd->push_back(argv[i]);

@@ -14,35 +14,20 @@ void Compressor::Emit(int i, RunSink* sink) {
 }
 
 void Compressor::Add(const RawOp& o, RunSink* sink) {
-  ++clock_;
   // Path-only metadata ops (stat by name, unlink, ...) key on the file id.
   const bool by_path = o.fd < 0;
   for (int i = 0; i < n_; ++i) {
     Run& r = runs_[i];
     if (r.op != o.op || r.fd != o.fd || r.layer != o.layer) continue;
     if (by_path && r.file_id != o.file_id) continue;
-    bool merge = r.size == o.size && r.err == o.err && r.file_id == o.file_id &&
-                 (window_ == 0 || o.t0 - r.t_start < window_) && o.t0 >= r.t_start;
-    if (merge && IsDataOp(o.op) && o.err == 0) {
-      // Contiguous: starts where the run's last op ended. Unknown offsets
-      // (pipes, O_APPEND) are contiguous by definition.
-      merge = (o.offset < 0 && r.offset < 0) || (o.offset >= 0 && o.offset == r.next_offset);
-      // A short transfer ends the run after it: the next op cannot be contiguous
-      // with a full-size stride any more, which next_offset already captures.
-    }
-    if (merge) {
-      ++r.count;
-      if (o.result > 0) r.bytes += static_cast<uint64_t>(o.result);
-      if (o.offset >= 0 && o.result > 0) r.next_offset = o.offset + o.result;
-      if (o.t1 > r.t_end) r.t_end = o.t1;
-      r.dur += o.t1 - o.t0;
-      r.last_use = clock_;
-      last_ = i;
+    if (Continues(r, o)) {
+      Extend(r, o);
       return;
     }
     Emit(i, sink);  // same key, cannot continue: the old run ends here
     break;
   }
+  ++clock_;
   if (n_ == kOpenRuns) {  // capacity: close the least recently used run
     int lru = 0;
     for (int i = 1; i < n_; ++i)

@@ -72,25 +72,13 @@ class Compressor {
   void set_window(uint64_t ticks) { window_ = ticks; }
 
   void Add(const RawOp& op, RunSink* sink);
-  // The hot path: extends the most recently used run if op continues it
-  // (same fd, op, layer, size, file, contiguous, successful, in its window).
+  // The hot path: extends the most recently used run if op continues it.
   // Returns false when the caller must fall back to Add().
   __attribute__((always_inline)) bool TryExtend(const RawOp& o) {
     if (last_ >= n_) return false;
     Run& r = runs_[last_];
-    // Most selective first: the offset and size checks fail for random I/O.
-    if (o.offset != r.next_offset || r.size != o.size || r.fd != o.fd || r.op != o.op || r.file_id != o.file_id ||
-        r.layer != o.layer || (o.err | r.err) != 0 || !IsDataOp(o.op))
-      return false;
-    if (o.t0 - r.t_start >= window_ - 1 && window_ != 0) return false;  // also refuses o.t0 < t_start (wraps)
-    ++r.count;
-    if (o.result > 0) {
-      r.bytes += static_cast<uint64_t>(o.result);
-      if (o.offset >= 0) r.next_offset = o.offset + o.result;
-    }
-    if (o.t1 > r.t_end) r.t_end = o.t1;
-    r.dur += o.t1 - o.t0;
-    r.last_use = ++clock_;
+    if (r.fd != o.fd || r.op != o.op || r.layer != o.layer || !Continues(r, o)) return false;
+    Extend(r, o);
     return true;
   }
   // Closes every open run on fd (the fd was closed or replaced).
@@ -104,6 +92,27 @@ class Compressor {
 
  private:
   void Emit(int i, RunSink* sink);
+  // The one rule for merging, given the same (fd, op, layer) key: same size,
+  // file and error, inside the run's window, and — for successful data ops —
+  // starting where the run's last op ended (unknown offsets, from pipes or
+  // O_APPEND, are contiguous by definition).
+  __attribute__((always_inline)) bool Continues(const Run& r, const RawOp& o) const {
+    if (r.size != o.size || r.file_id != o.file_id || r.err != o.err) return false;
+    if (o.t0 - r.t_start >= window_ - 1 && window_ != 0) return false;  // also refuses o.t0 < t_start (wraps)
+    if (IsDataOp(o.op) && o.err == 0) return o.offset == r.next_offset;
+    return true;
+  }
+  __attribute__((always_inline)) void Extend(Run& r, const RawOp& o) {
+    ++r.count;
+    if (o.result > 0) {
+      r.bytes += static_cast<uint64_t>(o.result);
+      if (o.offset >= 0) r.next_offset = o.offset + o.result;
+    }
+    if (o.t1 > r.t_end) r.t_end = o.t1;
+    r.dur += o.t1 - o.t0;
+    r.last_use = ++clock_;
+    last_ = static_cast<int>(&r - runs_);
+  }
   Run runs_[kOpenRuns];
   int n_ = 0;
   int last_ = 0;  // index of the most recently extended or opened run
