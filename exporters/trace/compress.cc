@@ -21,7 +21,7 @@ void Compressor::Add(const RawOp& o, RunSink* sink) {
     if (r.op != o.op || r.fd != o.fd || r.layer != o.layer) continue;
     if (by_path && r.file_id != o.file_id) continue;
     if (Continues(r, o)) {
-      Extend(r, o);
+      Extend(i, o);
       return;
     }
     Emit(i, sink);  // same key, cannot continue: the old run ends here

@@ -78,7 +78,7 @@ class Compressor {
     if (last_ >= n_) return false;
     Run& r = runs_[last_];
     if (r.fd != o.fd || r.op != o.op || r.layer != o.layer || !Continues(r, o)) return false;
-    Extend(r, o);
+    Extend(last_, o);
     return true;
   }
   // Closes every open run on fd (the fd was closed or replaced).
@@ -102,7 +102,8 @@ class Compressor {
     if (IsDataOp(o.op) && o.err == 0) return o.offset == r.next_offset;
     return true;
   }
-  __attribute__((always_inline)) void Extend(Run& r, const RawOp& o) {
+  __attribute__((always_inline)) void Extend(int i, const RawOp& o) {
+    Run& r = runs_[i];
     ++r.count;
     if (o.result > 0) {
       r.bytes += static_cast<uint64_t>(o.result);
@@ -111,7 +112,7 @@ class Compressor {
     if (o.t1 > r.t_end) r.t_end = o.t1;
     r.dur += o.t1 - o.t0;
     r.last_use = ++clock_;
-    last_ = static_cast<int>(&r - runs_);
+    last_ = i;
   }
   Run runs_[kOpenRuns];
   int n_ = 0;
