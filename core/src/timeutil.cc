@@ -54,6 +54,9 @@ std::optional<int64_t> ParseIso8601(std::string_view s) {
       !Digits(s, 14, 2, &mi) || s[16] != ':' || !Digits(s, 17, 2, &sec))
     return std::nullopt;
   if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60) return std::nullopt;
+  // Epoch nanoseconds in an int64 span 1677-09-21 to 2262-04-11: refuse the
+  // years at and beyond the edges rather than overflow.
+  if (y < 1678 || y > 2261) return std::nullopt;
   size_t p = 19;
   int64_t frac_ns = 0;
   if (p < s.size() && s[p] == '.') {

@@ -94,6 +94,9 @@ TEST_CASE("time: ISO 8601 parse and format", "[json]") {
   CHECK_FALSE(ParseIso8601("2026-11-22T07:09:12").has_value());  // no zone: ambiguous
   CHECK_FALSE(ParseIso8601("2026-13-22T07:09:12Z").has_value());
   CHECK_FALSE(ParseIso8601("yesterday").has_value());
+  CHECK_FALSE(ParseIso8601("9999-12-31T23:59:59Z").has_value());  // beyond int64 epoch ns
+  CHECK_FALSE(ParseIso8601("0001-01-01T00:00:00Z").has_value());
+  CHECK(ParseIso8601("2261-12-31T23:59:59Z").has_value());
   CHECK(FormatIsoMillis(int64_t{951825600500000000}) == "2000-02-29T12:00:00.500Z");
   CHECK(FormatIsoMillis(-1000000) == "1969-12-31T23:59:59.999Z");
 }
