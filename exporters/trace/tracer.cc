@@ -797,20 +797,33 @@ inline Slot* Begin() {
   return s;
 }
 
-inline void Record(Slot* s, const RawOp& op) {
-  LockSlot(s);
-  ++s->raw_ops;
-  if (__builtin_expect(!s->comp().TryExtend(op), 0)) {
+// The slow half of Record: a new run, or the periodic sweep. Called with the
+// slot locked; unlocks it.
+__attribute__((noinline)) void RecordSlow(Slot* s, const RawOp& op, bool extended) {
+  if (!extended) {
     SlotSink sink(s);
     s->comp().Add(op, &sink);
   }
-  if (__builtin_expect(op.t1 >= s->next_sweep, 0)) {
+  if (op.t1 >= s->next_sweep) {
     SlotSink sink(s);
     s->comp().CloseExpired(op.t1, &sink);
     if (s->nbuf) FlushBuffered(s);
     s->next_sweep = op.t1 + g_sweep_ticks;
   }
   UnlockSlot(s);
+}
+
+// The common case stays inline in every wrapper: the op extends the thread's
+// most recent run and no sweep is due.
+__attribute__((always_inline)) inline void Record(Slot* s, const RawOp& op) {
+  LockSlot(s);
+  ++s->raw_ops;
+  bool extended = s->comp().TryExtend(op);
+  if (__builtin_expect(extended && op.t1 < s->next_sweep, 1)) {
+    UnlockSlot(s);
+    return;
+  }
+  RecordSlow(s, op, extended);
 }
 
 // Data op on an fd. off >= 0: positional (pread/pwrite); off < 0: at the
@@ -824,11 +837,12 @@ ssize_t DataOp(Op op, Layer layer, int fd, int64_t off, size_t size, Call&& call
   uint64_t t0 = Ticks();
   ssize_t r = call();
   uint64_t t1 = Ticks();
-  int e = errno;
+  int* errp = &errno;  // one TLS lookup for both the read and the restore
+  int e = *errp;
   if (off < 0 && r > 0 && at >= 0) (layer == kStdio ? f->stdio_offset : f->offset) = at + r;
   RawOp o{op, layer, fd, at, static_cast<int64_t>(size), r, r < 0 ? e : 0, f->file_id, t0, t1};
   Record(s, o);
-  errno = e;
+  *errp = e;
   return r;
 }
 
