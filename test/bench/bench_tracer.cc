@@ -41,15 +41,15 @@ double Now() {
 }
 
 // Runs argv with extra env; stdout captured to a file we read back.
-Proc RunCmd(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env) {
+Proc RunCmd(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env, bool quiet_stderr = false) {
   std::string outf = g_dir + "/cmd.out";
   std::fflush(stdout);  // or the child's copy of the buffer is printed again
   double t0 = Now();
   pid_t pid = fork();
   if (pid == 0) {
     for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
-    FILE* f = freopen(outf.c_str(), "w", stdout);
-    (void)f;
+    if (!freopen(outf.c_str(), "w", stdout)) _exit(126);
+    if (quiet_stderr && !freopen("/dev/null", "w", stderr)) _exit(126);
     std::vector<char*> a;
     for (const auto& s : argv) a.push_back(const_cast<char*>(s.c_str()));
     a.push_back(nullptr);
@@ -149,19 +149,7 @@ void PerCall(int reps, const char* mode, const char* what) {
     // The flusher thread wakes on wall-clock time, and valgrind slows the
     // program ~50x: leave it out so the count is the per-call cost alone.
     if (traced) env["IOSONAR_FLUSHER"] = "0";
-    std::fflush(stdout);
-    pid_t pid = fork();
-    if (pid == 0) {
-      for (const auto& [k, val] : env) setenv(k.c_str(), val.c_str(), 1);
-      if (!freopen("/dev/null", "w", stderr)) _exit(1);
-      std::vector<char*> a;
-      for (const auto& s : v) a.push_back(const_cast<char*>(s.c_str()));
-      a.push_back(nullptr);
-      execvp(a[0], a.data());
-      _exit(127);
-    }
-    int st;
-    waitpid(pid, &st, 0);
+    RunCmd(v, env, /*quiet_stderr=*/true);
     std::ifstream in(cg);
     std::string line;
     long long total = 0;
