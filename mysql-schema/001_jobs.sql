@@ -1,8 +1,9 @@
 -- iosonar job database, migration 1: jobs and the nodes they ran on.
 -- Applied by `iosonar db-migrate` (recorded in schema_migrations); every
 -- statement is safe to run again. Times are UTC (the session time zone is
--- +00:00), DATETIME(6). Text is utf8mb4 with binary collation: names and
--- command lines are stored byte for byte.
+-- +00:00), DATETIME(6). Text is utf8mb4 with binary collation; job names,
+-- command lines and working directories are BLOBs: stored byte for byte,
+-- whatever their encoding (a job is never refused for its name).
 
 CREATE TABLE IF NOT EXISTS jobs (
   cluster       VARCHAR(64)  NOT NULL,
@@ -16,9 +17,9 @@ CREATE TABLE IF NOT EXISTS jobs (
   gid           INT UNSIGNED NULL,
   account       VARCHAR(64)  NULL,
   partition_name VARCHAR(64) NULL,
-  job_name      TEXT         NULL,
-  command       TEXT         NULL,                -- SubmitLine, else the batch script's command (LASSi groups by it)
-  work_dir      TEXT         NULL,
+  job_name      BLOB         NULL,                -- bytes exactly as the user typed them (any encoding)
+  command       BLOB         NULL,                -- SubmitLine, else the batch script's command (LASSi groups by it)
+  work_dir      BLOB         NULL,
   node_list     TEXT         NULL,                -- compact Slurm form, nid[05398-05399]
   node_count    INT UNSIGNED NULL,
   task_count    INT UNSIGNED NULL,
