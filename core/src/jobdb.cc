@@ -195,7 +195,9 @@ Status JobDb::Upsert(const JobRecord& r) {
       "group_name = COALESCE(VALUES(group_name), group_name), gid = COALESCE(VALUES(gid), gid), "
       "account = COALESCE(VALUES(account), account), "
       "partition_name = COALESCE(VALUES(partition_name), partition_name), "
-      "job_name = COALESCE(VALUES(job_name), job_name), command = COALESCE(VALUES(command), command), "
+      // sacct rewrites '"' in job names as '`': its name only fills a missing one (the prolog's is exact).
+      "job_name = IF(VALUES(source) = 'sacct' AND job_name IS NOT NULL, job_name, "
+      "COALESCE(VALUES(job_name), job_name)), command = COALESCE(VALUES(command), command), "
       "work_dir = COALESCE(VALUES(work_dir), work_dir), node_list = COALESCE(VALUES(node_list), node_list), "
       "node_count = COALESCE(VALUES(node_count), node_count), task_count = COALESCE(VALUES(task_count), task_count), "
       "submit_time = COALESCE(VALUES(submit_time), submit_time), "

@@ -113,6 +113,20 @@ void Complete(JobRecord* r, const JobRecord& sc, bool epilog) {
 
 }  // namespace
 
+std::optional<std::string> WrappedCommand(std::string_view script) {
+  // sbatch --wrap writes "#!/bin/sh\n# This script was created by sbatch --wrap.\n\nCMD\n".
+  size_t l1 = script.find('\n');
+  if (l1 == std::string_view::npos || script.substr(0, 2) != "#!") return std::nullopt;
+  size_t l2 = script.find('\n', l1 + 1);
+  if (l2 == std::string_view::npos) return std::nullopt;
+  if (script.substr(l1 + 1, l2 - l1 - 1).rfind("# This script was created by sbatch --wrap", 0) != 0) return std::nullopt;
+  std::string_view rest = script.substr(l2 + 1);
+  while (!rest.empty() && (rest.front() == '\n')) rest.remove_prefix(1);
+  while (!rest.empty() && (rest.back() == '\n')) rest.remove_suffix(1);
+  if (rest.empty()) return std::nullopt;
+  return std::string(rest);
+}
+
 Status RecordPrologEpilog(const Options& o, bool epilog, const std::map<std::string, std::string>& env,
                           RecordOutcome* out) {
   RecordOutcome local;
@@ -134,6 +148,12 @@ Status RecordPrologEpilog(const Options& o, bool epilog, const std::map<std::str
       }
     } else {
       out->note += text.status().message() + "; ";
+    }
+    // A job submitted with `sbatch --wrap CMD` has no script path: its command is the wrapped line.
+    if (!r.command && !epilog) {
+      auto script = RunCapture({o.scontrol, "write", "batch_script", std::to_string(r.job_id), "-"}, 10000);
+      if (script.ok())
+        if (auto cmd = WrappedCommand(script.value())) r.command = cmd;
     }
   }
   if (r.cluster.empty()) r.cluster = "default";

@@ -8,6 +8,8 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "iosonar/jobdb.h"
 #include "iosonar/status.h"
@@ -48,6 +50,10 @@ struct PollStats {
 // the overlap, else now minus the first window), writes every record, and
 // advances the mark only when all writes succeeded.
 Status PollSacct(const Options& o, std::optional<int64_t> since_ns, PollStats* st);
+
+// The command of a `sbatch --wrap CMD` batch script (as `scontrol write
+// batch_script JOB -` prints it), nullopt for any other script.
+std::optional<std::string> WrappedCommand(std::string_view script);
 
 // Runs argv (no shell), returns stdout; an error with stderr if it fails or
 // takes longer than timeout_ms.
