@@ -3,6 +3,8 @@
 // merge (a late prolog does not undo an epilog), hostile job names are stored
 // byte for byte, the query API answers, the connection survives a server
 // restart, and an epilog while MySQL is down is spooled and replayed.
+#include <sys/stat.h>
+
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <filesystem>
@@ -304,4 +306,91 @@ TEST_CASE("scheduler: an epilog while MySQL is down is spooled and replayed", "[
   CHECK(rep2.exit_code == 0);
   CHECK_THAT(rep2.out, Catch::Contains("bad 1"));
   CHECK(std::filesystem::exists(spool / "bad/00000000000000000001-1-1-1.job.reason"));
+}
+
+TEST_CASE("scheduler poll: malformed sacct lines are skipped, the rest written; MySQL down keeps the mark",
+          "[mysql][jobdb][sacct]") {
+  MariaDbServer server;
+  { OpenDb(server.url()); }
+  TempDir d;
+  // A stand-in sacct printing what the real one prints with the poller's options
+  // (the real one is exercised in test_slurm.cc); one line is malformed.
+  std::string hdr = scheduler::kSacctFormat;
+  for (auto& c : hdr)
+    if (c == ',') c = '\x1f';
+  auto row = [](std::vector<std::string> f) {
+    std::string s;
+    for (size_t i = 0; i < f.size(); ++i) s += (i ? "\x1f" : "") + f[i];
+    return s + "\n";
+  };
+  std::string out = hdr + "\n" +
+                    row({"71", "71", "vm", "bob", "1001", "users", "100", "a", "debug", "name|with|pipes", "sbatch x.sh",
+                         "/home/bob", "n[1-2]", "2", "4", "2026-11-22T09:00:00", "2026-11-22T09:00:01",
+                         "2026-11-22T09:10:01", "TIMEOUT", "0:15"}) +
+                    row({"72", "72", "vm", "bob", "1001", "users", "100", "a", "debug", "bad", "", "/", "n[1-", "2", "",
+                         "2026-11-22T09:00:00", "2026-11-22T09:00:01", "Unknown", "RUNNING", "0:0"}) +
+                    row({"71.batch", "71.batch", "vm", "", "", "", "", "a", "", "batch", "", "", "n1", "1", "1",
+                         "2026-11-22T09:00:01", "2026-11-22T09:00:01", "2026-11-22T09:10:01", "CANCELLED", "0:15"});
+  test::WriteFile(d / "sacct.out", out);
+  test::WriteFile(d / "sacct", "#!/bin/sh\necho \"$@\" > " + d / "sacct.args" + "\ncat " + d / "sacct.out" + "\n");
+  chmod((d / "sacct").c_str(), 0755);
+  std::vector<std::string> argv{test::IosonarBin(), "scheduler", "poll", "--mysql", server.url(), "--sacct", d / "sacct",
+                                "--cluster", "vm"};
+  auto r = test::Run(argv, {{"TZ", "UTC"}});
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.out, Catch::Contains("3 line(s), 2 record(s), 2 written, 1 skipped"));
+  CHECK_THAT(r.err, Catch::Contains("sacct line 3") && Catch::Contains("never closed"));
+  CHECK_THAT(test::ReadFile(d / "sacct.args"), Catch::Contains("--starttime") && Catch::Contains("--clusters vm"));
+  auto db = OpenDb(server.url());
+  auto j = db->Get("vm", 71).value();
+  REQUIRE(j);
+  CHECK(j->name == std::optional<std::string>("name|with|pipes"));
+  CHECK(j->state == std::optional<std::string>("TIMEOUT"));
+  CHECK(j->exit_signal == std::optional<int64_t>(15));
+  CHECK(j->task_count == std::optional<int64_t>(4));
+  CHECK(*j->end_ns - *j->start_ns == 600 * kS);
+  CHECK(db->JobNodes("vm", 71).value() == std::vector<std::string>{"n1", "n2"});
+  CHECK(db->Get("vm", 71, "batch").value().has_value());
+  CHECK_FALSE(db->Get("vm", 72).value().has_value());
+  auto mark = db->PolledTo("vm");
+  REQUIRE(mark.ok());
+  REQUIRE(mark.value());
+  // MySQL down: the poll fails (exit 1) and the mark stays where it was.
+  server.Stop();
+  auto down = test::Run(argv, {{"TZ", "UTC"}});
+  CHECK(down.exit_code == 1);
+  server.Start();
+  auto db2 = OpenDb(server.url());
+  CHECK(db2->PolledTo("vm").value() == mark.value());
+  // The next poll starts 5 minutes before the mark (the overlap).
+  auto up = test::Run(argv, {{"TZ", "UTC"}});
+  CHECK(up.exit_code == 0);
+  std::string args = test::ReadFile(d / "sacct.args");
+  std::string want = SqlDatetime(*mark.value() - 300 * kS).substr(0, 19);
+  want[10] = 'T';
+  CHECK_THAT(args, Catch::Contains("--starttime " + want));
+}
+
+TEST_CASE("hostlist CLI: expand, compress, and a clear error", "[hostlist]") {
+  auto e = test::Run({test::IosonarBin(), "hostlist", "expand", "nid[05398-05399,05401]"});
+  CHECK(e.exit_code == 0);
+  CHECK(e.out == "nid05398\nnid05399\nnid05401\n");
+  auto c = test::Run({test::IosonarBin(), "hostlist", "compress", "node001,node002,node003,gpu1,gpu2"});
+  CHECK(c.exit_code == 0);
+  CHECK(c.out == "node[001-003],gpu[1-2]\n");
+  auto bad = test::Run({test::IosonarBin(), "hostlist", "expand", "nid[1-"});
+  CHECK(bad.exit_code == 1);
+  CHECK_THAT(bad.err, Catch::Contains("never closed") && Catch::Contains("offset 3"));
+  CHECK(test::Run({test::IosonarBin(), "hostlist", "shuffle", "a"}).exit_code == 2);
+}
+
+TEST_CASE("SQL files split into statements outside quotes and comments", "[jobdb]") {
+  auto s = SplitSqlStatements("-- a comment; with a semicolon\nCREATE TABLE t (a INT); /* x; y */ INSERT INTO t "
+                              "VALUES ('a;b', \"c;d\", `e;f`);\n# hash; comment\n  ;  SELECT 'it''s; ok'");
+  REQUIRE(s.size() == 3);
+  CHECK(s[0] == "CREATE TABLE t (a INT)");
+  CHECK_THAT(s[1], Catch::Contains("'a;b'") && Catch::Contains("\"c;d\"") && Catch::Contains("`e;f`"));
+  CHECK(s[2] == "SELECT 'it''s; ok'");
+  for (const auto& m : BuiltinMigrations()) CHECK_FALSE(SplitSqlStatements(m.sql).empty());
 }
