@@ -27,8 +27,9 @@ constexpr const char* kUsage =
     "                  completed by `scontrol show job -o`. Meant for PrologSlurmctld= and\n"
     "                  EpilogSlurmctld= (once per job, with the exit code); Prolog=/Epilog= work too.\n"
     "                  If MySQL cannot be reached the record goes to the spool; the spool is\n"
-    "                  replayed before every write. Always exits 0 once the record is written or\n"
-    "                  spooled (a failing prolog would drain the node).\n"
+    "                  replayed before every write. Exits 0 even when the record could be neither\n"
+    "                  written nor spooled (the error goes to stderr): a failing PrologSlurmctld\n"
+    "                  would requeue or kill the job. --strict makes that exit 1.\n"
     "  poll            reads `sacct --parsable2` from where the last poll ended (minus 5 minutes),\n"
     "                  or --since, to now, and merges every job and step; malformed lines are\n"
     "                  reported and skipped. Run it from cron to catch up after any downtime.\n"
@@ -37,7 +38,8 @@ constexpr const char* kUsage =
     "MySQL URL: --mysql, $IOSONAR_MYSQL or `mysql = URL` in the config file (see iosonar db-migrate).\n"
     "Spool: --spool, $IOSONAR_JOBDB_SPOOL, default /var/spool/iosonar/jobdb.\n"
     "\n"
-    "Exit status: 0 done, 1 failed (nothing written or spooled; poll: sacct or MySQL failed), 2 usage.\n"
+    "Exit status: 0 done, 1 failed (poll/replay: sacct or MySQL failed; prolog/epilog with --strict:\n"
+    "nothing written or spooled), 2 usage error.\n"
     "\n"
     "options";
 
@@ -52,6 +54,7 @@ int CmdScheduler(int argc, char** argv) {
       ("cluster", po::value(&cluster)->value_name("NAME"), "cluster name (default: SLURM_CLUSTER_NAME / sacct's)")  //
       ("since", po::value(&since)->value_name("TIME"), "poll: from this ISO 8601 time instead of the stored mark")  //
       ("no-scontrol", "prolog/epilog: use the environment only")                                     //
+      ("strict", "prolog/epilog: exit 1 when the record was neither written nor spooled")                                     //
       ("sacct", po::value(&sacct)->default_value("sacct")->value_name("PROG"), "the sacct program")    //
       ("scontrol", po::value(&scontrol)->default_value("scontrol")->value_name("PROG"), "the scontrol program")  //
       ("config", po::value(&config)->value_name("FILE"), "config file");
@@ -101,8 +104,8 @@ int CmdScheduler(int argc, char** argv) {
       std::cerr << "iosonar scheduler " << mode << ": replayed " << out.replay.replayed << " spooled record(s), "
                 << out.replay.bad << " bad\n";
     if (!st.ok()) {
-      std::cerr << "iosonar scheduler " << mode << ": " << st.ToString() << "\n";
-      return 1;
+      std::cerr << "iosonar scheduler " << mode << ": job not recorded: " << st.ToString() << "\n";
+      return vm.count("strict") ? 1 : 0;
     }
     if (out.spooled) std::cerr << "iosonar scheduler " << mode << ": spooled to " << out.spool_path << "\n";
     return 0;

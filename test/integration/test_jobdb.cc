@@ -306,6 +306,15 @@ TEST_CASE("scheduler: an epilog while MySQL is down is spooled and replayed", "[
   CHECK(rep2.exit_code == 0);
   CHECK_THAT(rep2.out, Catch::Contains("bad 1"));
   CHECK(std::filesystem::exists(spool / "bad/00000000000000000001-1-1-1.job.reason"));
+  // Without a job id there is nothing to record: said on stderr; exit 0 (a failing
+  // PrologSlurmctld would requeue the job) unless --strict.
+  auto none = env;
+  none.erase("SLURM_JOB_ID");
+  none["SLURM_JOB_ID"] = "";
+  auto lax = test::Run({test::IosonarBin(), "scheduler", "prolog", "--no-scontrol"}, none);
+  CHECK(lax.exit_code == 0);
+  CHECK_THAT(lax.err, Catch::Contains("job not recorded") && Catch::Contains("SLURM_JOB_ID"));
+  CHECK(test::Run({test::IosonarBin(), "scheduler", "prolog", "--no-scontrol", "--strict"}, none).exit_code == 1);
 }
 
 TEST_CASE("scheduler poll: malformed sacct lines are skipped, the rest written; MySQL down keeps the mark",
