@@ -21,6 +21,14 @@ constexpr std::array kDatasets = {
             "Every exporter's report on itself, one record per source per interval: how long reading "
             "the source took, whether it worked, its warnings and the records it gave, so a broken "
             "source shows up in the data"},
+    // ---- issue 3: health and probe ----
+    Dataset{"iosonar.health", "metrics",
+            "File-system health as a client sees it (TOKIO): per OST/MDT fullness from `lfs df`, a per-file-system "
+            "fullness summary, and from `lctl dl -t` the OSTs each OSS serves and the OSSes serving more than "
+            "their file system's mode (failover, overload factor); health.record says which kind a record is"},
+    Dataset{"iosonar.probe", "metrics",
+            "The I/O latency probe (Kunkel & Betke): one record per timed operation (1 MiB write and read at "
+            "random offsets of a large file; stat, read, delete of the oldest small file and create of a new one)"},
 };
 
 // Keep names ECS-like where ECS has the concept (host.name, process.pid, file.path).
@@ -77,6 +85,68 @@ constexpr std::array kFieldTable = {
     Field{"sampler.records", T::kLong, "1", M::kGauge, false, "iosonar.sampler", "Records emitted for the source this interval"},
     Field{"sampler.error", T::kKeyword, "", M::kNone, false, "iosonar.sampler", "Why the source failed (absent when ok)"},
     Field{"sampler.interval_ns", T::kLong, "ns", M::kNone, false, "iosonar.sampler", "Nominal sampling interval"},
+    // ---- issue 3: health and probe ----
+    Field{"lustre.fs", T::kKeyword, "", M::kDimension, false, "iosonar.health iosonar.probe",
+          "Lustre file system name (fsname), e.g. snx11035"},
+    Field{"lustre.target", T::kKeyword, "", M::kDimension, false, "iosonar.health",
+          "Lustre target, FSNAME-OSTxxxx or FSNAME-MDTxxxx, e.g. snx11035-OST0002"},
+    Field{"health.record", T::kKeyword, "", M::kDimension, true, "iosonar.health",
+          "Kind of health record: target (one OST/MDT's fullness), fs (a file system's fullness summary), "
+          "oss (one OSS's OST count), failover (a file system's OSS load summary)"},
+    Field{"health.target_kind", T::kKeyword, "", M::kDimension, false, "iosonar.health", "ost or mdt"},
+    Field{"health.target_index", T::kLong, "", M::kNone, false, "iosonar.health", "Target index (from [OST:6])"},
+    Field{"health.mount", T::kKeyword, "", M::kDimension, false, "iosonar.health", "Client mount point of the file system"},
+    Field{"health.active", T::kBool, "", M::kNone, false, "iosonar.health",
+          "false for a target lfs df lists as an inactive device (no numbers)"},
+    Field{"health.inodes", T::kBool, "", M::kDimension, false, "iosonar.health",
+          "true: the record counts inodes (lfs df -i), its fullness fields are inode fullness"},
+    Field{"health.bytes_total", T::kLong, "bytes", M::kGauge, false, "iosonar.health", "Capacity (lfs df 1K-blocks x 1024)"},
+    Field{"health.bytes_used", T::kLong, "bytes", M::kGauge, false, "iosonar.health", "Used bytes"},
+    Field{"health.bytes_avail", T::kLong, "bytes", M::kGauge, false, "iosonar.health", "Available bytes"},
+    Field{"health.inodes_total", T::kLong, "1", M::kGauge, false, "iosonar.health", "Inodes (lfs df -i)"},
+    Field{"health.inodes_used", T::kLong, "1", M::kGauge, false, "iosonar.health", "Inodes in use"},
+    Field{"health.inodes_free", T::kLong, "1", M::kGauge, false, "iosonar.health", "Free inodes"},
+    Field{"health.used_pct", T::kDouble, "percent", M::kGauge, false, "iosonar.health",
+          "used / total x 100 (for fs records: over all its OSTs, pytokio's average)"},
+    Field{"health.used_pct_min", T::kDouble, "percent", M::kGauge, false, "iosonar.health", "Fullness of the least full OST"},
+    Field{"health.used_pct_max", T::kDouble, "percent", M::kGauge, false, "iosonar.health", "Fullness of the most full OST"},
+    Field{"health.target_min", T::kKeyword, "", M::kNone, false, "iosonar.health", "The least full OST"},
+    Field{"health.target_max", T::kKeyword, "", M::kNone, false, "iosonar.health", "The most full OST"},
+    Field{"health.ost_count", T::kLong, "1", M::kGauge, false, "iosonar.health",
+          "OSTs: of the file system (fs, failover records) or served by the OSS (oss records)"},
+    Field{"health.mdt_count", T::kLong, "1", M::kGauge, false, "iosonar.health", "MDTs of the file system"},
+    Field{"health.inactive_count", T::kLong, "1", M::kGauge, false, "iosonar.health", "Targets lfs df lists as inactive"},
+    Field{"health.oss", T::kKeyword, "", M::kDimension, false, "iosonar.health", "OSS address (the NID before '@')"},
+    Field{"health.targets", T::kKeyword, "", M::kNone, false, "iosonar.health",
+          "OSTs the OSS serves, comma-separated (OST0002,OST0003)"},
+    Field{"health.oss_count", T::kLong, "1", M::kGauge, false, "iosonar.health", "OSSes serving the file system"},
+    Field{"health.ost_per_oss_mode", T::kLong, "1", M::kGauge, false, "iosonar.health",
+          "The most common number of OSTs per OSS in the file system (ties: the smaller): the normal load"},
+    Field{"health.abnormal", T::kBool, "", M::kNone, false, "iosonar.health",
+          "The OSS serves a number of OSTs other than the mode (pytokio's abnormal_ips)"},
+    Field{"health.overloaded", T::kBool, "", M::kNone, false, "iosonar.health",
+          "The OSS serves more OSTs than the mode: it took over a failed peer's OSTs"},
+    Field{"health.overload_factor", T::kDouble, "", M::kGauge, false, "iosonar.health", "OSTs served / mode"},
+    Field{"health.overloaded_oss_count", T::kLong, "1", M::kGauge, false, "iosonar.health", "Overloaded OSSes of the file system"},
+    Field{"health.overloaded_ost_count", T::kLong, "1", M::kGauge, false, "iosonar.health", "OSTs served by overloaded OSSes"},
+    Field{"health.not_up_count", T::kLong, "1", M::kGauge, false, "iosonar.health", "OSC devices whose status is not UP"},
+    Field{"probe.op", T::kKeyword, "", M::kDimension, true, "iosonar.probe",
+          "write, read (1 MiB, large file), stat, small_read, delete (oldest pool file), create (new pool file + write)"},
+    Field{"probe.latency_ns", T::kLong, "ns", M::kGauge, true, "iosonar.probe", "Response time of the operation"},
+    Field{"probe.ok", T::kBool, "", M::kNone, true, "iosonar.probe", "The operation succeeded"},
+    Field{"probe.errno", T::kLong, "", M::kNone, false, "iosonar.probe", "errno of a failed operation"},
+    Field{"probe.bytes", T::kLong, "bytes", M::kGauge, false, "iosonar.probe", "Bytes transferred"},
+    Field{"probe.offset", T::kLong, "bytes", M::kNone, false, "iosonar.probe", "Offset in the large file (write, read)"},
+    Field{"probe.seq", T::kLong, "", M::kNone, false, "iosonar.probe", "Sequence number of the pool file (stat ... create)"},
+    Field{"probe.dir", T::kKeyword, "", M::kDimension, true, "iosonar.probe", "Directory probed"},
+    Field{"probe.mount", T::kKeyword, "", M::kDimension, false, "iosonar.probe", "Mount point the directory is on"},
+    Field{"probe.fs_type", T::kKeyword, "", M::kDimension, false, "iosonar.probe", "File system type (lustre, ext4, tmpfs, ...)"},
+    Field{"probe.direct", T::kBool, "", M::kNone, false, "iosonar.probe", "The data ops use O_DIRECT"},
+    Field{"probe.file_bytes", T::kLong, "bytes", M::kNone, false, "iosonar.probe", "Size of the large file"},
+    Field{"probe.seed", T::kLong, "", M::kNone, false, "iosonar.probe",
+          "Seed of the offset PRNG (from host name, pid and start time unless --seed)"},
+    Field{"probe.skipped_ticks", T::kLong, "1", M::kCounter, false, "iosonar.probe",
+          "Intervals skipped so far because a probe overran its interval (probes never overlap)"},
 };
 
 }  // namespace
