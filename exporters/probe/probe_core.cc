@@ -93,7 +93,7 @@ int64_t ParsePoolName(std::string_view name) {
   int64_t v = 0;
   for (char c : name) {
     if (c < '0' || c > '9') return -1;
-    if (v > (INT64_MAX - 9) / 10) return -1;
+    if (v > (INT64_MAX - (c - '0')) / 10) return -1;
     v = v * 10 + (c - '0');
   }
   return v;
