@@ -282,6 +282,8 @@ LctlDl ParseLctlDlT(std::string_view text) {
     std::string_view name = d.name;
     for (std::string_view mark : {"-osc-", "-mdc-", "-osp-", "-lwp-"}) {
       size_t p = name.find(mark);
+      // Lustre 1.8 names server-side oscs without a suffix: "lustre-OST0000-osc".
+      if (p == std::string_view::npos && name.ends_with(mark.substr(0, 4))) p = name.size() - 4;
       if (p != std::string_view::npos) {
         std::string fs, kind;
         if (SplitTarget(name.substr(0, p), &fs, &kind)) {

@@ -440,3 +440,36 @@ TEST_CASE("health exporter: cron snapshots are stamped with their epoch; bad sou
   CHECK(failed);
   CHECK(warned);
 }
+
+TEST_CASE("lctl dl (the devices file) of Lustre 1.8 to 2.9 servers and clients parses; no NID is a warning", "[health]") {
+  std::string data = test::SharedDataDir();
+  if (data.empty()) {
+    WARN("../shared/data is missing: skipping");
+    return;
+  }
+  const std::string root = data + "/lustre/whamcloud-integrated-manager-for-lustre/chroma-agent/tests/data/lustre_versions";
+  int files = 0;
+  for (const char* rel : {"1.8.7.80/mds_mgs", "2.0.66/client", "2.0.66/mds_mgs", "2.0.66/oss", "2.5.0/mds", "2.5.0/oss"}) {
+    std::string path = root + "/" + rel + "/proc/fs/lustre/devices";
+    std::string text, err;
+    if (!ReadSource(path, &text, &err)) continue;
+    ++files;
+    INFO(path);
+    LctlDl dl = ParseLctlDlT(text);
+    REQUIRE(dl.snapshots.size() == 1);
+    size_t lines = 0, osc = 0;
+    for (char c : text) lines += c == '\n';
+    for (const auto& d : dl.snapshots[0].devices) {
+      CHECK(d.nid.empty());  // `lctl dl` without -t
+      if (d.role == "osc") {
+        ++osc;
+        CHECK(d.target.rfind("lustre-OST", 0) == 0);
+        CHECK(d.fs == "lustre");
+      }
+    }
+    CHECK(dl.snapshots[0].devices.size() == lines);  // every device line kept
+    CHECK(dl.warnings.count == osc);                 // one "without a NID" warning per osc
+    for (const auto& f : GetFailovers(dl.snapshots[0])) CHECK(f.oss.empty());
+  }
+  CHECK(files == 6);
+}
