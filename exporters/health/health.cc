@@ -19,6 +19,7 @@ constexpr OptionSpec kOptions[] = {
      "read saved `lfs df` output (or `lfs df -i`, or the cron format with BEGIN <epoch> lines; .gz is read "
      "through zlib) instead of running `lfs df`"},
     {"lctl-dl-t", "FILE", nullptr, "read saved `lctl dl -t` output instead of running `lctl dl -t`"},
+    {"timeout", "SECONDS", "30", "kill a command that has not finished after this long (lfs df hangs while a server is down)"},
     {"no-lfs-df", nullptr, nullptr, "skip the fullness source"},
     {"no-lctl-dl-t", nullptr, nullptr, "skip the failover source"},
 };
@@ -34,8 +35,12 @@ void ReportWarnings(Context& ctx, const std::string& source, const std::string& 
 
 class HealthExporter : public Exporter {
  public:
-  explicit HealthExporter(const Options& o)
-      : df_file_(o.Get("lfs-df")), dl_file_(o.Get("lctl-dl-t")), df_on_(!o.Flag("no-lfs-df")), dl_on_(!o.Flag("no-lctl-dl-t")) {}
+  HealthExporter(const Options& o, int timeout_ms)
+      : df_file_(o.Get("lfs-df")),
+        dl_file_(o.Get("lctl-dl-t")),
+        df_on_(!o.Flag("no-lfs-df")),
+        dl_on_(!o.Flag("no-lctl-dl-t")),
+        timeout_ms_(timeout_ms) {}
 
   void Collect(Context& ctx) override {
     if (df_on_) CollectDf(ctx);
@@ -46,7 +51,7 @@ class HealthExporter : public Exporter {
   // The source's text, from the file or the command; false after reporting the failure.
   bool Read(SourceTimer& t, const std::string& file, const std::vector<std::string>& argv, std::string* text) {
     std::string err;
-    bool ok = file.empty() ? health::RunCommand(argv, text, &err) : health::ReadSource(file, text, &err);
+    bool ok = file.empty() ? health::RunCommand(argv, text, &err, timeout_ms_) : health::ReadSource(file, text, &err);
     if (!ok) t.Fail(err);
     return ok;
   }
@@ -134,11 +139,15 @@ class HealthExporter : public Exporter {
 
   std::string df_file_, dl_file_;
   bool df_on_, dl_on_;
+  int timeout_ms_;
 };
 
 Result<std::unique_ptr<Exporter>> Create(const Options& o) {
   if (o.Flag("no-lfs-df") && o.Flag("no-lctl-dl-t")) return Status::Invalid("nothing to do: both sources are switched off");
-  return std::unique_ptr<Exporter>(new HealthExporter(o));
+  auto t = o.Double("timeout");
+  if (!t.ok()) return t.status();
+  if (*t <= 0 || *t > 86400) return Status::Invalid("--timeout must be between 0 and 86400 seconds");
+  return std::unique_ptr<Exporter>(new HealthExporter(o, static_cast<int>(*t * 1000)));
 }
 
 }  // namespace

@@ -120,7 +120,9 @@ std::vector<FsFailover> GetFailovers(const DlSnapshot& snap);
 // Returns false with *error set ("FILE: why") on failure.
 bool ReadSource(const std::string& path, std::string* out, std::string* error);
 // Runs argv (PATH lookup, no shell) and returns its stdout; false with
-// *error set if it cannot be started ("lfs: not found"), is killed or exits non-zero.
-bool RunCommand(const std::vector<std::string>& argv, std::string* out, std::string* error);
+// *error set if it cannot be started ("lfs: command not found"), is killed,
+// exits non-zero, or gives no output for timeout_ms (then it is killed: `lfs
+// df` hangs while a server is unreachable). timeout_ms <= 0: no limit.
+bool RunCommand(const std::vector<std::string>& argv, std::string* out, std::string* error, int timeout_ms = 30000);
 
 }  // namespace iosonar::health

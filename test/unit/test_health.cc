@@ -2,6 +2,7 @@
 // golden values from pytokio's rules, and on bad input; the health exporter's
 // records validate against the schema.
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <map>
 #include <string>
 #include <vector>
@@ -349,6 +350,11 @@ TEST_CASE("sources: a missing file and a missing command fail clearly", "[health
   CHECK(err == "sh: exit status 3");
   REQUIRE(RunCommand({"sh", "-c", "echo hello"}, &out, &err));
   CHECK(out == "hello\n");
+  // A command that hangs (lfs df with a server down) is killed at the timeout.
+  auto t0 = std::chrono::steady_clock::now();
+  CHECK_FALSE(RunCommand({"sleep", "30"}, &out, &err, 200));
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(10));
+  CHECK(err.find("sleep: no answer within 0.200 s (killed)") == 0);
 }
 
 namespace {
