@@ -24,7 +24,7 @@ constexpr OptionSpec kOptions[] = {
     {"precreate", nullptr, nullptr, "create the large file and the pool under --dir, then exit"},
     {"file-size", "BYTES", "1G", "size of the large file (precreate; K/M/G/T; a multiple of 1M)"},
     {"pool-size", "N", "1000", "number of small files in the pool (precreate)"},
-    {"direct", nullptr, nullptr, "O_DIRECT for the 1 MiB data ops (refused by tmpfs)"},
+    {"direct", nullptr, nullptr, "O_DIRECT for the 1 MiB data ops (some file systems refuse it, e.g. tmpfs before Linux 6.6)"},
     {"seed", "N", nullptr, "seed for the random offsets (default: from host name, pid and start time)"},
 };
 
