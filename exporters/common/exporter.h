@@ -111,7 +111,6 @@ class Context {
     bool ok = true;
     int64_t duration_ns = 0;
     uint64_t warnings = 0;   // this tick
-    uint64_t records = 0;    // this tick (records begun while this source was the last one named)
     std::string error;
     int64_t last_print_mono = INT64_MIN;
     uint64_t suppressed = 0;
