@@ -8,10 +8,12 @@
 namespace iosonar::exporters {
 
 // extern const Descriptor kExampleExporter;  (defined in exporters/<name>/)
+extern const Descriptor kLustreExporter;  // exporters/lustre (issue 3)
 
 std::span<const Descriptor* const> AllExporters() {
   static const std::vector<const Descriptor*> kAll = {
       // &kExampleExporter,
+      &kLustreExporter,
   };
   return kAll;
 }
