@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "commands.h"
+#include "exporters/common/exporter.h"
 
 namespace {
 
@@ -27,6 +28,10 @@ constexpr Subcommand kCommands[] = {
 void Usage(FILE* f) {
   std::fprintf(f, "usage: iosonar SUBCOMMAND [OPTIONS] [ARGS]\n\nI/O monitoring for HPC jobs.\n\nsubcommands:\n");
   for (const auto& c : kCommands) std::fprintf(f, "  %-12s %s\n", c.name, c.summary);
+  if (!iosonar::exporters::AllExporters().empty()) {
+    std::fprintf(f, "\nexporters (sample a source every --interval, send records to --output):\n");
+    for (const auto* d : iosonar::exporters::AllExporters()) std::fprintf(f, "  %-12s %s\n", d->name, d->summary);
+  }
   std::fprintf(f, "\n`iosonar SUBCOMMAND --help` shows the options of one.\n");
 }
 
@@ -48,6 +53,8 @@ int main(int argc, char** argv) {
   }
   for (const auto& c : kCommands)
     if (sub == c.name) return c.fn(argc - 1, argv + 1);
+  for (const auto* d : iosonar::exporters::AllExporters())
+    if (sub == d->name) return iosonar::exporters::RunExporter(*d, argc - 1, argv + 1);
   std::fprintf(stderr, "iosonar: unknown subcommand '%s'\n\n", argv[1]);
   Usage(stderr);
   return 2;

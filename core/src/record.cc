@@ -98,7 +98,7 @@ const FieldTable& Table() {
 // Per-dataset masks of allowed and required fields, indexed by the dataset's
 // position in schema::Datasets().
 struct Masks {
-  uint64_t allowed = 0, required = 0;
+  FieldSet allowed, required;
 };
 
 const std::vector<Masks>& DatasetMasks() {
@@ -109,8 +109,8 @@ const std::vector<Masks>& DatasetMasks() {
       size_t j = 0;
       for (const auto& f : schema::Fields()) {
         if (schema::FieldInDataset(f, d.name)) {
-          mk.allowed |= uint64_t{1} << j;
-          if (f.required) mk.required |= uint64_t{1} << j;
+          mk.allowed.Set(j);
+          if (f.required) mk.required.Set(j);
         }
         ++j;
       }
@@ -165,7 +165,7 @@ bool ParseIsoMillisZ(std::string_view s, int64_t* out) {
 // path, so both paths validate alike.
 struct Handler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> {
   ParsedRecord* rec;
-  uint64_t present = 0;  // bit i: field i has a value
+  FieldSet present;  // field i has a value
   int depth = 0;
   int cur = -1;  // field index of the pending key
   std::string error;
@@ -184,8 +184,7 @@ struct Handler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> {
     if (depth != 1) return Fail("a record must be one JSON object");
     if (cur < 0) return Fail("value without a key");
     const auto& f = schema::Fields()[static_cast<size_t>(cur)];
-    const uint64_t bit = uint64_t{1} << cur;
-    if (present & bit) return Fail("field " + FieldName() + ": appears twice");
+    if (present.Test(static_cast<size_t>(cur))) return Fail("field " + FieldName() + ": appears twice");
     using T = schema::Type;
     bool okay = false;
     switch (f.type) {
@@ -233,7 +232,7 @@ struct Handler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> {
     slot.i = i;
     slot.d = d;
     slot.s = s;
-    present |= bit;
+    present.Set(static_cast<size_t>(cur));
     cur = -1;
     return true;
   }
@@ -391,7 +390,6 @@ void ClearRecord(ParsedRecord* out) {
 int FieldIndex(std::string_view name) { return Table().Find(name.data(), name.size()); }
 
 Status ParseRecordInsitu(char* line, size_t len, ParsedRecord* out) {
-  static_assert(kMaxFields >= 32 && kMaxFields <= 64, "field sets are 64-bit masks");
   if (schema::Fields().size() > kMaxFields) return Status::Internal("schema has more fields than kMaxFields");
   ClearRecord(out);
   line[len] = '\0';
@@ -405,7 +403,7 @@ Status ParseRecordInsitu(char* line, size_t len, ParsedRecord* out) {
   } else {
     // The fast path wrote nothing into the line; start over with the full parser.
     ClearRecord(out);
-    h.present = 0;
+    h.present.Reset();
     h.depth = 0;
     h.cur = -1;
     h.error.clear();
@@ -427,18 +425,17 @@ Status ParseRecordInsitu(char* line, size_t len, ParsedRecord* out) {
   if (h.depth != 0) return Status::Invalid("a record must be one JSON object");
   static const int kDs = FieldIndex("event.dataset");
   const auto& dsv = out->v[static_cast<size_t>(kDs)];
-  if (!(h.present >> kDs & 1) || dsv.kind != FieldValue::kString) return Status::Invalid("missing required field event.dataset");
+  if (!h.present.Test(static_cast<size_t>(kDs)) || dsv.kind != FieldValue::kString) return Status::Invalid("missing required field event.dataset");
   out->dataset = schema::FindDataset(dsv.s);
   if (!out->dataset) return Status::Invalid("field event.dataset: unknown dataset \"" + std::string(dsv.s.substr(0, 80)) + "\"");
   const Masks& mk = DatasetMasks()[static_cast<size_t>(out->dataset - schema::Datasets().data())];
-  const uint64_t present = h.present;
-  if ((present & ~mk.allowed) || (mk.required & ~present)) {
+  const FieldSet& present = h.present;
+  if (present.AnyNotIn(mk.allowed) || mk.required.AnyNotIn(present)) {
     for (size_t i = 0; i < schema::Fields().size(); ++i) {
       const auto& f = schema::Fields()[i];
-      uint64_t bit = uint64_t{1} << i;
-      if ((present & bit) && !(mk.allowed & bit))
+      if (present.Test(i) && !mk.allowed.Test(i))
         return Status::Invalid("field " + std::string(f.name) + ": not part of dataset " + std::string(out->dataset->name));
-      if ((mk.required & bit) && !(present & bit))
+      if (mk.required.Test(i) && !present.Test(i))
         return Status::Invalid("missing required field " + std::string(f.name) + " for dataset " + std::string(out->dataset->name));
     }
   }

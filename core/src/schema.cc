@@ -17,6 +17,10 @@ constexpr std::array kDatasets = {
     Dataset{"iosonar.tracer", "logs",
             "Per-process tracer bookkeeping: start, exec and exit, raw op and record counts, "
             "dropped and spooled records, the command line"},
+    Dataset{"iosonar.sampler", "metrics",
+            "Every exporter's report on itself, one record per source per interval: how long reading "
+            "the source took, whether it worked, its warnings and the records it gave, so a broken "
+            "source shows up in the data"},
 };
 
 // Keep names ECS-like where ECS has the concept (host.name, process.pid, file.path).
@@ -62,6 +66,17 @@ constexpr std::array kFieldTable = {
     Field{"tracer.spooled", T::kLong, "1", M::kCounter, true, "iosonar.tracer",
           "Records written to the local spool because the output was unreachable"},
     Field{"tracer.window_ns", T::kLong, "ns", M::kNone, false, "iosonar.tracer", "Compression time window in force"},
+    // ---- iosonar.sampler: exporters' self-reports (exporters/common) ----
+    Field{"sampler.name", T::kKeyword, "", M::kDimension, true, "iosonar.sampler", "Exporter: lustre, health, probe, ..."},
+    Field{"sampler.source", T::kKeyword, "", M::kDimension, true, "iosonar.sampler",
+          "What was read, e.g. \"obdfilter/lustrefs-OST0000/stats\"; \"*\" for the whole sample"},
+    Field{"sampler.ok", T::kBool, "", M::kNone, true, "iosonar.sampler", "The source was read and parsed"},
+    Field{"sampler.duration_ns", T::kLong, "ns", M::kGauge, true, "iosonar.sampler", "Time spent on the source this interval"},
+    Field{"sampler.warnings", T::kLong, "1", M::kGauge, true, "iosonar.sampler",
+          "Lines or values of the source set aside this interval (malformed, unknown, out of range)"},
+    Field{"sampler.records", T::kLong, "1", M::kGauge, false, "iosonar.sampler", "Records emitted for the source this interval"},
+    Field{"sampler.error", T::kKeyword, "", M::kNone, false, "iosonar.sampler", "Why the source failed (absent when ok)"},
+    Field{"sampler.interval_ns", T::kLong, "ns", M::kNone, false, "iosonar.sampler", "Nominal sampling interval"},
 };
 
 }  // namespace

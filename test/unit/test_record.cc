@@ -299,3 +299,31 @@ TEST_CASE("fast and full parser agree on randomly damaged lines", "[record]") {
   }
   CHECK(accepted > 100);  // the edits leave some lines valid, so acceptance is exercised too
 }
+
+TEST_CASE("the schema fits the record and block limits", "[record][schema]") {
+  // Global positions index ParsedRecord::v; the block codec numbers one
+  // dataset's fields with at most blocks::kMaxCodes codes.
+  CHECK(schema::Fields().size() <= kMaxFields);
+  for (const auto& d : schema::Datasets()) {
+    INFO("dataset " << d.name);
+    CHECK(schema::FieldsOf(d.name).size() <= 64);
+    CHECK((d.stream_type == "logs" || d.stream_type == "metrics"));
+  }
+  // Names are unique.
+  for (size_t i = 0; i < schema::Fields().size(); ++i)
+    for (size_t j = i + 1; j < schema::Fields().size(); ++j) CHECK(schema::Fields()[i].name != schema::Fields()[j].name);
+}
+
+TEST_CASE("field sets beyond the first 64 fields", "[record]") {
+  FieldSet a, b;
+  a.Set(3);
+  a.Set(200);
+  b.Set(3);
+  CHECK(a.Test(200));
+  CHECK_FALSE(a.Test(199));
+  CHECK(a.AnyNotIn(b));
+  b.Set(200);
+  CHECK_FALSE(a.AnyNotIn(b));
+  b.Reset();
+  CHECK_FALSE(b.Test(3));
+}

@@ -12,7 +12,24 @@
 
 namespace iosonar {
 
-inline constexpr size_t kMaxFields = 64;
+// Fields in the whole schema (all datasets together). A record of one
+// dataset uses far fewer; sets of fields are FieldSet bitsets.
+inline constexpr size_t kMaxFields = 256;
+
+// A set of schema positions.
+struct FieldSet {
+  static constexpr size_t kWords = kMaxFields / 64;
+  std::array<uint64_t, kWords> w{};
+  void Set(size_t i) { w[i >> 6] |= uint64_t{1} << (i & 63); }
+  bool Test(size_t i) const { return w[i >> 6] >> (i & 63) & 1; }
+  void Reset() { w.fill(0); }
+  // Any element in this set that is not in `other`?
+  bool AnyNotIn(const FieldSet& other) const {
+    for (size_t k = 0; k < kWords; ++k)
+      if (w[k] & ~other.w[k]) return true;
+    return false;
+  }
+};
 
 struct FieldValue {
   enum Kind : uint8_t { kAbsent, kInt, kDouble, kString, kBool };
@@ -31,6 +48,8 @@ struct ParsedRecord {
     dataset = nullptr;
     for (auto& x : v) x.kind = FieldValue::kAbsent;
   }
+  // Sets a value by hand (tests, decoders); Clear() first.
+  FieldValue& At(size_t field_index) { return v[field_index]; }
 };
 
 // Position of a field in schema::Fields(), or -1.

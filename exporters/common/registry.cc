@@ -1,0 +1,19 @@
+// The exporters linked into the `iosonar` binary: one line each. The front
+// command dispatches `iosonar NAME` to RunExporter(*descriptor) and lists
+// them in its help.
+#include <vector>
+
+#include "exporters/common/exporter.h"
+
+namespace iosonar::exporters {
+
+// extern const Descriptor kExampleExporter;  (defined in exporters/<name>/)
+
+std::span<const Descriptor* const> AllExporters() {
+  static const std::vector<const Descriptor*> kAll = {
+      // &kExampleExporter,
+  };
+  return kAll;
+}
+
+}  // namespace iosonar::exporters
