@@ -21,6 +21,16 @@ constexpr std::array kDatasets = {
             "Every exporter's report on itself, one record per source per interval: how long reading "
             "the source took, whether it worked, its warnings and the records it gave, so a broken "
             "source shows up in the data"},
+    // ---- issue 4 (Elasticsearch): analysis result streams -------------------
+    Dataset{"iosonar.result.job_summary", "logs",
+            "One record per analysed job: the per-job I/O summary (bytes, bandwidth, IOPS, metadata "
+            "ops, I/O mode) written by the analysis jobs"},
+    Dataset{"iosonar.result.risk", "metrics",
+            "Risk series: a per-interval risk score of a target (server, OST, job) from the analysis"},
+    Dataset{"iosonar.result.slowdown", "metrics",
+            "Slowdown series: observed against baseline performance of a target per interval"},
+    Dataset{"iosonar.result.anomaly", "logs", "Anomalies found by the analysis: what, where, when and how strong"},
+    // ---- end issue 4 ---------------------------------------------------------
 };
 
 // Keep names ECS-like where ECS has the concept (host.name, process.pid, file.path).
@@ -77,6 +87,44 @@ constexpr std::array kFieldTable = {
     Field{"sampler.records", T::kLong, "1", M::kGauge, false, "iosonar.sampler", "Records emitted for the source this interval"},
     Field{"sampler.error", T::kKeyword, "", M::kNone, false, "iosonar.sampler", "Why the source failed (absent when ok)"},
     Field{"sampler.interval_ns", T::kLong, "ns", M::kNone, false, "iosonar.sampler", "Nominal sampling interval"},
+    // ---- issue 4 (Elasticsearch): analysis result fields ---------------------
+    Field{"result.analysis", T::kKeyword, "", M::kDimension, true,
+          "iosonar.result.job_summary iosonar.result.risk iosonar.result.slowdown iosonar.result.anomaly",
+          "The analysis that produced the record and its version, e.g. job-summary/1"},
+    Field{"result.target", T::kKeyword, "", M::kDimension, false,
+          "iosonar.result.risk iosonar.result.slowdown iosonar.result.anomaly",
+          "What the value is about: a server (OSS/MDS/OST), a file system, a job or a node"},
+    Field{"result.metric", T::kKeyword, "", M::kDimension, false,
+          "iosonar.result.risk iosonar.result.slowdown iosonar.result.anomaly",
+          "Which measurement the value derives from, e.g. write_bw, metadata_ops, latency"},
+    Field{"result.interval_ns", T::kLong, "ns", M::kNone, false,
+          "iosonar.result.risk iosonar.result.slowdown iosonar.result.anomaly",
+          "Width of the interval the value covers, starting at @timestamp"},
+    Field{"result.bytes_read", T::kLong, "bytes", M::kNone, false, "iosonar.result.job_summary", "Bytes the job read"},
+    Field{"result.bytes_written", T::kLong, "bytes", M::kNone, false, "iosonar.result.job_summary", "Bytes the job wrote"},
+    Field{"result.read_bw", T::kDouble, "bytes/s", M::kNone, false, "iosonar.result.job_summary",
+          "Average read bandwidth over the job's read span"},
+    Field{"result.write_bw", T::kDouble, "bytes/s", M::kNone, false, "iosonar.result.job_summary",
+          "Average write bandwidth over the job's write span"},
+    Field{"result.iops", T::kDouble, "1/s", M::kNone, false, "iosonar.result.job_summary", "Average data ops per second"},
+    Field{"result.metadata_ops", T::kLong, "1", M::kNone, false, "iosonar.result.job_summary",
+          "Metadata ops (open, close, stat, unlink, ...) of the job"},
+    Field{"result.io_mode", T::kKeyword, "", M::kNone, false, "iosonar.result.job_summary",
+          "The job's I/O mode: N-N, N-1, N-M, 1-1 or none"},
+    Field{"result.processes", T::kLong, "1", M::kNone, false, "iosonar.result.job_summary", "Processes that did I/O"},
+    Field{"result.files", T::kLong, "1", M::kNone, false, "iosonar.result.job_summary", "Files the job touched"},
+    Field{"result.duration_ns", T::kLong, "ns", M::kNone, false, "iosonar.result.job_summary",
+          "From the job's first to its last recorded I/O"},
+    Field{"result.risk", T::kDouble, "1", M::kGauge, false, "iosonar.result.risk", "Risk score of the target in the interval, 0 to 1"},
+    Field{"result.observed", T::kDouble, "", M::kGauge, false, "iosonar.result.slowdown",
+          "Observed value of the metric in the interval"},
+    Field{"result.baseline", T::kDouble, "", M::kGauge, false, "iosonar.result.slowdown",
+          "Baseline (expected) value of the metric for the target"},
+    Field{"result.slowdown", T::kDouble, "1", M::kGauge, false, "iosonar.result.slowdown",
+          "Baseline over observed performance: 1 = as expected, 2 = twice as slow"},
+    Field{"result.score", T::kDouble, "1", M::kGauge, false, "iosonar.result.anomaly", "Strength of the anomaly (e.g. a z-score)"},
+    Field{"result.reason", T::kKeyword, "", M::kNone, false, "iosonar.result.anomaly", "What is anomalous, in words"},
+    // ---- end issue 4 ---------------------------------------------------------
 };
 
 }  // namespace
