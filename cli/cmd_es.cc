@@ -60,9 +60,12 @@ int CmdEsTemplates(int argc, char** argv) {
       "Writes the Elasticsearch index templates, component templates and ILM policies generated\n"
       "from the record schema into DIR (the repository keeps them in es-templates/), with\n"
       "manifest.json listing the REST path of each in the order to PUT them.\n\noptions");
-  std::string out;
+  std::string out, dict;
   EsTemplateOptions t;
-  desc.add_options()("help,h", "show this help")("out", po::value(&out), "output directory (created)");
+  desc.add_options()("help,h", "show this help")("out", po::value(&out), "output directory (created)")(
+      "logstash-dict", po::value(&dict),
+      "also write the dataset -> stream type dictionary of the Logstash pipelines to this file "
+      "(logstash-pipelines/iosonar-stream-types.yml)");
   AddTemplateOptions(desc, &t);
   po::variables_map vm;
   try {
@@ -101,6 +104,14 @@ int CmdEsTemplates(int argc, char** argv) {
   if (!m) {
     std::cerr << "iosonar es-templates: cannot write " << out << "/manifest.json\n";
     return 1;
+  }
+  if (!dict.empty()) {
+    std::ofstream d(dict, std::ios::binary | std::ios::trunc);
+    d << StreamTypesYaml();
+    if (!d) {
+      std::cerr << "iosonar es-templates: cannot write " << dict << "\n";
+      return 1;
+    }
   }
   std::cout << "wrote " << arts->size() << " artifacts and manifest.json to " << out << "\n";
   return 0;

@@ -96,6 +96,20 @@ std::string Finish(std::string s) {
 
 }  // namespace
 
+std::string StreamTypesYaml() {
+  std::string y =
+      "# event.dataset -> data stream type (logs|metrics), generated from the record schema\n"
+      "# (core/src/schema.cc) by `iosonar es-templates --logstash-dict FILE`; a test checks it.\n";
+  for (const auto& ds : schema::Datasets()) {
+    y += "\"";
+    y += ds.name;
+    y += "\": \"";
+    y += ds.stream_type;
+    y += "\"\n";
+  }
+  return y;
+}
+
 bool ValidEsDuration(const std::string& s) { return ValidWithUnits(s, {"d", "h", "m", "s"}); }
 bool ValidEsByteSize(const std::string& s) { return ValidWithUnits(s, {"b", "kb", "mb", "gb", "tb"}); }
 

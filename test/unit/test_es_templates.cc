@@ -115,3 +115,9 @@ TEST_CASE("es-templates: retention is configurable and malformed values are refu
   o.rollover_max_primary_shard_size = "50 GB";
   CHECK_FALSE(GenerateEsTemplates(o).ok());
 }
+
+TEST_CASE("static: logstash-pipelines/iosonar-stream-types.yml matches the schema (regenerate with iosonar es-templates "
+          "--out es-templates --logstash-dict logstash-pipelines/iosonar-stream-types.yml)",
+          "[es][static]") {
+  CHECK(test::ReadFile(test::SourceDir() + "/logstash-pipelines/iosonar-stream-types.yml") == StreamTypesYaml());
+}

@@ -45,6 +45,10 @@ struct EsArtifact {
 // Fails if a retention or size is malformed or the schema's dotted names clash.
 Result<std::vector<EsArtifact>> GenerateEsTemplates(const EsTemplateOptions& opts);
 
+// logstash-pipelines/iosonar-stream-types.yml: event.dataset -> "logs" or
+// "metrics" for the translate filter that routes records to data streams.
+std::string StreamTypesYaml();
+
 // "180d", "12h", "30m" ... (ES time units d h m s); "50gb" ... (b kb mb gb tb).
 bool ValidEsDuration(const std::string& s);
 bool ValidEsByteSize(const std::string& s);
