@@ -8,10 +8,12 @@
 namespace iosonar::exporters {
 
 // extern const Descriptor kExampleExporter;  (defined in exporters/<name>/)
+extern const Descriptor kHealthExporter, kProbeExporter;  // issue 3: exporters/health, exporters/probe
 
 std::span<const Descriptor* const> AllExporters() {
   static const std::vector<const Descriptor*> kAll = {
       // &kExampleExporter,
+      &kHealthExporter, &kProbeExporter,  // issue 3: health and probe
   };
   return kAll;
 }
