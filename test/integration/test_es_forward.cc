@@ -59,3 +59,52 @@ TEST_CASE("contract (loopback ES responder): iosonar collect --es keeps storing 
   CHECK(r.err.find("stored 20") != std::string::npos);
   CHECK(r.err.find("forwarded 0, forward errors 20") != std::string::npos);
 }
+
+namespace {
+// Trace runs of one job: 4 ranks on 2 nodes, N-N writes and N-1 reads, some metadata ops.
+std::string TraceLines() {
+  std::string out;
+  int64_t seq = 0;
+  for (int rank = 0; rank < 4; ++rank) {
+    for (int k = 0; k < 40; ++k) {
+      const int64_t ts = 1795331352000000000 + (k * 37 + rank * 5) * 1000000LL;
+      const bool write = k % 2 == 0;
+      std::string path = write ? "/scratch/out." + std::to_string(rank) : std::string("/scratch/input");
+      out += "{\"@timestamp\":\"" + FormatIsoMillis(ts) +
+             "\",\"event.dataset\":\"iosonar.trace\",\"event.stream\":" + std::to_string(900 + rank) +
+             ",\"event.seq\":" + std::to_string(seq++) + ",\"host.name\":\"n" + std::to_string(rank / 2) +
+             "\",\"job.id\":\"4242\",\"process.pid\":" + std::to_string(100 + rank) + ",\"process.tid\":" +
+             std::to_string(100 + rank) + ",\"process.rank\":" + std::to_string(rank) + ",\"io.op\":\"" +
+             (k % 10 == 9 ? "stat" : write ? "write" : "read") + "\",\"io.layer\":\"posix\",\"file.path\":\"" + path +
+             "\",\"io.fd\":3,\"io.offset\":" + std::to_string(k * 1048576) + ",\"io.size\":1048576,\"io.count\":4,\"io.bytes\":" +
+             (k % 10 == 9 ? "0" : "4194304") + ",\"event.start_ns\":" + std::to_string(ts) + ",\"event.end_ns\":" +
+             std::to_string(ts + 2000000) + ",\"io.duration_ns\":1500000}\n";
+    }
+  }
+  return out;
+}
+}  // namespace
+
+TEST_CASE("contract (loopback ES responder): job-summary gives the same summary from Elasticsearch as from SQLite",
+          "[es][contract]") {
+  test::FakeElasticsearch es;
+  test::TempDir dir;
+  test::WriteFile(dir / "trace.jsonl", TraceLines());
+  auto in = test::Run({test::IosonarBin(), "collect", "--store", dir / "store", "--from-file", dir / "trace.jsonl", "--es", es.url()},
+                      {{"IOSONAR_CONFIG", "/nonexistent"}});
+  INFO(in.err);
+  REQUIRE(in.exit_code == 0);
+  REQUIRE(es.DocCount("logs-iosonar.trace-default") == 160);
+  auto sq = test::Run({test::IosonarBin(), "job-summary", "4242", "--store", dir / "store", "--format", "json"},
+                      {{"IOSONAR_CONFIG", "/nonexistent"}});
+  auto el = test::Run({test::IosonarBin(), "job-summary", "4242", "--store", es.url(), "--format", "json"},
+                      {{"IOSONAR_CONFIG", "/nonexistent"}});
+  INFO(sq.err << el.err);
+  REQUIRE(sq.exit_code == 0);
+  REQUIRE(el.exit_code == 0);
+  CHECK(sq.out.find("\"N-N\"") != std::string::npos);
+  CHECK(el.out == sq.out);
+  CHECK(es.Violations().empty());
+  auto missing = test::Run({test::IosonarBin(), "job-summary", "9999", "--store", es.url()}, {{"IOSONAR_CONFIG", "/nonexistent"}});
+  CHECK(missing.exit_code == 1);
+}

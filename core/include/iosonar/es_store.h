@@ -32,4 +32,11 @@ namespace iosonar {
 
 Result<std::unique_ptr<Store>> OpenElasticsearchStore(const std::string& url, const EsOptions& opts);
 
+// The store a --store argument names: an Elasticsearch URL (http(s)://,
+// es+http(s)://; credentials from IOSONAR_ES_USER/IOSONAR_ES_PASSWORD or
+// IOSONAR_ES_API_KEY, CA from IOSONAR_ES_CA_FILE, namespace from
+// IOSONAR_NAMESPACE), else an embedded store directory that must already
+// hold store.db (so a mistyped directory is an error, not an empty store).
+Result<std::unique_ptr<Store>> OpenStoreAt(const std::string& where);
+
 }  // namespace iosonar
