@@ -5,6 +5,7 @@
 #include <rapidjson/writer.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <set>
 #include <thread>
@@ -64,15 +65,26 @@ std::string DocId(const ParsedRecord& rec) {
 
 void AppendRecordJson(std::string* out, const ParsedRecord& rec) {
   const auto fields = schema::Fields();
+  // "name": pre-rendered once per field (names are fixed ASCII).
+  static const std::vector<std::string> keys = [] {
+    std::vector<std::string> k;
+    for (const auto& f : schema::Fields()) {
+      std::string s;
+      AppendJsonString(&s, f.name);
+      s.push_back(':');
+      k.push_back(std::move(s));
+    }
+    return k;
+  }();
   out->push_back('{');
   bool first = true;
+  char num[24];
   for (size_t k = 0; k < fields.size(); ++k) {
     const FieldValue& v = rec.v[k];
     if (v.kind == FieldValue::kAbsent) continue;
     if (!first) out->push_back(',');
     first = false;
-    AppendJsonString(out, fields[k].name);
-    out->push_back(':');
+    out->append(keys[k]);
     switch (fields[k].type) {
       case schema::Type::kKeyword: AppendJsonString(out, v.s); break;
       case schema::Type::kDate:
@@ -86,7 +98,11 @@ void AppendRecordJson(std::string* out, const ParsedRecord& rec) {
         }
         break;
       case schema::Type::kBool: *out += v.i ? "true" : "false"; break;
-      case schema::Type::kLong: *out += std::to_string(v.i); break;
+      case schema::Type::kLong: {
+        auto r = std::to_chars(num, num + sizeof num, v.i);
+        out->append(num, static_cast<size_t>(r.ptr - num));
+        break;
+      }
       case schema::Type::kDouble: {
         JsonWriter w(out);
         w.Double(v.kind == FieldValue::kDouble ? v.d : static_cast<double>(v.i));
