@@ -208,6 +208,22 @@ void RunConformance(const std::string& which) {
   REQUIRE(st.Scan(empty, [&](const Row&) { return ++none, true; }).ok());
   CHECK(none == 0);
 
+  // A dataset of the schema with nothing stored: empty, not an error.
+  auto none_count = st.Count("iosonar.sampler", {});
+  REQUIRE(none_count.ok());
+  CHECK(*none_count == 0);
+  ScanQuery none_q;
+  none_q.dataset = "iosonar.sampler";
+  none_q.fields = {"@timestamp"};
+  size_t none_rows = 0;
+  REQUIRE(st.Scan(none_q, [&](const Row&) { return ++none_rows, true; }).ok());
+  CHECK(none_rows == 0);
+  BucketQuery none_b;
+  none_b.dataset = "iosonar.sampler";
+  auto none_buckets = st.BucketSums(none_b);
+  REQUIRE(none_buckets.ok());
+  CHECK(none_buckets->empty());
+
   // Errors name what was wrong.
   auto bad_ds = st.Count("iosonar.nope", {});
   CHECK_FALSE(bad_ds.ok());
