@@ -45,6 +45,16 @@ constexpr std::array kDatasets = {
     Dataset{"iosonar.brw", "metrics",
             "Lustre brw_stats histograms, one record per target, histogram and bucket whose count "
             "changed in the interval (read and write deltas)"},
+    // ---- issue 4 (Elasticsearch): analysis result streams -------------------
+    Dataset{"iosonar.result.job_summary", "logs",
+            "One record per analysed job: the per-job I/O summary (bytes, bandwidth, IOPS, metadata "
+            "ops, I/O mode) written by the analysis jobs"},
+    Dataset{"iosonar.result.risk", "metrics",
+            "Risk series: a per-interval risk score of a target (server, OST, job) from the analysis"},
+    Dataset{"iosonar.result.slowdown", "metrics",
+            "Slowdown series: observed against baseline performance of a target per interval"},
+    Dataset{"iosonar.result.anomaly", "logs", "Anomalies found by the analysis: what, where, when and how strong"},
+    // ---- end issue 4 ---------------------------------------------------------
 };
 
 
@@ -387,6 +397,44 @@ constexpr std::array kFieldTable = {
           "Pending read pages at the reading"},
     Field{"client.pending_write_pages", T::kLong, "pages", M::kGauge, false, "iosonar.client",
           "Pending write pages at the reading"},
+    // ---- issue 4 (Elasticsearch): analysis result fields ---------------------
+    Field{"result.analysis", T::kKeyword, "", M::kDimension, true,
+          "iosonar.result.job_summary iosonar.result.risk iosonar.result.slowdown iosonar.result.anomaly",
+          "The analysis that produced the record and its version, e.g. job-summary/1"},
+    Field{"result.target", T::kKeyword, "", M::kDimension, false,
+          "iosonar.result.risk iosonar.result.slowdown iosonar.result.anomaly",
+          "What the value is about: a server (OSS/MDS/OST), a file system, a job or a node"},
+    Field{"result.metric", T::kKeyword, "", M::kDimension, false,
+          "iosonar.result.risk iosonar.result.slowdown iosonar.result.anomaly",
+          "Which measurement the value derives from, e.g. write_bw, metadata_ops, latency"},
+    Field{"result.interval_ns", T::kLong, "ns", M::kNone, false,
+          "iosonar.result.risk iosonar.result.slowdown iosonar.result.anomaly",
+          "Width of the interval the value covers, starting at @timestamp"},
+    Field{"result.bytes_read", T::kLong, "bytes", M::kNone, false, "iosonar.result.job_summary", "Bytes the job read"},
+    Field{"result.bytes_written", T::kLong, "bytes", M::kNone, false, "iosonar.result.job_summary", "Bytes the job wrote"},
+    Field{"result.read_bw", T::kDouble, "bytes/s", M::kNone, false, "iosonar.result.job_summary",
+          "Average read bandwidth over the job's read span"},
+    Field{"result.write_bw", T::kDouble, "bytes/s", M::kNone, false, "iosonar.result.job_summary",
+          "Average write bandwidth over the job's write span"},
+    Field{"result.iops", T::kDouble, "1/s", M::kNone, false, "iosonar.result.job_summary", "Average data ops per second"},
+    Field{"result.metadata_ops", T::kLong, "1", M::kNone, false, "iosonar.result.job_summary",
+          "Metadata ops (open, close, stat, unlink, ...) of the job"},
+    Field{"result.io_mode", T::kKeyword, "", M::kNone, false, "iosonar.result.job_summary",
+          "The job's I/O mode: N-N, N-1, N-M, 1-1 or none"},
+    Field{"result.processes", T::kLong, "1", M::kNone, false, "iosonar.result.job_summary", "Processes that did I/O"},
+    Field{"result.files", T::kLong, "1", M::kNone, false, "iosonar.result.job_summary", "Files the job touched"},
+    Field{"result.duration_ns", T::kLong, "ns", M::kNone, false, "iosonar.result.job_summary",
+          "From the job's first to its last recorded I/O"},
+    Field{"result.risk", T::kDouble, "1", M::kGauge, false, "iosonar.result.risk", "Risk of the target in the interval (LASSi: sum of the positive (x - a*avg)/(a*avg) terms; 0 when at or below a times the average)"},
+    Field{"result.observed", T::kDouble, "", M::kGauge, false, "iosonar.result.slowdown",
+          "Observed value of the metric in the interval"},
+    Field{"result.baseline", T::kDouble, "", M::kGauge, false, "iosonar.result.slowdown",
+          "Baseline (expected) value of the metric for the target"},
+    Field{"result.slowdown", T::kDouble, "1", M::kGauge, false, "iosonar.result.slowdown",
+          "Baseline over observed performance: 1 = as expected, 2 = twice as slow"},
+    Field{"result.score", T::kDouble, "1", M::kGauge, false, "iosonar.result.anomaly", "Strength of the anomaly (e.g. a z-score)"},
+    Field{"result.reason", T::kKeyword, "", M::kNone, false, "iosonar.result.anomaly", "What is anomalous, in words"},
+    // ---- end issue 4 ---------------------------------------------------------
 };
 
 }  // namespace
