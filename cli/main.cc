@@ -26,6 +26,10 @@ constexpr Subcommand kCommands[] = {
     // issue 4 (Elasticsearch)
     {"es-templates", iosonar::cli::CmdEsTemplates, "write the Elasticsearch templates and ILM policies generated from the schema"},
     {"es-setup", iosonar::cli::CmdEsSetup, "install the Elasticsearch templates and ILM policies (idempotent)"},
+    // issue 5: the MySQL job database and the Slurm connector
+    {"db-migrate", iosonar::cli::CmdDbMigrate, "create or upgrade the MySQL job database schema"},
+    {"scheduler", iosonar::cli::CmdScheduler, "Slurm connector: prolog|epilog|poll|replay into the job database"},
+    {"hostlist", iosonar::cli::CmdHostlist, "expand or compress a Slurm host list"},
 };
 
 void Usage(FILE* f) {
