@@ -343,6 +343,20 @@ def check_dashboards(src, fields, datasets):
             tf = (ds.get("jsonData") or {}).get("timeField")
             ok(tf is None or tf in fields, f"{p}: timeField {tf} is a schema field")
             n += 1
+    # Kibana saved objects: every data view's title matches some iosonar data stream.
+    streams = [f"{v['stream_type']}-{k}-default" for k, v in datasets.items()]
+    for p in files_under(d, (".ndjson",)):
+        for line in open(p):
+            if not line.strip():
+                continue
+            o = json.loads(line)
+            if o.get("type") == "index-pattern":
+                title = o["attributes"]["title"]
+                rx = re.compile("^" + re.escape(title).replace(r"\*", ".*") + "$")
+                ok(any(rx.match(s) for s in streams), f"{p}: data view {title} matches some iosonar data stream")
+                tf = o["attributes"].get("timeFieldName")
+                ok(tf is None or tf in fields, f"{p}: data view {title}'s time field {tf} is a schema field")
+                n += 1
     for p in files_under(d, (".json", ".ndjson")):
         text = open(p).read()
         for ref in set(re.findall(r'"field"\s*:\s*"([^"]+)"', text)):
