@@ -7,13 +7,14 @@
 
 namespace iosonar::exporters {
 
-// extern const Descriptor kExampleExporter;  (defined in exporters/<name>/)
-extern const Descriptor kHealthExporter, kProbeExporter;  // issue 3: exporters/health, exporters/probe
+extern const Descriptor kLustreExporter;                   // exporters/lustre
+extern const Descriptor kHealthExporter, kProbeExporter;  // exporters/health, exporters/probe
 
 std::span<const Descriptor* const> AllExporters() {
   static const std::vector<const Descriptor*> kAll = {
-      // &kExampleExporter,
-      &kHealthExporter, &kProbeExporter,  // issue 3: health and probe
+      &kLustreExporter,
+      &kHealthExporter,
+      &kProbeExporter,
   };
   return kAll;
 }

@@ -1,0 +1,917 @@
+#include "lustre.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <set>
+#include <unordered_map>
+#include <vector>
+
+#include "parse.h"
+
+namespace iosonar::lustre {
+namespace {
+
+using exporters::Context;
+using exporters::Record;
+
+int64_t MonoNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+// ---------------------------------------------------------------- op tables
+enum Role { kOss = 0, kMds = 1, kClient = 2 };
+
+enum OpFlags : uint8_t {
+  kBytes = 1,   // read_bytes/write_bytes: samples -> *_ops, sum -> *_bytes
+  kOther = 2,   // part of LASSi's "other" (OSS)
+  kIgnore = 4,  // known, duplicates another counter or is not an op: no field, not counted
+};
+
+struct OpDef {
+  std::string_view op;
+  std::string_view field;  // for kBytes: the *_bytes field; *_ops is field_ops
+  std::string_view ops_field;
+  uint8_t flags;
+};
+
+// The first entries of the OSS and MDS tables are the ones job_stats has
+// (kJobSlots), so a job's snapshot only needs those slots.
+constexpr OpDef kOssOps[] = {
+    {"read_bytes", "oss.read_bytes", "oss.read_ops", kBytes},
+    {"write_bytes", "oss.write_bytes", "oss.write_ops", kBytes},
+    {"getattr", "oss.getattr", {}, 0},
+    {"setattr", "oss.setattr", {}, 0},
+    {"punch", "oss.punch", {}, kOther},
+    {"sync", "oss.sync", {}, kOther},
+    {"destroy", "oss.destroy", {}, kOther},
+    {"create", "oss.create", {}, 0},
+    {"statfs", "oss.statfs", {}, 0},
+    {"get_info", "oss.get_info", {}, kOther},
+    {"set_info", "oss.set_info", {}, kOther},
+    {"quotactl", "oss.quotactl", {}, 0},
+    {"prealloc", "oss.prealloc", {}, 0},
+    // not in job_stats
+    {"set_info_async", "oss.set_info_async", {}, kOther},
+    {"disconnect", "oss.disconnect", {}, kOther},
+    {"preprw", "oss.preprw", {}, kOther},
+    {"commitrw", "oss.commitrw", {}, kOther},
+    {"connect", "oss.connect", {}, 0},
+    {"reconnect", "oss.reconnect", {}, 0},
+    {"ping", "oss.ping", {}, 0},
+    // 2.14+/2.15 latency lines: samples equal read_bytes/write_bytes samples
+    {"read", {}, {}, kIgnore},
+    {"write", {}, {}, kIgnore},
+};
+constexpr OpDef kMdsOps[] = {
+    {"open", "mds.open", {}, 0},
+    {"close", "mds.close", {}, 0},
+    {"mknod", "mds.mknod", {}, 0},
+    {"link", "mds.link", {}, 0},
+    {"unlink", "mds.unlink", {}, 0},
+    {"mkdir", "mds.mkdir", {}, 0},
+    {"rmdir", "mds.rmdir", {}, 0},
+    {"rename", "mds.rename", {}, 0},
+    {"getattr", "mds.getattr", {}, 0},
+    {"setattr", "mds.setattr", {}, 0},
+    {"getxattr", "mds.getxattr", {}, 0},
+    {"setxattr", "mds.setxattr", {}, 0},
+    {"statfs", "mds.statfs", {}, 0},
+    {"sync", "mds.sync", {}, 0},
+    {"samedir_rename", "mds.samedir_rename", {}, 0},
+    {"crossdir_rename", "mds.crossdir_rename", {}, 0},
+    {"parallel_rename_file", "mds.parallel_rename_file", {}, 0},
+    {"parallel_rename_dir", "mds.parallel_rename_dir", {}, 0},
+    {"migrate", "mds.migrate", {}, 0},
+    {"punch", "mds.punch", {}, 0},
+    {"read_bytes", "mds.read_bytes", "mds.read_ops", kBytes},
+    {"write_bytes", "mds.write_bytes", "mds.write_ops", kBytes},
+    {"read", {}, {}, kIgnore},
+    {"write", {}, {}, kIgnore},
+};
+constexpr OpDef kClientOps[] = {
+    {"read_bytes", "client.read_bytes", "client.read_ops", kBytes},
+    {"write_bytes", "client.write_bytes", "client.write_ops", kBytes},
+    {"open", "client.open", {}, 0},
+    {"close", "client.close", {}, 0},
+    {"getattr", "client.getattr", {}, 0},
+    {"setattr", "client.setattr", {}, 0},
+    {"readdir", "client.readdir", {}, 0},
+    {"truncate", "client.truncate", {}, 0},
+    {"fsync", "client.fsync", {}, 0},
+    {"seek", "client.seek", {}, 0},
+    {"mmap", "client.mmap", {}, 0},
+    {"statfs", "client.statfs", {}, 0},
+    {"getxattr", "client.getxattr", {}, 0},
+    {"setxattr", "client.setxattr", {}, 0},
+    {"listxattr", "client.listxattr", {}, 0},
+    {"removexattr", "client.removexattr", {}, 0},
+    {"inode_permission", "client.inode_permission", {}, 0},
+    {"create", "client.create", {}, 0},
+    {"unlink", "client.unlink", {}, 0},
+    {"mkdir", "client.mkdir", {}, 0},
+    {"rmdir", "client.rmdir", {}, 0},
+    {"mknod", "client.mknod", {}, 0},
+    {"rename", "client.rename", {}, 0},
+    {"link", "client.link", {}, 0},
+    {"symlink", "client.symlink", {}, 0},
+    {"flock", "client.flock", {}, 0},
+    {"ioctl", "client.ioctl", {}, 0},
+    {"alloc_inode", "client.alloc_inode", {}, 0},
+    // cache hit counters and open-time statistics, not ops
+    {"getxattr_hits", {}, {}, kIgnore},
+    {"dirty_pages_hits", {}, {}, kIgnore},
+    {"dirty_pages_misses", {}, {}, kIgnore},
+    {"opencount", {}, {}, kIgnore},
+    {"openclosetime", {}, {}, kIgnore},
+    {"read", {}, {}, kIgnore},
+    {"write", {}, {}, kIgnore},
+};
+
+struct RoleDef {
+  const OpDef* ops;
+  size_t n;
+  size_t job_slots;  // leading entries job_stats uses
+  std::string_view dataset, unknown_field;
+};
+constexpr RoleDef kRoles[] = {
+    {kOssOps, std::size(kOssOps), 13, "iosonar.oss", "oss.unknown_ops"},
+    {kMdsOps, std::size(kMdsOps), 22, "iosonar.mds", "mds.unknown_ops"},
+    {kClientOps, std::size(kClientOps), 0, "iosonar.client", "client.unknown_ops"},
+};
+
+int FindOp(const RoleDef& r, std::string_view name, size_t limit) {
+  for (size_t i = 0; i < limit && i < r.n; ++i)
+    if (r.ops[i].op.size() == name.size() && r.ops[i].op == name) return static_cast<int>(i);
+  return -1;
+}
+
+// A reading of one target's (or one job's) counters, in table slots.
+template <size_t N>
+struct Snap {
+  std::array<uint64_t, N> samples{};
+  uint64_t read_sum = 0, write_sum = 0;  // sums of the two kBytes slots
+  uint64_t unknown = 0;                  // samples of ops with no slot
+  uint64_t present = 0;                  // slots seen (bitmask)
+  bool unknown_present = false;
+
+  void Add(const RoleDef& r, int slot, uint64_t samples_v, uint64_t sum, bool has_sum) {
+    const OpDef& d = r.ops[slot];
+    samples[static_cast<size_t>(slot)] += samples_v;  // duplicate lines (statfs twice) are summed
+    present |= uint64_t{1} << slot;
+    if ((d.flags & kBytes) && has_sum) (d.op[0] == 'r' ? read_sum : write_sum) += sum;
+  }
+};
+using TargetSnap = Snap<40>;
+using JobSnap = Snap<22>;
+static_assert(std::size(kClientOps) <= 40 && std::size(kMdsOps) <= 40 && std::size(kOssOps) <= 40);
+
+// Deltas cur - prev; false if anything went backwards (a reset).
+template <size_t N>
+bool Delta(const Snap<N>& prev, const Snap<N>& cur, Snap<N>* d) {
+  if (prev.present & ~cur.present) return false;  // a counter vanished: stats were cleared
+  for (size_t i = 0; i < N; ++i) {
+    if (cur.samples[i] < prev.samples[i]) return false;
+    d->samples[i] = cur.samples[i] - prev.samples[i];
+    if (d->samples[i] > static_cast<uint64_t>(INT64_MAX)) return false;
+  }
+  if (cur.read_sum < prev.read_sum || cur.write_sum < prev.write_sum || cur.unknown < prev.unknown) return false;
+  d->read_sum = cur.read_sum - prev.read_sum;
+  d->write_sum = cur.write_sum - prev.write_sum;
+  d->unknown = cur.unknown - prev.unknown;
+  if (d->read_sum > static_cast<uint64_t>(INT64_MAX) || d->write_sum > static_cast<uint64_t>(INT64_MAX)) return false;
+  d->present = cur.present;
+  d->unknown_present = cur.unknown_present;
+  return true;
+}
+
+inline int64_t I(uint64_t v) { return static_cast<int64_t>(v); }
+
+struct TargetState {
+  TargetSnap snap;
+  int64_t snapshot_ns = -1, start_ns = -1, mono_ns = 0;
+  uint64_t gen = 0;
+};
+
+struct JobState {
+  JobSnap snap;
+  uint64_t gen = 0;
+};
+
+struct SvHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+};
+using JobMap = std::unordered_map<std::string, JobState, SvHash, std::equal_to<>>;
+
+struct JobTargetState {
+  JobMap jobs;
+  int64_t mono_ns = 0;
+  uint64_t gen = 0;
+};
+
+struct HistSnap {
+  struct H {
+    std::string key;
+    uint32_t first = 0, n = 0;
+  };
+  std::vector<H> h;
+  std::vector<HistBucket> b;
+  int64_t snapshot_ns = -1, mono_ns = 0;
+  uint64_t gen = 0;
+  void From(const ParsedHist& p) {
+    h.resize(p.hists.size());
+    for (size_t i = 0; i < p.hists.size(); ++i) {
+      const Histogram& x = p.hists[i];
+      if (!x.key.empty()) {
+        h[i].key.assign(x.key);
+      } else {  // unknown title: a stable slug
+        h[i].key.clear();
+        for (char c : x.title) h[i].key += std::isalnum(static_cast<unsigned char>(c)) ? static_cast<char>(std::tolower(static_cast<unsigned char>(c))) : '_';
+      }
+      h[i].first = x.first;
+      h[i].n = x.n;
+    }
+    b.assign(p.buckets.begin(), p.buckets.end());
+    snapshot_ns = p.snapshot_ns;
+  }
+};
+
+struct HistDelta {
+  uint32_t hist;  // index into cur.h
+  uint64_t bucket, read, write;
+};
+
+// Bucket deltas of cur against prev; false on a reset.
+bool HistDiff(const HistSnap& prev, const HistSnap& cur, std::vector<HistDelta>* out) {
+  out->clear();
+  for (uint32_t hi = 0; hi < cur.h.size(); ++hi) {
+    const auto& ch = cur.h[hi];
+    const HistSnap::H* ph = nullptr;
+    for (const auto& x : prev.h)
+      if (x.key == ch.key) ph = &x;
+    for (uint32_t k = 0; k < ch.n; ++k) {
+      const HistBucket& cb = cur.b[ch.first + k];
+      uint64_t pr = 0, pw = 0;
+      if (ph) {
+        const HistBucket* pb = nullptr;
+        if (k < ph->n && prev.b[ph->first + k].bucket == cb.bucket) pb = &prev.b[ph->first + k];
+        for (uint32_t j = 0; !pb && j < ph->n; ++j)
+          if (prev.b[ph->first + j].bucket == cb.bucket) pb = &prev.b[ph->first + j];
+        if (pb) {
+          pr = pb->read;
+          pw = pb->write;
+        }
+      }
+      if (cb.read < pr || cb.write < pw) return false;
+      if (cb.read != pr || cb.write != pw) out->push_back(HistDelta{hi, cb.bucket, cb.read - pr, cb.write - pw});
+    }
+  }
+  // A histogram or bucket that vanished with counts in it means a clear.
+  for (const auto& ph : prev.h) {
+    bool found = false;
+    for (const auto& ch : cur.h) found = found || ch.key == ph.key;
+    if (!found)
+      for (uint32_t k = 0; k < ph.n; ++k)
+        if (prev.b[ph.first + k].read || prev.b[ph.first + k].write) return false;
+  }
+  return true;
+}
+
+// ---------------------------------------------------------------- sources
+enum Kind { kOssStats, kMdsStats, kJobStats, kBrw, kLlite, kOsc, kKinds };
+constexpr std::string_view kKindSource[kKinds] = {"oss", "mds", "jobstats", "brw", "client", "client"};
+
+struct Item {
+  Kind kind;
+  Role role;            // for job_stats: kOss (obdfilter) or kMds (mdt)
+  std::string target;
+  std::string rel;      // "obdfilter/lustrefs-OST0000/stats" or the lctl parameter name
+  std::string path;     // file to read ("" in dump mode)
+  std::string_view text;  // dump mode: the value
+};
+
+bool ReadWhole(const std::string& path, std::string* buf, size_t* len, int64_t max, std::string* err) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    *err = path + ": " + std::strerror(errno);
+    return false;
+  }
+  if (buf->size() < 65536) buf->resize(65536);
+  size_t n = 0;
+  while (true) {
+    if (n == buf->size()) {
+      if (static_cast<int64_t>(n) > max) {
+        ::close(fd);
+        *err = path + ": larger than " + std::to_string(max) + " bytes, not read";
+        return false;
+      }
+      buf->resize(buf->size() * 2);
+    }
+    ssize_t r = ::read(fd, buf->data() + n, buf->size() - n);
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      *err = path + ": " + std::strerror(errno);
+      ::close(fd);
+      return false;
+    }
+    if (r == 0) break;
+    n += static_cast<size_t>(r);
+  }
+  ::close(fd);
+  if (static_cast<int64_t>(n) > max) {
+    *err = path + ": larger than " + std::to_string(max) + " bytes, not read";
+    return false;
+  }
+  *len = n;
+  return true;
+}
+
+class LustreExporter final : public exporters::Exporter {
+ public:
+  explicit LustreExporter(LustreOptions o) : o_(std::move(o)) {
+    std::string r = o_.proc_root;
+    while (r.size() > 1 && r.back() == '/') r.pop_back();
+    if (r == "/") r.clear();
+    roots_ = {r + "/proc/fs/lustre", r + "/sys/fs/lustre", r + "/sys/kernel/debug/lustre"};
+  }
+
+  Status Init(Context&) override {
+    if (!o_.lctl_dump.empty()) {
+      if (access(o_.lctl_dump.c_str(), R_OK) != 0)
+        return Status::Invalid("--lctl-dump " + o_.lctl_dump + ": " + std::strerror(errno));
+      return Status::Ok();
+    }
+    for (const auto& r : roots_)
+      if (access(r.c_str(), X_OK) == 0) return Status::Ok();
+    return Status::Invalid("no Lustre statistics under --proc-root " + o_.proc_root + " (looked in " + roots_[0] + ", " +
+                           roots_[1] + ", " + roots_[2] + ")");
+  }
+
+  void Collect(Context& ctx) override;
+
+ private:
+  void Find(Context& ctx);
+  void FindDir(std::string_view sub, std::string_view file, Kind kind, Role role, std::set<std::string>* seen);
+  void FromDump(Context& ctx);
+  std::string_view Source(const Item& it) const { return o_.per_file_sources ? std::string_view(it.rel) : kKindSource[it.kind]; }
+  bool Text(Context& ctx, const Item& it, std::string_view* text);
+  void WarnIssues(Context& ctx, const Item& it, const std::vector<Issue>& issues);
+  void FillSnap(Context& ctx, const Item& it, Role role, const ParsedStats& p, TargetSnap* s);
+  void DoStats(Context& ctx, const Item& it);
+  void DoJobs(Context& ctx, const Item& it);
+  void DoBrw(Context& ctx, const Item& it);
+  void DoOsc(Context& ctx, const Item& it);
+  void WarnUnknown(Context& ctx, const Item& it, Role role, std::string_view op);
+  int64_t Elapsed(int64_t prev_snap, int64_t cur_snap, int64_t prev_mono, int64_t cur_mono) const {
+    if (prev_snap > 0 && cur_snap > prev_snap) return cur_snap - prev_snap;
+    return cur_mono - prev_mono;
+  }
+
+  LustreOptions o_;
+  std::vector<std::string> roots_;
+  uint64_t gen_ = 0;
+  int64_t mono_ = 0;
+  std::vector<Item> items_;
+  std::string buf_, dump_;
+  size_t buf_len_ = 0;
+  std::vector<LctlParam> params_;
+  ParsedStats ps_;
+  ParsedJobStats pj_;
+  ParsedHist ph_;
+  HistSnap hs_;
+  std::vector<HistDelta> hd_;
+  std::unordered_map<std::string, TargetState> stats_[3];  // per role
+  std::unordered_map<std::string, JobTargetState> jobs_;
+  std::unordered_map<std::string, HistSnap> brw_, osc_;
+  struct JobSummary {
+    int64_t active = 0, dropped = 0;
+  };
+  std::unordered_map<std::string, JobSummary> job_summary_;
+  std::set<std::string> warned_[3];
+  struct Changed {
+    const std::string* id;
+    JobSnap d;
+    uint64_t weight;
+    bool reset;
+  };
+  std::vector<Changed> changed_;
+};
+
+void LustreExporter::FindDir(std::string_view sub, std::string_view file, Kind kind, Role role,
+                             std::set<std::string>* seen) {
+  for (size_t ri = 0; ri < roots_.size(); ++ri) {
+    std::string dir = roots_[ri] + "/" + std::string(sub);
+    DIR* d = opendir(dir.c_str());
+    if (!d) continue;
+    while (dirent* e = readdir(d)) {
+      std::string_view name = e->d_name;
+      if (name == "." || name == "..") continue;
+      if (kind == kOsc && name.find("-osc-MDT") != std::string_view::npos) continue;  // server-side osp links
+      if (kind == kBrw && name.find("-OST") == std::string_view::npos && name.find("-MDT") == std::string_view::npos)
+        continue;  // MGS
+      // One file per kind and target, whichever root or OSD (osd-zfs, osd-ldiskfs) has it.
+      std::string key = std::to_string(kind) + (kind == kBrw ? "/" : "/" + std::string(sub) + "/") + std::string(name);
+      if (seen->count(key)) continue;
+      std::string path = dir + "/" + std::string(name) + "/" + std::string(file);
+      if (access(path.c_str(), R_OK) != 0) continue;
+      seen->insert(key);
+      items_.push_back(Item{kind, role, std::string(name), std::string(sub) + "/" + std::string(name) + "/" + std::string(file),
+                            std::move(path), {}});
+    }
+    closedir(d);
+  }
+}
+
+void LustreExporter::Find(Context&) {
+  items_.clear();
+  std::set<std::string> seen;
+  const bool jobs_now = o_.jobstats && (gen_ - 1) % static_cast<uint64_t>(o_.jobstats_every) == 0;
+  if (jobs_now) {
+    FindDir("obdfilter", "job_stats", kJobStats, kOss, &seen);
+    FindDir("mdt", "job_stats", kJobStats, kMds, &seen);
+  }
+  if (o_.oss) FindDir("obdfilter", "stats", kOssStats, kOss, &seen);
+  if (o_.mds) FindDir("mdt", "md_stats", kMdsStats, kMds, &seen);
+  if (o_.brw) {
+    // Since 2.9 brw_stats lives in the OSD (osd-zfs, osd-ldiskfs), reached
+    // from obdfilter by a symlink up to 2.12; before, in obdfilter itself.
+    std::set<std::string> osds;
+    for (const auto& r : roots_) {
+      if (DIR* d = opendir(r.c_str())) {
+        while (dirent* e = readdir(d))
+          if (std::strncmp(e->d_name, "osd-", 4) == 0) osds.insert(e->d_name);
+        closedir(d);
+      }
+    }
+    for (const auto& osd : osds) FindDir(osd, "brw_stats", kBrw, kOss, &seen);
+    FindDir("obdfilter", "brw_stats", kBrw, kOss, &seen);
+  }
+  if (o_.client) {
+    FindDir("llite", "stats", kLlite, kClient, &seen);
+    FindDir("osc", "rpc_stats", kOsc, kClient, &seen);
+  }
+  // Job stats first (their per-target summary goes on the target records),
+  // then by kind and target, so the output order is stable.
+  std::sort(items_.begin(), items_.end(), [](const Item& a, const Item& b) {
+    const int ra = a.kind == kJobStats ? -1 : a.kind, rb = b.kind == kJobStats ? -1 : b.kind;
+    return ra != rb ? ra < rb : a.target < b.target;
+  });
+}
+
+void LustreExporter::FromDump(Context& ctx) {
+  items_.clear();
+  size_t len = 0;
+  std::string err;
+  if (!ReadWhole(o_.lctl_dump, &dump_, &len, o_.max_file_bytes, &err)) {
+    ctx.SourceDone("lctl-dump", false, 0, err);
+    return;
+  }
+  std::string_view text(dump_.data(), len);
+  std::vector<Issue> issues;
+  ParseLctlDump(text, &params_, &issues);
+  for (const auto& is : issues) ctx.Warn("lctl-dump", o_.lctl_dump + ":" + std::to_string(is.line) + ": " + is.message);
+  const bool jobs_now = o_.jobstats && (gen_ - 1) % static_cast<uint64_t>(o_.jobstats_every) == 0;
+  for (const auto& p : params_) {
+    auto d1 = p.name.find('.');
+    auto d2 = p.name.rfind('.');
+    if (d1 == std::string_view::npos || d1 == d2) continue;
+    std::string_view mod = p.name.substr(0, d1), tgt = p.name.substr(d1 + 1, d2 - d1 - 1), file = p.name.substr(d2 + 1);
+    if (tgt.find('.') != std::string_view::npos) continue;  // per-export and service parameters
+    Item it{kKinds, kOss, std::string(tgt), std::string(p.name), {}, p.value};
+    if (mod == "obdfilter" && file == "stats" && o_.oss) it.kind = kOssStats;
+    else if (mod == "mdt" && file == "md_stats" && o_.mds) { it.kind = kMdsStats; it.role = kMds; }
+    else if ((mod == "obdfilter" || mod == "mdt") && file == "job_stats" && jobs_now) {
+      it.kind = kJobStats;
+      it.role = mod == "mdt" ? kMds : kOss;
+    } else if (mod.substr(0, 4) == "osd-" && file == "brw_stats" && o_.brw &&
+               (tgt.find("-OST") != std::string_view::npos || tgt.find("-MDT") != std::string_view::npos)) it.kind = kBrw;
+    else if (mod == "llite" && file == "stats" && o_.client) { it.kind = kLlite; it.role = kClient; }
+    else if (mod == "osc" && file == "rpc_stats" && o_.client) { it.kind = kOsc; it.role = kClient; }
+    if (it.kind != kKinds) items_.push_back(std::move(it));
+  }
+  std::stable_sort(items_.begin(), items_.end(), [](const Item& a, const Item& b) {
+    return (a.kind == kJobStats) > (b.kind == kJobStats);
+  });
+}
+
+bool LustreExporter::Text(Context& ctx, const Item& it, std::string_view* text) {
+  if (it.path.empty()) {
+    *text = it.text;
+    return true;
+  }
+  std::string err;
+  if (!ReadWhole(it.path, &buf_, &buf_len_, o_.max_file_bytes, &err)) {
+    if (errno == ENOENT) return false;  // vanished since it was listed
+    ctx.SourceDone(Source(it), false, 0, err);
+    return false;
+  }
+  *text = std::string_view(buf_.data(), buf_len_);
+  return true;
+}
+
+void LustreExporter::WarnIssues(Context& ctx, const Item& it, const std::vector<Issue>& issues) {
+  for (const auto& is : issues) ctx.Warn(Source(it), it.rel + ":" + std::to_string(is.line) + ": " + is.message);
+}
+
+void LustreExporter::WarnUnknown(Context& ctx, const Item& it, Role role, std::string_view op) {
+  auto& w = warned_[role];
+  if (w.size() > 256 || w.count(std::string(op))) return;
+  w.insert(std::string(op));
+  ctx.Warn(Source(it), it.rel + ": unknown op '" + std::string(op) + "' counted in " +
+                           std::string(kRoles[role].unknown_field) + " (warned once)");
+}
+
+void LustreExporter::FillSnap(Context& ctx, const Item& it, Role role, const ParsedStats& p, TargetSnap* s) {
+  const RoleDef& r = kRoles[role];
+  for (const auto& c : p.counters) {
+    int slot = FindOp(r, c.name, r.n);
+    if (slot < 0) {
+      s->unknown += c.samples;
+      s->unknown_present = true;
+      WarnUnknown(ctx, it, role, c.name);
+      continue;
+    }
+    if (r.ops[slot].flags & kIgnore) continue;
+    s->Add(r, slot, c.samples, c.sum, c.nvals >= 3);
+  }
+}
+
+void LustreExporter::DoStats(Context& ctx, const Item& it) {
+  std::string_view text;
+  if (!Text(ctx, it, &text)) return;
+  ParseStats(text, &ps_);
+  WarnIssues(ctx, it, ps_.issues);
+  const Role role = it.role;
+  TargetSnap cur;
+  FillSnap(ctx, it, role, ps_, &cur);
+  auto [st, fresh] = stats_[role].try_emplace(it.target);
+  TargetState& s = st->second;
+  const uint64_t prev_gen = s.gen;
+  s.gen = gen_;
+  const bool baseline = fresh || prev_gen + 1 != gen_;  // new, or missing last time
+  if (baseline) {
+    s.snap = cur;
+    s.snapshot_ns = ps_.snapshot_ns;
+    s.start_ns = ps_.start_ns;
+    s.mono_ns = mono_;
+    return;
+  }
+  TargetSnap d;
+  bool ok = Delta(s.snap, cur, &d);
+  if (s.start_ns >= 0 && ps_.start_ns >= 0 && s.start_ns != ps_.start_ns) ok = false;  // restarted counters
+  const int64_t elapsed = Elapsed(s.snapshot_ns, ps_.snapshot_ns, s.mono_ns, mono_);
+  s.snap = cur;
+  s.snapshot_ns = ps_.snapshot_ns;
+  s.start_ns = ps_.start_ns;
+  s.mono_ns = mono_;
+
+  const RoleDef& r = kRoles[role];
+  Record& rec = ctx.Begin(r.dataset);
+  rec.Str("lustre.fs", FsOf(it.target)).Str("lustre.target", it.target).Int("lustre.elapsed_ns", elapsed);
+  if (role == kClient) rec.Str("client.layer", "llite");
+  if (!ok) {
+    rec.Bool("lustre.reset", true);
+  } else {
+    const double secs = elapsed > 0 ? static_cast<double>(elapsed) / 1e9 : 0;
+    uint64_t total = 0, other = 0;
+    for (size_t i = 0; i < r.n; ++i) {
+      const OpDef& op = r.ops[i];
+      if (op.flags & kIgnore) continue;
+      const uint64_t v = d.samples[i];
+      if (op.flags & kBytes) {
+        const bool rd = op.op[0] == 'r';
+        const uint64_t bytes = rd ? d.read_sum : d.write_sum;
+        if (role == kMds && !(d.present >> i & 1)) continue;  // data on MDT: only when present
+        rec.Int(op.field, I(bytes)).Int(op.ops_field, I(v));
+        if (role != kMds && secs > 0) {
+          if (role == kOss) {
+            rec.Num(rd ? "oss.read_bytes_per_s" : "oss.write_bytes_per_s", static_cast<double>(bytes) / secs);
+            rec.Num(rd ? "oss.read_ops_per_s" : "oss.write_ops_per_s", static_cast<double>(v) / secs);
+          } else {
+            rec.Num(rd ? "client.read_bytes_per_s" : "client.write_bytes_per_s", static_cast<double>(bytes) / secs);
+          }
+        }
+        if (role == kOss) total += v;
+        continue;
+      }
+      if (op.flags & kOther) other += v;
+      total += v;
+      if (d.present >> i & 1) rec.Int(op.field, I(v));
+    }
+    total += d.unknown;
+    if (d.unknown_present) rec.Int(r.unknown_field, I(d.unknown));
+    if (role == kOss) {
+      rec.Int("oss.other_ops", I(other));
+      if (secs > 0) rec.Num("oss.ops_per_s", static_cast<double>(total) / secs);
+    } else if (role == kMds) {
+      rec.Int("mds.ops", I(total));
+      if (secs > 0) rec.Num("mds.ops_per_s", static_cast<double>(total) / secs);
+    } else {
+      rec.Int("client.metadata_ops", I(total));
+    }
+  }
+  if (role != kClient) {
+    auto js = job_summary_.find(it.target);
+    if (js != job_summary_.end()) rec.Int("lustre.jobs_active", js->second.active).Int("lustre.jobs_dropped", js->second.dropped);
+  }
+}
+
+void LustreExporter::DoJobs(Context& ctx, const Item& it) {
+  std::string_view text;
+  if (!Text(ctx, it, &text)) return;
+  ParseJobStats(text, &pj_);
+  WarnIssues(ctx, it, pj_.issues);
+  const Role role = it.role;
+  const RoleDef& r = kRoles[role];
+  auto [tst, fresh] = jobs_.try_emplace(it.target);
+  JobTargetState& ts = tst->second;
+  // A target read last time job_stats was read (gen_ - every) has a baseline.
+  const bool have_base = !fresh && ts.gen + static_cast<uint64_t>(o_.jobstats_every) == gen_;
+  const int64_t elapsed = mono_ - ts.mono_ns;
+  ts.gen = gen_;
+  ts.mono_ns = mono_;
+  changed_.clear();
+  for (const JobEntry& e : pj_.jobs) {
+    JobSnap cur;
+    for (uint32_t k = 0; k < e.n_ops; ++k) {
+      const JobOp& op = pj_.ops[e.first_op + k];
+      int slot = FindOp(r, op.name, r.job_slots);
+      if (slot < 0) {
+        if (FindOp(r, op.name, r.n) >= 0 && (r.ops[FindOp(r, op.name, r.n)].flags & kIgnore)) continue;
+        cur.unknown += op.samples;
+        cur.unknown_present = true;
+        WarnUnknown(ctx, it, role, op.name);
+        continue;
+      }
+      cur.Add(r, slot, op.samples, op.sum, op.has_sum);
+    }
+    auto jit = ts.jobs.find(e.job_id);
+    bool is_new = jit == ts.jobs.end();
+    if (is_new) jit = ts.jobs.emplace(std::string(e.job_id), JobState{}).first;
+    JobState& js = jit->second;
+    if (!is_new && js.gen == gen_) {
+      ctx.Warn(Source(it), it.rel + ":" + std::to_string(e.line) + ": job_id '" + std::string(e.job_id) +
+                               "' listed twice; the second entry is ignored");
+      continue;
+    }
+    js.gen = gen_;
+    if (!have_base) {  // first reading of this target: baseline only
+      js.snap = cur;
+      continue;
+    }
+    Changed c{&jit->first, {}, 0, false};
+    // A job that appeared since the last reading counts from zero.
+    const JobSnap zero;
+    if (!Delta(is_new ? zero : js.snap, cur, &c.d)) c.reset = true;
+    js.snap = cur;
+    if (!c.reset) {
+      uint64_t ops = c.d.unknown;
+      for (size_t i = 0; i < r.job_slots; ++i) ops += c.d.samples[i];
+      if (ops == 0 && c.d.read_sum == 0 && c.d.write_sum == 0) continue;  // unchanged
+      c.weight = c.d.read_sum + c.d.write_sum + ops;
+    } else {
+      c.weight = UINT64_MAX;
+    }
+    changed_.push_back(c);
+  }
+  // Jobs Lustre dropped (job_cleanup_interval) are forgotten.
+  for (auto j = ts.jobs.begin(); j != ts.jobs.end();) j = j->second.gen != gen_ ? ts.jobs.erase(j) : std::next(j);
+
+  JobSummary& sum = job_summary_[it.target];
+  sum.active = static_cast<int64_t>(changed_.size());
+  sum.dropped = 0;
+  size_t keep = changed_.size();
+  if (o_.jobstats_max_jobs > 0 && changed_.size() > static_cast<size_t>(o_.jobstats_max_jobs)) {
+    keep = static_cast<size_t>(o_.jobstats_max_jobs);
+    std::nth_element(changed_.begin(), changed_.begin() + static_cast<std::ptrdiff_t>(keep), changed_.end(),
+                     [](const Changed& a, const Changed& b) { return a.weight > b.weight; });
+    sum.dropped = static_cast<int64_t>(changed_.size() - keep);
+    ctx.Warn(Source(it), it.rel + ": " + std::to_string(sum.dropped) + " changed job ids over --jobstats-max-jobs " +
+                             std::to_string(o_.jobstats_max_jobs) + " not emitted (smallest first)");
+  }
+  const std::string fs = FsOf(it.target);
+  for (size_t k = 0; k < keep; ++k) {
+    const Changed& c = changed_[k];
+    Record& rec = ctx.Begin("iosonar.jobstats");
+    rec.Str("job.id", *c.id).Str("lustre.fs", fs).Str("lustre.target", it.target).Int("lustre.elapsed_ns", elapsed);
+    if (c.reset) {
+      rec.Bool("lustre.reset", true);
+      continue;
+    }
+    uint64_t total = 0, other = 0;
+    for (size_t i = 0; i < r.job_slots; ++i) {
+      const OpDef& op = r.ops[i];
+      const uint64_t v = c.d.samples[i];
+      if (op.flags & kBytes) {
+        if (role == kOss || v) rec.Int(op.field, I(op.op[0] == 'r' ? c.d.read_sum : c.d.write_sum)).Int(op.ops_field, I(v));
+        continue;
+      }
+      total += v;
+      if (op.flags & kOther) other += v;
+      if (v) rec.Int(op.field, I(v));
+    }
+    if (c.d.unknown) rec.Int(r.unknown_field, I(c.d.unknown));
+    if (role == kOss) rec.Int("oss.other_ops", I(other));
+    else rec.Int("mds.ops", I(total + c.d.unknown));
+  }
+}
+
+void LustreExporter::DoBrw(Context& ctx, const Item& it) {
+  std::string_view text;
+  if (!Text(ctx, it, &text)) return;
+  ParseBrwStats(text, &ph_);
+  WarnIssues(ctx, it, ph_.issues);
+  auto [bit, fresh] = brw_.try_emplace(it.target);
+  HistSnap& prev = bit->second;
+  hs_.From(ph_);
+  hs_.mono_ns = mono_;
+  hs_.gen = gen_;
+  const bool baseline = fresh || prev.gen + 1 != gen_;
+  bool ok = baseline || HistDiff(prev, hs_, &hd_);
+  const int64_t elapsed = baseline ? 0 : Elapsed(prev.snapshot_ns, hs_.snapshot_ns, prev.mono_ns, mono_);
+  std::swap(prev, hs_);
+  if (baseline || !ok) return;  // a cleared histogram: no deltas this interval
+  const std::string fs = FsOf(it.target);
+  for (const auto& d : hd_) {
+    Record& rec = ctx.Begin("iosonar.brw");
+    rec.Str("lustre.fs", fs).Str("lustre.target", it.target).Int("lustre.elapsed_ns", elapsed);
+    rec.Str("brw.hist", prev.h[d.hist].key).Int("brw.bucket", I(std::min<uint64_t>(d.bucket, INT64_MAX)));
+    rec.Int("brw.read", I(d.read)).Int("brw.write", I(d.write));
+  }
+}
+
+void LustreExporter::DoOsc(Context& ctx, const Item& it) {
+  std::string_view text;
+  if (!Text(ctx, it, &text)) return;
+  ParseRpcStats(text, &ph_);
+  WarnIssues(ctx, it, ph_.issues);
+  auto [oit, fresh] = osc_.try_emplace(it.target);
+  HistSnap& prev = oit->second;
+  hs_.From(ph_);
+  hs_.mono_ns = mono_;
+  hs_.gen = gen_;
+  const bool baseline = fresh || prev.gen + 1 != gen_;
+  const bool ok = baseline || HistDiff(prev, hs_, &hd_);
+  const int64_t elapsed = baseline ? 0 : Elapsed(prev.snapshot_ns, hs_.snapshot_ns, prev.mono_ns, mono_);
+  std::swap(prev, hs_);
+  if (baseline) return;
+  Record& rec = ctx.Begin("iosonar.client");
+  rec.Str("lustre.fs", FsOf(it.target)).Str("lustre.target", it.target).Int("lustre.elapsed_ns", elapsed);
+  rec.Str("client.layer", "osc");
+  if (ph_.read_in_flight >= 0) rec.Int("client.read_in_flight", ph_.read_in_flight);
+  if (ph_.write_in_flight >= 0) rec.Int("client.write_in_flight", ph_.write_in_flight);
+  if (ph_.pending_read_pages >= 0) rec.Int("client.pending_read_pages", ph_.pending_read_pages);
+  if (ph_.pending_write_pages >= 0) rec.Int("client.pending_write_pages", ph_.pending_write_pages);
+  if (!ok) {
+    rec.Bool("lustre.reset", true);
+    return;
+  }
+  uint64_t pr = 0, pw = 0, fr = 0, fw = 0;
+  double pr_sum = 0, pw_sum = 0, fr_sum = 0, fw_sum = 0;
+  for (const auto& d : hd_) {
+    const std::string& key = prev.h[d.hist].key;
+    const double b = static_cast<double>(d.bucket);
+    if (key == "pages") {
+      pr += d.read;
+      pw += d.write;
+      pr_sum += b * static_cast<double>(d.read);
+      pw_sum += b * static_cast<double>(d.write);
+    } else if (key == "in_flight") {
+      fr += d.read;
+      fw += d.write;
+      fr_sum += b * static_cast<double>(d.read);
+      fw_sum += b * static_cast<double>(d.write);
+    }
+  }
+  rec.Int("client.rpc_reads", I(pr)).Int("client.rpc_writes", I(pw));
+  if (pr) rec.Num("client.rpc_read_pages_mean", pr_sum / static_cast<double>(pr));
+  if (pw) rec.Num("client.rpc_write_pages_mean", pw_sum / static_cast<double>(pw));
+  if (fr) rec.Num("client.rpc_read_in_flight_mean", fr_sum / static_cast<double>(fr));
+  if (fw) rec.Num("client.rpc_write_in_flight_mean", fw_sum / static_cast<double>(fw));
+}
+
+void LustreExporter::Collect(Context& ctx) {
+  ++gen_;
+  mono_ = ctx.mono_ns();
+  job_summary_.clear();
+  if (o_.lctl_dump.empty()) Find(ctx);
+  else FromDump(ctx);
+  for (const Item& it : items_) {
+    const int64_t t0 = MonoNs();
+    switch (it.kind) {
+      case kOssStats:
+      case kMdsStats:
+      case kLlite: DoStats(ctx, it); break;
+      case kJobStats: DoJobs(ctx, it); break;
+      case kBrw: DoBrw(ctx, it); break;
+      case kOsc: DoOsc(ctx, it); break;
+      case kKinds: break;
+    }
+    ctx.SourceDone(Source(it), true, MonoNs() - t0);
+  }
+  // Targets that vanished are forgotten; if they come back they start with a baseline.
+  for (auto& m : stats_)
+    for (auto i = m.begin(); i != m.end();) i = i->second.gen != gen_ ? m.erase(i) : std::next(i);
+  for (auto* m : {&brw_, &osc_})
+    for (auto i = m->begin(); i != m->end();) i = i->second.gen != gen_ ? m->erase(i) : std::next(i);
+  const uint64_t keep_jobs = static_cast<uint64_t>(o_.jobstats_every);
+  for (auto i = jobs_.begin(); i != jobs_.end();) i = i->second.gen + keep_jobs < gen_ ? jobs_.erase(i) : std::next(i);
+  // A huge file once must not pin its buffer for ever.
+  if (buf_.size() > (4u << 20)) std::string().swap(buf_);
+  if (dump_.size() > (16u << 20)) std::string().swap(dump_);
+}
+
+}  // namespace
+
+std::string FsOf(std::string_view t) {
+  for (std::string_view marker : {"-OST", "-MDT"}) {
+    auto p = t.find(marker);
+    if (p != std::string_view::npos && p > 0) return std::string(t.substr(0, p));
+  }
+  auto p = t.rfind('-');
+  return std::string(p == std::string_view::npos || p == 0 ? t : t.substr(0, p));
+}
+
+std::unique_ptr<exporters::Exporter> MakeLustreExporter(const LustreOptions& o) {
+  return std::make_unique<LustreExporter>(o);
+}
+
+}  // namespace iosonar::lustre
+
+namespace iosonar::exporters {
+namespace {
+
+constexpr OptionSpec kLustreOptions[] = {
+    {"proc-root", "DIR", "/", "read DIR/proc/fs/lustre, DIR/sys/fs/lustre and DIR/sys/kernel/debug/lustre"},
+    {"lctl-dump", "FILE", nullptr, "read this `lctl get_param` dump (re-read every sample) instead of the tree"},
+    {"sources", "LIST", "oss,mds,jobstats,brw,client", "what to sample (comma-separated)"},
+    {"jobstats-max-jobs", "N", "1000", "at most N changed job ids per target per sample (largest first; 0 = no limit)"},
+    {"jobstats-every", "N", "1", "read job_stats every N samples (deltas then span N intervals)"},
+    {"per-file-sources", nullptr, nullptr, "self-report (iosonar.sampler) per file instead of per kind"},
+    {"max-file-size", "BYTES", "64M", "skip (with an error) any statistics file larger than this"},
+};
+
+Result<std::unique_ptr<Exporter>> CreateLustre(const Options& opts) {
+  lustre::LustreOptions o;
+  o.proc_root = opts.Get("proc-root");
+  if (o.proc_root.empty()) o.proc_root = "/";
+  o.lctl_dump = opts.Get("lctl-dump");
+  if (!opts.Get("job-id").empty())
+    return Status::Invalid("--job-id: not for lustre (job ids come from job_stats; records of servers belong to no one job)");
+  auto max_jobs = opts.Int("jobstats-max-jobs");
+  if (!max_jobs.ok()) return max_jobs.status();
+  if (*max_jobs < 0) return Status::Invalid("--jobstats-max-jobs must be >= 0");
+  o.jobstats_max_jobs = *max_jobs;
+  auto every = opts.Int("jobstats-every");
+  if (!every.ok()) return every.status();
+  if (*every < 1) return Status::Invalid("--jobstats-every must be >= 1");
+  o.jobstats_every = *every;
+  auto maxb = opts.Bytes("max-file-size");
+  if (!maxb.ok()) return maxb.status();
+  o.max_file_bytes = *maxb;
+  o.per_file_sources = opts.Flag("per-file-sources");
+  o.oss = o.mds = o.jobstats = o.brw = o.client = false;
+  const std::string sources = opts.Get("sources");
+  std::string_view list = sources;
+  while (!list.empty()) {
+    auto c = list.find(',');
+    std::string_view s = list.substr(0, c);
+    if (s == "oss") o.oss = true;
+    else if (s == "mds") o.mds = true;
+    else if (s == "jobstats") o.jobstats = true;
+    else if (s == "brw") o.brw = true;
+    else if (s == "client") o.client = true;
+    else if (!s.empty()) return Status::Invalid("--sources: unknown source '" + std::string(s) + "' (oss, mds, jobstats, brw, client)");
+    if (c == std::string_view::npos) break;
+    list.remove_prefix(c + 1);
+  }
+  return lustre::MakeLustreExporter(o);
+}
+
+}  // namespace
+
+extern const Descriptor kLustreExporter = {
+    "lustre",
+    "sample Lustre OSS/MDS/job_stats/brw_stats/client statistics (deltas and rates per target)",
+    "Reads Lustre's statistics files under --proc-root (proc/fs/lustre, sys/fs/lustre, sys/kernel/debug/lustre) "
+    "every interval and emits per-target deltas and rates: iosonar.oss (obdfilter/*/stats), iosonar.mds "
+    "(mdt/*/md_stats), iosonar.jobstats (job_stats per job id and target, changed jobs only), iosonar.brw "
+    "(brw_stats histogram buckets that changed) and iosonar.client (llite/*/stats, osc/*/rpc_stats). The first "
+    "reading of a target is a baseline; a counter that goes down is a reset (lustre.reset=true, no deltas). "
+    "Lustre 1.8 to 2.15 formats.",
+    kLustreOptions,
+    1.0,
+    &CreateLustre,
+    nullptr,
+};
+
+}  // namespace iosonar::exporters
