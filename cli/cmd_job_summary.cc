@@ -10,6 +10,7 @@
 
 #include "cache.h"
 #include "commands.h"
+#include "iosonar/es_store.h"
 #include "iosonar/jobdb.h"
 #include "iosonar/json.h"
 #include "iosonar/store.h"
@@ -48,7 +49,9 @@ int CmdJobSummary(int argc, char** argv) {
   double volume_share = 0.9;
   po::options_description desc(kUsage);
   desc.add_options()("help,h", "show this help")                                           //
-      ("store", po::value(&store_dir)->value_name("DIR"), "the record store directory (as given to `iosonar collect`)")  //
+      ("store", po::value(&store_dir)->value_name("DIR|URL"),
+       "the record store directory (as given to `iosonar collect`), or an Elasticsearch URL (https://HOST:9200; "
+       "credentials from IOSONAR_ES_USER/IOSONAR_ES_PASSWORD or IOSONAR_ES_API_KEY, CA from IOSONAR_ES_CA_FILE)")  //
       ("format", po::value(&format)->default_value("table")->value_name("FMT"), "stdout: table (a report) or json")  //
       ("json", po::value(&json_path)->value_name("FILE"), "also write the summary as JSON to FILE")  //
       ("redis", po::value(&redis_flag)->value_name("URL"), "cache the summary JSON in Redis at URL (redis://HOST:PORT/DB)")  //
@@ -108,15 +111,13 @@ int CmdJobSummary(int argc, char** argv) {
     if (store_dir.empty())
       return usage_error(from_cache ? "job " + job_id + " is not in the cache; --store DIR computes it"
                                     : std::string("missing --store DIR"));
-    // Opening creates a store; a mistyped directory must not look like an empty job.
-    std::error_code ec;
-    if (!std::filesystem::exists(std::filesystem::path(store_dir) / "store.db", ec)) {
-      std::cerr << "iosonar job-summary: no record store in " << store_dir << " (no store.db)\n";
-      return 1;
-    }
-    auto store = OpenSqliteStore(store_dir);
+    // issue 4: --store is a directory (SQLite, which must hold store.db, so a
+    // mistyped directory does not look like an empty job) or an Elasticsearch URL.
+    auto store = OpenStoreAt(store_dir);
     if (!store.ok()) {
-      std::cerr << "iosonar job-summary: " << store.status().ToString() << "\n";
+      std::cerr << "iosonar job-summary: " << (store.status().code() == Code::kNotFound ? store.status().message()
+                                                                                        : store.status().ToString())
+                << "\n";
       return 1;
     }
     analysis::SummaryOptions opt;

@@ -7,7 +7,7 @@ set -euo pipefail
 BUILD_PKGS=(build-essential cmake pkg-config libcurl4-openssl-dev rapidjson-dev libhiredis-dev libmariadb-dev
             libmariadb-dev-compat libboost-program-options-dev catch2 libsqlite3-dev
             zlib1g-dev)  # zlib1g-dev: issue 3 (health reads .gz captures)
-TEST_PKGS=(redis-server fio python3
+TEST_PKGS=(redis-server fio python3 python3-yaml
            # issue 5 (job DB, Slurm): a private MariaDB and a one-node Slurm started by the tests
            mariadb-server munge slurmctld slurmd slurm-client slurmdbd)
 pkgs=("${BUILD_PKGS[@]}")

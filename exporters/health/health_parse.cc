@@ -39,6 +39,12 @@ bool ParseNonNeg(std::string_view s, int64_t* v) {
   return r.ec == std::errc() && r.ptr == s.data() + s.size() && *v >= 0;
 }
 
+// Sums of absurd (garbled) sizes stop at INT64_MAX instead of overflowing.
+int64_t SatAdd(int64_t a, int64_t b) {
+  int64_t r;
+  return __builtin_add_overflow(a, b, &r) ? INT64_MAX : r;
+}
+
 // Quotes a token for a warning, cut to a readable length.
 std::string Quote(std::string_view s) {
   std::string out = "'";
@@ -216,9 +222,9 @@ std::vector<FsFullness> SummarizeFullness(const DfSnapshot& snap) {
     if (f.ost_count == 0 || pct < f.min_pct) f.min_pct = pct, f.min_target = t.target;
     if (f.ost_count == 0 || pct > f.max_pct) f.max_pct = pct, f.max_target = t.target;
     ++f.ost_count;
-    f.total += t.total;
-    f.used += t.used;
-    f.avail += t.avail;
+    f.total = SatAdd(f.total, t.total);
+    f.used = SatAdd(f.used, t.used);
+    f.avail = SatAdd(f.avail, t.avail);
   }
   for (auto& f : out)
     f.avg_pct = f.total > 0 ? 100.0 * static_cast<double>(f.used) / static_cast<double>(f.total) : 0;

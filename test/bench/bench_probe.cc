@@ -41,6 +41,7 @@ struct Sample {
   double cpu_pct;       // steady-state CPU, % of one core
   double per_probe_us;  // CPU per probe (6 ops + records)
   double rusage_pct;    // whole process life incl. start-up, by getrusage
+  double maxrss_mib;    // peak resident set
 };
 
 Sample RunOnce(const std::string& bin, const std::string& dir, double interval, double seconds) {
@@ -72,6 +73,7 @@ Sample RunOnce(const std::string& bin, const std::string& dir, double interval, 
   s.cpu_pct = 100.0 * cpu / wall;
   s.per_probe_us = 1e6 * cpu / (wall / interval);
   s.rusage_pct = 100.0 * ru_cpu / life;
+  s.maxrss_mib = static_cast<double>(ru.ru_maxrss) / 1024.0;
   if (c0 < 0 || c1 < 0 || !WIFEXITED(st)) {
     std::fprintf(stderr, "bench_probe: the probe did not run (schedstat %lld..%lld, status %d)\n",
                  static_cast<long long>(c0), static_cast<long long>(c1), st);
@@ -103,20 +105,21 @@ int main(int argc, char** argv) {
     double interval, seconds;
   };
   for (Rate rate : {Rate{1.0, seconds}, Rate{0.05, seconds / 4}}) {
-    std::vector<double> pct, per, ru;
+    std::vector<double> pct, per, ru, rss;
     for (int i = 0; i < reps; ++i) {
       Sample s = RunOnce(bin, dir, rate.interval, rate.seconds);
       pct.push_back(s.cpu_pct);
       per.push_back(s.per_probe_us);
       ru.push_back(s.rusage_pct);
+      rss.push_back(s.maxrss_mib);
       std::printf("  interval %.2f s, %.0f s window: %.4f %% of one core, %.0f us CPU per probe (getrusage over "
-                  "the whole life: %.4f %%)\n",
-                  rate.interval, rate.seconds, s.cpu_pct, s.per_probe_us, s.rusage_pct);
+                  "the whole life: %.4f %%), peak RSS %.1f MiB\n",
+                  rate.interval, rate.seconds, s.cpu_pct, s.per_probe_us, s.rusage_pct, s.maxrss_mib);
       std::fflush(stdout);
     }
     std::printf("interval %.2f s: median %.4f %% of one core, median %.0f us CPU per probe -> at 1 Hz %.4f %% "
-                "(target <= 1 %%)\n",
-                rate.interval, Median(pct), Median(per), Median(per) / 1e4);
+                "(target <= 1 %%); median peak RSS %.1f MiB\n",
+                rate.interval, Median(pct), Median(per), Median(per) / 1e4, Median(rss));
   }
   std::filesystem::remove_all(dir);
   return 0;

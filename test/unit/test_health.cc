@@ -340,6 +340,19 @@ TEST_CASE("parsers survive empty, huge-line and binary input", "[health][bad-inp
   CHECK(a.warnings.texts.size() <= kMaxWarningTexts);
 }
 
+TEST_CASE("regression (fuzz_health): summing huge OST sizes saturates instead of overflowing", "[health][bad-input]") {
+  LfsDf df = ParseLfsDf(
+      "fs-OST0000_UUID 9223372036854775807 9223372036854775807 0 100% /m[OST:0]\n"
+      "fs-OST0001_UUID 2048 2048 2048 50% /m[OST:1]\n");
+  REQUIRE(df.snapshots.size() == 1);
+  auto sum = SummarizeFullness(df.snapshots[0]);
+  REQUIRE(sum.size() == 1);
+  CHECK(sum[0].ost_count == 2);
+  CHECK(sum[0].total == INT64_MAX);
+  CHECK(sum[0].used == INT64_MAX);
+  CHECK(sum[0].avg_pct == Approx(100.0));
+}
+
 TEST_CASE("sources: a missing file and a missing command fail clearly", "[health]") {
   std::string out, err;
   CHECK_FALSE(ReadSource("/nonexistent/lfs-df.txt", &out, &err));
