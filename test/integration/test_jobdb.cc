@@ -318,7 +318,7 @@ TEST_CASE("scheduler: an epilog while MySQL is down is spooled and replayed", "[
   CHECK(test::Run({test::IosonarBin(), "scheduler", "prolog", "--no-scontrol", "--strict"}, none).exit_code == 1);
 }
 
-TEST_CASE("scheduler poll: malformed sacct lines are skipped, the rest written; MySQL down keeps the mark",
+TEST_CASE("scheduler poll: malformed sacct lines are skipped, the rest written, MySQL down keeps the mark",
           "[mysql][jobdb][sacct]") {
   MariaDbServer server;
   { OpenDb(server.url()); }

@@ -48,7 +48,7 @@ JobRecord MustGet(JobDb& db, const std::string& cluster, const std::string& id) 
 
 }  // namespace
 
-TEST_CASE("slurm: prolog/epilog and sacct poll feed the job database; job-summary joins", "[slurm][mysql]") {
+TEST_CASE("slurm: prolog/epilog and sacct poll feed the job database, job-summary joins", "[slurm][mysql]") {
   if (!HaveSlurm(true) || !HaveMariaDb() || !HaveProgram("fio"))
     FAIL("needs munge, slurmctld, slurmd, slurmdbd, slurm-client, mariadb-server and fio (scripts/setup.sh --test)");
   const int64_t t0 = NowNs() - 2 * kS;  // sacct times are whole seconds
