@@ -193,6 +193,19 @@ bool Delta(const Snap<N>& prev, const Snap<N>& cur, Snap<N>* d) {
   return true;
 }
 
+// Fills counters missing from cur with prev's values; true if any was missing.
+template <size_t N>
+bool CarryForward(const Snap<N>& prev, Snap<N>* cur) {
+  const uint64_t missing = prev.present & ~cur->present;
+  if (!missing) return false;
+  for (size_t i = 0; i < N; ++i)
+    if (missing >> i & 1) cur->samples[i] = prev.samples[i];
+  cur->present |= missing;
+  cur->read_sum = std::max(cur->read_sum, prev.read_sum);
+  cur->write_sum = std::max(cur->write_sum, prev.write_sum);
+  return true;
+}
+
 inline int64_t I(uint64_t v) { return static_cast<int64_t>(v); }
 
 struct TargetState {
@@ -299,9 +312,14 @@ struct Item {
   std::string_view text;  // dump mode: the value
 };
 
-bool ReadWhole(const std::string& path, std::string* buf, size_t* len, int64_t max, std::string* err) {
+// Reads a whole file into *buf (grown, never shrunk here). *vanished tells
+// a file that disappeared since it was listed from a real error.
+bool ReadWhole(const std::string& path, std::string* buf, size_t* len, int64_t max, std::string* err,
+               bool* vanished = nullptr) {
+  if (vanished) *vanished = false;
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
+    if (vanished) *vanished = errno == ENOENT;
     *err = path + ": " + std::strerror(errno);
     return false;
   }
@@ -509,8 +527,9 @@ bool LustreExporter::Text(Context& ctx, const Item& it, std::string_view* text) 
     return true;
   }
   std::string err;
-  if (!ReadWhole(it.path, &buf_, &buf_len_, o_.max_file_bytes, &err)) {
-    if (errno == ENOENT) return false;  // vanished since it was listed
+  bool vanished = false;
+  if (!ReadWhole(it.path, &buf_, &buf_len_, o_.max_file_bytes, &err, &vanished)) {
+    if (vanished) return false;  // gone since it was listed: the target is leaving
     ctx.SourceDone(Source(it), false, 0, err);
     return false;
   }
@@ -562,6 +581,13 @@ void LustreExporter::DoStats(Context& ctx, const Item& it) {
     s.snap = cur;
     s.snapshot_ns = ps_.snapshot_ns;
     s.start_ns = ps_.start_ns;
+    s.mono_ns = mono_;
+    return;
+  }
+  // A damaged reading (lines set aside) may lack counters: they are unknown
+  // this time, not cleared. Keep their last values and emit nothing for it.
+  if (!ps_.issues.empty() && CarryForward(s.snap, &cur)) {
+    s.snap = cur;
     s.mono_ns = mono_;
     return;
   }
@@ -668,6 +694,7 @@ void LustreExporter::DoJobs(Context& ctx, const Item& it) {
       js.snap = cur;
       continue;
     }
+    if (!is_new && !pj_.issues.empty()) CarryForward(js.snap, &cur);  // damaged entry: see DoStats
     Changed c{&jit->first, {}, 0, false};
     // A job that appeared since the last reading counts from zero.
     const JobSnap zero;
