@@ -190,6 +190,10 @@ size_t ParseStats(std::string_view text, ParsedStats* out) {
     uint64_t vals[4] = {0, 0, 0, 0};
     bool ok = true;
     size_t nv = 0;
+    if (n - i > 4) {  // without a unit, 8 tokens leave room for 5 values
+      AddIssue(&out->issues, lines.no(), std::string(c.name) + ": more than 4 value columns");
+      continue;
+    }
     for (; i < n; ++i, ++nv) {
       if (!ParseU64Wrapped(tok[i], &vals[nv])) {
         AddIssue(&out->issues, lines.no(), std::string(c.name) + ": value not a number: " + Quote(tok[i]));
