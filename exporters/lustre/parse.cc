@@ -73,11 +73,18 @@ std::string Quote(std::string_view s) {
   return out;
 }
 
+// Bounded: a huge garbage file must not turn into a huge issue list (nor
+// spend its time formatting messages nobody reads): after kMaxIssues, one
+// last "more issues" entry and no more formatting.
+constexpr size_t kMaxIssues = 100;
 void AddIssue(std::vector<Issue>* v, uint32_t line, std::string msg) {
-  // Bounded: a huge garbage file must not turn into a huge issue list.
-  if (v->size() < 1000) v->push_back(Issue{line, std::move(msg)});
-  else if (v->size() == 1000) v->push_back(Issue{line, "more issues not listed"});
+  if (v->size() < kMaxIssues) v->push_back(Issue{line, std::move(msg)});
+  else if (v->size() == kMaxIssues) v->push_back(Issue{line, "more issues not listed"});
 }
+#define ISSUE(vec, line, msg)                                                   \
+  do {                                                                          \
+    if ((vec)->size() <= kMaxIssues) AddIssue((vec), (line), (msg));            \
+  } while (0)
 
 // Header lines shared by the formats: "snapshot_time  1.2 secs.nsecs",
 // "snapshot_time: 1.2 (secs.usecs)", "snapshot_time:  1510781853. 10473844".
@@ -162,24 +169,24 @@ size_t ParseStats(std::string_view text, ParsedStats* out) {
     if (IsTimeHeader(tok[0], &which)) {
       int64_t ns = 0;
       if (!HeaderTime(tok, n > 8 ? 8 : n, &ns)) {
-        AddIssue(&out->issues, lines.no(), std::string(which) + ": bad time " + Quote(line));
+        ISSUE(&out->issues, lines.no(), std::string(which) + ": bad time " + Quote(line));
         continue;
       }
       (which == "snapshot_time" ? out->snapshot_ns : which == "start_time" ? out->start_ns : out->elapsed_ns) = ns;
       continue;
     }
     if (n > 8) {
-      AddIssue(&out->issues, lines.no(), "too many columns: " + Quote(line));
+      ISSUE(&out->issues, lines.no(), "too many columns: " + Quote(line));
       continue;
     }
     if (n < 3 || tok[2] != "samples") {
-      AddIssue(&out->issues, lines.no(), "not a counter line (want 'NAME N samples [unit] ...'): " + Quote(line));
+      ISSUE(&out->issues, lines.no(), "not a counter line (want 'NAME N samples [unit] ...'): " + Quote(line));
       continue;
     }
     StatsCounter c;
     c.name = tok[0];
     if (!ParseU64(tok[1], &c.samples)) {
-      AddIssue(&out->issues, lines.no(), "samples not a number: " + Quote(tok[1]));
+      ISSUE(&out->issues, lines.no(), "samples not a number: " + Quote(tok[1]));
       continue;
     }
     size_t i = 3;
@@ -191,19 +198,19 @@ size_t ParseStats(std::string_view text, ParsedStats* out) {
     bool ok = true;
     size_t nv = 0;
     if (n - i > 4) {  // without a unit, 8 tokens leave room for 5 values
-      AddIssue(&out->issues, lines.no(), std::string(c.name) + ": more than 4 value columns");
+      ISSUE(&out->issues, lines.no(), std::string(c.name) + ": more than 4 value columns");
       continue;
     }
     for (; i < n; ++i, ++nv) {
       if (!ParseU64Wrapped(tok[i], &vals[nv])) {
-        AddIssue(&out->issues, lines.no(), std::string(c.name) + ": value not a number: " + Quote(tok[i]));
+        ISSUE(&out->issues, lines.no(), std::string(c.name) + ": value not a number: " + Quote(tok[i]));
         ok = false;
         break;
       }
     }
     if (!ok) continue;
     if (nv == 1 || nv == 2) {
-      AddIssue(&out->issues, lines.no(), std::string(c.name) + ": " + std::to_string(nv) + " value columns (want 0, 3 or 4)");
+      ISSUE(&out->issues, lines.no(), std::string(c.name) + ": " + std::to_string(nv) + " value columns (want 0, 3 or 4)");
       continue;
     }
     c.nvals = static_cast<uint8_t>(nv);
@@ -309,7 +316,7 @@ size_t ParseJobStats(std::string_view text, ParsedJobStats* out) {
       t.remove_prefix(1);
       t = Trim(t);
       if (!StartsWith(t, "job_id:")) {
-        AddIssue(&out->issues, lines.no(), "list item is not '- job_id:': " + Quote(line));
+        ISSUE(&out->issues, lines.no(), "list item is not '- job_id:': " + Quote(line));
         in_job = false;
         continue;
       }
@@ -317,7 +324,7 @@ size_t ParseJobStats(std::string_view text, ParsedJobStats* out) {
       in_job = true;
       skip_job = id.empty();
       if (skip_job) {
-        AddIssue(&out->issues, lines.no(), "empty job_id: entry skipped");
+        ISSUE(&out->issues, lines.no(), "empty job_id: entry skipped");
         continue;
       }
       JobEntry e;
@@ -329,14 +336,14 @@ size_t ParseJobStats(std::string_view text, ParsedJobStats* out) {
     }
     auto colon = t.find(':');
     if (colon == std::string_view::npos) {
-      AddIssue(&out->issues, lines.no(), "no ':' in " + Quote(line));
+      ISSUE(&out->issues, lines.no(), "no ':' in " + Quote(line));
       continue;
     }
     std::string_view key = t.substr(0, colon);
     std::string_view rest = t.substr(colon + 1);
     if (key == "job_stats") continue;  // the header
     if (!in_job) {
-      AddIssue(&out->issues, lines.no(), "line outside a job entry: " + Quote(line));
+      ISSUE(&out->issues, lines.no(), "line outside a job entry: " + Quote(line));
       continue;
     }
     if (skip_job) continue;
@@ -346,14 +353,14 @@ size_t ParseJobStats(std::string_view text, ParsedJobStats* out) {
       tok[0] = key;
       int64_t ns = 0;
       if (n >= 1 && n <= 3 && HeaderTime(tok, n + 1, &ns)) out->jobs.back().snapshot_ns = ns;
-      else AddIssue(&out->issues, lines.no(), "bad snapshot_time: " + Quote(line));
+      else ISSUE(&out->issues, lines.no(), "bad snapshot_time: " + Quote(line));
       continue;
     }
     if (key == "start_time" || key == "elapsed_time") continue;
     JobOp op;
     op.name = key;
     if (!ParseOpBody(rest, &op, &why)) {
-      AddIssue(&out->issues, lines.no(), std::string(key) + ": " + why);
+      ISSUE(&out->issues, lines.no(), std::string(key) + ": " + why);
       continue;
     }
     out->ops.push_back(op);
@@ -427,23 +434,23 @@ size_t ParseHistText(std::string_view text, ParsedHist* out, bool rpc) {
     std::string_view which;
     if (IsTimeHeader(tok[0], &which)) {
       int64_t ns = 0;
-      if (!HeaderTime(tok, n > 15 ? 15 : n, &ns)) AddIssue(&out->issues, lines.no(), "bad " + std::string(which));
+      if (!HeaderTime(tok, n > 15 ? 15 : n, &ns)) ISSUE(&out->issues, lines.no(), "bad " + std::string(which));
       else if (which == "snapshot_time") out->snapshot_ns = ns;
       continue;
     }
     std::string_view first = tok[0];
     if (first.size() >= 2 && first.back() == ':' && first[0] >= '0' && first[0] <= '9') {  // bucket row
       if (out->hists.empty()) {
-        AddIssue(&out->issues, lines.no(), "bucket row before any histogram title");
+        ISSUE(&out->issues, lines.no(), "bucket row before any histogram title");
         continue;
       }
       HistBucket b;
       if (!ParseBucketLabel(first.substr(0, first.size() - 1), &b.bucket)) {
-        AddIssue(&out->issues, lines.no(), "bad bucket label " + Quote(first));
+        ISSUE(&out->issues, lines.no(), "bad bucket label " + Quote(first));
         continue;
       }
       if (n > 15) {
-        AddIssue(&out->issues, lines.no(), "too many columns");
+        ISSUE(&out->issues, lines.no(), "too many columns");
         continue;
       }
       size_t bar = 0;
@@ -452,7 +459,7 @@ size_t ParseHistText(std::string_view text, ParsedHist* out, bool rpc) {
       bool ok = n >= 2 && ParseU64(tok[1], &b.read);
       if (ok && bar) ok = bar + 1 < n && ParseU64(tok[bar + 1], &b.write);
       if (!ok) {
-        AddIssue(&out->issues, lines.no(), "bad bucket row " + Quote(line));
+        ISSUE(&out->issues, lines.no(), "bad bucket row " + Quote(line));
         continue;
       }
       out->buckets.push_back(b);
@@ -467,7 +474,7 @@ size_t ParseHistText(std::string_view text, ParsedHist* out, bool rpc) {
       std::string_view val = Trim(line.substr(colon + 1));
       uint64_t v = 0;
       if (!ParseU64(val, &v) || v > INT64_MAX) {
-        AddIssue(&out->issues, lines.no(), "bad value in " + Quote(line));
+        ISSUE(&out->issues, lines.no(), "bad value in " + Quote(line));
         continue;
       }
       int64_t x = static_cast<int64_t>(v);
@@ -493,7 +500,7 @@ size_t ParseHistText(std::string_view text, ParsedHist* out, bool rpc) {
       out->hists.push_back(h);
       continue;
     }
-    AddIssue(&out->issues, lines.no(), "unrecognized line " + Quote(line));
+    ISSUE(&out->issues, lines.no(), "unrecognized line " + Quote(line));
   }
   return out->issues.size();
 }
@@ -545,7 +552,7 @@ size_t ParseLctlDump(std::string_view text, std::vector<LctlParam>* out, std::ve
         out->push_back(LctlParam{t, {}, lines.no()});
         continue;
       }
-      if (!t.empty() && issues) AddIssue(issues, lines.no(), "text before the first parameter");
+      if (!t.empty() && issues) ISSUE(issues, lines.no(), "text before the first parameter");
       continue;
     }
     if (value_begin > off) value_begin = off;

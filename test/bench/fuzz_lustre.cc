@@ -128,7 +128,7 @@ void CheckParsers(const std::string& in) {
   ParseStats(text, &st);
   for (const auto& c : st.counters)
     if (c.name.empty() || !Inside(c.name, text) || !Inside(c.unit, text) || c.nvals > 4) Die("stats counter", in);
-  if (st.issues.size() > 1001) Die("issues unbounded", in);
+  if (st.issues.size() > 101) Die("issues unbounded", in);
   ParseJobStats(text, &js);
   for (const auto& j : js.jobs) {
     if (j.job_id.empty() || !Inside(j.job_id, text)) Die("job id", in);
