@@ -217,6 +217,7 @@ struct TargetState {
 struct JobState {
   JobSnap snap;
   uint64_t gen = 0;
+  uint64_t hash = 0;  // of the entry's op lines at the last reading
 };
 
 struct SvHash {
@@ -403,7 +404,9 @@ class LustreExporter final : public exporters::Exporter {
   size_t buf_len_ = 0;
   std::vector<LctlParam> params_;
   ParsedStats ps_;
-  ParsedJobStats pj_;
+  std::vector<JobSpan> spans_;
+  std::vector<JobOp> ops_;
+  std::vector<Issue> issues_;
   ParsedHist ph_;
   HistSnap hs_;
   std::vector<HistDelta> hd_;
@@ -654,8 +657,9 @@ void LustreExporter::DoStats(Context& ctx, const Item& it) {
 void LustreExporter::DoJobs(Context& ctx, const Item& it) {
   std::string_view text;
   if (!Text(ctx, it, &text)) return;
-  ParseJobStats(text, &pj_);
-  WarnIssues(ctx, it, pj_.issues);
+  issues_.clear();
+  IndexJobStats(text, &spans_, &issues_);
+  WarnIssues(ctx, it, issues_);
   const Role role = it.role;
   const RoleDef& r = kRoles[role];
   auto [tst, fresh] = jobs_.try_emplace(it.target);
@@ -666,13 +670,30 @@ void LustreExporter::DoJobs(Context& ctx, const Item& it) {
   ts.gen = gen_;
   ts.mono_ns = mono_;
   changed_.clear();
-  for (const JobEntry& e : pj_.jobs) {
+  for (const JobSpan& e : spans_) {
+    auto jit = ts.jobs.find(e.job_id);
+    const bool is_new = jit == ts.jobs.end();
+    if (!is_new && jit->second.gen == gen_) {
+      ctx.Warn(Source(it), it.rel + ":" + std::to_string(e.line) + ": job_id '" + std::string(e.job_id) +
+                               "' listed twice; the second entry is ignored");
+      continue;
+    }
+    // Most entries do not change from one second to the next: same bytes,
+    // same counters, nothing to parse.
+    if (!is_new && have_base && jit->second.hash == e.hash) {
+      jit->second.gen = gen_;
+      continue;
+    }
+    ops_.clear();
+    issues_.clear();
+    ParseJobOps(e.body, e.body_line, &ops_, &issues_);
+    WarnIssues(ctx, it, issues_);
     JobSnap cur;
-    for (uint32_t k = 0; k < e.n_ops; ++k) {
-      const JobOp& op = pj_.ops[e.first_op + k];
+    for (const JobOp& op : ops_) {
       int slot = FindOp(r, op.name, r.job_slots);
       if (slot < 0) {
-        if (FindOp(r, op.name, r.n) >= 0 && (r.ops[FindOp(r, op.name, r.n)].flags & kIgnore)) continue;
+        const int any = FindOp(r, op.name, r.n);
+        if (any >= 0 && (r.ops[any].flags & kIgnore)) continue;
         cur.unknown += op.samples;
         cur.unknown_present = true;
         WarnUnknown(ctx, it, role, op.name);
@@ -680,21 +701,15 @@ void LustreExporter::DoJobs(Context& ctx, const Item& it) {
       }
       cur.Add(r, slot, op.samples, op.sum, op.has_sum);
     }
-    auto jit = ts.jobs.find(e.job_id);
-    bool is_new = jit == ts.jobs.end();
     if (is_new) jit = ts.jobs.emplace(std::string(e.job_id), JobState{}).first;
     JobState& js = jit->second;
-    if (!is_new && js.gen == gen_) {
-      ctx.Warn(Source(it), it.rel + ":" + std::to_string(e.line) + ": job_id '" + std::string(e.job_id) +
-                               "' listed twice; the second entry is ignored");
-      continue;
-    }
     js.gen = gen_;
+    js.hash = e.hash;
     if (!have_base) {  // first reading of this target: baseline only
       js.snap = cur;
       continue;
     }
-    if (!is_new && !pj_.issues.empty()) CarryForward(js.snap, &cur);  // damaged entry: see DoStats
+    if (!is_new && !issues_.empty()) CarryForward(js.snap, &cur);  // damaged entry: see DoStats
     Changed c{&jit->first, {}, 0, false};
     // A job that appeared since the last reading counts from zero.
     const JobSnap zero;

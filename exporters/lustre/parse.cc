@@ -292,6 +292,13 @@ bool ParseOpBody(std::string_view body, JobOp* op, std::string* why) {
         return false;
       }
       op->has_sum = true;
+      // The rest (sumsq, hist) is not needed: check the line closes and stop.
+      if (have_samples) {
+        std::string_view tail = Trim(body.substr(i));
+        if (!tail.empty() && tail.back() == '}') return true;
+        *why = "missing '}'";
+        return false;
+      }
     }
   }
   if (!have_samples) {
@@ -303,20 +310,79 @@ bool ParseOpBody(std::string_view body, JobOp* op, std::string* why) {
 
 }  // namespace
 
-size_t ParseJobStats(std::string_view text, ParsedJobStats* out) {
-  out->Clear();
+uint64_t HashBytes(std::string_view s) {
+  // Four independent multiply-xorshift lanes over 32-byte blocks: several
+  // GB/s, plenty to tell one reading of a job's counters from the next.
+  constexpr uint64_t kM = 0x9E3779B97F4A7C15ULL;
+  uint64_t h[4] = {s.size() ^ 0x243F6A8885A308D3ULL, 0x13198A2E03707344ULL, 0xA4093822299F31D0ULL, 0x082EFA98EC4E6C89ULL};
+  const char* p = s.data();
+  size_t n = s.size();
+  auto mix = [&](uint64_t& x, uint64_t w) {
+    x = (x ^ w) * kM;
+    x ^= x >> 29;
+  };
+  while (n >= 32) {
+    uint64_t w[4];
+    std::memcpy(w, p, 32);
+    mix(h[0], w[0]);
+    mix(h[1], w[1]);
+    mix(h[2], w[2]);
+    mix(h[3], w[3]);
+    p += 32;
+    n -= 32;
+  }
+  size_t lane = 0;
+  while (n >= 8) {
+    uint64_t w;
+    std::memcpy(&w, p, 8);
+    mix(h[lane++], w);
+    p += 8;
+    n -= 8;
+  }
+  if (n) {
+    uint64_t w = 0;
+    std::memcpy(&w, p, n);
+    mix(h[lane], w ^ (uint64_t{n} << 56));
+  }
+  uint64_t r = h[0];
+  for (int i = 1; i < 4; ++i) mix(r, h[i] + static_cast<uint64_t>(i));
+  mix(r, r >> 17);
+  return r;
+}
+
+size_t IndexJobStats(std::string_view text, std::vector<JobSpan>* out, std::vector<Issue>* issues) {
+  out->clear();
+  const size_t issues0 = issues->size();
   Lines lines(text);
   std::string_view line;
-  bool in_job = false, skip_job = false;
-  std::string why;
+  bool in_job = false, skip_job = false, in_body = false;
+  const char* base = text.data();
+  auto close_body = [&](const char* end) {
+    if (in_job && !skip_job && !out->empty()) {
+      JobSpan& j = out->back();
+      if (in_body) {
+        j.body = std::string_view(j.body.data(), static_cast<size_t>(end - j.body.data()));
+        j.hash = HashBytes(j.body);
+      } else {
+        j.hash = HashBytes({});
+      }
+    }
+  };
   while (lines.Next(&line)) {
+    // Cheap for op lines: only the first non-space character is looked at.
+    size_t i = 0;
+    while (i < line.size() && IsSpace(line[i])) ++i;
+    if (i == line.size()) continue;
+    const char c0 = line[i];
+    if (in_body && !skip_job && c0 != '-') continue;  // an op line of the current body
     std::string_view t = Trim(line);
-    if (t.empty()) continue;
-    if (t[0] == '-') {
+    if (c0 == '-') {
+      close_body(line.data());
+      in_body = false;
       t.remove_prefix(1);
       t = Trim(t);
       if (!StartsWith(t, "job_id:")) {
-        ISSUE(&out->issues, lines.no(), "list item is not '- job_id:': " + Quote(line));
+        ISSUE(issues, lines.no(), "list item is not '- job_id:': " + Quote(line));
         in_job = false;
         continue;
       }
@@ -324,47 +390,82 @@ size_t ParseJobStats(std::string_view text, ParsedJobStats* out) {
       in_job = true;
       skip_job = id.empty();
       if (skip_job) {
-        ISSUE(&out->issues, lines.no(), "empty job_id: entry skipped");
+        ISSUE(issues, lines.no(), "empty job_id: entry skipped");
         continue;
       }
-      JobEntry e;
-      e.job_id = id;
-      e.first_op = static_cast<uint32_t>(out->ops.size());
-      e.line = lines.no();
-      out->jobs.push_back(e);
+      JobSpan js;
+      js.job_id = id;
+      js.line = lines.no();
+      out->push_back(js);
       continue;
     }
     auto colon = t.find(':');
-    if (colon == std::string_view::npos) {
-      ISSUE(&out->issues, lines.no(), "no ':' in " + Quote(line));
-      continue;
-    }
-    std::string_view key = t.substr(0, colon);
-    std::string_view rest = t.substr(colon + 1);
-    if (key == "job_stats") continue;  // the header
+    std::string_view key = colon == std::string_view::npos ? t : t.substr(0, colon);
+    if (key == "job_stats" && !in_job) continue;  // the header
     if (!in_job) {
-      ISSUE(&out->issues, lines.no(), "line outside a job entry: " + Quote(line));
+      ISSUE(issues, lines.no(), "line outside a job entry: " + Quote(line));
       continue;
     }
     if (skip_job) continue;
-    if (key == "snapshot_time") {
+    if (key == "snapshot_time" && colon != std::string_view::npos) {
       std::string_view tok[4];
-      size_t n = Tokens(rest, tok + 1, 3);
+      size_t n = Tokens(t.substr(colon + 1), tok + 1, 3);
       tok[0] = key;
       int64_t ns = 0;
-      if (n >= 1 && n <= 3 && HeaderTime(tok, n + 1, &ns)) out->jobs.back().snapshot_ns = ns;
-      else ISSUE(&out->issues, lines.no(), "bad snapshot_time: " + Quote(line));
+      if (n >= 1 && n <= 3 && HeaderTime(tok, n + 1, &ns)) out->back().snapshot_ns = ns;
+      else ISSUE(issues, lines.no(), "bad snapshot_time: " + Quote(line));
       continue;
     }
     if (key == "start_time" || key == "elapsed_time") continue;
-    JobOp op;
-    op.name = key;
-    if (!ParseOpBody(rest, &op, &why)) {
-      ISSUE(&out->issues, lines.no(), std::string(key) + ": " + why);
+    // The first op line: the body runs from here to the next entry.
+    in_body = true;
+    out->back().body = std::string_view(line.data(), 0);
+    out->back().body_line = lines.no();
+  }
+  close_body(base + text.size());
+  return issues->size() - issues0;
+}
+
+size_t ParseJobOps(std::string_view body, uint32_t first_line, std::vector<JobOp>* ops, std::vector<Issue>* issues) {
+  const size_t issues0 = issues->size();
+  Lines lines(body);
+  std::string_view line;
+  std::string why;
+  while (lines.Next(&line)) {
+    const uint32_t no = first_line + lines.no() - 1;
+    std::string_view t = Trim(line);
+    if (t.empty()) continue;
+    auto colon = t.find(':');
+    if (colon == std::string_view::npos) {
+      ISSUE(issues, no, "no ':' in " + Quote(line));
       continue;
     }
-    out->ops.push_back(op);
-    ++out->jobs.back().n_ops;
+    std::string_view key = t.substr(0, colon);
+    if (key == "snapshot_time" || key == "start_time" || key == "elapsed_time") continue;
+    JobOp op;
+    op.name = key;
+    if (!ParseOpBody(t.substr(colon + 1), &op, &why)) {
+      ISSUE(issues, no, std::string(key) + ": " + why);
+      continue;
+    }
+    ops->push_back(op);
+  }
+  return issues->size() - issues0;
+}
+
+size_t ParseJobStats(std::string_view text, ParsedJobStats* out) {
+  out->Clear();
+  static thread_local std::vector<JobSpan> spans;
+  IndexJobStats(text, &spans, &out->issues);
+  for (const JobSpan& s : spans) {
+    JobEntry e;
+    e.job_id = s.job_id;
+    e.snapshot_ns = s.snapshot_ns;
+    e.line = s.line;
+    e.first_op = static_cast<uint32_t>(out->ops.size());
+    ParseJobOps(s.body, s.body_line, &out->ops, &out->issues);
+    e.n_ops = static_cast<uint32_t>(out->ops.size()) - e.first_op;
+    out->jobs.push_back(e);
   }
   return out->issues.size();
 }
