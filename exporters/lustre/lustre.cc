@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -155,9 +156,13 @@ int FindOp(const RoleDef& r, std::string_view name, size_t limit) {
 }
 
 // A reading of one target's (or one job's) counters, in table slots.
-template <size_t N>
+// Targets keep 64-bit op counts. Jobs (10,000s of them) keep the low 32
+// bits of their op counts, deltas taken modulo 2^32: exact while a job does
+// fewer than 2^31 ops on one target in one interval (a bigger "delta" is
+// taken for a reset); byte sums stay 64-bit.
+template <size_t N, typename T = uint64_t>
 struct Snap {
-  std::array<uint64_t, N> samples{};
+  std::array<T, N> samples{};
   uint64_t read_sum = 0, write_sum = 0;  // sums of the two kBytes slots
   uint64_t unknown = 0;                  // samples of ops with no slot
   uint64_t present = 0;                  // slots seen (bitmask)
@@ -165,23 +170,28 @@ struct Snap {
 
   void Add(const RoleDef& r, int slot, uint64_t samples_v, uint64_t sum, bool has_sum) {
     const OpDef& d = r.ops[slot];
-    samples[static_cast<size_t>(slot)] += samples_v;  // duplicate lines (statfs twice) are summed
+    samples[static_cast<size_t>(slot)] += static_cast<T>(samples_v);  // duplicate lines (statfs twice) are summed
     present |= uint64_t{1} << slot;
     if ((d.flags & kBytes) && has_sum) (d.op[0] == 'r' ? read_sum : write_sum) += sum;
   }
 };
 using TargetSnap = Snap<40>;
-using JobSnap = Snap<22>;
+using JobSnap = Snap<22, uint32_t>;
 static_assert(std::size(kClientOps) <= 40 && std::size(kMdsOps) <= 40 && std::size(kOssOps) <= 40);
 
 // Deltas cur - prev; false if anything went backwards (a reset).
-template <size_t N>
-bool Delta(const Snap<N>& prev, const Snap<N>& cur, Snap<N>* d) {
+template <size_t N, typename T>
+bool Delta(const Snap<N, T>& prev, const Snap<N, T>& cur, Snap<N, T>* d) {
   if (prev.present & ~cur.present) return false;  // a counter vanished: stats were cleared
   for (size_t i = 0; i < N; ++i) {
-    if (cur.samples[i] < prev.samples[i]) return false;
-    d->samples[i] = cur.samples[i] - prev.samples[i];
-    if (d->samples[i] > static_cast<uint64_t>(INT64_MAX)) return false;
+    if constexpr (sizeof(T) == 8) {
+      if (cur.samples[i] < prev.samples[i]) return false;
+      d->samples[i] = cur.samples[i] - prev.samples[i];
+      if (d->samples[i] > static_cast<uint64_t>(INT64_MAX)) return false;
+    } else {
+      d->samples[i] = static_cast<T>(cur.samples[i] - prev.samples[i]);  // modulo 2^32
+      if (d->samples[i] > (T{1} << (sizeof(T) * 8 - 1))) return false;
+    }
   }
   if (cur.read_sum < prev.read_sum || cur.write_sum < prev.write_sum || cur.unknown < prev.unknown) return false;
   d->read_sum = cur.read_sum - prev.read_sum;
@@ -194,8 +204,8 @@ bool Delta(const Snap<N>& prev, const Snap<N>& cur, Snap<N>* d) {
 }
 
 // Fills counters missing from cur with prev's values; true if any was missing.
-template <size_t N>
-bool CarryForward(const Snap<N>& prev, Snap<N>* cur) {
+template <size_t N, typename T>
+bool CarryForward(const Snap<N, T>& prev, Snap<N, T>* cur) {
   const uint64_t missing = prev.present & ~cur->present;
   if (!missing) return false;
   for (size_t i = 0; i < N; ++i)
@@ -364,6 +374,10 @@ class LustreExporter final : public exporters::Exporter {
   }
 
   Status Init(Context&) override {
+    // Big buffers (file reads, the sample's output) straight from mmap, at a
+    // fixed threshold: glibc's moving threshold would put them on the heap,
+    // where the ones outgrown stay resident.
+    mallopt(M_MMAP_THRESHOLD, 64 << 10);
     if (!o_.lctl_dump.empty()) {
       if (access(o_.lctl_dump.c_str(), R_OK) != 0)
         return Status::Invalid("--lctl-dump " + o_.lctl_dump + ": " + std::strerror(errno));
@@ -870,6 +884,9 @@ void LustreExporter::Collect(Context& ctx) {
   // A huge file once must not pin its buffer for ever.
   if (buf_.size() > (4u << 20)) std::string().swap(buf_);
   if (dump_.size() > (16u << 20)) std::string().swap(dump_);
+  // Give the pages of this sample's transient allocations back (the job id
+  // maps churn): RSS stays near what is really in use.
+  malloc_trim(64 << 10);
 }
 
 }  // namespace

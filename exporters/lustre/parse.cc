@@ -235,8 +235,63 @@ std::string_view StripQuotes(std::string_view v) {
   return v;
 }
 
+// The layout every Lustre version prints: "{ samples: N, unit: U" then
+// either " }" or ", min: a, max: b, sum: c" and anything up to the closing
+// brace. Returns false (no error) when the text is not in that layout, for
+// the general parser to take over.
+bool FastOpBody(std::string_view body, JobOp* op) {
+  const char* p = body.data();
+  const char* end = p + body.size();
+  auto skip = [&] {
+    while (p < end && *p == ' ') ++p;
+  };
+  auto lit = [&](std::string_view s) {
+    if (static_cast<size_t>(end - p) < s.size() || std::memcmp(p, s.data(), s.size()) != 0) return false;
+    p += s.size();
+    return true;
+  };
+  auto num = [&](uint64_t* v) {
+    skip();
+    const char* b = p;
+    while (p < end && *p != ',' && *p != ' ' && *p != '}') ++p;
+    return ParseU64Wrapped(std::string_view(b, static_cast<size_t>(p - b)), v);
+  };
+  skip();
+  if (!lit("{")) return false;
+  skip();
+  if (!lit("samples:") || !num(&op->samples)) return false;
+  skip();
+  if (!lit(",")) return false;
+  skip();
+  if (!lit("unit:")) return false;
+  skip();
+  const char* u = p;
+  while (p < end && *p != ',' && *p != ' ' && *p != '}') ++p;
+  op->unit = std::string_view(u, static_cast<size_t>(p - u));
+  skip();
+  if (p < end && *p == '}') return Trim(std::string_view(p + 1, static_cast<size_t>(end - p - 1))).empty();
+  uint64_t ignore = 0;
+  if (!lit(",")) return false;
+  skip();
+  if (!lit("min:") || !num(&ignore)) return false;
+  skip();
+  if (!lit(",")) return false;
+  skip();
+  if (!lit("max:") || !num(&ignore)) return false;
+  skip();
+  if (!lit(",")) return false;
+  skip();
+  if (!lit("sum:") || !num(&op->sum)) return false;
+  op->has_sum = true;
+  // sumsq and hist are not needed: the line must close, that is all.
+  std::string_view tail = Trim(std::string_view(p, static_cast<size_t>(end - p)));
+  return !tail.empty() && tail.back() == '}';
+}
+
 // Parses "{ samples: N, unit: U, min: a, max: b, sum: c, sumsq: d, hist: { ... } }".
 bool ParseOpBody(std::string_view body, JobOp* op, std::string* why) {
+  if (FastOpBody(body, op)) return true;
+  *op = JobOp{op->name, {}, 0, 0, false};
   size_t i = 0;
   const size_t len = body.size();
   while (i < len && IsSpace(body[i])) ++i;

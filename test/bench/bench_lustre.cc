@@ -9,6 +9,7 @@
 //
 //   bench_lustre [--samples N] [--interval S]
 #include <fcntl.h>
+#include <malloc.h>
 #include <spawn.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -25,6 +26,9 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "exporters/common/exporter.h"
+#include "exporters/lustre/lustre.h"
 
 extern char** environ;
 
@@ -183,6 +187,17 @@ struct Result {
   double records_per_sample = 0;
 };
 
+// Peak RSS of the child so far (VmHWM of its own address space). wait4's
+// ru_maxrss is not used: posix_spawn's vfork makes it include this
+// process's RSS at the exec.
+double VmHwmMib(pid_t pid) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind("VmHWM:", 0) == 0) return std::strtod(line.c_str() + 6, nullptr) / 1024.0;
+  return 0;
+}
+
 Result RunOnce(Fixture& fx, int samples, double interval, int percent) {
   const std::string out = fx.root + "/out.jsonl";
   unlink(out.c_str());
@@ -200,9 +215,11 @@ Result RunOnce(Fixture& fx, int samples, double interval, int percent) {
   }
   // After each sample (seen in the output) advance the counters, well
   // before the next tick.
+  double hwm = 0;
   for (int k = 1; k < samples; ++k) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
     while (CountOf(Slurp(out), "\"sampler.source\":\"*\"") < static_cast<size_t>(k)) {
+      hwm = std::max(hwm, VmHwmMib(pid));
       if (std::chrono::steady_clock::now() > deadline) {
         std::fprintf(stderr, "bench_lustre: no sample %d from the exporter\n", k);
         kill(pid, SIGTERM);
@@ -211,6 +228,13 @@ Result RunOnce(Fixture& fx, int samples, double interval, int percent) {
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
     fx.Advance(percent);
+  }
+  // Until it exits (its last sample is running).
+  for (int i = 0; i < 4000; ++i) {
+    double h = VmHwmMib(pid);
+    if (h == 0) break;
+    hwm = std::max(hwm, h);
+    std::this_thread::sleep_for(std::chrono::microseconds(500));
   }
   int status = 0;
   rusage ru{};
@@ -223,9 +247,52 @@ Result RunOnce(Fixture& fx, int samples, double interval, int percent) {
   }
   r.cpu_ms_per_sample = (static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
                          static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3) / samples;
-  r.maxrss_mib = static_cast<double>(ru.ru_maxrss) / 1024.0;
+  r.maxrss_mib = hwm;
   r.records_per_sample = static_cast<double>(CountOf(text, "\n") ) / samples;
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) std::fprintf(stderr, "bench_lustre: exporter exit status %d\n", status);
+  return r;
+}
+
+// The same exporter in this process, for CPU time per sample that the
+// machine's load does not blur: thread CPU time around Collect+FinishTick.
+struct InProc {
+  std::vector<double> cpu_ms, wall_ms;
+  double bytes_per_sample = 0;
+  double heap_mib = 0;  // malloc'd and still in use at the end (exporter state + buffers)
+};
+
+double ThreadCpuMs() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
+}
+
+InProc RunInProcess(Fixture& fx, int samples, int percent) {
+  iosonar::lustre::LustreOptions o;
+  o.proc_root = fx.root;
+  auto exp = iosonar::lustre::MakeLustreExporter(o);
+  iosonar::exporters::Context ctx("bench", "", 1, "lustre");
+  ctx.set_quiet(true);
+  InProc r;
+  size_t bytes = 0;
+  for (int k = 0; k < samples; ++k) {
+    if (k) fx.Advance(percent);
+    const int64_t t = k;
+    ctx.StartTick(static_cast<uint64_t>(k), 1700000000000000000LL + t * 1000000000LL, 1000000000LL + t * 1000000000LL, 1000000000LL);
+    const double c0 = ThreadCpuMs();
+    const auto w0 = std::chrono::steady_clock::now();
+    exp->Collect(ctx);
+    const std::string& out = ctx.FinishTick(1);
+    const double c1 = ThreadCpuMs();
+    if (k) {  // sample 0 is the baseline
+      r.cpu_ms.push_back(c1 - c0);
+      r.wall_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - w0).count());
+      bytes += out.size();
+    }
+  }
+  r.bytes_per_sample = static_cast<double>(bytes) / std::max(1, samples - 1);
+  struct mallinfo2 mi = mallinfo2();
+  r.heap_mib = static_cast<double>(mi.uordblks + mi.hblkhd) / 1048576.0;
   return r;
 }
 
@@ -240,12 +307,20 @@ double Pct(std::vector<double> v, double q) {
 int main(int argc, char** argv) {
   int samples = 20;
   double interval = 1.0;
+  bool inproc_only = false;
+  for (int i = 1; i < argc; ++i)
+    if (std::string(argv[i]) == "--in-process-only") inproc_only = true;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (std::string(argv[i]) == "--samples") samples = std::atoi(argv[i + 1]);
     else if (std::string(argv[i]) == "--interval") interval = std::atof(argv[i + 1]);
   }
-  char tmpl[] = "/tmp/bench_lustre_XXXXXX";
-  if (!mkdtemp(tmpl)) return 1;
+  // On tmpfs, as /proc and /sys are in memory: the fixture's rewrites must
+  // not cost disk I/O that the exporter would wait behind.
+  char tmpl_shm[] = "/dev/shm/bench_lustre_XXXXXX";
+  char tmpl_tmp[] = "/tmp/bench_lustre_XXXXXX";
+  char* tmpl = mkdtemp(tmpl_shm);
+  if (!tmpl) tmpl = mkdtemp(tmpl_tmp);
+  if (!tmpl) return 1;
   Fixture fx;
   fx.root = tmpl;
   for (int i = 0; i < kOsts; ++i) {
@@ -261,6 +336,26 @@ int main(int argc, char** argv) {
               "fixture written in %.0f ms), %d samples at %.1f s\n",
               kOsts, kJobsPerOst, kOsts * kJobsPerOst, static_cast<double>(js.size()) / 1024,
               static_cast<double>(js.size()) * kOsts / 1048576.0, gen_ms, samples, interval);
+  std::printf("\nin process (thread CPU time of Collect + formatting, per sample after the baseline):\n");
+  std::printf("%-34s %14s %11s %14s %12s %9s\n", "scenario", "median CPU ms", "p90 CPU ms", "median wall ms", "KiB out/smpl",
+              "heap MiB");
+  for (int percent : {10, 100}) {
+    InProc r = RunInProcess(fx, samples, percent);
+    char name[64];
+    std::snprintf(name, sizeof name, "%d%% of jobs change per sample", percent);
+    std::printf("%-34s %14.2f %11.2f %14.2f %12.0f %9.1f\n", name, Pct(r.cpu_ms, 0.5), Pct(r.cpu_ms, 0.9), Pct(r.wall_ms, 0.5),
+                r.bytes_per_sample / 1024, r.heap_mib);
+  }
+  if (inproc_only) {
+    if (std::getenv("BENCH_LUSTRE_KEEP")) {
+      std::printf("fixture kept in %s\n", tmpl);
+      return 0;
+    }
+    std::string rm = std::string("rm -rf ") + tmpl;
+    return std::system(rm.c_str()) == 0 ? 0 : 1;
+  }
+  std::printf("\nthe real command (iosonar lustre --interval %.1f as a child; wall time from its own self-report, "
+              "CPU from wait4, peak RSS = the child's VmHWM):\n", interval);
   std::printf("%-34s %9s %9s %9s %12s %10s %12s\n", "scenario", "median ms", "p90 ms", "max ms", "cpu ms/smpl", "RSS MiB",
               "records/smpl");
   for (int percent : {10, 100}) {
