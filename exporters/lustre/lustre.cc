@@ -395,6 +395,16 @@ class LustreExporter final : public exporters::Exporter {
   void Find(Context& ctx);
   void FindDir(std::string_view sub, std::string_view file, Kind kind, Role role, std::set<std::string>* seen);
   void FromDump(Context& ctx);
+  // With --jobstats-every N, each target's job_stats is read every N samples,
+  // the targets spread over the N phases (by a hash of the name), so no one
+  // sample reads them all.
+  bool JobsDue(std::string_view target) const {
+    const uint64_t n = static_cast<uint64_t>(o_.jobstats_every);
+    if (n <= 1) return true;
+    uint64_t h = 1469598103934665603ULL;
+    for (char c : target) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
+    return (gen_ - 1 + h) % n == 0;
+  }
   std::string_view Source(const Item& it) const { return o_.per_file_sources ? std::string_view(it.rel) : kKindSource[it.kind]; }
   bool Text(Context& ctx, const Item& it, std::string_view* text);
   void WarnIssues(Context& ctx, const Item& it, const std::vector<Issue>& issues);
@@ -453,6 +463,7 @@ void LustreExporter::FindDir(std::string_view sub, std::string_view file, Kind k
       if (kind == kOsc && name.find("-osc-MDT") != std::string_view::npos) continue;  // server-side osp links
       if (kind == kBrw && name.find("-OST") == std::string_view::npos && name.find("-MDT") == std::string_view::npos)
         continue;  // MGS
+      if (kind == kJobStats && !JobsDue(name)) continue;
       // One file per kind and target, whichever root or OSD (osd-zfs, osd-ldiskfs) has it.
       std::string key = std::to_string(kind) + (kind == kBrw ? "/" : "/" + std::string(sub) + "/") + std::string(name);
       if (seen->count(key)) continue;
@@ -469,8 +480,7 @@ void LustreExporter::FindDir(std::string_view sub, std::string_view file, Kind k
 void LustreExporter::Find(Context&) {
   items_.clear();
   std::set<std::string> seen;
-  const bool jobs_now = o_.jobstats && (gen_ - 1) % static_cast<uint64_t>(o_.jobstats_every) == 0;
-  if (jobs_now) {
+  if (o_.jobstats) {
     FindDir("obdfilter", "job_stats", kJobStats, kOss, &seen);
     FindDir("mdt", "job_stats", kJobStats, kMds, &seen);
   }
@@ -514,7 +524,6 @@ void LustreExporter::FromDump(Context& ctx) {
   std::vector<Issue> issues;
   ParseLctlDump(text, &params_, &issues);
   for (const auto& is : issues) ctx.Warn("lctl-dump", o_.lctl_dump + ":" + std::to_string(is.line) + ": " + is.message);
-  const bool jobs_now = o_.jobstats && (gen_ - 1) % static_cast<uint64_t>(o_.jobstats_every) == 0;
   for (const auto& p : params_) {
     auto d1 = p.name.find('.');
     auto d2 = p.name.rfind('.');
@@ -524,7 +533,7 @@ void LustreExporter::FromDump(Context& ctx) {
     Item it{kKinds, kOss, std::string(tgt), std::string(p.name), {}, p.value};
     if (mod == "obdfilter" && file == "stats" && o_.oss) it.kind = kOssStats;
     else if (mod == "mdt" && file == "md_stats" && o_.mds) { it.kind = kMdsStats; it.role = kMds; }
-    else if ((mod == "obdfilter" || mod == "mdt") && file == "job_stats" && jobs_now) {
+    else if ((mod == "obdfilter" || mod == "mdt") && file == "job_stats" && o_.jobstats && JobsDue(tgt)) {
       it.kind = kJobStats;
       it.role = mod == "mdt" ? kMds : kOss;
     } else if (mod.substr(0, 4) == "osd-" && file == "brw_stats" && o_.brw &&
@@ -914,7 +923,7 @@ constexpr OptionSpec kLustreOptions[] = {
     {"lctl-dump", "FILE", nullptr, "read this `lctl get_param` dump (re-read every sample) instead of the tree"},
     {"sources", "LIST", "oss,mds,jobstats,brw,client", "what to sample (comma-separated)"},
     {"jobstats-max-jobs", "N", "1000", "at most N changed job ids per target per sample (largest first; 0 = no limit)"},
-    {"jobstats-every", "N", "1", "read job_stats every N samples (deltas then span N intervals)"},
+    {"jobstats-every", "N", "1", "read each target's job_stats every N samples, the targets spread over the N phases (deltas then span N intervals)"},
     {"per-file-sources", nullptr, nullptr, "self-report (iosonar.sampler) per file instead of per kind"},
     {"max-file-size", "BYTES", "64M", "skip (with an error) any statistics file larger than this"},
 };

@@ -375,3 +375,55 @@ TEST_CASE("lustre exporter: the real command on a fixture tree, --lctl-dump, and
   CHECK(Run({IosonarBin(), "lustre", "--jobstats-every", "0"}).exit_code == 2);
   CHECK(Run({IosonarBin(), "lustre", "--job-id", "x", "--proc-root", root}).exit_code == 2);
 }
+
+TEST_CASE("lustre exporter: --jobstats-max-jobs keeps the largest jobs, --jobstats-every spreads targets over samples", "[lustre]") {
+  TempDir d;
+  const std::string root = d / "root";
+  fx::State s;
+  const std::vector<std::string> osts = {"fs1-OST0000", "fs1-OST0001", "fs1-OST0002", "fs1-OST0003", "fs1-OST0004", "fs1-OST0005"};
+  for (auto& o : osts) {
+    s.osts[o].write_ops = 1;
+    for (int k = 0; k < 3; ++k) s.jobs[o]["job" + std::to_string(k)] = {};
+  }
+  fx::Write(root, s, fx::Layout::k210);
+  Driver drv({"--proc-root", root, "--jobstats-every", "2", "--jobstats-max-jobs", "2", "--sources", "oss,jobstats"});
+  std::map<std::string, std::vector<int>> read_at;  // target -> ticks with job records
+  for (int tick = 0; tick < 6; ++tick) {
+    if (tick) {
+      s.snapshot_s += 1;
+      for (auto& o : osts)
+        for (int k = 0; k < 3; ++k) {
+          auto& j = s.jobs[o]["job" + std::to_string(k)];
+          j.write_ops += static_cast<uint64_t>(k + 1);  // job2 writes most, job0 least
+          j.write_bytes += static_cast<uint64_t>(k + 1) * kMiB;
+        }
+      fx::Write(root, s, fx::Layout::k210);
+    }
+    std::string out = drv.Sample();
+    CheckValid(out);
+    for (auto& o : osts) {
+      // Job records of this target (theirs span 2 s; the oss records' 1 s).
+      const size_t n = Count(out, "\"lustre.target\":\"" + o + "\",\"lustre.elapsed_ns\":2000000000");
+      if (n) {
+        read_at[o].push_back(tick);
+        CHECK(n == 2);  // capped at 2 of 3 changed jobs
+      }
+    }
+    // The job that wrote least is the one dropped; deltas span two samples.
+    if (tick >= 2) {
+      CHECK(Count(out, "\"job.id\":\"job0\"") == 0);
+      CHECK(Count(out, "\"job.id\":\"job2\",\"lustre.fs\":\"fs1\"") > 0);
+      CHECK(out.find("\"oss.write_ops\":6") != std::string::npos);  // job2: 3 per sample x 2
+      CHECK(out.find("\"lustre.jobs_active\":3,\"lustre.jobs_dropped\":1") != std::string::npos);
+    }
+  }
+  int phase0 = 0, phase1 = 0;
+  for (auto& o : osts) {
+    INFO(o);
+    REQUIRE(read_at[o].size() == 2);  // ticks 2 and 4, or 3 and 5
+    CHECK(read_at[o][1] - read_at[o][0] == 2);
+    (read_at[o][0] % 2 ? phase1 : phase0)++;
+  }
+  CHECK(phase0 > 0);  // spread over both phases (fixed target names, fixed hash)
+  CHECK(phase1 > 0);
+}
