@@ -198,13 +198,14 @@ double VmHwmMib(pid_t pid) {
   return 0;
 }
 
-Result RunOnce(Fixture& fx, int samples, double interval, int percent) {
+Result RunOnce(Fixture& fx, int samples, double interval, int percent, int every) {
   const std::string out = fx.root + "/out.jsonl";
   unlink(out.c_str());
   const std::string bin = std::string(IOSONAR_BINARY_DIR) + "/iosonar";
   const std::string count = std::to_string(samples), iv = std::to_string(interval);
   std::vector<std::string> args = {bin, "lustre", "--proc-root", fx.root, "--interval", iv, "--count", count,
-                                   "--output", out, "--quiet", "--host-name", "bench"};
+                                   "--output", out, "--quiet", "--host-name", "bench", "--jobstats-every",
+                                   std::to_string(every)};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -267,9 +268,10 @@ double ThreadCpuMs() {
   return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
 }
 
-InProc RunInProcess(Fixture& fx, int samples, int percent) {
+InProc RunInProcess(Fixture& fx, int samples, int percent, int every) {
   iosonar::lustre::LustreOptions o;
   o.proc_root = fx.root;
+  o.jobstats_every = every;
   auto exp = iosonar::lustre::MakeLustreExporter(o);
   iosonar::exporters::Context ctx("bench", "", 1, "lustre");
   ctx.set_quiet(true);
@@ -337,13 +339,18 @@ int main(int argc, char** argv) {
               kOsts, kJobsPerOst, kOsts * kJobsPerOst, static_cast<double>(js.size()) / 1024,
               static_cast<double>(js.size()) * kOsts / 1048576.0, gen_ms, samples, interval);
   std::printf("\nin process (thread CPU time of Collect + formatting, per sample after the baseline):\n");
-  std::printf("%-34s %14s %11s %14s %12s %9s\n", "scenario", "median CPU ms", "p90 CPU ms", "median wall ms", "KiB out/smpl",
+  std::printf("%-40s %14s %11s %14s %12s %9s\n", "scenario", "median CPU ms", "p90 CPU ms", "median wall ms", "KiB out/smpl",
               "heap MiB");
-  for (int percent : {10, 100}) {
-    InProc r = RunInProcess(fx, samples, percent);
+  const std::pair<int, int> kScenarios[] = {{10, 1}, {100, 1}, {100, 2}};  // % of jobs changing, --jobstats-every
+  auto Name = [](int percent, int every) {
     char name[64];
-    std::snprintf(name, sizeof name, "%d%% of jobs change per sample", percent);
-    std::printf("%-34s %14.2f %11.2f %14.2f %12.0f %9.1f\n", name, Pct(r.cpu_ms, 0.5), Pct(r.cpu_ms, 0.9), Pct(r.wall_ms, 0.5),
+    std::snprintf(name, sizeof name, "%d%% of jobs change%s", percent, every > 1 ? ", --jobstats-every 2" : "");
+    return std::string(name);
+  };
+  for (auto [percent, every] : kScenarios) {
+    InProc r = RunInProcess(fx, samples, percent, every);
+    const std::string name = Name(percent, every);
+    std::printf("%-40s %14.2f %11.2f %14.2f %12.0f %9.1f\n", name.c_str(), Pct(r.cpu_ms, 0.5), Pct(r.cpu_ms, 0.9), Pct(r.wall_ms, 0.5),
                 r.bytes_per_sample / 1024, r.heap_mib);
   }
   if (inproc_only) {
@@ -356,14 +363,13 @@ int main(int argc, char** argv) {
   }
   std::printf("\nthe real command (iosonar lustre --interval %.1f as a child; wall time from its own self-report, "
               "CPU from wait4, peak RSS = the child's VmHWM):\n", interval);
-  std::printf("%-34s %9s %9s %9s %12s %10s %12s\n", "scenario", "median ms", "p90 ms", "max ms", "cpu ms/smpl", "RSS MiB",
+  std::printf("%-40s %9s %9s %9s %12s %10s %12s\n", "scenario", "median ms", "p90 ms", "max ms", "cpu ms/smpl", "RSS MiB",
               "records/smpl");
-  for (int percent : {10, 100}) {
-    Result r = RunOnce(fx, samples, interval, percent);
+  for (auto [percent, every] : kScenarios) {
+    Result r = RunOnce(fx, samples, interval, percent, every);
     std::vector<double> steady(r.ms.begin() + (r.ms.size() > 1 ? 1 : 0), r.ms.end());  // sample 0 is the baseline
-    char name[64];
-    std::snprintf(name, sizeof name, "%d%% of jobs change per sample", percent);
-    std::printf("%-34s %9.2f %9.2f %9.2f %12.2f %10.1f %12.0f\n", name, Pct(steady, 0.5), Pct(steady, 0.9),
+    const std::string name = Name(percent, every);
+    std::printf("%-40s %9.2f %9.2f %9.2f %12.2f %10.1f %12.0f\n", name.c_str(), Pct(steady, 0.5), Pct(steady, 0.9),
                 Pct(steady, 1.0), r.cpu_ms_per_sample, r.maxrss_mib, r.records_per_sample);
     std::printf("  targets: median %.2f ms vs 20 ms (%.2fx of the budget), RSS %.1f MiB vs 10 MiB (%.2fx)\n", Pct(steady, 0.5),
                 Pct(steady, 0.5) / 20.0, r.maxrss_mib, r.maxrss_mib / 10.0);
