@@ -179,6 +179,11 @@ using TargetSnap = Snap<40>;
 using JobSnap = Snap<22, uint32_t>;
 static_assert(std::size(kClientOps) <= 40 && std::size(kMdsOps) <= 40 && std::size(kOssOps) <= 40);
 
+// No real counter moves by 2^56 (72 PB, or ops) in one interval: a bigger
+// delta is garbage or a wrap, taken for a reset. It also keeps the sums of
+// up to 40 deltas (mds.ops, oss.other_ops) far from int64 overflow.
+constexpr uint64_t kMaxDelta = uint64_t{1} << 56;
+
 // Deltas cur - prev; false if anything went backwards (a reset).
 template <size_t N, typename T>
 bool Delta(const Snap<N, T>& prev, const Snap<N, T>& cur, Snap<N, T>* d) {
@@ -187,7 +192,7 @@ bool Delta(const Snap<N, T>& prev, const Snap<N, T>& cur, Snap<N, T>* d) {
     if constexpr (sizeof(T) == 8) {
       if (cur.samples[i] < prev.samples[i]) return false;
       d->samples[i] = cur.samples[i] - prev.samples[i];
-      if (d->samples[i] > static_cast<uint64_t>(INT64_MAX)) return false;
+      if (d->samples[i] > kMaxDelta) return false;
     } else {
       d->samples[i] = static_cast<T>(cur.samples[i] - prev.samples[i]);  // modulo 2^32
       if (d->samples[i] > (T{1} << (sizeof(T) * 8 - 1))) return false;
@@ -197,7 +202,7 @@ bool Delta(const Snap<N, T>& prev, const Snap<N, T>& cur, Snap<N, T>* d) {
   d->read_sum = cur.read_sum - prev.read_sum;
   d->write_sum = cur.write_sum - prev.write_sum;
   d->unknown = cur.unknown - prev.unknown;
-  if (d->read_sum > static_cast<uint64_t>(INT64_MAX) || d->write_sum > static_cast<uint64_t>(INT64_MAX)) return false;
+  if (d->read_sum > kMaxDelta || d->write_sum > kMaxDelta || d->unknown > kMaxDelta) return false;
   d->present = cur.present;
   d->unknown_present = cur.unknown_present;
   return true;
@@ -295,7 +300,7 @@ bool HistDiff(const HistSnap& prev, const HistSnap& cur, std::vector<HistDelta>*
           pw = pb->write;
         }
       }
-      if (cb.read < pr || cb.write < pw) return false;
+      if (cb.read < pr || cb.write < pw || cb.read - pr > kMaxDelta || cb.write - pw > kMaxDelta) return false;
       if (cb.read != pr || cb.write != pw) out->push_back(HistDelta{hi, cb.bucket, cb.read - pr, cb.write - pw});
     }
   }

@@ -44,8 +44,10 @@ std::string Slurp(const std::string& p) {
   return ss.str();
 }
 
+uint64_t g_iteration = 0;
+
 [[noreturn]] void Die(const char* what, const std::string& input) {
-  std::fprintf(stderr, "fuzz_lustre: invariant broken: %s\n", what);
+  std::fprintf(stderr, "fuzz_lustre: invariant broken at input %llu: %s\n", static_cast<unsigned long long>(g_iteration), what);
   FILE* f = std::fopen("fuzz_lustre_crash.txt", "wb");
   if (f) {
     std::fwrite(input.data(), 1, input.size(), f);
@@ -217,6 +219,7 @@ int main(int argc, char** argv) {
   seeds.push_back("snapshot_time 1.5 secs.usecs\nwrite 3 samples [usecs] 1 2 -823495890607571055 4426400394686790401\n");
   std::printf("fuzz_lustre: %zu seeds (%zu captured files from %s), seed %llu\n", seeds.size(), captured, data.c_str(),
               static_cast<unsigned long long>(seed));
+  std::fflush(stdout);
 
   // One exporter fed mutated dumps as successive samples.
   char tmpl[] = "/tmp/fuzz_lustre_XXXXXX";
@@ -236,6 +239,12 @@ int main(int argc, char** argv) {
   uint64_t it = 0, exporter_samples = 0, bytes = 0;
   std::string in;
   for (; it < iterations; ++it) {
+    g_iteration = it;
+    if (it && it % 250000 == 0) {
+      std::printf("fuzz_lustre: %llu inputs, %.0f s\n", static_cast<unsigned long long>(it),
+                  std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      std::fflush(stdout);
+    }
     in = seeds[rng() % seeds.size()];
     Mutate(&in, seeds, rng);
     bytes += in.size();

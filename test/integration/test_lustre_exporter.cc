@@ -427,3 +427,26 @@ TEST_CASE("lustre exporter: --jobstats-max-jobs keeps the largest jobs, --jobsta
   CHECK(phase0 > 0);  // spread over both phases (fixed target names, fixed hash)
   CHECK(phase1 > 0);
 }
+
+// Regression (found by fuzz_lustre): a garbage jump of an unknown op's count
+// (or of any counter, or a histogram bucket) by more than 2^63 was emitted as
+// a negative delta. Such jumps are now resets.
+TEST_CASE("lustre exporter: absurd counter jumps are resets, never negative values", "[lustre]") {
+  TempDir d;
+  const std::string dump = d / "dump.txt";
+  auto write = [&](const std::string& unknown, const std::string& bucket) {
+    WriteFile(dump, "mdt.fz-MDT0000.md_stats=\nsnapshot_time 1700000000.1 secs.nsecs\nopen 5 samples [reqs]\nweird_op " +
+                        unknown + " samples [reqs]\nosd-ldiskfs.fz-OST0000.brw_stats=\n"
+                        "pages per bulk r/w     rpcs  % cum % |  rpcs        % cum %\n1:\t\t" + bucket + " 0 0 | 1 0 0\n");
+  };
+  write("1", "1");
+  Driver drv({"--lctl-dump", dump});
+  drv.Sample();
+  write("18000000000000000000", "18000000000000000000");
+  std::string out = drv.Sample();
+  CheckValid(out);
+  INFO(out);
+  CHECK(out.find(":-") == std::string::npos);
+  CHECK(out.find("\"lustre.target\":\"fz-MDT0000\",\"lustre.elapsed_ns\":1000000000,\"lustre.reset\":true") != std::string::npos);
+  CHECK(out.find("iosonar.brw") == std::string::npos);
+}
