@@ -4,6 +4,7 @@
 
 #include <boost/program_options.hpp>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -19,12 +20,14 @@ namespace {
 void PrintStats(const char* what, const CollectorStats& s) {
   std::fprintf(stderr,
                "iosonar collect: %s: connections %llu, lines %llu, accepted %llu, rejected %llu, stored %llu, "
-               "duplicates %llu, redis pushed %llu, redis errors %llu, store errors %llu\n",
+               "duplicates %llu, redis pushed %llu, redis errors %llu, store errors %llu, forwarded %llu, "
+               "forward errors %llu\n",
                what, static_cast<unsigned long long>(s.connections), static_cast<unsigned long long>(s.lines),
                static_cast<unsigned long long>(s.accepted), static_cast<unsigned long long>(s.rejected),
                static_cast<unsigned long long>(s.stored), static_cast<unsigned long long>(s.duplicates),
                static_cast<unsigned long long>(s.redis_pushed), static_cast<unsigned long long>(s.redis_errors),
-               static_cast<unsigned long long>(s.store_errors));
+               static_cast<unsigned long long>(s.store_errors), static_cast<unsigned long long>(s.forwarded),
+               static_cast<unsigned long long>(s.forward_errors));
 }
 
 }  // namespace
@@ -56,7 +59,17 @@ int CmdCollect(int argc, char** argv) {
       ("max-line-bytes", po::value(&o.max_line_bytes)->default_value(o.max_line_bytes)->value_name("N"),
        "longer lines are set aside as oversized")                                                       //
       ("from-file", po::value(&files)->multitoken()->value_name("FILE"), "ingest these JSON-lines files (- for stdin) and exit")  //
-      ("config", po::value(&config)->value_name("FILE"), "config file (default $IOSONAR_CONFIG or ~/.config/iosonar/iosonar.conf)");
+      ("config", po::value(&config)->value_name("FILE"), "config file (default $IOSONAR_CONFIG or ~/.config/iosonar/iosonar.conf)")  //
+      // issue 4: forward accepted lines to Elasticsearch (or Logstash, a file)
+      ("es", po::value(&o.forward_output)->value_name("URL"),
+       "also send accepted records to Elasticsearch with _bulk (https://HOST:9200, es+https://...), or to any "
+       "output iosonar trace takes (tcp://HOST:PORT, a file)")                                           //
+      ("es-user", po::value(&o.forward.es.user)->value_name("USER"), "Elasticsearch basic auth user")      //
+      ("es-api-key", po::value(&o.forward.es.api_key)->value_name("KEY"), "Elasticsearch API key (else $IOSONAR_ES_API_KEY)")  //
+      ("es-ca-file", po::value(&o.forward.es.ca_file)->value_name("FILE"), "CA certificate(s) for Elasticsearch's TLS")  //
+      ("es-insecure", po::bool_switch(&o.forward.es.insecure), "do not verify Elasticsearch's certificate")  //
+      ("es-namespace", po::value(&o.forward.es.name_space)->default_value("default")->value_name("NS"),
+       "data stream namespace");
   po::variables_map vm;
   try {
     po::store(po::command_line_parser(argc, argv).options(desc).run(), vm);
@@ -78,6 +91,13 @@ int CmdCollect(int argc, char** argv) {
     return 2;
   }
   o.redis_url = ResolveSetting(redis_flag, "IOSONAR_REDIS", "redis", config);
+  // issue 4: secrets from the environment rather than the command line
+  if (o.forward.es.api_key.empty())
+    if (const char* k = std::getenv("IOSONAR_ES_API_KEY"); k && *k) o.forward.es.api_key = k;
+  if (const char* pw = std::getenv("IOSONAR_ES_PASSWORD"); pw && *pw) o.forward.es.password = pw;
+  o.forward.es.max_attempts = 3;  // then the collector skips forwarding for a while (collector.cc)
+  o.forward.es.dead_letter_path =
+      o.dead_letter_path.empty() ? o.store_dir + "/deadletter-es.jsonl" : o.dead_letter_path + ".es";
   // A Redis server that goes away must not kill us with SIGPIPE.
   signal(SIGPIPE, SIG_IGN);
 
@@ -102,6 +122,8 @@ int CmdCollect(int argc, char** argv) {
       total.redis_pushed += s.redis_pushed;
       total.redis_errors += s.redis_errors;
       total.store_errors += s.store_errors;
+      total.forwarded += s.forwarded;
+      total.forward_errors += s.forward_errors;
     }
     if (files.size() > 1) PrintStats("total", total);
     return rc;

@@ -11,6 +11,13 @@ int CmdRun(int argc, char** argv);         // cmd_run.cc
 int CmdTrace(int argc, char** argv);       // cmd_run.cc
 int CmdSchema(int argc, char** argv);      // cmd_misc.cc
 int CmdStoreExport(int argc, char** argv); // cmd_misc.cc
+// issue 4 (Elasticsearch)
+int CmdEsTemplates(int argc, char** argv);  // cmd_es.cc
+int CmdEsSetup(int argc, char** argv);      // cmd_es.cc
+// issue 5: the job database and Slurm
+int CmdDbMigrate(int argc, char** argv);   // cmd_db.cc
+int CmdHostlist(int argc, char** argv);    // cmd_db.cc
+int CmdScheduler(int argc, char** argv);   // cmd_scheduler.cc
 
 // Service URL from flag, else environment variable, else config file key
 // ("" if none). Config file: --config FILE, $IOSONAR_CONFIG, else

@@ -23,6 +23,13 @@ constexpr Subcommand kCommands[] = {
     {"job-summary", iosonar::cli::CmdJobSummary, "per-job I/O summary and I/O mode from the store"},
     {"schema", iosonar::cli::CmdSchema, "print the record schema (JSON or a Markdown table)"},
     {"store-export", iosonar::cli::CmdStoreExport, "print an embedded store's records as JSON lines"},
+    // issue 4 (Elasticsearch)
+    {"es-templates", iosonar::cli::CmdEsTemplates, "write the Elasticsearch templates and ILM policies generated from the schema"},
+    {"es-setup", iosonar::cli::CmdEsSetup, "install the Elasticsearch templates and ILM policies (idempotent)"},
+    // issue 5: the MySQL job database and the Slurm connector
+    {"db-migrate", iosonar::cli::CmdDbMigrate, "create or upgrade the MySQL job database schema"},
+    {"scheduler", iosonar::cli::CmdScheduler, "Slurm connector: prolog|epilog|poll|replay into the job database"},
+    {"hostlist", iosonar::cli::CmdHostlist, "expand or compress a Slurm host list"},
 };
 
 void Usage(FILE* f) {

@@ -5,8 +5,11 @@
 #   scripts/setup.sh --test   build + test dependencies (redis-server, fio)
 set -euo pipefail
 BUILD_PKGS=(build-essential cmake pkg-config libcurl4-openssl-dev rapidjson-dev libhiredis-dev libmariadb-dev
-            libmariadb-dev-compat libboost-program-options-dev catch2 libsqlite3-dev)
-TEST_PKGS=(redis-server fio python3)
+            libmariadb-dev-compat libboost-program-options-dev catch2 libsqlite3-dev
+            zlib1g-dev)  # zlib1g-dev: issue 3 (health reads .gz captures)
+TEST_PKGS=(redis-server fio python3 python3-yaml
+           # issue 5 (job DB, Slurm): a private MariaDB and a one-node Slurm started by the tests
+           mariadb-server munge slurmctld slurmd slurm-client slurmdbd)
 pkgs=("${BUILD_PKGS[@]}")
 if [[ "${1:-}" == "--test" ]]; then pkgs+=("${TEST_PKGS[@]}"); fi
 
@@ -24,4 +27,6 @@ echo "setup: installing ${missing[*]}"
 $SUDO apt-get update -qq
 DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 # The redis-server package starts a system instance; tests start their own on private ports.
+# Likewise mariadb-server, munge and the slurm packages may start system services: the tests
+# never use them (private datadirs, sockets, ports and keys under a temporary directory).
 echo "setup: done"

@@ -147,7 +147,13 @@ class Pipeline {
     store_ = std::move(st.value());
     BulkWriter* writer = BulkWriterOf(store_.get());
     if (!writer) return Status::Internal("collector: the store has no bulk write path");
-    batch_ = std::make_unique<IngestBatch>(writer, opts_.batch_records, !opts_.redis_url.empty());
+    const bool keep_raw = !opts_.redis_url.empty() || !opts_.forward_output.empty();
+    batch_ = std::make_unique<IngestBatch>(writer, opts_.batch_records, keep_raw);
+    if (!opts_.forward_output.empty()) {  // issue 4: forward accepted lines (sink.h)
+      auto fw = OpenSink(opts_.forward_output, opts_.forward);
+      if (!fw.ok()) return fw.status();
+      forward_ = std::move(fw.value());
+    }
     dl_path_ = opts_.dead_letter_path.empty() ? opts_.store_dir + "/deadletter.jsonl" : opts_.dead_letter_path;
     if (!opts_.redis_url.empty()) {
       auto r = RedisClient::Connect(opts_.redis_url);
@@ -212,6 +218,7 @@ class Pipeline {
         Warn(kStoreWarn, "store: " + s.message() + " (" + std::to_string(stats_.store_errors) + " records lost so far)");
       }
       if (!opts_.redis_url.empty()) PushToRedis();
+      if (forward_) Forward();
       batch_->Clear();
     }
     WriteDeadLetters();
@@ -224,6 +231,7 @@ class Pipeline {
     batch_.reset();
     store_.reset();
     redis_.reset();
+    forward_.reset();
     if (dl_fd_ >= 0) close(dl_fd_);
     dl_fd_ = -1;
   }
@@ -260,6 +268,38 @@ class Pipeline {
 
   // A connection attempt can take the whole connect timeout (a host that
   // drops packets), so back off from 1 s up to 30 s rather than stall ingest.
+  // issue 4: the batch's accepted lines to the forward output, after the store.
+  void Forward() {
+    auto lines = batch_->raw_lines();
+    // After a failure, skip forwarding for a while (1 s doubling to 30 s) so a
+    // down output does not stall ingest with its retries.
+    if (MonotonicNs() < next_fw_try_ns_) {
+      stats_.forward_errors += lines.size();
+      return;
+    }
+    fw_buf_.clear();
+    for (auto l : lines) {
+      fw_buf_.append(l);
+      fw_buf_.push_back('\n');
+    }
+    const SinkCounters before = forward_->counters();
+    Status s = forward_->Send(fw_buf_, lines.size());
+    if (s.ok()) s = forward_->Flush();
+    const SinkCounters after = forward_->counters();
+    const uint64_t done = (after.lines_sent - before.lines_sent) + (after.already_stored - before.already_stored);
+    stats_.forwarded += done;
+    stats_.forward_errors += lines.size() > done ? lines.size() - done : 0;
+    if (!s.ok()) {
+      fw_backoff_ns_ = std::clamp<int64_t>(fw_backoff_ns_ * 2, 1000000000, 30000000000);
+      next_fw_try_ns_ = MonotonicNs() + fw_backoff_ns_;
+    } else {
+      fw_backoff_ns_ = 0;
+    }
+    if (!s.ok() || done < lines.size())
+      Warn(kForwardWarn, "forward to " + opts_.forward_output + ": " + (s.ok() ? std::string("some records rejected") : s.message()) +
+                             " (records are stored; " + std::to_string(stats_.forward_errors) + " not forwarded so far)");
+  }
+
   void RedisDown(const Status& why) {
     redis_backoff_ns_ = std::clamp<int64_t>(redis_backoff_ns_ * 2, 1000000000, 30000000000);
     next_redis_try_ns_ = MonotonicNs() + redis_backoff_ns_;
@@ -292,7 +332,7 @@ class Pipeline {
 
   // Problems that repeat per batch (Redis down, disk full) would flood the
   // log: say each kind at most once a minute, so one does not hide the other.
-  enum WarnKind { kRedisWarn, kStoreWarn, kWarnKinds };
+  enum WarnKind { kRedisWarn, kStoreWarn, kForwardWarn, kWarnKinds };
   void Warn(WarnKind kind, const std::string& msg) {
     int64_t now = MonotonicNs();
     if (last_warn_ns_[kind] && now - last_warn_ns_[kind] < kWarnIntervalNs) {
@@ -312,6 +352,9 @@ class Pipeline {
   std::unique_ptr<Store> store_;
   std::unique_ptr<IngestBatch> batch_;  // after store_: it may hold a transaction open
   std::unique_ptr<RedisClient> redis_;
+  std::unique_ptr<RecordSink> forward_;  // issue 4
+  std::string fw_buf_;
+  int64_t next_fw_try_ns_ = 0, fw_backoff_ns_ = 0;
   int64_t next_redis_try_ns_ = 0, redis_backoff_ns_ = 0;
   std::string dl_path_, dl_buf_;
   int dl_fd_ = -1;

@@ -13,7 +13,7 @@
 #include <random>
 
 #include "iosonar/json.h"
-#include "iosonar/line_sender.h"
+#include "iosonar/sink.h"
 #include "iosonar/timeutil.h"
 
 namespace iosonar::exporters {
@@ -24,8 +24,12 @@ namespace {
 
 constexpr OptionSpec kCommon[] = {
     {"output", "URL", "-",
-     "where records go: tcp://HOST:PORT (the collector or Logstash's tcp json_lines input), a file path "
+     "where records go: tcp://HOST:PORT (the collector or Logstash's tcp json_lines input), "
+     "https://HOST:9200 or es+https://... (Elasticsearch _bulk into the data streams), a file path "
      "(appended), or - for stdout (else $IOSONAR_OUTPUT)"},
+    {"es-user", "USER", nullptr, "Elasticsearch basic-auth user (password from $IOSONAR_ES_PASSWORD)"},
+    {"es-ca-file", "FILE", nullptr, "CA certificate(s) for Elasticsearch's TLS (verification is on by default)"},
+    {"es-insecure", nullptr, nullptr, "do not verify Elasticsearch's certificate"},
     {"interval", "SECONDS", nullptr, "time between samples (fractions allowed)"},
     {"count", "N", "0", "stop after N samples (0 = run until SIGINT/SIGTERM)"},
     {"spool-dir", "DIR", nullptr, "keep records here while the output is unreachable and resend them later"},
@@ -386,18 +390,19 @@ int RunExporter(const Descriptor& d, int argc, char** argv) {
     host = h;
   }
   const uint64_t stream = RandomStream();
-  LineSender out;
-  LineSender::Options so;
-  const std::string output = opts.Get("output");
-  const std::string spool = opts.Get("spool-dir");
-  so.output = output.c_str();
-  so.spool_dir = spool.empty() ? nullptr : spool.c_str();
-  char err[256] = {0};
-  if (!out.Init(so, err, sizeof err)) {
-    std::fprintf(stderr, "iosonar %s: --output: %s\n", d.name, err);
+  SinkOptions so;
+  so.spool_dir = opts.Get("spool-dir");
+  so.es.user = opts.Get("es-user");
+  so.es.ca_file = opts.Get("es-ca-file");
+  so.es.insecure = opts.Flag("es-insecure");
+  if (const char* pw = getenv("IOSONAR_ES_PASSWORD"); pw && *pw) so.es.password = pw;
+  if (const char* k = getenv("IOSONAR_ES_API_KEY"); k && *k) so.es.api_key = k;
+  auto sink = OpenSink(opts.Get("output"), so);
+  if (!sink.ok()) {
+    std::fprintf(stderr, "iosonar %s: --output: %s\n", d.name, sink.status().message().c_str());
     return 2;
   }
-  out.set_stream(stream);
+  RecordSink& out = *sink.value();
 
   Context ctx(host, opts.Get("job-id"), stream, d.name);
   const bool quiet = opts.Flag("quiet");
@@ -426,9 +431,9 @@ int RunExporter(const Descriptor& d, int argc, char** argv) {
     exp->Collect(ctx);
     const std::string& buf = ctx.FinishTick(MonotonicNs() - mono);
     const uint64_t n = ctx.lines_in_tick();
-    if (!buf.empty() && !out.Send(buf.data(), buf.size(), n)) {
-      if (!quiet) std::fprintf(stderr, "iosonar %s: %llu records could be neither sent nor spooled\n", d.name,
-                               static_cast<unsigned long long>(n));
+    if (!buf.empty()) {
+      if (Status st = out.Send(buf, n); !st.ok() && !quiet)
+        std::fprintf(stderr, "iosonar %s: output: %s\n", d.name, st.message().c_str());
     }
     lines += n;
     ++samples;
@@ -444,18 +449,18 @@ int RunExporter(const Descriptor& d, int argc, char** argv) {
     SleepUntilMono(next);
   }
   exp->Stop(ctx);
-  out.ResendSpool();
-  const auto c = out.counters();
-  out.Close();
+  if (Status st = out.Flush(); !st.ok() && !quiet)
+    std::fprintf(stderr, "iosonar %s: output: %s\n", d.name, st.message().c_str());
+  const SinkCounters c = out.counters();
   if (!quiet)
     std::fprintf(stderr,
                  "iosonar %s: %llu samples, %llu records (sent %llu, spooled %llu, dropped %llu), %llu warnings, "
                  "%llu ticks skipped\n",
                  d.name, static_cast<unsigned long long>(samples), static_cast<unsigned long long>(lines),
-                 static_cast<unsigned long long>(c.lines_sent), static_cast<unsigned long long>(c.lines_spooled),
-                 static_cast<unsigned long long>(c.lines_dropped), static_cast<unsigned long long>(ctx.warnings_total()),
+                 static_cast<unsigned long long>(c.lines_sent), static_cast<unsigned long long>(c.spooled),
+                 static_cast<unsigned long long>(c.dropped), static_cast<unsigned long long>(ctx.warnings_total()),
                  static_cast<unsigned long long>(skipped));
-  if (c.lines_dropped) rc = 1;
+  if (c.dropped) rc = 1;
   return rc;
 }
 

@@ -7,13 +7,14 @@
 
 namespace iosonar::exporters {
 
-// extern const Descriptor kExampleExporter;  (defined in exporters/<name>/)
-extern const Descriptor kLustreExporter;  // exporters/lustre (issue 3)
+extern const Descriptor kLustreExporter;                   // exporters/lustre
+extern const Descriptor kHealthExporter, kProbeExporter;  // exporters/health, exporters/probe
 
 std::span<const Descriptor* const> AllExporters() {
   static const std::vector<const Descriptor*> kAll = {
-      // &kExampleExporter,
       &kLustreExporter,
+      &kHealthExporter,
+      &kProbeExporter,
   };
   return kAll;
 }

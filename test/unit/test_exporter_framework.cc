@@ -7,6 +7,7 @@
 
 #include "exporters/common/exporter.h"
 #include "iosonar/record.h"
+#include "http_responder.h"
 #include "testutil.h"
 
 using namespace iosonar;
@@ -129,4 +130,16 @@ TEST_CASE("exporter loop: bad options and bad output are refused with exit code 
   CHECK(Run({"testexp", "--count", "-1", "--quiet"}) == 2);
   CHECK(Run({"testexp", "--size", "x", "--quiet"}) == 2);
   CHECK(Run({"testexp", "--output", "tcp://nohostport", "--quiet"}) == 2);
+}
+
+// Contract test (a loopback responder that plays Elasticsearch's documented
+// responses; not Elasticsearch): --output https?://... ships an exporter's
+// records with _bulk create into the data streams named by their datasets.
+TEST_CASE("exporter loop: --output to Elasticsearch's _bulk (contract test, loopback responder)", "[exporter][es]") {
+  test::FakeElasticsearch es;
+  es.FailNextRequests(429, 1, "_bulk");  // the first bulk is refused as a whole; the sink retries
+  REQUIRE(Run({"testexp", "--count", "2", "--interval", "0.01", "--output", es.url(), "--host-name", "n7", "--quiet"}) == 0);
+  // 2 ticks x (1 data record + sampler records for "good", "bad", "*"), all in metrics-iosonar.sampler-default.
+  CHECK(es.DocCount("metrics-iosonar.sampler-default") == 8);
+  CHECK(es.Violations().empty());
 }

@@ -16,6 +16,7 @@
 #include <memory>
 #include <string>
 
+#include "iosonar/sink.h"
 #include "iosonar/status.h"
 
 namespace iosonar {
@@ -29,6 +30,11 @@ struct CollectorOptions {
   size_t max_line_bytes = 1 << 20;              // longer lines are set aside as oversized
   size_t batch_records = 8192;                  // store/Redis batch size
   int flush_interval_ms = 200;                  // a partial batch waits at most this long
+  // issue 4: also forward accepted lines to this output (sink.h: an
+  // Elasticsearch URL for _bulk, tcp://LOGSTASH:PORT, a file); "" = none.
+  // Forwarding failures are counted; the records stay in the store.
+  std::string forward_output;
+  SinkOptions forward;
 };
 
 struct CollectorStats {
@@ -42,6 +48,8 @@ struct CollectorStats {
   uint64_t redis_pushed = 0;
   uint64_t redis_errors = 0;      // accepted records not pushed (they stay in the store)
   uint64_t store_errors = 0;      // accepted records the store failed to write (see stderr)
+  uint64_t forwarded = 0;         // issue 4: accepted by the forward output (ES: created or already stored)
+  uint64_t forward_errors = 0;    // issue 4: not forwarded (rejected, or the output unreachable after retries)
 };
 
 class Collector {

@@ -1,0 +1,201 @@
+// `iosonar es-templates` (write the Elasticsearch artifacts generated from the
+// schema) and `iosonar es-setup` (install them over REST, idempotently).
+#include <sys/stat.h>
+
+#include <boost/program_options.hpp>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <thread>
+
+#include "commands.h"
+#include "iosonar/es_client.h"
+#include "iosonar/es_templates.h"
+#include "iosonar/json.h"
+
+namespace po = boost::program_options;
+
+namespace iosonar::cli {
+
+namespace {
+
+void AddTemplateOptions(po::options_description& d, EsTemplateOptions* t) {
+  d.add_options()("retention", po::value(&t->raw_retention)->default_value(t->raw_retention),
+                  "delete raw records (traces, samples, events) after this age (ES time units: d h m s)")(
+      "results-retention", po::value(&t->results_retention)->default_value(t->results_retention),
+      "delete iosonar.result.* records after this age")(
+      "rollover-max-age", po::value(&t->rollover_max_age)->default_value(t->rollover_max_age),
+      "roll a backing index over at this age")(
+      "rollover-max-size", po::value(&t->rollover_max_primary_shard_size)->default_value(t->rollover_max_primary_shard_size),
+      "... or at this primary shard size")("priority", po::value(&t->priority)->default_value(t->priority),
+                                           "index template priority (the built-in logs/metrics templates have 100)");
+}
+
+std::string Manifest(const std::vector<EsArtifact>& arts) {
+  std::string m;
+  JsonWriter w(&m, 2);
+  w.BeginObject();
+  w.Kv("generated_by", "iosonar es-templates (from core/src/schema.cc); do not edit, regenerate");
+  w.Key("put_in_order");
+  w.BeginArray();
+  for (const auto& a : arts) {
+    w.BeginObject();
+    w.Kv("file", a.file);
+    w.Kv("api_path", a.api_path);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+  m.push_back('\n');
+  return m;
+}
+
+}  // namespace
+
+int CmdEsTemplates(int argc, char** argv) {
+  po::options_description desc(
+      "usage: iosonar es-templates --out DIR [options]\n\n"
+      "Writes the Elasticsearch index templates, component templates and ILM policies generated\n"
+      "from the record schema into DIR (the repository keeps them in es-templates/), with\n"
+      "manifest.json listing the REST path of each in the order to PUT them.\n\noptions");
+  std::string out, dict;
+  EsTemplateOptions t;
+  desc.add_options()("help,h", "show this help")("out", po::value(&out), "output directory (created)")(
+      "logstash-dict", po::value(&dict),
+      "also write the dataset -> stream type dictionary of the Logstash pipelines to this file "
+      "(logstash-pipelines/iosonar-stream-types.yml)");
+  AddTemplateOptions(desc, &t);
+  po::variables_map vm;
+  try {
+    po::store(po::parse_command_line(argc, argv, desc), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    std::cerr << "iosonar es-templates: " << e.what() << "\n";
+    return 2;
+  }
+  if (vm.count("help")) {
+    std::cout << desc << "\n";
+    return 0;
+  }
+  if (out.empty()) {
+    std::cerr << "iosonar es-templates: --out DIR is required\n";
+    return 2;
+  }
+  auto arts = GenerateEsTemplates(t);
+  if (!arts.ok()) {
+    std::cerr << "iosonar es-templates: " << arts.status().message() << "\n";
+    return 2;
+  }
+  std::error_code ec;
+  for (const auto& a : *arts) {
+    std::filesystem::path p = std::filesystem::path(out) / a.file;
+    std::filesystem::create_directories(p.parent_path(), ec);
+    std::ofstream f(p, std::ios::binary | std::ios::trunc);
+    f << a.body;
+    if (!f) {
+      std::cerr << "iosonar es-templates: cannot write " << p.string() << "\n";
+      return 1;
+    }
+  }
+  std::ofstream m(std::filesystem::path(out) / "manifest.json", std::ios::binary | std::ios::trunc);
+  m << Manifest(*arts);
+  if (!m) {
+    std::cerr << "iosonar es-templates: cannot write " << out << "/manifest.json\n";
+    return 1;
+  }
+  if (!dict.empty()) {
+    std::ofstream d(dict, std::ios::binary | std::ios::trunc);
+    d << StreamTypesYaml();
+    if (!d) {
+      std::cerr << "iosonar es-templates: cannot write " << dict << "\n";
+      return 1;
+    }
+  }
+  std::cout << "wrote " << arts->size() << " artifacts and manifest.json to " << out << "\n";
+  return 0;
+}
+
+int CmdEsSetup(int argc, char** argv) {
+  po::options_description desc(
+      "usage: iosonar es-setup --url https://HOST:9200 [--user U --password P | --api-key K]\n"
+      "                        [--ca-file F] [--insecure] [--retention 180d] ...\n\n"
+      "Installs the ILM policies, component templates and index templates generated from the\n"
+      "record schema (see `iosonar es-templates`) with PUT, so running it again is safe.\n"
+      "TLS certificates are verified unless --insecure is given. The password and API key can\n"
+      "also come from IOSONAR_ES_PASSWORD and IOSONAR_ES_API_KEY, the URL from IOSONAR_ES or the\n"
+      "config file key `elasticsearch`.\n\noptions");
+  std::string url, config;
+  EsOptions es;
+  EsTemplateOptions t;
+  int wait_s = 0;
+  desc.add_options()("help,h", "show this help")("url", po::value(&url), "Elasticsearch URL")(
+      "user", po::value(&es.user), "basic auth user")("password", po::value(&es.password), "basic auth password")(
+      "api-key", po::value(&es.api_key), "API key (the base64 id:key form Elasticsearch returns as `encoded`)")(
+      "ca-file", po::value(&es.ca_file), "PEM CA certificate(s) to verify the server with")(
+      "insecure", po::bool_switch(&es.insecure), "do not verify the server's certificate")(
+      "wait", po::value(&wait_s)->default_value(0), "wait up to this many seconds for Elasticsearch to answer")(
+      "config", po::value(&config), "config file");
+  AddTemplateOptions(desc, &t);
+  po::variables_map vm;
+  try {
+    po::store(po::parse_command_line(argc, argv, desc), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    std::cerr << "iosonar es-setup: " << e.what() << "\n";
+    return 2;
+  }
+  if (vm.count("help")) {
+    std::cout << desc << "\n";
+    return 0;
+  }
+  url = ResolveSetting(url, "IOSONAR_ES", "elasticsearch", config);
+  if (es.password.empty()) es.password = ResolveSetting("", "IOSONAR_ES_PASSWORD", "elasticsearch_password", config);
+  if (es.api_key.empty()) es.api_key = ResolveSetting("", "IOSONAR_ES_API_KEY", "elasticsearch_api_key", config);
+  if (url.empty()) {
+    std::cerr << "iosonar es-setup: --url is required (or IOSONAR_ES)\n";
+    return 2;
+  }
+  auto arts = GenerateEsTemplates(t);
+  if (!arts.ok()) {
+    std::cerr << "iosonar es-setup: " << arts.status().message() << "\n";
+    return 2;
+  }
+  es.max_attempts = 4;
+  auto client = EsClient::Open(url, es);
+  if (!client.ok()) {
+    std::cerr << "iosonar es-setup: " << client.status().message() << "\n";
+    return 2;
+  }
+  auto& c = **client;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(wait_s);
+  for (;;) {
+    auto r = c.http().Request("GET", "/", "");
+    if (r.ok() && r->status == 200) break;
+    if (std::chrono::steady_clock::now() >= deadline) {
+      std::cerr << "iosonar es-setup: " << url << " does not answer: "
+                << (r.ok() ? "HTTP " + std::to_string(r->status) + " " + r->body.substr(0, 200) : r.status().message()) << "\n";
+      return 1;
+    }
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+  int failed = 0, created = 0, updated = 0;
+  for (const auto& a : *arts) {
+    auto g = c.Call("GET", a.api_path);
+    bool existed = g.ok() && g->status == 200;
+    auto r = c.Call("PUT", a.api_path, a.body);
+    if (!r.ok() || r->status != 200) {
+      ++failed;
+      std::cerr << "iosonar es-setup: PUT " << a.api_path << ": "
+                << (r.ok() ? "HTTP " + std::to_string(r->status) + " " + r->body.substr(0, 300) : r.status().message()) << "\n";
+      continue;
+    }
+    existed ? ++updated : ++created;
+    std::cout << (existed ? "updated " : "created ") << a.api_path << "\n";
+  }
+  std::cout << "es-setup: " << created << " created, " << updated << " updated, " << failed << " failed\n";
+  return failed ? 1 : 0;
+}
+
+}  // namespace iosonar::cli

@@ -1,0 +1,153 @@
+// `iosonar scheduler prolog|epilog|poll|replay`: the Slurm connector.
+#include <boost/program_options.hpp>
+#include <cstdlib>
+#include <iostream>
+#include <map>
+#include <string>
+
+#include "commands.h"
+#include "iosonar/jobdb.h"
+#include "iosonar/timeutil.h"
+#include "scheduler/scheduler.h"
+
+extern char** environ;
+
+namespace po = boost::program_options;
+
+namespace iosonar::cli {
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: iosonar scheduler prolog|epilog|poll|replay [--mysql URL] [--spool DIR] [--cluster NAME] [options]\n"
+    "\n"
+    "Feeds the MySQL job database from Slurm.\n"
+    "  prolog, epilog  record the job's start / end from the Slurm prolog environment\n"
+    "                  (SLURM_JOB_ID, SLURM_JOB_USER, SLURM_JOB_NODELIST, SLURM_JOB_EXIT_CODE2, ...),\n"
+    "                  completed by `scontrol show job -o`. Meant for PrologSlurmctld= and\n"
+    "                  EpilogSlurmctld= (once per job, with the exit code); Prolog=/Epilog= work too.\n"
+    "                  If MySQL cannot be reached the record goes to the spool; the spool is\n"
+    "                  replayed before every write. Exits 0 even when the record could be neither\n"
+    "                  written nor spooled (the error goes to stderr): a failing PrologSlurmctld\n"
+    "                  would requeue or kill the job. --strict makes that exit 1.\n"
+    "  poll            reads `sacct --parsable2` from where the last poll ended (minus 5 minutes),\n"
+    "                  or --since, to now, and merges every job and step; malformed lines are\n"
+    "                  reported and skipped. Run it from cron to catch up after any downtime.\n"
+    "  replay          writes the spooled records to MySQL, oldest first.\n"
+    "\n"
+    "MySQL URL: --mysql, $IOSONAR_MYSQL or `mysql = URL` in the config file (see iosonar db-migrate).\n"
+    "Spool: --spool, $IOSONAR_JOBDB_SPOOL, default /var/spool/iosonar/jobdb.\n"
+    "\n"
+    "Exit status: 0 done, 1 failed (poll/replay: sacct or MySQL failed; prolog/epilog with --strict:\n"
+    "nothing written or spooled), 2 usage error.\n"
+    "\n"
+    "options";
+
+}  // namespace
+
+int CmdScheduler(int argc, char** argv) {
+  std::string mode, mysql_flag, spool, cluster, since, config, sacct, scontrol;
+  po::options_description desc(kUsage);
+  desc.add_options()("help,h", "show this help")                                                      //
+      ("mysql", po::value(&mysql_flag)->value_name("URL"), "the job database")                        //
+      ("spool", po::value(&spool)->value_name("DIR"), "spool directory for records MySQL did not take")  //
+      ("cluster", po::value(&cluster)->value_name("NAME"), "cluster name (default: SLURM_CLUSTER_NAME / sacct's)")  //
+      ("since", po::value(&since)->value_name("TIME"), "poll: from this ISO 8601 time instead of the stored mark")  //
+      ("no-scontrol", "prolog/epilog: use the environment only")                                     //
+      ("strict", "prolog/epilog: exit 1 when the record was neither written nor spooled")                                     //
+      ("sacct", po::value(&sacct)->default_value("sacct")->value_name("PROG"), "the sacct program")    //
+      ("scontrol", po::value(&scontrol)->default_value("scontrol")->value_name("PROG"), "the scontrol program")  //
+      ("config", po::value(&config)->value_name("FILE"), "config file");
+  po::options_description hidden;
+  hidden.add_options()("mode", po::value(&mode));
+  po::options_description all;
+  all.add(desc).add(hidden);
+  po::positional_options_description pos;
+  pos.add("mode", 1);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(all).positional(pos).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    std::cerr << "iosonar scheduler: " << e.what() << "\n(see iosonar scheduler --help)\n";
+    return 2;
+  }
+  if (vm.count("help")) {
+    std::cout << desc << "\n";
+    return 0;
+  }
+  if (mode != "prolog" && mode != "epilog" && mode != "poll" && mode != "replay") {
+    std::cerr << "iosonar scheduler: the mode must be prolog, epilog, poll or replay"
+              << (mode.empty() ? "" : ", not '" + mode + "'") << "\n(see iosonar scheduler --help)\n";
+    return 2;
+  }
+  scheduler::Options o;
+  o.mysql_url = ResolveSetting(mysql_flag, "IOSONAR_MYSQL", "mysql", config);
+  if (!spool.empty()) o.spool_dir = spool;
+  else if (const char* e = std::getenv("IOSONAR_JOBDB_SPOOL"); e && *e) o.spool_dir = e;
+  o.cluster = cluster;
+  o.use_scontrol = !vm.count("no-scontrol");
+  o.sacct = sacct;
+  o.scontrol = scontrol;
+
+  if (mode == "prolog" || mode == "epilog") {
+    std::map<std::string, std::string> env;
+    for (char** e = environ; *e; ++e) {
+      std::string kv = *e;
+      size_t eq = kv.find('=');
+      if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
+    }
+    scheduler::RecordOutcome out;
+    Status st = scheduler::RecordPrologEpilog(o, mode == "epilog", env, &out);
+    if (!out.note.empty()) std::cerr << "iosonar scheduler " << mode << ": note: " << out.note << "\n";
+    if (out.replay.replayed || out.replay.bad)
+      std::cerr << "iosonar scheduler " << mode << ": replayed " << out.replay.replayed << " spooled record(s), "
+                << out.replay.bad << " bad\n";
+    if (!st.ok()) {
+      std::cerr << "iosonar scheduler " << mode << ": job not recorded: " << st.ToString() << "\n";
+      return vm.count("strict") ? 1 : 0;
+    }
+    if (out.spooled) std::cerr << "iosonar scheduler " << mode << ": spooled to " << out.spool_path << "\n";
+    return 0;
+  }
+  if (o.mysql_url.empty()) {
+    std::cerr << "iosonar scheduler " << mode << ": no MySQL URL (--mysql or $IOSONAR_MYSQL)\n";
+    return 2;
+  }
+  if (mode == "replay") {
+    auto db = JobDb::Open(o.mysql_url);
+    if (!db.ok()) {
+      std::cerr << "iosonar scheduler replay: " << db.status().ToString() << "\n";
+      return 1;
+    }
+    ReplayStats rs;
+    Status st = ReplaySpool(o.spool_dir, *db.value(), &rs);
+    std::cout << "replayed " << rs.replayed << ", bad " << rs.bad << " (moved to " << o.spool_dir << "/bad)\n";
+    if (!st.ok()) {
+      std::cerr << "iosonar scheduler replay: " << st.ToString() << "\n";
+      return 1;
+    }
+    return 0;
+  }
+  std::optional<int64_t> since_ns;
+  if (!since.empty()) {
+    since_ns = ParseIso8601(since);
+    if (!since_ns) {
+      std::cerr << "iosonar scheduler poll: --since '" << since << "' is not an ISO 8601 time\n";
+      return 2;
+    }
+  }
+  scheduler::PollStats ps;
+  Status st = scheduler::PollSacct(o, since_ns, &ps);
+  for (const auto& b : ps.bad) std::cerr << "iosonar scheduler poll: skipped " << b << "\n";
+  std::cout << "polled " << FormatIsoMillis(ps.from_ns) << " .. " << FormatIsoMillis(ps.to_ns) << ": " << ps.lines
+            << " line(s), " << ps.records << " record(s), " << ps.written << " written, " << ps.bad.size()
+            << " skipped\n";
+  if (!st.ok()) {
+    std::cerr << "iosonar scheduler poll: " << st.ToString() << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace iosonar::cli

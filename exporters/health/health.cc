@@ -1,0 +1,171 @@
+// `iosonar health`: lfs df and lctl dl -t, run live or read from saved files,
+// into iosonar.health records (see health.h for the rules).
+#include "health.h"
+
+#include <cstdint>
+#include <memory>
+
+#include "exporters/common/exporter.h"
+
+namespace iosonar::exporters {
+
+namespace {
+
+using health::DfSnapshot;
+using health::DlSnapshot;
+
+constexpr OptionSpec kOptions[] = {
+    {"lfs-df", "FILE", nullptr,
+     "read saved `lfs df` output (or `lfs df -i`, or the cron format with BEGIN <epoch> lines; .gz is read "
+     "through zlib) instead of running `lfs df`"},
+    {"lctl-dl-t", "FILE", nullptr, "read saved `lctl dl -t` output instead of running `lctl dl -t`"},
+    {"timeout", "SECONDS", "30", "kill a command that has not finished after this long (lfs df hangs while a server is down)"},
+    {"no-lfs-df", nullptr, nullptr, "skip the fullness source"},
+    {"no-lctl-dl-t", nullptr, nullptr, "skip the failover source"},
+};
+
+int64_t Ns(int64_t epoch) { return epoch > 0 ? epoch * 1000000000 : 0; }
+
+// Hands a parser's warnings to the context: every warning counts, the first
+// ones keep their text.
+void ReportWarnings(Context& ctx, const std::string& source, const std::string& where, const health::Warnings& w) {
+  for (const auto& t : w.texts) ctx.Warn(source, where + ": " + t);
+  for (uint64_t i = w.texts.size(); i < w.count; ++i) ctx.Warn(source, where + ": further malformed lines (text not kept)");
+}
+
+class HealthExporter : public Exporter {
+ public:
+  HealthExporter(const Options& o, int timeout_ms)
+      : df_file_(o.Get("lfs-df")),
+        dl_file_(o.Get("lctl-dl-t")),
+        df_on_(!o.Flag("no-lfs-df")),
+        dl_on_(!o.Flag("no-lctl-dl-t")),
+        timeout_ms_(timeout_ms) {}
+
+  void Collect(Context& ctx) override {
+    if (df_on_) CollectDf(ctx);
+    if (dl_on_) CollectDl(ctx);
+  }
+
+ private:
+  // The source's text, from the file or the command; false after reporting the failure.
+  bool Read(SourceTimer& t, const std::string& file, const std::vector<std::string>& argv, std::string* text) {
+    std::string err;
+    bool ok = file.empty() ? health::RunCommand(argv, text, &err, timeout_ms_) : health::ReadSource(file, text, &err);
+    if (!ok) t.Fail(err);
+    return ok;
+  }
+
+  void CollectDf(Context& ctx) {
+    const std::string source = "lfs_df";
+    SourceTimer t(ctx, source);
+    std::string text;
+    if (!Read(t, df_file_, {"lfs", "df"}, &text)) return;
+    health::LfsDf df = health::ParseLfsDf(text);
+    ReportWarnings(ctx, source, df_file_.empty() ? "lfs df" : df_file_, df.warnings);
+    size_t targets = 0;
+    for (const DfSnapshot& snap : df.snapshots) {
+      const int64_t ts = Ns(snap.epoch);
+      for (const auto& x : snap.targets) {
+        ++targets;
+        Record& r = ctx.Begin("iosonar.health", ts);
+        r.Str("health.record", "target").Str("lustre.fs", x.fs).Str("lustre.target", x.target);
+        r.Str("health.target_kind", x.kind).Str("health.mount", x.mount).Bool("health.active", x.active);
+        if (x.index >= 0) r.Int("health.target_index", x.index);
+        if (x.inodes) r.Bool("health.inodes", true);
+        if (!x.active) continue;
+        Sizes(r, x.inodes, x.total, x.used, x.avail);
+        r.Num("health.used_pct", x.used_pct());
+      }
+      for (const auto& f : health::SummarizeFullness(snap)) {
+        Record& r = ctx.Begin("iosonar.health", ts);
+        r.Str("health.record", "fs").Str("lustre.fs", f.fs).Str("health.mount", f.mount);
+        if (f.inodes) r.Bool("health.inodes", true);
+        r.Int("health.ost_count", f.ost_count).Int("health.mdt_count", f.mdt_count);
+        r.Int("health.inactive_count", f.inactive_count);
+        if (f.ost_count == 0) continue;
+        Sizes(r, f.inodes, f.total, f.used, f.avail);
+        r.Num("health.used_pct", f.avg_pct).Num("health.used_pct_min", f.min_pct).Num("health.used_pct_max", f.max_pct);
+        r.Str("health.target_min", f.min_target).Str("health.target_max", f.max_target);
+      }
+    }
+    if (targets == 0) t.Fail("no OST or MDT lines in " + (df_file_.empty() ? std::string("lfs df output") : df_file_));
+  }
+
+  void CollectDl(Context& ctx) {
+    const std::string source = "lctl_dl_t";
+    SourceTimer t(ctx, source);
+    std::string text;
+    if (!Read(t, dl_file_, {"lctl", "dl", "-t"}, &text)) return;
+    health::LctlDl dl = health::ParseLctlDlT(text);
+    ReportWarnings(ctx, source, dl_file_.empty() ? "lctl dl -t" : dl_file_, dl.warnings);
+    size_t fss = 0;
+    for (const DlSnapshot& snap : dl.snapshots) {
+      const int64_t ts = Ns(snap.epoch);
+      for (const auto& f : health::GetFailovers(snap)) {
+        ++fss;
+        Record& r = ctx.Begin("iosonar.health", ts);
+        r.Str("health.record", "failover").Str("lustre.fs", f.fs).Int("health.ost_count", f.ost_count);
+        r.Int("health.oss_count", static_cast<int64_t>(f.oss.size())).Int("health.ost_per_oss_mode", f.mode);
+        r.Int("health.overloaded_oss_count", f.overloaded_oss()).Int("health.overloaded_ost_count", f.overloaded_ost());
+        r.Int("health.not_up_count", f.not_up);
+        for (const auto& o : f.oss) {
+          Record& q = ctx.Begin("iosonar.health", ts);
+          q.Str("health.record", "oss").Str("lustre.fs", f.fs).Str("health.oss", o.ip);
+          q.Int("health.ost_count", o.ost_count()).Int("health.ost_per_oss_mode", f.mode);
+          q.Bool("health.abnormal", o.abnormal).Bool("health.overloaded", o.overloaded);
+          q.Num("health.overload_factor", o.overload_factor);
+          std::string list;
+          for (const auto& tg : o.targets) {
+            if (!list.empty()) list += ',';
+            list += tg.substr(tg.rfind('-') + 1);
+          }
+          q.Str("health.targets", list);
+        }
+      }
+    }
+    if (fss == 0) t.Fail("no osc devices in " + (dl_file_.empty() ? std::string("lctl dl -t output") : dl_file_));
+  }
+
+  static void Sizes(Record& r, bool inodes, int64_t total, int64_t used, int64_t avail) {
+    if (inodes) {
+      r.Int("health.inodes_total", total).Int("health.inodes_used", used).Int("health.inodes_free", avail);
+      return;
+    }
+    constexpr int64_t kMaxKib = INT64_MAX / 1024;  // beyond this a byte count does not fit a long
+    auto b = [](int64_t kib) { return kib > kMaxKib ? INT64_MAX : kib * 1024; };
+    r.Int("health.bytes_total", b(total)).Int("health.bytes_used", b(used)).Int("health.bytes_avail", b(avail));
+  }
+
+  std::string df_file_, dl_file_;
+  bool df_on_, dl_on_;
+  int timeout_ms_;
+};
+
+Result<std::unique_ptr<Exporter>> Create(const Options& o) {
+  if (o.Flag("no-lfs-df") && o.Flag("no-lctl-dl-t")) return Status::Invalid("nothing to do: both sources are switched off");
+  auto t = o.Double("timeout");
+  if (!t.ok()) return t.status();
+  if (*t <= 0 || *t > 86400) return Status::Invalid("--timeout must be between 0 and 86400 seconds");
+  return std::unique_ptr<Exporter>(new HealthExporter(o, static_cast<int>(*t * 1000)));
+}
+
+}  // namespace
+
+extern const Descriptor kHealthExporter;
+const Descriptor kHealthExporter = {
+    "health",
+    "Lustre health from a client: OST/MDT fullness (lfs df) and OSS failover/overload (lctl dl -t)",
+    "Every interval runs `lfs df` and `lctl dl -t` (or reads their saved output: --lfs-df, --lctl-dl-t) and emits\n"
+    "iosonar.health records: one per OST/MDT (capacity, used, available, fullness), one per file system\n"
+    "(OST count, least/most full OST, average fullness = used/capacity over all OSTs), one per OSS (OSTs served)\n"
+    "and one per file system's failover state: an OSS serving more OSTs than the file system's mode is\n"
+    "overloaded (TOKIO's rule), with overload factor = served / mode. Saved files in NERSC's cron format\n"
+    "(BEGIN <epoch> before each snapshot) give one set of records per snapshot, stamped with its epoch.",
+    kOptions,
+    60.0,
+    &Create,
+    nullptr,
+};
+
+}  // namespace iosonar::exporters

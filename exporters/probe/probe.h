@@ -1,0 +1,110 @@
+// The I/O latency probe (Kunkel & Betke, "Tracking user-perceived I/O
+// slowdown via probing", §3.1): one process that, once per interval, times
+// six small operations one after another on the file system under DIR —
+//   write       1 MiB at a random 1 MiB-aligned offset of a large pre-created file
+//   read        1 MiB at another random aligned offset of that file
+//   stat        the oldest file of a pool of small (3901-byte) files
+//   small_read  open + read + close of that oldest file
+//   delete      unlink of that oldest file
+//   create      open(O_CREAT|O_EXCL) + write 3901 bytes + close of a new newest file
+// so the pool keeps its size. Probes never overlap (the caller runs them one
+// after another) and memory is bounded: one 1 MiB aligned buffer, reused.
+//
+// Layout under DIR (made by Precreate):
+//   iosonar-probe.dat           the large file
+//   iosonar-probe-pool/NNN...   the pool, 20-digit sequence numbers: the
+//                               oldest file is the smallest number, so the
+//                               pool's state survives restarts without a
+//                               state file.
+// Not thread-safe: one Prober per thread.
+#pragma once
+#include <sys/types.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "iosonar/status.h"
+
+namespace iosonar::probe {
+
+inline constexpr int64_t kBlock = int64_t{1} << 20;  // data op size and alignment
+inline constexpr int64_t kSmallFile = 3901;           // IO-500 MDHard / MDWorkbench file size
+
+struct Config {
+  std::string dir;
+  int64_t file_size = int64_t{1} << 30;  // large file (precreate); a multiple of kBlock
+  int64_t pool_size = 1000;              // small files (precreate)
+  bool direct = false;                   // O_DIRECT for the data ops
+  uint64_t seed = 0;                     // 0: DeriveSeed(host, pid, start time)
+};
+
+std::string DataPath(std::string_view dir);
+std::string PoolDir(std::string_view dir);
+std::string PoolName(int64_t seq);             // "00000000000000000042"
+int64_t ParsePoolName(std::string_view name);  // the sequence number, -1 if not a pool name
+
+// A 63-bit seed from host name, pid and start time (FNV-1a, then mixed).
+uint64_t DeriveSeed(std::string_view host, int64_t pid, int64_t start_ns);
+
+// Creates DIR, the large file (written with data, not sparse: reads of holes
+// never reach the disks) and tops the pool up to pool_size files. Idempotent:
+// an existing large file of at least file_size bytes and existing pool files
+// are kept. *report says what was done.
+Status Precreate(const Config& cfg, std::string* report);
+
+struct OpResult {
+  const char* op = "";
+  int64_t start_ns = 0;     // wall clock at the op's start
+  int64_t latency_ns = 0;   // monotonic
+  int64_t bytes = 0;        // transferred
+  int err = 0;              // errno, 0 = ok
+  int64_t offset = -1;      // data ops
+  int64_t seq = -1;         // pool ops: the file's sequence number
+};
+
+class Prober {
+ public:
+  // Opens DIR's large file and scans its pool. Fails with a clear message if
+  // precreate was not run, or if --direct was asked and the file system
+  // refuses O_DIRECT (tmpfs does).
+  static Result<std::unique_ptr<Prober>> Open(const Config& cfg, std::string_view host);
+  ~Prober();
+  Prober(const Prober&) = delete;
+  Prober& operator=(const Prober&) = delete;
+
+  // The six ops, one after another; results replace *out's contents.
+  void ProbeOnce(std::vector<OpResult>* out);
+
+  uint64_t seed() const { return seed_; }
+  int64_t file_size() const { return file_size_; }
+  int64_t pool_oldest() const { return lo_; }  // sequence numbers in use: [lo, hi)
+  int64_t pool_next() const { return hi_; }
+
+ private:
+  Prober() = default;
+  uint64_t Next();  // splitmix64
+  int64_t RandomOffset();
+
+  Config cfg_;
+  int fd_ = -1;
+  int pool_fd_ = -1;  // the pool directory, for *at() calls
+  char* buf_ = nullptr;  // kBlock bytes, 4096-aligned
+  uint64_t seed_ = 0, state_ = 0;
+  int64_t file_size_ = 0;
+  int64_t lo_ = 0, hi_ = 0;
+};
+
+// Where a path lives: the longest mount point of /proc/self/mountinfo that
+// contains it (pure: takes the file's text).
+struct MountInfo {
+  std::string mount_point;  // "" if none matched
+  std::string fs_type;      // "lustre", "ext4", "tmpfs", ...
+  std::string source;       // "10.100.101.3@o2ib2:/snx11035"
+  std::string lustre_fs;    // "snx11035" for lustre mounts, else ""
+};
+MountInfo FindMount(std::string_view mountinfo_text, std::string_view abs_path);
+
+}  // namespace iosonar::probe
