@@ -183,19 +183,25 @@ size_t CountOf(const std::string& s, const std::string& n) {
 
 struct Result {
   std::vector<double> ms;
-  double cpu_ms_per_sample = 0, maxrss_mib = 0;
+  double cpu_ms_per_sample = 0, maxrss_mib = 0, anon_mib = 0;
   double records_per_sample = 0;
 };
 
 // Peak RSS of the child so far (VmHWM of its own address space). wait4's
 // ru_maxrss is not used: posix_spawn's vfork makes it include this
 // process's RSS at the exec.
+// RssAnon: the part that is the process's own (heap, buffers), not the
+// binary's and shared libraries' file pages.
+double g_anon_peak = 0;
 double VmHwmMib(pid_t pid) {
   std::ifstream f("/proc/" + std::to_string(pid) + "/status");
   std::string line;
-  while (std::getline(f, line))
-    if (line.rfind("VmHWM:", 0) == 0) return std::strtod(line.c_str() + 6, nullptr) / 1024.0;
-  return 0;
+  double hwm = 0;
+  while (std::getline(f, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) hwm = std::strtod(line.c_str() + 6, nullptr) / 1024.0;
+    if (line.rfind("RssAnon:", 0) == 0) g_anon_peak = std::max(g_anon_peak, std::strtod(line.c_str() + 8, nullptr) / 1024.0);
+  }
+  return hwm;
 }
 
 Result RunOnce(Fixture& fx, int samples, double interval, int percent, int every) {
@@ -217,6 +223,7 @@ Result RunOnce(Fixture& fx, int samples, double interval, int percent, int every
   // After each sample (seen in the output) advance the counters, well
   // before the next tick.
   double hwm = 0;
+  g_anon_peak = 0;
   for (int k = 1; k < samples; ++k) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
     while (CountOf(Slurp(out), "\"sampler.source\":\"*\"") < static_cast<size_t>(k)) {
@@ -249,6 +256,7 @@ Result RunOnce(Fixture& fx, int samples, double interval, int percent, int every
   r.cpu_ms_per_sample = (static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
                          static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3) / samples;
   r.maxrss_mib = hwm;
+  r.anon_mib = g_anon_peak;
   r.records_per_sample = static_cast<double>(CountOf(text, "\n") ) / samples;
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) std::fprintf(stderr, "bench_lustre: exporter exit status %d\n", status);
   return r;
@@ -296,6 +304,30 @@ InProc RunInProcess(Fixture& fx, int samples, int percent, int every) {
   struct mallinfo2 mi = mallinfo2();
   r.heap_mib = static_cast<double>(mi.uordblks + mi.hblkhd) / 1048576.0;
   return r;
+}
+
+// The command on an empty tree: what the binary and its shared libraries
+// take before any Lustre data.
+double IdleRssMib(const std::string& root) {
+  const std::string empty = root + "/empty";
+  MkdirP(empty + "/proc/fs/lustre");
+  const std::string bin = std::string(IOSONAR_BINARY_DIR) + "/iosonar";
+  std::vector<std::string> args = {bin, "lustre", "--proc-root", empty, "--interval", "0.2", "--count", "4", "--output", "/dev/null", "--quiet"};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid;
+  if (posix_spawn(&pid, bin.c_str(), nullptr, nullptr, argv.data(), environ) != 0) return 0;
+  double hwm = 0;
+  for (int i = 0; i < 4000; ++i) {
+    double h = VmHwmMib(pid);
+    if (h == 0 && i > 10) break;
+    hwm = std::max(hwm, h);
+    std::this_thread::sleep_for(std::chrono::microseconds(500));
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return hwm;
 }
 
 double Pct(std::vector<double> v, double q) {
@@ -364,16 +396,19 @@ int main(int argc, char** argv) {
   double load[3] = {0, 0, 0};
   if (getloadavg(load, 3) < 0) load[0] = -1;
   std::printf("\nload average now %.2f on %ld CPUs: wall times include waiting for a CPU\n", load[0], sysconf(_SC_NPROCESSORS_ONLN));
+  g_anon_peak = 0;
+  const double idle = IdleRssMib(fx.root);
+  std::printf("\nthe command on an empty tree (binary and shared libraries only): RSS %.1f MiB, anon %.1f MiB\n", idle, g_anon_peak);
   std::printf("\nthe real command (iosonar lustre --interval %.1f as a child; wall time from its own self-report, "
               "CPU from wait4, peak RSS = the child's VmHWM):\n", interval);
-  std::printf("%-40s %9s %9s %9s %12s %10s %12s\n", "scenario", "median ms", "p90 ms", "max ms", "cpu ms/smpl", "RSS MiB",
-              "records/smpl");
+  std::printf("%-40s %9s %9s %9s %12s %10s %10s %12s\n", "scenario", "median ms", "p90 ms", "max ms", "cpu ms/smpl", "RSS MiB",
+              "anon MiB", "records/smpl");
   for (auto [percent, every] : kScenarios) {
     Result r = RunOnce(fx, samples, interval, percent, every);
     std::vector<double> steady(r.ms.begin() + (r.ms.size() > 1 ? 1 : 0), r.ms.end());  // sample 0 is the baseline
     const std::string name = Name(percent, every);
-    std::printf("%-40s %9.2f %9.2f %9.2f %12.2f %10.1f %12.0f\n", name.c_str(), Pct(steady, 0.5), Pct(steady, 0.9),
-                Pct(steady, 1.0), r.cpu_ms_per_sample, r.maxrss_mib, r.records_per_sample);
+    std::printf("%-40s %9.2f %9.2f %9.2f %12.2f %10.1f %10.1f %12.0f\n", name.c_str(), Pct(steady, 0.5), Pct(steady, 0.9),
+                Pct(steady, 1.0), r.cpu_ms_per_sample, r.maxrss_mib, r.anon_mib, r.records_per_sample);
     std::printf("  vs targets: CPU %.1f ms per sample / 20 ms = %.2fx, wall median %.1f ms / 20 ms = %.2fx, RSS %.1f / 10 MiB = "
                 "%.2fx\n",
                 r.cpu_ms_per_sample, r.cpu_ms_per_sample / 20.0, Pct(steady, 0.5), Pct(steady, 0.5) / 20.0, r.maxrss_mib,
