@@ -32,6 +32,8 @@ constexpr Subcommand kCommands[] = {
     {"hostlist", iosonar::cli::CmdHostlist, "expand or compress a Slurm host list"},
     // issue 6 part B: simulator, cross-layer view, second-pass compression
     {"simulate", iosonar::cli::CmdSimulate, "simulate a cluster's multi-layer records (deterministic for a seed)"},
+    {"xlayer", iosonar::cli::CmdXlayer, "cross-layer view of a job: clients, forwarding nodes, OSTs, MDTs, coverage"},
+    {"compress2", iosonar::cli::CmdCompress2, "second-pass inter-node compression of a job's trace (ratio, round trip)"},
 };
 
 void Usage(FILE* f) {
