@@ -218,11 +218,75 @@ Result<View> Analyze(Store& store, const std::string& job_id, const Maps& maps, 
     uint8_t kind;  // 0 read, 1 write, 2 meta, 3 other
     int64_t bytes, count;
   };
-  // Without a window from the maps the buckets are only known after the scan,
-  // so runs are kept compactly (40 bytes) and bucketed afterwards.
-  std::vector<Run> runs;
   std::vector<std::string> hosts, files;
   std::unordered_map<std::string, uint32_t> host_ix, file_ix;
+  std::vector<int> host_fwd;           // forwarding node index per host, -1: unmapped
+  std::vector<double> file_bytes;      // per file: job bytes (for the estimated OST split)
+  std::map<std::string, int> fwd_ix;
+  std::vector<double> fwd_job_bytes;
+  size_t nb = 0;
+  auto setup_window = [&] {
+    trange.start_ns = v.start_ns;
+    trange.end_ns = v.end_ns;
+    nb = static_cast<size_t>((v.end_ns - v.start_ns + B - 1) / B);
+    for (Series* s : {&v.client, &v.fwd, &v.ost, &v.mdt}) {
+      s->start_ns = v.start_ns;
+      s->bucket_ns = B;
+      s->Resize(nb);
+    }
+  };
+  auto setup_fwd = [&](const std::vector<std::string>& node_list) {
+    for (const auto& n : node_list) {
+      auto it = maps.node_fwd.find(n);
+      if (it == maps.node_fwd.end()) {
+        ++v.unmapped_nodes;
+        continue;
+      }
+      fwd_ix.try_emplace(it->second, 0);
+    }
+    int k = 0;
+    for (auto& [name, ix] : fwd_ix) {
+      ix = k++;
+      v.fwd_nodes.push_back(name);
+    }
+    fwd_job_bytes.assign(v.fwd_nodes.size(), 0.0);
+    v.nodes = node_list;
+    std::sort(v.nodes.begin(), v.nodes.end());
+  };
+  auto fwd_of_host = [&](const std::string& h) {
+    auto it = maps.node_fwd.find(h);
+    if (it == maps.node_fwd.end()) return -1;
+    auto f = fwd_ix.find(it->second);
+    return f == fwd_ix.end() ? -1 : f->second;
+  };
+  auto bucket = [&](int64_t t) -> size_t {
+    if (t < v.start_ns) return 0;
+    size_t b = static_cast<size_t>((t - v.start_ns) / B);
+    return b < nb ? b : nb - 1;
+  };
+  auto consume = [&](const Run& r) {
+    const size_t b = bucket(r.start);
+    v.trace_records++;
+    if (r.kind <= 1) {
+      (r.kind == 0 ? v.client.read_bytes : v.client.write_bytes)[b] += static_cast<double>(r.bytes);
+      v.client.data_ops[b] += static_cast<double>(r.count);
+      (r.kind == 0 ? v.job_read_bytes : v.job_write_bytes) += r.bytes;
+      if (host_fwd[r.host] >= 0) fwd_job_bytes[static_cast<size_t>(host_fwd[r.host])] += static_cast<double>(r.bytes);
+      file_bytes[r.file] += static_cast<double>(r.bytes);
+    } else if (r.kind == 2) {
+      v.client.meta_ops[b] += static_cast<double>(r.count);
+      v.job_meta_ops += r.count;
+    }
+  };
+  // With the window and nodes known (maps / job database) runs are counted as
+  // they stream by; otherwise they are kept compactly (40 bytes) until the
+  // window is known.
+  const bool streaming = have_window && !jit->second.nodes.empty();
+  if (streaming) {
+    setup_window();
+    setup_fwd(jit->second.nodes);
+  }
+  std::vector<Run> runs;
   std::string last_host, last_file;
   uint32_t last_host_i = 0, last_file_i = 0;
   int64_t tmin = INT64_MAX, tmax = INT64_MIN;
@@ -236,7 +300,10 @@ Result<View> Analyze(Store& store, const std::string& job_id, const Maps& maps, 
     if (hosts.empty() || h != last_host) {
       last_host.assign(h);
       auto [it, fresh] = host_ix.try_emplace(last_host, static_cast<uint32_t>(hosts.size()));
-      if (fresh) hosts.push_back(last_host);
+      if (fresh) {
+        hosts.push_back(last_host);
+        host_fwd.push_back(streaming ? fwd_of_host(last_host) : -1);
+      }
       last_host_i = it->second;
     }
     r.host = last_host_i;
@@ -244,7 +311,10 @@ Result<View> Analyze(Store& store, const std::string& job_id, const Maps& maps, 
     if (files.empty() || f != last_file) {
       last_file.assign(f);
       auto [it, fresh] = file_ix.try_emplace(last_file, static_cast<uint32_t>(files.size()));
-      if (fresh) files.push_back(last_file);
+      if (fresh) {
+        files.push_back(last_file);
+        file_bytes.push_back(0);
+      }
       last_file_i = it->second;
     }
     r.file = last_file_i;
@@ -260,78 +330,29 @@ Result<View> Analyze(Store& store, const std::string& job_id, const Maps& maps, 
       if (op == "open") v.job_opens += r.count;
       else if (op == "stat") v.job_stats += r.count;
     }
-    runs.push_back(r);
+    if (streaming) consume(r);
+    else runs.push_back(r);
     return true;
   });
   if (!st.ok()) return st;
-  if (runs.empty() && !have_window) return Status::NotFound("job " + job_id + " has no iosonar.trace records and no window in the maps");
-  if (!have_window) {
-    v.start_ns = tmin - ((tmin % B) + B) % B;
-    v.end_ns = tmax - ((tmax % B) + B) % B + B;
-    v.window_source = "trace";
-  }
-  trange.start_ns = v.start_ns;
-  trange.end_ns = v.end_ns;
-  const size_t nb = static_cast<size_t>((v.end_ns - v.start_ns + B - 1) / B);
-  for (Series* s : {&v.client, &v.fwd, &v.ost, &v.mdt}) {
-    s->start_ns = v.start_ns;
-    s->bucket_ns = B;
-    s->Resize(nb);
-  }
-  auto bucket = [&](int64_t t) -> size_t {
-    if (t < v.start_ns) return 0;
-    size_t b = static_cast<size_t>((t - v.start_ns) / B);
-    return b < nb ? b : nb - 1;
-  };
-
-  // Node -> forwarding node.
-  std::vector<int> host_fwd(hosts.size(), -1);
-  std::map<std::string, int> fwd_ix;
-  std::vector<std::string> node_list = hosts;
-  if (have_window && !jit->second.nodes.empty()) node_list = jit->second.nodes;
-  for (const auto& n : node_list) {
-    auto it = maps.node_fwd.find(n);
-    if (it == maps.node_fwd.end()) {
-      ++v.unmapped_nodes;
-      continue;
+  if (v.trace_records == 0 && runs.empty() && !have_window)
+    return Status::NotFound("job " + job_id + " has no iosonar.trace records and no window in the maps");
+  if (!streaming) {
+    if (!have_window) {
+      v.start_ns = tmin - ((tmin % B) + B) % B;
+      v.end_ns = tmax - ((tmax % B) + B) % B + B;
+      v.window_source = "trace";
     }
-    fwd_ix.try_emplace(it->second, 0);
-  }
-  {
-    int k = 0;
-    for (auto& [name, ix] : fwd_ix) {
-      ix = k++;
-      v.fwd_nodes.push_back(name);
-    }
-  }
-  for (size_t h = 0; h < hosts.size(); ++h) {
-    auto it = maps.node_fwd.find(hosts[h]);
-    if (it != maps.node_fwd.end()) host_fwd[h] = fwd_ix[it->second];
-  }
-  std::vector<double> fwd_job_bytes(v.fwd_nodes.size(), 0.0);
-  // Per file: job bytes (for the estimated OST split).
-  std::vector<double> file_bytes(files.size(), 0.0);
-  for (const Run& r : runs) {
-    const size_t b = bucket(r.start);
-    v.trace_records++;
-    if (r.kind <= 1) {
-      (r.kind == 0 ? v.client.read_bytes : v.client.write_bytes)[b] += static_cast<double>(r.bytes);
-      v.client.data_ops[b] += static_cast<double>(r.count);
-      (r.kind == 0 ? v.job_read_bytes : v.job_write_bytes) += r.bytes;
-      if (host_fwd[r.host] >= 0) fwd_job_bytes[static_cast<size_t>(host_fwd[r.host])] += static_cast<double>(r.bytes);
-      file_bytes[r.file] += static_cast<double>(r.bytes);
-    } else if (r.kind == 2) {
-      v.client.meta_ops[b] += static_cast<double>(r.count);
-      v.job_meta_ops += r.count;
-    }
+    setup_window();
+    setup_fwd(hosts);
+    for (size_t h = 0; h < hosts.size(); ++h) host_fwd[h] = fwd_of_host(hosts[h]);
+    for (const Run& r : runs) consume(r);
+    runs.clear();
+    runs.shrink_to_fit();
   }
   v.job_bytes = v.job_read_bytes + v.job_write_bytes;
-  v.nodes = node_list;
-  std::sort(v.nodes.begin(), v.nodes.end());
   v.files = files;
   std::sort(v.files.begin(), v.files.end());
-  runs.clear();
-  runs.shrink_to_fit();
 
   // ---- forwarding layer: llite of the job's forwarding nodes, osc per OST ----
   std::vector<double> fwd_total(v.fwd_nodes.size(), 0.0), fwd_ops(v.fwd_nodes.size(), 0.0);
@@ -429,6 +450,7 @@ Result<View> Analyze(Store& store, const std::string& job_id, const Maps& maps, 
 
   // ---- OST layer: iosonar.oss of the job's OSTs; file-system totals ----
   std::map<int, std::pair<double, double>> ost_total;  // bytes, ops
+  std::map<int, std::string> ost_names;                 // as the OSS records spell them
   {
     ScanQuery o;
     o.dataset = "iosonar.oss";
@@ -445,6 +467,7 @@ Result<View> Analyze(Store& store, const std::string& job_id, const Maps& maps, 
       v.ost.read_bytes[b] += num(2);
       v.ost.write_bytes[b] += num(3);
       v.ost.data_ops[b] += num(4) + num(5);
+      if (!ost_names.count(idx)) ost_names.emplace(idx, std::string(t));
       auto& p = ost_total[idx];
       p.first += num(2) + num(3);
       p.second += num(4) + num(5);
@@ -466,7 +489,7 @@ Result<View> Analyze(Store& store, const std::string& job_id, const Maps& maps, 
     ServerShare s;
     char name[32];
     std::snprintf(name, sizeof name, "%s-OST%04x", maps.fs.empty() ? "*" : maps.fs.c_str(), static_cast<unsigned>(o));
-    s.server = name;
+    s.server = ost_names.count(o) ? ost_names[o] : name;
     if (have_jobstats) {
       s.job_bytes = job_ost_bytes.count(o) ? job_ost_bytes[o] : 0;
       s.job_ops = job_ost_ops.count(o) ? job_ost_ops[o] : 0;
@@ -488,6 +511,7 @@ Result<View> Analyze(Store& store, const std::string& job_id, const Maps& maps, 
   // ---- MDT layer ----
   {
     std::map<int, double> mdt_ops;
+    std::map<int, std::string> mdt_names;
     ScanQuery m;
     m.dataset = "iosonar.mds";
     m.range = trange;
@@ -502,7 +526,10 @@ Result<View> Analyze(Store& store, const std::string& job_id, const Maps& maps, 
       v.fs_opens += num(2);
       v.fs_stats += num(3);
       const int d = MdtIndexOf(t);
-      if (d >= 0) mdt_ops[d] += num(4);
+      if (d >= 0) {
+        mdt_ops[d] += num(4);
+        if (!mdt_names.count(d)) mdt_names.emplace(d, std::string(t));
+      }
       return true;
     });
     if (!st.ok() && st.code() != Code::kNotFound) return st;
@@ -511,7 +538,7 @@ Result<View> Analyze(Store& store, const std::string& job_id, const Maps& maps, 
       ServerShare s;
       char name[32];
       std::snprintf(name, sizeof name, "%s-MDT%04x", maps.fs.empty() ? "*" : maps.fs.c_str(), static_cast<unsigned>(d));
-      s.server = name;
+      s.server = mdt_names.count(d) ? mdt_names[d] : name;
       s.job_ops = job_mdt_ops[d];
       s.total_ops = ops;
       s.share = ops > 0 ? s.job_ops / ops : 0;
