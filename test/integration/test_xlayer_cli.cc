@@ -120,3 +120,23 @@ TEST_CASE("xlayer CLI: jobs, maps and layouts through a real MariaDB job databas
   CHECK(v["unmapped_nodes"].GetInt() == 0);
   CheckAgainstTruth(v, TruthOf(truth, job), 4);
 }
+
+TEST_CASE("xlayer CLI: the view and the compression report are cached in a real redis-server", "[xlayer][redis]") {
+  if (!test::HaveProgram("redis-server")) {
+    WARN("redis-server is not installed: skipping");
+    return;
+  }
+  test::RedisServer redis;
+  test::TempDir dir;
+  const std::string bin = test::IosonarBin();
+  REQUIRE(test::Run({bin, "simulate", "--store", dir / "store", "--nodes", "16", "--fwd", "2", "--osts", "4",
+                     "--duration", "6", "--maps", dir / "maps.json"})
+              .exit_code == 0);
+  auto a = test::Run({bin, "xlayer", "1000", "--store", dir / "store", "--maps", dir / "maps.json", "--format", "json",
+                      "--redis", redis.url()});
+  REQUIRE(a.exit_code == 0);
+  CHECK(redis.Command({"GET", "iosonar:job:1000:xlayer"}) == a.out);  // the JSON as printed, newline included
+  auto c = test::Run({bin, "compress2", "1000", "--store", dir / "store", "--redis", redis.url()});
+  REQUIRE(c.exit_code == 0);
+  CHECK(redis.Command({"GET", "iosonar:job:1000:compress2"}) == c.out);
+}
