@@ -402,6 +402,7 @@ Result<View> Analyze(Store& store, const std::string& job_id, const Maps& maps, 
 
   // ---- forwarding layer: llite of the job's forwarding nodes, osc per OST ----
   std::vector<double> fwd_total(v.fwd_nodes.size(), 0.0), fwd_ops(v.fwd_nodes.size(), 0.0);
+  std::vector<std::pair<double, double>> fwd_inflight(v.fwd_nodes.size());  // rpcs, rpcs * in-flight
   std::map<int, std::pair<double, double>> osc_inflight;  // OST -> (rpcs, rpcs * in-flight)
   if (!v.fwd_nodes.empty()) {
     ScanQuery c;
@@ -429,8 +430,11 @@ Result<View> Analyze(Store& store, const std::string& job_id, const Maps& maps, 
         const int o = OstIndexOf(row.Str(8));
         if (o < 0) return true;
         auto& p = osc_inflight[o];
-        p.first += num(9) + num(10);
-        p.second += num(9) * dbl(11) + num(10) * dbl(12);
+        const double rpcs = num(9) + num(10), weighted = num(9) * dbl(11) + num(10) * dbl(12);
+        p.first += rpcs;
+        p.second += weighted;
+        fwd_inflight[f].first += rpcs;
+        fwd_inflight[f].second += weighted;
       }
       return true;
     });
@@ -443,6 +447,7 @@ Result<View> Analyze(Store& store, const std::string& job_id, const Maps& maps, 
     s.total_bytes = fwd_total[f];
     s.total_ops = fwd_ops[f];
     s.share = s.total_bytes > 0 ? s.job_bytes / s.total_bytes : 0;
+    if (fwd_inflight[f].first > 0) s.in_flight_mean = fwd_inflight[f].second / fwd_inflight[f].first;
     v.fwd_shares.push_back(s);
   }
 

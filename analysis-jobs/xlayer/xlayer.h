@@ -86,7 +86,10 @@ struct ServerShare {
   std::string server;
   double job_bytes = 0, total_bytes = 0, share = 0;
   double job_ops = 0, total_ops = 0;
-  double in_flight_mean = 0;  // osc: mean RPCs in flight the job's forwarding nodes saw to this OST (0: none)
+  // osc records: mean RPCs in flight, weighted by RPCs, that the job's
+  // forwarding nodes saw to this OST / that this forwarding node saw to all
+  // OSTs (0: no osc records). A slow OST or forwarding node queues RPCs.
+  double in_flight_mean = 0;
   bool estimated = false;
 };
 

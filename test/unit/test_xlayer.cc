@@ -230,3 +230,29 @@ TEST_CASE("xlayer: malformed maps JSON is an error naming the place", "[xlayer]"
   REQUIRE_FALSE(bad.ok());
   CHECK(bad.status().message().find("offset") != std::string::npos);
 }
+
+TEST_CASE("xlayer: a slow forwarding node shows in the forwarding layer of the jobs behind it", "[xlayer]") {
+  test::TempDir dir;
+  sim::Config cfg;
+  cfg.seed = 8;
+  cfg.nodes = 32;
+  cfg.fwd = 4;
+  cfg.osts = 8;
+  cfg.duration_s = 10;
+  cfg.faults.slow_fwd = 1;  // nodes 8-15
+  cfg.jobs.push_back(*sim::ParseJobSpec("id=300,mode=N-1,first=4,nodes=8,duration=10,period=1,io=1,bytes=4M"));
+  sim::SimResult res;
+  auto store = SimulateInto(dir.path(), cfg, &res);
+  auto maps = xlayer::MapsFromJson(sim::MapsJson(cfg, res));
+  REQUIRE(maps.ok());
+  auto v = xlayer::Analyze(*store, "300", maps.value());
+  REQUIRE(v.ok());
+  REQUIRE(v->fwd_shares.size() == 2);  // nodes 4-7 behind fwd000, 8-11 behind fwd001
+  CHECK(v->fwd_shares[0].server == "fwd000");
+  CHECK(v->fwd_shares[0].in_flight_mean == Approx(1));
+  CHECK(v->fwd_shares[1].server == "fwd001");
+  CHECK(v->fwd_shares[1].in_flight_mean == Approx(8));
+  CHECK(v->fwd_shares[0].job_bytes == static_cast<double>(res.jobs[0].fwd_bytes.at(0)));
+  CHECK(v->fwd_shares[1].job_bytes == static_cast<double>(res.jobs[0].fwd_bytes.at(1)));
+  CHECK(v->fwd_shares[0].share == Approx(1.0));  // the only job: all the forwarding traffic is its own
+}
