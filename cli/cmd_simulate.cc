@@ -156,6 +156,8 @@ int CmdSimulate(int argc, char** argv) {
       ("slow-ost-factor", po::value(&cfg.faults.slow_ost_factor)->default_value(0.25, "0.25"), "its bandwidth fraction")  //
       ("slow-fwd", po::value(&cfg.faults.slow_fwd)->value_name("I"), "forwarding node whose bandwidth is cut")  //
       ("slow-fwd-factor", po::value(&cfg.faults.slow_fwd_factor)->default_value(0.25, "0.25"), "its bandwidth fraction")  //
+      ("variability", po::value(&cfg.variability)->default_value(0.0, "0"),
+       "share of rank-seconds whose data run differs from its peers' (0-1; real ranks are not in lockstep)")  //
       ("storm", "add a metadata-storm job (id 1999) to the generated jobs")                          //
       ("no-trace", "do not emit iosonar.trace")                                                      //
       ("no-client", "do not emit iosonar.client")                                                    //
@@ -184,6 +186,7 @@ int CmdSimulate(int argc, char** argv) {
   if (!store_dir.empty() && !output.empty()) return usage_error("give --store or --output, not both");
   if (store_dir.empty() && output.empty()) output = "-";
   cfg.seed = static_cast<uint64_t>(seed);
+  if (!(cfg.variability >= 0 && cfg.variability <= 1)) return usage_error("--variability must be in [0, 1]");
   if (scale == "taihulight") {
     cfg.nodes = 40960;
     cfg.fwd = 288;

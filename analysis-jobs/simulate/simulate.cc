@@ -466,7 +466,12 @@ Status Simulate(const Config& cfg, const std::function<Status(std::string_view l
           if (s.mode == Mode::kMeta && !(stt = meta("close", n, true)).ok()) return stt;
         }
         if (io_now) {
-          const int64_t count = std::max<int64_t>(1, s.bytes_per_rank_s / s.request);
+          int64_t count = std::max<int64_t>(1, s.bytes_per_rank_s / s.request);
+          if (cfg.variability > 0) {
+            const uint64_t h = SplitMix(cfg.seed ^ 0x7661 ^ (uint64_t(r) << 24) ^ uint64_t(t) ^ Fnv1a(s.id));
+            if (static_cast<double>(h % 1000000) < cfg.variability * 1e6 && count > 1)
+              count -= 1 + static_cast<int64_t>((h >> 20) % static_cast<uint64_t>(std::max<int64_t>(1, count / 2)));
+          }
           const int64_t bytes = count * s.request;
           int64_t off = 0;
           switch (s.mode) {

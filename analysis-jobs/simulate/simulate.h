@@ -74,6 +74,9 @@ struct Config {
   int64_t stripe_size = 1ll << 20;
   int64_t background_bytes_per_ost_s = 8ll << 20;  // untraced load, uniform in [0, 2x)
   int64_t background_meta_per_mdt_s = 200;
+  // Share of rank-seconds whose data run differs from its peers' (fewer ops,
+  // seeded): real ranks are not in lockstep. 0 = every rank alike.
+  double variability = 0;
   std::vector<JobSpec> jobs;  // empty: Generate()
   Faults faults;
   bool emit_trace = true, emit_client = true, emit_servers = true;

@@ -160,3 +160,18 @@ TEST_CASE("simulate: job specs parse, bad ones are named", "[simulate]") {
   sim::SimResult r;
   CHECK_FALSE(sim::Simulate(cfg, [](std::string_view) { return Status::Ok(); }, &r).ok());
 }
+
+TEST_CASE("simulate: variability makes some ranks differ, and the layers still agree", "[simulate]") {
+  sim::Config cfg = Small(5);
+  cfg.variability = 0.5;
+  auto c = Run(cfg);
+  auto base = Run(Small(5));
+  CHECK(c.lines != base.lines);
+  for (size_t k = 0; k < c.res.jobs.size(); ++k) {
+    const auto& t = c.res.jobs[k];
+    int64_t sum = 0;
+    for (auto& [o, b] : t.ost_bytes) sum += b;
+    CHECK(sum == t.bytes);
+    if (cfg.jobs[k].mode == sim::Mode::kNN) CHECK(t.bytes < base.res.jobs[k].bytes);
+  }
+}
