@@ -54,7 +54,7 @@ std::string S(const ParsedRecord& r, const char* f) {
 
 }  // namespace
 
-TEST_CASE("simulate: same seed, same records; another seed, other records", "[simulate]") {
+TEST_CASE("simulate: same seed, same records, another seed, other records", "[simulate]") {
   auto a = Run(Small(7)), b = Run(Small(7)), c = Run(Small(8));
   REQUIRE(a.lines.size() > 100);
   CHECK(a.lines == b.lines);
