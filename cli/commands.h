@@ -18,6 +18,8 @@ int CmdEsSetup(int argc, char** argv);      // cmd_es.cc
 int CmdDbMigrate(int argc, char** argv);   // cmd_db.cc
 int CmdHostlist(int argc, char** argv);    // cmd_db.cc
 int CmdScheduler(int argc, char** argv);   // cmd_scheduler.cc
+// issue 6 part A: per-job analyses
+int CmdPhases(int argc, char** argv);      // cmd_phases.cc
 
 // Service URL from flag, else environment variable, else config file key
 // ("" if none). Config file: --config FILE, $IOSONAR_CONFIG, else

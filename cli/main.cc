@@ -30,6 +30,8 @@ constexpr Subcommand kCommands[] = {
     {"db-migrate", iosonar::cli::CmdDbMigrate, "create or upgrade the MySQL job database schema"},
     {"scheduler", iosonar::cli::CmdScheduler, "Slurm connector: prolog|epilog|poll|replay into the job database"},
     {"hostlist", iosonar::cli::CmdHostlist, "expand or compress a Slurm host list"},
+    // issue 6 part A: per-job analyses
+    {"phases", iosonar::cli::CmdPhases, "a job's I/O phases (bursts) found with a wavelet transform"},
 };
 
 void Usage(FILE* f) {
