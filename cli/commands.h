@@ -20,6 +20,7 @@ int CmdHostlist(int argc, char** argv);    // cmd_db.cc
 int CmdScheduler(int argc, char** argv);   // cmd_scheduler.cc
 // issue 6 part A: per-job analyses
 int CmdPhases(int argc, char** argv);      // cmd_phases.cc
+int CmdBadOst(int argc, char** argv);      // cmd_badost.cc
 
 // Service URL from flag, else environment variable, else config file key
 // ("" if none). Config file: --config FILE, $IOSONAR_CONFIG, else

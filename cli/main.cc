@@ -32,6 +32,7 @@ constexpr Subcommand kCommands[] = {
     {"hostlist", iosonar::cli::CmdHostlist, "expand or compress a Slurm host list"},
     // issue 6 part A: per-job analyses
     {"phases", iosonar::cli::CmdPhases, "a job's I/O phases (bursts) found with a wavelet transform"},
+    {"bad-ost", iosonar::cli::CmdBadOst, "per-OST correlation of file performance with striping (TOKIO's darshan_bad_ost)"},
 };
 
 void Usage(FILE* f) {
