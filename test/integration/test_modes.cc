@@ -76,6 +76,14 @@ TEST_CASE("modes: MPI-IO with 4 ranks in N-N, N-1, N-M and 1-1 is classified rig
     CHECK(r.kept_procs_write == 4);  // mpirun's own small writes (hwloc topology) are minor
     CHECK(r.write_bytes >= 4 * per_rank);
     CHECK(r.kept_files_write == 4);
+    // summarize-job names the MPI program, not its launcher, and counts ranks.
+    auto sj = Run({IosonarBin(), "summarize-job", "mpi-nn", "--store", d / "store", "--format", "json"});
+    REQUIRE(sj.exit_code == 0);
+    rapidjson::Document j;
+    j.Parse(sj.out.c_str());
+    REQUIRE_FALSE(j.HasParseError());
+    CHECK(std::string(j[0]["darshan_app"].GetString()) == "tp_mpiio");
+    CHECK(j[0]["darshan_nprocs"].GetInt() == 4);
   }
   SECTION("N-1: one shared file") {
     auto r = mpi("n1", "mpi-n1", "");
