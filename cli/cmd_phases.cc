@@ -4,10 +4,13 @@
 #include <iostream>
 #include <string>
 
+#include "cache.h"
 #include "commands.h"
 #include "iosonar/es_store.h"
+#include "iosonar/jobdb.h"
 #include "iosonar/store.h"
 #include "phases/phases.h"
+#include "summarize/summarize.h"
 
 namespace po = boost::program_options;
 
@@ -17,19 +20,25 @@ namespace {
 constexpr const char* kUsage =
     "usage: iosonar phases JOB_ID --store DIR|URL [--wavelet haar|db4] [--level N] [--threshold X]\n"
     "                      [--mode periodization|symmetric] [--format table|json]\n"
+    "                      [--redis URL] [--mysql URL [--cluster NAME]]\n"
     "\n"
     "Finds a job's I/O phases: the bursts in its per-second read and write bandwidth\n"
     "(io.bytes of its iosonar.trace records per 1 s bucket), after denoising the\n"
     "series with a discrete wavelet transform (PyWavelets' conventions). Each phase:\n"
     "start, duration, bytes, direction, mean and peak bandwidth.\n"
     "\n"
-    "Exit status: 0 done, 1 the job has no read/write records or the store failed, 2 usage error.\n"
+    "With --redis the JSON is cached under iosonar:job:JOB_ID:phases; with --mysql the\n"
+    "phases replace the job's rows of job_phases (a failure is an error when the flag\n"
+    "was given, a warning when the URL came from the environment or config file).\n"
+    "\n"
+    "Exit status: 0 done, 1 the job has no read/write records or the store/Redis/MySQL failed, 2 usage error.\n"
     "\n"
     "options";
 }  // namespace
 
 int CmdPhases(int argc, char** argv) {
   std::string job_id, store_dir, format = "table", wavelet = "haar", mode = "periodization";
+  std::string redis_flag, mysql_flag, cluster, config;
   int level = -1, merge_gap = 0;
   double threshold = -1, active_frac = 0.02, bucket_s = 1;
   po::options_description desc(kUsage);
@@ -47,7 +56,11 @@ int CmdPhases(int argc, char** argv) {
       ("merge-gap", po::value(&merge_gap)->default_value(0)->value_name("K"),
        "merge phases separated by fewer than K empty buckets")  //
       ("bucket", po::value(&bucket_s)->default_value(1, "1")->value_name("S"), "bucket width in seconds")  //
-      ("format", po::value(&format)->default_value("table")->value_name("FMT"), "table or json");
+      ("format", po::value(&format)->default_value("table")->value_name("FMT"), "table or json")  //
+      ("redis", po::value(&redis_flag)->value_name("URL"), "cache the phases JSON in Redis")       //
+      ("mysql", po::value(&mysql_flag)->value_name("URL"), "job database: write the phases to job_phases")  //
+      ("cluster", po::value(&cluster)->value_name("NAME"), "the job's cluster in the job database")  //
+      ("config", po::value(&config)->value_name("FILE"), "config file");
   po::options_description hidden;
   hidden.add_options()("job-id", po::value(&job_id));
   po::options_description all;
@@ -108,7 +121,34 @@ int CmdPhases(int argc, char** argv) {
   }
   if (format == "json") std::cout << analysis::PhasesToJson(*jp, true) << "\n";
   else std::cout << analysis::PhasesToTable(*jp);
-  return 0;
+
+  int rc = 0;
+  const std::string redis_url = ResolveSetting(redis_flag, "IOSONAR_REDIS", "redis", config);
+  if (!redis_url.empty()) {
+    Status st = cache::CacheResult(redis_url, cache::JobPhasesKey(job_id), analysis::PhasesToJson(*jp));
+    if (!st.ok()) {
+      std::cerr << "iosonar phases: " << (redis_flag.empty() ? "warning: " : "") << "cache: " << st.ToString() << "\n";
+      if (!redis_flag.empty()) rc = 1;
+    }
+  }
+  const std::string mysql_url = ResolveSetting(mysql_flag, "IOSONAR_MYSQL", "mysql", config);
+  if (!mysql_url.empty()) {
+    Status st;
+    auto db = JobDb::Open(mysql_url);
+    if (!db.ok()) {
+      st = db.status();
+    } else {
+      auto job = analysis::FindJob(*db.value(), job_id, cluster);
+      if (!job.ok()) st = job.status();
+      else st = analysis::WritePhasesToDb(db.value()->conn(), job->cluster, job->job_id, *jp);
+    }
+    if (!st.ok()) {
+      std::cerr << "iosonar phases: " << (mysql_flag.empty() ? "warning: " : "") << "job database: " << st.ToString()
+                << "\n";
+      if (!mysql_flag.empty()) rc = 1;
+    }
+  }
+  return rc;
 }
 
 }  // namespace iosonar::cli

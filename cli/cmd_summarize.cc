@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "cache.h"
 #include "commands.h"
 #include "iosonar/es_store.h"
 #include "iosonar/jobdb.h"
@@ -32,6 +33,8 @@ constexpr const char* kSummarizeUsage =
     "darshan_biggest_{read,write}_api[_bytes|_files], jobsdb_concurrent_* with a job\n"
     "database), then iosonar's own (iosonar_*: bytes, ops, bandwidths, metadata ops,\n"
     "I/O modes, I/O phases). A job without records is reported on stderr and left out.\n"
+    "With --redis each row is cached as JSON under iosonar:job:JOB_ID:tokio_summary;\n"
+    "with --mysql each job found in the job database gets its row in job_tokio_summary.\n"
     "\n"
     "Exit status: 0 every job summarized, 1 a job had no records or the store/database failed, 2 usage error.\n"
     "\n"
@@ -51,52 +54,27 @@ constexpr const char* kScoreboardUsage =
     "\n"
     "options";
 
-// The job's metadata from the job database, or nullopt (with a message) when
-// it is not there or the job id is not a number.
 std::optional<JobRecord> LookUp(JobDb& db, const std::string& job_id, const std::string& cluster, std::string* err) {
-  char* end = nullptr;
-  const unsigned long long numeric = std::strtoull(job_id.c_str(), &end, 10);
-  if (job_id.empty() || *end != '\0') {
-    *err = "job id '" + job_id + "' is not a Slurm job number";
+  auto r = analysis::FindJob(db, job_id, cluster);
+  if (!r.ok()) {
+    *err = r.status().message();
     return std::nullopt;
   }
-  std::string cl = cluster;
-  if (cl.empty()) {
-    auto cls = db.ClustersOf(numeric);
-    if (!cls.ok()) {
-      *err = cls.status().ToString();
-      return std::nullopt;
-    }
-    if (cls->size() != 1) {
-      *err = cls->empty() ? "job " + job_id + " is not in the job database"
-                          : "job " + job_id + " exists on several clusters; give --cluster";
-      return std::nullopt;
-    }
-    cl = cls->front();
-  }
-  auto g = db.Get(cl, numeric);
-  if (!g.ok()) {
-    *err = g.status().ToString();
-    return std::nullopt;
-  }
-  if (!g.value()) {
-    *err = "job " + job_id + " on " + cl + " is not in the job database";
-    return std::nullopt;
-  }
-  return *g.value();
+  return std::move(r).value();
 }
 
 }  // namespace
 
 int CmdSummarizeJob(int argc, char** argv) {
   std::vector<std::string> jobs;
-  std::string store_dir, format = "csv", mysql_flag, cluster, config;
+  std::string store_dir, format = "csv", mysql_flag, cluster, config, redis_flag;
   po::options_description desc(kSummarizeUsage);
   desc.add_options()("help,h", "show this help")                                                     //
       ("store", po::value(&store_dir)->value_name("DIR|URL"), "the record store (directory or Elasticsearch URL)")  //
       ("format", po::value(&format)->default_value("csv")->value_name("FMT"), "csv or json")          //
       ("no-phases", "do not compute the I/O phase counts")                                           //
-      ("mysql", po::value(&mysql_flag)->value_name("URL"), "job database: user, job times, concurrent jobs")  //
+      ("redis", po::value(&redis_flag)->value_name("URL"), "cache each row's JSON in Redis")          //
+      ("mysql", po::value(&mysql_flag)->value_name("URL"), "job database: user, job times, concurrent jobs; rows to job_tokio_summary")  //
       ("cluster", po::value(&cluster)->value_name("NAME"), "the jobs' cluster in the job database")  //
       ("config", po::value(&config)->value_name("FILE"), "config file");
   po::options_description hidden;
@@ -142,6 +120,7 @@ int CmdSummarizeJob(int argc, char** argv) {
       db = std::move(d).value();
     }
   }
+  const std::string redis_url = ResolveSetting(redis_flag, "IOSONAR_REDIS", "redis", config);
   std::vector<analysis::SummaryRow> rows;
   for (const auto& job : jobs) {
     auto jt = analysis::ReadJobTrace(*store.value(), job);
@@ -187,6 +166,23 @@ int CmdSummarizeJob(int argc, char** argv) {
       }
     }
     rows.push_back(analysis::MakeSummaryRow(in));
+    const std::string row_json = analysis::SummaryRowToJson(rows.back());
+    if (!redis_url.empty()) {
+      Status st = cache::CacheResult(redis_url, cache::JobTokioSummaryKey(job), row_json);
+      if (!st.ok()) {
+        std::cerr << "iosonar summarize-job: " << (redis_flag.empty() ? "warning: " : "") << "cache: " << st.ToString()
+                  << "\n";
+        if (!redis_flag.empty()) rc = 1;
+      }
+    }
+    if (db && meta) {
+      Status st = analysis::WriteTokioSummaryToDb(db->conn(), meta->cluster, meta->job_id, row_json);
+      if (!st.ok()) {
+        std::cerr << "iosonar summarize-job: " << (mysql_flag.empty() ? "warning: " : "") << "job database: "
+                  << st.ToString() << "\n";
+        if (!mysql_flag.empty()) rc = 1;
+      }
+    }
   }
   if (format == "json") std::cout << analysis::SummaryRowsToJson(rows) << "\n";
   else if (!rows.empty()) std::cout << analysis::SummaryRowsToCsv(rows);

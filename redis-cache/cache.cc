@@ -35,4 +35,26 @@ Result<std::optional<std::string>> CachedJobSummary(const std::string& redis_url
   return client.value()->Get(JobSummaryKey(job_id));
 }
 
+// ---- issue 6 part A ----
+std::string JobPhasesKey(std::string_view job_id) {
+  return std::string(kKeyPrefix) + "job:" + std::string(job_id) + ":phases";
+}
+std::string JobTokioSummaryKey(std::string_view job_id) {
+  return std::string(kKeyPrefix) + "job:" + std::string(job_id) + ":tokio_summary";
+}
+
+Status CacheResult(const std::string& redis_url, const std::string& key, const std::string& value, int ttl_seconds) {
+  if (key.empty() || key.find("job::") != std::string::npos) return Status::Invalid("result cache: empty key or job id");
+  auto client = RedisClient::Connect(redis_url);
+  if (!client.ok()) return client.status();
+  return client.value()->Set(key, value, ttl_seconds);
+}
+
+Result<std::optional<std::string>> CachedResult(const std::string& redis_url, const std::string& key) {
+  if (key.empty() || key.find("job::") != std::string::npos) return Status::Invalid("result cache: empty key or job id");
+  auto client = RedisClient::Connect(redis_url);
+  if (!client.ok()) return client.status();
+  return client.value()->Get(key);
+}
+
 }  // namespace iosonar::cache

@@ -30,4 +30,15 @@ Status CacheJobSummary(const std::string& redis_url, const std::string& job_id, 
 // The cached summary JSON, or nullopt when none is cached.
 Result<std::optional<std::string>> CachedJobSummary(const std::string& redis_url, const std::string& job_id);
 
+// ---- issue 6 part A: more per-job analysis results ----
+// "iosonar:job:<job_id>:phases" (`iosonar phases --redis`, PhasesToJson) and
+// "iosonar:job:<job_id>:tokio_summary" (`iosonar summarize-job --redis`, the
+// job's row as a JSON object). The job id is used verbatim.
+std::string JobPhasesKey(std::string_view job_id);
+std::string JobTokioSummaryKey(std::string_view job_id);
+// SET key = value (no expiry when ttl_seconds <= 0). Invalid for an empty key.
+Status CacheResult(const std::string& redis_url, const std::string& key, const std::string& value,
+                   int ttl_seconds = 0);
+Result<std::optional<std::string>> CachedResult(const std::string& redis_url, const std::string& key);
+
 }  // namespace iosonar::cache

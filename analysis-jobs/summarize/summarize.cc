@@ -9,6 +9,8 @@
 #include <unordered_map>
 
 #include "iosonar/json.h"
+#include "iosonar/timeutil.h"
+#include "phases/phases.h"
 
 namespace iosonar::analysis {
 
@@ -290,28 +292,39 @@ std::string SummaryRowsToCsv(const std::vector<SummaryRow>& rows) {
   return out;
 }
 
+namespace {
+void WriteRow(JsonWriter& w, const SummaryRow& r) {
+  w.BeginObject();
+  for (const auto& [k, v] : r.cols) {
+    w.Key(k);
+    if (!TextColumn(k) && LooksNumeric(v)) {
+      double d = 0;
+      std::from_chars(v.data(), v.data() + v.size(), d);
+      if (v.find_first_of(".eE") == std::string::npos && std::fabs(d) < 9e15) w.Int(static_cast<int64_t>(d));
+      else w.Double(d);
+    } else if (!TextColumn(k) && v.empty()) {
+      w.Null();
+    } else {
+      w.String(v);
+    }
+  }
+  w.EndObject();
+}
+}  // namespace
+
 std::string SummaryRowsToJson(const std::vector<SummaryRow>& rows) {
   std::string out;
   JsonWriter w(&out, 2);
   w.BeginArray();
-  for (const auto& r : rows) {
-    w.BeginObject();
-    for (const auto& [k, v] : r.cols) {
-      w.Key(k);
-      if (!TextColumn(k) && LooksNumeric(v)) {
-        double d = 0;
-        std::from_chars(v.data(), v.data() + v.size(), d);
-        if (v.find_first_of(".eE") == std::string::npos && std::fabs(d) < 9e15) w.Int(static_cast<int64_t>(d));
-        else w.Double(d);
-      } else if (!TextColumn(k) && v.empty()) {
-        w.Null();
-      } else {
-        w.String(v);
-      }
-    }
-    w.EndObject();
-  }
+  for (const auto& r : rows) WriteRow(w, r);
   w.EndArray();
+  return out;
+}
+
+std::string SummaryRowToJson(const SummaryRow& row) {
+  std::string out;
+  JsonWriter w(&out, 0);
+  WriteRow(w, row);
   return out;
 }
 
@@ -335,6 +348,55 @@ Result<ConcurrentJobs> QueryConcurrentJobs(MysqlConn& db, const std::string& clu
     if (r[2]) c.node_hours = std::stod(*r[2]);
   }
   return c;
+}
+
+Result<JobRecord> FindJob(JobDb& db, const std::string& job_id, const std::string& cluster) {
+  char* end = nullptr;
+  const unsigned long long numeric = std::strtoull(job_id.c_str(), &end, 10);
+  if (job_id.empty() || *end != '\0' || job_id[0] == '-')
+    return Status::Invalid("job id '" + job_id + "' is not a Slurm job number");
+  std::string cl = cluster;
+  if (cl.empty()) {
+    auto cls = db.ClustersOf(numeric);
+    if (!cls.ok()) return cls.status();
+    if (cls->empty()) return Status::NotFound("job " + job_id + " is not in the job database");
+    if (cls->size() > 1) return Status::Invalid("job " + job_id + " exists on several clusters; give --cluster");
+    cl = cls->front();
+  }
+  auto g = db.Get(cl, numeric);
+  if (!g.ok()) return g.status();
+  if (!g.value()) return Status::NotFound("job " + job_id + " on " + cl + " is not in the job database");
+  return *g.value();
+}
+
+Status WritePhasesToDb(MysqlConn& db, const std::string& cluster, uint64_t job_id, const JobPhases& jp) {
+  const std::string now = SqlDatetime(NowNs());
+  if (Status st = db.Begin(); !st.ok()) return st;
+  auto fail = [&](const Status& st) {
+    db.Rollback();
+    return st;
+  };
+  auto del = db.Exec("DELETE FROM job_phases WHERE cluster = ? AND job_id = ?", {cluster, static_cast<int64_t>(job_id)});
+  if (!del.ok()) return fail(del.status());
+  int64_t no = 0;
+  for (const auto& p : jp.phases) {
+    auto ins = db.Exec(
+        "INSERT INTO job_phases (cluster, job_id, phase_no, computed_at, direction, start_time, duration_s, bytes, "
+        "bw_mean, bw_peak, wavelet) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        {cluster, static_cast<int64_t>(job_id), no++, now, p.direction, SqlDatetime(p.start_ns),
+         static_cast<double>(p.duration_ns) / 1e9, static_cast<int64_t>(p.bytes), p.bw_mean, p.bw_peak,
+         std::string(WaveletName(jp.options.wavelet))});
+    if (!ins.ok()) return fail(ins.status());
+  }
+  return db.Commit();
+}
+
+Status WriteTokioSummaryToDb(MysqlConn& db, const std::string& cluster, uint64_t job_id, const std::string& row_json) {
+  auto r = db.Exec(
+      "INSERT INTO job_tokio_summary (cluster, job_id, computed_at, row_json) VALUES (?, ?, ?, ?) "
+      "ON DUPLICATE KEY UPDATE computed_at = VALUES(computed_at), row_json = VALUES(row_json)",
+      {cluster, static_cast<int64_t>(job_id), SqlDatetime(NowNs()), row_json});
+  return r.ok() ? Status::Ok() : r.status();
 }
 
 // ---- scoreboard ----

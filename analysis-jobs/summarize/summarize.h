@@ -88,6 +88,18 @@ SummaryRow MakeSummaryRow(const SummarizeInput& in);
 std::string SummaryRowsToCsv(const std::vector<SummaryRow>& rows);
 // JSON: an array of objects; numbers stay numbers.
 std::string SummaryRowsToJson(const std::vector<SummaryRow>& rows);
+// One row as a compact JSON object (the Redis and MySQL form).
+std::string SummaryRowToJson(const SummaryRow& row);
+
+// The job in the job database: its id must be a number; the cluster is
+// `cluster`, or the only one with this id. Errors say why not.
+Result<JobRecord> FindJob(JobDb& db, const std::string& job_id, const std::string& cluster);
+
+// Results into the job database (migration 010): replaces the job's
+// job_phases rows / upserts its job_tokio_summary row, in one transaction.
+struct JobPhases;
+Status WritePhasesToDb(MysqlConn& db, const std::string& cluster, uint64_t job_id, const JobPhases& jp);
+Status WriteTokioSummaryToDb(MysqlConn& db, const std::string& cluster, uint64_t job_id, const std::string& row_json);
 
 // Other jobs of the cluster whose run overlapped [start, end] (job database).
 Result<ConcurrentJobs> QueryConcurrentJobs(MysqlConn& db, const std::string& cluster, uint64_t job_id,

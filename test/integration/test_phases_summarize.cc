@@ -8,6 +8,7 @@
 #include <string>
 
 #include "iosonar/jobdb.h"
+#include "iosonar/mysql.h"
 #include "mariadb_server.h"
 #include "trace_util.h"
 
@@ -51,6 +52,23 @@ TEST_CASE("summarize-job and scoreboard on two traced jobs", "[summarize][run]")
   CHECK(j[0]["darshan_nprocs"].GetInt() == 1);
   CHECK(j[0]["darshan_io_time"].GetDouble() > 0);
   CHECK(std::string(j[0]["darshan_biggest_write_api"].GetString()) == "posix");
+
+  // Cached in Redis under the documented keys.
+  {
+    RedisServer redis;
+    auto c = Run({IosonarBin(), "summarize-job", "101", "--store", d / "store", "--redis", redis.url()});
+    REQUIRE(c.exit_code == 0);
+    rapidjson::Document cj;
+    cj.Parse(redis.Command({"GET", "iosonar:job:101:tokio_summary"}).c_str());
+    REQUIRE_FALSE(cj.HasParseError());
+    CHECK(cj["iosonar_write_phases"].GetInt() == 2);
+    auto p = Run({IosonarBin(), "phases", "101", "--store", d / "store", "--redis", redis.url()});
+    REQUIRE(p.exit_code == 0);
+    rapidjson::Document pj;
+    pj.Parse(redis.Command({"GET", "iosonar:job:101:phases"}).c_str());
+    REQUIRE_FALSE(pj.HasParseError());
+    CHECK(pj["write_phases"].GetInt() == 2);
+  }
 
   auto missing = Run({IosonarBin(), "summarize-job", "101", "999", "--store", d / "store"});
   CHECK(missing.exit_code == 1);
@@ -165,6 +183,32 @@ TEST_CASE("summarize-job and scoreboard join the MySQL job database", "[summariz
   CHECK(j[0]["jobsdb_concurrent_jobs"].GetInt() == 2);  // 202 and 203
   CHECK(j[0]["jobsdb_concurrent_nodes"].GetInt() == 10);
   CHECK(j[0]["jobsdb_concurrent_nodehrs"].GetDouble() == Approx((2 * 65 + 8 * 30) / 3600.0));
+
+  // Results into the job database: the row and the phases.
+  auto ph = Run({IosonarBin(), "phases", "201", "--store", d / "store", "--mysql", server.url()});
+  INFO(ph.err);
+  REQUIRE(ph.exit_code == 0);
+  {
+    auto conn = iosonar::MysqlConn::Connect(server.url());
+    REQUIRE(conn.ok());
+    auto rows = conn.value()->Query(
+        "SELECT phase_no, direction, bytes, duration_s FROM job_phases WHERE cluster = 'vm' AND job_id = 201 ORDER BY phase_no");
+    REQUIRE(rows.ok());
+    REQUIRE(rows->size() == 1);
+    CHECK(*(*rows)[0][1] == "write");
+    CHECK(std::stoll(*(*rows)[0][2]) >= 4 * mib);
+    auto t = conn.value()->Query("SELECT row_json FROM job_tokio_summary WHERE cluster = 'vm' AND job_id = 201");
+    REQUIRE(t.ok());
+    REQUIRE(t->size() == 1);
+    rapidjson::Document tj;
+    tj.Parse((*t)[0][0]->c_str());
+    REQUIRE_FALSE(tj.HasParseError());
+    CHECK(std::string(tj["iosonar_user"].GetString()) == "alice");
+  }
+  // A traced job the database does not know: the phases print, the write fails (exit 1 with --mysql).
+  auto unknown = Run({IosonarBin(), "phases", "202", "--store", d / "store", "--mysql", server.url(), "--cluster", "other"});
+  CHECK(unknown.exit_code == 1);
+  CHECK(unknown.err.find("not in the job database") != std::string::npos);
 
   auto sb = Run({IosonarBin(), "scoreboard", "--store", d / "store", "--format", "json", "--mysql", server.url()});
   INFO(sb.err);
