@@ -1,6 +1,9 @@
 // `iosonar bad-ost`: per-OST correlation between per-file performance and the
 // OSTs each file is striped over (TOKIO's darshan_bad_ost), analysis-jobs/badost.
+#include <unistd.h>
+
 #include <boost/program_options.hpp>
+#include <random>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -10,6 +13,8 @@
 
 #include "badost/badost.h"
 #include "commands.h"
+#include "iosonar/sink.h"
+#include "iosonar/timeutil.h"
 
 namespace po = boost::program_options;
 
@@ -18,6 +23,7 @@ namespace iosonar::cli {
 namespace {
 constexpr const char* kUsage =
     "usage: iosonar bad-ost INPUT... [-p PVALUE] [-c CORR] [-C WARN] [--format table|json]\n"
+    "                       [--output OUT [--job-id ID]]\n"
     "\n"
     "Correlates per-file I/O performance (bytes / seconds) with the OSTs each file\n"
     "is striped over, one Pearson coefficient and two-sided p-value per OST (TOKIO's\n"
@@ -25,7 +31,8 @@ constexpr const char* kUsage =
     "INPUT is a CSV with the columns file,bytes,seconds,osts (osts: '0;14;3' or\n"
     "'OST0000 OST000e') or JSON ([{\"file\",\"bytes\",\"seconds\",\"osts\":[...]}] or one\n"
     "object per line); - reads stdin. Rows without I/O time or that do not parse\n"
-    "are reported on stderr with their line and set aside.\n"
+    "are reported on stderr with their line and set aside. With --output every OST\n"
+    "tested goes out as an iosonar.result.bad_ost record.\n"
     "\n"
     "Exit status: 0 done, 1 an input could not be read, 2 usage error.\n"
     "\n"
@@ -34,7 +41,7 @@ constexpr const char* kUsage =
 
 int CmdBadOst(int argc, char** argv) {
   std::vector<std::string> inputs;
-  std::string format = "table";
+  std::string format = "table", output, job_id;
   analysis::BadOstFilter filt;
   po::options_description desc(kUsage);
   desc.add_options()("help,h", "show this help")  //
@@ -44,7 +51,9 @@ int CmdBadOst(int argc, char** argv) {
        "... and whose |coefficient| is above C")  //
       ("c-warning,C", po::value(&filt.c_warning)->default_value(0.5, "0.5")->value_name("W"),
        "flag OSTs whose |coefficient| is above W (unhealthy when negative)")  //
-      ("format", po::value(&format)->default_value("table")->value_name("FMT"), "table or json");
+      ("format", po::value(&format)->default_value("table")->value_name("FMT"), "table or json")  //
+      ("output", po::value(&output)->value_name("OUT"), "also send iosonar.result.bad_ost records to OUT")  //
+      ("job-id", po::value(&job_id)->value_name("ID"), "job.id of the records (the job the files belong to)");
   po::options_description hidden;
   hidden.add_options()("input", po::value(&inputs));
   po::options_description all;
@@ -93,6 +102,24 @@ int CmdBadOst(int argc, char** argv) {
   const auto res = analysis::CorrelateOsts(in.files);
   if (format == "json") std::cout << analysis::BadOstToJson(res, filt, in) << "\n";
   else std::cout << analysis::BadOstToTable(res, filt, in);
+  if (!output.empty()) {
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+    std::random_device rd;
+    const int64_t stream = static_cast<int64_t>(((static_cast<uint64_t>(rd()) << 32) ^ rd()) & 0x7fffffffffffffffull);
+    const std::string recs = analysis::BadOstToRecords(res, filt, host, job_id, NowNs(), stream);
+    Status st;
+    auto sink = OpenSink(output, {});
+    if (!sink.ok()) st = sink.status();
+    else if (!recs.empty()) {
+      st = sink.value()->Send(recs, res.correlations.size());
+      if (st.ok()) st = sink.value()->Flush();
+    }
+    if (!st.ok()) {
+      std::cerr << "iosonar bad-ost: --output " << output << ": " << st.ToString() << "\n";
+      return 1;
+    }
+  }
   return 0;
 }
 

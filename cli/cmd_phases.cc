@@ -1,5 +1,7 @@
 // `iosonar phases`: a job's I/O phases from its 1 s bandwidth series,
 // denoised with a discrete wavelet transform (analysis-jobs/phases).
+#include <unistd.h>
+
 #include <boost/program_options.hpp>
 #include <iostream>
 #include <string>
@@ -8,6 +10,7 @@
 #include "commands.h"
 #include "iosonar/es_store.h"
 #include "iosonar/jobdb.h"
+#include "iosonar/sink.h"
 #include "iosonar/store.h"
 #include "phases/phases.h"
 #include "summarize/summarize.h"
@@ -20,13 +23,15 @@ namespace {
 constexpr const char* kUsage =
     "usage: iosonar phases JOB_ID --store DIR|URL [--wavelet haar|db4] [--level N] [--threshold X]\n"
     "                      [--mode periodization|symmetric] [--format table|json]\n"
-    "                      [--redis URL] [--mysql URL [--cluster NAME]]\n"
+    "                      [--redis URL] [--mysql URL [--cluster NAME]] [--output OUT]\n"
     "\n"
     "Finds a job's I/O phases: the bursts in its per-second read and write bandwidth\n"
     "(io.bytes of its iosonar.trace records per 1 s bucket), after denoising the\n"
     "series with a discrete wavelet transform (PyWavelets' conventions). Each phase:\n"
     "start, duration, bytes, direction, mean and peak bandwidth.\n"
     "\n"
+    "With --output the phases go out as iosonar.result.phase records (tcp://HOST:PORT,\n"
+    "an Elasticsearch URL, a file or -). "
     "With --redis the JSON is cached under iosonar:job:JOB_ID:phases; with --mysql the\n"
     "phases replace the job's rows of job_phases (a failure is an error when the flag\n"
     "was given, a warning when the URL came from the environment or config file).\n"
@@ -38,7 +43,7 @@ constexpr const char* kUsage =
 
 int CmdPhases(int argc, char** argv) {
   std::string job_id, store_dir, format = "table", wavelet = "haar", mode = "periodization";
-  std::string redis_flag, mysql_flag, cluster, config;
+  std::string redis_flag, mysql_flag, cluster, config, output;
   int level = -1, merge_gap = 0;
   double threshold = -1, active_frac = 0.02, bucket_s = 1;
   po::options_description desc(kUsage);
@@ -60,6 +65,7 @@ int CmdPhases(int argc, char** argv) {
       ("redis", po::value(&redis_flag)->value_name("URL"), "cache the phases JSON in Redis")       //
       ("mysql", po::value(&mysql_flag)->value_name("URL"), "job database: write the phases to job_phases")  //
       ("cluster", po::value(&cluster)->value_name("NAME"), "the job's cluster in the job database")  //
+      ("output", po::value(&output)->value_name("OUT"), "also send iosonar.result.phase records to OUT")  //
       ("config", po::value(&config)->value_name("FILE"), "config file");
   po::options_description hidden;
   hidden.add_options()("job-id", po::value(&job_id));
@@ -123,6 +129,22 @@ int CmdPhases(int argc, char** argv) {
   else std::cout << analysis::PhasesToTable(*jp);
 
   int rc = 0;
+  if (!output.empty()) {
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+    const std::string recs = analysis::PhasesToRecords(*jp, host);
+    Status st;
+    auto sink = OpenSink(output, {});
+    if (!sink.ok()) st = sink.status();
+    else if (!recs.empty()) {
+      st = sink.value()->Send(recs, jp->phases.size());
+      if (st.ok()) st = sink.value()->Flush();
+    }
+    if (!st.ok()) {
+      std::cerr << "iosonar phases: --output " << output << ": " << st.ToString() << "\n";
+      rc = 1;
+    }
+  }
   const std::string redis_url = ResolveSetting(redis_flag, "IOSONAR_REDIS", "redis", config);
   if (!redis_url.empty()) {
     Status st = cache::CacheResult(redis_url, cache::JobPhasesKey(job_id), analysis::PhasesToJson(*jp));

@@ -13,6 +13,7 @@
 
 #include "common/stats.h"
 #include "iosonar/json.h"
+#include "iosonar/timeutil.h"
 
 namespace iosonar::analysis {
 
@@ -363,6 +364,33 @@ std::string BadOstToJson(const BadOstResult& r, const BadOstFilter& f, const Bad
   }
   w.EndArray();
   w.EndObject();
+  return out;
+}
+
+std::string BadOstToRecords(const BadOstResult& r, const BadOstFilter& f, const std::string& host,
+                            const std::string& job_id, int64_t ts_ns, int64_t stream) {
+  std::string out;
+  int64_t seq = 0;
+  for (const auto& c : r.correlations) {
+    JsonWriter w(&out, 0);
+    w.BeginObject();
+    w.Kv("@timestamp", FormatIsoMillis(ts_ns));
+    w.Kv("event.dataset", "iosonar.result.bad_ost");
+    w.Kv("event.stream", stream);
+    w.Kv("event.seq", seq++);
+    w.Kv("host.name", host);
+    if (!job_id.empty()) w.Kv("job.id", job_id);
+    w.Kv("badost.ost", c.name);
+    w.Kv("badost.coefficient", c.coefficient);
+    w.Kv("badost.p_value", c.p_value);
+    w.Kv("badost.files_on", c.files_on);
+    w.Kv("badost.files", r.files);
+    const bool shown = c.p_value < f.p_threshold && std::fabs(c.coefficient) > f.c_threshold;
+    const std::string v = shown ? Verdict(c, f) : "";
+    if (!v.empty()) w.Kv("badost.verdict", v);
+    w.EndObject();
+    out += '\n';
+  }
   return out;
 }
 

@@ -73,6 +73,10 @@ struct BadOstFilter {
 std::vector<OstCorrelation> FilterCorrelations(const BadOstResult& r, const BadOstFilter& f);
 
 std::string BadOstToJson(const BadOstResult& r, const BadOstFilter& f, const BadOstInput& in);
+// iosonar.result.bad_ost records, one JSON line per OST tested (schema-valid),
+// all at @timestamp ts_ns; job_id may be empty; stream is the event.stream.
+std::string BadOstToRecords(const BadOstResult& r, const BadOstFilter& f, const std::string& host,
+                            const std::string& job_id, int64_t ts_ns, int64_t stream);
 std::string BadOstToTable(const BadOstResult& r, const BadOstFilter& f, const BadOstInput& in);
 
 }  // namespace iosonar::analysis

@@ -212,6 +212,50 @@ std::string PhasesToJson(const JobPhases& jp, bool pretty) {
   return out;
 }
 
+std::string PhasesToRecords(const JobPhases& jp, const std::string& host) {
+  const std::string method = std::string(WaveletName(jp.options.wavelet)) + "/" +
+                             std::string(ExtensionModeName(jp.options.mode));
+  // FNV-1a over what identifies this analysis of this job.
+  uint64_t h = 1469598103934665603ull;
+  auto mix = [&](std::string_view v) {
+    for (unsigned char c : v) {
+      h ^= c;
+      h *= 1099511628211ull;
+    }
+    h ^= 0xff;
+    h *= 1099511628211ull;
+  };
+  mix("iosonar.result.phase");
+  mix(jp.job_id);
+  mix(method);
+  mix(std::to_string(jp.write.level) + "/" + std::to_string(jp.read.level) + "/" +
+      std::to_string(jp.options.active_frac) + "/" + std::to_string(jp.bucket_ns));
+  const int64_t stream = static_cast<int64_t>(h & 0x7fffffffffffffffull);
+  std::string out;
+  int64_t seq = 0;
+  for (const auto& p : jp.phases) {
+    JsonWriter w(&out, 0);
+    w.BeginObject();
+    w.Kv("@timestamp", FormatIsoMillis(p.start_ns));
+    w.Kv("event.dataset", "iosonar.result.phase");
+    w.Kv("event.stream", stream);
+    w.Kv("event.seq", seq);
+    w.Kv("host.name", host);
+    w.Kv("job.id", jp.job_id);
+    w.Kv("phase.index", seq);
+    w.Kv("phase.direction", p.direction);
+    w.Kv("phase.duration_ns", p.duration_ns);
+    w.Kv("phase.bytes", p.bytes);
+    w.Kv("phase.bw_mean", p.bw_mean);
+    w.Kv("phase.bw_peak", p.bw_peak);
+    w.Kv("phase.wavelet", method);
+    w.EndObject();
+    out += '\n';
+    ++seq;
+  }
+  return out;
+}
+
 std::string PhasesToTable(const JobPhases& jp) {
   std::string o = "I/O phases of job " + jp.job_id + " (" + std::string(WaveletName(jp.options.wavelet)) + ", " +
                   std::string(ExtensionModeName(jp.options.mode)) + ", level " + std::to_string(jp.write.level) +

@@ -86,6 +86,11 @@ JobPhases PhasesFromSeries(const std::string& job_id, int64_t start_ns, std::vec
                            std::vector<double> write_series, const PhaseOptions& opt);
 
 std::string PhasesToJson(const JobPhases& jp, bool pretty = false);
+// iosonar.result.phase records, one JSON line per phase (schema-valid):
+// @timestamp = phase start, job.id, host.name = host, event.stream a hash of
+// the job id and the method (so re-running the same analysis resends the same
+// records, which stores dedupe), event.seq = phase.index.
+std::string PhasesToRecords(const JobPhases& jp, const std::string& host);
 std::string PhasesToTable(const JobPhases& jp);
 
 }  // namespace iosonar::analysis

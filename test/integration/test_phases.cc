@@ -78,6 +78,17 @@ TEST_CASE("phases: a checkpointing program's K checkpoints are K write phases", 
     }
   }
 
+  // As iosonar.result.phase records into a file: one valid record per phase.
+  auto out = Run({IosonarBin(), "phases", "ckpt-1", "--store", d / "store", "--output", d / "phases.jsonl"});
+  INFO(out.err);
+  REQUIRE(out.exit_code == 0);
+  auto recs = ParseTraceLines(ReadFile(d / "phases.jsonl"));  // REQUIREs each line validates
+  CHECK(recs.size() == static_cast<size_t>(k));
+  for (const auto& rec : recs) {
+    CHECK(rec.dataset == "iosonar.result.phase");
+    CHECK(rec.job == "ckpt-1");
+  }
+
   auto table = Run({IosonarBin(), "phases", "ckpt-1", "--store", d / "store", "--wavelet", "db4", "--level", "2"});
   CHECK(table.exit_code == 0);
   CHECK(table.out.find("I/O phases of job ckpt-1") != std::string::npos);

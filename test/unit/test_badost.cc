@@ -12,6 +12,7 @@
 #include "badost/badost.h"
 #include "common/stats.h"
 #include "iosonar/json.h"
+#include "iosonar/record.h"
 #include "testutil.h"
 
 using namespace iosonar::analysis;
@@ -238,4 +239,29 @@ TEST_CASE("bad-ost: zero I/O time, bad rows and constant columns are set aside",
   ParseBadOstCsv("a,b,c\n1,2,3\n", "h.csv", &noheader);
   CHECK(noheader.files.empty());
   CHECK_FALSE(noheader.errors.empty());
+}
+
+TEST_CASE("bad-ost: iosonar.result.bad_ost records pass the schema; the slow OST is flagged", "[badost]") {
+  auto res = CorrelateOsts(SlowOstWorkload(3, 0.4));
+  BadOstFilter f;
+  f.p_threshold = 1e-5;
+  f.c_threshold = 0.5;
+  const std::string recs = BadOstToRecords(res, f, "admin1", "", 1795000000LL * 1000000000, 12345);
+  size_t n = 0, flagged = 0;
+  for (size_t a = 0, b; (b = recs.find('\n', a)) != std::string::npos; a = b + 1) {
+    std::string line = recs.substr(a, b - a), buf = line + '\0';
+    iosonar::ParsedRecord rec;
+    INFO(line);
+    REQUIRE(iosonar::ParseRecordInsitu(buf.data(), line.size(), &rec).message() == "");
+    rapidjson::Document d;
+    d.Parse(line.c_str());
+    if (d.HasMember("badost.verdict")) {
+      ++flagged;
+      CHECK(std::string(d["badost.ost"].GetString()) == "OST#14");
+      CHECK(std::string(d["badost.verdict"].GetString()) == "unhealthy");
+    }
+    ++n;
+  }
+  CHECK(n == res.correlations.size());
+  CHECK(flagged == 1);
 }

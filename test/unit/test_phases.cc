@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "iosonar/json.h"
+#include "iosonar/record.h"
 #include "phases/phases.h"
 #include "phases/wavelet.h"
 #include "testutil.h"
@@ -191,4 +192,40 @@ TEST_CASE("phases: empty and all-zero series have no phases; bad names are error
   CHECK_FALSE(ParseWavelet("db9").ok());
   CHECK_FALSE(ParseExtensionMode("zero").ok());
   CHECK(ParseWavelet("db4").ok());
+}
+
+TEST_CASE("phases: iosonar.result.phase records pass the schema and say what the phases are", "[phases]") {
+  std::vector<double> w(20, 0.0);
+  w[2] = 1e6;
+  w[3] = 3e6;
+  w[9] = 2e6;
+  std::vector<double> r(20, 0.0);
+  r[15] = 5e5;
+  JobPhases jp = PhasesFromSeries("77", 1795000000LL * 1000000000, r, w, {});
+  REQUIRE(jp.phases.size() == 3);
+  const std::string recs = PhasesToRecords(jp, "node1");
+  std::vector<std::string> lines;
+  for (size_t a = 0, b; (b = recs.find('\n', a)) != std::string::npos; a = b + 1) lines.push_back(recs.substr(a, b - a));
+  REQUIRE(lines.size() == 3);
+  for (size_t i = 0; i < lines.size(); ++i) {
+    std::string buf = lines[i];
+    buf.push_back('\0');
+    ParsedRecord rec;
+    Status st = ParseRecordInsitu(buf.data(), lines[i].size(), &rec);
+    INFO(lines[i]);
+    REQUIRE(st.message() == "");
+  }
+  rapidjson::Document d;
+  d.Parse(lines[0].c_str());
+  CHECK(std::string(d["event.dataset"].GetString()) == "iosonar.result.phase");
+  CHECK(std::string(d["@timestamp"].GetString()) == "2026-11-18T11:06:42.000Z");
+  CHECK(d["phase.bytes"].GetInt64() == 4000000);
+  CHECK(d["phase.duration_ns"].GetInt64() == 2000000000);
+  CHECK(d["event.seq"].GetInt() == 0);
+  rapidjson::Document last;
+  last.Parse(lines[2].c_str());
+  CHECK(std::string(last["phase.direction"].GetString()) == "read");
+  CHECK(last["event.seq"].GetInt() == 2);
+  // The same analysis of the same job gives the same stream (a resend is stored once).
+  CHECK(PhasesToRecords(jp, "node1") == recs);
 }
