@@ -267,28 +267,52 @@ void ParseBadOstAuto(std::string_view text, const std::string& name, BadOstInput
 BadOstResult CorrelateOsts(const std::vector<FileObservation>& files) {
   BadOstResult res;
   // Merge repeated files: the larger performance, the union of OSTs.
-  std::vector<std::string> order;
-  std::unordered_map<std::string, std::pair<double, std::set<int64_t>>> by_file;
+  std::unordered_map<std::string, size_t> index;
+  std::vector<double> perf;
+  std::vector<std::vector<int64_t>> osts;
   for (const auto& f : files) {
     if (!(f.seconds > 0) || f.bytes < 0 || f.osts.empty()) continue;
-    const double perf = f.bytes / f.seconds;
-    auto [it, fresh] = by_file.try_emplace(f.file, perf, std::set<int64_t>());
-    if (fresh) order.push_back(f.file);
-    else it->second.first = std::max(it->second.first, perf);
-    it->second.second.insert(f.osts.begin(), f.osts.end());
+    const double p = f.bytes / f.seconds;
+    auto [it, fresh] = index.try_emplace(f.file, perf.size());
+    if (fresh) {
+      perf.push_back(p);
+      osts.emplace_back();
+    } else {
+      perf[it->second] = std::max(perf[it->second], p);
+    }
+    auto& v = osts[it->second];
+    v.insert(v.end(), f.osts.begin(), f.osts.end());
   }
-  const size_t n = order.size();
+  const size_t n = perf.size();
   res.files = n;
-  std::vector<double> perf(n);
-  std::map<int64_t, std::vector<double>> share;  // OST -> share per file
+  // Each OST column is sparse (share 1/stripe count on the files striped
+  // over it, 0 elsewhere): the centered sums need only its nonzero entries,
+  // since sum(x - mx) = 0.
+  struct Col {
+    double sum = 0, sum2 = 0, sxy = 0, first = -1;
+    uint64_t on = 0;
+    bool varies = false;
+  };
+  double mx = 0;
+  for (double p : perf) mx += p;
+  if (n > 0) mx /= static_cast<double>(n);
+  double sxx = 0;
+  for (double p : perf) sxx += (p - mx) * (p - mx);
+  std::map<int64_t, Col> cols;
   for (size_t i = 0; i < n; ++i) {
-    const auto& [p, osts] = by_file[order[i]];
-    perf[i] = p;
-    for (int64_t o : osts) share.try_emplace(o, std::vector<double>(n, 0.0));
-  }
-  for (size_t i = 0; i < n; ++i) {
-    const auto& osts = by_file[order[i]].second;
-    for (int64_t o : osts) share[o][i] = 1.0 / static_cast<double>(osts.size());
+    auto& v = osts[i];
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+    const double share = 1.0 / static_cast<double>(v.size());
+    for (int64_t o : v) {
+      Col& c = cols[o];
+      if (c.on == 0) c.first = share;
+      else if (share != c.first) c.varies = true;
+      ++c.on;
+      c.sum += share;
+      c.sum2 += share * share;
+      c.sxy += (perf[i] - mx) * share;
+    }
   }
   bool varies = false;
   for (size_t i = 1; i < n; ++i) varies |= perf[i] != perf[0];
@@ -296,25 +320,26 @@ BadOstResult CorrelateOsts(const std::vector<FileObservation>& files) {
     res.constant_performance = true;
     return res;
   }
-  for (const auto& [ost, col] : share) {
-    bool col_varies = false;
-    for (size_t i = 1; i < n; ++i) col_varies |= col[i] != col[0];
-    if (!col_varies) {
+  for (const auto& [ost, c] : cols) {
+    // Constant: on every file with one share (a column of zeros cannot occur).
+    if (c.on == n && !c.varies) {
       res.constant_osts.push_back(ost);
       continue;
     }
-    auto pr = stats::Pearson(perf, col);
+    const double my = c.sum / static_cast<double>(n);
+    const double syy = c.sum2 - static_cast<double>(n) * my * my;
+    auto pr = stats::PearsonFromSums(c.sxy, sxx, syy, n);
     if (!pr.ok) {
       res.constant_osts.push_back(ost);
       continue;
     }
-    OstCorrelation c;
-    c.ost = ost;
-    c.name = "OST#" + std::to_string(ost);
-    c.coefficient = pr.r;
-    c.p_value = pr.p;
-    for (double x : col) c.files_on += x > 0;
-    res.correlations.push_back(std::move(c));
+    OstCorrelation oc;
+    oc.ost = ost;
+    oc.name = "OST#" + std::to_string(ost);
+    oc.coefficient = pr.r;
+    oc.p_value = pr.p;
+    oc.files_on = c.on;
+    res.correlations.push_back(std::move(oc));
   }
   std::stable_sort(res.correlations.begin(), res.correlations.end(),
                    [](const OstCorrelation& a, const OstCorrelation& b) { return a.coefficient < b.coefficient; });

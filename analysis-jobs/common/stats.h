@@ -73,25 +73,12 @@ struct PearsonResult {
   size_t n = 0;
 };
 
-inline PearsonResult Pearson(std::span<const double> x, std::span<const double> y) {
+// r and p from the centered sums sxy = sum((x-mx)(y-my)), sxx, syy over n
+// pairs (for callers that can compute them sparsely).
+inline PearsonResult PearsonFromSums(double sxy, double sxx, double syy, size_t n) {
   PearsonResult res;
-  const size_t n = x.size() < y.size() ? x.size() : y.size();
   res.n = n;
   if (n < 2) return res;
-  double mx = 0, my = 0;
-  for (size_t i = 0; i < n; ++i) {
-    mx += x[i];
-    my += y[i];
-  }
-  mx /= static_cast<double>(n);
-  my /= static_cast<double>(n);
-  double sxy = 0, sxx = 0, syy = 0;
-  for (size_t i = 0; i < n; ++i) {
-    const double dx = x[i] - mx, dy = y[i] - my;
-    sxy += dx * dy;
-    sxx += dx * dx;
-    syy += dy * dy;
-  }
   if (!(sxx > 0) || !(syy > 0) || !std::isfinite(sxx) || !std::isfinite(syy)) return res;
   double r = sxy / std::sqrt(sxx * syy);
   if (r > 1) r = 1;
@@ -110,6 +97,26 @@ inline PearsonResult Pearson(std::span<const double> x, std::span<const double> 
   const double t = r * std::sqrt(df / ((1 - r) * (1 + r)));
   res.p = StudentTwoSidedP(t, df);
   return res;
+}
+
+inline PearsonResult Pearson(std::span<const double> x, std::span<const double> y) {
+  const size_t n = x.size() < y.size() ? x.size() : y.size();
+  if (n < 2) return PearsonFromSums(0, 0, 0, n);
+  double mx = 0, my = 0;
+  for (size_t i = 0; i < n; ++i) {
+    mx += x[i];
+    my += y[i];
+  }
+  mx /= static_cast<double>(n);
+  my /= static_cast<double>(n);
+  double sxy = 0, sxx = 0, syy = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const double dx = x[i] - mx, dy = y[i] - my;
+    sxy += dx * dy;
+    sxx += dx * dx;
+    syy += dy * dy;
+  }
+  return PearsonFromSums(sxy, sxx, syy, n);
 }
 
 }  // namespace iosonar::analysis::stats
