@@ -241,7 +241,7 @@ TEST_CASE("bad-ost: zero I/O time, bad rows and constant columns are set aside",
   CHECK_FALSE(noheader.errors.empty());
 }
 
-TEST_CASE("bad-ost: iosonar.result.bad_ost records pass the schema; the slow OST is flagged", "[badost]") {
+TEST_CASE("bad-ost: iosonar.result.bad_ost records pass the schema, and the slow OST is flagged", "[badost]") {
   auto res = CorrelateOsts(SlowOstWorkload(3, 0.4));
   BadOstFilter f;
   f.p_threshold = 1e-5;

@@ -161,7 +161,7 @@ TEST_CASE("phases: bursts in a series become phases with exact boundaries", "[ph
     }
 }
 
-TEST_CASE("phases: a noisy steady stream is one phase; merge-gap joins close bursts", "[phases]") {
+TEST_CASE("phases: a noisy steady stream is one phase, and merge-gap joins close bursts", "[phases]") {
   std::mt19937 rng(7);
   std::normal_distribution<double> noise(0, 5e6);
   std::vector<double> w(64, 0.0);
@@ -185,7 +185,7 @@ TEST_CASE("phases: a noisy steady stream is one phase; merge-gap joins close bur
   CHECK(m.phases[0].bytes == 3000000u);
 }
 
-TEST_CASE("phases: empty and all-zero series have no phases; bad names are errors", "[phases]") {
+TEST_CASE("phases: empty and all-zero series have no phases, bad names are errors", "[phases]") {
   CHECK(FindPhases(std::vector<double>{}, 0, "write", {}).phases.empty());
   CHECK(FindPhases(std::vector<double>(10, 0.0), 0, "write", {}).phases.empty());
   CHECK(FindPhases(std::vector<double>{5.0}, 0, "write", {}).phases.size() == 1);
