@@ -141,7 +141,12 @@ Result<JobPhases> PhasesForJob(Store& store, const std::string& job_id, const Ph
       any = true;
     }
   if (!any) return Status::NotFound("job " + job_id + " has no read or write records in iosonar.trace");
-  const size_t n = static_cast<size_t>((hi - lo) / width + 1);
+  const int64_t span = (hi - lo) / width + 1;
+  if (span > kMaxPhaseBuckets)
+    return Status::Invalid("job " + job_id + " spans " + std::to_string(span) + " buckets of " +
+                           std::to_string(width / 1000000) + " ms (more than " + std::to_string(kMaxPhaseBuckets) +
+                           "): use wider buckets (--bucket)");
+  const size_t n = static_cast<size_t>(span);
   std::vector<double> series[2] = {std::vector<double>(n, 0.0), std::vector<double>(n, 0.0)};
   for (int k = 0; k < 2; ++k)
     for (const auto& b : dir[k])

@@ -80,7 +80,9 @@ struct JobPhases {
 // over its iosonar.trace records (io.bytes summed by io.op, bucketed by
 // @timestamp, the start of each trace run; runs are at most one tracer
 // window, 1 s by default, long) and finds the phases. NotFound if the job has
-// no read or write records.
+// no read or write records; Invalid if its span is more than kMaxPhaseBuckets
+// buckets (the series is dense: about 16 bytes per bucket).
+inline constexpr int64_t kMaxPhaseBuckets = 20000000;  // 231 days of 1 s buckets
 Result<JobPhases> PhasesForJob(Store& store, const std::string& job_id, const PhaseOptions& opt);
 JobPhases PhasesFromSeries(const std::string& job_id, int64_t start_ns, std::vector<double> read_series,
                            std::vector<double> write_series, const PhaseOptions& opt);

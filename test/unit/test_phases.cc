@@ -5,12 +5,15 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdio>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "iosonar/json.h"
 #include "iosonar/record.h"
+#include "iosonar/store.h"
+#include "iosonar/timeutil.h"
 #include "phases/phases.h"
 #include "phases/wavelet.h"
 #include "testutil.h"
@@ -228,4 +231,65 @@ TEST_CASE("phases: iosonar.result.phase records pass the schema and say what the
   CHECK(last["event.seq"].GetInt() == 2);
   // The same analysis of the same job gives the same stream (a resend is stored once).
   CHECK(PhasesToRecords(jp, "node1") == recs);
+}
+
+namespace {
+struct StoreCorpus {
+  std::vector<std::unique_ptr<std::string>> bufs;
+  std::vector<std::unique_ptr<ParsedRecord>> recs;
+  std::vector<const ParsedRecord*> ptrs;
+  int64_t seq = 0;
+  void Trace(const std::string& job, const std::string& op, int64_t ts_ns, int64_t bytes) {
+    const std::string line = "{\"@timestamp\":\"" + FormatIsoMillis(ts_ns) +
+                             "\",\"event.dataset\":\"iosonar.trace\",\"event.stream\":5,\"event.seq\":" +
+                             std::to_string(seq++) + ",\"host.name\":\"n1\",\"job.id\":\"" + job +
+                             "\",\"process.pid\":10,\"process.tid\":10,\"io.op\":\"" + op +
+                             "\",\"io.layer\":\"posix\",\"file.path\":\"/f\",\"io.fd\":3,\"io.size\":" +
+                             std::to_string(bytes) + ",\"io.count\":1,\"io.bytes\":" + std::to_string(bytes) +
+                             ",\"event.start_ns\":" + std::to_string(ts_ns) + ",\"event.end_ns\":" +
+                             std::to_string(ts_ns + 1000) + ",\"io.duration_ns\":1000}";
+    bufs.push_back(std::make_unique<std::string>(line + '\0'));
+    recs.push_back(std::make_unique<ParsedRecord>());
+    Status st = ParseRecordInsitu(bufs.back()->data(), line.size(), recs.back().get());
+    INFO(line);
+    REQUIRE(st.message() == "");
+    ptrs.push_back(recs.back().get());
+  }
+};
+}  // namespace
+
+TEST_CASE("phases: from the SQLite store, by BucketSums; a too-long span is refused", "[phases]") {
+  TempDir dir;
+  auto store = OpenSqliteStore(dir.path());
+  REQUIRE(store.ok());
+  StoreCorpus c;
+  const int64_t s = 1000000000, t0 = 1795000000 * s;
+  for (int i = 0; i < 3; ++i) c.Trace("A", "write", t0 + i * s + 200000000, 1 << 20);  // 3 s of writes
+  c.Trace("A", "write", t0 + 10 * s + 500000000, 2 << 20);                          // a later burst
+  c.Trace("A", "read", t0 + 5 * s, 4096);
+  c.Trace("A", "open", t0 + 5 * s, 0);  // not data
+  c.Trace("B", "write", t0, 1);
+  c.Trace("B", "write", t0 + 30000000 * s, 1);  // a year later
+  AppendStats st;
+  REQUIRE(store.value()->Append(c.ptrs, &st).ok());
+  auto jp = PhasesForJob(*store.value(), "A", {});
+  INFO(jp.status().ToString());
+  REQUIRE(jp.ok());
+  CHECK(jp->start_ns == t0);
+  REQUIRE(jp->write.phases.size() == 2);
+  CHECK(jp->write.phases[0].buckets == 3);
+  CHECK(jp->write.phases[0].bytes == 3u << 20);
+  CHECK(jp->write.phases[1].first_bucket == 10);
+  REQUIRE(jp->read.phases.size() == 1);
+  CHECK(jp->read.phases[0].first_bucket == 5);
+  auto none = PhasesForJob(*store.value(), "C", {});
+  CHECK(none.status().code() == Code::kNotFound);
+  auto wide = PhasesForJob(*store.value(), "B", {});
+  CHECK(wide.status().code() == Code::kInvalid);
+  CHECK(wide.status().message().find("--bucket") != std::string::npos);
+  PhaseOptions hourly;
+  hourly.bucket_ns = 3600 * s;
+  auto ok = PhasesForJob(*store.value(), "B", hourly);
+  REQUIRE(ok.ok());
+  CHECK(ok->write.phases.size() == 2);
 }
