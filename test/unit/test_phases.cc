@@ -258,7 +258,7 @@ struct StoreCorpus {
 };
 }  // namespace
 
-TEST_CASE("phases: from the SQLite store, by BucketSums; a too-long span is refused", "[phases]") {
+TEST_CASE("phases: from the SQLite store by BucketSums, and a too-long span is refused", "[phases]") {
   TempDir dir;
   auto store = OpenSqliteStore(dir.path());
   REQUIRE(store.ok());
