@@ -22,6 +22,11 @@ int CmdScheduler(int argc, char** argv);   // cmd_scheduler.cc
 int CmdSimulate(int argc, char** argv);    // cmd_simulate.cc
 int CmdXlayer(int argc, char** argv);      // cmd_xlayer.cc
 int CmdCompress2(int argc, char** argv);   // cmd_xlayer.cc
+// issue 6 part A: per-job analyses
+int CmdPhases(int argc, char** argv);      // cmd_phases.cc
+int CmdBadOst(int argc, char** argv);      // cmd_badost.cc
+int CmdSummarizeJob(int argc, char** argv);  // cmd_summarize.cc
+int CmdScoreboard(int argc, char** argv);    // cmd_summarize.cc
 
 // Service URL from flag, else environment variable, else config file key
 // ("" if none). Config file: --config FILE, $IOSONAR_CONFIG, else

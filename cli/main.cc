@@ -34,6 +34,11 @@ constexpr Subcommand kCommands[] = {
     {"simulate", iosonar::cli::CmdSimulate, "simulate a cluster's multi-layer records (deterministic for a seed)"},
     {"xlayer", iosonar::cli::CmdXlayer, "cross-layer view of a job: clients, forwarding nodes, OSTs, MDTs, coverage"},
     {"compress2", iosonar::cli::CmdCompress2, "second-pass inter-node compression of a job's trace (ratio, round trip)"},
+    // issue 6 part A: per-job analyses
+    {"phases", iosonar::cli::CmdPhases, "a job's I/O phases (bursts) found with a wavelet transform"},
+    {"bad-ost", iosonar::cli::CmdBadOst, "per-OST correlation of file performance with striping (TOKIO's darshan_bad_ost)"},
+    {"summarize-job", iosonar::cli::CmdSummarizeJob, "one row per job with TOKIO's summarize_job columns (CSV or JSON)"},
+    {"scoreboard", iosonar::cli::CmdScoreboard, "top users and applications by bytes, ops and metadata ops"},
 };
 
 void Usage(FILE* f) {

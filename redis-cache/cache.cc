@@ -56,4 +56,22 @@ Result<std::optional<std::string>> CachedJobResult(const std::string& redis_url,
   return client.value()->Get(JobResultKey(job_id, kind));
 }
 
+// ---- issue 6 part A ----
+std::string JobPhasesKey(std::string_view job_id) { return JobResultKey(job_id, "phases"); }
+std::string JobTokioSummaryKey(std::string_view job_id) { return JobResultKey(job_id, "tokio_summary"); }
+
+Status CacheResult(const std::string& redis_url, const std::string& key, const std::string& value, int ttl_seconds) {
+  if (key.empty() || key.find("job::") != std::string::npos) return Status::Invalid("result cache: empty key or job id");
+  auto client = RedisClient::Connect(redis_url);
+  if (!client.ok()) return client.status();
+  return client.value()->Set(key, value, ttl_seconds);
+}
+
+Result<std::optional<std::string>> CachedResult(const std::string& redis_url, const std::string& key) {
+  if (key.empty() || key.find("job::") != std::string::npos) return Status::Invalid("result cache: empty key or job id");
+  auto client = RedisClient::Connect(redis_url);
+  if (!client.ok()) return client.status();
+  return client.value()->Get(key);
+}
+
 }  // namespace iosonar::cache

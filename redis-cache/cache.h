@@ -38,5 +38,15 @@ Status CacheJobResult(const std::string& redis_url, const std::string& job_id, s
                       const std::string& json, int ttl_seconds = 0);
 Result<std::optional<std::string>> CachedJobResult(const std::string& redis_url, const std::string& job_id,
                                                    std::string_view kind);
+// ---- issue 6 part A: more per-job analysis results ----
+// "iosonar:job:<job_id>:phases" (`iosonar phases --redis`, PhasesToJson) and
+// "iosonar:job:<job_id>:tokio_summary" (`iosonar summarize-job --redis`, the
+// job's row as a JSON object). The job id is used verbatim.
+std::string JobPhasesKey(std::string_view job_id);
+std::string JobTokioSummaryKey(std::string_view job_id);
+// SET key = value (no expiry when ttl_seconds <= 0). Invalid for an empty key.
+Status CacheResult(const std::string& redis_url, const std::string& key, const std::string& value,
+                   int ttl_seconds = 0);
+Result<std::optional<std::string>> CachedResult(const std::string& redis_url, const std::string& key);
 
 }  // namespace iosonar::cache

@@ -60,6 +60,14 @@ constexpr std::array kDatasets = {
             "Batch jobs from the scheduler (`iosonar slurm`, sacct): one record when a job starts and one when it "
             "ends (job.event), with who ran it, where, the command and the outcome; the same facts as the MySQL job "
             "database, for joins in the search engine"},
+    // ---- issue 6 part A: per-job analyses ----------------------------------------
+    Dataset{"iosonar.result.phase", "logs",
+            "I/O phases of a job (`iosonar phases`): one record per read or write burst found in the job's 1 s "
+            "bandwidth series after wavelet denoising; @timestamp is the phase's start"},
+    Dataset{"iosonar.result.bad_ost", "logs",
+            "`iosonar bad-ost` (TOKIO's darshan_bad_ost): one record per OST tested, the Pearson correlation "
+            "between per-file performance and the files' share on that OST, with its two-sided p-value"},
+    // ---- end issue 6 part A ------------------------------------------------------
 };
 
 
@@ -460,6 +468,28 @@ constexpr std::array kFieldTable = {
     Field{"job.state", T::kKeyword, "", M::kDimension, false, "iosonar.job",
           "Slurm state: RUNNING, COMPLETED, FAILED, CANCELLED, TIMEOUT, OUT_OF_MEMORY, NODE_FAIL, ..."},
     Field{"job.exit_code", T::kLong, "", M::kNone, false, "iosonar.job", "Exit code of the batch script (end records)"},
+    // ---- issue 6 part A: per-job analyses ----------------------------------------
+    Field{"phase.index", T::kLong, "1", M::kNone, true, "iosonar.result.phase",
+          "Position of the phase in the job, from 0, by start time"},
+    Field{"phase.direction", T::kKeyword, "", M::kDimension, true, "iosonar.result.phase", "read or write"},
+    Field{"phase.duration_ns", T::kLong, "ns", M::kNone, true, "iosonar.result.phase",
+          "Length of the phase (whole buckets)"},
+    Field{"phase.bytes", T::kLong, "bytes", M::kNone, true, "iosonar.result.phase", "Bytes moved in the phase"},
+    Field{"phase.bw_mean", T::kDouble, "bytes/s", M::kNone, true, "iosonar.result.phase",
+          "Bytes over the phase's duration"},
+    Field{"phase.bw_peak", T::kDouble, "bytes/s", M::kNone, true, "iosonar.result.phase",
+          "Largest bucket of the phase over the bucket width"},
+    Field{"phase.wavelet", T::kKeyword, "", M::kNone, false, "iosonar.result.phase",
+          "Wavelet and extension mode used for denoising, e.g. haar/periodization"},
+    Field{"badost.ost", T::kKeyword, "", M::kDimension, true, "iosonar.result.bad_ost", "The OST, as OST#index"},
+    Field{"badost.coefficient", T::kDouble, "1", M::kNone, true, "iosonar.result.bad_ost",
+          "Pearson r between file performance and the files' share on the OST (negative: files on it were slower)"},
+    Field{"badost.p_value", T::kDouble, "1", M::kNone, true, "iosonar.result.bad_ost", "Two-sided p-value of r"},
+    Field{"badost.files_on", T::kLong, "1", M::kNone, false, "iosonar.result.bad_ost", "Files striped over the OST"},
+    Field{"badost.files", T::kLong, "1", M::kNone, false, "iosonar.result.bad_ost", "Files correlated in all"},
+    Field{"badost.verdict", T::kKeyword, "", M::kNone, false, "iosonar.result.bad_ost",
+          "unhealthy or unusually fast when |r| exceeds the warning threshold and p the significance threshold"},
+    // ---- end issue 6 part A ------------------------------------------------------
 };
 
 }  // namespace

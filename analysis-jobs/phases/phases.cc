@@ -1,0 +1,284 @@
+#include "phases/phases.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "iosonar/json.h"
+#include "iosonar/timeutil.h"
+
+namespace iosonar::analysis {
+
+SeriesPhases FindPhases(std::span<const double> series, int64_t start_ns, const std::string& direction,
+                        const PhaseOptions& opt) {
+  SeriesPhases out;
+  const size_t n = series.size();
+  if (n == 0) return out;
+  const int64_t width = opt.bucket_ns > 0 ? opt.bucket_ns : 1000000000;
+  // Default: as deep as useful, between 1 and 3 (a short series still gets
+  // one level, as pywt.wavedec allows with a warning).
+  int level = opt.level >= 0 ? opt.level : (n >= 2 ? std::clamp(DwtMaxLevel(n, opt.wavelet), 1, 3) : 0);
+  level = std::max(0, level);
+  out.level = level;
+
+  auto coeffs = Wavedec(series, opt.wavelet, opt.mode, level);
+  if (level > 0) {
+    out.threshold = opt.threshold ? *opt.threshold : UniversalThreshold(coeffs.back(), n);
+    for (size_t i = 1; i < coeffs.size(); ++i) {
+      if (opt.hard) HardThreshold(coeffs[i], out.threshold);
+      else SoftThreshold(coeffs[i], out.threshold);
+    }
+    out.denoised = Waverec(coeffs, opt.wavelet, opt.mode);
+    out.denoised.resize(n, 0.0);  // periodization pads odd lengths
+  } else {
+    out.denoised.assign(series.begin(), series.end());
+  }
+
+  double top = 0;
+  for (double v : out.denoised) top = std::max(top, v);
+  if (!(top > 0)) return out;
+  const double cut = opt.active_frac * top;
+
+  // Candidate runs of active buckets, trimmed to raw buckets with bytes.
+  std::vector<std::pair<size_t, size_t>> runs;  // [first, last]
+  for (size_t i = 0; i < n;) {
+    if (!(out.denoised[i] > cut)) {
+      ++i;
+      continue;
+    }
+    size_t j = i;
+    while (j + 1 < n && out.denoised[j + 1] > cut) ++j;
+    size_t a = i, b = j;
+    while (a <= b && !(series[a] > 0)) ++a;
+    while (b > a && !(series[b] > 0)) --b;
+    if (a <= b && series[a] > 0) {
+      // Split on raw empty gaps inside the run: smoothing bridges short pauses.
+      size_t s = a;
+      for (size_t k = a; k <= b; ++k) {
+        if (series[k] > 0) continue;
+        size_t e = k;
+        while (e <= b && !(series[e] > 0)) ++e;
+        runs.emplace_back(s, k - 1);
+        s = e;
+        k = e - 1;
+      }
+      runs.emplace_back(s, b);
+    }
+    i = j + 1;
+  }
+  // Merge runs separated by fewer than merge_gap empty buckets.
+  std::vector<std::pair<size_t, size_t>> merged;
+  for (const auto& r : runs) {
+    if (!merged.empty() && r.first <= merged.back().second + 1 + static_cast<size_t>(std::max(0, opt.merge_gap - 1)) &&
+        (opt.merge_gap > 0 || r.first == merged.back().second + 1))
+      merged.back().second = r.second;
+    else
+      merged.push_back(r);
+  }
+  for (const auto& [a, b] : merged) {
+    Phase p;
+    p.direction = direction;
+    p.first_bucket = a;
+    p.buckets = b - a + 1;
+    p.start_ns = start_ns + static_cast<int64_t>(a) * width;
+    p.duration_ns = static_cast<int64_t>(p.buckets) * width;
+    double bytes = 0, peak = 0;
+    for (size_t k = a; k <= b; ++k) {
+      bytes += series[k];
+      peak = std::max(peak, series[k]);
+    }
+    p.bytes = static_cast<uint64_t>(std::llround(bytes));
+    p.bw_mean = bytes / (static_cast<double>(p.duration_ns) / 1e9);
+    p.bw_peak = peak / (static_cast<double>(width) / 1e9);
+    out.phases.push_back(p);
+  }
+  return out;
+}
+
+JobPhases PhasesFromSeries(const std::string& job_id, int64_t start_ns, std::vector<double> read_series,
+                           std::vector<double> write_series, const PhaseOptions& opt) {
+  JobPhases jp;
+  jp.job_id = job_id;
+  jp.start_ns = start_ns;
+  jp.bucket_ns = opt.bucket_ns;
+  jp.options = opt;
+  jp.read_series = std::move(read_series);
+  jp.write_series = std::move(write_series);
+  jp.read = FindPhases(jp.read_series, start_ns, "read", opt);
+  jp.write = FindPhases(jp.write_series, start_ns, "write", opt);
+  jp.phases = jp.read.phases;
+  jp.phases.insert(jp.phases.end(), jp.write.phases.begin(), jp.write.phases.end());
+  std::stable_sort(jp.phases.begin(), jp.phases.end(), [](const Phase& x, const Phase& y) {
+    if (x.start_ns != y.start_ns) return x.start_ns < y.start_ns;
+    return x.direction < y.direction;
+  });
+  return jp;
+}
+
+Result<JobPhases> PhasesForJob(Store& store, const std::string& job_id, const PhaseOptions& opt) {
+  const int64_t width = opt.bucket_ns > 0 ? opt.bucket_ns : 1000000000;
+  std::vector<Bucket> dir[2];
+  const char* ops[2] = {"read", "write"};
+  for (int k = 0; k < 2; ++k) {
+    BucketQuery q;
+    q.dataset = "iosonar.trace";
+    q.filters = {{"job.id", job_id}, {"io.op", ops[k]}};
+    q.bucket_ns = width;
+    q.sum_fields = {"io.bytes"};
+    auto r = store.BucketSums(q);
+    if (!r.ok()) {
+      if (r.status().code() == Code::kNotFound) continue;
+      return r.status();
+    }
+    dir[k] = std::move(*r);
+  }
+  bool any = false;
+  int64_t lo = 0, hi = 0;
+  for (const auto& v : dir)
+    for (const auto& b : v) {
+      if (!any || b.start_ns < lo) lo = b.start_ns;
+      if (!any || b.start_ns > hi) hi = b.start_ns;
+      any = true;
+    }
+  if (!any) return Status::NotFound("job " + job_id + " has no read or write records in iosonar.trace");
+  const int64_t span = (hi - lo) / width + 1;
+  if (span > kMaxPhaseBuckets)
+    return Status::Invalid("job " + job_id + " spans " + std::to_string(span) + " buckets of " +
+                           std::to_string(width / 1000000) + " ms (more than " + std::to_string(kMaxPhaseBuckets) +
+                           "): use wider buckets (--bucket)");
+  const size_t n = static_cast<size_t>(span);
+  std::vector<double> series[2] = {std::vector<double>(n, 0.0), std::vector<double>(n, 0.0)};
+  for (int k = 0; k < 2; ++k)
+    for (const auto& b : dir[k])
+      if (!b.sums.empty() && std::isfinite(b.sums[0])) series[k][static_cast<size_t>((b.start_ns - lo) / width)] += b.sums[0];
+  PhaseOptions o = opt;
+  o.bucket_ns = width;
+  return PhasesFromSeries(job_id, lo, std::move(series[0]), std::move(series[1]), o);
+}
+
+namespace {
+
+void WritePhase(JsonWriter& w, const Phase& p) {
+  w.BeginObject();
+  w.Kv("direction", p.direction);
+  w.Kv("start", FormatIsoMillis(p.start_ns));
+  w.Kv("start_ns", p.start_ns);
+  w.Kv("duration_s", static_cast<double>(p.duration_ns) / 1e9);
+  w.Kv("bytes", p.bytes);
+  w.Kv("bw_mean", p.bw_mean);
+  w.Kv("bw_peak", p.bw_peak);
+  w.Kv("first_bucket", p.first_bucket);
+  w.Kv("buckets", p.buckets);
+  w.EndObject();
+}
+
+std::string Human(double b) {
+  static const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  size_t u = 0;
+  while (b >= 1024 && u + 1 < std::size(kUnits)) {
+    b /= 1024;
+    ++u;
+  }
+  char buf[64];
+  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", b, kUnits[u]);
+  return buf;
+}
+
+}  // namespace
+
+std::string PhasesToJson(const JobPhases& jp, bool pretty) {
+  std::string out;
+  JsonWriter w(&out, pretty ? 2 : 0);
+  w.BeginObject();
+  w.Kv("job_id", jp.job_id);
+  w.Kv("series_start", FormatIsoMillis(jp.start_ns));
+  w.Kv("series_start_ns", jp.start_ns);
+  w.Kv("bucket_s", static_cast<double>(jp.bucket_ns) / 1e9);
+  w.Key("method");
+  w.BeginObject();
+  w.Kv("wavelet", WaveletName(jp.options.wavelet));
+  w.Kv("mode", ExtensionModeName(jp.options.mode));
+  w.Kv("thresholding", jp.options.hard ? "hard" : "soft");
+  w.Kv("read_level", jp.read.level);
+  w.Kv("write_level", jp.write.level);
+  w.Kv("read_threshold", jp.read.threshold);
+  w.Kv("write_threshold", jp.write.threshold);
+  w.Kv("active_frac", jp.options.active_frac);
+  w.EndObject();
+  uint64_t nr = 0, nw = 0;
+  for (const auto& p : jp.phases) (p.direction == "read" ? nr : nw) += 1;
+  w.Kv("read_phases", nr);
+  w.Kv("write_phases", nw);
+  w.Key("phases");
+  w.BeginArray();
+  for (const auto& p : jp.phases) WritePhase(w, p);
+  w.EndArray();
+  w.EndObject();
+  return out;
+}
+
+std::string PhasesToRecords(const JobPhases& jp, const std::string& host) {
+  const std::string method = std::string(WaveletName(jp.options.wavelet)) + "/" +
+                             std::string(ExtensionModeName(jp.options.mode));
+  // FNV-1a over what identifies this analysis of this job.
+  uint64_t h = 1469598103934665603ull;
+  auto mix = [&](std::string_view v) {
+    for (unsigned char c : v) {
+      h ^= c;
+      h *= 1099511628211ull;
+    }
+    h ^= 0xff;
+    h *= 1099511628211ull;
+  };
+  mix("iosonar.result.phase");
+  mix(jp.job_id);
+  mix(method);
+  mix(std::to_string(jp.write.level) + "/" + std::to_string(jp.read.level) + "/" +
+      std::to_string(jp.options.active_frac) + "/" + std::to_string(jp.bucket_ns));
+  const int64_t stream = static_cast<int64_t>(h & 0x7fffffffffffffffull);
+  std::string out;
+  int64_t seq = 0;
+  for (const auto& p : jp.phases) {
+    JsonWriter w(&out, 0);
+    w.BeginObject();
+    w.Kv("@timestamp", FormatIsoMillis(p.start_ns));
+    w.Kv("event.dataset", "iosonar.result.phase");
+    w.Kv("event.stream", stream);
+    w.Kv("event.seq", seq);
+    w.Kv("host.name", host);
+    w.Kv("job.id", jp.job_id);
+    w.Kv("phase.index", seq);
+    w.Kv("phase.direction", p.direction);
+    w.Kv("phase.duration_ns", p.duration_ns);
+    w.Kv("phase.bytes", p.bytes);
+    w.Kv("phase.bw_mean", p.bw_mean);
+    w.Kv("phase.bw_peak", p.bw_peak);
+    w.Kv("phase.wavelet", method);
+    w.EndObject();
+    out += '\n';
+    ++seq;
+  }
+  return out;
+}
+
+std::string PhasesToTable(const JobPhases& jp) {
+  std::string o = "I/O phases of job " + jp.job_id + " (" + std::string(WaveletName(jp.options.wavelet)) + ", " +
+                  std::string(ExtensionModeName(jp.options.mode)) + ", level " + std::to_string(jp.write.level) +
+                  ")\n\n";
+  if (jp.phases.empty()) return o + "  no I/O phases\n";
+  char b[256];
+  std::snprintf(b, sizeof b, "  %-3s %-6s %-24s %10s %12s %14s %14s\n", "#", "dir", "start", "duration", "bytes",
+                "mean bw", "peak bw");
+  o += b;
+  size_t i = 0;
+  for (const auto& p : jp.phases) {
+    std::snprintf(b, sizeof b, "  %-3zu %-6s %-24s %9.0fs %12s %14s %14s\n", ++i, p.direction.c_str(),
+                  FormatIsoMillis(p.start_ns).c_str(), static_cast<double>(p.duration_ns) / 1e9,
+                  Human(static_cast<double>(p.bytes)).c_str(), (Human(p.bw_mean) + "/s").c_str(),
+                  (Human(p.bw_peak) + "/s").c_str());
+    o += b;
+  }
+  return o;
+}
+
+}  // namespace iosonar::analysis

@@ -1,0 +1,552 @@
+#include "summarize/summarize.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+#include "iosonar/json.h"
+#include "iosonar/timeutil.h"
+#include "phases/phases.h"
+
+namespace iosonar::analysis {
+
+namespace {
+
+std::string Num(double v) {
+  if (!std::isfinite(v)) return "";
+  char b[64];
+  auto [p, ec] = std::to_chars(b, b + sizeof b, v);
+  return ec == std::errc() ? std::string(b, p) : std::string();
+}
+std::string Num(uint64_t v) { return std::to_string(v); }
+std::string Num(int64_t v) { return std::to_string(v); }
+
+bool IsData(const std::string& op) { return op == "read" || op == "write"; }
+bool IsMeta(const std::string& op) {
+  static const char* kMeta[] = {"open", "close", "stat", "access", "unlink", "rename", "mkdir", "rmdir"};
+  for (const char* m : kMeta)
+    if (op == m) return true;
+  return false;
+}
+
+std::string FileKeyOf(const TraceRun& r) {
+  if (!r.file_id.empty()) return r.file_id;
+  if (!r.file_path.empty()) return r.file_path;
+  return "fd " + std::to_string(r.fd) + " of " + r.host + ":" + std::to_string(r.pid);
+}
+
+// Words of a command line; the tracer writes it space-separated.
+std::string Exe(const std::string& cmd) {
+  size_t a = cmd.find_first_not_of(' ');
+  if (a == std::string::npos) return "";
+  size_t b = cmd.find(' ', a);
+  std::string w = cmd.substr(a, b == std::string::npos ? std::string::npos : b - a);
+  size_t s = w.rfind('/');
+  return s == std::string::npos ? w : w.substr(s + 1);
+}
+
+// Command lines of the job's processes from iosonar.tracer: one per process
+// image (event.stream) from its "start" record; a stream that went on to
+// exec() is left out (a forked child of a launcher such as mpirun still
+// shows the launcher's command line; the new image has its own stream).
+struct StreamCmd {
+  std::string cmd;
+  bool execed = false;
+};
+void AddTracerRow(const Row& row, size_t k_stream, size_t k_action, size_t k_cmd,
+                  std::map<int64_t, StreamCmd>* streams) {
+  if (!row.Has(k_stream) || !row.Has(k_action)) return;
+  StreamCmd& sc = (*streams)[row.Int(k_stream)];
+  if (row.Str(k_action) == "exec") sc.execed = true;
+  else if (row.Str(k_action) == "start" && row.Has(k_cmd)) sc.cmd = std::string(row.Str(k_cmd));
+}
+std::vector<std::string> ImageCommands(const std::map<int64_t, StreamCmd>& streams) {
+  std::vector<std::string> v;
+  for (const auto& kv : streams)
+    if (!kv.second.execed && !kv.second.cmd.empty()) v.push_back(kv.second.cmd);
+  return v;
+}
+
+}  // namespace
+
+std::string MainExecutable(const std::vector<std::string>& cmds) {
+  std::map<std::string, size_t> n;
+  std::vector<std::string> order;
+  for (const auto& c : cmds) {
+    std::string e = Exe(c);
+    if (e.empty()) continue;
+    if (n[e]++ == 0) order.push_back(e);
+  }
+  std::string best;
+  size_t bn = 0;
+  for (const auto& e : order)
+    if (n[e] > bn) {
+      best = e;
+      bn = n[e];
+    }
+  return best;
+}
+
+Result<JobTrace> ReadJobTrace(Store& store, const std::string& job_id) {
+  JobTrace jt;
+  jt.job_id = job_id;
+  ScanQuery q;
+  q.dataset = "iosonar.trace";
+  q.filters = {{"job.id", job_id}};
+  q.fields = {"host.name", "process.pid", "process.rank", "io.op",        "io.layer",
+              "file.path", "file.id",     "io.fd",        "io.count",     "io.bytes",
+              "io.errno",  "event.start_ns", "event.end_ns", "io.duration_ns", "io.size"};
+  Status st = store.Scan(q, [&](const Row& row) {
+    TraceRun r;
+    auto str = [&](size_t k) { return row.Has(k) ? std::string(row.Str(k)) : std::string(); };
+    auto num = [&](size_t k, int64_t d) { return row.Has(k) ? row.Int(k) : d; };
+    r.host = str(0);
+    r.pid = num(1, 0);
+    if (row.Has(2)) r.rank = row.Int(2);
+    r.op = str(3);
+    r.layer = str(4);
+    r.file_path = str(5);
+    r.file_id = str(6);
+    r.fd = num(7, -1);
+    r.count = num(8, 0);
+    r.bytes = num(9, 0);
+    r.errno_ = num(10, 0);
+    r.start_ns = num(11, 0);
+    r.end_ns = num(12, 0);
+    r.duration_ns = num(13, 0);
+    r.size = num(14, 0);
+    jt.runs.push_back(std::move(r));
+    return true;
+  });
+  if (!st.ok()) return st;
+  if (jt.runs.empty()) return Status::NotFound("job " + job_id + " has no iosonar.trace records in the store");
+  ScanQuery tq;
+  tq.dataset = "iosonar.tracer";
+  tq.filters = {{"job.id", job_id}};
+  tq.fields = {"event.stream", "tracer.dropped", "event.action", "process.command_line"};
+  std::unordered_map<int64_t, int64_t> dropped;
+  std::map<int64_t, StreamCmd> streams;
+  st = store.Scan(tq, [&](const Row& row) {
+    if (row.Has(0) && row.Has(1)) {
+      auto& d = dropped[row.Int(0)];
+      d = std::max(d, row.Int(1));
+    }
+    AddTracerRow(row, 0, 2, 3, &streams);
+    return true;
+  });
+  if (!st.ok() && st.code() != Code::kNotFound) return st;
+  jt.command_lines = ImageCommands(streams);
+  if (!dropped.empty()) {
+    jt.tracer_dropped = 0;
+    for (const auto& kv : dropped) jt.tracer_dropped += kv.second;
+  }
+  return jt;
+}
+
+const std::string* SummaryRow::Get(const std::string& name) const {
+  for (const auto& [k, v] : cols)
+    if (k == name) return &v;
+  return nullptr;
+}
+
+SummaryRow MakeSummaryRow(const SummarizeInput& in) {
+  SummaryRow row;
+  auto add = [&](const char* k, std::string v) { row.cols.emplace_back(k, std::move(v)); };
+  const JobTrace& jt = *in.trace;
+  const JobSummary& s = *in.summary;
+
+  // Per process I/O time, ranks, per layer bytes and files by direction.
+  std::map<std::string, int64_t> busy;
+  std::set<int64_t> ranks;
+  struct Api {
+    uint64_t bytes = 0;
+    std::set<std::string> files;
+  };
+  std::map<std::string, Api> api[2];  // [read, write] by layer
+  uint64_t posix_bytes = 0;
+  for (const auto& r : jt.runs) {
+    if (r.rank) ranks.insert(*r.rank);
+    if (IsData(r.op) || IsMeta(r.op)) busy[r.host + ":" + std::to_string(r.pid)] += r.duration_ns;
+    if (!IsData(r.op) || r.bytes <= 0) continue;
+    const std::string layer = r.layer.empty() ? "posix" : r.layer;
+    Api& a = api[r.op == "write" ? 1 : 0][layer];
+    a.bytes += static_cast<uint64_t>(r.bytes);
+    a.files.insert(FileKeyOf(r));
+    if (layer == "posix") posix_bytes += static_cast<uint64_t>(r.bytes);
+  }
+  int64_t slowest = 0;
+  for (const auto& kv : busy) slowest = std::max(slowest, kv.second);
+  const double io_time = static_cast<double>(slowest) / 1e9;
+
+  double dt_start = static_cast<double>(s.start_ns) / 1e9, dt_end = static_cast<double>(s.end_ns) / 1e9;
+  if (in.job && in.job->start_ns) dt_start = static_cast<double>(*in.job->start_ns) / 1e9;
+  if (in.job && in.job->end_ns) dt_end = static_cast<double>(*in.job->end_ns) / 1e9;
+
+  add("_jobid", jt.job_id);
+  add("_datetime_start", Num(dt_start));
+  add("_datetime_end", Num(dt_end));
+  add("darshan_jobid", jt.job_id);
+  add("darshan_app", MainExecutable(jt.command_lines));
+  add("darshan_nprocs", Num(static_cast<uint64_t>(ranks.empty() ? s.processes : ranks.size())));
+  add("darshan_start_time", Num(static_cast<int64_t>(std::floor(static_cast<double>(s.start_ns) / 1e9))));
+  add("darshan_end_time", Num(static_cast<int64_t>(std::floor(static_cast<double>(s.end_ns) / 1e9))));
+  add("darshan_walltime", Num(s.runtime_s));
+  add("darshan_io_time", Num(io_time));
+  add("darshan_total_gibs_posix", Num(static_cast<double>(posix_bytes) / 1073741824.0));
+  add("darshan_agg_perf_by_slowest_posix",
+      io_time > 0 ? Num(static_cast<double>(posix_bytes) / 1048576.0 / io_time) : std::string());
+  const char* dirs[2] = {"read", "write"};
+  for (int d = 0; d < 2; ++d) {
+    std::string best;
+    const Api* ba = nullptr;
+    for (const auto& [layer, a] : api[d])
+      if (!ba || a.bytes > ba->bytes) {
+        best = layer;
+        ba = &a;
+      }
+    const std::string base = std::string("darshan_biggest_") + dirs[d] + "_api";
+    row.cols.emplace_back(base, best);
+    row.cols.emplace_back(base + "_bytes", ba ? Num(ba->bytes) : "0");
+    row.cols.emplace_back(base + "_files", ba ? Num(static_cast<uint64_t>(ba->files.size())) : "0");
+  }
+  if (in.concurrent) {
+    add("jobsdb_concurrent_jobs", Num(in.concurrent->jobs));
+    add("jobsdb_concurrent_nodes", Num(in.concurrent->nodes));
+    add("jobsdb_concurrent_nodehrs", Num(in.concurrent->node_hours));
+  }
+  // iosonar's own.
+  add("iosonar_user", in.job && in.job->user ? *in.job->user : "");
+  add("iosonar_job_name", in.job && in.job->name ? *in.job->name : "");
+  add("iosonar_runtime_s", Num(s.runtime_s));
+  add("iosonar_read_bytes", Num(s.read.bytes));
+  add("iosonar_write_bytes", Num(s.write.bytes));
+  add("iosonar_read_ops", Num(s.read.ops));
+  add("iosonar_write_ops", Num(s.write.ops));
+  add("iosonar_read_bw_avg", Num(s.read.bw_avg));
+  add("iosonar_read_bw_peak", Num(s.read.bw_peak));
+  add("iosonar_write_bw_avg", Num(s.write.bw_avg));
+  add("iosonar_write_bw_peak", Num(s.write.bw_peak));
+  add("iosonar_meta_ops", Num(s.meta_ops));
+  add("iosonar_meta_ops_per_s", Num(s.meta_ops_per_s));
+  add("iosonar_processes", Num(s.processes));
+  add("iosonar_processes_with_io", Num(s.processes_with_io));
+  add("iosonar_nodes", Num(s.nodes));
+  add("iosonar_nodes_with_io", Num(s.nodes_with_io));
+  add("iosonar_files", Num(s.files));
+  add("iosonar_errors", Num(s.errors));
+  add("iosonar_io_mode_read", s.mode_read.mode);
+  add("iosonar_io_mode_write", s.mode_write.mode);
+  if (in.read_phases >= 0) add("iosonar_read_phases", Num(static_cast<int64_t>(in.read_phases)));
+  if (in.write_phases >= 0) add("iosonar_write_phases", Num(static_cast<int64_t>(in.write_phases)));
+  add("iosonar_tracer_dropped", Num(jt.tracer_dropped));
+  return row;
+}
+
+namespace {
+
+std::string CsvField(const std::string& v) {
+  if (v.find_first_of(",\"\n\r") == std::string::npos) return v;
+  std::string o = "\"";
+  for (char c : v) {
+    if (c == '"') o += '"';
+    o += c;
+  }
+  return o + "\"";
+}
+
+bool LooksNumeric(const std::string& v) {
+  if (v.empty()) return false;
+  double d = 0;
+  auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), d);
+  return ec == std::errc() && p == v.data() + v.size();
+}
+
+// Columns whose values are text even when they look like numbers.
+bool TextColumn(const std::string& k) {
+  return k == "_jobid" || k == "darshan_jobid" || k == "darshan_app" || k == "iosonar_user" ||
+         k == "iosonar_job_name" || k.ends_with("_api") || k.rfind("iosonar_io_mode", 0) == 0;
+}
+
+}  // namespace
+
+std::string SummaryRowsToCsv(const std::vector<SummaryRow>& rows) {
+  std::vector<std::string> header;
+  std::set<std::string> seen;
+  for (const auto& r : rows)
+    for (const auto& kv : r.cols)
+      if (seen.insert(kv.first).second) header.push_back(kv.first);
+  std::string out;
+  for (size_t i = 0; i < header.size(); ++i) out += (i ? "," : "") + CsvField(header[i]);
+  out += "\n";
+  for (const auto& r : rows) {
+    for (size_t i = 0; i < header.size(); ++i) {
+      if (i) out += ",";
+      if (const std::string* v = r.Get(header[i])) out += CsvField(*v);
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+namespace {
+void WriteRow(JsonWriter& w, const SummaryRow& r) {
+  w.BeginObject();
+  for (const auto& [k, v] : r.cols) {
+    w.Key(k);
+    if (!TextColumn(k) && LooksNumeric(v)) {
+      double d = 0;
+      std::from_chars(v.data(), v.data() + v.size(), d);
+      if (v.find_first_of(".eE") == std::string::npos && std::fabs(d) < 9e15) w.Int(static_cast<int64_t>(d));
+      else w.Double(d);
+    } else if (!TextColumn(k) && v.empty()) {
+      w.Null();
+    } else {
+      w.String(v);
+    }
+  }
+  w.EndObject();
+}
+}  // namespace
+
+std::string SummaryRowsToJson(const std::vector<SummaryRow>& rows) {
+  std::string out;
+  JsonWriter w(&out, 2);
+  w.BeginArray();
+  for (const auto& r : rows) WriteRow(w, r);
+  w.EndArray();
+  return out;
+}
+
+std::string SummaryRowToJson(const SummaryRow& row) {
+  std::string out;
+  JsonWriter w(&out, 0);
+  WriteRow(w, row);
+  return out;
+}
+
+Result<ConcurrentJobs> QueryConcurrentJobs(MysqlConn& db, const std::string& cluster, uint64_t job_id,
+                                           int64_t start_ns, int64_t end_ns) {
+  // Overlap of [start_time, COALESCE(end_time, now)] with [start, end], in node-hours.
+  auto rows = db.Query(
+      "SELECT COUNT(*), COALESCE(SUM(COALESCE(node_count, 0)), 0), "
+      "COALESCE(SUM(COALESCE(node_count, 0) * TIMESTAMPDIFF(MICROSECOND, GREATEST(start_time, CAST(? AS DATETIME(6))), "
+      "LEAST(COALESCE(end_time, UTC_TIMESTAMP(6)), CAST(? AS DATETIME(6))))), 0) / 3.6e9 "
+      "FROM jobs WHERE cluster = ? AND step = '' AND job_id <> ? AND start_time IS NOT NULL "
+      "AND start_time < CAST(? AS DATETIME(6)) AND (end_time IS NULL OR end_time > CAST(? AS DATETIME(6)))",
+      {SqlDatetime(start_ns), SqlDatetime(end_ns), cluster, static_cast<int64_t>(job_id), SqlDatetime(end_ns),
+       SqlDatetime(start_ns)});
+  if (!rows.ok()) return rows.status();
+  ConcurrentJobs c;
+  if (!rows->empty() && (*rows)[0].size() == 3) {
+    const auto& r = (*rows)[0];
+    if (r[0]) c.jobs = std::stoull(*r[0]);
+    if (r[1]) c.nodes = static_cast<uint64_t>(std::stod(*r[1]));
+    if (r[2]) c.node_hours = std::stod(*r[2]);
+  }
+  return c;
+}
+
+Result<JobRecord> FindJob(JobDb& db, const std::string& job_id, const std::string& cluster) {
+  char* end = nullptr;
+  const unsigned long long numeric = std::strtoull(job_id.c_str(), &end, 10);
+  if (job_id.empty() || *end != '\0' || job_id[0] == '-')
+    return Status::Invalid("job id '" + job_id + "' is not a Slurm job number");
+  std::string cl = cluster;
+  if (cl.empty()) {
+    auto cls = db.ClustersOf(numeric);
+    if (!cls.ok()) return cls.status();
+    if (cls->empty()) return Status::NotFound("job " + job_id + " is not in the job database");
+    if (cls->size() > 1) return Status::Invalid("job " + job_id + " exists on several clusters; give --cluster");
+    cl = cls->front();
+  }
+  auto g = db.Get(cl, numeric);
+  if (!g.ok()) return g.status();
+  if (!g.value()) return Status::NotFound("job " + job_id + " on " + cl + " is not in the job database");
+  return *g.value();
+}
+
+Status WritePhasesToDb(MysqlConn& db, const std::string& cluster, uint64_t job_id, const JobPhases& jp) {
+  const std::string now = SqlDatetime(NowNs());
+  if (Status st = db.Begin(); !st.ok()) return st;
+  auto fail = [&](const Status& st) {
+    db.Rollback();
+    return st;
+  };
+  auto del = db.Exec("DELETE FROM job_phases WHERE cluster = ? AND job_id = ?", {cluster, static_cast<int64_t>(job_id)});
+  if (!del.ok()) return fail(del.status());
+  int64_t no = 0;
+  for (const auto& p : jp.phases) {
+    auto ins = db.Exec(
+        "INSERT INTO job_phases (cluster, job_id, phase_no, computed_at, direction, start_time, duration_s, bytes, "
+        "bw_mean, bw_peak, wavelet) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        {cluster, static_cast<int64_t>(job_id), no++, now, p.direction, SqlDatetime(p.start_ns),
+         static_cast<double>(p.duration_ns) / 1e9, static_cast<int64_t>(p.bytes), p.bw_mean, p.bw_peak,
+         std::string(WaveletName(jp.options.wavelet))});
+    if (!ins.ok()) return fail(ins.status());
+  }
+  return db.Commit();
+}
+
+Status WriteTokioSummaryToDb(MysqlConn& db, const std::string& cluster, uint64_t job_id, const std::string& row_json) {
+  auto r = db.Exec(
+      "INSERT INTO job_tokio_summary (cluster, job_id, computed_at, row_json) VALUES (?, ?, ?, ?) "
+      "ON DUPLICATE KEY UPDATE computed_at = VALUES(computed_at), row_json = VALUES(row_json)",
+      {cluster, static_cast<int64_t>(job_id), SqlDatetime(NowNs()), row_json});
+  return r.ok() ? Status::Ok() : r.status();
+}
+
+// ---- scoreboard ----
+
+Result<std::vector<JobTally>> TallyJobs(Store& store, const TimeRange& range) {
+  std::map<std::string, JobTally> by_job;
+  ScanQuery q;
+  q.dataset = "iosonar.trace";
+  q.range = range;
+  q.fields = {"job.id", "io.op", "io.count", "io.bytes", "event.start_ns", "event.end_ns"};
+  Status st = store.Scan(q, [&](const Row& row) {
+    if (!row.Has(0)) return true;  // records outside any job
+    const std::string job(row.Str(0));
+    auto [it, fresh] = by_job.try_emplace(job);
+    JobTally& t = it->second;
+    if (fresh) t.job_id = job;
+    const std::string op = row.Has(1) ? std::string(row.Str(1)) : std::string();
+    const uint64_t count = row.Has(2) ? static_cast<uint64_t>(std::max<int64_t>(0, row.Int(2))) : 0;
+    const uint64_t bytes = row.Has(3) ? static_cast<uint64_t>(std::max<int64_t>(0, row.Int(3))) : 0;
+    if (op == "read") t.read_bytes += bytes;
+    if (op == "write") t.write_bytes += bytes;
+    if (IsData(op)) t.data_ops += count;
+    else if (IsMeta(op)) t.meta_ops += count;
+    const int64_t s = row.Has(4) ? row.Int(4) : 0, e = row.Has(5) ? row.Int(5) : s;
+    if (fresh || s < t.first_ns) t.first_ns = s;
+    if (fresh || e > t.last_ns) t.last_ns = e;
+    return true;
+  });
+  if (!st.ok() && st.code() != Code::kNotFound) return st;
+  std::vector<JobTally> out;
+  for (auto& [job, t] : by_job) {
+    ScanQuery tq;
+    tq.dataset = "iosonar.tracer";
+    tq.filters = {{"job.id", job}};
+    tq.fields = {"event.stream", "event.action", "process.command_line"};
+    std::map<int64_t, StreamCmd> streams;
+    Status s2 = store.Scan(tq, [&](const Row& row) {
+      AddTracerRow(row, 0, 1, 2, &streams);
+      return true;
+    });
+    if (!s2.ok() && s2.code() != Code::kNotFound) return s2;
+    t.app = MainExecutable(ImageCommands(streams));
+    if (t.app.empty()) t.app = "unknown";
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+Scoreboard MakeScoreboard(const std::vector<JobTally>& jobs) {
+  Scoreboard sb;
+  sb.jobs = jobs.size();
+  std::map<std::string, ScoreEntry> users, apps;
+  for (const auto& j : jobs) {
+    for (auto* m : {&users, &apps}) {
+      const std::string& key = m == &users ? j.user : j.app;
+      ScoreEntry& e = (*m)[key];
+      e.key = key;
+      ++e.jobs;
+      e.read_bytes += j.read_bytes;
+      e.write_bytes += j.write_bytes;
+      e.data_ops += j.data_ops;
+      e.meta_ops += j.meta_ops;
+    }
+  }
+  for (auto& kv : users) sb.users.push_back(kv.second);
+  for (auto& kv : apps) sb.apps.push_back(kv.second);
+  return sb;
+}
+
+std::vector<ScoreEntry> TopBy(std::vector<ScoreEntry> v, const std::string& metric, size_t n) {
+  auto val = [&](const ScoreEntry& e) -> uint64_t {
+    if (metric == "ops") return e.data_ops;
+    if (metric == "meta") return e.meta_ops;
+    return e.read_bytes + e.write_bytes;
+  };
+  std::stable_sort(v.begin(), v.end(), [&](const ScoreEntry& a, const ScoreEntry& b) {
+    if (val(a) != val(b)) return val(a) > val(b);
+    return a.key < b.key;
+  });
+  if (v.size() > n) v.resize(n);
+  return v;
+}
+
+namespace {
+const char* kMetrics[] = {"bytes", "ops", "meta"};
+
+std::string HumanBytes(double b) {
+  static const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  size_t u = 0;
+  while (b >= 1024 && u + 1 < std::size(kUnits)) {
+    b /= 1024;
+    ++u;
+  }
+  char buf[64];
+  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", b, kUnits[u]);
+  return buf;
+}
+}  // namespace
+
+std::string ScoreboardToTable(const Scoreboard& s, size_t n) {
+  std::string o = "I/O scoreboard over " + std::to_string(s.jobs) + " jobs\n";
+  char b[512];
+  for (int who = 0; who < 2; ++who) {
+    const auto& v = who == 0 ? s.users : s.apps;
+    for (const char* m : kMetrics) {
+      std::string title = std::string("\ntop ") + (who == 0 ? "users" : "applications") + " by " +
+                          (std::string(m) == "bytes" ? "bytes read + written" : std::string(m) == "ops" ? "data ops" : "metadata ops");
+      o += title + "\n";
+      std::snprintf(b, sizeof b, "  %-24s %6s %12s %12s %12s %12s\n", who == 0 ? "user" : "application", "jobs", "read",
+                    "written", "data ops", "meta ops");
+      o += b;
+      for (const auto& e : TopBy(v, m, n)) {
+        std::snprintf(b, sizeof b, "  %-24s %6llu %12s %12s %12llu %12llu\n", e.key.c_str(),
+                      static_cast<unsigned long long>(e.jobs), HumanBytes(static_cast<double>(e.read_bytes)).c_str(),
+                      HumanBytes(static_cast<double>(e.write_bytes)).c_str(),
+                      static_cast<unsigned long long>(e.data_ops), static_cast<unsigned long long>(e.meta_ops));
+        o += b;
+      }
+    }
+  }
+  return o;
+}
+
+std::string ScoreboardToJson(const Scoreboard& s, size_t n) {
+  std::string out;
+  JsonWriter w(&out, 2);
+  w.BeginObject();
+  w.Kv("jobs", s.jobs);
+  for (int who = 0; who < 2; ++who) {
+    w.Key(who == 0 ? "users" : "applications");
+    w.BeginObject();
+    for (const char* m : kMetrics) {
+      w.Key(std::string("by_") + m);
+      w.BeginArray();
+      for (const auto& e : TopBy(who == 0 ? s.users : s.apps, m, n)) {
+        w.BeginObject();
+        w.Kv(who == 0 ? "user" : "application", e.key);
+        w.Kv("jobs", e.jobs);
+        w.Kv("read_bytes", e.read_bytes);
+        w.Kv("write_bytes", e.write_bytes);
+        w.Kv("data_ops", e.data_ops);
+        w.Kv("meta_ops", e.meta_ops);
+        w.EndObject();
+      }
+      w.EndArray();
+    }
+    w.EndObject();
+  }
+  w.EndObject();
+  return out;
+}
+
+}  // namespace iosonar::analysis

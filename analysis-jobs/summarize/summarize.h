@@ -1,0 +1,136 @@
+// `iosonar summarize-job` and `iosonar scoreboard` (TOKIO's summarize_job and
+// darshan_scoreboard, over iosonar's trace records instead of Darshan logs).
+//
+// summarize-job: one flat row per job. Columns carry TOKIO's summarize_job
+// names wherever iosonar has the data, so notebooks written for TOKIO's CSV
+// keep working; iosonar's own columns are prefixed iosonar_. Definitions
+// (Darshan's meanings, computed from trace runs):
+//  - _jobid, darshan_jobid: the job id. _datetime_start/_datetime_end: the
+//    job's start and end from the job database when known, else the traced
+//    span, in epoch seconds (TOKIO writes floats).
+//  - darshan_start_time, darshan_end_time (whole epoch seconds), darshan_walltime
+//    (seconds): the traced span.
+//  - darshan_app: the executable (basename of the first word of the command
+//    line) most of the job's traced process images ran (a launcher's forked
+//    children that exec'd count as what they exec'd); darshan_nprocs: distinct
+//    MPI ranks when the tracer saw ranks, else traced processes.
+//  - darshan_io_time: the slowest process's time inside read/write/metadata
+//    calls (seconds); darshan_total_gibs_posix: read + written GiB through
+//    POSIX; darshan_agg_perf_by_slowest_posix: POSIX bytes / darshan_io_time
+//    in MiB/s (Darshan's "agg_perf_by_slowest").
+//  - darshan_biggest_{read,write}_api: the layer (posix or stdio) that moved
+//    the most bytes that way, with _bytes and _files (files it moved bytes of).
+//  - jobsdb_concurrent_jobs/_nodes/_nodehrs (only with a job database): other
+//    jobs of the cluster whose run overlapped this one, their nodes, and the
+//    node-hours of the overlap.
+//  Columns without data (Darshan's file-system mounts, LMT, topology, OST
+//  health) are not emitted.
+//
+// scoreboard: per user and per application over a time range, jobs, bytes
+// read and written, data ops and metadata ops, ranked by each. Users and
+// applications come from the job database (--mysql); without one the user is
+// "unknown" and the application is darshan_app above (from the tracer's
+// command lines), so it works from job.id alone.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "iosonar/jobdb.h"
+#include "iosonar/status.h"
+#include "iosonar/store.h"
+#include "job-summary/job_summary.h"
+
+namespace iosonar::analysis {
+
+// A job's runs plus what the tracer said about its processes.
+struct JobTrace {
+  std::string job_id;
+  std::vector<TraceRun> runs;
+  // One per process image, from iosonar.tracer "start" records (images that
+  // exec'd another program are left out; the new image counts).
+  std::vector<std::string> command_lines;
+  int64_t tracer_dropped = -1;
+};
+
+// Reads the job's iosonar.trace and iosonar.tracer records. NotFound if it has no trace records.
+Result<JobTrace> ReadJobTrace(Store& store, const std::string& job_id);
+
+// The basename of the first word of the command line most processes ran ("" if none).
+std::string MainExecutable(const std::vector<std::string>& command_lines);
+
+struct ConcurrentJobs {
+  uint64_t jobs = 0;
+  uint64_t nodes = 0;
+  double node_hours = 0;
+};
+
+// One row: (column, value) in output order; values are already text
+// (numbers in shortest round-trip form, strings verbatim).
+struct SummaryRow {
+  std::vector<std::pair<std::string, std::string>> cols;
+  const std::string* Get(const std::string& name) const;
+};
+
+struct SummarizeInput {
+  const JobTrace* trace = nullptr;
+  const JobSummary* summary = nullptr;
+  const JobRecord* job = nullptr;               // from the job database, if any
+  const ConcurrentJobs* concurrent = nullptr;   // likewise
+  int read_phases = -1, write_phases = -1;      // from analysis-jobs/phases (-1: not computed)
+};
+SummaryRow MakeSummaryRow(const SummarizeInput& in);
+
+// CSV: a header of the union of the rows' columns (first-seen order), then
+// one line per row (RFC 4180 quoting; a missing column is empty).
+std::string SummaryRowsToCsv(const std::vector<SummaryRow>& rows);
+// JSON: an array of objects; numbers stay numbers.
+std::string SummaryRowsToJson(const std::vector<SummaryRow>& rows);
+// One row as a compact JSON object (the Redis and MySQL form).
+std::string SummaryRowToJson(const SummaryRow& row);
+
+// The job in the job database: its id must be a number; the cluster is
+// `cluster`, or the only one with this id. Errors say why not.
+Result<JobRecord> FindJob(JobDb& db, const std::string& job_id, const std::string& cluster);
+
+// Results into the job database (migration 010): replaces the job's
+// job_phases rows / upserts its job_tokio_summary row, in one transaction.
+struct JobPhases;
+Status WritePhasesToDb(MysqlConn& db, const std::string& cluster, uint64_t job_id, const JobPhases& jp);
+Status WriteTokioSummaryToDb(MysqlConn& db, const std::string& cluster, uint64_t job_id, const std::string& row_json);
+
+// Other jobs of the cluster whose run overlapped [start, end] (job database).
+Result<ConcurrentJobs> QueryConcurrentJobs(MysqlConn& db, const std::string& cluster, uint64_t job_id,
+                                           int64_t start_ns, int64_t end_ns);
+
+// ---- scoreboard ----
+struct JobTally {
+  std::string job_id;
+  std::string user = "unknown";
+  std::string app;  // executable
+  uint64_t read_bytes = 0, write_bytes = 0, data_ops = 0, meta_ops = 0;
+  int64_t first_ns = 0, last_ns = 0;
+};
+
+// Per-job sums over iosonar.trace records in range (one scan), with each
+// job's executable from iosonar.tracer.
+Result<std::vector<JobTally>> TallyJobs(Store& store, const TimeRange& range);
+
+struct ScoreEntry {
+  std::string key;  // user or application
+  uint64_t jobs = 0, read_bytes = 0, write_bytes = 0, data_ops = 0, meta_ops = 0;
+};
+struct Scoreboard {
+  std::vector<ScoreEntry> users, apps;  // all, unsorted
+  uint64_t jobs = 0;
+};
+Scoreboard MakeScoreboard(const std::vector<JobTally>& jobs);
+// The top n of v by "bytes" (read + written), "ops" or "meta".
+std::vector<ScoreEntry> TopBy(std::vector<ScoreEntry> v, const std::string& metric, size_t n);
+
+std::string ScoreboardToTable(const Scoreboard& s, size_t n);
+std::string ScoreboardToJson(const Scoreboard& s, size_t n);
+
+}  // namespace iosonar::analysis

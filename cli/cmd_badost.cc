@@ -1,0 +1,126 @@
+// `iosonar bad-ost`: per-OST correlation between per-file performance and the
+// OSTs each file is striped over (TOKIO's darshan_bad_ost), analysis-jobs/badost.
+#include <unistd.h>
+
+#include <boost/program_options.hpp>
+#include <random>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "badost/badost.h"
+#include "commands.h"
+#include "iosonar/sink.h"
+#include "iosonar/timeutil.h"
+
+namespace po = boost::program_options;
+
+namespace iosonar::cli {
+
+namespace {
+constexpr const char* kUsage =
+    "usage: iosonar bad-ost INPUT... [-p PVALUE] [-c CORR] [-C WARN] [--format table|json]\n"
+    "                       [--output OUT [--job-id ID]]\n"
+    "\n"
+    "Correlates per-file I/O performance (bytes / seconds) with the OSTs each file\n"
+    "is striped over, one Pearson coefficient and two-sided p-value per OST (TOKIO's\n"
+    "darshan_bad_ost). A strongly negative, significant coefficient names a slow OST.\n"
+    "INPUT is a CSV with the columns file,bytes,seconds,osts (osts: '0;14;3' or\n"
+    "'OST0000 OST000e') or JSON ([{\"file\",\"bytes\",\"seconds\",\"osts\":[...]}] or one\n"
+    "object per line); - reads stdin. Rows without I/O time or that do not parse\n"
+    "are reported on stderr with their line and set aside. With --output every OST\n"
+    "tested goes out as an iosonar.result.bad_ost record.\n"
+    "\n"
+    "Exit status: 0 done, 1 an input could not be read, 2 usage error.\n"
+    "\n"
+    "options";
+}  // namespace
+
+int CmdBadOst(int argc, char** argv) {
+  std::vector<std::string> inputs;
+  std::string format = "table", output, job_id;
+  analysis::BadOstFilter filt;
+  po::options_description desc(kUsage);
+  desc.add_options()("help,h", "show this help")  //
+      ("p-threshold,p", po::value(&filt.p_threshold)->default_value(0.05, "0.05")->value_name("P"),
+       "show OSTs whose p-value is below P")  //
+      ("c-threshold,c", po::value(&filt.c_threshold)->default_value(0.0, "0")->value_name("C"),
+       "... and whose |coefficient| is above C")  //
+      ("c-warning,C", po::value(&filt.c_warning)->default_value(0.5, "0.5")->value_name("W"),
+       "flag OSTs whose |coefficient| is above W (unhealthy when negative)")  //
+      ("format", po::value(&format)->default_value("table")->value_name("FMT"), "table or json")  //
+      ("output", po::value(&output)->value_name("OUT"), "also send iosonar.result.bad_ost records to OUT")  //
+      ("job-id", po::value(&job_id)->value_name("ID"), "job.id of the records (the job the files belong to)");
+  po::options_description hidden;
+  hidden.add_options()("input", po::value(&inputs));
+  po::options_description all;
+  all.add(desc).add(hidden);
+  po::positional_options_description pos;
+  pos.add("input", -1);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(all).positional(pos).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    std::cerr << "iosonar bad-ost: " << e.what() << "\n(see iosonar bad-ost --help)\n";
+    return 2;
+  }
+  if (vm.count("help")) {
+    std::cout << desc << "\n";
+    return 0;
+  }
+  auto usage_error = [](const std::string& m) {
+    std::cerr << "iosonar bad-ost: " << m << "\n(see iosonar bad-ost --help)\n";
+    return 2;
+  };
+  if (inputs.empty()) return usage_error("missing INPUT");
+  if (format != "table" && format != "json") return usage_error("--format must be table or json");
+  if (!(filt.p_threshold > 0 && filt.p_threshold <= 1)) return usage_error("-p must be in (0, 1]");
+  if (!(filt.c_threshold >= 0 && filt.c_threshold < 1)) return usage_error("-c must be in [0, 1)");
+
+  analysis::BadOstInput in;
+  for (const auto& path : inputs) {
+    std::string text;
+    if (path == "-") {
+      text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+    } else {
+      std::ifstream f(path, std::ios::binary);
+      if (!f) {
+        std::cerr << "iosonar bad-ost: cannot read " << path << "\n";
+        return 1;
+      }
+      std::ostringstream ss;
+      ss << f.rdbuf();
+      text = ss.str();
+    }
+    analysis::ParseBadOstAuto(text, path == "-" ? "stdin" : path, &in);
+  }
+  for (const auto& e : in.errors) std::cerr << "iosonar bad-ost: " << e << "\n";
+  const auto res = analysis::CorrelateOsts(in.files);
+  if (format == "json") std::cout << analysis::BadOstToJson(res, filt, in) << "\n";
+  else std::cout << analysis::BadOstToTable(res, filt, in);
+  if (!output.empty()) {
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+    std::random_device rd;
+    const int64_t stream = static_cast<int64_t>(((static_cast<uint64_t>(rd()) << 32) ^ rd()) & 0x7fffffffffffffffull);
+    const std::string recs = analysis::BadOstToRecords(res, filt, host, job_id, NowNs(), stream);
+    Status st;
+    auto sink = OpenSink(output, {});
+    if (!sink.ok()) st = sink.status();
+    else if (!recs.empty()) {
+      st = sink.value()->Send(recs, res.correlations.size());
+      if (st.ok()) st = sink.value()->Flush();
+    }
+    if (!st.ok()) {
+      std::cerr << "iosonar bad-ost: --output " << output << ": " << st.ToString() << "\n";
+      return 1;
+    }
+  }
+  return 0;
+}
+
+}  // namespace iosonar::cli

@@ -1,0 +1,176 @@
+// `iosonar phases`: a job's I/O phases from its 1 s bandwidth series,
+// denoised with a discrete wavelet transform (analysis-jobs/phases).
+#include <unistd.h>
+
+#include <boost/program_options.hpp>
+#include <iostream>
+#include <string>
+
+#include "cache.h"
+#include "commands.h"
+#include "iosonar/es_store.h"
+#include "iosonar/jobdb.h"
+#include "iosonar/sink.h"
+#include "iosonar/store.h"
+#include "phases/phases.h"
+#include "summarize/summarize.h"
+
+namespace po = boost::program_options;
+
+namespace iosonar::cli {
+
+namespace {
+constexpr const char* kUsage =
+    "usage: iosonar phases JOB_ID --store DIR|URL [--wavelet haar|db4] [--level N] [--threshold X]\n"
+    "                      [--mode periodization|symmetric] [--format table|json]\n"
+    "                      [--redis URL] [--mysql URL [--cluster NAME]] [--output OUT]\n"
+    "\n"
+    "Finds a job's I/O phases: the bursts in its per-second read and write bandwidth\n"
+    "(io.bytes of its iosonar.trace records per 1 s bucket), after denoising the\n"
+    "series with a discrete wavelet transform (PyWavelets' conventions). Each phase:\n"
+    "start, duration, bytes, direction, mean and peak bandwidth.\n"
+    "\n"
+    "With --output the phases go out as iosonar.result.phase records (tcp://HOST:PORT,\n"
+    "an Elasticsearch URL, a file or -). "
+    "With --redis the JSON is cached under iosonar:job:JOB_ID:phases; with --mysql the\n"
+    "phases replace the job's rows of job_phases (a failure is an error when the flag\n"
+    "was given, a warning when the URL came from the environment or config file).\n"
+    "\n"
+    "Exit status: 0 done, 1 the job has no read/write records or the store/Redis/MySQL failed, 2 usage error.\n"
+    "\n"
+    "options";
+}  // namespace
+
+int CmdPhases(int argc, char** argv) {
+  std::string job_id, store_dir, format = "table", wavelet = "haar", mode = "periodization";
+  std::string redis_flag, mysql_flag, cluster, config, output;
+  int level = -1, merge_gap = 0;
+  double threshold = -1, active_frac = 0.02, bucket_s = 1;
+  po::options_description desc(kUsage);
+  desc.add_options()("help,h", "show this help")                                                     //
+      ("store", po::value(&store_dir)->value_name("DIR|URL"), "the record store (directory or Elasticsearch URL)")  //
+      ("wavelet", po::value(&wavelet)->default_value("haar")->value_name("W"), "haar or db4 (PyWavelets' db4, 8 taps)")  //
+      ("mode", po::value(&mode)->default_value("periodization")->value_name("M"),
+       "signal extension: periodization or symmetric (as PyWavelets)")  //
+      ("level", po::value(&level)->value_name("N"), "decomposition levels (default the deepest useful, clamped to 1..3)")  //
+      ("threshold", po::value(&threshold)->value_name("X"),
+       "detail threshold in bytes per bucket (default: the universal threshold sigma*sqrt(2 ln n))")  //
+      ("hard", "hard instead of soft thresholding")                                                 //
+      ("active-frac", po::value(&active_frac)->default_value(0.02, "0.02")->value_name("F"),
+       "a bucket is in a phase when its denoised value exceeds F times the largest")  //
+      ("merge-gap", po::value(&merge_gap)->default_value(0)->value_name("K"),
+       "merge phases separated by fewer than K empty buckets")  //
+      ("bucket", po::value(&bucket_s)->default_value(1, "1")->value_name("S"), "bucket width in seconds")  //
+      ("format", po::value(&format)->default_value("table")->value_name("FMT"), "table or json")  //
+      ("redis", po::value(&redis_flag)->value_name("URL"), "cache the phases JSON in Redis")       //
+      ("mysql", po::value(&mysql_flag)->value_name("URL"), "job database: write the phases to job_phases")  //
+      ("cluster", po::value(&cluster)->value_name("NAME"), "the job's cluster in the job database")  //
+      ("output", po::value(&output)->value_name("OUT"), "also send iosonar.result.phase records to OUT")  //
+      ("config", po::value(&config)->value_name("FILE"), "config file");
+  po::options_description hidden;
+  hidden.add_options()("job-id", po::value(&job_id));
+  po::options_description all;
+  all.add(desc).add(hidden);
+  po::positional_options_description pos;
+  pos.add("job-id", 1);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(all).positional(pos).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    std::cerr << "iosonar phases: " << e.what() << "\n(see iosonar phases --help)\n";
+    return 2;
+  }
+  if (vm.count("help")) {
+    std::cout << desc << "\n";
+    return 0;
+  }
+  auto usage_error = [](const std::string& m) {
+    std::cerr << "iosonar phases: " << m << "\n(see iosonar phases --help)\n";
+    return 2;
+  };
+  if (job_id.empty()) return usage_error("missing JOB_ID");
+  if (store_dir.empty()) return usage_error("missing --store DIR");
+  if (format != "table" && format != "json") return usage_error("--format must be table or json, not '" + format + "'");
+  analysis::PhaseOptions opt;
+  auto w = analysis::ParseWavelet(wavelet);
+  if (!w.ok()) return usage_error("--wavelet: " + w.status().message());
+  opt.wavelet = *w;
+  auto m = analysis::ParseExtensionMode(mode);
+  if (!m.ok()) return usage_error("--mode: " + m.status().message());
+  opt.mode = *m;
+  if (vm.count("level")) {
+    if (level < 0 || level > 30) return usage_error("--level must be 0..30");
+    opt.level = level;
+  }
+  if (vm.count("threshold")) {
+    if (!(threshold >= 0)) return usage_error("--threshold must be >= 0");
+    opt.threshold = threshold;
+  }
+  opt.hard = vm.count("hard") > 0;
+  if (!(active_frac >= 0 && active_frac < 1)) return usage_error("--active-frac must be in [0, 1)");
+  opt.active_frac = active_frac;
+  if (merge_gap < 0) return usage_error("--merge-gap must be >= 0");
+  opt.merge_gap = merge_gap;
+  if (!(bucket_s >= 0.001 && bucket_s <= 86400)) return usage_error("--bucket must be 0.001..86400 s");
+  opt.bucket_ns = static_cast<int64_t>(bucket_s * 1e9);
+
+  auto store = OpenStoreAt(store_dir);
+  if (!store.ok()) {
+    std::cerr << "iosonar phases: " << store.status().ToString() << "\n";
+    return 1;
+  }
+  auto jp = analysis::PhasesForJob(*store.value(), job_id, opt);
+  if (!jp.ok()) {
+    std::cerr << "iosonar phases: " << jp.status().ToString() << "\n";
+    return 1;
+  }
+  if (format == "json") std::cout << analysis::PhasesToJson(*jp, true) << "\n";
+  else std::cout << analysis::PhasesToTable(*jp);
+
+  int rc = 0;
+  if (!output.empty()) {
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+    const std::string recs = analysis::PhasesToRecords(*jp, host);
+    Status st;
+    auto sink = OpenSink(output, {});
+    if (!sink.ok()) st = sink.status();
+    else if (!recs.empty()) {
+      st = sink.value()->Send(recs, jp->phases.size());
+      if (st.ok()) st = sink.value()->Flush();
+    }
+    if (!st.ok()) {
+      std::cerr << "iosonar phases: --output " << output << ": " << st.ToString() << "\n";
+      rc = 1;
+    }
+  }
+  const std::string redis_url = ResolveSetting(redis_flag, "IOSONAR_REDIS", "redis", config);
+  if (!redis_url.empty()) {
+    Status st = cache::CacheResult(redis_url, cache::JobPhasesKey(job_id), analysis::PhasesToJson(*jp));
+    if (!st.ok()) {
+      std::cerr << "iosonar phases: " << (redis_flag.empty() ? "warning: " : "") << "cache: " << st.ToString() << "\n";
+      if (!redis_flag.empty()) rc = 1;
+    }
+  }
+  const std::string mysql_url = ResolveSetting(mysql_flag, "IOSONAR_MYSQL", "mysql", config);
+  if (!mysql_url.empty()) {
+    Status st;
+    auto db = JobDb::Open(mysql_url);
+    if (!db.ok()) {
+      st = db.status();
+    } else {
+      auto job = analysis::FindJob(*db.value(), job_id, cluster);
+      if (!job.ok()) st = job.status();
+      else st = analysis::WritePhasesToDb(db.value()->conn(), job->cluster, job->job_id, *jp);
+    }
+    if (!st.ok()) {
+      std::cerr << "iosonar phases: " << (mysql_flag.empty() ? "warning: " : "") << "job database: " << st.ToString()
+                << "\n";
+      if (!mysql_flag.empty()) rc = 1;
+    }
+  }
+  return rc;
+}
+
+}  // namespace iosonar::cli

@@ -1,0 +1,270 @@
+// `iosonar summarize-job` (one row per job with TOKIO's summarize_job column
+// names) and `iosonar scoreboard` (top users and applications), from the
+// record store, optionally joined with the MySQL job database.
+#include <boost/program_options.hpp>
+#include <cstdlib>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cache.h"
+#include "commands.h"
+#include "iosonar/es_store.h"
+#include "iosonar/jobdb.h"
+#include "iosonar/store.h"
+#include "iosonar/timeutil.h"
+#include "phases/phases.h"
+#include "summarize/summarize.h"
+
+namespace po = boost::program_options;
+
+namespace iosonar::cli {
+
+namespace {
+
+constexpr const char* kSummarizeUsage =
+    "usage: iosonar summarize-job JOB_ID... --store DIR|URL [--format csv|json] [--mysql URL [--cluster NAME]]\n"
+    "\n"
+    "One row per job: TOKIO's summarize_job columns wherever iosonar has the data\n"
+    "(_jobid, _datetime_start/_end, darshan_app, darshan_nprocs, darshan_io_time,\n"
+    "darshan_total_gibs_posix, darshan_agg_perf_by_slowest_posix,\n"
+    "darshan_biggest_{read,write}_api[_bytes|_files], jobsdb_concurrent_* with a job\n"
+    "database), then iosonar's own (iosonar_*: bytes, ops, bandwidths, metadata ops,\n"
+    "I/O modes, I/O phases). A job without records is reported on stderr and left out.\n"
+    "With --redis each row is cached as JSON under iosonar:job:JOB_ID:tokio_summary;\n"
+    "with --mysql each job found in the job database gets its row in job_tokio_summary.\n"
+    "\n"
+    "Exit status: 0 every job summarized, 1 a job had no records or the store/database failed, 2 usage error.\n"
+    "\n"
+    "options";
+
+constexpr const char* kScoreboardUsage =
+    "usage: iosonar scoreboard --store DIR|URL [--from TIME] [--to TIME] [--limit N] [--format table|json]\n"
+    "                          [--mysql URL [--cluster NAME]]\n"
+    "\n"
+    "Top users and applications by bytes read + written, data ops and metadata ops\n"
+    "over the jobs with trace records between --from and --to (ISO-8601). Users and\n"
+    "applications come from the job database (--mysql, $IOSONAR_MYSQL); without one\n"
+    "the user is 'unknown' and the application is the executable the job's traced\n"
+    "processes ran.\n"
+    "\n"
+    "Exit status: 0 done, 1 the store or the database failed, 2 usage error.\n"
+    "\n"
+    "options";
+
+std::optional<JobRecord> LookUp(JobDb& db, const std::string& job_id, const std::string& cluster, std::string* err) {
+  auto r = analysis::FindJob(db, job_id, cluster);
+  if (!r.ok()) {
+    *err = r.status().message();
+    return std::nullopt;
+  }
+  return std::move(r).value();
+}
+
+}  // namespace
+
+int CmdSummarizeJob(int argc, char** argv) {
+  std::vector<std::string> jobs;
+  std::string store_dir, format = "csv", mysql_flag, cluster, config, redis_flag;
+  po::options_description desc(kSummarizeUsage);
+  desc.add_options()("help,h", "show this help")                                                     //
+      ("store", po::value(&store_dir)->value_name("DIR|URL"), "the record store (directory or Elasticsearch URL)")  //
+      ("format", po::value(&format)->default_value("csv")->value_name("FMT"), "csv or json")          //
+      ("no-phases", "do not compute the I/O phase counts")                                           //
+      ("redis", po::value(&redis_flag)->value_name("URL"), "cache each row's JSON in Redis")          //
+      ("mysql", po::value(&mysql_flag)->value_name("URL"), "job database: user, job times, concurrent jobs; rows to job_tokio_summary")  //
+      ("cluster", po::value(&cluster)->value_name("NAME"), "the jobs' cluster in the job database")  //
+      ("config", po::value(&config)->value_name("FILE"), "config file");
+  po::options_description hidden;
+  hidden.add_options()("job-id", po::value(&jobs));
+  po::options_description all;
+  all.add(desc).add(hidden);
+  po::positional_options_description pos;
+  pos.add("job-id", -1);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(all).positional(pos).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    std::cerr << "iosonar summarize-job: " << e.what() << "\n(see iosonar summarize-job --help)\n";
+    return 2;
+  }
+  if (vm.count("help")) {
+    std::cout << desc << "\n";
+    return 0;
+  }
+  auto usage_error = [](const std::string& m) {
+    std::cerr << "iosonar summarize-job: " << m << "\n(see iosonar summarize-job --help)\n";
+    return 2;
+  };
+  if (jobs.empty()) return usage_error("missing JOB_ID");
+  if (store_dir.empty()) return usage_error("missing --store DIR");
+  if (format != "csv" && format != "json") return usage_error("--format must be csv or json");
+  auto store = OpenStoreAt(store_dir);
+  if (!store.ok()) {
+    std::cerr << "iosonar summarize-job: " << store.status().ToString() << "\n";
+    return 1;
+  }
+  int rc = 0;
+  std::unique_ptr<JobDb> db;
+  const std::string mysql_url = ResolveSetting(mysql_flag, "IOSONAR_MYSQL", "mysql", config);
+  if (!mysql_url.empty()) {
+    auto d = JobDb::Open(mysql_url);
+    if (!d.ok()) {
+      std::cerr << "iosonar summarize-job: " << (mysql_flag.empty() ? "warning: " : "")
+                << "job database: " << d.status().ToString() << "\n";
+      if (!mysql_flag.empty()) return 1;
+    } else {
+      db = std::move(d).value();
+    }
+  }
+  const std::string redis_url = ResolveSetting(redis_flag, "IOSONAR_REDIS", "redis", config);
+  std::vector<analysis::SummaryRow> rows;
+  for (const auto& job : jobs) {
+    auto jt = analysis::ReadJobTrace(*store.value(), job);
+    if (!jt.ok()) {
+      std::cerr << "iosonar summarize-job: " << jt.status().message() << "\n";
+      rc = 1;
+      continue;
+    }
+    analysis::JobSummary s = analysis::Summarize(jt->runs);
+    s.job_id = job;
+    s.tracer_dropped = jt->tracer_dropped;
+    analysis::SummarizeInput in;
+    in.trace = &*jt;
+    in.summary = &s;
+    std::optional<JobRecord> meta;
+    std::optional<analysis::ConcurrentJobs> conc;
+    if (db) {
+      std::string err;
+      meta = LookUp(*db, job, cluster, &err);
+      if (!meta) {
+        std::cerr << "iosonar summarize-job: " << (mysql_flag.empty() ? "warning: " : "") << "job database: " << err << "\n";
+        if (!mysql_flag.empty()) rc = 1;
+      } else {
+        in.job = &*meta;
+        const int64_t a = meta->start_ns.value_or(s.start_ns), b = meta->end_ns.value_or(s.end_ns);
+        auto c = analysis::QueryConcurrentJobs(db->conn(), meta->cluster, meta->job_id, a, b);
+        if (c.ok()) {
+          conc = *c;
+          in.concurrent = &*conc;
+        } else {
+          std::cerr << "iosonar summarize-job: job database: " << c.status().ToString() << "\n";
+          if (!mysql_flag.empty()) rc = 1;
+        }
+      }
+    }
+    if (!vm.count("no-phases")) {
+      auto jp = analysis::PhasesForJob(*store.value(), job, {});
+      if (jp.ok()) {
+        in.read_phases = static_cast<int>(jp->read.phases.size());
+        in.write_phases = static_cast<int>(jp->write.phases.size());
+      } else if (jp.status().code() == Code::kNotFound) {
+        in.read_phases = in.write_phases = 0;
+      }
+    }
+    rows.push_back(analysis::MakeSummaryRow(in));
+    const std::string row_json = analysis::SummaryRowToJson(rows.back());
+    if (!redis_url.empty()) {
+      Status st = cache::CacheResult(redis_url, cache::JobTokioSummaryKey(job), row_json);
+      if (!st.ok()) {
+        std::cerr << "iosonar summarize-job: " << (redis_flag.empty() ? "warning: " : "") << "cache: " << st.ToString()
+                  << "\n";
+        if (!redis_flag.empty()) rc = 1;
+      }
+    }
+    if (db && meta) {
+      Status st = analysis::WriteTokioSummaryToDb(db->conn(), meta->cluster, meta->job_id, row_json);
+      if (!st.ok()) {
+        std::cerr << "iosonar summarize-job: " << (mysql_flag.empty() ? "warning: " : "") << "job database: "
+                  << st.ToString() << "\n";
+        if (!mysql_flag.empty()) rc = 1;
+      }
+    }
+  }
+  if (format == "json") std::cout << analysis::SummaryRowsToJson(rows) << "\n";
+  else if (!rows.empty()) std::cout << analysis::SummaryRowsToCsv(rows);
+  return rc;
+}
+
+int CmdScoreboard(int argc, char** argv) {
+  std::string store_dir, format = "table", from, to, mysql_flag, cluster, config;
+  size_t limit = 10;
+  po::options_description desc(kScoreboardUsage);
+  desc.add_options()("help,h", "show this help")                                                     //
+      ("store", po::value(&store_dir)->value_name("DIR|URL"), "the record store (directory or Elasticsearch URL)")  //
+      ("from", po::value(&from)->value_name("TIME"), "period start, ISO-8601 (default: the beginning)")  //
+      ("to", po::value(&to)->value_name("TIME"), "period end, ISO-8601, exclusive (default: now)")      //
+      ("limit", po::value(&limit)->default_value(10)->value_name("N"), "entries per ranking")           //
+      ("format", po::value(&format)->default_value("table")->value_name("FMT"), "table or json")      //
+      ("mysql", po::value(&mysql_flag)->value_name("URL"), "job database: users and applications of the jobs")  //
+      ("cluster", po::value(&cluster)->value_name("NAME"), "the jobs' cluster in the job database")  //
+      ("config", po::value(&config)->value_name("FILE"), "config file");
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(desc).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    std::cerr << "iosonar scoreboard: " << e.what() << "\n(see iosonar scoreboard --help)\n";
+    return 2;
+  }
+  if (vm.count("help")) {
+    std::cout << desc << "\n";
+    return 0;
+  }
+  auto usage_error = [](const std::string& m) {
+    std::cerr << "iosonar scoreboard: " << m << "\n(see iosonar scoreboard --help)\n";
+    return 2;
+  };
+  if (store_dir.empty()) return usage_error("missing --store DIR");
+  if (format != "table" && format != "json") return usage_error("--format must be table or json");
+  if (limit == 0) return usage_error("--limit must be at least 1");
+  TimeRange range;
+  if (!from.empty()) {
+    auto t = ParseIso8601(from);
+    if (!t) return usage_error("--from '" + from + "' is not an ISO-8601 time");
+    range.start_ns = *t;
+  }
+  if (!to.empty()) {
+    auto t = ParseIso8601(to);
+    if (!t) return usage_error("--to '" + to + "' is not an ISO-8601 time");
+    range.end_ns = *t;
+  }
+  auto store = OpenStoreAt(store_dir);
+  if (!store.ok()) {
+    std::cerr << "iosonar scoreboard: " << store.status().ToString() << "\n";
+    return 1;
+  }
+  auto tallies = analysis::TallyJobs(*store.value(), range);
+  if (!tallies.ok()) {
+    std::cerr << "iosonar scoreboard: " << tallies.status().ToString() << "\n";
+    return 1;
+  }
+  int rc = 0;
+  const std::string mysql_url = ResolveSetting(mysql_flag, "IOSONAR_MYSQL", "mysql", config);
+  if (!mysql_url.empty()) {
+    auto db = JobDb::Open(mysql_url);
+    if (!db.ok()) {
+      std::cerr << "iosonar scoreboard: " << (mysql_flag.empty() ? "warning: " : "")
+                << "job database: " << db.status().ToString() << "\n";
+      if (!mysql_flag.empty()) return 1;
+    } else {
+      for (auto& t : *tallies) {
+        std::string err;
+        auto meta = LookUp(*db.value(), t.job_id, cluster, &err);
+        if (!meta) continue;  // not every traced job is a scheduler job
+        if (meta->user) t.user = *meta->user;
+        const std::string app = meta->command ? *meta->command : meta->name.value_or("");
+        if (!app.empty()) t.app = analysis::MainExecutable({app});
+      }
+    }
+  }
+  auto sb = analysis::MakeScoreboard(*tallies);
+  if (format == "json") std::cout << analysis::ScoreboardToJson(sb, limit) << "\n";
+  else std::cout << analysis::ScoreboardToTable(sb, limit);
+  return rc;
+}
+
+}  // namespace iosonar::cli

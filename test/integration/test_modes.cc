@@ -1,0 +1,133 @@
+// I/O mode classification on real runs: an MPI-IO program (OpenMPI, 4 ranks
+// under mpirun) in the N-N, N-1, N-M and 1-1 modes, and fio in N-M, each
+// traced into the store by `iosonar run` and classified by the job summary.
+// (test_fio.cc covers fio's N-N, N-1 and 1-1.)
+#include <rapidjson/document.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <string>
+
+#include "trace_util.h"
+
+using namespace iosonar::test;
+
+namespace {
+
+struct ModeRun {
+  std::string read, write;
+  int64_t read_bytes = 0, write_bytes = 0, procs = 0, kept_files_write = 0, kept_procs_write = 0;
+  std::string table;
+};
+
+ModeRun SummarizeRun(const TempDir& d, const std::string& job, const std::vector<std::string>& cmd,
+                  const std::map<std::string, std::string>& env = {}) {
+  std::vector<std::string> argv{IosonarBin(), "run", "--store", d / "store", "--json", d / (job + ".json"),
+                                "--job-id", job, "--"};
+  argv.insert(argv.end(), cmd.begin(), cmd.end());
+  std::map<std::string, std::string> e{{"IOSONAR_EXCLUDE", "/proc/:/sys/:/dev/:/usr/:/etc/"}};
+  for (const auto& [k, v] : env) e[k] = v;
+  auto r = Run(argv, e);
+  INFO("iosonar run stderr: " << r.err << "\nstdout: " << r.out);
+  REQUIRE(r.exit_code == 0);
+  rapidjson::Document s;
+  s.Parse(ReadFile(d / (job + ".json")).c_str());
+  REQUIRE_FALSE(s.HasParseError());
+  ModeRun m;
+  m.read = s["io_mode"]["read"].GetString();
+  m.write = s["io_mode"]["write"].GetString();
+  m.read_bytes = s["read"]["bytes"].GetInt64();
+  m.write_bytes = s["write"]["bytes"].GetInt64();
+  m.procs = s["processes_with_io"].GetInt64();
+  m.kept_files_write = s["io_mode_evidence"]["write"]["kept_files"].GetInt64();
+  m.kept_procs_write = s["io_mode_evidence"]["write"]["kept_processes"].GetInt64();
+  m.table = r.out;
+  return m;
+}
+
+}  // namespace
+
+#ifdef IOSONAR_HAVE_MPI
+TEST_CASE("modes: MPI-IO with 4 ranks in N-N, N-1, N-M and 1-1 is classified right", "[modes][mpi]") {
+  const std::string mpirun = IOSONAR_MPIEXEC;
+  if (mpirun.empty() || access(mpirun.c_str(), X_OK) != 0) {
+    WARN("mpirun not found (openmpi-bin): MPI mode test skipped");
+    return;
+  }
+  TempDir d;
+  const int64_t per_rank = 8 << 20;
+  const std::string tracer = TracerLib();
+  auto mpi = [&](const std::string& mode, const std::string& job, const std::string& m) {
+    std::filesystem::create_directories(d / job);
+    // Forward the preload and the tracer's settings to the ranks explicitly,
+    // as a batch script would (mpirun passes them on a single node anyway).
+    std::vector<std::string> cmd{mpirun, "--oversubscribe", "--allow-run-as-root", "-np", "4",
+                                 "--mca", "btl", "self,vader",
+                                 "-x", "LD_PRELOAD", "-x", "IOSONAR_OUTPUT", "-x", "IOSONAR_JOB_ID",
+                                 "-x", "IOSONAR_EXCLUDE",
+                                 ProgramPath("tp_mpiio"), mode, d / job, std::to_string(per_rank)};
+    if (!m.empty()) cmd.push_back(m);
+    return SummarizeRun(d, job, cmd);
+  };
+  SECTION("N-N: a file per rank") {
+    auto r = mpi("nn", "mpi-nn", "");
+    CHECK(r.write == "N-N");
+    CHECK(r.read == "N-N");
+    CHECK(r.kept_procs_write == 4);  // mpirun's own small writes (hwloc topology) are minor
+    CHECK(r.write_bytes >= 4 * per_rank);
+    CHECK(r.kept_files_write == 4);
+    // summarize-job names the MPI program, not its launcher, and counts ranks.
+    auto sj = Run({IosonarBin(), "summarize-job", "mpi-nn", "--store", d / "store", "--format", "json"});
+    REQUIRE(sj.exit_code == 0);
+    rapidjson::Document j;
+    j.Parse(sj.out.c_str());
+    REQUIRE_FALSE(j.HasParseError());
+    CHECK(std::string(j[0]["darshan_app"].GetString()) == "tp_mpiio");
+    CHECK(j[0]["darshan_nprocs"].GetInt() == 4);
+  }
+  SECTION("N-1: one shared file") {
+    auto r = mpi("n1", "mpi-n1", "");
+    CHECK(r.write == "N-1");
+    CHECK(r.read == "N-1");
+    CHECK(r.kept_procs_write == 4);
+    CHECK(r.write_bytes >= 4 * per_rank);
+  }
+  SECTION("N-M: 4 ranks on 2 files") {
+    auto r = mpi("nm", "mpi-nm2", "2");
+    CHECK(r.write == "N-M");
+    CHECK(r.read == "N-M");
+    CHECK(r.kept_files_write == 2);
+    CHECK(r.kept_procs_write == 4);
+  }
+  SECTION("N-M: 4 ranks on 3 files (one shared, two private)") {
+    auto r = mpi("nm", "mpi-nm3", "3");
+    CHECK(r.write == "N-M");
+    CHECK(r.kept_files_write == 3);
+  }
+  SECTION("1-1: rank 0 alone") {
+    auto r = mpi("11", "mpi-11", "");
+    CHECK(r.write == "1-1");
+    CHECK(r.read == "1-1");
+    CHECK(r.kept_procs_write == 1);
+    CHECK(r.write_bytes >= 4 * per_rank);
+  }
+}
+#endif
+
+TEST_CASE("modes: fio with two shared files of two jobs each is N-M", "[modes][fio]") {
+  if (!HaveProgram("fio")) FAIL("fio is not installed (scripts/setup.sh --test installs it)");
+  TempDir d;
+  std::string outdir = d / "fio-report";
+  std::filesystem::create_directories(outdir);
+  auto r = SummarizeRun(d, "fio-nm",
+                     {"fio", "--output-format=json", "--output=" + outdir + "/fio.json",
+                      "--name=a", "--filename=" + d / "a.dat", "--rw=write", "--bs=64k", "--size=8m", "--numjobs=2",
+                      "--offset_increment=8m",
+                      "--name=b", "--filename=" + d / "b.dat", "--rw=write", "--bs=64k", "--size=8m", "--numjobs=2",
+                      "--offset_increment=8m"},
+                     {{"IOSONAR_EXCLUDE", "/proc/:/sys/:/dev/:/usr/:/etc/:" + outdir + "/"}});
+  CHECK(r.write == "N-M");
+  CHECK(r.kept_files_write == 2);
+  CHECK(r.kept_procs_write == 4);
+  CHECK(r.write_bytes == 4 * (8 << 20));
+}
