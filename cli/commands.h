@@ -18,6 +18,11 @@ int CmdEsSetup(int argc, char** argv);      // cmd_es.cc
 int CmdDbMigrate(int argc, char** argv);   // cmd_db.cc
 int CmdHostlist(int argc, char** argv);    // cmd_db.cc
 int CmdScheduler(int argc, char** argv);   // cmd_scheduler.cc
+// issue 7: LASSi, probe slowdown, the report, the LMT importer
+int CmdLassi(int argc, char** argv);       // cmd_lassi.cc
+int CmdSlowdown(int argc, char** argv);    // cmd_lassi.cc
+int CmdReport(int argc, char** argv);      // cmd_lassi.cc
+int CmdLmtImport(int argc, char** argv);   // cmd_lassi.cc
 
 // Service URL from flag, else environment variable, else config file key
 // ("" if none). Config file: --config FILE, $IOSONAR_CONFIG, else

@@ -30,6 +30,11 @@ constexpr Subcommand kCommands[] = {
     {"db-migrate", iosonar::cli::CmdDbMigrate, "create or upgrade the MySQL job database schema"},
     {"scheduler", iosonar::cli::CmdScheduler, "Slurm connector: prolog|epilog|poll|replay into the job database"},
     {"hostlist", iosonar::cli::CmdHostlist, "expand or compress a Slurm host list"},
+    // issue 7: LASSi, probe slowdown, the helpdesk report
+    {"lassi", iosonar::cli::CmdLassi, "LASSi risk and ops metrics per file system, application, job and window"},
+    {"slowdown", iosonar::cli::CmdSlowdown, "probe latency statistics and slowdown factors per fs, op and interval"},
+    {"report", iosonar::cli::CmdReport, "the daily helpdesk report: self-contained HTML, text and JSON"},
+    {"lmt-import", iosonar::cli::CmdLmtImport, "turn an LMT database (sqlite) into iosonar.oss/mds records"},
 };
 
 void Usage(FILE* f) {

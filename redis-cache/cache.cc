@@ -35,4 +35,42 @@ Result<std::optional<std::string>> CachedJobSummary(const std::string& redis_url
   return client.value()->Get(JobSummaryKey(job_id));
 }
 
+// ---- issue 7: LASSi and probe slowdown results ----
+std::string LassiKey(std::string_view fs, std::string_view from_iso, std::string_view to_iso, int64_t window_s) {
+  std::string key(kKeyPrefix);
+  key += "lassi:";
+  key += fs.empty() ? std::string_view("all") : fs;
+  key += ':';
+  key += from_iso;
+  key += ':';
+  key += to_iso;
+  key += ':';
+  key += std::to_string(window_s);
+  return key;
+}
+
+std::string SlowdownKey(std::string_view fs, std::string_view from_iso, std::string_view to_iso) {
+  std::string key(kKeyPrefix);
+  key += "slowdown:";
+  key += fs.empty() ? std::string_view("all") : fs;
+  key += ':';
+  key += from_iso;
+  key += ':';
+  key += to_iso;
+  return key;
+}
+
+Status CacheResult(const std::string& redis_url, const std::string& key, const std::string& json, int ttl_seconds) {
+  auto client = RedisClient::Connect(redis_url);
+  if (!client.ok()) return client.status();
+  return client.value()->Set(key, json, ttl_seconds);
+}
+
+Result<std::optional<std::string>> CachedResult(const std::string& redis_url, const std::string& key) {
+  auto client = RedisClient::Connect(redis_url);
+  if (!client.ok()) return client.status();
+  return client.value()->Get(key);
+}
+// ---- end issue 7 ----
+
 }  // namespace iosonar::cache

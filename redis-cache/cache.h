@@ -7,6 +7,7 @@
 // the functions are thread-safe. Errors name the URL with its password
 // redacted.
 #pragma once
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -29,5 +30,15 @@ Status CacheJobSummary(const std::string& redis_url, const std::string& job_id, 
 
 // The cached summary JSON, or nullopt when none is cached.
 Result<std::optional<std::string>> CachedJobSummary(const std::string& redis_url, const std::string& job_id);
+
+// ---- issue 7: LASSi and probe slowdown results ----
+// "iosonar:lassi:<fs or all>:<from>:<to>:<window_s>" and
+// "iosonar:slowdown:<fs or all>:<from>:<to>" (from/to as ISO 8601 UTC).
+std::string LassiKey(std::string_view fs, std::string_view from_iso, std::string_view to_iso, int64_t window_s);
+std::string SlowdownKey(std::string_view fs, std::string_view from_iso, std::string_view to_iso);
+// SET any analysis result under a key built by the functions above.
+Status CacheResult(const std::string& redis_url, const std::string& key, const std::string& json, int ttl_seconds = 0);
+Result<std::optional<std::string>> CachedResult(const std::string& redis_url, const std::string& key);
+// ---- end issue 7 ----
 
 }  // namespace iosonar::cache

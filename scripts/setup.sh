@@ -9,7 +9,9 @@ BUILD_PKGS=(build-essential cmake pkg-config libcurl4-openssl-dev rapidjson-dev 
             zlib1g-dev)  # zlib1g-dev: issue 3 (health reads .gz captures)
 TEST_PKGS=(redis-server fio python3 python3-yaml
            # issue 5 (job DB, Slurm): a private MariaDB and a one-node Slurm started by the tests
-           mariadb-server munge slurmctld slurmd slurm-client slurmdbd)
+           mariadb-server munge slurmctld slurmd slurm-client slurmdbd
+           # issue 7 (LASSi, slowdown, report): pandas/numpy/scipy oracles, headless Chromium
+           python3-pandas python3-numpy python3-scipy chromium)
 pkgs=("${BUILD_PKGS[@]}")
 if [[ "${1:-}" == "--test" ]]; then pkgs+=("${TEST_PKGS[@]}"); fi
 
