@@ -1,0 +1,187 @@
+// bench_lassi (issue 7): LASSi over a month of 5 s samples for 400 OSTs and
+// 5 MDTs with 10,000 jobs (target <= 60 s on one core), and the report for a
+// day (target <= 5 s).
+//
+// The records are generated in memory and fed to lassi::Accumulator exactly
+// as FeedFromStore feeds it from a store scan (one AddServer per OST/MDT
+// record, one AddJob per job_stats record); generation is inside the timed
+// loop. A month is 210 M server and ~200 M job_stats records: too many to
+// store for a benchmark, so the store scan is not part of this figure (see
+// bench_store for the store's scan rate).
+//   bench_lassi [--days N] [--osts N] [--jobs N] [--window-s S] [--runs R]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "lassi/lassi.h"
+#include "lassi/slowdown.h"
+#include "report/report.h"
+
+using namespace iosonar;
+
+namespace {
+constexpr int64_t kS = 1000000000;
+double Now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+
+struct Job {
+  std::string id, app;
+  int64_t start, end;
+  int ost0;
+  double wkb, wops, opens;
+};
+
+struct Gen {
+  int days = 30, osts = 400, mdts = 5, njobs = 10000;
+  int64_t window_s = 3600;
+  int64_t t0 = 1795305600LL * kS;  // 2026-11-22T00:00Z
+  std::vector<Job> jobs;
+  uint64_t server_records = 0, job_records = 0;
+
+  void MakeJobs() {
+    std::mt19937_64 rng(1);
+    std::exponential_distribution<double> dur(1.0 / (6 * 3600));
+    const int64_t span = static_cast<int64_t>(days) * 86400;
+    for (int i = 0; i < njobs; ++i) {
+      Job j;
+      j.id = std::to_string(100000 + i);
+      j.app = "./app" + std::to_string(i % 300) + " -i input.nml";
+      j.start = t0 + static_cast<int64_t>(rng() % static_cast<uint64_t>(span)) * kS;
+      j.end = j.start + static_cast<int64_t>(std::min(dur(rng), 48.0 * 3600) + 60) * kS;
+      j.ost0 = static_cast<int>(rng() % static_cast<uint64_t>(osts));
+      j.wkb = static_cast<double>(rng() % 20000);
+      j.wops = static_cast<double>(rng() % 100);
+      j.opens = static_cast<double>(rng() % 50);
+      jobs.push_back(std::move(j));
+    }
+    std::sort(jobs.begin(), jobs.end(), [](const Job& a, const Job& b) { return a.start < b.start; });
+  }
+
+  // Feeds [from, to) of the timeline into acc.
+  void Feed(lassi::Accumulator& acc, int64_t from, int64_t to) {
+    std::mt19937 rng(2);
+    std::vector<std::string> ost_fs(1, "scratch");
+    std::vector<const Job*> active;
+    size_t next = 0;
+    lassi::OpSums v, m, jv;
+    for (int64_t t = from; t < to; t += 5 * kS) {
+      for (int o = 0; o < osts; ++o) {
+        const uint32_t r = rng();
+        v.oss[0] = static_cast<double>(r & 0xffff);
+        v.oss[1] = static_cast<double>((r >> 16) & 0xff);
+        v.oss[2] = static_cast<double>((r >> 8) & 0x1ffff);
+        v.oss[3] = static_cast<double>(r >> 24);
+        v.oss[4] = static_cast<double>(r & 0x3f);
+        acc.AddServer("scratch", t, v);
+        ++server_records;
+      }
+      for (int d = 0; d < mdts; ++d) {
+        const uint32_t r = rng();
+        for (size_t k = 0; k < lassi::kMdsOps; ++k) m.mds[k] = static_cast<double>((r >> k) & 0xff);
+        acc.AddServer("scratch", t, m);
+        ++server_records;
+      }
+      while (next < jobs.size() && jobs[next].start <= t) active.push_back(&jobs[next++]);
+      active.erase(std::remove_if(active.begin(), active.end(), [&](const Job* j) { return j->end <= t; }),
+                   active.end());
+      for (const Job* j : active) {
+        jv = {};
+        jv.oss[2] = j->wkb;
+        jv.oss[3] = j->wops;
+        for (int k = 0; k < 4; ++k) {  // 4 OSTs
+          acc.AddJob("scratch", j->id, j->app, t, jv);
+          ++job_records;
+        }
+        lassi::OpSums jm;
+        jm.mds[0] = jm.mds[1] = j->opens;
+        acc.AddJob("scratch", j->id, j->app, t, jm);
+        ++job_records;
+      }
+    }
+  }
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Gen g;
+  int runs = 1;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--days")) g.days = std::atoi(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--osts")) g.osts = std::atoi(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--jobs")) g.njobs = std::atoi(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--window-s")) g.window_s = std::atoll(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--runs")) runs = std::atoi(argv[i + 1]);
+    else {
+      std::fprintf(stderr, "usage: bench_lassi [--days N] [--osts N] [--jobs N] [--window-s S] [--runs R]\n");
+      return 2;
+    }
+  }
+  g.MakeJobs();
+  std::printf("bench_lassi: %d days of 5 s samples, %d OSTs, %d MDTs, %d jobs, %lld s windows, one thread\n", g.days,
+              g.osts, g.mdts, g.njobs, static_cast<long long>(g.window_s));
+  std::vector<double> times;
+  for (int r = 0; r < runs; ++r) {
+    g.server_records = g.job_records = 0;
+    lassi::Options o;
+    o.window_ns = g.window_s * kS;
+    o.from_ns = o.history_from_ns = g.t0;
+    o.to_ns = g.t0 + static_cast<int64_t>(g.days) * 86400 * kS;
+    lassi::Accumulator acc(o);
+    const double a = Now();
+    g.Feed(acc, o.from_ns, o.to_ns);
+    const double b = Now();
+    auto res = acc.Compute();
+    const double c = Now();
+    times.push_back(c - a);
+    std::printf("  run %d: accumulate %.2f s (%llu server + %llu job_stats records, %.1f M records/s), compute %.2f s "
+                "(%zu fs, %zu app, %zu job windows); total %.2f s\n",
+                r + 1, b - a, static_cast<unsigned long long>(g.server_records),
+                static_cast<unsigned long long>(g.job_records),
+                static_cast<double>(g.server_records + g.job_records) / (b - a) / 1e6, c - b, res.fs_windows.size(),
+                res.app_windows.size(), res.job_windows.size(), c - a);
+  }
+  std::sort(times.begin(), times.end());
+  std::printf("LASSi month: median %.2f s over %d run(s) (target <= 60 s)\n", times[times.size() / 2], runs);
+
+  // The report for one day: LASSi (hourly) over the day's records, probe
+  // slowdown over 6 ops every 5 s, and the rendering.
+  {
+    lassi::Options o;
+    o.window_ns = 3600 * kS;
+    o.from_ns = o.history_from_ns = g.t0;
+    o.to_ns = g.t0 + 86400 * kS;
+    std::vector<double> rt;
+    for (int r = 0; r < 3; ++r) {
+      lassi::Accumulator acc(o);
+      g.Feed(acc, o.from_ns, o.to_ns);
+      std::vector<lassi::ProbeSample> ps;
+      std::mt19937_64 rng(5);
+      std::lognormal_distribution<double> ln(-6, 1);
+      for (int64_t t = o.from_ns; t < o.to_ns; t += 5 * kS)
+        for (const char* op : {"write", "read", "stat", "read_small", "delete", "create"})
+          ps.push_back({"scratch", op, t, ln(rng)});
+      const double a = Now();
+      report::ReportInput in;
+      in.title = "bench day";
+      in.lassi = acc.Compute();
+      lassi::SlowdownOptions so;
+      so.from_ns = o.from_ns;
+      so.to_ns = o.to_ns;
+      so.intervals_ns = {600 * kS};
+      in.slowdown = lassi::ComputeSlowdown(std::move(ps), so);
+      auto out = report::RenderReport(in);
+      const double b = Now();
+      rt.push_back(b - a);
+      std::printf("  report run %d: %.3f s (html %zu bytes, json %zu bytes, %zu apps, %zu jobs)\n", r + 1, b - a,
+                  out.html.size(), out.json.size(), in.lassi.apps.size(), in.lassi.jobs.size());
+    }
+    std::sort(rt.begin(), rt.end());
+    std::printf("report for a day (after the records are accumulated): median %.3f s of 3 (target <= 5 s)\n", rt[1]);
+  }
+  return 0;
+}
