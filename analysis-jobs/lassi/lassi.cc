@@ -165,16 +165,20 @@ int64_t Accumulator::WindowIndex(int64_t t_ns) const {
   return w;
 }
 
-void Accumulator::AddServer(std::string_view fs, int64_t t_ns, const OpSums& v) {
-  ++records_;
-  if (t_ns < opt_.history_from_ns || t_ns >= opt_.to_ns) return;
-  AddInto(fs_[Pack(Intern(fs), WindowIndex(t_ns))], v);
+OpSums& Accumulator::Slot(std::unordered_map<uint64_t, OpSums>& m, std::vector<Cursor>& cur, uint32_t id,
+                          int64_t w) {
+  if (cur.size() <= id) cur.resize(names_.size());
+  Cursor& c = cur[id];
+  if (c.w != w) {
+    c.w = w;
+    c.sums = &m[Pack(id, w)];  // unordered_map nodes are stable: the pointer survives rehashing
+  }
+  return *c.sums;
 }
 
-void Accumulator::AddJob(std::string_view fs, std::string_view job, std::string_view app, int64_t t_ns,
-                         const OpSums& v) {
-  ++records_;
-  if (t_ns < opt_.history_from_ns || t_ns >= opt_.to_ns) return;
+uint32_t Accumulator::ServerSeries(std::string_view fs) { return Intern(fs); }
+
+uint32_t Accumulator::JobSeries(std::string_view fs, std::string_view job, std::string_view app) {
   std::string k(fs);
   k += '\x1f';
   const size_t base = k.size();
@@ -184,12 +188,38 @@ void Accumulator::AddJob(std::string_view fs, std::string_view job, std::string_
   if (app.empty()) k += "job ", k += job;
   else k += app;
   const uint32_t aid = Intern(k);
-  job_app_.emplace(jid, aid);
+  if (job_app_.size() <= jid) job_app_.resize(names_.size(), UINT32_MAX);
+  if (job_app_[jid] == UINT32_MAX) job_app_[jid] = aid;
+  return jid;
+}
+
+void Accumulator::AddServerAt(uint32_t series, int64_t t_ns, const OpSums& v) {
+  ++records_;
+  if (t_ns < opt_.history_from_ns || t_ns >= opt_.to_ns) return;
+  AddInto(Slot(fs_, fs_cur_, series, WindowIndex(t_ns)), v);
+}
+
+void Accumulator::AddJobAt(uint32_t jid, int64_t t_ns, const OpSums& v) {
+  ++records_;
+  if (t_ns < opt_.history_from_ns || t_ns >= opt_.to_ns) return;
+  const uint32_t aid = job_app_[jid];
   const int64_t w = WindowIndex(t_ns);
-  AddInto(job_[Pack(jid, w)], v);
-  AddInto(app_[Pack(aid, w)], v);
-  auto& js = app_jobs_[Pack(aid, w)];
-  if (std::find(js.begin(), js.end(), jid) == js.end()) js.push_back(jid);
+  const bool new_window = job_cur_.size() <= jid || job_cur_[jid].w != w;
+  AddInto(Slot(job_, job_cur_, jid, w), v);
+  AddInto(Slot(app_, app_cur_, aid, w), v);
+  if (new_window) {
+    auto& js = app_jobs_[Pack(aid, w)];
+    if (std::find(js.begin(), js.end(), jid) == js.end()) js.push_back(jid);
+  }
+}
+
+void Accumulator::AddServer(std::string_view fs, int64_t t_ns, const OpSums& v) {
+  AddServerAt(ServerSeries(fs), t_ns, v);
+}
+
+void Accumulator::AddJob(std::string_view fs, std::string_view job, std::string_view app, int64_t t_ns,
+                         const OpSums& v) {
+  AddJobAt(JobSeries(fs, job, app), t_ns, v);
 }
 
 namespace {
@@ -287,7 +317,8 @@ LassiResult Accumulator::Compute() const {
   emit(series(job_), &res.job_windows, &res.jobs, true, false);
   // The job's application.
   std::map<std::string, std::string> app_of;
-  for (const auto& [j, a] : job_app_) app_of[names_[j]] = SplitKey(names_[a]).target;
+  for (size_t j = 0; j < job_app_.size(); ++j)
+    if (job_app_[j] != UINT32_MAX) app_of[names_[j]] = SplitKey(names_[job_app_[j]]).target;
   for (auto& t : res.jobs) t.app = app_of[t.fs + '\x1f' + t.target];
   for (auto& t : res.apps) t.app = t.target;
 

@@ -17,6 +17,7 @@
 //   the application or job was active (LASSi's "per application hour").
 #pragma once
 #include <array>
+#include <climits>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -129,6 +130,13 @@ class Accumulator {
   void AddServer(std::string_view fs, int64_t t_ns, const OpSums& v);
   // job_stats records; app = the job's exact command line ("" = unknown: the job id stands in).
   void AddJob(std::string_view fs, std::string_view job, std::string_view app, int64_t t_ns, const OpSums& v);
+  // The same with pre-resolved series ids (the fast path: resolve once per
+  // file system / job, then add by id). Records should come roughly in time
+  // order: each series remembers its current window.
+  uint32_t ServerSeries(std::string_view fs);
+  uint32_t JobSeries(std::string_view fs, std::string_view job, std::string_view app);
+  void AddServerAt(uint32_t series, int64_t t_ns, const OpSums& v);
+  void AddJobAt(uint32_t job_series, int64_t t_ns, const OpSums& v);
   void CountReset() { ++resets_; }
   LassiResult Compute() const;
   const Options& options() const { return opt_; }
@@ -142,8 +150,14 @@ class Accumulator {
   std::unordered_map<std::string, uint32_t> ids_;
   std::string buf_;
   std::unordered_map<uint64_t, OpSums> fs_, job_, app_;  // (id, window index) -> sums
-  std::unordered_map<uint32_t, uint32_t> job_app_;       // job id -> app id
+  std::vector<uint32_t> job_app_;                        // job id -> app id (UINT32_MAX: not a job)
   std::unordered_map<uint64_t, std::vector<uint32_t>> app_jobs_;  // (app id, window) -> job ids
+  struct Cursor {  // a series' current window
+    int64_t w = INT64_MIN;
+    OpSums* sums = nullptr;
+  };
+  std::vector<Cursor> fs_cur_, job_cur_, app_cur_;  // by interned id
+  OpSums& Slot(std::unordered_map<uint64_t, OpSums>& m, std::vector<Cursor>& cur, uint32_t id, int64_t w);
   uint64_t records_ = 0, resets_ = 0;
 };
 

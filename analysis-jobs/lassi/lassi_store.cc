@@ -63,7 +63,10 @@ void AddParsedRecord(const ParsedRecord& rec, Accumulator& acc, const AppOf& app
 
 Status FeedFromStore(Store& store, Accumulator& acc, const AppOf& app_of) {
   const Options& o = acc.options();
-  std::map<std::string, std::string> app_cache;
+  std::map<std::string, uint32_t> job_series;  // "fs\x1fjob" -> series id (the app is looked up once per job)
+  std::string last_fs;
+  uint32_t last_fs_id = 0;
+  bool have_fs = false;
   for (const char* ds : {"iosonar.oss", "iosonar.mds", "iosonar.jobstats"}) {
     const bool js = std::string_view(ds) == "iosonar.jobstats";
     const bool is_oss = std::string_view(ds) == "iosonar.oss";
@@ -99,11 +102,18 @@ Status FeedFromStore(Store& store, Accumulator& acc, const AppOf& app_of) {
       if (js) {
         if (!r.Has(4)) return true;
         const std::string job(r.Str(4));
-        auto it = app_cache.find(job);
-        if (it == app_cache.end()) it = app_cache.emplace(job, app_of ? app_of(job) : std::string()).first;
-        acc.AddJob(fs, job, it->second, r.Int(0), v);
+        const std::string key = fs + '\x1f' + job;
+        auto it = job_series.find(key);
+        if (it == job_series.end())
+          it = job_series.emplace(key, acc.JobSeries(fs, job, app_of ? app_of(job) : std::string())).first;
+        acc.AddJobAt(it->second, r.Int(0), v);
       } else {
-        acc.AddServer(fs, r.Int(0), v);
+        if (!have_fs || fs != last_fs) {
+          last_fs = fs;
+          last_fs_id = acc.ServerSeries(fs);
+          have_fs = true;
+        }
+        acc.AddServerAt(last_fs_id, r.Int(0), v);
       }
       return true;
     });

@@ -32,6 +32,7 @@ struct Job {
   std::string id, app;
   int64_t start, end;
   int ost0;
+  uint32_t series = 0;
   double wkb, wops, opens;
 };
 
@@ -64,8 +65,8 @@ struct Gen {
   // Feeds [from, to) of the timeline into acc.
   void Feed(lassi::Accumulator& acc, int64_t from, int64_t to) {
     std::mt19937 rng(2);
-    std::vector<std::string> ost_fs(1, "scratch");
-    std::vector<const Job*> active;
+    const uint32_t fs_id = acc.ServerSeries("scratch");
+    std::vector<Job*> active;
     size_t next = 0;
     lassi::OpSums v, m, jv;
     for (int64_t t = from; t < to; t += 5 * kS) {
@@ -76,29 +77,32 @@ struct Gen {
         v.oss[2] = static_cast<double>((r >> 8) & 0x1ffff);
         v.oss[3] = static_cast<double>(r >> 24);
         v.oss[4] = static_cast<double>(r & 0x3f);
-        acc.AddServer("scratch", t, v);
+        acc.AddServerAt(fs_id, t, v);
         ++server_records;
       }
       for (int d = 0; d < mdts; ++d) {
         const uint32_t r = rng();
         for (size_t k = 0; k < lassi::kMdsOps; ++k) m.mds[k] = static_cast<double>((r >> k) & 0xff);
-        acc.AddServer("scratch", t, m);
+        acc.AddServerAt(fs_id, t, m);
         ++server_records;
       }
-      while (next < jobs.size() && jobs[next].start <= t) active.push_back(&jobs[next++]);
-      active.erase(std::remove_if(active.begin(), active.end(), [&](const Job* j) { return j->end <= t; }),
+      while (next < jobs.size() && jobs[next].start <= t) {
+        jobs[next].series = acc.JobSeries("scratch", jobs[next].id, jobs[next].app);  // once per job, as FeedFromStore
+        active.push_back(&jobs[next++]);
+      }
+      active.erase(std::remove_if(active.begin(), active.end(), [&](Job* j) { return j->end <= t; }),
                    active.end());
-      for (const Job* j : active) {
+      for (Job* j : active) {
         jv = {};
         jv.oss[2] = j->wkb;
         jv.oss[3] = j->wops;
         for (int k = 0; k < 4; ++k) {  // 4 OSTs
-          acc.AddJob("scratch", j->id, j->app, t, jv);
+          acc.AddJobAt(j->series, t, jv);
           ++job_records;
         }
         lassi::OpSums jm;
         jm.mds[0] = jm.mds[1] = j->opens;
-        acc.AddJob("scratch", j->id, j->app, t, jm);
+        acc.AddJobAt(j->series, t, jm);
         ++job_records;
       }
     }
