@@ -258,6 +258,33 @@ Status WriteLassiMysql(JobDb& db, const lassi::LassiResult& r) {
   return c.Commit();
 }
 
+std::string NowSql() {
+  return SqlDatetime(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
+}
+
+Status WriteSlowdownMysql(const std::string& url, const std::vector<lassi::SlowdownRow>& rows) {
+  auto db = JobDb::Open(url);
+  if (!db.ok()) return db.status();
+  auto& c = db.value()->conn();
+  const std::string now = NowSql();
+  if (Status s = c.Begin(); !s.ok()) return s;
+  for (const auto& r : rows) {
+    auto e = c.Exec(
+        "REPLACE INTO probe_slowdown (fs, op, interval_start, interval_s, n, mean_s, min_s, median_s, p90_s, p95_s, "
+        "p99_s, max_s, baseline_median_s, slowdown_median, slowdown_p90, computed_at) "
+        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        {r.fs, r.op, SqlDatetime(r.start_ns), r.interval_ns / kS, static_cast<int64_t>(r.stats.count), r.stats.mean,
+         r.stats.min, r.stats.median, r.stats.p90, r.stats.p95, r.stats.p99, r.stats.max, SqlOpt(r.baseline_median),
+         SqlOpt(r.slowdown_median), SqlOpt(r.slowdown_p90), now});
+    if (!e.ok()) {
+      c.Rollback();
+      return e.status();
+    }
+  }
+  return c.Commit();
+}
+
 std::string LassiTable(const lassi::LassiResult& r) {
   std::ostringstream o;
   auto f = [](std::optional<double> v) {
@@ -409,7 +436,7 @@ int CmdLassi(int argc, char** argv) {
 int CmdSlowdown(int argc, char** argv) {
   RangeOpts range;
   std::string store_dir, format = "table", json_path, redis_flag, results_output, intervals = "10m,4h", baseline_from,
-                         baseline_to, sliding;
+                         baseline_to, sliding, mysql_flag;
   po::options_description desc(
       "usage: iosonar slowdown --store DIR|URL (--day D | --from T --to T) [options]\n\n"
       "Probe slowdown (Kunkel & Betke): per file system, op and interval the count, mean, min,\n"
@@ -426,7 +453,8 @@ int CmdSlowdown(int argc, char** argv) {
       ("format", po::value(&format)->default_value("table"), "table or json")                                       //
       ("json", po::value(&json_path), "also write the JSON to FILE")                                                //
       ("redis", po::value(&redis_flag), "cache the JSON under iosonar:slowdown:...")                                //
-      ("results-output", po::value(&results_output), "send iosonar.result.slowdown records there");
+      ("results-output", po::value(&results_output), "send iosonar.result.slowdown records there")  //
+      ("mysql", po::value(&mysql_flag)->value_name("URL"), "write the rows to the probe_slowdown table (migration 020)");
   po::variables_map vm;
   int rc = 0;
   if (!ParseArgs("slowdown", argc, argv, desc, vm, &rc)) return rc;
@@ -492,6 +520,15 @@ int CmdSlowdown(int argc, char** argv) {
     if (!s.ok()) {
       std::cerr << "iosonar slowdown: " << (redis_flag.empty() ? "warning: " : "") << "caching: " << s.ToString() << "\n";
       if (!redis_flag.empty()) rc = 1;
+    }
+  }
+  const std::string mysql_url = ResolveSetting(mysql_flag, "IOSONAR_MYSQL", "mysql");
+  if (!mysql_url.empty()) {
+    Status s = WriteSlowdownMysql(mysql_url, rows);
+    if (!s.ok()) {
+      std::cerr << "iosonar slowdown: " << (mysql_flag.empty() ? "warning: " : "")
+                << "writing probe_slowdown (run `iosonar db-migrate` first?): " << s.ToString() << "\n";
+      if (!mysql_flag.empty()) rc = 1;
     }
   }
   if (!results_output.empty()) {
