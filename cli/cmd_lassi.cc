@@ -185,8 +185,8 @@ struct LassiArgs {
   }
 };
 
-int ComputeLassi(const char* name, const LassiArgs& a, const RangeOpts& range, Store& store, AppSource* apps,
-                 lassi::LassiResult* out) {
+int ComputeLassi(const char* name, const LassiArgs& a, const RangeOpts& range, const std::string& where,
+                 AppSource* apps, lassi::LassiResult* out) {
   auto win = lassi::ParseDuration(a.window);
   if (!win) return Usage{name}("--window: not a duration: '" + a.window + "' (e.g. 1h, 10m, 30s)");
   int64_t hist = 0;
@@ -222,7 +222,9 @@ int ComputeLassi(const char* name, const LassiArgs& a, const RangeOpts& range, S
   o.to_ns = range.to_ns;
   o.history_from_ns = range.from_ns - hist;
   lassi::Accumulator acc(o);
-  Status st = lassi::FeedFromStore(store, acc, [&](std::string_view job) { return apps->Of(job); });
+  // Two scans in parallel on two store handles (oss+mds | job_stats).
+  Status st = lassi::FeedFromStoreParallel([&] { return OpenStoreAt(where); }, acc,
+                                           [&](std::string_view job) { return apps->Of(job); });
   if (!st.ok()) {
     std::cerr << "iosonar " << name << ": " << st.ToString() << "\n";
     return 1;
@@ -342,7 +344,7 @@ int CmdLassi(int argc, char** argv) {
        "send iosonar.result.risk records there (tcp://, http(s):// Elasticsearch, a file, -)")  //
       ("runs", po::value(&runs_file)->value_name("FILE"),
        "runs of one command: JOB<TAB>START<TAB>END (ISO 8601) a line; prints Pearson r and p of runtime vs risk")  //
-      ("runs-fs", po::value(&correlate_fs)->value_name("FS"), "file system for --runs (default: the only one)");
+      ("runs-fs", po::value(&correlate_fs)->value_name("FS"), "file system for --runs (default: the first one in name order)");
   la.Add(desc);
   po::variables_map vm;
   int rc = 0;
@@ -355,7 +357,7 @@ int CmdLassi(int argc, char** argv) {
   if (!store.ok()) return 1;
   AppSource apps;
   lassi::LassiResult res;
-  if (int r = ComputeLassi("lassi", la, range, *store.value(), &apps, &res); r != 0) return r;
+  if (int r = ComputeLassi("lassi", la, range, store_dir, &apps, &res); r != 0) return r;
   const std::string js = lassi::ResultToJson(res, true);
   std::string corr;
   if (!runs_file.empty()) {
@@ -577,7 +579,7 @@ int CmdReport(int argc, char** argv) {
   in.title = !title.empty() ? title : !range.day.empty() ? range.day
                                                         : FormatIsoMillis(range.from_ns) + " - " + FormatIsoMillis(range.to_ns);
   AppSource apps;
-  if (int r = ComputeLassi("report", la, range, *store.value(), &apps, &in.lassi); r != 0) return r;
+  if (int r = ComputeLassi("report", la, range, store_dir, &apps, &in.lassi); r != 0) return r;
   lassi::SlowdownOptions so;
   so.from_ns = range.from_ns;
   so.to_ns = range.to_ns;

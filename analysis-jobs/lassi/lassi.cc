@@ -213,6 +213,26 @@ void Accumulator::AddJobAt(uint32_t jid, int64_t t_ns, const OpSums& v) {
   }
 }
 
+void Accumulator::Merge(const Accumulator& o) {
+  std::vector<uint32_t> map(o.names_.size());
+  for (size_t i = 0; i < o.names_.size(); ++i) map[i] = Intern(o.names_[i]);
+  auto remap = [&](uint64_t k) { return Pack(map[k >> 32], static_cast<int64_t>(static_cast<uint32_t>(k))); };
+  for (const auto& [k, v] : o.fs_) AddInto(fs_[remap(k)], v);
+  for (const auto& [k, v] : o.job_) AddInto(job_[remap(k)], v);
+  for (const auto& [k, v] : o.app_) AddInto(app_[remap(k)], v);
+  if (job_app_.size() < names_.size()) job_app_.resize(names_.size(), UINT32_MAX);
+  for (size_t j = 0; j < o.job_app_.size(); ++j)
+    if (o.job_app_[j] != UINT32_MAX && job_app_[map[j]] == UINT32_MAX) job_app_[map[j]] = map[o.job_app_[j]];
+  for (const auto& [k, js] : o.app_jobs_) {
+    auto& dst = app_jobs_[remap(k)];
+    for (uint32_t j : js)
+      if (std::find(dst.begin(), dst.end(), map[j]) == dst.end()) dst.push_back(map[j]);
+  }
+  for (auto* c : {&fs_cur_, &job_cur_, &app_cur_}) c->clear();  // map lookups may have moved nothing, but be safe
+  records_ += o.records_;
+  resets_ += o.resets_;
+}
+
 void Accumulator::AddServer(std::string_view fs, int64_t t_ns, const OpSums& v) {
   AddServerAt(ServerSeries(fs), t_ns, v);
 }

@@ -138,6 +138,8 @@ class Accumulator {
   void AddServerAt(uint32_t series, int64_t t_ns, const OpSums& v);
   void AddJobAt(uint32_t job_series, int64_t t_ns, const OpSums& v);
   void CountReset() { ++resets_; }
+  // Adds everything other accumulated (same options) into this one.
+  void Merge(const Accumulator& other);
   LassiResult Compute() const;
   const Options& options() const { return opt_; }
 

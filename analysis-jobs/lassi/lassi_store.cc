@@ -2,6 +2,8 @@
 
 #include <array>
 #include <map>
+#include <thread>
+#include <unordered_map>
 #include <vector>
 
 namespace iosonar::lassi {
@@ -61,20 +63,22 @@ void AddParsedRecord(const ParsedRecord& rec, Accumulator& acc, const AppOf& app
   }
 }
 
-Status FeedFromStore(Store& store, Accumulator& acc, const AppOf& app_of) {
+namespace {
+Status FeedDatasets(Store& store, Accumulator& acc, const AppOf& app_of, std::initializer_list<const char*> datasets) {
   const Options& o = acc.options();
-  std::map<std::string, uint32_t> job_series;  // "fs\x1fjob" -> series id (the app is looked up once per job)
+  std::unordered_map<std::string, uint32_t> job_series;  // "fs\x1fjob" -> series id (app looked up once per job)
+  std::string key;  // reused: no allocation per record
   std::string last_fs;
   uint32_t last_fs_id = 0;
   bool have_fs = false;
-  for (const char* ds : {"iosonar.oss", "iosonar.mds", "iosonar.jobstats"}) {
+  for (const char* ds : datasets) {
     const bool js = std::string_view(ds) == "iosonar.jobstats";
     const bool is_oss = std::string_view(ds) == "iosonar.oss";
     ScanQuery q;
     q.dataset = ds;
     q.range.start_ns = o.history_from_ns;
     q.range.end_ns = o.to_ns;
-    q.fields = {"@timestamp", "lustre.fs", "lustre.target", "lustre.reset", "job.id"};
+    q.fields = {"@timestamp", "lustre.fs", "lustre.target", "lustre.reset", js ? "job.id" : "lustre.fs"};
     // Only the fields this dataset declares (the store refuses others).
     std::vector<int> oss_col(kOssOps, -1), mds_col(kMdsOps, -1);
     if (is_oss || js)
@@ -98,14 +102,22 @@ Status FeedFromStore(Store& store, Accumulator& acc, const AppOf& app_of) {
           v.oss[i] = static_cast<double>(r.Int(oss_col[i])) / (i == 0 || i == 2 ? 1024.0 : 1.0);
       for (size_t i = 0; i < kMdsOps; ++i)
         if (mds_col[i] >= 0 && r.Has(mds_col[i])) v.mds[i] = static_cast<double>(r.Int(mds_col[i]));
-      const std::string fs = FsOf(r.Has(1) ? r.Str(1) : "", r.Has(2) ? r.Str(2) : "");
+      std::string_view fs = r.Has(1) ? r.Str(1) : std::string_view();
+      if (fs.empty() && r.Has(2)) {
+        fs = r.Str(2);
+        if (auto p = fs.rfind('-'); p != std::string_view::npos) fs = fs.substr(0, p);
+      }
       if (js) {
         if (!r.Has(4)) return true;
-        const std::string job(r.Str(4));
-        const std::string key = fs + '\x1f' + job;
+        const std::string_view job = r.Str(4);
+        key.assign(fs);
+        key += '\x1f';
+        key += job;
         auto it = job_series.find(key);
-        if (it == job_series.end())
-          it = job_series.emplace(key, acc.JobSeries(fs, job, app_of ? app_of(job) : std::string())).first;
+        if (it == job_series.end()) {
+          const std::string j(job);
+          it = job_series.emplace(key, acc.JobSeries(fs, j, app_of ? app_of(j) : std::string())).first;
+        }
         acc.AddJobAt(it->second, r.Int(0), v);
       } else {
         if (!have_fs || fs != last_fs) {
@@ -119,6 +131,29 @@ Status FeedFromStore(Store& store, Accumulator& acc, const AppOf& app_of) {
     });
     if (!st.ok()) return st;
   }
+  return Status::Ok();
+}
+}  // namespace
+
+Status FeedFromStore(Store& store, Accumulator& acc, const AppOf& app_of) {
+  return FeedDatasets(store, acc, app_of, {"iosonar.oss", "iosonar.mds", "iosonar.jobstats"});
+}
+
+Status FeedFromStoreParallel(const std::function<Result<std::unique_ptr<Store>>()>& open, Accumulator& acc,
+                             const AppOf& app_of) {
+  // job_stats (the only scan calling app_of) here; oss + mds in a second thread
+  // on its own store handle, into its own accumulator, merged at the end.
+  auto other = open();
+  if (!other.ok()) return other.status();
+  Accumulator side(acc.options());
+  Status side_st;
+  std::thread t([&] { side_st = FeedDatasets(*other.value(), side, nullptr, {"iosonar.oss", "iosonar.mds"}); });
+  auto mine = open();
+  Status st = mine.ok() ? FeedDatasets(*mine.value(), acc, app_of, {"iosonar.jobstats"}) : mine.status();
+  t.join();
+  if (!st.ok()) return st;
+  if (!side_st.ok()) return side_st;
+  acc.Merge(side);
   return Status::Ok();
 }
 

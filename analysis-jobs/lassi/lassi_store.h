@@ -2,6 +2,7 @@
 // (tests, the LMT importer) or by scanning a Store (iosonar lassi).
 #pragma once
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -26,5 +27,9 @@ void AddParsedRecord(const ParsedRecord& rec, Accumulator& acc, const AppOf& app
 
 // Scans iosonar.oss, iosonar.mds and iosonar.jobstats in [history_from, to).
 Status FeedFromStore(Store& store, Accumulator& acc, const AppOf& app_of);
+// The same with two threads on two store handles from open(): iosonar.oss +
+// iosonar.mds in one, iosonar.jobstats (and every app_of call) in the other.
+Status FeedFromStoreParallel(const std::function<Result<std::unique_ptr<Store>>()>& open, Accumulator& acc,
+                             const AppOf& app_of);
 
 }  // namespace iosonar::lassi

@@ -8,7 +8,10 @@
 // loop. A month is 210 M server and ~200 M job_stats records: too many to
 // store for a benchmark, so the store scan is not part of this figure (see
 // bench_store for the store's scan rate).
-//   bench_lassi [--days N] [--osts N] [--jobs N] [--window-s S] [--runs R]
+// A third phase stores --store-hours of the same system in an embedded
+// SQLite store and times FeedFromStore + Compute over it: the end-to-end rate
+// through the store, from which a month through the store extrapolates.
+//   bench_lassi [--days N] [--osts N] [--jobs N] [--window-s S] [--runs R] [--store-hours H]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -18,7 +21,16 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <map>
+
+#include "iosonar/record.h"
+#include "iosonar/store.h"
+#include "iosonar/timeutil.h"
 #include "lassi/lassi.h"
+#include "lassi/lassi_store.h"
 #include "lassi/slowdown.h"
 #include "report/report.h"
 
@@ -109,17 +121,125 @@ struct Gen {
   }
 };
 
+// Records of [t0, t0 + hours) as JSON lines, stored; then timed scans.
+void StorePhase(Gen& g, int hours, uint64_t month_records) {
+  namespace fs = std::filesystem;
+  const std::string dir = (fs::temp_directory_path() / ("bench_lassi_" + std::to_string(::getpid()))).string();
+  auto store = OpenSqliteStore(dir);
+  if (!store.ok()) {
+    std::fprintf(stderr, "store: %s\n", store.status().ToString().c_str());
+    return;
+  }
+  std::mt19937 rng(3);
+  std::vector<std::string> lines;
+  std::vector<ParsedRecord> recs;
+  std::vector<const ParsedRecord*> ptrs;
+  uint64_t stored = 0;
+  int64_t seq = 0;
+  auto flush = [&] {
+    recs.resize(lines.size());
+    ptrs.clear();
+    for (size_t i = 0; i < lines.size(); ++i) {
+      const size_t n = lines[i].size();
+      lines[i].push_back('\0');
+      if (ParseRecordInsitu(lines[i].data(), n, &recs[i]).ok()) ptrs.push_back(&recs[i]);
+    }
+    AppendStats as;
+    (void)store.value()->Append(ptrs, &as);
+    stored += as.inserted;
+    lines.clear();
+  };
+  std::map<std::string, std::string> apps;
+  std::vector<const Job*> active;
+  size_t next = 0;
+  // Mid-month, so the running jobs are at their steady-state number.
+  const int64_t begin = g.t0 + static_cast<int64_t>(g.days / 2) * 86400 * kS;
+  const int64_t end = begin + static_cast<int64_t>(hours) * 3600 * kS;
+  for (int64_t t = begin; t < end; t += 5 * kS) {
+    const std::string ts = FormatIsoMillis(t);
+    auto head = [&](const char* ds, const std::string& target) {
+      return "{\"@timestamp\":\"" + ts + "\",\"event.dataset\":\"" + ds + "\",\"event.stream\":9,\"event.seq\":" +
+             std::to_string(++seq) + ",\"host.name\":\"s\",\"lustre.fs\":\"scratch\",\"lustre.target\":\"" + target + "\"";
+    };
+    for (int o = 0; o < g.osts; ++o) {
+      const uint32_t r = rng();
+      lines.push_back(head("iosonar.oss", "scratch-OST" + std::to_string(o)) + ",\"oss.read_bytes\":" +
+                      std::to_string((r & 0xffff) << 10) + ",\"oss.read_ops\":" + std::to_string((r >> 16) & 0xff) +
+                      ",\"oss.write_bytes\":" + std::to_string(((r >> 8) & 0x1ffff) << 10) +
+                      ",\"oss.write_ops\":" + std::to_string(r >> 24) + ",\"oss.other_ops\":" + std::to_string(r & 0x3f) + "}");
+    }
+    for (int d = 0; d < g.mdts; ++d) {
+      const uint32_t r = rng();
+      std::string l = head("iosonar.mds", "scratch-MDT" + std::to_string(d));
+      for (size_t k = 0; k < lassi::kMdsOps; ++k)
+        l += ",\"" + std::string(lassi::kMdsFields[k]) + "\":" + std::to_string((r >> k) & 0xff);
+      lines.push_back(l + "}");
+    }
+    while (next < g.jobs.size() && g.jobs[next].start <= t) {
+      apps[g.jobs[next].id] = g.jobs[next].app;
+      active.push_back(&g.jobs[next++]);
+    }
+    active.erase(std::remove_if(active.begin(), active.end(), [&](const Job* j) { return j->end <= t; }), active.end());
+    for (const Job* j : active) {
+      for (int k = 0; k < 4; ++k)
+        lines.push_back(head("iosonar.jobstats", "scratch-OST" + std::to_string((j->ost0 + k) % g.osts)) +
+                        ",\"job.id\":\"" + j->id + "\",\"oss.write_bytes\":" +
+                        std::to_string(static_cast<int64_t>(j->wkb) << 10) +
+                        ",\"oss.write_ops\":" + std::to_string(static_cast<int64_t>(j->wops)) + "}");
+      lines.push_back(head("iosonar.jobstats", "scratch-MDT0") + ",\"job.id\":\"" + j->id + "\",\"mds.open\":" +
+                      std::to_string(static_cast<int64_t>(j->opens)) + "}");
+    }
+    if (lines.size() >= 20000) flush();
+  }
+  flush();
+  for (int parallel = 0; parallel < 2; ++parallel) {
+    std::vector<double> ts;
+    for (int r = 0; r < 3; ++r) {
+      lassi::Options o;
+      o.window_ns = 3600 * kS;
+      o.from_ns = o.history_from_ns = begin;
+      o.to_ns = end;
+      lassi::Accumulator acc(o);
+      auto app_of = [&](std::string_view j) {
+        auto it = apps.find(std::string(j));
+        return it == apps.end() ? std::string() : it->second;
+      };
+      const double a = Now();
+      Status st = parallel ? lassi::FeedFromStoreParallel([&] { return OpenSqliteStore(dir); }, acc, app_of)
+                           : lassi::FeedFromStore(*store.value(), acc, app_of);
+      auto res = acc.Compute();
+      const double b = Now();
+      if (!st.ok()) std::fprintf(stderr, "scan: %s\n", st.ToString().c_str());
+      ts.push_back(b - a);
+      (void)res;
+    }
+    std::sort(ts.begin(), ts.end());
+    const double rate = static_cast<double>(stored) / ts[1];
+    std::printf("through the SQLite store (%s): %llu records (%d h of the system), FeedFromStore%s + Compute median "
+                "%.2f s of 3 = %.2f M records/s\n",
+                parallel ? "2 threads" : "1 thread", static_cast<unsigned long long>(stored), hours,
+                parallel ? "Parallel" : "", ts[1], rate / 1e6);
+    if (month_records)
+      std::printf("  a month (%.0f M records) at that rate: %.0f s\n", static_cast<double>(month_records) / 1e6,
+                  static_cast<double>(month_records) / rate);
+  }
+  store.value().reset();
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   Gen g;
-  int runs = 1;
+  int runs = 1, store_hours = 1;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--days")) g.days = std::atoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--osts")) g.osts = std::atoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--jobs")) g.njobs = std::atoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--window-s")) g.window_s = std::atoll(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--runs")) runs = std::atoi(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--store-hours")) store_hours = std::atoi(argv[i + 1]);
     else {
       std::fprintf(stderr, "usage: bench_lassi [--days N] [--osts N] [--jobs N] [--window-s S] [--runs R]\n");
       return 2;
@@ -149,8 +269,10 @@ int main(int argc, char** argv) {
                 static_cast<double>(g.server_records + g.job_records) / (b - a) / 1e6, c - b, res.fs_windows.size(),
                 res.app_windows.size(), res.job_windows.size(), c - a);
   }
+  const uint64_t month_records = g.server_records + g.job_records;
   std::sort(times.begin(), times.end());
-  std::printf("LASSi month: median %.2f s over %d run(s) (target <= 60 s)\n", times[times.size() / 2], runs);
+  if (!times.empty())
+    std::printf("LASSi month: median %.2f s over %d run(s) (target <= 60 s)\n", times[times.size() / 2], runs);
 
   // The report for one day: LASSi (hourly) over the day's records, probe
   // slowdown over 6 ops every 5 s, and the rendering.
@@ -187,5 +309,6 @@ int main(int argc, char** argv) {
     std::sort(rt.begin(), rt.end());
     std::printf("report for a day (after the records are accumulated): median %.3f s of 3 (target <= 5 s)\n", rt[1]);
   }
+  if (store_hours > 0) StorePhase(g, store_hours, month_records);
   return 0;
 }

@@ -294,3 +294,28 @@ TEST_CASE("Pearson p-value equals scipy.stats.pearsonr", "[lassi][oracle]") {
     CHECK(*p.p == Approx(ep).epsilon(1e-9).margin(1e-15));
   }
 }
+
+TEST_CASE("LASSi accumulator: merging split feeds equals one feed", "[lassi]") {
+  Options o;
+  o.window_ns = 60 * kS;
+  o.from_ns = o.history_from_ns = 0;
+  o.to_ns = 600 * kS;
+  Accumulator all(o), a(o), b(o);
+  std::mt19937_64 rng(5);
+  for (int64_t t = 0; t < 600 * kS; t += 5 * kS) {
+    OpSums s = Oss(static_cast<double>(rng() % 1000), static_cast<double>(rng() % 10), static_cast<double>(rng() % 5000),
+                   std::nullopt, 1);
+    OpSums m;
+    m.mds[0] = static_cast<double>(rng() % 100);
+    const std::string job = std::to_string(rng() % 4);
+    const std::string app = job == "3" ? "" : "app" + std::to_string(std::stoi(job) % 2);
+    all.AddServer("fs", t, s);
+    all.AddJob("fs", job, app, t, m);
+    b.AddServer("fs", t, s);  // servers in one, jobs in the other, as FeedFromStoreParallel does
+    a.AddJob("fs", job, app, t, m);
+  }
+  all.CountReset();
+  b.CountReset();
+  a.Merge(b);
+  CHECK(ResultToJson(a.Compute(), false) == ResultToJson(all.Compute(), false));
+}
