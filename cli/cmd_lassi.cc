@@ -173,8 +173,11 @@ Status WriteFileText(const std::string& path, const std::string& text) {
 struct LassiArgs {
   double alpha = 2;
   std::string window = "1h", history, apps_file, mysql, cluster;
+  int scan_threads = 1;
   void Add(po::options_description& d) {
-    d.add_options()("alpha", po::value(&alpha)->default_value(2.0, "2")->value_name("A"), "LASSi's scaling factor alpha")  //
+    d.add_options()("scan-threads", po::value(&scan_threads)->default_value(1)->value_name("N"),
+                    "1, or 2: scan oss+mds and job_stats on two store handles in parallel")  //
+        ("alpha", po::value(&alpha)->default_value(2.0, "2")->value_name("A"), "LASSi's scaling factor alpha")  //
         ("window", po::value(&window)->default_value("1h")->value_name("DUR"),
          "window: 1h (default), 10m, 3m, ...; shorter than 3 min only for short captures (e.g. 30s for 5 min of LMT)")  //
         ("history", po::value(&history)->value_name("DUR"),
@@ -222,9 +225,15 @@ int ComputeLassi(const char* name, const LassiArgs& a, const RangeOpts& range, c
   o.to_ns = range.to_ns;
   o.history_from_ns = range.from_ns - hist;
   lassi::Accumulator acc(o);
-  // Two scans in parallel on two store handles (oss+mds | job_stats).
-  Status st = lassi::FeedFromStoreParallel([&] { return OpenStoreAt(where); }, acc,
-                                           [&](std::string_view job) { return apps->Of(job); });
+  if (a.scan_threads != 1 && a.scan_threads != 2) return Usage{name}("--scan-threads must be 1 or 2");
+  auto app_of = [&](std::string_view job) { return apps->Of(job); };
+  Status st;
+  if (a.scan_threads == 2) {  // oss+mds | job_stats on two store handles
+    st = lassi::FeedFromStoreParallel([&] { return OpenStoreAt(where); }, acc, app_of);
+  } else {
+    auto store = OpenStoreAt(where);
+    st = store.ok() ? lassi::FeedFromStore(*store.value(), acc, app_of) : store.status();
+  }
   if (!st.ok()) {
     std::cerr << "iosonar " << name << ": " << st.ToString() << "\n";
     return 1;

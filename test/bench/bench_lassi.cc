@@ -11,7 +11,9 @@
 // A third phase stores --store-hours of the same system in an embedded
 // SQLite store and times FeedFromStore + Compute over it: the end-to-end rate
 // through the store, from which a month through the store extrapolates.
-//   bench_lassi [--days N] [--osts N] [--jobs N] [--window-s S] [--runs R] [--store-hours H]
+//   bench_lassi [--days N] [--osts N] [--jobs N] [--window-s S] [--runs R] [--store-hours H] [--keep-store DIR]
+// With --keep-store DIR the stored hours stay in DIR, e.g. for timing
+// `iosonar report --store DIR --day 2026-12-07` end to end (--store-hours 24).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -122,9 +124,10 @@ struct Gen {
 };
 
 // Records of [t0, t0 + hours) as JSON lines, stored; then timed scans.
-void StorePhase(Gen& g, int hours, uint64_t month_records) {
+void StorePhase(Gen& g, int hours, uint64_t month_records, const std::string& keep) {
   namespace fs = std::filesystem;
-  const std::string dir = (fs::temp_directory_path() / ("bench_lassi_" + std::to_string(::getpid()))).string();
+  const std::string dir =
+      keep.empty() ? (fs::temp_directory_path() / ("bench_lassi_" + std::to_string(::getpid()))).string() : keep;
   auto store = OpenSqliteStore(dir);
   if (!store.ok()) {
     std::fprintf(stderr, "store: %s\n", store.status().ToString().c_str());
@@ -225,7 +228,8 @@ void StorePhase(Gen& g, int hours, uint64_t month_records) {
   }
   store.value().reset();
   std::error_code ec;
-  fs::remove_all(dir, ec);
+  if (keep.empty()) fs::remove_all(dir, ec);
+  else std::printf("  the store is kept in %s (%s to %s)\n", dir.c_str(), FormatIsoMillis(begin).c_str(), FormatIsoMillis(end).c_str());
 }
 
 }  // namespace
@@ -233,6 +237,7 @@ void StorePhase(Gen& g, int hours, uint64_t month_records) {
 int main(int argc, char** argv) {
   Gen g;
   int runs = 1, store_hours = 1;
+  std::string keep;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--days")) g.days = std::atoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--osts")) g.osts = std::atoi(argv[i + 1]);
@@ -240,6 +245,7 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--window-s")) g.window_s = std::atoll(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--runs")) runs = std::atoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--store-hours")) store_hours = std::atoi(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--keep-store")) keep = argv[i + 1];
     else {
       std::fprintf(stderr, "usage: bench_lassi [--days N] [--osts N] [--jobs N] [--window-s S] [--runs R]\n");
       return 2;
@@ -309,6 +315,6 @@ int main(int argc, char** argv) {
     std::sort(rt.begin(), rt.end());
     std::printf("report for a day (after the records are accumulated): median %.3f s of 3 (target <= 5 s)\n", rt[1]);
   }
-  if (store_hours > 0) StorePhase(g, store_hours, month_records);
+  if (store_hours > 0) StorePhase(g, store_hours, month_records, keep);
   return 0;
 }
