@@ -255,6 +255,12 @@ TEST_CASE("lmt-import turns a counter reset into unknown, never negative", "[las
   }
   CHECK(resets >= 1);
   AllValid(lines, nullptr);
+
+  // Not an LMT database: a clear error naming the file, exit 1.
+  auto bad = test::Run({test::IosonarBin(), "lmt-import", "--lmt-sqlite", dir + "/sample_nersc_jobsdb.sqlite3",
+                        "--output", tmp / "bad.jsonl"});
+  CHECK(bad.exit_code == 1);
+  CHECK(bad.err.find("sample_nersc_jobsdb.sqlite3: not an LMT database?") != std::string::npos);
 }
 
 TEST_CASE("report from the Edison LMT capture renders", "[lassi][report]") {
