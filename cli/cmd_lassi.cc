@@ -269,6 +269,33 @@ Status WriteLassiMysql(JobDb& db, const lassi::LassiResult& r) {
   return c.Commit();
 }
 
+// JOB<TAB>START<TAB>END lines; malformed lines are reported by file:line and skipped.
+bool ReadRuns(const char* name, const std::string& path, std::vector<lassi::Run>* runs) {
+  std::ifstream f(path);
+  if (!f) {
+    std::cerr << "iosonar " << name << ": cannot read " << path << "\n";
+    return false;
+  }
+  std::string line;
+  int n = 0;
+  while (std::getline(f, line)) {
+    ++n;
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream in(line);
+    std::string job, a, b;
+    std::getline(in, job, '\t');
+    std::getline(in, a, '\t');
+    std::getline(in, b, '\t');
+    auto s = ParseIso8601(a), e = ParseIso8601(b);
+    if (job.empty() || !s || !e) {
+      std::cerr << "iosonar " << name << ": " << path << ":" << n << ": expected JOB<TAB>START<TAB>END, skipped\n";
+      continue;
+    }
+    runs->push_back({job, *s, *e});
+  }
+  return true;
+}
+
 std::string NowSql() {
   return SqlDatetime(
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
@@ -370,29 +397,8 @@ int CmdLassi(int argc, char** argv) {
   const std::string js = lassi::ResultToJson(res, true);
   std::string corr;
   if (!runs_file.empty()) {
-    std::ifstream f(runs_file);
-    if (!f) {
-      std::cerr << "iosonar lassi: cannot read " << runs_file << "\n";
-      return 1;
-    }
     std::vector<lassi::Run> runs;
-    std::string line;
-    int n = 0;
-    while (std::getline(f, line)) {
-      ++n;
-      if (line.empty() || line[0] == '#') continue;
-      std::istringstream in(line);
-      std::string job, a, b;
-      std::getline(in, job, '\t');
-      std::getline(in, a, '\t');
-      std::getline(in, b, '\t');
-      auto s = ParseIso8601(a), e = ParseIso8601(b);
-      if (job.empty() || !s || !e) {
-        std::cerr << "iosonar lassi: " << runs_file << ":" << n << ": expected JOB<TAB>START<TAB>END, skipped\n";
-        continue;
-      }
-      runs.push_back({job, *s, *e});
-    }
+    if (!ReadRuns("lassi", runs_file, &runs)) return 1;
     std::string fs = correlate_fs;
     if (fs.empty() && !res.fs_stats.empty()) fs = res.fs_stats.front().fs;
     auto c = lassi::CorrelateRuns(res, fs, runs);
@@ -557,7 +563,7 @@ int CmdSlowdown(int argc, char** argv) {
 int CmdReport(int argc, char** argv) {
   RangeOpts range;
   LassiArgs la;
-  std::string store_dir, html = "iosonar-report.html", text, json, intervals = "10m", title;
+  std::string store_dir, html = "iosonar-report.html", text, json, intervals = "10m", title, runs_file, runs_fs;
   size_t top = 10;
   po::options_description desc(
       "usage: iosonar report --store DIR|URL (--day D | --from T --to T) [--html FILE] [--text FILE] [--json FILE]\n\n"
@@ -571,7 +577,10 @@ int CmdReport(int argc, char** argv) {
       ("text", po::value(&text), "plain-text summary file (default: stdout)")("json", po::value(&json), "JSON file")  //
       ("slowdown-interval", po::value(&intervals)->default_value("10m"), "probe slowdown interval")                 //
       ("title", po::value(&title), "report title (default: the day or the range)")                                 //
-      ("top", po::value(&top)->default_value(10), "rows in the top tables");
+      ("top", po::value(&top)->default_value(10), "rows in the top tables")  //
+      ("runs", po::value(&runs_file)->value_name("FILE"),
+       "runs of one command (JOB<TAB>START<TAB>END): runtime vs risk scatter with Pearson r and p")  //
+      ("runs-fs", po::value(&runs_fs)->value_name("FS"), "file system for --runs (default: the first one in name order)");
   la.Add(desc);
   po::variables_map vm;
   int rc = 0;
@@ -616,6 +625,13 @@ int CmdReport(int argc, char** argv) {
       auto s = analysis::SummarizeJob(*store.value(), j);
       if (s.ok()) in.summaries[j] = std::move(s).value();
     }
+  }
+  if (!runs_file.empty()) {
+    std::vector<lassi::Run> runs;
+    if (!ReadRuns("report", runs_file, &runs)) return 1;
+    std::string fs = runs_fs;
+    if (fs.empty() && !in.lassi.fs_stats.empty()) fs = in.lassi.fs_stats.front().fs;
+    in.runs = lassi::CorrelateRuns(in.lassi, fs, runs);
   }
   auto out = report::RenderReport(in);
   for (auto [path, body] : {std::pair{html, &out.html}, {json, &out.json}, {text, &out.text}}) {

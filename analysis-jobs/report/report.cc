@@ -141,6 +141,44 @@ std::string Chart(const std::string& title, const std::vector<int64_t>& xs, cons
   return o;
 }
 
+// Runtime (x) against the risk the file system carried during each run (y).
+std::string Scatter(const lassi::RunCorrelation& c) {
+  const double W = 1000, H = 300, L = 70, R = 200, T = 30, B = 40, pw = W - L - R, ph = H - T - B;
+  double xmax = 0, ymax = 0;
+  for (const auto& r : c.runs) {
+    xmax = std::max(xmax, r.runtime_s);
+    ymax = std::max({ymax, r.risk_oss, r.risk_mds});
+  }
+  if (!(xmax > 0)) xmax = 1;
+  if (!(ymax > 0)) ymax = 1;
+  auto X = [&](double v) { return L + pw * v / xmax; };
+  auto Y = [&](double v) { return T + ph - ph * v / ymax; };
+  auto pr = [](const lassi::Pearson& p) {
+    return "r = " + (p.r ? Fmt(*p.r) : std::string("undefined")) + ", p = " + (p.p ? Fmt(*p.p) : std::string("undefined"));
+  };
+  std::string o = "<figure><svg xmlns=\"http://www.w3.org/2000/svg\" class=\"plot\" width=\"1000\" height=\"300\" "
+                  "viewBox=\"0 0 1000 300\" role=\"img\"><text x=\"70\" y=\"18\" class=\"t\">" +
+                  HtmlEscape(c.fs + ": runtime vs file-system risk during the run (LASSi Fig. 6)") + "</text>";
+  o += "<rect x=\"70\" y=\"30\" width=\"" + Fmt(pw, 6) + "\" height=\"" + Fmt(ph, 6) + "\" fill=\"#fbfbfb\" stroke=\"#999\"/>";
+  for (int k = 0; k <= 4; ++k) {
+    o += "<text x=\"64\" y=\"" + Fmt(Y(ymax * k / 4) + 4, 6) + "\" text-anchor=\"end\" class=\"a\">" + Fmt(ymax * k / 4) +
+         "</text><text x=\"" + Fmt(X(xmax * k / 4), 6) + "\" y=\"" + Fmt(T + ph + 16, 6) +
+         "\" text-anchor=\"middle\" class=\"a\">" + Fmt(xmax * k / 4) + "</text>";
+  }
+  o += "<text x=\"" + Fmt(L + pw / 2, 6) + "\" y=\"" + Fmt(H - 4, 6) + "\" text-anchor=\"middle\" class=\"a\">runtime (s)</text>";
+  for (const auto& r : c.runs) {
+    o += "<circle cx=\"" + Fmt(X(r.runtime_s), 6) + "\" cy=\"" + Fmt(Y(r.risk_oss), 6) + "\" r=\"4\" fill=\"" + kColors[0] +
+         "\"><title>job " + HtmlEscape(r.job) + " risk_oss " + Fmt(r.risk_oss) + "</title></circle>";
+    o += "<circle cx=\"" + Fmt(X(r.runtime_s), 6) + "\" cy=\"" + Fmt(Y(r.risk_mds), 6) + "\" r=\"4\" fill=\"" + kColors[1] +
+         "\"><title>job " + HtmlEscape(r.job) + " risk_mds " + Fmt(r.risk_mds) + "</title></circle>";
+  }
+  o += "<rect x=\"" + Fmt(L + pw + 10, 6) + "\" y=\"35\" width=\"10\" height=\"10\" fill=\"" + kColors[0] + "\"/><text x=\"" +
+       Fmt(L + pw + 25, 6) + "\" y=\"44\" class=\"a\">risk_oss: " + HtmlEscape(pr(c.oss)) + "</text>";
+  o += "<rect x=\"" + Fmt(L + pw + 10, 6) + "\" y=\"51\" width=\"10\" height=\"10\" fill=\"" + kColors[1] + "\"/><text x=\"" +
+       Fmt(L + pw + 25, 6) + "\" y=\"60\" class=\"a\">risk_mds: " + HtmlEscape(pr(c.mds)) + "</text>";
+  return o + "</svg></figure>\n";
+}
+
 struct FsView {
   std::vector<int64_t> xs;  // window starts
   std::map<int64_t, size_t> at;
@@ -370,6 +408,20 @@ ReportOutput RenderReport(const ReportInput& in) {
         t += " " + op + " max " + Fmt(wv.first) + (wv.first > 0 ? " at " + HhMm(wv.second) : "");
       t += "\n";
     }
+  }
+
+  if (in.runs) {
+    const auto& c = *in.runs;
+    h += "<h2>Slowdown analysis: runs of one command</h2>\n" + Scatter(c);
+    h += "<table><tr><th>job</th><th>runtime (s)</th><th>risk_oss</th><th>risk_mds</th></tr>";
+    for (const auto& run : c.runs)
+      h += "<tr>" + Cell(run.job) + NumCell(run.runtime_s) + NumCell(run.risk_oss) + NumCell(run.risk_mds) + "</tr>";
+    h += "</table>\n";
+    auto pr = [](const lassi::Pearson& p) {
+      return "r " + (p.r ? Fmt(*p.r) : std::string("undefined")) + ", p " + (p.p ? Fmt(*p.p) : std::string("undefined"));
+    };
+    t += "\nSlowdown analysis (" + std::to_string(c.runs.size()) + " runs on " + c.fs + "): runtime vs risk_oss " +
+         pr(c.oss) + "; runtime vs risk_mds " + pr(c.mds) + "\n";
   }
 
   // Top jobs and applications

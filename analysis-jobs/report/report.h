@@ -4,11 +4,13 @@
 // and, where the store has trace records, job summaries.
 #pragma once
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "job-summary/job_summary.h"
 #include "lassi/lassi.h"
+#include "lassi/results.h"
 #include "lassi/slowdown.h"
 
 namespace iosonar::report {
@@ -34,6 +36,7 @@ struct ReportInput {
   std::vector<lassi::SlowdownRow> slowdown;
   std::map<std::string, analysis::JobSummary> summaries;  // by job id (trace records present)
   AdviceOptions advice;
+  std::optional<lassi::RunCorrelation> runs;  // the runs of one command vs risk (LASSi Table 3, Fig. 6)
   size_t top_n = 10;
 };
 

@@ -293,8 +293,15 @@ TEST_CASE("report for a synthetic day: apps, advice, slowdown, self-contained HT
   WriteSyntheticDay(tmp / "store", day);
   test::WriteFile(tmp / "apps.tsv", "5001\t./wrf.exe namelist.input\n5002\tpython logger.py --every 1s\n"
                                     "5003\t./taskfarm.sh tasks.txt\n5004\tsrun ./ior -w -b 1g\n");
+  // Runs of one command: the slow ones overlapped the burst and the storm.
+  test::WriteFile(tmp / "runs.tsv", "7001\t2026-11-20T09:00:00Z\t2026-11-20T12:00:00Z\n"
+                                    "7002\t2026-11-20T01:00:00Z\t2026-11-20T02:30:00Z\n"
+                                    "7003\t2026-11-20T14:00:00Z\t2026-11-20T17:30:00Z\n"
+                                    "7004\t2026-11-20T20:00:00Z\t2026-11-20T21:00:00Z\n"
+                                    "bad line\n");
   auto r = test::Run({test::IosonarBin(), "report", "--store", tmp / "store", "--day", "2026-11-20", "--apps",
-                      tmp / "apps.tsv", "--html", tmp / "r.html", "--json", tmp / "r.json", "--text", tmp / "r.txt"});
+                      tmp / "apps.tsv", "--html", tmp / "r.html", "--json", tmp / "r.json", "--text", tmp / "r.txt",
+                      "--runs", tmp / "runs.tsv"});
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   const std::string text = test::ReadFile(tmp / "r.txt");
@@ -307,8 +314,11 @@ TEST_CASE("report for a synthetic day: apps, advice, slowdown, self-contained HT
   CHECK(text.find("job 5003 (./taskfarm.sh tasks.txt): metadata-heavy") != std::string::npos);
   CHECK(text.find("job 5001 (") == std::string::npos);  // well-behaved: no advice
   CHECK(text.find("create max ") != std::string::npos);  // probe slowdown summary
+  CHECK(text.find("Slowdown analysis (4 runs on scratch): runtime vs risk_oss r ") != std::string::npos);
+  CHECK(r.err.find("runs.tsv:5: expected JOB<TAB>START<TAB>END, skipped") != std::string::npos);
   const std::string html = test::ReadFile(tmp / "r.html");
   CHECK(html.find("srun ./ior -w -b 1g") != std::string::npos);
+  CHECK(html.find("(LASSi Fig. 6)") != std::string::npos);
   // Self-contained: nothing loaded from elsewhere.
   CHECK(html.find("src=") == std::string::npos);
   CHECK(html.find("<link") == std::string::npos);
@@ -332,10 +342,6 @@ TEST_CASE("report for a synthetic day: apps, advice, slowdown, self-contained HT
   CHECK(slow_out == 0);
 
   // lassi: fs, app and job result records validate; Pearson over the runs of one command
-  test::WriteFile(tmp / "runs.tsv", "7001\t2026-11-20T09:00:00Z\t2026-11-20T12:00:00Z\n"
-                                    "7002\t2026-11-20T01:00:00Z\t2026-11-20T02:30:00Z\n"
-                                    "7003\t2026-11-20T14:00:00Z\t2026-11-20T17:30:00Z\n"
-                                    "7004\t2026-11-20T20:00:00Z\t2026-11-20T21:00:00Z\n");
   auto l = test::Run({test::IosonarBin(), "lassi", "--store", tmp / "store", "--day", "2026-11-20", "--apps",
                       tmp / "apps.tsv", "--results-output", tmp / "risk.jsonl", "--runs", tmp / "runs.tsv"});
   INFO(l.err);
