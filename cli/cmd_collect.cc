@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_options.h"
 #include "commands.h"
 #include "iosonar/collector.h"
 
@@ -71,17 +72,7 @@ int CmdCollect(int argc, char** argv) {
       ("es-namespace", po::value(&o.forward.es.name_space)->default_value("default")->value_name("NS"),
        "data stream namespace");
   po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(argc, argv).options(desc).run(), vm);
-    po::notify(vm);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "iosonar collect: %s\n(see iosonar collect --help)\n", e.what());
-    return 2;
-  }
-  if (vm.count("help")) {
-    std::cout << desc << "\n";
-    return 0;
-  }
+  if (int rc = ParseCommandLine("collect", argc, argv, desc, &vm); rc >= 0) return rc;
   if (o.store_dir.empty()) {
     std::fprintf(stderr, "iosonar collect: --store DIR is required (where store.db is kept)\n");
     return 2;

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_options.h"
 #include "commands.h"
 #include "iosonar/hostlist.h"
 #include "iosonar/jobdb.h"
@@ -27,17 +28,7 @@ int CmdDbMigrate(int argc, char** argv) {
       ("status", "print the schema version and the newest known, change nothing")            //
       ("config", po::value(&config)->value_name("FILE"), "config file");
   po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(argc, argv).options(desc).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    std::cerr << "iosonar db-migrate: " << e.what() << "\n";
-    return 2;
-  }
-  if (vm.count("help")) {
-    std::cout << desc << "\n";
-    return 0;
-  }
+  if (int rc = ParseCommandLine("db-migrate", argc, argv, desc, &vm); rc >= 0) return rc;
   std::string url = ResolveSetting(mysql_flag, "IOSONAR_MYSQL", "mysql", config);
   if (url.empty()) {
     std::cerr << "iosonar db-migrate: no MySQL URL (--mysql, $IOSONAR_MYSQL or `mysql = URL` in the config file)\n";

@@ -10,6 +10,7 @@
 #include <string>
 #include <thread>
 
+#include "cli_options.h"
 #include "commands.h"
 #include "iosonar/es_client.h"
 #include "iosonar/es_templates.h"
@@ -68,17 +69,7 @@ int CmdEsTemplates(int argc, char** argv) {
       "(logstash-pipelines/iosonar-stream-types.yml)");
   AddTemplateOptions(desc, &t);
   po::variables_map vm;
-  try {
-    po::store(po::parse_command_line(argc, argv, desc), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    std::cerr << "iosonar es-templates: " << e.what() << "\n";
-    return 2;
-  }
-  if (vm.count("help")) {
-    std::cout << desc << "\n";
-    return 0;
-  }
+  if (int rc = ParseCommandLine("es-templates", argc, argv, desc, &vm); rc >= 0) return rc;
   if (out.empty()) {
     std::cerr << "iosonar es-templates: --out DIR is required\n";
     return 2;
@@ -139,17 +130,7 @@ int CmdEsSetup(int argc, char** argv) {
       "config", po::value(&config), "config file");
   AddTemplateOptions(desc, &t);
   po::variables_map vm;
-  try {
-    po::store(po::parse_command_line(argc, argv, desc), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    std::cerr << "iosonar es-setup: " << e.what() << "\n";
-    return 2;
-  }
-  if (vm.count("help")) {
-    std::cout << desc << "\n";
-    return 0;
-  }
+  if (int rc = ParseCommandLine("es-setup", argc, argv, desc, &vm); rc >= 0) return rc;
   url = ResolveSetting(url, "IOSONAR_ES", "elasticsearch", config);
   if (es.password.empty()) es.password = ResolveSetting("", "IOSONAR_ES_PASSWORD", "elasticsearch_password", config);
   if (es.api_key.empty()) es.api_key = ResolveSetting("", "IOSONAR_ES_API_KEY", "elasticsearch_api_key", config);

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "cache.h"
+#include "cli_options.h"
 #include "commands.h"
 #include "iosonar/es_store.h"
 #include "iosonar/jobdb.h"
@@ -68,17 +69,7 @@ int CmdJobSummary(int argc, char** argv) {
   po::positional_options_description pos;
   pos.add("job-id", 1);
   po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(argc, argv).options(all).positional(pos).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    std::cerr << "iosonar job-summary: " << e.what() << "\n(see iosonar job-summary --help)\n";
-    return 2;
-  }
-  if (vm.count("help")) {
-    std::cout << desc << "\n";
-    return 0;
-  }
+  if (int rc = ParseCommandLine("job-summary", argc, argv, all, &vm, &pos, &desc); rc >= 0) return rc;
   auto usage_error = [](const std::string& msg) {
     std::cerr << "iosonar job-summary: " << msg << "\n(see iosonar job-summary --help)\n";
     return 2;

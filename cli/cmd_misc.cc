@@ -7,6 +7,7 @@
 #include <iostream>
 #include <string>
 
+#include "cli_options.h"
 #include "commands.h"
 #include "iosonar/schema.h"
 #include "iosonar/sqlite_store.h"
@@ -64,17 +65,7 @@ int CmdSchema(int argc, char** argv) {
   std::string format = "json";
   desc.add_options()("help,h", "show this help")("format", po::value(&format)->default_value("json"), "json or markdown");
   po::variables_map vm;
-  try {
-    po::store(po::parse_command_line(argc, argv, desc), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    std::cerr << "iosonar schema: " << e.what() << "\n";
-    return 2;
-  }
-  if (vm.count("help")) {
-    std::cout << desc << "\n";
-    return 0;
-  }
+  if (int rc = ParseCommandLine("schema", argc, argv, desc, &vm); rc >= 0) return rc;
   if (format == "json") {
     std::cout << schema::ToJson() << "\n";
     return 0;
@@ -101,17 +92,7 @@ int CmdStoreExport(int argc, char** argv) {
       "job", po::value(&job), "only this job id")("from", po::value(&from), "only records at or after this ISO 8601 time")(
       "to", po::value(&to), "only records before this ISO 8601 time");
   po::variables_map vm;
-  try {
-    po::store(po::parse_command_line(argc, argv, desc), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    std::cerr << "iosonar store-export: " << e.what() << "\n";
-    return 2;
-  }
-  if (vm.count("help")) {
-    std::cout << desc << "\n";
-    return 0;
-  }
+  if (int rc = ParseCommandLine("store-export", argc, argv, desc, &vm); rc >= 0) return rc;
   if (dir.empty()) {
     std::cerr << "iosonar store-export: --store DIR is required\n";
     return 2;
@@ -151,6 +132,30 @@ int CmdStoreExport(int argc, char** argv) {
     return 1;
   }
   return 0;
+}
+
+}  // namespace iosonar::cli
+
+namespace iosonar::cli {
+
+int ParseCommandLine(const char* name, int argc, char** argv, const po::options_description& options,
+                     po::variables_map* vm, const po::positional_options_description* positional,
+                     const po::options_description* help) {
+  try {
+    po::command_line_parser parser(argc, argv);
+    parser.options(options);
+    if (positional) parser.positional(*positional);
+    po::store(parser.run(), *vm);
+    po::notify(*vm);
+  } catch (const std::exception& e) {
+    std::cerr << "iosonar " << name << ": " << e.what() << "\n(see iosonar " << name << " --help)\n";
+    return 2;
+  }
+  if (vm->count("help")) {
+    std::cout << (help ? *help : options) << "\n";
+    return 0;
+  }
+  return -1;
 }
 
 }  // namespace iosonar::cli

@@ -5,6 +5,7 @@
 #include <map>
 #include <string>
 
+#include "cli_options.h"
 #include "commands.h"
 #include "iosonar/jobdb.h"
 #include "iosonar/timeutil.h"
@@ -65,17 +66,7 @@ int CmdScheduler(int argc, char** argv) {
   po::positional_options_description pos;
   pos.add("mode", 1);
   po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(argc, argv).options(all).positional(pos).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    std::cerr << "iosonar scheduler: " << e.what() << "\n(see iosonar scheduler --help)\n";
-    return 2;
-  }
-  if (vm.count("help")) {
-    std::cout << desc << "\n";
-    return 0;
-  }
+  if (int rc = ParseCommandLine("scheduler", argc, argv, all, &vm, &pos, &desc); rc >= 0) return rc;
   if (mode != "prolog" && mode != "epilog" && mode != "poll" && mode != "replay") {
     std::cerr << "iosonar scheduler: the mode must be prolog, epilog, poll or replay"
               << (mode.empty() ? "" : ", not '" + mode + "'") << "\n(see iosonar scheduler --help)\n";

@@ -18,6 +18,10 @@ int CmdEsSetup(int argc, char** argv);      // cmd_es.cc
 int CmdDbMigrate(int argc, char** argv);   // cmd_db.cc
 int CmdHostlist(int argc, char** argv);    // cmd_db.cc
 int CmdScheduler(int argc, char** argv);   // cmd_scheduler.cc
+// issue 6 part B: simulator, cross-layer view, second-pass compression
+int CmdSimulate(int argc, char** argv);    // cmd_simulate.cc
+int CmdXlayer(int argc, char** argv);      // cmd_xlayer.cc
+int CmdCompress2(int argc, char** argv);   // cmd_xlayer.cc
 // issue 7: LASSi, probe slowdown, the report, the LMT importer
 int CmdLassi(int argc, char** argv);       // cmd_lassi.cc
 int CmdSlowdown(int argc, char** argv);    // cmd_lassi.cc

@@ -30,6 +30,10 @@ constexpr Subcommand kCommands[] = {
     {"db-migrate", iosonar::cli::CmdDbMigrate, "create or upgrade the MySQL job database schema"},
     {"scheduler", iosonar::cli::CmdScheduler, "Slurm connector: prolog|epilog|poll|replay into the job database"},
     {"hostlist", iosonar::cli::CmdHostlist, "expand or compress a Slurm host list"},
+    // issue 6 part B: simulator, cross-layer view, second-pass compression
+    {"simulate", iosonar::cli::CmdSimulate, "simulate a cluster's multi-layer records (deterministic for a seed)"},
+    {"xlayer", iosonar::cli::CmdXlayer, "cross-layer view of a job: clients, forwarding nodes, OSTs, MDTs, coverage"},
+    {"compress2", iosonar::cli::CmdCompress2, "second-pass inter-node compression of a job's trace (ratio, round trip)"},
     // issue 7: LASSi, probe slowdown, the helpdesk report
     {"lassi", iosonar::cli::CmdLassi, "LASSi risk and ops metrics per file system, application, job and window"},
     {"slowdown", iosonar::cli::CmdSlowdown, "probe latency statistics and slowdown factors per fs, op and interval"},

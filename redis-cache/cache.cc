@@ -35,6 +35,26 @@ Result<std::optional<std::string>> CachedJobSummary(const std::string& redis_url
   return client.value()->Get(JobSummaryKey(job_id));
 }
 
+// ---- issue 6 part B ----
+std::string JobResultKey(std::string_view job_id, std::string_view kind) {
+  return std::string(kKeyPrefix) + "job:" + std::string(job_id) + ":" + std::string(kind);
+}
+
+Status CacheJobResult(const std::string& redis_url, const std::string& job_id, std::string_view kind,
+                      const std::string& json, int ttl_seconds) {
+  if (Status st = CheckJobId(job_id); !st.ok()) return st;
+  auto client = RedisClient::Connect(redis_url);
+  if (!client.ok()) return client.status();
+  return client.value()->Set(JobResultKey(job_id, kind), json, ttl_seconds);
+}
+
+Result<std::optional<std::string>> CachedJobResult(const std::string& redis_url, const std::string& job_id,
+                                                   std::string_view kind) {
+  if (Status st = CheckJobId(job_id); !st.ok()) return st;
+  auto client = RedisClient::Connect(redis_url);
+  if (!client.ok()) return client.status();
+  return client.value()->Get(JobResultKey(job_id, kind));
+}
 // ---- issue 7: LASSi and probe slowdown results ----
 std::string LassiKey(std::string_view fs, std::string_view from_iso, std::string_view to_iso, int64_t window_s) {
   std::string key(kKeyPrefix);

@@ -31,6 +31,14 @@ Status CacheJobSummary(const std::string& redis_url, const std::string& job_id, 
 // The cached summary JSON, or nullopt when none is cached.
 Result<std::optional<std::string>> CachedJobSummary(const std::string& redis_url, const std::string& job_id);
 
+// ---- issue 6 part B: other per-job analysis results ----
+// "iosonar:job:<job_id>:<kind>", kind e.g. "xlayer" (the cross-layer view) or
+// "compress2" (the second-pass compression report).
+std::string JobResultKey(std::string_view job_id, std::string_view kind);
+Status CacheJobResult(const std::string& redis_url, const std::string& job_id, std::string_view kind,
+                      const std::string& json, int ttl_seconds = 0);
+Result<std::optional<std::string>> CachedJobResult(const std::string& redis_url, const std::string& job_id,
+                                                   std::string_view kind);
 // ---- issue 7: LASSi and probe slowdown results ----
 // "iosonar:lassi:<fs or all>:<from>:<to>:<window_s>" and
 // "iosonar:slowdown:<fs or all>:<from>:<to>" (from/to as ISO 8601 UTC).

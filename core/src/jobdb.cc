@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <filesystem>
 #include <cstdio>
 #include <ctime>
 #include <fstream>
@@ -476,7 +477,9 @@ Result<JobRecord> JobRecordFromSpoolText(std::string_view text) {
 }
 
 Status SpoolJobRecord(const std::string& dir, const JobRecord& r, std::string* path_out) {
-  if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) return Status::FromErrno("spool: mkdir " + dir, errno);
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return Status::Io("spool: cannot create " + dir + ": " + ec.message());
   static int counter = 0;
   char name[160];
   std::snprintf(name, sizeof name, "%020lld-%08d-%04d-%llu.job", static_cast<long long>(NowNs()),

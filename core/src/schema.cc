@@ -55,6 +55,11 @@ constexpr std::array kDatasets = {
             "Slowdown series: observed against baseline performance of a target per interval"},
     Dataset{"iosonar.result.anomaly", "logs", "Anomalies found by the analysis: what, where, when and how strong"},
     // ---- end issue 4 ---------------------------------------------------------
+    // ---- issue 5: Slurm jobs ----
+    Dataset{"iosonar.job", "logs",
+            "Batch jobs from the scheduler (`iosonar slurm`, sacct): one record when a job starts and one when it "
+            "ends (job.event), with who ran it, where, the command and the outcome; the same facts as the MySQL job "
+            "database, for joins in the search engine"},
 };
 
 
@@ -435,6 +440,26 @@ constexpr std::array kFieldTable = {
     Field{"result.score", T::kDouble, "1", M::kGauge, false, "iosonar.result.anomaly", "Strength of the anomaly (e.g. a z-score)"},
     Field{"result.reason", T::kKeyword, "", M::kNone, false, "iosonar.result.anomaly", "What is anomalous, in words"},
     // ---- end issue 4 ---------------------------------------------------------
+    // ---- issue 5: Slurm jobs (iosonar.job); job.id is the common field ----
+    Field{"job.event", T::kKeyword, "", M::kDimension, true, "iosonar.job", "start or end: what this record reports"},
+    Field{"job.cluster", T::kKeyword, "", M::kDimension, true, "iosonar.job", "Slurm cluster name"},
+    Field{"job.array_id", T::kKeyword, "", M::kDimension, false, "iosonar.job", "Array job id (array tasks only)"},
+    Field{"job.array_task", T::kLong, "", M::kNone, false, "iosonar.job", "Array task index (array tasks only)"},
+    Field{"job.user", T::kKeyword, "", M::kDimension, false, "iosonar.job", "User the job ran as"},
+    Field{"job.account", T::kKeyword, "", M::kDimension, false, "iosonar.job", "Slurm account"},
+    Field{"job.partition", T::kKeyword, "", M::kDimension, false, "iosonar.job", "Slurm partition"},
+    Field{"job.name", T::kKeyword, "", M::kNone, false, "iosonar.job", "Job name (sacct shows '\"' as '`')"},
+    Field{"job.command", T::kKeyword, "", M::kNone, false, "iosonar.job",
+          "The submit command line (Slurm's SubmitLine): LASSi groups runs of one application by it"},
+    Field{"job.nodes", T::kKeyword, "", M::kNone, false, "iosonar.job", "Node list, compact Slurm form (nid[05398-05399])"},
+    Field{"job.node_count", T::kLong, "1", M::kNone, false, "iosonar.job", "Nodes allocated"},
+    Field{"job.task_count", T::kLong, "1", M::kNone, false, "iosonar.job", "Tasks (absent when Slurm does not say)"},
+    Field{"job.start_ns", T::kLong, "ns", M::kNone, false, "iosonar.job", "Job start (ns since the Unix epoch)"},
+    Field{"job.end_ns", T::kLong, "ns", M::kNone, false, "iosonar.job", "Job end (ns since the Unix epoch; end records)"},
+    Field{"job.duration_s", T::kDouble, "s", M::kNone, false, "iosonar.job", "Run time, end minus start (end records)"},
+    Field{"job.state", T::kKeyword, "", M::kDimension, false, "iosonar.job",
+          "Slurm state: RUNNING, COMPLETED, FAILED, CANCELLED, TIMEOUT, OUT_OF_MEMORY, NODE_FAIL, ..."},
+    Field{"job.exit_code", T::kLong, "", M::kNone, false, "iosonar.job", "Exit code of the batch script (end records)"},
     // ---- issue 7: LASSi risk/ops and probe slowdown results (analysis-jobs/lassi) ----
     Field{"result.fs", T::kKeyword, "", M::kDimension, false, "iosonar.result.risk iosonar.result.slowdown",
           "File system the value is about (lustre.fs, or the probed directory)"},

@@ -9,12 +9,14 @@ namespace iosonar::exporters {
 
 extern const Descriptor kLustreExporter;                   // exporters/lustre
 extern const Descriptor kHealthExporter, kProbeExporter;  // exporters/health, exporters/probe
+extern const Descriptor kSlurmExporter;                    // exporters/scheduler (issue 5)
 
 std::span<const Descriptor* const> AllExporters() {
   static const std::vector<const Descriptor*> kAll = {
       &kLustreExporter,
       &kHealthExporter,
       &kProbeExporter,
+      &kSlurmExporter,  // issue 5
   };
   return kAll;
 }

@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -155,9 +156,13 @@ int FindOp(const RoleDef& r, std::string_view name, size_t limit) {
 }
 
 // A reading of one target's (or one job's) counters, in table slots.
-template <size_t N>
+// Targets keep 64-bit op counts. Jobs (10,000s of them) keep the low 32
+// bits of their op counts, deltas taken modulo 2^32: exact while a job does
+// fewer than 2^31 ops on one target in one interval (a bigger "delta" is
+// taken for a reset); byte sums stay 64-bit.
+template <size_t N, typename T = uint64_t>
 struct Snap {
-  std::array<uint64_t, N> samples{};
+  std::array<T, N> samples{};
   uint64_t read_sum = 0, write_sum = 0;  // sums of the two kBytes slots
   uint64_t unknown = 0;                  // samples of ops with no slot
   uint64_t present = 0;                  // slots seen (bitmask)
@@ -165,31 +170,54 @@ struct Snap {
 
   void Add(const RoleDef& r, int slot, uint64_t samples_v, uint64_t sum, bool has_sum) {
     const OpDef& d = r.ops[slot];
-    samples[static_cast<size_t>(slot)] += samples_v;  // duplicate lines (statfs twice) are summed
+    samples[static_cast<size_t>(slot)] += static_cast<T>(samples_v);  // duplicate lines (statfs twice) are summed
     present |= uint64_t{1} << slot;
     if ((d.flags & kBytes) && has_sum) (d.op[0] == 'r' ? read_sum : write_sum) += sum;
   }
 };
 using TargetSnap = Snap<40>;
-using JobSnap = Snap<22>;
+using JobSnap = Snap<22, uint32_t>;
 static_assert(std::size(kClientOps) <= 40 && std::size(kMdsOps) <= 40 && std::size(kOssOps) <= 40);
 
+// No real counter moves by 2^56 (72 PB, or ops) in one interval: a bigger
+// delta is garbage or a wrap, taken for a reset. It also keeps the sums of
+// up to 40 deltas (mds.ops, oss.other_ops) far from int64 overflow.
+constexpr uint64_t kMaxDelta = uint64_t{1} << 56;
+
 // Deltas cur - prev; false if anything went backwards (a reset).
-template <size_t N>
-bool Delta(const Snap<N>& prev, const Snap<N>& cur, Snap<N>* d) {
+template <size_t N, typename T>
+bool Delta(const Snap<N, T>& prev, const Snap<N, T>& cur, Snap<N, T>* d) {
   if (prev.present & ~cur.present) return false;  // a counter vanished: stats were cleared
   for (size_t i = 0; i < N; ++i) {
-    if (cur.samples[i] < prev.samples[i]) return false;
-    d->samples[i] = cur.samples[i] - prev.samples[i];
-    if (d->samples[i] > static_cast<uint64_t>(INT64_MAX)) return false;
+    if constexpr (sizeof(T) == 8) {
+      if (cur.samples[i] < prev.samples[i]) return false;
+      d->samples[i] = cur.samples[i] - prev.samples[i];
+      if (d->samples[i] > kMaxDelta) return false;
+    } else {
+      d->samples[i] = static_cast<T>(cur.samples[i] - prev.samples[i]);  // modulo 2^32
+      if (d->samples[i] > (T{1} << (sizeof(T) * 8 - 1))) return false;
+    }
   }
   if (cur.read_sum < prev.read_sum || cur.write_sum < prev.write_sum || cur.unknown < prev.unknown) return false;
   d->read_sum = cur.read_sum - prev.read_sum;
   d->write_sum = cur.write_sum - prev.write_sum;
   d->unknown = cur.unknown - prev.unknown;
-  if (d->read_sum > static_cast<uint64_t>(INT64_MAX) || d->write_sum > static_cast<uint64_t>(INT64_MAX)) return false;
+  if (d->read_sum > kMaxDelta || d->write_sum > kMaxDelta || d->unknown > kMaxDelta) return false;
   d->present = cur.present;
   d->unknown_present = cur.unknown_present;
+  return true;
+}
+
+// Fills counters missing from cur with prev's values; true if any was missing.
+template <size_t N, typename T>
+bool CarryForward(const Snap<N, T>& prev, Snap<N, T>* cur) {
+  const uint64_t missing = prev.present & ~cur->present;
+  if (!missing) return false;
+  for (size_t i = 0; i < N; ++i)
+    if (missing >> i & 1) cur->samples[i] = prev.samples[i];
+  cur->present |= missing;
+  cur->read_sum = std::max(cur->read_sum, prev.read_sum);
+  cur->write_sum = std::max(cur->write_sum, prev.write_sum);
   return true;
 }
 
@@ -204,6 +232,7 @@ struct TargetState {
 struct JobState {
   JobSnap snap;
   uint64_t gen = 0;
+  uint64_t hash = 0;  // of the entry's op lines at the last reading
 };
 
 struct SvHash {
@@ -271,7 +300,7 @@ bool HistDiff(const HistSnap& prev, const HistSnap& cur, std::vector<HistDelta>*
           pw = pb->write;
         }
       }
-      if (cb.read < pr || cb.write < pw) return false;
+      if (cb.read < pr || cb.write < pw || cb.read - pr > kMaxDelta || cb.write - pw > kMaxDelta) return false;
       if (cb.read != pr || cb.write != pw) out->push_back(HistDelta{hi, cb.bucket, cb.read - pr, cb.write - pw});
     }
   }
@@ -299,9 +328,14 @@ struct Item {
   std::string_view text;  // dump mode: the value
 };
 
-bool ReadWhole(const std::string& path, std::string* buf, size_t* len, int64_t max, std::string* err) {
+// Reads a whole file into *buf (grown, never shrunk here). *vanished tells
+// a file that disappeared since it was listed from a real error.
+bool ReadWhole(const std::string& path, std::string* buf, size_t* len, int64_t max, std::string* err,
+               bool* vanished = nullptr) {
+  if (vanished) *vanished = false;
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
+    if (vanished) *vanished = errno == ENOENT;
     *err = path + ": " + std::strerror(errno);
     return false;
   }
@@ -345,6 +379,10 @@ class LustreExporter final : public exporters::Exporter {
   }
 
   Status Init(Context&) override {
+    // Big buffers (file reads, the sample's output) straight from mmap, at a
+    // fixed threshold: glibc's moving threshold would put them on the heap,
+    // where the ones outgrown stay resident.
+    mallopt(M_MMAP_THRESHOLD, 64 << 10);
     if (!o_.lctl_dump.empty()) {
       if (access(o_.lctl_dump.c_str(), R_OK) != 0)
         return Status::Invalid("--lctl-dump " + o_.lctl_dump + ": " + std::strerror(errno));
@@ -362,6 +400,16 @@ class LustreExporter final : public exporters::Exporter {
   void Find(Context& ctx);
   void FindDir(std::string_view sub, std::string_view file, Kind kind, Role role, std::set<std::string>* seen);
   void FromDump(Context& ctx);
+  // With --jobstats-every N, each target's job_stats is read every N samples,
+  // the targets spread over the N phases (by a hash of the name), so no one
+  // sample reads them all.
+  bool JobsDue(std::string_view target) const {
+    const uint64_t n = static_cast<uint64_t>(o_.jobstats_every);
+    if (n <= 1) return true;
+    uint64_t h = 1469598103934665603ULL;
+    for (char c : target) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
+    return (gen_ - 1 + h) % n == 0;
+  }
   std::string_view Source(const Item& it) const { return o_.per_file_sources ? std::string_view(it.rel) : kKindSource[it.kind]; }
   bool Text(Context& ctx, const Item& it, std::string_view* text);
   void WarnIssues(Context& ctx, const Item& it, const std::vector<Issue>& issues);
@@ -385,7 +433,9 @@ class LustreExporter final : public exporters::Exporter {
   size_t buf_len_ = 0;
   std::vector<LctlParam> params_;
   ParsedStats ps_;
-  ParsedJobStats pj_;
+  std::vector<JobSpan> spans_;
+  std::vector<JobOp> ops_;
+  std::vector<Issue> issues_;
   ParsedHist ph_;
   HistSnap hs_;
   std::vector<HistDelta> hd_;
@@ -418,6 +468,7 @@ void LustreExporter::FindDir(std::string_view sub, std::string_view file, Kind k
       if (kind == kOsc && name.find("-osc-MDT") != std::string_view::npos) continue;  // server-side osp links
       if (kind == kBrw && name.find("-OST") == std::string_view::npos && name.find("-MDT") == std::string_view::npos)
         continue;  // MGS
+      if (kind == kJobStats && !JobsDue(name)) continue;
       // One file per kind and target, whichever root or OSD (osd-zfs, osd-ldiskfs) has it.
       std::string key = std::to_string(kind) + (kind == kBrw ? "/" : "/" + std::string(sub) + "/") + std::string(name);
       if (seen->count(key)) continue;
@@ -434,8 +485,7 @@ void LustreExporter::FindDir(std::string_view sub, std::string_view file, Kind k
 void LustreExporter::Find(Context&) {
   items_.clear();
   std::set<std::string> seen;
-  const bool jobs_now = o_.jobstats && (gen_ - 1) % static_cast<uint64_t>(o_.jobstats_every) == 0;
-  if (jobs_now) {
+  if (o_.jobstats) {
     FindDir("obdfilter", "job_stats", kJobStats, kOss, &seen);
     FindDir("mdt", "job_stats", kJobStats, kMds, &seen);
   }
@@ -479,7 +529,6 @@ void LustreExporter::FromDump(Context& ctx) {
   std::vector<Issue> issues;
   ParseLctlDump(text, &params_, &issues);
   for (const auto& is : issues) ctx.Warn("lctl-dump", o_.lctl_dump + ":" + std::to_string(is.line) + ": " + is.message);
-  const bool jobs_now = o_.jobstats && (gen_ - 1) % static_cast<uint64_t>(o_.jobstats_every) == 0;
   for (const auto& p : params_) {
     auto d1 = p.name.find('.');
     auto d2 = p.name.rfind('.');
@@ -489,7 +538,7 @@ void LustreExporter::FromDump(Context& ctx) {
     Item it{kKinds, kOss, std::string(tgt), std::string(p.name), {}, p.value};
     if (mod == "obdfilter" && file == "stats" && o_.oss) it.kind = kOssStats;
     else if (mod == "mdt" && file == "md_stats" && o_.mds) { it.kind = kMdsStats; it.role = kMds; }
-    else if ((mod == "obdfilter" || mod == "mdt") && file == "job_stats" && jobs_now) {
+    else if ((mod == "obdfilter" || mod == "mdt") && file == "job_stats" && o_.jobstats && JobsDue(tgt)) {
       it.kind = kJobStats;
       it.role = mod == "mdt" ? kMds : kOss;
     } else if (mod.substr(0, 4) == "osd-" && file == "brw_stats" && o_.brw &&
@@ -509,8 +558,9 @@ bool LustreExporter::Text(Context& ctx, const Item& it, std::string_view* text) 
     return true;
   }
   std::string err;
-  if (!ReadWhole(it.path, &buf_, &buf_len_, o_.max_file_bytes, &err)) {
-    if (errno == ENOENT) return false;  // vanished since it was listed
+  bool vanished = false;
+  if (!ReadWhole(it.path, &buf_, &buf_len_, o_.max_file_bytes, &err, &vanished)) {
+    if (vanished) return false;  // gone since it was listed: the target is leaving
     ctx.SourceDone(Source(it), false, 0, err);
     return false;
   }
@@ -562,6 +612,13 @@ void LustreExporter::DoStats(Context& ctx, const Item& it) {
     s.snap = cur;
     s.snapshot_ns = ps_.snapshot_ns;
     s.start_ns = ps_.start_ns;
+    s.mono_ns = mono_;
+    return;
+  }
+  // A damaged reading (lines set aside) may lack counters: they are unknown
+  // this time, not cleared. Keep their last values and emit nothing for it.
+  if (!ps_.issues.empty() && CarryForward(s.snap, &cur)) {
+    s.snap = cur;
     s.mono_ns = mono_;
     return;
   }
@@ -628,8 +685,9 @@ void LustreExporter::DoStats(Context& ctx, const Item& it) {
 void LustreExporter::DoJobs(Context& ctx, const Item& it) {
   std::string_view text;
   if (!Text(ctx, it, &text)) return;
-  ParseJobStats(text, &pj_);
-  WarnIssues(ctx, it, pj_.issues);
+  issues_.clear();
+  IndexJobStats(text, &spans_, &issues_);
+  WarnIssues(ctx, it, issues_);
   const Role role = it.role;
   const RoleDef& r = kRoles[role];
   auto [tst, fresh] = jobs_.try_emplace(it.target);
@@ -640,13 +698,30 @@ void LustreExporter::DoJobs(Context& ctx, const Item& it) {
   ts.gen = gen_;
   ts.mono_ns = mono_;
   changed_.clear();
-  for (const JobEntry& e : pj_.jobs) {
+  for (const JobSpan& e : spans_) {
+    auto jit = ts.jobs.find(e.job_id);
+    const bool is_new = jit == ts.jobs.end();
+    if (!is_new && jit->second.gen == gen_) {
+      ctx.Warn(Source(it), it.rel + ":" + std::to_string(e.line) + ": job_id '" + std::string(e.job_id) +
+                               "' listed twice; the second entry is ignored");
+      continue;
+    }
+    // Most entries do not change from one second to the next: same bytes,
+    // same counters, nothing to parse.
+    if (!is_new && have_base && jit->second.hash == e.hash) {
+      jit->second.gen = gen_;
+      continue;
+    }
+    ops_.clear();
+    issues_.clear();
+    ParseJobOps(e.body, e.body_line, &ops_, &issues_);
+    WarnIssues(ctx, it, issues_);
     JobSnap cur;
-    for (uint32_t k = 0; k < e.n_ops; ++k) {
-      const JobOp& op = pj_.ops[e.first_op + k];
+    for (const JobOp& op : ops_) {
       int slot = FindOp(r, op.name, r.job_slots);
       if (slot < 0) {
-        if (FindOp(r, op.name, r.n) >= 0 && (r.ops[FindOp(r, op.name, r.n)].flags & kIgnore)) continue;
+        const int any = FindOp(r, op.name, r.n);
+        if (any >= 0 && (r.ops[any].flags & kIgnore)) continue;
         cur.unknown += op.samples;
         cur.unknown_present = true;
         WarnUnknown(ctx, it, role, op.name);
@@ -654,20 +729,15 @@ void LustreExporter::DoJobs(Context& ctx, const Item& it) {
       }
       cur.Add(r, slot, op.samples, op.sum, op.has_sum);
     }
-    auto jit = ts.jobs.find(e.job_id);
-    bool is_new = jit == ts.jobs.end();
     if (is_new) jit = ts.jobs.emplace(std::string(e.job_id), JobState{}).first;
     JobState& js = jit->second;
-    if (!is_new && js.gen == gen_) {
-      ctx.Warn(Source(it), it.rel + ":" + std::to_string(e.line) + ": job_id '" + std::string(e.job_id) +
-                               "' listed twice; the second entry is ignored");
-      continue;
-    }
     js.gen = gen_;
+    js.hash = e.hash;
     if (!have_base) {  // first reading of this target: baseline only
       js.snap = cur;
       continue;
     }
+    if (!is_new && !issues_.empty()) CarryForward(js.snap, &cur);  // damaged entry: see DoStats
     Changed c{&jit->first, {}, 0, false};
     // A job that appeared since the last reading counts from zero.
     const JobSnap zero;
@@ -828,6 +898,9 @@ void LustreExporter::Collect(Context& ctx) {
   // A huge file once must not pin its buffer for ever.
   if (buf_.size() > (4u << 20)) std::string().swap(buf_);
   if (dump_.size() > (16u << 20)) std::string().swap(dump_);
+  // Give the pages of this sample's transient allocations back (the job id
+  // maps churn): RSS stays near what is really in use.
+  malloc_trim(64 << 10);
 }
 
 }  // namespace
@@ -855,7 +928,7 @@ constexpr OptionSpec kLustreOptions[] = {
     {"lctl-dump", "FILE", nullptr, "read this `lctl get_param` dump (re-read every sample) instead of the tree"},
     {"sources", "LIST", "oss,mds,jobstats,brw,client", "what to sample (comma-separated)"},
     {"jobstats-max-jobs", "N", "1000", "at most N changed job ids per target per sample (largest first; 0 = no limit)"},
-    {"jobstats-every", "N", "1", "read job_stats every N samples (deltas then span N intervals)"},
+    {"jobstats-every", "N", "1", "read each target's job_stats every N samples, the targets spread over the N phases (deltas then span N intervals)"},
     {"per-file-sources", nullptr, nullptr, "self-report (iosonar.sampler) per file instead of per kind"},
     {"max-file-size", "BYTES", "64M", "skip (with an error) any statistics file larger than this"},
 };

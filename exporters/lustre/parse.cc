@@ -47,7 +47,6 @@ class Lines {
     return true;
   }
   uint32_t no() const { return no_; }
-
  private:
   std::string_view t_;
   size_t pos_ = 0;
@@ -73,11 +72,18 @@ std::string Quote(std::string_view s) {
   return out;
 }
 
+// Bounded: a huge garbage file must not turn into a huge issue list (nor
+// spend its time formatting messages nobody reads): after kMaxIssues, one
+// last "more issues" entry and no more formatting.
+constexpr size_t kMaxIssues = 100;
 void AddIssue(std::vector<Issue>* v, uint32_t line, std::string msg) {
-  // Bounded: a huge garbage file must not turn into a huge issue list.
-  if (v->size() < 1000) v->push_back(Issue{line, std::move(msg)});
-  else if (v->size() == 1000) v->push_back(Issue{line, "more issues not listed"});
+  if (v->size() < kMaxIssues) v->push_back(Issue{line, std::move(msg)});
+  else if (v->size() == kMaxIssues) v->push_back(Issue{line, "more issues not listed"});
 }
+#define ISSUE(vec, line, msg)                                                   \
+  do {                                                                          \
+    if ((vec)->size() <= kMaxIssues) AddIssue((vec), (line), (msg));            \
+  } while (0)
 
 // Header lines shared by the formats: "snapshot_time  1.2 secs.nsecs",
 // "snapshot_time: 1.2 (secs.usecs)", "snapshot_time:  1510781853. 10473844".
@@ -162,24 +168,24 @@ size_t ParseStats(std::string_view text, ParsedStats* out) {
     if (IsTimeHeader(tok[0], &which)) {
       int64_t ns = 0;
       if (!HeaderTime(tok, n > 8 ? 8 : n, &ns)) {
-        AddIssue(&out->issues, lines.no(), std::string(which) + ": bad time " + Quote(line));
+        ISSUE(&out->issues, lines.no(), std::string(which) + ": bad time " + Quote(line));
         continue;
       }
       (which == "snapshot_time" ? out->snapshot_ns : which == "start_time" ? out->start_ns : out->elapsed_ns) = ns;
       continue;
     }
     if (n > 8) {
-      AddIssue(&out->issues, lines.no(), "too many columns: " + Quote(line));
+      ISSUE(&out->issues, lines.no(), "too many columns: " + Quote(line));
       continue;
     }
     if (n < 3 || tok[2] != "samples") {
-      AddIssue(&out->issues, lines.no(), "not a counter line (want 'NAME N samples [unit] ...'): " + Quote(line));
+      ISSUE(&out->issues, lines.no(), "not a counter line (want 'NAME N samples [unit] ...'): " + Quote(line));
       continue;
     }
     StatsCounter c;
     c.name = tok[0];
     if (!ParseU64(tok[1], &c.samples)) {
-      AddIssue(&out->issues, lines.no(), "samples not a number: " + Quote(tok[1]));
+      ISSUE(&out->issues, lines.no(), "samples not a number: " + Quote(tok[1]));
       continue;
     }
     size_t i = 3;
@@ -190,16 +196,20 @@ size_t ParseStats(std::string_view text, ParsedStats* out) {
     uint64_t vals[4] = {0, 0, 0, 0};
     bool ok = true;
     size_t nv = 0;
+    if (n - i > 4) {  // without a unit, 8 tokens leave room for 5 values
+      ISSUE(&out->issues, lines.no(), std::string(c.name) + ": more than 4 value columns");
+      continue;
+    }
     for (; i < n; ++i, ++nv) {
       if (!ParseU64Wrapped(tok[i], &vals[nv])) {
-        AddIssue(&out->issues, lines.no(), std::string(c.name) + ": value not a number: " + Quote(tok[i]));
+        ISSUE(&out->issues, lines.no(), std::string(c.name) + ": value not a number: " + Quote(tok[i]));
         ok = false;
         break;
       }
     }
     if (!ok) continue;
     if (nv == 1 || nv == 2) {
-      AddIssue(&out->issues, lines.no(), std::string(c.name) + ": " + std::to_string(nv) + " value columns (want 0, 3 or 4)");
+      ISSUE(&out->issues, lines.no(), std::string(c.name) + ": " + std::to_string(nv) + " value columns (want 0, 3 or 4)");
       continue;
     }
     c.nvals = static_cast<uint8_t>(nv);
@@ -224,8 +234,66 @@ std::string_view StripQuotes(std::string_view v) {
   return v;
 }
 
+// The layout every Lustre version prints: "{ samples: N, unit: U" then
+// either " }" or ", min: a, max: b, sum: c" and anything up to the closing
+// brace. Returns false (no error) when the text is not in that layout, for
+// the general parser to take over.
+bool FastOpBody(std::string_view body, JobOp* op) {
+  const char* p = body.data();
+  const char* end = p + body.size();
+  auto skip = [&] {  // job_stats pads with runs of up to ~20 spaces: 8 at a time
+    constexpr uint64_t kSpaces = 0x2020202020202020ULL;
+    uint64_t w;
+    while (end - p >= 8 && (std::memcpy(&w, p, 8), w == kSpaces)) p += 8;
+    while (p < end && *p == ' ') ++p;
+  };
+  auto lit = [&](std::string_view s) {
+    if (static_cast<size_t>(end - p) < s.size() || std::memcmp(p, s.data(), s.size()) != 0) return false;
+    p += s.size();
+    return true;
+  };
+  auto num = [&](uint64_t* v) {
+    skip();
+    const char* b = p;
+    while (p < end && *p != ',' && *p != ' ' && *p != '}') ++p;
+    return ParseU64Wrapped(std::string_view(b, static_cast<size_t>(p - b)), v);
+  };
+  skip();
+  if (!lit("{")) return false;
+  skip();
+  if (!lit("samples:") || !num(&op->samples)) return false;
+  skip();
+  if (!lit(",")) return false;
+  skip();
+  if (!lit("unit:")) return false;
+  skip();
+  const char* u = p;
+  while (p < end && *p != ',' && *p != ' ' && *p != '}') ++p;
+  op->unit = std::string_view(u, static_cast<size_t>(p - u));
+  skip();
+  if (p < end && *p == '}') return Trim(std::string_view(p + 1, static_cast<size_t>(end - p - 1))).empty();
+  uint64_t ignore = 0;
+  if (!lit(",")) return false;
+  skip();
+  if (!lit("min:") || !num(&ignore)) return false;
+  skip();
+  if (!lit(",")) return false;
+  skip();
+  if (!lit("max:") || !num(&ignore)) return false;
+  skip();
+  if (!lit(",")) return false;
+  skip();
+  if (!lit("sum:") || !num(&op->sum)) return false;
+  op->has_sum = true;
+  // sumsq and hist are not needed: the line must close, that is all.
+  std::string_view tail = Trim(std::string_view(p, static_cast<size_t>(end - p)));
+  return !tail.empty() && tail.back() == '}';
+}
+
 // Parses "{ samples: N, unit: U, min: a, max: b, sum: c, sumsq: d, hist: { ... } }".
 bool ParseOpBody(std::string_view body, JobOp* op, std::string* why) {
+  if (FastOpBody(body, op)) return true;
+  *op = JobOp{op->name, {}, 0, 0, false};
   size_t i = 0;
   const size_t len = body.size();
   while (i < len && IsSpace(body[i])) ++i;
@@ -281,6 +349,13 @@ bool ParseOpBody(std::string_view body, JobOp* op, std::string* why) {
         return false;
       }
       op->has_sum = true;
+      // The rest (sumsq, hist) is not needed: check the line closes and stop.
+      if (have_samples) {
+        std::string_view tail = Trim(body.substr(i));
+        if (!tail.empty() && tail.back() == '}') return true;
+        *why = "missing '}'";
+        return false;
+      }
     }
   }
   if (!have_samples) {
@@ -292,20 +367,79 @@ bool ParseOpBody(std::string_view body, JobOp* op, std::string* why) {
 
 }  // namespace
 
-size_t ParseJobStats(std::string_view text, ParsedJobStats* out) {
-  out->Clear();
+uint64_t HashBytes(std::string_view s) {
+  // Four independent multiply-xorshift lanes over 32-byte blocks: several
+  // GB/s, plenty to tell one reading of a job's counters from the next.
+  constexpr uint64_t kM = 0x9E3779B97F4A7C15ULL;
+  uint64_t h[4] = {s.size() ^ 0x243F6A8885A308D3ULL, 0x13198A2E03707344ULL, 0xA4093822299F31D0ULL, 0x082EFA98EC4E6C89ULL};
+  const char* p = s.data();
+  size_t n = s.size();
+  auto mix = [&](uint64_t& x, uint64_t w) {
+    x = (x ^ w) * kM;
+    x ^= x >> 29;
+  };
+  while (n >= 32) {
+    uint64_t w[4];
+    std::memcpy(w, p, 32);
+    mix(h[0], w[0]);
+    mix(h[1], w[1]);
+    mix(h[2], w[2]);
+    mix(h[3], w[3]);
+    p += 32;
+    n -= 32;
+  }
+  size_t lane = 0;
+  while (n >= 8) {
+    uint64_t w;
+    std::memcpy(&w, p, 8);
+    mix(h[lane++], w);
+    p += 8;
+    n -= 8;
+  }
+  if (n) {
+    uint64_t w = 0;
+    std::memcpy(&w, p, n);
+    mix(h[lane], w ^ (uint64_t{n} << 56));
+  }
+  uint64_t r = h[0];
+  for (int i = 1; i < 4; ++i) mix(r, h[i] + static_cast<uint64_t>(i));
+  mix(r, r >> 17);
+  return r;
+}
+
+size_t IndexJobStats(std::string_view text, std::vector<JobSpan>* out, std::vector<Issue>* issues) {
+  out->clear();
+  const size_t issues0 = issues->size();
   Lines lines(text);
   std::string_view line;
-  bool in_job = false, skip_job = false;
-  std::string why;
+  bool in_job = false, skip_job = false, in_body = false;
+  const char* base = text.data();
+  auto close_body = [&](const char* end) {
+    if (in_job && !skip_job && !out->empty()) {
+      JobSpan& j = out->back();
+      if (in_body) {
+        j.body = std::string_view(j.body.data(), static_cast<size_t>(end - j.body.data()));
+        j.hash = HashBytes(j.body);
+      } else {
+        j.hash = HashBytes({});
+      }
+    }
+  };
   while (lines.Next(&line)) {
+    // Cheap for op lines: only the first non-space character is looked at.
+    size_t i = 0;
+    while (i < line.size() && IsSpace(line[i])) ++i;
+    if (i == line.size()) continue;
+    const char c0 = line[i];
+    if (in_body && !skip_job && c0 != '-') continue;  // an op line of the current body
     std::string_view t = Trim(line);
-    if (t.empty()) continue;
-    if (t[0] == '-') {
+    if (c0 == '-') {
+      close_body(line.data());
+      in_body = false;
       t.remove_prefix(1);
       t = Trim(t);
       if (!StartsWith(t, "job_id:")) {
-        AddIssue(&out->issues, lines.no(), "list item is not '- job_id:': " + Quote(line));
+        ISSUE(issues, lines.no(), "list item is not '- job_id:': " + Quote(line));
         in_job = false;
         continue;
       }
@@ -313,47 +447,82 @@ size_t ParseJobStats(std::string_view text, ParsedJobStats* out) {
       in_job = true;
       skip_job = id.empty();
       if (skip_job) {
-        AddIssue(&out->issues, lines.no(), "empty job_id: entry skipped");
+        ISSUE(issues, lines.no(), "empty job_id: entry skipped");
         continue;
       }
-      JobEntry e;
-      e.job_id = id;
-      e.first_op = static_cast<uint32_t>(out->ops.size());
-      e.line = lines.no();
-      out->jobs.push_back(e);
+      JobSpan js;
+      js.job_id = id;
+      js.line = lines.no();
+      out->push_back(js);
       continue;
     }
     auto colon = t.find(':');
-    if (colon == std::string_view::npos) {
-      AddIssue(&out->issues, lines.no(), "no ':' in " + Quote(line));
-      continue;
-    }
-    std::string_view key = t.substr(0, colon);
-    std::string_view rest = t.substr(colon + 1);
-    if (key == "job_stats") continue;  // the header
+    std::string_view key = colon == std::string_view::npos ? t : t.substr(0, colon);
+    if (key == "job_stats" && !in_job) continue;  // the header
     if (!in_job) {
-      AddIssue(&out->issues, lines.no(), "line outside a job entry: " + Quote(line));
+      ISSUE(issues, lines.no(), "line outside a job entry: " + Quote(line));
       continue;
     }
     if (skip_job) continue;
-    if (key == "snapshot_time") {
+    if (key == "snapshot_time" && colon != std::string_view::npos) {
       std::string_view tok[4];
-      size_t n = Tokens(rest, tok + 1, 3);
+      size_t n = Tokens(t.substr(colon + 1), tok + 1, 3);
       tok[0] = key;
       int64_t ns = 0;
-      if (n >= 1 && n <= 3 && HeaderTime(tok, n + 1, &ns)) out->jobs.back().snapshot_ns = ns;
-      else AddIssue(&out->issues, lines.no(), "bad snapshot_time: " + Quote(line));
+      if (n >= 1 && n <= 3 && HeaderTime(tok, n + 1, &ns)) out->back().snapshot_ns = ns;
+      else ISSUE(issues, lines.no(), "bad snapshot_time: " + Quote(line));
       continue;
     }
     if (key == "start_time" || key == "elapsed_time") continue;
-    JobOp op;
-    op.name = key;
-    if (!ParseOpBody(rest, &op, &why)) {
-      AddIssue(&out->issues, lines.no(), std::string(key) + ": " + why);
+    // The first op line: the body runs from here to the next entry.
+    in_body = true;
+    out->back().body = std::string_view(line.data(), 0);
+    out->back().body_line = lines.no();
+  }
+  close_body(base + text.size());
+  return issues->size() - issues0;
+}
+
+size_t ParseJobOps(std::string_view body, uint32_t first_line, std::vector<JobOp>* ops, std::vector<Issue>* issues) {
+  const size_t issues0 = issues->size();
+  Lines lines(body);
+  std::string_view line;
+  std::string why;
+  while (lines.Next(&line)) {
+    const uint32_t no = first_line + lines.no() - 1;
+    std::string_view t = Trim(line);
+    if (t.empty()) continue;
+    auto colon = t.find(':');
+    if (colon == std::string_view::npos) {
+      ISSUE(issues, no, "no ':' in " + Quote(line));
       continue;
     }
-    out->ops.push_back(op);
-    ++out->jobs.back().n_ops;
+    std::string_view key = t.substr(0, colon);
+    if (key == "snapshot_time" || key == "start_time" || key == "elapsed_time") continue;
+    JobOp op;
+    op.name = key;
+    if (!ParseOpBody(t.substr(colon + 1), &op, &why)) {
+      ISSUE(issues, no, std::string(key) + ": " + why);
+      continue;
+    }
+    ops->push_back(op);
+  }
+  return issues->size() - issues0;
+}
+
+size_t ParseJobStats(std::string_view text, ParsedJobStats* out) {
+  out->Clear();
+  static thread_local std::vector<JobSpan> spans;
+  IndexJobStats(text, &spans, &out->issues);
+  for (const JobSpan& s : spans) {
+    JobEntry e;
+    e.job_id = s.job_id;
+    e.snapshot_ns = s.snapshot_ns;
+    e.line = s.line;
+    e.first_op = static_cast<uint32_t>(out->ops.size());
+    ParseJobOps(s.body, s.body_line, &out->ops, &out->issues);
+    e.n_ops = static_cast<uint32_t>(out->ops.size()) - e.first_op;
+    out->jobs.push_back(e);
   }
   return out->issues.size();
 }
@@ -423,23 +592,23 @@ size_t ParseHistText(std::string_view text, ParsedHist* out, bool rpc) {
     std::string_view which;
     if (IsTimeHeader(tok[0], &which)) {
       int64_t ns = 0;
-      if (!HeaderTime(tok, n > 15 ? 15 : n, &ns)) AddIssue(&out->issues, lines.no(), "bad " + std::string(which));
+      if (!HeaderTime(tok, n > 15 ? 15 : n, &ns)) ISSUE(&out->issues, lines.no(), "bad " + std::string(which));
       else if (which == "snapshot_time") out->snapshot_ns = ns;
       continue;
     }
     std::string_view first = tok[0];
     if (first.size() >= 2 && first.back() == ':' && first[0] >= '0' && first[0] <= '9') {  // bucket row
       if (out->hists.empty()) {
-        AddIssue(&out->issues, lines.no(), "bucket row before any histogram title");
+        ISSUE(&out->issues, lines.no(), "bucket row before any histogram title");
         continue;
       }
       HistBucket b;
       if (!ParseBucketLabel(first.substr(0, first.size() - 1), &b.bucket)) {
-        AddIssue(&out->issues, lines.no(), "bad bucket label " + Quote(first));
+        ISSUE(&out->issues, lines.no(), "bad bucket label " + Quote(first));
         continue;
       }
       if (n > 15) {
-        AddIssue(&out->issues, lines.no(), "too many columns");
+        ISSUE(&out->issues, lines.no(), "too many columns");
         continue;
       }
       size_t bar = 0;
@@ -448,7 +617,7 @@ size_t ParseHistText(std::string_view text, ParsedHist* out, bool rpc) {
       bool ok = n >= 2 && ParseU64(tok[1], &b.read);
       if (ok && bar) ok = bar + 1 < n && ParseU64(tok[bar + 1], &b.write);
       if (!ok) {
-        AddIssue(&out->issues, lines.no(), "bad bucket row " + Quote(line));
+        ISSUE(&out->issues, lines.no(), "bad bucket row " + Quote(line));
         continue;
       }
       out->buckets.push_back(b);
@@ -463,7 +632,7 @@ size_t ParseHistText(std::string_view text, ParsedHist* out, bool rpc) {
       std::string_view val = Trim(line.substr(colon + 1));
       uint64_t v = 0;
       if (!ParseU64(val, &v) || v > INT64_MAX) {
-        AddIssue(&out->issues, lines.no(), "bad value in " + Quote(line));
+        ISSUE(&out->issues, lines.no(), "bad value in " + Quote(line));
         continue;
       }
       int64_t x = static_cast<int64_t>(v);
@@ -489,7 +658,7 @@ size_t ParseHistText(std::string_view text, ParsedHist* out, bool rpc) {
       out->hists.push_back(h);
       continue;
     }
-    AddIssue(&out->issues, lines.no(), "unrecognized line " + Quote(line));
+    ISSUE(&out->issues, lines.no(), "unrecognized line " + Quote(line));
   }
   return out->issues.size();
 }
@@ -541,7 +710,7 @@ size_t ParseLctlDump(std::string_view text, std::vector<LctlParam>* out, std::ve
         out->push_back(LctlParam{t, {}, lines.no()});
         continue;
       }
-      if (!t.empty() && issues) AddIssue(issues, lines.no(), "text before the first parameter");
+      if (!t.empty() && issues) ISSUE(issues, lines.no(), "text before the first parameter");
       continue;
     }
     if (value_begin > off) value_begin = off;

@@ -73,6 +73,23 @@ struct ParsedJobStats {
 };
 size_t ParseJobStats(std::string_view text, ParsedJobStats* out);
 
+// The same in two steps, so a sampler can skip entries that did not change
+// (most of them, at 1 Hz) without parsing them: IndexJobStats finds each
+// entry's id, snapshot_time and op lines (`body`, with a 64-bit hash of its
+// bytes); ParseJobOps parses one body. ParseJobStats = both.
+struct JobSpan {
+  std::string_view job_id;  // quotes removed, never empty (empty ids are issues)
+  std::string_view body;    // the op lines
+  int64_t snapshot_ns = -1;
+  uint64_t hash = 0;        // HashBytes(body)
+  uint32_t line = 0;        // of "- job_id:"
+  uint32_t body_line = 0;   // of body's first line
+};
+size_t IndexJobStats(std::string_view text, std::vector<JobSpan>* out, std::vector<Issue>* issues);
+// Appends the ops of one body; returns the issues added.
+size_t ParseJobOps(std::string_view body, uint32_t first_line, std::vector<JobOp>* ops, std::vector<Issue>* issues);
+uint64_t HashBytes(std::string_view s);
+
 // ---- histograms: brw_stats, rpc_stats ----
 struct HistBucket {
   uint64_t bucket = 0;  // the label's value, K/M/G expanded (1K -> 1024)

@@ -21,7 +21,7 @@ int Count(const std::string& s, const std::string& needle) {
 
 }  // namespace
 
-TEST_CASE("health: runs lfs df and lctl dl -t from PATH; records reach the store", "[health]") {
+TEST_CASE("health: runs lfs df and lctl dl -t from PATH, records reach the store", "[health]") {
   std::string data = SharedDataDir();
   if (data.empty()) {
     WARN("../shared/data is missing: skipping");

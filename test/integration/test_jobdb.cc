@@ -246,9 +246,10 @@ TEST_CASE("jobdb: the connection survives a server restart", "[mysql][jobdb]") {
 TEST_CASE("scheduler: an epilog while MySQL is down is spooled and replayed", "[mysql][jobdb][spool]") {
   MariaDbServer server;
   { OpenDb(server.url()); }
-  TempDir spool;
+  TempDir spool_parent;
+  const std::string spool = spool_parent / "a/b";  // created (with its parents) on first use
   std::map<std::string, std::string> env{
-      {"IOSONAR_MYSQL", server.url()}, {"IOSONAR_JOBDB_SPOOL", spool.path()}, {"SLURM_CLUSTER_NAME", "vm"},
+      {"IOSONAR_MYSQL", server.url()}, {"IOSONAR_JOBDB_SPOOL", spool}, {"SLURM_CLUSTER_NAME", "vm"},
       {"SLURM_JOB_ID", "501"},         {"SLURM_JOB_USER", "alice"},          {"SLURM_JOB_NODELIST", "vm"},
       {"SLURM_JOB_NAME", "naïve 'name'; \\"}};
   auto run = [&](const std::string& mode, std::map<std::string, std::string> e) {
@@ -264,7 +265,7 @@ TEST_CASE("scheduler: an epilog while MySQL is down is spooled and replayed", "[
   auto down = run("epilog", e);  // MySQL is down: spooled, still exit 0
   CHECK_THAT(down.err, Catch::Contains("spooled to"));
   std::vector<std::string> spooled;
-  for (const auto& f : std::filesystem::directory_iterator(spool.path())) spooled.push_back(f.path().string());
+  for (const auto& f : std::filesystem::directory_iterator(spool)) spooled.push_back(f.path().string());
   REQUIRE(spooled.size() == 1);
   // A second job starts while MySQL is still down.
   auto e2 = env;
@@ -284,7 +285,7 @@ TEST_CASE("scheduler: an epilog while MySQL is down is spooled and replayed", "[
   CHECK(j->end_ns.has_value());
   CHECK(j->name == std::optional<std::string>("naïve 'name'; \\"));
   CHECK(db->Get("vm", 502).value().has_value());
-  CHECK(std::filesystem::is_empty(spool.path()));
+  CHECK(std::filesystem::is_empty(spool));
 
   // Down again: the spooled record is replayed by the next prolog, before its own record.
   server.Stop();
@@ -301,11 +302,11 @@ TEST_CASE("scheduler: an epilog while MySQL is down is spooled and replayed", "[
   CHECK(db2->Get("vm", 503).value().has_value());
   CHECK(db2->Get("vm", 504).value().has_value());
   // A corrupt spool file is set aside with its reason; the rest is replayed.
-  test::WriteFile(spool / "00000000000000000001-1-1-1.job", "not a record\n");
+  test::WriteFile(spool + "/00000000000000000001-1-1-1.job", "not a record\n");
   auto rep2 = test::Run({test::IosonarBin(), "scheduler", "replay"}, env);
   CHECK(rep2.exit_code == 0);
   CHECK_THAT(rep2.out, Catch::Contains("bad 1"));
-  CHECK(std::filesystem::exists(spool / "bad/00000000000000000001-1-1-1.job.reason"));
+  CHECK(std::filesystem::exists(spool + "/bad/00000000000000000001-1-1-1.job.reason"));
   // Without a job id there is nothing to record: said on stderr; exit 0 (a failing
   // PrologSlurmctld would requeue the job) unless --strict.
   auto none = env;
@@ -317,7 +318,7 @@ TEST_CASE("scheduler: an epilog while MySQL is down is spooled and replayed", "[
   CHECK(test::Run({test::IosonarBin(), "scheduler", "prolog", "--no-scontrol", "--strict"}, none).exit_code == 1);
 }
 
-TEST_CASE("scheduler poll: malformed sacct lines are skipped, the rest written; MySQL down keeps the mark",
+TEST_CASE("scheduler poll: malformed sacct lines are skipped, the rest written, MySQL down keeps the mark",
           "[mysql][jobdb][sacct]") {
   MariaDbServer server;
   { OpenDb(server.url()); }

@@ -77,7 +77,7 @@ TEST_CASE("run: the demo workload's diagnosis, stored, cached in Redis and reada
   CHECK(none.out.empty());
 }
 
-TEST_CASE("run: the program's exit status comes back; no I/O is said plainly", "[run]") {
+TEST_CASE("run: the program's exit status comes back, no I/O is said plainly", "[run]") {
   TempDir d;
   auto r = Run({IosonarBin(), "run", "--store", d / "store", "--", "sh", "-c", "exit 3"});
   CHECK(r.exit_code == 3);

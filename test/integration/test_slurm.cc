@@ -6,18 +6,21 @@
 // trace` into an embedded collector, an array job and a failing job. Checks
 // that they arrive in MySQL with the right nodes, times, user, command, state
 // and exit code, that `scheduler poll` (real sacct) catches up on a job the
-// prolog/epilog missed, and that job-summary joins the job's metadata with
+// prolog/epilog missed, that the `iosonar slurm` exporter emits valid
+// iosonar.job start/end records for them, and that job-summary joins the job's metadata with
 // its traced records. Every server is stopped by pid at the end.
 #include <rapidjson/document.h>
 #include <sys/stat.h>
 
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <map>
 #include <set>
 #include <string>
 
 #include "iosonar/collector.h"
 #include "iosonar/jobdb.h"
+#include "iosonar/record.h"
 #include "iosonar/timeutil.h"
 #include "mariadb_server.h"
 #include "slurm_cluster.h"
@@ -45,7 +48,7 @@ JobRecord MustGet(JobDb& db, const std::string& cluster, const std::string& id) 
 
 }  // namespace
 
-TEST_CASE("slurm: prolog/epilog and sacct poll feed the job database; job-summary joins", "[slurm][mysql]") {
+TEST_CASE("slurm: prolog/epilog and sacct poll feed the job database, job-summary joins", "[slurm][mysql]") {
   if (!HaveSlurm(true) || !HaveMariaDb() || !HaveProgram("fio"))
     FAIL("needs munge, slurmctld, slurmd, slurmdbd, slurm-client, mariadb-server and fio (scripts/setup.sh --test)");
   const int64_t t0 = NowNs() - 2 * kS;  // sacct times are whole seconds
@@ -200,6 +203,34 @@ TEST_CASE("slurm: prolog/epilog and sacct poll feed the job database; job-summar
   auto again = slurm.Cmd({IosonarBin(), "scheduler", "poll", "--mysql", url});
   CHECK(again.exit_code == 0);
   CHECK(MustGet(*db.value(), cl, missed) == m);
+
+  // --- the same poller as a sampling exporter: iosonar.job records from the real sacct --
+  auto exp = slurm.Cmd({IosonarBin(), "slurm", "--count", "1", "--output", work / "jobs.jsonl", "--mysql", url,
+                        "--since", FormatIsoMillis(t0), "--host-name", "ctl", "--quiet"});
+  INFO("slurm exporter: " << exp.out << exp.err);
+  CHECK(exp.exit_code == 0);
+  std::map<std::string, std::string> events;  // "JOB event" -> line
+  for (const auto& l : SplitLines(ReadFile(work / "jobs.jsonl"))) {
+    std::string buf = l + '\0';
+    ParsedRecord rec;
+    Status s = ParseRecordInsitu(buf.data(), l.size(), &rec);
+    INFO(l << ": " << s.ToString());
+    REQUIRE(s.ok());
+    if (std::string(rec.dataset->name) != "iosonar.job") continue;
+    auto field = [&](const char* k) {
+      const auto& v = rec[static_cast<size_t>(FieldIndex(k))];
+      return v.kind == FieldValue::kString ? std::string(v.s) : std::to_string(v.i);
+    };
+    events[field("job.id") + " " + field("job.event")] = l;
+  }
+  for (const auto& id : {fio_job, bad_job, missed}) {
+    CHECK(events.count(id + " start"));
+    CHECK(events.count(id + " end"));
+  }
+  CHECK_THAT(events[bad_job + " end"], Catch::Contains("\"job.exit_code\":3") && Catch::Contains("\"job.state\":\"FAILED\""));
+  // (sacct has no task count on the job's own row, only on its steps: job.task_count is absent here.)
+  CHECK_THAT(events[fio_job + " end"], Catch::Contains("\"job.nodes\":\"" + slurm.node() + "\"") &&
+                                           Catch::Contains("\"job.state\":\"COMPLETED\""));
 
   // --- job-summary joins the job database and the traced records ---------------------
   Status drained = coll.value()->Drain(3, 20000);

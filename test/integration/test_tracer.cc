@@ -65,7 +65,7 @@ TEST_CASE("tracer: threads are traced under their own tid", "[tracer]") {
   }
 }
 
-TEST_CASE("tracer: fork and fork+exec are traced under their own pid; exec flushes first", "[tracer]") {
+TEST_CASE("tracer: fork and fork+exec are traced under their own pid, exec flushes first", "[tracer]") {
   TempDir d;
   SECTION("fork") {
     auto t = Behaviour(d, {"fork", d.path()});
@@ -174,7 +174,7 @@ TEST_CASE("tracer: metadata ops are recorded and repeated ones compress", "[trac
   CHECK(Totals(t.lines, "stat", "/sub/a").records == 1);
 }
 
-TEST_CASE("tracer: records carry job id, host and sequence numbers; counters add up", "[tracer]") {
+TEST_CASE("tracer: records carry job id, host and sequence numbers, counters add up", "[tracer]") {
   TempDir d;
   auto t = Behaviour(d, {"write", d / "w.dat", "1000", "4096"}, {{"IOSONAR_JOB_ID", "job-42"}, {"SLURM_JOB_ID", ""}});
   REQUIRE(t.run.exit_code == 0);

@@ -3,6 +3,7 @@
 #include <mysql.h>
 
 #include <catch2/catch.hpp>
+#include <filesystem>
 
 namespace iosonar::test {
 
@@ -16,8 +17,11 @@ std::string Mariadbd() { return HaveProgram("mariadbd") ? "mariadbd" : "/usr/sbi
 
 MariaDbServer::MariaDbServer() : socket_(dir_ / "mysql.sock"), port_(FreePort()) {
   if (!HaveMariaDb()) FAIL("mariadbd / mariadb-install-db are not installed (scripts/setup.sh --test installs them)");
-  auto r = Run({"mariadb-install-db", "--no-defaults", "--datadir=" + (dir_ / "data"),
-                "--auth-root-authentication-method=normal", "--skip-test-db", "--user=root", "--skip-name-resolve"});
+  // A private tmpdir: servers bootstrapping at the same time must not share temporary table names.
+  std::filesystem::create_directories(dir_ / "tmp");
+  auto r = Run({"mariadb-install-db", "--no-defaults", "--datadir=" + (dir_ / "data"), "--tmpdir=" + (dir_ / "tmp"),
+                "--auth-root-authentication-method=normal", "--skip-test-db", "--user=root", "--skip-name-resolve"},
+               {{"TMPDIR", dir_ / "tmp"}});
   if (r.exit_code != 0) FAIL("mariadb-install-db failed: " << r.out << r.err);
   Start();
 }
@@ -27,7 +31,7 @@ MariaDbServer::~MariaDbServer() { Stop(); }
 void MariaDbServer::Start() {
   if (proc_) return;
   proc_.emplace(std::vector<std::string>{Mariadbd(), "--no-defaults", "--datadir=" + (dir_ / "data"),
-                                         "--socket=" + socket_, "--port=" + std::to_string(port_),
+                                         "--tmpdir=" + (dir_ / "tmp"), "--socket=" + socket_, "--port=" + std::to_string(port_),
                                          "--bind-address=127.0.0.1", "--pid-file=" + (dir_ / "mariadbd.pid"),
                                          "--user=root", "--log-error=" + (dir_ / "error.log"),
                                          "--innodb-buffer-pool-size=32M", "--innodb-log-file-size=16M",

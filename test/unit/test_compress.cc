@@ -123,7 +123,7 @@ TEST_CASE("compress: failed ops and short transfers", "[compress]") {
   CHECK(s.runs[1].bytes == 1000);
 }
 
-TEST_CASE("compress: closing an fd closes its runs; capacity evicts the least recently used", "[compress]") {
+TEST_CASE("compress: closing an fd closes its runs, capacity evicts the least recently used", "[compress]") {
   Compressor c(0);
   VecSink s;
   c.Add(W(3, 0, 10, 1), &s);

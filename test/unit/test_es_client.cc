@@ -162,7 +162,7 @@ TEST_CASE("contract (loopback ES responder): whole-request 429 and 5xx are retri
   RequireExactly(es, 3, 300);
 }
 
-TEST_CASE("contract (loopback ES responder): retries are bounded; giving up is an error, not a hang",
+TEST_CASE("contract (loopback ES responder): retries are bounded, giving up is an error, not a hang",
           "[es][contract]") {
   FakeElasticsearch es;
   es.FailNextRequests(503, 1000, "/_bulk");

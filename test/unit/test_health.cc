@@ -435,7 +435,7 @@ TEST_CASE("health exporter: records from the Edison captures validate against th
   CHECK(seen);
 }
 
-TEST_CASE("health exporter: cron snapshots are stamped with their epoch; bad sources fail in the data", "[health][exporter]") {
+TEST_CASE("health exporter: cron snapshots are stamped with their epoch, bad sources fail in the data", "[health][exporter]") {
   test::TempDir d;
   test::WriteFile(d / "df.txt",
                   "BEGIN 1489998203\n"
@@ -460,7 +460,7 @@ TEST_CASE("health exporter: cron snapshots are stamped with their epoch; bad sou
   CHECK(warned);
 }
 
-TEST_CASE("lctl dl (the devices file) of Lustre 1.8 to 2.9 servers and clients parses; no NID is a warning", "[health]") {
+TEST_CASE("lctl dl (the devices file) of Lustre 1.8 to 2.9 servers and clients parses, no NID is a warning", "[health]") {
   std::string data = test::SharedDataDir();
   if (data.empty()) {
     WARN("../shared/data is missing: skipping");

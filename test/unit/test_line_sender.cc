@@ -48,7 +48,7 @@ class Receiver {
 };
 }  // namespace
 
-TEST_CASE("line sender: unreachable receiver spools; the next connect resends once", "[spool]") {
+TEST_CASE("line sender: unreachable receiver spools, the next connect resends once", "[spool]") {
   TempDir d;
   int port = FreePort();
   std::string out = "tcp://127.0.0.1:" + std::to_string(port);
@@ -84,7 +84,7 @@ TEST_CASE("line sender: unreachable receiver spools; the next connect resends on
   CHECK(c.lines_dropped == 0);
 }
 
-TEST_CASE("line sender: the spool is bounded; what does not fit is counted as dropped", "[spool]") {
+TEST_CASE("line sender: the spool is bounded, what does not fit is counted as dropped", "[spool]") {
   TempDir d;
   std::string out = "tcp://127.0.0.1:" + std::to_string(FreePort());
   std::string spool = d / "spool";
@@ -101,7 +101,7 @@ TEST_CASE("line sender: the spool is bounded; what does not fit is counted as dr
   CHECK(s.counters().lines_spooled == 1);
 }
 
-TEST_CASE("line sender: file and stdout outputs; malformed outputs are refused", "[spool]") {
+TEST_CASE("line sender: file and stdout outputs, malformed outputs are refused", "[spool]") {
   TempDir d;
   std::string path = d / "out.jsonl";
   LineSender::Options o;

@@ -380,6 +380,10 @@ TEST_CASE("lustre parsers: bad input is set aside line by line", "[lustre]") {
       "\x01\xff garbage\n"
       "read_bytes 7 samples [bytes] 1 2 -5 18446744073709551615";  // no newline at the end
   CHECK(ParseStats(bad, &s) == 6);
+  // Regression (found by fuzz_lustre): five values and no unit overflowed the value array.
+  ParsedStats s5;
+  CHECK(ParseStats("open 1 samples 1 2 3 4 5\n", &s5) == 1);
+  CHECK(s5.counters.empty());
   REQUIRE(s.counters.size() == 2);
   CHECK(s.counters[0].name == "punch");
   CHECK(s.counters[1].sum == static_cast<uint64_t>(-5));

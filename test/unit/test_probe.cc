@@ -69,7 +69,7 @@ TEST_CASE("seeds: deterministic per (host, pid, start time), different otherwise
   CHECK(a != 0);
 }
 
-TEST_CASE("mounts: the longest mount point containing the path; lustre fsname from the source", "[probe]") {
+TEST_CASE("mounts: the longest mount point containing the path, lustre fsname from the source", "[probe]") {
   const std::string mi =
       "22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n"
       "30 22 0:40 / /scratch rw,relatime shared:5 - lustre 10.100.101.3@o2ib2:10.100.101.2@o2ib2:/snx11035 rw,flock\n"
@@ -94,7 +94,7 @@ TEST_CASE("mounts: the longest mount point containing the path; lustre fsname fr
   CHECK(FindMount("", "/x").mount_point.empty());
 }
 
-TEST_CASE("precreate: the large file has data, the pool its files; it is idempotent and checks sizes", "[probe]") {
+TEST_CASE("precreate: the large file has data, the pool its files, it is idempotent and checks sizes", "[probe]") {
   test::TempDir d;
   Config c = Small(d / "p");
   std::string report;

@@ -31,7 +31,7 @@ TEST_CASE("report advice: N-1 with many processes and small requests from job su
   CHECK(adv[1].evidence.find("4 KiB") != std::string::npos);
 }
 
-TEST_CASE("report advice from LASSi job totals; thresholds respected", "[report]") {
+TEST_CASE("report advice from LASSi job totals, thresholds respected", "[report]") {
   report::ReportInput in;
   lassi::TargetTotal meta;
   meta.fs = "fs";

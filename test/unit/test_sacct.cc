@@ -203,7 +203,7 @@ TEST_CASE("spool text round-trips byte for byte", "[sacct][spool]") {
   r.cluster = "vm";
   r.job_id = 5;
   r.source = "epilog";
-  r.name = std::string("line1\nline2\r\\n \xff\xfe é ;'\"", 27);
+  r.name = std::string("line1\nline2\r\\n \xff\xfe \xc3\xa9 ;'\"") + std::string(1, '\0') + "after NUL";
   r.command = "";
   r.exit_code = -1;
   r.end_ns = 1795331887883910359;

@@ -105,7 +105,7 @@ std::vector<std::vector<std::string>> SqlRows(const std::string& db_path, const 
 
 }  // namespace
 
-TEST_CASE("append stores records once; a resend counts as duplicates", "[store]") {
+TEST_CASE("append stores records once, a resend counts as duplicates", "[store]") {
   TempDir dir;
   auto store = Open(dir);
   Records r = TenRecords();

@@ -1,0 +1,279 @@
+#include "compress2/compress2.h"
+
+#include <cinttypes>
+#include <cstdio>
+#include <map>
+#include <unordered_map>
+
+#include "iosonar/json.h"
+
+namespace iosonar::compress2 {
+namespace {
+
+uint64_t Fnv1a(std::string_view s) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+std::string Hex16(uint64_t h) {
+  char b[17];
+  std::snprintf(b, sizeof b, "%016" PRIx64, h);
+  return b;
+}
+
+size_t Uv(uint64_t v) {
+  size_t n = 1;
+  while (v >= 0x80) {
+    v >>= 7;
+    ++n;
+  }
+  return n;
+}
+size_t Sv(int64_t v) { return Uv((static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63)); }
+
+constexpr std::string_view kRankTag = "{rank}";
+
+// "/x/out.17" with rank 17 -> "/x/out.{rank}".
+bool RankPattern(const std::string& path, int64_t rank, std::string* out) {
+  if (rank < 0) return false;
+  const std::string r = std::to_string(rank);
+  if (path.size() <= r.size() || path.compare(path.size() - r.size(), r.size(), r) != 0) return false;
+  const char before = path[path.size() - r.size() - 1];
+  if (before >= '0' && before <= '9') return false;
+  *out = path.substr(0, path.size() - r.size()) + std::string(kRankTag);
+  return true;
+}
+
+}  // namespace
+
+bool Rec::operator==(const Rec& o) const {
+  const auto& a = run;
+  const auto& b = o.run;
+  return stream == o.stream && seq == o.seq && a.host == b.host && a.pid == b.pid && a.tid == b.tid && a.rank == b.rank &&
+         a.op == b.op && a.layer == b.layer && a.file_path == b.file_path && a.file_id == b.file_id && a.fd == b.fd &&
+         a.offset == b.offset && a.size == b.size && a.count == b.count && a.bytes == b.bytes && a.errno_ == b.errno_ &&
+         a.start_ns == b.start_ns && a.end_ns == b.end_ns && a.duration_ns == b.duration_ns;
+}
+
+Compressed Compress(const std::vector<Rec>& recs, const Options& opt) {
+  Compressed c;
+  c.lossy = opt.lossy;
+  c.records = recs.size();
+  const int64_t W = opt.window_ns > 0 ? opt.window_ns : 1000000000;
+  std::map<std::tuple<std::string, int64_t, int64_t, int64_t, int64_t>, uint32_t> proc_ix;
+  std::unordered_map<std::string, size_t> group_ix;
+  std::unordered_map<std::string, uint32_t> strings;  // dictionary (ops, layers, paths, ids)
+  uint64_t dict_bytes = 0;
+  auto str = [&](const std::string& s) {
+    auto [it, fresh] = strings.try_emplace(s, static_cast<uint32_t>(strings.size()));
+    if (fresh) dict_bytes += Uv(s.size()) + s.size();
+    return it->second;
+  };
+  std::string key;
+  for (const Rec& r : recs) {
+    const auto& x = r.run;
+    const int64_t rank = x.rank ? *x.rank : -1;
+    auto [pit, pfresh] = proc_ix.try_emplace({x.host, x.pid, x.tid, rank, r.stream}, static_cast<uint32_t>(c.procs.size()));
+    if (pfresh) {
+      c.procs.push_back({x.host, x.pid, x.tid, rank, r.stream});
+      dict_bytes += Uv(str(x.host)) + Sv(x.pid) + Sv(x.tid) + Sv(rank) + 8;
+    }
+    const int64_t window = x.start_ns - ((x.start_ns % W) + W) % W;
+    std::string pattern;
+    const bool rip = RankPattern(x.file_path, rank, &pattern);
+    if (!rip) pattern = x.file_path;
+    const bool derived = !x.file_path.empty() && x.file_id == Hex16(Fnv1a(x.file_path));
+    const std::string fid = derived ? std::string() : x.file_id;
+    key.clear();
+    char num[160];
+    std::snprintf(num, sizeof num, "%" PRId64 "|%" PRId64 "|%" PRId64 "|%" PRId64 "|%" PRId64 "|%" PRId64 "|%d|", window,
+                  opt.lossy ? int64_t{-2} : x.fd, x.size, x.count, x.bytes, x.errno_, rip ? 1 : 0);
+    key += num;
+    key += x.op;
+    key += '|';
+    key += x.layer;
+    key += '|';
+    key += pattern;
+    key += '|';
+    key += fid;
+    auto [git, gfresh] = group_ix.try_emplace(key, c.groups.size());
+    if (gfresh) {
+      Group g;
+      g.window = window;
+      g.op = x.op;
+      g.layer = x.layer;
+      g.path_pattern = pattern;
+      g.rank_in_path = rip;
+      g.file_id = fid;
+      g.fd = x.fd;
+      g.size = x.size;
+      g.count = x.count;
+      g.bytes = x.bytes;
+      g.errno_ = x.errno_;
+      g.offset_base = x.offset;
+      str(g.op);
+      str(g.layer);
+      str(g.path_pattern);
+      if (!fid.empty()) str(fid);
+      c.groups.push_back(std::move(g));
+    }
+    Group& g = c.groups[git->second];
+    Member m;
+    m.proc = pit->second;
+    m.seq = r.seq;
+    m.offset = x.offset;
+    m.start_delta = x.start_ns - window;
+    m.len = x.end_ns - x.start_ns;
+    m.duration = x.duration_ns;
+    g.members.push_back(m);
+  }
+  // Offset patterns, and the sizes.
+  uint64_t base = dict_bytes, comp = dict_bytes;
+  for (Group& g : c.groups) {
+    const size_t n = g.members.size();
+    if (!opt.lossy && n > 1) {
+      const Proc& p0 = c.procs[g.members[0].proc];
+      const Proc& p1 = c.procs[g.members[1].proc];
+      bool ok = p0.rank >= 0 && p1.rank >= 0 && p0.rank != p1.rank && g.members[0].offset >= 0;
+      int64_t stride = 0, b0 = 0;
+      if (ok) {
+        const int64_t dr = p1.rank - p0.rank, doff = g.members[1].offset - g.members[0].offset;
+        ok = doff % dr == 0;
+        stride = ok ? doff / dr : 0;
+        b0 = g.members[0].offset - stride * p0.rank;
+      }
+      for (size_t i = 0; ok && i < n; ++i) {
+        const Proc& p = c.procs[g.members[i].proc];
+        ok = p.rank >= 0 && g.members[i].offset == b0 + stride * p.rank;
+      }
+      if (ok) {
+        g.offset_pattern = true;
+        g.offset_base = b0;
+        g.offset_stride = stride;
+        ++c.offset_patterns;
+      }
+    }
+    const uint64_t head = Sv(g.window) + Uv(strings[g.op]) + Uv(strings[g.layer]) + Uv(strings[g.path_pattern]) +
+                          (g.file_id.empty() ? 1 : Uv(strings[g.file_id])) + Sv(g.fd) + Sv(g.size) + Sv(g.count) +
+                          Sv(g.bytes) + Sv(g.errno_) + 1 /*flags*/ + Uv(n);
+    comp += head;
+    if (g.offset_pattern) comp += Sv(g.offset_base) + Sv(g.offset_stride);
+    if (opt.lossy && n) {  // the group's offset, and its first member's times
+      const Member& f = g.members[0];
+      comp += Sv(g.offset_base) + Sv(f.start_delta) + Sv(f.len) + Sv(f.duration);
+    }
+    for (const Member& m : g.members) {
+      // Baseline: the run alone (its own header and all its residuals).
+      base += head - Uv(n) + Uv(m.proc) + Sv(m.seq) + Sv(m.offset) + Sv(m.start_delta) + Sv(m.len) + Sv(m.duration);
+      comp += Uv(m.proc);
+      if (opt.lossy) continue;
+      comp += Sv(m.seq) + Sv(m.start_delta) + Sv(m.len) + Sv(m.duration);
+      if (!g.offset_pattern) comp += Sv(m.offset);
+    }
+  }
+  c.baseline_bytes = base;
+  c.compressed_bytes = comp;
+  return c;
+}
+
+std::vector<Rec> Decompress(const Compressed& c) {
+  std::vector<Rec> out;
+  out.reserve(c.records);
+  for (const Group& g : c.groups) {
+    const Member* first = g.members.empty() ? nullptr : &g.members[0];
+    for (const Member& m0 : g.members) {
+      const Member& m = c.lossy ? *first : m0;
+      const Proc& p = c.procs[m0.proc];
+      Rec r;
+      auto& x = r.run;
+      x.host = p.host;
+      x.pid = p.pid;
+      x.tid = p.tid;
+      if (p.rank >= 0) x.rank = p.rank;
+      r.stream = p.stream;
+      r.seq = c.lossy ? 0 : m.seq;
+      x.op = g.op;
+      x.layer = g.layer;
+      x.file_path = g.path_pattern;
+      if (g.rank_in_path) x.file_path.replace(x.file_path.size() - kRankTag.size(), kRankTag.size(), std::to_string(p.rank));
+      x.file_id = g.file_id.empty() ? (x.file_path.empty() ? std::string() : Hex16(Fnv1a(x.file_path))) : g.file_id;
+      x.fd = g.fd;
+      x.offset = c.lossy ? g.offset_base : g.offset_pattern ? g.offset_base + g.offset_stride * p.rank : m.offset;
+      x.size = g.size;
+      x.count = g.count;
+      x.bytes = g.bytes;
+      x.errno_ = g.errno_;
+      x.start_ns = g.window + m.start_delta;
+      x.end_ns = x.start_ns + m.len;
+      x.duration_ns = m.duration;
+      out.push_back(std::move(r));
+    }
+  }
+  return out;
+}
+
+Result<std::vector<Rec>> LoadJob(Store& store, const std::string& job_id) {
+  ScanQuery q;
+  q.dataset = "iosonar.trace";
+  q.filters = {{"job.id", job_id}};
+  q.fields = {"host.name", "process.pid", "process.tid", "process.rank", "io.op",          "io.layer",
+              "file.path", "file.id",     "io.fd",       "io.offset",    "io.size",        "io.count",
+              "io.bytes",  "io.errno",    "event.start_ns", "event.end_ns", "io.duration_ns", "event.stream",
+              "event.seq"};
+  std::vector<Rec> out;
+  Status st = store.Scan(q, [&](const Row& row) {
+    Rec r;
+    auto& x = r.run;
+    auto s = [&](size_t k) { return row.Has(k) ? std::string(row.Str(k)) : std::string(); };
+    auto n = [&](size_t k, int64_t d) { return row.Has(k) ? row.Int(k) : d; };
+    x.host = s(0);
+    x.pid = n(1, 0);
+    x.tid = n(2, 0);
+    if (row.Has(3)) x.rank = row.Int(3);
+    x.op = s(4);
+    x.layer = s(5);
+    x.file_path = s(6);
+    x.file_id = s(7);
+    x.fd = n(8, -1);
+    x.offset = n(9, -1);
+    x.size = n(10, 0);
+    x.count = n(11, 0);
+    x.bytes = n(12, 0);
+    x.errno_ = n(13, 0);
+    x.start_ns = n(14, 0);
+    x.end_ns = n(15, 0);
+    x.duration_ns = n(16, 0);
+    r.stream = n(17, 0);
+    r.seq = n(18, 0);
+    out.push_back(std::move(r));
+    return true;
+  });
+  if (!st.ok()) return st;
+  if (out.empty()) return Status::NotFound("job " + job_id + " has no iosonar.trace records in the store");
+  return out;
+}
+
+std::string ReportJson(const std::string& job_id, const Compressed& c) {
+  std::string out;
+  JsonWriter w(&out);
+  w.BeginObject();
+  w.Kv("job_id", job_id);
+  w.Kv("mode", c.lossy ? "lossy" : "lossless");
+  w.Kv("records", c.records);
+  w.Kv("groups", c.groups.size());
+  w.Kv("processes", c.procs.size());
+  w.Kv("offset_patterns", c.offset_patterns);
+  w.Kv("record_ratio", c.record_ratio());
+  w.Kv("baseline_bytes", c.baseline_bytes);
+  w.Kv("compressed_bytes", c.compressed_bytes);
+  w.Kv("byte_ratio", c.byte_ratio());
+  w.EndObject();
+  out.push_back('\n');
+  return out;
+}
+
+}  // namespace iosonar::compress2

@@ -1,0 +1,751 @@
+#include "xlayer/xlayer.h"
+
+#include <rapidjson/document.h>
+#include <rapidjson/error/en.h>
+
+#include <algorithm>
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <unordered_map>
+
+#include "iosonar/json.h"
+
+namespace iosonar::xlayer {
+namespace {
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  return s;
+}
+
+bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+
+bool ParseInt(std::string_view s, int64_t* out) {
+  s = Trim(s);
+  if (s.empty()) return false;
+  bool neg = false;
+  if (s.front() == '-') {
+    neg = true;
+    s.remove_prefix(1);
+  }
+  if (s.empty()) return false;
+  int64_t v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return false;
+    if (v > (INT64_MAX - 9) / 10) return false;
+    v = v * 10 + (c - '0');
+  }
+  *out = neg ? -v : v;
+  return true;
+}
+
+int HexIndexAfter(std::string_view target, std::string_view tag) {
+  const size_t p = target.find(tag);
+  if (p == std::string_view::npos) return -1;
+  std::string_view h = target.substr(p + tag.size(), 4);
+  if (h.size() != 4) return -1;
+  int v = 0;
+  for (char c : h) {
+    int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+    if (d < 0) return -1;
+    v = v * 16 + d;
+  }
+  return v;
+}
+
+bool IsMetaOp(std::string_view op) {
+  return op == "open" || op == "close" || op == "stat" || op == "access" || op == "unlink" || op == "rename" ||
+         op == "mkdir" || op == "rmdir";
+}
+
+// Strings to dense indices: open addressing on FNV-1a-64 (10^7 lookups:
+// std::unordered_map<std::string> cost ~half of a 1,024-node job's
+// analysis). With verify=false two strings with the same 64-bit hash are
+// taken as one (file paths: the tracer's own file.id is this hash), which
+// spares a cache miss on the stored string per lookup.
+class Interner {
+ public:
+  explicit Interner(bool verify) : verify_(verify) {}
+  std::vector<std::string> names;
+  // The index of s, and whether it is new.
+  std::pair<uint32_t, bool> Intern(std::string_view s) {
+    if ((names.size() + 1) * 2 > slots_.size()) Grow();
+    const uint64_t h = Hash(s);
+    for (size_t i = h & mask_;; i = (i + 1) & mask_) {
+      Slot& sl = slots_[i];
+      if (sl.idx == kEmpty) {
+        sl = {h, static_cast<uint32_t>(names.size())};
+        names.emplace_back(s);
+        return {sl.idx, true};
+      }
+      if (sl.hash == h && (!verify_ || names[sl.idx] == s)) return {sl.idx, false};
+    }
+  }
+
+ private:
+  static constexpr uint32_t kEmpty = UINT32_MAX;
+  struct Slot {
+    uint64_t hash = 0;
+    uint32_t idx = kEmpty;
+  };
+  static uint64_t Hash(std::string_view s) {
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (unsigned char c : s) {
+      h ^= c;
+      h *= 0x100000001b3ull;
+    }
+    return h ^ (h >> 29);
+  }
+  void Grow() {
+    std::vector<Slot> old = std::move(slots_);
+    slots_.assign(std::max<size_t>(64, old.size() * 2), Slot{});
+    mask_ = slots_.size() - 1;
+    for (const Slot& o : old) {
+      if (o.idx == kEmpty) continue;
+      size_t i = o.hash & mask_;
+      while (slots_[i].idx != kEmpty) i = (i + 1) & mask_;
+      slots_[i] = o;
+    }
+  }
+  bool verify_;
+  std::vector<Slot> slots_;
+  size_t mask_ = 0;
+};
+
+}  // namespace
+
+int OstIndexOf(std::string_view target) { return HexIndexAfter(target, "-OST"); }
+int MdtIndexOf(std::string_view target) { return HexIndexAfter(target, "-MDT"); }
+
+// ---- lfs getstripe -----------------------------------------------------------
+
+std::vector<Layout> ParseGetstripe(std::string_view text, std::vector<ParseIssue>* issues) {
+  std::vector<Layout> out;
+  Layout cur;
+  bool have = false, in_table = false;
+  auto flush = [&] {
+    if (have && !cur.osts.empty()) out.push_back(std::move(cur));
+    cur = Layout{};
+    have = false;
+    in_table = false;
+  };
+  auto issue = [&](size_t line, std::string what) {
+    if (issues) issues->push_back({line, std::move(what)});
+  };
+  size_t lineno = 0, pos = 0;
+  while (pos < text.size()) {
+    size_t nl = text.find('\n', pos);
+    if (nl == std::string_view::npos) nl = text.size();
+    std::string_view raw = text.substr(pos, nl - pos);
+    pos = nl + 1;
+    ++lineno;
+    if (!raw.empty() && raw.back() == '\r') raw.remove_suffix(1);
+    std::string_view line = Trim(raw);
+    if (line.empty()) {
+      in_table = false;
+      continue;
+    }
+    const bool indented = raw.front() == ' ' || raw.front() == '\t';
+    if (!indented && !StartsWith(line, "lmm_") && !StartsWith(line, "lcm_") && !StartsWith(line, "lcme_") &&
+        !StartsWith(line, "stripe_") && !StartsWith(line, "obdidx") && !StartsWith(line, "- ")) {
+      flush();
+      cur.path = std::string(line);
+      have = true;
+      continue;
+    }
+    if (!have) {
+      issue(lineno, "layout line before any file name: '" + std::string(line.substr(0, 60)) + "'");
+      continue;
+    }
+    if (StartsWith(line, "obdidx")) {
+      in_table = true;
+      continue;
+    }
+    if (StartsWith(line, "lmm_stripe_size:")) {
+      int64_t v = 0;
+      if (ParseInt(line.substr(16), &v)) {
+        if (cur.stripe_size == 0) cur.stripe_size = v;
+      } else {
+        issue(lineno, "lmm_stripe_size is not a number");
+      }
+      continue;
+    }
+    if (StartsWith(line, "lmm_mdt_index:") || StartsWith(line, "lmm_stripe_offset:")) continue;
+    const size_t li = line.find("l_ost_idx:");
+    if (li != std::string_view::npos) {  // PFL: "- 0: { l_ost_idx: 3, l_fid: [...] }"
+      std::string_view rest = line.substr(li + 10);
+      const size_t end = rest.find_first_of(",}");
+      int64_t v = 0;
+      if (ParseInt(rest.substr(0, end), &v) && v >= 0 && v < (1 << 20)) cur.osts.push_back(static_cast<int>(v));
+      else issue(lineno, "l_ost_idx is not an OST index");
+      continue;
+    }
+    if (in_table) {  // "     2        1234       0x4d2        0"
+      const size_t sp = line.find_first_of(" \t");
+      int64_t v = 0;
+      if (ParseInt(line.substr(0, sp), &v) && v >= 0 && v < (1 << 20)) cur.osts.push_back(static_cast<int>(v));
+      else issue(lineno, "obdidx row does not start with an OST index: '" + std::string(line.substr(0, 60)) + "'");
+      continue;
+    }
+    // Other keys (lmm_pattern, lcme_extent.e_start, lmm_objects:, ...) carry nothing we need.
+  }
+  flush();
+  return out;
+}
+
+// ---- maps JSON ------------------------------------------------------------------
+
+Result<Maps> MapsFromJson(std::string_view json) {
+  rapidjson::Document d;
+  d.Parse(json.data(), json.size());
+  if (d.HasParseError())
+    return Status::Invalid(std::string("maps: JSON error at offset ") + std::to_string(d.GetErrorOffset()) + ": " +
+                           rapidjson::GetParseError_En(d.GetParseError()));
+  if (!d.IsObject()) return Status::Invalid("maps: not a JSON object");
+  Maps m;
+  if (d.HasMember("filesystem") && d["filesystem"].IsString()) m.fs = d["filesystem"].GetString();
+  if (d.HasMember("node_forwarding") && d["node_forwarding"].IsObject())
+    for (auto it = d["node_forwarding"].MemberBegin(); it != d["node_forwarding"].MemberEnd(); ++it)
+      if (it->value.IsString()) m.node_fwd[it->name.GetString()] = it->value.GetString();
+  if (d.HasMember("jobs") && d["jobs"].IsArray()) {
+    size_t k = 0;
+    for (const auto& j : d["jobs"].GetArray()) {
+      ++k;
+      if (!j.IsObject() || !j.HasMember("job_id") || !j["job_id"].IsString())
+        return Status::Invalid("maps: jobs[" + std::to_string(k - 1) + "] has no string job_id");
+      JobInfo ji;
+      ji.id = j["job_id"].GetString();
+      if (j.HasMember("start_ns") && j["start_ns"].IsInt64()) ji.start_ns = j["start_ns"].GetInt64();
+      if (j.HasMember("end_ns") && j["end_ns"].IsInt64()) ji.end_ns = j["end_ns"].GetInt64();
+      if (j.HasMember("nodes") && j["nodes"].IsArray())
+        for (const auto& n : j["nodes"].GetArray())
+          if (n.IsString()) ji.nodes.emplace_back(n.GetString());
+      m.jobs[ji.id] = std::move(ji);
+    }
+  }
+  if (d.HasMember("layouts") && d["layouts"].IsArray()) {
+    for (const auto& l : d["layouts"].GetArray()) {
+      if (!l.IsObject() || !l.HasMember("path") || !l["path"].IsString()) continue;
+      Layout L;
+      L.path = l["path"].GetString();
+      if (l.HasMember("stripe_size") && l["stripe_size"].IsInt64()) L.stripe_size = l["stripe_size"].GetInt64();
+      if (l.HasMember("mdt") && l["mdt"].IsInt()) L.mdt = l["mdt"].GetInt();
+      if (l.HasMember("osts") && l["osts"].IsArray())
+        for (const auto& o : l["osts"].GetArray())
+          if (o.IsInt()) L.osts.push_back(o.GetInt());
+      m.layouts[L.path] = std::move(L);
+    }
+  }
+  return m;
+}
+
+// ---- the view ------------------------------------------------------------------
+
+void Series::Resize(size_t n) {
+  for (auto* v : {&read_bytes, &write_bytes, &data_ops, &meta_ops}) v->assign(n, 0.0);
+}
+double Series::TotalBytes() const {
+  double s = 0;
+  for (size_t i = 0; i < read_bytes.size(); ++i) s += read_bytes[i] + write_bytes[i];
+  return s;
+}
+
+Result<View> Analyze(Store& store, const std::string& job_id, const Maps& maps, const Options& opt) {
+  View v;
+  v.job_id = job_id;
+  const int64_t B = opt.bucket_ns > 0 ? opt.bucket_ns : 1000000000;
+  auto jit = maps.jobs.find(job_id);
+  const bool have_window = jit != maps.jobs.end() && jit->second.end_ns > jit->second.start_ns;
+  TimeRange trange;
+  if (have_window) {
+    v.start_ns = jit->second.start_ns;
+    v.end_ns = jit->second.end_ns;
+    v.window_source = "maps";
+  }
+
+  // ---- client layer: the job's trace runs, one pass ----
+  struct Run {
+    int64_t start;
+    uint32_t host, file;
+    uint8_t kind;  // 0 read, 1 write, 2 meta, 3 other
+    int64_t bytes, count;
+  };
+  Interner host_in(true), file_in(false);
+  std::vector<std::string>& hosts = host_in.names;
+  std::vector<std::string>& files = file_in.names;
+  std::vector<int> host_fwd;           // forwarding node index per host, -1: unmapped
+  std::vector<double> file_bytes;      // per file: job bytes (for the estimated OST split)
+  std::map<std::string, int> fwd_ix;
+  std::vector<double> fwd_job_bytes;
+  size_t nb = 0;
+  auto setup_window = [&] {
+    trange.start_ns = v.start_ns;
+    trange.end_ns = v.end_ns;
+    nb = static_cast<size_t>((v.end_ns - v.start_ns + B - 1) / B);
+    for (Series* s : {&v.client, &v.fwd, &v.ost, &v.mdt}) {
+      s->start_ns = v.start_ns;
+      s->bucket_ns = B;
+      s->Resize(nb);
+    }
+  };
+  auto setup_fwd = [&](const std::vector<std::string>& node_list) {
+    for (const auto& n : node_list) {
+      auto it = maps.node_fwd.find(n);
+      if (it == maps.node_fwd.end()) {
+        ++v.unmapped_nodes;
+        continue;
+      }
+      fwd_ix.try_emplace(it->second, 0);
+    }
+    int k = 0;
+    for (auto& [name, ix] : fwd_ix) {
+      ix = k++;
+      v.fwd_nodes.push_back(name);
+    }
+    fwd_job_bytes.assign(v.fwd_nodes.size(), 0.0);
+    v.nodes = node_list;
+    std::sort(v.nodes.begin(), v.nodes.end());
+  };
+  auto fwd_of_host = [&](const std::string& h) {
+    auto it = maps.node_fwd.find(h);
+    if (it == maps.node_fwd.end()) return -1;
+    auto f = fwd_ix.find(it->second);
+    return f == fwd_ix.end() ? -1 : f->second;
+  };
+  auto bucket = [&](int64_t t) -> size_t {
+    if (t < v.start_ns) return 0;
+    size_t b = static_cast<size_t>((t - v.start_ns) / B);
+    return b < nb ? b : nb - 1;
+  };
+  auto consume = [&](const Run& r) {
+    const size_t b = bucket(r.start);
+    v.trace_records++;
+    if (r.kind <= 1) {
+      (r.kind == 0 ? v.client.read_bytes : v.client.write_bytes)[b] += static_cast<double>(r.bytes);
+      v.client.data_ops[b] += static_cast<double>(r.count);
+      (r.kind == 0 ? v.job_read_bytes : v.job_write_bytes) += r.bytes;
+      if (host_fwd[r.host] >= 0) fwd_job_bytes[static_cast<size_t>(host_fwd[r.host])] += static_cast<double>(r.bytes);
+      file_bytes[r.file] += static_cast<double>(r.bytes);
+    } else if (r.kind == 2) {
+      v.client.meta_ops[b] += static_cast<double>(r.count);
+      v.job_meta_ops += r.count;
+    }
+  };
+  // With the window and nodes known (maps / job database) runs are counted as
+  // they stream by; otherwise they are kept compactly (40 bytes) until the
+  // window is known.
+  const bool streaming = have_window && !jit->second.nodes.empty();
+  if (streaming) {
+    setup_window();
+    setup_fwd(jit->second.nodes);
+  }
+  std::vector<Run> runs;
+  uint32_t last_host_i = 0, last_file_i = 0;
+  int64_t tmin = INT64_MAX, tmax = INT64_MIN;
+  ScanQuery q;
+  q.dataset = "iosonar.trace";
+  q.filters = {{"job.id", job_id}};
+  q.fields = {"host.name", "io.op", "file.path", "io.bytes", "io.count", "event.start_ns", "event.end_ns"};
+  Status st = store.Scan(q, [&](const Row& row) {
+    Run r{};
+    std::string_view h = row.Has(0) ? row.Str(0) : std::string_view();
+    if (hosts.empty() || h != hosts[last_host_i]) {
+      auto [ix, fresh] = host_in.Intern(h);
+      if (fresh) host_fwd.push_back(streaming ? fwd_of_host(hosts[ix]) : -1);
+      last_host_i = ix;
+    }
+    r.host = last_host_i;
+    std::string_view f = row.Has(2) ? row.Str(2) : std::string_view();
+    if (files.empty() || f != files[last_file_i]) {
+      auto [ix, fresh] = file_in.Intern(f);
+      if (fresh) file_bytes.push_back(0);
+      last_file_i = ix;
+    }
+    r.file = last_file_i;
+    std::string_view op = row.Has(1) ? row.Str(1) : std::string_view();
+    r.kind = op == "read" ? 0 : op == "write" ? 1 : IsMetaOp(op) ? 2 : 3;
+    r.bytes = row.Has(3) ? row.Int(3) : 0;
+    r.count = row.Has(4) ? row.Int(4) : 0;
+    r.start = row.Has(5) ? row.Int(5) : 0;
+    const int64_t end = row.Has(6) ? row.Int(6) : r.start;
+    tmin = std::min(tmin, r.start);
+    tmax = std::max(tmax, end);
+    if (r.kind == 2) {
+      if (op == "open") v.job_opens += r.count;
+      else if (op == "stat") v.job_stats += r.count;
+    }
+    if (streaming) consume(r);
+    else runs.push_back(r);
+    return true;
+  });
+  if (!st.ok()) return st;
+  if (v.trace_records == 0 && runs.empty() && !have_window)
+    return Status::NotFound("job " + job_id + " has no iosonar.trace records and no window in the maps");
+  if (!streaming) {
+    if (!have_window) {
+      v.start_ns = tmin - ((tmin % B) + B) % B;
+      v.end_ns = tmax - ((tmax % B) + B) % B + B;
+      v.window_source = "trace";
+    }
+    setup_window();
+    setup_fwd(hosts);
+    for (size_t h = 0; h < hosts.size(); ++h) host_fwd[h] = fwd_of_host(hosts[h]);
+    for (const Run& r : runs) consume(r);
+    runs.clear();
+    runs.shrink_to_fit();
+  }
+  v.job_bytes = v.job_read_bytes + v.job_write_bytes;
+  v.files = files;
+  std::sort(v.files.begin(), v.files.end());
+
+  // ---- forwarding layer: llite of the job's forwarding nodes, osc per OST ----
+  std::vector<double> fwd_total(v.fwd_nodes.size(), 0.0), fwd_ops(v.fwd_nodes.size(), 0.0);
+  std::vector<std::pair<double, double>> fwd_inflight(v.fwd_nodes.size());  // rpcs, rpcs * in-flight
+  std::map<int, std::pair<double, double>> osc_inflight;  // OST -> (rpcs, rpcs * in-flight)
+  if (!v.fwd_nodes.empty()) {
+    ScanQuery c;
+    c.dataset = "iosonar.client";
+    c.range = trange;
+    c.fields = {"host.name", "client.layer", "@timestamp", "client.read_bytes", "client.write_bytes",
+                "client.read_ops", "client.write_ops", "client.metadata_ops", "lustre.target",
+                "client.rpc_reads", "client.rpc_writes", "client.rpc_read_in_flight_mean", "client.rpc_write_in_flight_mean"};
+    st = store.Scan(c, [&](const Row& row) {
+      if (!row.Has(0)) return true;
+      auto it = fwd_ix.find(std::string(row.Str(0)));
+      if (it == fwd_ix.end()) return true;
+      const size_t f = static_cast<size_t>(it->second);
+      auto num = [&](size_t k) { return row.Has(k) ? static_cast<double>(row.Int(k)) : 0.0; };
+      auto dbl = [&](size_t k) { return row.Has(k) ? row.Double(k) : 0.0; };
+      if (row.Has(1) && row.Str(1) == "llite") {
+        const size_t b = bucket(row.Int(2));
+        v.fwd.read_bytes[b] += num(3);
+        v.fwd.write_bytes[b] += num(4);
+        v.fwd.data_ops[b] += num(5) + num(6);
+        v.fwd.meta_ops[b] += num(7);
+        fwd_total[f] += num(3) + num(4);
+        fwd_ops[f] += num(5) + num(6);
+      } else if (row.Has(8)) {
+        const int o = OstIndexOf(row.Str(8));
+        if (o < 0) return true;
+        auto& p = osc_inflight[o];
+        const double rpcs = num(9) + num(10), weighted = num(9) * dbl(11) + num(10) * dbl(12);
+        p.first += rpcs;
+        p.second += weighted;
+        fwd_inflight[f].first += rpcs;
+        fwd_inflight[f].second += weighted;
+      }
+      return true;
+    });
+    if (!st.ok() && st.code() != Code::kNotFound) return st;
+  }
+  for (size_t f = 0; f < v.fwd_nodes.size(); ++f) {
+    ServerShare s;
+    s.server = v.fwd_nodes[f];
+    s.job_bytes = fwd_job_bytes[f];
+    s.total_bytes = fwd_total[f];
+    s.total_ops = fwd_ops[f];
+    s.share = s.total_bytes > 0 ? s.job_bytes / s.total_bytes : 0;
+    if (fwd_inflight[f].first > 0) s.in_flight_mean = fwd_inflight[f].second / fwd_inflight[f].first;
+    v.fwd_shares.push_back(s);
+  }
+
+  // ---- OSTs: which ones, and the job's bytes on each ----
+  std::map<int, double> job_ost_bytes, job_ost_ops;
+  std::map<int, double> job_mdt_ops;
+  bool have_jobstats = false;
+  {
+    ScanQuery j;
+    j.dataset = "iosonar.jobstats";
+    j.range = trange;
+    j.filters = {{"job.id", job_id}};
+    j.fields = {"lustre.target", "oss.read_bytes", "oss.write_bytes", "oss.read_ops", "oss.write_ops", "mds.ops"};
+    st = store.Scan(j, [&](const Row& row) {
+      if (!row.Has(0)) return true;
+      const std::string_view t = row.Str(0);
+      if (!maps.fs.empty() && !StartsWith(t, maps.fs + "-")) return true;
+      auto num = [&](size_t k) { return row.Has(k) ? static_cast<double>(row.Int(k)) : 0.0; };
+      const int o = OstIndexOf(t);
+      if (o >= 0) {
+        job_ost_bytes[o] += num(1) + num(2);
+        job_ost_ops[o] += num(3) + num(4);
+        have_jobstats = true;
+      } else if (int d = MdtIndexOf(t); d >= 0) {
+        job_mdt_ops[d] += num(5);
+      }
+      return true;
+    });
+    if (!st.ok() && st.code() != Code::kNotFound) return st;
+  }
+  std::set<int> osts;
+  std::map<int, double> est_bytes;
+  bool any_layout = false;
+  for (size_t i = 0; i < files.size(); ++i) {
+    auto it = maps.layouts.find(files[i]);
+    if (it == maps.layouts.end() || it->second.osts.empty()) continue;
+    any_layout = true;
+    const auto& os = it->second.osts;
+    for (int o : os) {
+      osts.insert(o);
+      est_bytes[o] += file_bytes[i] / static_cast<double>(os.size());
+    }
+  }
+  if (any_layout) v.ost_source = "layouts";
+  else if (have_jobstats) {
+    v.ost_source = "jobstats";
+    for (auto& [o, b] : job_ost_bytes) osts.insert(o);
+  } else {
+    v.ost_source = "none";
+  }
+
+  // ---- OST layer: iosonar.oss of the job's OSTs; file-system totals ----
+  std::map<int, std::pair<double, double>> ost_total;  // bytes, ops
+  std::map<int, std::string> ost_names;                 // as the OSS records spell them
+  {
+    ScanQuery o;
+    o.dataset = "iosonar.oss";
+    o.range = trange;
+    o.fields = {"lustre.target", "@timestamp", "oss.read_bytes", "oss.write_bytes", "oss.read_ops", "oss.write_ops"};
+    st = store.Scan(o, [&](const Row& row) {
+      if (!row.Has(0)) return true;
+      const std::string_view t = row.Str(0);
+      if (!maps.fs.empty() && !StartsWith(t, maps.fs + "-")) return true;
+      const int idx = OstIndexOf(t);
+      if (idx < 0 || !osts.count(idx)) return true;
+      auto num = [&](size_t k) { return row.Has(k) ? static_cast<double>(row.Int(k)) : 0.0; };
+      const size_t b = bucket(row.Int(1));
+      v.ost.read_bytes[b] += num(2);
+      v.ost.write_bytes[b] += num(3);
+      v.ost.data_ops[b] += num(4) + num(5);
+      if (!ost_names.count(idx)) ost_names.emplace(idx, std::string(t));
+      auto& p = ost_total[idx];
+      p.first += num(2) + num(3);
+      p.second += num(4) + num(5);
+      return true;
+    });
+    if (!st.ok() && st.code() != Code::kNotFound) return st;
+    BucketQuery bq;
+    bq.dataset = "iosonar.oss";
+    bq.range = trange;
+    if (!maps.fs.empty()) bq.filters = {{"lustre.fs", maps.fs}};
+    bq.bucket_ns = B;
+    bq.sum_fields = {"oss.read_bytes", "oss.write_bytes"};
+    auto bs = store.BucketSums(bq);
+    if (!bs.ok() && bs.status().code() != Code::kNotFound) return bs.status();
+    if (bs.ok())
+      for (const auto& b : bs.value()) v.fs_bytes += b.sums[0] + b.sums[1];
+  }
+  for (int o : osts) {
+    ServerShare s;
+    char name[32];
+    std::snprintf(name, sizeof name, "%s-OST%04x", maps.fs.empty() ? "*" : maps.fs.c_str(), static_cast<unsigned>(o));
+    s.server = ost_names.count(o) ? ost_names[o] : name;
+    if (have_jobstats) {
+      s.job_bytes = job_ost_bytes.count(o) ? job_ost_bytes[o] : 0;
+      s.job_ops = job_ost_ops.count(o) ? job_ost_ops[o] : 0;
+    } else {
+      s.job_bytes = est_bytes.count(o) ? est_bytes[o] : 0;
+      s.estimated = true;
+    }
+    auto it = ost_total.find(o);
+    if (it != ost_total.end()) {
+      s.total_bytes = it->second.first;
+      s.total_ops = it->second.second;
+    }
+    s.share = s.total_bytes > 0 ? s.job_bytes / s.total_bytes : 0;
+    auto fl = osc_inflight.find(o);
+    if (fl != osc_inflight.end() && fl->second.first > 0) s.in_flight_mean = fl->second.second / fl->second.first;
+    v.ost_shares.push_back(s);
+  }
+
+  // ---- MDT layer ----
+  {
+    std::map<int, double> mdt_ops;
+    std::map<int, std::string> mdt_names;
+    ScanQuery m;
+    m.dataset = "iosonar.mds";
+    m.range = trange;
+    m.fields = {"lustre.target", "@timestamp", "mds.open", "mds.getattr", "mds.ops"};
+    st = store.Scan(m, [&](const Row& row) {
+      if (!row.Has(0)) return true;
+      const std::string_view t = row.Str(0);
+      if (!maps.fs.empty() && !StartsWith(t, maps.fs + "-")) return true;
+      auto num = [&](size_t k) { return row.Has(k) ? static_cast<double>(row.Int(k)) : 0.0; };
+      const size_t b = bucket(row.Int(1));
+      v.mdt.meta_ops[b] += num(4);
+      v.fs_opens += num(2);
+      v.fs_stats += num(3);
+      const int d = MdtIndexOf(t);
+      if (d >= 0) {
+        mdt_ops[d] += num(4);
+        if (!mdt_names.count(d)) mdt_names.emplace(d, std::string(t));
+      }
+      return true;
+    });
+    if (!st.ok() && st.code() != Code::kNotFound) return st;
+    for (auto& [d, ops] : mdt_ops) {
+      if (!job_mdt_ops.count(d)) continue;
+      ServerShare s;
+      char name[32];
+      std::snprintf(name, sizeof name, "%s-MDT%04x", maps.fs.empty() ? "*" : maps.fs.c_str(), static_cast<unsigned>(d));
+      s.server = mdt_names.count(d) ? mdt_names[d] : name;
+      s.job_ops = job_mdt_ops[d];
+      s.total_ops = ops;
+      s.share = ops > 0 ? s.job_ops / ops : 0;
+      v.mdt_shares.push_back(s);
+    }
+  }
+  v.coverage_bytes = v.fs_bytes > 0 ? static_cast<double>(v.job_bytes) / v.fs_bytes : 0;
+  v.coverage_opens = v.fs_opens > 0 ? static_cast<double>(v.job_opens) / v.fs_opens : 0;
+  v.coverage_stats = v.fs_stats > 0 ? static_cast<double>(v.job_stats) / v.fs_stats : 0;
+  return v;
+}
+
+// ---- output ---------------------------------------------------------------------
+
+namespace {
+
+void WriteSeries(JsonWriter& w, const char* name, const Series& s) {
+  w.Key(name);
+  w.BeginObject();
+  w.Kv("start_ns", s.start_ns);
+  w.Kv("bucket_ns", s.bucket_ns);
+  for (auto [k, vec] : {std::pair{"read_bytes", &s.read_bytes}, std::pair{"write_bytes", &s.write_bytes},
+                        std::pair{"data_ops", &s.data_ops}, std::pair{"meta_ops", &s.meta_ops}}) {
+    w.Key(k);
+    w.BeginArray();
+    for (double x : *vec) w.Double(x);
+    w.EndArray();
+  }
+  w.EndObject();
+}
+
+void WriteShares(JsonWriter& w, const char* name, const std::vector<ServerShare>& v) {
+  w.Key(name);
+  w.BeginArray();
+  for (const auto& s : v) {
+    w.BeginObject();
+    w.Kv("server", s.server);
+    w.Kv("job_bytes", s.job_bytes);
+    w.Kv("total_bytes", s.total_bytes);
+    w.Kv("job_ops", s.job_ops);
+    w.Kv("total_ops", s.total_ops);
+    w.Kv("share", s.share);
+    if (s.in_flight_mean > 0) w.Kv("rpc_in_flight_mean", s.in_flight_mean);
+    if (s.estimated) w.Kv("estimated", true);
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
+std::string Human(double b) {
+  const char* u[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  int i = 0;
+  while (b >= 1024 && i < 5) {
+    b /= 1024;
+    ++i;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f %s", b, u[i]);
+  return buf;
+}
+
+}  // namespace
+
+std::string ToJson(const View& v, bool with_series) {
+  std::string out;
+  JsonWriter w(&out);
+  w.BeginObject();
+  w.Kv("job_id", v.job_id);
+  w.Kv("start_ns", v.start_ns);
+  w.Kv("end_ns", v.end_ns);
+  w.Kv("window_source", v.window_source);
+  w.Kv("trace_records", v.trace_records);
+  w.Kv("nodes", v.nodes.size());
+  w.Kv("unmapped_nodes", v.unmapped_nodes);
+  w.Key("forwarding_nodes");
+  w.BeginArray();
+  for (const auto& f : v.fwd_nodes) w.String(f);
+  w.EndArray();
+  w.Kv("files", v.files.size());
+  w.Kv("ost_source", v.ost_source);
+  w.Key("job");
+  w.BeginObject();
+  w.Kv("bytes", v.job_bytes);
+  w.Kv("read_bytes", v.job_read_bytes);
+  w.Kv("write_bytes", v.job_write_bytes);
+  w.Kv("opens", v.job_opens);
+  w.Kv("stats", v.job_stats);
+  w.Kv("meta_ops", v.job_meta_ops);
+  w.EndObject();
+  w.Key("filesystem");
+  w.BeginObject();
+  w.Kv("bytes", v.fs_bytes);
+  w.Kv("opens", v.fs_opens);
+  w.Kv("stats", v.fs_stats);
+  w.EndObject();
+  w.Key("coverage");
+  w.BeginObject();
+  w.Kv("bytes", v.coverage_bytes);
+  w.Kv("opens", v.coverage_opens);
+  w.Kv("stats", v.coverage_stats);
+  w.EndObject();
+  WriteShares(w, "forwarding", v.fwd_shares);
+  WriteShares(w, "osts", v.ost_shares);
+  WriteShares(w, "mdts", v.mdt_shares);
+  if (with_series) {
+    w.Key("series");
+    w.BeginObject();
+    WriteSeries(w, "client", v.client);
+    WriteSeries(w, "forwarding", v.fwd);
+    WriteSeries(w, "ost", v.ost);
+    WriteSeries(w, "mdt", v.mdt);
+    w.EndObject();
+  }
+  w.EndObject();
+  out.push_back('\n');
+  return out;
+}
+
+std::string ToTable(const View& v) {
+  std::string o;
+  char b[256];
+  std::snprintf(b, sizeof b, "job %s: %.0f s window (%s), %zu nodes -> %zu forwarding nodes, %zu files, %" PRIu64 " trace records\n",
+                v.job_id.c_str(), static_cast<double>(v.end_ns - v.start_ns) / 1e9, v.window_source.c_str(), v.nodes.size(),
+                v.fwd_nodes.size(), v.files.size(), v.trace_records);
+  o += b;
+  std::snprintf(b, sizeof b, "job I/O: %s (read %s, write %s), %" PRId64 " opens, %" PRId64 " stats\n", Human(static_cast<double>(v.job_bytes)).c_str(),
+                Human(static_cast<double>(v.job_read_bytes)).c_str(), Human(static_cast<double>(v.job_write_bytes)).c_str(), v.job_opens, v.job_stats);
+  o += b;
+  std::snprintf(b, sizeof b, "coverage (TOKIO): bytes %.4f (of %s), opens %.4f, stats %.4f\n", v.coverage_bytes,
+                Human(v.fs_bytes).c_str(), v.coverage_opens, v.coverage_stats);
+  o += b;
+  auto shares = [&](const char* title, const std::vector<ServerShare>& ss, bool bytes) {
+    o += std::string("\n") + title + "\n";
+    std::snprintf(b, sizeof b, "  %-22s %14s %14s %8s %10s\n", "server", bytes ? "job" : "job ops", bytes ? "total" : "total ops",
+                  "share", bytes ? "in flight" : "");
+    o += b;
+    for (const auto& s : ss) {
+      std::snprintf(b, sizeof b, "  %-22s %14s %14s %7.1f%% %10s%s\n", s.server.c_str(),
+                    bytes ? Human(s.job_bytes).c_str() : std::to_string(static_cast<int64_t>(s.job_ops)).c_str(),
+                    bytes ? Human(s.total_bytes).c_str() : std::to_string(static_cast<int64_t>(s.total_ops)).c_str(),
+                    100 * s.share, s.in_flight_mean > 0 ? std::to_string(s.in_flight_mean).substr(0, 5).c_str() : "",
+                    s.estimated ? " (estimated)" : "");
+      o += b;
+    }
+  };
+  shares("forwarding nodes", v.fwd_shares, true);
+  shares(("OSTs (from " + v.ost_source + ")").c_str(), v.ost_shares, true);
+  shares("MDTs", v.mdt_shares, false);
+  o += "\nper-second bandwidth (MiB/s) client / forwarding / OSTs, metadata ops client / MDTs:\n";
+  for (size_t i = 0; i < v.client.read_bytes.size(); ++i) {
+    auto mb = [&](const Series& s) { return (s.read_bytes[i] + s.write_bytes[i]) / 1048576.0; };
+    std::snprintf(b, sizeof b, "  %4zu  %10.1f %10.1f %10.1f   %8.0f %8.0f\n", i, mb(v.client), mb(v.fwd), mb(v.ost),
+                  v.client.meta_ops[i], v.mdt.meta_ops[i]);
+    o += b;
+  }
+  return o;
+}
+
+}  // namespace iosonar::xlayer

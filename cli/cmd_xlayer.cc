@@ -1,0 +1,273 @@
+// `iosonar xlayer`: the cross-layer view of a job (analysis-jobs/xlayer), and
+// `iosonar compress2`: second-pass inter-node compression of a job's trace
+// (analysis-jobs/compress2).
+#include <boost/program_options.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+
+#include "cache.h"
+#include "commands.h"
+#include "compress2/compress2.h"
+#include "iosonar/es_store.h"
+#include "iosonar/jobdb.h"
+#include "xlayer/xlayer.h"
+
+namespace po = boost::program_options;
+
+namespace iosonar::cli {
+namespace {
+
+Result<std::string> Slurp(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return Status::Io("cannot open " + path);
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+// The job's window and nodes, node -> forwarding map and layouts from the job database.
+Status MapsFromMysql(const std::string& url, const std::string& cluster_flag, const std::string& job_id, xlayer::Maps* m) {
+  char* end = nullptr;
+  const unsigned long long id = std::strtoull(job_id.c_str(), &end, 10);
+  if (job_id.empty() || *end) return Status::Invalid("job id '" + job_id + "' is not a Slurm job number");
+  auto db = JobDb::Open(url);
+  if (!db.ok()) return db.status();
+  std::string cluster = cluster_flag;
+  if (cluster.empty()) {
+    auto cls = db.value()->ClustersOf(id);
+    if (!cls.ok()) return cls.status();
+    if (cls->size() != 1) return Status::NotFound("job " + job_id + (cls->empty() ? " is not in the job database" : " is on several clusters; give --cluster"));
+    cluster = cls->front();
+  }
+  auto j = db.value()->Get(cluster, id);
+  if (!j.ok()) return j.status();
+  if (!j.value()) return Status::NotFound("job " + job_id + " on " + cluster + " is not in the job database");
+  auto nodes = db.value()->JobNodes(cluster, id);
+  if (!nodes.ok()) return nodes.status();
+  xlayer::JobInfo ji;
+  ji.id = job_id;
+  ji.start_ns = j.value()->start_ns.value_or(0);
+  ji.end_ns = j.value()->end_ns.value_or(0);
+  ji.nodes = nodes.value();
+  auto& c = db.value()->conn();
+  auto fw = c.Query("SELECT nf.node, nf.fwd_node FROM node_forwarding nf JOIN job_nodes jn ON jn.node = nf.node "
+                    "WHERE jn.cluster = ? AND jn.job_id = ?",
+                    {cluster, static_cast<int64_t>(id)});
+  if (!fw.ok()) return fw.status();
+  for (const auto& row : fw.value())
+    if (row.size() == 2 && row[0] && row[1]) m->node_fwd[*row[0]] = *row[1];
+  auto lay = c.Query("SELECT filesystem, path, stripe_size, osts, mdt FROM file_layouts WHERE cluster = ? AND job_id = ?",
+                     {cluster, static_cast<int64_t>(id)});
+  if (!lay.ok()) return lay.status();
+  for (const auto& row : lay.value()) {
+    if (row.size() != 5 || !row[1] || !row[3]) continue;
+    if (row[0]) m->fs = *row[0];
+    xlayer::Layout L;
+    L.path = *row[1];
+    L.stripe_size = row[2] ? std::strtoll(row[2]->c_str(), nullptr, 10) : 0;
+    L.mdt = row[4] ? std::atoi(row[4]->c_str()) : -1;
+    std::stringstream ss(*row[3]);
+    std::string tok;
+    while (std::getline(ss, tok, ','))
+      if (!tok.empty()) L.osts.push_back(std::atoi(tok.c_str()));
+    m->layouts[L.path] = std::move(L);
+  }
+  m->jobs[job_id] = std::move(ji);
+  return Status::Ok();
+}
+
+int ParseArgs(const char* cmd, po::options_description& desc, const char* usage_tail, int argc, char** argv,
+              std::string* job_id, po::variables_map* vm) {
+  po::options_description hidden;
+  hidden.add_options()("job-id", po::value(job_id));
+  po::options_description all;
+  all.add(desc).add(hidden);
+  po::positional_options_description pos;
+  pos.add("job-id", 1);
+  try {
+    po::store(po::command_line_parser(argc, argv).options(all).positional(pos).run(), *vm);
+    po::notify(*vm);
+  } catch (const po::error& e) {
+    std::cerr << "iosonar " << cmd << ": " << e.what() << "\n(see iosonar " << cmd << " --help)\n";
+    return 2;
+  }
+  if (vm->count("help")) {
+    std::cout << desc << "\n";
+    return 0;
+  }
+  if (job_id->empty()) {
+    std::cerr << "iosonar " << cmd << ": missing JOB_ID" << usage_tail << "\n(see iosonar " << cmd << " --help)\n";
+    return 2;
+  }
+  return -1;
+}
+
+}  // namespace
+
+int CmdXlayer(int argc, char** argv) {
+  std::string job_id, store_dir, maps_path, getstripe, mysql, cluster, format = "table", json_path, redis, config;
+  po::options_description desc(
+      "usage: iosonar xlayer JOB_ID --store DIR|URL [--maps FILE] [--getstripe FILE] [--mysql URL [--cluster NAME]]\n"
+      "                      [--format table|json] [--json FILE] [--redis URL]\n"
+      "\n"
+      "The cross-layer view of a job: its client traces; through the node -> forwarding\n"
+      "map the forwarding (Lustre client) layer; through the job's file -> OST layouts\n"
+      "(or job_stats) its OSTs and MDTs. Per layer 1 s series of bandwidth, IOPS and\n"
+      "metadata ops, each server's share of load from this job, and TOKIO's coverage\n"
+      "factors (job bytes / file-system bytes over the job's window; opens; stats).\n"
+      "Definitions: analysis-jobs/xlayer/xlayer.h.\n"
+      "\n"
+      "options");
+  desc.add_options()("help,h", "show this help")                                                          //
+      ("store", po::value(&store_dir)->value_name("DIR|URL"), "the record store (SQLite directory or Elasticsearch URL)")  //
+      ("maps", po::value(&maps_path)->value_name("FILE"), "jobs, node -> forwarding map and layouts as JSON (`iosonar simulate --maps`)")  //
+      ("getstripe", po::value(&getstripe)->value_name("FILE"), "file layouts: saved `lfs getstripe` output of the job's files")  //
+      ("mysql", po::value(&mysql)->value_name("URL"), "job database: the job's window and nodes, node_forwarding, file_layouts")  //
+      ("cluster", po::value(&cluster)->value_name("NAME"), "the job's cluster in the job database")    //
+      ("format", po::value(&format)->default_value("table"), "stdout: table or json")                 //
+      ("json", po::value(&json_path)->value_name("FILE"), "also write the view as JSON to FILE")       //
+      ("redis", po::value(&redis)->value_name("URL"), "cache the JSON under iosonar:job:JOB_ID:xlayer")  //
+      ("config", po::value(&config)->value_name("FILE"), "config file");
+  po::variables_map vm;
+  if (int rc = ParseArgs("xlayer", desc, "", argc, argv, &job_id, &vm); rc >= 0) return rc;
+  auto usage_error = [](const std::string& msg) {
+    std::cerr << "iosonar xlayer: " << msg << "\n(see iosonar xlayer --help)\n";
+    return 2;
+  };
+  if (store_dir.empty()) return usage_error("missing --store DIR");
+  if (format != "table" && format != "json") return usage_error("--format must be table or json");
+  xlayer::Maps maps;
+  if (!maps_path.empty()) {
+    auto text = Slurp(maps_path);
+    if (!text.ok()) return usage_error(text.status().message());
+    auto m = xlayer::MapsFromJson(text.value());
+    if (!m.ok()) {
+      std::cerr << "iosonar xlayer: " << maps_path << ": " << m.status().message() << "\n";
+      return 1;
+    }
+    maps = std::move(m).value();
+  }
+  const std::string mysql_url = ResolveSetting(mysql, "IOSONAR_MYSQL", "mysql", config);
+  if (!mysql.empty()) {
+    if (Status s = MapsFromMysql(mysql_url, cluster, job_id, &maps); !s.ok()) {
+      std::cerr << "iosonar xlayer: job database: " << s.ToString() << "\n";
+      return 1;
+    }
+  }
+  if (!getstripe.empty()) {
+    auto text = Slurp(getstripe);
+    if (!text.ok()) return usage_error(text.status().message());
+    std::vector<xlayer::ParseIssue> issues;
+    for (auto& L : xlayer::ParseGetstripe(text.value(), &issues)) maps.layouts[L.path] = std::move(L);
+    for (size_t i = 0; i < issues.size() && i < 10; ++i)
+      std::cerr << "iosonar xlayer: " << getstripe << ":" << issues[i].line << ": " << issues[i].what << " (skipped)\n";
+    if (issues.size() > 10) std::cerr << "iosonar xlayer: " << getstripe << ": " << issues.size() - 10 << " more lines skipped\n";
+  }
+  auto store = OpenStoreAt(store_dir);
+  if (!store.ok()) {
+    std::cerr << "iosonar xlayer: " << store.status().ToString() << "\n";
+    return 1;
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  auto v = xlayer::Analyze(*store.value(), job_id, maps);
+  if (!v.ok()) {
+    std::cerr << "iosonar xlayer: " << v.status().ToString() << "\n";
+    return 1;
+  }
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const std::string json = xlayer::ToJson(v.value());
+  std::cout << (format == "json" ? json : xlayer::ToTable(v.value()));
+  std::cerr << "iosonar xlayer: analysed in " << secs << " s\n";
+  int rc = 0;
+  if (!json_path.empty()) {
+    std::ofstream f(json_path, std::ios::binary | std::ios::trunc);
+    f << json;
+    if (!f) {
+      std::cerr << "iosonar xlayer: writing " << json_path << " failed\n";
+      rc = 1;
+    }
+  }
+  const std::string redis_url = ResolveSetting(redis, "IOSONAR_REDIS", "redis", config);
+  if (!redis_url.empty()) {
+    Status s = cache::CacheJobResult(redis_url, job_id, "xlayer", json);
+    if (!s.ok()) {
+      std::cerr << "iosonar xlayer: " << (redis.empty() ? "warning: " : "") << "cache: " << s.ToString() << "\n";
+      if (!redis.empty()) rc = 1;
+    }
+  }
+  return rc;
+}
+
+int CmdCompress2(int argc, char** argv) {
+  std::string job_id, store_dir, redis, config;
+  po::options_description desc(
+      "usage: iosonar compress2 JOB_ID --store DIR|URL [--lossy] [--verify] [--redis URL]\n"
+      "\n"
+      "Second-pass, inter-node compression of a job's trace (Beacon §3.2): runs alike\n"
+      "across nodes <time window, op, fd, size, offset pattern> are merged. Lossless\n"
+      "by default (--verify decompresses and checks every record and the job summary);\n"
+      "--lossy coarsens offsets, fds and times. Prints the ratio as JSON.\n"
+      "\n"
+      "options");
+  desc.add_options()("help,h", "show this help")                                                  //
+      ("store", po::value(&store_dir)->value_name("DIR|URL"), "the record store")                //
+      ("lossy", "coarsen offsets, fds and per-member times")                                     //
+      ("verify", "decompress and compare with the stored records and their job summary")          //
+      ("redis", po::value(&redis)->value_name("URL"), "cache the report under iosonar:job:JOB_ID:compress2")  //
+      ("config", po::value(&config)->value_name("FILE"), "config file");
+  po::variables_map vm;
+  if (int rc = ParseArgs("compress2", desc, "", argc, argv, &job_id, &vm); rc >= 0) return rc;
+  if (store_dir.empty()) {
+    std::cerr << "iosonar compress2: missing --store DIR\n(see iosonar compress2 --help)\n";
+    return 2;
+  }
+  auto store = OpenStoreAt(store_dir);
+  if (!store.ok()) {
+    std::cerr << "iosonar compress2: " << store.status().ToString() << "\n";
+    return 1;
+  }
+  auto recs = compress2::LoadJob(*store.value(), job_id);
+  if (!recs.ok()) {
+    std::cerr << "iosonar compress2: " << recs.status().ToString() << "\n";
+    return 1;
+  }
+  compress2::Options opt;
+  opt.lossy = vm.count("lossy") > 0;
+  auto c = compress2::Compress(recs.value(), opt);
+  const std::string report = compress2::ReportJson(job_id, c);
+  std::cout << report;
+  int rc = 0;
+  if (vm.count("verify")) {
+    auto back = compress2::Decompress(c);
+    auto key = [](const compress2::Rec& a, const compress2::Rec& b) {
+      return std::tie(a.stream, a.seq, a.run.start_ns) < std::tie(b.stream, b.seq, b.run.start_ns);
+    };
+    auto orig = recs.value();
+    std::sort(orig.begin(), orig.end(), key);
+    std::sort(back.begin(), back.end(), key);
+    const bool same = orig == back;
+    std::vector<analysis::TraceRun> a, b;
+    for (auto& r : orig) a.push_back(r.run);
+    for (auto& r : back) b.push_back(r.run);
+    const bool same_summary = analysis::SummaryToJson(analysis::Summarize(a)) == analysis::SummaryToJson(analysis::Summarize(b));
+    std::cerr << "iosonar compress2: records " << (same ? "identical" : "DIFFER") << ", job summary "
+              << (same_summary ? "identical" : "DIFFERS") << "\n";
+    if (!opt.lossy && !(same && same_summary)) rc = 1;
+  }
+  const std::string redis_url = ResolveSetting(redis, "IOSONAR_REDIS", "redis", config);
+  if (!redis_url.empty()) {
+    Status s = cache::CacheJobResult(redis_url, job_id, "compress2", report);
+    if (!s.ok()) {
+      std::cerr << "iosonar compress2: " << (redis.empty() ? "warning: " : "") << "cache: " << s.ToString() << "\n";
+      if (!redis.empty()) rc = 1;
+    }
+  }
+  return rc;
+}
+
+}  // namespace iosonar::cli

@@ -1,0 +1,420 @@
+// `iosonar lustre` at 1 Hz on a generated fixture of 100 OSTs with 100 jobs
+// each (10,000 job_stats entries, the DDN 2.14 / 2.15 format with sumsq and
+// hist maps), their stats and brw_stats, and one MDT. The real command runs
+// as a child process; between its samples this program advances the
+// counters (all OST stats and brw_stats, and 10% or 100% of the jobs).
+// Reported: per-sample collect time (the exporter's own "*" self-report,
+// median / p90 / max), CPU per sample and peak RSS of the child (wait4).
+// Targets (issue 3): <= 20 ms per sample, <= 10 MiB RSS.
+//
+//   bench_lustre [--samples N] [--interval S]
+#include <fcntl.h>
+#include <malloc.h>
+#include <spawn.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "exporters/common/exporter.h"
+#include "exporters/lustre/lustre.h"
+
+extern char** environ;
+
+namespace {
+
+constexpr int kOsts = 100, kJobsPerOst = 100;
+
+void MkdirP(const std::string& p) {
+  for (size_t i = p.find('/', 1); i != std::string::npos; i = p.find('/', i + 1)) mkdir(p.substr(0, i).c_str(), 0755);
+  mkdir(p.c_str(), 0755);
+}
+
+void Put(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  FILE* f = std::fopen(tmp.c_str(), "w");
+  std::fwrite(text.data(), 1, text.size(), f);
+  std::fclose(f);
+  std::rename(tmp.c_str(), path.c_str());
+}
+
+struct Job {
+  uint64_t w = 0, wb = 0, r = 0, rb = 0, punch = 0;
+  int64_t snap = 1723114647;  // Lustre's per-job snapshot_time is the job's last update
+};
+
+struct Fixture {
+  std::string root;
+  int64_t snap = 1723114647;
+  std::vector<std::vector<Job>> jobs = std::vector<std::vector<Job>>(kOsts, std::vector<Job>(kJobsPerOst));
+  std::vector<uint64_t> ost_w = std::vector<uint64_t>(kOsts, 1000);
+  uint64_t step = 0;
+
+  static std::string Name(int i) {
+    char b[32];
+    std::snprintf(b, sizeof b, "bench-OST%04x", i);
+    return b;
+  }
+
+  void Write() {
+    const std::string proc = root + "/proc/fs/lustre";
+    char b[2048];
+    std::string t;
+    for (int i = 0; i < kOsts; ++i) {
+      const std::string n = Name(i);
+      const uint64_t w = ost_w[static_cast<size_t>(i)];
+      t.clear();
+      std::snprintf(b, sizeof b,
+                    "snapshot_time             %lld.040584137 secs.nsecs\nstart_time                1704403917.045921397 secs.nsecs\n"
+                    "elapsed_time              520199.994662740 secs.nsecs\n",
+                    static_cast<long long>(snap));
+      t += b;
+      std::snprintf(b, sizeof b,
+                    "read_bytes                %llu samples [bytes] 1048576 1048576 %llu 1875207185567318016\n"
+                    "write_bytes               %llu samples [bytes] 1048576 1048576 %llu 1873640381497737216\n"
+                    "read                      %llu samples [usecs] 966 411413 3265635927 10987721691189\n"
+                    "write                     %llu samples [usecs] 345 69396350 6335271385 264311938051850251\n"
+                    "destroy                   480013 samples [usecs] 19 7320483 113487024 660015562831354\n"
+                    "create                    85 samples [usecs] 432 702932 9625730 2213291981300\n"
+                    "statfs                    %llu samples [usecs] 0 35 1098349 6379453\n"
+                    "set_info                  53469 samples [usecs] 1 43 409201 3723413\n",
+                    (unsigned long long)w / 2, (unsigned long long)(w / 2 << 20), (unsigned long long)w,
+                    (unsigned long long)(w << 20), (unsigned long long)w / 2, (unsigned long long)w,
+                    (unsigned long long)(406158 + step));
+      t += b;
+      Put(proc + "/obdfilter/" + n + "/stats", t);
+      t.clear();
+      std::snprintf(b, sizeof b,
+                    "snapshot_time:            %lld.050780452 secs.nsecs\nstart_time:               1704403915.835730745 secs.nsecs\n"
+                    "elapsed_time:             520201.215049707 secs.nsecs\n\n",
+                    static_cast<long long>(snap));
+      t += b;
+      const char* hists[] = {"pages per bulk r/w     rpcs  % cum % |  rpcs        % cum %",
+                             "discontiguous pages    rpcs  % cum % |  rpcs        % cum %",
+                             "disk I/Os in flight    ios   % cum % |  ios         % cum %",
+                             "I/O time (1/1000s)     ios   % cum % |  ios         % cum %",
+                             "disk I/O size          ios   % cum % |  ios         % cum %"};
+      for (const char* h : hists) {
+        t += "                           read      |     write\n";
+        t += h;
+        t += "\n";
+        for (int k = 0; k < 10; ++k) {
+          std::snprintf(b, sizeof b, "%d:\t\t%10llu   0   0   | %8llu   0   0\n", 1 << k, (unsigned long long)(k == 8 ? w / 2 : k),
+                        (unsigned long long)(k == 8 ? w : k));
+          t += b;
+        }
+        t += "\n";
+      }
+      Put(root + "/sys/kernel/debug/lustre/osd-zfs/" + n + "/brw_stats", t);
+      t = "job_stats:\n";
+      for (int j = 0; j < kJobsPerOst; ++j) {
+        const Job& x = jobs[static_cast<size_t>(i)][static_cast<size_t>(j)];
+        std::snprintf(b, sizeof b,
+                      "- job_id:          \"SLURM_JOB%d:0:node%03d\"\n  snapshot_time:   %lld.887515895 secs.nsecs\n"
+                      "  start_time:      1723102025.057286226 secs.nsecs\n  elapsed_time:    12622.830229669 secs.nsecs\n",
+                      i * kJobsPerOst + j, j, static_cast<long long>(x.snap));
+        t += b;
+        std::snprintf(b, sizeof b,
+                      "  read_bytes:      { samples: %11llu, unit: bytes, min:    4096, max: 16777216, sum: %16llu, sumsq: %18llu, hist: { 4K: 1, 1M: %llu } }\n"
+                      "  write_bytes:     { samples: %11llu, unit: bytes, min:    4096, max: 16777216, sum: %16llu, sumsq: %18llu, hist: { 32K: 1, 64K: 1, 128K: 4, 16M: %llu } }\n",
+                      (unsigned long long)x.r, (unsigned long long)x.rb, (unsigned long long)x.rb * 9, (unsigned long long)x.r,
+                      (unsigned long long)x.w, (unsigned long long)x.wb, (unsigned long long)x.wb * 7, (unsigned long long)x.w);
+        t += b;
+        std::snprintf(b, sizeof b,
+                      "  read:            { samples: %11llu, unit: usecs, min:        0, max:        0, sum:                0, sumsq:                  0 }\n"
+                      "  write:           { samples: %11llu, unit: usecs, min:       65, max:    34699, sum:          7304967, sumsq:        80724646151 }\n",
+                      (unsigned long long)x.r, (unsigned long long)x.w);
+        t += b;
+        for (const char* op : {"getattr", "setattr", "punch", "sync", "destroy", "create", "statfs", "get_info", "set_info", "quotactl", "prealloc"}) {
+          std::snprintf(b, sizeof b,
+                        "  %-16s { samples: %11llu, unit: usecs, min:        0, max:        0, sum:                0, sumsq:                  0 }\n",
+                        (std::string(op) + ":").c_str(), (unsigned long long)(std::strcmp(op, "punch") == 0 ? x.punch : 0));
+          t += b;
+        }
+      }
+      Put(proc + "/obdfilter/" + n + "/job_stats", t);
+    }
+    Put(proc + "/mdt/bench-MDT0000/md_stats",
+        "snapshot_time             " + std::to_string(snap) + ".133334020 secs.nsecs\nopen " + std::to_string(100 + step) +
+            " samples [usecs] 1 2 3 4\nclose " + std::to_string(100 + step) + " samples [usecs] 1 2 3 4\n");
+  }
+
+  void Advance(int percent_jobs) {
+    ++step;
+    ++snap;
+    for (int i = 0; i < kOsts; ++i) {
+      ost_w[static_cast<size_t>(i)] += 100;
+      for (int j = 0; j < kJobsPerOst; ++j) {
+        if ((j + static_cast<int>(step)) % 100 >= percent_jobs) continue;
+        Job& x = jobs[static_cast<size_t>(i)][static_cast<size_t>(j)];
+        x.w += 4;
+        x.wb += 4 << 20;
+        x.punch += 1;
+        x.snap = snap;
+      }
+    }
+    Write();
+  }
+};
+
+std::string Slurp(const std::string& p) {
+  std::ifstream f(p);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+size_t CountOf(const std::string& s, const std::string& n) {
+  size_t c = 0;
+  for (auto p = s.find(n); p != std::string::npos; p = s.find(n, p + 1)) ++c;
+  return c;
+}
+
+struct Result {
+  std::vector<double> ms;
+  double cpu_ms_per_sample = 0, maxrss_mib = 0, anon_mib = 0;
+  double records_per_sample = 0;
+};
+
+// Peak RSS of the child so far (VmHWM of its own address space). wait4's
+// ru_maxrss is not used: posix_spawn's vfork makes it include this
+// process's RSS at the exec.
+// RssAnon: the part that is the process's own (heap, buffers), not the
+// binary's and shared libraries' file pages.
+double g_anon_peak = 0;
+double VmHwmMib(pid_t pid) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  double hwm = 0;
+  while (std::getline(f, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) hwm = std::strtod(line.c_str() + 6, nullptr) / 1024.0;
+    if (line.rfind("RssAnon:", 0) == 0) g_anon_peak = std::max(g_anon_peak, std::strtod(line.c_str() + 8, nullptr) / 1024.0);
+  }
+  return hwm;
+}
+
+Result RunOnce(Fixture& fx, int samples, double interval, int percent, int every) {
+  const std::string out = fx.root + "/out.jsonl";
+  unlink(out.c_str());
+  const std::string bin = std::string(IOSONAR_BINARY_DIR) + "/iosonar";
+  const std::string count = std::to_string(samples), iv = std::to_string(interval);
+  std::vector<std::string> args = {bin, "lustre", "--proc-root", fx.root, "--interval", iv, "--count", count,
+                                   "--output", out, "--quiet", "--host-name", "bench", "--jobstats-every",
+                                   std::to_string(every)};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid;
+  if (posix_spawn(&pid, bin.c_str(), nullptr, nullptr, argv.data(), environ) != 0) {
+    std::perror("posix_spawn");
+    std::exit(1);
+  }
+  // After each sample (seen in the output) advance the counters, well
+  // before the next tick.
+  double hwm = 0;
+  g_anon_peak = 0;
+  for (int k = 1; k < samples; ++k) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (CountOf(Slurp(out), "\"sampler.source\":\"*\"") < static_cast<size_t>(k)) {
+      hwm = std::max(hwm, VmHwmMib(pid));
+      if (std::chrono::steady_clock::now() > deadline) {
+        std::fprintf(stderr, "bench_lustre: no sample %d from the exporter\n", k);
+        kill(pid, SIGTERM);
+        std::exit(1);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    fx.Advance(percent);
+  }
+  // Until it exits (its last sample is running).
+  for (int i = 0; i < 4000; ++i) {
+    double h = VmHwmMib(pid);
+    if (h == 0) break;
+    hwm = std::max(hwm, h);
+    std::this_thread::sleep_for(std::chrono::microseconds(500));
+  }
+  int status = 0;
+  rusage ru{};
+  wait4(pid, &status, 0, &ru);
+  Result r;
+  const std::string text = Slurp(out);
+  for (size_t p = text.find("\"sampler.source\":\"*\""); p != std::string::npos; p = text.find("\"sampler.source\":\"*\"", p + 1)) {
+    auto d = text.find("\"sampler.duration_ns\":", p);
+    r.ms.push_back(std::strtod(text.c_str() + d + 22, nullptr) / 1e6);
+  }
+  r.cpu_ms_per_sample = (static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
+                         static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3) / samples;
+  r.maxrss_mib = hwm;
+  r.anon_mib = g_anon_peak;
+  r.records_per_sample = static_cast<double>(CountOf(text, "\n") ) / samples;
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) std::fprintf(stderr, "bench_lustre: exporter exit status %d\n", status);
+  return r;
+}
+
+// The same exporter in this process, for CPU time per sample that the
+// machine's load does not blur: thread CPU time around Collect+FinishTick.
+struct InProc {
+  std::vector<double> cpu_ms, wall_ms;
+  double bytes_per_sample = 0;
+  double heap_mib = 0;  // malloc'd and still in use at the end (exporter state + buffers)
+};
+
+double ThreadCpuMs() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
+}
+
+InProc RunInProcess(Fixture& fx, int samples, int percent, int every) {
+  iosonar::lustre::LustreOptions o;
+  o.proc_root = fx.root;
+  o.jobstats_every = every;
+  auto exp = iosonar::lustre::MakeLustreExporter(o);
+  iosonar::exporters::Context ctx("bench", "", 1, "lustre");
+  ctx.set_quiet(true);
+  InProc r;
+  size_t bytes = 0;
+  for (int k = 0; k < samples; ++k) {
+    if (k) fx.Advance(percent);
+    const int64_t t = k;
+    ctx.StartTick(static_cast<uint64_t>(k), 1700000000000000000LL + t * 1000000000LL, 1000000000LL + t * 1000000000LL, 1000000000LL);
+    const double c0 = ThreadCpuMs();
+    const auto w0 = std::chrono::steady_clock::now();
+    exp->Collect(ctx);
+    const std::string& out = ctx.FinishTick(1);
+    const double c1 = ThreadCpuMs();
+    if (k) {  // sample 0 is the baseline
+      r.cpu_ms.push_back(c1 - c0);
+      r.wall_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - w0).count());
+      bytes += out.size();
+    }
+  }
+  r.bytes_per_sample = static_cast<double>(bytes) / std::max(1, samples - 1);
+  struct mallinfo2 mi = mallinfo2();
+  r.heap_mib = static_cast<double>(mi.uordblks + mi.hblkhd) / 1048576.0;
+  return r;
+}
+
+// The command on an empty tree: what the binary and its shared libraries
+// take before any Lustre data.
+double IdleRssMib(const std::string& root) {
+  const std::string empty = root + "/empty";
+  MkdirP(empty + "/proc/fs/lustre");
+  const std::string bin = std::string(IOSONAR_BINARY_DIR) + "/iosonar";
+  std::vector<std::string> args = {bin, "lustre", "--proc-root", empty, "--interval", "0.2", "--count", "4", "--output", "/dev/null", "--quiet"};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid;
+  if (posix_spawn(&pid, bin.c_str(), nullptr, nullptr, argv.data(), environ) != 0) return 0;
+  double hwm = 0;
+  for (int i = 0; i < 4000; ++i) {
+    double h = VmHwmMib(pid);
+    if (h == 0 && i > 10) break;
+    hwm = std::max(hwm, h);
+    std::this_thread::sleep_for(std::chrono::microseconds(500));
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return hwm;
+}
+
+double Pct(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size() - 1) + 0.5))];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int samples = 20;
+  double interval = 1.0;
+  bool inproc_only = false;
+  for (int i = 1; i < argc; ++i)
+    if (std::string(argv[i]) == "--in-process-only") inproc_only = true;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (std::string(argv[i]) == "--samples") samples = std::atoi(argv[i + 1]);
+    else if (std::string(argv[i]) == "--interval") interval = std::atof(argv[i + 1]);
+  }
+  // On tmpfs, as /proc and /sys are in memory: the fixture's rewrites must
+  // not cost disk I/O that the exporter would wait behind.
+  char tmpl_shm[] = "/dev/shm/bench_lustre_XXXXXX";
+  char tmpl_tmp[] = "/tmp/bench_lustre_XXXXXX";
+  char* tmpl = mkdtemp(tmpl_shm);
+  if (!tmpl) tmpl = mkdtemp(tmpl_tmp);
+  if (!tmpl) return 1;
+  Fixture fx;
+  fx.root = tmpl;
+  for (int i = 0; i < kOsts; ++i) {
+    MkdirP(fx.root + "/proc/fs/lustre/obdfilter/" + Fixture::Name(i));
+    MkdirP(fx.root + "/sys/kernel/debug/lustre/osd-zfs/" + Fixture::Name(i));
+  }
+  MkdirP(fx.root + "/proc/fs/lustre/mdt/bench-MDT0000");
+  const auto g0 = std::chrono::steady_clock::now();
+  fx.Write();
+  const double gen_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - g0).count();
+  std::string js = Slurp(fx.root + "/proc/fs/lustre/obdfilter/" + Fixture::Name(0) + "/job_stats");
+  std::printf("bench_lustre: %d OSTs x %d jobs = %d job_stats entries (%.0f KiB of job_stats per OST, %.1f MiB in all; "
+              "fixture written in %.0f ms), %d samples at %.1f s\n",
+              kOsts, kJobsPerOst, kOsts * kJobsPerOst, static_cast<double>(js.size()) / 1024,
+              static_cast<double>(js.size()) * kOsts / 1048576.0, gen_ms, samples, interval);
+  std::printf("\nin process (thread CPU time of Collect + formatting, per sample after the baseline):\n");
+  std::printf("%-40s %14s %11s %14s %12s %9s\n", "scenario", "median CPU ms", "p90 CPU ms", "median wall ms", "KiB out/smpl",
+              "heap MiB");
+  const std::pair<int, int> kScenarios[] = {{10, 1}, {100, 1}, {100, 2}};  // % of jobs changing, --jobstats-every
+  auto Name = [](int percent, int every) {
+    char name[64];
+    std::snprintf(name, sizeof name, "%d%% of jobs change%s", percent, every > 1 ? ", --jobstats-every 2" : "");
+    return std::string(name);
+  };
+  for (auto [percent, every] : kScenarios) {
+    InProc r = RunInProcess(fx, samples, percent, every);
+    const std::string name = Name(percent, every);
+    std::printf("%-40s %14.2f %11.2f %14.2f %12.0f %9.1f\n", name.c_str(), Pct(r.cpu_ms, 0.5), Pct(r.cpu_ms, 0.9), Pct(r.wall_ms, 0.5),
+                r.bytes_per_sample / 1024, r.heap_mib);
+  }
+  if (inproc_only) {
+    if (std::getenv("BENCH_LUSTRE_KEEP")) {
+      std::printf("fixture kept in %s\n", tmpl);
+      return 0;
+    }
+    std::string rm = std::string("rm -rf ") + tmpl;
+    return std::system(rm.c_str()) == 0 ? 0 : 1;
+  }
+  double load[3] = {0, 0, 0};
+  if (getloadavg(load, 3) < 0) load[0] = -1;
+  std::printf("\nload average now %.2f on %ld CPUs: wall times include waiting for a CPU\n", load[0], sysconf(_SC_NPROCESSORS_ONLN));
+  g_anon_peak = 0;
+  const double idle = IdleRssMib(fx.root);
+  std::printf("\nthe command on an empty tree (binary and shared libraries only): RSS %.1f MiB, anon %.1f MiB\n", idle, g_anon_peak);
+  std::printf("\nthe real command (iosonar lustre --interval %.1f as a child; wall time from its own self-report, "
+              "CPU from wait4, peak RSS = the child's VmHWM):\n", interval);
+  std::printf("%-40s %9s %9s %9s %12s %10s %10s %12s\n", "scenario", "median ms", "p90 ms", "max ms", "cpu ms/smpl", "RSS MiB",
+              "anon MiB", "records/smpl");
+  for (auto [percent, every] : kScenarios) {
+    Result r = RunOnce(fx, samples, interval, percent, every);
+    std::vector<double> steady(r.ms.begin() + (r.ms.size() > 1 ? 1 : 0), r.ms.end());  // sample 0 is the baseline
+    const std::string name = Name(percent, every);
+    std::printf("%-40s %9.2f %9.2f %9.2f %12.2f %10.1f %10.1f %12.0f\n", name.c_str(), Pct(steady, 0.5), Pct(steady, 0.9),
+                Pct(steady, 1.0), r.cpu_ms_per_sample, r.maxrss_mib, r.anon_mib, r.records_per_sample);
+    std::printf("  vs targets: CPU %.1f ms per sample / 20 ms = %.2fx, wall median %.1f ms / 20 ms = %.2fx, RSS %.1f / 10 MiB = "
+                "%.2fx\n",
+                r.cpu_ms_per_sample, r.cpu_ms_per_sample / 20.0, Pct(steady, 0.5), Pct(steady, 0.5) / 20.0, r.maxrss_mib,
+                r.maxrss_mib / 10.0);
+  }
+  std::string cmd = std::string("rm -rf ") + tmpl;
+  if (std::system(cmd.c_str()) != 0) return 1;
+  return 0;
+}

@@ -1,0 +1,177 @@
+// The cluster simulator: deterministic, every line valid against the schema,
+// the layers consistent with each other and with the ground truth it reports.
+#include <catch2/catch.hpp>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "iosonar/record.h"
+#include "simulate/simulate.h"
+
+using namespace iosonar;
+
+namespace {
+
+struct Collected {
+  std::vector<std::string> lines;
+  sim::SimResult res;
+};
+
+Collected Run(const sim::Config& cfg) {
+  Collected c;
+  Status st = sim::Simulate(cfg, [&](std::string_view l) {
+    c.lines.emplace_back(l);
+    return Status::Ok();
+  }, &c.res);
+  REQUIRE(st.ok());
+  return c;
+}
+
+sim::Config Small(uint64_t seed = 7) {
+  sim::Config cfg;
+  cfg.seed = seed;
+  cfg.nodes = 32;
+  cfg.fwd = 4;
+  cfg.osts = 8;
+  cfg.mdts = 2;
+  cfg.duration_s = 12;
+  cfg.faults.storm_job = "1999";
+  cfg.faults.slow_ost = 3;
+  sim::GenerateJobs(&cfg);
+  for (auto& j : cfg.jobs) j.bytes_per_rank_s = 8 << 20;
+  return cfg;
+}
+
+int64_t I(const ParsedRecord& r, const char* f) {
+  int k = FieldIndex(f);
+  REQUIRE(k >= 0);
+  return r[static_cast<size_t>(k)].kind == FieldValue::kInt ? r[static_cast<size_t>(k)].i : 0;
+}
+std::string S(const ParsedRecord& r, const char* f) {
+  int k = FieldIndex(f);
+  return r[static_cast<size_t>(k)].kind == FieldValue::kString ? std::string(r[static_cast<size_t>(k)].s) : "";
+}
+
+}  // namespace
+
+TEST_CASE("simulate: same seed, same records, another seed, other records", "[simulate]") {
+  auto a = Run(Small(7)), b = Run(Small(7)), c = Run(Small(8));
+  REQUIRE(a.lines.size() > 100);
+  CHECK(a.lines == b.lines);
+  CHECK(a.lines != c.lines);
+  CHECK(sim::GetstripeText(a.res) == sim::GetstripeText(b.res));
+  CHECK(sim::FilePerfCsv(a.res) == sim::FilePerfCsv(b.res));
+}
+
+TEST_CASE("simulate: every line validates and the layers agree", "[simulate]") {
+  auto c = Run(Small());
+  std::map<std::string, uint64_t> by_ds;
+  std::map<std::string, int64_t> trace_bytes, jobstats_bytes, trace_opens, jobstats_opens;
+  int64_t oss_bytes = 0, llite_bytes = 0, osc_rpcs = 0, oss_ops = 0, trace_total = 0;
+  std::map<std::pair<std::string, int64_t>, int> seen;  // (stream, seq) unique
+  ParsedRecord rec;
+  for (const auto& l : c.lines) {
+    std::string buf = l;
+    buf.push_back('\0');
+    Status st = ParseRecordInsitu(buf.data(), l.size(), &rec);
+    INFO(l);
+    REQUIRE(st.ok());
+    const std::string ds(rec.dataset->name);
+    by_ds[ds]++;
+    CHECK(seen[{std::to_string(I(rec, "event.stream")), I(rec, "event.seq")}]++ == 0);
+    if (ds == "iosonar.trace") {
+      trace_bytes[S(rec, "job.id")] += I(rec, "io.bytes");
+      trace_total += I(rec, "io.bytes");
+      if (S(rec, "io.op") == "open") trace_opens[S(rec, "job.id")] += I(rec, "io.count");
+    } else if (ds == "iosonar.jobstats") {
+      jobstats_bytes[S(rec, "job.id")] += I(rec, "oss.read_bytes") + I(rec, "oss.write_bytes");
+      jobstats_opens[S(rec, "job.id")] += I(rec, "mds.open");
+    } else if (ds == "iosonar.oss") {
+      oss_bytes += I(rec, "oss.read_bytes") + I(rec, "oss.write_bytes");
+      oss_ops += I(rec, "oss.read_ops") + I(rec, "oss.write_ops");
+    } else if (ds == "iosonar.client") {
+      if (S(rec, "client.layer") == "llite") llite_bytes += I(rec, "client.read_bytes") + I(rec, "client.write_bytes");
+      else osc_rpcs += I(rec, "client.rpc_reads") + I(rec, "client.rpc_writes");
+    }
+  }
+  for (const char* ds : {"iosonar.trace", "iosonar.client", "iosonar.oss", "iosonar.mds", "iosonar.jobstats"})
+    CHECK(by_ds[ds] > 0);
+  CHECK(c.res.lines == c.lines.size());
+  // Client = forwarding layer = job_stats, byte for byte; the OSTs see more (background).
+  CHECK(llite_bytes == trace_total);
+  for (const auto& t : c.res.jobs) {
+    INFO("job " << t.id);
+    CHECK(trace_bytes[t.id] == t.bytes);
+    CHECK(jobstats_bytes[t.id] == t.bytes);
+    CHECK(trace_opens[t.id] == t.opens);
+    CHECK(jobstats_opens[t.id] == t.opens);
+    int64_t sum = 0;
+    for (auto& [o, b] : t.ost_bytes) sum += b;
+    CHECK(sum == t.bytes);
+  }
+  CHECK(oss_bytes > trace_total);
+  CHECK(osc_rpcs > 0);
+  CHECK(oss_ops >= osc_rpcs);
+}
+
+TEST_CASE("simulate: the slow OST slows exactly the files striped over it", "[simulate]") {
+  auto c = Run(Small());
+  size_t slow = 0, fast = 0;
+  for (const auto& p : c.res.file_perf) {
+    if (p.bytes == 0) continue;
+    const double bw = static_cast<double>(p.bytes) / p.seconds;
+    bool on = false;
+    for (int o : p.osts) on |= o == 3;
+    if (on) {
+      ++slow;
+      CHECK(bw < 0.3 * (1ll << 30));
+    } else {
+      ++fast;
+      CHECK(bw > 0.9 * (1ll << 30));
+    }
+  }
+  CHECK(slow > 0);
+  CHECK(fast > 0);
+  const std::string csv = sim::FilePerfCsv(c.res);
+  CHECK(csv.rfind("file,bytes,seconds,osts\n", 0) == 0);
+}
+
+TEST_CASE("simulate: job specs parse, bad ones are named", "[simulate]") {
+  auto j = sim::ParseJobSpec("id=77,mode=N-M,first=4,nodes=8,m=2,bytes=16M,req=64K,read=1");
+  REQUIRE(j.ok());
+  CHECK(j->id == "77");
+  CHECK(j->mode == sim::Mode::kNM);
+  CHECK(j->first_node == 4);
+  CHECK(j->nodes == 8);
+  CHECK(j->m_files == 2);
+  CHECK(j->bytes_per_rank_s == 16ll << 20);
+  CHECK(j->request == 64 << 10);
+  CHECK(j->read);
+  auto bad = sim::ParseJobSpec("id=1,nodes=x");
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.status().message().find("nodes=x") != std::string::npos);
+  CHECK_FALSE(sim::ParseJobSpec("id=1,color=red").ok());
+  CHECK_FALSE(sim::ParseJobSpec("mode=N-N").ok());
+  CHECK_FALSE(sim::ParseJobSpec("id=1,mode=N-X").ok());
+  // A job outside the cluster is refused, not simulated.
+  sim::Config cfg;
+  cfg.nodes = 4;
+  cfg.jobs.push_back(*sim::ParseJobSpec("id=5,first=2,nodes=4"));
+  sim::SimResult r;
+  CHECK_FALSE(sim::Simulate(cfg, [](std::string_view) { return Status::Ok(); }, &r).ok());
+}
+
+TEST_CASE("simulate: variability makes some ranks differ, and the layers still agree", "[simulate]") {
+  sim::Config cfg = Small(5);
+  cfg.variability = 0.5;
+  auto c = Run(cfg);
+  auto base = Run(Small(5));
+  CHECK(c.lines != base.lines);
+  for (size_t k = 0; k < c.res.jobs.size(); ++k) {
+    const auto& t = c.res.jobs[k];
+    int64_t sum = 0;
+    for (auto& [o, b] : t.ost_bytes) sum += b;
+    CHECK(sum == t.bytes);
+    if (cfg.jobs[k].mode == sim::Mode::kNN) CHECK(t.bytes < base.res.jobs[k].bytes);
+  }
+}
