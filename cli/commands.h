@@ -27,6 +27,11 @@ int CmdPhases(int argc, char** argv);      // cmd_phases.cc
 int CmdBadOst(int argc, char** argv);      // cmd_badost.cc
 int CmdSummarizeJob(int argc, char** argv);  // cmd_summarize.cc
 int CmdScoreboard(int argc, char** argv);    // cmd_summarize.cc
+// issue 7: LASSi, probe slowdown, the report, the LMT importer
+int CmdLassi(int argc, char** argv);       // cmd_lassi.cc
+int CmdSlowdown(int argc, char** argv);    // cmd_lassi.cc
+int CmdReport(int argc, char** argv);      // cmd_lassi.cc
+int CmdLmtImport(int argc, char** argv);   // cmd_lassi.cc
 
 // Service URL from flag, else environment variable, else config file key
 // ("" if none). Config file: --config FILE, $IOSONAR_CONFIG, else

@@ -39,6 +39,11 @@ constexpr Subcommand kCommands[] = {
     {"bad-ost", iosonar::cli::CmdBadOst, "per-OST correlation of file performance with striping (TOKIO's darshan_bad_ost)"},
     {"summarize-job", iosonar::cli::CmdSummarizeJob, "one row per job with TOKIO's summarize_job columns (CSV or JSON)"},
     {"scoreboard", iosonar::cli::CmdScoreboard, "top users and applications by bytes, ops and metadata ops"},
+    // issue 7: LASSi, probe slowdown, the helpdesk report
+    {"lassi", iosonar::cli::CmdLassi, "LASSi risk and ops metrics per file system, application, job and window"},
+    {"slowdown", iosonar::cli::CmdSlowdown, "probe latency statistics and slowdown factors per fs, op and interval"},
+    {"report", iosonar::cli::CmdReport, "the daily helpdesk report: self-contained HTML, text and JSON"},
+    {"lmt-import", iosonar::cli::CmdLmtImport, "turn an LMT database (sqlite) into iosonar.oss/mds records"},
 };
 
 void Usage(FILE* f) {

@@ -55,6 +55,33 @@ Result<std::optional<std::string>> CachedJobResult(const std::string& redis_url,
   if (!client.ok()) return client.status();
   return client.value()->Get(JobResultKey(job_id, kind));
 }
+// ---- issue 7: LASSi and probe slowdown results ----
+std::string LassiKey(std::string_view fs, std::string_view from_iso, std::string_view to_iso, int64_t window_s) {
+  std::string key(kKeyPrefix);
+  key += "lassi:";
+  key += fs.empty() ? std::string_view("all") : fs;
+  key += ':';
+  key += from_iso;
+  key += ':';
+  key += to_iso;
+  key += ':';
+  key += std::to_string(window_s);
+  return key;
+}
+
+std::string SlowdownKey(std::string_view fs, std::string_view from_iso, std::string_view to_iso) {
+  std::string key(kKeyPrefix);
+  key += "slowdown:";
+  key += fs.empty() ? std::string_view("all") : fs;
+  key += ':';
+  key += from_iso;
+  key += ':';
+  key += to_iso;
+  return key;
+}
+
+// (stored and read with CacheResult / CachedResult below)
+// ---- end issue 7 ----
 
 // ---- issue 6 part A ----
 std::string JobPhasesKey(std::string_view job_id) { return JobResultKey(job_id, "phases"); }

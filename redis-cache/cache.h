@@ -7,6 +7,7 @@
 // the functions are thread-safe. Errors name the URL with its password
 // redacted.
 #pragma once
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -48,5 +49,12 @@ std::string JobTokioSummaryKey(std::string_view job_id);
 Status CacheResult(const std::string& redis_url, const std::string& key, const std::string& value,
                    int ttl_seconds = 0);
 Result<std::optional<std::string>> CachedResult(const std::string& redis_url, const std::string& key);
+// ---- issue 7: LASSi and probe slowdown results ----
+// "iosonar:lassi:<fs or all>:<from>:<to>:<window_s>" and
+// "iosonar:slowdown:<fs or all>:<from>:<to>" (from/to as ISO 8601 UTC).
+std::string LassiKey(std::string_view fs, std::string_view from_iso, std::string_view to_iso, int64_t window_s);
+std::string SlowdownKey(std::string_view fs, std::string_view from_iso, std::string_view to_iso);
+// (CacheResult / CachedResult above store and read them.)
+// ---- end issue 7 ----
 
 }  // namespace iosonar::cache

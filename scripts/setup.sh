@@ -10,8 +10,10 @@ BUILD_PKGS=(build-essential cmake pkg-config libcurl4-openssl-dev rapidjson-dev 
 TEST_PKGS=(redis-server fio python3 python3-yaml
            # issue 5 (job DB, Slurm): a private MariaDB and a one-node Slurm started by the tests
            mariadb-server munge slurmctld slurmd slurm-client slurmdbd
-           # issue 6 part A: oracles (PyWavelets, SciPy) and MPI-IO runs (OpenMPI)
-           python3-pywt python3-scipy openmpi-bin libopenmpi-dev)
+           # issue 6: oracles (PyWavelets, SciPy) and MPI-IO runs (OpenMPI)
+           python3-pywt python3-scipy openmpi-bin libopenmpi-dev
+           # issue 7 (LASSi, slowdown, report): pandas/numpy oracles, headless Chromium
+           python3-pandas python3-numpy chromium)
 pkgs=("${BUILD_PKGS[@]}")
 if [[ "${1:-}" == "--test" ]]; then pkgs+=("${TEST_PKGS[@]}"); fi
 

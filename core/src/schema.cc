@@ -490,6 +490,24 @@ constexpr std::array kFieldTable = {
     Field{"badost.verdict", T::kKeyword, "", M::kNone, false, "iosonar.result.bad_ost",
           "unhealthy or unusually fast when |r| exceeds the warning threshold and p the significance threshold"},
     // ---- end issue 6 part A ------------------------------------------------------
+    // ---- issue 7: LASSi risk/ops and probe slowdown results (analysis-jobs/lassi) ----
+    Field{"result.fs", T::kKeyword, "", M::kDimension, false, "iosonar.result.risk iosonar.result.slowdown",
+          "File system the value is about (lustre.fs, or the probed directory)"},
+    Field{"result.app", T::kKeyword, "", M::kDimension, false, "iosonar.result.risk",
+          "Application: the exact command line of the jobs grouped under it (LASSi)"},
+    Field{"result.risk_oss", T::kDouble, "1", M::kGauge, false, "iosonar.result.risk",
+          "LASSi risk_oss: sum of the positive risks of read_kb, read_ops, write_kb, write_ops, other"},
+    Field{"result.risk_mds", T::kDouble, "1", M::kGauge, false, "iosonar.result.risk",
+          "LASSi risk_mds: sum of the positive risks of the 16 MDS ops"},
+    Field{"result.read_kb_ops", T::kDouble, "1", M::kGauge, false, "iosonar.result.risk",
+          "LASSi read quality read_ops*1024/read_kb (1 = 1 MiB requests); absent where nothing was read"},
+    Field{"result.write_kb_ops", T::kDouble, "1", M::kGauge, false, "iosonar.result.risk",
+          "LASSi write quality write_ops*1024/write_kb; absent where nothing was written"},
+    Field{"result.op", T::kKeyword, "", M::kDimension, false, "iosonar.result.slowdown",
+          "Probe operation the slowdown is about (write, read, stat, create, delete, ...)"},
+    Field{"result.count", T::kLong, "1", M::kGauge, false, "iosonar.result.slowdown",
+          "Samples the interval statistic was computed from"},
+    // ---- end issue 7 ---------------------------------------------------------
 };
 
 }  // namespace

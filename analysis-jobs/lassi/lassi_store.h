@@ -1,0 +1,35 @@
+// Feeding the LASSi accumulator from records: one parsed record at a time
+// (tests, the LMT importer) or by scanning a Store (iosonar lassi).
+#pragma once
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "iosonar/record.h"
+#include "iosonar/status.h"
+#include "iosonar/store.h"
+#include "lassi/lassi.h"
+
+namespace iosonar::lassi {
+
+// The job's application: its exact command line, or "" when unknown.
+using AppOf = std::function<std::string(std::string_view job)>;
+
+// The file system of a record: lustre.fs, else the target's name up to its
+// last '-' (snx11025-OST0000 -> snx11025).
+std::string FsOf(std::string_view fs_field, std::string_view target);
+
+// One iosonar.oss / iosonar.mds / iosonar.jobstats record into the
+// accumulator; records with lustre.reset = true are counted and left out
+// (their deltas are unknown). Other datasets are ignored.
+void AddParsedRecord(const ParsedRecord& rec, Accumulator& acc, const AppOf& app_of);
+
+// Scans iosonar.oss, iosonar.mds and iosonar.jobstats in [history_from, to).
+Status FeedFromStore(Store& store, Accumulator& acc, const AppOf& app_of);
+// The same with two threads on two store handles from open(): iosonar.oss +
+// iosonar.mds in one, iosonar.jobstats (and every app_of call) in the other.
+Status FeedFromStoreParallel(const std::function<Result<std::unique_ptr<Store>>()>& open, Accumulator& acc,
+                             const AppOf& app_of);
+
+}  // namespace iosonar::lassi

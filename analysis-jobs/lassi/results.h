@@ -1,0 +1,43 @@
+// Result records (iosonar.result.risk / iosonar.result.slowdown JSON lines)
+// and helpers shared by `iosonar lassi`, `slowdown` and `report`.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lassi/lassi.h"
+#include "lassi/slowdown.h"
+
+namespace iosonar::lassi {
+
+// "30s", "10m", "1h", "4h", "1d", or plain seconds; nullopt if malformed or <= 0.
+std::optional<int64_t> ParseDuration(std::string_view s);
+// "2018-01-28" -> that day's 00:00 UTC in ns.
+std::optional<int64_t> ParseDay(std::string_view s);
+
+// One JSON line (with '\n') per window row: fs rows, then apps, then jobs.
+std::string RiskRecords(const LassiResult& r, uint64_t stream, int64_t* seq, const std::string& host);
+// One line per slowdown row and statistic (median, p90, p95, p99, mean, max).
+std::string SlowdownRecords(const std::vector<SlowdownRow>& rows, uint64_t stream, int64_t* seq,
+                            const std::string& host);
+
+// LASSi slowdown analysis (Table 3, Fig. 6): the runs of one command against
+// the file system's risk summed over the windows each run overlapped.
+struct Run {
+  std::string job;
+  int64_t start_ns = 0, end_ns = 0;
+};
+struct RunRisk {
+  std::string job;
+  double runtime_s = 0, risk_oss = 0, risk_mds = 0;
+};
+struct RunCorrelation {
+  std::string fs;
+  std::vector<RunRisk> runs;
+  Pearson oss, mds;  // runtime vs risk_oss, runtime vs risk_mds
+};
+RunCorrelation CorrelateRuns(const LassiResult& r, const std::string& fs, const std::vector<Run>& runs);
+
+}  // namespace iosonar::lassi

@@ -1,0 +1,156 @@
+#include "lassi/slowdown.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "iosonar/json.h"
+#include "iosonar/timeutil.h"
+
+namespace iosonar::lassi {
+
+double QuantileType7(std::span<const double> x, double q) {
+  if (x.empty()) return 0;
+  const double h = static_cast<double>(x.size() - 1) * std::clamp(q, 0.0, 1.0);
+  const auto lo = static_cast<size_t>(std::floor(h));
+  if (lo + 1 >= x.size()) return x[x.size() - 1];
+  return x[lo] + (h - static_cast<double>(lo)) * (x[lo + 1] - x[lo]);
+}
+
+LatencyStats ComputeLatencyStats(std::vector<double> xs) {
+  LatencyStats s;
+  s.count = xs.size();
+  if (xs.empty()) return s;
+  std::sort(xs.begin(), xs.end());
+  double sum = 0;
+  for (double x : xs) sum += x;
+  s.mean = sum / static_cast<double>(xs.size());
+  s.min = xs.front();
+  s.max = xs.back();
+  s.median = QuantileType7(xs, 0.5);
+  s.p90 = QuantileType7(xs, 0.9);
+  s.p95 = QuantileType7(xs, 0.95);
+  s.p99 = QuantileType7(xs, 0.99);
+  return s;
+}
+
+static int64_t Floor(int64_t t, int64_t w) {
+  int64_t q = t / w;
+  if (t < 0 && t % w) --q;
+  return q * w;
+}
+
+std::vector<SlowdownRow> ComputeSlowdown(std::vector<ProbeSample> samples, const SlowdownOptions& opt) {
+  std::sort(samples.begin(), samples.end(), [](const ProbeSample& a, const ProbeSample& b) {
+    return std::tie(a.fs, a.op, a.t_ns) < std::tie(b.fs, b.op, b.t_ns);
+  });
+  std::vector<SlowdownRow> out;
+  size_t i = 0;
+  while (i < samples.size()) {
+    size_t j = i;
+    while (j < samples.size() && samples[j].fs == samples[i].fs && samples[j].op == samples[i].op) ++j;
+    std::span<const ProbeSample> g(samples.data() + i, j - i);
+    auto median_in = [&](int64_t a, int64_t b) -> std::optional<double> {
+      std::vector<double> xs;
+      for (const auto& s : g)
+        if (s.t_ns >= a && s.t_ns < b) xs.push_back(s.latency_s);
+      if (xs.empty()) return std::nullopt;
+      std::sort(xs.begin(), xs.end());
+      return QuantileType7(xs, 0.5);
+    };
+    std::optional<double> fixed;
+    if (opt.sliding_ns <= 0) fixed = median_in(opt.baseline_from_ns.value_or(opt.from_ns), opt.baseline_to_ns.value_or(opt.to_ns));
+    for (int64_t iv : opt.intervals_ns) {
+      std::map<int64_t, std::vector<double>> by;
+      for (const auto& s : g)
+        if (s.t_ns >= opt.from_ns && s.t_ns < opt.to_ns) by[Floor(s.t_ns, iv)].push_back(s.latency_s);
+      for (auto& [start, xs] : by) {
+        SlowdownRow r;
+        r.fs = g.front().fs;
+        r.op = g.front().op;
+        r.interval_ns = iv;
+        r.start_ns = start;
+        r.stats = ComputeLatencyStats(std::move(xs));
+        r.baseline_median = opt.sliding_ns > 0 ? median_in(start - opt.sliding_ns, start) : fixed;
+        if (r.baseline_median && *r.baseline_median > 0) {
+          const double b = *r.baseline_median;
+          r.slowdown_mean = r.stats.mean / b;
+          r.slowdown_median = r.stats.median / b;
+          r.slowdown_p90 = r.stats.p90 / b;
+          r.slowdown_p95 = r.stats.p95 / b;
+          r.slowdown_p99 = r.stats.p99 / b;
+          r.slowdown_max = r.stats.max / b;
+        }
+        out.push_back(std::move(r));
+      }
+    }
+    i = j;
+  }
+  return out;
+}
+
+Result<std::vector<ProbeSample>> LoadProbeSamples(Store& store, int64_t from_ns, int64_t to_ns) {
+  ScanQuery q;
+  q.dataset = "iosonar.probe";
+  q.range.start_ns = from_ns;
+  q.range.end_ns = to_ns;
+  q.fields = {"@timestamp", "lustre.fs", "probe.dir", "probe.op", "probe.latency_ns", "probe.ok"};
+  std::vector<ProbeSample> out;
+  Status st = store.Scan(q, [&](const Row& r) {
+    if (!r.Has(3) || !r.Has(4) || (r.Has(5) && !r.Int(5))) return true;
+    ProbeSample s;
+    s.fs = std::string(r.Has(1) ? r.Str(1) : r.Has(2) ? r.Str(2) : "");
+    s.op = std::string(r.Str(3));
+    s.t_ns = r.Int(0);
+    s.latency_s = static_cast<double>(r.Int(4)) / 1e9;
+    out.push_back(std::move(s));
+    return true;
+  });
+  if (!st.ok()) return st;
+  return out;
+}
+
+std::string SlowdownToJson(const std::vector<SlowdownRow>& rows, const SlowdownOptions& opt, bool pretty) {
+  std::string out;
+  JsonWriter w(&out, pretty ? 2 : 0);
+  w.BeginObject();
+  w.Kv("analysis", "slowdown/1");
+  w.Kv("quantile_method", "linear interpolation, Hyndman-Fan type 7 (numpy default)");
+  w.Kv("from", FormatIsoMillis(opt.from_ns));
+  w.Kv("to", FormatIsoMillis(opt.to_ns));
+  w.Kv("baseline", opt.sliding_ns > 0 ? "sliding" : "fixed");
+  if (opt.sliding_ns > 0) w.Kv("baseline_sliding_s", opt.sliding_ns / 1000000000);
+  w.Key("rows");
+  w.BeginArray();
+  auto opt_d = [&](const char* k, std::optional<double> v) {
+    w.Key(k);
+    if (v) w.Double(*v);
+    else w.Null();
+  };
+  for (const auto& r : rows) {
+    w.BeginObject();
+    w.Kv("fs", r.fs);
+    w.Kv("op", r.op);
+    w.Kv("interval_s", r.interval_ns / 1000000000);
+    w.Kv("start", FormatIsoMillis(r.start_ns));
+    w.Kv("count", static_cast<int64_t>(r.stats.count));
+    for (auto [k, v] : {std::pair{"mean", r.stats.mean}, {"min", r.stats.min}, {"median", r.stats.median},
+                        {"p90", r.stats.p90}, {"p95", r.stats.p95}, {"p99", r.stats.p99}, {"max", r.stats.max}}) {
+      w.Key(k);
+      w.Double(v);
+    }
+    opt_d("baseline_median", r.baseline_median);
+    opt_d("slowdown_mean", r.slowdown_mean);
+    opt_d("slowdown_median", r.slowdown_median);
+    opt_d("slowdown_p90", r.slowdown_p90);
+    opt_d("slowdown_p95", r.slowdown_p95);
+    opt_d("slowdown_p99", r.slowdown_p99);
+    opt_d("slowdown_max", r.slowdown_max);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+  return out;
+}
+
+}  // namespace iosonar::lassi

@@ -1,0 +1,505 @@
+#include "report/report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <set>
+
+#include "iosonar/json.h"
+#include "iosonar/timeutil.h"
+
+namespace iosonar::report {
+
+std::string HtmlEscape(std::string_view s) {
+  std::string o;
+  o.reserve(s.size());
+  for (char c : s) {
+    switch (c) {
+      case '&': o += "&amp;"; break;
+      case '<': o += "&lt;"; break;
+      case '>': o += "&gt;"; break;
+      case '"': o += "&quot;"; break;
+      case '\'': o += "&#39;"; break;
+      default: o += c;
+    }
+  }
+  return o;
+}
+
+namespace {
+
+std::string Fmt(double v, int prec = 3) {
+  if (!std::isfinite(v)) return "-";
+  char b[64];
+  std::snprintf(b, sizeof b, "%.*g", prec, v);
+  return b;
+}
+std::string Bytes(double kb) {
+  const char* u[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
+  int i = 0;
+  while (kb >= 1024 && i < 4) kb /= 1024, ++i;
+  return Fmt(kb) + " " + u[i];
+}
+std::string HhMm(int64_t ns) {
+  std::string s = FormatIsoMillis(ns);  // 2018-01-28T08:00:00.000Z
+  return s.size() >= 19 ? s.substr(11, 8) : s;
+}
+
+constexpr const char* kColors[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
+                                   "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f"};
+
+struct Series {
+  std::string name;
+  std::vector<std::optional<double>> y;
+};
+
+// A line (or stacked bar) chart as inline SVG. xs: window starts (ns).
+std::string Chart(const std::string& title, const std::vector<int64_t>& xs, const std::vector<Series>& ss,
+                  const std::string& ylabel, bool stacked, int64_t step_ns) {
+  const double W = 1000, H = 280, L = 70, R = 200, T = 30, B = 40;
+  const double pw = W - L - R, ph = H - T - B;
+  std::string o = "<figure><svg xmlns=\"http://www.w3.org/2000/svg\" class=\"plot\" width=\"" + Fmt(W, 6) +
+                  "\" height=\"" + Fmt(H, 6) + "\" viewBox=\"0 0 " + Fmt(W, 6) + " " + Fmt(H, 6) + "\" role=\"img\">";
+  o += "<text x=\"" + Fmt(L, 6) + "\" y=\"18\" class=\"t\">" + HtmlEscape(title) + "</text>";
+  if (xs.empty() || ss.empty()) {
+    o += "<text x=\"" + Fmt(L, 6) + "\" y=\"" + Fmt(T + ph / 2, 6) + "\">no data in this range</text></svg></figure>";
+    return o;
+  }
+  const int64_t x0 = xs.front(), x1 = xs.back() + step_ns;
+  double ymax = 0;
+  bool any = false;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    double acc = 0;
+    for (const auto& s : ss)
+      if (i < s.y.size() && s.y[i] && std::isfinite(*s.y[i])) {
+        any = true;
+        acc = stacked ? acc + *s.y[i] : std::max(acc, *s.y[i]);
+      }
+    ymax = std::max(ymax, acc);
+  }
+  if (!(ymax > 0)) ymax = 1;
+  auto X = [&](int64_t t) { return L + pw * static_cast<double>(t - x0) / static_cast<double>(x1 - x0); };
+  auto Y = [&](double v) { return T + ph - ph * v / ymax; };
+  // axes and grid
+  o += "<rect x=\"" + Fmt(L, 6) + "\" y=\"" + Fmt(T, 6) + "\" width=\"" + Fmt(pw, 6) + "\" height=\"" + Fmt(ph, 6) +
+       "\" fill=\"#fbfbfb\" stroke=\"#999\"/>";
+  for (int k = 0; k <= 4; ++k) {
+    const double v = ymax * k / 4;
+    o += "<line x1=\"" + Fmt(L, 6) + "\" x2=\"" + Fmt(L + pw, 6) + "\" y1=\"" + Fmt(Y(v), 6) + "\" y2=\"" +
+         Fmt(Y(v), 6) + "\" stroke=\"#e3e3e3\"/><text x=\"" + Fmt(L - 6, 6) + "\" y=\"" + Fmt(Y(v) + 4, 6) +
+         "\" text-anchor=\"end\" class=\"a\">" + Fmt(v) + "</text>";
+  }
+  const int ticks = 6;
+  for (int k = 0; k <= ticks; ++k) {
+    const int64_t t = x0 + (x1 - x0) * k / ticks;
+    o += "<text x=\"" + Fmt(X(t), 6) + "\" y=\"" + Fmt(T + ph + 16, 6) + "\" text-anchor=\"middle\" class=\"a\">" +
+         HhMm(t) + "</text>";
+  }
+  o += "<text x=\"14\" y=\"" + Fmt(T + ph / 2, 6) + "\" transform=\"rotate(-90 14 " + Fmt(T + ph / 2, 6) +
+       ")\" text-anchor=\"middle\" class=\"a\">" + HtmlEscape(ylabel) + "</text>";
+  o += "<text x=\"" + Fmt(L + pw / 2, 6) + "\" y=\"" + Fmt(H - 4, 6) + "\" text-anchor=\"middle\" class=\"a\">time (UTC)</text>";
+  if (!any) o += "<text x=\"" + Fmt(L + 10, 6) + "\" y=\"" + Fmt(T + 20, 6) + "\" class=\"a\">undefined in every window</text>";
+  const double bw = std::max(1.0, pw * static_cast<double>(step_ns) / static_cast<double>(x1 - x0) * 0.9);
+  std::vector<double> base(xs.size(), 0);
+  for (size_t si = 0; si < ss.size(); ++si) {
+    const char* col = kColors[si % 10];
+    const auto& s = ss[si];
+    if (stacked) {
+      for (size_t i = 0; i < xs.size() && i < s.y.size(); ++i) {
+        if (!s.y[i] || !(*s.y[i] > 0)) continue;
+        const double y_top = Y(base[i] + *s.y[i]), y_bot = Y(base[i]);
+        o += "<rect x=\"" + Fmt(X(xs[i]), 6) + "\" y=\"" + Fmt(y_top, 6) + "\" width=\"" + Fmt(bw, 6) +
+             "\" height=\"" + Fmt(std::max(0.5, y_bot - y_top), 6) + "\" fill=\"" + col + "\"><title>" +
+             HtmlEscape(s.name) + " " + HhMm(xs[i]) + ": " + Fmt(*s.y[i]) + "</title></rect>";
+        base[i] += *s.y[i];
+      }
+    } else {
+      std::string d;
+      bool pen = false;
+      for (size_t i = 0; i < xs.size() && i < s.y.size(); ++i) {
+        if (!s.y[i] || !std::isfinite(*s.y[i])) {
+          pen = false;
+          continue;
+        }
+        d += (pen ? " L" : " M") + Fmt(X(xs[i] + step_ns / 2), 6) + " " + Fmt(Y(*s.y[i]), 6);
+        pen = true;
+      }
+      if (!d.empty())
+        o += "<path d=\"" + d + "\" fill=\"none\" stroke=\"" + col + "\" stroke-width=\"2\"/>";
+      for (size_t i = 0; i < xs.size() && i < s.y.size(); ++i)
+        if (s.y[i] && std::isfinite(*s.y[i]))
+          o += "<circle cx=\"" + Fmt(X(xs[i] + step_ns / 2), 6) + "\" cy=\"" + Fmt(Y(*s.y[i]), 6) + "\" r=\"2.5\" fill=\"" +
+               col + "\"/>";
+    }
+    const double ly = T + 14 + 16 * static_cast<double>(si);
+    std::string name = s.name.size() > 28 ? s.name.substr(0, 27) + "..." : s.name;
+    o += "<rect x=\"" + Fmt(L + pw + 10, 6) + "\" y=\"" + Fmt(ly - 9, 6) + "\" width=\"10\" height=\"10\" fill=\"" + col +
+         "\"/><text x=\"" + Fmt(L + pw + 25, 6) + "\" y=\"" + Fmt(ly, 6) + "\" class=\"a\">" + HtmlEscape(name) +
+         "<title>" + HtmlEscape(s.name) + "</title></text>";
+  }
+  o += "</svg></figure>\n";
+  return o;
+}
+
+// Runtime (x) against the risk the file system carried during each run (y).
+std::string Scatter(const lassi::RunCorrelation& c) {
+  const double W = 1000, H = 300, L = 70, R = 200, T = 30, B = 40, pw = W - L - R, ph = H - T - B;
+  double xmax = 0, ymax = 0;
+  for (const auto& r : c.runs) {
+    xmax = std::max(xmax, r.runtime_s);
+    ymax = std::max({ymax, r.risk_oss, r.risk_mds});
+  }
+  if (!(xmax > 0)) xmax = 1;
+  if (!(ymax > 0)) ymax = 1;
+  auto X = [&](double v) { return L + pw * v / xmax; };
+  auto Y = [&](double v) { return T + ph - ph * v / ymax; };
+  auto pr = [](const lassi::Pearson& p) {
+    return "r = " + (p.r ? Fmt(*p.r) : std::string("undefined")) + ", p = " + (p.p ? Fmt(*p.p) : std::string("undefined"));
+  };
+  std::string o = "<figure><svg xmlns=\"http://www.w3.org/2000/svg\" class=\"plot\" width=\"1000\" height=\"300\" "
+                  "viewBox=\"0 0 1000 300\" role=\"img\"><text x=\"70\" y=\"18\" class=\"t\">" +
+                  HtmlEscape(c.fs + ": runtime vs file-system risk during the run (LASSi Fig. 6)") + "</text>";
+  o += "<rect x=\"70\" y=\"30\" width=\"" + Fmt(pw, 6) + "\" height=\"" + Fmt(ph, 6) + "\" fill=\"#fbfbfb\" stroke=\"#999\"/>";
+  for (int k = 0; k <= 4; ++k) {
+    o += "<text x=\"64\" y=\"" + Fmt(Y(ymax * k / 4) + 4, 6) + "\" text-anchor=\"end\" class=\"a\">" + Fmt(ymax * k / 4) +
+         "</text><text x=\"" + Fmt(X(xmax * k / 4), 6) + "\" y=\"" + Fmt(T + ph + 16, 6) +
+         "\" text-anchor=\"middle\" class=\"a\">" + Fmt(xmax * k / 4) + "</text>";
+  }
+  o += "<text x=\"" + Fmt(L + pw / 2, 6) + "\" y=\"" + Fmt(H - 4, 6) + "\" text-anchor=\"middle\" class=\"a\">runtime (s)</text>";
+  for (const auto& r : c.runs) {
+    o += "<circle cx=\"" + Fmt(X(r.runtime_s), 6) + "\" cy=\"" + Fmt(Y(r.risk_oss), 6) + "\" r=\"4\" fill=\"" + kColors[0] +
+         "\"><title>job " + HtmlEscape(r.job) + " risk_oss " + Fmt(r.risk_oss) + "</title></circle>";
+    o += "<circle cx=\"" + Fmt(X(r.runtime_s), 6) + "\" cy=\"" + Fmt(Y(r.risk_mds), 6) + "\" r=\"4\" fill=\"" + kColors[1] +
+         "\"><title>job " + HtmlEscape(r.job) + " risk_mds " + Fmt(r.risk_mds) + "</title></circle>";
+  }
+  o += "<rect x=\"" + Fmt(L + pw + 10, 6) + "\" y=\"35\" width=\"10\" height=\"10\" fill=\"" + kColors[0] + "\"/><text x=\"" +
+       Fmt(L + pw + 25, 6) + "\" y=\"44\" class=\"a\">risk_oss: " + HtmlEscape(pr(c.oss)) + "</text>";
+  o += "<rect x=\"" + Fmt(L + pw + 10, 6) + "\" y=\"51\" width=\"10\" height=\"10\" fill=\"" + kColors[1] + "\"/><text x=\"" +
+       Fmt(L + pw + 25, 6) + "\" y=\"60\" class=\"a\">risk_mds: " + HtmlEscape(pr(c.mds)) + "</text>";
+  return o + "</svg></figure>\n";
+}
+
+struct FsView {
+  std::vector<int64_t> xs;  // window starts
+  std::map<int64_t, size_t> at;
+};
+
+FsView Windows(const lassi::LassiResult& r, const std::string& fs) {
+  std::set<int64_t> ts;
+  for (const auto& w : r.fs_windows)
+    if (w.fs == fs) ts.insert(w.start_ns);
+  for (const auto& w : r.app_windows)
+    if (w.fs == fs) ts.insert(w.start_ns);
+  FsView v;
+  v.xs.assign(ts.begin(), ts.end());
+  for (size_t i = 0; i < v.xs.size(); ++i) v.at[v.xs[i]] = i;
+  return v;
+}
+
+// Top apps by a key, the rest summed into "other apps".
+std::vector<Series> StackedApps(const lassi::LassiResult& r, const std::string& fs, const FsView& v, bool oss, size_t top) {
+  std::map<std::string, double> tot;
+  for (const auto& w : r.app_windows)
+    if (w.fs == fs) tot[w.target] += oss ? w.risk_oss : w.risk_mds;
+  std::vector<std::pair<double, std::string>> order;
+  for (auto& [a, t] : tot)
+    if (t > 0) order.emplace_back(-t, a);
+  std::sort(order.begin(), order.end());
+  std::map<std::string, size_t> idx;
+  std::vector<Series> ss;
+  for (size_t i = 0; i < order.size() && i < top; ++i) {
+    idx[order[i].second] = ss.size();
+    ss.push_back({order[i].second, std::vector<std::optional<double>>(v.xs.size())});
+  }
+  if (order.size() > top) ss.push_back({"other applications", std::vector<std::optional<double>>(v.xs.size())});
+  for (const auto& w : r.app_windows) {
+    if (w.fs != fs) continue;
+    const double x = oss ? w.risk_oss : w.risk_mds;
+    if (!(x > 0)) continue;
+    auto it = idx.find(w.target);
+    const size_t si = it != idx.end() ? it->second : ss.size() - 1;
+    if (it == idx.end() && order.size() <= top) continue;
+    auto& y = ss[si].y[v.at.at(w.start_ns)];
+    y = y.value_or(0) + x;
+  }
+  return ss;
+}
+
+std::string Cell(const std::string& s) { return "<td>" + HtmlEscape(s) + "</td>"; }
+std::string NumCell(double v) { return "<td class=\"n\">" + Fmt(v) + "</td>"; }
+
+std::vector<lassi::TargetTotal> TopBy(std::vector<lassi::TargetTotal> v, bool by_volume, size_t n) {
+  std::sort(v.begin(), v.end(), [&](const auto& a, const auto& b) {
+    const double ka = by_volume ? a.read_kb + a.write_kb : a.risk_oss + a.risk_mds;
+    const double kb = by_volume ? b.read_kb + b.write_kb : b.risk_oss + b.risk_mds;
+    return ka != kb ? ka > kb : a.target < b.target;
+  });
+  if (v.size() > n) v.resize(n);
+  return v;
+}
+
+}  // namespace
+
+std::vector<Advice> FindAdvice(const ReportInput& in) {
+  std::vector<Advice> out;
+  const auto& a = in.advice;
+  std::set<std::pair<std::string, std::string>> seen;  // (job, kind)
+  auto add = [&](Advice x) {
+    if (seen.insert({x.job, x.kind}).second) out.push_back(std::move(x));
+  };
+  std::map<std::string, std::pair<std::string, std::string>> job_app;  // job -> (app, fs)
+  for (const auto& j : in.lassi.jobs) job_app[j.target] = {j.app, j.fs};
+  for (const auto& [job, s] : in.summaries) {
+    auto ja = job_app.count(job) ? job_app[job] : std::pair<std::string, std::string>{};
+    for (const auto* m : {&s.mode_write, &s.mode_read}) {
+      if (m->mode == "N-1" && m->processes >= a.n1_processes)
+        add({job, ja.first, ja.second, "N-1 with many processes",
+             std::to_string(m->processes) + " processes " + (m == &s.mode_write ? "write" : "read") +
+                 " one shared file (" + m->explanation + ")",
+             "Use MPI-IO collective buffering (e.g. romio_cb_write=enable) or let a few aggregator ranks do the I/O "
+             "(N-M); stripe the shared file over many OSTs (lfs setstripe -c -1) and align each rank's requests to "
+             "the stripe size."});
+    }
+    for (const auto* d : {&s.write, &s.read}) {
+      if (d->ops >= a.min_ops && d->avg_request_bytes > 0 && d->avg_request_bytes < a.small_request_bytes)
+        add({job, ja.first, ja.second, "small requests",
+             Fmt(static_cast<double>(d->ops)) + " " + (d == &s.write ? "writes" : "reads") + " of " +
+                 Fmt(d->avg_request_bytes / 1024) + " KiB on average",
+             "Buffer the I/O into requests of 1 MiB or more (Lustre's optimum; LASSi ops metric 1): larger "
+             "application buffers, stdio setvbuf, or an I/O library (HDF5, NetCDF, MPI-IO) that aggregates."});
+    }
+    if (s.meta_ops >= a.meta_ops && s.meta_ops_per_s > 100)
+      add({job, ja.first, ja.second, "metadata-heavy",
+           Fmt(static_cast<double>(s.meta_ops)) + " metadata ops, " + Fmt(s.meta_ops_per_s) + " per second",
+           "Keep small-file and scratch metadata work off the parallel file system (node-local /tmp or /dev/shm), "
+           "pack many small files into one (tar, HDF5), open files once and keep them open, avoid stat/ls loops."});
+  }
+  // From LASSi's job totals (job_stats), for jobs without trace records too.
+  for (const auto& j : in.lassi.jobs) {
+    const double ops = j.read_ops + j.write_ops, kb = j.read_kb + j.write_kb;
+    if (ops >= static_cast<double>(a.min_ops) && kb > 0 && kb * 1024 / ops < a.small_request_bytes)
+      add({j.target, j.app, j.fs, "small requests",
+           "LASSi ops " + Fmt(ops * 1024 / kb) + " (" + Fmt(ops) + " data ops for " + Bytes(kb) + ", " +
+               Fmt(kb / ops) + " KiB per op)",
+           "Buffer the I/O into requests of 1 MiB or more (Lustre's optimum; LASSi ops metric 1): larger "
+           "application buffers, stdio setvbuf, or an I/O library (HDF5, NetCDF, MPI-IO) that aggregates."});
+    const double mib = std::max(kb / 1024, 1.0);
+    if (j.meta_ops >= static_cast<double>(a.meta_ops) && j.meta_ops / mib >= a.meta_ops_per_mib)
+      add({j.target, j.app, j.fs, "metadata-heavy",
+           Fmt(j.meta_ops) + " metadata ops for " + Bytes(kb) + " moved; risk_mds " + Fmt(j.risk_mds),
+           "Keep small-file and scratch metadata work off the parallel file system (node-local /tmp or /dev/shm), "
+           "pack many small files into one (tar, HDF5), open files once and keep them open, avoid stat/ls loops."});
+  }
+  return out;
+}
+
+ReportOutput RenderReport(const ReportInput& in) {
+  ReportOutput out;
+  const auto& r = in.lassi;
+  std::set<std::string> fss;
+  for (const auto& w : r.fs_windows) fss.insert(w.fs);
+  for (const auto& w : r.app_windows) fss.insert(w.fs);
+  const auto advice = FindAdvice(in);
+  const std::string window = Fmt(static_cast<double>(r.opt.window_ns) / 1e9 / 60) + " min";
+
+  std::string h;
+  h += "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>iosonar I/O report " +
+       HtmlEscape(in.title) + "</title>\n<style>body{font-family:sans-serif;margin:20px;color:#222}"
+       "h1{font-size:22px}h2{font-size:18px;border-bottom:1px solid #ccc;margin-top:28px}h3{font-size:15px}"
+       "table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ccc;padding:3px 7px;font-size:13px}"
+       "th{background:#eee}td.n{text-align:right;font-variant-numeric:tabular-nums}"
+       ".t{font-size:14px;font-weight:bold}.a{font-size:11px;fill:#333}figure{margin:8px 0}"
+       ".note{color:#555;font-size:13px}</style></head>\n<body>\n";
+  h += "<h1>I/O report " + HtmlEscape(in.title) + "</h1>\n<p class=\"note\">" + HtmlEscape(FormatIsoMillis(r.opt.from_ns)) +
+       " to " + HtmlEscape(FormatIsoMillis(r.opt.to_ns)) + " (UTC); LASSi windows of " + window + ", alpha = " +
+       Fmt(r.opt.alpha) + ", averages since " + HtmlEscape(FormatIsoMillis(r.opt.history_from_ns)) +
+       ". risk = sum of the positive (x - alpha*avg)/(alpha*avg) over the ops; 0 is normal. "
+       "ops = ops*1024/KiB: 1 is optimal (1 MiB requests), much more than 1 means small requests.</p>\n";
+
+  std::string t;  // plain text
+  t += "iosonar I/O report " + in.title + "\n" + FormatIsoMillis(r.opt.from_ns) + " to " + FormatIsoMillis(r.opt.to_ns) +
+       " UTC, windows of " + window + ", alpha " + Fmt(r.opt.alpha) + "\n\n";
+
+  for (const auto& fs : fss) {
+    const FsView v = Windows(r, fs);
+    Series so{"risk_oss", std::vector<std::optional<double>>(v.xs.size())},
+        sm{"risk_mds", std::vector<std::optional<double>>(v.xs.size())},
+        qr{"read_kb_ops", std::vector<std::optional<double>>(v.xs.size())},
+        qw{"write_kb_ops", std::vector<std::optional<double>>(v.xs.size())};
+    double peak_o = 0, peak_m = 0;
+    int64_t at_o = 0, at_m = 0;
+    size_t risky = 0, nwin = 0;
+    bool have_ops = false;
+    for (const auto& w : r.fs_windows) {
+      if (w.fs != fs) continue;
+      const size_t i = v.at.at(w.start_ns);
+      so.y[i] = w.risk_oss;
+      sm.y[i] = w.risk_mds;
+      qr.y[i] = w.read_kb_ops;
+      qw.y[i] = w.write_kb_ops;
+      have_ops |= w.x.oss[1].has_value() || w.x.oss[3].has_value();
+      if (w.risk_oss > peak_o) peak_o = w.risk_oss, at_o = w.start_ns;
+      if (w.risk_mds > peak_m) peak_m = w.risk_mds, at_m = w.start_ns;
+      risky += (w.risk_oss + w.risk_mds) > 0;
+      ++nwin;
+    }
+    h += "<h2>File system " + HtmlEscape(fs) + "</h2>\n";
+    h += Chart(fs + ": risk_oss and risk_mds (LASSi Fig. 2)", v.xs, {so, sm}, "risk", false, r.opt.window_ns);
+    const auto sa = StackedApps(r, fs, v, true, 8), sb = StackedApps(r, fs, v, false, 8);
+    if (!sa.empty() || !sb.empty()) {
+      h += Chart(fs + ": risk_oss by application (LASSi Fig. 3)", v.xs, sa, "risk_oss", true, r.opt.window_ns);
+      h += Chart(fs + ": risk_mds by application (LASSi Fig. 4)", v.xs, sb, "risk_mds", true, r.opt.window_ns);
+    } else {
+      h += "<p class=\"note\">No job_stats records for " + HtmlEscape(fs) +
+           ": the risk cannot be attributed to applications.</p>\n";
+    }
+    h += Chart(fs + ": read and write ops quality (LASSi Fig. 5; 1 = optimal)", v.xs, {qr, qw}, "KiB-ops",
+               false, r.opt.window_ns);
+    if (!have_ops)
+      h += "<p class=\"note\">The source has no OST op counts (e.g. LMT records bytes only): read_ops and write_ops "
+           "are unknown, so the ops quality is undefined and read_ops/write_ops add no risk.</p>\n";
+    // Tables 1-2
+    for (const auto& st : r.fs_stats) {
+      if (st.fs != fs) continue;
+      h += "<h3>Per-window statistics (" + std::to_string(st.windows) + " windows; LASSi Tables 1-2)</h3>\n"
+           "<table><tr><th>op</th><th>mean per window</th><th>c_v</th></tr>";
+      for (const auto& o : st.ops)
+        h += "<tr>" + Cell(o.op) + NumCell(o.stat.mean) + "<td class=\"n\">" + (o.stat.cv ? Fmt(*o.stat.cv) : "-") +
+             "</td></tr>";
+      h += "</table>\n";
+    }
+    t += "File system " + fs + ": " + std::to_string(nwin) + " windows, " + std::to_string(risky) +
+         " with risk > 0\n  peak risk_oss " + Fmt(peak_o) + (peak_o > 0 ? " at " + FormatIsoMillis(at_o) : "") +
+         "\n  peak risk_mds " + Fmt(peak_m) + (peak_m > 0 ? " at " + FormatIsoMillis(at_m) : "") + "\n";
+    if (!have_ops) t += "  (no OST op counts in the source: ops quality undefined)\n";
+  }
+  if (fss.empty()) {
+    h += "<p>No iosonar.oss, iosonar.mds or iosonar.jobstats records in this range.</p>\n";
+    t += "No server-side records in this range.\n";
+  }
+
+  // Slowdown
+  if (!in.slowdown.empty()) {
+    h += "<h2>Probe slowdown (latency / baseline median)</h2>\n";
+    std::map<std::pair<std::string, int64_t>, std::vector<const lassi::SlowdownRow*>> by;  // (fs, interval)
+    for (const auto& s : in.slowdown) by[{s.fs, s.interval_ns}].push_back(&s);
+    t += "\nProbe slowdown (median latency / baseline median):\n";
+    for (const auto& [k, rows] : by) {
+      std::set<int64_t> ts;
+      std::set<std::string> ops;
+      for (const auto* s : rows) ts.insert(s->start_ns), ops.insert(s->op);
+      std::vector<int64_t> xs(ts.begin(), ts.end());
+      std::map<int64_t, size_t> at;
+      for (size_t i = 0; i < xs.size(); ++i) at[xs[i]] = i;
+      std::vector<Series> ss;
+      std::map<std::string, size_t> oi;
+      for (const auto& op : ops) oi[op] = ss.size(), ss.push_back({op, std::vector<std::optional<double>>(xs.size())});
+      std::map<std::string, std::pair<double, int64_t>> worst;
+      for (const auto* s : rows) {
+        ss[oi[s->op]].y[at[s->start_ns]] = s->slowdown_median;
+        if (s->slowdown_median && *s->slowdown_median > worst[s->op].first)
+          worst[s->op] = {*s->slowdown_median, s->start_ns};
+      }
+      h += Chart(k.first + ": slowdown of the median per op, " + Fmt(static_cast<double>(k.second) / 60e9) +
+                     " min intervals",
+                 xs, ss, "slowdown", false, k.second);
+      t += "  " + k.first + " (" + Fmt(static_cast<double>(k.second) / 60e9) + " min):";
+      for (const auto& [op, wv] : worst)
+        t += " " + op + " max " + Fmt(wv.first) + (wv.first > 0 ? " at " + HhMm(wv.second) : "");
+      t += "\n";
+    }
+  }
+
+  if (in.runs) {
+    const auto& c = *in.runs;
+    h += "<h2>Slowdown analysis: runs of one command</h2>\n" + Scatter(c);
+    h += "<table><tr><th>job</th><th>runtime (s)</th><th>risk_oss</th><th>risk_mds</th></tr>";
+    for (const auto& run : c.runs)
+      h += "<tr>" + Cell(run.job) + NumCell(run.runtime_s) + NumCell(run.risk_oss) + NumCell(run.risk_mds) + "</tr>";
+    h += "</table>\n";
+    auto pr = [](const lassi::Pearson& p) {
+      return "r " + (p.r ? Fmt(*p.r) : std::string("undefined")) + ", p " + (p.p ? Fmt(*p.p) : std::string("undefined"));
+    };
+    t += "\nSlowdown analysis (" + std::to_string(c.runs.size()) + " runs on " + c.fs + "): runtime vs risk_oss " +
+         pr(c.oss) + "; runtime vs risk_mds " + pr(c.mds) + "\n";
+  }
+
+  // Top jobs and applications
+  auto table = [&](const std::string& title, const std::vector<lassi::TargetTotal>& v, bool jobs) {
+    h += "<h3>" + HtmlEscape(title) + "</h3>\n<table><tr><th>fs</th>" +
+         std::string(jobs ? "<th>job</th>" : "") +
+         "<th>application</th><th>risk_oss</th><th>risk_mds</th><th>read</th><th>written</th><th>data ops</th>"
+         "<th>metadata ops</th></tr>";
+    for (const auto& x : v)
+      h += "<tr>" + Cell(x.fs) + (jobs ? Cell(x.target) : "") + Cell(x.app) + NumCell(x.risk_oss) +
+           NumCell(x.risk_mds) + Cell(Bytes(x.read_kb)) + Cell(Bytes(x.write_kb)) + NumCell(x.read_ops + x.write_ops) +
+           NumCell(x.meta_ops) + "</tr>";
+    h += "</table>\n";
+  };
+  h += "<h2>Top jobs and applications</h2>\n";
+  if (r.jobs.empty()) {
+    h += "<p class=\"note\">No job_stats records: no per-job or per-application figures.</p>\n";
+  } else {
+    const auto jr = TopBy(r.jobs, false, in.top_n), jv = TopBy(r.jobs, true, in.top_n);
+    const auto ar = TopBy(r.apps, false, in.top_n), av = TopBy(r.apps, true, in.top_n);
+    table("Top jobs by risk", jr, true);
+    table("Top jobs by I/O volume", jv, true);
+    table("Top applications by risk", ar, false);
+    table("Top applications by I/O volume", av, false);
+    t += "\nTop jobs by risk:\n";
+    for (const auto& x : jr)
+      t += "  " + x.target + " (" + x.fs + ", " + x.app + "): risk_oss " + Fmt(x.risk_oss) + ", risk_mds " +
+           Fmt(x.risk_mds) + "\n";
+    t += "Top applications by I/O volume:\n";
+    for (const auto& x : av) t += "  " + x.app + " (" + x.fs + "): " + Bytes(x.read_kb + x.write_kb) + "\n";
+  }
+  h += "<h2>Jobs whose I/O calls for advice</h2>\n";
+  t += "\nJobs whose I/O calls for advice:\n";
+  if (advice.empty()) {
+    h += "<p>None found.</p>\n";
+    t += "  none\n";
+  } else {
+    h += "<table><tr><th>job</th><th>application</th><th>fs</th><th>finding</th><th>evidence</th><th>what to change</th></tr>";
+    for (const auto& a : advice) {
+      h += "<tr>" + Cell(a.job) + Cell(a.app) + Cell(a.fs) + Cell(a.kind) + Cell(a.evidence) + Cell(a.change) + "</tr>";
+      t += "  job " + a.job + (a.app.empty() ? "" : " (" + a.app + ")") + ": " + a.kind + " - " + a.evidence +
+           "\n    change: " + a.change + "\n";
+    }
+    h += "</table>\n";
+  }
+  h += "<script>document.body.setAttribute('data-plots', String(document.querySelectorAll('svg.plot').length));"
+       "</script>\n</body></html>\n";
+  out.html = std::move(h);
+  out.text = std::move(t);
+
+  // JSON: the LASSi result, the slowdown rows and the advice.
+  std::string adv;
+  {
+    JsonWriter w(&adv);
+    w.BeginArray();
+    for (const auto& a : advice) {
+      w.BeginObject();
+      w.Kv("job", a.job);
+      w.Kv("app", a.app);
+      w.Kv("fs", a.fs);
+      w.Kv("kind", a.kind);
+      w.Kv("evidence", a.evidence);
+      w.Kv("change", a.change);
+      w.EndObject();
+    }
+    w.EndArray();
+  }
+  lassi::SlowdownOptions so;
+  so.from_ns = r.opt.from_ns;
+  so.to_ns = r.opt.to_ns;
+  out.json = "{\"report\":\"iosonar-report/1\",\"title\":" + [&] {
+    std::string s;
+    JsonWriter w(&s);
+    w.String(in.title);
+    return s;
+  }() + ",\"lassi\":" + lassi::ResultToJson(r, false) + ",\"slowdown\":" + lassi::SlowdownToJson(in.slowdown, so, false) +
+             ",\"advice\":" + adv + "}\n";
+  return out;
+}
+
+}  // namespace iosonar::report

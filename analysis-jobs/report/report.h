@@ -1,0 +1,53 @@
+// The daily helpdesk report (issue 7): one self-contained HTML file (inline
+// SVG plots, no external resources, no network), a plain-text summary for
+// email and the same data as JSON, from a LASSi result, probe slowdown rows
+// and, where the store has trace records, job summaries.
+#pragma once
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "job-summary/job_summary.h"
+#include "lassi/lassi.h"
+#include "lassi/results.h"
+#include "lassi/slowdown.h"
+
+namespace iosonar::report {
+
+struct AdviceOptions {
+  uint64_t n1_processes = 16;           // N-1 with at least this many processes
+  double small_request_bytes = 65536;   // average request below this is "small"
+  uint64_t min_ops = 1000;              // ... when the job made at least this many
+  uint64_t meta_ops = 10000;            // metadata-heavy: at least this many metadata ops
+  double meta_ops_per_mib = 10;         // ... and this many per MiB moved
+};
+
+struct Advice {
+  std::string job, app, fs;
+  std::string kind;      // "N-1 with many processes", "small requests", "metadata-heavy"
+  std::string evidence;  // the numbers behind it
+  std::string change;    // what to change
+};
+
+struct ReportInput {
+  std::string title;  // e.g. "2018-01-28"
+  lassi::LassiResult lassi;
+  std::vector<lassi::SlowdownRow> slowdown;
+  std::map<std::string, analysis::JobSummary> summaries;  // by job id (trace records present)
+  AdviceOptions advice;
+  std::optional<lassi::RunCorrelation> runs;  // the runs of one command vs risk (LASSi Table 3, Fig. 6)
+  size_t top_n = 10;
+};
+
+std::vector<Advice> FindAdvice(const ReportInput& in);
+
+struct ReportOutput {
+  std::string html, text, json;
+};
+ReportOutput RenderReport(const ReportInput& in);
+
+// Escapes &, <, >, " and ' for HTML text and attributes.
+std::string HtmlEscape(std::string_view s);
+
+}  // namespace iosonar::report

@@ -1,0 +1,321 @@
+// LASSi metrics (issue 7): hand-checked cases from the paper's definitions
+// and an independent pandas computation on the same records.
+#include <rapidjson/document.h>
+
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "iosonar/record.h"
+#include "iosonar/timeutil.h"
+#include "lassi/lassi.h"
+#include "lassi/lassi_store.h"
+#include "testutil.h"
+
+using namespace iosonar;
+using namespace iosonar::lassi;
+
+namespace {
+constexpr int64_t kS = 1000000000;
+
+OpSums Oss(std::optional<double> rkb, std::optional<double> rops, std::optional<double> wkb,
+           std::optional<double> wops, std::optional<double> other) {
+  OpSums s;
+  s.oss = {rkb, rops, wkb, wops, other};
+  return s;
+}
+}  // namespace
+
+TEST_CASE("LASSi risk term: positive, zero and negative contributions", "[lassi]") {
+  // x = 10, avg = 2, alpha = 2: (10 - 4)/4 = 1.5
+  CHECK(RiskTerm(10, 2, 2) == Approx(1.5));
+  // exactly alpha * avg: 0
+  CHECK(RiskTerm(4, 2, 2) == 0);
+  // below: negative, ignored
+  CHECK(RiskTerm(1, 2, 2) == 0);
+  // nothing ever moved (avg 0) or unknown: no contribution, never inf/nan
+  CHECK(RiskTerm(5, 0, 2) == 0);
+  CHECK(RiskTerm(std::nullopt, 2, 2) == 0);
+  CHECK(RiskTerm(5, std::nullopt, 2) == 0);
+  // alpha 1: (3 - 1)/1 = 2
+  CHECK(RiskTerm(3, 1, 1) == Approx(2));
+}
+
+TEST_CASE("LASSi risk_oss sums only the positive terms (eq. 3)", "[lassi]") {
+  OpSums avg = Oss(100, 10, 100, 10, 5);
+  OpSums x = Oss(600, 10, 100, 40, 0);
+  // read_kb (600-200)/200 = 2; read_ops (10-20)/20 < 0; write_kb < 0; write_ops (40-20)/20 = 1; other < 0
+  CHECK(RiskOss(x, avg, 2) == Approx(3.0));
+  CHECK(RiskMds(x, avg, 2) == 0);
+  OpSums m, ma;
+  m.mds[0] = 90;    // open: (90-20)/20 = 3.5
+  ma.mds[0] = 10;
+  m.mds[15] = 4;    // samedir_rename: (4-4)/4 = 0
+  ma.mds[15] = 2;
+  m.mds[4] = 1;     // mkdir: avg unknown -> 0
+  CHECK(RiskMds(m, ma, 2) == Approx(3.5));
+}
+
+TEST_CASE("LASSi ops quality (eqs. 5-6): undefined where nothing moved", "[lassi]") {
+  CHECK(*OpsQuality(1, 1024) == Approx(1.0));    // one 1 MiB op: optimal
+  CHECK(*OpsQuality(256, 1024) == Approx(256));  // 4 KiB requests
+  CHECK_FALSE(OpsQuality(0, 0).has_value());
+  CHECK_FALSE(OpsQuality(5, 0).has_value());
+  CHECK_FALSE(OpsQuality(std::nullopt, 100).has_value());  // LMT: no op counts
+}
+
+TEST_CASE("LASSi mean and c_v (eq. 1), Pearson with p-value", "[lassi]") {
+  std::vector<double> xs = {2, 4, 4, 4, 5, 5, 7, 9};
+  auto m = ComputeMeanCv(xs);
+  CHECK(m.mean == Approx(5));
+  // sample sd = sqrt(32/7)
+  CHECK(*m.cv == Approx(std::sqrt(32.0 / 7) / 5));
+  std::vector<double> zero = {0, 0, 0};
+  CHECK_FALSE(ComputeMeanCv(zero).cv.has_value());
+  // Perfect correlation; and a hand-checked case: x=1..5, y=2,4,5,4,5 -> r = 0.7745966692, p = 0.1240 (t = 2.121, df = 3)
+  std::vector<double> x = {1, 2, 3, 4, 5}, y = {2, 4, 5, 4, 5};
+  auto p = ComputePearson(x, y);
+  CHECK(*p.r == Approx(0.7745966692414834));
+  CHECK(*p.p == Approx(0.12402706265755456).epsilon(1e-9));
+  std::vector<double> c = {3, 3, 3, 3, 3};
+  CHECK_FALSE(ComputePearson(x, c).r.has_value());
+  // I_x(a, b) at known points: I_0.5(2, 2) = 0.5, I_0.3(1, 1) = 0.3
+  CHECK(RegularizedIncompleteBeta(2, 2, 0.5) == Approx(0.5));
+  CHECK(RegularizedIncompleteBeta(1, 1, 0.3) == Approx(0.3));
+}
+
+TEST_CASE("LASSi accumulator: windows, fs averages, resets and empty windows", "[lassi]") {
+  Options o;
+  o.window_ns = 60 * kS;
+  o.from_ns = o.history_from_ns = 0;
+  o.to_ns = 240 * kS;
+  Accumulator acc(o);
+  // Two OSTs of fs "a": window 0 sums to read_kb 30; window 1 to 10; window 2: 200; window 3 nothing moved.
+  acc.AddServer("a", 1 * kS, Oss(10, std::nullopt, 0, std::nullopt, 1));
+  acc.AddServer("a", 5 * kS, Oss(20, std::nullopt, 0, std::nullopt, 1));
+  acc.AddServer("a", 61 * kS, Oss(10, std::nullopt, 0, std::nullopt, 1));
+  acc.AddServer("a", 130 * kS, Oss(200, std::nullopt, 0, std::nullopt, 1));
+  acc.AddServer("a", 190 * kS, Oss(0, std::nullopt, 0, std::nullopt, 0));
+  acc.CountReset();
+  auto r = acc.Compute();
+  REQUIRE(r.fs_windows.size() == 4);
+  // avg read_kb = (30 + 10 + 200 + 0)/4 = 60; alpha*avg = 120; window 2: (200-120)/120
+  CHECK(r.fs_windows[2].risk_oss == Approx(80.0 / 120 + 0 /* other: avg 1, (1-2)/2 < 0 */));
+  // window 0: other = 2, avg other = 4/4 = 1 -> (2-2)/2 = 0; read_kb 30 < 120
+  CHECK(r.fs_windows[0].risk_oss == 0);
+  CHECK(r.fs_windows[3].risk_oss == 0);
+  CHECK_FALSE(r.fs_windows[3].read_kb_ops.has_value());  // nothing moved, and no op counts
+  CHECK(r.records_reset == 1);
+  REQUIRE(r.fs_stats.size() == 1);
+  CHECK(r.fs_stats[0].ops[0].op == "read_kb");
+  CHECK(r.fs_stats[0].ops[0].stat.mean == Approx(60));
+}
+
+// ---- the pandas oracle ---------------------------------------------------------
+namespace {
+std::string Iso(int64_t ns) { return FormatIsoMillis(ns); }
+
+bool HavePandas() {
+  auto rr = test::Run({"/usr/bin/python3", "-c", "import pandas, numpy"});
+  return rr.exit_code == 0;
+}
+
+void Near(const rapidjson::Value& v, std::optional<double> got, const std::string& what) {
+  INFO(what);
+  if (v.IsNull()) {
+    CHECK_FALSE(got.has_value());
+  } else {
+    REQUIRE(got.has_value());
+    CHECK(*got == Approx(v.GetDouble()).epsilon(1e-9).margin(1e-12));
+  }
+}
+}  // namespace
+
+TEST_CASE("LASSi risk and ops equal an independent pandas computation", "[lassi][oracle]") {
+  if (!HavePandas()) {
+    WARN("skipped: /usr/bin/python3 with pandas is not installed (apt-get install python3-pandas)");
+    return;
+  }
+  test::TempDir dir;
+  std::mt19937_64 rng(7);
+  const int64_t t0 = 1800000000LL * kS;  // 2027-01-15
+  std::string lines, apps = "101\t./wrf.exe -n 64\n102\t./wrf.exe -n 64\n103\tpython tracer.py\n";
+  int64_t seq = 0;
+  auto rnd = [&](int hi) { return static_cast<int64_t>(rng() % static_cast<uint64_t>(hi)); };
+  // 2 file systems x 3 OSTs + 1 MDT, every 30 s for 2 hours (history) ; jobstats for 4 jobs.
+  for (int64_t t = t0; t < t0 + 7200 * kS; t += 30 * kS) {
+    for (const char* fs : {"fsa", "fsb"}) {
+      for (int ost = 0; ost < 3; ++ost) {
+        std::string l = "{\"@timestamp\":\"" + Iso(t) + "\",\"event.dataset\":\"iosonar.oss\",\"event.stream\":1,\"event.seq\":" +
+                        std::to_string(++seq) + ",\"host.name\":\"oss\",\"lustre.fs\":\"" + fs +
+                        "\",\"lustre.target\":\"" + fs + "-OST000" + std::to_string(ost) + "\"";
+        if (rnd(40) == 0) {
+          l += ",\"lustre.reset\":true}";
+        } else {
+          // bursts: occasionally 50x
+          const int64_t burst = rnd(20) == 0 ? 50 : 1;
+          const int64_t rb = rnd(3) == 0 ? 0 : rnd(1 << 20) * burst;
+          l += ",\"oss.read_bytes\":" + std::to_string(rb) + ",\"oss.read_ops\":" + std::to_string(rb ? rnd(300) + 1 : 0) +
+               ",\"oss.write_bytes\":" + std::to_string(rnd(1 << 22) * burst) +
+               ",\"oss.write_ops\":" + std::to_string(rnd(100)) + ",\"oss.other_ops\":" + std::to_string(rnd(50)) + "}";
+        }
+        lines += l + "\n";
+      }
+      std::string m = "{\"@timestamp\":\"" + Iso(t) + "\",\"event.dataset\":\"iosonar.mds\",\"event.stream\":2,\"event.seq\":" +
+                      std::to_string(++seq) + ",\"host.name\":\"mds\",\"lustre.target\":\"" + fs + "-MDT0000\"";
+      const int64_t burst = rnd(15) == 0 ? 30 : 1;
+      m += ",\"mds.open\":" + std::to_string(rnd(1000) * burst) + ",\"mds.close\":" + std::to_string(rnd(1000)) +
+           ",\"mds.getattr\":" + std::to_string(rnd(500)) + ",\"mds.mkdir\":" + std::to_string(rnd(3)) +
+           ",\"mds.samedir_rename\":" + std::to_string(rnd(2)) + "}";
+      lines += m + "\n";
+      for (const char* job : {"101", "102", "103", "104"}) {
+        if (rnd(3) == 0) continue;
+        std::string j = "{\"@timestamp\":\"" + Iso(t) + "\",\"event.dataset\":\"iosonar.jobstats\",\"event.stream\":3,\"event.seq\":" +
+                        std::to_string(++seq) + ",\"host.name\":\"oss\",\"lustre.fs\":\"" + fs +
+                        "\",\"lustre.target\":\"" + fs + "-OST0001\",\"job.id\":\"" + job + "\"";
+        const int64_t wb = rnd(5) == 0 ? 0 : rnd(1 << 20) * (std::string(job) == "103" ? 40 : 1);
+        j += ",\"oss.write_bytes\":" + std::to_string(wb) + ",\"oss.write_ops\":" + std::to_string(wb ? rnd(200) + 1 : 0);
+        if (rnd(2)) j += ",\"mds.open\":" + std::to_string(rnd(100)) + ",\"mds.unlink\":" + std::to_string(rnd(10));
+        lines += j + "}\n";
+      }
+    }
+  }
+  test::WriteFile(dir / "records.jsonl", lines);
+  test::WriteFile(dir / "apps.tsv", apps);
+  std::map<std::string, std::string> app_map = {{"101", "./wrf.exe -n 64"}, {"102", "./wrf.exe -n 64"},
+                                                {"103", "python tracer.py"}};
+
+  Options o;
+  o.alpha = 2;
+  o.window_ns = 600 * kS;
+  o.history_from_ns = t0;
+  o.from_ns = t0 + 3600 * kS;
+  o.to_ns = t0 + 7200 * kS;
+  Accumulator acc(o);
+  ParsedRecord rec;
+  size_t parsed = 0;
+  for (auto& l : test::SplitLines(lines)) {
+    std::string buf = l;
+    buf.push_back('\0');
+    Status st = ParseRecordInsitu(buf.data(), l.size(), &rec);
+    REQUIRE(st.ok());
+    AddParsedRecord(rec, acc, [&](std::string_view j) {
+      auto it = app_map.find(std::string(j));
+      return it == app_map.end() ? std::string() : it->second;
+    });
+    ++parsed;
+  }
+  auto res = acc.Compute();
+  auto rr = test::Run({"/usr/bin/python3", test::SourceDir() + "/test/oracles/lassi_oracle.py", dir / "records.jsonl",
+                       dir / "apps.tsv", "2", "600", std::to_string(o.from_ns / kS), std::to_string(o.to_ns / kS),
+                       std::to_string(o.history_from_ns / kS)});
+  INFO(rr.err);
+  REQUIRE(rr.exit_code == 0);
+  rapidjson::Document d;
+  d.Parse(rr.out.c_str());
+  REQUIRE_FALSE(d.HasParseError());
+  const auto& fw = d["fs_windows"];
+  REQUIRE(fw.Size() == res.fs_windows.size());
+  REQUIRE(fw.Size() == 12);  // 2 fs x 6 windows of 10 min in the reported hour
+  double some_risk = 0;
+  for (rapidjson::SizeType i = 0; i < fw.Size(); ++i) {
+    const auto& e = fw[i];
+    const auto& g = res.fs_windows[i];
+    CHECK(e["fs"].GetString() == g.fs);
+    CHECK(e["start"].GetInt64() * kS == g.start_ns);
+    Near(e["risk_oss"], g.risk_oss, "fs risk_oss " + g.fs);
+    Near(e["risk_mds"], g.risk_mds, "fs risk_mds " + g.fs);
+    Near(e["read_kb_ops"], g.read_kb_ops, "read_kb_ops");
+    Near(e["write_kb_ops"], g.write_kb_ops, "write_kb_ops");
+    some_risk += g.risk_oss + g.risk_mds;
+  }
+  CHECK(some_risk > 0);  // the bursts made some risk: the comparison is not all zeros
+  const auto& aw = d["app_windows"];
+  REQUIRE(aw.Size() == res.app_windows.size());
+  REQUIRE(aw.Size() > 0);
+  // Both sorted by (fs, app, start).
+  double app_risk = 0;
+  for (rapidjson::SizeType i = 0; i < aw.Size(); ++i) {
+    const auto& e = aw[i];
+    const auto& g = res.app_windows[i];
+    CHECK(e["app"].GetString() == g.target);
+    CHECK(e["start"].GetInt64() * kS == g.start_ns);
+    Near(e["risk_oss"], g.risk_oss, "app risk_oss " + g.target);
+    Near(e["risk_mds"], g.risk_mds, "app risk_mds " + g.target);
+    Near(e["write_kb_ops"], g.write_kb_ops, "app write_kb_ops");
+    app_risk += g.risk_oss;
+  }
+  CHECK(app_risk > 0);
+  // Tables 1-2: mean and c_v.
+  for (const auto& s : res.fs_stats) {
+    const auto& es = d["fs_stats"][s.fs.c_str()];
+    for (const auto& op : s.ops) {
+      INFO(s.fs + " " + op.op);
+      REQUIRE(es.HasMember(op.op.c_str()));
+      CHECK(op.stat.mean == Approx(es[op.op.c_str()]["mean"].GetDouble()).epsilon(1e-12));
+      Near(es[op.op.c_str()]["cv"], op.stat.cv, "cv");
+    }
+  }
+}
+
+TEST_CASE("Pearson p-value equals scipy.stats.pearsonr", "[lassi][oracle]") {
+  if (test::Run({"/usr/bin/python3", "-c", "import scipy.stats"}).exit_code != 0) {
+    WARN("skipped: /usr/bin/python3 with scipy is not installed (apt-get install python3-scipy)");
+    return;
+  }
+  std::mt19937_64 rng(11);
+  std::normal_distribution<double> nd;
+  for (int n : {3, 5, 8, 30, 200}) {
+    std::vector<double> x, y;
+    for (int i = 0; i < n; ++i) {
+      x.push_back(nd(rng));
+      y.push_back(0.3 * x.back() + nd(rng));
+    }
+    std::string xs = "[", ys = "[";
+    for (int i = 0; i < n; ++i) {
+      char b[64];
+      std::snprintf(b, sizeof b, "%.17g", x[i]);
+      xs += std::string(i ? "," : "") + b;
+      std::snprintf(b, sizeof b, "%.17g", y[i]);
+      ys += std::string(i ? "," : "") + b;
+    }
+    auto rr = test::Run({"/usr/bin/python3", "-c",
+                         "import scipy.stats,sys; r,p=scipy.stats.pearsonr(" + xs + "]," + ys +
+                             "]); print(repr(float(r)), repr(float(p)))"});
+    REQUIRE(rr.exit_code == 0);
+    double er = 0, ep = 0;
+    REQUIRE(std::sscanf(rr.out.c_str(), "%lf %lf", &er, &ep) == 2);
+    auto p = ComputePearson(x, y);
+    INFO("n=" << n);
+    CHECK(*p.r == Approx(er).epsilon(1e-12));
+    CHECK(*p.p == Approx(ep).epsilon(1e-9).margin(1e-15));
+  }
+}
+
+TEST_CASE("LASSi accumulator: merging split feeds equals one feed", "[lassi]") {
+  Options o;
+  o.window_ns = 60 * kS;
+  o.from_ns = o.history_from_ns = 0;
+  o.to_ns = 600 * kS;
+  Accumulator all(o), a(o), b(o);
+  std::mt19937_64 rng(5);
+  for (int64_t t = 0; t < 600 * kS; t += 5 * kS) {
+    OpSums s = Oss(static_cast<double>(rng() % 1000), static_cast<double>(rng() % 10), static_cast<double>(rng() % 5000),
+                   std::nullopt, 1);
+    OpSums m;
+    m.mds[0] = static_cast<double>(rng() % 100);
+    const std::string job = std::to_string(rng() % 4);
+    const std::string app = job == "3" ? "" : "app" + std::to_string(std::stoi(job) % 2);
+    all.AddServer("fs", t, s);
+    all.AddJob("fs", job, app, t, m);
+    b.AddServer("fs", t, s);  // servers in one, jobs in the other, as FeedFromStoreParallel does
+    a.AddJob("fs", job, app, t, m);
+  }
+  all.CountReset();
+  b.CountReset();
+  a.Merge(b);
+  CHECK(ResultToJson(a.Compute(), false) == ResultToJson(all.Compute(), false));
+}
