@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "badost/badost.h"
+#include "cli_options.h"
 #include "commands.h"
 #include "iosonar/sink.h"
 #include "iosonar/timeutil.h"
@@ -61,17 +62,7 @@ int CmdBadOst(int argc, char** argv) {
   po::positional_options_description pos;
   pos.add("input", -1);
   po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(argc, argv).options(all).positional(pos).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    std::cerr << "iosonar bad-ost: " << e.what() << "\n(see iosonar bad-ost --help)\n";
-    return 2;
-  }
-  if (vm.count("help")) {
-    std::cout << desc << "\n";
-    return 0;
-  }
+  if (int rc = ParseCommandLine("bad-ost", argc, argv, all, &vm, &pos, &desc); rc >= 0) return rc;
   auto usage_error = [](const std::string& m) {
     std::cerr << "iosonar bad-ost: " << m << "\n(see iosonar bad-ost --help)\n";
     return 2;

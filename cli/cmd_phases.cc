@@ -7,6 +7,7 @@
 #include <string>
 
 #include "cache.h"
+#include "cli_options.h"
 #include "commands.h"
 #include "iosonar/es_store.h"
 #include "iosonar/jobdb.h"
@@ -74,17 +75,7 @@ int CmdPhases(int argc, char** argv) {
   po::positional_options_description pos;
   pos.add("job-id", 1);
   po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(argc, argv).options(all).positional(pos).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    std::cerr << "iosonar phases: " << e.what() << "\n(see iosonar phases --help)\n";
-    return 2;
-  }
-  if (vm.count("help")) {
-    std::cout << desc << "\n";
-    return 0;
-  }
+  if (int rc = ParseCommandLine("phases", argc, argv, all, &vm, &pos, &desc); rc >= 0) return rc;
   auto usage_error = [](const std::string& m) {
     std::cerr << "iosonar phases: " << m << "\n(see iosonar phases --help)\n";
     return 2;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_options.h"
 #include "commands.h"
 #include "iosonar/hostlist.h"
 #include "iosonar/ingest.h"
@@ -168,17 +169,7 @@ int CmdSimulate(int argc, char** argv) {
       ("truth", po::value(&truth)->value_name("FILE"), "write the ground truth as JSON")            //
       ("mysql", po::value(&mysql)->value_name("URL"), "write jobs, node -> forwarding map, OSTs and layouts to the job database");
   po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(argc, argv).options(desc).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    std::cerr << "iosonar simulate: " << e.what() << "\n(see iosonar simulate --help)\n";
-    return 2;
-  }
-  if (vm.count("help")) {
-    std::cout << desc << "\n";
-    return 0;
-  }
+  if (int rc = ParseCommandLine("simulate", argc, argv, desc, &vm); rc >= 0) return rc;
   auto usage_error = [](const std::string& msg) {
     std::cerr << "iosonar simulate: " << msg << "\n(see iosonar simulate --help)\n";
     return 2;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cache.h"
+#include "cli_options.h"
 #include "commands.h"
 #include "iosonar/es_store.h"
 #include "iosonar/jobdb.h"
@@ -84,17 +85,7 @@ int CmdSummarizeJob(int argc, char** argv) {
   po::positional_options_description pos;
   pos.add("job-id", -1);
   po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(argc, argv).options(all).positional(pos).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    std::cerr << "iosonar summarize-job: " << e.what() << "\n(see iosonar summarize-job --help)\n";
-    return 2;
-  }
-  if (vm.count("help")) {
-    std::cout << desc << "\n";
-    return 0;
-  }
+  if (int rc = ParseCommandLine("summarize-job", argc, argv, all, &vm, &pos, &desc); rc >= 0) return rc;
   auto usage_error = [](const std::string& m) {
     std::cerr << "iosonar summarize-job: " << m << "\n(see iosonar summarize-job --help)\n";
     return 2;
@@ -203,17 +194,7 @@ int CmdScoreboard(int argc, char** argv) {
       ("cluster", po::value(&cluster)->value_name("NAME"), "the jobs' cluster in the job database")  //
       ("config", po::value(&config)->value_name("FILE"), "config file");
   po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(argc, argv).options(desc).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    std::cerr << "iosonar scoreboard: " << e.what() << "\n(see iosonar scoreboard --help)\n";
-    return 2;
-  }
-  if (vm.count("help")) {
-    std::cout << desc << "\n";
-    return 0;
-  }
+  if (int rc = ParseCommandLine("scoreboard", argc, argv, desc, &vm); rc >= 0) return rc;
   auto usage_error = [](const std::string& m) {
     std::cerr << "iosonar scoreboard: " << m << "\n(see iosonar scoreboard --help)\n";
     return 2;

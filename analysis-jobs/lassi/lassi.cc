@@ -5,6 +5,7 @@
 #include <limits>
 #include <set>
 
+#include "common/stats.h"
 #include "iosonar/json.h"
 #include "iosonar/timeutil.h"
 
@@ -74,70 +75,17 @@ MeanCv ComputeMeanCv(std::span<const double> xs) {
   return m;
 }
 
-// Continued fraction for I_x(a,b) (modified Lentz), valid for x < (a+1)/(a+b+2).
-static double BetaCf(double a, double b, double x) {
-  constexpr double kTiny = 1e-300, kEps = 1e-16;
-  double c = 1, d = 1 - (a + b) * x / (a + 1);
-  if (std::fabs(d) < kTiny) d = kTiny;
-  d = 1 / d;
-  double h = d;
-  for (int m = 1; m <= 1000; ++m) {
-    const double m2 = 2.0 * m;
-    double aa = m * (b - m) * x / ((a + m2 - 1) * (a + m2));
-    d = 1 + aa * d;
-    if (std::fabs(d) < kTiny) d = kTiny;
-    c = 1 + aa / c;
-    if (std::fabs(c) < kTiny) c = kTiny;
-    d = 1 / d;
-    h *= d * c;
-    aa = -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1));
-    d = 1 + aa * d;
-    if (std::fabs(d) < kTiny) d = kTiny;
-    c = 1 + aa / c;
-    if (std::fabs(c) < kTiny) c = kTiny;
-    d = 1 / d;
-    const double del = d * c;
-    h *= del;
-    if (std::fabs(del - 1) < kEps) break;
-  }
-  return h;
-}
-
-double RegularizedIncompleteBeta(double a, double b, double x) {
-  if (x <= 0) return 0;
-  if (x >= 1) return 1;
-  const double lbt = std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) + a * std::log(x) + b * std::log1p(-x);
-  const double bt = std::exp(lbt);
-  if (x < (a + 1) / (a + b + 2)) return bt * BetaCf(a, b, x) / a;
-  return 1 - bt * BetaCf(b, a, 1 - x) / b;
-}
+// Pearson and the incomplete beta come from analysis-jobs/common/stats.h (one
+// implementation, checked against scipy in test_badost and test_lassi).
+double RegularizedIncompleteBeta(double a, double b, double x) { return analysis::stats::RegularizedIncompleteBeta(a, b, x); }
 
 Pearson ComputePearson(std::span<const double> x, std::span<const double> y) {
   Pearson p;
   p.n = std::min(x.size(), y.size());
-  if (p.n < 2) return p;
-  double mx = 0, my = 0;
-  for (size_t i = 0; i < p.n; ++i) mx += x[i], my += y[i];
-  mx /= static_cast<double>(p.n);
-  my /= static_cast<double>(p.n);
-  double sxy = 0, sxx = 0, syy = 0;
-  for (size_t i = 0; i < p.n; ++i) {
-    sxy += (x[i] - mx) * (y[i] - my);
-    sxx += (x[i] - mx) * (x[i] - mx);
-    syy += (y[i] - my) * (y[i] - my);
-  }
-  if (!(sxx > 0) || !(syy > 0)) return p;
-  double r = sxy / std::sqrt(sxx * syy);
-  r = std::clamp(r, -1.0, 1.0);
-  p.r = r;
-  if (p.n < 3) return p;
-  const double df = static_cast<double>(p.n - 2);
-  if (std::fabs(r) >= 1) {
-    p.p = 0;
-    return p;
-  }
-  // two-sided p = P(|T| > |t|), t = r sqrt(df/(1-r^2)) = I_{df/(df+t^2)}(df/2, 1/2); df/(df+t^2) = 1 - r^2.
-  p.p = RegularizedIncompleteBeta(df / 2, 0.5, 1 - r * r);
+  const analysis::stats::PearsonResult s = analysis::stats::Pearson(x, y);
+  if (!s.ok) return p;  // fewer than 2 pairs, or a constant column: r undefined
+  p.r = s.r;
+  if (p.n >= 3) p.p = s.p;
   return p;
 }
 
