@@ -220,35 +220,17 @@ Result<std::vector<Rec>> LoadJob(Store& store, const std::string& job_id) {
   ScanQuery q;
   q.dataset = "iosonar.trace";
   q.filters = {{"job.id", job_id}};
-  q.fields = {"host.name", "process.pid", "process.tid", "process.rank", "io.op",          "io.layer",
-              "file.path", "file.id",     "io.fd",       "io.offset",    "io.size",        "io.count",
-              "io.bytes",  "io.errno",    "event.start_ns", "event.end_ns", "io.duration_ns", "event.stream",
-              "event.seq"};
+  q.fields = analysis::TraceRunFields();
+  const size_t kStream = q.fields.size();
+  q.fields.push_back("event.stream");
+  q.fields.push_back("event.seq");
   std::vector<Rec> out;
   Status st = store.Scan(q, [&](const Row& row) {
     Rec r;
-    auto& x = r.run;
-    auto s = [&](size_t k) { return row.Has(k) ? std::string(row.Str(k)) : std::string(); };
+    r.run = analysis::TraceRunFromRow(row);
     auto n = [&](size_t k, int64_t d) { return row.Has(k) ? row.Int(k) : d; };
-    x.host = s(0);
-    x.pid = n(1, 0);
-    x.tid = n(2, 0);
-    if (row.Has(3)) x.rank = row.Int(3);
-    x.op = s(4);
-    x.layer = s(5);
-    x.file_path = s(6);
-    x.file_id = s(7);
-    x.fd = n(8, -1);
-    x.offset = n(9, -1);
-    x.size = n(10, 0);
-    x.count = n(11, 0);
-    x.bytes = n(12, 0);
-    x.errno_ = n(13, 0);
-    x.start_ns = n(14, 0);
-    x.end_ns = n(15, 0);
-    x.duration_ns = n(16, 0);
-    r.stream = n(17, 0);
-    r.seq = n(18, 0);
+    r.stream = n(kStream, 0);
+    r.seq = n(kStream + 1, 0);
     out.push_back(std::move(r));
     return true;
   });

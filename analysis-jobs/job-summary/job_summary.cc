@@ -390,36 +390,46 @@ JobSummary Summarize(std::span<const TraceRun> runs, const SummaryOptions& opt) 
   return js;
 }
 
+const std::vector<std::string>& TraceRunFields() {
+  static const std::vector<std::string> k = {
+      "host.name", "process.pid", "process.tid", "process.rank", "io.op",          "io.layer",
+      "file.path", "file.id",     "io.fd",       "io.offset",    "io.size",        "io.count",
+      "io.bytes",  "io.errno",    "event.start_ns", "event.end_ns", "io.duration_ns"};
+  return k;
+}
+
+TraceRun TraceRunFromRow(const Row& row) {
+  TraceRun r;
+  auto str = [&](size_t k) { return row.Has(k) ? std::string(row.Str(k)) : std::string(); };
+  auto num = [&](size_t k, int64_t dflt) { return row.Has(k) ? row.Int(k) : dflt; };
+  r.host = str(0);
+  r.pid = num(1, 0);
+  r.tid = num(2, 0);
+  if (row.Has(3)) r.rank = row.Int(3);
+  r.op = str(4);
+  r.layer = str(5);
+  r.file_path = str(6);
+  r.file_id = str(7);
+  r.fd = num(8, -1);
+  r.offset = num(9, -1);
+  r.size = num(10, 0);
+  r.count = num(11, 0);
+  r.bytes = num(12, 0);
+  r.errno_ = num(13, 0);
+  r.start_ns = num(14, 0);
+  r.end_ns = num(15, 0);
+  r.duration_ns = num(16, 0);
+  return r;
+}
+
 Result<JobSummary> SummarizeJob(Store& store, const std::string& job_id, const SummaryOptions& opt) {
   ScanQuery q;
   q.dataset = "iosonar.trace";
   q.filters = {{"job.id", job_id}};
-  q.fields = {"host.name",  "process.pid", "process.tid", "process.rank", "io.op",          "io.layer",
-              "file.path",  "file.id",     "io.fd",       "io.offset",    "io.size",        "io.count",
-              "io.bytes",   "io.errno",    "event.start_ns", "event.end_ns", "io.duration_ns"};
+  q.fields = TraceRunFields();
   std::vector<TraceRun> runs;
   Status st = store.Scan(q, [&](const Row& row) {
-    TraceRun r;
-    auto str = [&](size_t k) { return row.Has(k) ? std::string(row.Str(k)) : std::string(); };
-    auto num = [&](size_t k, int64_t dflt) { return row.Has(k) ? row.Int(k) : dflt; };
-    r.host = str(0);
-    r.pid = num(1, 0);
-    r.tid = num(2, 0);
-    if (row.Has(3)) r.rank = row.Int(3);
-    r.op = str(4);
-    r.layer = str(5);
-    r.file_path = str(6);
-    r.file_id = str(7);
-    r.fd = num(8, -1);
-    r.offset = num(9, -1);
-    r.size = num(10, 0);
-    r.count = num(11, 0);
-    r.bytes = num(12, 0);
-    r.errno_ = num(13, 0);
-    r.start_ns = num(14, 0);
-    r.end_ns = num(15, 0);
-    r.duration_ns = num(16, 0);
-    runs.push_back(std::move(r));
+    runs.push_back(TraceRunFromRow(row));
     return true;
   });
   if (!st.ok()) return st;

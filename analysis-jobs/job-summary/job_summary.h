@@ -191,6 +191,11 @@ JobSummary Summarize(std::span<const TraceRun> runs, const SummaryOptions& opt =
 // job_id. NotFound if the job has no trace records.
 Result<JobSummary> SummarizeJob(Store& store, const std::string& job_id, const SummaryOptions& opt = {});
 
+// The iosonar.trace fields a TraceRun holds, in the order TraceRunFromRow
+// reads them: use them as ScanQuery::fields (a caller may append more after).
+const std::vector<std::string>& TraceRunFields();
+TraceRun TraceRunFromRow(const Row& row);
+
 // Nested JSON: {"job_id", "runtime_s", "read": {"bytes", "ops", "bw_avg",
 // "bw_peak", ...}, "write": {...}, "meta": {"ops", "ops_per_s", ...},
 // "processes_with_io", "nodes_with_io", "files", "io_mode": {"read",

@@ -97,29 +97,9 @@ Result<JobTrace> ReadJobTrace(Store& store, const std::string& job_id) {
   ScanQuery q;
   q.dataset = "iosonar.trace";
   q.filters = {{"job.id", job_id}};
-  q.fields = {"host.name", "process.pid", "process.rank", "io.op",        "io.layer",
-              "file.path", "file.id",     "io.fd",        "io.count",     "io.bytes",
-              "io.errno",  "event.start_ns", "event.end_ns", "io.duration_ns", "io.size"};
+  q.fields = TraceRunFields();
   Status st = store.Scan(q, [&](const Row& row) {
-    TraceRun r;
-    auto str = [&](size_t k) { return row.Has(k) ? std::string(row.Str(k)) : std::string(); };
-    auto num = [&](size_t k, int64_t d) { return row.Has(k) ? row.Int(k) : d; };
-    r.host = str(0);
-    r.pid = num(1, 0);
-    if (row.Has(2)) r.rank = row.Int(2);
-    r.op = str(3);
-    r.layer = str(4);
-    r.file_path = str(5);
-    r.file_id = str(6);
-    r.fd = num(7, -1);
-    r.count = num(8, 0);
-    r.bytes = num(9, 0);
-    r.errno_ = num(10, 0);
-    r.start_ns = num(11, 0);
-    r.end_ns = num(12, 0);
-    r.duration_ns = num(13, 0);
-    r.size = num(14, 0);
-    jt.runs.push_back(std::move(r));
+    jt.runs.push_back(TraceRunFromRow(row));
     return true;
   });
   if (!st.ok()) return st;
