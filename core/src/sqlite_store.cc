@@ -509,12 +509,12 @@ class SqliteStore final : public Store, public BulkWriter {
         run = std::make_unique<Run>();
       }
       run->Reset(m.id);
-      Status s = Decode(q, m, data, size, [&](const ParsedRecord& rec, uint64_t present, int64_t ts) {
+      Status s = Decode(q, m, data, size, [&](const ParsedRecord& rec, const FieldSet& present, int64_t ts) {
         const uint32_t idx = static_cast<uint32_t>(run->order.size());
         run->order.emplace_back(ts, idx);
         for (size_t j = 0; j < k; ++j) {
           Slot sl;
-          if (present >> want[j] & 1) {
+          if (present.Test(want[j])) {
             const FieldValue& v = rec.v[want[j]];
             sl.kind = v.kind;
             if (v.kind == FieldValue::kString) {
@@ -577,7 +577,7 @@ class SqliteStore final : public Store, public BulkWriter {
     auto last = buckets.end();
     const int64_t w = bq.bucket_ns;
     Status st = ForEachBlock(q, false, [&](const BlockMeta& m, const uint8_t* data, size_t size) {
-      return Decode(q, m, data, size, [&](const ParsedRecord& rec, uint64_t present, int64_t ts) {
+      return Decode(q, m, data, size, [&](const ParsedRecord& rec, const FieldSet& present, int64_t ts) {
         // Floor division, so buckets stay aligned to the epoch before 1970 too.
         const int64_t b = ts / w - (ts < 0 && ts % w != 0);
         if (last == buckets.end() || last->first != b) {
@@ -590,7 +590,7 @@ class SqliteStore final : public Store, public BulkWriter {
         Bucket& bk = last->second;
         ++bk.doc_count;
         for (size_t j = 0; j < sum.size(); ++j)
-          if (present >> sum[j] & 1) {
+          if (present.Test(sum[j])) {
             const FieldValue& v = rec.v[sum[j]];
             bk.sums[j] += v.kind == FieldValue::kDouble ? v.d : static_cast<double>(v.i);
           }
@@ -623,7 +623,7 @@ class SqliteStore final : public Store, public BulkWriter {
       });
     } else {
       st = ForEachBlock(q, false, [&](const BlockMeta& m, const uint8_t* data, size_t size) {
-        return Decode(q, m, data, size, [&](const ParsedRecord&, uint64_t, int64_t) { ++n; });
+        return Decode(q, m, data, size, [&](const ParsedRecord&, const FieldSet&, int64_t) { ++n; });
       });
     }
     if (!st.ok()) return st;
@@ -1027,15 +1027,15 @@ class SqliteStore final : public Store, public BulkWriter {
     rec.dataset = q.info->ds;
     for (size_t i = 0; i < schema::Fields().size(); ++i) rec.v[i].kind = FieldValue::kAbsent;
     const bool has_start = q.range.start_ns != TimeRange{}.start_ns, has_end = q.range.end_ns != TimeRange{}.end_ns;
-    uint64_t present;
+    FieldSet present;
     while (dec.Next(&rec, &present, &err)) {
-      if (!(present >> ts_ & 1)) continue;  // written by a binary whose @timestamp had another type
+      if (!present.Test(static_cast<size_t>(ts_))) continue;  // written by a binary whose @timestamp had another type
       const int64_t ts = rec.v[static_cast<size_t>(ts_)].i;
       if ((has_start && ts < q.range.start_ns) || (has_end && ts >= q.range.end_ns)) continue;
       bool ok = true;
       for (const auto& f : q.filters) {
         const FieldValue& v = rec.v[f.field];
-        if (!(present >> f.field & 1) || (f.keyword ? v.kind != FieldValue::kString || v.s != f.text
+        if (!present.Test(f.field) || (f.keyword ? v.kind != FieldValue::kString || v.s != f.text
                                                     : v.kind != FieldValue::kInt || v.i != f.num)) {
           ok = false;
           break;

@@ -192,11 +192,11 @@ void CheckAgainstReference(const std::string& line) {
   }
   if (err != "") return;  // valid JSON, refused for what it says: fine
   REQUIRE(d.IsObject());
-  uint64_t seen = 0;
+  FieldSet seen;
   for (auto m = d.MemberBegin(); m != d.MemberEnd(); ++m) {
     const int i = FieldIndex(std::string_view(m->name.GetString(), m->name.GetStringLength()));
     REQUIRE(i >= 0);
-    seen |= uint64_t{1} << i;
+    seen.Set(static_cast<size_t>(i));
     const FieldValue& v = r[static_cast<size_t>(i)];
     const auto& f = schema::Fields()[static_cast<size_t>(i)];
     INFO("field " << f.name);
@@ -214,7 +214,7 @@ void CheckAgainstReference(const std::string& line) {
     }
   }
   for (size_t i = 0; i < schema::Fields().size(); ++i)
-    if (!(seen >> i & 1)) CHECK(r[i].kind == FieldValue::kAbsent);
+    if (!seen.Test(i)) CHECK(r[i].kind == FieldValue::kAbsent);
 }
 
 }  // namespace

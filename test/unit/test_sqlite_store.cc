@@ -488,3 +488,48 @@ TEST_CASE("opening a store in an unusable directory fails with the path", "[stor
   REQUIRE_FALSE(s.ok());
   CHECK(s.status().message().find(dir / "file") != std::string::npos);
 }
+
+// Regression: the block decoder and the scan tracked present fields in one
+// 64-bit mask over schema positions; once the schema grew past 64 fields, a
+// field at position >= 64 that one record had and the next lacked came back
+// with the first record's value (and presence tests read the wrong bit).
+TEST_CASE("fields at schema positions beyond 64: absent stays absent, present reads right", "[store]") {
+  const int punch = FieldIndex("oss.punch");
+  const int sync = FieldIndex("oss.sync");
+  REQUIRE(punch >= 64);
+  REQUIRE(sync >= 64);
+  TempDir dir;
+  auto store = Open(dir);
+  Records r;
+  auto line = [](int seq, const std::string& extra) {
+    return "{\"@timestamp\":\"2026-11-22T00:00:0" + std::to_string(seq) +
+           ".000Z\",\"event.dataset\":\"iosonar.oss\",\"event.stream\":9,\"event.seq\":" + std::to_string(seq) +
+           ",\"host.name\":\"oss1\",\"lustre.fs\":\"fs\",\"lustre.target\":\"fs-OST0000\"" + extra + "}";
+  };
+  r.Add(line(0, ",\"oss.punch\":5,\"oss.sync\":1"));
+  r.Add(line(1, ""));
+  r.Add(line(2, ",\"oss.sync\":7"));
+  REQUIRE(store->Append(r.span(), nullptr).ok());
+  ScanQuery q;
+  q.dataset = "iosonar.oss";
+  q.fields = {"event.seq", "oss.punch", "oss.sync"};
+  std::vector<std::string> got;
+  REQUIRE(store
+              ->Scan(q,
+                     [&](const Row& row) {
+                       got.push_back(std::to_string(row.Int(0)) + ":" + (row.Has(1) ? std::to_string(row.Int(1)) : "-") +
+                                     ":" + (row.Has(2) ? std::to_string(row.Int(2)) : "-"));
+                       return true;
+                     })
+              .ok());
+  CHECK(got == std::vector<std::string>{"0:5:1", "1:-:-", "2:-:7"});
+  BucketQuery bq;
+  bq.dataset = "iosonar.oss";
+  bq.bucket_ns = 10'000'000'000;
+  bq.sum_fields = {"oss.punch", "oss.sync"};
+  auto buckets = store->BucketSums(bq);
+  REQUIRE(buckets.ok());
+  REQUIRE(buckets->size() == 1);
+  const std::vector<double> sums = (*buckets)[0].sums;
+  CHECK(sums == std::vector<double>{5, 8});
+}

@@ -78,14 +78,14 @@ void Fill(const Rec& in, ParsedRecord* r) {
   }
 }
 
-void CheckSame(const Rec& want, const ParsedRecord& got, uint64_t present, size_t n) {
+void CheckSame(const Rec& want, const ParsedRecord& got, const FieldSet& present, size_t n) {
   INFO("record " << n);
-  CHECK((present >> 1 & 1));
+  CHECK(present.Test(1));
   CHECK(got.v[1].s == "test.dataset");
   for (size_t k = 0; k < want.size(); ++k) {
     INFO("slot " << 10 + k);
     const FieldValue& v = got.v[10 + k];
-    CHECK(((present >> (10 + k)) & 1) == want[k].present);
+    CHECK(present.Test(10 + k) == want[k].present);
     if (!want[k].present) {
       CHECK(v.kind == FieldValue::kAbsent);
       continue;
@@ -168,7 +168,7 @@ TEST_CASE("block codec: every field type round-trips, edge values included", "[s
   CHECK(dec.left() == recs.size());
   ParsedRecord got;
   got.Clear();
-  uint64_t present = 0;
+  FieldSet present;
   size_t n = 0;
   while (dec.Next(&got, &present, &err)) {
     REQUIRE(n < recs.size());
@@ -187,7 +187,7 @@ TEST_CASE("block codec: a damaged block is reported, never overrun", "[store][bl
     if (!dec.Open(&codes, b.data(), b.size(), err)) return false;
     ParsedRecord r;
     r.Clear();
-    uint64_t present;
+    FieldSet present;
     while (dec.Next(&r, &present, err)) {
     }
     return err->empty();
@@ -223,7 +223,7 @@ TEST_CASE("block codec: a damaged block is reported, never overrun", "[store][bl
   REQUIRE(dec.Open(&fewer, blob.data(), blob.size(), &err));
   ParsedRecord r;
   r.Clear();
-  uint64_t present;
+  FieldSet present;
   CHECK_FALSE(dec.Next(&r, &present, &err));
   CHECK(err.find("unknown field code 63") != std::string::npos);
 }

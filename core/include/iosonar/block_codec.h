@@ -215,7 +215,7 @@ class BlockDecoder {
     p_ = data;
     end_ = data + size;
     left_ = 0;
-    last_present_ = 0;
+    last_present_.Reset();
     prev_i_.fill(0);
     prev_s_.fill({});
     if (size < kHeaderBytes || data[0] != kFormat) {
@@ -235,16 +235,16 @@ class BlockDecoder {
   // Decodes the next record into *out: fields absent from it are cleared
   // (out must start cleared, or be the record of the previous call); strings
   // point into the block; dates come back as kInt epoch ns; event.dataset is
-  // set to the dataset. *present gets the record's fields as schema bits.
+  // set to the dataset. *present gets the record's fields (schema positions).
   // Returns false at the end (error empty) or on damage (error set).
-  bool Next(ParsedRecord* out, uint64_t* present, std::string* error) {
+  bool Next(ParsedRecord* out, FieldSet* present, std::string* error) {
     if (left_ == 0) {
       if (p_ != end_) *error = "bytes after the last record";
       return false;
     }
     uint64_t mask;
     if (!GetVarint(p_, end_, &mask)) return Bad("record header", error);
-    uint64_t pres = 0;
+    FieldSet pres;
     for (uint64_t m = mask; m; m &= m - 1) {
       const int c = std::countr_zero(m);
       const auto& code = codes_->by_code[static_cast<size_t>(c)];
@@ -295,17 +295,19 @@ class BlockDecoder {
       }
       if (code.field >= 0) {
         out->v[static_cast<size_t>(code.field)] = v;
-        pres |= uint64_t{1} << code.field;
+        pres.Set(static_cast<size_t>(code.field));
       }
     }
     if (codes_->dataset_field >= 0) {
       FieldValue& d = out->v[static_cast<size_t>(codes_->dataset_field)];
       d.kind = FieldValue::kString;
       d.s = codes_->dataset;
-      pres |= uint64_t{1} << codes_->dataset_field;
+      pres.Set(static_cast<size_t>(codes_->dataset_field));
     }
-    for (uint64_t gone = last_present_ & ~pres; gone; gone &= gone - 1)
-      out->v[static_cast<size_t>(std::countr_zero(gone))].kind = FieldValue::kAbsent;
+    // Fields the previous record had and this one lacks (positions beyond 64 too).
+    for (size_t k = 0; k < FieldSet::kWords; ++k)
+      for (uint64_t gone = last_present_.w[k] & ~pres.w[k]; gone; gone &= gone - 1)
+        out->v[k * 64 + static_cast<size_t>(std::countr_zero(gone))].kind = FieldValue::kAbsent;
     last_present_ = pres;
     *present = pres;
     --left_;
@@ -323,7 +325,7 @@ class BlockDecoder {
   const uint8_t* p_ = nullptr;
   const uint8_t* end_ = nullptr;
   uint32_t left_ = 0;
-  uint64_t last_present_ = 0;
+  FieldSet last_present_;
   std::array<int64_t, kMaxCodes> prev_i_{};
   std::array<std::string_view, kMaxCodes> prev_s_{};
 };
