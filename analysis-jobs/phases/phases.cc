@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "common/format.h"
 #include "iosonar/json.h"
 #include "iosonar/timeutil.h"
 
@@ -172,17 +173,7 @@ void WritePhase(JsonWriter& w, const Phase& p) {
   w.EndObject();
 }
 
-std::string Human(double b) {
-  static const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-  size_t u = 0;
-  while (b >= 1024 && u + 1 < std::size(kUnits)) {
-    b /= 1024;
-    ++u;
-  }
-  char buf[64];
-  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", b, kUnits[u]);
-  return buf;
-}
+std::string Human(double b) { return format::Bytes1(b); }
 
 }  // namespace
 

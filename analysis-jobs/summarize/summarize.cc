@@ -8,6 +8,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "common/format.h"
 #include "iosonar/json.h"
 #include "iosonar/timeutil.h"
 #include "phases/phases.h"
@@ -463,17 +464,7 @@ std::vector<ScoreEntry> TopBy(std::vector<ScoreEntry> v, const std::string& metr
 namespace {
 const char* kMetrics[] = {"bytes", "ops", "meta"};
 
-std::string HumanBytes(double b) {
-  static const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-  size_t u = 0;
-  while (b >= 1024 && u + 1 < std::size(kUnits)) {
-    b /= 1024;
-    ++u;
-  }
-  char buf[64];
-  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", b, kUnits[u]);
-  return buf;
-}
+std::string HumanBytes(double b) { return format::Bytes1(b); }
 }  // namespace
 
 std::string ScoreboardToTable(const Scoreboard& s, size_t n) {
