@@ -180,3 +180,17 @@ TEST_CASE("scoreboard: users and applications ranked by bytes, ops and metadata 
   CHECK(MainExecutable({"/a/b/x y", "x z", "w"}) == "x");
   CHECK(MainExecutable({}).empty());
 }
+
+TEST_CASE("MountOf: the longest mount point that is the path or a directory above it", "[summarize][fs]") {
+  const std::vector<std::pair<std::string, std::string>> m = {
+      {"/scratch2", "snx11035"}, {"/scratch20/", "other"}, {"/global/cscratch1", "snx11168"}, {"/global", "gfs"}};
+  CHECK(MountOf("/scratch2/u/run/out.0", m) == "/scratch2");
+  CHECK(MountOf("/scratch2", m) == "/scratch2");
+  CHECK(MountOf("/scratch20/x", m) == "/scratch20");  // not /scratch2: a prefix of the name is not a parent
+  CHECK(MountOf("/scratch200/x", m).empty());
+  CHECK(MountOf("/global/cscratch1/a", m) == "/global/cscratch1");
+  CHECK(MountOf("/global/homes/a", m) == "/global");
+  CHECK(MountOf("relative/path", m).empty());
+  CHECK(MountOf("", m).empty());
+  CHECK(MountOf("/anything", {{"/", "rootfs"}}) == "/");
+}
