@@ -215,3 +215,45 @@ TEST_CASE("summarize-job fs columns: the file system is the mount the job wrote 
   CHECK(Str(forced.at("9101"), "_file_system") == "otherfs");
   CHECK(Num(forced.at("9101"), "fs_tot_bytes_written") == Num(o, "iosonar_write_bytes"));
 }
+
+TEST_CASE("summarize-job fshealth: the snapshot immediately before the job start, and the next one", "[summarize][fs]") {
+  const std::string data = SharedDataDir();
+  if (data.empty()) {
+    WARN("../shared/data not found: skipping the NERSC cron-format lfs df / lctl dl -t check");
+    return;
+  }
+  const std::string in = data + "/pytokio/tests/inputs";
+  TempDir dir;
+  const std::string health = dir / "health.jsonl", store = dir / "store";
+  // The snapshots' epochs, read from the capture's BEGIN lines (not through iosonar).
+  auto begins = Run({"sh", "-c", "gzip -dc '" + in + "/sample_ost-fullness.txt.gz' | grep '^BEGIN '"});
+  REQUIRE(begins.exit_code == 0);
+  std::vector<int64_t> epochs;
+  for (const auto& l : SplitLines(begins.out)) epochs.push_back(std::stoll(l.substr(6)));
+  REQUIRE(epochs.size() == 70);
+  const size_t k = 40;
+  const int64_t start_s = (epochs[k] + epochs[k + 1]) / 2;
+  REQUIRE(start_s > epochs[k]);
+
+  auto h = Run({IosonarBin(), "health", "--lfs-df", in + "/sample_ost-fullness.txt.gz", "--lctl-dl-t",
+                in + "/sample_ost-map.txt.gz", "--count", "1", "--output", health, "--quiet", "--no-sampler-records"});
+  REQUIRE(h.exit_code == 0);
+  auto sim = Run({IosonarBin(), "simulate", "--store", store, "--fs", "snx11035", "--osts", "24", "--nodes", "4", "--fwd",
+                  "1", "--duration", "10", "--start", std::to_string(start_s * kNs), "--job",
+                  "id=9201,mode=N-N,first=0,nodes=4,ppn=1,stripes=2,start=0,duration=10,period=5,io=2,bytes=8M,req=1M"});
+  REQUIRE(sim.exit_code == 0);
+  REQUIRE(Run({IosonarBin(), "collect", "--store", store, "--from-file", health}).exit_code == 0);
+
+  auto rows = SummarizeJson({"9201", "--store", store});
+  const auto& d = rows.at("9201");
+  CHECK(Num(d, "fshealth_ost_actual_timestamp") == static_cast<double>(epochs[k]));
+  CHECK(Num(d, "fshealth_ost_next_timestamp") == static_cast<double>(epochs[k + 1]));
+  CHECK(Num(d, "fshealth_ost_fullness_lead_secs") == Approx(Num(d, "fshealth_ost_requested_timestamp") - epochs[k]));
+  CHECK(Num(d, "fshealth_ost_count") == 24);
+  CHECK(Num(d, "fshealth_ost_least_full_pct") <= Num(d, "fshealth_ost_avg_full_pct"));
+  CHECK(Num(d, "fshealth_ost_avg_full_pct") <= Num(d, "fshealth_ost_most_full_pct"));
+  // The snx11035 failover is in every snapshot of the map capture (INVENTORY.md).
+  CHECK(Num(d, "fshealth_ost_overloaded_oss_count") == 1);
+  CHECK(Num(d, "fshealth_ost_overloaded_ost_count") == 2);
+  CHECK(Num(d, "fshealth_ost_failures_lead_secs") > 0);
+}
