@@ -1,6 +1,8 @@
 // `iosonar summarize-job` (one row per job with TOKIO's summarize_job column
 // names) and `iosonar scoreboard` (top users and applications), from the
 // record store, optionally joined with the MySQL job database.
+#include <unistd.h>
+
 #include <boost/program_options.hpp>
 #include <cstdlib>
 #include <iostream>
@@ -17,6 +19,7 @@
 #include "iosonar/store.h"
 #include "iosonar/timeutil.h"
 #include "phases/phases.h"
+#include "iosonar/sink.h"
 #include "summarize/summarize.h"
 
 namespace po = boost::program_options;
@@ -38,6 +41,7 @@ constexpr const char* kSummarizeUsage =
     "iosonar.health snapshot before the job), then iosonar's own (iosonar_*: bytes,\n"
     "ops, bandwidths, metadata ops, I/O modes, I/O phases, coverage factors).\n"
     "A job without records is reported on stderr and left out.\n"
+    "With --output each row also goes out as an iosonar.result.job_summary record.\n"
     "With --redis each row is cached as JSON under iosonar:job:JOB_ID:tokio_summary;\n"
     "with --mysql each job found in the job database gets its row in job_tokio_summary.\n"
     "\n"
@@ -72,7 +76,7 @@ std::optional<JobRecord> LookUp(JobDb& db, const std::string& job_id, const std:
 
 int CmdSummarizeJob(int argc, char** argv) {
   std::vector<std::string> jobs;
-  std::string store_dir, format = "csv", mysql_flag, cluster, config, redis_flag, file_system;
+  std::string store_dir, format = "csv", mysql_flag, cluster, config, redis_flag, file_system, output;
   po::options_description desc(kSummarizeUsage);
   desc.add_options()("help,h", "show this help")                                                     //
       ("store", po::value(&store_dir)->value_name("DIR|URL"), "the record store (directory or Elasticsearch URL)")  //
@@ -82,6 +86,8 @@ int CmdSummarizeJob(int argc, char** argv) {
        "the jobs' Lustre file system (fsname) for the fs_*/fshealth_* columns (default: from the mounts\n"
        "iosonar health saw, else the only file system with server records)")  //
       ("no-fs", "leave out the file-system columns")                                                  //
+      ("output", po::value(&output)->value_name("OUT"),
+       "also send each row as an iosonar.result.job_summary record to OUT (tcp://, Elasticsearch URL, file, -)")  //
       ("redis", po::value(&redis_flag)->value_name("URL"), "cache each row's JSON in Redis")          //
       ("mysql", po::value(&mysql_flag)->value_name("URL"), "job database: user, job times, concurrent jobs; rows to job_tokio_summary")  //
       ("cluster", po::value(&cluster)->value_name("NAME"), "the jobs' cluster in the job database")  //
@@ -213,6 +219,21 @@ int CmdSummarizeJob(int argc, char** argv) {
   }
   if (format == "json") std::cout << analysis::SummaryRowsToJson(rows) << "\n";
   else if (!rows.empty()) std::cout << analysis::SummaryRowsToCsv(rows);
+  if (!output.empty() && !rows.empty()) {
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+    std::string recs;
+    for (const auto& r : rows) recs += analysis::SummaryRowToRecord(r, host);
+    Status st;
+    auto sink = OpenSink(output, {});
+    if (!sink.ok()) st = sink.status();
+    else st = sink.value()->Send(recs, rows.size());
+    if (st.ok()) st = sink.value()->Flush();
+    if (!st.ok()) {
+      std::cerr << "iosonar summarize-job: --output " << output << ": " << st.ToString() << "\n";
+      rc = 1;
+    }
+  }
   return rc;
 }
 

@@ -5,10 +5,12 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
 #include "common/format.h"
+#include "common/hash.h"
 #include "iosonar/json.h"
 #include "iosonar/timeutil.h"
 #include "phases/phases.h"
@@ -416,6 +418,67 @@ std::string SummaryRowToJson(const SummaryRow& row) {
   std::string out;
   JsonWriter w(&out, 0);
   WriteRow(w, row);
+  return out;
+}
+
+std::string SummaryRowToRecord(const SummaryRow& row, const std::string& host) {
+  auto num = [&](const char* k) -> std::optional<double> {
+    const std::string* v = row.Get(k);
+    double d = 0;
+    if (!v || v->empty()) return std::nullopt;
+    auto [p, ec] = std::from_chars(v->data(), v->data() + v->size(), d);
+    if (ec != std::errc() || p != v->data() + v->size()) return std::nullopt;
+    return d;
+  };
+  auto str = [&](const char* k) -> std::string {
+    const std::string* v = row.Get(k);
+    return v ? *v : std::string();
+  };
+  const std::string job = str("_jobid");
+  std::string out;
+  JsonWriter w(&out, 0);
+  w.BeginObject();
+  w.Kv("@timestamp", FormatIsoMillis(static_cast<int64_t>(std::llround(num("_datetime_start").value_or(0) * 1e9))));
+  w.Kv("event.dataset", "iosonar.result.job_summary");
+  // The same row resent: the same id; a recomputation that changed anything: a new one.
+  w.Kv("event.stream", StreamHash().Add("iosonar.result.job_summary").Add(job).Add(SummaryRowToJson(row)).Id());
+  w.Kv("event.seq", int64_t{0});
+  w.Kv("host.name", host);
+  w.Kv("job.id", job);
+  w.Kv("result.analysis", "summarize-job/1");
+  auto put_int = [&](const char* field, std::optional<double> v) {
+    if (v) w.Kv(field, static_cast<int64_t>(std::llround(*v)));
+  };
+  auto put_dbl = [&](const char* field, std::optional<double> v) {
+    if (v) w.Kv(field, *v);
+  };
+  const auto rb = num("iosonar_read_bytes"), wb = num("iosonar_write_bytes"), rt = num("iosonar_runtime_s");
+  put_int("result.bytes_read", rb);
+  put_int("result.bytes_written", wb);
+  put_dbl("result.read_bw", num("iosonar_read_bw_avg"));
+  put_dbl("result.write_bw", num("iosonar_write_bw_avg"));
+  const double ops = num("iosonar_read_ops").value_or(0) + num("iosonar_write_ops").value_or(0);
+  if (rt && *rt > 0) put_dbl("result.iops", ops / *rt);
+  put_int("result.metadata_ops", num("iosonar_meta_ops"));
+  const std::string mode = str(wb.value_or(0) >= rb.value_or(0) ? "iosonar_io_mode_write" : "iosonar_io_mode_read");
+  if (!mode.empty()) w.Kv("result.io_mode", mode);
+  put_int("result.processes", num("iosonar_processes_with_io"));
+  put_int("result.files", num("iosonar_files"));
+  if (rt) put_int("result.duration_ns", *rt * 1e9);
+  put_int("result.nodes", num("iosonar_nodes_with_io"));
+  put_dbl("result.io_time_s", num("darshan_io_time"));
+  for (auto [field, col] : {std::pair{"result.fs", "_file_system"}, {"result.app", "darshan_app"}, {"result.user", "iosonar_user"}})
+    if (const std::string v = str(col); !v.empty()) w.Kv(field, v);
+  put_dbl("result.coverage_bw", num("iosonar_coverage_factor_bw"));
+  put_dbl("result.coverage_opens", num("iosonar_coverage_factor_opens"));
+  if (auto r = num("fs_tot_bytes_read"), x = num("fs_tot_bytes_written"); r || x)
+    put_dbl("result.fs_bytes", r.value_or(0) + x.value_or(0));
+  put_dbl("result.ost_full_pct_max", num("fshealth_ost_most_full_pct"));
+  put_int("result.overloaded_oss", num("fshealth_ost_overloaded_oss_count"));
+  if (auto r = num("iosonar_read_phases"), x = num("iosonar_write_phases"); r || x)
+    put_int("result.phases", r.value_or(0) + x.value_or(0));
+  w.EndObject();
+  out += '\n';
   return out;
 }
 

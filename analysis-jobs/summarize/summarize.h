@@ -102,6 +102,11 @@ std::string SummaryRowsToCsv(const std::vector<SummaryRow>& rows);
 std::string SummaryRowsToJson(const std::vector<SummaryRow>& rows);
 // One row as a compact JSON object (the Redis and MySQL form).
 std::string SummaryRowToJson(const SummaryRow& row);
+// The row as one iosonar.result.job_summary record (a JSON line, "\n"-ended):
+// @timestamp the job start, event.stream a hash of the job and the row (a
+// resend of the same row dedupes, a changed row is a new record), result.*
+// from the row's iosonar_*, darshan_*, fs_* and fshealth_* columns.
+std::string SummaryRowToRecord(const SummaryRow& row, const std::string& host);
 
 // The job in the job database: its id must be a number; the cluster is
 // `cluster`, or the only one with this id. Errors say why not.

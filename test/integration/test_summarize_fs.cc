@@ -11,6 +11,7 @@
 #include <map>
 #include <string>
 
+#include "iosonar/record.h"
 #include "testutil.h"
 
 using namespace iosonar::test;
@@ -209,6 +210,35 @@ TEST_CASE("summarize-job fs columns: the file system is the mount the job wrote 
   CHECK(Num(s, "fshealth_ost_avg_full_pct") == Approx(37.5));
   CHECK(Num(o, "fshealth_ost_most_full_pct") == Approx(90.0));
   CHECK_FALSE(s.HasMember("fshealth_ost_overloaded_oss_count"));  // no lctl dl -t snapshot
+
+  // --output: one iosonar.result.job_summary record per job that the schema accepts, with the row's values;
+  // the same rows resent carry the same ids (the stores drop the copy).
+  const std::string out1 = dir / "out1.jsonl", out2 = dir / "out2.jsonl";
+  for (const auto& out : {out1, out2}) {
+    auto r = Run({IosonarBin(), "summarize-job", "9101", "9102", "--store", store, "--output", out, "--no-phases"});
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+  }
+  const auto lines = SplitLines(ReadFile(out1));
+  REQUIRE(lines.size() == 2);
+  CHECK(ReadFile(out1) == ReadFile(out2));
+  for (const auto& l : lines) {
+    std::string buf = l;
+    buf.push_back('\0');
+    iosonar::ParsedRecord rec;
+    INFO(l);
+    REQUIRE(iosonar::ParseRecordInsitu(buf.data(), l.size(), &rec).ok());
+    CHECK(std::string(rec.dataset->name) == "iosonar.result.job_summary");
+    rapidjson::Document d;
+    d.Parse(l.c_str());
+    const auto& row = rows.at(d["job.id"].GetString());
+    CHECK(d["result.bytes_written"].GetDouble() == Num(row, "iosonar_write_bytes"));
+    CHECK(d["result.fs"].GetString() == Str(row, "_file_system"));
+    CHECK(d["result.coverage_bw"].GetDouble() == Num(row, "iosonar_coverage_factor_bw"));
+    CHECK(d["result.fs_bytes"].GetDouble() == Num(row, "fs_tot_bytes_written") + Num(row, "fs_tot_bytes_read"));
+    CHECK(d["result.ost_full_pct_max"].GetDouble() == Num(row, "fshealth_ost_most_full_pct"));
+    CHECK(d["result.io_mode"].GetString() == Str(row, "iosonar_io_mode_write"));
+  }
 
   // --file-system overrides the choice.
   auto forced = SummarizeJson({"9101", "--store", store, "--file-system", "otherfs"});
