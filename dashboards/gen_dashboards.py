@@ -7,7 +7,12 @@ dashboards/ are this script's output; edit here, rerun, commit both):
   dashboards/grafana/dashboards/iosonar-file-system.json  (Elasticsearch data sources)
   dashboards/grafana/dashboards/iosonar-jobs.json         (MySQL job database)
 
-usage: python3 dashboards/gen_dashboards.py [--source DIR]
+usage: python3 dashboards/gen_dashboards.py [--source DIR] [--out DIR]
+
+The Grafana jobs dashboard gets the cross-layer panels (xlayer server shares)
+only when mysql-schema/ creates job_server_share and job_xlayer (migration 025,
+`iosonar xlayer`): after that migration lands, rerun this script (the static
+test "generated" says so).
 
 Kibana: one dashboard saved object per file, Lens visualizations embedded by
 value (Kibana 8.15 panel format), on the data views of iosonar-data-views.ndjson
@@ -81,7 +86,8 @@ def lens(title, dataview, dataset, columns, vis, vtype, extra_query=""):
             "query": {"query": q, "language": "kuery"},
             "filters": [],
             "datasourceStates": {"formBased": {"layers": {"layer1": {
-                "columns": cols, "columnOrder": [c for c, _ in columns], "incompleteColumns": {}, "sampling": 1}}}},
+                "columns": cols, "columnOrder": [c for c, _ in columns], "incompleteColumns": {}, "sampling": 1,
+                "indexPatternId": dataview}}}},
             "internalReferences": [], "adHocDataViews": {},
         },
     }
@@ -372,8 +378,21 @@ def sql_target(ref, sql, fmt="table"):
             "rawQuery": True, "editorMode": "code", "rawSql": sql}
 
 
-def grafana_jobs():
+def sql_tables(src):
+    """Names of the tables mysql-schema/*.sql creates (to add panels for tables that exist)."""
+    import re
+    names = set()
+    d = os.path.join(src, "mysql-schema")
+    for f in sorted(os.listdir(d)):
+        if f.endswith(".sql"):
+            names |= {n.lower() for n in re.findall(r"CREATE\s+TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?`?(\w+)",
+                                                     open(os.path.join(d, f)).read(), re.I)}
+    return names
+
+
+def grafana_jobs(src):
     M = ("iosonar-mysql", "mysql")
+    xlayer = {"job_server_share", "job_xlayer"} <= sql_tables(src)
     p = []
     p.append(g_panel(1, "Jobs started per hour by state", "timeseries", *M, [sql_target("A", (
         "SELECT $__timeGroupAlias(j.start_time, '1h'), j.state AS metric, COUNT(*) AS jobs\n"
@@ -419,7 +438,40 @@ def grafana_jobs():
         "SELECT u.cluster, u.user_name, u.jobs, u.completed, u.not_completed, u.node_hours, u.summarized,\n"
         "       u.read_bytes, u.write_bytes, u.meta_ops\n"
         "FROM user_stats u\nWHERE u.cluster IN ($cluster)\nORDER BY u.node_hours DESC\nLIMIT 50"))],
-        0, 27, 24, 9))
+        0, 27, 12, 9))
+    p.append(g_panel(6, "Riskiest jobs (LASSi, iosonar lassi)", "table", *M, [sql_target("A", (
+        "SELECT r.target AS job_id, r.fs, MAX(r.risk_oss) AS max_risk_oss, MAX(r.risk_mds) AS max_risk_mds,\n"
+        "       MAX(r.read_kb_ops) AS max_read_kb_ops, MAX(r.write_kb_ops) AS max_write_kb_ops\n"
+        "FROM lassi_risk r\nWHERE r.kind = 'job' AND $__timeFilter(r.window_start)\n"
+        "GROUP BY r.target, r.fs\nORDER BY max_risk_oss DESC\nLIMIT 50"))],
+        12, 27, 12, 9))
+    if xlayer:
+        p.append(g_panel(7, "Which jobs flood each OST (iosonar xlayer server shares)", "table", *M, [sql_target("A", (
+            "SELECT x.server, x.cluster, x.job_id, x.share, x.job_bytes, x.total_bytes, x.window_start,\n"
+            "       x.window_end, x.estimated\n"
+            "FROM job_server_share x\n"
+            "WHERE x.layer = 'ost' AND x.cluster IN ($cluster)\n"
+            "  AND x.window_start < $__timeTo() AND x.window_end > $__timeFrom()\n"
+            "ORDER BY x.share DESC\nLIMIT 200"))], 0, 36, 12, 10, None,
+            {"fieldConfig": {"defaults": {}, "overrides": [
+                {"matcher": {"id": "byName", "options": "share"}, "properties": [{"id": "unit", "value": "percentunit"}]},
+                {"matcher": {"id": "byRegexp", "options": "job_bytes|total_bytes"},
+                 "properties": [{"id": "unit", "value": "bytes"}]}]}}))
+        p.append(g_panel(8, "Servers job $job_id used and its share of each (xlayer)", "table", *M, [sql_target("A", (
+            "SELECT x.layer, x.server, x.share, x.job_bytes, x.total_bytes, x.job_ops, x.total_ops,\n"
+            "       x.in_flight_mean, x.estimated\n"
+            "FROM job_server_share x\nWHERE x.cluster IN ($cluster) AND x.job_id = $job_id\n"
+            "ORDER BY x.layer, x.share DESC"))], 12, 36, 12, 10, None,
+            {"fieldConfig": {"defaults": {}, "overrides": [
+                {"matcher": {"id": "byName", "options": "share"}, "properties": [{"id": "unit", "value": "percentunit"}]}]}}))
+        p.append(g_panel(9, "Cross-layer coverage of job $job_id (xlayer)", "table", *M, [sql_target("A", (
+            "SELECT v.job_id, v.window_start, v.window_end, v.window_source, v.nodes, v.unmapped_nodes, v.files,\n"
+            "       v.job_bytes, v.fs_bytes, v.coverage_bytes, v.coverage_opens, v.coverage_stats, v.ost_source\n"
+            "FROM job_xlayer v\nWHERE v.cluster IN ($cluster) AND v.job_id = $job_id"))], 0, 46, 24, 6))
+    job_q = ("SELECT p.job_id FROM job_phases p WHERE p.cluster IN ($cluster) "
+             "UNION SELECT t.job_id FROM job_tokio_summary t WHERE t.cluster IN ($cluster) "
+             + ("UNION SELECT v.job_id FROM job_xlayer v WHERE v.cluster IN ($cluster) " if xlayer else "")
+             + "ORDER BY 1 DESC LIMIT 500")
     return {
         "uid": "iosonar-jobs", "title": f"iosonar {DASH} jobs", "tags": ["iosonar", "jobs"],
         "schemaVersion": 39, "version": 1, "editable": True, "refresh": "",
@@ -431,9 +483,7 @@ def grafana_jobs():
              "includeAll": True, "multi": True, "refresh": 1, "current": {"text": "All", "value": "$__all"}},
             {"name": "job_id", "label": "Job", "type": "query",
              "datasource": {"type": "mysql", "uid": "iosonar-mysql"},
-             "query": "SELECT p.job_id FROM job_phases p WHERE p.cluster IN ($cluster) "
-                      "UNION SELECT t.job_id FROM job_tokio_summary t WHERE t.cluster IN ($cluster) "
-                      "ORDER BY 1 DESC LIMIT 500",
+             "query": job_q,
              "includeAll": False, "multi": False, "refresh": 1}]},
         "annotations": {"list": []}, "panels": p,
     }
@@ -441,14 +491,17 @@ def grafana_jobs():
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--source", default=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    ap.add_argument("--source", default=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                    help="the repository (mysql-schema/ is read from here)")
+    ap.add_argument("--out", help="write under OUT/dashboards instead of SOURCE/dashboards")
     a = ap.parse_args()
-    d = os.path.join(a.source, "dashboards")
+    d = os.path.join(a.out or a.source, "dashboards")
     for name, obj in (("iosonar-job-io.ndjson", job_io()), ("iosonar-file-system.ndjson", file_system())):
+        os.makedirs(os.path.join(d, "kibana"), exist_ok=True)
         with open(os.path.join(d, "kibana", name), "w") as f:
             f.write(json.dumps(obj, ensure_ascii=False, sort_keys=True) + "\n")
     os.makedirs(os.path.join(d, "grafana", "dashboards"), exist_ok=True)
-    for name, obj in (("iosonar-file-system.json", grafana_fs()), ("iosonar-jobs.json", grafana_jobs())):
+    for name, obj in (("iosonar-file-system.json", grafana_fs()), ("iosonar-jobs.json", grafana_jobs(a.source))):
         with open(os.path.join(d, "grafana", "dashboards", name), "w") as f:
             f.write(json.dumps(obj, ensure_ascii=False, indent=1, sort_keys=True) + "\n")
 
