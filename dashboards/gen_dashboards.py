@@ -74,8 +74,10 @@ def count(cid="n", label="Records"):
 
 
 # ------------------------------------------------------------- Lens visualizations
-def lens(title, dataview, dataset, columns, vis, vtype, extra_query=""):
-    """One by-value Lens visualization over one data view, one layer, one dataset."""
+def lens(title, dataview, dataset, columns, vis, vtype, extra_query="", ignore_global=False):
+    """One by-value Lens visualization over one data view, one layer, one dataset.
+    ignore_global: the layer ignores the dashboard's filters and controls (for datasets
+    without the control's field, which a selection would otherwise empty)."""
     q = f'event.dataset : "{dataset}"' + (f" and {extra_query}" if extra_query else "")
     cols = dict(columns)
     return {
@@ -87,7 +89,7 @@ def lens(title, dataview, dataset, columns, vis, vtype, extra_query=""):
             "filters": [],
             "datasourceStates": {"formBased": {"layers": {"layer1": {
                 "columns": cols, "columnOrder": [c for c, _ in columns], "incompleteColumns": {}, "sampling": 1,
-                "indexPatternId": dataview}}}},
+                "indexPatternId": dataview, "ignoreGlobalFilters": ignore_global}}}},
             "internalReferences": [], "adHocDataViews": {},
         },
     }
@@ -109,13 +111,14 @@ def table(cols):
     return {"layerId": "layer1", "layerType": "data", "columns": [{"columnId": c} for c, _ in cols]}
 
 
-def xy_lens(title, dv, ds, series, x, ys, split=None, q=""):
+def xy_lens(title, dv, ds, series, x, ys, split=None, q="", ignore_global=False):
     cols = [x] + ([split] if split else []) + ys
-    return lens(title, dv, ds, cols, xy(series, x[0], [c for c, _ in ys], split[0] if split else None), "lnsXY", q)
+    return lens(title, dv, ds, cols, xy(series, x[0], [c for c, _ in ys], split[0] if split else None), "lnsXY", q,
+                ignore_global)
 
 
-def table_lens(title, dv, ds, cols, q=""):
-    return lens(title, dv, ds, cols, table(cols), "lnsDatatable", q)
+def table_lens(title, dv, ds, cols, q="", ignore_global=False):
+    return lens(title, dv, ds, cols, table(cols), "lnsDatatable", q, ignore_global)
 
 
 # ----------------------------------------------------------------- dashboard object
@@ -278,30 +281,32 @@ def file_system():
     p.append((24, 14, xy_lens("Probe failures per op", METRICS, P, "bar_stacked", date_hist(),
                               [count("n", "Failed probes")], terms("o", "probe.op", "n", 10, label="Probe op"),
                               q="probe.ok : false")))
-    p.append((24, 14, xy_lens("LASSi risk (OSS and MDS)", RESULTS, "iosonar.result.risk", "line", date_hist(),
+    p.append((24, 14, xy_lens("LASSi risk per file system (OSS and MDS; ignores the controls)", RESULTS,
+                              "iosonar.result.risk", "line", date_hist(),
                               [metric("ro", "max", "result.risk_oss", "Risk OSS", "num"),
-                               metric("rm", "max", "result.risk_mds", "Risk MDS", "num")])))
-    p.append((24, 14, table_lens("Riskiest targets (LASSi)", RESULTS, "iosonar.result.risk", [
+                               metric("rm", "max", "result.risk_mds", "Risk MDS", "num")],
+                              terms("f", "result.fs", "ro", 5, label="File system"), ignore_global=True)))
+    p.append((24, 14, table_lens("Riskiest targets (LASSi; ignores the controls)", RESULTS, "iosonar.result.risk", [
         terms("t", "result.target", "ro", 20, label="Target"),
         metric("fs", "last_value", "result.fs", "File system", dtype="string"),
         metric("ro", "max", "result.risk_oss", "Max risk OSS", "num"),
         metric("rm", "max", "result.risk_mds", "Max risk MDS", "num"),
         metric("rk", "max", "result.read_kb_ops", "Read KB/op", "num"),
-        metric("wk", "max", "result.write_kb_ops", "Write KB/op", "num")])))
-    p.append((48, 14, table_lens("bad-ost: OSTs whose files were slow", LOGS, "iosonar.result.bad_ost", [
+        metric("wk", "max", "result.write_kb_ops", "Write KB/op", "num")], ignore_global=True)))
+    p.append((48, 14, table_lens("bad-ost: OSTs whose files were slow (ignores the controls)", LOGS,
+                                 "iosonar.result.bad_ost", [
         terms("o", "badost.ost", "c", 30, label="OST", alphabetical=False),
         terms("j", "job.id", "c", 5, label="Job"),
         metric("c", "min", "badost.coefficient", "Pearson r", "num"),
         metric("pv", "min", "badost.p_value", "p-value", "num"),
         metric("fo", "max", "badost.files_on", "Files on OST", "num"),
         metric("fa", "max", "badost.files", "Files", "num"),
-        metric("v", "last_value", "badost.verdict", "Verdict", dtype="string")])))
+        metric("v", "last_value", "badost.verdict", "Verdict", dtype="string")], ignore_global=True)))
     return dashboard("iosonar-file-system", f"iosonar {DASH} file system",
                      "Lustre servers as the exporters see them: OST bandwidth per target (the hot or slow OST), "
                      "MDS ops, the jobs behind them, fullness and overloaded OSSes, probe latency, LASSi risk "
                      "and bad-ost results.",
-                     p, [("ctl-fs", METRICS, "lustre.fs", "File system"),
-                         ("ctl-target", METRICS, "lustre.target", "Target")])
+                     p, [("ctl-fs", METRICS, "lustre.fs", "File system")])
 
 
 # ------------------------------------------------------------------------ Grafana

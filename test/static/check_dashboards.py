@@ -229,7 +229,21 @@ def check_kibana(src, fields, datasets, maps):
             ok(used <= colids, f"{pw}: visualization uses only the layer's columns (unknown {sorted(used - colids)})")
         # Controls
         cg = o["attributes"].get("controlGroupInput") or {}
-        for cid, c in json.loads(cg.get("panelsJSON", "{}")).items():
+        controls = json.loads(cg.get("panelsJSON", "{}"))
+        # A control's selection filters every panel that does not ignore global filters;
+        # on a dataset without that field it would empty the panel.
+        for p in panels:
+            st = p["embeddableConfig"].get("attributes", {}).get("state", {})
+            dss = query_datasets(st.get("query", {}).get("query"))
+            for lid, layer in st.get("datasourceStates", {}).get("formBased", {}).get("layers", {}).items():
+                if layer.get("ignoreGlobalFilters") or len(dss) != 1:
+                    continue
+                for c in controls.values():
+                    f = c["explicitInput"].get("fieldName")
+                    ok(f in maps.get(dss[0], {}),
+                       f"{where} panel '{p.get('title')}': control field {f} is mapped in {dss[0]} "
+                       f"(or the layer ignores global filters), so a selection does not empty the panel")
+        for cid, c in controls.items():
             e = c["explicitInput"]
             cw = f"{where} control {e.get('title')}"
             dv = e.get("dataViewId")
@@ -568,6 +582,8 @@ MUTATIONS = [
      '\\"dataType\\": \\"number\\", \\"operationType\\": \\"last_value\\"', "fits"),
     ("generated", "dashboards/grafana/dashboards/iosonar-jobs.json", '"refresh": 1', '"refresh": 2',
      "is what gen_dashboards.py writes"),
+    ("kibana", "dashboards/kibana/iosonar-file-system.ndjson", '\\"ignoreGlobalFilters\\": true',
+     '\\"ignoreGlobalFilters\\": false', "so a selection does not empty the panel"),
     ("grafana-es", "dashboards/grafana/dashboards/iosonar-file-system.json", '"field": "oss.write_bytes_per_s"',
      '"field": "oss.write_byte_per_s"', "oss.write_byte_per_s exists in the schema"),
     ("grafana-es", "dashboards/grafana/dashboards/iosonar-file-system.json", '"field": "probe.latency_ns"',
