@@ -326,7 +326,8 @@ def es_target(ref, query, metrics, buckets, alias=""):
 
 def es_series(field, size=10, order_by="1"):
     return [{"id": "2", "type": "terms", "field": "lustre.target" if field is None else field,
-             "settings": {"size": str(size), "order": "desc", "orderBy": order_by, "min_doc_count": "1"}},
+             "settings": {"size": str(size), "order": "asc" if order_by == "_term" else "desc", "orderBy": order_by,
+                          "min_doc_count": "1"}},
             {"id": "3", "type": "date_histogram", "field": "@timestamp",
              "settings": {"interval": "auto", "min_doc_count": "0", "trimEdges": "0"}}]
 
@@ -353,7 +354,7 @@ def grafana_fs():
     p.append(g_panel(5, "Probe latency per op (median and p95)", "timeseries", "iosonar-sampler", "elasticsearch",
                      [es_target("A", 'event.dataset:"iosonar.probe"' + fsq,
                                 [{"id": "1", "type": "percentiles", "field": "probe.latency_ns",
-                                  "settings": {"percents": ["50", "95"]}}], es_series("probe.op"))],
+                                  "settings": {"percents": ["50", "95"]}}], es_series("probe.op", order_by="_term"))],
                      0, 18, 12, 9, "ns"))
     p.append(g_panel(6, "OST fullness", "bargauge", "iosonar-sampler", "elasticsearch",
                      [es_target("A", 'event.dataset:"iosonar.health" AND health.record:"target" AND '

@@ -353,7 +353,9 @@ def check_grafana_es(src, fields, datasets, maps):
                         check_field(f"{tw} {b['type']}", b.get("field"), ds, maps, fields, allowed)
                     ob = (b.get("settings") or {}).get("orderBy")
                     if ob and ob not in ("_term", "_count", "_key"):
-                        ok(ob in {m["id"] for m in t.get("metrics", [])}, f"{tw}: terms order by an existing metric")
+                        single = {m["id"] for m in t.get("metrics", []) if m["type"] not in ("percentiles", "extended_stats")}
+                        ok(ob in single, f"{tw}: terms order by an existing single-value metric (Elasticsearch "
+                                         f"refuses ordering by a multi-value one without a key)")
         for v in dash.get("templating", {}).get("list", []):
             vds = dss.get(ds_of(v).get("uid"))
             if v.get("type") != "query":
@@ -592,6 +594,8 @@ MUTATIONS = [
      '"field": "oss.ops_per_s"', "belongs to dataset iosonar.mds"),
     ("grafana-es", "dashboards/grafana/dashboards/iosonar-file-system.json", 'health.target_kind:\\"ost\\"',
      'health.kind:\\"ost\\"', "health.kind exists in the schema"),
+    ("grafana-es", "dashboards/grafana/dashboards/iosonar-file-system.json", '"orderBy": "_term"', '"orderBy": "1"',
+     "single-value metric"),
     ("grafana-es", "dashboards/grafana/provisioning/datasources/iosonar.yml", "index: metrics-iosonar.*",
      "index: logs-iosonar.*", "covers dataset"),
     ("grafana-sql", "dashboards/grafana/dashboards/iosonar-jobs.json", "s.read_bw_avg,", "s.read_bw_mean,",
