@@ -13,8 +13,10 @@
 namespace iosonar {
 
 // Fields in the whole schema (all datasets together). A record of one
-// dataset uses far fewer; sets of fields are FieldSet bitsets.
-inline constexpr size_t kMaxFields = 256;
+// dataset uses far fewer; sets of fields are FieldSet bitsets. Parsing clears
+// only the schema's fields, so the cost follows the schema, not this bound.
+// (512 since issue 6's result streams took the schema past 256 fields.)
+inline constexpr size_t kMaxFields = 512;
 
 // A set of schema positions.
 struct FieldSet {
