@@ -553,7 +553,7 @@ std::string ScoreboardToRecords(const Scoreboard& s, size_t n, const ScoreboardP
                                 int64_t stream) {
   std::string out;
   int64_t seq = 0;
-  const std::string ts = FormatIsoMillis(p.from_ns);
+  const std::string ts = FormatIsoMillis(p.to_ns);
   for (int who = 0; who < 2; ++who) {
     for (const char* m : kMetrics) {
       int64_t rank = 0;

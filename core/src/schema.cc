@@ -81,7 +81,8 @@ constexpr std::array kDatasets = {
             "lossless or lossy); @timestamp is the job's first trace window"},
     Dataset{"iosonar.result.scoreboard", "logs",
             "`iosonar scoreboard`: one record per rank of the top users and applications by bytes, data ops and "
-            "metadata ops over a period; @timestamp is the period start"},
+            "metadata ops over a period; @timestamp is the period end (exclusive), the start is @timestamp minus "
+            "scoreboard.period_ns"},
     // ---- end issue 6 results ---------------------------------------------------------
 };
 
@@ -603,7 +604,7 @@ constexpr std::array kFieldTable = {
     Field{"scoreboard.cluster", T::kKeyword, "", M::kDimension, false, "iosonar.result.scoreboard",
           "Cluster of the job database lookups (absent when not given)"},
     Field{"scoreboard.period_ns", T::kLong, "ns", M::kNone, true, "iosonar.result.scoreboard",
-          "Length of the period [from, to) from @timestamp"},
+          "Length of the period [from, to); @timestamp is its end"},
     Field{"scoreboard.who", T::kKeyword, "", M::kDimension, true, "iosonar.result.scoreboard",
           "user or application"},
     Field{"scoreboard.metric", T::kKeyword, "", M::kDimension, true, "iosonar.result.scoreboard",
