@@ -159,6 +159,10 @@ int CmdSimulate(int argc, char** argv) {
       ("slow-fwd-factor", po::value(&cfg.faults.slow_fwd_factor)->default_value(0.25, "0.25"), "its bandwidth fraction")  //
       ("variability", po::value(&cfg.variability)->default_value(0.0, "0"),
        "share of rank-seconds whose data run differs from its peers' (0-1; real ranks are not in lockstep)")  //
+      ("background-bytes", po::value(&cfg.background_bytes_per_ost_s)->default_value(cfg.background_bytes_per_ost_s)->value_name("B"),
+       "untraced load per OST, bytes/s (uniform in [0, 2B))")  //
+      ("background-meta", po::value(&cfg.background_meta_per_mdt_s)->default_value(cfg.background_meta_per_mdt_s)->value_name("N"),
+       "untraced metadata ops per MDT per second (uniform in [0, 2N))")  //
       ("storm", "add a metadata-storm job (id 1999) to the generated jobs")                          //
       ("no-trace", "do not emit iosonar.trace")                                                      //
       ("no-client", "do not emit iosonar.client")                                                    //
@@ -178,6 +182,8 @@ int CmdSimulate(int argc, char** argv) {
   if (store_dir.empty() && output.empty()) output = "-";
   cfg.seed = static_cast<uint64_t>(seed);
   if (!(cfg.variability >= 0 && cfg.variability <= 1)) return usage_error("--variability must be in [0, 1]");
+  if (cfg.background_bytes_per_ost_s < 0 || cfg.background_meta_per_mdt_s < 0)
+    return usage_error("--background-bytes and --background-meta must be >= 0");
   if (scale == "taihulight") {
     cfg.nodes = 40960;
     cfg.fwd = 288;

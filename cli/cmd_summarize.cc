@@ -1,6 +1,8 @@
 // `iosonar summarize-job` (one row per job with TOKIO's summarize_job column
 // names) and `iosonar scoreboard` (top users and applications), from the
 // record store, optionally joined with the MySQL job database.
+#include <unistd.h>
+
 #include <boost/program_options.hpp>
 #include <algorithm>
 #include <cstdlib>
@@ -18,6 +20,7 @@
 #include "iosonar/store.h"
 #include "iosonar/timeutil.h"
 #include "phases/phases.h"
+#include "iosonar/sink.h"
 #include "publish.h"
 #include "summarize/summarize.h"
 
@@ -34,8 +37,13 @@ constexpr const char* kSummarizeUsage =
     "(_jobid, _datetime_start/_end, darshan_app, darshan_nprocs, darshan_io_time,\n"
     "darshan_total_gibs_posix, darshan_agg_perf_by_slowest_posix,\n"
     "darshan_biggest_{read,write}_api[_bytes|_files], jobsdb_concurrent_* with a job\n"
-    "database), then iosonar's own (iosonar_*: bytes, ops, bandwidths, metadata ops,\n"
-    "I/O modes, I/O phases). A job without records is reported on stderr and left out.\n"
+    "database), the file system around the job over its window (_file_system,\n"
+    "darshan_biggest_{read,write}_fs[_bytes], fs_{tot,ave,max,min}_* bytes and\n"
+    "metadata ops from iosonar.oss/iosonar.mds, fs_frac_*, fshealth_ost_* from the\n"
+    "iosonar.health snapshot before the job), then iosonar's own (iosonar_*: bytes,\n"
+    "ops, bandwidths, metadata ops, I/O modes, I/O phases, coverage factors).\n"
+    "A job without records is reported on stderr and left out.\n"
+    "With --output each row also goes out as an iosonar.result.job_summary record.\n"
     "With --redis each row is cached as JSON under iosonar:job:JOB_ID:tokio_summary;\n"
     "with --mysql each job found in the job database gets its row in job_tokio_summary.\n"
     "\n"
@@ -78,12 +86,18 @@ std::optional<JobRecord> LookUp(JobDb& db, const std::string& job_id, const std:
 
 int CmdSummarizeJob(int argc, char** argv) {
   std::vector<std::string> jobs;
-  std::string store_dir, format = "csv", mysql_flag, cluster, config, redis_flag;
+  std::string store_dir, format = "csv", mysql_flag, cluster, config, redis_flag, file_system, output;
   po::options_description desc(kSummarizeUsage);
   desc.add_options()("help,h", "show this help")                                                     //
       ("store", po::value(&store_dir)->value_name("DIR|URL"), "the record store (directory or Elasticsearch URL)")  //
       ("format", po::value(&format)->default_value("csv")->value_name("FMT"), "csv or json")          //
       ("no-phases", "do not compute the I/O phase counts")                                           //
+      ("file-system", po::value(&file_system)->value_name("FS"),
+       "the jobs' Lustre file system (fsname) for the fs_*/fshealth_* columns (default: from the mounts\n"
+       "iosonar health saw, else the only file system with server records)")  //
+      ("no-fs", "leave out the file-system columns")                                                  //
+      ("output", po::value(&output)->value_name("OUT"),
+       "also send each row as an iosonar.result.job_summary record to OUT (tcp://, Elasticsearch URL, file, -)")  //
       ("redis", po::value(&redis_flag)->value_name("URL"), "cache each row's JSON in Redis")          //
       ("mysql", po::value(&mysql_flag)->value_name("URL"), "job database: user, job times, concurrent jobs; rows to job_tokio_summary")  //
       ("cluster", po::value(&cluster)->value_name("NAME"), "the jobs' cluster in the job database")  //
@@ -166,6 +180,34 @@ int CmdSummarizeJob(int argc, char** argv) {
         in.read_phases = in.write_phases = 0;
       }
     }
+    std::vector<std::pair<std::string, std::string>> mounts;
+    std::optional<analysis::FsContext> fsc;
+    if (!vm.count("no-fs")) {
+      const int64_t a = in.job && in.job->start_ns ? *in.job->start_ns : s.start_ns;
+      const int64_t b = in.job && in.job->end_ns ? *in.job->end_ns : s.end_ns;
+      constexpr int64_t kDay = 86400LL * 1000000000LL;
+      Status st;
+      auto m = analysis::ReadMounts(*store.value(), a - kDay, b);
+      if (m.ok()) mounts = std::move(m).value();
+      else st = m.status();
+      std::string fs = file_system;
+      if (st.ok() && fs.empty()) {
+        auto c = analysis::ChooseFileSystem(*store.value(), *jt, mounts, a, b);
+        if (c.ok()) fs = *c;
+        else st = c.status();
+      }
+      if (st.ok() && !fs.empty()) {
+        auto f = analysis::ReadFsContext(*store.value(), fs, a, b);
+        if (f.ok()) fsc = std::move(f).value();
+        else st = f.status();
+      }
+      if (!st.ok()) {
+        std::cerr << "iosonar summarize-job: job " << job << ": file-system columns: " << st.ToString() << "\n";
+        rc = 1;
+      }
+      in.mounts = &mounts;
+      if (fsc) in.fs = &*fsc;
+    }
     rows.push_back(analysis::MakeSummaryRow(in));
     const std::string row_json = analysis::SummaryRowToJson(rows.back());
     if (!redis_url.empty()) {
@@ -187,6 +229,21 @@ int CmdSummarizeJob(int argc, char** argv) {
   }
   if (format == "json") std::cout << analysis::SummaryRowsToJson(rows) << "\n";
   else if (!rows.empty()) std::cout << analysis::SummaryRowsToCsv(rows);
+  if (!output.empty() && !rows.empty()) {
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+    std::string recs;
+    for (const auto& r : rows) recs += analysis::SummaryRowToRecord(r, host);
+    Status st;
+    auto sink = OpenSink(output, {});
+    if (!sink.ok()) st = sink.status();
+    else st = sink.value()->Send(recs, rows.size());
+    if (st.ok()) st = sink.value()->Flush();
+    if (!st.ok()) {
+      std::cerr << "iosonar summarize-job: --output " << output << ": " << st.ToString() << "\n";
+      rc = 1;
+    }
+  }
   return rc;
 }
 

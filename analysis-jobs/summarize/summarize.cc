@@ -5,10 +5,12 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
 #include "common/format.h"
+#include "common/hash.h"
 #include "iosonar/json.h"
 #include "iosonar/timeutil.h"
 #include "phases/phases.h"
@@ -128,6 +130,112 @@ Result<JobTrace> ReadJobTrace(Store& store, const std::string& job_id) {
   return jt;
 }
 
+namespace {
+
+// darshan_biggest_{read,write}_fs(_bytes): the mount point that moved the
+// most bytes each way (TOKIO: over the biggest API's files; "_unknown" for
+// files under no known mount).
+void AddBiggestFs(const JobTrace& jt, const std::vector<std::pair<std::string, std::string>>& mounts, SummaryRow* row) {
+  std::map<std::string, std::string> path_of;  // file id -> path
+  for (const auto& r : jt.runs)
+    if (!r.file_id.empty() && !r.file_path.empty()) path_of.emplace(r.file_id, r.file_path);
+  std::map<std::string, uint64_t> by[2];
+  for (const auto& r : jt.runs) {
+    if (!IsData(r.op) || r.bytes <= 0) continue;
+    std::string path = r.file_path;
+    if (path.empty() && !r.file_id.empty())
+      if (auto it = path_of.find(r.file_id); it != path_of.end()) path = it->second;
+    std::string m = path.empty() ? std::string() : MountOf(path, mounts);
+    by[r.op == "write" ? 1 : 0][m.empty() ? "_unknown" : m] += static_cast<uint64_t>(r.bytes);
+  }
+  const char* dirs[2] = {"read", "write"};
+  for (int d = 0; d < 2; ++d) {
+    std::string best;
+    uint64_t bytes = 0;
+    for (const auto& [m, b] : by[d])
+      if (best.empty() || b > bytes) best = m, bytes = b;
+    const std::string base = std::string("darshan_biggest_") + dirs[d] + "_fs";
+    row->cols.emplace_back(base, best);
+    row->cols.emplace_back(base + "_bytes", Num(bytes));
+  }
+}
+
+void AddRate(SummaryRow* row, const std::string& what, const std::string& unit, const RateStats& r, double scale) {
+  // TOKIO's names: fs_tot_bytes_read, fs_ave_bytes_read_per_sec, fs_tot_open_ops, fs_ave_open_ops_per_sec.
+  row->cols.emplace_back("fs_tot_" + what, Num(r.tot / scale));
+  row->cols.emplace_back("fs_ave_" + what + unit, Num(r.ave / scale));
+  row->cols.emplace_back("fs_max_" + what + unit, Num(r.max / scale));
+  row->cols.emplace_back("fs_min_" + what + unit, Num(r.min / scale));
+}
+
+// fs_*, fshealth_* and the coverage factors (definitions in fs_context.h).
+void AddFsColumns(const FsContext& fs, const JobTrace& jt, SummaryRow* row) {
+  auto add = [&](std::string k, std::string v) { row->cols.emplace_back(std::move(k), std::move(v)); };
+  if (fs.oss_records > 0) {
+    for (const char* rw : {"read", "written"}) {
+      const RateStats& r = std::string(rw) == "read" ? fs.read : fs.written;
+      AddRate(row, std::string("bytes_") + rw, "_per_sec", r, 1);
+      AddRate(row, std::string("gibs_") + rw, "_per_sec", r, 1073741824.0);
+    }
+    add("fs_frac_missing", Num(fs.frac_missing));
+    add("fs_frac_zero_read", Num(fs.frac_zero_read));
+    add("fs_frac_zero_written", Num(fs.frac_zero_written));
+  }
+  for (const auto& [op, r] : fs.md_ops) AddRate(row, op + "_ops", "_per_sec", r, 1);
+  const double s = 1e9;
+  if (const auto& f = fs.fullness) {
+    add("fshealth_ost_requested_timestamp", Num(static_cast<double>(f->requested_ns) / s));
+    add("fshealth_ost_actual_timestamp", Num(static_cast<double>(f->actual_ns) / s));
+    if (f->next_ns) add("fshealth_ost_next_timestamp", Num(static_cast<double>(*f->next_ns) / s));
+    add("fshealth_ost_fullness_lead_secs", Num(static_cast<double>(f->requested_ns - f->actual_ns) / s));
+    add("fshealth_ost_count", Num(f->ost_count));
+    add("fshealth_ost_avg_full_kib", Num(f->avg_full_kib));
+    add("fshealth_ost_avg_full_pct", Num(f->avg_full_pct));
+    add("fshealth_ost_least_full_id", Num(f->least_full_id));
+    add("fshealth_ost_least_full_kib", Num(f->least_full_kib));
+    add("fshealth_ost_least_full_name", f->least_full_name);
+    add("fshealth_ost_least_full_pct", Num(f->least_full_pct));
+    add("fshealth_ost_most_full_id", Num(f->most_full_id));
+    add("fshealth_ost_most_full_kib", Num(f->most_full_kib));
+    add("fshealth_ost_most_full_name", f->most_full_name);
+    add("fshealth_ost_most_full_pct", Num(f->most_full_pct));
+  }
+  if (const auto& f = fs.failures) {
+    if (!fs.fullness) {
+      add("fshealth_ost_requested_timestamp", Num(static_cast<double>(f->requested_ns) / s));
+      add("fshealth_ost_actual_timestamp", Num(static_cast<double>(f->actual_ns) / s));
+      if (f->next_ns) add("fshealth_ost_next_timestamp", Num(static_cast<double>(*f->next_ns) / s));
+    }
+    add("fshealth_ost_failures_lead_secs", Num(static_cast<double>(f->requested_ns - f->actual_ns) / s));
+    add("fshealth_ost_overloaded_oss_count", Num(f->overloaded_oss));
+    add("fshealth_ost_overloaded_ost_count", Num(f->overloaded_ost));
+    add("fshealth_ost_overloaded_pct",
+        Num(f->ost_count > 0 ? 100.0 * static_cast<double>(f->overloaded_ost) / static_cast<double>(f->ost_count) : 0.0));
+    const double per_oss =
+        f->overloaded_oss > 0 ? static_cast<double>(f->overloaded_ost) / static_cast<double>(f->overloaded_oss) : 0.0;
+    add("fshealth_ost_avg_overloaded_ost_per_oss", Num(per_oss));
+    add("fshealth_ost_avg_overloaded_overload_factor",
+        Num(f->overloaded_oss > 0 && f->mode > 0 ? per_oss / static_cast<double>(f->mode) : 1.0));
+  }
+  // TOKIO's coverage factor: the job's bytes / the file system's bytes over the window; likewise opens and stats.
+  uint64_t job_bytes = 0, opens = 0, stats = 0;
+  for (const auto& r : jt.runs) {
+    if (IsData(r.op) && r.bytes > 0) job_bytes += static_cast<uint64_t>(r.bytes);
+    if (r.op == "open") opens += static_cast<uint64_t>(r.count);
+    if (r.op == "stat") stats += static_cast<uint64_t>(r.count);
+  }
+  add("iosonar_fs_osts", Num(static_cast<uint64_t>(fs.osts)));
+  add("iosonar_fs_step_s", Num(static_cast<double>(fs.step_ns) / 1e9));
+  const double fs_bytes = fs.read.tot + fs.written.tot;
+  if (fs.oss_records > 0 && fs_bytes > 0) add("iosonar_coverage_factor_bw", Num(static_cast<double>(job_bytes) / fs_bytes));
+  if (const RateStats* o = fs.Md("open"); o && o->tot > 0)
+    add("iosonar_coverage_factor_opens", Num(static_cast<double>(opens) / o->tot));
+  if (const RateStats* g = fs.Md("getattr"); g && g->tot > 0)
+    add("iosonar_coverage_factor_stats", Num(static_cast<double>(stats) / g->tot));
+}
+
+}  // namespace
+
 const std::string* SummaryRow::Get(const std::string& name) const {
   for (const auto& [k, v] : cols)
     if (k == name) return &v;
@@ -170,6 +278,7 @@ SummaryRow MakeSummaryRow(const SummarizeInput& in) {
   add("_jobid", jt.job_id);
   add("_datetime_start", Num(dt_start));
   add("_datetime_end", Num(dt_end));
+  if (in.fs) add("_file_system", in.fs->fs);
   add("darshan_jobid", jt.job_id);
   add("darshan_app", MainExecutable(jt.command_lines));
   add("darshan_nprocs", Num(static_cast<uint64_t>(ranks.empty() ? s.processes : ranks.size())));
@@ -194,6 +303,8 @@ SummaryRow MakeSummaryRow(const SummarizeInput& in) {
     row.cols.emplace_back(base + "_bytes", ba ? Num(ba->bytes) : "0");
     row.cols.emplace_back(base + "_files", ba ? Num(static_cast<uint64_t>(ba->files.size())) : "0");
   }
+  if (in.mounts && !in.mounts->empty()) AddBiggestFs(jt, *in.mounts, &row);
+  if (in.fs) AddFsColumns(*in.fs, jt, &row);
   if (in.concurrent) {
     add("jobsdb_concurrent_jobs", Num(in.concurrent->jobs));
     add("jobsdb_concurrent_nodes", Num(in.concurrent->nodes));
@@ -249,7 +360,8 @@ bool LooksNumeric(const std::string& v) {
 // Columns whose values are text even when they look like numbers.
 bool TextColumn(const std::string& k) {
   return k == "_jobid" || k == "darshan_jobid" || k == "darshan_app" || k == "iosonar_user" ||
-         k == "iosonar_job_name" || k.ends_with("_api") || k.rfind("iosonar_io_mode", 0) == 0;
+         k == "iosonar_job_name" || k.ends_with("_api") || k.rfind("iosonar_io_mode", 0) == 0 ||
+         k == "_file_system" || k.ends_with("_fs") || k.ends_with("_full_name");
 }
 
 }  // namespace
@@ -306,6 +418,67 @@ std::string SummaryRowToJson(const SummaryRow& row) {
   std::string out;
   JsonWriter w(&out, 0);
   WriteRow(w, row);
+  return out;
+}
+
+std::string SummaryRowToRecord(const SummaryRow& row, const std::string& host) {
+  auto num = [&](const char* k) -> std::optional<double> {
+    const std::string* v = row.Get(k);
+    double d = 0;
+    if (!v || v->empty()) return std::nullopt;
+    auto [p, ec] = std::from_chars(v->data(), v->data() + v->size(), d);
+    if (ec != std::errc() || p != v->data() + v->size()) return std::nullopt;
+    return d;
+  };
+  auto str = [&](const char* k) -> std::string {
+    const std::string* v = row.Get(k);
+    return v ? *v : std::string();
+  };
+  const std::string job = str("_jobid");
+  std::string out;
+  JsonWriter w(&out, 0);
+  w.BeginObject();
+  w.Kv("@timestamp", FormatIsoMillis(static_cast<int64_t>(std::llround(num("_datetime_start").value_or(0) * 1e9))));
+  w.Kv("event.dataset", "iosonar.result.job_summary");
+  // The same row resent: the same id; a recomputation that changed anything: a new one.
+  w.Kv("event.stream", StreamHash().Add("iosonar.result.job_summary").Add(job).Add(SummaryRowToJson(row)).Id());
+  w.Kv("event.seq", int64_t{0});
+  w.Kv("host.name", host);
+  w.Kv("job.id", job);
+  w.Kv("result.analysis", "summarize-job/1");
+  auto put_int = [&](const char* field, std::optional<double> v) {
+    if (v) w.Kv(field, static_cast<int64_t>(std::llround(*v)));
+  };
+  auto put_dbl = [&](const char* field, std::optional<double> v) {
+    if (v) w.Kv(field, *v);
+  };
+  const auto rb = num("iosonar_read_bytes"), wb = num("iosonar_write_bytes"), rt = num("iosonar_runtime_s");
+  put_int("result.bytes_read", rb);
+  put_int("result.bytes_written", wb);
+  put_dbl("result.read_bw", num("iosonar_read_bw_avg"));
+  put_dbl("result.write_bw", num("iosonar_write_bw_avg"));
+  const double ops = num("iosonar_read_ops").value_or(0) + num("iosonar_write_ops").value_or(0);
+  if (rt && *rt > 0) put_dbl("result.iops", ops / *rt);
+  put_int("result.metadata_ops", num("iosonar_meta_ops"));
+  const std::string mode = str(wb.value_or(0) >= rb.value_or(0) ? "iosonar_io_mode_write" : "iosonar_io_mode_read");
+  if (!mode.empty()) w.Kv("result.io_mode", mode);
+  put_int("result.processes", num("iosonar_processes_with_io"));
+  put_int("result.files", num("iosonar_files"));
+  if (rt) put_int("result.duration_ns", *rt * 1e9);
+  put_int("result.nodes", num("iosonar_nodes_with_io"));
+  put_dbl("result.io_time_s", num("darshan_io_time"));
+  for (auto [field, col] : {std::pair{"result.fs", "_file_system"}, {"result.app", "darshan_app"}, {"result.user", "iosonar_user"}})
+    if (const std::string v = str(col); !v.empty()) w.Kv(field, v);
+  put_dbl("result.coverage_bw", num("iosonar_coverage_factor_bw"));
+  put_dbl("result.coverage_opens", num("iosonar_coverage_factor_opens"));
+  if (auto r = num("fs_tot_bytes_read"), x = num("fs_tot_bytes_written"); r || x)
+    put_dbl("result.fs_bytes", r.value_or(0) + x.value_or(0));
+  put_dbl("result.ost_full_pct_max", num("fshealth_ost_most_full_pct"));
+  put_int("result.overloaded_oss", num("fshealth_ost_overloaded_oss_count"));
+  if (auto r = num("iosonar_read_phases"), x = num("iosonar_write_phases"); r || x)
+    put_int("result.phases", r.value_or(0) + x.value_or(0));
+  w.EndObject();
+  out += '\n';
   return out;
 }
 

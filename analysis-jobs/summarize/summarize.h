@@ -42,6 +42,7 @@
 #include "iosonar/status.h"
 #include "iosonar/store.h"
 #include "job-summary/job_summary.h"
+#include "summarize/fs_context.h"
 
 namespace iosonar::analysis {
 
@@ -80,8 +81,19 @@ struct SummarizeInput {
   const JobRecord* job = nullptr;               // from the job database, if any
   const ConcurrentJobs* concurrent = nullptr;   // likewise
   int read_phases = -1, write_phases = -1;      // from analysis-jobs/phases (-1: not computed)
+  const FsContext* fs = nullptr;                 // the job's file system (fs_*, fshealth_*, coverage)
+  const std::vector<std::pair<std::string, std::string>>* mounts = nullptr;  // mount -> fs (biggest_*_fs)
 };
 SummaryRow MakeSummaryRow(const SummarizeInput& in);
+
+// The file system a job used, as TOKIO divines it: the mount point
+// (iosonar.health records' health.mount -> lustre.fs, see ReadMounts) its
+// trace moved the most bytes to, whichever way was bigger; without mounts,
+// the only file system with iosonar.oss records over [start_ns, end_ns).
+// "" when it cannot be told.
+Result<std::string> ChooseFileSystem(Store& store, const JobTrace& jt,
+                                     const std::vector<std::pair<std::string, std::string>>& mounts, int64_t start_ns,
+                                     int64_t end_ns);
 
 // CSV: a header of the union of the rows' columns (first-seen order), then
 // one line per row (RFC 4180 quoting; a missing column is empty).
@@ -90,6 +102,11 @@ std::string SummaryRowsToCsv(const std::vector<SummaryRow>& rows);
 std::string SummaryRowsToJson(const std::vector<SummaryRow>& rows);
 // One row as a compact JSON object (the Redis and MySQL form).
 std::string SummaryRowToJson(const SummaryRow& row);
+// The row as one iosonar.result.job_summary record (a JSON line, "\n"-ended):
+// @timestamp the job start, event.stream a hash of the job and the row (a
+// resend of the same row dedupes, a changed row is a new record), result.*
+// from the row's iosonar_*, darshan_*, fs_* and fshealth_* columns.
+std::string SummaryRowToRecord(const SummaryRow& row, const std::string& host);
 
 // The job in the job database: its id must be a number; the cluster is
 // `cluster`, or the only one with this id. Errors say why not.

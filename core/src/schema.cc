@@ -507,10 +507,10 @@ constexpr std::array kFieldTable = {
           "unhealthy or unusually fast when |r| exceeds the warning threshold and p the significance threshold"},
     // ---- end issue 6 part A ------------------------------------------------------
     // ---- issue 7: LASSi risk/ops and probe slowdown results (analysis-jobs/lassi) ----
-    Field{"result.fs", T::kKeyword, "", M::kDimension, false, "iosonar.result.risk iosonar.result.slowdown",
+    Field{"result.fs", T::kKeyword, "", M::kDimension, false, "iosonar.result.risk iosonar.result.slowdown iosonar.result.job_summary",
           "File system the value is about (lustre.fs, or the probed directory)"},
-    Field{"result.app", T::kKeyword, "", M::kDimension, false, "iosonar.result.risk",
-          "Application: the exact command line of the jobs grouped under it (LASSi)"},
+    Field{"result.app", T::kKeyword, "", M::kDimension, false, "iosonar.result.risk iosonar.result.job_summary",
+          "Application: the exact command line of the jobs grouped under it (LASSi); the executable (summarize-job)"},
     Field{"result.risk_oss", T::kDouble, "1", M::kGauge, false, "iosonar.result.risk",
           "LASSi risk_oss: sum of the positive risks of read_kb, read_ops, write_kb, write_ops, other"},
     Field{"result.risk_mds", T::kDouble, "1", M::kGauge, false, "iosonar.result.risk",
@@ -524,6 +524,23 @@ constexpr std::array kFieldTable = {
     Field{"result.count", T::kLong, "1", M::kGauge, false, "iosonar.result.slowdown",
           "Samples the interval statistic was computed from"},
     // ---- end issue 7 ---------------------------------------------------------
+    // ---- issue 6: summarize-job's record in iosonar.result.job_summary ----
+    Field{"result.user", T::kKeyword, "", M::kDimension, false, "iosonar.result.job_summary", "User the job ran as (job database)"},
+    Field{"result.nodes", T::kLong, "1", M::kNone, false, "iosonar.result.job_summary", "Nodes the job's trace came from"},
+    Field{"result.io_time_s", T::kDouble, "s", M::kNone, false, "iosonar.result.job_summary",
+          "The slowest process's time inside I/O calls (Darshan's io_time)"},
+    Field{"result.coverage_bw", T::kDouble, "1", M::kNone, false, "iosonar.result.job_summary",
+          "TOKIO coverage factor: the job's bytes / its file system's bytes over the job's window"},
+    Field{"result.coverage_opens", T::kDouble, "1", M::kNone, false, "iosonar.result.job_summary",
+          "The job's opens / its file system's MDS opens over the job's window"},
+    Field{"result.fs_bytes", T::kDouble, "bytes", M::kNone, false, "iosonar.result.job_summary",
+          "Bytes the job's file system moved (all OSTs, read + written) over the job's window"},
+    Field{"result.ost_full_pct_max", T::kDouble, "percent", M::kNone, false, "iosonar.result.job_summary",
+          "Fullness of the file system's most full OST just before the job (fshealth_ost_most_full_pct)"},
+    Field{"result.overloaded_oss", T::kLong, "1", M::kNone, false, "iosonar.result.job_summary",
+          "Overloaded (failed-over) OSSes of the file system just before the job"},
+    Field{"result.phases", T::kLong, "1", M::kNone, false, "iosonar.result.job_summary", "I/O phases (read + write) of the job"},
+    // ---- end issue 6 summarize-job ----
     // ---- issue 6: results of xlayer, compress2 and scoreboard as streams ------------
     Field{"xlayer.window_ns", T::kLong, "ns", M::kNone, true, "iosonar.result.xlayer",
           "Length of the job's window [start, end)"},

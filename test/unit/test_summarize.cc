@@ -140,6 +140,18 @@ TEST_CASE("summarize-job: every TOKIO-style column is one of summarize_job's", "
   in.trace = &jt;
   in.summary = &s;
   in.concurrent = &cj;
+  // With the file-system side filled in, every fs_/fshealth_ column too.
+  FsContext fs;
+  fs.fs = "snx11035";
+  fs.oss_records = 10;
+  fs.read.tot = 1;
+  for (const auto& op : TokioMdOps()) fs.md_ops.emplace_back(op, RateStats{1, 1, 1, 1});
+  fs.fullness = FullnessAt{};
+  fs.fullness->next_ns = 5;
+  fs.failures = FailuresAt{};
+  const std::vector<std::pair<std::string, std::string>> mounts = {{"/scratch2", "snx11035"}};
+  in.fs = &fs;
+  in.mounts = &mounts;
   size_t tokio_cols = 0;
   for (const auto& [k, v] : MakeSummaryRow(in).cols) {
     if (k.rfind("iosonar_", 0) == 0) continue;
@@ -147,7 +159,8 @@ TEST_CASE("summarize-job: every TOKIO-style column is one of summarize_job's", "
     CHECK(tokio.count(k) == 1);
     ++tokio_cols;
   }
-  CHECK(tokio_cols >= 20);
+  // TOKIO's 122 columns but index, fs_{ave,max}_{oss,mds}_cpu (no server CPU data) and topology_* (3).
+  CHECK(tokio_cols == 114);
 }
 
 TEST_CASE("scoreboard: users and applications ranked by bytes, ops and metadata ops", "[summarize]") {
@@ -179,4 +192,18 @@ TEST_CASE("scoreboard: users and applications ranked by bytes, ops and metadata 
   CHECK(ScoreboardToTable(sb, 3).find("carol") != std::string::npos);
   CHECK(MainExecutable({"/a/b/x y", "x z", "w"}) == "x");
   CHECK(MainExecutable({}).empty());
+}
+
+TEST_CASE("MountOf: the longest mount point that is the path or a directory above it", "[summarize][fs]") {
+  const std::vector<std::pair<std::string, std::string>> m = {
+      {"/scratch2", "snx11035"}, {"/scratch20/", "other"}, {"/global/cscratch1", "snx11168"}, {"/global", "gfs"}};
+  CHECK(MountOf("/scratch2/u/run/out.0", m) == "/scratch2");
+  CHECK(MountOf("/scratch2", m) == "/scratch2");
+  CHECK(MountOf("/scratch20/x", m) == "/scratch20");  // not /scratch2: a prefix of the name is not a parent
+  CHECK(MountOf("/scratch200/x", m).empty());
+  CHECK(MountOf("/global/cscratch1/a", m) == "/global/cscratch1");
+  CHECK(MountOf("/global/homes/a", m) == "/global");
+  CHECK(MountOf("relative/path", m).empty());
+  CHECK(MountOf("", m).empty());
+  CHECK(MountOf("/anything", {{"/", "rootfs"}}) == "/");
 }

@@ -13,10 +13,8 @@
 namespace iosonar {
 
 // Fields in the whole schema (all datasets together). A record of one
-// dataset uses far fewer; sets of fields are FieldSet bitsets. Parsing clears
-// only the schema's fields, so the cost follows the schema, not this bound.
-// (512 since issue 6's result streams took the schema past 256 fields.)
-inline constexpr size_t kMaxFields = 512;
+// dataset uses far fewer; sets of fields are FieldSet bitsets.
+inline constexpr size_t kMaxFields = 384;
 
 // A set of schema positions.
 struct FieldSet {
@@ -48,7 +46,8 @@ struct ParsedRecord {
   const FieldValue& operator[](size_t field_index) const { return v[field_index]; }
   void Clear() {
     dataset = nullptr;
-    for (auto& x : v) x.kind = FieldValue::kAbsent;
+    const size_t n = schema::Fields().size();  // positions beyond the schema are never set
+    for (size_t k = 0; k < n && k < kMaxFields; ++k) v[k].kind = FieldValue::kAbsent;
   }
   // Sets a value by hand (tests, decoders); Clear() first.
   FieldValue& At(size_t field_index) { return v[field_index]; }

@@ -1,0 +1,374 @@
+#include "summarize/fs_context.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "summarize/summarize.h"
+
+namespace iosonar::analysis {
+
+namespace {
+
+constexpr int64_t kSec = 1000000000;
+constexpr int64_t kDay = 86400 * kSec;
+// Longest sampling interval looked for after the window's end (a record
+// stamped later than end + this cannot overlap the window unless its
+// interval is longer).
+constexpr int64_t kMaxInterval = 600 * kSec;
+
+// "snx11035-OST0006" -> "OST0006"; "OST0006" stays.
+std::string ShortTarget(std::string_view t) {
+  const size_t p = t.rfind('-');
+  return std::string(p == std::string_view::npos ? t : t.substr(p + 1));
+}
+
+// One server record reduced to what the frame needs.
+struct Cell {
+  int64_t ts = 0, elapsed = 0;
+  std::string target;
+  bool reset = false;
+  std::vector<double> counts;
+};
+
+struct Frame {
+  int64_t step = 0;
+  size_t rows = 0, targets = 0, present = 0;
+  // (row, target index) -> summed counts of the records in that cell
+  std::map<std::pair<int64_t, size_t>, std::vector<double>> cells;
+  std::map<std::pair<int64_t, size_t>, double> secs;  // elapsed of the cell
+  std::vector<double> tot;
+};
+
+// Lays records on the grid described in the header.
+Frame BuildFrame(const std::vector<Cell>& recs, size_t nvals, int64_t window_ns) {
+  Frame f;
+  f.tot.assign(nvals, 0);
+  std::vector<int64_t> el;
+  int64_t t0 = INT64_MAX;
+  std::map<std::string, size_t> tix;
+  for (const auto& c : recs) {
+    tix.emplace(c.target, tix.size());
+    t0 = std::min(t0, c.ts);
+    if (!c.reset && c.elapsed > 0) el.push_back(c.elapsed);
+  }
+  f.targets = tix.size();
+  if (recs.empty()) return f;
+  if (el.empty()) {
+    f.step = kSec;
+  } else {
+    std::nth_element(el.begin(), el.begin() + static_cast<std::ptrdiff_t>(el.size() / 2), el.end());
+    f.step = el[el.size() / 2];
+  }
+  int64_t kmin = INT64_MAX, kmax = INT64_MIN;
+  for (const auto& c : recs) {
+    const int64_t k = std::llround(static_cast<double>(c.ts - t0) / static_cast<double>(f.step));
+    kmin = std::min(kmin, k);
+    kmax = std::max(kmax, k);
+    if (c.reset || c.elapsed <= 0) continue;
+    const auto key = std::make_pair(k, tix[c.target]);
+    auto& v = f.cells[key];
+    if (v.empty()) v.assign(nvals, 0);
+    for (size_t i = 0; i < nvals; ++i) {
+      v[i] += c.counts[i];
+      f.tot[i] += c.counts[i];
+    }
+    f.secs[key] += static_cast<double>(c.elapsed) / 1e9;
+  }
+  const auto expected = static_cast<int64_t>(std::llround(static_cast<double>(window_ns) / static_cast<double>(f.step)));
+  f.rows = static_cast<size_t>(std::max(kmax - kmin + 1, expected));
+  f.present = f.cells.size();
+  return f;
+}
+
+Status ScanServer(Store& store, const std::string& dataset, const std::string& fs, int64_t start_ns, int64_t end_ns,
+                  const std::vector<std::string>& count_fields, std::vector<Cell>* out) {
+  ScanQuery q;
+  q.dataset = dataset;
+  q.range = {start_ns + 1, end_ns + kMaxInterval};
+  q.filters = {{"lustre.fs", fs}};
+  q.fields = {"@timestamp", "lustre.target", "lustre.elapsed_ns", "lustre.reset"};
+  q.fields.insert(q.fields.end(), count_fields.begin(), count_fields.end());
+  Status st = store.Scan(q, [&](const Row& r) {
+    Cell c;
+    c.ts = r.Int(0);
+    c.elapsed = r.Has(2) ? r.Int(2) : 0;
+    // No elapsed: the record is taken to cover the second before its stamp.
+    const int64_t from = c.ts - (c.elapsed > 0 ? c.elapsed : kSec);
+    if (from >= end_ns) return true;
+    c.target = std::string(r.Str(1));
+    c.reset = r.Has(3) && r.Int(3) != 0;
+    if (c.elapsed <= 0) c.elapsed = kSec;
+    c.counts.resize(count_fields.size());
+    for (size_t i = 0; i < count_fields.size(); ++i) c.counts[i] = r.Has(4 + i) ? static_cast<double>(r.Int(4 + i)) : 0;
+    out->push_back(std::move(c));
+    return true;
+  });
+  if (!st.ok() && st.code() == Code::kNotFound) return Status::Ok();
+  return st;
+}
+
+// Health snapshots: the latest stamped before start (within a day) and the first at or after it.
+struct Snap {
+  int64_t before = INT64_MIN, after = INT64_MAX;
+};
+
+Status FindSnapshots(Store& store, const std::string& fs, const std::string& kind, int64_t start_ns, Snap* s) {
+  ScanQuery q;
+  q.dataset = "iosonar.health";
+  q.range = {start_ns - kDay, start_ns + kDay};
+  q.filters = {{"lustre.fs", fs}, {"health.record", kind}};
+  q.fields = {"@timestamp", "health.inodes"};
+  Status st = store.Scan(q, [&](const Row& r) {
+    if (r.Has(1) && r.Int(1) != 0) return true;  // inode fullness
+    const int64_t t = r.Int(0);
+    if (t < start_ns) s->before = std::max(s->before, t);
+    else s->after = std::min(s->after, t);
+    return true;
+  });
+  if (!st.ok() && st.code() == Code::kNotFound) return Status::Ok();
+  return st;
+}
+
+Status ReadFullness(Store& store, const std::string& fs, int64_t start_ns, std::optional<FullnessAt>* out) {
+  Snap s;
+  if (Status st = FindSnapshots(store, fs, "fs", start_ns, &s); !st.ok()) return st;
+  if (s.before == INT64_MIN) return Status::Ok();
+  FullnessAt f;
+  f.requested_ns = start_ns;
+  f.actual_ns = s.before;
+  if (s.after != INT64_MAX) f.next_ns = s.after;
+  ScanQuery q;
+  q.dataset = "iosonar.health";
+  q.range = {s.before, s.before + 1};
+  q.filters = {{"lustre.fs", fs}, {"health.record", "target"}};
+  q.fields = {"lustre.target", "health.target_kind", "health.inodes", "health.target_index", "health.bytes_used",
+              "health.bytes_total"};
+  double used_sum = 0, total_sum = 0;
+  bool any = false;
+  Status st = store.Scan(q, [&](const Row& r) {
+    if (r.Str(1) != "ost" || (r.Has(2) && r.Int(2) != 0) || !r.Has(4) || !r.Has(5) || r.Int(5) <= 0) return true;
+    const double used = static_cast<double>(r.Int(4)) / 1024, total = static_cast<double>(r.Int(5)) / 1024;
+    const double pct = 100.0 * used / total;
+    const std::string name = ShortTarget(r.Str(0));
+    const int64_t idx = r.Has(3) ? r.Int(3) : -1;
+    ++f.ost_count;
+    used_sum += used;
+    total_sum += total;
+    // pytokio's order: the first strictly smaller / larger wins ties.
+    if (!any || used < f.least_full_kib) {
+      f.least_full_kib = used, f.least_full_pct = pct, f.least_full_name = name, f.least_full_id = idx;
+    }
+    if (!any || used > f.most_full_kib) {
+      f.most_full_kib = used, f.most_full_pct = pct, f.most_full_name = name, f.most_full_id = idx;
+    }
+    any = true;
+    return true;
+  });
+  if (!st.ok() && st.code() != Code::kNotFound) return st;
+  if (f.ost_count == 0) return Status::Ok();
+  f.avg_full_kib = used_sum / static_cast<double>(f.ost_count);
+  f.avg_full_pct = 100.0 * used_sum / total_sum;
+  *out = std::move(f);
+  return Status::Ok();
+}
+
+Status ReadFailures(Store& store, const std::string& fs, int64_t start_ns, std::optional<FailuresAt>* out) {
+  Snap s;
+  if (Status st = FindSnapshots(store, fs, "failover", start_ns, &s); !st.ok()) return st;
+  if (s.before == INT64_MIN) return Status::Ok();
+  FailuresAt f;
+  f.requested_ns = start_ns;
+  f.actual_ns = s.before;
+  if (s.after != INT64_MAX) f.next_ns = s.after;
+  ScanQuery q;
+  q.dataset = "iosonar.health";
+  q.range = {s.before, s.before + 1};
+  q.filters = {{"lustre.fs", fs}, {"health.record", "failover"}};
+  q.fields = {"health.ost_count", "health.ost_per_oss_mode", "health.overloaded_oss_count", "health.overloaded_ost_count"};
+  bool found = false;
+  Status st = store.Scan(q, [&](const Row& r) {
+    f.ost_count = r.Has(0) ? r.Int(0) : 0;
+    f.mode = r.Has(1) ? r.Int(1) : 0;
+    f.overloaded_oss = r.Has(2) ? r.Int(2) : 0;
+    f.overloaded_ost = r.Has(3) ? r.Int(3) : 0;
+    found = true;
+    return false;
+  });
+  if (!st.ok() && st.code() != Code::kNotFound) return st;
+  if (found) *out = f;
+  return Status::Ok();
+}
+
+}  // namespace
+
+const std::vector<std::string>& TokioMdOps() {
+  static const std::vector<std::string> ops = {"open",   "close",    "mknod",  "link",    "unlink",  "mkdir",
+                                               "rmdir",  "rename",   "getxattr", "statfs", "setattr", "getattr"};
+  return ops;
+}
+
+const RateStats* FsContext::Md(const std::string& op) const {
+  for (const auto& [k, v] : md_ops)
+    if (k == op) return &v;
+  return nullptr;
+}
+
+Result<FsContext> ReadFsContext(Store& store, const std::string& fs, int64_t start_ns, int64_t end_ns) {
+  FsContext c;
+  c.fs = fs;
+  c.start_ns = start_ns;
+  c.end_ns = end_ns;
+  const int64_t window = std::max<int64_t>(end_ns - start_ns, 0);
+
+  std::vector<Cell> oss;
+  if (Status st = ScanServer(store, "iosonar.oss", fs, start_ns, end_ns, {"oss.read_bytes", "oss.write_bytes"}, &oss);
+      !st.ok())
+    return st;
+  c.oss_records = oss.size();
+  if (!oss.empty()) {
+    Frame f = BuildFrame(oss, 2, window);
+    c.step_ns = f.step;
+    c.rows = f.rows;
+    c.osts = f.targets;
+    // Row sums of the rates (missing cells count 0).
+    std::map<int64_t, std::pair<double, double>> rowsum;
+    size_t zero_r = 0, zero_w = 0;
+    for (const auto& [key, v] : f.cells) {
+      const double secs = f.secs[key];
+      auto& rs = rowsum[key.first];
+      rs.first += v[0] / secs;
+      rs.second += v[1] / secs;
+      zero_r += v[0] == 0;
+      zero_w += v[1] == 0;
+    }
+    const double ncells = static_cast<double>(f.rows * f.targets);
+    const size_t missing_rows = f.rows - std::min(f.rows, rowsum.size());
+    auto fill = [&](RateStats* s, double tot, bool first) {
+      s->tot = tot;
+      double sum = 0, mx = -1, mn = -1;
+      for (const auto& [k, rs] : rowsum) {
+        const double x = first ? rs.first : rs.second;
+        sum += x;
+        mx = mx < 0 ? x : std::max(mx, x);
+        mn = mn < 0 ? x : std::min(mn, x);
+      }
+      if (missing_rows > 0) mn = 0, mx = std::max(mx, 0.0);
+      s->ave = sum / static_cast<double>(f.rows);
+      s->max = mx;
+      s->min = mn;
+    };
+    fill(&c.read, f.tot[0], true);
+    fill(&c.written, f.tot[1], false);
+    // Missing cells have no bytes either way: they count as zero, as in TOKIO's frames.
+    const double absent = ncells - static_cast<double>(f.present);
+    c.frac_zero_read = (static_cast<double>(zero_r) + absent) / ncells;
+    c.frac_zero_written = (static_cast<double>(zero_w) + absent) / ncells;
+    c.frac_missing = absent / ncells;
+  }
+
+  std::vector<std::string> md_fields;
+  for (const auto& op : TokioMdOps()) md_fields.push_back("mds." + op);
+  std::vector<Cell> mds;
+  if (Status st = ScanServer(store, "iosonar.mds", fs, start_ns, end_ns, md_fields, &mds); !st.ok()) return st;
+  c.mds_records = mds.size();
+  if (!mds.empty()) {
+    Frame f = BuildFrame(mds, md_fields.size(), window);
+    for (size_t i = 0; i < md_fields.size(); ++i) {
+      RateStats s;
+      s.tot = f.tot[i];
+      double sum = 0;
+      bool first = true;
+      for (const auto& [key, v] : f.cells) {
+        const double x = v[i] / f.secs[key];
+        sum += x;
+        s.max = first ? x : std::max(s.max, x);
+        s.min = first ? x : std::min(s.min, x);
+        first = false;
+      }
+      s.ave = f.cells.empty() ? 0 : sum / static_cast<double>(f.cells.size());
+      c.md_ops.emplace_back(TokioMdOps()[i], s);
+    }
+  }
+  if (Status st = ReadFullness(store, fs, start_ns, &c.fullness); !st.ok()) return st;
+  if (Status st = ReadFailures(store, fs, start_ns, &c.failures); !st.ok()) return st;
+  return c;
+}
+
+Result<std::vector<std::pair<std::string, std::string>>> ReadMounts(Store& store, int64_t from_ns, int64_t to_ns) {
+  ScanQuery q;
+  q.dataset = "iosonar.health";
+  q.range = {from_ns, to_ns};
+  q.filters = {{"health.record", "fs"}};
+  q.fields = {"health.mount", "lustre.fs"};
+  std::set<std::pair<std::string, std::string>> seen;
+  Status st = store.Scan(q, [&](const Row& r) {
+    if (r.Has(0) && r.Has(1) && !r.Str(0).empty()) seen.emplace(std::string(r.Str(0)), std::string(r.Str(1)));
+    return true;
+  });
+  if (!st.ok() && st.code() != Code::kNotFound) return st;
+  return std::vector<std::pair<std::string, std::string>>(seen.begin(), seen.end());
+}
+
+std::string MountOf(const std::string& path, const std::vector<std::pair<std::string, std::string>>& mounts) {
+  std::string best;
+  for (const auto& [m, fs] : mounts) {
+    std::string_view mv = m;
+    while (mv.size() > 1 && mv.back() == '/') mv.remove_suffix(1);
+    const bool under = path.size() >= mv.size() && path.compare(0, mv.size(), mv) == 0 &&
+                       (path.size() == mv.size() || path[mv.size()] == '/' || mv == "/");
+    if (under && mv.size() > best.size()) best = std::string(mv);
+  }
+  return best;
+}
+
+Result<std::vector<std::string>> FileSystemsWithServerRecords(Store& store, int64_t from_ns, int64_t to_ns) {
+  ScanQuery q;
+  q.dataset = "iosonar.oss";
+  q.range = {from_ns, to_ns};
+  q.fields = {"lustre.fs"};
+  std::set<std::string> fss;
+  Status st = store.Scan(q, [&](const Row& r) {
+    if (r.Has(0)) fss.emplace(r.Str(0));
+    return true;
+  });
+  if (!st.ok() && st.code() != Code::kNotFound) return st;
+  return std::vector<std::string>(fss.begin(), fss.end());
+}
+
+Result<std::string> ChooseFileSystem(Store& store, const JobTrace& jt,
+                                     const std::vector<std::pair<std::string, std::string>>& mounts, int64_t start_ns,
+                                     int64_t end_ns) {
+  if (!mounts.empty()) {
+    std::map<std::string, std::string> path_of;  // file id -> path
+    for (const auto& r : jt.runs)
+      if (!r.file_id.empty() && !r.file_path.empty()) path_of.emplace(r.file_id, r.file_path);
+    std::map<std::string, uint64_t> by[2];  // [read, write] mount -> bytes
+    for (const auto& r : jt.runs) {
+      if ((r.op != "read" && r.op != "write") || r.bytes <= 0) continue;
+      std::string path = r.file_path;
+      if (path.empty())
+        if (auto it = path_of.find(r.file_id); it != path_of.end()) path = it->second;
+      const std::string m = MountOf(path, mounts);
+      if (!m.empty()) by[r.op == "write"][m] += static_cast<uint64_t>(r.bytes);
+    }
+    std::pair<std::string, uint64_t> best[2];
+    for (int d = 0; d < 2; ++d)
+      for (const auto& [m, b] : by[d])
+        if (b > best[d].second) best[d] = {m, b};
+    const std::string& m = best[1].second > best[0].second ? best[1].first : best[0].first;
+    if (!m.empty()) {
+      for (const auto& [mount, fs] : mounts) {
+        std::string_view mv = mount;
+        while (mv.size() > 1 && mv.back() == '/') mv.remove_suffix(1);
+        if (mv == m) return fs;
+      }
+    }
+  }
+  auto fss = FileSystemsWithServerRecords(store, start_ns, end_ns + kMaxInterval);
+  if (!fss.ok()) return fss.status();
+  return fss->size() == 1 ? fss->front() : std::string();
+}
+
+}  // namespace iosonar::analysis
