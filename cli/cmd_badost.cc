@@ -1,7 +1,5 @@
 // `iosonar bad-ost`: per-OST correlation between per-file performance and the
 // OSTs each file is striped over (TOKIO's darshan_bad_ost), analysis-jobs/badost.
-#include <unistd.h>
-
 #include <boost/program_options.hpp>
 #include <random>
 #include <fstream>
@@ -14,8 +12,8 @@
 #include "badost/badost.h"
 #include "cli_options.h"
 #include "commands.h"
-#include "iosonar/sink.h"
 #include "iosonar/timeutil.h"
+#include "publish.h"
 
 namespace po = boost::program_options;
 
@@ -93,25 +91,13 @@ int CmdBadOst(int argc, char** argv) {
   const auto res = analysis::CorrelateOsts(in.files);
   if (format == "json") std::cout << analysis::BadOstToJson(res, filt, in) << "\n";
   else std::cout << analysis::BadOstToTable(res, filt, in);
-  if (!output.empty()) {
-    char host[256] = "";
-    gethostname(host, sizeof host - 1);
+  Publisher pub("bad-ost", {output, "", "", ""});
+  if (pub.has_output()) {
     std::random_device rd;
     const int64_t stream = static_cast<int64_t>(((static_cast<uint64_t>(rd()) << 32) ^ rd()) & 0x7fffffffffffffffull);
-    const std::string recs = analysis::BadOstToRecords(res, filt, host, job_id, NowNs(), stream);
-    Status st;
-    auto sink = OpenSink(output, {});
-    if (!sink.ok()) st = sink.status();
-    else if (!recs.empty()) {
-      st = sink.value()->Send(recs, res.correlations.size());
-      if (st.ok()) st = sink.value()->Flush();
-    }
-    if (!st.ok()) {
-      std::cerr << "iosonar bad-ost: --output " << output << ": " << st.ToString() << "\n";
-      return 1;
-    }
+    pub.Send(analysis::BadOstToRecords(res, filt, HostName(), job_id, NowNs(), stream), res.correlations.size());
   }
-  return 0;
+  return pub.rc();
 }
 
 }  // namespace iosonar::cli

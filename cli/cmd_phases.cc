@@ -1,7 +1,5 @@
 // `iosonar phases`: a job's I/O phases from its 1 s bandwidth series,
 // denoised with a discrete wavelet transform (analysis-jobs/phases).
-#include <unistd.h>
-
 #include <boost/program_options.hpp>
 #include <iostream>
 #include <string>
@@ -11,9 +9,9 @@
 #include "commands.h"
 #include "iosonar/es_store.h"
 #include "iosonar/jobdb.h"
-#include "iosonar/sink.h"
 #include "iosonar/store.h"
 #include "phases/phases.h"
+#include "publish.h"
 #include "summarize/summarize.h"
 
 namespace po = boost::program_options;
@@ -119,49 +117,15 @@ int CmdPhases(int argc, char** argv) {
   if (format == "json") std::cout << analysis::PhasesToJson(*jp, true) << "\n";
   else std::cout << analysis::PhasesToTable(*jp);
 
-  int rc = 0;
-  if (!output.empty()) {
-    char host[256] = "";
-    gethostname(host, sizeof host - 1);
-    const std::string recs = analysis::PhasesToRecords(*jp, host);
-    Status st;
-    auto sink = OpenSink(output, {});
-    if (!sink.ok()) st = sink.status();
-    else if (!recs.empty()) {
-      st = sink.value()->Send(recs, jp->phases.size());
-      if (st.ok()) st = sink.value()->Flush();
-    }
-    if (!st.ok()) {
-      std::cerr << "iosonar phases: --output " << output << ": " << st.ToString() << "\n";
-      rc = 1;
-    }
-  }
-  const std::string redis_url = ResolveSetting(redis_flag, "IOSONAR_REDIS", "redis", config);
-  if (!redis_url.empty()) {
-    Status st = cache::CacheResult(redis_url, cache::JobPhasesKey(job_id), analysis::PhasesToJson(*jp));
-    if (!st.ok()) {
-      std::cerr << "iosonar phases: " << (redis_flag.empty() ? "warning: " : "") << "cache: " << st.ToString() << "\n";
-      if (!redis_flag.empty()) rc = 1;
-    }
-  }
-  const std::string mysql_url = ResolveSetting(mysql_flag, "IOSONAR_MYSQL", "mysql", config);
-  if (!mysql_url.empty()) {
-    Status st;
-    auto db = JobDb::Open(mysql_url);
-    if (!db.ok()) {
-      st = db.status();
-    } else {
-      auto job = analysis::FindJob(*db.value(), job_id, cluster);
-      if (!job.ok()) st = job.status();
-      else st = analysis::WritePhasesToDb(db.value()->conn(), job->cluster, job->job_id, *jp);
-    }
-    if (!st.ok()) {
-      std::cerr << "iosonar phases: " << (mysql_flag.empty() ? "warning: " : "") << "job database: " << st.ToString()
-                << "\n";
-      if (!mysql_flag.empty()) rc = 1;
-    }
-  }
-  return rc;
+  Publisher pub("phases", {output, redis_flag, mysql_flag, config});
+  if (pub.has_output()) pub.Send(analysis::PhasesToRecords(*jp, HostName()), jp->phases.size());
+  pub.Cache(cache::JobPhasesKey(job_id), analysis::PhasesToJson(*jp));
+  pub.WithJobDb([&](JobDb& db) -> Status {
+    auto job = analysis::FindJob(db, job_id, cluster);
+    if (!job.ok()) return job.status();
+    return analysis::WritePhasesToDb(db.conn(), job->cluster, job->job_id, *jp);
+  });
+  return pub.rc();
 }
 
 }  // namespace iosonar::cli

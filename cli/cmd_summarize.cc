@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <boost/program_options.hpp>
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 #include <memory>
@@ -20,6 +21,7 @@
 #include "iosonar/timeutil.h"
 #include "phases/phases.h"
 #include "iosonar/sink.h"
+#include "publish.h"
 #include "summarize/summarize.h"
 
 namespace po = boost::program_options;
@@ -51,13 +53,21 @@ constexpr const char* kSummarizeUsage =
 
 constexpr const char* kScoreboardUsage =
     "usage: iosonar scoreboard --store DIR|URL [--from TIME] [--to TIME] [--limit N] [--format table|json]\n"
-    "                          [--mysql URL [--cluster NAME]]\n"
+    "                          [--mysql URL [--cluster NAME]] [--redis URL] [--output OUT]\n"
     "\n"
     "Top users and applications by bytes read + written, data ops and metadata ops\n"
     "over the jobs with trace records between --from and --to (ISO-8601). Users and\n"
     "applications come from the job database (--mysql, $IOSONAR_MYSQL); without one\n"
     "the user is 'unknown' and the application is the executable the job's traced\n"
     "processes ran.\n"
+    "\n"
+    "Results: the period is [--from, --to), 1970-01-01 and the time of the run when\n"
+    "not given. With --mysql the top N of each ranking replace the period's rows of\n"
+    "the scoreboard table (cluster, from, to, who, metric, rank); with --redis the\n"
+    "JSON is cached under iosonar:scoreboard:CLUSTER|all:FROM:TO; with --output one\n"
+    "iosonar.result.scoreboard record per rank goes to OUT. A failed write is an\n"
+    "error (exit 1) when the flag was given, a warning when the URL came from\n"
+    "$IOSONAR_MYSQL / $IOSONAR_REDIS or the config file.\n"
     "\n"
     "Exit status: 0 done, 1 the store or the database failed, 2 usage error.\n"
     "\n"
@@ -238,7 +248,7 @@ int CmdSummarizeJob(int argc, char** argv) {
 }
 
 int CmdScoreboard(int argc, char** argv) {
-  std::string store_dir, format = "table", from, to, mysql_flag, cluster, config;
+  std::string store_dir, format = "table", from, to, mysql_flag, cluster, config, redis_flag, output;
   size_t limit = 10;
   po::options_description desc(kScoreboardUsage);
   desc.add_options()("help,h", "show this help")                                                     //
@@ -249,6 +259,8 @@ int CmdScoreboard(int argc, char** argv) {
       ("format", po::value(&format)->default_value("table")->value_name("FMT"), "table or json")      //
       ("mysql", po::value(&mysql_flag)->value_name("URL"), "job database: users and applications of the jobs")  //
       ("cluster", po::value(&cluster)->value_name("NAME"), "the jobs' cluster in the job database")  //
+      ("redis", po::value(&redis_flag)->value_name("URL"), "cache the scoreboard JSON in Redis")     //
+      ("output", po::value(&output)->value_name("OUT"), "also send iosonar.result.scoreboard records to OUT")  //
       ("config", po::value(&config)->value_name("FILE"), "config file");
   po::variables_map vm;
   if (int rc = ParseCommandLine("scoreboard", argc, argv, desc, &vm); rc >= 0) return rc;
@@ -280,29 +292,42 @@ int CmdScoreboard(int argc, char** argv) {
     std::cerr << "iosonar scoreboard: " << tallies.status().ToString() << "\n";
     return 1;
   }
-  int rc = 0;
-  const std::string mysql_url = ResolveSetting(mysql_flag, "IOSONAR_MYSQL", "mysql", config);
-  if (!mysql_url.empty()) {
-    auto db = JobDb::Open(mysql_url);
-    if (!db.ok()) {
-      std::cerr << "iosonar scoreboard: " << (mysql_flag.empty() ? "warning: " : "")
-                << "job database: " << db.status().ToString() << "\n";
-      if (!mysql_flag.empty()) return 1;
-    } else {
-      for (auto& t : *tallies) {
-        std::string err;
-        auto meta = LookUp(*db.value(), t.job_id, cluster, &err);
-        if (!meta) continue;  // not every traced job is a scheduler job
-        if (meta->user) t.user = *meta->user;
-        const std::string app = meta->command ? *meta->command : meta->name.value_or("");
-        if (!app.empty()) t.app = analysis::MainExecutable({app});
+  Publisher pub("scoreboard", {output, redis_flag, mysql_flag, config});
+  bool db_failed = false;
+  pub.WithJobDb([&](JobDb& db) -> Status {
+    for (auto& t : *tallies) {
+      auto meta = analysis::FindJob(db, t.job_id, cluster);
+      if (!meta.ok()) {
+        if (meta.status().code() == Code::kNotFound || meta.status().code() == Code::kInvalid) continue;  // not every traced job is a scheduler job
+        db_failed = true;
+        return meta.status();
       }
+      if (meta->user) t.user = *meta->user;
+      const std::string app = meta->command ? *meta->command : meta->name.value_or("");
+      if (!app.empty()) t.app = analysis::MainExecutable({app});
     }
-  }
+    return Status::Ok();
+  });
+  // (a failed job database is reported above; the ranking still prints, with the users it could not name as unknown)
   auto sb = analysis::MakeScoreboard(*tallies);
-  if (format == "json") std::cout << analysis::ScoreboardToJson(sb, limit) << "\n";
+  const std::string json = analysis::ScoreboardToJson(sb, limit);
+  if (format == "json") std::cout << json << "\n";
   else std::cout << analysis::ScoreboardToTable(sb, limit);
-  return rc;
+
+  analysis::ScoreboardPeriod period;
+  period.cluster = cluster;
+  period.from_ns = from.empty() ? 0 : range.start_ns;
+  period.to_ns = to.empty() ? NowNs() / 1000000 * 1000000 : range.end_ns;
+  const std::string from_iso = FormatIsoMillis(period.from_ns), to_iso = FormatIsoMillis(period.to_ns);
+  if (pub.has_output()) {
+    const std::string recs = analysis::ScoreboardToRecords(
+        sb, limit, period, HostName(),
+        ResultStreamId({"iosonar.result.scoreboard", cluster, from_iso, to_iso, std::to_string(limit)}));
+    pub.Send(recs, static_cast<size_t>(std::count(recs.begin(), recs.end(), '\n')));
+  }
+  pub.Cache(cache::ScoreboardKey(cluster, from_iso, to_iso), json);
+  if (!db_failed) pub.WithJobDb([&](JobDb& db) { return analysis::WriteScoreboardToDb(db.conn(), period, sb, limit); });
+  return pub.rc();
 }
 
 }  // namespace iosonar::cli

@@ -15,6 +15,8 @@
 #include "compress2/compress2.h"
 #include "iosonar/es_store.h"
 #include "iosonar/jobdb.h"
+#include "publish.h"
+#include "summarize/summarize.h"
 #include "xlayer/xlayer.h"
 
 namespace po = boost::program_options;
@@ -31,30 +33,19 @@ Result<std::string> Slurp(const std::string& path) {
 }
 
 // The job's window and nodes, node -> forwarding map and layouts from the job database.
-Status MapsFromMysql(const std::string& url, const std::string& cluster_flag, const std::string& job_id, xlayer::Maps* m) {
-  char* end = nullptr;
-  const unsigned long long id = std::strtoull(job_id.c_str(), &end, 10);
-  if (job_id.empty() || *end) return Status::Invalid("job id '" + job_id + "' is not a Slurm job number");
-  auto db = JobDb::Open(url);
-  if (!db.ok()) return db.status();
-  std::string cluster = cluster_flag;
-  if (cluster.empty()) {
-    auto cls = db.value()->ClustersOf(id);
-    if (!cls.ok()) return cls.status();
-    if (cls->size() != 1) return Status::NotFound("job " + job_id + (cls->empty() ? " is not in the job database" : " is on several clusters; give --cluster"));
-    cluster = cls->front();
-  }
-  auto j = db.value()->Get(cluster, id);
+Status MapsFromMysql(JobDb& db, const std::string& cluster_flag, const std::string& job_id, xlayer::Maps* m) {
+  auto j = analysis::FindJob(db, job_id, cluster_flag);
   if (!j.ok()) return j.status();
-  if (!j.value()) return Status::NotFound("job " + job_id + " on " + cluster + " is not in the job database");
-  auto nodes = db.value()->JobNodes(cluster, id);
+  const std::string cluster = j->cluster;
+  const uint64_t id = j->job_id;
+  auto nodes = db.JobNodes(cluster, id);
   if (!nodes.ok()) return nodes.status();
   xlayer::JobInfo ji;
   ji.id = job_id;
-  ji.start_ns = j.value()->start_ns.value_or(0);
-  ji.end_ns = j.value()->end_ns.value_or(0);
+  ji.start_ns = j->start_ns.value_or(0);
+  ji.end_ns = j->end_ns.value_or(0);
   ji.nodes = nodes.value();
-  auto& c = db.value()->conn();
+  auto& c = db.conn();
   auto fw = c.Query("SELECT nf.node, nf.fwd_node FROM node_forwarding nf JOIN job_nodes jn ON jn.node = nf.node "
                     "WHERE jn.cluster = ? AND jn.job_id = ?",
                     {cluster, static_cast<int64_t>(id)});
@@ -110,10 +101,10 @@ int ParseArgs(const char* cmd, po::options_description& desc, const char* usage_
 }  // namespace
 
 int CmdXlayer(int argc, char** argv) {
-  std::string job_id, store_dir, maps_path, getstripe, mysql, cluster, format = "table", json_path, redis, config;
+  std::string job_id, store_dir, maps_path, getstripe, mysql, cluster, format = "table", json_path, redis, config, output;
   po::options_description desc(
       "usage: iosonar xlayer JOB_ID --store DIR|URL [--maps FILE] [--getstripe FILE] [--mysql URL [--cluster NAME]]\n"
-      "                      [--format table|json] [--json FILE] [--redis URL]\n"
+      "                      [--format table|json] [--json FILE] [--redis URL] [--output OUT]\n"
       "\n"
       "The cross-layer view of a job: its client traces; through the node -> forwarding\n"
       "map the forwarding (Lustre client) layer; through the job's file -> OST layouts\n"
@@ -121,6 +112,16 @@ int CmdXlayer(int argc, char** argv) {
       "metadata ops, each server's share of load from this job, and TOKIO's coverage\n"
       "factors (job bytes / file-system bytes over the job's window; opens; stats).\n"
       "Definitions: analysis-jobs/xlayer/xlayer.h.\n"
+      "\n"
+      "Results: with --mysql the view replaces the job's row of job_xlayer and its rows\n"
+      "of job_server_share (one per forwarding node, OST and MDT: the job's share of\n"
+      "that server's load); with --redis the JSON is cached under iosonar:job:JOB_ID:xlayer;\n"
+      "with --output one iosonar.result.xlayer record and one iosonar.result.server_share\n"
+      "record per server go to OUT (tcp://HOST:PORT, an Elasticsearch URL, a file or -).\n"
+      "A failed write is an error (exit 1) when the flag was given, a warning when the\n"
+      "URL came from $IOSONAR_MYSQL / $IOSONAR_REDIS or the config file.\n"
+      "\n"
+      "Exit status: 0 done, 1 the store or an input failed or a result write failed, 2 usage error.\n"
       "\n"
       "options");
   desc.add_options()("help,h", "show this help")                                                          //
@@ -132,6 +133,7 @@ int CmdXlayer(int argc, char** argv) {
       ("format", po::value(&format)->default_value("table"), "stdout: table or json")                 //
       ("json", po::value(&json_path)->value_name("FILE"), "also write the view as JSON to FILE")       //
       ("redis", po::value(&redis)->value_name("URL"), "cache the JSON under iosonar:job:JOB_ID:xlayer")  //
+      ("output", po::value(&output)->value_name("OUT"), "also send iosonar.result.xlayer/server_share records to OUT")  //
       ("config", po::value(&config)->value_name("FILE"), "config file");
   po::variables_map vm;
   if (int rc = ParseArgs("xlayer", desc, "", argc, argv, &job_id, &vm); rc >= 0) return rc;
@@ -152,13 +154,16 @@ int CmdXlayer(int argc, char** argv) {
     }
     maps = std::move(m).value();
   }
-  const std::string mysql_url = ResolveSetting(mysql, "IOSONAR_MYSQL", "mysql", config);
-  if (!mysql.empty()) {
-    if (Status s = MapsFromMysql(mysql_url, cluster, job_id, &maps); !s.ok()) {
-      std::cerr << "iosonar xlayer: job database: " << s.ToString() << "\n";
-      return 1;
-    }
-  }
+  Publisher pub("xlayer", {output, redis, mysql, config});
+  // The job database as an input only when --mysql was given; if it fails
+  // (an error), the view falls back to --maps/--getstripe and the trace.
+  bool maps_failed = false;
+  if (!mysql.empty())
+    pub.WithJobDb([&](JobDb& db) {
+      Status st = MapsFromMysql(db, cluster, job_id, &maps);
+      maps_failed = !st.ok();
+      return st;
+    });
   if (!getstripe.empty()) {
     auto text = Slurp(getstripe);
     if (!text.ok()) return usage_error(text.status().message());
@@ -192,26 +197,42 @@ int CmdXlayer(int argc, char** argv) {
       rc = 1;
     }
   }
-  const std::string redis_url = ResolveSetting(redis, "IOSONAR_REDIS", "redis", config);
-  if (!redis_url.empty()) {
-    Status s = cache::CacheJobResult(redis_url, job_id, "xlayer", json);
-    if (!s.ok()) {
-      std::cerr << "iosonar xlayer: " << (redis.empty() ? "warning: " : "") << "cache: " << s.ToString() << "\n";
-      if (!redis.empty()) rc = 1;
-    }
+  const xlayer::View& view = v.value();
+  if (pub.has_output()) {
+    const std::string recs = xlayer::ToRecords(
+        view, HostName(),
+        ResultStreamId({"iosonar.result.xlayer", job_id, std::to_string(view.start_ns), std::to_string(view.end_ns),
+                        view.window_source, view.ost_source}));
+    pub.Send(recs, 1 + view.fwd_shares.size() + view.ost_shares.size() + view.mdt_shares.size());
   }
-  return rc;
+  pub.Cache(cache::JobXlayerKey(job_id), json);
+  if (!maps_failed) pub.WithJobDb([&](JobDb& db) -> Status {
+    auto job = analysis::FindJob(db, job_id, cluster);
+    if (!job.ok()) return job.status();
+    return xlayer::WriteToDb(db.conn(), job->cluster, job->job_id, view, json);
+  });
+  return std::max(rc, pub.rc());
 }
 
 int CmdCompress2(int argc, char** argv) {
-  std::string job_id, store_dir, redis, config;
+  std::string job_id, store_dir, redis, config, mysql, cluster, output;
   po::options_description desc(
       "usage: iosonar compress2 JOB_ID --store DIR|URL [--lossy] [--verify] [--redis URL]\n"
+      "                         [--mysql URL [--cluster NAME]] [--output OUT]\n"
       "\n"
       "Second-pass, inter-node compression of a job's trace (Beacon §3.2): runs alike\n"
       "across nodes <time window, op, fd, size, offset pattern> are merged. Lossless\n"
       "by default (--verify decompresses and checks every record and the job summary);\n"
       "--lossy coarsens offsets, fds and times. Prints the ratio as JSON.\n"
+      "\n"
+      "Results: with --mysql the report replaces the job's row of job_compression for\n"
+      "this mode (lossless or lossy); with --redis it is cached under\n"
+      "iosonar:job:JOB_ID:compress2 (--lossy: iosonar:job:JOB_ID:compress2_lossy); with\n"
+      "--output it goes to OUT as one iosonar.result.compression record. A failed\n"
+      "write is an error (exit 1) when the flag was given, a warning when the URL came\n"
+      "from $IOSONAR_MYSQL / $IOSONAR_REDIS or the config file.\n"
+      "\n"
+      "Exit status: 0 done, 1 the store failed, --verify found a difference or a result write failed, 2 usage error.\n"
       "\n"
       "options");
   desc.add_options()("help,h", "show this help")                                                  //
@@ -219,6 +240,9 @@ int CmdCompress2(int argc, char** argv) {
       ("lossy", "coarsen offsets, fds and per-member times")                                     //
       ("verify", "decompress and compare with the stored records and their job summary")          //
       ("redis", po::value(&redis)->value_name("URL"), "cache the report under iosonar:job:JOB_ID:compress2")  //
+      ("mysql", po::value(&mysql)->value_name("URL"), "job database: write the report to job_compression")  //
+      ("cluster", po::value(&cluster)->value_name("NAME"), "the job's cluster in the job database")  //
+      ("output", po::value(&output)->value_name("OUT"), "also send an iosonar.result.compression record to OUT")  //
       ("config", po::value(&config)->value_name("FILE"), "config file");
   po::variables_map vm;
   if (int rc = ParseArgs("compress2", desc, "", argc, argv, &job_id, &vm); rc >= 0) return rc;
@@ -259,15 +283,19 @@ int CmdCompress2(int argc, char** argv) {
               << (same_summary ? "identical" : "DIFFERS") << "\n";
     if (!opt.lossy && !(same && same_summary)) rc = 1;
   }
-  const std::string redis_url = ResolveSetting(redis, "IOSONAR_REDIS", "redis", config);
-  if (!redis_url.empty()) {
-    Status s = cache::CacheJobResult(redis_url, job_id, "compress2", report);
-    if (!s.ok()) {
-      std::cerr << "iosonar compress2: " << (redis.empty() ? "warning: " : "") << "cache: " << s.ToString() << "\n";
-      if (!redis.empty()) rc = 1;
-    }
+  Publisher pub("compress2", {output, redis, mysql, config});
+  if (pub.has_output()) {
+    const char* mode = opt.lossy ? "lossy" : "lossless";
+    pub.Send(compress2::ReportToRecords(job_id, c, HostName(), ResultStreamId({"iosonar.result.compression", job_id, mode})),
+             1);
   }
-  return rc;
+  pub.Cache(cache::JobCompress2Key(job_id, opt.lossy), report);
+  pub.WithJobDb([&](JobDb& db) -> Status {
+    auto job = analysis::FindJob(db, job_id, cluster);
+    if (!job.ok()) return job.status();
+    return compress2::WriteReportToDb(db.conn(), job->cluster, job->job_id, c);
+  });
+  return std::max(rc, pub.rc());
 }
 
 }  // namespace iosonar::cli

@@ -101,4 +101,21 @@ Result<std::optional<std::string>> CachedResult(const std::string& redis_url, co
   return client.value()->Get(key);
 }
 
+// ---- issue 6: results to MySQL, Redis and a stream (scoreboard, per job xlayer/compress2) ----
+std::string ScoreboardKey(std::string_view cluster, std::string_view from_iso, std::string_view to_iso) {
+  std::string key(kKeyPrefix);
+  key += "scoreboard:";
+  key += cluster.empty() ? std::string_view("all") : cluster;
+  key += ':';
+  key += from_iso;
+  key += ':';
+  key += to_iso;
+  return key;
+}
+std::string JobXlayerKey(std::string_view job_id) { return JobResultKey(job_id, "xlayer"); }
+std::string JobCompress2Key(std::string_view job_id, bool lossy) {
+  return JobResultKey(job_id, lossy ? "compress2_lossy" : "compress2");
+}
+// ---- end issue 6 results ----
+
 }  // namespace iosonar::cache

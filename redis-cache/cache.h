@@ -57,4 +57,14 @@ std::string SlowdownKey(std::string_view fs, std::string_view from_iso, std::str
 // (CacheResult / CachedResult above store and read them.)
 // ---- end issue 7 ----
 
+// ---- issue 6: results to MySQL, Redis and a stream ----
+// "iosonar:scoreboard:<cluster or all>:<from>:<to>" (`iosonar scoreboard
+// --redis`; from/to ISO 8601 UTC with ms, the period as resolved).
+std::string ScoreboardKey(std::string_view cluster, std::string_view from_iso, std::string_view to_iso);
+// "iosonar:job:<job_id>:xlayer" and "iosonar:job:<job_id>:compress2" (lossless)
+// or "...:compress2_lossy" (--lossy), the same as JobResultKey(job_id, kind).
+std::string JobXlayerKey(std::string_view job_id);
+std::string JobCompress2Key(std::string_view job_id, bool lossy);
+// ---- end issue 6 results ----
+
 }  // namespace iosonar::cache

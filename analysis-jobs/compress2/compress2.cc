@@ -5,7 +5,9 @@
 #include <map>
 #include <unordered_map>
 
+#include "iosonar/jobdb.h"
 #include "iosonar/json.h"
+#include "iosonar/timeutil.h"
 
 namespace iosonar::compress2 {
 namespace {
@@ -255,6 +257,60 @@ std::string ReportJson(const std::string& job_id, const Compressed& c) {
   w.Kv("byte_ratio", c.byte_ratio());
   w.EndObject();
   out.push_back('\n');
+  return out;
+}
+
+// ---- results to the job database and a result stream (issue 6) ----
+
+Status WriteReportToDb(MysqlConn& db, const std::string& cluster, uint64_t job_id, const Compressed& c) {
+  const auto id = static_cast<int64_t>(job_id);
+  const int64_t lossy = c.lossy ? 1 : 0;
+  if (Status st = db.Begin(); !st.ok()) return st;
+  auto fail = [&](const Status& st) {
+    db.Rollback();
+    return st;
+  };
+  auto del = db.Exec("DELETE FROM job_compression WHERE cluster = ? AND job_id = ? AND lossy = ?", {cluster, id, lossy});
+  if (!del.ok()) return fail(del.status());
+  auto ins = db.Exec(
+      "INSERT INTO job_compression (cluster, job_id, lossy, computed_at, records, record_groups, processes, "
+      "offset_patterns, record_ratio, baseline_bytes, compressed_bytes, byte_ratio) "
+      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+      {cluster, id, lossy, SqlDatetime(NowNs()), static_cast<int64_t>(c.records),
+       static_cast<int64_t>(c.groups.size()), static_cast<int64_t>(c.procs.size()),
+       static_cast<int64_t>(c.offset_patterns), c.record_ratio(), static_cast<int64_t>(c.baseline_bytes),
+       static_cast<int64_t>(c.compressed_bytes), c.byte_ratio()});
+  if (!ins.ok()) return fail(ins.status());
+  return db.Commit();
+}
+
+std::string ReportToRecords(const std::string& job_id, const Compressed& c, const std::string& host, int64_t stream) {
+  int64_t first = 0;
+  bool any = false;
+  for (const auto& g : c.groups) {
+    if (!any || g.window < first) first = g.window;
+    any = true;
+  }
+  std::string out;
+  JsonWriter w(&out, 0);
+  w.BeginObject();
+  w.Kv("@timestamp", FormatIsoMillis(any ? first : NowNs()));
+  w.Kv("event.dataset", "iosonar.result.compression");
+  w.Kv("event.stream", stream);
+  w.Kv("event.seq", int64_t{0});
+  w.Kv("host.name", host);
+  w.Kv("job.id", job_id);
+  w.Kv("compress.mode", c.lossy ? "lossy" : "lossless");
+  w.Kv("compress.records", c.records);
+  w.Kv("compress.groups", c.groups.size());
+  w.Kv("compress.processes", c.procs.size());
+  w.Kv("compress.offset_patterns", c.offset_patterns);
+  w.Kv("compress.record_ratio", c.record_ratio());
+  w.Kv("compress.baseline_bytes", c.baseline_bytes);
+  w.Kv("compress.compressed_bytes", c.compressed_bytes);
+  w.Kv("compress.byte_ratio", c.byte_ratio());
+  w.EndObject();
+  out += '\n';
   return out;
 }
 

@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "iosonar/mysql.h"
 #include "iosonar/status.h"
 #include "iosonar/store.h"
 #include "job-summary/job_summary.h"
@@ -88,5 +89,13 @@ std::vector<Rec> Decompress(const Compressed& c);
 Result<std::vector<Rec>> LoadJob(Store& store, const std::string& job_id);
 
 std::string ReportJson(const std::string& job_id, const Compressed& c);
+
+// ---- results to the job database and a result stream (issue 6) ----
+// Replaces the job's job_compression row of this mode (lossless or lossy;
+// migration 025), in one transaction.
+Status WriteReportToDb(MysqlConn& db, const std::string& cluster, uint64_t job_id, const Compressed& c);
+// The report as one iosonar.result.compression record (event.seq 0),
+// @timestamp the job's first 1 s window (now when there are no records).
+std::string ReportToRecords(const std::string& job_id, const Compressed& c, const std::string& host, int64_t stream);
 
 }  // namespace iosonar::compress2

@@ -693,4 +693,69 @@ std::string ScoreboardToJson(const Scoreboard& s, size_t n) {
   return out;
 }
 
+// ---- scoreboard results to the job database and a result stream (issue 6) ----
+
+Status WriteScoreboardToDb(MysqlConn& db, const ScoreboardPeriod& p, const Scoreboard& s, size_t n) {
+  const std::string now = SqlDatetime(NowNs()), from = SqlDatetime(p.from_ns), to = SqlDatetime(p.to_ns);
+  if (Status st = db.Begin(); !st.ok()) return st;
+  auto fail = [&](const Status& st) {
+    db.Rollback();
+    return st;
+  };
+  auto del = db.Exec("DELETE FROM scoreboard WHERE cluster = ? AND period_from = ? AND period_to = ?",
+                     {p.cluster, from, to});
+  if (!del.ok()) return fail(del.status());
+  for (int who = 0; who < 2; ++who) {
+    for (const char* m : kMetrics) {
+      int64_t rank = 0;
+      for (const auto& e : TopBy(who == 0 ? s.users : s.apps, m, n)) {
+        auto ins = db.Exec(
+            "INSERT INTO scoreboard (cluster, period_from, period_to, who, metric, rank_no, computed_at, name, jobs, "
+            "read_bytes, write_bytes, data_ops, meta_ops, period_jobs) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            {p.cluster, from, to, std::string(who == 0 ? "user" : "application"), std::string(m), ++rank, now, e.key,
+             static_cast<int64_t>(e.jobs), static_cast<int64_t>(e.read_bytes), static_cast<int64_t>(e.write_bytes),
+             static_cast<int64_t>(e.data_ops), static_cast<int64_t>(e.meta_ops), static_cast<int64_t>(s.jobs)});
+        if (!ins.ok()) return fail(ins.status());
+      }
+    }
+  }
+  return db.Commit();
+}
+
+std::string ScoreboardToRecords(const Scoreboard& s, size_t n, const ScoreboardPeriod& p, const std::string& host,
+                                int64_t stream) {
+  std::string out;
+  int64_t seq = 0;
+  const std::string ts = FormatIsoMillis(p.to_ns);
+  for (int who = 0; who < 2; ++who) {
+    for (const char* m : kMetrics) {
+      int64_t rank = 0;
+      for (const auto& e : TopBy(who == 0 ? s.users : s.apps, m, n)) {
+        JsonWriter w(&out, 0);
+        w.BeginObject();
+        w.Kv("@timestamp", ts);
+        w.Kv("event.dataset", "iosonar.result.scoreboard");
+        w.Kv("event.stream", stream);
+        w.Kv("event.seq", seq++);
+        w.Kv("host.name", host);
+        if (!p.cluster.empty()) w.Kv("scoreboard.cluster", p.cluster);
+        w.Kv("scoreboard.period_ns", p.to_ns - p.from_ns);
+        w.Kv("scoreboard.who", who == 0 ? "user" : "application");
+        w.Kv("scoreboard.metric", m);
+        w.Kv("scoreboard.rank", ++rank);
+        w.Kv("scoreboard.name", e.key);
+        w.Kv("scoreboard.jobs", e.jobs);
+        w.Kv("scoreboard.read_bytes", e.read_bytes);
+        w.Kv("scoreboard.write_bytes", e.write_bytes);
+        w.Kv("scoreboard.data_ops", e.data_ops);
+        w.Kv("scoreboard.meta_ops", e.meta_ops);
+        w.Kv("scoreboard.period_jobs", s.jobs);
+        w.EndObject();
+        out += '\n';
+      }
+    }
+  }
+  return out;
+}
+
 }  // namespace iosonar::analysis

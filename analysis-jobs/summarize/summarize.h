@@ -150,4 +150,19 @@ std::vector<ScoreEntry> TopBy(std::vector<ScoreEntry> v, const std::string& metr
 std::string ScoreboardToTable(const Scoreboard& s, size_t n);
 std::string ScoreboardToJson(const Scoreboard& s, size_t n);
 
+// ---- scoreboard results to the job database and a result stream (issue 6) ----
+struct ScoreboardPeriod {
+  std::string cluster;  // "" = not restricted to a cluster
+  int64_t from_ns = 0, to_ns = 0;  // [from, to)
+};
+// Replaces the period's rows of the scoreboard table (migration 025; key
+// cluster, from, to) with the top n users and applications by each metric,
+// ranks from 1, in one transaction.
+Status WriteScoreboardToDb(MysqlConn& db, const ScoreboardPeriod& p, const Scoreboard& s, size_t n);
+// The same rows as iosonar.result.scoreboard records (users then
+// applications, bytes/ops/meta, by rank), event.seq 0, 1, ...; @timestamp the
+// period end (the scoreboard "as of"; the start is @timestamp - scoreboard.period_ns).
+std::string ScoreboardToRecords(const Scoreboard& s, size_t n, const ScoreboardPeriod& p, const std::string& host,
+                                int64_t stream);
+
 }  // namespace iosonar::analysis

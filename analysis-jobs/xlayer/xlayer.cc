@@ -4,12 +4,15 @@
 #include <rapidjson/error/en.h>
 
 #include <algorithm>
+#include <array>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
 #include <unordered_map>
 
+#include "iosonar/jobdb.h"
 #include "iosonar/json.h"
+#include "iosonar/timeutil.h"
 
 namespace iosonar::xlayer {
 namespace {
@@ -746,6 +749,117 @@ std::string ToTable(const View& v) {
     o += b;
   }
   return o;
+}
+
+// ---- results to the job database and a result stream (issue 6) ----
+
+namespace {
+struct LayerShares {
+  const char* layer;
+  const std::vector<ServerShare>* shares;
+};
+std::array<LayerShares, 3> LayersOf(const View& v) {
+  return {{{"forwarding", &v.fwd_shares}, {"ost", &v.ost_shares}, {"mdt", &v.mdt_shares}}};
+}
+}  // namespace
+
+Status WriteToDb(MysqlConn& db, const std::string& cluster, uint64_t job_id, const View& v, const std::string& json) {
+  const std::string now = SqlDatetime(NowNs());
+  const std::string ws = SqlDatetime(v.start_ns), we = SqlDatetime(v.end_ns);
+  const auto id = static_cast<int64_t>(job_id);
+  if (Status st = db.Begin(); !st.ok()) return st;
+  auto fail = [&](const Status& st) {
+    db.Rollback();
+    return st;
+  };
+  auto del = db.Exec("DELETE FROM job_server_share WHERE cluster = ? AND job_id = ?", {cluster, id});
+  if (!del.ok()) return fail(del.status());
+  auto del2 = db.Exec("DELETE FROM job_xlayer WHERE cluster = ? AND job_id = ?", {cluster, id});
+  if (!del2.ok()) return fail(del2.status());
+  auto ins = db.Exec(
+      "INSERT INTO job_xlayer (cluster, job_id, computed_at, window_start, window_end, window_source, nodes, "
+      "unmapped_nodes, files, trace_records, job_bytes, job_read_bytes, job_write_bytes, job_opens, job_stats, "
+      "job_meta_ops, fs_bytes, fs_opens, fs_stats, coverage_bytes, coverage_opens, coverage_stats, ost_source, "
+      "view_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+      {cluster, id, now, ws, we, v.window_source, static_cast<int64_t>(v.nodes.size()),
+       static_cast<int64_t>(v.unmapped_nodes), static_cast<int64_t>(v.files.size()),
+       static_cast<int64_t>(v.trace_records), v.job_bytes, v.job_read_bytes, v.job_write_bytes, v.job_opens,
+       v.job_stats, v.job_meta_ops, v.fs_bytes, v.fs_opens, v.fs_stats, v.coverage_bytes, v.coverage_opens,
+       v.coverage_stats, v.ost_source, json});
+  if (!ins.ok()) return fail(ins.status());
+  for (const auto& [layer, shares] : LayersOf(v)) {
+    for (const auto& s : *shares) {
+      auto r = db.Exec(
+          "INSERT INTO job_server_share (cluster, job_id, layer, server, computed_at, window_start, window_end, "
+          "job_bytes, total_bytes, share, job_ops, total_ops, in_flight_mean, estimated) "
+          "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+          {cluster, id, std::string(layer), s.server, now, ws, we, s.job_bytes, s.total_bytes, s.share, s.job_ops,
+           s.total_ops, s.in_flight_mean > 0 ? SqlParam(s.in_flight_mean) : SqlNull(),
+           static_cast<int64_t>(s.estimated ? 1 : 0)});
+      if (!r.ok()) return fail(r.status());
+    }
+  }
+  return db.Commit();
+}
+
+std::string ToRecords(const View& v, const std::string& host, int64_t stream) {
+  std::string out;
+  int64_t seq = 0;
+  const std::string ts = FormatIsoMillis(v.start_ns);
+  const int64_t window_ns = v.end_ns - v.start_ns;
+  auto head = [&](JsonWriter& w, const char* dataset) {
+    w.BeginObject();
+    w.Kv("@timestamp", ts);
+    w.Kv("event.dataset", dataset);
+    w.Kv("event.stream", stream);
+    w.Kv("event.seq", seq++);
+    w.Kv("host.name", host);
+    w.Kv("job.id", v.job_id);
+  };
+  {
+    JsonWriter w(&out, 0);
+    head(w, "iosonar.result.xlayer");
+    w.Kv("xlayer.window_ns", window_ns);
+    w.Kv("xlayer.window_source", v.window_source);
+    w.Kv("xlayer.nodes", v.nodes.size());
+    w.Kv("xlayer.unmapped_nodes", v.unmapped_nodes);
+    w.Kv("xlayer.files", v.files.size());
+    w.Kv("xlayer.trace_records", v.trace_records);
+    w.Kv("xlayer.job_bytes", v.job_bytes);
+    w.Kv("xlayer.job_read_bytes", v.job_read_bytes);
+    w.Kv("xlayer.job_write_bytes", v.job_write_bytes);
+    w.Kv("xlayer.job_opens", v.job_opens);
+    w.Kv("xlayer.job_stats", v.job_stats);
+    w.Kv("xlayer.job_meta_ops", v.job_meta_ops);
+    w.Kv("xlayer.fs_bytes", v.fs_bytes);
+    w.Kv("xlayer.fs_opens", v.fs_opens);
+    w.Kv("xlayer.fs_stats", v.fs_stats);
+    w.Kv("xlayer.coverage_bytes", v.coverage_bytes);
+    w.Kv("xlayer.coverage_opens", v.coverage_opens);
+    w.Kv("xlayer.coverage_stats", v.coverage_stats);
+    w.Kv("xlayer.ost_source", v.ost_source);
+    w.EndObject();
+    out += '\n';
+  }
+  for (const auto& [layer, shares] : LayersOf(v)) {
+    for (const auto& s : *shares) {
+      JsonWriter w(&out, 0);
+      head(w, "iosonar.result.server_share");
+      w.Kv("share.layer", layer);
+      w.Kv("share.server", s.server);
+      w.Kv("share.window_ns", window_ns);
+      w.Kv("share.job_bytes", s.job_bytes);
+      w.Kv("share.total_bytes", s.total_bytes);
+      w.Kv("share.fraction", s.share);
+      w.Kv("share.job_ops", s.job_ops);
+      w.Kv("share.total_ops", s.total_ops);
+      if (s.in_flight_mean > 0) w.Kv("share.in_flight_mean", s.in_flight_mean);
+      w.Kv("share.estimated", s.estimated);
+      w.EndObject();
+      out += '\n';
+    }
+  }
+  return out;
 }
 
 }  // namespace iosonar::xlayer

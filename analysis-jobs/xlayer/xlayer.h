@@ -34,6 +34,7 @@
 #include <string_view>
 #include <vector>
 
+#include "iosonar/mysql.h"
 #include "iosonar/status.h"
 #include "iosonar/store.h"
 
@@ -122,5 +123,16 @@ std::string ToTable(const View& v);
 // "simfs-OST000a" -> 10; "simfs-OST000a-osc-ffff..." -> 10; else -1.
 int OstIndexOf(std::string_view target);
 int MdtIndexOf(std::string_view target);
+
+// ---- results to the job database and a result stream (issue 6) ----
+// Replaces the job's job_xlayer row and all its job_server_share rows
+// (migration 025) with this view, in one transaction; json is the view as
+// ToJson wrote it (stored in job_xlayer.view_json).
+Status WriteToDb(MysqlConn& db, const std::string& cluster, uint64_t job_id, const View& v, const std::string& json);
+// The view as records: one iosonar.result.xlayer (totals, coverage factors)
+// then one iosonar.result.server_share per server (forwarding, ost, mdt in
+// the view's order), event.seq 0, 1, ... in that order, @timestamp the window
+// start. stream: the caller's event.stream (deterministic, so a resend dedupes).
+std::string ToRecords(const View& v, const std::string& host, int64_t stream);
 
 }  // namespace iosonar::xlayer

@@ -1,0 +1,81 @@
+// See publish.h.
+#include "publish.h"
+
+#include <unistd.h>
+
+#include <iostream>
+#include <utility>
+
+#include "cache.h"
+#include "commands.h"
+#include "iosonar/sink.h"
+
+namespace iosonar::cli {
+
+Publisher::Publisher(std::string command, PublishFlags flags) : command_(std::move(command)), flags_(std::move(flags)) {
+  redis_url_ = ResolveSetting(flags_.redis, "IOSONAR_REDIS", "redis", flags_.config);
+  mysql_url_ = ResolveSetting(flags_.mysql, "IOSONAR_MYSQL", "mysql", flags_.config);
+}
+
+Publisher::~Publisher() = default;
+
+void Publisher::Report(const std::string& where, const Status& st, bool given_as_flag) {
+  if (st.ok()) return;
+  std::cerr << "iosonar " << command_ << ": " << (given_as_flag ? "" : "warning: ") << where << ": " << st.ToString()
+            << "\n";
+  if (given_as_flag) rc_ = 1;
+}
+
+void Publisher::Send(const std::string& lines, size_t n) {
+  if (flags_.output.empty()) return;
+  Status st;
+  auto sink = OpenSink(flags_.output, SinkOptions{});
+  if (!sink.ok()) {
+    st = sink.status();
+  } else if (!lines.empty()) {
+    st = sink.value()->Send(lines, n);
+    if (st.ok()) st = sink.value()->Flush();
+  }
+  Report("--output " + flags_.output, st, true);
+}
+
+void Publisher::Cache(const std::string& key, const std::string& value) {
+  if (redis_url_.empty()) return;
+  Report("cache", cache::CacheResult(redis_url_, key, value), !flags_.redis.empty());
+}
+
+void Publisher::WithJobDb(const std::function<Status(JobDb&)>& fn) {
+  if (mysql_url_.empty()) return;
+  if (!db_tried_) {
+    db_tried_ = true;
+    auto db = JobDb::Open(mysql_url_);
+    if (!db.ok()) {
+      Report("job database", db.status(), !flags_.mysql.empty());
+      return;
+    }
+    db_ = std::move(db).value();
+  }
+  if (!db_) return;
+  Report("job database", fn(*db_), !flags_.mysql.empty());
+}
+
+std::string HostName() {
+  char host[256] = "";
+  gethostname(host, sizeof host - 1);
+  return host;
+}
+
+int64_t ResultStreamId(std::initializer_list<std::string_view> parts) {
+  uint64_t h = 1469598103934665603ull;
+  for (std::string_view p : parts) {
+    for (unsigned char c : p) {
+      h ^= c;
+      h *= 1099511628211ull;
+    }
+    h ^= 0xff;
+    h *= 1099511628211ull;
+  }
+  return static_cast<int64_t>(h & 0x7fffffffffffffffull);
+}
+
+}  // namespace iosonar::cli

@@ -1,0 +1,81 @@
+// Where an analysis subcommand's results go besides stdout: a result stream
+// (--output OUT, any OpenSink target), the Redis cache (--redis URL) and the
+// MySQL job database (--mysql URL). One rule for all of them: a failure is an
+// error (exit 1, "iosonar CMD: WHAT: why") when the URL was given as a flag,
+// a warning ("iosonar CMD: warning: WHAT: why") when it came from the
+// environment or the config file (ResolveSetting), and the command goes on
+// with the other destinations either way. --output has no environment form.
+//
+//   Publisher pub("xlayer", {output, redis_flag, mysql_flag, config});
+//   ... print the result ...
+//   pub.Send(records, n);
+//   pub.Cache(cache::JobResultKey(job, "xlayer"), json);
+//   pub.WithJobDb([&](JobDb& db) { return WriteSomething(db.conn(), ...); });
+//   return std::max(rc, pub.rc());
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <initializer_list>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "iosonar/jobdb.h"
+#include "iosonar/status.h"
+
+namespace iosonar::cli {
+
+struct PublishFlags {
+  std::string output;  // --output OUT ("" = none)
+  std::string redis;   // --redis URL as given ("" = $IOSONAR_REDIS or the config's redis = ...)
+  std::string mysql;   // --mysql URL as given ("" = $IOSONAR_MYSQL or the config's mysql = ...)
+  std::string config;  // --config FILE
+};
+
+class Publisher {
+ public:
+  Publisher(std::string command, PublishFlags flags);
+  ~Publisher();
+  Publisher(const Publisher&) = delete;
+  Publisher& operator=(const Publisher&) = delete;
+
+  // The resolved URLs ("" = that destination is off).
+  bool has_output() const { return !flags_.output.empty(); }
+  const std::string& redis_url() const { return redis_url_; }
+  const std::string& mysql_url() const { return mysql_url_; }
+
+  // Sends '\n'-terminated record lines (n of them) to --output and flushes.
+  // Nothing happens without --output; an empty `lines` only opens the sink.
+  void Send(const std::string& lines, size_t n);
+  // SET key = value in Redis, when a Redis URL is set.
+  void Cache(const std::string& key, const std::string& value);
+  // Runs fn against the job database, when a MySQL URL is set (the
+  // connection is opened once, at the first call; a failed open is reported
+  // once and later calls are skipped). fn's error is reported as above.
+  void WithJobDb(const std::function<Status(JobDb&)>& fn);
+
+  // Reports a failure of a destination by the rule above. where: "cache",
+  // "job database", or "--output OUT".
+  void Report(const std::string& where, const Status& st, bool given_as_flag);
+  // 0, or 1 once a failure was an error.
+  int rc() const { return rc_; }
+
+ private:
+  std::string command_;
+  PublishFlags flags_;
+  std::string redis_url_, mysql_url_;
+  std::unique_ptr<JobDb> db_;
+  bool db_tried_ = false;
+  int rc_ = 0;
+};
+
+// This machine's host name (the host.name of result records).
+std::string HostName();
+
+// FNV-1a-64 over the parts (each followed by a 0xff separator), cut to 63
+// bits: the event.stream of a result stream, from what identifies the
+// computation, so that re-sending the same result dedupes.
+int64_t ResultStreamId(std::initializer_list<std::string_view> parts);
+
+}  // namespace iosonar::cli
