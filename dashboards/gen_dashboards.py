@@ -48,7 +48,8 @@ def terms(cid, field, order_by, size=10, dtype="string", label=None, alphabetica
 FORMATS = {"bytes": {"id": "bytes", "params": {"decimals": 1}},
            "bytes/s": {"id": "bytes", "params": {"decimals": 1, "suffix": "/s"}},
            "ns": {"id": "duration", "params": {"fromUnit": "nanoseconds", "toUnit": "humanize"}},
-           "pct": {"id": "percent", "params": {"decimals": 1}},
+           "pct": {"id": "number", "params": {"decimals": 1, "suffix": "%"}},   # schema unit percent: 0..100
+           "frac": {"id": "percent", "params": {"decimals": 1}},                # schema unit 1, a fraction 0..1
            "num": {"id": "number", "params": {"decimals": 2}}}
 
 
@@ -214,6 +215,23 @@ def job_io():
     p.append((16, 14, xy_lens("Time in I/O by op (tracer)", TRACE, T, "bar_horizontal",
                               terms("op", "io.op", "t", 15, label="Operation"),
                               [metric("t", "sum", "io.duration_ns", "Time in I/O", "ns")])))
+    p.append((24, 12, table_lens("Cross-layer view (iosonar xlayer)", RESULTS, "iosonar.result.xlayer", [
+        terms("j", "job.id", "b", 10, label="Job"),
+        metric("b", "max", "xlayer.job_bytes", "Job bytes", "bytes"),
+        metric("fb", "max", "xlayer.fs_bytes", "All OSTs' bytes", "bytes"),
+        metric("cb", "max", "xlayer.coverage_bytes", "Coverage (bytes)", "num"),
+        metric("co", "max", "xlayer.coverage_opens", "Coverage (opens)", "num"),
+        metric("n", "max", "xlayer.nodes", "Nodes", "num"),
+        metric("f", "max", "xlayer.files", "Files", "num"),
+        metric("os", "last_value", "xlayer.ost_source", "OST source", dtype="string")])))
+    p.append((24, 12, table_lens("Servers the job used and its share of each (xlayer)", RESULTS,
+                                 "iosonar.result.server_share", [
+        terms("l", "share.layer", "s", 3, label="Layer"),
+        terms("sv", "share.server", "s", 20, label="Server"),
+        metric("s", "max", "share.fraction", "Job's share", "frac"),
+        metric("jb", "max", "share.job_bytes", "Job bytes", "bytes"),
+        metric("tb", "max", "share.total_bytes", "Server bytes", "bytes"),
+        metric("e", "last_value", "share.estimated", "Estimated", dtype="boolean")])))
     return dashboard("iosonar-job-io", f"iosonar {DASH} job I/O",
                      "One job's I/O as the tracer saw it and as the analyses summarized it. Pick the job with "
                      "the Job control (job.id, all logs-iosonar.* datasets).",
@@ -302,6 +320,24 @@ def file_system():
         metric("fo", "max", "badost.files_on", "Files on OST", "num"),
         metric("fa", "max", "badost.files", "Files", "num"),
         metric("v", "last_value", "badost.verdict", "Verdict", dtype="string")], ignore_global=True)))
+    p.append((24, 14, table_lens("Which jobs flood each OST (xlayer shares; ignores the controls)", RESULTS,
+                                 "iosonar.result.server_share", [
+        terms("sv", "share.server", "s", 20, label="OST"),
+        terms("j", "job.id", "s", 5, label="Job"),
+        metric("s", "max", "share.fraction", "Job's share", "frac"),
+        metric("jb", "max", "share.job_bytes", "Job bytes", "bytes"),
+        metric("tb", "max", "share.total_bytes", "OST bytes", "bytes"),
+        metric("e", "last_value", "share.estimated", "Estimated from layouts", dtype="boolean")],
+        q='share.layer : "ost"', ignore_global=True)))
+    p.append((24, 14, table_lens("Scoreboard: top users and applications by bytes (ignores the controls)", RESULTS,
+                                 "iosonar.result.scoreboard", [
+        terms("w", "scoreboard.who", "b", 2, label="Who"),
+        terms("n", "scoreboard.name", "b", 10, label="Name"),
+        metric("b", "max", "scoreboard.write_bytes", "Written", "bytes"),
+        metric("r", "max", "scoreboard.read_bytes", "Read", "bytes"),
+        metric("mo", "max", "scoreboard.meta_ops", "Metadata ops", "num"),
+        metric("jo", "max", "scoreboard.jobs", "Jobs", "num")],
+        q='scoreboard.metric : "bytes"', ignore_global=True)))
     return dashboard("iosonar-file-system", f"iosonar {DASH} file system",
                      "Lustre servers as the exporters see them: OST bandwidth per target (the hot or slow OST), "
                      "MDS ops, the jobs behind them, fullness and overloaded OSSes, probe latency, LASSi risk "

@@ -215,6 +215,15 @@ def check_kibana(src, fields, datasets, maps):
                         if m:
                             want = "number" if op in ("unique_count", "count") else ES_KIND[m["type"]]
                             ok(c["dataType"] == want, f"{cw}: dataType {c['dataType']} fits {sf} ({m['type']})")
+                    fmt = ((c.get("params") or {}).get("format") or {})
+                    if fmt and sf in fields and op not in ("count", "unique_count"):
+                        unit = fields[sf]["unit"]
+                        fid, suffix = fmt.get("id"), (fmt.get("params") or {}).get("suffix", "")
+                        want = {"bytes": unit in ("bytes", "bytes/s") and (suffix == "/s") == (unit == "bytes/s"),
+                                "duration": unit == "ns" and fmt.get("params", {}).get("fromUnit") == "nanoseconds",
+                                "percent": unit == "1",
+                                "number": (suffix == "%") == (unit == "percent")}.get(fid, True)
+                        ok(want, f"{cw}: format {fid}{' ' + suffix if suffix else ''} fits {sf}'s unit '{unit}'")
                     if c.get("filter"):
                         check_query(cw + " filter", c["filter"].get("query"), ds, maps, fields)
                     sort = (c.get("params") or {}).get("sortField")
@@ -338,7 +347,13 @@ def check_grafana_es(src, fields, datasets, maps):
                 check_query(tw, q, ds, maps, fields)
                 tf = t.get("timeField", src_ds["jsonData"].get("timeField"))
                 check_field(tw + " timeField", tf, ds, maps, fields, {"date"})
+                unit = ((p.get("fieldConfig") or {}).get("defaults") or {}).get("unit")
+                want_unit = {"Bps": "bytes/s", "bytes": "bytes", "ns": "ns", "µs": "us", "ms": "ms", "s": "s",
+                             "percent": "percent", "percentunit": "1"}
                 for m in t.get("metrics", []):
+                    if unit in want_unit and m.get("field") in fields and m["type"] not in ("cardinality", "count"):
+                        ok(fields[m["field"]]["unit"] == want_unit[unit],
+                           f"{tw}: panel unit {unit} fits {m['field']}'s unit '{fields[m['field']]['unit']}'")
                     allowed = GRAFANA_METRICS.get(m["type"])
                     if not ok(m["type"] in GRAFANA_METRICS, f"{tw}: metric type {m['type']} known"):
                         continue
@@ -582,6 +597,10 @@ MUTATIONS = [
      '\\"fieldName\\": \\"job.idx\\"', "field job.idx is mapped"),
     ("kibana", "dashboards/kibana/iosonar-job-io.ndjson", '\\"dataType\\": \\"string\\", \\"operationType\\": \\"last_value\\"',
      '\\"dataType\\": \\"number\\", \\"operationType\\": \\"last_value\\"', "fits"),
+    ("kibana", "dashboards/kibana/iosonar-file-system.ndjson",
+     '\\"format\\": {\\"id\\": \\"number\\", \\"params\\": {\\"decimals\\": 1, \\"suffix\\": \\"%\\"}}',
+     '\\"format\\": {\\"id\\": \\"percent\\", \\"params\\": {\\"decimals\\": 1}}', "fits health.used_pct's unit"),
+    ("grafana-es", "dashboards/grafana/dashboards/iosonar-file-system.json", '"unit": "ns"', '"unit": "ms"', "panel unit ms fits probe.latency_ns"),
     ("generated", "dashboards/grafana/dashboards/iosonar-jobs.json", '"refresh": 1', '"refresh": 2',
      "is what gen_dashboards.py writes"),
     ("kibana", "dashboards/kibana/iosonar-file-system.ndjson", '\\"ignoreGlobalFilters\\": true',
