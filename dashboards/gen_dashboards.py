@@ -401,6 +401,16 @@ def grafana_fs():
                      12, 18, 12, 9, "percent",
                      {"options": {"orientation": "horizontal", "displayMode": "gradient",
                                   "reduceOptions": {"calcs": ["lastNotNull"], "values": True}}}))
+    p.append(g_panel(7, "Top jobs per OST (job_stats, bytes written and read)", "table", "iosonar-sampler",
+                     "elasticsearch",
+                     [es_target("A", 'event.dataset:"iosonar.jobstats"' + fsq,
+                                [{"id": "1", "type": "sum", "field": "oss.write_bytes"},
+                                 {"id": "4", "type": "sum", "field": "oss.read_bytes"}],
+                                [{"id": "2", "type": "terms", "field": "lustre.target",
+                                  "settings": {"size": "20", "order": "desc", "orderBy": "1", "min_doc_count": "1"}},
+                                 {"id": "3", "type": "terms", "field": "job.id",
+                                  "settings": {"size": "5", "order": "desc", "orderBy": "1", "min_doc_count": "1"}}])],
+                     0, 27, 24, 10, "bytes"))
     return {
         "uid": "iosonar-file-system", "title": f"iosonar {DASH} file system", "tags": ["iosonar", "lustre"],
         "schemaVersion": 39, "version": 1, "editable": True, "refresh": "1m",
