@@ -1,7 +1,6 @@
 // `iosonar bad-ost`: per-OST correlation between per-file performance and the
 // OSTs each file is striped over (TOKIO's darshan_bad_ost), analysis-jobs/badost.
 #include <boost/program_options.hpp>
-#include <random>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -89,12 +88,13 @@ int CmdBadOst(int argc, char** argv) {
   }
   for (const auto& e : in.errors) std::cerr << "iosonar bad-ost: " << e << "\n";
   const auto res = analysis::CorrelateOsts(in.files);
-  if (format == "json") std::cout << analysis::BadOstToJson(res, filt, in) << "\n";
+  const std::string json = analysis::BadOstToJson(res, filt, in);
+  if (format == "json") std::cout << json << "\n";
   else std::cout << analysis::BadOstToTable(res, filt, in);
   Publisher pub("bad-ost", {output, "", "", ""});
   if (pub.has_output()) {
-    std::random_device rd;
-    const int64_t stream = static_cast<int64_t>(((static_cast<uint64_t>(rd()) << 32) ^ rd()) & 0x7fffffffffffffffull);
+    // The same inputs and thresholds give the same result and the same ids: a resend dedupes.
+    const int64_t stream = ResultStreamId({"iosonar.result.bad_ost", job_id, json});
     pub.Send(analysis::BadOstToRecords(res, filt, HostName(), job_id, NowNs(), stream), res.correlations.size());
   }
   return pub.rc();

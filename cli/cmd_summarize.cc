@@ -1,9 +1,8 @@
 // `iosonar summarize-job` (one row per job with TOKIO's summarize_job column
 // names) and `iosonar scoreboard` (top users and applications), from the
 // record store, optionally joined with the MySQL job database.
-#include <unistd.h>
-
 #include <boost/program_options.hpp>
+
 #include <algorithm>
 #include <cstdlib>
 #include <iostream>
@@ -20,7 +19,6 @@
 #include "iosonar/store.h"
 #include "iosonar/timeutil.h"
 #include "phases/phases.h"
-#include "iosonar/sink.h"
 #include "publish.h"
 #include "summarize/summarize.h"
 
@@ -123,19 +121,7 @@ int CmdSummarizeJob(int argc, char** argv) {
     return 1;
   }
   int rc = 0;
-  std::unique_ptr<JobDb> db;
-  const std::string mysql_url = ResolveSetting(mysql_flag, "IOSONAR_MYSQL", "mysql", config);
-  if (!mysql_url.empty()) {
-    auto d = JobDb::Open(mysql_url);
-    if (!d.ok()) {
-      std::cerr << "iosonar summarize-job: " << (mysql_flag.empty() ? "warning: " : "")
-                << "job database: " << d.status().ToString() << "\n";
-      if (!mysql_flag.empty()) return 1;
-    } else {
-      db = std::move(d).value();
-    }
-  }
-  const std::string redis_url = ResolveSetting(redis_flag, "IOSONAR_REDIS", "redis", config);
+  Publisher pub("summarize-job", {output, redis_flag, mysql_flag, config});
   std::vector<analysis::SummaryRow> rows;
   for (const auto& job : jobs) {
     auto jt = analysis::ReadJobTrace(*store.value(), job);
@@ -152,25 +138,18 @@ int CmdSummarizeJob(int argc, char** argv) {
     in.summary = &s;
     std::optional<JobRecord> meta;
     std::optional<analysis::ConcurrentJobs> conc;
-    if (db) {
+    pub.WithJobDb([&](JobDb& db) -> Status {
       std::string err;
-      meta = LookUp(*db, job, cluster, &err);
-      if (!meta) {
-        std::cerr << "iosonar summarize-job: " << (mysql_flag.empty() ? "warning: " : "") << "job database: " << err << "\n";
-        if (!mysql_flag.empty()) rc = 1;
-      } else {
-        in.job = &*meta;
-        const int64_t a = meta->start_ns.value_or(s.start_ns), b = meta->end_ns.value_or(s.end_ns);
-        auto c = analysis::QueryConcurrentJobs(db->conn(), meta->cluster, meta->job_id, a, b);
-        if (c.ok()) {
-          conc = *c;
-          in.concurrent = &*conc;
-        } else {
-          std::cerr << "iosonar summarize-job: job database: " << c.status().ToString() << "\n";
-          if (!mysql_flag.empty()) rc = 1;
-        }
-      }
-    }
+      meta = LookUp(db, job, cluster, &err);
+      if (!meta) return Status::NotFound(err);
+      in.job = &*meta;
+      const int64_t a = meta->start_ns.value_or(s.start_ns), b = meta->end_ns.value_or(s.end_ns);
+      auto c = analysis::QueryConcurrentJobs(db.conn(), meta->cluster, meta->job_id, a, b);
+      if (!c.ok()) return c.status();
+      conc = *c;
+      in.concurrent = &*conc;
+      return Status::Ok();
+    });
     if (!vm.count("no-phases")) {
       auto jp = analysis::PhasesForJob(*store.value(), job, {});
       if (jp.ok()) {
@@ -210,41 +189,17 @@ int CmdSummarizeJob(int argc, char** argv) {
     }
     rows.push_back(analysis::MakeSummaryRow(in));
     const std::string row_json = analysis::SummaryRowToJson(rows.back());
-    if (!redis_url.empty()) {
-      Status st = cache::CacheResult(redis_url, cache::JobTokioSummaryKey(job), row_json);
-      if (!st.ok()) {
-        std::cerr << "iosonar summarize-job: " << (redis_flag.empty() ? "warning: " : "") << "cache: " << st.ToString()
-                  << "\n";
-        if (!redis_flag.empty()) rc = 1;
-      }
-    }
-    if (db && meta) {
-      Status st = analysis::WriteTokioSummaryToDb(db->conn(), meta->cluster, meta->job_id, row_json);
-      if (!st.ok()) {
-        std::cerr << "iosonar summarize-job: " << (mysql_flag.empty() ? "warning: " : "") << "job database: "
-                  << st.ToString() << "\n";
-        if (!mysql_flag.empty()) rc = 1;
-      }
-    }
+    pub.Cache(cache::JobTokioSummaryKey(job), row_json);
+    if (meta)
+      pub.WithJobDb([&](JobDb& db) { return analysis::WriteTokioSummaryToDb(db.conn(), meta->cluster, meta->job_id, row_json); });
   }
   if (format == "json") std::cout << analysis::SummaryRowsToJson(rows) << "\n";
   else if (!rows.empty()) std::cout << analysis::SummaryRowsToCsv(rows);
-  if (!output.empty() && !rows.empty()) {
-    char host[256] = "";
-    gethostname(host, sizeof host - 1);
-    std::string recs;
-    for (const auto& r : rows) recs += analysis::SummaryRowToRecord(r, host);
-    Status st;
-    auto sink = OpenSink(output, {});
-    if (!sink.ok()) st = sink.status();
-    else st = sink.value()->Send(recs, rows.size());
-    if (st.ok()) st = sink.value()->Flush();
-    if (!st.ok()) {
-      std::cerr << "iosonar summarize-job: --output " << output << ": " << st.ToString() << "\n";
-      rc = 1;
-    }
-  }
-  return rc;
+  std::string recs;
+  for (const auto& r : rows) recs += analysis::SummaryRowToRecord(r, HostName());
+  if (!rows.empty()) pub.Send(recs, rows.size());
+  return std::max(rc, pub.rc());
+
 }
 
 int CmdScoreboard(int argc, char** argv) {

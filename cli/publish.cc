@@ -8,6 +8,7 @@
 
 #include "cache.h"
 #include "commands.h"
+#include "common/hash.h"
 #include "iosonar/sink.h"
 
 namespace iosonar::cli {
@@ -66,16 +67,9 @@ std::string HostName() {
 }
 
 int64_t ResultStreamId(std::initializer_list<std::string_view> parts) {
-  uint64_t h = 1469598103934665603ull;
-  for (std::string_view p : parts) {
-    for (unsigned char c : p) {
-      h ^= c;
-      h *= 1099511628211ull;
-    }
-    h ^= 0xff;
-    h *= 1099511628211ull;
-  }
-  return static_cast<int64_t>(h & 0x7fffffffffffffffull);
+  analysis::StreamHash h;
+  for (std::string_view p : parts) h.Add(p);
+  return h.Id();
 }
 
 }  // namespace iosonar::cli

@@ -5,6 +5,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "common/hash.h"
 #include "iosonar/jobdb.h"
 #include "iosonar/json.h"
 #include "iosonar/timeutil.h"
@@ -12,14 +13,7 @@
 namespace iosonar::compress2 {
 namespace {
 
-uint64_t Fnv1a(std::string_view s) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 0x100000001b3ull;
-  }
-  return h;
-}
+using analysis::Fnv1a;
 
 std::string Hex16(uint64_t h) {
   char b[17];

@@ -50,5 +50,30 @@ TEST_CASE("simulate + bad-ost: a 1,024-node job over a slow OST, bad-ost names t
     REQUIRE(s.IsObject());
     REQUIRE(s["results"].Size() == 1);
     CHECK(s["results"][0]["ost"].GetInt() == slow);
+
+    // The result stream: one record per OST tested; the same analysis resent
+    // carries the same (event.stream, event.seq), other thresholds other ids.
+    std::string streams[3];
+    int k = 0;
+    for (const char* c : {"0.8", "0.8", "0.5"}) {
+      const std::string out = dir / ("out" + std::to_string(slow) + "-" + std::to_string(k) + ".jsonl");
+      auto r = Run({IosonarBin(), "bad-ost", perf, "-c", c, "-p", "1e-5", "--output", out, "--job-id", "7001"});
+      REQUIRE(r.exit_code == 0);
+      const auto lines = SplitLines(ReadFile(out));
+      REQUIRE(lines.size() >= 64);  // every OST some file is striped over
+      int64_t seq = 0;
+      for (const auto& l : lines) {
+        rapidjson::Document rec;
+        rec.Parse(l.c_str());
+        REQUIRE(rec.IsObject());
+        CHECK(std::string(rec["event.dataset"].GetString()) == "iosonar.result.bad_ost");
+        CHECK(rec["event.seq"].GetInt64() == seq++);
+        if (seq == 1) streams[k] = std::to_string(rec["event.stream"].GetInt64());
+        CHECK(std::to_string(rec["event.stream"].GetInt64()) == streams[k]);
+      }
+      ++k;
+    }
+    CHECK(streams[0] == streams[1]);
+    CHECK(streams[0] != streams[2]);
   }
 }
