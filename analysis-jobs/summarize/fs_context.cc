@@ -109,40 +109,48 @@ Status ScanServer(Store& store, const std::string& dataset, const std::string& f
   return st;
 }
 
-// Health snapshots: the latest stamped before start (within a day) and the first at or after it.
-struct Snap {
-  int64_t before = INT64_MIN, after = INT64_MAX;
-};
-
-Status FindSnapshots(Store& store, const std::string& fs, const std::string& kind, int64_t start_ns, Snap* s) {
+// The latest health snapshot of `kind` records stamped before start (within
+// a day) and the first at or after it; nullopt when there is none before.
+Result<std::optional<SnapshotAt>> SnapshotBefore(Store& store, const std::string& fs, const std::string& kind,
+                                                 int64_t start_ns) {
   ScanQuery q;
   q.dataset = "iosonar.health";
   q.range = {start_ns - kDay, start_ns + kDay};
   q.filters = {{"lustre.fs", fs}, {"health.record", kind}};
   q.fields = {"@timestamp", "health.inodes"};
+  int64_t before = INT64_MIN, after = INT64_MAX;
   Status st = store.Scan(q, [&](const Row& r) {
     if (r.Has(1) && r.Int(1) != 0) return true;  // inode fullness
     const int64_t t = r.Int(0);
-    if (t < start_ns) s->before = std::max(s->before, t);
-    else s->after = std::min(s->after, t);
+    if (t < start_ns) before = std::max(before, t);
+    else after = std::min(after, t);
     return true;
   });
-  if (!st.ok() && st.code() == Code::kNotFound) return Status::Ok();
-  return st;
+  if (!st.ok() && st.code() != Code::kNotFound) return st;
+  if (before == INT64_MIN) return std::optional<SnapshotAt>();
+  SnapshotAt s;
+  s.requested_ns = start_ns;
+  s.actual_ns = before;
+  if (after != INT64_MAX) s.next_ns = after;
+  return std::optional<SnapshotAt>(s);
+}
+
+// The `kind` records of the file system in the snapshot at ts.
+ScanQuery HealthRecordsAt(const std::string& fs, const std::string& kind, int64_t ts) {
+  ScanQuery q;
+  q.dataset = "iosonar.health";
+  q.range = {ts, ts + 1};
+  q.filters = {{"lustre.fs", fs}, {"health.record", kind}};
+  return q;
 }
 
 Status ReadFullness(Store& store, const std::string& fs, int64_t start_ns, std::optional<FullnessAt>* out) {
-  Snap s;
-  if (Status st = FindSnapshots(store, fs, "fs", start_ns, &s); !st.ok()) return st;
-  if (s.before == INT64_MIN) return Status::Ok();
+  auto snap = SnapshotBefore(store, fs, "fs", start_ns);
+  if (!snap.ok()) return snap.status();
+  if (!*snap) return Status::Ok();
   FullnessAt f;
-  f.requested_ns = start_ns;
-  f.actual_ns = s.before;
-  if (s.after != INT64_MAX) f.next_ns = s.after;
-  ScanQuery q;
-  q.dataset = "iosonar.health";
-  q.range = {s.before, s.before + 1};
-  q.filters = {{"lustre.fs", fs}, {"health.record", "target"}};
+  static_cast<SnapshotAt&>(f) = **snap;
+  ScanQuery q = HealthRecordsAt(fs, "target", f.actual_ns);
   q.fields = {"lustre.target", "health.target_kind", "health.inodes", "health.target_index", "health.bytes_used",
               "health.bytes_total"};
   double used_sum = 0, total_sum = 0;
@@ -175,17 +183,12 @@ Status ReadFullness(Store& store, const std::string& fs, int64_t start_ns, std::
 }
 
 Status ReadFailures(Store& store, const std::string& fs, int64_t start_ns, std::optional<FailuresAt>* out) {
-  Snap s;
-  if (Status st = FindSnapshots(store, fs, "failover", start_ns, &s); !st.ok()) return st;
-  if (s.before == INT64_MIN) return Status::Ok();
+  auto snap = SnapshotBefore(store, fs, "failover", start_ns);
+  if (!snap.ok()) return snap.status();
+  if (!*snap) return Status::Ok();
   FailuresAt f;
-  f.requested_ns = start_ns;
-  f.actual_ns = s.before;
-  if (s.after != INT64_MAX) f.next_ns = s.after;
-  ScanQuery q;
-  q.dataset = "iosonar.health";
-  q.range = {s.before, s.before + 1};
-  q.filters = {{"lustre.fs", fs}, {"health.record", "failover"}};
+  static_cast<SnapshotAt&>(f) = **snap;
+  ScanQuery q = HealthRecordsAt(fs, "failover", f.actual_ns);
   q.fields = {"health.ost_count", "health.ost_per_oss_mode", "health.overloaded_oss_count", "health.overloaded_ost_count"};
   bool found = false;
   Status st = store.Scan(q, [&](const Row& r) {

@@ -51,9 +51,13 @@ struct RateStats {
   double tot = 0, ave = 0, max = 0, min = 0;
 };
 
-struct FullnessAt {
+// The health snapshot used: the latest before the requested time, and the next one.
+struct SnapshotAt {
   int64_t requested_ns = 0, actual_ns = 0;
   std::optional<int64_t> next_ns;
+};
+
+struct FullnessAt : SnapshotAt {
   int64_t ost_count = 0;
   double avg_full_kib = 0, avg_full_pct = 0;
   std::string least_full_name, most_full_name;  // OST0006 (no file system prefix)
@@ -61,9 +65,7 @@ struct FullnessAt {
   double least_full_kib = 0, most_full_kib = 0, least_full_pct = 0, most_full_pct = 0;
 };
 
-struct FailuresAt {
-  int64_t requested_ns = 0, actual_ns = 0;
-  std::optional<int64_t> next_ns;
+struct FailuresAt : SnapshotAt {
   int64_t ost_count = 0, mode = 0, overloaded_oss = 0, overloaded_ost = 0;
 };
 

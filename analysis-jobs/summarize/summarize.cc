@@ -183,10 +183,14 @@ void AddFsColumns(const FsContext& fs, const JobTrace& jt, SummaryRow* row) {
   }
   for (const auto& [op, r] : fs.md_ops) AddRate(row, op + "_ops", "_per_sec", r, 1);
   const double s = 1e9;
+  // The snapshot's times (the fullness one's when both kinds are there).
+  auto times = [&](const SnapshotAt& t) {
+    add("fshealth_ost_requested_timestamp", Num(static_cast<double>(t.requested_ns) / s));
+    add("fshealth_ost_actual_timestamp", Num(static_cast<double>(t.actual_ns) / s));
+    if (t.next_ns) add("fshealth_ost_next_timestamp", Num(static_cast<double>(*t.next_ns) / s));
+  };
   if (const auto& f = fs.fullness) {
-    add("fshealth_ost_requested_timestamp", Num(static_cast<double>(f->requested_ns) / s));
-    add("fshealth_ost_actual_timestamp", Num(static_cast<double>(f->actual_ns) / s));
-    if (f->next_ns) add("fshealth_ost_next_timestamp", Num(static_cast<double>(*f->next_ns) / s));
+    times(*f);
     add("fshealth_ost_fullness_lead_secs", Num(static_cast<double>(f->requested_ns - f->actual_ns) / s));
     add("fshealth_ost_count", Num(f->ost_count));
     add("fshealth_ost_avg_full_kib", Num(f->avg_full_kib));
@@ -201,11 +205,7 @@ void AddFsColumns(const FsContext& fs, const JobTrace& jt, SummaryRow* row) {
     add("fshealth_ost_most_full_pct", Num(f->most_full_pct));
   }
   if (const auto& f = fs.failures) {
-    if (!fs.fullness) {
-      add("fshealth_ost_requested_timestamp", Num(static_cast<double>(f->requested_ns) / s));
-      add("fshealth_ost_actual_timestamp", Num(static_cast<double>(f->actual_ns) / s));
-      if (f->next_ns) add("fshealth_ost_next_timestamp", Num(static_cast<double>(*f->next_ns) / s));
-    }
+    if (!fs.fullness) times(*f);
     add("fshealth_ost_failures_lead_secs", Num(static_cast<double>(f->requested_ns - f->actual_ns) / s));
     add("fshealth_ost_overloaded_oss_count", Num(f->overloaded_oss));
     add("fshealth_ost_overloaded_ost_count", Num(f->overloaded_ost));
