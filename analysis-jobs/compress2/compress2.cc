@@ -235,20 +235,27 @@ Result<std::vector<Rec>> LoadJob(Store& store, const std::string& job_id) {
   return out;
 }
 
+namespace {
+// The report's numbers, under `prefix` ("" in the JSON report, "compress." in the record).
+void ReportFields(JsonWriter& w, const Compressed& c, const std::string& prefix) {
+  w.Kv(prefix + "mode", c.lossy ? "lossy" : "lossless");
+  w.Kv(prefix + "records", c.records);
+  w.Kv(prefix + "groups", c.groups.size());
+  w.Kv(prefix + "processes", c.procs.size());
+  w.Kv(prefix + "offset_patterns", c.offset_patterns);
+  w.Kv(prefix + "record_ratio", c.record_ratio());
+  w.Kv(prefix + "baseline_bytes", c.baseline_bytes);
+  w.Kv(prefix + "compressed_bytes", c.compressed_bytes);
+  w.Kv(prefix + "byte_ratio", c.byte_ratio());
+}
+}  // namespace
+
 std::string ReportJson(const std::string& job_id, const Compressed& c) {
   std::string out;
   JsonWriter w(&out);
   w.BeginObject();
   w.Kv("job_id", job_id);
-  w.Kv("mode", c.lossy ? "lossy" : "lossless");
-  w.Kv("records", c.records);
-  w.Kv("groups", c.groups.size());
-  w.Kv("processes", c.procs.size());
-  w.Kv("offset_patterns", c.offset_patterns);
-  w.Kv("record_ratio", c.record_ratio());
-  w.Kv("baseline_bytes", c.baseline_bytes);
-  w.Kv("compressed_bytes", c.compressed_bytes);
-  w.Kv("byte_ratio", c.byte_ratio());
+  ReportFields(w, c, "");
   w.EndObject();
   out.push_back('\n');
   return out;
@@ -294,15 +301,7 @@ std::string ReportToRecords(const std::string& job_id, const Compressed& c, cons
   w.Kv("event.seq", int64_t{0});
   w.Kv("host.name", host);
   w.Kv("job.id", job_id);
-  w.Kv("compress.mode", c.lossy ? "lossy" : "lossless");
-  w.Kv("compress.records", c.records);
-  w.Kv("compress.groups", c.groups.size());
-  w.Kv("compress.processes", c.procs.size());
-  w.Kv("compress.offset_patterns", c.offset_patterns);
-  w.Kv("compress.record_ratio", c.record_ratio());
-  w.Kv("compress.baseline_bytes", c.baseline_bytes);
-  w.Kv("compress.compressed_bytes", c.compressed_bytes);
-  w.Kv("compress.byte_ratio", c.byte_ratio());
+  ReportFields(w, c, "compress.");
   w.EndObject();
   out += '\n';
   return out;
