@@ -55,6 +55,10 @@ int HexIndexAfter(std::string_view target, std::string_view tag) {
   return v;
 }
 
+// Server records stamped up to this long after the window can still overlap
+// it (an exporter's interval is seconds to a few minutes).
+constexpr int64_t kMaxElapsedNs = 300LL * 1000000000LL;
+
 bool IsMetaOp(std::string_view op) {
   return op == "open" || op == "close" || op == "stat" || op == "access" || op == "unlink" || op == "rename" ||
          op == "mkdir" || op == "rmdir";
@@ -258,7 +262,6 @@ Result<View> Analyze(Store& store, const std::string& job_id, const Maps& maps, 
   const int64_t B = opt.bucket_ns > 0 ? opt.bucket_ns : 1000000000;
   auto jit = maps.jobs.find(job_id);
   const bool have_window = jit != maps.jobs.end() && jit->second.end_ns > jit->second.start_ns;
-  TimeRange trange;
   if (have_window) {
     v.start_ns = jit->second.start_ns;
     v.end_ns = jit->second.end_ns;
@@ -281,8 +284,6 @@ Result<View> Analyze(Store& store, const std::string& job_id, const Maps& maps, 
   std::vector<double> fwd_job_bytes;
   size_t nb = 0;
   auto setup_window = [&] {
-    trange.start_ns = v.start_ns;
-    trange.end_ns = v.end_ns;
     nb = static_cast<size_t>((v.end_ns - v.start_ns + B - 1) / B);
     for (Series* s : {&v.client, &v.fwd, &v.ost, &v.mdt}) {
       s->start_ns = v.start_ns;
@@ -318,6 +319,24 @@ Result<View> Analyze(Store& store, const std::string& job_id, const Maps& maps, 
     if (t < v.start_ns) return 0;
     size_t b = static_cast<size_t>((t - v.start_ns) / B);
     return b < nb ? b : nb - 1;
+  };
+  // Server records (iosonar.client/.oss/.mds/.jobstats) cover
+  // [@timestamp - lustre.elapsed_ns, @timestamp), the exporters' convention
+  // (docs/analysis.md, "Time of server records"). Each is spread over the
+  // buckets that interval overlaps, in proportion to the overlap; the part
+  // outside the window is left out. A record without elapsed_ns counts in the
+  // bucket just before its @timestamp. add(bucket, fraction of the record).
+  auto spread = [&](int64_t ts, int64_t elapsed, auto&& add) {
+    const int64_t a = elapsed > 0 ? ts - elapsed : ts - 1;
+    const int64_t lo = std::max(a, v.start_ns), hi = std::min(ts, v.end_ns);
+    if (hi <= lo || nb == 0) return;
+    const double len = static_cast<double>(ts - a);
+    for (size_t k = static_cast<size_t>((lo - v.start_ns) / B); k < nb; ++k) {
+      const int64_t bs = v.start_ns + static_cast<int64_t>(k) * B, be = bs + B;
+      const int64_t ol = std::max(lo, bs), oh = std::min(hi, be);
+      if (oh > ol) add(k, static_cast<double>(oh - ol) / len);
+      if (be >= hi) break;
+    }
   };
   auto consume = [&](const Run& r) {
     const size_t b = bucket(r.start);
@@ -398,6 +417,10 @@ Result<View> Analyze(Store& store, const std::string& job_id, const Maps& maps, 
   }
   v.job_bytes = v.job_read_bytes + v.job_write_bytes;
   v.files = files;
+  // Server records stamped in (start, end + kMaxElapsedNs) can overlap the window.
+  TimeRange srange;
+  srange.start_ns = v.start_ns + 1;
+  srange.end_ns = v.end_ns + kMaxElapsedNs;
   std::sort(v.files.begin(), v.files.end());
 
   // ---- forwarding layer: llite of the job's forwarding nodes, osc per OST ----
@@ -407,34 +430,39 @@ Result<View> Analyze(Store& store, const std::string& job_id, const Maps& maps, 
   if (!v.fwd_nodes.empty()) {
     ScanQuery c;
     c.dataset = "iosonar.client";
-    c.range = trange;
+    c.range = srange;
     c.fields = {"host.name", "client.layer", "@timestamp", "client.read_bytes", "client.write_bytes",
                 "client.read_ops", "client.write_ops", "client.metadata_ops", "lustre.target",
-                "client.rpc_reads", "client.rpc_writes", "client.rpc_read_in_flight_mean", "client.rpc_write_in_flight_mean"};
+                "client.rpc_reads", "client.rpc_writes", "client.rpc_read_in_flight_mean", "client.rpc_write_in_flight_mean",
+                "lustre.elapsed_ns", "lustre.reset"};
     st = store.Scan(c, [&](const Row& row) {
-      if (!row.Has(0)) return true;
+      if (!row.Has(0) || (row.Has(14) && row.Int(14))) return true;
       auto it = fwd_ix.find(std::string(row.Str(0)));
       if (it == fwd_ix.end()) return true;
       const size_t f = static_cast<size_t>(it->second);
       auto num = [&](size_t k) { return row.Has(k) ? static_cast<double>(row.Int(k)) : 0.0; };
       auto dbl = [&](size_t k) { return row.Has(k) ? row.Double(k) : 0.0; };
+      const int64_t el = row.Has(13) ? row.Int(13) : 0;
       if (row.Has(1) && row.Str(1) == "llite") {
-        const size_t b = bucket(row.Int(2));
-        v.fwd.read_bytes[b] += num(3);
-        v.fwd.write_bytes[b] += num(4);
-        v.fwd.data_ops[b] += num(5) + num(6);
-        v.fwd.meta_ops[b] += num(7);
-        fwd_total[f] += num(3) + num(4);
-        fwd_ops[f] += num(5) + num(6);
+        spread(row.Int(2), el, [&](size_t b, double x) {
+          v.fwd.read_bytes[b] += x * num(3);
+          v.fwd.write_bytes[b] += x * num(4);
+          v.fwd.data_ops[b] += x * (num(5) + num(6));
+          v.fwd.meta_ops[b] += x * num(7);
+          fwd_total[f] += x * (num(3) + num(4));
+          fwd_ops[f] += x * (num(5) + num(6));
+        });
       } else if (row.Has(8)) {
         const int o = OstIndexOf(row.Str(8));
         if (o < 0) return true;
-        auto& p = osc_inflight[o];
-        const double rpcs = num(9) + num(10), weighted = num(9) * dbl(11) + num(10) * dbl(12);
-        p.first += rpcs;
-        p.second += weighted;
-        fwd_inflight[f].first += rpcs;
-        fwd_inflight[f].second += weighted;
+        spread(row.Int(2), el, [&](size_t, double x) {
+          auto& p = osc_inflight[o];
+          const double rpcs = x * (num(9) + num(10)), weighted = x * (num(9) * dbl(11) + num(10) * dbl(12));
+          p.first += rpcs;
+          p.second += weighted;
+          fwd_inflight[f].first += rpcs;
+          fwd_inflight[f].second += weighted;
+        });
       }
       return true;
     });
@@ -458,21 +486,25 @@ Result<View> Analyze(Store& store, const std::string& job_id, const Maps& maps, 
   {
     ScanQuery j;
     j.dataset = "iosonar.jobstats";
-    j.range = trange;
+    j.range = srange;
     j.filters = {{"job.id", job_id}};
-    j.fields = {"lustre.target", "oss.read_bytes", "oss.write_bytes", "oss.read_ops", "oss.write_ops", "mds.ops"};
+    j.fields = {"lustre.target", "oss.read_bytes", "oss.write_bytes", "oss.read_ops", "oss.write_ops", "mds.ops",
+                "@timestamp", "lustre.elapsed_ns", "lustre.reset"};
     st = store.Scan(j, [&](const Row& row) {
-      if (!row.Has(0)) return true;
+      if (!row.Has(0) || (row.Has(8) && row.Int(8))) return true;
       const std::string_view t = row.Str(0);
       if (!maps.fs.empty() && !StartsWith(t, maps.fs + "-")) return true;
+      double x = 0;  // the share of the record's interval inside the window
+      spread(row.Int(6), row.Has(7) ? row.Int(7) : 0, [&](size_t, double f) { x += f; });
+      if (x <= 0) return true;
       auto num = [&](size_t k) { return row.Has(k) ? static_cast<double>(row.Int(k)) : 0.0; };
       const int o = OstIndexOf(t);
       if (o >= 0) {
-        job_ost_bytes[o] += num(1) + num(2);
-        job_ost_ops[o] += num(3) + num(4);
+        job_ost_bytes[o] += x * (num(1) + num(2));
+        job_ost_ops[o] += x * (num(3) + num(4));
         have_jobstats = true;
       } else if (int d = MdtIndexOf(t); d >= 0) {
-        job_mdt_ops[d] += num(5);
+        job_mdt_ops[d] += x * num(5);
       }
       return true;
     });
@@ -505,36 +537,32 @@ Result<View> Analyze(Store& store, const std::string& job_id, const Maps& maps, 
   {
     ScanQuery o;
     o.dataset = "iosonar.oss";
-    o.range = trange;
-    o.fields = {"lustre.target", "@timestamp", "oss.read_bytes", "oss.write_bytes", "oss.read_ops", "oss.write_ops"};
+    o.range = srange;
+    o.fields = {"lustre.target", "@timestamp", "oss.read_bytes", "oss.write_bytes", "oss.read_ops", "oss.write_ops",
+                "lustre.elapsed_ns", "lustre.reset"};
+    // One pass: the job's OSTs' series and totals, and the file system's bytes
+    // over the window (all OSTs) for the coverage factor.
     st = store.Scan(o, [&](const Row& row) {
-      if (!row.Has(0)) return true;
+      if (!row.Has(0) || (row.Has(7) && row.Int(7))) return true;
       const std::string_view t = row.Str(0);
       if (!maps.fs.empty() && !StartsWith(t, maps.fs + "-")) return true;
-      const int idx = OstIndexOf(t);
-      if (idx < 0 || !osts.count(idx)) return true;
       auto num = [&](size_t k) { return row.Has(k) ? static_cast<double>(row.Int(k)) : 0.0; };
-      const size_t b = bucket(row.Int(1));
-      v.ost.read_bytes[b] += num(2);
-      v.ost.write_bytes[b] += num(3);
-      v.ost.data_ops[b] += num(4) + num(5);
-      if (!ost_names.count(idx)) ost_names.emplace(idx, std::string(t));
-      auto& p = ost_total[idx];
-      p.first += num(2) + num(3);
-      p.second += num(4) + num(5);
+      const int idx = OstIndexOf(t);
+      const bool mine = idx >= 0 && osts.count(idx);
+      spread(row.Int(1), row.Has(6) ? row.Int(6) : 0, [&](size_t b, double x) {
+        v.fs_bytes += x * (num(2) + num(3));
+        if (!mine) return;
+        v.ost.read_bytes[b] += x * num(2);
+        v.ost.write_bytes[b] += x * num(3);
+        v.ost.data_ops[b] += x * (num(4) + num(5));
+        auto& p = ost_total[idx];
+        p.first += x * (num(2) + num(3));
+        p.second += x * (num(4) + num(5));
+      });
+      if (mine && !ost_names.count(idx)) ost_names.emplace(idx, std::string(t));
       return true;
     });
     if (!st.ok() && st.code() != Code::kNotFound) return st;
-    BucketQuery bq;
-    bq.dataset = "iosonar.oss";
-    bq.range = trange;
-    if (!maps.fs.empty()) bq.filters = {{"lustre.fs", maps.fs}};
-    bq.bucket_ns = B;
-    bq.sum_fields = {"oss.read_bytes", "oss.write_bytes"};
-    auto bs = store.BucketSums(bq);
-    if (!bs.ok() && bs.status().code() != Code::kNotFound) return bs.status();
-    if (bs.ok())
-      for (const auto& b : bs.value()) v.fs_bytes += b.sums[0] + b.sums[1];
   }
   for (int o : osts) {
     ServerShare s;
@@ -565,22 +593,21 @@ Result<View> Analyze(Store& store, const std::string& job_id, const Maps& maps, 
     std::map<int, std::string> mdt_names;
     ScanQuery m;
     m.dataset = "iosonar.mds";
-    m.range = trange;
-    m.fields = {"lustre.target", "@timestamp", "mds.open", "mds.getattr", "mds.ops"};
+    m.range = srange;
+    m.fields = {"lustre.target", "@timestamp", "mds.open", "mds.getattr", "mds.ops", "lustre.elapsed_ns", "lustre.reset"};
     st = store.Scan(m, [&](const Row& row) {
-      if (!row.Has(0)) return true;
+      if (!row.Has(0) || (row.Has(6) && row.Int(6))) return true;
       const std::string_view t = row.Str(0);
       if (!maps.fs.empty() && !StartsWith(t, maps.fs + "-")) return true;
       auto num = [&](size_t k) { return row.Has(k) ? static_cast<double>(row.Int(k)) : 0.0; };
-      const size_t b = bucket(row.Int(1));
-      v.mdt.meta_ops[b] += num(4);
-      v.fs_opens += num(2);
-      v.fs_stats += num(3);
       const int d = MdtIndexOf(t);
-      if (d >= 0) {
-        mdt_ops[d] += num(4);
-        if (!mdt_names.count(d)) mdt_names.emplace(d, std::string(t));
-      }
+      spread(row.Int(1), row.Has(5) ? row.Int(5) : 0, [&](size_t b, double x) {
+        v.mdt.meta_ops[b] += x * num(4);
+        v.fs_opens += x * num(2);
+        v.fs_stats += x * num(3);
+        if (d >= 0) mdt_ops[d] += x * num(4);
+      });
+      if (d >= 0 && !mdt_names.count(d)) mdt_names.emplace(d, std::string(t));
       return true;
     });
     if (!st.ok() && st.code() != Code::kNotFound) return st;
