@@ -1,6 +1,7 @@
 #include "lassi/lassi_store.h"
 
 #include <array>
+#include <cstdint>
 #include <map>
 #include <thread>
 #include <unordered_map>
@@ -16,7 +17,7 @@ std::string FsOf(std::string_view fs_field, std::string_view target) {
 
 namespace {
 struct Indices {
-  int ts, fs, target, reset, job;
+  int ts, fs, target, reset, job, elapsed;
   std::array<int, kOssOps> oss;
   std::array<int, kMdsOps> mds;
   Indices() {
@@ -25,6 +26,7 @@ struct Indices {
     target = FieldIndex("lustre.target");
     reset = FieldIndex("lustre.reset");
     job = FieldIndex("job.id");
+    elapsed = FieldIndex("lustre.elapsed_ns");
     for (size_t i = 0; i < kOssOps; ++i) oss[i] = FieldIndex(kOssFields[i]);
     for (size_t i = 0; i < kMdsOps; ++i) mds[i] = FieldIndex(kMdsFields[i]);
   }
@@ -53,7 +55,7 @@ void AddParsedRecord(const ParsedRecord& rec, Accumulator& acc, const AppOf& app
     if (rec[I.mds[i]].kind != FieldValue::kAbsent) v.mds[i] = Num(rec[I.mds[i]]);
   auto str = [&](int k) { return rec[k].kind == FieldValue::kString ? rec[k].s : std::string_view(); };
   const std::string fs = FsOf(str(I.fs), str(I.target));
-  const int64_t t = rec[I.ts].i;
+  const int64_t t = AttributionTime(rec[I.ts].i, rec[I.elapsed].kind == FieldValue::kInt ? rec[I.elapsed].i : 0);
   if (js) {
     const auto job = str(I.job);
     if (job.empty()) return;
@@ -77,8 +79,8 @@ Status FeedDatasets(Store& store, Accumulator& acc, const AppOf& app_of, std::in
     ScanQuery q;
     q.dataset = ds;
     q.range.start_ns = o.history_from_ns;
-    q.range.end_ns = o.to_ns;
-    q.fields = {"@timestamp", "lustre.fs", "lustre.target", "lustre.reset", js ? "job.id" : "lustre.fs"};
+    q.range.end_ns = o.to_ns > INT64_MAX - kMaxElapsedNs ? INT64_MAX : o.to_ns + kMaxElapsedNs;
+    q.fields = {"@timestamp", "lustre.fs", "lustre.target", "lustre.reset", js ? "job.id" : "lustre.fs", "lustre.elapsed_ns"};
     // Only the fields this dataset declares (the store refuses others).
     std::vector<int> oss_col(kOssOps, -1), mds_col(kMdsOps, -1);
     if (is_oss || js)
@@ -118,14 +120,14 @@ Status FeedDatasets(Store& store, Accumulator& acc, const AppOf& app_of, std::in
           const std::string j(job);
           it = job_series.emplace(key, acc.JobSeries(fs, j, app_of ? app_of(j) : std::string())).first;
         }
-        acc.AddJobAt(it->second, r.Int(0), v);
+        acc.AddJobAt(it->second, AttributionTime(r.Int(0), r.Has(5) ? r.Int(5) : 0), v);
       } else {
         if (!have_fs || fs != last_fs) {
           last_fs = fs;
           last_fs_id = acc.ServerSeries(fs);
           have_fs = true;
         }
-        acc.AddServerAt(last_fs_id, r.Int(0), v);
+        acc.AddServerAt(last_fs_id, AttributionTime(r.Int(0), r.Has(5) ? r.Int(5) : 0), v);
       }
       return true;
     });

@@ -20,12 +20,25 @@ using AppOf = std::function<std::string(std::string_view job)>;
 // last '-' (snx11025-OST0000 -> snx11025).
 std::string FsOf(std::string_view fs_field, std::string_view target);
 
+// Server records cover [@timestamp - lustre.elapsed_ns, @timestamp) (the
+// exporters and the LMT importer stamp a delta at its later reading). A
+// record is put in the window holding the middle of its interval (the window
+// it overlaps most when the interval is shorter than a window); without
+// elapsed_ns, the window holding the instant just before @timestamp.
+inline int64_t AttributionTime(int64_t ts_ns, int64_t elapsed_ns) {
+  return elapsed_ns > 0 ? ts_ns - elapsed_ns / 2 : ts_ns - 1;
+}
+// Server records stamped up to this long after `to` may still belong before it.
+constexpr int64_t kMaxElapsedNs = 300LL * 1000000000LL;
+
 // One iosonar.oss / iosonar.mds / iosonar.jobstats record into the
 // accumulator; records with lustre.reset = true are counted and left out
 // (their deltas are unknown). Other datasets are ignored.
 void AddParsedRecord(const ParsedRecord& rec, Accumulator& acc, const AppOf& app_of);
 
-// Scans iosonar.oss, iosonar.mds and iosonar.jobstats in [history_from, to).
+// Scans iosonar.oss, iosonar.mds and iosonar.jobstats stamped in
+// [history_from, to + kMaxElapsedNs) and keeps those whose AttributionTime is
+// in [history_from, to).
 Status FeedFromStore(Store& store, Accumulator& acc, const AppOf& app_of);
 // The same with two threads on two store handles from open(): iosonar.oss +
 // iosonar.mds in one, iosonar.jobstats (and every app_of call) in the other.

@@ -226,6 +226,19 @@ std::string PhasesToRecords(const JobPhases& jp, const std::string& host) {
   mix(method);
   mix(std::to_string(jp.write.level) + "/" + std::to_string(jp.read.level) + "/" +
       std::to_string(jp.options.active_frac) + "/" + std::to_string(jp.bucket_ns));
+  // And what was found: a recomputation that finds other phases (a job still
+  // running, more records arrived) is another set of records under another
+  // stream, never a different record under an (event.stream, event.seq)
+  // already stored; an identical recomputation or resend has the same stream
+  // and is deduped.
+  mix(std::to_string(jp.phases.size()));
+  for (const auto& p : jp.phases) {
+    char b[160];
+    std::snprintf(b, sizeof b, "%lld/%lld/%lld/%.17g/%.17g", static_cast<long long>(p.start_ns),
+                  static_cast<long long>(p.duration_ns), static_cast<long long>(p.bytes), p.bw_mean, p.bw_peak);
+    mix(p.direction);
+    mix(b);
+  }
   const int64_t stream = static_cast<int64_t>(h & 0x7fffffffffffffffull);
   std::string out;
   int64_t seq = 0;

@@ -90,8 +90,11 @@ JobPhases PhasesFromSeries(const std::string& job_id, int64_t start_ns, std::vec
 std::string PhasesToJson(const JobPhases& jp, bool pretty = false);
 // iosonar.result.phase records, one JSON line per phase (schema-valid):
 // @timestamp = phase start, job.id, host.name = host, event.stream a hash of
-// the job id and the method (so re-running the same analysis resends the same
-// records, which stores dedupe), event.seq = phase.index.
+// the job id, the method and the phases found (so re-running the same
+// analysis with the same outcome resends the same records, which stores
+// dedupe, while a recomputation that finds other phases, e.g. of a running
+// job, gets its own stream instead of colliding with the earlier records'
+// (stream, seq) ids), event.seq = phase.index.
 std::string PhasesToRecords(const JobPhases& jp, const std::string& host);
 std::string PhasesToTable(const JobPhases& jp);
 

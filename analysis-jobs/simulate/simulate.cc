@@ -387,6 +387,10 @@ Status Simulate(const Config& cfg, const std::function<Status(std::string_view l
 
   for (int t = 0; t < T; ++t) {
     const int64_t tick = cfg.start_ns + int64_t{t} * kSec;
+    // Server and client-counter records describe the second [tick, tick_end)
+    // and are stamped at its end with lustre.elapsed_ns = 1 s, as the Lustre
+    // exporter stamps a delta at its later reading (docs/analysis.md).
+    const int64_t tick_end = tick + kSec;
     for (auto& v : ost_io) v = Io{};
     for (auto& v : mdt_io) v = Meta{};
     for (auto& v : fwd_io) v = Io{};
@@ -536,7 +540,7 @@ Status Simulate(const Config& cfg, const std::function<Status(std::string_view l
         Stream& st = fwd_st[static_cast<size_t>(f)];
         const Io& io = fwd_io[static_cast<size_t>(f)];
         const Meta& m = fwd_meta[static_cast<size_t>(f)];
-        JsonLine& j = em.Begin("iosonar.client", tick, st, fwd_host[static_cast<size_t>(f)]);
+        JsonLine& j = em.Begin("iosonar.client", tick_end, st, fwd_host[static_cast<size_t>(f)]);
         j.KStr("lustre.fs", cfg.fs.c_str());
         j.KStr("lustre.target", mount[static_cast<size_t>(f)].c_str());
         j.KInt("lustre.elapsed_ns", kSec);
@@ -560,7 +564,7 @@ Status Simulate(const Config& cfg, const std::function<Status(std::string_view l
       for (const auto& [key, io] : osc) {
         const int f = static_cast<int>(key / S), o = static_cast<int>(key % S);
         Stream& st = fwd_st[static_cast<size_t>(f)];
-        JsonLine& j = em.Begin("iosonar.client", tick, st, fwd_host[static_cast<size_t>(f)]);
+        JsonLine& j = em.Begin("iosonar.client", tick_end, st, fwd_host[static_cast<size_t>(f)]);
         const std::string target = ost_name[static_cast<size_t>(o)] + "-osc-" + mount[static_cast<size_t>(f)].substr(cfg.fs.size() + 1);
         j.KStr("lustre.fs", cfg.fs.c_str());
         j.KStr("lustre.target", target.c_str());
@@ -612,7 +616,7 @@ Status Simulate(const Config& cfg, const std::function<Status(std::string_view l
     for (int o = 0; o < S; ++o) {
       const Io& io = ost_io[static_cast<size_t>(o)];
       const int oss = o / std::max(1, cfg.osts_per_oss);
-      JsonLine& j = em.Begin("iosonar.oss", tick, oss_st[static_cast<size_t>(oss)], oss_host[static_cast<size_t>(oss)]);
+      JsonLine& j = em.Begin("iosonar.oss", tick_end, oss_st[static_cast<size_t>(oss)], oss_host[static_cast<size_t>(oss)]);
       j.KStr("lustre.fs", cfg.fs.c_str());
       j.KStr("lustre.target", ost_name[static_cast<size_t>(o)].c_str());
       j.KInt("lustre.elapsed_ns", kSec);
@@ -637,7 +641,7 @@ Status Simulate(const Config& cfg, const std::function<Status(std::string_view l
     }
     for (int d = 0; d < D; ++d) {
       const Meta& m = mdt_io[static_cast<size_t>(d)];
-      JsonLine& j = em.Begin("iosonar.mds", tick, mds_st, mds_host);
+      JsonLine& j = em.Begin("iosonar.mds", tick_end, mds_st, mds_host);
       j.KStr("lustre.fs", cfg.fs.c_str());
       j.KStr("lustre.target", mdt_name[static_cast<size_t>(d)].c_str());
       j.KInt("lustre.elapsed_ns", kSec);
@@ -655,7 +659,7 @@ Status Simulate(const Config& cfg, const std::function<Status(std::string_view l
       const std::string& id = jobs[k].spec->id;
       for (auto& [o, io] : job_ost[k]) {
         const int oss = o / std::max(1, cfg.osts_per_oss);
-        JsonLine& j = em.Begin("iosonar.jobstats", tick, oss_st[static_cast<size_t>(oss)], oss_host[static_cast<size_t>(oss)]);
+        JsonLine& j = em.Begin("iosonar.jobstats", tick_end, oss_st[static_cast<size_t>(oss)], oss_host[static_cast<size_t>(oss)]);
         j.KStr("job.id", id.c_str());
         j.KStr("lustre.fs", cfg.fs.c_str());
         j.KStr("lustre.target", ost_name[static_cast<size_t>(o)].c_str());
@@ -668,7 +672,7 @@ Status Simulate(const Config& cfg, const std::function<Status(std::string_view l
         if (Status s = em.End(); !s.ok()) return s;
       }
       for (auto& [d, m] : job_mdt[k]) {
-        JsonLine& j = em.Begin("iosonar.jobstats", tick, mds_st, mds_host);
+        JsonLine& j = em.Begin("iosonar.jobstats", tick_end, mds_st, mds_host);
         j.KStr("job.id", id.c_str());
         j.KStr("lustre.fs", cfg.fs.c_str());
         j.KStr("lustre.target", mdt_name[static_cast<size_t>(d)].c_str());

@@ -13,8 +13,9 @@
 //    metadata ops) and one osc record per OST it sent RPCs to (1 MiB RPCs);
 //  - iosonar.oss / iosonar.mds: per OST / MDT the interval's deltas (all jobs
 //    plus untraced background load); iosonar.jobstats: per job and target.
-// Server records are stamped at the start of the interval they cover
-// (lustre.elapsed_ns = 1 s).
+// Server and client-counter records are stamped at the END of the second
+// they cover (lustre.elapsed_ns = 1 s), as the Lustre exporter stamps a delta
+// at its later reading: a record covers [@timestamp - 1 s, @timestamp).
 //
 // Determinism: the same Config (seed included) gives byte-identical output.
 // Not thread-safe; a Simulate call owns everything it uses.

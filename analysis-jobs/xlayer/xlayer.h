@@ -12,7 +12,13 @@
 //    start; forwarding: llite records of the job's forwarding nodes (all the
 //    traffic through them, not only this job's); ost: iosonar.oss of the
 //    job's OSTs; mdt: iosonar.mds of all MDTs (total ops). Server records
-//    are taken as covering [@timestamp, @timestamp + elapsed).
+//    cover [@timestamp - lustre.elapsed_ns, @timestamp) (the exporters stamp
+//    a delta at its later reading); each is spread over the buckets that
+//    interval overlaps in proportion to the overlap, the part outside the
+//    window left out (totals and shares too); a record without elapsed_ns
+//    counts in the bucket just before its @timestamp; lustre.reset records
+//    (no deltas) are skipped. Server records stamped up to 5 min after the
+//    window are read.
 //  - Server share: for each server the job used, the job's bytes on it over
 //    the window divided by all bytes it served over the window. OST: job
 //    bytes from iosonar.jobstats (job.id, target); without job_stats records,
@@ -20,7 +26,7 @@
 //    "estimated"). Forwarding node: the job's trace bytes from the nodes
 //    behind it / its llite bytes. MDT: the job's job_stats ops / mds.ops.
 //  - Coverage factors (TOKIO): the job's trace bytes / all OSTs' bytes
-//    (iosonar.oss, BucketSums) over the window; opens: trace open ops /
+//    (iosonar.oss of the file system) over the window; opens: trace open ops /
 //    mds.open; stats: trace stat ops / mds.getattr. A factor is 0 when the
 //    denominator is 0 (no server data).
 // Pure functions over text (ParseGetstripe, MapsFromJson) and one store

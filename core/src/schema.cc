@@ -89,7 +89,7 @@ constexpr std::array kDatasets = {
 
 // Keep names ECS-like where ECS has the concept (host.name, process.pid, file.path).
 constexpr std::array kFieldTable = {
-    Field{"@timestamp", T::kDate, "", M::kNone, true, "*", "When the record's activity began (UTC, ISO 8601, ms)"},
+    Field{"@timestamp", T::kDate, "", M::kNone, true, "*", "When the record's activity began (UTC, ISO 8601, ms); for interval records carrying lustre.elapsed_ns (oss, mds, jobstats, client, brw) the END of the interval, which is [@timestamp - lustre.elapsed_ns, @timestamp)"},
     Field{"event.dataset", T::kKeyword, "", M::kDimension, true, "*", "The stream this record belongs to"},
     Field{"event.stream", T::kLong, "", M::kNone, true, "*",
           "Random 63-bit id of the emitting process instance; with event.seq it identifies a record "
@@ -209,7 +209,7 @@ constexpr std::array kFieldTable = {
           "iosonar.oss iosonar.mds iosonar.jobstats iosonar.client iosonar.brw iosonar.health",
           "Target: lustrefs-OST0000, lustrefs-MDT0000 (FSNAME-OSTxxxx); on clients the llite mount or OSC device name"},
     Field{"lustre.elapsed_ns", T::kLong, "ns", M::kGauge, false, "iosonar.oss iosonar.mds iosonar.jobstats iosonar.client iosonar.brw",
-          "Time between the two readings the deltas span (the files' snapshot_time when present, else the sampler's clock)"},
+          "Length of the interval the deltas cover, which ends at @timestamp: [@timestamp - elapsed, @timestamp); the time between the two readings (the files' snapshot_time when present, else the sampler's clock)"},
     Field{"lustre.reset", T::kBool, "", M::kNone, false, "iosonar.oss iosonar.mds iosonar.jobstats iosonar.client iosonar.brw",
           "A counter went backwards (target restarted or stats cleared): this interval's deltas are unknown and left out"},
     Field{"lustre.jobs_active", T::kLong, "1", M::kGauge, false, "iosonar.oss iosonar.mds",

@@ -177,6 +177,16 @@ class StreamCache {
   size_t mask_ = 0;
 };
 
+// a == b; an inlined loop for the short values filters compare (job ids),
+// not a libc memcmp call per decoded record.
+inline bool SameShortText(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  if (a.size() > 16) return a == b;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i] != b[i]) return false;
+  return true;
+}
+
 // A value handed to Scan's callback. Doubles travel as their bits in i.
 struct Slot {
   int64_t i = 0;
@@ -469,6 +479,41 @@ class SqliteStore final : public Store, public BulkWriter {
     if (auto s = txn.Begin(); !s.ok()) return s;
 
     const size_t k = want.size();
+    auto fill = [&](const ParsedRecord& rec, const FieldSet& present, Slot* out) {
+      for (size_t j = 0; j < k; ++j) {
+        Slot sl;
+        if (present.Test(want[j])) {
+          const FieldValue& v = rec.v[want[j]];
+          sl.kind = v.kind;
+          if (v.kind == FieldValue::kString) {
+            sl.p = v.s.data();
+            sl.len = static_cast<uint32_t>(v.s.size());
+          } else if (v.kind == FieldValue::kDouble) {
+            sl.i = std::bit_cast<int64_t>(v.d);
+          } else {
+            sl.i = v.i;
+          }
+        }
+        out[j] = sl;
+      }
+    };
+    if (!sq.ordered) {
+      // Block by block, rows as they are decoded (strings point into SQLite's
+      // copy of the block, valid during the callback).
+      std::vector<Slot> slots(k);
+      BlockRow row;
+      row.Set(slots.data(), k);
+      bool stopped = false;
+      Status st = ForEachBlock(q, false, [&](const BlockMeta& m, const uint8_t* data, size_t size) -> Status {
+        return Decode(q, m, data, size, [&](const ParsedRecord& rec, const FieldSet& present, int64_t) {
+          if (stopped) return;
+          fill(rec, present, slots.data());
+          if (!fn(row)) stopped = true;
+        });
+      }, &stopped);
+      if (!st.ok()) return st;
+      return txn.End();
+    }
     std::vector<std::unique_ptr<Run>> runs;     // loaded, not yet exhausted
     std::vector<std::unique_ptr<Run>> spare;    // exhausted, kept for reuse
     std::vector<Run*> heap;                     // min-heap on (next record's ts, block id)
@@ -512,22 +557,8 @@ class SqliteStore final : public Store, public BulkWriter {
       Status s = Decode(q, m, data, size, [&](const ParsedRecord& rec, const FieldSet& present, int64_t ts) {
         const uint32_t idx = static_cast<uint32_t>(run->order.size());
         run->order.emplace_back(ts, idx);
-        for (size_t j = 0; j < k; ++j) {
-          Slot sl;
-          if (present.Test(want[j])) {
-            const FieldValue& v = rec.v[want[j]];
-            sl.kind = v.kind;
-            if (v.kind == FieldValue::kString) {
-              sl.p = v.s.data();
-              sl.len = static_cast<uint32_t>(v.s.size());
-            } else if (v.kind == FieldValue::kDouble) {
-              sl.i = std::bit_cast<int64_t>(v.d);
-            } else {
-              sl.i = v.i;
-            }
-          }
-          run->slots.push_back(sl);
-        }
+        run->slots.resize(run->slots.size() + k);
+        fill(rec, present, run->slots.data() + run->slots.size() - k);
       });
       if (!s.ok()) return s;
       if (run->order.empty()) {
@@ -1035,7 +1066,7 @@ class SqliteStore final : public Store, public BulkWriter {
       bool ok = true;
       for (const auto& f : q.filters) {
         const FieldValue& v = rec.v[f.field];
-        if (!present.Test(f.field) || (f.keyword ? v.kind != FieldValue::kString || v.s != f.text
+        if (!present.Test(f.field) || (f.keyword ? v.kind != FieldValue::kString || !SameShortText(v.s, f.text)
                                                     : v.kind != FieldValue::kInt || v.i != f.num)) {
           ok = false;
           break;

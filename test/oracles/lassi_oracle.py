@@ -7,7 +7,7 @@ Prints JSON: fs_windows, app_windows (risk_oss, risk_mds, read_kb_ops, write_kb_
 """
 import json
 import sys
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import numpy as np
 import pandas as pd
@@ -36,7 +36,12 @@ def main():
             if r.get("lustre.reset"):
                 continue
             ts = datetime.strptime(r["@timestamp"], "%Y-%m-%dT%H:%M:%S.%fZ")
-            t = int((ts - datetime(1970, 1, 1)).total_seconds())
+            # A server record covers [@timestamp - lustre.elapsed_ns, @timestamp);
+            # it goes to the window holding the middle of that interval, or,
+            # without elapsed_ns, the instant just before @timestamp (ns).
+            ms = (ts - datetime(1970, 1, 1)) // timedelta(milliseconds=1)
+            el = r.get("lustre.elapsed_ns") or 0
+            t = ms * 1000000 - (el // 2 if el > 0 else 1)
             fs = r.get("lustre.fs") or r["lustre.target"].rsplit("-", 1)[0]
             d = {"ds": r["event.dataset"], "fs": fs, "t": t, "job": r.get("job.id")}
             for n, f_ in zip(OSS, OSS_F):
@@ -47,8 +52,9 @@ def main():
                 d[n] = float(v) if v is not None else np.nan
             rows.append(d)
     df = pd.DataFrame(rows)
-    df = df[(df.t >= h_from) & (df.t < t_to)]
-    df["w"] = (df.t // window) * window
+    NS = 1000000000
+    df = df[(df.t >= h_from * NS) & (df.t < t_to * NS)]
+    df["w"] = (df.t // (window * NS)) * window
     ops = OSS + MDS
 
     def risks(g, avg):

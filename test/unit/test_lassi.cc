@@ -114,6 +114,65 @@ TEST_CASE("LASSi accumulator: windows, fs averages, resets and empty windows", "
   CHECK(r.fs_stats[0].ops[0].stat.mean == Approx(60));
 }
 
+TEST_CASE("LASSi puts an end-stamped server record in the window of its interval", "[lassi]") {
+  // Server records cover [@timestamp - lustre.elapsed_ns, @timestamp): the one
+  // stamped exactly at a window's end belongs to that window, not the next.
+  Options o;
+  o.window_ns = 60 * kS;
+  o.from_ns = o.history_from_ns = 0;
+  o.to_ns = 180 * kS;
+  auto feed = [&](Accumulator& acc, Store* store) {
+    std::vector<std::string> lines = {
+        // [0, 60): window 0
+        R"({"@timestamp":"1970-01-01T00:01:00.000Z","event.dataset":"iosonar.oss","event.stream":1,"event.seq":1,"host.name":"o","lustre.fs":"a","lustre.target":"a-OST0000","lustre.elapsed_ns":60000000000,"oss.read_bytes":1024})",
+        // no elapsed: the instant before 60 s, window 0
+        R"({"@timestamp":"1970-01-01T00:01:00.000Z","event.dataset":"iosonar.oss","event.stream":1,"event.seq":2,"host.name":"o","lustre.fs":"a","lustre.target":"a-OST0001","oss.read_bytes":2048})",
+        // [80, 100): window 1
+        R"({"@timestamp":"1970-01-01T00:01:40.000Z","event.dataset":"iosonar.oss","event.stream":1,"event.seq":3,"host.name":"o","lustre.fs":"a","lustre.target":"a-OST0000","lustre.elapsed_ns":20000000000,"oss.read_bytes":4096})",
+        // [170, 190): its middle, 180 s, is past `to`: left out
+        R"({"@timestamp":"1970-01-01T00:03:10.000Z","event.dataset":"iosonar.oss","event.stream":1,"event.seq":4,"host.name":"o","lustre.fs":"a","lustre.target":"a-OST0000","lustre.elapsed_ns":20000000000,"oss.read_bytes":8192})",
+        // [150, 170): window 2
+        R"({"@timestamp":"1970-01-01T00:02:50.000Z","event.dataset":"iosonar.oss","event.stream":1,"event.seq":5,"host.name":"o","lustre.fs":"a","lustre.target":"a-OST0000","lustre.elapsed_ns":20000000000,"oss.read_bytes":16384})",
+        // [170, 186): middle 178 s, window 2, though stamped after `to` (the store scan reaches past it)
+        R"({"@timestamp":"1970-01-01T00:03:06.000Z","event.dataset":"iosonar.oss","event.stream":1,"event.seq":6,"host.name":"o","lustre.fs":"a","lustre.target":"a-OST0001","lustre.elapsed_ns":16000000000,"oss.read_bytes":32768})",
+    };
+    std::vector<std::string> bufs;
+    std::vector<ParsedRecord> recs(lines.size());
+    for (size_t i = 0; i < lines.size(); ++i) {
+      bufs.push_back(lines[i]);
+      bufs.back().push_back('\0');
+    }
+    std::vector<const ParsedRecord*> ptrs;
+    for (size_t i = 0; i < lines.size(); ++i) {
+      INFO(lines[i]);
+      REQUIRE(ParseRecordInsitu(bufs[i].data(), lines[i].size(), &recs[i]).ok());
+      if (store) ptrs.push_back(&recs[i]);
+      else AddParsedRecord(recs[i], acc, nullptr);
+    }
+    if (store) {
+      AppendStats as;
+      REQUIRE(store->Append(ptrs, &as).ok());
+      REQUIRE(FeedFromStore(*store, acc, nullptr).ok());
+    }
+  };
+  auto check = [](const LassiResult& r) {
+    REQUIRE(r.fs_windows.size() == 3);
+    CHECK(r.fs_windows[0].start_ns == 0);
+    CHECK(r.fs_stats[0].ops[0].op == "read_kb");
+    // read_kb per window: 1 + 2, 4, 16 + 32
+    CHECK(r.fs_stats[0].ops[0].stat.mean == Approx((3.0 + 4.0 + 48.0) / 3));
+  };
+  Accumulator parsed(o);
+  feed(parsed, nullptr);
+  check(parsed.Compute());
+  test::TempDir dir;
+  auto st = OpenSqliteStore(dir / "store");
+  REQUIRE(st.ok());
+  Accumulator scanned(o);
+  feed(scanned, st.value().get());
+  check(scanned.Compute());
+}
+
 // ---- the pandas oracle ---------------------------------------------------------
 namespace {
 std::string Iso(int64_t ns) { return FormatIsoMillis(ns); }
@@ -152,6 +211,9 @@ TEST_CASE("LASSi risk and ops equal an independent pandas computation", "[lassi]
         std::string l = "{\"@timestamp\":\"" + Iso(t) + "\",\"event.dataset\":\"iosonar.oss\",\"event.stream\":1,\"event.seq\":" +
                         std::to_string(++seq) + ",\"host.name\":\"oss\",\"lustre.fs\":\"" + fs +
                         "\",\"lustre.target\":\"" + fs + "-OST000" + std::to_string(ost) + "\"";
+        // OSS records carry their interval (end-stamped, 30 s); the others have
+        // none (counted just before @timestamp): both attributions are checked.
+        l += ",\"lustre.elapsed_ns\":30000000000";
         if (rnd(40) == 0) {
           l += ",\"lustre.reset\":true}";
         } else {

@@ -3,6 +3,7 @@
 #include <rapidjson/document.h>
 
 #include <catch2/catch.hpp>
+#include <map>
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -231,6 +232,52 @@ TEST_CASE("phases: iosonar.result.phase records pass the schema and say what the
   CHECK(last["event.seq"].GetInt() == 2);
   // The same analysis of the same job gives the same stream (a resend is stored once).
   CHECK(PhasesToRecords(jp, "node1") == recs);
+}
+
+TEST_CASE("phases: a recomputation with other phases gets another stream, an identical one the same ids", "[phases]") {
+  // A running job: analysed after 12 s, then after 20 s with one more burst
+  // and the last burst grown. Its records must not reuse (stream, seq) ids
+  // with other content (Elasticsearch would keep whichever came first).
+  const int64_t t0 = 1795000000LL * 1000000000;
+  std::vector<double> w(20, 0.0), r(20, 0.0);
+  w[2] = 1e6;
+  w[3] = 3e6;
+  w[9] = 2e6;
+  auto ids = [](const std::string& recs) {
+    std::map<std::pair<int64_t, int64_t>, std::string> out;  // (stream, seq) -> the record
+    for (size_t a = 0, b; (b = recs.find('\n', a)) != std::string::npos; a = b + 1) {
+      rapidjson::Document d;
+      d.Parse(recs.substr(a, b - a).c_str());
+      out[{d["event.stream"].GetInt64(), d["event.seq"].GetInt64()}] = recs.substr(a, b - a);
+    }
+    return out;
+  };
+  std::vector<double> w12(w.begin(), w.begin() + 12), r12(r.begin(), r.begin() + 12);
+  const JobPhases early = PhasesFromSeries("78", t0, r12, w12, {});
+  std::vector<double> w_later = w;
+  w_later[10] = 1e6;  // the burst at 9 went on
+  w_later[16] = 4e6;  // and another one
+  const JobPhases later = PhasesFromSeries("78", t0, r, w_later, {});
+  REQUIRE(early.phases.size() == 2);
+  REQUIRE(later.phases.size() == 3);
+  const auto a = ids(PhasesToRecords(early, "node1")), b = ids(PhasesToRecords(later, "node1"));
+  REQUIRE(a.size() == 2);
+  REQUIRE(b.size() == 3);
+  for (const auto& [id, rec] : a) {
+    INFO(rec);
+    auto it = b.find(id);
+    // No id of the first computation names a different record in the second.
+    CHECK((it == b.end() || it->second == rec));
+  }
+  CHECK(a.begin()->first.first != b.begin()->first.first);
+  // Same content, only one byte of one phase different: another stream too.
+  JobPhases tweaked = later;
+  tweaked.phases.back().bytes += 1;
+  CHECK(ids(PhasesToRecords(tweaked, "node1")).begin()->first.first != b.begin()->first.first);
+  // An identical recomputation (fresh objects, same input) has exactly the same ids and records.
+  const JobPhases again = PhasesFromSeries("78", t0, r, w_later, {});
+  CHECK(ids(PhasesToRecords(again, "node1")) == b);
+  CHECK(PhasesToRecords(again, "node1") == PhasesToRecords(later, "node1"));
 }
 
 namespace {

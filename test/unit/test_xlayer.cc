@@ -4,9 +4,12 @@
 #include <catch2/catch.hpp>
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include "iosonar/ingest.h"
+#include "iosonar/record.h"
 #include "iosonar/sqlite_store.h"
+#include "iosonar/timeutil.h"
 #include "simulate/simulate.h"
 #include "testutil.h"
 #include "xlayer/xlayer.h"
@@ -255,4 +258,57 @@ TEST_CASE("xlayer: a slow forwarding node shows in the forwarding layer of the j
   CHECK(v->fwd_shares[0].job_bytes == static_cast<double>(res.jobs[0].fwd_bytes.at(0)));
   CHECK(v->fwd_shares[1].job_bytes == static_cast<double>(res.jobs[0].fwd_bytes.at(1)));
   CHECK(v->fwd_shares[0].share == Approx(1.0));  // the only job: all the forwarding traffic is its own
+}
+
+TEST_CASE("xlayer: a server record counts over [ts - elapsed, ts), split over the buckets it overlaps", "[xlayer]") {
+  // docs/analysis.md, "Time of server records".
+  const int64_t T0 = 1800000000LL * 1000000000LL, S = 1000000000LL, M = 1 << 20;
+  auto oss = [&](int seq, int64_t ts, int64_t elapsed, int64_t wb, bool reset) {
+    std::string l = "{\"@timestamp\":\"" + FormatIsoMillis(ts) +
+                    "\",\"event.dataset\":\"iosonar.oss\",\"event.stream\":1,\"event.seq\":" + std::to_string(seq) +
+                    ",\"host.name\":\"oss0\",\"lustre.fs\":\"fs\",\"lustre.target\":\"fs-OST0000\"";
+    if (elapsed > 0) l += ",\"lustre.elapsed_ns\":" + std::to_string(elapsed);
+    if (reset) l += ",\"lustre.reset\":true";
+    else l += ",\"oss.write_bytes\":" + std::to_string(wb) + ",\"oss.write_ops\":1";
+    return l + "}";
+  };
+  std::vector<std::string> lines = {
+      oss(1, T0 + 3 * S / 2, S, 2 * M, false),  // [0.5, 1.5): half in bucket 0, half in bucket 1
+      oss(2, T0 + 2 * S, S, 0, true),           // reset: no deltas, skipped
+      oss(3, T0 + 3 * S, 0, 4 * M, false),      // no elapsed: the bucket just before ts, 2
+      oss(4, T0 + 7 * S / 2, S, 8 * M, false),  // [2.5, 3.5): half in bucket 2, half after the window
+      oss(5, T0, S, 16 * M, false),             // [-1, 0): before the window
+      "{\"@timestamp\":\"" + FormatIsoMillis(T0 + S / 10) +
+          "\",\"event.dataset\":\"iosonar.trace\",\"event.stream\":2,\"event.seq\":1,\"host.name\":\"n1\",\"job.id\":\"j\","
+          "\"process.pid\":5,\"process.rank\":0,\"process.tid\":5,\"io.op\":\"write\",\"io.layer\":\"posix\","
+          "\"file.path\":\"/fs/f\",\"file.id\":\"00000000000000aa\",\"io.fd\":3,\"io.offset\":0,\"io.size\":1048576,"
+          "\"io.bytes\":1048576,\"io.count\":1,\"io.duration_ns\":100000000,\"event.start_ns\":" +
+          std::to_string(T0 + S / 10) + ",\"event.end_ns\":" + std::to_string(T0 + S / 5) + "}",
+  };
+  test::TempDir dir;
+  auto store = OpenSqliteStore(dir.path());
+  REQUIRE(store.ok());
+  std::vector<std::string> bufs(lines.size());
+  std::vector<ParsedRecord> recs(lines.size());
+  std::vector<const ParsedRecord*> ptrs;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    bufs[i] = lines[i] + '\0';
+    INFO(lines[i]);
+    REQUIRE(ParseRecordInsitu(bufs[i].data(), lines[i].size(), &recs[i]).message() == "");
+    ptrs.push_back(&recs[i]);
+  }
+  AppendStats as;
+  REQUIRE(store.value()->Append(ptrs, &as).ok());
+  auto maps = xlayer::MapsFromJson("{\"filesystem\":\"fs\",\"jobs\":[{\"job_id\":\"j\",\"start_ns\":" + std::to_string(T0) +
+                                   ",\"end_ns\":" + std::to_string(T0 + 3 * S) +
+                                   ",\"nodes\":[\"n1\"]}],\"layouts\":[{\"path\":\"/fs/f\",\"osts\":[0]}]}");
+  REQUIRE(maps.ok());
+  auto v = xlayer::Analyze(*store.value(), "j", maps.value());
+  REQUIRE(v.ok());
+  CHECK(v->ost.write_bytes == std::vector<double>{1.0 * M, 1.0 * M, 8.0 * M});
+  CHECK(v->ost.data_ops == std::vector<double>{0.5, 0.5, 1.5});
+  REQUIRE(v->ost_shares.size() == 1);
+  CHECK(v->ost_shares[0].total_bytes == 10.0 * M);
+  CHECK(v->fs_bytes == 10.0 * M);
+  CHECK(v->client.write_bytes == std::vector<double>{1.0 * M, 0, 0});
 }

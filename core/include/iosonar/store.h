@@ -44,6 +44,11 @@ struct ScanQuery {
   TimeRange range;
   std::vector<FieldFilter> filters;  // all must hold
   std::vector<std::string> fields;   // fields to return, in this order
+  // false: rows may come in any order. For callers that only add up; the
+  // SQLite store then passes each block's rows as it decodes them, without
+  // the k-way time merge (xlayer's 10^7-run trace scan; see
+  // test/bench/RESULTS.md). Stores may ignore it and keep time order.
+  bool ordered = true;
 };
 
 // One row of a scan. Values are in the order of ScanQuery::fields; strings
