@@ -260,7 +260,7 @@ TEST_CASE("xlayer: a slow forwarding node shows in the forwarding layer of the j
   CHECK(v->fwd_shares[0].share == Approx(1.0));  // the only job: all the forwarding traffic is its own
 }
 
-TEST_CASE("xlayer: a server record counts over [ts - elapsed, ts), split over the buckets it overlaps", "[xlayer]") {
+TEST_CASE("xlayer: a server record counts over the interval ts - elapsed to ts, split over the buckets it overlaps", "[xlayer]") {
   // docs/analysis.md, "Time of server records".
   const int64_t T0 = 1800000000LL * 1000000000LL, S = 1000000000LL, M = 1 << 20;
   auto oss = [&](int seq, int64_t ts, int64_t elapsed, int64_t wb, bool reset) {
