@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "common/format.h"
+#include "common/hash.h"
 #include "iosonar/json.h"
 #include "iosonar/timeutil.h"
 
@@ -212,15 +213,8 @@ std::string PhasesToRecords(const JobPhases& jp, const std::string& host) {
   const std::string method = std::string(WaveletName(jp.options.wavelet)) + "/" +
                              std::string(ExtensionModeName(jp.options.mode));
   // FNV-1a over what identifies this analysis of this job.
-  uint64_t h = 1469598103934665603ull;
-  auto mix = [&](std::string_view v) {
-    for (unsigned char c : v) {
-      h ^= c;
-      h *= 1099511628211ull;
-    }
-    h ^= 0xff;
-    h *= 1099511628211ull;
-  };
+  StreamHash h;
+  auto mix = [&](std::string_view v) { h.Add(v); };
   mix("iosonar.result.phase");
   mix(jp.job_id);
   mix(method);
@@ -239,7 +233,7 @@ std::string PhasesToRecords(const JobPhases& jp, const std::string& host) {
     mix(p.direction);
     mix(b);
   }
-  const int64_t stream = static_cast<int64_t>(h & 0x7fffffffffffffffull);
+  const int64_t stream = h.Id();
   std::string out;
   int64_t seq = 0;
   for (const auto& p : jp.phases) {

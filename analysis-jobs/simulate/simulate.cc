@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <unordered_map>
 
+#include "common/hash.h"
 #include "iosonar/json.h"
 #include "iosonar/json_line.h"
 
@@ -22,14 +23,7 @@ uint64_t SplitMix(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-uint64_t Fnv1a(std::string_view s) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 0x100000001b3ull;
-  }
-  return h;
-}
+using analysis::Fnv1a;
 
 // A small deterministic generator (xorshift64*), seeded through SplitMix.
 struct Rng {
