@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <unordered_map>
 
 #include "summarize/summarize.h"
 
@@ -24,85 +25,119 @@ std::string ShortTarget(std::string_view t) {
   return std::string(p == std::string_view::npos ? t : t.substr(p + 1));
 }
 
-// One server record reduced to what the frame needs.
-struct Cell {
-  int64_t ts = 0, elapsed = 0;
-  std::string target;
-  bool reset = false;
-  std::vector<double> counts;
+// The server records of the window, column-wise; targets interned.
+struct ServerRecs {
+  size_t nvals = 0;
+  std::vector<std::string> target_names;
+  std::vector<int64_t> ts, elapsed;
+  std::vector<uint32_t> target;
+  std::vector<uint8_t> reset;
+  std::vector<double> counts;  // nvals per record
+  size_t size() const { return ts.size(); }
+};
+
+// One (row, target) cell: the records in it summed.
+struct CellSum {
+  int64_t row = 0;
+  uint32_t target = 0;
+  double secs = 0;    // elapsed of its records
+  size_t off = 0;     // its nvals sums in Frame::sums
 };
 
 struct Frame {
   int64_t step = 0;
-  size_t rows = 0, targets = 0, present = 0;
-  // (row, target index) -> summed counts of the records in that cell
-  std::map<std::pair<int64_t, size_t>, std::vector<double>> cells;
-  std::map<std::pair<int64_t, size_t>, double> secs;  // elapsed of the cell
-  std::vector<double> tot;
+  size_t rows = 0, targets = 0;
+  std::vector<CellSum> cells;  // by row, then target
+  std::vector<double> sums, tot;
+  const double* Sums(const CellSum& c) const { return &sums[c.off]; }
 };
 
 // Lays records on the grid described in the header.
-Frame BuildFrame(const std::vector<Cell>& recs, size_t nvals, int64_t window_ns) {
+Frame BuildFrame(const ServerRecs& recs, int64_t window_ns) {
   Frame f;
-  f.tot.assign(nvals, 0);
+  const size_t nv = recs.nvals;
+  f.tot.assign(nv, 0);
+  f.targets = recs.target_names.size();
+  if (recs.size() == 0) return f;
   std::vector<int64_t> el;
+  el.reserve(recs.size());
   int64_t t0 = INT64_MAX;
-  std::map<std::string, size_t> tix;
-  for (const auto& c : recs) {
-    tix.emplace(c.target, tix.size());
-    t0 = std::min(t0, c.ts);
-    if (!c.reset && c.elapsed > 0) el.push_back(c.elapsed);
+  for (size_t i = 0; i < recs.size(); ++i) {
+    t0 = std::min(t0, recs.ts[i]);
+    if (!recs.reset[i] && recs.elapsed[i] > 0) el.push_back(recs.elapsed[i]);
   }
-  f.targets = tix.size();
-  if (recs.empty()) return f;
   if (el.empty()) {
     f.step = kSec;
   } else {
     std::nth_element(el.begin(), el.begin() + static_cast<std::ptrdiff_t>(el.size() / 2), el.end());
     f.step = el[el.size() / 2];
   }
+  // (row, target, record) of the records with deltas, sorted, then merged into cells.
+  struct Key {
+    int64_t row;
+    uint32_t target;
+    uint32_t rec;
+  };
+  std::vector<Key> keys;
+  keys.reserve(recs.size());
   int64_t kmin = INT64_MAX, kmax = INT64_MIN;
-  for (const auto& c : recs) {
-    const int64_t k = std::llround(static_cast<double>(c.ts - t0) / static_cast<double>(f.step));
+  for (size_t i = 0; i < recs.size(); ++i) {
+    const int64_t k = std::llround(static_cast<double>(recs.ts[i] - t0) / static_cast<double>(f.step));
     kmin = std::min(kmin, k);
     kmax = std::max(kmax, k);
-    if (c.reset || c.elapsed <= 0) continue;
-    const auto key = std::make_pair(k, tix[c.target]);
-    auto& v = f.cells[key];
-    if (v.empty()) v.assign(nvals, 0);
-    for (size_t i = 0; i < nvals; ++i) {
-      v[i] += c.counts[i];
-      f.tot[i] += c.counts[i];
+    if (!recs.reset[i] && recs.elapsed[i] > 0) keys.push_back({k, recs.target[i], static_cast<uint32_t>(i)});
+  }
+  std::sort(keys.begin(), keys.end(),
+            [](const Key& x, const Key& y) { return x.row != y.row ? x.row < y.row : x.target < y.target; });
+  for (const Key& k : keys) {
+    if (f.cells.empty() || f.cells.back().row != k.row || f.cells.back().target != k.target) {
+      f.cells.push_back({k.row, k.target, 0, f.sums.size()});
+      f.sums.resize(f.sums.size() + nv, 0);
     }
-    f.secs[key] += static_cast<double>(c.elapsed) / 1e9;
+    CellSum& c = f.cells.back();
+    c.secs += static_cast<double>(recs.elapsed[k.rec]) / 1e9;
+    const double* v = &recs.counts[static_cast<size_t>(k.rec) * nv];
+    for (size_t j = 0; j < nv; ++j) {
+      f.sums[c.off + j] += v[j];
+      f.tot[j] += v[j];
+    }
   }
   const auto expected = static_cast<int64_t>(std::llround(static_cast<double>(window_ns) / static_cast<double>(f.step)));
   f.rows = static_cast<size_t>(std::max(kmax - kmin + 1, expected));
-  f.present = f.cells.size();
   return f;
 }
 
 Status ScanServer(Store& store, const std::string& dataset, const std::string& fs, int64_t start_ns, int64_t end_ns,
-                  const std::vector<std::string>& count_fields, std::vector<Cell>* out) {
+                  const std::vector<std::string>& count_fields, ServerRecs* out) {
   ScanQuery q;
   q.dataset = dataset;
   q.range = {start_ns + 1, end_ns + kMaxInterval};
   q.filters = {{"lustre.fs", fs}};
   q.fields = {"@timestamp", "lustre.target", "lustre.elapsed_ns", "lustre.reset"};
   q.fields.insert(q.fields.end(), count_fields.begin(), count_fields.end());
+  q.ordered = false;  // the frame sorts what it needs
+  out->nvals = count_fields.size();
+  std::unordered_map<std::string, uint32_t> index;
+  std::string last_name;
+  uint32_t last_index = 0;
   Status st = store.Scan(q, [&](const Row& r) {
-    Cell c;
-    c.ts = r.Int(0);
-    c.elapsed = r.Has(2) ? r.Int(2) : 0;
+    const int64_t ts = r.Int(0);
+    int64_t elapsed = r.Has(2) ? r.Int(2) : 0;
     // No elapsed: the record is taken to cover the second before its stamp.
-    const int64_t from = c.ts - (c.elapsed > 0 ? c.elapsed : kSec);
-    if (from >= end_ns) return true;
-    c.target = std::string(r.Str(1));
-    c.reset = r.Has(3) && r.Int(3) != 0;
-    if (c.elapsed <= 0) c.elapsed = kSec;
-    c.counts.resize(count_fields.size());
-    for (size_t i = 0; i < count_fields.size(); ++i) c.counts[i] = r.Has(4 + i) ? static_cast<double>(r.Int(4 + i)) : 0;
-    out->push_back(std::move(c));
+    if (elapsed <= 0) elapsed = kSec;
+    if (ts - elapsed >= end_ns) return true;
+    const std::string_view name = r.Str(1);
+    if (out->target_names.empty() || name != last_name) {
+      auto [it, fresh] = index.try_emplace(std::string(name), static_cast<uint32_t>(out->target_names.size()));
+      if (fresh) out->target_names.emplace_back(name);
+      last_name.assign(name);
+      last_index = it->second;
+    }
+    out->ts.push_back(ts);
+    out->elapsed.push_back(elapsed);
+    out->target.push_back(last_index);
+    out->reset.push_back(r.Has(3) && r.Int(3) != 0);
+    for (size_t i = 0; i < out->nvals; ++i) out->counts.push_back(r.Has(4 + i) ? static_cast<double>(r.Int(4 + i)) : 0);
     return true;
   });
   if (!st.ok() && st.code() == Code::kNotFound) return Status::Ok();
@@ -225,24 +260,25 @@ Result<FsContext> ReadFsContext(Store& store, const std::string& fs, int64_t sta
   c.end_ns = end_ns;
   const int64_t window = std::max<int64_t>(end_ns - start_ns, 0);
 
-  std::vector<Cell> oss;
+  ServerRecs oss;
   if (Status st = ScanServer(store, "iosonar.oss", fs, start_ns, end_ns, {"oss.read_bytes", "oss.write_bytes"}, &oss);
       !st.ok())
     return st;
   c.oss_records = oss.size();
-  if (!oss.empty()) {
-    Frame f = BuildFrame(oss, 2, window);
+  if (oss.size() > 0) {
+    const Frame f = BuildFrame(oss, window);
     c.step_ns = f.step;
     c.rows = f.rows;
     c.osts = f.targets;
-    // Row sums of the rates (missing cells count 0).
-    std::map<int64_t, std::pair<double, double>> rowsum;
+    // Row sums of the rates (missing cells count 0); cells come by row.
+    std::vector<std::pair<double, double>> rowsum;
     size_t zero_r = 0, zero_w = 0;
-    for (const auto& [key, v] : f.cells) {
-      const double secs = f.secs[key];
-      auto& rs = rowsum[key.first];
-      rs.first += v[0] / secs;
-      rs.second += v[1] / secs;
+    int64_t row = INT64_MIN;
+    for (const CellSum& cell : f.cells) {
+      const double* v = f.Sums(cell);
+      if (cell.row != row) rowsum.emplace_back(0, 0), row = cell.row;
+      rowsum.back().first += v[0] / cell.secs;
+      rowsum.back().second += v[1] / cell.secs;
       zero_r += v[0] == 0;
       zero_w += v[1] == 0;
     }
@@ -251,7 +287,7 @@ Result<FsContext> ReadFsContext(Store& store, const std::string& fs, int64_t sta
     auto fill = [&](RateStats* s, double tot, bool first) {
       s->tot = tot;
       double sum = 0, mx = -1, mn = -1;
-      for (const auto& [k, rs] : rowsum) {
+      for (const auto& rs : rowsum) {
         const double x = first ? rs.first : rs.second;
         sum += x;
         mx = mx < 0 ? x : std::max(mx, x);
@@ -265,7 +301,7 @@ Result<FsContext> ReadFsContext(Store& store, const std::string& fs, int64_t sta
     fill(&c.read, f.tot[0], true);
     fill(&c.written, f.tot[1], false);
     // Missing cells have no bytes either way: they count as zero, as in TOKIO's frames.
-    const double absent = ncells - static_cast<double>(f.present);
+    const double absent = ncells - static_cast<double>(f.cells.size());
     c.frac_zero_read = (static_cast<double>(zero_r) + absent) / ncells;
     c.frac_zero_written = (static_cast<double>(zero_w) + absent) / ncells;
     c.frac_missing = absent / ncells;
@@ -273,18 +309,18 @@ Result<FsContext> ReadFsContext(Store& store, const std::string& fs, int64_t sta
 
   std::vector<std::string> md_fields;
   for (const auto& op : TokioMdOps()) md_fields.push_back("mds." + op);
-  std::vector<Cell> mds;
+  ServerRecs mds;
   if (Status st = ScanServer(store, "iosonar.mds", fs, start_ns, end_ns, md_fields, &mds); !st.ok()) return st;
   c.mds_records = mds.size();
-  if (!mds.empty()) {
-    Frame f = BuildFrame(mds, md_fields.size(), window);
+  if (mds.size() > 0) {
+    const Frame f = BuildFrame(mds, window);
     for (size_t i = 0; i < md_fields.size(); ++i) {
       RateStats s;
       s.tot = f.tot[i];
       double sum = 0;
       bool first = true;
-      for (const auto& [key, v] : f.cells) {
-        const double x = v[i] / f.secs[key];
+      for (const CellSum& cell : f.cells) {
+        const double x = f.Sums(cell)[i] / cell.secs;
         sum += x;
         s.max = first ? x : std::max(s.max, x);
         s.min = first ? x : std::min(s.min, x);
