@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "common/stats.h"
+#include "common/result_record.h"
 #include "iosonar/json.h"
 #include "iosonar/timeutil.h"
 
@@ -398,12 +399,7 @@ std::string BadOstToRecords(const BadOstResult& r, const BadOstFilter& f, const 
   int64_t seq = 0;
   for (const auto& c : r.correlations) {
     JsonWriter w(&out, 0);
-    w.BeginObject();
-    w.Kv("@timestamp", FormatIsoMillis(ts_ns));
-    w.Kv("event.dataset", "iosonar.result.bad_ost");
-    w.Kv("event.stream", stream);
-    w.Kv("event.seq", seq++);
-    w.Kv("host.name", host);
+    BeginResultRecord(w, ts_ns, "iosonar.result.bad_ost", stream, seq++, host);
     if (!job_id.empty()) w.Kv("job.id", job_id);
     w.Kv("badost.ost", c.name);
     w.Kv("badost.coefficient", c.coefficient);

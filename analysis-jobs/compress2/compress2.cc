@@ -7,6 +7,7 @@
 
 #include "common/hash.h"
 #include "iosonar/jobdb.h"
+#include "common/result_record.h"
 #include "iosonar/json.h"
 #include "iosonar/timeutil.h"
 
@@ -294,12 +295,7 @@ std::string ReportToRecords(const std::string& job_id, const Compressed& c, cons
   }
   std::string out;
   JsonWriter w(&out, 0);
-  w.BeginObject();
-  w.Kv("@timestamp", FormatIsoMillis(any ? first : NowNs()));
-  w.Kv("event.dataset", "iosonar.result.compression");
-  w.Kv("event.stream", stream);
-  w.Kv("event.seq", int64_t{0});
-  w.Kv("host.name", host);
+  analysis::BeginResultRecord(w, any ? first : NowNs(), "iosonar.result.compression", stream, 0, host);
   w.Kv("job.id", job_id);
   ReportFields(w, c, "compress.");
   w.EndObject();

@@ -3,6 +3,7 @@
 #include <cctype>
 #include <charconv>
 
+#include "common/result_record.h"
 #include "iosonar/json.h"
 #include "iosonar/timeutil.h"
 
@@ -32,13 +33,7 @@ std::optional<int64_t> ParseDay(std::string_view s) {
 namespace {
 void Head(JsonWriter& w, int64_t t, const char* ds, uint64_t stream, int64_t* seq, const std::string& host,
           const char* analysis) {
-  w.BeginObject();
-  w.Kv("@timestamp", FormatIsoMillis(t));
-  w.Kv("event.dataset", ds);
-  w.Key("event.stream");
-  w.Int(static_cast<int64_t>(stream));
-  w.Kv("event.seq", ++*seq);
-  w.Kv("host.name", host);
+  analysis::BeginResultRecord(w, t, ds, static_cast<int64_t>(stream), ++*seq, host);
   w.Kv("result.analysis", analysis);
 }
 }  // namespace

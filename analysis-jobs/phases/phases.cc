@@ -6,6 +6,7 @@
 
 #include "common/format.h"
 #include "common/hash.h"
+#include "common/result_record.h"
 #include "iosonar/json.h"
 #include "iosonar/timeutil.h"
 
@@ -238,12 +239,7 @@ std::string PhasesToRecords(const JobPhases& jp, const std::string& host) {
   int64_t seq = 0;
   for (const auto& p : jp.phases) {
     JsonWriter w(&out, 0);
-    w.BeginObject();
-    w.Kv("@timestamp", FormatIsoMillis(p.start_ns));
-    w.Kv("event.dataset", "iosonar.result.phase");
-    w.Kv("event.stream", stream);
-    w.Kv("event.seq", seq);
-    w.Kv("host.name", host);
+    BeginResultRecord(w, p.start_ns, "iosonar.result.phase", stream, seq, host);
     w.Kv("job.id", jp.job_id);
     w.Kv("phase.index", seq);
     w.Kv("phase.direction", p.direction);

@@ -11,6 +11,7 @@
 
 #include "common/format.h"
 #include "common/hash.h"
+#include "common/result_record.h"
 #include "iosonar/json.h"
 #include "iosonar/timeutil.h"
 #include "phases/phases.h"
@@ -437,13 +438,10 @@ std::string SummaryRowToRecord(const SummaryRow& row, const std::string& host) {
   const std::string job = str("_jobid");
   std::string out;
   JsonWriter w(&out, 0);
-  w.BeginObject();
-  w.Kv("@timestamp", FormatIsoMillis(static_cast<int64_t>(std::llround(num("_datetime_start").value_or(0) * 1e9))));
-  w.Kv("event.dataset", "iosonar.result.job_summary");
   // The same row resent: the same id; a recomputation that changed anything: a new one.
-  w.Kv("event.stream", StreamHash().Add("iosonar.result.job_summary").Add(job).Add(SummaryRowToJson(row)).Id());
-  w.Kv("event.seq", int64_t{0});
-  w.Kv("host.name", host);
+  BeginResultRecord(w, static_cast<int64_t>(std::llround(num("_datetime_start").value_or(0) * 1e9)),
+                    "iosonar.result.job_summary",
+                    StreamHash().Add("iosonar.result.job_summary").Add(job).Add(SummaryRowToJson(row)).Id(), 0, host);
   w.Kv("job.id", job);
   w.Kv("result.analysis", "summarize-job/1");
   auto put_int = [&](const char* field, std::optional<double> v) {
@@ -726,18 +724,12 @@ std::string ScoreboardToRecords(const Scoreboard& s, size_t n, const ScoreboardP
                                 int64_t stream) {
   std::string out;
   int64_t seq = 0;
-  const std::string ts = FormatIsoMillis(p.to_ns);
   for (int who = 0; who < 2; ++who) {
     for (const char* m : kMetrics) {
       int64_t rank = 0;
       for (const auto& e : TopBy(who == 0 ? s.users : s.apps, m, n)) {
         JsonWriter w(&out, 0);
-        w.BeginObject();
-        w.Kv("@timestamp", ts);
-        w.Kv("event.dataset", "iosonar.result.scoreboard");
-        w.Kv("event.stream", stream);
-        w.Kv("event.seq", seq++);
-        w.Kv("host.name", host);
+        BeginResultRecord(w, p.to_ns, "iosonar.result.scoreboard", stream, seq++, host);
         if (!p.cluster.empty()) w.Kv("scoreboard.cluster", p.cluster);
         w.Kv("scoreboard.period_ns", p.to_ns - p.from_ns);
         w.Kv("scoreboard.who", who == 0 ? "user" : "application");

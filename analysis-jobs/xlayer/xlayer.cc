@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "iosonar/jobdb.h"
+#include "common/result_record.h"
 #include "iosonar/json.h"
 #include "iosonar/timeutil.h"
 
@@ -908,15 +909,9 @@ Status WriteToDb(MysqlConn& db, const std::string& cluster, uint64_t job_id, con
 std::string ToRecords(const View& v, const std::string& host, int64_t stream) {
   std::string out;
   int64_t seq = 0;
-  const std::string ts = FormatIsoMillis(v.start_ns);
   const int64_t window_ns = v.end_ns - v.start_ns;
   auto head = [&](JsonWriter& w, const char* dataset) {
-    w.BeginObject();
-    w.Kv("@timestamp", ts);
-    w.Kv("event.dataset", dataset);
-    w.Kv("event.stream", stream);
-    w.Kv("event.seq", seq++);
-    w.Kv("host.name", host);
+    analysis::BeginResultRecord(w, v.start_ns, dataset, stream, seq++, host);
     w.Kv("job.id", v.job_id);
   };
   {
