@@ -214,23 +214,7 @@ int CmdSimulate(int argc, char** argv) {
       std::cerr << "iosonar simulate: " << store.status().ToString() << "\n";
       return 1;
     }
-    BulkWriter* w = BulkWriterOf(store.value().get());
-    if (!w) {
-      std::cerr << "iosonar simulate: the store has no bulk path\n";
-      return 1;
-    }
-    IngestBatch batch(w, 8192);
-    AppendStats stats;
-    st = sim::Simulate(cfg, [&](std::string_view line) -> Status {
-      if (batch.full()) {
-        if (Status c = batch.Commit(&stats); !c.ok()) return c;
-        batch.Clear();
-      }
-      Status a = batch.Add(line);
-      if (!a.ok()) return Status::Internal("simulate emitted an invalid record: " + a.message());
-      return Status::Ok();
-    }, &res);
-    if (st.ok() && !batch.empty()) st = batch.Commit(&stats);
+    st = sim::SimulateIntoStore(cfg, *store.value(), &res);
   } else {
     auto sink = OpenSink(output, SinkOptions{});
     if (!sink.ok()) return usage_error(sink.status().message());

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "common/hash.h"
+#include "iosonar/ingest.h"
 #include "iosonar/json.h"
 #include "iosonar/json_line.h"
 
@@ -831,6 +832,25 @@ std::string TruthJson(const SimResult& r) {
   w.EndObject();
   out.push_back('\n');
   return out;
+}
+
+Status SimulateIntoStore(const Config& cfg, Store& store, SimResult* result, AppendStats* stats) {
+  BulkWriter* w = BulkWriterOf(&store);
+  if (!w) return Status::Invalid("the store has no bulk path (simulate --store needs the embedded store)");
+  IngestBatch batch(w, 8192);
+  AppendStats local;
+  AppendStats* st_out = stats ? stats : &local;
+  Status st = Simulate(cfg, [&](std::string_view line) -> Status {
+    if (batch.full()) {
+      if (Status c = batch.Commit(st_out); !c.ok()) return c;
+      batch.Clear();
+    }
+    Status a = batch.Add(line);
+    if (!a.ok()) return Status::Internal("simulate emitted an invalid record: " + a.message());
+    return Status::Ok();
+  }, result);
+  if (st.ok() && !batch.empty()) st = batch.Commit(st_out);
+  return st;
 }
 
 }  // namespace iosonar::sim

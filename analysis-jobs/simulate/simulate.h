@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "iosonar/status.h"
+#include "iosonar/store.h"
 
 namespace iosonar::sim {
 
@@ -141,6 +142,11 @@ int FwdOf(const Config& cfg, int node);  // node -> forwarding node index
 // Emits the records, one JSON line (without '\n') per call of out, in time
 // order (second by second). Stops at out's first error and returns it.
 Status Simulate(const Config& cfg, const std::function<Status(std::string_view line)>& out, SimResult* result);
+
+// Simulate() straight into a store with a bulk path (the embedded SQLite
+// store), in validated batches of 8,192 records; a record the schema refuses
+// is an Internal error (a simulator bug).
+Status SimulateIntoStore(const Config& cfg, Store& store, SimResult* result, AppendStats* stats = nullptr);
 
 // The side files: the job list and maps as JSON (what --mysql would get),
 // layouts as `lfs getstripe` prints them, per-file performance as CSV

@@ -78,17 +78,8 @@ int main(int argc, char** argv) {
     std::filesystem::create_directories(dir);
     auto store = OpenSqliteStore(dir);
     if (!store.ok()) return 1;
-    IngestBatch batch(BulkWriterOf(store.value().get()), 8192);
-    AppendStats stats;
     const auto t0 = Clock::now();
-    Status st = sim::Simulate(cfg, [&](std::string_view l) -> Status {
-      if (batch.full()) {
-        if (Status c = batch.Commit(&stats); !c.ok()) return c;
-        batch.Clear();
-      }
-      return batch.Add(l);
-    }, &res);
-    if (st.ok() && !batch.empty()) st = batch.Commit(&stats);
+    Status st = sim::SimulateIntoStore(cfg, *store.value(), &res);
     if (!st.ok()) {
       std::fprintf(stderr, "%s\n", st.ToString().c_str());
       return 1;
