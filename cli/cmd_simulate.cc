@@ -12,7 +12,6 @@
 #include "cli_options.h"
 #include "commands.h"
 #include "iosonar/hostlist.h"
-#include "iosonar/ingest.h"
 #include "iosonar/jobdb.h"
 #include "iosonar/sink.h"
 #include "iosonar/sqlite_store.h"

@@ -16,7 +16,6 @@
 #include <string>
 #include <vector>
 
-#include "iosonar/ingest.h"
 #include "iosonar/sqlite_store.h"
 #include "simulate/simulate.h"
 #include "summarize/fs_context.h"

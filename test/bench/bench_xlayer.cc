@@ -21,7 +21,6 @@
 
 #include "http_responder.h"
 #include "iosonar/es_store.h"
-#include "iosonar/ingest.h"
 #include "iosonar/record.h"
 #include "iosonar/sqlite_store.h"
 #include "simulate/simulate.h"
