@@ -7,7 +7,11 @@
 // median / p90 / max), CPU per sample and peak RSS of the child (wait4).
 // Targets (issue 3): <= 20 ms per sample, <= 10 MiB RSS.
 //
-//   bench_lustre [--samples N] [--interval S]
+//   bench_lustre [--samples N] [--interval S] [--in-process-only] [--dump FILE]
+//
+// --dump FILE: write every record the in-process runs emitted to FILE,
+// except iosonar.sampler lines (they carry measured durations), so two
+// builds of the exporter can be compared byte for byte on the same inputs.
 #include <fcntl.h>
 #include <malloc.h>
 #include <spawn.h>
@@ -24,6 +28,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -276,6 +281,8 @@ double ThreadCpuMs() {
   return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
 }
 
+FILE* g_dump = nullptr;
+
 InProc RunInProcess(Fixture& fx, int samples, int percent, int every) {
   iosonar::lustre::LustreOptions o;
   o.proc_root = fx.root;
@@ -294,6 +301,16 @@ InProc RunInProcess(Fixture& fx, int samples, int percent, int every) {
     exp->Collect(ctx);
     const std::string& out = ctx.FinishTick(1);
     const double c1 = ThreadCpuMs();
+    if (g_dump) {
+      std::string_view rest = out;
+      while (!rest.empty()) {
+        const size_t nl = rest.find('\n');
+        const std::string_view line = rest.substr(0, nl == std::string_view::npos ? rest.size() : nl + 1);
+        rest.remove_prefix(line.size());
+        if (line.find("\"event.dataset\":\"iosonar.sampler\"") == std::string_view::npos)
+          std::fwrite(line.data(), 1, line.size(), g_dump);
+      }
+    }
     if (k) {  // sample 0 is the baseline
       r.cpu_ms.push_back(c1 - c0);
       r.wall_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - w0).count());
@@ -347,6 +364,7 @@ int main(int argc, char** argv) {
   for (int i = 1; i + 1 < argc; i += 2) {
     if (std::string(argv[i]) == "--samples") samples = std::atoi(argv[i + 1]);
     else if (std::string(argv[i]) == "--interval") interval = std::atof(argv[i + 1]);
+    else if (std::string(argv[i]) == "--dump") g_dump = std::fopen(argv[i + 1], "w");
   }
   // On tmpfs, as /proc and /sys are in memory: the fixture's rewrites must
   // not cost disk I/O that the exporter would wait behind.
@@ -385,6 +403,8 @@ int main(int argc, char** argv) {
     std::printf("%-40s %14.2f %11.2f %14.2f %12.0f %9.1f\n", name.c_str(), Pct(r.cpu_ms, 0.5), Pct(r.cpu_ms, 0.9), Pct(r.wall_ms, 0.5),
                 r.bytes_per_sample / 1024, r.heap_mib);
   }
+  if (g_dump) std::fclose(g_dump);
+  g_dump = nullptr;
   if (inproc_only) {
     if (std::getenv("BENCH_LUSTRE_KEEP")) {
       std::printf("fixture kept in %s\n", tmpl);
