@@ -454,6 +454,8 @@ class LustreExporter final : public exporters::Exporter {
     bool reset;
   };
   std::vector<Changed> changed_;
+  std::vector<int8_t> job_slot_guess_[2];  // per role: slot of the k-th op line of the last job entry
+  JobLineCache line_cache_[2];  // per role: the op lines of the last job entry parsed
 };
 
 void LustreExporter::FindDir(std::string_view sub, std::string_view file, Kind kind, Role role,
@@ -714,11 +716,20 @@ void LustreExporter::DoJobs(Context& ctx, const Item& it) {
     }
     ops_.clear();
     issues_.clear();
-    ParseJobOps(e.body, e.body_line, &ops_, &issues_);
+    ParseJobOps(e.body, e.body_line, &ops_, &issues_, &line_cache_[role]);
     WarnIssues(ctx, it, issues_);
     JobSnap cur;
-    for (const JobOp& op : ops_) {
-      int slot = FindOp(r, op.name, r.job_slots);
+    // Every entry lists its ops in the same order: the slot the k-th op line
+    // had last time is tried first (one compare instead of a table search).
+    std::vector<int8_t>& guess = job_slot_guess_[role];
+    if (guess.size() < ops_.size()) guess.resize(ops_.size(), -1);
+    for (size_t k = 0; k < ops_.size(); ++k) {
+      const JobOp& op = ops_[k];
+      int slot = guess[k];
+      if (slot < 0 || r.ops[slot].op != op.name) {
+        slot = FindOp(r, op.name, r.job_slots);
+        guess[k] = static_cast<int8_t>(slot);
+      }
       if (slot < 0) {
         const int any = FindOp(r, op.name, r.n);
         if (any >= 0 && (r.ops[any].flags & kIgnore)) continue;

@@ -7,7 +7,7 @@
 // median / p90 / max), CPU per sample and peak RSS of the child (wait4).
 // Targets (issue 3): <= 20 ms per sample, <= 10 MiB RSS.
 //
-//   bench_lustre [--samples N] [--interval S] [--in-process-only] [--dump FILE]
+//   bench_lustre [--samples N] [--interval S] [--dump FILE] [--scenario K] [--in-process-only]
 //
 // --dump FILE: write every record the in-process runs emitted to FILE,
 // except iosonar.sampler lines (they carry measured durations), so two
@@ -359,12 +359,14 @@ int main(int argc, char** argv) {
   int samples = 20;
   double interval = 1.0;
   bool inproc_only = false;
+  int only_scenario = -1;  // --scenario K: only the K-th (0-based) in-process scenario (for profiling)
   for (int i = 1; i < argc; ++i)
     if (std::string(argv[i]) == "--in-process-only") inproc_only = true;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (std::string(argv[i]) == "--samples") samples = std::atoi(argv[i + 1]);
     else if (std::string(argv[i]) == "--interval") interval = std::atof(argv[i + 1]);
     else if (std::string(argv[i]) == "--dump") g_dump = std::fopen(argv[i + 1], "w");
+    else if (std::string(argv[i]) == "--scenario") only_scenario = std::atoi(argv[i + 1]);
   }
   // On tmpfs, as /proc and /sys are in memory: the fixture's rewrites must
   // not cost disk I/O that the exporter would wait behind.
@@ -397,7 +399,9 @@ int main(int argc, char** argv) {
     std::snprintf(name, sizeof name, "%d%% of jobs change%s", percent, every > 1 ? ", --jobstats-every 2" : "");
     return std::string(name);
   };
-  for (auto [percent, every] : kScenarios) {
+  for (int si = 0; si < 3; ++si) {
+    const auto [percent, every] = kScenarios[si];
+    if (only_scenario >= 0 && si != only_scenario) continue;
     InProc r = RunInProcess(fx, samples, percent, every);
     const std::string name = Name(percent, every);
     std::printf("%-40s %14.2f %11.2f %14.2f %12.0f %9.1f\n", name.c_str(), Pct(r.cpu_ms, 0.5), Pct(r.cpu_ms, 0.9), Pct(r.wall_ms, 0.5),
