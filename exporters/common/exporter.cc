@@ -177,6 +177,11 @@ Record& Record::Num(std::string_view key, double v) {
   return *this;
 }
 
+Record& Record::Raw(std::string_view members) {
+  out_->append(members);
+  return *this;
+}
+
 Record& Record::Bool(std::string_view key, bool v) {
   Key(key);
   out_->append(v ? "true" : "false");
@@ -221,21 +226,29 @@ Record& Context::Begin(std::string_view dataset, int64_t ts_ns) {
   } else {
     buf_.append(FormatIsoMillis(ts_ns));
   }
-  buf_.append("\",\"event.dataset\":", 18);
-  AppendJsonString(&buf_, dataset);
-  char b[48];
-  auto r = std::to_chars(b, b + sizeof b, stream_);
-  buf_.append(",\"event.stream\":", 16);
-  buf_.append(b, static_cast<size_t>(r.ptr - b));
-  r = std::to_chars(b, b + sizeof b, seq_++);
-  buf_.append(",\"event.seq\":", 13);
-  buf_.append(b, static_cast<size_t>(r.ptr - b));
-  buf_.append(",\"host.name\":", 13);
-  AppendJsonString(&buf_, host_);
-  if (!job_id_.empty()) {
-    buf_.append(",\"job.id\":", 10);
-    AppendJsonString(&buf_, job_id_);
+  if (hdr_mid_.empty() || dataset != hdr_dataset_) {
+    hdr_dataset_.assign(dataset);
+    hdr_mid_.assign("\",\"event.dataset\":", 18);
+    AppendJsonString(&hdr_mid_, dataset);
+    char b[24];
+    auto r = std::to_chars(b, b + sizeof b, stream_);
+    hdr_mid_.append(",\"event.stream\":", 16);
+    hdr_mid_.append(b, static_cast<size_t>(r.ptr - b));
+    hdr_mid_.append(",\"event.seq\":", 13);
   }
+  if (hdr_tail_.empty()) {
+    hdr_tail_.assign(",\"host.name\":", 13);
+    AppendJsonString(&hdr_tail_, host_);
+    if (!job_id_.empty()) {
+      hdr_tail_.append(",\"job.id\":", 10);
+      AppendJsonString(&hdr_tail_, job_id_);
+    }
+  }
+  buf_.append(hdr_mid_);
+  char b[24];
+  auto r = std::to_chars(b, b + sizeof b, seq_++);
+  buf_.append(b, static_cast<size_t>(r.ptr - b));
+  buf_.append(hdr_tail_);
   open_ = true;
   return rec_;
 }

@@ -9,11 +9,13 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <set>
 #include <unordered_map>
 #include <vector>
 
+#include "iosonar/json.h"
 #include "parse.h"
 
 namespace iosonar::lustre {
@@ -455,7 +457,8 @@ class LustreExporter final : public exporters::Exporter {
   };
   std::vector<Changed> changed_;
   std::vector<int8_t> job_slot_guess_[2];  // per role: slot of the k-th op line of the last job entry
-  JobLineCache line_cache_[2];  // per role: the op lines of the last job entry parsed
+  JobLineCache line_cache_[2];
+  std::string job_common_;  // per role: the op lines of the last job entry parsed
 };
 
 void LustreExporter::FindDir(std::string_view sub, std::string_view file, Kind kind, Role role,
@@ -779,11 +782,20 @@ void LustreExporter::DoJobs(Context& ctx, const Item& it) {
     ctx.Warn(Source(it), it.rel + ": " + std::to_string(sum.dropped) + " changed job ids over --jobstats-max-jobs " +
                              std::to_string(o_.jobstats_max_jobs) + " not emitted (smallest first)");
   }
-  const std::string fs = FsOf(it.target);
+  // The members every record of this target has, rendered once:
+  // lustre.fs, lustre.target, lustre.elapsed_ns.
+  std::string& common = job_common_;
+  common.assign(",\"lustre.fs\":");
+  AppendJsonString(&common, FsOf(it.target));
+  common.append(",\"lustre.target\":");
+  AppendJsonString(&common, it.target);
+  common.append(",\"lustre.elapsed_ns\":");
+  char num[24];
+  common.append(num, static_cast<size_t>(std::to_chars(num, num + sizeof num, elapsed).ptr - num));
   for (size_t k = 0; k < keep; ++k) {
     const Changed& c = changed_[k];
     Record& rec = ctx.Begin("iosonar.jobstats");
-    rec.Str("job.id", *c.id).Str("lustre.fs", fs).Str("lustre.target", it.target).Int("lustre.elapsed_ns", elapsed);
+    rec.Str("job.id", *c.id).Raw(common);
     if (c.reset) {
       rec.Bool("lustre.reset", true);
       continue;
