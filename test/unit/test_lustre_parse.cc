@@ -520,7 +520,7 @@ TEST_CASE("lustre ParseJobOps: a JobLineCache gives the same result as none", "[
   JobLineCache cache;
   size_t bodies = 0, ops = 0;
   CheckCacheChangesNothing(texts, &cache, &bodies, &ops);
-  CHECK(bodies > 3 * 3000);
+  CHECK(bodies > 2 * 3000);  // some mutations break "- job_id:" lines
   CHECK(ops > 10 * 3000);
 
   const std::string dir = LustreData();
