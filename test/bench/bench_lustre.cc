@@ -8,6 +8,7 @@
 // Targets (issue 3): <= 20 ms per sample, <= 10 MiB RSS.
 //
 //   bench_lustre [--samples N] [--interval S] [--dump FILE] [--scenario K] [--in-process-only]
+//   BENCH_LUSTRE_IOSONAR=/path/to/iosonar bench_lustre   (measure another build of the command)
 //
 // --dump FILE: write every record the in-process runs emitted to FILE,
 // except iosonar.sampler lines (they carry measured durations), so two
@@ -198,6 +199,13 @@ struct Result {
 // RssAnon: the part that is the process's own (heap, buffers), not the
 // binary's and shared libraries' file pages.
 double g_anon_peak = 0;
+
+// The command measured: $BENCH_LUSTRE_IOSONAR if set (e.g. an older build,
+// for a side-by-side run), else this build's iosonar.
+std::string IosonarBin() {
+  const char* e = std::getenv("BENCH_LUSTRE_IOSONAR");
+  return e && *e ? std::string(e) : std::string(IOSONAR_BINARY_DIR) + "/iosonar";
+}
 double VmHwmMib(pid_t pid) {
   std::ifstream f("/proc/" + std::to_string(pid) + "/status");
   std::string line;
@@ -212,7 +220,7 @@ double VmHwmMib(pid_t pid) {
 Result RunOnce(Fixture& fx, int samples, double interval, int percent, int every) {
   const std::string out = fx.root + "/out.jsonl";
   unlink(out.c_str());
-  const std::string bin = std::string(IOSONAR_BINARY_DIR) + "/iosonar";
+  const std::string bin = IosonarBin();
   const std::string count = std::to_string(samples), iv = std::to_string(interval);
   std::vector<std::string> args = {bin, "lustre", "--proc-root", fx.root, "--interval", iv, "--count", count,
                                    "--output", out, "--quiet", "--host-name", "bench", "--jobstats-every",
@@ -328,7 +336,7 @@ InProc RunInProcess(Fixture& fx, int samples, int percent, int every) {
 double IdleRssMib(const std::string& root) {
   const std::string empty = root + "/empty";
   MkdirP(empty + "/proc/fs/lustre");
-  const std::string bin = std::string(IOSONAR_BINARY_DIR) + "/iosonar";
+  const std::string bin = IosonarBin();
   std::vector<std::string> args = {bin, "lustre", "--proc-root", empty, "--interval", "0.2", "--count", "4", "--output", "/dev/null", "--quiet"};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
