@@ -367,7 +367,7 @@ int main(int argc, char** argv) {
   int samples = 20;
   double interval = 1.0;
   bool inproc_only = false;
-  int only_scenario = -1;  // --scenario K: only the K-th (0-based) in-process scenario (for profiling)
+  int only_scenario = -1;  // --scenario K: only the K-th (0-based) scenario (for profiling)
   for (int i = 1; i < argc; ++i)
     if (std::string(argv[i]) == "--in-process-only") inproc_only = true;
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -435,7 +435,9 @@ int main(int argc, char** argv) {
               "CPU from wait4, peak RSS = the child's VmHWM):\n", interval);
   std::printf("%-40s %9s %9s %9s %12s %10s %10s %12s\n", "scenario", "median ms", "p90 ms", "max ms", "cpu ms/smpl", "RSS MiB",
               "anon MiB", "records/smpl");
-  for (auto [percent, every] : kScenarios) {
+  for (int si = 0; si < 3; ++si) {
+    const auto [percent, every] = kScenarios[si];
+    if (only_scenario >= 0 && si != only_scenario) continue;
     Result r = RunOnce(fx, samples, interval, percent, every);
     std::vector<double> steady(r.ms.begin() + (r.ms.size() > 1 ? 1 : 0), r.ms.end());  // sample 0 is the baseline
     const std::string name = Name(percent, every);
