@@ -33,6 +33,15 @@ void AppendJsonString(std::string* out, std::string_view s) {
   const auto* p = reinterpret_cast<const unsigned char*>(s.data());
   size_t n = s.size();
   for (size_t i = 0; i < n;) {
+    // A run of printable ASCII other than '"' and '\\' (ids, names, numbers:
+    // almost everything) is copied in one go.
+    size_t j = i;
+    while (j < n && p[j] >= 0x20 && p[j] < 0x80 && p[j] != '"' && p[j] != '\\') ++j;
+    if (j > i) {
+      out->append(reinterpret_cast<const char*>(p + i), j - i);
+      i = j;
+      if (i == n) break;
+    }
     unsigned char c = p[i];
     if (c == '"') { out->append("\\\""); ++i; continue; }
     if (c == '\\') { out->append("\\\\"); ++i; continue; }

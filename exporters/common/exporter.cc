@@ -177,6 +177,11 @@ Record& Record::Num(std::string_view key, double v) {
   return *this;
 }
 
+Record& Record::Raw(std::string_view members) {
+  out_->append(members);
+  return *this;
+}
+
 Record& Record::Bool(std::string_view key, bool v) {
   Key(key);
   out_->append(v ? "true" : "false");
@@ -195,6 +200,9 @@ void Context::StartTick(uint64_t tick, int64_t now_ns, int64_t mono_ns, int64_t 
   interval_ns_ = interval_ns;
   ts_text_ = FormatIsoMillis(now_ns);
   buf_.clear();
+  // Start from a power of two, so the doublings of a big sample's buffer
+  // land on powers of two too (3.7 MB of records: 4 MiB, not 6.5 MiB).
+  if (buf_.capacity() < (64u << 10)) buf_.reserve(64u << 10);
   open_ = false;
   lines_ = 0;
   for (auto& [name, s] : sources_) {
@@ -221,21 +229,29 @@ Record& Context::Begin(std::string_view dataset, int64_t ts_ns) {
   } else {
     buf_.append(FormatIsoMillis(ts_ns));
   }
-  buf_.append("\",\"event.dataset\":", 18);
-  AppendJsonString(&buf_, dataset);
-  char b[48];
-  auto r = std::to_chars(b, b + sizeof b, stream_);
-  buf_.append(",\"event.stream\":", 16);
-  buf_.append(b, static_cast<size_t>(r.ptr - b));
-  r = std::to_chars(b, b + sizeof b, seq_++);
-  buf_.append(",\"event.seq\":", 13);
-  buf_.append(b, static_cast<size_t>(r.ptr - b));
-  buf_.append(",\"host.name\":", 13);
-  AppendJsonString(&buf_, host_);
-  if (!job_id_.empty()) {
-    buf_.append(",\"job.id\":", 10);
-    AppendJsonString(&buf_, job_id_);
+  if (hdr_mid_.empty() || dataset != hdr_dataset_) {
+    hdr_dataset_.assign(dataset);
+    hdr_mid_.assign("\",\"event.dataset\":", 18);
+    AppendJsonString(&hdr_mid_, dataset);
+    char b[24];
+    auto r = std::to_chars(b, b + sizeof b, stream_);
+    hdr_mid_.append(",\"event.stream\":", 16);
+    hdr_mid_.append(b, static_cast<size_t>(r.ptr - b));
+    hdr_mid_.append(",\"event.seq\":", 13);
   }
+  if (hdr_tail_.empty()) {
+    hdr_tail_.assign(",\"host.name\":", 13);
+    AppendJsonString(&hdr_tail_, host_);
+    if (!job_id_.empty()) {
+      hdr_tail_.append(",\"job.id\":", 10);
+      AppendJsonString(&hdr_tail_, job_id_);
+    }
+  }
+  buf_.append(hdr_mid_);
+  char b[24];
+  auto r = std::to_chars(b, b + sizeof b, seq_++);
+  buf_.append(b, static_cast<size_t>(r.ptr - b));
+  buf_.append(hdr_tail_);
   open_ = true;
   return rec_;
 }

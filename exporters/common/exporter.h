@@ -68,6 +68,10 @@ class Record {
   Record& Int(std::string_view key, int64_t v);
   Record& Num(std::string_view key, double v);
   Record& Bool(std::string_view key, bool v);
+  // Appends members rendered beforehand, exactly as the calls above would
+  // write them: `,"key":value` repeated (for fields that repeat on many
+  // records, e.g. a target's name on each of its job records).
+  Record& Raw(std::string_view members);
 
  private:
   friend class Context;
@@ -128,6 +132,10 @@ class Context {
   uint64_t tick_ = 0;
   int64_t now_ns_ = 0, mono_ns_ = 0, interval_ns_ = 0;
   std::string ts_text_;  // @timestamp of the tick, formatted once
+  // Begin()'s constant parts, rendered once: for the last dataset
+  // `","event.dataset":"D","event.stream":S,"event.seq":`, and
+  // `,"host.name":"H"` (+ job.id).
+  std::string hdr_dataset_, hdr_mid_, hdr_tail_;
   std::map<std::string, SourceState, std::less<>> sources_;
   uint64_t warnings_total_ = 0;
   bool quiet_ = false;

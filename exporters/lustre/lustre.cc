@@ -9,11 +9,13 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <set>
 #include <unordered_map>
 #include <vector>
 
+#include "iosonar/json.h"
 #include "parse.h"
 
 namespace iosonar::lustre {
@@ -243,6 +245,7 @@ using JobMap = std::unordered_map<std::string, JobState, SvHash, std::equal_to<>
 
 struct JobTargetState {
   JobMap jobs;
+  std::vector<JobMap::value_type*> order;  // the jobs of the last reading, in file order
   int64_t mono_ns = 0;
   uint64_t gen = 0;
 };
@@ -454,6 +457,10 @@ class LustreExporter final : public exporters::Exporter {
     bool reset;
   };
   std::vector<Changed> changed_;
+  std::vector<int8_t> job_slot_guess_[2];  // per role: slot of the k-th op line of the last job entry
+  JobLineCache line_cache_[2];
+  std::string job_common_;
+  std::vector<JobMap::value_type*> next_order_;  // per role: the op lines of the last job entry parsed
 };
 
 void LustreExporter::FindDir(std::string_view sub, std::string_view file, Kind kind, Role role,
@@ -698,9 +705,19 @@ void LustreExporter::DoJobs(Context& ctx, const Item& it) {
   ts.gen = gen_;
   ts.mono_ns = mono_;
   changed_.clear();
-  for (const JobSpan& e : spans_) {
-    auto jit = ts.jobs.find(e.job_id);
-    const bool is_new = jit == ts.jobs.end();
+  size_t seen = 0;  // distinct jobs read this time
+  next_order_.clear();
+  for (size_t si = 0; si < spans_.size(); ++si) {
+    const JobSpan& e = spans_[si];
+    // Entries come in the same order from one reading to the next: the k-th
+    // job of the last reading is tried before a hash lookup.
+    JobMap::value_type* jit = nullptr;
+    if (si < ts.order.size() && ts.order[si]->first == e.job_id) {
+      jit = ts.order[si];
+    } else if (auto f = ts.jobs.find(e.job_id); f != ts.jobs.end()) {
+      jit = &*f;
+    }
+    const bool is_new = jit == nullptr;
     if (!is_new && jit->second.gen == gen_) {
       ctx.Warn(Source(it), it.rel + ":" + std::to_string(e.line) + ": job_id '" + std::string(e.job_id) +
                                "' listed twice; the second entry is ignored");
@@ -708,17 +725,28 @@ void LustreExporter::DoJobs(Context& ctx, const Item& it) {
     }
     // Most entries do not change from one second to the next: same bytes,
     // same counters, nothing to parse.
+    ++seen;
     if (!is_new && have_base && jit->second.hash == e.hash) {
       jit->second.gen = gen_;
+      next_order_.push_back(jit);
       continue;
     }
     ops_.clear();
     issues_.clear();
-    ParseJobOps(e.body, e.body_line, &ops_, &issues_);
+    ParseJobOps(e.body, e.body_line, &ops_, &issues_, &line_cache_[role]);
     WarnIssues(ctx, it, issues_);
     JobSnap cur;
-    for (const JobOp& op : ops_) {
-      int slot = FindOp(r, op.name, r.job_slots);
+    // Every entry lists its ops in the same order: the slot the k-th op line
+    // had last time is tried first (one compare instead of a table search).
+    std::vector<int8_t>& guess = job_slot_guess_[role];
+    if (guess.size() < ops_.size()) guess.resize(ops_.size(), -1);
+    for (size_t k = 0; k < ops_.size(); ++k) {
+      const JobOp& op = ops_[k];
+      int slot = guess[k];
+      if (slot < 0 || r.ops[slot].op != op.name) {
+        slot = FindOp(r, op.name, r.job_slots);
+        guess[k] = static_cast<int8_t>(slot);
+      }
       if (slot < 0) {
         const int any = FindOp(r, op.name, r.n);
         if (any >= 0 && (r.ops[any].flags & kIgnore)) continue;
@@ -729,7 +757,8 @@ void LustreExporter::DoJobs(Context& ctx, const Item& it) {
       }
       cur.Add(r, slot, op.samples, op.sum, op.has_sum);
     }
-    if (is_new) jit = ts.jobs.emplace(std::string(e.job_id), JobState{}).first;
+    if (is_new) jit = &*ts.jobs.emplace(std::string(e.job_id), JobState{}).first;
+    next_order_.push_back(jit);
     JobState& js = jit->second;
     js.gen = gen_;
     js.hash = e.hash;
@@ -753,8 +782,11 @@ void LustreExporter::DoJobs(Context& ctx, const Item& it) {
     }
     changed_.push_back(c);
   }
-  // Jobs Lustre dropped (job_cleanup_interval) are forgotten.
-  for (auto j = ts.jobs.begin(); j != ts.jobs.end();) j = j->second.gen != gen_ ? ts.jobs.erase(j) : std::next(j);
+  // Jobs Lustre dropped (job_cleanup_interval) are forgotten (if every job
+  // known was read this time, there are none: no walk over the map).
+  if (seen != ts.jobs.size())
+    for (auto j = ts.jobs.begin(); j != ts.jobs.end();) j = j->second.gen != gen_ ? ts.jobs.erase(j) : std::next(j);
+  ts.order.swap(next_order_);  // all read this time, so none was erased
 
   JobSummary& sum = job_summary_[it.target];
   sum.active = static_cast<int64_t>(changed_.size());
@@ -768,11 +800,20 @@ void LustreExporter::DoJobs(Context& ctx, const Item& it) {
     ctx.Warn(Source(it), it.rel + ": " + std::to_string(sum.dropped) + " changed job ids over --jobstats-max-jobs " +
                              std::to_string(o_.jobstats_max_jobs) + " not emitted (smallest first)");
   }
-  const std::string fs = FsOf(it.target);
+  // The members every record of this target has, rendered once:
+  // lustre.fs, lustre.target, lustre.elapsed_ns.
+  std::string& common = job_common_;
+  common.assign(",\"lustre.fs\":");
+  AppendJsonString(&common, FsOf(it.target));
+  common.append(",\"lustre.target\":");
+  AppendJsonString(&common, it.target);
+  common.append(",\"lustre.elapsed_ns\":");
+  char num[24];
+  common.append(num, static_cast<size_t>(std::to_chars(num, num + sizeof num, elapsed).ptr - num));
   for (size_t k = 0; k < keep; ++k) {
     const Changed& c = changed_[k];
     Record& rec = ctx.Begin("iosonar.jobstats");
-    rec.Str("job.id", *c.id).Str("lustre.fs", fs).Str("lustre.target", it.target).Int("lustre.elapsed_ns", elapsed);
+    rec.Str("job.id", *c.id).Raw(common);
     if (c.reset) {
       rec.Bool("lustre.reset", true);
       continue;

@@ -252,9 +252,17 @@ bool FastOpBody(std::string_view body, JobOp* op) {
     p += s.size();
     return true;
   };
+  // A value is the text up to ',', ' ' or '}' read by ParseU64Wrapped; up to
+  // 19 plain digits (the usual case) are converted here in the same pass.
   auto num = [&](uint64_t* v) {
     skip();
     const char* b = p;
+    uint64_t x = 0;
+    while (p < end && static_cast<unsigned>(*p - '0') < 10) x = x * 10 + static_cast<unsigned>(*p++ - '0');
+    if (p > b && p - b <= 19 && (p == end || *p == ',' || *p == ' ' || *p == '}')) {
+      *v = x;
+      return true;
+    }
     while (p < end && *p != ',' && *p != ' ' && *p != '}') ++p;
     return ParseU64Wrapped(std::string_view(b, static_cast<size_t>(p - b)), v);
   };
@@ -483,29 +491,79 @@ size_t IndexJobStats(std::string_view text, std::vector<JobSpan>* out, std::vect
   return issues->size() - issues0;
 }
 
-size_t ParseJobOps(std::string_view body, uint32_t first_line, std::vector<JobOp>* ops, std::vector<Issue>* issues) {
+namespace {
+
+enum class LineResult { kSkip, kIssue, kOp };
+
+// One body line of job_stats: an op (appended to *ops), a line to skip, or an issue.
+LineResult ParseJobOpLine(std::string_view line, uint32_t no, std::vector<JobOp>* ops, std::vector<Issue>* issues,
+                          std::string* why) {
+  std::string_view t = Trim(line);
+  if (t.empty()) return LineResult::kSkip;
+  auto colon = t.find(':');
+  if (colon == std::string_view::npos) {
+    ISSUE(issues, no, "no ':' in " + Quote(line));
+    return LineResult::kIssue;
+  }
+  std::string_view key = t.substr(0, colon);
+  if (key == "snapshot_time" || key == "start_time" || key == "elapsed_time") return LineResult::kSkip;
+  JobOp op;
+  op.name = key;
+  if (!ParseOpBody(t.substr(colon + 1), &op, why)) {
+    ISSUE(issues, no, std::string(key) + ": " + *why);
+    return LineResult::kIssue;
+  }
+  ops->push_back(op);
+  return LineResult::kOp;
+}
+
+}  // namespace
+
+size_t ParseJobOps(std::string_view body, uint32_t first_line, std::vector<JobOp>* ops, std::vector<Issue>* issues,
+                   JobLineCache* cache) {
   const size_t issues0 = issues->size();
-  Lines lines(body);
-  std::string_view line;
   std::string why;
-  while (lines.Next(&line)) {
-    const uint32_t no = first_line + lines.no() - 1;
-    std::string_view t = Trim(line);
-    if (t.empty()) continue;
-    auto colon = t.find(':');
-    if (colon == std::string_view::npos) {
-      ISSUE(issues, no, "no ':' in " + Quote(line));
+  const char* p = body.data();
+  const char* const end = p + body.size();
+  if (cache && cache->lines.size() < JobLineCache::kMaxLines) cache->lines.resize(JobLineCache::kMaxLines);
+  for (uint32_t k = 0; p < end; ++k) {
+    const uint32_t no = first_line + k;
+    JobLineCache::Entry* e = cache && k < JobLineCache::kMaxLines ? &cache->lines[k] : nullptr;
+    const size_t left = static_cast<size_t>(end - p);
+    if (e && e->state != JobLineCache::Entry::kEmpty) {
+      const size_t len = e->text.size();
+      if (len <= left && (len == left || p[len] == '\n') && std::memcmp(p, e->text.data(), len) == 0) {
+        if (e->state == JobLineCache::Entry::kOp) {
+          JobOp op = e->op;
+          op.name = std::string_view(p + e->name_off, op.name.size());
+          op.unit = e->unit_null ? std::string_view() : std::string_view(p + e->unit_off, op.unit.size());
+          ops->push_back(op);
+        }
+        p += len == left ? len : len + 1;
+        continue;
+      }
+    }
+    const void* nl = std::memchr(p, '\n', left);
+    const size_t len = nl ? static_cast<size_t>(static_cast<const char*>(nl) - p) : left;
+    const std::string_view line(p, len);
+    p += nl ? len + 1 : len;
+    const LineResult r = ParseJobOpLine(line, no, ops, issues, &why);
+    if (!e) continue;
+    if (r == LineResult::kIssue) {
+      e->state = JobLineCache::Entry::kEmpty;
       continue;
     }
-    std::string_view key = t.substr(0, colon);
-    if (key == "snapshot_time" || key == "start_time" || key == "elapsed_time") continue;
-    JobOp op;
-    op.name = key;
-    if (!ParseOpBody(t.substr(colon + 1), &op, &why)) {
-      ISSUE(issues, no, std::string(key) + ": " + why);
+    e->text.assign(line);
+    if (r == LineResult::kSkip) {
+      e->state = JobLineCache::Entry::kSkip;
       continue;
     }
-    ops->push_back(op);
+    const JobOp& op = ops->back();
+    e->state = JobLineCache::Entry::kOp;
+    e->op = op;
+    e->name_off = static_cast<uint32_t>(op.name.data() - line.data());
+    e->unit_null = op.unit.data() == nullptr;
+    e->unit_off = e->unit_null ? 0 : static_cast<uint32_t>(op.unit.data() - line.data());
   }
   return issues->size() - issues0;
 }

@@ -86,8 +86,29 @@ struct JobSpan {
   uint32_t body_line = 0;   // of body's first line
 };
 size_t IndexJobStats(std::string_view text, std::vector<JobSpan>* out, std::vector<Issue>* issues);
-// Appends the ops of one body; returns the issues added.
-size_t ParseJobOps(std::string_view body, uint32_t first_line, std::vector<JobOp>* ops, std::vector<Issue>* issues);
+// Remembers, for each line position k of a body, the last k-th line parsed
+// (its bytes and what it parsed to). Entries list their ops in one order and
+// most op lines are the same from one entry to the next (idle ops are all
+// "samples: 0"), so ParseJobOps given a cache reuses the result of a
+// byte-identical line (one memcmp) instead of parsing it. Exact: a line is
+// reused only if its bytes are equal; lines with issues are never cached.
+// ~32 lines of memory; one cache per kind of body (OST, MDT) is best.
+class JobLineCache {
+ public:
+  static constexpr size_t kMaxLines = 48;
+  struct Entry {
+    enum State : uint8_t { kEmpty, kSkip, kOp } state = kEmpty;
+    std::string text;  // the line, without its newline
+    JobOp op;          // name/unit views are rebuilt from the offsets below
+    uint32_t name_off = 0, unit_off = 0;
+    bool unit_null = false;
+  };
+  std::vector<Entry> lines;
+};
+// Appends the ops of one body; returns the issues added. With a cache, the
+// result is the same as without (see JobLineCache), only faster.
+size_t ParseJobOps(std::string_view body, uint32_t first_line, std::vector<JobOp>* ops, std::vector<Issue>* issues,
+                   JobLineCache* cache = nullptr);
 uint64_t HashBytes(std::string_view s);
 
 // ---- histograms: brw_stats, rpc_stats ----

@@ -7,7 +7,12 @@
 // median / p90 / max), CPU per sample and peak RSS of the child (wait4).
 // Targets (issue 3): <= 20 ms per sample, <= 10 MiB RSS.
 //
-//   bench_lustre [--samples N] [--interval S]
+//   bench_lustre [--samples N] [--interval S] [--dump FILE] [--scenario K] [--in-process-only]
+//   BENCH_LUSTRE_IOSONAR=/path/to/iosonar bench_lustre   (measure another build of the command)
+//
+// --dump FILE: write every record the in-process runs emitted to FILE,
+// except iosonar.sampler lines (they carry measured durations), so two
+// builds of the exporter can be compared byte for byte on the same inputs.
 #include <fcntl.h>
 #include <malloc.h>
 #include <spawn.h>
@@ -24,6 +29,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -193,6 +199,13 @@ struct Result {
 // RssAnon: the part that is the process's own (heap, buffers), not the
 // binary's and shared libraries' file pages.
 double g_anon_peak = 0;
+
+// The command measured: $BENCH_LUSTRE_IOSONAR if set (e.g. an older build,
+// for a side-by-side run), else this build's iosonar.
+std::string IosonarBin() {
+  const char* e = std::getenv("BENCH_LUSTRE_IOSONAR");
+  return e && *e ? std::string(e) : std::string(IOSONAR_BINARY_DIR) + "/iosonar";
+}
 double VmHwmMib(pid_t pid) {
   std::ifstream f("/proc/" + std::to_string(pid) + "/status");
   std::string line;
@@ -207,7 +220,7 @@ double VmHwmMib(pid_t pid) {
 Result RunOnce(Fixture& fx, int samples, double interval, int percent, int every) {
   const std::string out = fx.root + "/out.jsonl";
   unlink(out.c_str());
-  const std::string bin = std::string(IOSONAR_BINARY_DIR) + "/iosonar";
+  const std::string bin = IosonarBin();
   const std::string count = std::to_string(samples), iv = std::to_string(interval);
   std::vector<std::string> args = {bin, "lustre", "--proc-root", fx.root, "--interval", iv, "--count", count,
                                    "--output", out, "--quiet", "--host-name", "bench", "--jobstats-every",
@@ -276,6 +289,8 @@ double ThreadCpuMs() {
   return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
 }
 
+FILE* g_dump = nullptr;
+
 InProc RunInProcess(Fixture& fx, int samples, int percent, int every) {
   iosonar::lustre::LustreOptions o;
   o.proc_root = fx.root;
@@ -294,6 +309,16 @@ InProc RunInProcess(Fixture& fx, int samples, int percent, int every) {
     exp->Collect(ctx);
     const std::string& out = ctx.FinishTick(1);
     const double c1 = ThreadCpuMs();
+    if (g_dump) {
+      std::string_view rest = out;
+      while (!rest.empty()) {
+        const size_t nl = rest.find('\n');
+        const std::string_view line = rest.substr(0, nl == std::string_view::npos ? rest.size() : nl + 1);
+        rest.remove_prefix(line.size());
+        if (line.find("\"event.dataset\":\"iosonar.sampler\"") == std::string_view::npos)
+          std::fwrite(line.data(), 1, line.size(), g_dump);
+      }
+    }
     if (k) {  // sample 0 is the baseline
       r.cpu_ms.push_back(c1 - c0);
       r.wall_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - w0).count());
@@ -311,7 +336,7 @@ InProc RunInProcess(Fixture& fx, int samples, int percent, int every) {
 double IdleRssMib(const std::string& root) {
   const std::string empty = root + "/empty";
   MkdirP(empty + "/proc/fs/lustre");
-  const std::string bin = std::string(IOSONAR_BINARY_DIR) + "/iosonar";
+  const std::string bin = IosonarBin();
   std::vector<std::string> args = {bin, "lustre", "--proc-root", empty, "--interval", "0.2", "--count", "4", "--output", "/dev/null", "--quiet"};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
@@ -342,11 +367,14 @@ int main(int argc, char** argv) {
   int samples = 20;
   double interval = 1.0;
   bool inproc_only = false;
+  int only_scenario = -1;  // --scenario K: only the K-th (0-based) scenario (for profiling)
   for (int i = 1; i < argc; ++i)
     if (std::string(argv[i]) == "--in-process-only") inproc_only = true;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (std::string(argv[i]) == "--samples") samples = std::atoi(argv[i + 1]);
     else if (std::string(argv[i]) == "--interval") interval = std::atof(argv[i + 1]);
+    else if (std::string(argv[i]) == "--dump") g_dump = std::fopen(argv[i + 1], "w");
+    else if (std::string(argv[i]) == "--scenario") only_scenario = std::atoi(argv[i + 1]);
   }
   // On tmpfs, as /proc and /sys are in memory: the fixture's rewrites must
   // not cost disk I/O that the exporter would wait behind.
@@ -379,12 +407,16 @@ int main(int argc, char** argv) {
     std::snprintf(name, sizeof name, "%d%% of jobs change%s", percent, every > 1 ? ", --jobstats-every 2" : "");
     return std::string(name);
   };
-  for (auto [percent, every] : kScenarios) {
+  for (int si = 0; si < 3; ++si) {
+    const auto [percent, every] = kScenarios[si];
+    if (only_scenario >= 0 && si != only_scenario) continue;
     InProc r = RunInProcess(fx, samples, percent, every);
     const std::string name = Name(percent, every);
     std::printf("%-40s %14.2f %11.2f %14.2f %12.0f %9.1f\n", name.c_str(), Pct(r.cpu_ms, 0.5), Pct(r.cpu_ms, 0.9), Pct(r.wall_ms, 0.5),
                 r.bytes_per_sample / 1024, r.heap_mib);
   }
+  if (g_dump) std::fclose(g_dump);
+  g_dump = nullptr;
   if (inproc_only) {
     if (std::getenv("BENCH_LUSTRE_KEEP")) {
       std::printf("fixture kept in %s\n", tmpl);
@@ -403,7 +435,9 @@ int main(int argc, char** argv) {
               "CPU from wait4, peak RSS = the child's VmHWM):\n", interval);
   std::printf("%-40s %9s %9s %9s %12s %10s %10s %12s\n", "scenario", "median ms", "p90 ms", "max ms", "cpu ms/smpl", "RSS MiB",
               "anon MiB", "records/smpl");
-  for (auto [percent, every] : kScenarios) {
+  for (int si = 0; si < 3; ++si) {
+    const auto [percent, every] = kScenarios[si];
+    if (only_scenario >= 0 && si != only_scenario) continue;
     Result r = RunOnce(fx, samples, interval, percent, every);
     std::vector<double> steady(r.ms.begin() + (r.ms.size() > 1 ? 1 : 0), r.ms.end());  // sample 0 is the baseline
     const std::string name = Name(percent, every);

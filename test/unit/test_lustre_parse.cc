@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <map>
 #include <string>
 
@@ -430,4 +431,115 @@ TEST_CASE("lustre ParseTimestamp and ParseLctlDump", "[lustre]") {
   CHECK(p[3].value == "status: WAITING\ncompleted_clients: 0/1");
   CHECK(p[4].name == "obdfilter.es01a-OST0000.exports.fd00:172:16:11::5@tcp.stats");
   CHECK(p[4].value == "snapshot_time 1.000000001 secs.nsecs");
+}
+
+namespace {
+
+// ParseJobOps with and without a JobLineCache over the same bodies: the ops
+// (down to where their name/unit views point) and issues must be the same.
+void CheckCacheChangesNothing(const std::vector<std::string>& texts, JobLineCache* cache, size_t* bodies, size_t* ops_seen) {
+  std::vector<JobSpan> spans;
+  std::vector<Issue> idx_issues, ia, ib;
+  std::vector<JobOp> a, b;
+  for (const std::string& text : texts) {
+    idx_issues.clear();
+    IndexJobStats(text, &spans, &idx_issues);
+    for (const JobSpan& s : spans) {
+      a.clear();
+      b.clear();
+      ia.clear();
+      ib.clear();
+      const size_t na = ParseJobOps(s.body, s.body_line, &a, &ia);
+      const size_t nb = ParseJobOps(s.body, s.body_line, &b, &ib, cache);
+      INFO("job " << s.job_id << " line " << s.line);
+      REQUIRE(na == nb);
+      REQUIRE(a.size() == b.size());
+      for (size_t i = 0; i < a.size(); ++i) {
+        CHECK(a[i].name.data() == b[i].name.data());
+        CHECK(a[i].name.size() == b[i].name.size());
+        CHECK(a[i].unit.data() == b[i].unit.data());
+        CHECK(a[i].unit.size() == b[i].unit.size());
+        CHECK(a[i].samples == b[i].samples);
+        CHECK(a[i].sum == b[i].sum);
+        CHECK(a[i].has_sum == b[i].has_sum);
+      }
+      REQUIRE(ia.size() == ib.size());
+      for (size_t i = 0; i < ia.size(); ++i) {
+        CHECK(ia[i].line == ib[i].line);
+        CHECK(ia[i].message == ib[i].message);
+      }
+      ++*bodies;
+      *ops_seen += a.size();
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("lustre ParseJobOps: a JobLineCache gives the same result as none", "[lustre]") {
+  // Written here: repeated, changed, damaged, blank and unterminated lines,
+  // then the same text mutated byte by byte (seeded) so that lines differ
+  // from the cached ones in every way.
+  std::string base =
+      "job_stats:\n"
+      "- job_id:          \"SLURM_JOB1:0:node001\"\n"
+      "  snapshot_time:   1723114647.887515895 secs.nsecs\n"
+      "  read_bytes:      { samples:           0, unit: bytes, min:    4096, max: 16777216, sum:                0, sumsq: 0, hist: { 4K: 1 } }\n"
+      "  write_bytes:     { samples:          12, unit: bytes, min:    4096, max: 16777216, sum:         50331648, sumsq: 7 }\n"
+      "  getattr:         { samples:           0, unit: usecs, min:        0, max:        0, sum:                0, sumsq:                  0 }\n"
+      "  punch:           { samples:           3, unit: usecs }\n"
+      "\n"
+      "- job_id:          \"SLURM_JOB2:0:node002\"\n"
+      "  snapshot_time:   1723114647.887515895 secs.nsecs\n"
+      "  read_bytes:      { samples:           0, unit: bytes, min:    4096, max: 16777216, sum:                0, sumsq: 0, hist: { 4K: 1 } }\n"
+      "  write_bytes:     { samples:          13, unit: bytes, min:    4096, max: 16777216, sum:        -50331648, sumsq: 7 }\n"
+      "  getattr:         { samples:           0, unit: usecs, min:        0, max:        0, sum:                0, sumsq:                  0 }\n"
+      "  punch:           { samples:           x, unit: usecs }\n"
+      "  no colon here\n"
+      "- job_id:          \"SLURM_JOB3:0:node003\"\n"
+      "  read_bytes:      { samples:           0, unit: bytes, min:    4096, max: 16777216, sum:                0, sumsq: 0, hist: { 4K: 1 } }\n"
+      "  write_bytes:     { samples:          12, unit: bytes, min:    4096, max: 16777216, sum:         50331648, sumsq: 7 }\n"
+      "  getattr:         { samples:           0, unit: usecs, min:        0, max:        0, sum:                0, sumsq:                  0 }\n"
+      "  punch:           { samples:           x, unit: usecs }\n"
+      "  open: {samples: 99999999999999999999, unit: reqs}\n"
+      "  close: { samples: 7 }";  // no newline at the end
+  std::vector<std::string> texts = {base, base};
+  uint64_t x = 0x9E3779B97F4A7C15ULL;
+  for (int m = 0; m < 3000; ++m) {
+    std::string t = base;
+    for (int k = 0; k < 1 + m % 3; ++k) {
+      x ^= x << 13;
+      x ^= x >> 7;
+      x ^= x << 17;
+      const size_t pos = static_cast<size_t>(x % t.size());
+      const char kChars[] = " 0123456789:{},-\n\tx";
+      t[pos] = kChars[(x >> 32) % (sizeof kChars - 1)];
+    }
+    texts.push_back(t);
+  }
+  JobLineCache cache;
+  size_t bodies = 0, ops = 0;
+  CheckCacheChangesNothing(texts, &cache, &bodies, &ops);
+  CHECK(bodies > 2 * 3000);  // some mutations break "- job_id:" lines
+  CHECK(ops > 10 * 3000);
+
+  const std::string dir = LustreData();
+  if (dir.empty()) {
+    WARN("../shared/data not found: captured job_stats part skipped");
+    return;
+  }
+  std::vector<std::string> captured;
+  for (const char* rel : {"/hp-lustre_exporter/proc/fs/lustre/obdfilter/lustrefs-OST0000/job_stats"}) captured.push_back(ReadFile(dir + rel));
+  std::vector<LctlParam> params;
+  const std::string dump = ReadFile(dir + "/whamcloud-lustrefs-exporter/lustrefs-exporter/fixtures/jobstats_only/2.14.0_162.txt");
+  ParseLctlDump(dump, &params, nullptr);
+  for (const auto& p : params) captured.emplace_back(p.value);
+  REQUIRE(captured.size() > 1);
+  bodies = ops = 0;
+  JobLineCache cache2;
+  CheckCacheChangesNothing(captured, &cache2, &bodies, &ops);
+  std::reverse(captured.begin(), captured.end());
+  CheckCacheChangesNothing(captured, &cache2, &bodies, &ops);
+  CHECK(bodies > 10);
+  CHECK(ops > 100);
 }
