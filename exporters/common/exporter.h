@@ -190,7 +190,12 @@ Result<Options> ParseOptions(const Descriptor& d, int argc, char** argv);
 // failed Init or output, 2 on bad options).
 int RunExporter(const Descriptor& d, int argc, char** argv);
 
-// The descriptors of all exporters linked into this binary.
+// The binary's name in messages and --help ("iosonar", "iosonar-exporter").
+const char* ProgramName();
+void SetProgramName(const char* name);
+
+// The descriptors of all exporters linked into this binary (each binary has
+// its own table: exporters/common/registry.cc, exporters/common/lean_main.cc).
 std::span<const Descriptor* const> AllExporters();
 
 }  // namespace iosonar::exporters
