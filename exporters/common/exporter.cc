@@ -439,7 +439,11 @@ int RunExporter(const Descriptor& d, int argc, char** argv) {
     const std::string& buf = ctx.FinishTick(MonotonicNs() - mono);
     const uint64_t n = ctx.lines_in_tick();
     if (!buf.empty()) {
-      if (Status st = out.Send(buf, n); !st.ok() && !quiet)
+      Status st = out.Send(buf, n);
+      // One sample is one batch: a buffering sink (Elasticsearch _bulk) sends
+      // it now, not when 8 MiB have piled up or at exit.
+      if (st.ok()) st = out.Flush();
+      if (!st.ok() && !quiet)
         std::fprintf(stderr, "%s %s: output: %s\n", ProgramName(), d.name, st.message().c_str());
     }
     lines += n;

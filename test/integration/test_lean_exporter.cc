@@ -254,18 +254,17 @@ TEST_CASE("lean exporter: Elasticsearch output loads libcurl at run time, only t
     FakeElasticsearch es;
     Child c({LeanBin(), "lustre", "--proc-root", root, "--interval", "0.05", "--count", "0", "--output", es.url()}, {},
             d / "es.log");
-    auto docs = [&] {
+    // Per sample, one _bulk: the OSS records of the samples after the baseline arrive while it runs.
+    auto oss_docs = [&] {
       size_t n = 0;
-      for (const auto& i : es.Indices()) n += es.DocCount(i);
+      for (const auto& i : es.Indices())
+        if (i.find("iosonar.oss") != std::string::npos) n += es.DocCount(i);
       return n;
     };
-    REQUIRE(WaitUntil([&] { return docs() >= 3; }, 20000));
+    REQUIRE(WaitUntil([&] { return oss_docs() >= 2; }, 20000));
     CHECK(Mapped(c.pid(), "libcurl"));
     CHECK(c.Stop() == 0);
     CHECK(es.Violations().empty());
-    bool oss = false;
-    for (const auto& i : es.Indices()) oss = oss || i.find("iosonar.oss") != std::string::npos;
-    CHECK(oss);
   }
   // libcurl cannot be loaded: a clear error naming it, exit 2, nothing sent.
   {
