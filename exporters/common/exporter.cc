@@ -197,6 +197,7 @@ void Context::StartTick(uint64_t tick, int64_t now_ns, int64_t mono_ns, int64_t 
   buf_.clear();
   open_ = false;
   lines_ = 0;
+  spilled_ = 0;
   for (auto& [name, s] : sources_) {
     s.ok = true;
     s.duration_ns = 0;
@@ -211,6 +212,11 @@ void Context::EndRecord() {
   buf_.append("}\n", 2);
   open_ = false;
   ++lines_;
+  if (spill_ && buf_.size() >= spill_bytes_) {
+    spill_(buf_, lines_ - spilled_);
+    spilled_ = lines_;
+    buf_.clear();
+  }
 }
 
 Record& Context::Begin(std::string_view dataset, int64_t ts_ns) {
@@ -413,6 +419,12 @@ int RunExporter(const Descriptor& d, int argc, char** argv) {
 
   Context ctx(host, opts.Get("job-id"), stream, d.name);
   const bool quiet = opts.Flag("quiet");
+  // A sample's lines go out in pieces of about 256 KiB, so a sample of 10,000
+  // job ids (~4 MB of JSON) is never held whole (issue 3: <= 10 MiB RSS).
+  ctx.set_spill(256 << 10, [&](const std::string& lines, uint64_t nlines) {
+    if (Status st = out.Send(lines, nlines); !st.ok() && !quiet)
+      std::fprintf(stderr, "%s %s: output: %s\n", ProgramName(), d.name, st.message().c_str());
+  });
   ctx.set_quiet(quiet);
   ctx.set_sampler_records(!opts.Flag("no-sampler-records"));
   const int64_t interval_ns = static_cast<int64_t>(*interval * 1e9);
@@ -438,8 +450,8 @@ int RunExporter(const Descriptor& d, int argc, char** argv) {
     exp->Collect(ctx);
     const std::string& buf = ctx.FinishTick(MonotonicNs() - mono);
     const uint64_t n = ctx.lines_in_tick();
-    if (!buf.empty()) {
-      Status st = out.Send(buf, n);
+    if (n > 0) {
+      Status st = buf.empty() ? Status::Ok() : out.Send(buf, ctx.pending_lines());  // (empty if all spilled)
       // One sample is one batch: a buffering sink (Elasticsearch _bulk) sends
       // it now, not when 8 MiB have piled up or at exit.
       if (st.ok()) st = out.Flush();

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "exporters/common/exporter.h"
 #include "http_responder.h"
 #include "iosonar/record.h"
 #include "lustre_fixture.h"
@@ -275,4 +276,39 @@ TEST_CASE("lean exporter: Elasticsearch output loads libcurl at run time, only t
     CHECK(r.err.find("libcurl") != std::string::npos);
     CHECK(r.err.find("no-such-libcurl.so.4") != std::string::npos);
   }
+}
+
+TEST_CASE("lean exporter: a sample spilled in pieces is the same lines as one buffer", "[lean]") {
+  auto sample = [](exporters::Context& ctx) {
+    ctx.StartTick(0, 1700000000000000000LL, 1000000000LL, 1000000000LL);
+    for (int i = 0; i < 50; ++i) {
+      ctx.Begin("iosonar.oss").Str("lustre.fs", "fs1").Str("lustre.target", "fs1-OST" + std::to_string(i)).Int("oss.read_ops", i);
+      if (i % 10 == 9) ctx.SourceDone("oss", true, 1000);
+    }
+    return ctx.FinishTick(5000);
+  };
+  exporters::Context whole("h", "", 7, "lustre");
+  const std::string expect = sample(whole);
+  REQUIRE(whole.pending_lines() == whole.lines_in_tick());
+
+  exporters::Context pieces("h", "", 7, "lustre");
+  std::string got;
+  uint64_t spilled_lines = 0;
+  int calls = 0;
+  pieces.set_spill(1000, [&](const std::string& lines, uint64_t n) {
+    REQUIRE(!lines.empty());
+    REQUIRE(lines.back() == '\n');
+    CHECK(static_cast<uint64_t>(Count(lines, "\n")) == n);
+    got += lines;
+    spilled_lines += n;
+    ++calls;
+  });
+  const std::string rest = sample(pieces);
+  got += rest;
+  CHECK(calls > 3);
+  CHECK(spilled_lines + pieces.pending_lines() == pieces.lines_in_tick());
+  CHECK(static_cast<uint64_t>(Count(rest, "\n")) == pieces.pending_lines());
+  CHECK(got == expect);
+  CHECK(Count(got, "\"sampler.records\":50") == 1);
+  CheckValid(got);
 }
