@@ -5,7 +5,7 @@ WORKDIR /src
 COPY . .
 RUN bash scripts/setup.sh \
  && cmake -S . -B /build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DIOSONAR_BUILD_TESTS=OFF \
- && cmake --build /build -j"$(nproc)" --target iosonar iosonar-trace iosonar-demo-workload \
+ && cmake --build /build -j"$(nproc)" --target iosonar iosonar-exporter iosonar-trace iosonar-demo-workload \
  && cmake --install /build --prefix /opt/iosonar
 
 FROM debian:12-slim

@@ -205,6 +205,7 @@ void Context::StartTick(uint64_t tick, int64_t now_ns, int64_t mono_ns, int64_t 
   if (buf_.capacity() < (64u << 10)) buf_.reserve(64u << 10);
   open_ = false;
   lines_ = 0;
+  spilled_ = 0;
   for (auto& [name, s] : sources_) {
     s.ok = true;
     s.duration_ns = 0;
@@ -219,6 +220,11 @@ void Context::EndRecord() {
   buf_.append("}\n", 2);
   open_ = false;
   ++lines_;
+  if (spill_ && buf_.size() >= spill_bytes_) {
+    spill_(buf_, lines_ - spilled_);
+    spilled_ = lines_;
+    buf_.clear();
+  }
 }
 
 Record& Context::Begin(std::string_view dataset, int64_t ts_ns) {
@@ -271,11 +277,11 @@ void Context::Warn(std::string_view source, std::string_view message) {
   // At most one line a minute per source, saying how many were held back.
   if (mono_ns_ - s.last_print_mono >= int64_t{60} * 1000000000) {
     if (s.suppressed)
-      std::fprintf(stderr, "iosonar %s: warning: %.*s: %.*s (and %llu more warnings since the last one shown)\n",
-                   sampler_.c_str(), static_cast<int>(source.size()), source.data(), static_cast<int>(message.size()),
+      std::fprintf(stderr, "%s %s: warning: %.*s: %.*s (and %llu more warnings since the last one shown)\n",
+                   ProgramName(), sampler_.c_str(), static_cast<int>(source.size()), source.data(), static_cast<int>(message.size()),
                    message.data(), static_cast<unsigned long long>(s.suppressed));
     else
-      std::fprintf(stderr, "iosonar %s: warning: %.*s: %.*s\n", sampler_.c_str(), static_cast<int>(source.size()),
+      std::fprintf(stderr, "%s %s: warning: %.*s: %.*s\n", ProgramName(), sampler_.c_str(), static_cast<int>(source.size()),
                    source.data(), static_cast<int>(message.size()), message.data());
     s.last_print_mono = mono_ns_;
     s.suppressed = 0;
@@ -323,6 +329,13 @@ SourceTimer::SourceTimer(Context& ctx, std::string source) : ctx_(ctx), source_(
 
 SourceTimer::~SourceTimer() { ctx_.SourceDone(source_, ok_, MonotonicNs() - start_, error_); }
 
+namespace {
+const char* g_program_name = "iosonar";
+}  // namespace
+
+const char* ProgramName() { return g_program_name; }
+void SetProgramName(const char* name) { g_program_name = name; }
+
 // ---- the loop -----------------------------------------------------------------------
 
 namespace {
@@ -332,7 +345,7 @@ std::atomic<bool> g_stop{false};
 void OnSignal(int) { g_stop.store(true); }
 
 void PrintHelp(const Descriptor& d) {
-  std::printf("usage: iosonar %s [OPTIONS]\n\n%s\n\noptions:\n", d.name, d.description);
+  std::printf("usage: %s %s [OPTIONS]\n\n%s\n\noptions:\n", ProgramName(), d.name, d.description);
   auto print = [](const OptionSpec& o) {
     std::string left = std::string("--") + o.name + (o.value_name ? std::string(" ") + o.value_name : "");
     std::printf("  %-26s %s", left.c_str(), o.help);
@@ -375,7 +388,7 @@ int RunExporter(const Descriptor& d, int argc, char** argv) {
     }
   auto parsed = ParseOptions(d, argc, argv);
   if (!parsed.ok()) {
-    std::fprintf(stderr, "iosonar %s: %s\n", d.name, parsed.status().message().c_str());
+    std::fprintf(stderr, "%s %s: %s\n", ProgramName(), d.name, parsed.status().message().c_str());
     return 2;
   }
   const Options& opts = parsed.value();
@@ -386,7 +399,7 @@ int RunExporter(const Descriptor& d, int argc, char** argv) {
   auto interval = opts.Double("interval");
   auto count = opts.Int("count");
   if (!interval.ok() || !count.ok() || *interval <= 0 || *count < 0) {
-    std::fprintf(stderr, "iosonar %s: %s\n", d.name,
+    std::fprintf(stderr, "%s %s: %s\n", ProgramName(), d.name,
                  !interval.ok() ? interval.status().message().c_str()
                  : !count.ok()  ? count.status().message().c_str()
                                 : "--interval must be > 0 and --count >= 0");
@@ -394,7 +407,7 @@ int RunExporter(const Descriptor& d, int argc, char** argv) {
   }
   auto made = d.create(opts);
   if (!made.ok()) {
-    std::fprintf(stderr, "iosonar %s: %s\n", d.name, made.status().message().c_str());
+    std::fprintf(stderr, "%s %s: %s\n", ProgramName(), d.name, made.status().message().c_str());
     return 2;
   }
   std::unique_ptr<Exporter> exp = std::move(made.value());
@@ -415,19 +428,25 @@ int RunExporter(const Descriptor& d, int argc, char** argv) {
   if (const char* k = getenv("IOSONAR_ES_API_KEY"); k && *k) so.es.api_key = k;
   auto sink = OpenSink(opts.Get("output"), so);
   if (!sink.ok()) {
-    std::fprintf(stderr, "iosonar %s: --output: %s\n", d.name, sink.status().message().c_str());
+    std::fprintf(stderr, "%s %s: --output: %s\n", ProgramName(), d.name, sink.status().message().c_str());
     return 2;
   }
   RecordSink& out = *sink.value();
 
   Context ctx(host, opts.Get("job-id"), stream, d.name);
   const bool quiet = opts.Flag("quiet");
+  // A sample's lines go out in pieces of about 256 KiB, so a sample of 10,000
+  // job ids (~4 MB of JSON) is never held whole (issue 3: <= 10 MiB RSS).
+  ctx.set_spill(256 << 10, [&](const std::string& lines, uint64_t nlines) {
+    if (Status st = out.Send(lines, nlines); !st.ok() && !quiet)
+      std::fprintf(stderr, "%s %s: output: %s\n", ProgramName(), d.name, st.message().c_str());
+  });
   ctx.set_quiet(quiet);
   ctx.set_sampler_records(!opts.Flag("no-sampler-records"));
   const int64_t interval_ns = static_cast<int64_t>(*interval * 1e9);
   ctx.StartTick(0, NowNs(), MonotonicNs(), interval_ns);
   if (Status s = exp->Init(ctx); !s.ok()) {
-    std::fprintf(stderr, "iosonar %s: %s\n", d.name, s.message().c_str());
+    std::fprintf(stderr, "%s %s: %s\n", ProgramName(), d.name, s.message().c_str());
     return 1;
   }
 
@@ -447,9 +466,13 @@ int RunExporter(const Descriptor& d, int argc, char** argv) {
     exp->Collect(ctx);
     const std::string& buf = ctx.FinishTick(MonotonicNs() - mono);
     const uint64_t n = ctx.lines_in_tick();
-    if (!buf.empty()) {
-      if (Status st = out.Send(buf, n); !st.ok() && !quiet)
-        std::fprintf(stderr, "iosonar %s: output: %s\n", d.name, st.message().c_str());
+    if (n > 0) {
+      Status st = buf.empty() ? Status::Ok() : out.Send(buf, ctx.pending_lines());  // (empty if all spilled)
+      // One sample is one batch: a buffering sink (Elasticsearch _bulk) sends
+      // it now, not when 8 MiB have piled up or at exit.
+      if (st.ok()) st = out.Flush();
+      if (!st.ok() && !quiet)
+        std::fprintf(stderr, "%s %s: output: %s\n", ProgramName(), d.name, st.message().c_str());
     }
     lines += n;
     ++samples;
@@ -466,13 +489,13 @@ int RunExporter(const Descriptor& d, int argc, char** argv) {
   }
   exp->Stop(ctx);
   if (Status st = out.Flush(); !st.ok() && !quiet)
-    std::fprintf(stderr, "iosonar %s: output: %s\n", d.name, st.message().c_str());
+    std::fprintf(stderr, "%s %s: output: %s\n", ProgramName(), d.name, st.message().c_str());
   const SinkCounters c = out.counters();
   if (!quiet)
     std::fprintf(stderr,
-                 "iosonar %s: %llu samples, %llu records (sent %llu, spooled %llu, dropped %llu), %llu warnings, "
+                 "%s %s: %llu samples, %llu records (sent %llu, spooled %llu, dropped %llu), %llu warnings, "
                  "%llu ticks skipped\n",
-                 d.name, static_cast<unsigned long long>(samples), static_cast<unsigned long long>(lines),
+                 ProgramName(), d.name, static_cast<unsigned long long>(samples), static_cast<unsigned long long>(lines),
                  static_cast<unsigned long long>(c.lines_sent), static_cast<unsigned long long>(c.spooled),
                  static_cast<unsigned long long>(c.dropped), static_cast<unsigned long long>(ctx.warnings_total()),
                  static_cast<unsigned long long>(skipped));

@@ -21,6 +21,7 @@
 // Not thread-safe: one loop thread calls everything.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <span>
@@ -105,7 +106,15 @@ class Context {
   // Ends the sample: closes the open record, appends the iosonar.sampler
   // records (collect_ns = the whole Collect call), and returns the lines.
   std::string& FinishTick(int64_t collect_ns);
-  uint64_t lines_in_tick() const { return lines_; }
+  uint64_t lines_in_tick() const { return lines_; }        // all lines of this tick
+  uint64_t pending_lines() const { return lines_ - spilled_; }  // lines in the buffer FinishTick returned
+  // Bounded memory for big samples: once the buffer holds at least `bytes`,
+  // each completed record boundary hands the buffer's whole lines to fn
+  // (which sends them) and empties it. Records and their order are unchanged.
+  void set_spill(size_t bytes, std::function<void(const std::string& lines, uint64_t nlines)> fn) {
+    spill_bytes_ = bytes;
+    spill_ = std::move(fn);
+  }
   void set_quiet(bool q) { quiet_ = q; }
   void set_sampler_records(bool on) { sampler_records_ = on; }
 
@@ -129,6 +138,9 @@ class Context {
   Record rec_{&buf_};
   bool open_ = false;
   uint64_t lines_ = 0;
+  uint64_t spilled_ = 0;  // lines of this tick already handed to spill_
+  size_t spill_bytes_ = 0;
+  std::function<void(const std::string&, uint64_t)> spill_;
   uint64_t tick_ = 0;
   int64_t now_ns_ = 0, mono_ns_ = 0, interval_ns_ = 0;
   std::string ts_text_;  // @timestamp of the tick, formatted once
@@ -198,7 +210,12 @@ Result<Options> ParseOptions(const Descriptor& d, int argc, char** argv);
 // failed Init or output, 2 on bad options).
 int RunExporter(const Descriptor& d, int argc, char** argv);
 
-// The descriptors of all exporters linked into this binary.
+// The binary's name in messages and --help ("iosonar", "iosonar-exporter").
+const char* ProgramName();
+void SetProgramName(const char* name);
+
+// The descriptors of all exporters linked into this binary (each binary has
+// its own table: exporters/common/registry.cc, exporters/common/lean_main.cc).
 std::span<const Descriptor* const> AllExporters();
 
 }  // namespace iosonar::exporters

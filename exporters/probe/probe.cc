@@ -116,15 +116,15 @@ int OneShot(const Options& o) {
   if (!o.Flag("precreate")) return -1;
   auto c = ConfigFrom(o);
   if (!c.ok()) {
-    std::fprintf(stderr, "iosonar probe: %s\n", c.status().message().c_str());
+    std::fprintf(stderr, "%s probe: %s\n", ProgramName(), c.status().message().c_str());
     return 2;
   }
   std::string report;
   if (Status s = probe::Precreate(*c, &report); !s.ok()) {
-    std::fprintf(stderr, "iosonar probe --precreate: %s\n", s.message().c_str());
+    std::fprintf(stderr, "%s probe --precreate: %s\n", ProgramName(), s.message().c_str());
     return 1;
   }
-  if (!o.Flag("quiet")) std::fprintf(stderr, "iosonar probe: %s\n", report.c_str());
+  if (!o.Flag("quiet")) std::fprintf(stderr, "%s probe: %s\n", ProgramName(), report.c_str());
   return 0;
 }
 

@@ -3,6 +3,8 @@
 // hist maps), their stats and brw_stats, and one MDT. The real command runs
 // as a child process; between its samples this program advances the
 // counters (all OST stats and brw_stats, and 10% or 100% of the jobs).
+// Both binaries run side by side: the full `iosonar` and the lean
+// `iosonar-exporter` (same exporter, no libcurl/OpenSSL/MariaDB/SQLite linked).
 // Reported: per-sample collect time (the exporter's own "*" self-report,
 // median / p90 / max), CPU per sample and peak RSS of the child (wait4).
 // Targets (issue 3): <= 20 ms per sample, <= 10 MiB RSS.
@@ -200,11 +202,13 @@ struct Result {
 // binary's and shared libraries' file pages.
 double g_anon_peak = 0;
 
-// The command measured: $BENCH_LUSTRE_IOSONAR if set (e.g. an older build,
-// for a side-by-side run), else this build's iosonar.
-std::string IosonarBin() {
+// The command measured: for "iosonar", $BENCH_LUSTRE_IOSONAR if set (e.g. an
+// older build, for a side-by-side run), else this build's; "iosonar-exporter"
+// is always this build's lean binary.
+std::string BinaryPath(const std::string& binary) {
   const char* e = std::getenv("BENCH_LUSTRE_IOSONAR");
-  return e && *e ? std::string(e) : std::string(IOSONAR_BINARY_DIR) + "/iosonar";
+  if (binary == "iosonar" && e && *e) return e;
+  return std::string(IOSONAR_BINARY_DIR) + "/" + binary;
 }
 double VmHwmMib(pid_t pid) {
   std::ifstream f("/proc/" + std::to_string(pid) + "/status");
@@ -217,10 +221,11 @@ double VmHwmMib(pid_t pid) {
   return hwm;
 }
 
-Result RunOnce(Fixture& fx, int samples, double interval, int percent, int every) {
+// binary: "iosonar" (the full front command) or "iosonar-exporter" (the lean one).
+Result RunOnce(Fixture& fx, const std::string& binary, int samples, double interval, int percent, int every) {
   const std::string out = fx.root + "/out.jsonl";
   unlink(out.c_str());
-  const std::string bin = IosonarBin();
+  const std::string bin = BinaryPath(binary);
   const std::string count = std::to_string(samples), iv = std::to_string(interval);
   std::vector<std::string> args = {bin, "lustre", "--proc-root", fx.root, "--interval", iv, "--count", count,
                                    "--output", out, "--quiet", "--host-name", "bench", "--jobstats-every",
@@ -333,10 +338,10 @@ InProc RunInProcess(Fixture& fx, int samples, int percent, int every) {
 
 // The command on an empty tree: what the binary and its shared libraries
 // take before any Lustre data.
-double IdleRssMib(const std::string& root) {
+double IdleRssMib(const std::string& root, const std::string& binary) {
   const std::string empty = root + "/empty";
   MkdirP(empty + "/proc/fs/lustre");
-  const std::string bin = IosonarBin();
+  const std::string bin = BinaryPath(binary);
   std::vector<std::string> args = {bin, "lustre", "--proc-root", empty, "--interval", "0.2", "--count", "4", "--output", "/dev/null", "--quiet"};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
@@ -428,25 +433,34 @@ int main(int argc, char** argv) {
   double load[3] = {0, 0, 0};
   if (getloadavg(load, 3) < 0) load[0] = -1;
   std::printf("\nload average now %.2f on %ld CPUs: wall times include waiting for a CPU\n", load[0], sysconf(_SC_NPROCESSORS_ONLN));
-  g_anon_peak = 0;
-  const double idle = IdleRssMib(fx.root);
-  std::printf("\nthe command on an empty tree (binary and shared libraries only): RSS %.1f MiB, anon %.1f MiB\n", idle, g_anon_peak);
-  std::printf("\nthe real command (iosonar lustre --interval %.1f as a child; wall time from its own self-report, "
+  // Both binaries side by side: the full front command and the lean
+  // node exporter (no libcurl/OpenSSL/MariaDB/SQLite/hiredis linked).
+  const char* kBinaries[] = {"iosonar", "iosonar-exporter"};
+  std::printf("\nthe command on an empty tree (binary and shared libraries only):\n");
+  std::printf("%-18s %10s %10s\n", "binary", "RSS MiB", "anon MiB");
+  for (const char* b : kBinaries) {
+    g_anon_peak = 0;
+    const double idle = IdleRssMib(fx.root, b);
+    std::printf("%-18s %10.1f %10.1f   vs target: RSS %.1f / 10 MiB = %.2fx\n", b, idle, g_anon_peak, idle, idle / 10.0);
+  }
+  std::printf("\nthe real command (BINARY lustre --interval %.1f as a child; wall time from its own self-report, "
               "CPU from wait4, peak RSS = the child's VmHWM):\n", interval);
-  std::printf("%-40s %9s %9s %9s %12s %10s %10s %12s\n", "scenario", "median ms", "p90 ms", "max ms", "cpu ms/smpl", "RSS MiB",
-              "anon MiB", "records/smpl");
+  std::printf("%-40s %-17s %9s %9s %9s %12s %10s %10s %12s\n", "scenario", "binary", "median ms", "p90 ms", "max ms",
+              "cpu ms/smpl", "RSS MiB", "anon MiB", "records/smpl");
   for (int si = 0; si < 3; ++si) {
     const auto [percent, every] = kScenarios[si];
     if (only_scenario >= 0 && si != only_scenario) continue;
-    Result r = RunOnce(fx, samples, interval, percent, every);
-    std::vector<double> steady(r.ms.begin() + (r.ms.size() > 1 ? 1 : 0), r.ms.end());  // sample 0 is the baseline
-    const std::string name = Name(percent, every);
-    std::printf("%-40s %9.2f %9.2f %9.2f %12.2f %10.1f %10.1f %12.0f\n", name.c_str(), Pct(steady, 0.5), Pct(steady, 0.9),
-                Pct(steady, 1.0), r.cpu_ms_per_sample, r.maxrss_mib, r.anon_mib, r.records_per_sample);
-    std::printf("  vs targets: CPU %.1f ms per sample / 20 ms = %.2fx, wall median %.1f ms / 20 ms = %.2fx, RSS %.1f / 10 MiB = "
-                "%.2fx\n",
-                r.cpu_ms_per_sample, r.cpu_ms_per_sample / 20.0, Pct(steady, 0.5), Pct(steady, 0.5) / 20.0, r.maxrss_mib,
-                r.maxrss_mib / 10.0);
+    for (const char* b : kBinaries) {
+      Result r = RunOnce(fx, b, samples, interval, percent, every);
+      std::vector<double> steady(r.ms.begin() + (r.ms.size() > 1 ? 1 : 0), r.ms.end());  // sample 0 is the baseline
+      const std::string name = Name(percent, every);
+      std::printf("%-40s %-17s %9.2f %9.2f %9.2f %12.2f %10.1f %10.1f %12.0f\n", name.c_str(), b, Pct(steady, 0.5),
+                  Pct(steady, 0.9), Pct(steady, 1.0), r.cpu_ms_per_sample, r.maxrss_mib, r.anon_mib, r.records_per_sample);
+      std::printf("  vs targets: CPU %.1f ms per sample / 20 ms = %.2fx, wall median %.1f ms / 20 ms = %.2fx, RSS %.1f / 10 MiB = "
+                  "%.2fx\n",
+                  r.cpu_ms_per_sample, r.cpu_ms_per_sample / 20.0, Pct(steady, 0.5), Pct(steady, 0.5) / 20.0, r.maxrss_mib,
+                  r.maxrss_mib / 10.0);
+    }
   }
   std::string cmd = std::string("rm -rf ") + tmpl;
   if (std::system(cmd.c_str()) != 0) return 1;
