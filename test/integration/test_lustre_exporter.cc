@@ -12,6 +12,7 @@
 #include "exporters/common/exporter.h"
 #include "iosonar/record.h"
 #include "iosonar/store.h"
+#include "lustre_driver.h"
 #include "lustre_fixture.h"
 #include "testutil.h"
 
@@ -29,37 +30,9 @@ constexpr int64_t kBase = 1700000000LL * 1000000000LL;
 constexpr int64_t kSec = 1000000000LL;
 constexpr uint64_t kMiB = 1 << 20;
 
-// Runs the exporter in-process on a synthetic clock: one Collect per Sample().
-class Driver {
- public:
-  explicit Driver(std::vector<std::string> args) : ctx_("testhost", "", 4242, "lustre") {
-    args.insert(args.begin(), "lustre");
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    auto opts = exporters::ParseOptions(exporters::kLustreExporter, static_cast<int>(argv.size()), argv.data());
-    REQUIRE(opts.ok());
-    auto e = exporters::kLustreExporter.create(*opts);
-    REQUIRE(e.ok());
-    exp_ = std::move(*e);
-    ctx_.set_quiet(true);
-    ctx_.StartTick(0, kBase, kSec, kSec);
-    REQUIRE(exp_->Init(ctx_).ok());
-  }
-  std::string Sample() {
-    ctx_.StartTick(tick_, kBase + static_cast<int64_t>(tick_) * kSec, kSec + static_cast<int64_t>(tick_) * kSec, kSec);
-    exp_->Collect(ctx_);
-    std::string out = ctx_.FinishTick(1000);
-    all_ += out;
-    ++tick_;
-    return out;
-  }
-  const std::string& all() const { return all_; }
-
- private:
-  exporters::Context ctx_;
-  std::unique_ptr<exporters::Exporter> exp_;
-  uint64_t tick_ = 0;
-  std::string all_;
+// The exporter in-process on a synthetic clock (lustre_driver.h).
+struct Driver : LustreDriver {
+  explicit Driver(std::vector<std::string> args) : LustreDriver(std::move(args), "testhost") {}
 };
 
 // Every line must pass the collector's schema validation.

@@ -16,6 +16,7 @@
 #include "iosonar/ingest.h"
 #include "iosonar/sqlite_store.h"
 #include "iosonar/timeutil.h"
+#include "lustre_driver.h"
 #include "lustre_fixture.h"
 #include "simulate/simulate.h"
 #include "testutil.h"
@@ -35,34 +36,9 @@ constexpr int64_t kBase = 1700000000LL * 1000000000LL;  // the fixture's first s
 constexpr int64_t kSec = 1000000000LL;
 constexpr int64_t kMiB = 1 << 20;
 
-// The exporter in-process on a synthetic clock: tick k at kBase + k s.
-class Driver {
- public:
-  explicit Driver(std::vector<std::string> args) : ctx_("fwd0", "", 4242, "lustre") {
-    args.insert(args.begin(), "lustre");
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    auto opts = exporters::ParseOptions(exporters::kLustreExporter, static_cast<int>(argv.size()), argv.data());
-    REQUIRE(opts.ok());
-    auto e = exporters::kLustreExporter.create(*opts);
-    REQUIRE(e.ok());
-    exp_ = std::move(*e);
-    ctx_.set_quiet(true);
-    ctx_.StartTick(0, kBase, kSec, kSec);
-    REQUIRE(exp_->Init(ctx_).ok());
-  }
-  std::string Sample() {
-    ctx_.StartTick(tick_, kBase + static_cast<int64_t>(tick_) * kSec, kSec + static_cast<int64_t>(tick_) * kSec, kSec);
-    exp_->Collect(ctx_);
-    std::string out = ctx_.FinishTick(1000);
-    ++tick_;
-    return out;
-  }
-
- private:
-  exporters::Context ctx_;
-  std::unique_ptr<exporters::Exporter> exp_;
-  uint64_t tick_ = 0;
+// The exporter in-process on a synthetic clock (lustre_driver.h).
+struct Driver : LustreDriver {
+  explicit Driver(std::vector<std::string> args) : LustreDriver(std::move(args), "fwd0") {}
 };
 
 std::unique_ptr<Store> StoreOf(const std::string& dir, const std::vector<std::string>& lines) {
