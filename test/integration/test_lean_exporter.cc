@@ -8,9 +8,14 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
 #include <catch2/catch.hpp>
 #include <cstdlib>
-#include <regex>
+#include <functional>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -47,10 +52,35 @@ void CheckValid(const std::string& jsonl) {
 // (@timestamp), the random event.stream, the measured durations, and the
 // elapsed time and rates, which come from the monotonic clock when a fixture's
 // snapshot_time does not move.
+// Each line re-written (keys in order) with the values of the keys `blank`
+// picks replaced by "_". (Not std::regex: GCC 12's <regex> trips
+// -Wmaybe-uninitialized in the sanitizer build.)
+std::string BlankValues(const std::string& jsonl, const std::function<bool(std::string_view)>& blank) {
+  std::string out;
+  for (const auto& l : SplitLines(jsonl)) {
+    if (l.empty()) continue;
+    rapidjson::Document d;
+    d.Parse(l.c_str());
+    if (!d.IsObject()) {
+      out += l + "\n";
+      continue;
+    }
+    for (auto& m : d.GetObject())
+      if (blank(std::string_view(m.name.GetString(), m.name.GetStringLength()))) m.value.SetString("_");
+    rapidjson::StringBuffer sb;
+    rapidjson::Writer<rapidjson::StringBuffer> w(sb);
+    d.Accept(w);
+    out.append(sb.GetString(), sb.GetSize());
+    out += '\n';
+  }
+  return out;
+}
+
 std::string Normalize(const std::string& jsonl) {
-  static const std::regex kVolatile(
-      R"re("(@timestamp|event\.stream|sampler\.duration_ns|lustre\.elapsed_ns|[a-z]+\.[a-z_]*_per_s)":("[^"]*"|[-0-9.eE+]+))re");
-  return std::regex_replace(jsonl, kVolatile, "\"$1\":_");
+  return BlankValues(jsonl, [](std::string_view k) {
+    return k == "@timestamp" || k == "event.stream" || k == "sampler.duration_ns" || k == "lustre.elapsed_ns" ||
+           k.ends_with("_per_s");
+  });
 }
 
 // Both binaries, same arguments; returns {full output, lean output}.
@@ -229,8 +259,7 @@ TEST_CASE("lean exporter: probe records reach a live collector, same fields as i
   // latencies and the per-process seed differ and are blanked.
   auto [full, lean] = RunBoth(d, {"probe", "--dir", d / "p", "--count", "2", "--interval", "0.02"});
   CHECK(Count(lean, "\"event.dataset\":\"iosonar.probe\"") == 12);
-  std::regex keys_only(R"re(:("[^"]*"|[-0-9.eE+]+|true|false))re");
-  auto shape = [&](const std::string& s) { return std::regex_replace(s, keys_only, ":_"); };
+  auto shape = [&](const std::string& s) { return BlankValues(s, [](std::string_view) { return true; }); };
   CHECK(shape(lean) == shape(full));
 }
 
