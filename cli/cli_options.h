@@ -2,6 +2,7 @@
 // boost::program_options (only cli/*.cc include this).
 #pragma once
 #include <boost/program_options.hpp>
+#include <string>
 
 namespace iosonar::cli {
 
@@ -13,5 +14,13 @@ int ParseCommandLine(const char* name, int argc, char** argv, const boost::progr
                      boost::program_options::variables_map* vm,
                      const boost::program_options::positional_options_description* positional = nullptr,
                      const boost::program_options::options_description* help = nullptr);
+
+// ParseCommandLine for a subcommand whose one positional argument is JOB_ID:
+// fills *job_id; a missing JOB_ID is a usage error (2).
+int ParseJobCommandLine(const char* name, int argc, char** argv, const boost::program_options::options_description& options,
+                        std::string* job_id, boost::program_options::variables_map* vm);
+
+// Prints "iosonar NAME: msg\n(see iosonar NAME --help)" and returns 2.
+int UsageError(const char* name, const std::string& msg);
 
 }  // namespace iosonar::cli

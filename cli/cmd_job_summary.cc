@@ -62,19 +62,9 @@ int CmdJobSummary(int argc, char** argv) {
       ("config", po::value(&config)->value_name("FILE"), "config file (default $IOSONAR_CONFIG, ~/.config/iosonar/iosonar.conf)")  //
       ("mysql", po::value(&mysql_flag)->value_name("URL"), "job database: read the job's metadata, write job_summary")  //
       ("cluster", po::value(&cluster)->value_name("NAME"), "the job's cluster in the job database (default: the only one with this job id)");
-  po::options_description hidden;
-  hidden.add_options()("job-id", po::value(&job_id));
-  po::options_description all;
-  all.add(desc).add(hidden);
-  po::positional_options_description pos;
-  pos.add("job-id", 1);
   po::variables_map vm;
-  if (int rc = ParseCommandLine("job-summary", argc, argv, all, &vm, &pos, &desc); rc >= 0) return rc;
-  auto usage_error = [](const std::string& msg) {
-    std::cerr << "iosonar job-summary: " << msg << "\n(see iosonar job-summary --help)\n";
-    return 2;
-  };
-  if (job_id.empty()) return usage_error("missing JOB_ID");
+  if (int rc = ParseJobCommandLine("job-summary", argc, argv, desc, &job_id, &vm); rc >= 0) return rc;
+  auto usage_error = [](const std::string& m) { return UsageError("job-summary", m); };
   if (format != "table" && format != "json") return usage_error("--format must be table or json, not '" + format + "'");
   if (!(volume_share > 0 && volume_share <= 1)) return usage_error("--volume-share must be in (0, 1]");
   const bool from_cache = vm.count("from-cache") > 0;

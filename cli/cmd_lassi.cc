@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "cache.h"
+#include "cli_options.h"
 #include "commands.h"
 #include "iosonar/es_store.h"
 #include "iosonar/jobdb.h"
@@ -75,27 +76,13 @@ struct RangeOpts {
 
 struct Usage {
   const char* name;
-  int operator()(const std::string& msg) const {
-    std::cerr << "iosonar " << name << ": " << msg << "\n(see iosonar " << name << " --help)\n";
-    return 2;
-  }
+  int operator()(const std::string& msg) const { return UsageError(name, msg); }
 };
 
 bool ParseArgs(const char* name, int argc, char** argv, po::options_description& desc, po::variables_map& vm,
                int* rc) {
-  try {
-    po::store(po::command_line_parser(argc, argv).options(desc).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    *rc = Usage{name}(e.what());
-    return false;
-  }
-  if (vm.count("help")) {
-    std::cout << desc << "\n";
-    *rc = 0;
-    return false;
-  }
-  return true;
+  *rc = ParseCommandLine(name, argc, argv, desc, &vm);
+  return *rc < 0;
 }
 
 Result<std::unique_ptr<Store>> OpenStoreOrSay(const char* name, const std::string& where) {

@@ -148,14 +148,31 @@ int ParseCommandLine(const char* name, int argc, char** argv, const po::options_
     po::store(parser.run(), *vm);
     po::notify(*vm);
   } catch (const std::exception& e) {
-    std::cerr << "iosonar " << name << ": " << e.what() << "\n(see iosonar " << name << " --help)\n";
-    return 2;
+    return UsageError(name, e.what());
   }
   if (vm->count("help")) {
     std::cout << (help ? *help : options) << "\n";
     return 0;
   }
   return -1;
+}
+
+int ParseJobCommandLine(const char* name, int argc, char** argv, const po::options_description& options,
+                        std::string* job_id, po::variables_map* vm) {
+  po::options_description hidden;
+  hidden.add_options()("job-id", po::value(job_id));
+  po::options_description all;
+  all.add(options).add(hidden);
+  po::positional_options_description pos;
+  pos.add("job-id", 1);
+  if (int rc = ParseCommandLine(name, argc, argv, all, vm, &pos, &options); rc >= 0) return rc;
+  if (job_id->empty()) return UsageError(name, "missing JOB_ID");
+  return -1;
+}
+
+int UsageError(const char* name, const std::string& msg) {
+  std::cerr << "iosonar " << name << ": " << msg << "\n(see iosonar " << name << " --help)\n";
+  return 2;
 }
 
 }  // namespace iosonar::cli

@@ -66,19 +66,9 @@ int CmdPhases(int argc, char** argv) {
       ("cluster", po::value(&cluster)->value_name("NAME"), "the job's cluster in the job database")  //
       ("output", po::value(&output)->value_name("OUT"), "also send iosonar.result.phase records to OUT")  //
       ("config", po::value(&config)->value_name("FILE"), "config file");
-  po::options_description hidden;
-  hidden.add_options()("job-id", po::value(&job_id));
-  po::options_description all;
-  all.add(desc).add(hidden);
-  po::positional_options_description pos;
-  pos.add("job-id", 1);
   po::variables_map vm;
-  if (int rc = ParseCommandLine("phases", argc, argv, all, &vm, &pos, &desc); rc >= 0) return rc;
-  auto usage_error = [](const std::string& m) {
-    std::cerr << "iosonar phases: " << m << "\n(see iosonar phases --help)\n";
-    return 2;
-  };
-  if (job_id.empty()) return usage_error("missing JOB_ID");
+  if (int rc = ParseJobCommandLine("phases", argc, argv, desc, &job_id, &vm); rc >= 0) return rc;
+  auto usage_error = [](const std::string& m) { return UsageError("phases", m); };
   if (store_dir.empty()) return usage_error("missing --store DIR");
   if (format != "table" && format != "json") return usage_error("--format must be table or json, not '" + format + "'");
   analysis::PhaseOptions opt;

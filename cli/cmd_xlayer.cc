@@ -11,6 +11,7 @@
 #include <string>
 
 #include "cache.h"
+#include "cli_options.h"
 #include "commands.h"
 #include "compress2/compress2.h"
 #include "iosonar/es_store.h"
@@ -72,32 +73,6 @@ Status MapsFromMysql(JobDb& db, const std::string& cluster_flag, const std::stri
   return Status::Ok();
 }
 
-int ParseArgs(const char* cmd, po::options_description& desc, const char* usage_tail, int argc, char** argv,
-              std::string* job_id, po::variables_map* vm) {
-  po::options_description hidden;
-  hidden.add_options()("job-id", po::value(job_id));
-  po::options_description all;
-  all.add(desc).add(hidden);
-  po::positional_options_description pos;
-  pos.add("job-id", 1);
-  try {
-    po::store(po::command_line_parser(argc, argv).options(all).positional(pos).run(), *vm);
-    po::notify(*vm);
-  } catch (const po::error& e) {
-    std::cerr << "iosonar " << cmd << ": " << e.what() << "\n(see iosonar " << cmd << " --help)\n";
-    return 2;
-  }
-  if (vm->count("help")) {
-    std::cout << desc << "\n";
-    return 0;
-  }
-  if (job_id->empty()) {
-    std::cerr << "iosonar " << cmd << ": missing JOB_ID" << usage_tail << "\n(see iosonar " << cmd << " --help)\n";
-    return 2;
-  }
-  return -1;
-}
-
 }  // namespace
 
 int CmdXlayer(int argc, char** argv) {
@@ -136,11 +111,8 @@ int CmdXlayer(int argc, char** argv) {
       ("output", po::value(&output)->value_name("OUT"), "also send iosonar.result.xlayer/server_share records to OUT")  //
       ("config", po::value(&config)->value_name("FILE"), "config file");
   po::variables_map vm;
-  if (int rc = ParseArgs("xlayer", desc, "", argc, argv, &job_id, &vm); rc >= 0) return rc;
-  auto usage_error = [](const std::string& msg) {
-    std::cerr << "iosonar xlayer: " << msg << "\n(see iosonar xlayer --help)\n";
-    return 2;
-  };
+  if (int rc = ParseJobCommandLine("xlayer", argc, argv, desc, &job_id, &vm); rc >= 0) return rc;
+  auto usage_error = [](const std::string& msg) { return UsageError("xlayer", msg); };
   if (store_dir.empty()) return usage_error("missing --store DIR");
   if (format != "table" && format != "json") return usage_error("--format must be table or json");
   xlayer::Maps maps;
@@ -245,10 +217,9 @@ int CmdCompress2(int argc, char** argv) {
       ("output", po::value(&output)->value_name("OUT"), "also send an iosonar.result.compression record to OUT")  //
       ("config", po::value(&config)->value_name("FILE"), "config file");
   po::variables_map vm;
-  if (int rc = ParseArgs("compress2", desc, "", argc, argv, &job_id, &vm); rc >= 0) return rc;
+  if (int rc = ParseJobCommandLine("compress2", argc, argv, desc, &job_id, &vm); rc >= 0) return rc;
   if (store_dir.empty()) {
-    std::cerr << "iosonar compress2: missing --store DIR\n(see iosonar compress2 --help)\n";
-    return 2;
+    return UsageError("compress2", "missing --store DIR");
   }
   auto store = OpenStoreAt(store_dir);
   if (!store.ok()) {
