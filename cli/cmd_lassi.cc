@@ -81,8 +81,9 @@ struct Usage {
 
 bool ParseArgs(const char* name, int argc, char** argv, po::options_description& desc, po::variables_map& vm,
                int* rc) {
-  *rc = ParseCommandLine(name, argc, argv, desc, &vm);
-  return *rc < 0;
+  const int r = ParseCommandLine(name, argc, argv, desc, &vm);
+  if (r >= 0) *rc = r;  // stop with this exit status; else *rc stays as the caller set it
+  return r < 0;
 }
 
 Result<std::unique_ptr<Store>> OpenStoreOrSay(const char* name, const std::string& where) {
