@@ -26,6 +26,14 @@ uint64_t SplitMix(uint64_t x) {
 
 using analysis::Fnv1a;
 
+// What every server/client delta record carries after its head: the file
+// system, the target and the interval (1 s; @timestamp is its end).
+void ServerTarget(JsonLine& j, const std::string& fs, const std::string& target) {
+  j.KStr("lustre.fs", fs.c_str());
+  j.KStr("lustre.target", target.c_str());
+  j.KInt("lustre.elapsed_ns", kSec);
+}
+
 // A small deterministic generator (xorshift64*), seeded through SplitMix.
 struct Rng {
   uint64_t s;
@@ -536,9 +544,7 @@ Status Simulate(const Config& cfg, const std::function<Status(std::string_view l
         const Io& io = fwd_io[static_cast<size_t>(f)];
         const Meta& m = fwd_meta[static_cast<size_t>(f)];
         JsonLine& j = em.Begin("iosonar.client", tick_end, st, fwd_host[static_cast<size_t>(f)]);
-        j.KStr("lustre.fs", cfg.fs.c_str());
-        j.KStr("lustre.target", mount[static_cast<size_t>(f)].c_str());
-        j.KInt("lustre.elapsed_ns", kSec);
+        ServerTarget(j, cfg.fs, mount[static_cast<size_t>(f)]);
         j.KStr("client.layer", "llite");
         j.KInt("client.read_bytes", io.rb);
         j.KInt("client.read_ops", io.rops);
@@ -561,9 +567,7 @@ Status Simulate(const Config& cfg, const std::function<Status(std::string_view l
         Stream& st = fwd_st[static_cast<size_t>(f)];
         JsonLine& j = em.Begin("iosonar.client", tick_end, st, fwd_host[static_cast<size_t>(f)]);
         const std::string target = ost_name[static_cast<size_t>(o)] + "-osc-" + mount[static_cast<size_t>(f)].substr(cfg.fs.size() + 1);
-        j.KStr("lustre.fs", cfg.fs.c_str());
-        j.KStr("lustre.target", target.c_str());
-        j.KInt("lustre.elapsed_ns", kSec);
+        ServerTarget(j, cfg.fs, target);
         j.KStr("client.layer", "osc");
         const bool slow = o == cfg.faults.slow_ost || f == cfg.faults.slow_fwd;
         j.KInt("client.read_in_flight", 0);
@@ -612,9 +616,7 @@ Status Simulate(const Config& cfg, const std::function<Status(std::string_view l
       const Io& io = ost_io[static_cast<size_t>(o)];
       const int oss = o / std::max(1, cfg.osts_per_oss);
       JsonLine& j = em.Begin("iosonar.oss", tick_end, oss_st[static_cast<size_t>(oss)], oss_host[static_cast<size_t>(oss)]);
-      j.KStr("lustre.fs", cfg.fs.c_str());
-      j.KStr("lustre.target", ost_name[static_cast<size_t>(o)].c_str());
-      j.KInt("lustre.elapsed_ns", kSec);
+      ServerTarget(j, cfg.fs, ost_name[static_cast<size_t>(o)]);
       j.KInt("lustre.jobs_active", active[static_cast<size_t>(o)]);
       j.KInt("lustre.jobs_dropped", 0);
       j.KInt("oss.read_bytes", io.rb);
@@ -637,9 +639,7 @@ Status Simulate(const Config& cfg, const std::function<Status(std::string_view l
     for (int d = 0; d < D; ++d) {
       const Meta& m = mdt_io[static_cast<size_t>(d)];
       JsonLine& j = em.Begin("iosonar.mds", tick_end, mds_st, mds_host);
-      j.KStr("lustre.fs", cfg.fs.c_str());
-      j.KStr("lustre.target", mdt_name[static_cast<size_t>(d)].c_str());
-      j.KInt("lustre.elapsed_ns", kSec);
+      ServerTarget(j, cfg.fs, mdt_name[static_cast<size_t>(d)]);
       j.KInt("lustre.jobs_active", active[static_cast<size_t>(S + d)]);
       j.KInt("lustre.jobs_dropped", 0);
       j.KInt("mds.open", m.open);
@@ -656,9 +656,7 @@ Status Simulate(const Config& cfg, const std::function<Status(std::string_view l
         const int oss = o / std::max(1, cfg.osts_per_oss);
         JsonLine& j = em.Begin("iosonar.jobstats", tick_end, oss_st[static_cast<size_t>(oss)], oss_host[static_cast<size_t>(oss)]);
         j.KStr("job.id", id.c_str());
-        j.KStr("lustre.fs", cfg.fs.c_str());
-        j.KStr("lustre.target", ost_name[static_cast<size_t>(o)].c_str());
-        j.KInt("lustre.elapsed_ns", kSec);
+        ServerTarget(j, cfg.fs, ost_name[static_cast<size_t>(o)]);
         j.KInt("oss.read_bytes", io.rb);
         j.KInt("oss.read_ops", io.rops);
         j.KInt("oss.write_bytes", io.wb);
@@ -669,9 +667,7 @@ Status Simulate(const Config& cfg, const std::function<Status(std::string_view l
       for (auto& [d, m] : job_mdt[k]) {
         JsonLine& j = em.Begin("iosonar.jobstats", tick_end, mds_st, mds_host);
         j.KStr("job.id", id.c_str());
-        j.KStr("lustre.fs", cfg.fs.c_str());
-        j.KStr("lustre.target", mdt_name[static_cast<size_t>(d)].c_str());
-        j.KInt("lustre.elapsed_ns", kSec);
+        ServerTarget(j, cfg.fs, mdt_name[static_cast<size_t>(d)]);
         if (m.open) j.KInt("mds.open", m.open);
         if (m.close) j.KInt("mds.close", m.close);
         if (m.getattr) j.KInt("mds.getattr", m.getattr);
