@@ -16,21 +16,18 @@
 #include <string>
 #include <vector>
 
+#include "bench_clock.h"
 #include "iosonar/sqlite_store.h"
 #include "simulate/simulate.h"
 #include "summarize/fs_context.h"
 
 using namespace iosonar;
-using Clock = std::chrono::steady_clock;
+using iosonar::bench::Clock;
+using iosonar::bench::Cpu;
+using iosonar::bench::Since;
 
 namespace {
 
-double Since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
-double Cpu() {
-  timespec ts;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
-}
 
 sim::Config HourOnBigFs() {
   sim::Config cfg;

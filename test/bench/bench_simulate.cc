@@ -15,12 +15,15 @@
 #include <vector>
 
 #include "compress2/compress2.h"
+#include "bench_clock.h"
 #include "iosonar/ingest.h"
 #include "iosonar/sqlite_store.h"
 #include "simulate/simulate.h"
 
 using namespace iosonar;
-using Clock = std::chrono::steady_clock;
+using iosonar::bench::Clock;
+using iosonar::bench::Cpu;
+using iosonar::bench::Since;
 
 namespace {
 
@@ -36,13 +39,6 @@ std::string TempDir() {
   return d;
 }
 
-// CPU time of this process (the machine is shared; wall time includes waiting
-// for a core).
-double Cpu() {
-  timespec ts;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
-}
 
 struct Rate {
   double secs;  // wall
@@ -56,7 +52,7 @@ Rate RunNull(const sim::Config &cfg) {
   const double c0 = Cpu();
   Status st = sim::Simulate(
       cfg, [](std::string_view) { return Status::Ok(); }, &r);
-  const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+  const double s = Since(t0);
   const double c = Cpu() - c0;
   if (!st.ok()) {
     std::fprintf(stderr, "%s\n", st.ToString().c_str());
@@ -83,7 +79,7 @@ Rate RunStore(const sim::Config &cfg, const std::string &dir, sim::SimResult *r)
       },
       r);
   if (st.ok() && !batch.empty()) st = batch.Commit(&stats);
-  const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+  const double s = Since(t0);
   const double c = Cpu() - c0;
   if (!st.ok()) {
     std::fprintf(stderr, "%s\n", st.ToString().c_str());

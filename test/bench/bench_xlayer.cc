@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "http_responder.h"
+#include "bench_clock.h"
 #include "iosonar/es_store.h"
 #include "iosonar/record.h"
 #include "iosonar/sqlite_store.h"
@@ -27,18 +28,12 @@
 #include "xlayer/xlayer.h"
 
 using namespace iosonar;
-using Clock = std::chrono::steady_clock;
+using iosonar::bench::Clock;
+using iosonar::bench::Cpu;
+using iosonar::bench::Since;
 
 namespace {
 
-double Since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
-// CPU time of this process: the machine is shared, so wall time includes
-// waiting for a core; both are reported.
-double Cpu() {
-  timespec ts;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
-}
 
 sim::Config BigJob() {
   sim::Config cfg;
