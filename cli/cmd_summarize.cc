@@ -196,7 +196,8 @@ int CmdSummarizeJob(int argc, char** argv) {
   if (format == "json") std::cout << analysis::SummaryRowsToJson(rows) << "\n";
   else if (!rows.empty()) std::cout << analysis::SummaryRowsToCsv(rows);
   std::string recs;
-  for (const auto& r : rows) recs += analysis::SummaryRowToRecord(r, HostName());
+  const std::string host = HostName();
+  for (const auto& r : rows) recs += analysis::SummaryRowToRecord(r, host);
   if (!rows.empty()) pub.Send(recs, rows.size());
   return std::max(rc, pub.rc());
 

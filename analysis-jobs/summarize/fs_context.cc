@@ -1,6 +1,7 @@
 #include "summarize/fs_context.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <set>
@@ -350,16 +351,39 @@ Result<std::vector<std::pair<std::string, std::string>>> ReadMounts(Store& store
   return std::vector<std::pair<std::string, std::string>>(seen.begin(), seen.end());
 }
 
+namespace {
+// "/scratch2/" -> "/scratch2"; "/" stays.
+std::string_view TrimMount(std::string_view m) {
+  while (m.size() > 1 && m.back() == '/') m.remove_suffix(1);
+  return m;
+}
+}  // namespace
+
 std::string MountOf(const std::string& path, const std::vector<std::pair<std::string, std::string>>& mounts) {
   std::string best;
   for (const auto& [m, fs] : mounts) {
-    std::string_view mv = m;
-    while (mv.size() > 1 && mv.back() == '/') mv.remove_suffix(1);
+    const std::string_view mv = TrimMount(m);
     const bool under = path.size() >= mv.size() && path.compare(0, mv.size(), mv) == 0 &&
                        (path.size() == mv.size() || path[mv.size()] == '/' || mv == "/");
     if (under && mv.size() > best.size()) best = std::string(mv);
   }
   return best;
+}
+
+std::array<std::map<std::string, uint64_t>, 2> BytesByMount(
+    const JobTrace& jt, const std::vector<std::pair<std::string, std::string>>& mounts) {
+  std::map<std::string, std::string> path_of;  // file id -> path
+  for (const auto& r : jt.runs)
+    if (!r.file_id.empty() && !r.file_path.empty()) path_of.emplace(r.file_id, r.file_path);
+  std::array<std::map<std::string, uint64_t>, 2> by;
+  for (const auto& r : jt.runs) {
+    if ((r.op != "read" && r.op != "write") || r.bytes <= 0) continue;
+    std::string path = r.file_path;
+    if (path.empty() && !r.file_id.empty())
+      if (auto it = path_of.find(r.file_id); it != path_of.end()) path = it->second;
+    by[r.op == "write"][path.empty() ? std::string() : MountOf(path, mounts)] += static_cast<uint64_t>(r.bytes);
+  }
+  return by;
 }
 
 Result<std::vector<std::string>> FileSystemsWithServerRecords(Store& store, int64_t from_ns, int64_t to_ns) {
@@ -380,30 +404,15 @@ Result<std::string> ChooseFileSystem(Store& store, const JobTrace& jt,
                                      const std::vector<std::pair<std::string, std::string>>& mounts, int64_t start_ns,
                                      int64_t end_ns) {
   if (!mounts.empty()) {
-    std::map<std::string, std::string> path_of;  // file id -> path
-    for (const auto& r : jt.runs)
-      if (!r.file_id.empty() && !r.file_path.empty()) path_of.emplace(r.file_id, r.file_path);
-    std::map<std::string, uint64_t> by[2];  // [read, write] mount -> bytes
-    for (const auto& r : jt.runs) {
-      if ((r.op != "read" && r.op != "write") || r.bytes <= 0) continue;
-      std::string path = r.file_path;
-      if (path.empty())
-        if (auto it = path_of.find(r.file_id); it != path_of.end()) path = it->second;
-      const std::string m = MountOf(path, mounts);
-      if (!m.empty()) by[r.op == "write"][m] += static_cast<uint64_t>(r.bytes);
-    }
+    const auto by = BytesByMount(jt, mounts);
     std::pair<std::string, uint64_t> best[2];
     for (int d = 0; d < 2; ++d)
       for (const auto& [m, b] : by[d])
-        if (b > best[d].second) best[d] = {m, b};
+        if (!m.empty() && b > best[d].second) best[d] = {m, b};
     const std::string& m = best[1].second > best[0].second ? best[1].first : best[0].first;
-    if (!m.empty()) {
-      for (const auto& [mount, fs] : mounts) {
-        std::string_view mv = mount;
-        while (mv.size() > 1 && mv.back() == '/') mv.remove_suffix(1);
-        if (mv == m) return fs;
-      }
-    }
+    if (!m.empty())
+      for (const auto& [mount, fs] : mounts)
+        if (TrimMount(mount) == m) return fs;
   }
   auto fss = FileSystemsWithServerRecords(store, start_ns, end_ns + kMaxInterval);
   if (!fss.ok()) return fss.status();

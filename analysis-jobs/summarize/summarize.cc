@@ -137,18 +137,9 @@ namespace {
 // most bytes each way (TOKIO: over the biggest API's files; "_unknown" for
 // files under no known mount).
 void AddBiggestFs(const JobTrace& jt, const std::vector<std::pair<std::string, std::string>>& mounts, SummaryRow* row) {
-  std::map<std::string, std::string> path_of;  // file id -> path
-  for (const auto& r : jt.runs)
-    if (!r.file_id.empty() && !r.file_path.empty()) path_of.emplace(r.file_id, r.file_path);
-  std::map<std::string, uint64_t> by[2];
-  for (const auto& r : jt.runs) {
-    if (!IsData(r.op) || r.bytes <= 0) continue;
-    std::string path = r.file_path;
-    if (path.empty() && !r.file_id.empty())
-      if (auto it = path_of.find(r.file_id); it != path_of.end()) path = it->second;
-    std::string m = path.empty() ? std::string() : MountOf(path, mounts);
-    by[r.op == "write" ? 1 : 0][m.empty() ? "_unknown" : m] += static_cast<uint64_t>(r.bytes);
-  }
+  auto by = BytesByMount(jt, mounts);
+  for (auto& m : by)
+    if (auto u = m.extract(""); !u.empty()) m["_unknown"] += u.mapped();
   const char* dirs[2] = {"read", "write"};
   for (int d = 0; d < 2; ++d) {
     std::string best;

@@ -32,7 +32,9 @@
 // "unknown" and the application is darshan_app above (from the tracer's
 // command lines), so it works from job.id alone.
 #pragma once
+#include <array>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -85,6 +87,12 @@ struct SummarizeInput {
   const std::vector<std::pair<std::string, std::string>>* mounts = nullptr;  // mount -> fs (biggest_*_fs)
 };
 SummaryRow MakeSummaryRow(const SummarizeInput& in);
+
+// Bytes the job's trace read ([0]) and wrote ([1]) under each mount point
+// (MountOf; "" for files under none, or without a path), a file known only by
+// id taking the path seen with that id.
+std::array<std::map<std::string, uint64_t>, 2> BytesByMount(
+    const JobTrace& jt, const std::vector<std::pair<std::string, std::string>>& mounts);
 
 // The file system a job used, as TOKIO divines it: the mount point
 // (iosonar.health records' health.mount -> lustre.fs, see ReadMounts) its
