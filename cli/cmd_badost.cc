@@ -8,11 +8,11 @@
 #include <string>
 #include <vector>
 
-#include "badost/badost.h"
-#include "cli_options.h"
-#include "commands.h"
-#include "iosonar/timeutil.h"
-#include "publish.h"
+#include "analysis-jobs/badost/badost.h"
+#include "cli/cli_options.h"
+#include "cli/commands.h"
+#include "core/base/timeutil.h"
+#include "cli/publish.h"
 
 namespace po = boost::program_options;
 

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "cli_options.h"
-#include "commands.h"
-#include "iosonar/collector.h"
+#include "cli/cli_options.h"
+#include "cli/commands.h"
+#include "core/collector/collector.h"
 
 namespace po = boost::program_options;
 
@@ -61,7 +61,7 @@ int CmdCollect(int argc, char** argv) {
        "longer lines are set aside as oversized")                                                       //
       ("from-file", po::value(&files)->multitoken()->value_name("FILE"), "ingest these JSON-lines files (- for stdin) and exit")  //
       ("config", po::value(&config)->value_name("FILE"), "config file (default $IOSONAR_CONFIG or ~/.config/iosonar/iosonar.conf)")  //
-      // issue 4: forward accepted lines to Elasticsearch (or Logstash, a file)
+      // forward accepted lines to Elasticsearch (or Logstash, a file)
       ("es", po::value(&o.forward_output)->value_name("URL"),
        "also send accepted records to Elasticsearch with _bulk (https://HOST:9200, es+https://...), or to any "
        "output iosonar trace takes (tcp://HOST:PORT, a file)")                                           //
@@ -82,7 +82,7 @@ int CmdCollect(int argc, char** argv) {
     return 2;
   }
   o.redis_url = ResolveSetting(redis_flag, "IOSONAR_REDIS", "redis", config);
-  // issue 4: secrets from the environment rather than the command line
+  // secrets from the environment rather than the command line
   if (o.forward.es.api_key.empty())
     if (const char* k = std::getenv("IOSONAR_ES_API_KEY"); k && *k) o.forward.es.api_key = k;
   if (const char* pw = std::getenv("IOSONAR_ES_PASSWORD"); pw && *pw) o.forward.es.password = pw;

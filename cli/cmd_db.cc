@@ -5,10 +5,10 @@
 #include <string>
 #include <vector>
 
-#include "cli_options.h"
-#include "commands.h"
-#include "iosonar/hostlist.h"
-#include "iosonar/jobdb.h"
+#include "cli/cli_options.h"
+#include "cli/commands.h"
+#include "core/jobdb/hostlist.h"
+#include "core/jobdb/jobdb.h"
 
 namespace po = boost::program_options;
 

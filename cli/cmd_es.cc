@@ -10,11 +10,11 @@
 #include <string>
 #include <thread>
 
-#include "cli_options.h"
-#include "commands.h"
-#include "iosonar/es_client.h"
-#include "iosonar/es_templates.h"
-#include "iosonar/json.h"
+#include "cli/cli_options.h"
+#include "cli/commands.h"
+#include "core/transport/es_client.h"
+#include "core/store/es_templates.h"
+#include "core/base/json.h"
 
 namespace po = boost::program_options;
 
@@ -38,7 +38,7 @@ std::string Manifest(const std::vector<EsArtifact>& arts) {
   std::string m;
   JsonWriter w(&m, 2);
   w.BeginObject();
-  w.Kv("generated_by", "iosonar es-templates (from core/src/schema.cc); do not edit, regenerate");
+  w.Kv("generated_by", "iosonar es-templates (from core/records/schema.cc); do not edit, regenerate");
   w.Key("put_in_order");
   w.BeginArray();
   for (const auto& a : arts) {

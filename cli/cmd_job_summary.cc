@@ -8,15 +8,15 @@
 #include <optional>
 #include <string>
 
-#include "cache.h"
-#include "cli_options.h"
-#include "commands.h"
-#include "iosonar/es_store.h"
-#include "iosonar/jobdb.h"
-#include "iosonar/json.h"
-#include "iosonar/store.h"
-#include "iosonar/timeutil.h"
-#include "job-summary/job_summary.h"
+#include "redis-cache/cache.h"
+#include "cli/cli_options.h"
+#include "cli/commands.h"
+#include "core/store/es_store.h"
+#include "core/jobdb/jobdb.h"
+#include "core/base/json.h"
+#include "core/store/store.h"
+#include "core/base/timeutil.h"
+#include "analysis-jobs/job-summary/job_summary.h"
 
 namespace po = boost::program_options;
 
@@ -92,7 +92,7 @@ int CmdJobSummary(int argc, char** argv) {
     if (store_dir.empty())
       return usage_error(from_cache ? "job " + job_id + " is not in the cache; --store DIR computes it"
                                     : std::string("missing --store DIR"));
-    // issue 4: --store is a directory (SQLite, which must hold store.db, so a
+    // --store is a directory (SQLite, which must hold store.db, so a
     // mistyped directory does not look like an empty job) or an Elasticsearch URL.
     auto store = OpenStoreAt(store_dir);
     if (!store.ok()) {
@@ -116,7 +116,7 @@ int CmdJobSummary(int argc, char** argv) {
   }
 
   int rc = 0;
-  // The join with the job database (issue 5): metadata in, job_summary out.
+  // The join with the job database: metadata in, job_summary out.
   const std::string mysql_url = ResolveSetting(mysql_flag, "IOSONAR_MYSQL", "mysql", config);
   std::optional<JobRecord> meta;
   std::vector<std::string> meta_nodes;

@@ -1,4 +1,4 @@
-// issue 7: `iosonar lassi`, `iosonar slowdown`, `iosonar report` and
+// `iosonar lassi`, `iosonar slowdown`, `iosonar report` and
 // `iosonar lmt-import` (analysis-jobs/lassi, analysis-jobs/report; docs/lassi.md).
 #include <unistd.h>
 
@@ -11,23 +11,23 @@
 #include <set>
 #include <sstream>
 
-#include "cache.h"
-#include "cli_options.h"
-#include "commands.h"
-#include "iosonar/es_store.h"
-#include "iosonar/jobdb.h"
-#include "iosonar/mysql.h"
-#include "iosonar/record.h"
-#include "iosonar/sink.h"
-#include "iosonar/sqlite_store.h"
-#include "iosonar/store.h"
-#include "iosonar/timeutil.h"
-#include "lassi/lassi.h"
-#include "lassi/lassi_store.h"
-#include "lassi/lmt_import.h"
-#include "lassi/results.h"
-#include "lassi/slowdown.h"
-#include "report/report.h"
+#include "redis-cache/cache.h"
+#include "cli/cli_options.h"
+#include "cli/commands.h"
+#include "core/store/es_store.h"
+#include "core/jobdb/jobdb.h"
+#include "core/jobdb/mysql.h"
+#include "core/records/record.h"
+#include "core/transport/sink.h"
+#include "core/store/sqlite_store.h"
+#include "core/store/store.h"
+#include "core/base/timeutil.h"
+#include "analysis-jobs/lassi/lassi.h"
+#include "analysis-jobs/lassi/lassi_store.h"
+#include "analysis-jobs/lassi/lmt_import.h"
+#include "analysis-jobs/lassi/results.h"
+#include "analysis-jobs/lassi/slowdown.h"
+#include "analysis-jobs/report/report.h"
 
 namespace po = boost::program_options;
 

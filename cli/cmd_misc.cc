@@ -7,12 +7,12 @@
 #include <iostream>
 #include <string>
 
-#include "cli_options.h"
-#include "commands.h"
-#include "iosonar/schema.h"
-#include "iosonar/sqlite_store.h"
-#include "iosonar/store.h"
-#include "iosonar/timeutil.h"
+#include "cli/cli_options.h"
+#include "cli/commands.h"
+#include "core/records/schema.h"
+#include "core/store/sqlite_store.h"
+#include "core/store/store.h"
+#include "core/base/timeutil.h"
 
 namespace po = boost::program_options;
 

@@ -16,12 +16,12 @@
 #include <string>
 #include <vector>
 
-#include "cache.h"
-#include "commands.h"
-#include "iosonar/collector.h"
-#include "iosonar/store.h"
-#include "iosonar/url.h"
-#include "job-summary/job_summary.h"
+#include "redis-cache/cache.h"
+#include "cli/commands.h"
+#include "core/collector/collector.h"
+#include "core/store/store.h"
+#include "core/base/url.h"
+#include "analysis-jobs/job-summary/job_summary.h"
 
 namespace po = boost::program_options;
 

@@ -5,11 +5,11 @@
 #include <map>
 #include <string>
 
-#include "cli_options.h"
-#include "commands.h"
-#include "iosonar/jobdb.h"
-#include "iosonar/timeutil.h"
-#include "scheduler/scheduler.h"
+#include "cli/cli_options.h"
+#include "cli/commands.h"
+#include "core/jobdb/jobdb.h"
+#include "core/base/timeutil.h"
+#include "exporters/scheduler/scheduler.h"
 
 extern char** environ;
 

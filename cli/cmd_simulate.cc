@@ -9,13 +9,13 @@
 #include <string>
 #include <vector>
 
-#include "cli_options.h"
-#include "commands.h"
-#include "iosonar/hostlist.h"
-#include "iosonar/jobdb.h"
-#include "iosonar/sink.h"
-#include "iosonar/sqlite_store.h"
-#include "simulate/simulate.h"
+#include "cli/cli_options.h"
+#include "cli/commands.h"
+#include "core/jobdb/hostlist.h"
+#include "core/jobdb/jobdb.h"
+#include "core/transport/sink.h"
+#include "core/store/sqlite_store.h"
+#include "analysis-jobs/simulate/simulate.h"
 
 namespace po = boost::program_options;
 

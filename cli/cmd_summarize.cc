@@ -11,16 +11,16 @@
 #include <string>
 #include <vector>
 
-#include "cache.h"
-#include "cli_options.h"
-#include "commands.h"
-#include "iosonar/es_store.h"
-#include "iosonar/jobdb.h"
-#include "iosonar/store.h"
-#include "iosonar/timeutil.h"
-#include "phases/phases.h"
-#include "publish.h"
-#include "summarize/summarize.h"
+#include "redis-cache/cache.h"
+#include "cli/cli_options.h"
+#include "cli/commands.h"
+#include "core/store/es_store.h"
+#include "core/jobdb/jobdb.h"
+#include "core/store/store.h"
+#include "core/base/timeutil.h"
+#include "analysis-jobs/phases/phases.h"
+#include "cli/publish.h"
+#include "analysis-jobs/summarize/summarize.h"
 
 namespace po = boost::program_options;
 

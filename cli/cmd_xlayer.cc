@@ -10,15 +10,15 @@
 #include <sstream>
 #include <string>
 
-#include "cache.h"
-#include "cli_options.h"
-#include "commands.h"
-#include "compress2/compress2.h"
-#include "iosonar/es_store.h"
-#include "iosonar/jobdb.h"
-#include "publish.h"
-#include "summarize/summarize.h"
-#include "xlayer/xlayer.h"
+#include "redis-cache/cache.h"
+#include "cli/cli_options.h"
+#include "cli/commands.h"
+#include "analysis-jobs/compress2/compress2.h"
+#include "core/store/es_store.h"
+#include "core/jobdb/jobdb.h"
+#include "cli/publish.h"
+#include "analysis-jobs/summarize/summarize.h"
+#include "analysis-jobs/xlayer/xlayer.h"
 
 namespace po = boost::program_options;
 

@@ -11,23 +11,23 @@ int CmdRun(int argc, char** argv);         // cmd_run.cc
 int CmdTrace(int argc, char** argv);       // cmd_run.cc
 int CmdSchema(int argc, char** argv);      // cmd_misc.cc
 int CmdStoreExport(int argc, char** argv); // cmd_misc.cc
-// issue 4 (Elasticsearch)
+// Elasticsearch
 int CmdEsTemplates(int argc, char** argv);  // cmd_es.cc
 int CmdEsSetup(int argc, char** argv);      // cmd_es.cc
-// issue 5: the job database and Slurm
+// the job database and Slurm
 int CmdDbMigrate(int argc, char** argv);   // cmd_db.cc
 int CmdHostlist(int argc, char** argv);    // cmd_db.cc
 int CmdScheduler(int argc, char** argv);   // cmd_scheduler.cc
-// issue 6 part B: simulator, cross-layer view, second-pass compression
+// simulator, cross-layer view, second-pass compression
 int CmdSimulate(int argc, char** argv);    // cmd_simulate.cc
 int CmdXlayer(int argc, char** argv);      // cmd_xlayer.cc
 int CmdCompress2(int argc, char** argv);   // cmd_xlayer.cc
-// issue 6 part A: per-job analyses
+// per-job analyses
 int CmdPhases(int argc, char** argv);      // cmd_phases.cc
 int CmdBadOst(int argc, char** argv);      // cmd_badost.cc
 int CmdSummarizeJob(int argc, char** argv);  // cmd_summarize.cc
 int CmdScoreboard(int argc, char** argv);    // cmd_summarize.cc
-// issue 7: LASSi, probe slowdown, the report, the LMT importer
+// LASSi, probe slowdown, the report, the LMT importer
 int CmdLassi(int argc, char** argv);       // cmd_lassi.cc
 int CmdSlowdown(int argc, char** argv);    // cmd_lassi.cc
 int CmdReport(int argc, char** argv);      // cmd_lassi.cc

@@ -3,8 +3,8 @@
 #include <cstring>
 #include <string_view>
 
-#include "commands.h"
-#include "exporters/common/exporter.h"
+#include "cli/commands.h"
+#include "exporters/framework/exporter.h"
 
 namespace {
 
@@ -23,23 +23,23 @@ constexpr Subcommand kCommands[] = {
     {"job-summary", iosonar::cli::CmdJobSummary, "per-job I/O summary and I/O mode from the store"},
     {"schema", iosonar::cli::CmdSchema, "print the record schema (JSON or a Markdown table)"},
     {"store-export", iosonar::cli::CmdStoreExport, "print an embedded store's records as JSON lines"},
-    // issue 4 (Elasticsearch)
+    // Elasticsearch
     {"es-templates", iosonar::cli::CmdEsTemplates, "write the Elasticsearch templates and ILM policies generated from the schema"},
     {"es-setup", iosonar::cli::CmdEsSetup, "install the Elasticsearch templates and ILM policies (idempotent)"},
-    // issue 5: the MySQL job database and the Slurm connector
+    // the MySQL job database and the Slurm connector
     {"db-migrate", iosonar::cli::CmdDbMigrate, "create or upgrade the MySQL job database schema"},
     {"scheduler", iosonar::cli::CmdScheduler, "Slurm connector: prolog|epilog|poll|replay into the job database"},
     {"hostlist", iosonar::cli::CmdHostlist, "expand or compress a Slurm host list"},
-    // issue 6 part B: simulator, cross-layer view, second-pass compression
+    // simulator, cross-layer view, second-pass compression
     {"simulate", iosonar::cli::CmdSimulate, "simulate a cluster's multi-layer records (deterministic for a seed)"},
     {"xlayer", iosonar::cli::CmdXlayer, "cross-layer view of a job: clients, forwarding nodes, OSTs, MDTs, coverage"},
     {"compress2", iosonar::cli::CmdCompress2, "second-pass inter-node compression of a job's trace (ratio, round trip)"},
-    // issue 6 part A: per-job analyses
+    // per-job analyses
     {"phases", iosonar::cli::CmdPhases, "a job's I/O phases (bursts) found with a wavelet transform"},
     {"bad-ost", iosonar::cli::CmdBadOst, "per-OST correlation of file performance with striping (TOKIO's darshan_bad_ost)"},
     {"summarize-job", iosonar::cli::CmdSummarizeJob, "one row per job with TOKIO's summarize_job columns (CSV or JSON)"},
     {"scoreboard", iosonar::cli::CmdScoreboard, "top users and applications by bytes, ops and metadata ops"},
-    // issue 7: LASSi, probe slowdown, the helpdesk report
+    // LASSi, probe slowdown, the helpdesk report
     {"lassi", iosonar::cli::CmdLassi, "LASSi risk and ops metrics per file system, application, job and window"},
     {"slowdown", iosonar::cli::CmdSlowdown, "probe latency statistics and slowdown factors per fs, op and interval"},
     {"report", iosonar::cli::CmdReport, "the daily helpdesk report: self-contained HTML, text and JSON"},

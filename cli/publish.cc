@@ -1,15 +1,15 @@
 // See publish.h.
-#include "publish.h"
+#include "cli/publish.h"
 
 #include <unistd.h>
 
 #include <iostream>
 #include <utility>
 
-#include "cache.h"
-#include "commands.h"
-#include "common/hash.h"
-#include "iosonar/sink.h"
+#include "redis-cache/cache.h"
+#include "cli/commands.h"
+#include "core/base/hash.h"
+#include "core/transport/sink.h"
 
 namespace iosonar::cli {
 

@@ -21,8 +21,8 @@
 #include <string>
 #include <string_view>
 
-#include "iosonar/jobdb.h"
-#include "iosonar/status.h"
+#include "core/jobdb/jobdb.h"
+#include "core/base/status.h"
 
 namespace iosonar::cli {
 

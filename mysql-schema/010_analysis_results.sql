@@ -1,4 +1,4 @@
--- Migration 10 (issue 6 part A): results of `iosonar phases` (one row per I/O
+-- Migration 10: results of `iosonar phases` (one row per I/O
 -- phase of a job, the latest computation) and of `iosonar summarize-job` (the
 -- job's row, TOKIO summarize_job column names plus iosonar_*, as JSON).
 

@@ -1,4 +1,4 @@
--- Migration 15 (issue 6, cross-layer view): file -> OST layouts, as parsed
+-- Migration 15 (cross-layer view): file -> OST layouts, as parsed
 -- from `lfs getstripe` (or written by `iosonar simulate --mysql`), so the
 -- cross-layer view can follow a job's files to the OSTs and MDT that served
 -- them. One row per file and job; osts is the stripe order, comma-separated

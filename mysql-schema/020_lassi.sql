@@ -1,4 +1,4 @@
--- Migration 20 (issue 7): LASSi risk/ops series and probe slowdown factors.
+-- Migration 20: LASSi risk/ops series and probe slowdown factors.
 -- One row per (analysis target, window); a recomputation replaces the row.
 
 CREATE TABLE IF NOT EXISTS lassi_risk (

@@ -1,4 +1,4 @@
--- Migration 25 (issue 6: every analysis subcommand writes its results to the
+-- Migration 25 (every analysis subcommand writes its results to the
 -- job database): the cross-layer view of a job (`iosonar xlayer`) with one row
 -- per server the job used and its share of that server's load, the
 -- second-pass compression report (`iosonar compress2`), and the scoreboard of

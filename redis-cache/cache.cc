@@ -1,6 +1,6 @@
-#include "cache.h"
+#include "redis-cache/cache.h"
 
-#include "iosonar/redis.h"
+#include "core/transport/redis.h"
 
 namespace iosonar::cache {
 
@@ -35,7 +35,6 @@ Result<std::optional<std::string>> CachedJobSummary(const std::string& redis_url
   return client.value()->Get(JobSummaryKey(job_id));
 }
 
-// ---- issue 6 part B ----
 std::string JobResultKey(std::string_view job_id, std::string_view kind) {
   return std::string(kKeyPrefix) + "job:" + std::string(job_id) + ":" + std::string(kind);
 }
@@ -55,7 +54,7 @@ Result<std::optional<std::string>> CachedJobResult(const std::string& redis_url,
   if (!client.ok()) return client.status();
   return client.value()->Get(JobResultKey(job_id, kind));
 }
-// ---- issue 7: LASSi and probe slowdown results ----
+// ---- LASSi and probe slowdown results ----
 std::string LassiKey(std::string_view fs, std::string_view from_iso, std::string_view to_iso, int64_t window_s) {
   std::string key(kKeyPrefix);
   key += "lassi:";
@@ -81,9 +80,7 @@ std::string SlowdownKey(std::string_view fs, std::string_view from_iso, std::str
 }
 
 // (stored and read with CacheResult / CachedResult below)
-// ---- end issue 7 ----
 
-// ---- issue 6 part A ----
 std::string JobPhasesKey(std::string_view job_id) { return JobResultKey(job_id, "phases"); }
 std::string JobTokioSummaryKey(std::string_view job_id) { return JobResultKey(job_id, "tokio_summary"); }
 
@@ -101,7 +98,7 @@ Result<std::optional<std::string>> CachedResult(const std::string& redis_url, co
   return client.value()->Get(key);
 }
 
-// ---- issue 6: results to MySQL, Redis and a stream (scoreboard, per job xlayer/compress2) ----
+// ---- results to MySQL, Redis and a stream (scoreboard, per job xlayer/compress2) ----
 std::string ScoreboardKey(std::string_view cluster, std::string_view from_iso, std::string_view to_iso) {
   std::string key(kKeyPrefix);
   key += "scoreboard:";
@@ -116,6 +113,5 @@ std::string JobXlayerKey(std::string_view job_id) { return JobResultKey(job_id, 
 std::string JobCompress2Key(std::string_view job_id, bool lossy) {
   return JobResultKey(job_id, lossy ? "compress2_lossy" : "compress2");
 }
-// ---- end issue 6 results ----
 
 }  // namespace iosonar::cache

@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-#include "iosonar/status.h"
+#include "core/base/status.h"
 
 namespace iosonar::cache {
 
@@ -31,7 +31,7 @@ Status CacheJobSummary(const std::string& redis_url, const std::string& job_id, 
 // The cached summary JSON, or nullopt when none is cached.
 Result<std::optional<std::string>> CachedJobSummary(const std::string& redis_url, const std::string& job_id);
 
-// ---- issue 6 part B: other per-job analysis results ----
+// ---- other per-job analysis results ----
 // "iosonar:job:<job_id>:<kind>", kind e.g. "xlayer" (the cross-layer view) or
 // "compress2" (the second-pass compression report).
 std::string JobResultKey(std::string_view job_id, std::string_view kind);
@@ -39,7 +39,7 @@ Status CacheJobResult(const std::string& redis_url, const std::string& job_id, s
                       const std::string& json, int ttl_seconds = 0);
 Result<std::optional<std::string>> CachedJobResult(const std::string& redis_url, const std::string& job_id,
                                                    std::string_view kind);
-// ---- issue 6 part A: more per-job analysis results ----
+// ---- more per-job analysis results ----
 // "iosonar:job:<job_id>:phases" (`iosonar phases --redis`, PhasesToJson) and
 // "iosonar:job:<job_id>:tokio_summary" (`iosonar summarize-job --redis`, the
 // job's row as a JSON object). The job id is used verbatim.
@@ -49,15 +49,14 @@ std::string JobTokioSummaryKey(std::string_view job_id);
 Status CacheResult(const std::string& redis_url, const std::string& key, const std::string& value,
                    int ttl_seconds = 0);
 Result<std::optional<std::string>> CachedResult(const std::string& redis_url, const std::string& key);
-// ---- issue 7: LASSi and probe slowdown results ----
+// ---- LASSi and probe slowdown results ----
 // "iosonar:lassi:<fs or all>:<from>:<to>:<window_s>" and
 // "iosonar:slowdown:<fs or all>:<from>:<to>" (from/to as ISO 8601 UTC).
 std::string LassiKey(std::string_view fs, std::string_view from_iso, std::string_view to_iso, int64_t window_s);
 std::string SlowdownKey(std::string_view fs, std::string_view from_iso, std::string_view to_iso);
 // (CacheResult / CachedResult above store and read them.)
-// ---- end issue 7 ----
 
-// ---- issue 6: results to MySQL, Redis and a stream ----
+// ---- results to MySQL, Redis and a stream ----
 // "iosonar:scoreboard:<cluster or all>:<from>:<to>" (`iosonar scoreboard
 // --redis`; from/to ISO 8601 UTC with ms, the period as resolved).
 std::string ScoreboardKey(std::string_view cluster, std::string_view from_iso, std::string_view to_iso);
@@ -65,6 +64,5 @@ std::string ScoreboardKey(std::string_view cluster, std::string_view from_iso, s
 // or "...:compress2_lossy" (--lossy), the same as JobResultKey(job_id, kind).
 std::string JobXlayerKey(std::string_view job_id);
 std::string JobCompress2Key(std::string_view job_id, bool lossy);
-// ---- end issue 6 results ----
 
 }  // namespace iosonar::cache

@@ -6,13 +6,13 @@
 set -euo pipefail
 BUILD_PKGS=(build-essential cmake pkg-config libcurl4-openssl-dev rapidjson-dev libhiredis-dev libmariadb-dev
             libmariadb-dev-compat libboost-program-options-dev catch2 libsqlite3-dev
-            zlib1g-dev)  # zlib1g-dev: issue 3 (health reads .gz captures)
+            zlib1g-dev)  # zlib1g-dev: health reads .gz captures
 TEST_PKGS=(redis-server fio python3 python3-yaml
-           # issue 5 (job DB, Slurm): a private MariaDB and a one-node Slurm started by the tests
+           # job DB, Slurm: a private MariaDB and a one-node Slurm started by the tests
            mariadb-server munge slurmctld slurmd slurm-client slurmdbd
-           # issue 6: oracles (PyWavelets, SciPy) and MPI-IO runs (OpenMPI)
+           # oracles (PyWavelets, SciPy) and MPI-IO runs (OpenMPI)
            python3-pywt python3-scipy openmpi-bin libopenmpi-dev
-           # issue 7 (LASSi, slowdown, report): pandas/numpy oracles, headless Chromium
+           # LASSi, slowdown, report: pandas/numpy oracles, headless Chromium
            python3-pandas python3-numpy chromium)
 pkgs=("${BUILD_PKGS[@]}")
 if [[ "${1:-}" == "--test" ]]; then pkgs+=("${TEST_PKGS[@]}"); fi

@@ -1,4 +1,4 @@
-#include "badost/badost.h"
+#include "analysis-jobs/badost/badost.h"
 
 #include <rapidjson/document.h>
 #include <rapidjson/error/en.h>
@@ -11,10 +11,10 @@
 #include <set>
 #include <unordered_map>
 
-#include "common/stats.h"
-#include "common/result_record.h"
-#include "iosonar/json.h"
-#include "iosonar/timeutil.h"
+#include "analysis-jobs/lib/stats.h"
+#include "analysis-jobs/lib/result_record.h"
+#include "core/base/json.h"
+#include "core/base/timeutil.h"
 
 namespace iosonar::analysis {
 

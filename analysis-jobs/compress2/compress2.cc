@@ -1,15 +1,15 @@
-#include "compress2/compress2.h"
+#include "analysis-jobs/compress2/compress2.h"
 
 #include <cinttypes>
 #include <cstdio>
 #include <map>
 #include <unordered_map>
 
-#include "common/hash.h"
-#include "iosonar/jobdb.h"
-#include "common/result_record.h"
-#include "iosonar/json.h"
-#include "iosonar/timeutil.h"
+#include "core/base/hash.h"
+#include "core/jobdb/jobdb.h"
+#include "analysis-jobs/lib/result_record.h"
+#include "core/base/json.h"
+#include "core/base/timeutil.h"
 
 namespace iosonar::compress2 {
 namespace {
@@ -262,7 +262,7 @@ std::string ReportJson(const std::string& job_id, const Compressed& c) {
   return out;
 }
 
-// ---- results to the job database and a result stream (issue 6) ----
+// ---- results to the job database and a result stream ----
 
 Status WriteReportToDb(MysqlConn& db, const std::string& cluster, uint64_t job_id, const Compressed& c) {
   const auto id = static_cast<int64_t>(job_id);

@@ -26,10 +26,10 @@
 #include <string>
 #include <vector>
 
-#include "iosonar/mysql.h"
-#include "iosonar/status.h"
-#include "iosonar/store.h"
-#include "job-summary/job_summary.h"
+#include "core/jobdb/mysql.h"
+#include "core/base/status.h"
+#include "core/store/store.h"
+#include "analysis-jobs/job-summary/job_summary.h"
 
 namespace iosonar::compress2 {
 
@@ -90,7 +90,7 @@ Result<std::vector<Rec>> LoadJob(Store& store, const std::string& job_id);
 
 std::string ReportJson(const std::string& job_id, const Compressed& c);
 
-// ---- results to the job database and a result stream (issue 6) ----
+// ---- results to the job database and a result stream ----
 // Replaces the job's job_compression row of this mode (lossless or lossy;
 // migration 025), in one transaction.
 Status WriteReportToDb(MysqlConn& db, const std::string& cluster, uint64_t job_id, const Compressed& c);

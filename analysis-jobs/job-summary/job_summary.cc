@@ -1,4 +1,4 @@
-#include "job-summary/job_summary.h"
+#include "analysis-jobs/job-summary/job_summary.h"
 
 #include <rapidjson/document.h>
 #include <rapidjson/error/en.h>
@@ -14,8 +14,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "iosonar/json.h"
-#include "iosonar/timeutil.h"
+#include "core/base/json.h"
+#include "core/base/timeutil.h"
 
 namespace iosonar::analysis {
 

@@ -1,13 +1,13 @@
-#include "lassi/lassi.h"
+#include "analysis-jobs/lassi/lassi.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <set>
 
-#include "common/stats.h"
-#include "iosonar/json.h"
-#include "iosonar/timeutil.h"
+#include "analysis-jobs/lib/stats.h"
+#include "core/base/json.h"
+#include "core/base/timeutil.h"
 
 namespace iosonar::lassi {
 
@@ -75,7 +75,7 @@ MeanCv ComputeMeanCv(std::span<const double> xs) {
   return m;
 }
 
-// Pearson and the incomplete beta come from analysis-jobs/common/stats.h (one
+// Pearson and the incomplete beta come from analysis-jobs/lib/stats.h (one
 // implementation, checked against scipy in test_badost and test_lassi).
 double RegularizedIncompleteBeta(double a, double b, double x) { return analysis::stats::RegularizedIncompleteBeta(a, b, x); }
 

@@ -1,4 +1,4 @@
-#include "lassi/lassi_store.h"
+#include "analysis-jobs/lassi/lassi_store.h"
 
 #include <array>
 #include <cstdint>

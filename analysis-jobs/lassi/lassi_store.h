@@ -6,10 +6,10 @@
 #include <string>
 #include <string_view>
 
-#include "iosonar/record.h"
-#include "iosonar/status.h"
-#include "iosonar/store.h"
-#include "lassi/lassi.h"
+#include "core/records/record.h"
+#include "core/base/status.h"
+#include "core/store/store.h"
+#include "analysis-jobs/lassi/lassi.h"
 
 namespace iosonar::lassi {
 

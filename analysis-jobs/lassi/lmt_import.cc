@@ -1,4 +1,4 @@
-#include "lassi/lmt_import.h"
+#include "analysis-jobs/lassi/lmt_import.h"
 
 #include <sqlite3.h>
 
@@ -6,9 +6,9 @@
 #include <optional>
 #include <vector>
 
-#include "iosonar/json.h"
-#include "iosonar/schema.h"
-#include "iosonar/timeutil.h"
+#include "core/base/json.h"
+#include "core/records/schema.h"
+#include "core/base/timeutil.h"
 
 namespace iosonar::lassi {
 namespace {

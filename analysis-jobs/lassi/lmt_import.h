@@ -11,7 +11,7 @@
 #include <functional>
 #include <string>
 
-#include "iosonar/status.h"
+#include "core/base/status.h"
 
 namespace iosonar::lassi {
 

@@ -1,11 +1,11 @@
-#include "lassi/results.h"
+#include "analysis-jobs/lassi/results.h"
 
 #include <cctype>
 #include <charconv>
 
-#include "common/result_record.h"
-#include "iosonar/json.h"
-#include "iosonar/timeutil.h"
+#include "analysis-jobs/lib/result_record.h"
+#include "core/base/json.h"
+#include "core/base/timeutil.h"
 
 namespace iosonar::lassi {
 

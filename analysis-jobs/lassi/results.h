@@ -7,8 +7,8 @@
 #include <string_view>
 #include <vector>
 
-#include "lassi/lassi.h"
-#include "lassi/slowdown.h"
+#include "analysis-jobs/lassi/lassi.h"
+#include "analysis-jobs/lassi/slowdown.h"
 
 namespace iosonar::lassi {
 

@@ -1,11 +1,11 @@
-#include "lassi/slowdown.h"
+#include "analysis-jobs/lassi/slowdown.h"
 
 #include <algorithm>
 #include <cmath>
 #include <map>
 
-#include "iosonar/json.h"
-#include "iosonar/timeutil.h"
+#include "core/base/json.h"
+#include "core/base/timeutil.h"
 
 namespace iosonar::lassi {
 

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "iosonar/status.h"
-#include "iosonar/store.h"
+#include "core/base/status.h"
+#include "core/store/store.h"
 
 namespace iosonar::lassi {
 

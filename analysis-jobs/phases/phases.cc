@@ -1,14 +1,14 @@
-#include "phases/phases.h"
+#include "analysis-jobs/phases/phases.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 
-#include "common/format.h"
-#include "common/hash.h"
-#include "common/result_record.h"
-#include "iosonar/json.h"
-#include "iosonar/timeutil.h"
+#include "analysis-jobs/lib/format.h"
+#include "core/base/hash.h"
+#include "analysis-jobs/lib/result_record.h"
+#include "core/base/json.h"
+#include "core/base/timeutil.h"
 
 namespace iosonar::analysis {
 

@@ -27,9 +27,9 @@
 #include <string>
 #include <vector>
 
-#include "iosonar/status.h"
-#include "iosonar/store.h"
-#include "phases/wavelet.h"
+#include "core/base/status.h"
+#include "core/store/store.h"
+#include "analysis-jobs/phases/wavelet.h"
 
 namespace iosonar::analysis {
 

@@ -1,4 +1,4 @@
-#include "phases/wavelet.h"
+#include "analysis-jobs/phases/wavelet.h"
 
 #include <algorithm>
 #include <cmath>

@@ -27,7 +27,7 @@
 #include <string_view>
 #include <vector>
 
-#include "iosonar/status.h"
+#include "core/base/status.h"
 
 namespace iosonar::analysis {
 

@@ -1,12 +1,12 @@
-#include "report/report.h"
+#include "analysis-jobs/report/report.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <set>
 
-#include "iosonar/json.h"
-#include "iosonar/timeutil.h"
+#include "core/base/json.h"
+#include "core/base/timeutil.h"
 
 namespace iosonar::report {
 

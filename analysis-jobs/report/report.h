@@ -1,4 +1,4 @@
-// The daily helpdesk report (issue 7): one self-contained HTML file (inline
+// The daily helpdesk report: one self-contained HTML file (inline
 // SVG plots, no external resources, no network), a plain-text summary for
 // email and the same data as JSON, from a LASSi result, probe slowdown rows
 // and, where the store has trace records, job summaries.
@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "job-summary/job_summary.h"
-#include "lassi/lassi.h"
-#include "lassi/results.h"
-#include "lassi/slowdown.h"
+#include "analysis-jobs/job-summary/job_summary.h"
+#include "analysis-jobs/lassi/lassi.h"
+#include "analysis-jobs/lassi/results.h"
+#include "analysis-jobs/lassi/slowdown.h"
 
 namespace iosonar::report {
 

@@ -1,4 +1,4 @@
-#include "simulate/simulate.h"
+#include "analysis-jobs/simulate/simulate.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -7,10 +7,10 @@
 #include <cstdio>
 #include <unordered_map>
 
-#include "common/hash.h"
-#include "iosonar/ingest.h"
-#include "iosonar/json.h"
-#include "iosonar/json_line.h"
+#include "core/base/hash.h"
+#include "core/collector/ingest.h"
+#include "core/base/json.h"
+#include "core/records/json_line.h"
 
 namespace iosonar::sim {
 namespace {

@@ -27,8 +27,8 @@
 #include <string_view>
 #include <vector>
 
-#include "iosonar/status.h"
-#include "iosonar/store.h"
+#include "core/base/status.h"
+#include "core/store/store.h"
 
 namespace iosonar::sim {
 

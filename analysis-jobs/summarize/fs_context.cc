@@ -1,4 +1,4 @@
-#include "summarize/fs_context.h"
+#include "analysis-jobs/summarize/fs_context.h"
 
 #include <algorithm>
 #include <array>
@@ -7,7 +7,7 @@
 #include <set>
 #include <unordered_map>
 
-#include "summarize/summarize.h"
+#include "analysis-jobs/summarize/summarize.h"
 
 namespace iosonar::analysis {
 

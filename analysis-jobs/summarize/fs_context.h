@@ -42,8 +42,8 @@
 #include <utility>
 #include <vector>
 
-#include "iosonar/status.h"
-#include "iosonar/store.h"
+#include "core/base/status.h"
+#include "core/store/store.h"
 
 namespace iosonar::analysis {
 

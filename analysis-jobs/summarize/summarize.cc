@@ -1,4 +1,4 @@
-#include "summarize/summarize.h"
+#include "analysis-jobs/summarize/summarize.h"
 
 #include <algorithm>
 #include <charconv>
@@ -9,12 +9,12 @@
 #include <set>
 #include <unordered_map>
 
-#include "common/format.h"
-#include "common/hash.h"
-#include "common/result_record.h"
-#include "iosonar/json.h"
-#include "iosonar/timeutil.h"
-#include "phases/phases.h"
+#include "analysis-jobs/lib/format.h"
+#include "core/base/hash.h"
+#include "analysis-jobs/lib/result_record.h"
+#include "core/base/json.h"
+#include "core/base/timeutil.h"
+#include "analysis-jobs/phases/phases.h"
 
 namespace iosonar::analysis {
 
@@ -682,7 +682,7 @@ std::string ScoreboardToJson(const Scoreboard& s, size_t n) {
   return out;
 }
 
-// ---- scoreboard results to the job database and a result stream (issue 6) ----
+// ---- scoreboard results to the job database and a result stream ----
 
 Status WriteScoreboardToDb(MysqlConn& db, const ScoreboardPeriod& p, const Scoreboard& s, size_t n) {
   const std::string now = SqlDatetime(NowNs()), from = SqlDatetime(p.from_ns), to = SqlDatetime(p.to_ns);

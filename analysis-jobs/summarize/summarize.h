@@ -40,11 +40,11 @@
 #include <utility>
 #include <vector>
 
-#include "iosonar/jobdb.h"
-#include "iosonar/status.h"
-#include "iosonar/store.h"
-#include "job-summary/job_summary.h"
-#include "summarize/fs_context.h"
+#include "core/jobdb/jobdb.h"
+#include "core/base/status.h"
+#include "core/store/store.h"
+#include "analysis-jobs/job-summary/job_summary.h"
+#include "analysis-jobs/summarize/fs_context.h"
 
 namespace iosonar::analysis {
 
@@ -158,7 +158,7 @@ std::vector<ScoreEntry> TopBy(std::vector<ScoreEntry> v, const std::string& metr
 std::string ScoreboardToTable(const Scoreboard& s, size_t n);
 std::string ScoreboardToJson(const Scoreboard& s, size_t n);
 
-// ---- scoreboard results to the job database and a result stream (issue 6) ----
+// ---- scoreboard results to the job database and a result stream ----
 struct ScoreboardPeriod {
   std::string cluster;  // "" = not restricted to a cluster
   int64_t from_ns = 0, to_ns = 0;  // [from, to)

@@ -1,4 +1,4 @@
-#include "xlayer/xlayer.h"
+#include "analysis-jobs/xlayer/xlayer.h"
 
 #include <rapidjson/document.h>
 #include <rapidjson/error/en.h>
@@ -11,10 +11,10 @@
 #include <cstring>
 #include <unordered_map>
 
-#include "iosonar/jobdb.h"
-#include "common/result_record.h"
-#include "iosonar/json.h"
-#include "iosonar/timeutil.h"
+#include "core/jobdb/jobdb.h"
+#include "analysis-jobs/lib/result_record.h"
+#include "core/base/json.h"
+#include "core/base/timeutil.h"
 
 namespace iosonar::xlayer {
 namespace {
@@ -855,7 +855,7 @@ std::string ToTable(const View& v) {
   return o;
 }
 
-// ---- results to the job database and a result stream (issue 6) ----
+// ---- results to the job database and a result stream ----
 
 namespace {
 struct LayerShares {

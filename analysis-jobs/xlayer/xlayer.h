@@ -40,9 +40,9 @@
 #include <string_view>
 #include <vector>
 
-#include "iosonar/mysql.h"
-#include "iosonar/status.h"
-#include "iosonar/store.h"
+#include "core/jobdb/mysql.h"
+#include "core/base/status.h"
+#include "core/store/store.h"
 
 namespace iosonar::xlayer {
 
@@ -130,7 +130,7 @@ std::string ToTable(const View& v);
 int OstIndexOf(std::string_view target);
 int MdtIndexOf(std::string_view target);
 
-// ---- results to the job database and a result stream (issue 6) ----
+// ---- results to the job database and a result stream ----
 // Replaces the job's job_xlayer row and all its job_server_share rows
 // (migration 025) with this view, in one transaction; json is the view as
 // ToJson wrote it (stored in job_xlayer.view_json).

@@ -1,11 +1,11 @@
 // `iosonar health`: lfs df and lctl dl -t, run live or read from saved files,
 // into iosonar.health records (see health.h for the rules).
-#include "health.h"
+#include "exporters/health/health.h"
 
 #include <cstdint>
 #include <memory>
 
-#include "exporters/common/exporter.h"
+#include "exporters/framework/exporter.h"
 
 namespace iosonar::exporters {
 

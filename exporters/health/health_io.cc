@@ -11,7 +11,7 @@
 #include <cstring>
 #include <vector>
 
-#include "health.h"
+#include "exporters/health/health.h"
 
 namespace iosonar::health {
 

@@ -7,7 +7,7 @@
 #include <set>
 #include <utility>
 
-#include "health.h"
+#include "exporters/health/health.h"
 
 namespace iosonar::health {
 

@@ -1,4 +1,4 @@
-#include "lustre.h"
+#include "exporters/lustre/lustre.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -15,8 +15,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "iosonar/json.h"
-#include "parse.h"
+#include "core/base/json.h"
+#include "exporters/lustre/parse.h"
 
 namespace iosonar::lustre {
 namespace {

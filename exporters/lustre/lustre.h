@@ -22,7 +22,7 @@
 #include <memory>
 #include <string>
 
-#include "exporters/common/exporter.h"
+#include "exporters/framework/exporter.h"
 
 namespace iosonar::lustre {
 

@@ -1,4 +1,4 @@
-#include "parse.h"
+#include "exporters/lustre/parse.h"
 
 #include <cctype>
 #include <charconv>

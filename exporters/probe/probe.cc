@@ -1,5 +1,5 @@
 // `iosonar probe`: the latency probe as an exporter (see probe.h).
-#include "probe.h"
+#include "exporters/probe/probe.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -10,7 +10,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "exporters/common/exporter.h"
+#include "exporters/framework/exporter.h"
 
 namespace iosonar::exporters {
 

@@ -26,7 +26,7 @@
 #include <string_view>
 #include <vector>
 
-#include "iosonar/status.h"
+#include "core/base/status.h"
 
 namespace iosonar::probe {
 

@@ -10,7 +10,7 @@
 #include <cstring>
 #include <ctime>
 
-#include "probe.h"
+#include "exporters/probe/probe.h"
 
 namespace iosonar::probe {
 

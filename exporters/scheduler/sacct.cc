@@ -1,12 +1,12 @@
 // Parsers for sacct and scontrol output. See sacct.h.
-#include "sacct.h"
+#include "exporters/scheduler/sacct.h"
 
 #include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <ctime>
 
-#include "iosonar/hostlist.h"
+#include "core/jobdb/hostlist.h"
 
 namespace iosonar::scheduler {
 

@@ -8,8 +8,8 @@
 #include <string_view>
 #include <vector>
 
-#include "iosonar/jobdb.h"
-#include "iosonar/status.h"
+#include "core/jobdb/jobdb.h"
+#include "core/base/status.h"
 
 namespace iosonar::scheduler {
 

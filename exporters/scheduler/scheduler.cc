@@ -1,5 +1,5 @@
 // The Slurm connector. See scheduler.h.
-#include "scheduler.h"
+#include "exporters/scheduler/scheduler.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -11,8 +11,8 @@
 #include <cstring>
 #include <ctime>
 
-#include "iosonar/timeutil.h"
-#include "sacct.h"
+#include "core/base/timeutil.h"
+#include "exporters/scheduler/sacct.h"
 
 namespace iosonar::scheduler {
 

@@ -12,11 +12,11 @@
 #include <tuple>
 #include <utility>
 
-#include "exporters/common/exporter.h"
-#include "iosonar/jobdb.h"
-#include "iosonar/timeutil.h"
-#include "sacct.h"
-#include "scheduler.h"
+#include "exporters/framework/exporter.h"
+#include "core/jobdb/jobdb.h"
+#include "core/base/timeutil.h"
+#include "exporters/scheduler/sacct.h"
+#include "exporters/scheduler/scheduler.h"
 
 namespace iosonar::exporters {
 

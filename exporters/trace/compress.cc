@@ -1,4 +1,4 @@
-#include "compress.h"
+#include "exporters/trace/compress.h"
 
 namespace iosonar::trace {
 

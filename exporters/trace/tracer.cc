@@ -41,9 +41,9 @@
 #include <new>
 #include <type_traits>
 
-#include "compress.h"
-#include "iosonar/json_line.h"
-#include "iosonar/line_sender.h"
+#include "exporters/trace/compress.h"
+#include "core/records/json_line.h"
+#include "core/transport/line_sender.h"
 
 #define EXPORT extern "C" __attribute__((visibility("default")))
 

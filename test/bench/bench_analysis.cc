@@ -1,4 +1,4 @@
-// Issue 6 part A analyses, CPU cost on one core (median of 5 runs each):
+// analyses, CPU cost on one core (median of 5 runs each):
 //  - phases: DWT + denoise + phase finding on a 1 s series of one day
 //    (86,400 buckets) and of one week, haar and db4;
 //  - bad-ost: per-OST correlation over F files striped over 4 of 400 OSTs;
@@ -9,9 +9,9 @@
 #include <random>
 #include <vector>
 
-#include "badost/badost.h"
-#include "common/stats.h"
-#include "phases/phases.h"
+#include "analysis-jobs/badost/badost.h"
+#include "analysis-jobs/lib/stats.h"
+#include "analysis-jobs/phases/phases.h"
 
 using namespace iosonar::analysis;
 

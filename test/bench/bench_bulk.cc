@@ -19,9 +19,9 @@
 #include <string>
 #include <vector>
 
-#include "iosonar/es_client.h"
-#include "iosonar/record.h"
-#include "iosonar/timeutil.h"
+#include "core/transport/es_client.h"
+#include "core/records/record.h"
+#include "core/base/timeutil.h"
 
 using namespace iosonar;
 

@@ -16,10 +16,10 @@
 #include <string>
 #include <vector>
 
-#include "bench_clock.h"
-#include "iosonar/sqlite_store.h"
-#include "simulate/simulate.h"
-#include "summarize/fs_context.h"
+#include "test/bench/bench_clock.h"
+#include "core/store/sqlite_store.h"
+#include "analysis-jobs/simulate/simulate.h"
+#include "analysis-jobs/summarize/fs_context.h"
 
 using namespace iosonar;
 using iosonar::bench::Clock;

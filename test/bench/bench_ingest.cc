@@ -37,10 +37,10 @@
 #include <string>
 #include <vector>
 
-#include "iosonar/collector.h"
-#include "iosonar/ingest.h"
-#include "iosonar/store.h"
-#include "iosonar/timeutil.h"
+#include "core/collector/collector.h"
+#include "core/collector/ingest.h"
+#include "core/store/store.h"
+#include "core/base/timeutil.h"
 
 using namespace iosonar;
 

@@ -1,4 +1,4 @@
-// bench_lassi (issue 7): LASSi over a month of 5 s samples for 400 OSTs and
+// bench_lassi: LASSi over a month of 5 s samples for 400 OSTs and
 // 5 MDTs with 10,000 jobs (target <= 60 s on one core), and the report for a
 // day (target <= 5 s).
 //
@@ -28,13 +28,13 @@
 #include <filesystem>
 #include <map>
 
-#include "iosonar/record.h"
-#include "iosonar/store.h"
-#include "iosonar/timeutil.h"
-#include "lassi/lassi.h"
-#include "lassi/lassi_store.h"
-#include "lassi/slowdown.h"
-#include "report/report.h"
+#include "core/records/record.h"
+#include "core/store/store.h"
+#include "core/base/timeutil.h"
+#include "analysis-jobs/lassi/lassi.h"
+#include "analysis-jobs/lassi/lassi_store.h"
+#include "analysis-jobs/lassi/slowdown.h"
+#include "analysis-jobs/report/report.h"
 
 using namespace iosonar;
 

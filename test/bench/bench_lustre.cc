@@ -7,7 +7,7 @@
 // `iosonar-exporter` (same exporter, no libcurl/OpenSSL/MariaDB/SQLite linked).
 // Reported: per-sample collect time (the exporter's own "*" self-report,
 // median / p90 / max), CPU per sample and peak RSS of the child (wait4).
-// Targets (issue 3): <= 20 ms per sample, <= 10 MiB RSS.
+// Targets: <= 20 ms per sample, <= 10 MiB RSS.
 //
 //   bench_lustre [--samples N] [--interval S] [--dump FILE] [--scenario K] [--in-process-only]
 //   BENCH_LUSTRE_IOSONAR=/path/to/iosonar bench_lustre   (measure another build of the command)
@@ -35,7 +35,7 @@
 #include <thread>
 #include <vector>
 
-#include "exporters/common/exporter.h"
+#include "exporters/framework/exporter.h"
 #include "exporters/lustre/lustre.h"
 
 extern char** environ;

@@ -14,11 +14,11 @@
 #include <string>
 #include <vector>
 
-#include "compress2/compress2.h"
-#include "bench_clock.h"
-#include "iosonar/ingest.h"
-#include "iosonar/sqlite_store.h"
-#include "simulate/simulate.h"
+#include "analysis-jobs/compress2/compress2.h"
+#include "test/bench/bench_clock.h"
+#include "core/collector/ingest.h"
+#include "core/store/sqlite_store.h"
+#include "analysis-jobs/simulate/simulate.h"
 
 using namespace iosonar;
 using iosonar::bench::Clock;

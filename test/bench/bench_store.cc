@@ -20,10 +20,10 @@
 #include <string>
 #include <vector>
 
-#include "iosonar/ingest.h"
-#include "iosonar/sqlite_store.h"
-#include "iosonar/store.h"
-#include "iosonar/timeutil.h"
+#include "core/collector/ingest.h"
+#include "core/store/sqlite_store.h"
+#include "core/store/store.h"
+#include "core/base/timeutil.h"
 
 using namespace iosonar;
 

@@ -19,13 +19,13 @@
 #include <string>
 #include <vector>
 
-#include "http_responder.h"
-#include "bench_clock.h"
-#include "iosonar/es_store.h"
-#include "iosonar/record.h"
-#include "iosonar/sqlite_store.h"
-#include "simulate/simulate.h"
-#include "xlayer/xlayer.h"
+#include "test/testutil/http_responder.h"
+#include "test/bench/bench_clock.h"
+#include "core/store/es_store.h"
+#include "core/records/record.h"
+#include "core/store/sqlite_store.h"
+#include "analysis-jobs/simulate/simulate.h"
+#include "analysis-jobs/xlayer/xlayer.h"
 
 using namespace iosonar;
 using iosonar::bench::Clock;

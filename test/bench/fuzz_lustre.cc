@@ -27,10 +27,10 @@
 #include <string>
 #include <vector>
 
-#include "exporters/common/exporter.h"
+#include "exporters/framework/exporter.h"
 #include "exporters/lustre/lustre.h"
 #include "exporters/lustre/parse.h"
-#include "iosonar/record.h"
+#include "core/records/record.h"
 
 using namespace iosonar;
 using namespace iosonar::lustre;

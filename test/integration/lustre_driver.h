@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "exporters/common/exporter.h"
+#include "exporters/framework/exporter.h"
 
 namespace iosonar::exporters {
 extern const Descriptor kLustreExporter;

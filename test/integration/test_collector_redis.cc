@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
-#include "iosonar/collector.h"
-#include "iosonar/redis.h"
-#include "iosonar/store.h"
-#include "iosonar/timeutil.h"
-#include "testutil.h"
+#include "core/collector/collector.h"
+#include "core/transport/redis.h"
+#include "core/store/store.h"
+#include "core/base/timeutil.h"
+#include "test/testutil/testutil.h"
 
 using namespace iosonar;
 using iosonar::test::RedisServer;

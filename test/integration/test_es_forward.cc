@@ -4,9 +4,9 @@
 #include <catch2/catch.hpp>
 #include <string>
 
-#include "http_responder.h"
-#include "iosonar/timeutil.h"
-#include "testutil.h"
+#include "test/testutil/http_responder.h"
+#include "core/base/timeutil.h"
+#include "test/testutil/testutil.h"
 
 using namespace iosonar;
 

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <filesystem>
 
-#include "trace_util.h"
+#include "test/integration/trace_util.h"
 
 using namespace iosonar::test;
 

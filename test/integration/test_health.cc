@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "testutil.h"
+#include "test/testutil/testutil.h"
 
 using namespace iosonar::test;
 

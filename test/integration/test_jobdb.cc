@@ -11,12 +11,12 @@
 #include <set>
 #include <string>
 
-#include "iosonar/jobdb.h"
-#include "iosonar/mysql.h"
-#include "iosonar/timeutil.h"
-#include "mariadb_server.h"
-#include "scheduler/sacct.h"
-#include "testutil.h"
+#include "core/jobdb/jobdb.h"
+#include "core/jobdb/mysql.h"
+#include "core/base/timeutil.h"
+#include "test/testutil/mariadb_server.h"
+#include "exporters/scheduler/sacct.h"
+#include "test/testutil/testutil.h"
 
 using namespace iosonar;
 using iosonar::test::MariaDbServer;

@@ -1,4 +1,4 @@
-// The lean node/server exporter `iosonar-exporter` (issue 3: <= 10 MiB RSS):
+// The lean node/server exporter `iosonar-exporter` (<= 10 MiB RSS):
 // the same records as `iosonar lustre|health|probe` for the same input, into a
 // file and into a live collector; no libcurl/OpenSSL/MariaDB/SQLite/hiredis
 // linked (ldd); Elasticsearch output loads libcurl at run time, only then,
@@ -19,11 +19,11 @@
 #include <string>
 #include <vector>
 
-#include "exporters/common/exporter.h"
-#include "http_responder.h"
-#include "iosonar/record.h"
-#include "lustre_fixture.h"
-#include "testutil.h"
+#include "exporters/framework/exporter.h"
+#include "test/testutil/http_responder.h"
+#include "core/records/record.h"
+#include "test/integration/lustre_fixture.h"
+#include "test/testutil/testutil.h"
 
 using namespace iosonar;
 using namespace iosonar::test;

@@ -9,12 +9,12 @@
 #include <string>
 #include <vector>
 
-#include "exporters/common/exporter.h"
-#include "iosonar/record.h"
-#include "iosonar/store.h"
-#include "lustre_driver.h"
-#include "lustre_fixture.h"
-#include "testutil.h"
+#include "exporters/framework/exporter.h"
+#include "core/records/record.h"
+#include "core/store/store.h"
+#include "test/integration/lustre_driver.h"
+#include "test/integration/lustre_fixture.h"
+#include "test/testutil/testutil.h"
 
 using namespace iosonar;
 using namespace iosonar::test;

@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <string>
 
-#include "trace_util.h"
+#include "test/integration/trace_util.h"
 
 using namespace iosonar::test;
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "trace_util.h"
+#include "test/integration/trace_util.h"
 
 using namespace iosonar::test;
 

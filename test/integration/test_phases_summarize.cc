@@ -7,10 +7,10 @@
 #include <sstream>
 #include <string>
 
-#include "iosonar/jobdb.h"
-#include "iosonar/mysql.h"
-#include "mariadb_server.h"
-#include "trace_util.h"
+#include "core/jobdb/jobdb.h"
+#include "core/jobdb/mysql.h"
+#include "test/testutil/mariadb_server.h"
+#include "test/integration/trace_util.h"
 
 using namespace iosonar::test;
 

@@ -1,4 +1,4 @@
-// issue 7: `iosonar lmt-import`, `lassi`, `slowdown` and `report` end to end:
+// `iosonar lmt-import`, `lassi`, `slowdown` and `report` end to end:
 // real LMT data from NERSC Edison (../shared/data), a synthetic day with
 // job_stats and probe records, and the report in headless Chromium.
 #include <zlib.h>
@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "iosonar/record.h"
-#include "iosonar/store.h"
-#include "iosonar/timeutil.h"
-#include "testutil.h"
+#include "core/records/record.h"
+#include "core/store/store.h"
+#include "core/base/timeutil.h"
+#include "test/testutil/testutil.h"
 
 using namespace iosonar;
 namespace fs = std::filesystem;

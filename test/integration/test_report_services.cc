@@ -1,12 +1,12 @@
-// issue 7: LASSi and slowdown results into a real MariaDB (lassi_risk,
+// LASSi and slowdown results into a real MariaDB (lassi_risk,
 // probe_slowdown; command lines from the job database) and a real Redis.
 #include <catch2/catch.hpp>
 #include <string>
 
-#include "iosonar/jobdb.h"
-#include "iosonar/mysql.h"
-#include "mariadb_server.h"
-#include "testutil.h"
+#include "core/jobdb/jobdb.h"
+#include "core/jobdb/mysql.h"
+#include "test/testutil/mariadb_server.h"
+#include "test/testutil/testutil.h"
 
 using namespace iosonar;
 

@@ -10,10 +10,10 @@
 #include <tuple>
 #include <vector>
 
-#include "iosonar/mysql.h"
-#include "iosonar/record.h"
-#include "mariadb_server.h"
-#include "testutil.h"
+#include "core/jobdb/mysql.h"
+#include "core/records/record.h"
+#include "test/testutil/mariadb_server.h"
+#include "test/testutil/testutil.h"
 
 using namespace iosonar;
 

@@ -5,7 +5,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "trace_util.h"
+#include "test/integration/trace_util.h"
 
 using namespace iosonar::test;
 

@@ -1,11 +1,11 @@
-// Issue 6's check: a 1,024-node job striped over a slow OST, simulated, and
+// the check: a 1,024-node job striped over a slow OST, simulated, and
 // `iosonar bad-ost` on the simulator's per-file performance names that OST.
 #include <rapidjson/document.h>
 
 #include <catch2/catch.hpp>
 #include <string>
 
-#include "testutil.h"
+#include "test/testutil/testutil.h"
 
 using namespace iosonar::test;
 

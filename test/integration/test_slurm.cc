@@ -18,13 +18,13 @@
 #include <set>
 #include <string>
 
-#include "iosonar/collector.h"
-#include "iosonar/jobdb.h"
-#include "iosonar/record.h"
-#include "iosonar/timeutil.h"
-#include "mariadb_server.h"
-#include "slurm_cluster.h"
-#include "testutil.h"
+#include "core/collector/collector.h"
+#include "core/jobdb/jobdb.h"
+#include "core/records/record.h"
+#include "core/base/timeutil.h"
+#include "test/testutil/mariadb_server.h"
+#include "test/testutil/slurm_cluster.h"
+#include "test/testutil/testutil.h"
 
 using namespace iosonar;
 using namespace iosonar::test;

@@ -11,8 +11,8 @@
 #include <map>
 #include <string>
 
-#include "iosonar/record.h"
-#include "testutil.h"
+#include "core/records/record.h"
+#include "test/testutil/testutil.h"
 
 using namespace iosonar::test;
 

@@ -7,9 +7,9 @@
 #include <filesystem>
 #include <set>
 
-#include "iosonar/collector.h"
-#include "iosonar/store.h"
-#include "trace_util.h"
+#include "core/collector/collector.h"
+#include "core/store/store.h"
+#include "test/integration/trace_util.h"
 
 using namespace iosonar;
 using namespace iosonar::test;

@@ -8,8 +8,8 @@
 #include <filesystem>
 #include <string>
 
-#include "mariadb_server.h"
-#include "testutil.h"
+#include "test/testutil/mariadb_server.h"
+#include "test/testutil/testutil.h"
 
 using namespace iosonar;
 

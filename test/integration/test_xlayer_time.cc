@@ -12,15 +12,15 @@
 #include <string>
 #include <vector>
 
-#include "exporters/common/exporter.h"
-#include "iosonar/ingest.h"
-#include "iosonar/sqlite_store.h"
-#include "iosonar/timeutil.h"
-#include "lustre_driver.h"
-#include "lustre_fixture.h"
-#include "simulate/simulate.h"
-#include "testutil.h"
-#include "xlayer/xlayer.h"
+#include "exporters/framework/exporter.h"
+#include "core/collector/ingest.h"
+#include "core/store/sqlite_store.h"
+#include "core/base/timeutil.h"
+#include "test/integration/lustre_driver.h"
+#include "test/integration/lustre_fixture.h"
+#include "analysis-jobs/simulate/simulate.h"
+#include "test/testutil/testutil.h"
+#include "analysis-jobs/xlayer/xlayer.h"
 
 using namespace iosonar;
 using namespace iosonar::test;

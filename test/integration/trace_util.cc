@@ -1,9 +1,9 @@
-#include "trace_util.h"
+#include "test/integration/trace_util.h"
 
 #include <catch2/catch.hpp>
 #include <vector>
 
-#include "iosonar/record.h"
+#include "core/records/record.h"
 
 namespace iosonar::test {
 

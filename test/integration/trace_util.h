@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "testutil.h"
+#include "test/testutil/testutil.h"
 
 namespace iosonar::test {
 

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Independent LASSi computation with pandas (issue 7's oracle).
+"""Independent LASSi computation with pandas (the oracle).
 
 usage: lassi_oracle.py RECORDS.jsonl APPS.tsv ALPHA WINDOW_S FROM_S TO_S HISTORY_FROM_S
 RECORDS: iosonar.oss/mds/jobstats JSON lines; APPS: job_id<TAB>command line.

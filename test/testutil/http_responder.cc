@@ -1,6 +1,6 @@
 // See http_responder.h: a loopback responder that plays Elasticsearch's
 // documented responses (contract tests, not Elasticsearch).
-#include "http_responder.h"
+#include "test/testutil/http_responder.h"
 
 #include <netinet/in.h>
 #include <poll.h>
@@ -15,8 +15,8 @@
 #include <cstring>
 #include <set>
 
-#include "iosonar/json.h"
-#include "iosonar/timeutil.h"
+#include "core/base/json.h"
+#include "core/base/timeutil.h"
 
 namespace iosonar::test {
 

@@ -1,4 +1,4 @@
-#include "mariadb_server.h"
+#include "test/testutil/mariadb_server.h"
 
 #include <mysql.h>
 

@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include "testutil.h"
+#include "test/testutil/testutil.h"
 
 namespace iosonar::test {
 

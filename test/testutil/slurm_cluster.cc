@@ -1,4 +1,4 @@
-#include "slurm_cluster.h"
+#include "test/testutil/slurm_cluster.h"
 
 #include <sys/stat.h>
 #include <unistd.h>

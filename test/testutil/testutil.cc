@@ -1,4 +1,4 @@
-#include "testutil.h"
+#include "test/testutil/testutil.h"
 
 #include <fcntl.h>
 #include <hiredis/hiredis.h>

@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
-#include "badost/badost.h"
-#include "common/stats.h"
-#include "iosonar/json.h"
-#include "iosonar/record.h"
-#include "testutil.h"
+#include "analysis-jobs/badost/badost.h"
+#include "analysis-jobs/lib/stats.h"
+#include "core/base/json.h"
+#include "core/records/record.h"
+#include "test/testutil/testutil.h"
 
 using namespace iosonar::analysis;
 

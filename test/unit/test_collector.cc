@@ -13,10 +13,10 @@
 #include <thread>
 #include <vector>
 
-#include "iosonar/collector.h"
-#include "iosonar/store.h"
-#include "iosonar/timeutil.h"
-#include "testutil.h"
+#include "core/collector/collector.h"
+#include "core/store/store.h"
+#include "core/base/timeutil.h"
+#include "test/testutil/testutil.h"
 
 using namespace iosonar;
 using iosonar::test::TempDir;

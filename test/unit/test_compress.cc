@@ -3,7 +3,7 @@
 #include <thread>
 #include <vector>
 
-#include "compress.h"
+#include "exporters/trace/compress.h"
 
 using namespace iosonar::trace;
 

@@ -5,11 +5,11 @@
 #include <algorithm>
 #include <tuple>
 
-#include "compress2/compress2.h"
-#include "iosonar/ingest.h"
-#include "iosonar/sqlite_store.h"
-#include "simulate/simulate.h"
-#include "testutil.h"
+#include "analysis-jobs/compress2/compress2.h"
+#include "core/collector/ingest.h"
+#include "core/store/sqlite_store.h"
+#include "analysis-jobs/simulate/simulate.h"
+#include "test/testutil/testutil.h"
 
 using namespace iosonar;
 

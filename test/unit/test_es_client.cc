@@ -10,12 +10,12 @@
 #include <string>
 #include <vector>
 
-#include "http_responder.h"
-#include "iosonar/es_client.h"
-#include "iosonar/record.h"
-#include "iosonar/sink.h"
-#include "iosonar/timeutil.h"
-#include "testutil.h"
+#include "test/testutil/http_responder.h"
+#include "core/transport/es_client.h"
+#include "core/records/record.h"
+#include "core/transport/sink.h"
+#include "core/base/timeutil.h"
+#include "test/testutil/testutil.h"
 
 using namespace iosonar;
 using iosonar::test::FakeElasticsearch;

@@ -4,8 +4,8 @@
 #include <filesystem>
 #include <string>
 
-#include "iosonar/sink.h"
-#include "testutil.h"
+#include "core/transport/sink.h"
+#include "test/testutil/testutil.h"
 
 using namespace iosonar;
 

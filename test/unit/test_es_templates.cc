@@ -9,9 +9,9 @@
 #include <set>
 #include <string>
 
-#include "iosonar/es_templates.h"
-#include "iosonar/schema.h"
-#include "testutil.h"
+#include "core/store/es_templates.h"
+#include "core/records/schema.h"
+#include "test/testutil/testutil.h"
 
 using namespace iosonar;
 

@@ -1,14 +1,14 @@
-// The exporter framework (exporters/common): option parsing, the records it
+// The exporter framework (exporters/framework): option parsing, the records it
 // writes around an exporter's own fields, the per-source self-reports, and
 // the loop's --count/--output handling, driven through a small test exporter.
 #include <catch2/catch.hpp>
 #include <string>
 #include <vector>
 
-#include "exporters/common/exporter.h"
-#include "iosonar/record.h"
-#include "http_responder.h"
-#include "testutil.h"
+#include "exporters/framework/exporter.h"
+#include "core/records/record.h"
+#include "test/testutil/http_responder.h"
+#include "test/testutil/testutil.h"
 
 using namespace iosonar;
 using namespace iosonar::exporters;

@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "exporters/common/exporter.h"
+#include "exporters/framework/exporter.h"
 #include "exporters/health/health.h"
-#include "iosonar/record.h"
-#include "testutil.h"
+#include "core/records/record.h"
+#include "test/testutil/testutil.h"
 
 using namespace iosonar;
 using namespace iosonar::health;

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "iosonar/hostlist.h"
+#include "core/jobdb/hostlist.h"
 
 using iosonar::CompressHostlist;
 using iosonar::ExpandHostlist;

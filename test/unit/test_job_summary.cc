@@ -7,12 +7,12 @@
 #include <string>
 #include <vector>
 
-#include "cache.h"
-#include "iosonar/record.h"
-#include "iosonar/store.h"
-#include "iosonar/timeutil.h"
-#include "job-summary/job_summary.h"
-#include "testutil.h"
+#include "redis-cache/cache.h"
+#include "core/records/record.h"
+#include "core/store/store.h"
+#include "core/base/timeutil.h"
+#include "analysis-jobs/job-summary/job_summary.h"
+#include "test/testutil/testutil.h"
 
 using iosonar::analysis::JobSummary;
 using iosonar::analysis::SummaryOptions;

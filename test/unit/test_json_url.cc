@@ -5,11 +5,11 @@
 #include <cmath>
 #include <set>
 
-#include "iosonar/json.h"
-#include "iosonar/json_line.h"
-#include "iosonar/schema.h"
-#include "iosonar/timeutil.h"
-#include "iosonar/url.h"
+#include "core/base/json.h"
+#include "core/records/json_line.h"
+#include "core/records/schema.h"
+#include "core/base/timeutil.h"
+#include "core/base/url.h"
 
 using namespace iosonar;
 

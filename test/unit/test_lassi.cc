@@ -1,4 +1,4 @@
-// LASSi metrics (issue 7): hand-checked cases from the paper's definitions
+// LASSi metrics: hand-checked cases from the paper's definitions
 // and an independent pandas computation on the same records.
 #include <rapidjson/document.h>
 
@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
-#include "iosonar/record.h"
-#include "iosonar/timeutil.h"
-#include "lassi/lassi.h"
-#include "lassi/lassi_store.h"
-#include "testutil.h"
+#include "core/records/record.h"
+#include "core/base/timeutil.h"
+#include "analysis-jobs/lassi/lassi.h"
+#include "analysis-jobs/lassi/lassi_store.h"
+#include "test/testutil/testutil.h"
 
 using namespace iosonar;
 using namespace iosonar::lassi;

@@ -7,8 +7,8 @@
 #include <filesystem>
 #include <thread>
 
-#include "iosonar/line_sender.h"
-#include "testutil.h"
+#include "core/transport/line_sender.h"
+#include "test/testutil/testutil.h"
 
 using namespace iosonar;
 using namespace iosonar::test;

@@ -8,8 +8,8 @@
 #include <map>
 #include <string>
 
-#include "../../exporters/lustre/parse.h"
-#include "testutil.h"
+#include "exporters/lustre/parse.h"
+#include "test/testutil/testutil.h"
 
 using namespace iosonar::lustre;
 using iosonar::test::ReadFile;

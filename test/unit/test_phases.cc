@@ -11,13 +11,13 @@
 #include <string>
 #include <vector>
 
-#include "iosonar/json.h"
-#include "iosonar/record.h"
-#include "iosonar/store.h"
-#include "iosonar/timeutil.h"
-#include "phases/phases.h"
-#include "phases/wavelet.h"
-#include "testutil.h"
+#include "core/base/json.h"
+#include "core/records/record.h"
+#include "core/store/store.h"
+#include "core/base/timeutil.h"
+#include "analysis-jobs/phases/phases.h"
+#include "analysis-jobs/phases/wavelet.h"
+#include "test/testutil/testutil.h"
 
 using namespace iosonar;
 using namespace iosonar::analysis;

@@ -7,9 +7,9 @@
 #include <random>
 #include <string>
 
-#include "iosonar/record.h"
-#include "iosonar/schema.h"
-#include "iosonar/timeutil.h"
+#include "core/records/record.h"
+#include "core/records/schema.h"
+#include "core/base/timeutil.h"
 
 using namespace iosonar;
 

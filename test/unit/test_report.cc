@@ -1,9 +1,9 @@
-// The report (issue 7): advice rules from job summaries and LASSi job
+// The report: advice rules from job summaries and LASSi job
 // totals, escaping of user-controlled text, self-contained output.
 #include <catch2/catch.hpp>
 #include <string>
 
-#include "report/report.h"
+#include "analysis-jobs/report/report.h"
 
 using namespace iosonar;
 

@@ -7,9 +7,9 @@
 #include <set>
 #include <string>
 
-#include "iosonar/hostlist.h"
-#include "scheduler/sacct.h"
-#include "testutil.h"
+#include "core/jobdb/hostlist.h"
+#include "exporters/scheduler/sacct.h"
+#include "test/testutil/testutil.h"
 
 using namespace iosonar;
 using namespace iosonar::scheduler;

@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "exporters/common/exporter.h"
-#include "iosonar/record.h"
-#include "iosonar/schema.h"
-#include "testutil.h"
+#include "exporters/framework/exporter.h"
+#include "core/records/record.h"
+#include "core/records/schema.h"
+#include "test/testutil/testutil.h"
 
 using namespace iosonar;
 using namespace iosonar::exporters;

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "iosonar/record.h"
-#include "simulate/simulate.h"
+#include "core/records/record.h"
+#include "analysis-jobs/simulate/simulate.h"
 
 using namespace iosonar;
 

@@ -1,4 +1,4 @@
-// Probe slowdown (issue 7): quantiles equal numpy's (method 'linear' =
+// Probe slowdown: quantiles equal numpy's (method 'linear' =
 // Hyndman-Fan type 7), slowdown factors against a fixed and a sliding baseline.
 #include <catch2/catch.hpp>
 #include <cstdio>
@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "lassi/slowdown.h"
-#include "testutil.h"
+#include "analysis-jobs/lassi/slowdown.h"
+#include "test/testutil/testutil.h"
 
 using namespace iosonar;
 using namespace iosonar::lassi;

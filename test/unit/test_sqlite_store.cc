@@ -11,12 +11,12 @@
 #include <string>
 #include <vector>
 
-#include "iosonar/collector.h"
-#include "iosonar/record.h"
-#include "iosonar/sqlite_store.h"
-#include "iosonar/store.h"
-#include "iosonar/timeutil.h"
-#include "testutil.h"
+#include "core/collector/collector.h"
+#include "core/records/record.h"
+#include "core/store/sqlite_store.h"
+#include "core/store/store.h"
+#include "core/base/timeutil.h"
+#include "test/testutil/testutil.h"
 
 using namespace iosonar;
 using iosonar::test::TempDir;

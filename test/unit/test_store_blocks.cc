@@ -15,13 +15,13 @@
 #include <string>
 #include <vector>
 
-#include "iosonar/block_codec.h"
-#include "iosonar/ingest.h"
-#include "iosonar/record.h"
-#include "iosonar/seq_ranges.h"
-#include "iosonar/sqlite_store.h"
-#include "iosonar/timeutil.h"
-#include "testutil.h"
+#include "core/store/internal/block_codec.h"
+#include "core/collector/ingest.h"
+#include "core/records/record.h"
+#include "core/store/internal/seq_ranges.h"
+#include "core/store/sqlite_store.h"
+#include "core/base/timeutil.h"
+#include "test/testutil/testutil.h"
 
 using namespace iosonar;
 using iosonar::test::TempDir;

@@ -15,12 +15,12 @@
 #include <string>
 #include <vector>
 
-#include "http_responder.h"
-#include "iosonar/es_store.h"
-#include "iosonar/record.h"
-#include "iosonar/store.h"
-#include "iosonar/timeutil.h"
-#include "testutil.h"
+#include "test/testutil/http_responder.h"
+#include "core/store/es_store.h"
+#include "core/records/record.h"
+#include "core/store/store.h"
+#include "core/base/timeutil.h"
+#include "test/testutil/testutil.h"
 
 using namespace iosonar;
 

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "summarize/summarize.h"
-#include "testutil.h"
+#include "analysis-jobs/summarize/summarize.h"
+#include "test/testutil/testutil.h"
 
 using namespace iosonar;
 using namespace iosonar::analysis;

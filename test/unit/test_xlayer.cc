@@ -6,13 +6,13 @@
 #include <string>
 #include <vector>
 
-#include "iosonar/ingest.h"
-#include "iosonar/record.h"
-#include "iosonar/sqlite_store.h"
-#include "iosonar/timeutil.h"
-#include "simulate/simulate.h"
-#include "testutil.h"
-#include "xlayer/xlayer.h"
+#include "core/collector/ingest.h"
+#include "core/records/record.h"
+#include "core/store/sqlite_store.h"
+#include "core/base/timeutil.h"
+#include "analysis-jobs/simulate/simulate.h"
+#include "test/testutil/testutil.h"
+#include "analysis-jobs/xlayer/xlayer.h"
 
 using namespace iosonar;
 

@@ -1,0 +1,24 @@
+// The head every analysis result record starts with (iosonar.result.*): opens
+// the JSON object and writes @timestamp, event.dataset, event.stream,
+// event.seq and host.name, in that order; the caller adds its fields and
+// closes the object.
+#pragma once
+#include <cstdint>
+#include <string_view>
+
+#include "core/base/json.h"
+#include "core/base/timeutil.h"
+
+namespace iosonar::analysis {
+
+inline void BeginResultRecord(JsonWriter& w, int64_t ts_ns, std::string_view dataset, int64_t stream, int64_t seq,
+                              std::string_view host) {
+  w.BeginObject();
+  w.Kv("@timestamp", FormatIsoMillis(ts_ns));
+  w.Kv("event.dataset", dataset);
+  w.Kv("event.stream", stream);
+  w.Kv("event.seq", seq);
+  w.Kv("host.name", host);
+}
+
+}  // namespace iosonar::analysis

@@ -1,0 +1,836 @@
+// The embedded collector: epoll loop, line framing, validation, batching into
+// the store and Redis, dead letters. See collector.h and ingest.h.
+#include "core/collector/collector.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <condition_variable>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "core/collector/ingest.h"
+#include "core/base/json.h"
+#include "core/records/record.h"
+#include "core/transport/redis.h"
+#include "core/store/store.h"
+#include "core/base/timeutil.h"
+
+namespace iosonar {
+
+// ---- IngestBatch ------------------------------------------------------------
+
+namespace {
+// Big enough that a batch of typical lines needs a handful of blocks, small
+// enough that an idle collector holds little.
+constexpr size_t kArenaBlock = 1 << 20;
+}  // namespace
+
+IngestBatch::IngestBatch(BulkWriter* writer, size_t capacity, bool keep_raw)
+    : writer_(writer), capacity_(std::max<size_t>(capacity, 1)), keep_raw_(keep_raw) {}
+
+IngestBatch::~IngestBatch() {
+  if (open_) writer_->AbortBatch();
+}
+
+char* IngestBatch::AllocRaw(size_t n) {
+  for (; cur_block_ < blocks_.size(); ++cur_block_) {
+    Block& b = blocks_[cur_block_];
+    if (b.cap - b.used >= n) {
+      char* p = b.data.get() + b.used;
+      b.used += n;
+      return p;
+    }
+  }
+  size_t cap = std::max(kArenaBlock, n);
+  blocks_.push_back({std::make_unique_for_overwrite<char[]>(cap), cap, n});
+  cur_block_ = blocks_.size() - 1;
+  return blocks_.back().data.get();
+}
+
+Status IngestBatch::Add(std::string_view line) {
+  const size_t len = line.size();
+  if (scratch_.size() < len + 1) scratch_.resize(std::max(len + 1, size_t{4096}));
+  std::memcpy(scratch_.data(), line.data(), len);  // +1: the parser writes a NUL at [len]
+  if (Status s = ParseRecordInsitu(scratch_.data(), len, &rec_); !s.ok()) return s;
+  if (writer_ && store_error_.ok()) {
+    Status s;
+    if (!open_) {
+      s = writer_->BeginBatch();
+      open_ = s.ok();
+    }
+    if (s.ok()) s = writer_->Insert(rec_, &pending_);
+    if (!s.ok()) {
+      // The transaction is lost as a whole; the rest of the batch is only validated.
+      if (open_) writer_->AbortBatch();
+      open_ = false;
+      store_error_ = s;
+    }
+  }
+  if (keep_raw_) {
+    char* q = AllocRaw(len);
+    std::memcpy(q, line.data(), len);
+    raw_.emplace_back(q, len);
+  }
+  ++n_;
+  return Status::Ok();
+}
+
+Status IngestBatch::Commit(AppendStats* stats) {
+  Status s = store_error_;
+  if (s.ok() && open_) s = writer_->CommitBatch();
+  open_ = false;
+  if (s.ok() && stats) {
+    stats->inserted += pending_.inserted;
+    stats->duplicates += pending_.duplicates;
+  }
+  pending_ = {};
+  store_error_ = Status::Ok();
+  return s;
+}
+
+void IngestBatch::Clear() {
+  if (open_) writer_->AbortBatch();
+  open_ = false;
+  pending_ = {};
+  store_error_ = Status::Ok();
+  n_ = 0;
+  raw_.clear();
+  // Oversized one-line blocks are not worth keeping for the next batch.
+  std::erase_if(blocks_, [](const Block& b) { return b.cap > kArenaBlock; });
+  for (auto& b : blocks_) b.used = 0;
+  cur_block_ = 0;
+  if (scratch_.size() > (1 << 20)) std::vector<char>().swap(scratch_);
+}
+
+namespace {
+
+constexpr size_t kDeadLetterLineMax = 64 * 1024;
+constexpr int64_t kWarnIntervalNs = 60LL * 1000000000;
+
+bool IsBlank(std::string_view s) {
+  for (char c : s)
+    if (c != ' ' && c != '\t' && c != '\r') return false;
+  return true;
+}
+
+// ---- Pipeline: validation -> batch -> store, Redis, dead letters ------------
+// Shared by the TCP loop and IngestFile. Owned and used by one thread.
+class Pipeline {
+ public:
+  explicit Pipeline(const CollectorOptions& o) : opts_(o) {}
+  ~Pipeline() {
+    if (dl_fd_ >= 0) close(dl_fd_);
+  }
+
+  Status Open() {
+    if (opts_.store_dir.empty()) return Status::Invalid("collector: no store directory given");
+    if (opts_.max_line_bytes == 0) return Status::Invalid("collector: max line length must be positive");
+    auto st = OpenSqliteStore(opts_.store_dir);
+    if (!st.ok()) return st.status();
+    store_ = std::move(st.value());
+    BulkWriter* writer = BulkWriterOf(store_.get());
+    if (!writer) return Status::Internal("collector: the store has no bulk write path");
+    const bool keep_raw = !opts_.redis_url.empty() || !opts_.forward_output.empty();
+    batch_ = std::make_unique<IngestBatch>(writer, opts_.batch_records, keep_raw);
+    if (!opts_.forward_output.empty()) {  // forward accepted lines (sink.h)
+      auto fw = OpenSink(opts_.forward_output, opts_.forward);
+      if (!fw.ok()) return fw.status();
+      forward_ = std::move(fw.value());
+    }
+    dl_path_ = opts_.dead_letter_path.empty() ? opts_.store_dir + "/deadletter.jsonl" : opts_.dead_letter_path;
+    if (!opts_.redis_url.empty()) {
+      auto r = RedisClient::Connect(opts_.redis_url);
+      // A bad URL or a refused password is a configuration error worth
+      // failing for; an unreachable server is retried while we keep storing.
+      if (!r.ok() && r.status().code() == Code::kInvalid) return r.status();
+      if (r.ok()) redis_ = std::move(r.value());
+      else RedisDown(r.status());
+    }
+    return Status::Ok();
+  }
+
+  // One line without its '\n'.
+  void Line(std::string_view source, uint64_t line_no, std::string_view line) {
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.empty() || (line[0] != '{' && IsBlank(line))) return;
+    ++stats_.lines;
+    if (line.size() > opts_.max_line_bytes) {
+      Reject(OversizedReason(line.size()), source, line_no, line);
+      return;
+    }
+    if (batch_->empty() && dl_buf_.empty()) first_pending_ns_ = MonotonicNs();
+    Status s = batch_->Add(line);
+    if (!s.ok()) {
+      Reject(s.message(), source, line_no, line);
+      return;
+    }
+    ++stats_.accepted;
+    if (batch_->full()) Flush();
+  }
+
+  void Reject(std::string_view reason, std::string_view source, uint64_t line_no, std::string_view line) {
+    if (batch_->empty() && dl_buf_.empty()) first_pending_ns_ = MonotonicNs();
+    ++stats_.rejected;
+    dl_buf_ += "{\"reason\":";
+    AppendJsonString(&dl_buf_, reason);
+    dl_buf_ += ",\"source\":";
+    AppendJsonString(&dl_buf_, source);
+    dl_buf_ += ",\"line_no\":";
+    dl_buf_ += std::to_string(line_no);
+    dl_buf_ += ",\"line\":";
+    AppendJsonString(&dl_buf_, line.substr(0, kDeadLetterLineMax));
+    dl_buf_ += "}\n";
+    if (dl_buf_.size() >= (1 << 20)) WriteDeadLetters();
+  }
+
+  std::string OversizedReason(size_t n) const {
+    return "oversized line (" + std::to_string(n) + " bytes > " + std::to_string(opts_.max_line_bytes) + ")";
+  }
+
+  bool pending() const { return (batch_ && !batch_->empty()) || !dl_buf_.empty(); }
+  int64_t first_pending_ns() const { return first_pending_ns_; }
+
+  void Flush() {
+    if (batch_ && !batch_->empty()) {
+      AppendStats as;
+      if (Status s = batch_->Commit(&as); s.ok()) {
+        stats_.stored += as.inserted;
+        stats_.duplicates += as.duplicates;
+      } else {
+        stats_.store_errors += batch_->size();
+        Warn(kStoreWarn, "store: " + s.message() + " (" + std::to_string(stats_.store_errors) + " records lost so far)");
+      }
+      if (!opts_.redis_url.empty()) PushToRedis();
+      if (forward_) Forward();
+      batch_->Clear();
+    }
+    WriteDeadLetters();
+  }
+
+  CollectorStats& stats() { return stats_; }
+
+  // Releases the store, Redis and the dead-letter file (after a final Flush).
+  void Close() {
+    batch_.reset();
+    store_.reset();
+    redis_.reset();
+    forward_.reset();
+    if (dl_fd_ >= 0) close(dl_fd_);
+    dl_fd_ = -1;
+  }
+  size_t max_line_bytes() const { return opts_.max_line_bytes; }
+
+ private:
+  void PushToRedis() {
+    auto lines = batch_->raw_lines();
+    if (!redis_ && MonotonicNs() >= next_redis_try_ns_) {
+      auto r = RedisClient::Connect(opts_.redis_url);
+      if (r.ok()) {
+        redis_ = std::move(r.value());
+        redis_backoff_ns_ = 0;
+      } else {
+        RedisDown(r.status());
+      }
+    }
+    if (!redis_) {
+      stats_.redis_errors += lines.size();
+      return;
+    }
+    if (Status s = redis_->RPushBatch(opts_.redis_list, lines); s.ok()) {
+      stats_.redis_pushed += lines.size();
+    } else {
+      stats_.redis_errors += lines.size();
+      Warn(kRedisWarn, s.message() + " (records are stored; " + std::to_string(stats_.redis_errors) +
+                           " not pushed so far)");
+      if (s.code() == Code::kUnavailable) {
+        redis_.reset();
+        RedisDown(s);
+      }
+    }
+  }
+
+  // A connection attempt can take the whole connect timeout (a host that
+  // drops packets), so back off from 1 s up to 30 s rather than stall ingest.
+  // the batch's accepted lines to the forward output, after the store.
+  void Forward() {
+    auto lines = batch_->raw_lines();
+    // After a failure, skip forwarding for a while (1 s doubling to 30 s) so a
+    // down output does not stall ingest with its retries.
+    if (MonotonicNs() < next_fw_try_ns_) {
+      stats_.forward_errors += lines.size();
+      return;
+    }
+    fw_buf_.clear();
+    for (auto l : lines) {
+      fw_buf_.append(l);
+      fw_buf_.push_back('\n');
+    }
+    const SinkCounters before = forward_->counters();
+    Status s = forward_->Send(fw_buf_, lines.size());
+    if (s.ok()) s = forward_->Flush();
+    const SinkCounters after = forward_->counters();
+    const uint64_t done = (after.lines_sent - before.lines_sent) + (after.already_stored - before.already_stored);
+    stats_.forwarded += done;
+    stats_.forward_errors += lines.size() > done ? lines.size() - done : 0;
+    if (!s.ok()) {
+      fw_backoff_ns_ = std::clamp<int64_t>(fw_backoff_ns_ * 2, 1000000000, 30000000000);
+      next_fw_try_ns_ = MonotonicNs() + fw_backoff_ns_;
+    } else {
+      fw_backoff_ns_ = 0;
+    }
+    if (!s.ok() || done < lines.size())
+      Warn(kForwardWarn, "forward to " + opts_.forward_output + ": " + (s.ok() ? std::string("some records rejected") : s.message()) +
+                             " (records are stored; " + std::to_string(stats_.forward_errors) + " not forwarded so far)");
+  }
+
+  void RedisDown(const Status& why) {
+    redis_backoff_ns_ = std::clamp<int64_t>(redis_backoff_ns_ * 2, 1000000000, 30000000000);
+    next_redis_try_ns_ = MonotonicNs() + redis_backoff_ns_;
+    Warn(kRedisWarn, why.message() + " (records are stored; " + std::to_string(stats_.redis_errors) +
+                         " not pushed so far; will retry)");
+  }
+
+  void WriteDeadLetters() {
+    if (dl_buf_.empty()) return;
+    if (dl_fd_ < 0) {
+      dl_fd_ = open(dl_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+      if (dl_fd_ < 0) {
+        Warn(kStoreWarn, Status::FromErrno("dead-letter file " + dl_path_, errno).message());
+        dl_buf_.clear();
+        return;
+      }
+    }
+    size_t off = 0;
+    while (off < dl_buf_.size()) {
+      ssize_t n = write(dl_fd_, dl_buf_.data() + off, dl_buf_.size() - off);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        Warn(kStoreWarn, Status::FromErrno("write " + dl_path_, errno).message());
+        break;
+      }
+      off += static_cast<size_t>(n);
+    }
+    dl_buf_.clear();
+  }
+
+  // Problems that repeat per batch (Redis down, disk full) would flood the
+  // log: say each kind at most once a minute, so one does not hide the other.
+  enum WarnKind { kRedisWarn, kStoreWarn, kForwardWarn, kWarnKinds };
+  void Warn(WarnKind kind, const std::string& msg) {
+    int64_t now = MonotonicNs();
+    if (last_warn_ns_[kind] && now - last_warn_ns_[kind] < kWarnIntervalNs) {
+      ++suppressed_[kind];
+      return;
+    }
+    if (suppressed_[kind])
+      std::fprintf(stderr, "iosonar collector: %s (%llu similar messages suppressed)\n", msg.c_str(),
+                   static_cast<unsigned long long>(suppressed_[kind]));
+    else
+      std::fprintf(stderr, "iosonar collector: %s\n", msg.c_str());
+    last_warn_ns_[kind] = now;
+    suppressed_[kind] = 0;
+  }
+
+  CollectorOptions opts_;
+  std::unique_ptr<Store> store_;
+  std::unique_ptr<IngestBatch> batch_;  // after store_: it may hold a transaction open
+  std::unique_ptr<RedisClient> redis_;
+  std::unique_ptr<RecordSink> forward_;
+  std::string fw_buf_;
+  int64_t next_fw_try_ns_ = 0, fw_backoff_ns_ = 0;
+  int64_t next_redis_try_ns_ = 0, redis_backoff_ns_ = 0;
+  std::string dl_path_, dl_buf_;
+  int dl_fd_ = -1;
+  CollectorStats stats_;
+  int64_t first_pending_ns_ = 0;
+  int64_t last_warn_ns_[kWarnKinds] = {};
+  uint64_t suppressed_[kWarnKinds] = {};
+};
+
+// ---- Framer: bytes -> lines, with a bound on line length ---------------------
+// An oversized line is not buffered whole: its first bytes are kept for the
+// dead letter and the rest is skipped up to the next '\n'.
+class Framer {
+ public:
+  Framer(std::string source, size_t max_line) : source_(std::move(source)), max_line_(max_line) {
+    buf_.resize(std::min<size_t>(64 * 1024, Limit()));
+  }
+
+  // Where the next read should go.
+  std::pair<char*, size_t> Space() {
+    if (end_ == buf_.size()) {
+      if (start_ > 0) {
+        std::memmove(buf_.data(), buf_.data() + start_, end_ - start_);
+        end_ -= start_;
+        start_ = 0;
+      } else {
+        buf_.resize(std::min(Limit(), buf_.size() * 2));
+      }
+    }
+    return {buf_.data() + end_, buf_.size() - end_};
+  }
+
+  // n bytes were read into Space().
+  void Commit(size_t n, Pipeline* p) {
+    size_t scan = end_;
+    end_ += n;
+    while (scan < end_) {
+      auto* nl = static_cast<char*>(std::memchr(buf_.data() + scan, '\n', end_ - scan));
+      if (!nl) break;
+      size_t lend = static_cast<size_t>(nl - buf_.data());
+      if (skipping_) {
+        skipping_ = false;
+        KeepPrefix(start_, lend);
+        p->stats().lines++;
+        p->Reject(p->OversizedReason(skip_total_ + (lend - start_)), source_, skip_line_no_, skip_prefix_);
+      } else {
+        p->Line(source_, ++line_no_, std::string_view(buf_.data() + start_, lend - start_));
+      }
+      start_ = scan = lend + 1;
+    }
+    if (skipping_) {
+      KeepPrefix(start_, end_);
+      skip_total_ += end_ - start_;
+      start_ = end_ = 0;
+    } else if (end_ - start_ > max_line_ + 1) {  // +1: a CR before the '\n' is not part of the line
+      skipping_ = true;
+      skip_line_no_ = ++line_no_;
+      skip_total_ = end_ - start_;
+      skip_prefix_.clear();
+      KeepPrefix(start_, end_);
+      start_ = end_ = 0;
+    }
+    if (start_ == end_) start_ = end_ = 0;
+  }
+
+  // End of the stream: a last line without '\n' was cut off in transit.
+  void Finish(Pipeline* p, const char* why) {
+    if (skipping_) {
+      skipping_ = false;
+      p->stats().lines++;
+      p->Reject(p->OversizedReason(skip_total_), source_, skip_line_no_, skip_prefix_);
+    } else if (end_ > start_) {
+      std::string_view rest(buf_.data() + start_, end_ - start_);
+      ++line_no_;
+      if (!IsBlank(rest)) {
+        p->stats().lines++;
+        p->Reject(why, source_, line_no_, rest);
+      }
+    }
+    start_ = end_ = 0;
+  }
+
+  const std::string& source() const { return source_; }
+
+ private:
+  // The dead letter shows as much of an oversized line as it shows of any.
+  void KeepPrefix(size_t from, size_t to) {
+    size_t room = kDeadLetterLineMax - std::min(kDeadLetterLineMax, skip_prefix_.size());
+    skip_prefix_.append(buf_.data() + from, std::min(room, to - from));
+  }
+
+  // A full line, its CR and '\n', and one byte more to tell it is too long.
+  size_t Limit() const { return max_line_ + 3; }
+
+  std::string source_;
+  size_t max_line_;
+  std::vector<char> buf_;
+  size_t start_ = 0, end_ = 0;
+  uint64_t line_no_ = 0;
+  bool skipping_ = false;
+  size_t skip_total_ = 0;
+  uint64_t skip_line_no_ = 0;
+  std::string skip_prefix_;
+};
+
+constexpr const char* kTruncatedAtEof = "truncated line at end of stream";
+constexpr const char* kTruncatedAtStop = "truncated line at collector shutdown";
+
+// "tcp://HOST:PORT" with PORT 0 allowed (ParseUrl insists on a real port).
+Status ParseListen(const std::string& text, std::string* host, std::string* port) {
+  auto bad = [&](const std::string& why) {
+    return Status::Invalid("bad listen address \"" + text + "\": " + why + " (expected tcp://HOST:PORT)");
+  };
+  constexpr std::string_view kScheme = "tcp://";
+  if (text.compare(0, kScheme.size(), kScheme) != 0) return bad("not a tcp:// URL");
+  std::string rest = text.substr(kScheme.size());
+  if (!rest.empty() && rest.back() == '/') rest.pop_back();
+  size_t colon;
+  if (!rest.empty() && rest[0] == '[') {
+    size_t close_br = rest.find(']');
+    if (close_br == std::string::npos || close_br + 1 >= rest.size() || rest[close_br + 1] != ':')
+      return bad("unterminated [IPv6] host or missing port");
+    *host = rest.substr(1, close_br - 1);
+    colon = close_br + 1;
+  } else {
+    colon = rest.rfind(':');
+    if (colon == std::string::npos) return bad("missing port");
+    *host = rest.substr(0, colon);
+  }
+  *port = rest.substr(colon + 1);
+  if (port->empty() || port->size() > 5 ||
+      !std::all_of(port->begin(), port->end(), [](unsigned char c) { return c >= '0' && c <= '9'; }) ||
+      std::stoi(*port) > 65535)
+    return bad("port \"" + *port + "\" is not a number from 0 to 65535");
+  if (host->empty()) return bad("missing host (use 0.0.0.0 to listen on all interfaces)");
+  return Status::Ok();
+}
+
+std::string PeerName(const sockaddr_storage& ss) {
+  char addr[INET6_ADDRSTRLEN] = "?";
+  int port = 0;
+  if (ss.ss_family == AF_INET) {
+    const auto* a = reinterpret_cast<const sockaddr_in*>(&ss);
+    inet_ntop(AF_INET, &a->sin_addr, addr, sizeof addr);
+    port = ntohs(a->sin_port);
+    return "tcp " + std::string(addr) + ":" + std::to_string(port);
+  }
+  if (ss.ss_family == AF_INET6) {
+    const auto* a = reinterpret_cast<const sockaddr_in6*>(&ss);
+    inet_ntop(AF_INET6, &a->sin6_addr, addr, sizeof addr);
+    port = ntohs(a->sin6_port);
+  }
+  return "tcp [" + std::string(addr) + "]:" + std::to_string(port);
+}
+
+// ---- the TCP collector ---------------------------------------------------------
+
+class TcpCollector final : public Collector {
+ public:
+  explicit TcpCollector(const CollectorOptions& o) : opts_(o), pipe_(o) {}
+
+  ~TcpCollector() override {
+    (void)Stop();
+    for (int fd : {listen_fd_, epoll_fd_, wake_fd_})
+      if (fd >= 0) close(fd);
+  }
+
+  Status Init() {
+    std::string host, port;
+    if (auto s = ParseListen(opts_.listen, &host, &port); !s.ok()) return s;
+    if (auto s = pipe_.Open(); !s.ok()) return s;
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+    addrinfo* res = nullptr;
+    if (int rc = getaddrinfo(host.c_str(), port.c_str(), &hints, &res); rc != 0)
+      return Status::Invalid("listen address " + opts_.listen + ": " + gai_strerror(rc));
+    Status last = Status::Io("listen " + opts_.listen + ": no usable address");
+    for (addrinfo* ai = res; ai; ai = ai->ai_next) {
+      int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, ai->ai_protocol);
+      if (fd < 0) {
+        last = Status::FromErrno("listen " + opts_.listen + ": socket", errno);
+        continue;
+      }
+      int one = 1;
+      setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+      if (bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || listen(fd, SOMAXCONN) != 0) {
+        last = Status::FromErrno("listen " + opts_.listen, errno);
+        close(fd);
+        continue;
+      }
+      listen_fd_ = fd;
+      break;
+    }
+    freeaddrinfo(res);
+    if (listen_fd_ < 0) return last;
+    sockaddr_storage ss{};
+    socklen_t len = sizeof ss;
+    getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&ss), &len);
+    port_ = ntohs(ss.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port
+                                           : reinterpret_cast<sockaddr_in*>(&ss)->sin_port);
+    epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
+    wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (epoll_fd_ < 0 || wake_fd_ < 0) return Status::FromErrno("collector: epoll/eventfd", errno);
+    if (auto s = Watch(listen_fd_, &listen_tag_); !s.ok()) return s;
+    if (auto s = Watch(wake_fd_, &wake_tag_); !s.ok()) return s;
+    // The I/O thread takes no signals: SIGINT/SIGTERM belong to the
+    // application, and a SIGPIPE from a dropped Redis link must become EPIPE.
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    running_ = true;
+    thread_ = std::thread([this] { Loop(); });
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    return Status::Ok();
+  }
+
+  int port() const override { return port_; }
+
+  Status Drain(int min_connections, int timeout_ms) override {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+    // A sender that connected, wrote and closed before this call may still
+    // sit in the listen backlog, unseen: have the loop accept everything
+    // queued before the conditions below are believed.
+    const uint64_t gen = sync_requested_.fetch_add(1) + 1;
+    Wake();
+    std::unique_lock lk(mu_);
+    for (;;) {
+      if (snap_synced_ >= gen && snap_.connections >= static_cast<uint64_t>(std::max(min_connections, 0)) &&
+          snap_.open_connections == 0 && !snap_pending_)
+        return Status::Ok();
+      if (!running_) return Status::Unavailable("collector: stopped before draining");
+      if (cv_.wait_until(lk, deadline) == std::cv_status::timeout) {
+        const auto& s = snap_;
+        return Status::Unavailable("collector: drain timed out after " + std::to_string(timeout_ms) +
+                                   " ms (connections " + std::to_string(s.connections) + " of " +
+                                   std::to_string(min_connections) + " expected, " + std::to_string(s.open_connections) +
+                                   " open, lines " + std::to_string(s.lines) + ", stored " + std::to_string(s.stored) + ")");
+      }
+    }
+  }
+
+  Status Stop() override {
+    std::lock_guard stop_lk(stop_mu_);
+    if (!thread_.joinable()) return Status::Ok();
+    stop_.store(true);
+    Wake();
+    thread_.join();
+    std::lock_guard lk(mu_);
+    running_ = false;
+    cv_.notify_all();
+    return Status::Ok();
+  }
+
+  CollectorStats stats() const override {
+    std::lock_guard lk(mu_);
+    return snap_;
+  }
+
+ private:
+  struct Conn {
+    int fd;
+    Framer framer;
+  };
+
+  Status Watch(int fd, void* tag) {
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.ptr = tag;
+    if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) != 0) return Status::FromErrno("collector: epoll_ctl", errno);
+    return Status::Ok();
+  }
+
+  void Wake() {
+    uint64_t one = 1;
+    ssize_t n = write(wake_fd_, &one, sizeof one);
+    (void)n;  // the counter only saturates if nobody reads it, and then the loop is awake anyway
+  }
+
+  void Loop() {
+    epoll_event events[64];
+    while (!stop_.load(std::memory_order_relaxed)) {
+      int timeout = -1;
+      if (pipe_.pending()) {
+        int64_t left = pipe_.first_pending_ns() + int64_t{opts_.flush_interval_ms} * 1000000 - MonotonicNs();
+        timeout = static_cast<int>(std::max<int64_t>(0, left / 1000000 + 1));
+      }
+      int n = epoll_wait(epoll_fd_, events, 64, timeout);
+      if (n < 0 && errno != EINTR) {
+        std::fprintf(stderr, "iosonar collector: epoll_wait: %s\n", std::strerror(errno));
+        break;
+      }
+      const uint64_t sync = sync_requested_.load();
+      if (sync != synced_) AcceptAll();
+      for (int i = 0; i < n; ++i) {
+        void* tag = events[i].data.ptr;
+        if (tag == &listen_tag_) {
+          AcceptAll();
+        } else if (tag == &wake_tag_) {
+          uint64_t v;
+          ssize_t r = read(wake_fd_, &v, sizeof v);
+          (void)r;
+        } else {
+          ReadConn(static_cast<Conn*>(tag));
+        }
+      }
+      // Flush a partial batch when its wait is over, and at once when every
+      // sender has gone (nothing more is coming, so a Drain can finish).
+      if (pipe_.pending() &&
+          (conns_.empty() ||
+           MonotonicNs() - pipe_.first_pending_ns() >= int64_t{opts_.flush_interval_ms} * 1000000))
+        pipe_.Flush();
+      synced_ = sync;
+      Publish();
+    }
+    Shutdown();
+    synced_ = UINT64_MAX;  // nothing is left unseen
+    Publish();
+  }
+
+  void AcceptAll() {
+    for (;;) {
+      sockaddr_storage ss{};
+      socklen_t len = sizeof ss;
+      int fd = accept4(listen_fd_, reinterpret_cast<sockaddr*>(&ss), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      if (fd < 0) {
+        if (errno == EINTR || errno == ECONNABORTED) continue;
+        if (errno == EMFILE || errno == ENFILE) {
+          // Out of descriptors: stop listening until a connection closes,
+          // or level-triggered epoll would spin on the pending connection.
+          std::fprintf(stderr, "iosonar collector: accept: %s (pausing accepts)\n", std::strerror(errno));
+          epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, listen_fd_, nullptr);
+          accept_paused_ = true;
+        }
+        return;
+      }
+      auto c = std::make_unique<Conn>(Conn{fd, Framer(PeerName(ss), pipe_.max_line_bytes())});
+      epoll_event ev{};
+      ev.events = EPOLLIN | EPOLLRDHUP;
+      ev.data.ptr = c.get();
+      if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) != 0) {
+        close(fd);
+        continue;
+      }
+      ++pipe_.stats().connections;
+      conns_.emplace(c.get(), std::move(c));
+    }
+  }
+
+  // One read per readiness event keeps many senders fair.
+  void ReadConn(Conn* c) {
+    auto [p, room] = c->framer.Space();
+    ssize_t n = read(c->fd, p, room);
+    if (n > 0) {
+      c->framer.Commit(static_cast<size_t>(n), &pipe_);
+      return;
+    }
+    if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
+    // EOF, or a reset: either way the stream is over.
+    c->framer.Finish(&pipe_, kTruncatedAtEof);
+    CloseConn(c);
+  }
+
+  void CloseConn(Conn* c) {
+    epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, c->fd, nullptr);
+    close(c->fd);
+    conns_.erase(c);
+    if (accept_paused_) {
+      accept_paused_ = false;
+      (void)Watch(listen_fd_, &listen_tag_);
+    }
+  }
+
+  // Stop(): take in what the senders already sent, then close everything.
+  void Shutdown() {
+    AcceptAll();  // senders still in the backlog have sent their data too
+    std::vector<Conn*> open;
+    for (auto& [k, v] : conns_) open.push_back(k);
+    for (Conn* c : open) {
+      bool eof = false;
+      for (int reads = 0; reads < 1024 && !eof; ++reads) {
+        auto [p, room] = c->framer.Space();
+        ssize_t n = read(c->fd, p, room);
+        if (n > 0) c->framer.Commit(static_cast<size_t>(n), &pipe_);
+        else if (n < 0 && errno == EINTR) continue;
+        else {
+          eof = n == 0;
+          break;
+        }
+      }
+      c->framer.Finish(&pipe_, eof ? kTruncatedAtEof : kTruncatedAtStop);
+      CloseConn(c);
+    }
+    pipe_.Flush();
+    pipe_.Close();
+  }
+
+  void Publish() {
+    std::lock_guard lk(mu_);
+    snap_ = pipe_.stats();
+    snap_.open_connections = conns_.size();
+    snap_pending_ = pipe_.pending();
+    snap_synced_ = synced_;
+    cv_.notify_all();
+  }
+
+  CollectorOptions opts_;
+  Pipeline pipe_;  // I/O thread only (after Init)
+  int listen_fd_ = -1, epoll_fd_ = -1, wake_fd_ = -1;
+  int port_ = 0;
+  char listen_tag_ = 0, wake_tag_ = 0;  // their addresses tell epoll events apart
+  bool accept_paused_ = false;
+  std::unordered_map<Conn*, std::unique_ptr<Conn>> conns_;
+  std::thread thread_;
+  std::atomic<bool> stop_{false};
+  std::mutex stop_mu_;
+  std::atomic<uint64_t> sync_requested_{0};  // Drain() calls so far
+  uint64_t synced_ = 0;                      // I/O thread: requests served (backlog accepted)
+
+  mutable std::mutex mu_;  // guards the snapshot the other threads see
+  std::condition_variable cv_;
+  CollectorStats snap_;
+  bool snap_pending_ = false;
+  uint64_t snap_synced_ = 0;
+  bool running_ = false;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Collector>> Collector::Start(const CollectorOptions& opts) {
+  auto c = std::make_unique<TcpCollector>(opts);
+  if (auto s = c->Init(); !s.ok()) return s;
+  return std::unique_ptr<Collector>(std::move(c));
+}
+
+Result<CollectorStats> IngestFile(const CollectorOptions& opts, const std::string& path) {
+  // Block SIGPIPE while we may write to Redis, so a dropped link is an EPIPE
+  // error rather than the end of the process; swallow any that arrived.
+  sigset_t pipe_set, old;
+  sigemptyset(&pipe_set);
+  sigaddset(&pipe_set, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+  struct Restore {
+    sigset_t pipe_set, old;
+    ~Restore() {
+      timespec zero{0, 0};
+      while (sigtimedwait(&pipe_set, nullptr, &zero) > 0) {
+      }
+      pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    }
+  } restore{pipe_set, old};
+
+  Pipeline pipe(opts);
+  if (auto s = pipe.Open(); !s.ok()) return s;
+  bool is_stdin = path == "-";
+  int fd = is_stdin ? 0 : open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Status::FromErrno("open " + path, errno);
+  Framer framer(is_stdin ? "stdin" : path, pipe.max_line_bytes());
+  Status st;
+  for (;;) {
+    auto [p, room] = framer.Space();
+    ssize_t n = read(fd, p, room);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      st = Status::FromErrno("read " + path, errno);
+      break;
+    }
+    if (n == 0) break;
+    framer.Commit(static_cast<size_t>(n), &pipe);
+  }
+  if (!is_stdin) close(fd);
+  framer.Finish(&pipe, kTruncatedAtEof);
+  pipe.Flush();
+  if (!st.ok()) return st;
+  return pipe.stats();
+}
+
+}  // namespace iosonar

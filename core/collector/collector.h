@@ -1,0 +1,71 @@
+// The embedded collector: the single-machine stand-in for Logstash.
+//
+// Accepts JSON lines over TCP (the framing of Logstash's
+// `tcp { codec => json_lines }`: one object per '\n'-terminated line),
+// validates each line against the record schema, writes accepted records in
+// batches to the SQLite store and, when a Redis URL is given, RPUSHes the
+// accepted lines to a Redis list in arrival order (as Logstash's redis output
+// does). A malformed line is counted and appended to the dead-letter file as
+// {"reason","source","line_no","line"} and everything else goes on.
+//
+// Threading: Start() spawns one I/O thread that owns the sockets, the store
+// and the Redis connection; the public methods are safe to call from any
+// thread.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "core/transport/sink.h"
+#include "core/base/status.h"
+
+namespace iosonar {
+
+struct CollectorOptions {
+  std::string listen = "tcp://127.0.0.1:5170";  // port 0 picks a free port
+  std::string store_dir;                        // required: the SQLite store directory
+  std::string redis_url;                        // optional
+  std::string redis_list = "iosonar:ingest";    // the Redis list accepted lines go to
+  std::string dead_letter_path;                 // default: <store_dir>/deadletter.jsonl
+  size_t max_line_bytes = 1 << 20;              // longer lines are set aside as oversized
+  size_t batch_records = 8192;                  // store/Redis batch size
+  int flush_interval_ms = 200;                  // a partial batch waits at most this long
+  // also forward accepted lines to this output (sink.h: an
+  // Elasticsearch URL for _bulk, tcp://LOGSTASH:PORT, a file); "" = none.
+  // Forwarding failures are counted; the records stay in the store.
+  std::string forward_output;
+  SinkOptions forward;
+};
+
+struct CollectorStats {
+  uint64_t connections = 0;       // accepted so far
+  uint64_t open_connections = 0;
+  uint64_t lines = 0;             // lines seen (blank lines not counted; a truncated last line is)
+  uint64_t accepted = 0;          // valid records
+  uint64_t rejected = 0;          // set aside in the dead-letter file
+  uint64_t stored = 0;            // inserted into the store
+  uint64_t duplicates = 0;        // already stored (same event.stream + event.seq)
+  uint64_t redis_pushed = 0;
+  uint64_t redis_errors = 0;      // accepted records not pushed (they stay in the store)
+  uint64_t store_errors = 0;      // accepted records the store failed to write (see stderr)
+  uint64_t forwarded = 0;         // accepted by the forward output (ES: created or already stored)
+  uint64_t forward_errors = 0;    // not forwarded (rejected, or the output unreachable after retries)
+};
+
+class Collector {
+ public:
+  static Result<std::unique_ptr<Collector>> Start(const CollectorOptions& opts);
+  virtual ~Collector() = default;
+  virtual int port() const = 0;  // the bound TCP port
+  // Waits until no connection is open, at least min_connections were seen,
+  // and every line received so far is stored and pushed.
+  virtual Status Drain(int min_connections, int timeout_ms) = 0;
+  virtual Status Stop() = 0;  // drains what is buffered, closes everything
+  virtual CollectorStats stats() const = 0;
+};
+
+// Feeds JSON lines from a file through the same validation/store/Redis path
+// (`iosonar collect --from-file`); source names the file in dead letters.
+Result<CollectorStats> IngestFile(const CollectorOptions& opts, const std::string& path);
+
+}  // namespace iosonar

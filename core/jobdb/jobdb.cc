@@ -1,0 +1,556 @@
+// The MySQL job database. See jobdb.h and mysql-schema/.
+#include "core/jobdb/jobdb.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <filesystem>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "core/jobdb/hostlist.h"
+#include "core/base/timeutil.h"
+
+namespace iosonar {
+
+namespace {
+
+constexpr const char* kJobCols =
+    "j.cluster, j.job_id, j.step, j.array_job_id, j.array_task_id, j.user_name, j.uid, j.group_name, j.gid, "
+    "j.account, j.partition_name, j.job_name, j.command, j.work_dir, j.node_list, j.node_count, j.task_count, "
+    "UNIX_TIMESTAMP(j.submit_time), UNIX_TIMESTAMP(j.start_time), UNIX_TIMESTAMP(j.end_time), j.state, "
+    "j.exit_code, j.exit_signal, j.source";
+
+std::optional<int64_t> ToInt(const std::optional<std::string>& s) {
+  if (!s) return std::nullopt;
+  int64_t v = 0;
+  auto [p, ec] = std::from_chars(s->data(), s->data() + s->size(), v);
+  if (ec != std::errc() || p != s->data() + s->size()) return std::nullopt;
+  return v;
+}
+
+// "1490000000.123456" (UNIX_TIMESTAMP of a DATETIME(6)) -> epoch ns, exactly.
+std::optional<int64_t> DecimalSecondsToNs(const std::optional<std::string>& s) {
+  if (!s) return std::nullopt;
+  size_t dot = s->find('.');
+  auto secs = ToInt(s->substr(0, dot));
+  if (!secs) return std::nullopt;
+  int64_t frac = 0;
+  if (dot != std::string::npos) {
+    std::string f = s->substr(dot + 1, 9);
+    f.resize(9, '0');
+    auto fv = ToInt(f);
+    if (!fv) return std::nullopt;
+    frac = *fv;
+  }
+  return *secs * 1000000000 + frac;
+}
+
+JobRecord RowToJob(const SqlRow& r) {
+  JobRecord j;
+  j.cluster = r[0].value_or("");
+  j.job_id = static_cast<uint64_t>(ToInt(r[1]).value_or(0));
+  j.step = r[2].value_or("");
+  j.array_job_id = ToInt(r[3]);
+  j.array_task_id = ToInt(r[4]);
+  j.user = r[5];
+  j.uid = ToInt(r[6]);
+  j.group = r[7];
+  j.gid = ToInt(r[8]);
+  j.account = r[9];
+  j.partition = r[10];
+  j.name = r[11];
+  j.command = r[12];
+  j.work_dir = r[13];
+  j.node_list = r[14];
+  j.node_count = ToInt(r[15]);
+  j.task_count = ToInt(r[16]);
+  j.submit_ns = DecimalSecondsToNs(r[17]);
+  j.start_ns = DecimalSecondsToNs(r[18]);
+  j.end_ns = DecimalSecondsToNs(r[19]);
+  j.state = r[20];
+  j.exit_code = ToInt(r[21]);
+  j.exit_signal = ToInt(r[22]);
+  j.source = r[23].value_or("");
+  return j;
+}
+
+SqlParam Time(const std::optional<int64_t>& ns) { return ns ? SqlParam(SqlDatetime(*ns)) : SqlNull(); }
+
+bool RealNodeList(const std::optional<std::string>& s) {
+  return s && !s->empty() && *s != "None assigned" && *s != "(null)" && *s != "None";
+}
+
+}  // namespace
+
+std::string SqlDatetime(int64_t ns) {
+  int64_t secs = ns / 1000000000, rem = ns % 1000000000;
+  if (rem < 0) {
+    rem += 1000000000;
+    --secs;
+  }
+  time_t t = static_cast<time_t>(secs);
+  struct tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02d %02d:%02d:%02d.%06lld", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+                tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<long long>(rem / 1000));
+  return buf;
+}
+
+Result<std::unique_ptr<JobDb>> JobDb::Open(const std::string& url) {
+  auto c = MysqlConn::Connect(url);
+  if (!c.ok()) return c.status();
+  return std::unique_ptr<JobDb>(new JobDb(std::move(c).value()));
+}
+
+Result<int> JobDb::SchemaVersion() {
+  auto t = conn_->Query(
+      "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = "
+      "'schema_migrations'");
+  if (!t.ok()) return t.status();
+  if (t->empty() || ToInt((*t)[0][0]).value_or(0) == 0) return 0;
+  auto r = conn_->Query("SELECT COALESCE(MAX(version), 0) FROM schema_migrations");
+  if (!r.ok()) return r.status();
+  return static_cast<int>(ToInt((*r)[0][0]).value_or(0));
+}
+
+Status JobDb::Migrate(int* applied) {
+  if (applied) *applied = 0;
+  auto lock = conn_->Query("SELECT GET_LOCK('iosonar.migrate', 120)");
+  if (!lock.ok()) return lock.status();
+  if (lock->empty() || (*lock)[0][0].value_or("0") != "1")
+    return Status::Unavailable("db-migrate: another migration holds the lock 'iosonar.migrate' (waited 120 s)");
+  auto release = [&] { (void)conn_->Query("SELECT RELEASE_LOCK('iosonar.migrate')"); };
+  auto made = conn_->Exec(
+      "CREATE TABLE IF NOT EXISTS schema_migrations (version INT NOT NULL PRIMARY KEY, name VARCHAR(128) NOT NULL, "
+      "applied_at DATETIME(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6)) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4");
+  if (!made.ok()) {
+    release();
+    return made.status();
+  }
+  auto have = conn_->Query("SELECT version FROM schema_migrations");
+  if (!have.ok()) {
+    release();
+    return have.status();
+  }
+  std::set<int64_t> done;
+  for (const auto& row : *have) done.insert(ToInt(row[0]).value_or(-1));
+  for (const auto& m : BuiltinMigrations()) {
+    if (done.count(m.version)) continue;
+    for (const auto& stmt : SplitSqlStatements(m.sql)) {
+      auto r = conn_->Exec(stmt);
+      if (!r.ok()) {
+        release();
+        return Status(r.status().code(), "migration " + std::to_string(m.version) + "_" + m.name + ": " +
+                                              r.status().message());
+      }
+    }
+    auto rec = conn_->Exec("INSERT INTO schema_migrations (version, name) VALUES (?, ?)",
+                           {static_cast<int64_t>(m.version), m.name});
+    if (!rec.ok()) {
+      release();
+      return rec.status();
+    }
+    if (applied) ++*applied;
+  }
+  release();
+  return Status::Ok();
+}
+
+Status JobDb::Upsert(const JobRecord& r) {
+  std::vector<std::string> nodes;
+  const bool set_nodes = r.step.empty() && RealNodeList(r.node_list);
+  if (set_nodes) {
+    auto e = ExpandHostlist(*r.node_list);
+    if (!e.ok())
+      return Status::Invalid("job " + std::to_string(r.job_id) + " on " + r.cluster + ": " + e.status().message());
+    nodes = std::move(e).value();
+    std::sort(nodes.begin(), nodes.end());
+    nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+  }
+  if (r.cluster.empty()) return Status::Invalid("job " + std::to_string(r.job_id) + ": no cluster name");
+  Status st = conn_->Begin();
+  if (!st.ok()) return st;
+  auto fail = [&](const Status& s) {
+    conn_->Rollback();
+    return s;
+  };
+  // The state is assigned before end_time: MySQL evaluates these left to right.
+  static constexpr std::string_view kUpsert =
+      "INSERT INTO jobs (cluster, job_id, step, array_job_id, array_task_id, user_name, uid, group_name, gid, account, "
+      "partition_name, job_name, command, work_dir, node_list, node_count, task_count, submit_time, start_time, "
+      "end_time, state, exit_code, exit_signal, source) VALUES "
+      "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON DUPLICATE KEY UPDATE "
+      "array_job_id = COALESCE(VALUES(array_job_id), array_job_id), "
+      "array_task_id = COALESCE(VALUES(array_task_id), array_task_id), "
+      "user_name = COALESCE(VALUES(user_name), user_name), uid = COALESCE(VALUES(uid), uid), "
+      "group_name = COALESCE(VALUES(group_name), group_name), gid = COALESCE(VALUES(gid), gid), "
+      "account = COALESCE(VALUES(account), account), "
+      "partition_name = COALESCE(VALUES(partition_name), partition_name), "
+      // sacct rewrites '"' in job names as '`': its name only fills a missing one (the prolog's is exact).
+      "job_name = IF(VALUES(source) = 'sacct' AND job_name IS NOT NULL, job_name, "
+      "COALESCE(VALUES(job_name), job_name)), command = COALESCE(VALUES(command), command), "
+      "work_dir = COALESCE(VALUES(work_dir), work_dir), node_list = COALESCE(VALUES(node_list), node_list), "
+      "node_count = COALESCE(VALUES(node_count), node_count), task_count = COALESCE(VALUES(task_count), task_count), "
+      "submit_time = COALESCE(VALUES(submit_time), submit_time), "
+      "start_time = COALESCE(VALUES(start_time), start_time), "
+      "state = IF(VALUES(end_time) IS NULL AND end_time IS NOT NULL, state, COALESCE(VALUES(state), state)), "
+      "exit_code = COALESCE(VALUES(exit_code), exit_code), exit_signal = COALESCE(VALUES(exit_signal), exit_signal), "
+      "end_time = COALESCE(VALUES(end_time), end_time), source = VALUES(source)";
+  auto ins = conn_->Exec(kUpsert, {r.cluster, static_cast<int64_t>(r.job_id), r.step, SqlOpt(r.array_job_id),
+                                   SqlOpt(r.array_task_id), SqlOpt(r.user), SqlOpt(r.uid), SqlOpt(r.group),
+                                   SqlOpt(r.gid), SqlOpt(r.account), SqlOpt(r.partition), SqlOpt(r.name),
+                                   SqlOpt(r.command), SqlOpt(r.work_dir), SqlOpt(r.node_list), SqlOpt(r.node_count),
+                                   SqlOpt(r.task_count), Time(r.submit_ns), Time(r.start_ns), Time(r.end_ns),
+                                   SqlOpt(r.state), SqlOpt(r.exit_code), SqlOpt(r.exit_signal), r.source});
+  if (!ins.ok()) return fail(ins.status());
+  if (set_nodes) {
+    auto del = conn_->Exec("DELETE FROM job_nodes WHERE cluster = ? AND job_id = ?",
+                           {r.cluster, static_cast<int64_t>(r.job_id)});
+    if (!del.ok()) return fail(del.status());
+    constexpr size_t kChunk = 64;
+    for (size_t i = 0; i < nodes.size(); i += kChunk) {
+      size_t n = std::min(kChunk, nodes.size() - i);
+      std::string sql = "INSERT IGNORE INTO job_nodes (cluster, job_id, node) VALUES ";
+      std::vector<SqlParam> params;
+      for (size_t k = 0; k < n; ++k) {
+        sql += k ? ", (?, ?, ?)" : "(?, ?, ?)";
+        params.push_back(r.cluster);
+        params.push_back(static_cast<int64_t>(r.job_id));
+        params.push_back(nodes[i + k]);
+      }
+      auto a = conn_->Exec(sql, params);
+      if (!a.ok()) return fail(a.status());
+    }
+  }
+  return conn_->Commit();
+}
+
+Result<std::vector<JobRecord>> JobDb::SelectJobs(std::string_view tail, const std::vector<SqlParam>& params) {
+  std::string sql = std::string("SELECT DISTINCT ") + kJobCols + " " + std::string(tail);
+  auto rows = conn_->Query(sql, params);
+  if (!rows.ok()) return rows.status();
+  std::vector<JobRecord> out;
+  for (const auto& row : *rows) out.push_back(RowToJob(row));
+  return out;
+}
+
+Result<std::optional<JobRecord>> JobDb::Get(const std::string& cluster, uint64_t job_id, const std::string& step) {
+  auto r = SelectJobs("FROM jobs j WHERE j.cluster = ? AND j.job_id = ? AND j.step = ?",
+                      {cluster, static_cast<int64_t>(job_id), step});
+  if (!r.ok()) return r.status();
+  if (r->empty()) return std::optional<JobRecord>();
+  return std::optional<JobRecord>(std::move(r->front()));
+}
+
+Result<std::vector<std::string>> JobDb::ClustersOf(uint64_t job_id) {
+  auto rows = conn_->Query("SELECT DISTINCT cluster FROM jobs WHERE job_id = ? AND step = '' ORDER BY cluster",
+                           {static_cast<int64_t>(job_id)});
+  if (!rows.ok()) return rows.status();
+  std::vector<std::string> out;
+  for (const auto& r : *rows) out.push_back(r[0].value_or(""));
+  return out;
+}
+
+Result<std::vector<std::string>> JobDb::JobNodes(const std::string& cluster, uint64_t job_id) {
+  auto rows = conn_->Query("SELECT node FROM job_nodes WHERE cluster = ? AND job_id = ? ORDER BY node",
+                           {cluster, static_cast<int64_t>(job_id)});
+  if (!rows.ok()) return rows.status();
+  std::vector<std::string> out;
+  for (const auto& r : *rows) out.push_back(r[0].value_or(""));
+  return out;
+}
+
+Result<std::vector<JobRecord>> JobDb::JobsOnNode(const std::string& node, int64_t t_ns, const std::string& cluster) {
+  std::string t = SqlDatetime(t_ns);
+  std::string tail =
+      "FROM jobs j JOIN job_nodes n ON n.cluster = j.cluster AND n.job_id = j.job_id "
+      "WHERE j.step = '' AND n.node = ? AND j.start_time <= ? AND (j.end_time IS NULL OR j.end_time >= ?)";
+  std::vector<SqlParam> p{node, t, t};
+  if (!cluster.empty()) {
+    tail += " AND j.cluster = ?";
+    p.push_back(cluster);
+  }
+  tail += " ORDER BY j.start_time, j.job_id";
+  return SelectJobs(tail, p);
+}
+
+// The overlap of J's run (me) and another job's run (j); an unended run lasts until now.
+static constexpr const char* kOverlap =
+    " AND j.start_time <= COALESCE(me.end_time, UTC_TIMESTAMP(6)) AND COALESCE(j.end_time, UTC_TIMESTAMP(6)) >= "
+    "me.start_time AND j.job_id <> me.job_id";
+
+Result<std::vector<JobRecord>> JobDb::JobsSharingForwardingNode(const std::string& cluster, uint64_t job_id) {
+  return SelectJobs(std::string("FROM jobs me "
+                                "JOIN job_nodes mn ON mn.cluster = me.cluster AND mn.job_id = me.job_id "
+                                "JOIN node_forwarding mf ON mf.node = mn.node "
+                                "JOIN node_forwarding xf ON xf.fwd_node = mf.fwd_node "
+                                "JOIN job_nodes xn ON xn.node = xf.node AND xn.cluster = me.cluster "
+                                "JOIN jobs j ON j.cluster = xn.cluster AND j.job_id = xn.job_id AND j.step = '' "
+                                "WHERE me.cluster = ? AND me.job_id = ? AND me.step = ''") +
+                        kOverlap + " ORDER BY j.start_time, j.job_id",
+                    {cluster, static_cast<int64_t>(job_id)});
+}
+
+Result<std::vector<JobRecord>> JobDb::JobsSharingOst(const std::string& cluster, uint64_t job_id) {
+  return SelectJobs(std::string("FROM jobs me "
+                                "JOIN job_osts mo ON mo.cluster = me.cluster AND mo.job_id = me.job_id "
+                                "JOIN job_osts xo ON xo.filesystem = mo.filesystem AND xo.ost = mo.ost "
+                                "JOIN jobs j ON j.cluster = xo.cluster AND j.job_id = xo.job_id AND j.step = '' "
+                                "WHERE me.cluster = ? AND me.job_id = ? AND me.step = ''") +
+                        kOverlap + " ORDER BY j.start_time, j.job_id",
+                    {cluster, static_cast<int64_t>(job_id)});
+}
+
+Status JobDb::SetForwardingNode(const std::string& node, const std::string& fwd) {
+  auto r = conn_->Exec(
+      "INSERT INTO node_forwarding (node, fwd_node) VALUES (?, ?) ON DUPLICATE KEY UPDATE fwd_node = VALUES(fwd_node)",
+      {node, fwd});
+  return r.ok() ? Status::Ok() : r.status();
+}
+
+Status JobDb::AddJobOst(const std::string& cluster, uint64_t job_id, const std::string& fs, const std::string& ost) {
+  auto r = conn_->Exec("INSERT IGNORE INTO job_osts (cluster, job_id, filesystem, ost) VALUES (?, ?, ?, ?)",
+                       {cluster, static_cast<int64_t>(job_id), fs, ost});
+  return r.ok() ? Status::Ok() : r.status();
+}
+
+Status JobDb::WriteJobSummary(const JobSummaryRow& s) {
+  auto u = [](uint64_t v) { return SqlParam(static_cast<int64_t>(v)); };
+  auto r = conn_->Exec(
+      "REPLACE INTO job_summary (cluster, job_id, computed_at, runtime_s, read_bytes, write_bytes, read_ops, "
+      "write_ops, read_bw_avg, read_bw_peak, write_bw_avg, write_bw_peak, read_iops, write_iops, meta_ops, "
+      "meta_ops_per_s, processes_with_io, nodes_with_io, files, errors, io_mode_read, io_mode_write, summary_json) "
+      "VALUES (?, ?, UTC_TIMESTAMP(6), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+      {s.cluster, u(s.job_id), s.runtime_s, u(s.read_bytes), u(s.write_bytes), u(s.read_ops), u(s.write_ops),
+       s.read_bw_avg, s.read_bw_peak, s.write_bw_avg, s.write_bw_peak, s.read_iops, s.write_iops, u(s.meta_ops),
+       s.meta_ops_per_s, u(s.processes_with_io), u(s.nodes_with_io), u(s.files), u(s.errors), s.io_mode_read,
+       s.io_mode_write, s.summary_json});
+  return r.ok() ? Status::Ok() : r.status();
+}
+
+Result<std::optional<int64_t>> JobDb::PolledTo(const std::string& cluster) {
+  auto rows = conn_->Query("SELECT UNIX_TIMESTAMP(polled_to) FROM poll_state WHERE cluster = ?", {cluster});
+  if (!rows.ok()) return rows.status();
+  if (rows->empty()) return std::optional<int64_t>();
+  return DecimalSecondsToNs((*rows)[0][0]);
+}
+
+Status JobDb::SetPolledTo(const std::string& cluster, int64_t t_ns) {
+  auto r = conn_->Exec(
+      "INSERT INTO poll_state (cluster, polled_to) VALUES (?, ?) ON DUPLICATE KEY UPDATE polled_to = VALUES(polled_to)",
+      {cluster, SqlDatetime(t_ns)});
+  return r.ok() ? Status::Ok() : r.status();
+}
+
+// ---- spool ----------------------------------------------------------------------
+
+namespace {
+
+std::string Escape(std::string_view s) {
+  std::string o;
+  for (char c : s) {
+    if (c == '\\') o += "\\\\";
+    else if (c == '\n') o += "\\n";
+    else if (c == '\r') o += "\\r";
+    else o.push_back(c);
+  }
+  return o;
+}
+
+std::optional<std::string> Unescape(std::string_view s) {
+  std::string o;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != '\\') {
+      o.push_back(s[i]);
+      continue;
+    }
+    if (++i >= s.size()) return std::nullopt;
+    if (s[i] == '\\') o.push_back('\\');
+    else if (s[i] == 'n') o.push_back('\n');
+    else if (s[i] == 'r') o.push_back('\r');
+    else return std::nullopt;
+  }
+  return o;
+}
+
+template <typename F>
+void ForEachField(JobRecord& r, F&& f) {
+  f("array_job_id", r.array_job_id);
+  f("array_task_id", r.array_task_id);
+  f("user", r.user);
+  f("uid", r.uid);
+  f("group", r.group);
+  f("gid", r.gid);
+  f("account", r.account);
+  f("partition", r.partition);
+  f("name", r.name);
+  f("command", r.command);
+  f("work_dir", r.work_dir);
+  f("node_list", r.node_list);
+  f("node_count", r.node_count);
+  f("task_count", r.task_count);
+  f("submit_ns", r.submit_ns);
+  f("start_ns", r.start_ns);
+  f("end_ns", r.end_ns);
+  f("state", r.state);
+  f("exit_code", r.exit_code);
+  f("exit_signal", r.exit_signal);
+}
+
+}  // namespace
+
+std::string JobRecordToSpoolText(const JobRecord& rc) {
+  JobRecord r = rc;
+  std::string out = "iosonar-job-record 1\n";
+  out += "cluster=" + Escape(r.cluster) + "\n";
+  out += "job_id=" + std::to_string(r.job_id) + "\n";
+  out += "step=" + Escape(r.step) + "\n";
+  out += "source=" + Escape(r.source) + "\n";
+  ForEachField(r, [&](const char* key, auto& v) {
+    if (!v) return;
+    if constexpr (std::is_same_v<std::decay_t<decltype(*v)>, std::string>) out += std::string(key) + "=" + Escape(*v) + "\n";
+    else out += std::string(key) + "=" + std::to_string(*v) + "\n";
+  });
+  return out;
+}
+
+Result<JobRecord> JobRecordFromSpoolText(std::string_view text) {
+  JobRecord r;
+  size_t pos = 0;
+  int line_no = 0;
+  bool header = false, have_id = false;
+  while (pos < text.size()) {
+    size_t nl = text.find('\n', pos);
+    if (nl == std::string_view::npos) return Status::Invalid("spooled record: truncated (no newline at the end)");
+    std::string_view line = text.substr(pos, nl - pos);
+    pos = nl + 1;
+    ++line_no;
+    auto bad = [&](const std::string& what) {
+      return Status::Invalid("spooled record line " + std::to_string(line_no) + ": " + what);
+    };
+    if (!header) {
+      if (line != "iosonar-job-record 1") return bad("not an iosonar job record (want 'iosonar-job-record 1')");
+      header = true;
+      continue;
+    }
+    size_t eq = line.find('=');
+    if (eq == std::string_view::npos) return bad("no '='");
+    std::string key(line.substr(0, eq));
+    auto val = Unescape(line.substr(eq + 1));
+    if (!val) return bad("bad escape in the value of " + key);
+    if (key == "cluster") r.cluster = *val;
+    else if (key == "step") r.step = *val;
+    else if (key == "source") r.source = *val;
+    else if (key == "job_id") {
+      auto v = ToInt(*val);
+      if (!v || *v < 0) return bad("job_id is not a number");
+      r.job_id = static_cast<uint64_t>(*v);
+      have_id = true;
+    } else {
+      bool known = false, ok = true;
+      ForEachField(r, [&](const char* k, auto& v) {
+        if (key != k) return;
+        known = true;
+        if constexpr (std::is_same_v<std::decay_t<decltype(*v)>, std::string>) v = *val;
+        else {
+          auto n = ToInt(*val);
+          if (n) v = *n;
+          else ok = false;
+        }
+      });
+      if (!known) return bad("unknown key '" + key + "'");
+      if (!ok) return bad(key + " is not a number");
+    }
+  }
+  if (!header || !have_id) return Status::Invalid("spooled record: empty or without job_id");
+  return r;
+}
+
+Status SpoolJobRecord(const std::string& dir, const JobRecord& r, std::string* path_out) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return Status::Io("spool: cannot create " + dir + ": " + ec.message());
+  static int counter = 0;
+  char name[160];
+  std::snprintf(name, sizeof name, "%020lld-%08d-%04d-%llu.job", static_cast<long long>(NowNs()),
+                static_cast<int>(getpid()), counter++ % 10000, static_cast<unsigned long long>(r.job_id));
+  std::string final_path = dir + "/" + name;
+  std::string tmp = dir + "/.tmp-" + name;
+  std::string text = JobRecordToSpoolText(r);
+  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) return Status::FromErrno("spool: create " + tmp, errno);
+  size_t off = 0;
+  while (off < text.size()) {
+    ssize_t n = write(fd, text.data() + off, text.size() - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      int e = errno;
+      close(fd);
+      unlink(tmp.c_str());
+      return Status::FromErrno("spool: write " + tmp, e);
+    }
+    off += static_cast<size_t>(n);
+  }
+  if (fsync(fd) != 0 || close(fd) != 0) {
+    int e = errno;
+    unlink(tmp.c_str());
+    return Status::FromErrno("spool: sync " + tmp, e);
+  }
+  if (rename(tmp.c_str(), final_path.c_str()) != 0) return Status::FromErrno("spool: rename to " + final_path, errno);
+  if (path_out) *path_out = final_path;
+  return Status::Ok();
+}
+
+Status ReplaySpool(const std::string& dir, JobDb& db, ReplayStats* stats) {
+  ReplayStats local;
+  if (!stats) stats = &local;
+  DIR* d = opendir(dir.c_str());
+  if (!d) {
+    if (errno == ENOENT) return Status::Ok();  // nothing was ever spooled
+    return Status::FromErrno("replay: opendir " + dir, errno);
+  }
+  std::vector<std::string> names;
+  while (dirent* e = readdir(d)) {
+    std::string n = e->d_name;
+    if (n.size() > 4 && n.compare(n.size() - 4, 4, ".job") == 0 && n[0] != '.') names.push_back(n);
+  }
+  closedir(d);
+  std::sort(names.begin(), names.end());
+  for (const auto& n : names) {
+    std::string path = dir + "/" + n;
+    std::ifstream f(path, std::ios::binary);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    auto rec = JobRecordFromSpoolText(ss.str());
+    Status st = rec.ok() ? db.Upsert(rec.value()) : rec.status();
+    if (st.ok()) {
+      unlink(path.c_str());
+      ++stats->replayed;
+      continue;
+    }
+    if (st.code() == Code::kUnavailable) {  // the database is (still) down: keep it and the rest
+      ++stats->failed;
+      return st;
+    }
+    // The record itself is bad (or the database refuses it): set it aside with the reason.
+    std::string bad_dir = dir + "/bad";
+    mkdir(bad_dir.c_str(), 0700);
+    rename(path.c_str(), (bad_dir + "/" + n).c_str());
+    std::ofstream reason(bad_dir + "/" + n + ".reason", std::ios::binary);
+    reason << path << ": " << st.ToString() << "\n";
+    ++stats->bad;
+  }
+  return Status::Ok();
+}
+
+}  // namespace iosonar

@@ -1,0 +1,121 @@
+// The MySQL job database (schema in mysql-schema/, applied by Migrate): jobs
+// as the scheduler reports them, their nodes, the administrator's static maps
+// (node -> forwarding node, job -> OSTs), job-summary results, and the query
+// API the analyses use ("which jobs ran on node N at time t", "which jobs
+// shared a forwarding node or an OST with job J during its run").
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/jobdb/mysql.h"
+#include "core/base/status.h"
+
+namespace iosonar {
+
+// One job (step == "") or job step as the scheduler reports it. Absent
+// values are nullopt and never overwrite what the database already has.
+struct JobRecord {
+  std::string cluster;
+  uint64_t job_id = 0;   // Slurm JobIDRaw
+  std::string step;      // "" for the job; "batch", "extern", "0", ... for steps
+  std::optional<int64_t> array_job_id, array_task_id;
+  std::optional<std::string> user, group, account, partition, name, command, work_dir, node_list, state;
+  std::optional<int64_t> uid, gid, node_count, task_count, exit_code, exit_signal;
+  std::optional<int64_t> submit_ns, start_ns, end_ns;  // epoch ns, UTC
+  std::string source;  // who reported it: prolog, epilog, sacct
+  bool operator==(const JobRecord&) const = default;
+};
+
+// The job_summary row (the numbers of analysis::JobSummary that are columns).
+struct JobSummaryRow {
+  std::string cluster;
+  uint64_t job_id = 0;
+  double runtime_s = 0;
+  uint64_t read_bytes = 0, write_bytes = 0, read_ops = 0, write_ops = 0;
+  double read_bw_avg = 0, read_bw_peak = 0, write_bw_avg = 0, write_bw_peak = 0, read_iops = 0, write_iops = 0;
+  uint64_t meta_ops = 0;
+  double meta_ops_per_s = 0;
+  uint64_t processes_with_io = 0, nodes_with_io = 0, files = 0, errors = 0;
+  std::string io_mode_read, io_mode_write;
+  std::string summary_json;
+};
+
+// The migrations compiled into the binary (mysql-schema/NNN_name.sql).
+struct Migration {
+  int version;
+  std::string name;
+  std::string_view sql;
+};
+const std::vector<Migration>& BuiltinMigrations();
+
+// Formats epoch ns as a DATETIME(6) literal in UTC ("2026-11-22 09:15:02.123456").
+std::string SqlDatetime(int64_t epoch_ns);
+
+class JobDb {
+ public:
+  // url: mysql://... (see mysql.h).
+  static Result<std::unique_ptr<JobDb>> Open(const std::string& url);
+
+  // Applies the migrations not yet recorded in schema_migrations, in order,
+  // under a named lock (concurrent runs wait). *applied = how many ran.
+  Status Migrate(int* applied = nullptr);
+  Result<int> SchemaVersion();  // 0 before any migration
+
+  // Inserts or merges one record (fields present in r overwrite, absent ones
+  // keep the stored value; a record without an end time does not overwrite
+  // the state of a job that has ended). For the job itself (step ""), a
+  // node_list replaces the job's job_nodes rows. One transaction.
+  Status Upsert(const JobRecord& r);
+
+  Result<std::optional<JobRecord>> Get(const std::string& cluster, uint64_t job_id, const std::string& step = "");
+  // Clusters that have a job with this id (job-summary's --cluster default).
+  Result<std::vector<std::string>> ClustersOf(uint64_t job_id);
+  Result<std::vector<std::string>> JobNodes(const std::string& cluster, uint64_t job_id);
+
+  // Jobs (step "") whose run [start, end] contains t on node (an unended job runs until now).
+  Result<std::vector<JobRecord>> JobsOnNode(const std::string& node, int64_t t_ns, const std::string& cluster = "");
+  // Other jobs whose run overlaps J's and that had a node behind one of the
+  // forwarding nodes of J's nodes (node_forwarding).
+  Result<std::vector<JobRecord>> JobsSharingForwardingNode(const std::string& cluster, uint64_t job_id);
+  // Other jobs whose run overlaps J's and that used one of J's OSTs (job_osts).
+  Result<std::vector<JobRecord>> JobsSharingOst(const std::string& cluster, uint64_t job_id);
+
+  // The administrator's maps and the analyses' OST lists.
+  Status SetForwardingNode(const std::string& node, const std::string& fwd_node);
+  Status AddJobOst(const std::string& cluster, uint64_t job_id, const std::string& filesystem, const std::string& ost);
+
+  Status WriteJobSummary(const JobSummaryRow& s);
+
+  // The sacct poller's mark: where the last successful poll of a cluster ended.
+  Result<std::optional<int64_t>> PolledTo(const std::string& cluster);
+  Status SetPolledTo(const std::string& cluster, int64_t t_ns);
+
+  MysqlConn& conn() { return *conn_; }
+
+ private:
+  explicit JobDb(std::unique_ptr<MysqlConn> c) : conn_(std::move(c)) {}
+  Result<std::vector<JobRecord>> SelectJobs(std::string_view where_sql, const std::vector<SqlParam>& params);
+  std::unique_ptr<MysqlConn> conn_;
+};
+
+// The spool (records the prolog/epilog/poller could not write because MySQL
+// was down): one file per record, written atomically (temp + rename), named
+// so that lexical order is the order they were written in. Byte exact.
+std::string JobRecordToSpoolText(const JobRecord& r);
+Result<JobRecord> JobRecordFromSpoolText(std::string_view text);
+Status SpoolJobRecord(const std::string& dir, const JobRecord& r, std::string* path = nullptr);
+
+struct ReplayStats {
+  uint64_t replayed = 0;  // written and removed from the spool
+  uint64_t failed = 0;    // left in the spool (MySQL failed); replay stops at the first
+  uint64_t bad = 0;       // unreadable files, moved to DIR/bad/ with a .reason file
+};
+// Replays every spooled record in order; stops at the first database error
+// (the rest wait for the next replay). The Status is that error, if any.
+Status ReplaySpool(const std::string& dir, JobDb& db, ReplayStats* stats);
+
+}  // namespace iosonar

@@ -1,0 +1,65 @@
+// One parsed, schema-validated record: a flat array of values indexed by the
+// field's position in the schema table. String values point into the line
+// buffer the record was parsed from (parsed in place), so a ParsedRecord is
+// valid only as long as that buffer. Not thread-safe; cheap to reuse.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <string_view>
+
+#include "core/records/schema.h"
+#include "core/base/status.h"
+
+namespace iosonar {
+
+// Fields in the whole schema (all datasets together). A record of one
+// dataset uses far fewer; sets of fields are FieldSet bitsets.
+inline constexpr size_t kMaxFields = 384;
+
+// A set of schema positions.
+struct FieldSet {
+  static constexpr size_t kWords = kMaxFields / 64;
+  std::array<uint64_t, kWords> w{};
+  void Set(size_t i) { w[i >> 6] |= uint64_t{1} << (i & 63); }
+  bool Test(size_t i) const { return w[i >> 6] >> (i & 63) & 1; }
+  void Reset() { w.fill(0); }
+  // Any element in this set that is not in `other`?
+  bool AnyNotIn(const FieldSet& other) const {
+    for (size_t k = 0; k < kWords; ++k)
+      if (w[k] & ~other.w[k]) return true;
+    return false;
+  }
+};
+
+struct FieldValue {
+  enum Kind : uint8_t { kAbsent, kInt, kDouble, kString, kBool };
+  Kind kind = kAbsent;
+  int64_t i = 0;  // kInt, kBool (0/1); for date fields: epoch ns
+  double d = 0;
+  std::string_view s;  // kString; for date fields: the original text
+};
+
+struct ParsedRecord {
+  const schema::Dataset* dataset = nullptr;
+  std::array<FieldValue, kMaxFields> v{};
+
+  const FieldValue& operator[](size_t field_index) const { return v[field_index]; }
+  void Clear() {
+    dataset = nullptr;
+    const size_t n = schema::Fields().size();  // positions beyond the schema are never set
+    for (size_t k = 0; k < n && k < kMaxFields; ++k) v[k].kind = FieldValue::kAbsent;
+  }
+  // Sets a value by hand (tests, decoders); Clear() first.
+  FieldValue& At(size_t field_index) { return v[field_index]; }
+};
+
+// Position of a field in schema::Fields(), or -1.
+int FieldIndex(std::string_view name);
+
+// Parses and validates one JSON line in place. The buffer is modified and the
+// byte at line[len] must be writable (it is set to NUL). Errors say what was wrong and which field:
+// "field io.size: expected long, got string". Unknown fields, missing required
+// fields, wrong types, invalid UTF-8 and trailing garbage are all errors.
+Status ParseRecordInsitu(char* line, size_t len, ParsedRecord* out);
+
+}  // namespace iosonar

@@ -1,0 +1,306 @@
+#include "core/store/es_templates.h"
+
+#include <map>
+#include <memory>
+
+#include "core/base/json.h"
+#include "core/records/schema.h"
+
+namespace iosonar {
+namespace {
+
+bool ValidWithUnits(const std::string& s, std::initializer_list<const char*> units) {
+  size_t i = 0;
+  while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
+  if (i == 0 || i > 9) return false;
+  std::string u = s.substr(i);
+  for (const char* x : units)
+    if (u == x) return true;
+  return false;
+}
+
+bool IsResult(std::string_view dataset) { return dataset.starts_with("iosonar.result."); }
+
+std::string_view EsType(schema::Type t) {
+  switch (t) {
+    case schema::Type::kKeyword: return "keyword";
+    case schema::Type::kLong: return "long";
+    case schema::Type::kDouble: return "double";
+    case schema::Type::kDate: return "date";
+    case schema::Type::kBool: return "boolean";
+  }
+  return "keyword";
+}
+
+// Kibana's field-format units where one fits.
+std::string_view EsUnit(std::string_view u) {
+  if (u == "bytes") return "byte";
+  if (u == "ns") return "nanos";
+  if (u == "bytes/s") return "byte";  // formatted as bytes; the rate is in the description
+  return "";
+}
+
+// A tree of dotted names: "io.bytes" -> io { bytes }.
+struct Node {
+  const schema::Field* leaf = nullptr;
+  std::map<std::string, std::unique_ptr<Node>> kids;
+};
+
+void WriteChildren(JsonWriter& w, const Node& n, bool metrics);
+
+// One field (leaf) or object (its properties).
+void WriteNode(JsonWriter& w, const Node& kid, bool metrics) {
+  w.BeginObject();
+  if (kid.leaf) {
+    const auto& f = *kid.leaf;
+    const bool numeric = f.type == schema::Type::kLong || f.type == schema::Type::kDouble;
+    const bool dimension = metrics && f.metric == schema::Metric::kDimension &&
+                           (f.type == schema::Type::kKeyword || f.type == schema::Type::kLong || f.type == schema::Type::kBool);
+    w.Kv("type", EsType(f.type));
+    // Dimensions must index every value, so ignore_above only on the others.
+    if (f.type == schema::Type::kKeyword && !dimension) w.Kv("ignore_above", 1024);
+    if (dimension) w.Kv("time_series_dimension", true);
+    if (metrics && numeric) {
+      if (f.metric == schema::Metric::kCounter) w.Kv("time_series_metric", "counter");
+      if (f.metric == schema::Metric::kGauge) w.Kv("time_series_metric", "gauge");
+    }
+    auto unit = EsUnit(f.unit);
+    if (numeric && (!unit.empty() || f.metric == schema::Metric::kCounter || f.metric == schema::Metric::kGauge)) {
+      w.Key("meta");
+      w.BeginObject();
+      if (!unit.empty()) w.Kv("unit", unit);
+      if (f.metric == schema::Metric::kCounter) w.Kv("metric_type", "counter");
+      if (f.metric == schema::Metric::kGauge) w.Kv("metric_type", "gauge");
+      w.EndObject();
+    }
+  } else {
+    w.Key("properties");
+    WriteChildren(w, kid, metrics);
+  }
+  w.EndObject();
+}
+
+void WriteChildren(JsonWriter& w, const Node& n, bool metrics) {
+  w.BeginObject();
+  for (const auto& [name, kid] : n.kids) {
+    w.Key(name);
+    WriteNode(w, *kid, metrics);
+  }
+  w.EndObject();
+}
+
+std::string Finish(std::string s) {
+  s.push_back('\n');
+  return s;
+}
+
+}  // namespace
+
+std::string StreamTypesYaml() {
+  std::string y =
+      "# event.dataset -> data stream type (logs|metrics), generated from the record schema\n"
+      "# (core/records/schema.cc) by `iosonar es-templates --logstash-dict FILE`; a test checks it.\n";
+  for (const auto& ds : schema::Datasets()) {
+    y += "\"";
+    y += ds.name;
+    y += "\": \"";
+    y += ds.stream_type;
+    y += "\"\n";
+  }
+  return y;
+}
+
+bool ValidEsDuration(const std::string& s) { return ValidWithUnits(s, {"d", "h", "m", "s"}); }
+bool ValidEsByteSize(const std::string& s) { return ValidWithUnits(s, {"b", "kb", "mb", "gb", "tb"}); }
+
+Result<std::vector<EsArtifact>> GenerateEsTemplates(const EsTemplateOptions& o) {
+  if (!ValidEsDuration(o.raw_retention)) return Status::Invalid("raw retention '" + o.raw_retention + "': expected e.g. 180d");
+  if (!ValidEsDuration(o.results_retention))
+    return Status::Invalid("results retention '" + o.results_retention + "': expected e.g. 730d");
+  if (!ValidEsDuration(o.rollover_max_age)) return Status::Invalid("rollover max age '" + o.rollover_max_age + "': expected e.g. 1d");
+  if (!ValidEsByteSize(o.rollover_max_primary_shard_size))
+    return Status::Invalid("rollover size '" + o.rollover_max_primary_shard_size + "': expected e.g. 50gb");
+  std::vector<EsArtifact> out;
+
+  // ILM policies.
+  for (const auto& [name, retention] : {std::pair<std::string, std::string>{"iosonar-raw", o.raw_retention},
+                                        {"iosonar-results", o.results_retention}}) {
+    std::string b;
+    JsonWriter w(&b, 2);
+    w.BeginObject();
+    w.Key("policy");
+    w.BeginObject();
+    w.Key("_meta");
+    w.BeginObject();
+    w.Kv("managed_by", "iosonar");
+    w.Kv("description", name == "iosonar-raw" ? "iosonar raw records (traces, samples, events)" : "iosonar analysis results");
+    w.EndObject();
+    w.Key("phases");
+    w.BeginObject();
+    w.Key("hot");
+    w.BeginObject();
+    w.Kv("min_age", "0ms");
+    w.Key("actions");
+    w.BeginObject();
+    w.Key("rollover");
+    w.BeginObject();
+    w.Kv("max_age", o.rollover_max_age);
+    w.Kv("max_primary_shard_size", o.rollover_max_primary_shard_size);
+    w.EndObject();
+    w.EndObject();
+    w.EndObject();
+    w.Key("delete");
+    w.BeginObject();
+    w.Kv("min_age", retention);
+    w.Key("actions");
+    w.BeginObject();
+    w.Key("delete");
+    w.BeginObject();
+    w.EndObject();
+    w.EndObject();
+    w.EndObject();
+    w.EndObject();
+    w.EndObject();
+    w.EndObject();
+    out.push_back({"ilm/" + name + ".json", "/_ilm/policy/" + name, Finish(b)});
+  }
+
+  // Settings components.
+  for (const char* kind : {"raw", "results"}) {
+    std::string name = std::string("iosonar@settings-") + kind;
+    std::string b;
+    JsonWriter w(&b, 2);
+    w.BeginObject();
+    w.Key("template");
+    w.BeginObject();
+    w.Key("settings");
+    w.BeginObject();
+    w.Kv("index.lifecycle.name", std::string("iosonar-") + kind);
+    w.Kv("index.codec", "best_compression");
+    w.Kv("index.number_of_shards", 1);
+    w.Kv("index.refresh_interval", "5s");
+    w.EndObject();
+    w.EndObject();
+    w.Key("_meta");
+    w.BeginObject();
+    w.Kv("managed_by", "iosonar");
+    w.EndObject();
+    w.EndObject();
+    out.push_back({"component_template/" + name + ".json", "/_component_template/" + name, Finish(b)});
+  }
+
+  // Per-dataset mappings, @custom and index templates.
+  std::vector<EsArtifact> index_templates;
+  for (const auto& ds : schema::Datasets()) {
+    const std::string base = std::string(ds.stream_type) + "-" + std::string(ds.name);
+    const bool metrics = ds.stream_type == "metrics";
+    Node root;
+    for (const auto* f : schema::FieldsOf(ds.name)) {
+      Node* n = &root;
+      std::string_view rest = f->name;
+      while (true) {
+        auto dot = rest.find('.');
+        std::string part(rest.substr(0, dot));
+        if (n->leaf) return Status::Invalid("field " + std::string(f->name) + ": a prefix of it is itself a field");
+        auto& kid = n->kids[part];
+        if (!kid) kid = std::make_unique<Node>();
+        n = kid.get();
+        if (dot == std::string_view::npos) break;
+        rest.remove_prefix(dot + 1);
+      }
+      if (n->leaf || !n->kids.empty()) return Status::Invalid("field " + std::string(f->name) + " clashes with another field");
+      n->leaf = f;
+    }
+    // data_stream.* is added by Elasticsearch/Logstash routing: constant per stream.
+    {
+      std::string b;
+      JsonWriter w(&b, 2);
+      w.BeginObject();
+      w.Key("template");
+      w.BeginObject();
+      w.Key("mappings");
+      w.BeginObject();
+      w.Kv("dynamic", false);
+      w.Kv("date_detection", false);
+      w.Key("properties");
+      w.BeginObject();
+      w.Key("data_stream");
+      w.BeginObject();
+      w.Key("properties");
+      w.BeginObject();
+      for (const char* k : {"type", "dataset", "namespace"}) {
+        w.Key(k);
+        w.BeginObject();
+        w.Kv("type", "constant_keyword");
+        w.EndObject();
+      }
+      w.EndObject();
+      w.EndObject();
+      for (const auto& [name, kid] : root.kids) {
+        if (name == "data_stream") return Status::Invalid("the schema may not define data_stream.* fields");
+        w.Key(name);
+        WriteNode(w, *kid, metrics);
+      }
+      w.EndObject();
+      w.EndObject();
+      w.EndObject();
+      w.Key("_meta");
+      w.BeginObject();
+      w.Kv("managed_by", "iosonar");
+      w.Kv("dataset", ds.name);
+      w.Kv("description", ds.description);
+      w.EndObject();
+      w.EndObject();
+      out.push_back({"component_template/" + base + "@mappings.json", "/_component_template/" + base + "@mappings", Finish(b)});
+    }
+    {
+      std::string b;
+      JsonWriter w(&b, 2);
+      w.BeginObject();
+      w.Key("template");
+      w.BeginObject();
+      w.EndObject();
+      w.Key("_meta");
+      w.BeginObject();
+      w.Kv("managed_by", "iosonar");
+      w.Kv("description", "Yours: settings and mappings added here survive `iosonar es-setup`");
+      w.EndObject();
+      w.EndObject();
+      out.push_back({"component_template/" + base + "@custom.json", "/_component_template/" + base + "@custom", Finish(b)});
+    }
+    {
+      std::string b;
+      JsonWriter w(&b, 2);
+      w.BeginObject();
+      w.Key("index_patterns");
+      w.BeginArray();
+      w.String(base + "-*");
+      w.EndArray();
+      w.Key("data_stream");
+      w.BeginObject();
+      w.EndObject();
+      w.Kv("priority", o.priority);
+      w.Key("composed_of");
+      w.BeginArray();
+      w.String(std::string("iosonar@settings-") + (IsResult(ds.name) ? "results" : "raw"));
+      w.String(base + "@mappings");
+      w.String(base + "@custom");
+      w.EndArray();
+      w.Key("ignore_missing_component_templates");
+      w.BeginArray();
+      w.String(base + "@custom");
+      w.EndArray();
+      w.Key("_meta");
+      w.BeginObject();
+      w.Kv("managed_by", "iosonar");
+      w.Kv("dataset", ds.name);
+      w.EndObject();
+      w.EndObject();
+      index_templates.push_back({"index_template/" + base + ".json", "/_index_template/" + base, Finish(b)});
+    }
+  }
+  for (auto& t : index_templates) out.push_back(std::move(t));
+  return out;
+}
+
+}  // namespace iosonar

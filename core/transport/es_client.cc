@@ -1,0 +1,397 @@
+#include "core/transport/es_client.h"
+
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <set>
+#include <thread>
+
+#include "core/base/json.h"
+#include "core/records/json_line.h"
+
+namespace iosonar {
+namespace {
+
+std::string ToJsonText(const rapidjson::Value& v) {
+  rapidjson::StringBuffer sb;
+  rapidjson::Writer<rapidjson::StringBuffer> w(sb);
+  v.Accept(w);
+  return std::string(sb.GetString(), sb.GetSize());
+}
+
+bool Retryable(long status) { return status == 429 || status >= 500; }
+
+std::string ErrorReason(const rapidjson::Value& err) {
+  if (err.IsString()) return err.GetString();
+  if (!err.IsObject()) return "unknown error";
+  std::string r;
+  if (err.HasMember("type") && err["type"].IsString()) r = err["type"].GetString();
+  if (err.HasMember("reason") && err["reason"].IsString()) {
+    if (!r.empty()) r += ": ";
+    r += err["reason"].GetString();
+  }
+  if (err.HasMember("caused_by") && err["caused_by"].IsObject()) r += " (caused by " + ErrorReason(err["caused_by"]) + ")";
+  return r.empty() ? ToJsonText(err) : r;
+}
+
+std::string Snippet(std::string_view body) {
+  return std::string(body.substr(0, 300));
+}
+
+// True if an error response says the point in time is gone.
+bool PitExpired(const HttpResponse& r) {
+  return r.status == 404 && r.body.find("search_context_missing_exception") != std::string::npos;
+}
+
+}  // namespace
+
+std::string DataStreamName(const schema::Dataset& ds, std::string_view name_space) {
+  std::string s(ds.stream_type);
+  s += '-';
+  s += ds.name;
+  s += '-';
+  s += name_space;
+  return s;
+}
+
+std::string DocId(const ParsedRecord& rec) {
+  static const int kStream = FieldIndex("event.stream"), kSeq = FieldIndex("event.seq");
+  return std::to_string(rec.v[static_cast<size_t>(kStream)].i) + "-" + std::to_string(rec.v[static_cast<size_t>(kSeq)].i);
+}
+
+void AppendRecordJson(std::string* out, const ParsedRecord& rec) {
+  const auto fields = schema::Fields();
+  // "name": pre-rendered once per field (names are fixed ASCII).
+  static const std::vector<std::string> keys = [] {
+    std::vector<std::string> k;
+    for (const auto& f : schema::Fields()) {
+      std::string s;
+      AppendJsonString(&s, f.name);
+      s.push_back(':');
+      k.push_back(std::move(s));
+    }
+    return k;
+  }();
+  out->push_back('{');
+  bool first = true;
+  char num[24];
+  for (size_t k = 0; k < fields.size(); ++k) {
+    const FieldValue& v = rec.v[k];
+    if (v.kind == FieldValue::kAbsent) continue;
+    if (!first) out->push_back(',');
+    first = false;
+    out->append(keys[k]);
+    switch (fields[k].type) {
+      case schema::Type::kKeyword: AppendJsonString(out, v.s); break;
+      case schema::Type::kDate:
+        if (!v.s.empty()) {
+          AppendJsonString(out, v.s);
+        } else {
+          char b[40];
+          JsonLine jl(b, sizeof b);
+          jl.IsoMillis(v.i);
+          out->append(b, jl.size());
+        }
+        break;
+      case schema::Type::kBool: *out += v.i ? "true" : "false"; break;
+      case schema::Type::kLong: {
+        auto r = std::to_chars(num, num + sizeof num, v.i);
+        out->append(num, static_cast<size_t>(r.ptr - num));
+        break;
+      }
+      case schema::Type::kDouble: {
+        JsonWriter w(out);
+        w.Double(v.kind == FieldValue::kDouble ? v.d : static_cast<double>(v.i));
+        break;
+      }
+    }
+  }
+  out->push_back('}');
+}
+
+void AppendBulkCreate(std::string* out, const BulkDoc& d) {
+  *out += "{\"create\":{\"_index\":";
+  AppendJsonString(out, d.index);
+  *out += ",\"_id\":";
+  AppendJsonString(out, d.id);
+  *out += "}}\n";
+  *out += d.source;
+  out->push_back('\n');
+}
+
+EsClient::EsClient(std::unique_ptr<HttpClient> http, const EsOptions& opts)
+    : http_(std::move(http)), opts_(opts), rng_(std::random_device{}()) {}
+
+Result<std::unique_ptr<EsClient>> EsClient::Open(const std::string& url, const EsOptions& opts) {
+  auto h = HttpClient::Open(url, opts);
+  if (!h.ok()) return h.status();
+  return std::make_unique<EsClient>(std::move(*h), opts);
+}
+
+int EsClient::BackoffMs(int attempt) {
+  int64_t cap = opts_.backoff_initial_ms;
+  for (int i = 0; i < attempt && cap < opts_.backoff_max_ms; ++i) cap *= 2;
+  cap = std::min<int64_t>(cap, opts_.backoff_max_ms);
+  if (cap <= 0) return 0;
+  // Full jitter: uniform in [cap/2, cap], so retries of many clients spread out
+  // but each still waits a meaningful time.
+  std::uniform_int_distribution<int64_t> d(cap / 2, cap);
+  return static_cast<int>(d(rng_));
+}
+
+Result<HttpResponse> EsClient::Call(std::string_view method, const std::string& path, std::string_view body,
+                                    std::string_view content_type) {
+  Status last;
+  for (int attempt = 0; attempt < std::max(1, opts_.max_attempts); ++attempt) {
+    if (attempt > 0) std::this_thread::sleep_for(std::chrono::milliseconds(BackoffMs(attempt - 1)));
+    auto r = http_->Request(method, path, body, content_type);
+    if (!r.ok()) {
+      last = r.status();
+      continue;
+    }
+    if (Retryable(r->status)) {
+      last = Status::Unavailable(std::string(method) + " " + path + ": HTTP " + std::to_string(r->status) + ": " +
+                                 Snippet(r->body));
+      continue;
+    }
+    return r;
+  }
+  return Status::Unavailable(last.message() + " (gave up after " + std::to_string(opts_.max_attempts) + " attempts)");
+}
+
+Status EsClient::Bulk(std::vector<BulkDoc> docs, BulkStats* stats, std::vector<BulkRejected>* rejected) {
+  BulkStats local;
+  if (!stats) stats = &local;
+  std::vector<BulkDoc> pending = std::move(docs);
+  std::string body;
+  for (int round = 0; !pending.empty(); ++round) {
+    if (round > 0) std::this_thread::sleep_for(std::chrono::milliseconds(BackoffMs(round - 1)));
+    std::vector<BulkDoc> again;
+    size_t i = 0;
+    while (i < pending.size()) {
+      // One batch: bounded by bytes and count (a single oversized doc still goes alone).
+      body.clear();
+      const size_t first = i;
+      while (i < pending.size() && i - first < opts_.max_batch_docs) {
+        const size_t before = body.size();
+        AppendBulkCreate(&body, pending[i]);
+        if (body.size() > opts_.max_batch_bytes && i > first) {
+          body.resize(before);
+          break;
+        }
+        ++i;
+      }
+      const size_t n = i - first;
+      Result<HttpResponse> r = Status::Internal("unsent");
+      for (int attempt = 0; attempt < std::max(1, opts_.max_attempts); ++attempt) {
+        if (attempt > 0) {
+          ++stats->request_retries;
+          std::this_thread::sleep_for(std::chrono::milliseconds(BackoffMs(attempt - 1)));
+        }
+        ++stats->requests;
+        stats->bytes += body.size();
+        r = http_->Request("POST", "/_bulk", body, "application/x-ndjson");
+        if (r.ok() && !Retryable(r->status)) break;
+      }
+      if (!r.ok()) return Status::Unavailable("_bulk: " + r.status().message() + " (gave up after " +
+                                              std::to_string(opts_.max_attempts) + " attempts)");
+      if (Retryable(r->status))
+        return Status::Unavailable("_bulk: HTTP " + std::to_string(r->status) + " after " +
+                                   std::to_string(opts_.max_attempts) + " attempts: " + Snippet(r->body));
+      if (r->status != 200)
+        return Status::Io("_bulk: HTTP " + std::to_string(r->status) + ": " + Snippet(r->body));
+      rapidjson::Document d;
+      d.Parse(r->body.data(), r->body.size());
+      if (d.HasParseError() || !d.IsObject() || !d.HasMember("items") || !d["items"].IsArray())
+        return Status::Io("_bulk: response is not a bulk response: " + Snippet(r->body));
+      const auto& items = d["items"].GetArray();
+      if (items.Size() != n)
+        return Status::Io("_bulk: " + std::to_string(items.Size()) + " items answered for " + std::to_string(n) + " sent");
+      for (size_t k = 0; k < n; ++k) {
+        const auto& it = items[static_cast<rapidjson::SizeType>(k)];
+        const rapidjson::Value* res = nullptr;
+        if (it.IsObject() && it.MemberCount() == 1) res = &it.MemberBegin()->value;
+        long st = 0;
+        if (res && res->IsObject() && res->HasMember("status") && (*res)["status"].IsInt()) st = (*res)["status"].GetInt();
+        BulkDoc& doc = pending[first + k];
+        if (st == 200 || st == 201) {
+          ++stats->created;
+        } else if (st == 409) {
+          ++stats->already_stored;
+        } else if (Retryable(st) && round + 1 < opts_.max_attempts) {
+          ++stats->item_retries;
+          again.push_back(std::move(doc));
+        } else {
+          ++stats->rejected;
+          if (rejected) {
+            std::string reason = res && res->IsObject() && res->HasMember("error") ? ErrorReason((*res)["error"])
+                                                                                  : "no status in bulk item";
+            if (Retryable(st)) reason = "still failing after " + std::to_string(opts_.max_attempts) + " attempts: " + reason;
+            rejected->push_back(BulkRejected{std::move(doc), st, std::move(reason)});
+          }
+        }
+      }
+    }
+    pending = std::move(again);
+  }
+  return Status::Ok();
+}
+
+Status EsClient::ScanPit(const std::string& index, const std::string& query_json, size_t page_size,
+                         const std::function<bool(std::string_view source)>& fn) {
+  auto open = [&]() -> Result<std::string> {
+    auto r = Call("POST", "/" + index + "/_pit?keep_alive=2m");
+    if (!r.ok()) return r.status();
+    if (r->status == 404) return std::string();  // no such index: nothing to scan
+    if (r->status != 200) return Status::Io("open PIT on " + index + ": HTTP " + std::to_string(r->status) + ": " + Snippet(r->body));
+    rapidjson::Document d;
+    d.Parse(r->body.data(), r->body.size());
+    if (d.HasParseError() || !d.IsObject() || !d.HasMember("id") || !d["id"].IsString())
+      return Status::Io("open PIT on " + index + ": no id in " + Snippet(r->body));
+    return std::string(d["id"].GetString());
+  };
+  auto pit = open();
+  if (!pit.ok()) return pit.status();
+  std::string pit_id = *pit;
+  if (pit_id.empty()) return Status::Ok();
+
+  std::string after;               // search_after JSON array text ("" = from the start)
+  bool have_last = false;
+  int64_t last_ts = 0;             // the last hit's @timestamp sort value (epoch ms)
+  std::set<std::string> ids_at_last_ts;  // ids given at last_ts (to skip after a PIT reopen)
+  bool skip_mode = false;          // after a reopen: skip hits at last_ts already given
+  Status result;
+  for (;;) {
+    std::string body = "{\"size\":" + std::to_string(page_size) + ",\"query\":" + query_json +
+                       ",\"pit\":{\"id\":";
+    AppendJsonString(&body, pit_id);
+    body += ",\"keep_alive\":\"2m\"},\"sort\":[{\"@timestamp\":\"asc\"},"
+            "{\"_shard_doc\":\"asc\"}],\"track_total_hits\":false";
+    if (!after.empty()) body += ",\"search_after\":" + after;
+    body += "}";
+    auto r = Call("POST", "/_search", body);
+    if (!r.ok()) {
+      result = r.status();
+      break;
+    }
+    if (PitExpired(*r)) {
+      ++pit_reopens_;
+      auto p = open();
+      if (!p.ok()) {
+        result = p.status();
+        break;
+      }
+      pit_id = *p;
+      if (pit_id.empty()) break;
+      // Continue after the last timestamp seen: start at it again (the
+      // tiebreaker of the old PIT means nothing in the new one) and skip the
+      // ids already given there.
+      if (have_last) {
+        after = "[" + std::to_string(last_ts - 1) + ",9223372036854775807]";
+        skip_mode = true;
+      }
+      continue;
+    }
+    if (r->status != 200) {
+      result = Status::Io("search " + index + ": HTTP " + std::to_string(r->status) + ": " + Snippet(r->body));
+      break;
+    }
+    rapidjson::Document d;
+    d.Parse(r->body.data(), r->body.size());
+    if (d.HasParseError() || !d.IsObject() || !d.HasMember("hits") || !d["hits"].IsObject() ||
+        !d["hits"].HasMember("hits") || !d["hits"]["hits"].IsArray()) {
+      result = Status::Io("search " + index + ": not a search response: " + Snippet(r->body));
+      break;
+    }
+    if (d.HasMember("pit_id") && d["pit_id"].IsString()) pit_id = d["pit_id"].GetString();
+    const auto& hits = d["hits"]["hits"].GetArray();
+    if (hits.Empty()) break;
+    bool stop = false;
+    for (const auto& h : hits) {
+      if (!h.IsObject() || !h.HasMember("sort") || !h["sort"].IsArray() || h["sort"].Size() < 1 ||
+          !h.HasMember("_source")) {
+        result = Status::Io("search " + index + ": hit without sort values or _source");
+        stop = true;
+        break;
+      }
+      const auto& sv = h["sort"][0];
+      int64_t ts = sv.IsInt64() ? sv.GetInt64() : sv.IsString() ? std::atoll(sv.GetString()) : 0;
+      std::string id = h.HasMember("_id") && h["_id"].IsString() ? h["_id"].GetString() : std::string();
+      after = ToJsonText(h["sort"]);
+      if (skip_mode) {
+        if (ts == last_ts && ids_at_last_ts.count(id)) continue;
+        if (ts != last_ts) skip_mode = false;
+      }
+      if (!have_last || ts != last_ts) ids_at_last_ts.clear();
+      have_last = true;
+      last_ts = ts;
+      ids_at_last_ts.insert(id);
+      if (!fn(ToJsonText(h["_source"]))) {
+        stop = true;
+        break;
+      }
+    }
+    if (stop) break;
+    if (hits.Size() < page_size) break;
+  }
+  std::string close = "{\"id\":";
+  AppendJsonString(&close, pit_id);
+  close += "}";
+  (void)http_->Request("DELETE", "/_pit", close);  // best effort: an unclosed PIT expires by itself
+  return result;
+}
+
+Status EsClient::CompositePages(const std::string& index, const std::string& query_json, const std::string& sources_json,
+                                const std::string& sub_aggs_json, size_t page_size,
+                                const std::function<bool(std::string_view bucket)>& fn) {
+  std::string after;
+  for (;;) {
+    std::string body = "{\"size\":0,\"query\":" + query_json + ",\"aggs\":{\"pages\":{\"composite\":{\"size\":" +
+                       std::to_string(page_size) + ",\"sources\":" + sources_json;
+    if (!after.empty()) body += ",\"after\":" + after;
+    body += "}";
+    if (!sub_aggs_json.empty()) body += ",\"aggs\":" + sub_aggs_json;
+    body += "}}}";
+    auto r = Call("POST", "/" + index + "/_search", body);
+    if (!r.ok()) return r.status();
+    if (r->status == 404) return Status::Ok();
+    if (r->status != 200) return Status::Io("aggregate " + index + ": HTTP " + std::to_string(r->status) + ": " + Snippet(r->body));
+    rapidjson::Document d;
+    d.Parse(r->body.data(), r->body.size());
+    if (d.HasParseError() || !d.IsObject() || !d.HasMember("aggregations") || !d["aggregations"].HasMember("pages") ||
+        !d["aggregations"]["pages"].HasMember("buckets") || !d["aggregations"]["pages"]["buckets"].IsArray())
+      return Status::Io("aggregate " + index + ": not a composite aggregation response: " + Snippet(r->body));
+    const auto& pages = d["aggregations"]["pages"];
+    for (const auto& b : pages["buckets"].GetArray())
+      if (!fn(ToJsonText(b))) return Status::Ok();
+    if (!pages.HasMember("after_key") || pages["buckets"].Empty()) break;
+    after = ToJsonText(pages["after_key"]);
+  }
+  return Status::Ok();
+}
+
+Result<uint64_t> EsClient::CountDocs(const std::string& index, const std::string& query_json) {
+  auto r = Call("POST", "/" + index + "/_count", "{\"query\":" + query_json + "}");
+  if (!r.ok()) return r.status();
+  if (r->status == 404) return uint64_t{0};
+  if (r->status != 200) return Status::Io("count " + index + ": HTTP " + std::to_string(r->status) + ": " + Snippet(r->body));
+  rapidjson::Document d;
+  d.Parse(r->body.data(), r->body.size());
+  if (d.HasParseError() || !d.IsObject() || !d.HasMember("count") || !d["count"].IsUint64())
+    return Status::Io("count " + index + ": no count in " + Snippet(r->body));
+  return d["count"].GetUint64();
+}
+
+Status EsClient::Refresh(const std::string& index) {
+  auto r = Call("POST", "/" + index + "/_refresh");
+  if (!r.ok()) return r.status();
+  if (r->status != 200 && r->status != 404)
+    return Status::Io("refresh " + index + ": HTTP " + std::to_string(r->status) + ": " + Snippet(r->body));
+  return Status::Ok();
+}
+
+}  // namespace iosonar

@@ -1,0 +1,108 @@
+// The Elasticsearch client (REST over HttpClient, JSON with RapidJSON kept in
+// the .cc): _bulk `create` into data streams, point-in-time + search_after
+// scans, composite-aggregation paging, and the retry policy.
+//
+// Retry policy: a whole request answered 429 or 5xx, or failed in transport
+// (refused, reset, cut off mid-response, timeout) is resent after an
+// exponential backoff with full jitter (backoff_initial_ms * 2^attempt, at
+// most backoff_max_ms), up to max_attempts. In a _bulk answer each item is
+// judged alone: 201 created; 409 version_conflict = already stored (the
+// _id is deterministic, so this is a resend); 429 and 5xx items are resent
+// in the next round (same backoff); any other 4xx is set aside with the
+// reason Elasticsearch gave (dead letter) and never resent.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <random>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/transport/http_client.h"
+#include "core/records/record.h"
+#include "core/transport/sink.h"
+#include "core/base/status.h"
+
+namespace iosonar {
+
+struct BulkDoc {
+  std::string index;   // the data stream, e.g. logs-iosonar.trace-default
+  std::string id;      // deterministic: "<event.stream>-<event.seq>"
+  std::string source;  // one JSON object, no newline
+};
+
+struct BulkRejected {
+  BulkDoc doc;
+  long status = 0;
+  std::string reason;  // "<error.type>: <error.reason>"
+};
+
+struct BulkStats {
+  uint64_t created = 0;         // 201
+  uint64_t already_stored = 0;  // 409
+  uint64_t rejected = 0;        // other 4xx (set aside) and items still failing after max_attempts
+  uint64_t item_retries = 0;    // 429/5xx items resent
+  uint64_t request_retries = 0; // whole requests resent (429, 5xx, transport)
+  uint64_t requests = 0;        // _bulk requests sent (including retries)
+  uint64_t bytes = 0;           // NDJSON bytes sent
+};
+
+// The data stream a record goes to: <stream_type>-<event.dataset>-<namespace>.
+std::string DataStreamName(const schema::Dataset& ds, std::string_view name_space);
+// The deterministic document id of a record: "<event.stream>-<event.seq>".
+std::string DocId(const ParsedRecord& rec);
+// A parsed record as one JSON object (fields in schema order; dates as the
+// text they arrived in, else ISO 8601 UTC with ms).
+void AppendRecordJson(std::string* out, const ParsedRecord& rec);
+// One _bulk `create` action line and its source line, both '\n'-terminated.
+void AppendBulkCreate(std::string* out, const BulkDoc& d);
+
+class EsClient {
+ public:
+  EsClient(std::unique_ptr<HttpClient> http, const EsOptions& opts);
+  static Result<std::unique_ptr<EsClient>> Open(const std::string& url, const EsOptions& opts);
+
+  // One request with the whole-request retry policy (429/5xx/transport).
+  // Other statuses are returned as they are.
+  Result<HttpResponse> Call(std::string_view method, const std::string& path, std::string_view body = {},
+                            std::string_view content_type = "application/json");
+
+  // Sends docs in _bulk requests bounded by max_batch_bytes and
+  // max_batch_docs. Returns an error only if the server could not be reached
+  // (after the retries) or answered something that is not a bulk response;
+  // per-item outcomes go to stats and rejected.
+  Status Bulk(std::vector<BulkDoc> docs, BulkStats* stats, std::vector<BulkRejected>* rejected);
+
+  // Every hit of index matching query_json (a JSON "query" object, e.g.
+  // {"bool":{"filter":[...]}}), in @timestamp order, through a point in
+  // time and search_after (tiebreaker _shard_doc). An expired PIT is
+  // reopened and the scan continues after the last timestamp seen, skipping
+  // the ids already given at that timestamp. fn gets each hit's _source as
+  // JSON text and returns false to stop. A missing index is an empty scan.
+  Status ScanPit(const std::string& index, const std::string& query_json, size_t page_size,
+                 const std::function<bool(std::string_view source)>& fn);
+
+  // Pages a composite aggregation: body_prefix is the "sources" array and
+  // optional sub-aggregations, as the JSON text that follows
+  // {"composite":{"size":N,"sources": ...}; fn gets each bucket (JSON text).
+  Status CompositePages(const std::string& index, const std::string& query_json, const std::string& sources_json,
+                        const std::string& sub_aggs_json, size_t page_size,
+                        const std::function<bool(std::string_view bucket)>& fn);
+
+  Result<uint64_t> CountDocs(const std::string& index, const std::string& query_json);
+  Status Refresh(const std::string& index);
+
+  uint64_t pit_reopens() const { return pit_reopens_; }
+  const EsOptions& options() const { return opts_; }
+  HttpClient& http() { return *http_; }
+
+ private:
+  int BackoffMs(int attempt);
+  std::unique_ptr<HttpClient> http_;
+  EsOptions opts_;
+  std::mt19937_64 rng_;
+  uint64_t pit_reopens_ = 0;
+};
+
+}  // namespace iosonar

@@ -1,0 +1,165 @@
+#include "core/transport/sink.h"
+
+#include <cstdio>
+
+#include "core/transport/es_client.h"
+#include "core/base/json.h"
+#include "core/transport/line_sender.h"
+#include "core/records/record.h"
+
+namespace iosonar {
+
+RecordSink::~RecordSink() = default;
+
+bool IsElasticsearchOutput(std::string_view o) {
+  return o.starts_with("http://") || o.starts_with("https://") || o.starts_with("es+http://") ||
+         o.starts_with("es+https://");
+}
+
+namespace {
+
+// tcp://, file and stdout: the LineSender (spool + resend for tcp).
+class LineSink final : public RecordSink {
+ public:
+  Status Init(const std::string& output, const SinkOptions& o) {
+    output_ = output;
+    spool_ = o.spool_dir;
+    LineSender::Options lo;
+    lo.output = output_.c_str();
+    lo.spool_dir = spool_.empty() ? nullptr : spool_.c_str();
+    lo.spool_max_bytes = o.spool_max_bytes;
+    char err[512] = {0};
+    if (!sender_.Init(lo, err, sizeof err)) return Status::Invalid("output '" + output + "': " + err);
+    return Status::Ok();
+  }
+  Status Send(std::string_view lines, uint64_t nlines) override {
+    if (lines.empty()) return Status::Ok();
+    if (lines.back() != '\n') return Status::Invalid("Send: lines must end in a newline");
+    if (!sender_.Send(lines.data(), lines.size(), nlines))
+      return Status::Unavailable("output '" + output_ + "': " + std::to_string(nlines) + " lines neither sent nor spooled");
+    return Status::Ok();
+  }
+  Status Flush() override { return Status::Ok(); }  // LineSender writes through
+  SinkCounters counters() const override {
+    auto c = const_cast<LineSender&>(sender_).counters();
+    SinkCounters s;
+    s.lines_sent = c.lines_sent + c.lines_resent;
+    s.spooled = c.lines_spooled;
+    s.dropped = c.lines_dropped;
+    return s;
+  }
+  std::string_view kind() const override {
+    switch (sender_.kind()) {
+      case LineSender::Kind::kTcp: return "tcp";
+      case LineSender::Kind::kFile: return "file";
+      case LineSender::Kind::kStdout: return "stdout";
+      default: return "none";
+    }
+  }
+
+ private:
+  std::string output_, spool_;
+  LineSender sender_;
+};
+
+// Elasticsearch: lines validated against the schema, batched into _bulk.
+class EsSink final : public RecordSink {
+ public:
+  EsSink(std::unique_ptr<EsClient> c, const EsOptions& o) : es_(std::move(c)), opts_(o) {}
+  ~EsSink() override { (void)Flush(); }
+
+  Status Send(std::string_view lines, uint64_t /*nlines*/) override {
+    size_t pos = 0;
+    while (pos < lines.size()) {
+      size_t nl = lines.find('\n', pos);
+      if (nl == std::string_view::npos) nl = lines.size();
+      std::string_view line = lines.substr(pos, nl - pos);
+      pos = nl + 1;
+      if (line.empty()) continue;
+      buf_.assign(line);
+      buf_.push_back('\0');
+      if (auto st = ParseRecordInsitu(buf_.data(), line.size(), &rec_); !st.ok()) {
+        SetAside(line, 0, st.message());
+        continue;
+      }
+      BulkDoc d;
+      d.index = DataStreamName(*rec_.dataset, opts_.name_space);
+      d.id = DocId(rec_);
+      d.source.assign(line);
+      pending_bytes_ += d.source.size() + d.index.size() + d.id.size() + 40;
+      pending_.push_back(std::move(d));
+      if (pending_bytes_ >= opts_.max_batch_bytes || pending_.size() >= opts_.max_batch_docs) {
+        if (auto st = Flush(); !st.ok()) return st;
+      }
+    }
+    return Status::Ok();
+  }
+
+  Status Flush() override {
+    if (pending_.empty()) return Status::Ok();
+    BulkStats bs;
+    std::vector<BulkRejected> rej;
+    const size_t n = pending_.size();
+    Status st = es_->Bulk(std::move(pending_), &bs, &rej);
+    pending_.clear();
+    pending_bytes_ = 0;
+    c_.lines_sent += bs.created;
+    c_.already_stored += bs.already_stored;
+    c_.retried += bs.item_retries + bs.request_retries;
+    for (const auto& r : rej) SetAside(r.doc.source, r.status, r.reason);
+    if (!st.ok()) {
+      uint64_t done = bs.created + bs.already_stored + bs.rejected;
+      c_.dropped += n > done ? n - done : 0;
+      return st;
+    }
+    return Status::Ok();
+  }
+
+  SinkCounters counters() const override { return c_; }
+  std::string_view kind() const override { return "elasticsearch"; }
+
+ private:
+  void SetAside(std::string_view line, long status, const std::string& reason) {
+    ++c_.rejected;
+    if (opts_.dead_letter_path.empty()) {
+      std::fprintf(stderr, "iosonar: record set aside (HTTP %ld): %s\n", status, reason.c_str());
+      return;
+    }
+    std::string out;
+    JsonWriter w(&out);
+    w.BeginObject();
+    w.Kv("reason", reason);
+    w.Kv("status", static_cast<long>(status));
+    w.Kv("source", es_->http().base_url());
+    w.Kv("line", line);
+    w.EndObject();
+    out.push_back('\n');
+    if (FILE* f = std::fopen(opts_.dead_letter_path.c_str(), "a")) {
+      std::fwrite(out.data(), 1, out.size(), f);
+      std::fclose(f);
+    }
+  }
+
+  std::unique_ptr<EsClient> es_;
+  EsOptions opts_;
+  std::vector<BulkDoc> pending_;
+  size_t pending_bytes_ = 0;
+  std::string buf_;
+  ParsedRecord rec_;
+  SinkCounters c_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<RecordSink>> OpenSink(const std::string& output, const SinkOptions& opts) {
+  if (IsElasticsearchOutput(output)) {
+    auto c = EsClient::Open(output, opts.es);
+    if (!c.ok()) return c.status();
+    return std::unique_ptr<RecordSink>(std::make_unique<EsSink>(std::move(*c), opts.es));
+  }
+  auto s = std::make_unique<LineSink>();
+  if (auto st = s->Init(output, opts); !st.ok()) return st;
+  return std::unique_ptr<RecordSink>(std::move(s));
+}
+
+}  // namespace iosonar

@@ -1,0 +1,506 @@
+#include "exporters/framework/exporter.h"
+
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <random>
+
+#include "core/base/json.h"
+#include "core/transport/sink.h"
+#include "core/base/timeutil.h"
+
+namespace iosonar::exporters {
+
+// ---- options ------------------------------------------------------------------------
+
+namespace {
+
+constexpr OptionSpec kCommon[] = {
+    {"output", "URL", "-",
+     "where records go: tcp://HOST:PORT (the collector or Logstash's tcp json_lines input), "
+     "https://HOST:9200 or es+https://... (Elasticsearch _bulk into the data streams), a file path "
+     "(appended), or - for stdout (else $IOSONAR_OUTPUT)"},
+    {"es-user", "USER", nullptr, "Elasticsearch basic-auth user (password from $IOSONAR_ES_PASSWORD)"},
+    {"es-ca-file", "FILE", nullptr, "CA certificate(s) for Elasticsearch's TLS (verification is on by default)"},
+    {"es-insecure", nullptr, nullptr, "do not verify Elasticsearch's certificate"},
+    {"interval", "SECONDS", nullptr, "time between samples (fractions allowed)"},
+    {"count", "N", "0", "stop after N samples (0 = run until SIGINT/SIGTERM)"},
+    {"spool-dir", "DIR", nullptr, "keep records here while the output is unreachable and resend them later"},
+    {"host-name", "NAME", nullptr, "host.name of the records (default: this host's name)"},
+    {"job-id", "ID", nullptr, "tag every record with this job.id"},
+    {"no-sampler-records", nullptr, nullptr, "do not emit the per-source iosonar.sampler self-reports"},
+    {"quiet", nullptr, nullptr, "no warnings and no summary on stderr"},
+    {"help", nullptr, nullptr, "show this help"},
+};
+
+const OptionSpec* FindSpec(const Descriptor& d, std::string_view name) {
+  for (const auto& o : kCommon)
+    if (name == o.name) return &o;
+  for (const auto& o : d.options)
+    if (name == o.name) return &o;
+  return nullptr;
+}
+
+std::string Quote(std::string_view s) { return "'" + std::string(s.substr(0, 80)) + "'"; }
+
+}  // namespace
+
+std::span<const OptionSpec> CommonOptions() { return kCommon; }
+
+bool Options::Has(std::string_view name) const { return values_.find(name) != values_.end(); }
+
+std::string Options::Get(std::string_view name) const {
+  auto it = values_.find(name);
+  return it == values_.end() ? std::string() : it->second;
+}
+
+bool Options::Flag(std::string_view name) const {
+  auto it = values_.find(name);
+  return it != values_.end() && it->second != "0" && it->second != "false";
+}
+
+Result<double> Options::Double(std::string_view name) const {
+  const std::string v = Get(name);
+  double d = 0;
+  auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), d);
+  if (v.empty() || ec != std::errc() || p != v.data() + v.size() || !std::isfinite(d))
+    return Status::Invalid("--" + std::string(name) + ": not a number: " + Quote(v));
+  return d;
+}
+
+Result<int64_t> Options::Int(std::string_view name) const {
+  const std::string v = Get(name);
+  int64_t i = 0;
+  auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), i);
+  if (v.empty() || ec != std::errc() || p != v.data() + v.size())
+    return Status::Invalid("--" + std::string(name) + ": not an integer: " + Quote(v));
+  return i;
+}
+
+Result<int64_t> Options::Bytes(std::string_view name) const {
+  std::string v = Get(name);
+  int64_t mult = 1;
+  if (!v.empty()) {
+    switch (v.back()) {
+      case 'k': case 'K': mult = int64_t{1} << 10; break;
+      case 'm': case 'M': mult = int64_t{1} << 20; break;
+      case 'g': case 'G': mult = int64_t{1} << 30; break;
+      case 't': case 'T': mult = int64_t{1} << 40; break;
+      default: break;
+    }
+    if (mult != 1) v.pop_back();
+  }
+  int64_t i = 0;
+  auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), i);
+  if (v.empty() || ec != std::errc() || p != v.data() + v.size() || i < 0 || i > INT64_MAX / mult)
+    return Status::Invalid("--" + std::string(name) + ": not a size (bytes, or with K/M/G/T): " + Quote(Get(name)));
+  return i * mult;
+}
+
+Result<Options> ParseOptions(const Descriptor& d, int argc, char** argv) {
+  Options o;
+  for (const auto& s : kCommon)
+    if (s.default_value) o.Set(s.name, s.default_value);
+  for (const auto& s : d.options)
+    if (s.default_value) o.Set(s.name, s.default_value);
+  if (const char* env = getenv("IOSONAR_OUTPUT"); env && *env) o.Set("output", env);
+  char iv[32];
+  std::snprintf(iv, sizeof iv, "%g", d.default_interval_s);
+  o.Set("interval", iv);
+  for (int i = 1; i < argc; ++i) {
+    std::string_view a = argv[i];
+    if (a.size() < 3 || a.substr(0, 2) != "--")
+      return Status::Invalid("unexpected argument " + Quote(a) + " (options start with --)");
+    a.remove_prefix(2);
+    std::string_view value;
+    bool has_value = false;
+    if (auto eq = a.find('='); eq != std::string_view::npos) {
+      value = a.substr(eq + 1);
+      a = a.substr(0, eq);
+      has_value = true;
+    }
+    const OptionSpec* spec = FindSpec(d, a);
+    if (!spec) return Status::Invalid("unknown option --" + std::string(a) + " (see iosonar " + d.name + " --help)");
+    if (!spec->value_name) {
+      if (has_value) return Status::Invalid("option --" + std::string(a) + " takes no value");
+      o.Set(std::string(a), "1");
+      continue;
+    }
+    if (!has_value) {
+      if (i + 1 >= argc) return Status::Invalid("option --" + std::string(a) + " needs a value (" + spec->value_name + ")");
+      value = argv[++i];
+    }
+    o.Set(std::string(a), std::string(value));
+  }
+  return o;
+}
+
+// ---- records ------------------------------------------------------------------------
+
+void Record::Key(std::string_view key) {
+  out_->push_back(',');
+  out_->push_back('"');
+  out_->append(key);
+  out_->append("\":", 2);
+}
+
+Record& Record::Str(std::string_view key, std::string_view v) {
+  Key(key);
+  AppendJsonString(out_, v);
+  return *this;
+}
+
+Record& Record::Int(std::string_view key, int64_t v) {
+  Key(key);
+  char b[24];
+  auto r = std::to_chars(b, b + sizeof b, v);
+  out_->append(b, static_cast<size_t>(r.ptr - b));
+  return *this;
+}
+
+Record& Record::Num(std::string_view key, double v) {
+  if (!std::isfinite(v)) return *this;
+  Key(key);
+  char b[32];
+  auto r = std::to_chars(b, b + sizeof b, v);
+  std::string_view t(b, static_cast<size_t>(r.ptr - b));
+  out_->append(t);
+  // JSON has one number type, but the schema's double fields accept integers
+  // anyway; keep "2" as "2" (valid), nothing to add.
+  return *this;
+}
+
+Record& Record::Raw(std::string_view members) {
+  out_->append(members);
+  return *this;
+}
+
+Record& Record::Bool(std::string_view key, bool v) {
+  Key(key);
+  out_->append(v ? "true" : "false");
+  return *this;
+}
+
+// ---- context ------------------------------------------------------------------------
+
+Context::Context(std::string host, std::string job_id, uint64_t stream, std::string sampler_name)
+    : host_(std::move(host)), job_id_(std::move(job_id)), sampler_(std::move(sampler_name)), stream_(stream) {}
+
+void Context::StartTick(uint64_t tick, int64_t now_ns, int64_t mono_ns, int64_t interval_ns) {
+  tick_ = tick;
+  now_ns_ = now_ns;
+  mono_ns_ = mono_ns;
+  interval_ns_ = interval_ns;
+  ts_text_ = FormatIsoMillis(now_ns);
+  buf_.clear();
+  // Start from a power of two, so the doublings of a big sample's buffer
+  // land on powers of two too (3.7 MB of records: 4 MiB, not 6.5 MiB).
+  if (buf_.capacity() < (64u << 10)) buf_.reserve(64u << 10);
+  open_ = false;
+  lines_ = 0;
+  spilled_ = 0;
+  for (auto& [name, s] : sources_) {
+    s.ok = true;
+    s.duration_ns = 0;
+    s.warnings = 0;
+    s.error.clear();
+    s.touched = false;
+  }
+}
+
+void Context::EndRecord() {
+  if (!open_) return;
+  buf_.append("}\n", 2);
+  open_ = false;
+  ++lines_;
+  if (spill_ && buf_.size() >= spill_bytes_) {
+    spill_(buf_, lines_ - spilled_);
+    spilled_ = lines_;
+    buf_.clear();
+  }
+}
+
+Record& Context::Begin(std::string_view dataset, int64_t ts_ns) {
+  EndRecord();
+  buf_.append("{\"@timestamp\":\"", 15);
+  if (ts_ns == 0 || ts_ns == now_ns_) {
+    buf_.append(ts_text_);
+  } else {
+    buf_.append(FormatIsoMillis(ts_ns));
+  }
+  if (hdr_mid_.empty() || dataset != hdr_dataset_) {
+    hdr_dataset_.assign(dataset);
+    hdr_mid_.assign("\",\"event.dataset\":", 18);
+    AppendJsonString(&hdr_mid_, dataset);
+    char b[24];
+    auto r = std::to_chars(b, b + sizeof b, stream_);
+    hdr_mid_.append(",\"event.stream\":", 16);
+    hdr_mid_.append(b, static_cast<size_t>(r.ptr - b));
+    hdr_mid_.append(",\"event.seq\":", 13);
+  }
+  if (hdr_tail_.empty()) {
+    hdr_tail_.assign(",\"host.name\":", 13);
+    AppendJsonString(&hdr_tail_, host_);
+    if (!job_id_.empty()) {
+      hdr_tail_.append(",\"job.id\":", 10);
+      AppendJsonString(&hdr_tail_, job_id_);
+    }
+  }
+  buf_.append(hdr_mid_);
+  char b[24];
+  auto r = std::to_chars(b, b + sizeof b, seq_++);
+  buf_.append(b, static_cast<size_t>(r.ptr - b));
+  buf_.append(hdr_tail_);
+  open_ = true;
+  return rec_;
+}
+
+Context::SourceState& Context::Source(std::string_view name) {
+  auto it = sources_.find(name);
+  if (it == sources_.end()) it = sources_.emplace(std::string(name), SourceState{}).first;
+  it->second.touched = true;
+  return it->second;
+}
+
+void Context::Warn(std::string_view source, std::string_view message) {
+  SourceState& s = Source(source);
+  ++s.warnings;
+  ++warnings_total_;
+  if (quiet_) return;
+  // At most one line a minute per source, saying how many were held back.
+  if (mono_ns_ - s.last_print_mono >= int64_t{60} * 1000000000) {
+    if (s.suppressed)
+      std::fprintf(stderr, "%s %s: warning: %.*s: %.*s (and %llu more warnings since the last one shown)\n",
+                   ProgramName(), sampler_.c_str(), static_cast<int>(source.size()), source.data(), static_cast<int>(message.size()),
+                   message.data(), static_cast<unsigned long long>(s.suppressed));
+    else
+      std::fprintf(stderr, "%s %s: warning: %.*s: %.*s\n", ProgramName(), sampler_.c_str(), static_cast<int>(source.size()),
+                   source.data(), static_cast<int>(message.size()), message.data());
+    s.last_print_mono = mono_ns_;
+    s.suppressed = 0;
+  } else {
+    ++s.suppressed;
+  }
+}
+
+void Context::SourceDone(std::string_view source, bool ok, int64_t duration_ns, std::string_view error) {
+  EndRecord();
+  SourceState& s = Source(source);
+  if (!ok) {
+    s.ok = false;
+    if (s.error.empty()) s.error = std::string(error.substr(0, 512));
+  }
+  s.duration_ns += duration_ns;
+}
+
+std::string& Context::FinishTick(int64_t collect_ns) {
+  EndRecord();
+  if (sampler_records_) {
+    const uint64_t data_lines = lines_;
+    uint64_t total_warn = 0;
+    bool all_ok = true;
+    for (auto& [name, s] : sources_) {
+      if (!s.touched) continue;
+      total_warn += s.warnings;
+      all_ok = all_ok && s.ok;
+      Record& r = Begin("iosonar.sampler");
+      r.Str("sampler.name", sampler_).Str("sampler.source", name).Bool("sampler.ok", s.ok);
+      r.Int("sampler.duration_ns", s.duration_ns).Int("sampler.warnings", static_cast<int64_t>(s.warnings));
+      if (!s.error.empty()) r.Str("sampler.error", s.error);
+      EndRecord();
+    }
+    Record& r = Begin("iosonar.sampler");
+    r.Str("sampler.name", sampler_).Str("sampler.source", "*").Bool("sampler.ok", all_ok);
+    r.Int("sampler.duration_ns", collect_ns).Int("sampler.warnings", static_cast<int64_t>(total_warn));
+    r.Int("sampler.records", static_cast<int64_t>(data_lines)).Int("sampler.interval_ns", interval_ns_);
+    EndRecord();
+  }
+  return buf_;
+}
+
+SourceTimer::SourceTimer(Context& ctx, std::string source) : ctx_(ctx), source_(std::move(source)), start_(MonotonicNs()) {}
+
+SourceTimer::~SourceTimer() { ctx_.SourceDone(source_, ok_, MonotonicNs() - start_, error_); }
+
+namespace {
+const char* g_program_name = "iosonar";
+}  // namespace
+
+const char* ProgramName() { return g_program_name; }
+void SetProgramName(const char* name) { g_program_name = name; }
+
+// ---- the loop -----------------------------------------------------------------------
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+
+void OnSignal(int) { g_stop.store(true); }
+
+void PrintHelp(const Descriptor& d) {
+  std::printf("usage: %s %s [OPTIONS]\n\n%s\n\noptions:\n", ProgramName(), d.name, d.description);
+  auto print = [](const OptionSpec& o) {
+    std::string left = std::string("--") + o.name + (o.value_name ? std::string(" ") + o.value_name : "");
+    std::printf("  %-26s %s", left.c_str(), o.help);
+    if (o.default_value && *o.default_value) std::printf(" (default %s)", o.default_value);
+    std::printf("\n");
+  };
+  for (const auto& o : d.options) print(o);
+  std::printf("\ncommon options:\n");
+  for (const auto& o : kCommon) {
+    if (std::string_view(o.name) == "interval") {
+      std::printf("  %-26s time between samples (default %g)\n", "--interval SECONDS", d.default_interval_s);
+      continue;
+    }
+    print(o);
+  }
+}
+
+uint64_t RandomStream() {
+  std::random_device rd;
+  uint64_t v = (static_cast<uint64_t>(rd()) << 32) ^ rd() ^ static_cast<uint64_t>(NowNs());
+  return v & INT64_MAX;
+}
+
+void SleepUntilMono(int64_t t) {
+  timespec ts{static_cast<time_t>(t / 1000000000), static_cast<long>(t % 1000000000)};
+  while (!g_stop.load()) {
+    int rc = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr);
+    if (rc == 0) return;
+    if (rc != EINTR) return;
+  }
+}
+
+}  // namespace
+
+int RunExporter(const Descriptor& d, int argc, char** argv) {
+  for (int i = 1; i < argc; ++i)
+    if (std::string_view(argv[i]) == "--help" || std::string_view(argv[i]) == "-h") {
+      PrintHelp(d);
+      return 0;
+    }
+  auto parsed = ParseOptions(d, argc, argv);
+  if (!parsed.ok()) {
+    std::fprintf(stderr, "%s %s: %s\n", ProgramName(), d.name, parsed.status().message().c_str());
+    return 2;
+  }
+  const Options& opts = parsed.value();
+  if (d.one_shot) {
+    int rc = d.one_shot(opts);
+    if (rc >= 0) return rc;
+  }
+  auto interval = opts.Double("interval");
+  auto count = opts.Int("count");
+  if (!interval.ok() || !count.ok() || *interval <= 0 || *count < 0) {
+    std::fprintf(stderr, "%s %s: %s\n", ProgramName(), d.name,
+                 !interval.ok() ? interval.status().message().c_str()
+                 : !count.ok()  ? count.status().message().c_str()
+                                : "--interval must be > 0 and --count >= 0");
+    return 2;
+  }
+  auto made = d.create(opts);
+  if (!made.ok()) {
+    std::fprintf(stderr, "%s %s: %s\n", ProgramName(), d.name, made.status().message().c_str());
+    return 2;
+  }
+  std::unique_ptr<Exporter> exp = std::move(made.value());
+
+  std::string host = opts.Get("host-name");
+  if (host.empty()) {
+    char h[256] = {0};
+    if (gethostname(h, sizeof h - 1) != 0) std::strcpy(h, "unknown");
+    host = h;
+  }
+  const uint64_t stream = RandomStream();
+  SinkOptions so;
+  so.spool_dir = opts.Get("spool-dir");
+  so.es.user = opts.Get("es-user");
+  so.es.ca_file = opts.Get("es-ca-file");
+  so.es.insecure = opts.Flag("es-insecure");
+  if (const char* pw = getenv("IOSONAR_ES_PASSWORD"); pw && *pw) so.es.password = pw;
+  if (const char* k = getenv("IOSONAR_ES_API_KEY"); k && *k) so.es.api_key = k;
+  auto sink = OpenSink(opts.Get("output"), so);
+  if (!sink.ok()) {
+    std::fprintf(stderr, "%s %s: --output: %s\n", ProgramName(), d.name, sink.status().message().c_str());
+    return 2;
+  }
+  RecordSink& out = *sink.value();
+
+  Context ctx(host, opts.Get("job-id"), stream, d.name);
+  const bool quiet = opts.Flag("quiet");
+  // A sample's lines go out in pieces of about 256 KiB, so a sample of 10,000
+  // job ids (~4 MB of JSON) is never held whole (<= 10 MiB RSS).
+  ctx.set_spill(256 << 10, [&](const std::string& lines, uint64_t nlines) {
+    if (Status st = out.Send(lines, nlines); !st.ok() && !quiet)
+      std::fprintf(stderr, "%s %s: output: %s\n", ProgramName(), d.name, st.message().c_str());
+  });
+  ctx.set_quiet(quiet);
+  ctx.set_sampler_records(!opts.Flag("no-sampler-records"));
+  const int64_t interval_ns = static_cast<int64_t>(*interval * 1e9);
+  ctx.StartTick(0, NowNs(), MonotonicNs(), interval_ns);
+  if (Status s = exp->Init(ctx); !s.ok()) {
+    std::fprintf(stderr, "%s %s: %s\n", ProgramName(), d.name, s.message().c_str());
+    return 1;
+  }
+
+  struct sigaction sa {};
+  sa.sa_handler = OnSignal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  uint64_t samples = 0, lines = 0, skipped = 0;
+  int64_t next = MonotonicNs();
+  int rc = 0;
+  while (!g_stop.load()) {
+    const int64_t mono = MonotonicNs();
+    ctx.StartTick(samples, NowNs(), mono, interval_ns);
+    exp->Collect(ctx);
+    const std::string& buf = ctx.FinishTick(MonotonicNs() - mono);
+    const uint64_t n = ctx.lines_in_tick();
+    if (n > 0) {
+      Status st = buf.empty() ? Status::Ok() : out.Send(buf, ctx.pending_lines());  // (empty if all spilled)
+      // One sample is one batch: a buffering sink (Elasticsearch _bulk) sends
+      // it now, not when 8 MiB have piled up or at exit.
+      if (st.ok()) st = out.Flush();
+      if (!st.ok() && !quiet)
+        std::fprintf(stderr, "%s %s: output: %s\n", ProgramName(), d.name, st.message().c_str());
+    }
+    lines += n;
+    ++samples;
+    if (*count > 0 && samples >= static_cast<uint64_t>(*count)) break;
+    // Absolute schedule; a sample that overran skips the ticks it covered.
+    next += interval_ns;
+    const int64_t now = MonotonicNs();
+    if (next < now) {
+      const int64_t behind = (now - next) / interval_ns + 1;
+      skipped += static_cast<uint64_t>(behind);
+      next += behind * interval_ns;
+    }
+    SleepUntilMono(next);
+  }
+  exp->Stop(ctx);
+  if (Status st = out.Flush(); !st.ok() && !quiet)
+    std::fprintf(stderr, "%s %s: output: %s\n", ProgramName(), d.name, st.message().c_str());
+  const SinkCounters c = out.counters();
+  if (!quiet)
+    std::fprintf(stderr,
+                 "%s %s: %llu samples, %llu records (sent %llu, spooled %llu, dropped %llu), %llu warnings, "
+                 "%llu ticks skipped\n",
+                 ProgramName(), d.name, static_cast<unsigned long long>(samples), static_cast<unsigned long long>(lines),
+                 static_cast<unsigned long long>(c.lines_sent), static_cast<unsigned long long>(c.spooled),
+                 static_cast<unsigned long long>(c.dropped), static_cast<unsigned long long>(ctx.warnings_total()),
+                 static_cast<unsigned long long>(skipped));
+  if (c.dropped) rc = 1;
+  return rc;
+}
+
+}  // namespace iosonar::exporters
