@@ -23,6 +23,7 @@ constexpr Subcommand kCommands[] = {
     {"job-summary", iosonar::cli::CmdJobSummary, "per-job I/O summary and I/O mode from the store"},
     {"schema", iosonar::cli::CmdSchema, "print the record schema (JSON or a Markdown table)"},
     {"store-export", iosonar::cli::CmdStoreExport, "print an embedded store's records as JSON lines"},
+    {"store-check", iosonar::cli::CmdStoreCheck, "verify an embedded store block by block (checksums); --repair moves damaged blocks aside"},
     // Elasticsearch
     {"es-templates", iosonar::cli::CmdEsTemplates, "write the Elasticsearch templates and ILM policies generated from the schema"},
     {"es-setup", iosonar::cli::CmdEsSetup, "install the Elasticsearch templates and ILM policies (idempotent)"},

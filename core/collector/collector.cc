@@ -310,7 +310,7 @@ class Pipeline {
   void WriteDeadLetters() {
     if (dl_buf_.empty()) return;
     if (dl_fd_ < 0) {
-      dl_fd_ = open(dl_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+      dl_fd_ = open(dl_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
       if (dl_fd_ < 0) {
         Warn(kStoreWarn, Status::FromErrno("dead-letter file " + dl_path_, errno).message());
         dl_buf_.clear();

@@ -25,13 +25,22 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <filesystem>
 #include <functional>
+#include <cerrno>
+#include <cstring>
 #include <map>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "core/base/crc32c.h"
+#include "core/base/timeutil.h"
 #include "core/store/internal/block_codec.h"
 #include "core/collector/ingest.h"
 #include "core/base/json.h"
@@ -276,6 +285,63 @@ struct CompiledFilter {
 };
 
 // A validated query: which dataset, which records.
+// The checksum of a block: CRC-32C over its data and what the row says of it
+// (dataset, job.id, time range, record count), so a flipped bit in either is
+// found.
+int64_t BlockCrc(std::string_view dataset, std::string_view job, bool has_job, int64_t ts_min, int64_t ts_max,
+                 int64_t n, const uint8_t* data, size_t size) {
+  uint32_t c = Crc32c(data, size);
+  c = Crc32c(dataset.data(), dataset.size(), c);
+  const uint8_t j = has_job ? 1 : 0;
+  c = Crc32c(&j, 1, c);
+  c = Crc32c(job.data(), job.size(), c);
+  const int64_t meta[3] = {ts_min, ts_max, n};
+  c = Crc32c(meta, sizeof meta, c);
+  return c;
+}
+
+// The store's directory: created 0700 (0750 with a sharing group) when new;
+// an existing one is left as it is.
+Status MakePrivateDir(const std::string& dir, int64_t share_gid) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(dir, ec)) return Status::Ok();
+  const auto parent = std::filesystem::path(dir).parent_path();
+  if (!parent.empty()) {
+    std::filesystem::create_directories(parent, ec);
+    if (ec) return Status::Io("store directory " + dir + ": " + ec.message());
+  }
+  const mode_t mode = share_gid >= 0 ? 0750 : 0700;
+  if (mkdir(dir.c_str(), mode) != 0 && errno != EEXIST)
+    return Status::Io("store directory " + dir + ": " + std::strerror(errno));
+  if (chmod(dir.c_str(), mode) != 0) return Status::Io("store directory " + dir + ": " + std::strerror(errno));
+  if (share_gid >= 0 && chown(dir.c_str(), static_cast<uid_t>(-1), static_cast<gid_t>(share_gid)) != 0)
+    return Status::Io("store directory " + dir + ": chgrp: " + std::strerror(errno));
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status CreatePrivateFile(const std::string& path, int64_t share_gid) {
+  const mode_t mode = share_gid >= 0 ? 0640 : 0600;
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+  if (fd < 0) {
+    if (errno != EEXIST) return Status::Io("create " + path + ": " + std::strerror(errno));
+    // An existing file keeps its mode; a link (or anything else) is refused.
+    struct stat sb;
+    if (lstat(path.c_str(), &sb) != 0) return Status::Io(path + ": " + std::strerror(errno));
+    if (!S_ISREG(sb.st_mode)) return Status::Invalid(path + " is not a regular file (a symbolic link?): refused");
+    return Status::Ok();
+  }
+  Status st;
+  if (fchmod(fd, mode) != 0) st = Status::Io("chmod " + path + ": " + std::strerror(errno));
+  if (st.ok() && share_gid >= 0 && fchown(fd, static_cast<uid_t>(-1), static_cast<gid_t>(share_gid)) != 0)
+    st = Status::Io("chgrp " + path + ": " + std::strerror(errno));
+  close(fd);
+  return st;
+}
+
+namespace {
+
 struct Query {
   DatasetInfo* info = nullptr;
   TimeRange range;
@@ -311,11 +377,13 @@ class SqliteStore final : public Store, public BulkWriter {
   }
 
   Status Open(const std::string& dir) {
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    if (ec) return Status::Io("store directory " + dir + ": " + ec.message());
+    if (auto s = MakePrivateDir(dir, opts_.share_gid); !s.ok()) return s;
     path_ = dir + "/store.db";
-    int rc = sqlite3_open_v2(path_.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+    // Created 0600 (0640 with a sharing group) before SQLite opens it, so the
+    // umask does not decide who reads the records: SQLite gives the -wal and
+    // -shm files the database file's mode.
+    if (auto s = CreatePrivateFile(path_, opts_.share_gid); !s.ok()) return s;
+    int rc = sqlite3_open_v2(path_.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW,
                              nullptr);
     if (rc != SQLITE_OK) return Status::Io("open " + path_ + ": " + (db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc)));
     // Another process (a second collector, an analysis job) may hold the
@@ -340,7 +408,7 @@ class SqliteStore final : public Store, public BulkWriter {
     if (auto s = Prepare("ROLLBACK", &rollback_, true); !s.ok()) return s;
     if (auto s = Prepare("PRAGMA data_version", &data_version_, true); !s.ok()) return s;
     if (auto s = CreateIfNew(); !s.ok()) return s;
-    if (auto s = Prepare("INSERT INTO blocks(dataset, job_id, ts_min, ts_max, n, data) VALUES (?1,?2,?3,?4,?5,?6)",
+    if (auto s = Prepare("INSERT INTO blocks(dataset, job_id, ts_min, ts_max, n, data, crc) VALUES (?1,?2,?3,?4,?5,?6,?7)",
                          &insert_block_, true);
         !s.ok())
       return s;
@@ -756,7 +824,8 @@ class SqliteStore final : public Store, public BulkWriter {
     auto f = ReadFormat();
     if (!f.ok())  // not a database at all, or not readable
       return Status::Invalid("store " + path_ + " is not an iosonar store (" + sqlite3_errmsg(db_) + ")");
-    if (f->version == kStoreFormat || (f->version == 0 && f->objects == 0)) return Status::Ok();
+    if (f->version == kStoreFormat || f->version == kStoreFormatNoChecksums || (f->version == 0 && f->objects == 0))
+      return Status::Ok();
     if (f->version > kStoreFormat)
       return Status::Invalid("store " + path_ + " was created by a newer iosonar (store format " +
                              std::to_string(f->version) + ", this one reads " + std::to_string(kStoreFormat) +
@@ -775,13 +844,16 @@ class SqliteStore final : public Store, public BulkWriter {
     f = ReadFormat();
     Status s = f.status();
     if (s.ok() && f->version != kStoreFormat) {
-      if (f->objects != 0) {
+      if (f->version == kStoreFormatNoChecksums) {
+        // Blocks written before checksums keep crc NULL: read, not verified.
+        s = Exec("ALTER TABLE blocks ADD COLUMN crc INTEGER; PRAGMA user_version=" + std::to_string(kStoreFormat) + ";");
+      } else if (f->objects != 0) {
         s = CheckFormat();
         if (s.ok()) s = Status::Invalid("store " + path_ + " has tables but no iosonar format");
       } else {
         s = Exec(
             "CREATE TABLE blocks(id INTEGER PRIMARY KEY, dataset TEXT NOT NULL, job_id TEXT, ts_min INTEGER NOT NULL,"
-            " ts_max INTEGER NOT NULL, n INTEGER NOT NULL, data BLOB NOT NULL);"
+            " ts_max INTEGER NOT NULL, n INTEGER NOT NULL, data BLOB NOT NULL, crc INTEGER);"
             "CREATE INDEX blocks_time ON blocks(dataset, ts_min, ts_max);"
             "CREATE INDEX blocks_job ON blocks(job_id, dataset, ts_min);"
             "CREATE TABLE streams(stream INTEGER PRIMARY KEY, ranges TEXT NOT NULL);"
@@ -947,6 +1019,9 @@ class SqliteStore final : public Store, public BulkWriter {
     sqlite3_bind_int64(st, 4, b->ts_max);
     sqlite3_bind_int64(st, 5, b->enc.records());
     sqlite3_bind_blob64(st, 6, data.data(), data.size(), SQLITE_STATIC);
+    sqlite3_bind_int64(st, 7, BlockCrc(name, b->has_job ? std::string_view(b->job) : std::string_view(), b->has_job,
+                                       b->ts_min, b->ts_max, static_cast<int64_t>(b->enc.records()), data.data(),
+                                       data.size()));
     Status s = Step(st, "write a block");
     b->enc.Reset();
     return s;
@@ -1014,8 +1089,8 @@ class SqliteStore final : public Store, public BulkWriter {
   Status ForEachBlock(const Query& q, bool meta_only,
                       const std::function<Status(const BlockMeta&, const uint8_t*, size_t)>& fn,
                       const bool* stop = nullptr) {
-    std::string sql = "SELECT id, ts_min, ts_max, n";
-    if (!meta_only) sql += ", data";
+    std::string sql = "SELECT id, ts_min, ts_max, n, job_id";
+    if (!meta_only) sql += ", data, crc";
     sql += " FROM blocks WHERE ";
     sql += q.job ? "job_id = ?2 AND dataset = ?1" : "dataset = ?1";
     const bool has_start = q.range.start_ns != TimeRange{}.start_ns, has_end = q.range.end_ns != TimeRange{}.end_ns;
@@ -1039,8 +1114,19 @@ class SqliteStore final : public Store, public BulkWriter {
       const uint8_t* data = nullptr;
       size_t size = 0;
       if (!meta_only) {
-        data = static_cast<const uint8_t*>(sqlite3_column_blob(st.get(), 4));
-        size = static_cast<size_t>(sqlite3_column_bytes(st.get(), 4));
+        data = static_cast<const uint8_t*>(sqlite3_column_blob(st.get(), 5));
+        size = static_cast<size_t>(sqlite3_column_bytes(st.get(), 5));
+        if (sqlite3_column_type(st.get(), 6) != SQLITE_NULL) {
+          const bool has_job = sqlite3_column_type(st.get(), 4) != SQLITE_NULL;
+          std::string_view job;
+          if (has_job)
+            job = {reinterpret_cast<const char*>(sqlite3_column_text(st.get(), 4)),
+                   static_cast<size_t>(sqlite3_column_bytes(st.get(), 4))};
+          if (BlockCrc(name, job, has_job, m.ts_min, m.ts_max, m.n, data, size) != sqlite3_column_int64(st.get(), 6)) {
+            ReportDamage(name, job, m, "checksum mismatch");
+            continue;
+          }
+        }
       }
       if (auto s = fn(m, data, size); !s.ok()) return s;
     }
@@ -1052,8 +1138,10 @@ class SqliteStore final : public Store, public BulkWriter {
   Status Decode(const Query& q, const BlockMeta& m, const uint8_t* data, size_t size, F&& fn) {
     std::string err;
     blocks::BlockDecoder dec;
-    if (!dec.Open(&q.info->codes, data, size, &err))
-      return Status::Internal("store " + path_ + ": block " + std::to_string(m.id) + ": " + err);
+    if (!dec.Open(&q.info->codes, data, size, &err)) {
+      ReportDamage(q.info->ds->name, {}, m, err);
+      return Status::Ok();
+    }
     ParsedRecord& rec = decoded_;
     rec.dataset = q.info->ds;
     for (size_t i = 0; i < schema::Fields().size(); ++i) rec.v[i].kind = FieldValue::kAbsent;
@@ -1074,11 +1162,111 @@ class SqliteStore final : public Store, public BulkWriter {
       }
       if (ok) fn(rec, present, ts);
     }
-    if (!err.empty()) return Status::Internal("store " + path_ + ": block " + std::to_string(m.id) + ": " + err);
-    if (dec.left()) return Status::Internal("store " + path_ + ": block " + std::to_string(m.id) + " is short");
+    if (!err.empty()) ReportDamage(q.info->ds->name, {}, m, err);
+    else if (dec.left()) ReportDamage(q.info->ds->name, {}, m, "block is short");
     return Status::Ok();
   }
 
+  // A damaged block is skipped, never fatal for the query: reported once per
+  // block on stderr (with its range, so an administrator knows what is
+  // missing) and kept for damage().
+  void ReportDamage(std::string_view dataset, std::string_view job, const BlockMeta& m, const std::string& why) {
+    if (!damaged_ids_.insert(m.id).second) return;
+    BlockDamage d{m.id, std::string(dataset), std::string(job), m.ts_min, m.ts_max, m.n, why};
+    if (!opts_.quiet_damage)
+      std::fprintf(stderr, "iosonar: store %s: %s; skipped (run `iosonar store-check` on the store)\n", path_.c_str(),
+                   d.Describe().c_str());
+    damage_.push_back(std::move(d));
+  }
+
+ public:
+  const std::vector<BlockDamage>& damage() const { return damage_; }
+  std::vector<BlockDamage> Damage() const override { return damage_; }
+
+  // Reads every block: checksum, then a full decode. With repair, moves each
+  // damaged block to damaged_blocks (same columns, plus the reason and when).
+  Status Check(bool repair, CheckReport* out) {
+    opts_.quiet_damage = true;
+    damage_.clear();
+    damaged_ids_.clear();
+    ReadTxn txn(this);
+    if (auto s = txn.Begin(); !s.ok()) return s;
+    Stmt st;
+    if (auto s = Prepare("SELECT id, dataset, job_id, ts_min, ts_max, n, data, crc FROM blocks ORDER BY id", &st); !s.ok())
+      return s;
+    for (;;) {
+      int rc = sqlite3_step(st.get());
+      if (rc == SQLITE_DONE) break;
+      if (rc != SQLITE_ROW) return Error("read blocks");
+      BlockMeta m{sqlite3_column_int64(st.get(), 0), sqlite3_column_int64(st.get(), 3), sqlite3_column_int64(st.get(), 4),
+                  sqlite3_column_int64(st.get(), 5)};
+      auto text = [&](int c) {
+        return std::string_view(reinterpret_cast<const char*>(sqlite3_column_text(st.get(), c)),
+                                static_cast<size_t>(sqlite3_column_bytes(st.get(), c)));
+      };
+      const std::string dataset(text(1));
+      const bool has_job = sqlite3_column_type(st.get(), 2) != SQLITE_NULL;
+      const std::string job = has_job ? std::string(text(2)) : std::string();
+      const auto* data = static_cast<const uint8_t*>(sqlite3_column_blob(st.get(), 6));
+      const size_t size = static_cast<size_t>(sqlite3_column_bytes(st.get(), 6));
+      ++out->blocks;
+      if (sqlite3_column_type(st.get(), 7) == SQLITE_NULL) {
+        ++out->unverified;
+      } else if (BlockCrc(dataset, job, has_job, m.ts_min, m.ts_max, m.n, data, size) !=
+                 sqlite3_column_int64(st.get(), 7)) {
+        ReportDamage(dataset, job, m, "checksum mismatch");
+        continue;
+      }
+      auto info = FindInfo(dataset);
+      if (!info.ok()) {
+        ReportDamage(dataset, job, m, "unknown dataset");
+        continue;
+      }
+      Query q;
+      q.info = *info;
+      const size_t before = damage_.size();
+      int64_t n = 0;
+      if (auto s = Decode(q, m, data, size, [&](const ParsedRecord&, const FieldSet&, int64_t) { ++n; }); !s.ok()) return s;
+      if (damage_.size() == before && n != m.n)
+        ReportDamage(dataset, job, m, std::to_string(n) + " records decoded, the block says " + std::to_string(m.n));
+      if (damage_.size() == before) out->records += static_cast<uint64_t>(n);
+    }
+    st = Stmt();
+    if (auto s = txn.End(); !s.ok()) return s;
+    out->damaged = damage_;
+    if (!repair || damage_.empty()) return Status::Ok();
+    if (auto s = Step(begin_.get(), "BEGIN"); !s.ok()) return s;
+    Status s = Exec(
+        "CREATE TABLE IF NOT EXISTS damaged_blocks(id INTEGER PRIMARY KEY, dataset TEXT, job_id TEXT, ts_min INTEGER,"
+        " ts_max INTEGER, n INTEGER, data BLOB, crc INTEGER, reason TEXT, moved_at TEXT)");
+    Stmt mv, del;
+    if (s.ok())
+      s = Prepare("INSERT OR REPLACE INTO damaged_blocks SELECT id, dataset, job_id, ts_min, ts_max, n, data, crc, ?2, ?3"
+                  " FROM blocks WHERE id = ?1", &mv);
+    if (s.ok()) s = Prepare("DELETE FROM blocks WHERE id = ?1", &del);
+    const std::string now = FormatIsoMillis(NowNs());
+    for (const auto& d : damage_) {
+      if (!s.ok()) break;
+      sqlite3_bind_int64(mv.get(), 1, d.id);
+      sqlite3_bind_text(mv.get(), 2, d.reason.c_str(), -1, SQLITE_TRANSIENT);
+      sqlite3_bind_text(mv.get(), 3, now.c_str(), -1, SQLITE_TRANSIENT);
+      s = Step(mv.get(), "move a damaged block aside");
+      sqlite3_reset(mv.get());
+      if (!s.ok()) break;
+      sqlite3_bind_int64(del.get(), 1, d.id);
+      s = Step(del.get(), "delete a damaged block");
+      sqlite3_reset(del.get());
+      if (s.ok()) ++out->repaired;
+    }
+    if (s.ok()) return Step(commit_.get(), "COMMIT");
+    (void)Step(rollback_.get(), "ROLLBACK");
+    out->repaired = 0;
+    return s;
+  }
+
+ private:
+  std::vector<BlockDamage> damage_;
+  std::set<int64_t> damaged_ids_;
   SqliteStoreOptions opts_;
   sqlite3* db_ = nullptr;
   std::string path_;
@@ -1165,5 +1353,23 @@ Result<std::unique_ptr<Store>> OpenSqliteStore(const std::string& dir, const Sql
 }
 
 Result<std::unique_ptr<Store>> OpenSqliteStore(const std::string& dir) { return OpenSqliteStore(dir, SqliteStoreOptions{}); }
+
+Status CheckSqliteStore(const std::string& dir, bool repair, CheckReport* out) {
+  std::error_code ec;
+  if (!std::filesystem::exists(dir + "/store.db", ec)) return Status::NotFound("no store.db in " + dir);
+  SqliteStoreOptions o;
+  o.quiet_damage = true;
+  SqliteStore s(o);
+  if (auto st = s.Open(dir); !st.ok()) return st;
+  return s.Check(repair, out);
+}
+
+std::string BlockDamage::Describe() const {
+  std::string d = "block " + std::to_string(id) + " (" + dataset;
+  if (!job.empty()) d += ", job " + job;
+  d += ", " + FormatIsoMillis(ts_min) + " .. " + FormatIsoMillis(ts_max) + ", " + std::to_string(records) +
+       " records) is damaged: " + reason;
+  return d;
+}
 
 }  // namespace iosonar

@@ -3,9 +3,12 @@
 // store.db keeps records in blocks, not one row per record (a row insert
 // with its two indexes cost ~3-4 us a record; see test/bench/RESULTS.md):
 //
-//   blocks(id, dataset, job_id, ts_min, ts_max, n, data)
+//   blocks(id, dataset, job_id, ts_min, ts_max, n, data, crc)
 //       up to block_records records of ONE dataset and ONE job.id (NULL: no
-//       job.id) from one ingest batch, encoded as in block_codec.h; indexed
+//       job.id) from one ingest batch, encoded as in block_codec.h; crc is
+//       CRC-32C over data and the row's other columns, verified on every read
+//       (a damaged block is reported with its range and skipped; the rest of
+//       the store reads; `iosonar store-check` finds and moves them aside); indexed
 //       on (dataset, ts_min, ts_max) for time-range scans and on
 //       (job_id, dataset, ts_min) for per-job scans, which so read nothing
 //       of other jobs.
@@ -18,7 +21,11 @@
 //   PRAGMA user_version = kStoreFormat.
 //
 // A store.db of the old row-per-record layout (or of a newer format) is
-// refused at open with an error naming the file.
+// refused at open with an error naming the file; one of format 2 (blocks
+// without checksums) is upgraded in place, its old blocks read unverified.
+//
+// Files are private: a new store directory is 0700 and store.db (so its
+// -wal and -shm) 0600 whatever the umask, or 0750/0640 with share_gid.
 //
 // The store object is used by one thread at a time. Several processes may
 // open one store.db: writes are serialised by SQLite's write lock, and a
@@ -37,12 +44,33 @@
 
 namespace iosonar {
 
-inline constexpr int kStoreFormat = 2;  // PRAGMA user_version; 0 = the old row-per-record layout
+inline constexpr int kStoreFormat = 3;  // PRAGMA user_version; 0 = the old row-per-record layout
+inline constexpr int kStoreFormatNoChecksums = 2;  // blocks without crc: upgraded at open
 
 struct SqliteStoreOptions {
   size_t block_records = 4096;         // records a block holds at most (also cut at 4 MiB of encoded data)
   size_t max_cached_streams = 100000;  // stream ranges kept in memory; beyond, unused ones are dropped
+  int64_t share_gid = -1;              // >= 0: new files 0640 and directories 0750, group-owned by it
+  bool quiet_damage = false;           // damaged blocks: do not print (Damage() still lists them)
 };
+
+// What `iosonar store-check` found.
+struct CheckReport {
+  uint64_t blocks = 0, records = 0;
+  uint64_t unverified = 0;  // blocks written before checksums (format 2)
+  uint64_t repaired = 0;    // damaged blocks moved to damaged_blocks
+  std::vector<BlockDamage> damaged;
+};
+
+// Verifies every block of the store in dir (checksum and a full decode);
+// with repair, moves the damaged ones into the table damaged_blocks of the
+// same file (their event.seq stay marked as stored: a resend is not taken
+// again). Fails only when the store cannot be read at all.
+Status CheckSqliteStore(const std::string& dir, bool repair, CheckReport* out);
+
+// Creates path 0600 (0640 and group share_gid when >= 0), refusing to follow
+// a symbolic link; an existing file is left as it is.
+Status CreatePrivateFile(const std::string& path, int64_t share_gid = -1);
 
 Result<std::unique_ptr<Store>> OpenSqliteStore(const std::string& dir, const SqliteStoreOptions& opts);
 

@@ -76,6 +76,18 @@ struct Bucket {
   std::vector<double> sums;  // in the order of BucketQuery::sum_fields
 };
 
+// A stored block that could not be read (checksum mismatch, undecodable):
+// its records were skipped.
+struct BlockDamage {
+  int64_t id = 0;
+  std::string dataset, job;  // job: "" when the block has no job.id
+  int64_t ts_min = 0, ts_max = 0, records = 0;
+  std::string reason;
+  // "block 17 (iosonar.trace, job 1000, 2026-11-22T00:00:19.000Z .. 2026-11-22T00:01:59.066Z, 4096 records)
+  // is damaged: checksum mismatch"
+  std::string Describe() const;
+};
+
 class Store {
  public:
   virtual ~Store() = default;
@@ -84,6 +96,8 @@ class Store {
   virtual Status Scan(const ScanQuery& q, const std::function<bool(const Row&)>& fn) = 0;
   virtual Result<std::vector<Bucket>> BucketSums(const BucketQuery& q) = 0;
   virtual Result<uint64_t> Count(const std::string& dataset, const std::vector<FieldFilter>& filters) = 0;
+  // The damaged blocks the reads so far skipped (each reported once on stderr).
+  virtual std::vector<BlockDamage> Damage() const { return {}; }
 };
 
 // The embedded store: one SQLite file, store.db, in dir (created if missing).
