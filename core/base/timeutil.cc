@@ -53,7 +53,7 @@ std::optional<int64_t> ParseIso8601(std::string_view s) {
       !Digits(s, 8, 2, &d) || (s[10] != 'T' && s[10] != ' ') || !Digits(s, 11, 2, &h) || s[13] != ':' ||
       !Digits(s, 14, 2, &mi) || s[16] != ':' || !Digits(s, 17, 2, &sec))
     return std::nullopt;
-  if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60) return std::nullopt;
+  if (mo < 1 || mo > 12 || d < 1 || d > DaysInMonth(y, mo) || h > 23 || mi > 59 || sec > 60) return std::nullopt;
   // Epoch nanoseconds in an int64 span 1677-09-21 to 2262-04-11: refuse the
   // years at and beyond the edges rather than overflow.
   if (y < 1678 || y > 2261) return std::nullopt;
@@ -79,6 +79,8 @@ std::optional<int64_t> ParseIso8601(std::string_view s) {
     size_t q = p + 3;
     if (s[q] == ':') ++q;
     if (!Digits(s, q, 2, &tm)) return std::nullopt;
+    // Real zones lie within -12:00 .. +14:00; anything beyond +-14:00 is garbage.
+    if (tm > 59 || th * 60 + tm > 14 * 60) return std::nullopt;
     tz = (th * 3600 + tm * 60) * (s[p] == '+' ? 1 : -1);
     p = q + 2;
   } else {
@@ -88,6 +90,13 @@ std::optional<int64_t> ParseIso8601(std::string_view s) {
   int64_t days = DaysFromCivil(y, static_cast<unsigned>(mo), static_cast<unsigned>(d));
   int64_t secs = days * 86400 + h * 3600 + mi * 60 + sec - tz;
   return secs * 1000000000 + frac_ns;
+}
+
+int DaysInMonth(int y, int m) {
+  static constexpr int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  if (m < 1 || m > 12) return 0;
+  const bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+  return kDays[m - 1] + (m == 2 && leap ? 1 : 0);
 }
 
 }  // namespace iosonar

@@ -101,6 +101,53 @@ struct Masks {
   FieldSet allowed, required;
 };
 
+// Counts, byte amounts and durations (long fields whose unit is "1", "bytes"
+// or "ns") are never negative: a negative one is a broken or hostile sender.
+const FieldSet& NonNegative() {
+  static const FieldSet m = [] {
+    FieldSet out;
+    size_t j = 0;
+    for (const auto& f : schema::Fields()) {
+      if (f.type == schema::Type::kLong && (f.unit == "1" || f.unit == "bytes" || f.unit == "ns")) out.Set(j);
+      ++j;
+    }
+    return out;
+  }();
+  return m;
+}
+
+// Strict UTF-8 (no overlong forms, no surrogates, nothing above U+10FFFF).
+// Checked by our own code before rapidjson parses a line in place: its
+// validating in-situ reader reads and writes past the buffer on a truncated
+// sequence at the end of the input (rapidjson issue 1636, unfixed in Debian
+// 12's package). Returns the offset of the first bad byte, or n.
+size_t FirstBadUtf8(const unsigned char* p, size_t n) {
+  size_t i = 0;
+  while (i < n) {
+    const unsigned c = p[i];
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    size_t len;
+    unsigned lo = 0x80, hi = 0xBF;  // bounds of the second byte
+    if (c >= 0xC2 && c <= 0xDF) len = 2;
+    else if (c == 0xE0) len = 3, lo = 0xA0;
+    else if (c == 0xED) len = 3, hi = 0x9F;
+    else if (c >= 0xE1 && c <= 0xEF) len = 3;
+    else if (c == 0xF0) len = 4, lo = 0x90;
+    else if (c >= 0xF1 && c <= 0xF3) len = 4;
+    else if (c == 0xF4) len = 4, hi = 0x8F;
+    else return i;
+    if (i + len > n) return i;
+    if (p[i + 1] < lo || p[i + 1] > hi) return i;
+    for (size_t k = 2; k < len; ++k)
+      if ((p[i + k] & 0xC0) != 0x80) return i;
+    i += len;
+  }
+  return n;
+}
+
 const std::vector<Masks>& DatasetMasks() {
   static const std::vector<Masks> m = [] {
     std::vector<Masks> out;
@@ -149,7 +196,7 @@ bool ParseIsoMillisZ(std::string_view s, int64_t* out) {
     return v;
   };
   const int y = num(0, 4), mo = num(5, 2), d = num(8, 2), h = num(11, 2), mi = num(14, 2), sec = num(17, 2);
-  if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60) return false;
+  if (mo < 1 || mo > 12 || d < 1 || d > DaysInMonth(y, mo) || h > 23 || mi > 59 || sec > 60) return false;
   // Days from civil (Howard Hinnant), as in timeutil.cc.
   const int64_t yy = y - (mo <= 2);
   const int64_t era = (yy >= 0 ? yy : yy - 399) / 400;
@@ -227,6 +274,10 @@ struct Handler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> {
     if (!okay)
       return Fail("field " + FieldName() + ": expected " + std::string(schema::TypeName(f.type)) + ", got " +
                   KindName(kind));
+    if (kind == FieldValue::kInt && i < 0 && NonNegative().Test(static_cast<size_t>(cur)))
+      return Fail("field " + FieldName() + ": must not be negative (" + std::string(f.unit == "1" ? "a count" : f.unit == "bytes" ? "bytes" : "a duration or time in ns") + "), got " + std::to_string(i));
+    if (kind == FieldValue::kString && std::memchr(s.data(), 0, s.size()))
+      return Fail("field " + FieldName() + ": NUL character in a string");
     FieldValue& slot = rec->v[static_cast<size_t>(cur)];
     slot.kind = kind;
     slot.i = i;
@@ -407,6 +458,8 @@ Status ParseRecordInsitu(char* line, size_t len, ParsedRecord* out) {
     h.depth = 0;
     h.cur = -1;
     h.error.clear();
+    if (size_t bad = FirstBadUtf8(reinterpret_cast<const unsigned char*>(line), len); bad != len)
+      return Status::Invalid("not JSON: invalid UTF-8 at byte " + std::to_string(bad));
     rapidjson::InsituStringStream ss(line);
     rapidjson::Reader reader;
     constexpr unsigned kFlags = rapidjson::kParseInsituFlag | rapidjson::kParseValidateEncodingFlag |
