@@ -652,10 +652,10 @@ TEST_CASE("ExportJsonLines writes records that parse back into the same records"
       Line({.seq = 0, .ts = kT0 + 5 * kMs}),
       R"({"@timestamp":"2026-11-22T07:09:12.123456789Z","event.dataset":"iosonar.trace","event.stream":2,"event.seq":0,)"
       R"("host.name":"n\u00e9","process.pid":1,"process.tid":1,"io.op":"read","io.layer":"stdio",)"
-      R"("file.path":"/tmp/a \"b\"\\c\n","io.count":1,"event.start_ns":-1,"event.end_ns":0,"io.duration_ns":0,"io.errno":2})",
+      R"("file.path":"/tmp/a \"b\"\\c\n","io.count":1,"event.start_ns":0,"event.end_ns":0,"io.duration_ns":0,"io.errno":2})",
       R"({"@timestamp":"1969-12-31T23:59:59.999999Z","event.dataset":"iosonar.trace","event.stream":2,"event.seq":1,)"
       R"("host.name":"","process.pid":1,"process.tid":1,"io.op":"read","io.layer":"stdio","io.count":1,)"
-      R"("event.start_ns":-9223372036854775808,"event.end_ns":9223372036854775807,"io.duration_ns":0})",
+      R"("io.fd":-9223372036854775808,"event.start_ns":0,"event.end_ns":9223372036854775807,"io.duration_ns":0})",
       R"({"@timestamp":"2026-11-22T07:09:12.123Z","event.dataset":"iosonar.tracer","event.stream":2,"event.seq":2,)"
       R"("host.name":"n1","process.pid":9,"event.action":"exit","tracer.raw_ops":10,"tracer.records":2,)"
       R"("tracer.dropped":0,"tracer.spooled":0,"process.command_line":"./a.out -n 4 'x y'"})",
@@ -680,8 +680,8 @@ TEST_CASE("ExportJsonLines writes records that parse back into the same records"
   REQUIRE(first.size() == 4);
   CHECK(first[0] ==
         R"({"@timestamp":"1969-12-31T23:59:59.999999Z","event.dataset":"iosonar.trace","event.stream":2,"event.seq":1,)"
-        R"("host.name":"","process.pid":1,"process.tid":1,"io.op":"read","io.layer":"stdio","io.count":1,)"
-        R"("event.start_ns":-9223372036854775808,"event.end_ns":9223372036854775807,"io.duration_ns":0})");
+        R"("host.name":"","process.pid":1,"process.tid":1,"io.op":"read","io.layer":"stdio","io.fd":-9223372036854775808,)"
+        R"("io.count":1,"event.start_ns":0,"event.end_ns":9223372036854775807,"io.duration_ns":0})");
   CHECK(first[2].find(R"("@timestamp":"2026-11-22T07:09:12.123456789Z")") != std::string::npos);
   CHECK(first[2].find(R"("file.path":"/tmp/a \"b\"\\c\n")") != std::string::npos);
   CHECK(first[3].find(R"("process.command_line":"./a.out -n 4 'x y'")") != std::string::npos);
