@@ -12,6 +12,7 @@
 
 #include "cli/cli_options.h"
 #include "cli/commands.h"
+#include "core/base/url.h"
 #include "core/transport/es_client.h"
 #include "core/store/es_templates.h"
 #include "core/base/json.h"
@@ -155,7 +156,7 @@ int CmdEsSetup(int argc, char** argv) {
     auto r = c.http().Request("GET", "/", "");
     if (r.ok() && r->status == 200) break;
     if (std::chrono::steady_clock::now() >= deadline) {
-      std::cerr << "iosonar es-setup: " << url << " does not answer: "
+      std::cerr << "iosonar es-setup: " << RedactUrl(url) << " does not answer: "
                 << (r.ok() ? "HTTP " + std::to_string(r->status) + " " + r->body.substr(0, 200) : r.status().message()) << "\n";
       return 1;
     }

@@ -20,11 +20,51 @@ std::string PercentDecode(const std::string& s) {
   return out;
 }
 
+bool SecretKey(std::string_view k) {
+  std::string l(k);
+  std::transform(l.begin(), l.end(), l.begin(), [](unsigned char c) { return std::tolower(c); });
+  for (const char* s : {"password", "passwd", "pass", "pwd", "secret", "token", "api_key", "apikey", "key"})
+    if (l == s) return true;
+  return false;
+}
+
 }  // namespace
+
+std::string RedactUrl(std::string_view text) {
+  std::string out(text);
+  const size_t sep = out.find("://");
+  if (sep == std::string::npos) return out;
+  const size_t auth = sep + 3;
+  size_t auth_end = out.find_first_of("/?#", auth);
+  if (auth_end == std::string::npos) auth_end = out.size();
+  const size_t at = out.rfind('@', auth_end == 0 ? 0 : auth_end - 1);
+  if (at != std::string::npos && at >= auth) {
+    const size_t colon = out.find(':', auth);
+    if (colon != std::string::npos && colon < at) {
+      out.replace(colon + 1, at - colon - 1, "***");
+      auth_end = out.find_first_of("/?#", auth);
+      if (auth_end == std::string::npos) auth_end = out.size();
+    }
+  }
+  const size_t q = out.find('?', auth_end);
+  if (q == std::string::npos) return out;
+  size_t p = q + 1;
+  while (p < out.size()) {
+    size_t amp = out.find('&', p);
+    if (amp == std::string::npos) amp = out.size();
+    const size_t eq = out.find('=', p);
+    if (eq != std::string::npos && eq < amp && SecretKey(std::string_view(out).substr(p, eq - p))) {
+      out.replace(eq + 1, amp - eq - 1, "***");
+      amp = eq + 4;
+    }
+    p = amp + 1;
+  }
+  return out;
+}
 
 Result<Url> ParseUrl(const std::string& text) {
   Url u;
-  auto bad = [&](const std::string& why) { return Status::Invalid("bad URL \"" + text + "\": " + why); };
+  auto bad = [&](const std::string& why) { return Status::Invalid("bad URL \"" + RedactUrl(text) + "\": " + why); };
   auto sep = text.find("://");
   if (sep == std::string::npos || sep == 0) return bad("expected SCHEME://...");
   u.scheme = text.substr(0, sep);
@@ -108,7 +148,7 @@ Result<Url> ParseOutputUrl(const std::string& text) {
   auto r = ParseUrl(text);
   if (!r.ok()) return r;
   if (r->scheme != "tcp" && r->scheme != "file")
-    return Status::Invalid("bad --output \"" + text + "\": expected tcp://HOST:PORT, a file path or -");
+    return Status::Invalid("bad --output \"" + RedactUrl(text) + "\": expected tcp://HOST:PORT, a file path or -");
   return r;
 }
 
@@ -128,7 +168,7 @@ std::string Url::ToString(bool redact_password) const {
   for (const auto& [k, v] : query) {
     s += first ? "?" : "&";
     first = false;
-    s += k + "=" + v;
+    s += k + "=" + (redact_password && SecretKey(k) ? std::string("***") : v);
   }
   return s;
 }

@@ -7,6 +7,7 @@
 #pragma once
 #include <map>
 #include <string>
+#include <string_view>
 
 #include "core/base/status.h"
 
@@ -24,6 +25,11 @@ struct Url {
 
 // Errors name the URL and what is wrong with it.
 Result<Url> ParseUrl(const std::string& text);
+
+// The text of a URL with its password and secret query values (password=,
+// token=, api_key=, ...) replaced by ***, whether it parses or not: for every
+// message that names a URL.
+std::string RedactUrl(std::string_view text);
 // For --output: tcp://, file://, a plain path or "-".
 Result<Url> ParseOutputUrl(const std::string& text);
 

@@ -1,5 +1,7 @@
 #include "core/transport/http_client.h"
 
+#include "core/base/url.h"
+
 #include <curl/curl.h>  // types and constants only: the functions come from CurlApi()
 #include <dlfcn.h>
 
@@ -156,7 +158,7 @@ class CurlClient final : public HttpClient {
     }
     CURLcode rc = c_.easy_perform(h_);
     if (rc != CURLE_OK)
-      return Status::Unavailable(m + " " + url + ": " + c_.easy_strerror(rc));
+      return Status::Unavailable(m + " " + RedactUrl(url) + ": " + c_.easy_strerror(rc));
     HttpResponse r;
     c_.easy_getinfo(h_, CURLINFO_RESPONSE_CODE, &r.status);
     char* ctype = nullptr;

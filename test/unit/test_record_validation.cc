@@ -77,3 +77,24 @@ TEST_CASE("record: NUL inside a string and bad UTF-8 are refused", "[record][val
   }
   CHECK(Parse(Trace(ok, ",\"file.path\":\"/\\\\caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80\"")) == "");
 }
+
+#include "core/base/url.h"
+
+TEST_CASE("url: secrets never appear in messages", "[url][validate]") {
+  CHECK(RedactUrl("https://elastic:s3cret@es:9200/x?a=1") == "https://elastic:***@es:9200/x?a=1");
+  CHECK(RedactUrl("redis://:pw@h:6379/0") == "redis://:***@h:6379/0");
+  CHECK(RedactUrl("mysql://u:p@ss:w0rd@db/iosonar") == "mysql://u:***@db/iosonar");
+  CHECK(RedactUrl("https://es:9200/?api_key=AAAA&x=1&token=zz") == "https://es:9200/?api_key=***&x=1&token=***");
+  CHECK(RedactUrl("tcp://host:5170") == "tcp://host:5170");
+  CHECK(RedactUrl("/some/file") == "/some/file");
+  auto bad = ParseUrl("redis://user:hunter2@host:notaport/0");
+  REQUIRE(!bad.ok());
+  CHECK(bad.status().message().find("hunter2") == std::string::npos);
+  CHECK(bad.status().message().find("user:***@host") != std::string::npos);
+  auto out = ParseOutputUrl("https://u:hunter2@es:9200");
+  REQUIRE(!out.ok());
+  CHECK(out.status().message().find("hunter2") == std::string::npos);
+  auto ok = ParseUrl("https://u:hunter2@es:9200/?password=hunter2");
+  REQUIRE(ok.ok());
+  CHECK(ok->ToString().find("hunter2") == std::string::npos);
+}
