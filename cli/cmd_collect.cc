@@ -22,13 +22,16 @@ void PrintStats(const char* what, const CollectorStats& s) {
   std::fprintf(stderr,
                "iosonar collect: %s: connections %llu, lines %llu, accepted %llu, rejected %llu, stored %llu, "
                "duplicates %llu, redis pushed %llu, redis errors %llu, store errors %llu, forwarded %llu, "
-               "forward errors %llu\n",
+               "forward errors %llu, refused connections %llu, lines over the memory bound %llu, dead-letter "
+               "rotations %llu\n",
                what, static_cast<unsigned long long>(s.connections), static_cast<unsigned long long>(s.lines),
                static_cast<unsigned long long>(s.accepted), static_cast<unsigned long long>(s.rejected),
                static_cast<unsigned long long>(s.stored), static_cast<unsigned long long>(s.duplicates),
                static_cast<unsigned long long>(s.redis_pushed), static_cast<unsigned long long>(s.redis_errors),
                static_cast<unsigned long long>(s.store_errors), static_cast<unsigned long long>(s.forwarded),
-               static_cast<unsigned long long>(s.forward_errors));
+               static_cast<unsigned long long>(s.forward_errors), static_cast<unsigned long long>(s.refused_connections),
+               static_cast<unsigned long long>(s.memory_bound_lines),
+               static_cast<unsigned long long>(s.dead_letter_rotations));
 }
 
 }  // namespace
@@ -59,6 +62,12 @@ int CmdCollect(int argc, char** argv) {
       ("dead-letter", po::value(&o.dead_letter_path)->value_name("FILE"), "dead-letter file (default DIR/deadletter.jsonl)")  //
       ("max-line-bytes", po::value(&o.max_line_bytes)->default_value(o.max_line_bytes)->value_name("N"),
        "longer lines are set aside as oversized")                                                       //
+      ("max-connections", po::value(&o.max_connections)->default_value(o.max_connections)->value_name("N"),
+       "connections open at once; beyond, new ones are closed at once (counted)")                       //
+      ("max-buffer-bytes", po::value(&o.max_buffer_bytes)->default_value(o.max_buffer_bytes)->value_name("N"),
+       "all connections' line buffers together; a line that would need more is set aside (counted)")    //
+      ("max-dead-letter-bytes", po::value(&o.max_dead_letter_bytes)->default_value(o.max_dead_letter_bytes)->value_name("N"),
+       "the dead-letter file is rotated to FILE.1 beyond this size")                                    //
       ("from-file", po::value(&files)->multitoken()->value_name("FILE"), "ingest these JSON-lines files (- for stdin) and exit")  //
       ("config", po::value(&config)->value_name("FILE"), "config file (default $IOSONAR_CONFIG or ~/.config/iosonar/iosonar.conf)")  //
       // forward accepted lines to Elasticsearch (or Logstash, a file)

@@ -9,6 +9,7 @@
 #include <netinet/tcp.h>
 #include <signal.h>
 #include <sys/epoll.h>
+#include <sys/stat.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -197,7 +198,7 @@ class Pipeline {
     dl_buf_ += ",\"line\":";
     AppendJsonString(&dl_buf_, line.substr(0, kDeadLetterLineMax));
     dl_buf_ += "}\n";
-    if (dl_buf_.size() >= (1 << 20)) WriteDeadLetters();
+    if (dl_buf_.size() >= std::min<size_t>(1 << 20, opts_.max_dead_letter_bytes / 4)) WriteDeadLetters();
   }
 
   std::string OversizedReason(size_t n) const {
@@ -234,8 +235,12 @@ class Pipeline {
     forward_.reset();
     if (dl_fd_ >= 0) close(dl_fd_);
     dl_fd_ = -1;
+    dl_bytes_ = -1;
   }
   size_t max_line_bytes() const { return opts_.max_line_bytes; }
+  size_t max_buffer_bytes() const { return opts_.max_buffer_bytes; }
+  // All connections' line buffers together (the Framers keep it).
+  size_t& buffer_bytes() { return buffer_bytes_; }
 
  private:
   void PushToRedis() {
@@ -317,6 +322,26 @@ class Pipeline {
         return;
       }
     }
+    if (dl_bytes_ < 0) {
+      struct stat sb;
+      dl_bytes_ = fstat(dl_fd_, &sb) == 0 ? sb.st_size : 0;
+    }
+    if (dl_bytes_ > 0 && static_cast<uint64_t>(dl_bytes_) + dl_buf_.size() > opts_.max_dead_letter_bytes) {
+      // Bounded on disk: the current file becomes FILE.1 (replacing the
+      // previous one), so at most twice the bound is kept.
+      close(dl_fd_);
+      dl_fd_ = -1;
+      if (rename(dl_path_.c_str(), (dl_path_ + ".1").c_str()) != 0)
+        Warn(kStoreWarn, Status::FromErrno("rotate " + dl_path_, errno).message());
+      ++stats_.dead_letter_rotations;
+      dl_bytes_ = 0;
+      dl_fd_ = open(dl_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
+      if (dl_fd_ < 0) {
+        Warn(kStoreWarn, Status::FromErrno("dead-letter file " + dl_path_, errno).message());
+        dl_buf_.clear();
+        return;
+      }
+    }
     size_t off = 0;
     while (off < dl_buf_.size()) {
       ssize_t n = write(dl_fd_, dl_buf_.data() + off, dl_buf_.size() - off);
@@ -326,6 +351,7 @@ class Pipeline {
         break;
       }
       off += static_cast<size_t>(n);
+      dl_bytes_ += n;
     }
     dl_buf_.clear();
   }
@@ -358,8 +384,10 @@ class Pipeline {
   int64_t next_redis_try_ns_ = 0, redis_backoff_ns_ = 0;
   std::string dl_path_, dl_buf_;
   int dl_fd_ = -1;
+  int64_t dl_bytes_ = -1;  // size of the dead-letter file; -1 = not known yet
   CollectorStats stats_;
   int64_t first_pending_ns_ = 0;
+  size_t buffer_bytes_ = 0;
   int64_t last_warn_ns_[kWarnKinds] = {};
   uint64_t suppressed_[kWarnKinds] = {};
 };
@@ -369,19 +397,38 @@ class Pipeline {
 // dead letter and the rest is skipped up to the next '\n'.
 class Framer {
  public:
-  Framer(std::string source, size_t max_line) : source_(std::move(source)), max_line_(max_line) {
-    buf_.resize(std::min<size_t>(64 * 1024, Limit()));
+  // total: the bytes all Framers of one pipeline hold (with their bound).
+  Framer(std::string source, size_t max_line, size_t* total = nullptr, size_t total_max = SIZE_MAX)
+      : source_(std::move(source)), max_line_(max_line), total_(total), total_max_(total_max) {
+    Resize(std::min<size_t>(kBaseBuffer, Limit()));
   }
+  ~Framer() { Resize(0); }
+  Framer(Framer&& o) noexcept
+      : source_(std::move(o.source_)), max_line_(o.max_line_), total_(o.total_), total_max_(o.total_max_),
+        buf_(std::move(o.buf_)), start_(o.start_), end_(o.end_), line_no_(o.line_no_), skipping_(o.skipping_),
+        skip_total_(o.skip_total_), skip_line_no_(o.skip_line_no_), skip_prefix_(std::move(o.skip_prefix_)) {
+    o.buf_.clear();  // the moved-from Framer no longer counts its bytes
+  }
+  Framer& operator=(Framer&&) = delete;
 
-  // Where the next read should go.
-  std::pair<char*, size_t> Space() {
+  // Where the next read should go; {nullptr, 0} never: when the buffer may
+  // not grow (the pipeline's bound), the partial line becomes oversized.
+  std::pair<char*, size_t> Space(Pipeline* p) {
     if (end_ == buf_.size()) {
       if (start_ > 0) {
         std::memmove(buf_.data(), buf_.data() + start_, end_ - start_);
         end_ -= start_;
         start_ = 0;
       } else {
-        buf_.resize(std::min(Limit(), buf_.size() * 2));
+        const size_t want = std::min(Limit(), buf_.size() * 2);
+        if (total_ && *total_ - buf_.size() + want > total_max_) {
+          // Out of the collector's memory budget: this line is dropped
+          // (its first bytes go to the dead letter), the buffer stays.
+          ++p->stats().memory_bound_lines;
+          StartSkipping(true);
+        } else {
+          Resize(want);
+        }
       }
     }
     return {buf_.data() + end_, buf_.size() - end_};
@@ -399,7 +446,8 @@ class Framer {
         skipping_ = false;
         KeepPrefix(start_, lend);
         p->stats().lines++;
-        p->Reject(p->OversizedReason(skip_total_ + (lend - start_)), source_, skip_line_no_, skip_prefix_);
+        p->Reject(SkipReason(p, skip_total_ + (lend - start_)), source_, skip_line_no_, skip_prefix_);
+        Shrink();
       } else {
         p->Line(source_, ++line_no_, std::string_view(buf_.data() + start_, lend - start_));
       }
@@ -410,14 +458,12 @@ class Framer {
       skip_total_ += end_ - start_;
       start_ = end_ = 0;
     } else if (end_ - start_ > max_line_ + 1) {  // +1: a CR before the '\n' is not part of the line
-      skipping_ = true;
-      skip_line_no_ = ++line_no_;
-      skip_total_ = end_ - start_;
-      skip_prefix_.clear();
-      KeepPrefix(start_, end_);
-      start_ = end_ = 0;
+      StartSkipping(false);
     }
-    if (start_ == end_) start_ = end_ = 0;
+    if (start_ == end_) {
+      start_ = end_ = 0;
+      Shrink();
+    }
   }
 
   // End of the stream: a last line without '\n' was cut off in transit.
@@ -425,7 +471,7 @@ class Framer {
     if (skipping_) {
       skipping_ = false;
       p->stats().lines++;
-      p->Reject(p->OversizedReason(skip_total_), source_, skip_line_no_, skip_prefix_);
+      p->Reject(SkipReason(p, skip_total_), source_, skip_line_no_, skip_prefix_);
     } else if (end_ > start_) {
       std::string_view rest(buf_.data() + start_, end_ - start_);
       ++line_no_;
@@ -440,21 +486,57 @@ class Framer {
   const std::string& source() const { return source_; }
 
  private:
-  // The dead letter shows as much of an oversized line as it shows of any.
+  // An oversized line's dead letter keeps its first 4 KiB: enough to tell
+  // what it was, and small enough that a thousand of them at once stay cheap.
+  static constexpr size_t kOversizedPrefixMax = 4096;
   void KeepPrefix(size_t from, size_t to) {
-    size_t room = kDeadLetterLineMax - std::min(kDeadLetterLineMax, skip_prefix_.size());
+    size_t room = kOversizedPrefixMax - std::min(kOversizedPrefixMax, skip_prefix_.size());
     skip_prefix_.append(buf_.data() + from, std::min(room, to - from));
   }
 
   // A full line, its CR and '\n', and one byte more to tell it is too long.
   size_t Limit() const { return max_line_ + 3; }
+  static constexpr size_t kBaseBuffer = 16 * 1024;
+
+  void StartSkipping(bool memory_bound) {
+    skipping_ = true;
+    skip_for_memory_ = memory_bound;
+    skip_line_no_ = ++line_no_;
+    skip_total_ = end_ - start_;
+    skip_prefix_.clear();
+    KeepPrefix(start_, end_);
+    start_ = end_ = 0;
+  }
+  std::string SkipReason(Pipeline* p, size_t n) const {
+    if (!skip_for_memory_) return p->OversizedReason(n);
+    return "line dropped at " + std::to_string(n) + " bytes: the collector's line buffers reached their bound (" +
+           std::to_string(total_max_) + " bytes in all connections)";
+  }
+  void Resize(size_t n) {
+    if (total_) *total_ = *total_ - buf_.size() + n;
+    buf_.resize(n);
+    buf_.shrink_to_fit();
+  }
+  // Back to the base size once a long line is done, so one big line does not
+  // hold its memory for the life of the connection.
+  void Shrink() {
+    if (buf_.size() > kBaseBuffer && end_ - start_ <= kBaseBuffer / 2) {
+      if (start_ > 0) std::memmove(buf_.data(), buf_.data() + start_, end_ - start_);
+      end_ -= start_;
+      start_ = 0;
+      Resize(std::max(kBaseBuffer, end_));
+    }
+  }
 
   std::string source_;
   size_t max_line_;
+  size_t* total_;
+  size_t total_max_;
   std::vector<char> buf_;
   size_t start_ = 0, end_ = 0;
   uint64_t line_no_ = 0;
   bool skipping_ = false;
+  bool skip_for_memory_ = false;
   size_t skip_total_ = 0;
   uint64_t skip_line_no_ = 0;
   std::string skip_prefix_;
@@ -692,7 +774,13 @@ class TcpCollector final : public Collector {
         }
         return;
       }
-      auto c = std::make_unique<Conn>(Conn{fd, Framer(PeerName(ss), pipe_.max_line_bytes())});
+      if (conns_.size() >= opts_.max_connections) {
+        close(fd);
+        ++pipe_.stats().refused_connections;
+        continue;
+      }
+      auto c = std::make_unique<Conn>(
+          Conn{fd, Framer(PeerName(ss), pipe_.max_line_bytes(), &pipe_.buffer_bytes(), pipe_.max_buffer_bytes())});
       epoll_event ev{};
       ev.events = EPOLLIN | EPOLLRDHUP;
       ev.data.ptr = c.get();
@@ -707,7 +795,7 @@ class TcpCollector final : public Collector {
 
   // One read per readiness event keeps many senders fair.
   void ReadConn(Conn* c) {
-    auto [p, room] = c->framer.Space();
+    auto [p, room] = c->framer.Space(&pipe_);
     ssize_t n = read(c->fd, p, room);
     if (n > 0) {
       c->framer.Commit(static_cast<size_t>(n), &pipe_);
@@ -737,7 +825,7 @@ class TcpCollector final : public Collector {
     for (Conn* c : open) {
       bool eof = false;
       for (int reads = 0; reads < 1024 && !eof; ++reads) {
-        auto [p, room] = c->framer.Space();
+        auto [p, room] = c->framer.Space(&pipe_);
         ssize_t n = read(c->fd, p, room);
         if (n > 0) c->framer.Commit(static_cast<size_t>(n), &pipe_);
         else if (n < 0 && errno == EINTR) continue;
@@ -757,6 +845,7 @@ class TcpCollector final : public Collector {
     std::lock_guard lk(mu_);
     snap_ = pipe_.stats();
     snap_.open_connections = conns_.size();
+    snap_.buffer_bytes = pipe_.buffer_bytes();
     snap_pending_ = pipe_.pending();
     snap_synced_ = synced_;
     cv_.notify_all();
@@ -816,7 +905,7 @@ Result<CollectorStats> IngestFile(const CollectorOptions& opts, const std::strin
   Framer framer(is_stdin ? "stdin" : path, pipe.max_line_bytes());
   Status st;
   for (;;) {
-    auto [p, room] = framer.Space();
+    auto [p, room] = framer.Space(&pipe);
     ssize_t n = read(fd, p, room);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {

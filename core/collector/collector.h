@@ -28,6 +28,11 @@ struct CollectorOptions {
   std::string redis_list = "iosonar:ingest";    // the Redis list accepted lines go to
   std::string dead_letter_path;                 // default: <store_dir>/deadletter.jsonl
   size_t max_line_bytes = 1 << 20;              // longer lines are set aside as oversized
+  // Bounds against a flood from the network (each one counted when it bites):
+  size_t max_connections = 1024;                // beyond, a new connection is closed at once
+  size_t max_buffer_bytes = 64u << 20;          // all connections' line buffers together; a line
+                                                // that would need more is set aside as oversized
+  size_t max_dead_letter_bytes = 64u << 20;     // the dead-letter file is rotated to FILE.1 beyond
   size_t batch_records = 8192;                  // store/Redis batch size
   int flush_interval_ms = 200;                  // a partial batch waits at most this long
   // also forward accepted lines to this output (sink.h: an
@@ -40,6 +45,10 @@ struct CollectorOptions {
 struct CollectorStats {
   uint64_t connections = 0;       // accepted so far
   uint64_t open_connections = 0;
+  uint64_t refused_connections = 0;  // closed at once: max_connections were open
+  uint64_t memory_bound_lines = 0;   // lines set aside because max_buffer_bytes was reached
+  uint64_t dead_letter_rotations = 0;
+  uint64_t buffer_bytes = 0;         // line buffers held now (all connections)
   uint64_t lines = 0;             // lines seen (blank lines not counted; a truncated last line is)
   uint64_t accepted = 0;          // valid records
   uint64_t rejected = 0;          // set aside in the dead-letter file
