@@ -131,7 +131,7 @@ TEST_CASE("collector bounds: 1,000 connections with unterminated megabyte lines 
   CHECK(log.find("stored 1,") != std::string::npos);
 }
 
-TEST_CASE("collector bounds: connections beyond --max-connections are closed and counted; the dead letter rotates",
+TEST_CASE("collector bounds: connections beyond --max-connections are closed and counted, the dead letter rotates",
           "[collector][bounds]") {
   TempDir tmp;
   const int port = FreePort();
