@@ -2,6 +2,8 @@
 // ingest of JSON-lines files.
 #include <signal.h>
 
+#include <csignal>
+
 #include <boost/program_options.hpp>
 #include <cstdio>
 #include <cstdlib>
@@ -23,7 +25,7 @@ void PrintStats(const char* what, const CollectorStats& s) {
                "iosonar collect: %s: connections %llu, lines %llu, accepted %llu, rejected %llu, stored %llu, "
                "duplicates %llu, redis pushed %llu, redis errors %llu, store errors %llu, forwarded %llu, "
                "forward errors %llu, refused connections %llu, lines over the memory bound %llu, dead-letter "
-               "rotations %llu\n",
+               "rotations %llu, store stalls %llu\n",
                what, static_cast<unsigned long long>(s.connections), static_cast<unsigned long long>(s.lines),
                static_cast<unsigned long long>(s.accepted), static_cast<unsigned long long>(s.rejected),
                static_cast<unsigned long long>(s.stored), static_cast<unsigned long long>(s.duplicates),
@@ -31,12 +33,16 @@ void PrintStats(const char* what, const CollectorStats& s) {
                static_cast<unsigned long long>(s.store_errors), static_cast<unsigned long long>(s.forwarded),
                static_cast<unsigned long long>(s.forward_errors), static_cast<unsigned long long>(s.refused_connections),
                static_cast<unsigned long long>(s.memory_bound_lines),
-               static_cast<unsigned long long>(s.dead_letter_rotations));
+               static_cast<unsigned long long>(s.dead_letter_rotations),
+               static_cast<unsigned long long>(s.store_stalls));
 }
 
 }  // namespace
 
 int CmdCollect(int argc, char** argv) {
+  // A file-size limit (ulimit -f) makes the store's writes fail with EFBIG,
+  // which the collector answers with back-pressure, rather than kill it.
+  signal(SIGXFSZ, SIG_IGN);
   CollectorOptions o;
   std::string redis_flag, config;
   std::vector<std::string> files;

@@ -148,7 +148,8 @@ class Pipeline {
     store_ = std::move(st.value());
     BulkWriter* writer = BulkWriterOf(store_.get());
     if (!writer) return Status::Internal("collector: the store has no bulk write path");
-    const bool keep_raw = !opts_.redis_url.empty() || !opts_.forward_output.empty();
+    // Raw lines are kept for Redis, forwarding, and to hold a batch the store could not write.
+    const bool keep_raw = true;
     batch_ = std::make_unique<IngestBatch>(writer, opts_.batch_records, keep_raw);
     if (!opts_.forward_output.empty()) {  // forward accepted lines (sink.h)
       auto fw = OpenSink(opts_.forward_output, opts_.forward);
@@ -205,7 +206,7 @@ class Pipeline {
     return "oversized line (" + std::to_string(n) + " bytes > " + std::to_string(opts_.max_line_bytes) + ")";
   }
 
-  bool pending() const { return (batch_ && !batch_->empty()) || !dl_buf_.empty(); }
+  bool pending() const { return (batch_ && !batch_->empty()) || !dl_buf_.empty() || held_; }
   int64_t first_pending_ns() const { return first_pending_ns_; }
 
   void Flush() {
@@ -214,6 +215,28 @@ class Pipeline {
       if (Status s = batch_->Commit(&as); s.ok()) {
         stats_.stored += as.inserted;
         stats_.duplicates += as.duplicates;
+        if (held_) {
+          held_ = false;
+          stats_.held_records = 0;
+          std::fprintf(stderr, "iosonar collector: the store writes again: %zu held records stored, reading resumes\n",
+                       batch_->size());
+        }
+      } else if (hold_on_store_error_) {
+        // Back-pressure instead of loss: keep the batch, stop reading (the
+        // TCP loop sees held()) so senders wait or spool, retry.
+        held_lines_.insert(held_lines_.end(), batch_->raw_lines().begin(), batch_->raw_lines().end());
+        stats_.held_records = held_lines_.size();
+        if (!held_) {
+          held_ = true;
+          ++stats_.store_stalls;
+          std::fprintf(stderr,
+                       "iosonar collector: the store cannot write (%s): %zu records held, not reading from senders "
+                       "until it can (retrying every second)\n",
+                       s.message().c_str(), held_lines_.size());
+        }
+        batch_->Clear();
+        WriteDeadLetters();
+        return;
       } else {
         stats_.store_errors += batch_->size();
         Warn(kStoreWarn, "store: " + s.message() + " (" + std::to_string(stats_.store_errors) + " records lost so far)");
@@ -226,6 +249,30 @@ class Pipeline {
   }
 
   CollectorStats& stats() { return stats_; }
+
+  // The TCP loop holds a batch the store could not write (and stops reading)
+  // instead of dropping it; IngestFile reports the failure instead.
+  void set_hold_on_store_error(bool on) { hold_on_store_error_ = on; }
+  bool held() const { return held_; }
+  // Tries the held batch again; true once it is stored.
+  bool RetryHeld() {
+    if (!held_) return true;
+    std::vector<std::string> lines;
+    lines.swap(held_lines_);
+    for (const auto& l : lines) (void)batch_->Add(l);  // they were valid when first taken
+    Flush();
+    return !held_;
+  }
+  // At Stop, a batch the store still cannot write is lost: counted and said.
+  void GiveUpHeld() {
+    if (!held_) return;
+    stats_.store_errors += held_lines_.size();
+    std::fprintf(stderr, "iosonar collector: stopping while the store cannot write: %zu held records lost\n",
+                 held_lines_.size());
+    held_lines_.clear();
+    held_ = false;
+    stats_.held_records = 0;
+  }
 
   // Releases the store, Redis and the dead-letter file (after a final Flush).
   void Close() {
@@ -387,6 +434,9 @@ class Pipeline {
   int64_t dl_bytes_ = -1;  // size of the dead-letter file; -1 = not known yet
   CollectorStats stats_;
   int64_t first_pending_ns_ = 0;
+  bool hold_on_store_error_ = false;
+  bool held_ = false;
+  std::vector<std::string> held_lines_;
   size_t buffer_bytes_ = 0;
   int64_t last_warn_ns_[kWarnKinds] = {};
   uint64_t suppressed_[kWarnKinds] = {};
@@ -608,6 +658,7 @@ class TcpCollector final : public Collector {
     std::string host, port;
     if (auto s = ParseListen(opts_.listen, &host, &port); !s.ok()) return s;
     if (auto s = pipe_.Open(); !s.ok()) return s;
+    pipe_.set_hold_on_store_error(true);
     addrinfo hints{};
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;
@@ -703,6 +754,25 @@ class TcpCollector final : public Collector {
     Framer framer;
   };
 
+  // Back-pressure: while the store cannot write, no descriptor is watched
+  // (not even for hang-ups, which would make epoll spin): the kernel's
+  // socket buffers fill and the senders wait or spool.
+  void PauseReads() {
+    paused_ = true;
+    epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, listen_fd_, nullptr);
+    for (auto& [c, owned] : conns_) epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, c->fd, nullptr);
+  }
+  void ResumeReads() {
+    paused_ = false;
+    if (!accept_paused_) (void)Watch(listen_fd_, &listen_tag_);
+    for (auto& [c, owned] : conns_) {
+      epoll_event ev{};
+      ev.events = EPOLLIN | EPOLLRDHUP;
+      ev.data.ptr = c;
+      epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, c->fd, &ev);
+    }
+  }
+
   Status Watch(int fd, void* tag) {
     epoll_event ev{};
     ev.events = EPOLLIN;
@@ -721,7 +791,17 @@ class TcpCollector final : public Collector {
     epoll_event events[64];
     while (!stop_.load(std::memory_order_relaxed)) {
       int timeout = -1;
-      if (pipe_.pending()) {
+      if (pipe_.held()) {
+        // Nothing is read until the store writes again: retry once a second.
+        if (!paused_) PauseReads();
+        if (MonotonicNs() >= next_retry_ns_) {
+          next_retry_ns_ = MonotonicNs() + 1000000000;
+          if (pipe_.RetryHeld()) ResumeReads();
+          Publish();
+        }
+        if (pipe_.held()) timeout = 1000;
+      }
+      if (pipe_.pending() && !pipe_.held()) {
         int64_t left = pipe_.first_pending_ns() + int64_t{opts_.flush_interval_ms} * 1000000 - MonotonicNs();
         timeout = static_cast<int>(std::max<int64_t>(0, left / 1000000 + 1));
       }
@@ -784,7 +864,7 @@ class TcpCollector final : public Collector {
       epoll_event ev{};
       ev.events = EPOLLIN | EPOLLRDHUP;
       ev.data.ptr = c.get();
-      if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) != 0) {
+      if (!paused_ && epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) != 0) {  // paused: watched at ResumeReads
         close(fd);
         continue;
       }
@@ -819,6 +899,7 @@ class TcpCollector final : public Collector {
 
   // Stop(): take in what the senders already sent, then close everything.
   void Shutdown() {
+    if (pipe_.held() && !pipe_.RetryHeld()) pipe_.GiveUpHeld();
     AcceptAll();  // senders still in the backlog have sent their data too
     std::vector<Conn*> open;
     for (auto& [k, v] : conns_) open.push_back(k);
@@ -838,6 +919,7 @@ class TcpCollector final : public Collector {
       CloseConn(c);
     }
     pipe_.Flush();
+    if (pipe_.held() && !pipe_.RetryHeld()) pipe_.GiveUpHeld();
     pipe_.Close();
   }
 
@@ -857,6 +939,8 @@ class TcpCollector final : public Collector {
   int port_ = 0;
   char listen_tag_ = 0, wake_tag_ = 0;  // their addresses tell epoll events apart
   bool accept_paused_ = false;
+  bool paused_ = false;          // the store cannot write: nothing is read
+  int64_t next_retry_ns_ = 0;
   std::unordered_map<Conn*, std::unique_ptr<Conn>> conns_;
   std::thread thread_;
   std::atomic<bool> stop_{false};

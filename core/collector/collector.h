@@ -8,6 +8,11 @@
 // does). A malformed line is counted and appended to the dead-letter file as
 // {"reason","source","line_no","line"} and everything else goes on.
 //
+// When the store cannot write (disk full, an I/O error), the TCP collector
+// holds the batch, stops reading from every connection (senders block or
+// spool: back-pressure instead of loss), says so on stderr when the state
+// changes, retries every second and resumes once the batch is stored.
+//
 // Threading: Start() spawns one I/O thread that owns the sockets, the store
 // and the Redis connection; the public methods are safe to call from any
 // thread.
@@ -49,6 +54,8 @@ struct CollectorStats {
   uint64_t memory_bound_lines = 0;   // lines set aside because max_buffer_bytes was reached
   uint64_t dead_letter_rotations = 0;
   uint64_t buffer_bytes = 0;         // line buffers held now (all connections)
+  uint64_t store_stalls = 0;         // times the store could not write and reading stopped (back-pressure)
+  uint64_t held_records = 0;         // records held now, waiting for the store to write again
   uint64_t lines = 0;             // lines seen (blank lines not counted; a truncated last line is)
   uint64_t accepted = 0;          // valid records
   uint64_t rejected = 0;          // set aside in the dead-letter file
