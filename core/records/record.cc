@@ -215,6 +215,7 @@ struct Handler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> {
   FieldSet present;  // field i has a value
   int depth = 0;
   int cur = -1;  // field index of the pending key
+  bool escapes = false;  // rapidjson parses the line: strings may hold \u0000 (the fast path takes plain strings only)
   std::string error;
 
   bool Fail(std::string e) {
@@ -276,7 +277,7 @@ struct Handler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> {
                   KindName(kind));
     if (kind == FieldValue::kInt && i < 0 && NonNegative().Test(static_cast<size_t>(cur)))
       return Fail("field " + FieldName() + ": must not be negative (" + std::string(f.unit == "1" ? "a count" : f.unit == "bytes" ? "bytes" : "a duration or time in ns") + "), got " + std::to_string(i));
-    if (kind == FieldValue::kString && std::memchr(s.data(), 0, s.size()))
+    if (kind == FieldValue::kString && escapes && std::memchr(s.data(), 0, s.size()))
       return Fail("field " + FieldName() + ": NUL character in a string");
     FieldValue& slot = rec->v[static_cast<size_t>(cur)];
     slot.kind = kind;
@@ -458,6 +459,7 @@ Status ParseRecordInsitu(char* line, size_t len, ParsedRecord* out) {
     h.depth = 0;
     h.cur = -1;
     h.error.clear();
+    h.escapes = true;
     if (size_t bad = FirstBadUtf8(reinterpret_cast<const unsigned char*>(line), len); bad != len)
       return Status::Invalid("not JSON: invalid UTF-8 at byte " + std::to_string(bad));
     rapidjson::InsituStringStream ss(line);
