@@ -22,34 +22,8 @@ using namespace iosonar::test;
 
 namespace {
 
-int Connect(int port) {
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<uint16_t>(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
-    close(fd);
-    return -1;
-  }
-  return fd;
-}
 
-std::string Slurp(const std::string& path) {
-  std::ifstream f(path);
-  return std::string(std::istreambuf_iterator<char>(f), {});
-}
 
-// Polls until pred() holds (readiness by observation, not a sleep).
-template <typename P>
-bool WaitFor(P pred, int seconds) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() >= deadline) return false;
-    poll(nullptr, 0, 20);
-  }
-  return true;
-}
 
 std::string Lines(int from, int n) {
   std::string out;
@@ -62,14 +36,6 @@ std::string Lines(int from, int n) {
   return out;
 }
 
-void SendAll(int fd, const std::string& data) {
-  size_t off = 0;
-  while (off < data.size()) {
-    ssize_t n = write(fd, data.data() + off, data.size() - off);
-    if (n <= 0) return;
-    off += static_cast<size_t>(n);
-  }
-}
 
 }  // namespace
 
@@ -79,31 +45,31 @@ TEST_CASE("collector back-pressure: the store cannot write, reading stops, nothi
   const int port = FreePort();
   Child c({IosonarBin(), "collect", "--store", tmp / "st", "--listen", "tcp://127.0.0.1:" + std::to_string(port)}, {},
           tmp / "collect.log");
-  REQUIRE(WaitFor([&] {
-    int fd = Connect(port);
+  REQUIRE(WaitUntil([&] {
+    int fd = ConnectLoopback(port);
     if (fd >= 0) close(fd);
     return fd >= 0;
-  }, 20));
+  }, 20000));
   // Every write of the collector past 64 KiB of a file now fails (its log stays
   // below that, so it can still say what happens).
   rlimit lim{65536, RLIM_INFINITY};
   REQUIRE(prlimit(c.pid(), RLIMIT_FSIZE, &lim, nullptr) == 0);
   const int n = 40000;  // ~16 MB: more than the socket buffers hold, so the sender has to wait
-  int fd = Connect(port);
+  int fd = ConnectLoopback(port);
   REQUIRE(fd >= 0);
   std::thread sender([&] { SendAll(fd, Lines(0, n)); });
   const std::string log = tmp / "collect.log";
-  REQUIRE(WaitFor([&] { return Slurp(log).find("the store cannot write") != std::string::npos; }, 30));
-  INFO(Slurp(log));
-  CHECK(Slurp(log).find("not reading from senders") != std::string::npos);
+  REQUIRE(WaitUntil([&] { return ReadFile(log).find("the store cannot write") != std::string::npos; }, 30000));
+  INFO(ReadFile(log));
+  CHECK(ReadFile(log).find("not reading from senders") != std::string::npos);
   // The disk has room again.
   rlimit unlimited{RLIM_INFINITY, RLIM_INFINITY};
   REQUIRE(prlimit(c.pid(), RLIMIT_FSIZE, &unlimited, nullptr) == 0);
   sender.join();
   close(fd);
-  REQUIRE(WaitFor([&] { return Slurp(log).find("the store writes again") != std::string::npos; }, 30));
+  REQUIRE(WaitUntil([&] { return ReadFile(log).find("the store writes again") != std::string::npos; }, 30000));
   REQUIRE(WEXITSTATUS(c.Stop(30000)) == 0);
-  const std::string final_log = Slurp(log);
+  const std::string final_log = ReadFile(log);
   INFO(final_log);
   CHECK(final_log.find("accepted " + std::to_string(n) + ",") != std::string::npos);
   CHECK(final_log.find("stored " + std::to_string(n) + ",") != std::string::npos);

@@ -23,24 +23,12 @@ using namespace iosonar::test;
 
 namespace {
 
-int Connect(int port) {
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<uint16_t>(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
-    close(fd);
-    return -1;
-  }
-  return fd;
-}
 
 // Readiness: the port accepts a connection (no sleeping in its place).
 void WaitListening(int port, Child& c) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
   for (;;) {
-    int fd = Connect(port);
+    int fd = ConnectLoopback(port);
     if (fd >= 0) {
       close(fd);
       return;
@@ -51,14 +39,6 @@ void WaitListening(int port, Child& c) {
   }
 }
 
-void SendAll(int fd, const std::string& data) {
-  size_t off = 0;
-  while (off < data.size()) {
-    ssize_t n = write(fd, data.data() + off, data.size() - off);
-    REQUIRE(n > 0);
-    off += static_cast<size_t>(n);
-  }
-}
 
 long PeakRssKiB(pid_t pid) {
   std::ifstream f("/proc/" + std::to_string(pid) + "/status");
@@ -73,10 +53,6 @@ long PeakRssKiB(pid_t pid) {
   return v;
 }
 
-std::string Slurp(const std::string& path) {
-  std::ifstream f(path);
-  return std::string(std::istreambuf_iterator<char>(f), {});
-}
 
 std::string GoodLine(int seq) {
   return "{\"@timestamp\":\"2026-11-22T07:09:12.123Z\",\"event.dataset\":\"iosonar.trace\",\"event.stream\":99,"
@@ -106,13 +82,13 @@ TEST_CASE("collector bounds: 1,000 connections with unterminated megabyte lines 
   std::vector<int> fds;
   const std::string mb(1 << 20, 'x');
   for (int i = 0; i < 1000; ++i) {
-    int fd = Connect(port);
+    int fd = ConnectLoopback(port);
     REQUIRE(fd >= 0);
     fds.push_back(fd);
   }
   for (int fd : fds) SendAll(fd, mb);  // blocks while the collector is behind: it must keep reading
   // While they are all open, a good record still goes in.
-  int good = Connect(port);
+  int good = ConnectLoopback(port);
   REQUIRE(good >= 0);
   SendAll(good, GoodLine(0));
   close(good);
@@ -121,7 +97,7 @@ TEST_CASE("collector bounds: 1,000 connections with unterminated megabyte lines 
   const long peak_kib = PeakRssKiB(c.pid());
   for (int fd : fds) close(fd);
   REQUIRE(WEXITSTATUS(c.Stop(20000)) == 0);
-  const std::string log = Slurp(tmp / "collect.log");
+  const std::string log = ReadFile(tmp / "collect.log");
   INFO(log << "\nbase " << base_kib << " KiB, peak " << peak_kib << " KiB");
   // 32 MiB of line buffers at most, plus the process itself; before the bound
   // this flood took 1.13 GB.
@@ -141,7 +117,7 @@ TEST_CASE("collector bounds: connections beyond --max-connections are closed and
   WaitListening(port, c);
   std::vector<int> fds;
   for (int i = 0; i < 50; ++i) {
-    int fd = Connect(port);
+    int fd = ConnectLoopback(port);
     REQUIRE(fd >= 0);
     (void)!write(fd, GoodLine(i).data(), GoodLine(i).size());  // refused ones may answer with a reset
     fds.push_back(fd);
@@ -153,7 +129,7 @@ TEST_CASE("collector bounds: connections beyond --max-connections are closed and
   int g = -1, retries = 0;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
   for (;;) {
-    g = Connect(port);
+    g = ConnectLoopback(port);
     REQUIRE(g >= 0);
     pollfd p{g, POLLIN, 0};
     if (poll(&p, 1, 100) == 0) break;  // nothing to read, no EOF: it was taken
@@ -166,7 +142,7 @@ TEST_CASE("collector bounds: connections beyond --max-connections are closed and
   SendAll(g, garbage);
   close(g);
   REQUIRE(WEXITSTATUS(c.Stop(20000)) == 0);
-  const std::string log = Slurp(tmp / "collect.log");
+  const std::string log = ReadFile(tmp / "collect.log");
   INFO(log);
   // 20 at most were open at once (the readiness probe may still have been one
   // of them); every connection refused is counted, every one taken is stored.

@@ -86,6 +86,10 @@ class RedisServer {
 bool WaitUntil(const std::function<bool()>& pred, int timeout_ms);
 
 std::string ReadFile(const std::string& path);
+// A TCP connection to 127.0.0.1:port (blocking), or -1.
+int ConnectLoopback(int port);
+// Writes all of data to fd (blocking); false if the peer went away first.
+bool SendAll(int fd, const std::string& data);
 void WriteFile(const std::string& path, const std::string& data);
 std::vector<std::string> SplitLines(const std::string& s);
 
