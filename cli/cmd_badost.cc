@@ -11,6 +11,7 @@
 #include "analysis-jobs/badost/badost.h"
 #include "cli/cli_options.h"
 #include "cli/commands.h"
+#include "core/base/host.h"
 #include "core/base/timeutil.h"
 #include "cli/publish.h"
 
@@ -92,11 +93,8 @@ int CmdBadOst(int argc, char** argv) {
   if (format == "json") std::cout << json << "\n";
   else std::cout << analysis::BadOstToTable(res, filt, in);
   Publisher pub("bad-ost", {output, "", "", ""});
-  if (pub.has_output()) {
-    // The same inputs and thresholds give the same result and the same ids: a resend dedupes.
-    const int64_t stream = ResultStreamId({"iosonar.result.bad_ost", job_id, json});
-    pub.Send(analysis::BadOstToRecords(res, filt, HostName(), job_id, NowNs(), stream), res.correlations.size());
-  }
+  if (pub.has_output())
+    pub.Send(analysis::BadOstToRecords(res, filt, in, HostName(), job_id, NowNs()), res.correlations.size());
   return pub.rc();
 }
 

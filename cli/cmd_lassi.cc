@@ -1,7 +1,5 @@
 // `iosonar lassi`, `iosonar slowdown`, `iosonar report` and
 // `iosonar lmt-import` (analysis-jobs/lassi, analysis-jobs/report; docs/lassi.md).
-#include <unistd.h>
-
 #include <boost/program_options.hpp>
 #include <chrono>
 #include <cstdio>
@@ -14,6 +12,7 @@
 #include "redis-cache/cache.h"
 #include "cli/cli_options.h"
 #include "cli/commands.h"
+#include "core/base/host.h"
 #include "core/store/es_store.h"
 #include "core/jobdb/jobdb.h"
 #include "core/jobdb/mysql.h"
@@ -35,17 +34,6 @@ namespace iosonar::cli {
 namespace {
 
 constexpr int64_t kS = 1000000000;
-
-std::string HostName() {
-  char b[256] = {};
-  if (gethostname(b, sizeof b - 1) != 0) return "localhost";
-  return b;
-}
-
-uint64_t NewStream() {
-  return static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count()) ^
-         (static_cast<uint64_t>(getpid()) << 40);
-}
 
 // Common options of lassi/slowdown/report.
 struct RangeOpts {
@@ -427,8 +415,7 @@ int CmdLassi(int argc, char** argv) {
     }
   }
   if (!results_output.empty()) {
-    int64_t seq = 0;
-    Status s = ShipRecords(results_output, lassi::RiskRecords(res, NewStream(), &seq, HostName()));
+    Status s = ShipRecords(results_output, lassi::RiskRecords(res, HostName()));
     if (!s.ok()) {
       std::cerr << "iosonar lassi: --results-output: " << s.ToString() << "\n";
       rc = 1;
@@ -537,8 +524,7 @@ int CmdSlowdown(int argc, char** argv) {
     }
   }
   if (!results_output.empty()) {
-    int64_t seq = 0;
-    Status s = ShipRecords(results_output, lassi::SlowdownRecords(rows, NewStream(), &seq, HostName()));
+    Status s = ShipRecords(results_output, lassi::SlowdownRecords(rows, o, HostName()));
     if (!s.ok()) {
       std::cerr << "iosonar slowdown: --results-output: " << s.ToString() << "\n";
       rc = 1;

@@ -7,6 +7,7 @@
 #include "redis-cache/cache.h"
 #include "cli/cli_options.h"
 #include "cli/commands.h"
+#include "core/base/host.h"
 #include "core/store/es_store.h"
 #include "core/jobdb/jobdb.h"
 #include "core/store/store.h"

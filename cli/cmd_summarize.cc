@@ -14,6 +14,7 @@
 #include "redis-cache/cache.h"
 #include "cli/cli_options.h"
 #include "cli/commands.h"
+#include "core/base/host.h"
 #include "core/store/es_store.h"
 #include "core/jobdb/jobdb.h"
 #include "core/store/store.h"
@@ -276,9 +277,7 @@ int CmdScoreboard(int argc, char** argv) {
   period.to_ns = to.empty() ? NowNs() / 1000000 * 1000000 : range.end_ns;
   const std::string from_iso = FormatIsoMillis(period.from_ns), to_iso = FormatIsoMillis(period.to_ns);
   if (pub.has_output()) {
-    const std::string recs = analysis::ScoreboardToRecords(
-        sb, limit, period, HostName(),
-        ResultStreamId({"iosonar.result.scoreboard", cluster, from_iso, to_iso, std::to_string(limit)}));
+    const std::string recs = analysis::ScoreboardToRecords(sb, limit, period, HostName());
     pub.Send(recs, static_cast<size_t>(std::count(recs.begin(), recs.end(), '\n')));
   }
   pub.Cache(cache::ScoreboardKey(cluster, from_iso, to_iso), json);

@@ -13,6 +13,7 @@
 #include "redis-cache/cache.h"
 #include "cli/cli_options.h"
 #include "cli/commands.h"
+#include "core/base/host.h"
 #include "analysis-jobs/compress2/compress2.h"
 #include "core/store/es_store.h"
 #include "core/jobdb/jobdb.h"
@@ -171,10 +172,7 @@ int CmdXlayer(int argc, char** argv) {
   }
   const xlayer::View& view = v.value();
   if (pub.has_output()) {
-    const std::string recs = xlayer::ToRecords(
-        view, HostName(),
-        ResultStreamId({"iosonar.result.xlayer", job_id, std::to_string(view.start_ns), std::to_string(view.end_ns),
-                        view.window_source, view.ost_source}));
+    const std::string recs = xlayer::ToRecords(view, HostName());
     pub.Send(recs, 1 + view.fwd_shares.size() + view.ost_shares.size() + view.mdt_shares.size());
   }
   pub.Cache(cache::JobXlayerKey(job_id), json);
@@ -255,11 +253,7 @@ int CmdCompress2(int argc, char** argv) {
     if (!opt.lossy && !(same && same_summary)) rc = 1;
   }
   Publisher pub("compress2", {output, redis, mysql, config});
-  if (pub.has_output()) {
-    const char* mode = opt.lossy ? "lossy" : "lossless";
-    pub.Send(compress2::ReportToRecords(job_id, c, HostName(), ResultStreamId({"iosonar.result.compression", job_id, mode})),
-             1);
-  }
+  if (pub.has_output()) pub.Send(compress2::ReportToRecords(job_id, c, HostName()), 1);
   pub.Cache(cache::JobCompress2Key(job_id, opt.lossy), report);
   pub.WithJobDb([&](JobDb& db) -> Status {
     auto job = analysis::FindJob(db, job_id, cluster);

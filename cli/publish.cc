@@ -1,14 +1,11 @@
 // See publish.h.
 #include "cli/publish.h"
 
-#include <unistd.h>
-
 #include <iostream>
 #include <utility>
 
 #include "redis-cache/cache.h"
 #include "cli/commands.h"
-#include "core/base/hash.h"
 #include "core/transport/sink.h"
 
 namespace iosonar::cli {
@@ -58,18 +55,6 @@ void Publisher::WithJobDb(const std::function<Status(JobDb&)>& fn) {
   }
   if (!db_) return;
   Report("job database", fn(*db_), !flags_.mysql.empty());
-}
-
-std::string HostName() {
-  char host[256] = "";
-  gethostname(host, sizeof host - 1);
-  return host;
-}
-
-int64_t ResultStreamId(std::initializer_list<std::string_view> parts) {
-  analysis::StreamHash h;
-  for (std::string_view p : parts) h.Add(p);
-  return h.Id();
 }
 
 }  // namespace iosonar::cli

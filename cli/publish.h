@@ -70,12 +70,4 @@ class Publisher {
   int rc_ = 0;
 };
 
-// This machine's host name (the host.name of result records).
-std::string HostName();
-
-// FNV-1a-64 over the parts (each followed by a 0xff separator), cut to 63
-// bits: the event.stream of a result stream, from what identifies the
-// computation, so that re-sending the same result dedupes.
-int64_t ResultStreamId(std::initializer_list<std::string_view> parts);
-
 }  // namespace iosonar::cli

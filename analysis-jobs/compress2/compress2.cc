@@ -14,7 +14,6 @@
 namespace iosonar::compress2 {
 namespace {
 
-using analysis::Fnv1a;
 
 std::string Hex16(uint64_t h) {
   char b[17];
@@ -286,7 +285,9 @@ Status WriteReportToDb(MysqlConn& db, const std::string& cluster, uint64_t job_i
   return db.Commit();
 }
 
-std::string ReportToRecords(const std::string& job_id, const Compressed& c, const std::string& host, int64_t stream) {
+std::string ReportToRecords(const std::string& job_id, const Compressed& c, const std::string& host) {
+  const int64_t stream =
+      analysis::ResultStreamId("iosonar.result.compression", {job_id, c.lossy ? "lossy" : "lossless"});
   int64_t first = 0;
   bool any = false;
   for (const auto& g : c.groups) {

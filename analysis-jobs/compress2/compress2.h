@@ -95,7 +95,8 @@ std::string ReportJson(const std::string& job_id, const Compressed& c);
 // migration 025), in one transaction.
 Status WriteReportToDb(MysqlConn& db, const std::string& cluster, uint64_t job_id, const Compressed& c);
 // The report as one iosonar.result.compression record (event.seq 0),
-// @timestamp the job's first 1 s window (now when there are no records).
-std::string ReportToRecords(const std::string& job_id, const Compressed& c, const std::string& host, int64_t stream);
+// @timestamp the job's first 1 s window (now when there are no records);
+// event.stream from the job and the mode (lossless, lossy).
+std::string ReportToRecords(const std::string& job_id, const Compressed& c, const std::string& host);
 
 }  // namespace iosonar::compress2

@@ -6,6 +6,7 @@
 #include <optional>
 #include <vector>
 
+#include "core/base/hash.h"
 #include "core/base/json.h"
 #include "core/records/schema.h"
 #include "core/base/timeutil.h"
@@ -37,11 +38,11 @@ std::string Text(sqlite3_stmt* st, int col) {
   return p ? reinterpret_cast<const char*>(p) : "";
 }
 
-uint64_t StreamId(const std::string& s) {  // FNV-1a, stable across runs
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-  return h >> 1;
-}
+// The event.stream of an imported file's records: FNV-1a of "lmt-oss:PATH" /
+// "lmt-mds:PATH", so importing the same file again dedupes. The seed is not
+// FNV's offset basis (a digit short), but the ids of stores that already hold
+// imports depend on it, so it stays.
+uint64_t StreamId(const std::string& s) { return Fnv1a(s, 1469598103934665603ull) >> 1; }
 
 }  // namespace
 

@@ -31,14 +31,16 @@ std::optional<int64_t> ParseDay(std::string_view s) {
 }
 
 namespace {
-void Head(JsonWriter& w, int64_t t, const char* ds, uint64_t stream, int64_t* seq, const std::string& host,
+void Head(JsonWriter& w, int64_t t, const char* ds, int64_t stream, int64_t* seq, const std::string& host,
           const char* analysis) {
-  analysis::BeginResultRecord(w, t, ds, static_cast<int64_t>(stream), ++*seq, host);
+  analysis::BeginResultRecord(w, t, ds, stream, ++*seq, host);
   w.Kv("result.analysis", analysis);
 }
 }  // namespace
 
-std::string RiskRecords(const LassiResult& r, uint64_t stream, int64_t* seq, const std::string& host) {
+std::string RiskRecords(const LassiResult& r, const std::string& host) {
+  const int64_t stream = analysis::ResultStreamId("iosonar.result.risk", {ResultToJson(r, false)});
+  int64_t n = 0, *seq = &n;
   std::string out;
   auto rows = [&](const std::vector<WindowRow>& v, const char* kind) {
     for (const auto& x : v) {
@@ -80,8 +82,9 @@ std::string RiskRecords(const LassiResult& r, uint64_t stream, int64_t* seq, con
   return out;
 }
 
-std::string SlowdownRecords(const std::vector<SlowdownRow>& rows, uint64_t stream, int64_t* seq,
-                            const std::string& host) {
+std::string SlowdownRecords(const std::vector<SlowdownRow>& rows, const SlowdownOptions& opt, const std::string& host) {
+  const int64_t stream = analysis::ResultStreamId("iosonar.result.slowdown", {SlowdownToJson(rows, opt, false)});
+  int64_t n = 0, *seq = &n;
   std::string out;
   for (const auto& r : rows) {
     const std::pair<const char*, std::pair<double, std::optional<double>>> stats[] = {

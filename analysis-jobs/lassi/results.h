@@ -17,11 +17,14 @@ std::optional<int64_t> ParseDuration(std::string_view s);
 // "2018-01-28" -> that day's 00:00 UTC in ns.
 std::optional<int64_t> ParseDay(std::string_view s);
 
-// One JSON line (with '\n') per window row: fs rows, then apps, then jobs.
-std::string RiskRecords(const LassiResult& r, uint64_t stream, int64_t* seq, const std::string& host);
-// One line per slowdown row and statistic (median, p90, p95, p99, mean, max).
-std::string SlowdownRecords(const std::vector<SlowdownRow>& rows, uint64_t stream, int64_t* seq,
-                            const std::string& host);
+// iosonar.result.risk: one JSON line (with '\n') per window row: fs rows,
+// then apps, then jobs; event.seq 1, 2, ... and event.stream from the result
+// (ResultToJson: the options and every window), so a resend dedupes.
+std::string RiskRecords(const LassiResult& r, const std::string& host);
+// iosonar.result.slowdown: one line per slowdown row and statistic (median,
+// p90, p95, p99, mean, max); event.seq 1, 2, ... and event.stream from the
+// result (SlowdownToJson).
+std::string SlowdownRecords(const std::vector<SlowdownRow>& rows, const SlowdownOptions& opt, const std::string& host);
 
 // LASSi slowdown analysis (Table 3, Fig. 6): the runs of one command against
 // the file system's risk summed over the windows each run overlapped.

@@ -5,7 +5,6 @@
 #include <cstdio>
 
 #include "analysis-jobs/lib/format.h"
-#include "core/base/hash.h"
 #include "analysis-jobs/lib/result_record.h"
 #include "core/base/json.h"
 #include "core/base/timeutil.h"
@@ -213,28 +212,23 @@ std::string PhasesToJson(const JobPhases& jp, bool pretty) {
 std::string PhasesToRecords(const JobPhases& jp, const std::string& host) {
   const std::string method = std::string(WaveletName(jp.options.wavelet)) + "/" +
                              std::string(ExtensionModeName(jp.options.mode));
-  // FNV-1a over what identifies this analysis of this job.
-  StreamHash h;
-  auto mix = [&](std::string_view v) { h.Add(v); };
-  mix("iosonar.result.phase");
-  mix(jp.job_id);
-  mix(method);
-  mix(std::to_string(jp.write.level) + "/" + std::to_string(jp.read.level) + "/" +
-      std::to_string(jp.options.active_frac) + "/" + std::to_string(jp.bucket_ns));
-  // And what was found: a recomputation that finds other phases (a job still
-  // running, more records arrived) is another set of records under another
-  // stream, never a different record under an (event.stream, event.seq)
-  // already stored; an identical recomputation or resend has the same stream
-  // and is deduped.
-  mix(std::to_string(jp.phases.size()));
+  // What identifies this analysis of this job, and what was found: a
+  // recomputation that finds other phases (a job still running, more records
+  // arrived) is another set of records under another stream, never a
+  // different record under an (event.stream, event.seq) already stored; an
+  // identical recomputation or resend has the same stream and is deduped.
+  std::vector<std::string> parts = {jp.job_id, method,
+                                    std::to_string(jp.write.level) + "/" + std::to_string(jp.read.level) + "/" +
+                                        std::to_string(jp.options.active_frac) + "/" + std::to_string(jp.bucket_ns),
+                                    std::to_string(jp.phases.size())};
   for (const auto& p : jp.phases) {
     char b[160];
     std::snprintf(b, sizeof b, "%lld/%lld/%lld/%.17g/%.17g", static_cast<long long>(p.start_ns),
                   static_cast<long long>(p.duration_ns), static_cast<long long>(p.bytes), p.bw_mean, p.bw_peak);
-    mix(p.direction);
-    mix(b);
+    parts.push_back(p.direction);
+    parts.push_back(b);
   }
-  const int64_t stream = h.Id();
+  const int64_t stream = ResultStreamId("iosonar.result.phase", parts);
   std::string out;
   int64_t seq = 0;
   for (const auto& p : jp.phases) {

@@ -10,7 +10,6 @@
 #include <unordered_map>
 
 #include "analysis-jobs/lib/format.h"
-#include "core/base/hash.h"
 #include "analysis-jobs/lib/result_record.h"
 #include "core/base/json.h"
 #include "core/base/timeutil.h"
@@ -432,7 +431,7 @@ std::string SummaryRowToRecord(const SummaryRow& row, const std::string& host) {
   // The same row resent: the same id; a recomputation that changed anything: a new one.
   BeginResultRecord(w, static_cast<int64_t>(std::llround(num("_datetime_start").value_or(0) * 1e9)),
                     "iosonar.result.job_summary",
-                    StreamHash().Add("iosonar.result.job_summary").Add(job).Add(SummaryRowToJson(row)).Id(), 0, host);
+                    ResultStreamId("iosonar.result.job_summary", {job, SummaryRowToJson(row)}), 0, host);
   w.Kv("job.id", job);
   w.Kv("result.analysis", "summarize-job/1");
   auto put_int = [&](const char* field, std::optional<double> v) {
@@ -711,8 +710,9 @@ Status WriteScoreboardToDb(MysqlConn& db, const ScoreboardPeriod& p, const Score
   return db.Commit();
 }
 
-std::string ScoreboardToRecords(const Scoreboard& s, size_t n, const ScoreboardPeriod& p, const std::string& host,
-                                int64_t stream) {
+std::string ScoreboardToRecords(const Scoreboard& s, size_t n, const ScoreboardPeriod& p, const std::string& host) {
+  const int64_t stream = ResultStreamId("iosonar.result.scoreboard", {p.cluster, FormatIsoMillis(p.from_ns),
+                                                                      FormatIsoMillis(p.to_ns), std::to_string(n)});
   std::string out;
   int64_t seq = 0;
   for (int who = 0; who < 2; ++who) {

@@ -169,8 +169,8 @@ struct ScoreboardPeriod {
 Status WriteScoreboardToDb(MysqlConn& db, const ScoreboardPeriod& p, const Scoreboard& s, size_t n);
 // The same rows as iosonar.result.scoreboard records (users then
 // applications, bytes/ops/meta, by rank), event.seq 0, 1, ...; @timestamp the
-// period end (the scoreboard "as of"; the start is @timestamp - scoreboard.period_ns).
-std::string ScoreboardToRecords(const Scoreboard& s, size_t n, const ScoreboardPeriod& p, const std::string& host,
-                                int64_t stream);
+// period end (the scoreboard "as of"; the start is @timestamp - scoreboard.period_ns);
+// event.stream from the cluster, the period and n.
+std::string ScoreboardToRecords(const Scoreboard& s, size_t n, const ScoreboardPeriod& p, const std::string& host);
 
 }  // namespace iosonar::analysis

@@ -906,7 +906,10 @@ Status WriteToDb(MysqlConn& db, const std::string& cluster, uint64_t job_id, con
   return db.Commit();
 }
 
-std::string ToRecords(const View& v, const std::string& host, int64_t stream) {
+std::string ToRecords(const View& v, const std::string& host) {
+  const int64_t stream =
+      analysis::ResultStreamId("iosonar.result.xlayer", {v.job_id, std::to_string(v.start_ns), std::to_string(v.end_ns),
+                                                         v.window_source, v.ost_source});
   std::string out;
   int64_t seq = 0;
   const int64_t window_ns = v.end_ns - v.start_ns;

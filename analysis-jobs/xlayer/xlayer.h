@@ -138,7 +138,8 @@ Status WriteToDb(MysqlConn& db, const std::string& cluster, uint64_t job_id, con
 // The view as records: one iosonar.result.xlayer (totals, coverage factors)
 // then one iosonar.result.server_share per server (forwarding, ost, mdt in
 // the view's order), event.seq 0, 1, ... in that order, @timestamp the window
-// start. stream: the caller's event.stream (deterministic, so a resend dedupes).
-std::string ToRecords(const View& v, const std::string& host, int64_t stream);
+// start. event.stream: from the job, its window and the sources of window and
+// OSTs (analysis::ResultStreamId), so a resend dedupes.
+std::string ToRecords(const View& v, const std::string& host);
 
 }  // namespace iosonar::xlayer
