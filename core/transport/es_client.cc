@@ -124,7 +124,7 @@ void AppendBulkCreate(std::string* out, const BulkDoc& d) {
 }
 
 EsClient::EsClient(std::unique_ptr<HttpClient> http, const EsOptions& opts)
-    : http_(std::move(http)), opts_(opts), rng_(std::random_device{}()) {}
+    : http_(std::move(http)), opts_(opts), backoff_(opts.backoff_initial_ms, opts.backoff_max_ms), rng_(std::random_device{}()) {}
 
 Result<std::unique_ptr<EsClient>> EsClient::Open(const std::string& url, const EsOptions& opts) {
   auto h = HttpClient::Open(url, opts);
@@ -133,14 +133,7 @@ Result<std::unique_ptr<EsClient>> EsClient::Open(const std::string& url, const E
 }
 
 int EsClient::BackoffMs(int attempt) {
-  int64_t cap = opts_.backoff_initial_ms;
-  for (int i = 0; i < attempt && cap < opts_.backoff_max_ms; ++i) cap *= 2;
-  cap = std::min<int64_t>(cap, opts_.backoff_max_ms);
-  if (cap <= 0) return 0;
-  // Full jitter: uniform in [cap/2, cap], so retries of many clients spread out
-  // but each still waits a meaningful time.
-  std::uniform_int_distribution<int64_t> d(cap / 2, cap);
-  return static_cast<int>(d(rng_));
+  return static_cast<int>(backoff_.JitteredDelay(attempt, rng_));
 }
 
 Result<HttpResponse> EsClient::Call(std::string_view method, const std::string& path, std::string_view body,
