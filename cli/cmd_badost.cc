@@ -94,7 +94,7 @@ int CmdBadOst(int argc, char** argv) {
   else std::cout << analysis::BadOstToTable(res, filt, in);
   Publisher pub("bad-ost", {output, "", "", ""});
   if (pub.has_output())
-    pub.Send(analysis::BadOstToRecords(res, filt, in, HostName(), job_id, NowNs()), res.correlations.size());
+    pub.Send(analysis::BadOstToRecords(res, filt, in, HostName(), job_id, NowNs()));
   return pub.rc();
 }
 

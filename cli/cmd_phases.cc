@@ -109,7 +109,7 @@ int CmdPhases(int argc, char** argv) {
   else std::cout << analysis::PhasesToTable(*jp);
 
   Publisher pub("phases", {output, redis_flag, mysql_flag, config});
-  if (pub.has_output()) pub.Send(analysis::PhasesToRecords(*jp, HostName()), jp->phases.size());
+  if (pub.has_output()) pub.Send(analysis::PhasesToRecords(*jp, HostName()));
   pub.Cache(cache::JobPhasesKey(job_id), analysis::PhasesToJson(*jp));
   pub.WithJobDb([&](JobDb& db) -> Status {
     auto job = analysis::FindJob(db, job_id, cluster);

@@ -199,7 +199,7 @@ int CmdSummarizeJob(int argc, char** argv) {
   std::string recs;
   const std::string host = HostName();
   for (const auto& r : rows) recs += analysis::SummaryRowToRecord(r, host);
-  if (!rows.empty()) pub.Send(recs, rows.size());
+  if (!rows.empty()) pub.Send(recs);
   return std::max(rc, pub.rc());
 
 }
@@ -278,7 +278,7 @@ int CmdScoreboard(int argc, char** argv) {
   const std::string from_iso = FormatIsoMillis(period.from_ns), to_iso = FormatIsoMillis(period.to_ns);
   if (pub.has_output()) {
     const std::string recs = analysis::ScoreboardToRecords(sb, limit, period, HostName());
-    pub.Send(recs, static_cast<size_t>(std::count(recs.begin(), recs.end(), '\n')));
+    pub.Send(recs);
   }
   pub.Cache(cache::ScoreboardKey(cluster, from_iso, to_iso), json);
   if (!db_failed) pub.WithJobDb([&](JobDb& db) { return analysis::WriteScoreboardToDb(db.conn(), period, sb, limit); });

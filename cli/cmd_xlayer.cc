@@ -173,7 +173,7 @@ int CmdXlayer(int argc, char** argv) {
   const xlayer::View& view = v.value();
   if (pub.has_output()) {
     const std::string recs = xlayer::ToRecords(view, HostName());
-    pub.Send(recs, 1 + view.fwd_shares.size() + view.ost_shares.size() + view.mdt_shares.size());
+    pub.Send(recs);
   }
   pub.Cache(cache::JobXlayerKey(job_id), json);
   if (!maps_failed) pub.WithJobDb([&](JobDb& db) -> Status {
@@ -253,7 +253,7 @@ int CmdCompress2(int argc, char** argv) {
     if (!opt.lossy && !(same && same_summary)) rc = 1;
   }
   Publisher pub("compress2", {output, redis, mysql, config});
-  if (pub.has_output()) pub.Send(compress2::ReportToRecords(job_id, c, HostName()), 1);
+  if (pub.has_output()) pub.Send(compress2::ReportToRecords(job_id, c, HostName()));
   pub.Cache(cache::JobCompress2Key(job_id, opt.lossy), report);
   pub.WithJobDb([&](JobDb& db) -> Status {
     auto job = analysis::FindJob(db, job_id, cluster);

@@ -1,6 +1,7 @@
 // See publish.h.
 #include "cli/publish.h"
 
+#include <algorithm>
 #include <iostream>
 #include <utility>
 
@@ -24,17 +25,17 @@ void Publisher::Report(const std::string& where, const Status& st, bool given_as
   if (given_as_flag) rc_ = 1;
 }
 
-void Publisher::Send(const std::string& lines, size_t n) {
+void Publisher::Send(const std::string& lines) {
   if (flags_.output.empty()) return;
   Status st;
   auto sink = OpenSink(flags_.output, SinkOptions{});
   if (!sink.ok()) {
     st = sink.status();
   } else if (!lines.empty()) {
-    st = sink.value()->Send(lines, n);
+    st = sink.value()->Send(lines, static_cast<size_t>(std::count(lines.begin(), lines.end(), '\n')));
     if (st.ok()) st = sink.value()->Flush();
   }
-  Report("--output " + flags_.output, st, true);
+  Report(std::string(flags_.output_option) + " " + flags_.output, st, true);
 }
 
 void Publisher::Cache(const std::string& key, const std::string& value) {

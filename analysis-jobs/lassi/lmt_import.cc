@@ -2,6 +2,7 @@
 
 #include <sqlite3.h>
 
+#include <cstdio>
 #include <map>
 #include <optional>
 #include <vector>
@@ -185,6 +186,21 @@ Result<LmtImportStats> ImportLmt(const std::string& path, int64_t utc_offset_s,
   }
   if (bad_ts) return Status::Invalid(path + ": " + std::to_string(bad_ts) + " unreadable TIMESTAMP_INFO rows");
   return stats;
+}
+
+std::optional<int64_t> ParseUtcOffset(const std::string& text) {
+  int hh = 0, mm = 0;
+  char sign = 0;
+  if (std::sscanf(text.c_str(), "%c%d:%d", &sign, &hh, &mm) != 3 || (sign != '+' && sign != '-') || hh > 14 || mm > 59)
+    return std::nullopt;
+  return (sign == '-' ? -1 : 1) * (hh * 3600 + mm * 60);
+}
+
+std::string ImportSummary(const LmtImportStats& st) {
+  return "file system " + st.fs + ": " + std::to_string(st.timestamps) + " readings " + FormatIsoMillis(st.first_ns) +
+         " to " + FormatIsoMillis(st.last_ns) + "; " + std::to_string(st.oss_records) + " iosonar.oss and " +
+         std::to_string(st.mds_records) + " iosonar.mds records, " + std::to_string(st.resets) +
+         " counter resets (unknown)\n";
 }
 
 }  // namespace iosonar::lassi

@@ -502,4 +502,23 @@ ReportOutput RenderReport(const ReportInput& in) {
   return out;
 }
 
+Status SummarizeTracedJobs(Store& store, int64_t from_ns, int64_t to_ns,
+                           std::map<std::string, analysis::JobSummary>* out) {
+  std::set<std::string> jobs;
+  ScanQuery q;
+  q.dataset = "iosonar.trace";
+  q.range.start_ns = from_ns;
+  q.range.end_ns = to_ns;
+  q.fields = {"job.id"};
+  Status st = store.Scan(q, [&](const Row& r) {
+    if (r.Has(0)) jobs.insert(std::string(r.Str(0)));
+    return jobs.size() < 10000;
+  });
+  for (const auto& j : jobs) {
+    auto s = analysis::SummarizeJob(store, j);
+    if (s.ok()) (*out)[j] = std::move(s).value();
+  }
+  return st;
+}
+
 }  // namespace iosonar::report

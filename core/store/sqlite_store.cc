@@ -1166,4 +1166,40 @@ Result<std::unique_ptr<Store>> OpenSqliteStore(const std::string& dir, const Sql
 
 Result<std::unique_ptr<Store>> OpenSqliteStore(const std::string& dir) { return OpenSqliteStore(dir, SqliteStoreOptions{}); }
 
+Status AppendJsonLines(Store& store, std::string_view lines, AppendStats* stats,
+                       const std::function<void(size_t lineno, const Status& why)>& bad) {
+  constexpr size_t kBatch = 512;
+  std::vector<ParsedRecord> recs(kBatch);  // parsed in place in bufs, so both live until the Append
+  std::vector<std::string> bufs(kBatch);
+  std::vector<const ParsedRecord*> ptrs;
+  auto flush = [&]() -> Status {
+    if (ptrs.empty()) return Status::Ok();
+    AppendStats a;
+    Status s = store.Append(ptrs, &a);
+    stats->inserted += a.inserted;
+    stats->duplicates += a.duplicates;
+    ptrs.clear();
+    return s;
+  };
+  size_t lineno = 0;
+  while (!lines.empty()) {
+    const size_t nl = lines.find('\n');
+    const std::string_view l = lines.substr(0, nl);
+    lines.remove_prefix(nl == std::string_view::npos ? lines.size() : nl + 1);
+    ++lineno;
+    auto& b = bufs[ptrs.size()];
+    b.assign(l);
+    b.push_back('\0');
+    auto& rec = recs[ptrs.size()];
+    if (Status s = ParseRecordInsitu(b.data(), l.size(), &rec); !s.ok()) {
+      bad(lineno, s);
+      continue;
+    }
+    ptrs.push_back(&rec);
+    if (ptrs.size() == kBatch)
+      if (Status f = flush(); !f.ok()) return f;
+  }
+  return flush();
+}
+
 }  // namespace iosonar
