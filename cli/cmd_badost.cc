@@ -61,10 +61,7 @@ int CmdBadOst(int argc, char** argv) {
   pos.add("input", -1);
   po::variables_map vm;
   if (int rc = ParseCommandLine("bad-ost", argc, argv, all, &vm, &pos, &desc); rc >= 0) return rc;
-  auto usage_error = [](const std::string& m) {
-    std::cerr << "iosonar bad-ost: " << m << "\n(see iosonar bad-ost --help)\n";
-    return 2;
-  };
+  auto usage_error = [](const std::string& m) { return UsageError("bad-ost", m); };
   if (inputs.empty()) return usage_error("missing INPUT");
   if (format != "table" && format != "json") return usage_error("--format must be table or json");
   if (!(filt.p_threshold > 0 && filt.p_threshold <= 1)) return usage_error("-p must be in (0, 1]");

@@ -173,10 +173,7 @@ int CmdSimulate(int argc, char** argv) {
       ("mysql", po::value(&mysql)->value_name("URL"), "write jobs, node -> forwarding map, OSTs and layouts to the job database");
   po::variables_map vm;
   if (int rc = ParseCommandLine("simulate", argc, argv, desc, &vm); rc >= 0) return rc;
-  auto usage_error = [](const std::string& msg) {
-    std::cerr << "iosonar simulate: " << msg << "\n(see iosonar simulate --help)\n";
-    return 2;
-  };
+  auto usage_error = [](const std::string& m) { return UsageError("simulate", m); };
   if (!store_dir.empty() && !output.empty()) return usage_error("give --store or --output, not both");
   if (store_dir.empty() && output.empty()) output = "-";
   cfg.seed = static_cast<uint64_t>(seed);

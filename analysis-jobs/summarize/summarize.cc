@@ -492,6 +492,69 @@ Result<ConcurrentJobs> QueryConcurrentJobs(MysqlConn& db, const std::string& clu
   return c;
 }
 
+JobSummary SummarizeTrace(const JobTrace& jt) {
+  JobSummary s = Summarize(jt.runs);
+  s.job_id = jt.job_id;
+  s.tracer_dropped = jt.tracer_dropped;
+  return s;
+}
+
+Status ReadJobDbContext(JobDb& db, const std::string& job_id, const std::string& cluster, const JobSummary& s,
+                        JobDbContext* out) {
+  auto job = FindJob(db, job_id, cluster);
+  if (!job.ok()) return Status::NotFound(job.status().message());
+  out->job = *job;
+  const int64_t a = job->start_ns.value_or(s.start_ns), b = job->end_ns.value_or(s.end_ns);
+  auto c = QueryConcurrentJobs(db.conn(), job->cluster, job->job_id, a, b);
+  if (!c.ok()) return c.status();
+  out->concurrent = *c;
+  return Status::Ok();
+}
+
+SummaryRow SummarizeJobRow(Store& store, const JobTrace& jt, const JobSummary& s, const JobDbContext& db,
+                           const SummarizeJobOptions& opt, Status* fs_status) {
+  SummarizeInput in;
+  in.trace = &jt;
+  in.summary = &s;
+  if (db.job) in.job = &*db.job;
+  if (db.concurrent) in.concurrent = &*db.concurrent;
+  if (opt.phases) {
+    auto jp = PhasesForJob(store, jt.job_id, {});
+    if (jp.ok()) {
+      in.read_phases = static_cast<int>(jp->read.phases.size());
+      in.write_phases = static_cast<int>(jp->write.phases.size());
+    } else if (jp.status().code() == Code::kNotFound) {
+      in.read_phases = in.write_phases = 0;
+    }
+  }
+  std::vector<std::pair<std::string, std::string>> mounts;
+  std::optional<FsContext> fsc;
+  if (opt.fs_columns) {
+    const int64_t a = in.job && in.job->start_ns ? *in.job->start_ns : s.start_ns;
+    const int64_t b = in.job && in.job->end_ns ? *in.job->end_ns : s.end_ns;
+    constexpr int64_t kDay = 86400LL * 1000000000LL;
+    Status st;
+    auto m = ReadMounts(store, a - kDay, b);
+    if (m.ok()) mounts = std::move(m).value();
+    else st = m.status();
+    std::string fs = opt.file_system;
+    if (st.ok() && fs.empty()) {
+      auto c = ChooseFileSystem(store, jt, mounts, a, b);
+      if (c.ok()) fs = *c;
+      else st = c.status();
+    }
+    if (st.ok() && !fs.empty()) {
+      auto f = ReadFsContext(store, fs, a, b);
+      if (f.ok()) fsc = std::move(f).value();
+      else st = f.status();
+    }
+    *fs_status = st;
+    in.mounts = &mounts;
+    if (fsc) in.fs = &*fsc;
+  }
+  return MakeSummaryRow(in);
+}
+
 Result<JobRecord> FindJob(JobDb& db, const std::string& job_id, const std::string& cluster) {
   char* end = nullptr;
   const unsigned long long numeric = std::strtoull(job_id.c_str(), &end, 10);
@@ -585,6 +648,20 @@ Result<std::vector<JobTally>> TallyJobs(Store& store, const TimeRange& range) {
     out.push_back(std::move(t));
   }
   return out;
+}
+
+Status NameTalliesFromJobDb(JobDb& db, const std::string& cluster, std::vector<JobTally>* tallies) {
+  for (auto& t : *tallies) {
+    auto meta = FindJob(db, t.job_id, cluster);
+    if (!meta.ok()) {
+      if (meta.status().code() == Code::kNotFound || meta.status().code() == Code::kInvalid) continue;
+      return meta.status();
+    }
+    if (meta->user) t.user = *meta->user;
+    const std::string app = meta->command ? *meta->command : meta->name.value_or("");
+    if (!app.empty()) t.app = MainExecutable({app});
+  }
+  return Status::Ok();
 }
 
 Scoreboard MakeScoreboard(const std::vector<JobTally>& jobs) {

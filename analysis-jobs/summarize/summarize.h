@@ -130,6 +130,33 @@ Status WriteTokioSummaryToDb(MysqlConn& db, const std::string& cluster, uint64_t
 Result<ConcurrentJobs> QueryConcurrentJobs(MysqlConn& db, const std::string& cluster, uint64_t job_id,
                                            int64_t start_ns, int64_t end_ns);
 
+// ---- one summarize-job row, step by step ----
+// The job's JobSummary from its trace (with the job id and the tracer's dropped count).
+JobSummary SummarizeTrace(const JobTrace& jt);
+
+// What the job database adds to a row: the job (FindJob; a failure is
+// NotFound with its reason) and the jobs that ran alongside it over its
+// window (the job's start and end, else the trace's s.start_ns/end_ns). job
+// is set even when the concurrency query then fails.
+struct JobDbContext {
+  std::optional<JobRecord> job;
+  std::optional<ConcurrentJobs> concurrent;
+};
+Status ReadJobDbContext(JobDb& db, const std::string& job_id, const std::string& cluster, const JobSummary& s,
+                        JobDbContext* out);
+
+struct SummarizeJobOptions {
+  bool phases = true;      // count the I/O phases (analysis-jobs/phases)
+  bool fs_columns = true;  // the file-system columns (fs_*, fshealth_*, darshan_biggest_*_fs)
+  std::string file_system;  // their file system; "" = ChooseFileSystem
+};
+// The row: the trace, its summary s, the job database's part, the phase
+// counts and the file-system columns over the job's window. When the
+// file-system columns cannot be read, *fs_status says why and the row goes
+// without them.
+SummaryRow SummarizeJobRow(Store& store, const JobTrace& jt, const JobSummary& s, const JobDbContext& db,
+                           const SummarizeJobOptions& opt, Status* fs_status);
+
 // ---- scoreboard ----
 struct JobTally {
   std::string job_id;
@@ -154,6 +181,12 @@ struct Scoreboard {
 Scoreboard MakeScoreboard(const std::vector<JobTally>& jobs);
 // The top n of v by "bytes" (read + written), "ops" or "meta".
 std::vector<ScoreEntry> TopBy(std::vector<ScoreEntry> v, const std::string& metric, size_t n);
+
+// Users and applications of the tallied jobs from the job database (the job's
+// user; its command's executable, else its name). Jobs it does not know (not
+// every traced job is a scheduler job) keep theirs; a database failure stops
+// and is returned.
+Status NameTalliesFromJobDb(JobDb& db, const std::string& cluster, std::vector<JobTally>* tallies);
 
 std::string ScoreboardToTable(const Scoreboard& s, size_t n);
 std::string ScoreboardToJson(const Scoreboard& s, size_t n);
