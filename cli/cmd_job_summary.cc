@@ -125,12 +125,10 @@ int CmdJobSummary(int argc, char** argv) {
 
   // The join with the job database: metadata in, job_summary out.
   std::optional<analysis::JobMeta> meta;
-  pub.WithJobDb([&](JobDb& db) -> Status {
-    auto job = analysis::FindJob(db, job_id, cluster);
-    if (!job.ok()) return job.status();
-    meta = analysis::JobMeta{*job, {}};
-    if (auto n = db.JobNodes(job->cluster, job->job_id); n.ok()) meta->nodes = std::move(n).value();
-    Status w = db.WriteJobSummary(analysis::ToJobSummaryRow(*summary, job->cluster, job->job_id));
+  pub.WithJob(job_id, cluster, [&](JobDb& db, const JobRecord& job) {
+    meta = analysis::JobMeta{job, {}};
+    if (auto n = db.JobNodes(job.cluster, job.job_id); n.ok()) meta->nodes = std::move(n).value();
+    Status w = db.WriteJobSummary(analysis::ToJobSummaryRow(*summary, job.cluster, job.job_id));
     return w.ok() ? w : Status(w.code(), "writing job_summary: " + w.message());
   });
   const analysis::JobMeta* m = meta ? &*meta : nullptr;

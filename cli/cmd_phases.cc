@@ -13,7 +13,6 @@
 #include "core/store/store.h"
 #include "analysis-jobs/phases/phases.h"
 #include "cli/publish.h"
-#include "analysis-jobs/summarize/summarize.h"
 
 namespace po = boost::program_options;
 
@@ -111,10 +110,8 @@ int CmdPhases(int argc, char** argv) {
   Publisher pub("phases", {output, redis_flag, mysql_flag, config});
   if (pub.has_output()) pub.Send(analysis::PhasesToRecords(*jp, HostName()));
   pub.Cache(cache::JobPhasesKey(job_id), analysis::PhasesToJson(*jp));
-  pub.WithJobDb([&](JobDb& db) -> Status {
-    auto job = analysis::FindJob(db, job_id, cluster);
-    if (!job.ok()) return job.status();
-    return analysis::WritePhasesToDb(db.conn(), job->cluster, job->job_id, *jp);
+  pub.WithJob(job_id, cluster, [&](JobDb& db, const JobRecord& job) {
+    return analysis::WritePhasesToDb(db.conn(), job.cluster, job.job_id, *jp);
   });
   return pub.rc();
 }

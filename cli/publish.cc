@@ -58,4 +58,13 @@ void Publisher::WithJobDb(const std::function<Status(JobDb&)>& fn) {
   Report("job database", fn(*db_), !flags_.mysql.empty());
 }
 
+void Publisher::WithJob(const std::string& job_id, const std::string& cluster,
+                        const std::function<Status(JobDb&, const JobRecord&)>& fn) {
+  WithJobDb([&](JobDb& db) -> Status {
+    auto job = db.FindJob(job_id, cluster);
+    if (!job.ok()) return job.status();
+    return fn(db, *job);
+  });
+}
+
 }  // namespace iosonar::cli

@@ -59,6 +59,11 @@ class Publisher {
   // connection is opened once, at the first call; a failed open is reported
   // once and later calls are skipped). fn's error is reported as above.
   void WithJobDb(const std::function<Status(JobDb&)>& fn);
+  // WithJobDb for the job a command was given (JobDb::FindJob: job_id on
+  // `cluster`, or the only cluster with that id): fn(db, job); the lookup's
+  // failure is reported like fn's.
+  void WithJob(const std::string& job_id, const std::string& cluster,
+               const std::function<Status(JobDb&, const JobRecord&)>& fn);
 
   // Reports a failure of a destination by the rule above. where: "cache",
   // "job database", or "--output OUT".

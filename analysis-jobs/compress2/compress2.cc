@@ -1,8 +1,10 @@
 #include "analysis-jobs/compress2/compress2.h"
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <map>
+#include <tuple>
 #include <unordered_map>
 
 #include "core/base/hash.h"
@@ -283,6 +285,23 @@ Status WriteReportToDb(MysqlConn& db, const std::string& cluster, uint64_t job_i
        static_cast<int64_t>(c.compressed_bytes), c.byte_ratio()});
   if (!ins.ok()) return fail(ins.status());
   return db.Commit();
+}
+
+RoundTrip CheckRoundTrip(const std::vector<Rec>& recs, const Compressed& c) {
+  auto back = Decompress(c);
+  auto key = [](const Rec& a, const Rec& b) {
+    return std::tie(a.stream, a.seq, a.run.start_ns) < std::tie(b.stream, b.seq, b.run.start_ns);
+  };
+  auto orig = recs;
+  std::sort(orig.begin(), orig.end(), key);
+  std::sort(back.begin(), back.end(), key);
+  RoundTrip rt;
+  rt.records_same = orig == back;
+  std::vector<analysis::TraceRun> a, b;
+  for (auto& r : orig) a.push_back(r.run);
+  for (auto& r : back) b.push_back(r.run);
+  rt.summary_same = analysis::SummaryToJson(analysis::Summarize(a)) == analysis::SummaryToJson(analysis::Summarize(b));
+  return rt;
 }
 
 std::string ReportToRecords(const std::string& job_id, const Compressed& c, const std::string& host) {

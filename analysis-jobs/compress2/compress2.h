@@ -85,6 +85,13 @@ Compressed Compress(const std::vector<Rec>& recs, const Options& opt = {});
 // The records back, in group order (sort both sides to compare).
 std::vector<Rec> Decompress(const Compressed& c);
 
+// --verify: Decompress(c) against recs, record for record (in (stream, seq,
+// start) order), and the job summaries of the two.
+struct RoundTrip {
+  bool records_same = false, summary_same = false;
+};
+RoundTrip CheckRoundTrip(const std::vector<Rec>& recs, const Compressed& c);
+
 // The job's trace records from the store.
 Result<std::vector<Rec>> LoadJob(Store& store, const std::string& job_id);
 

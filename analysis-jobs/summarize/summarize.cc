@@ -501,7 +501,7 @@ JobSummary SummarizeTrace(const JobTrace& jt) {
 
 Status ReadJobDbContext(JobDb& db, const std::string& job_id, const std::string& cluster, const JobSummary& s,
                         JobDbContext* out) {
-  auto job = FindJob(db, job_id, cluster);
+  auto job = db.FindJob(job_id, cluster);
   if (!job.ok()) return Status::NotFound(job.status().message());
   out->job = *job;
   const int64_t a = job->start_ns.value_or(s.start_ns), b = job->end_ns.value_or(s.end_ns);
@@ -553,47 +553,6 @@ SummaryRow SummarizeJobRow(Store& store, const JobTrace& jt, const JobSummary& s
     if (fsc) in.fs = &*fsc;
   }
   return MakeSummaryRow(in);
-}
-
-Result<JobRecord> FindJob(JobDb& db, const std::string& job_id, const std::string& cluster) {
-  char* end = nullptr;
-  const unsigned long long numeric = std::strtoull(job_id.c_str(), &end, 10);
-  if (job_id.empty() || *end != '\0' || job_id[0] == '-')
-    return Status::Invalid("job id '" + job_id + "' is not a Slurm job number");
-  std::string cl = cluster;
-  if (cl.empty()) {
-    auto cls = db.ClustersOf(numeric);
-    if (!cls.ok()) return cls.status();
-    if (cls->empty()) return Status::NotFound("job " + job_id + " is not in the job database");
-    if (cls->size() > 1) return Status::Invalid("job " + job_id + " exists on several clusters; give --cluster");
-    cl = cls->front();
-  }
-  auto g = db.Get(cl, numeric);
-  if (!g.ok()) return g.status();
-  if (!g.value()) return Status::NotFound("job " + job_id + " on " + cl + " is not in the job database");
-  return *g.value();
-}
-
-Status WritePhasesToDb(MysqlConn& db, const std::string& cluster, uint64_t job_id, const JobPhases& jp) {
-  const std::string now = SqlDatetime(NowNs());
-  if (Status st = db.Begin(); !st.ok()) return st;
-  auto fail = [&](const Status& st) {
-    db.Rollback();
-    return st;
-  };
-  auto del = db.Exec("DELETE FROM job_phases WHERE cluster = ? AND job_id = ?", {cluster, static_cast<int64_t>(job_id)});
-  if (!del.ok()) return fail(del.status());
-  int64_t no = 0;
-  for (const auto& p : jp.phases) {
-    auto ins = db.Exec(
-        "INSERT INTO job_phases (cluster, job_id, phase_no, computed_at, direction, start_time, duration_s, bytes, "
-        "bw_mean, bw_peak, wavelet) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        {cluster, static_cast<int64_t>(job_id), no++, now, p.direction, SqlDatetime(p.start_ns),
-         static_cast<double>(p.duration_ns) / 1e9, static_cast<int64_t>(p.bytes), p.bw_mean, p.bw_peak,
-         std::string(WaveletName(jp.options.wavelet))});
-    if (!ins.ok()) return fail(ins.status());
-  }
-  return db.Commit();
 }
 
 Status WriteTokioSummaryToDb(MysqlConn& db, const std::string& cluster, uint64_t job_id, const std::string& row_json) {
@@ -652,7 +611,7 @@ Result<std::vector<JobTally>> TallyJobs(Store& store, const TimeRange& range) {
 
 Status NameTalliesFromJobDb(JobDb& db, const std::string& cluster, std::vector<JobTally>* tallies) {
   for (auto& t : *tallies) {
-    auto meta = FindJob(db, t.job_id, cluster);
+    auto meta = db.FindJob(t.job_id, cluster);
     if (!meta.ok()) {
       if (meta.status().code() == Code::kNotFound || meta.status().code() == Code::kInvalid) continue;
       return meta.status();

@@ -116,14 +116,8 @@ std::string SummaryRowToJson(const SummaryRow& row);
 // from the row's iosonar_*, darshan_*, fs_* and fshealth_* columns.
 std::string SummaryRowToRecord(const SummaryRow& row, const std::string& host);
 
-// The job in the job database: its id must be a number; the cluster is
-// `cluster`, or the only one with this id. Errors say why not.
-Result<JobRecord> FindJob(JobDb& db, const std::string& job_id, const std::string& cluster);
-
-// Results into the job database (migration 010): replaces the job's
-// job_phases rows / upserts its job_tokio_summary row, in one transaction.
-struct JobPhases;
-Status WritePhasesToDb(MysqlConn& db, const std::string& cluster, uint64_t job_id, const JobPhases& jp);
+// The row into the job database (migration 010): upserts the job's
+// job_tokio_summary row.
 Status WriteTokioSummaryToDb(MysqlConn& db, const std::string& cluster, uint64_t job_id, const std::string& row_json);
 
 // Other jobs of the cluster whose run overlapped [start, end] (job database).
@@ -134,7 +128,7 @@ Result<ConcurrentJobs> QueryConcurrentJobs(MysqlConn& db, const std::string& clu
 // The job's JobSummary from its trace (with the job id and the tracer's dropped count).
 JobSummary SummarizeTrace(const JobTrace& jt);
 
-// What the job database adds to a row: the job (FindJob; a failure is
+// What the job database adds to a row: the job (JobDb::FindJob; a failure is
 // NotFound with its reason) and the jobs that ran alongside it over its
 // window (the job's start and end, else the trace's s.start_ns/end_ns). job
 // is set even when the concurrency query then fails.

@@ -867,6 +867,34 @@ std::array<LayerShares, 3> LayersOf(const View& v) {
 }
 }  // namespace
 
+Status MapsFromJobDb(JobDb& db, const std::string& cluster, const std::string& job_id, Maps* m) {
+  auto j = db.FindJob(job_id, cluster);
+  if (!j.ok()) return j.status();
+  auto nodes = db.JobNodes(j->cluster, j->job_id);
+  if (!nodes.ok()) return nodes.status();
+  JobInfo ji;
+  ji.id = job_id;
+  ji.start_ns = j->start_ns.value_or(0);
+  ji.end_ns = j->end_ns.value_or(0);
+  ji.nodes = nodes.value();
+  auto fw = db.JobForwardingNodes(j->cluster, j->job_id);
+  if (!fw.ok()) return fw.status();
+  for (const auto& [node, fwd] : fw.value()) m->node_fwd[node] = fwd;
+  auto lay = db.FileLayouts(j->cluster, j->job_id);
+  if (!lay.ok()) return lay.status();
+  for (auto& row : lay.value()) {
+    if (row.filesystem) m->fs = *row.filesystem;
+    Layout L;
+    L.path = row.path;
+    L.stripe_size = row.stripe_size;
+    L.osts = std::move(row.osts);
+    L.mdt = row.mdt;
+    m->layouts[L.path] = std::move(L);
+  }
+  m->jobs[job_id] = std::move(ji);
+  return Status::Ok();
+}
+
 Status WriteToDb(MysqlConn& db, const std::string& cluster, uint64_t job_id, const View& v, const std::string& json) {
   const std::string now = SqlDatetime(NowNs());
   const std::string ws = SqlDatetime(v.start_ns), we = SqlDatetime(v.end_ns);

@@ -40,7 +40,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/jobdb/mysql.h"
+#include "core/jobdb/jobdb.h"
 #include "core/base/status.h"
 #include "core/store/store.h"
 
@@ -80,6 +80,10 @@ struct Maps {
 
 // The simulator's --maps JSON ({"filesystem", "jobs", "node_forwarding", "layouts"}).
 Result<Maps> MapsFromJson(std::string_view json);
+// Adds to *m what the job database knows of the job (JobDb::FindJob with
+// `cluster`): its window and nodes, its nodes' forwarding nodes and its file
+// layouts (and their file system).
+Status MapsFromJobDb(JobDb& db, const std::string& cluster, const std::string& job_id, Maps* m);
 
 struct Series {
   int64_t start_ns = 0;
