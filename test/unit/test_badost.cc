@@ -268,7 +268,7 @@ TEST_CASE("bad-ost: iosonar.result.bad_ost records pass the schema, and the slow
   CHECK(flagged == 1);
 }
 
-TEST_CASE("bad-ost records: a resend has the same stream; another job or result another", "[badost]") {
+TEST_CASE("bad-ost records: a resend has the same stream, another job or result another", "[badost]") {
   BadOstInput in;
   in.files = SlowOstWorkload(3, 0.4);
   BadOstFilter f;
