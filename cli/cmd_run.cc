@@ -11,7 +11,6 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -112,6 +111,34 @@ bool ParseOpts(const char* name, po::options_description& desc, const std::vecto
     return false;
   }
   return true;
+}
+
+// After the run: the job's summary from the store (stdout, --json, Redis).
+// Returns the program's exit status rc, or 1 for a store failure after a program that succeeded.
+int PrintDiagnosis(const std::string& store_dir, const std::string& job_id, const std::string& json_path,
+                   const std::string& redis, int rc) {
+  auto store = OpenSqliteStore(store_dir);
+  if (!store.ok()) {
+    std::cerr << "iosonar run: " << store.status().message() << "\n";
+    return rc ? rc : 1;
+  }
+  auto sum = analysis::SummarizeJob(**store, job_id);
+  if (!sum.ok()) {
+    std::cerr << "iosonar run: " << sum.status().message() << " (the program did no traced file I/O?)\n";
+    return rc;
+  }
+  std::cout << analysis::SummaryToTable(*sum);
+  std::string json = analysis::SummaryToJson(*sum, true);
+  if (!json_path.empty())
+    if (Status s = WriteTextFile(json_path, json + "\n"); !s.ok()) std::cerr << "iosonar run: " << s.message() << "\n";
+  if (!redis.empty()) {
+    if (Status s = cache::CacheJobSummary(redis, job_id, json); !s.ok())
+      std::cerr << "iosonar run: summary not cached: " << s.message() << "\n";
+    else
+      std::cerr << "iosonar run: summary cached in Redis under " << cache::JobSummaryKey(job_id) << "\n";
+  }
+  std::cerr << "iosonar run: records stored in " << store_dir << "/store.db\n";
+  return rc;
 }
 
 }  // namespace
@@ -218,31 +245,7 @@ int CmdRun(int argc, char** argv) {
   if (Status s = (*col)->Stop(); !s.ok()) std::cerr << "iosonar run: " << s.message() << "\n";
   if (cs.rejected) std::cerr << "iosonar run: " << cs.rejected << " malformed lines set aside in " << store_dir << "/deadletter.jsonl\n";
 
-  auto store = OpenSqliteStore(store_dir);
-  if (!store.ok()) {
-    std::cerr << "iosonar run: " << store.status().message() << "\n";
-    return rc ? rc : 1;
-  }
-  auto sum = analysis::SummarizeJob(**store, job_id);
-  if (!sum.ok()) {
-    std::cerr << "iosonar run: " << sum.status().message() << " (the program did no traced file I/O?)\n";
-    return rc;
-  }
-  std::cout << analysis::SummaryToTable(*sum);
-  std::string json = analysis::SummaryToJson(*sum, true);
-  if (!json_path.empty()) {
-    std::ofstream f(json_path);
-    f << json << "\n";
-    if (!f) std::cerr << "iosonar run: cannot write " << json_path << "\n";
-  }
-  if (!redis.empty()) {
-    if (Status s = cache::CacheJobSummary(redis, job_id, json); !s.ok())
-      std::cerr << "iosonar run: summary not cached: " << s.message() << "\n";
-    else
-      std::cerr << "iosonar run: summary cached in Redis under " << cache::JobSummaryKey(job_id) << "\n";
-  }
-  std::cerr << "iosonar run: records stored in " << store_dir << "/store.db\n";
-  return rc;
+  return PrintDiagnosis(store_dir, job_id, json_path, redis, rc);
 }
 
 }  // namespace iosonar::cli

@@ -87,6 +87,41 @@ Status WriteSideOutputs(const SideOutputs& o, const sim::Config& cfg, const sim:
   return st;
 }
 
+// The simulation into the store or the sink, then the side outputs and the
+// counts on stderr; the exit status.
+int RunSimulation(const sim::Config& cfg, const std::string& store_dir, const std::string& output,
+                  const SideOutputs& side) {
+  sim::SimResult res;
+  Status st;
+  const auto t0 = std::chrono::steady_clock::now();
+  if (!store_dir.empty()) {
+    auto store = OpenSqliteStore(store_dir);
+    if (!store.ok()) {
+      std::cerr << "iosonar simulate: " << store.status().ToString() << "\n";
+      return 1;
+    }
+    st = sim::SimulateIntoStore(cfg, *store.value(), &res);
+  } else {
+    auto sink = OpenSink(output, SinkOptions{});
+    if (!sink.ok()) return UsageError("simulate", sink.status().message());
+    st = sim::SimulateToSink(cfg, *sink.value(), &res);
+  }
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (!st.ok()) {
+    std::cerr << "iosonar simulate: " << st.ToString() << "\n";
+    return 1;
+  }
+  st = WriteSideOutputs(side, cfg, res);
+  std::fprintf(stderr, "iosonar simulate: %llu records (%.1f MB) in %.2f s, %.0f records/s; %zu jobs\n",
+               static_cast<unsigned long long>(res.lines), static_cast<double>(res.bytes) / 1e6, secs,
+               secs > 0 ? static_cast<double>(res.lines) / secs : 0.0, res.jobs.size());
+  if (!st.ok()) {
+    std::cerr << "iosonar simulate: " << st.ToString() << "\n";
+    return 1;
+  }
+  return 0;
+}
+
 }  // namespace
 
 int CmdSimulate(int argc, char** argv) {
@@ -142,36 +177,7 @@ int CmdSimulate(int argc, char** argv) {
   cfg.emit_client = !vm.count("no-client");
   cfg.emit_servers = !vm.count("no-servers");
   if (std::string e = FinishConfig(&cfg, scale, job_specs, vm.count("storm") > 0); !e.empty()) return usage_error(e);
-
-  sim::SimResult res;
-  Status st;
-  const auto t0 = std::chrono::steady_clock::now();
-  if (!store_dir.empty()) {
-    auto store = OpenSqliteStore(store_dir);
-    if (!store.ok()) {
-      std::cerr << "iosonar simulate: " << store.status().ToString() << "\n";
-      return 1;
-    }
-    st = sim::SimulateIntoStore(cfg, *store.value(), &res);
-  } else {
-    auto sink = OpenSink(output, SinkOptions{});
-    if (!sink.ok()) return usage_error(sink.status().message());
-    st = sim::SimulateToSink(cfg, *sink.value(), &res);
-  }
-  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (!st.ok()) {
-    std::cerr << "iosonar simulate: " << st.ToString() << "\n";
-    return 1;
-  }
-  st = WriteSideOutputs(side, cfg, res);
-  std::fprintf(stderr, "iosonar simulate: %llu records (%.1f MB) in %.2f s, %.0f records/s; %zu jobs\n",
-               static_cast<unsigned long long>(res.lines), static_cast<double>(res.bytes) / 1e6, secs,
-               secs > 0 ? static_cast<double>(res.lines) / secs : 0.0, res.jobs.size());
-  if (!st.ok()) {
-    std::cerr << "iosonar simulate: " << st.ToString() << "\n";
-    return 1;
-  }
-  return 0;
+  return RunSimulation(cfg, store_dir, output, side);
 }
 
 }  // namespace iosonar::cli
