@@ -100,6 +100,8 @@ class EsClient {
 
  private:
   int BackoffMs(int attempt);
+  // A point in time on index: its id, "" when the index does not exist.
+  Result<std::string> OpenPit(const std::string& index);
   std::unique_ptr<HttpClient> http_;
   EsOptions opts_;
   Backoff backoff_;  // backoff_initial_ms, backoff_max_ms
