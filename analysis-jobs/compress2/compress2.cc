@@ -57,6 +57,64 @@ bool Rec::operator==(const Rec& o) const {
          a.start_ns == b.start_ns && a.end_ns == b.end_ns && a.duration_ns == b.duration_ns;
 }
 
+namespace {
+
+// Whether the group's offsets follow base + stride * rank (two members of
+// different ranks fix base and stride, every member must fit); sets them if so.
+void FindOffsetPattern(Compressed& c, Group& g) {
+  const size_t n = g.members.size();
+  const Proc& p0 = c.procs[g.members[0].proc];
+  const Proc& p1 = c.procs[g.members[1].proc];
+  bool ok = p0.rank >= 0 && p1.rank >= 0 && p0.rank != p1.rank && g.members[0].offset >= 0;
+  int64_t stride = 0, b0 = 0;
+  if (ok) {
+    const int64_t dr = p1.rank - p0.rank, doff = g.members[1].offset - g.members[0].offset;
+    ok = doff % dr == 0;
+    stride = ok ? doff / dr : 0;
+    b0 = g.members[0].offset - stride * p0.rank;
+  }
+  for (size_t i = 0; ok && i < n; ++i) {
+    const Proc& p = c.procs[g.members[i].proc];
+    ok = p.rank >= 0 && g.members[i].offset == b0 + stride * p.rank;
+  }
+  if (ok) {
+    g.offset_pattern = true;
+    g.offset_base = b0;
+    g.offset_stride = stride;
+    ++c.offset_patterns;
+  }
+}
+
+// The encoded sizes: every run alone (baseline) and the grouped encoding.
+void EncodedSizes(const Options& opt, const std::unordered_map<std::string, uint32_t>& strings, uint64_t dict_bytes,
+                  Compressed* c) {
+  uint64_t base = dict_bytes, comp = dict_bytes;
+  for (const Group& g : c->groups) {
+    const size_t n = g.members.size();
+    const uint64_t head = Sv(g.window) + Uv(strings.at(g.op)) + Uv(strings.at(g.layer)) + Uv(strings.at(g.path_pattern)) +
+                          (g.file_id.empty() ? 1 : Uv(strings.at(g.file_id))) + Sv(g.fd) + Sv(g.size) + Sv(g.count) +
+                          Sv(g.bytes) + Sv(g.errno_) + 1 /*flags*/ + Uv(n);
+    comp += head;
+    if (g.offset_pattern) comp += Sv(g.offset_base) + Sv(g.offset_stride);
+    if (opt.lossy && n) {  // the group's offset, and its first member's times
+      const Member& f = g.members[0];
+      comp += Sv(g.offset_base) + Sv(f.start_delta) + Sv(f.len) + Sv(f.duration);
+    }
+    for (const Member& m : g.members) {
+      // Baseline: the run alone (its own header and all its residuals).
+      base += head - Uv(n) + Uv(m.proc) + Sv(m.seq) + Sv(m.offset) + Sv(m.start_delta) + Sv(m.len) + Sv(m.duration);
+      comp += Uv(m.proc);
+      if (opt.lossy) continue;
+      comp += Sv(m.seq) + Sv(m.start_delta) + Sv(m.len) + Sv(m.duration);
+      if (!g.offset_pattern) comp += Sv(m.offset);
+    }
+  }
+  c->baseline_bytes = base;
+  c->compressed_bytes = comp;
+}
+
+}  // namespace
+
 Compressed Compress(const std::vector<Rec>& recs, const Options& opt) {
   Compressed c;
   c.lossy = opt.lossy;
@@ -130,51 +188,10 @@ Compressed Compress(const std::vector<Rec>& recs, const Options& opt) {
     g.members.push_back(m);
   }
   // Offset patterns, and the sizes.
-  uint64_t base = dict_bytes, comp = dict_bytes;
-  for (Group& g : c.groups) {
-    const size_t n = g.members.size();
-    if (!opt.lossy && n > 1) {
-      const Proc& p0 = c.procs[g.members[0].proc];
-      const Proc& p1 = c.procs[g.members[1].proc];
-      bool ok = p0.rank >= 0 && p1.rank >= 0 && p0.rank != p1.rank && g.members[0].offset >= 0;
-      int64_t stride = 0, b0 = 0;
-      if (ok) {
-        const int64_t dr = p1.rank - p0.rank, doff = g.members[1].offset - g.members[0].offset;
-        ok = doff % dr == 0;
-        stride = ok ? doff / dr : 0;
-        b0 = g.members[0].offset - stride * p0.rank;
-      }
-      for (size_t i = 0; ok && i < n; ++i) {
-        const Proc& p = c.procs[g.members[i].proc];
-        ok = p.rank >= 0 && g.members[i].offset == b0 + stride * p.rank;
-      }
-      if (ok) {
-        g.offset_pattern = true;
-        g.offset_base = b0;
-        g.offset_stride = stride;
-        ++c.offset_patterns;
-      }
-    }
-    const uint64_t head = Sv(g.window) + Uv(strings[g.op]) + Uv(strings[g.layer]) + Uv(strings[g.path_pattern]) +
-                          (g.file_id.empty() ? 1 : Uv(strings[g.file_id])) + Sv(g.fd) + Sv(g.size) + Sv(g.count) +
-                          Sv(g.bytes) + Sv(g.errno_) + 1 /*flags*/ + Uv(n);
-    comp += head;
-    if (g.offset_pattern) comp += Sv(g.offset_base) + Sv(g.offset_stride);
-    if (opt.lossy && n) {  // the group's offset, and its first member's times
-      const Member& f = g.members[0];
-      comp += Sv(g.offset_base) + Sv(f.start_delta) + Sv(f.len) + Sv(f.duration);
-    }
-    for (const Member& m : g.members) {
-      // Baseline: the run alone (its own header and all its residuals).
-      base += head - Uv(n) + Uv(m.proc) + Sv(m.seq) + Sv(m.offset) + Sv(m.start_delta) + Sv(m.len) + Sv(m.duration);
-      comp += Uv(m.proc);
-      if (opt.lossy) continue;
-      comp += Sv(m.seq) + Sv(m.start_delta) + Sv(m.len) + Sv(m.duration);
-      if (!g.offset_pattern) comp += Sv(m.offset);
-    }
-  }
-  c.baseline_bytes = base;
-  c.compressed_bytes = comp;
+  if (!opt.lossy)
+    for (Group& g : c.groups)
+      if (g.members.size() > 1) FindOffsetPattern(c, g);
+  EncodedSizes(opt, strings, dict_bytes, &c);
   return c;
 }
 
