@@ -233,74 +233,64 @@ const std::string* SummaryRow::Get(const std::string& name) const {
   return nullptr;
 }
 
-SummaryRow MakeSummaryRow(const SummarizeInput& in) {
-  SummaryRow row;
-  auto add = [&](const char* k, std::string v) { row.cols.emplace_back(k, std::move(v)); };
-  const JobTrace& jt = *in.trace;
-  const JobSummary& s = *in.summary;
+namespace {
 
-  // Per process I/O time, ranks, per layer bytes and files by direction.
+// What the trace says beyond the JobSummary: the slowest process's time in
+// I/O calls, the ranks, and per layer the bytes and files by direction.
+struct LayerBytes {
+  uint64_t bytes = 0;
+  std::set<std::string> files;
+};
+struct TraceFacts {
+  double io_time = 0;
+  size_t ranks = 0;
+  std::map<std::string, LayerBytes> api[2];  // [read, write] by layer
+  uint64_t posix_bytes = 0;
+};
+TraceFacts FactsOf(const JobTrace& jt) {
+  TraceFacts f;
   std::map<std::string, int64_t> busy;
   std::set<int64_t> ranks;
-  struct Api {
-    uint64_t bytes = 0;
-    std::set<std::string> files;
-  };
-  std::map<std::string, Api> api[2];  // [read, write] by layer
-  uint64_t posix_bytes = 0;
   for (const auto& r : jt.runs) {
     if (r.rank) ranks.insert(*r.rank);
     if (IsData(r.op) || IsMeta(r.op)) busy[r.host + ":" + std::to_string(r.pid)] += r.duration_ns;
     if (!IsData(r.op) || r.bytes <= 0) continue;
     const std::string layer = r.layer.empty() ? "posix" : r.layer;
-    Api& a = api[r.op == "write" ? 1 : 0][layer];
+    LayerBytes& a = f.api[r.op == "write" ? 1 : 0][layer];
     a.bytes += static_cast<uint64_t>(r.bytes);
     a.files.insert(FileKeyOf(r));
-    if (layer == "posix") posix_bytes += static_cast<uint64_t>(r.bytes);
+    if (layer == "posix") f.posix_bytes += static_cast<uint64_t>(r.bytes);
   }
   int64_t slowest = 0;
   for (const auto& kv : busy) slowest = std::max(slowest, kv.second);
-  const double io_time = static_cast<double>(slowest) / 1e9;
+  f.io_time = static_cast<double>(slowest) / 1e9;
+  f.ranks = ranks.size();
+  return f;
+}
 
-  double dt_start = static_cast<double>(s.start_ns) / 1e9, dt_end = static_cast<double>(s.end_ns) / 1e9;
-  if (in.job && in.job->start_ns) dt_start = static_cast<double>(*in.job->start_ns) / 1e9;
-  if (in.job && in.job->end_ns) dt_end = static_cast<double>(*in.job->end_ns) / 1e9;
-
-  add("_jobid", jt.job_id);
-  add("_datetime_start", Num(dt_start));
-  add("_datetime_end", Num(dt_end));
-  if (in.fs) add("_file_system", in.fs->fs);
-  add("darshan_jobid", jt.job_id);
-  add("darshan_app", MainExecutable(jt.command_lines));
-  add("darshan_nprocs", Num(static_cast<uint64_t>(ranks.empty() ? s.processes : ranks.size())));
-  add("darshan_start_time", Num(static_cast<int64_t>(std::floor(static_cast<double>(s.start_ns) / 1e9))));
-  add("darshan_end_time", Num(static_cast<int64_t>(std::floor(static_cast<double>(s.end_ns) / 1e9))));
-  add("darshan_walltime", Num(s.runtime_s));
-  add("darshan_io_time", Num(io_time));
-  add("darshan_total_gibs_posix", Num(static_cast<double>(posix_bytes) / 1073741824.0));
-  add("darshan_agg_perf_by_slowest_posix",
-      io_time > 0 ? Num(static_cast<double>(posix_bytes) / 1048576.0 / io_time) : std::string());
+// darshan_biggest_{read,write}_api[_bytes|_files]: the layer that moved the most bytes each way.
+void AddBiggestApi(const TraceFacts& f, SummaryRow* row) {
   const char* dirs[2] = {"read", "write"};
   for (int d = 0; d < 2; ++d) {
     std::string best;
-    const Api* ba = nullptr;
-    for (const auto& [layer, a] : api[d])
+    const LayerBytes* ba = nullptr;
+    for (const auto& [layer, a] : f.api[d])
       if (!ba || a.bytes > ba->bytes) {
         best = layer;
         ba = &a;
       }
     const std::string base = std::string("darshan_biggest_") + dirs[d] + "_api";
-    row.cols.emplace_back(base, best);
-    row.cols.emplace_back(base + "_bytes", ba ? Num(ba->bytes) : "0");
-    row.cols.emplace_back(base + "_files", ba ? Num(static_cast<uint64_t>(ba->files.size())) : "0");
+    row->cols.emplace_back(base, best);
+    row->cols.emplace_back(base + "_bytes", ba ? Num(ba->bytes) : "0");
+    row->cols.emplace_back(base + "_files", ba ? Num(static_cast<uint64_t>(ba->files.size())) : "0");
   }
-  if (in.mounts && !in.mounts->empty()) AddBiggestFs(jt, *in.mounts, &row);
-  if (in.fs) AddFsColumns(*in.fs, jt, &row);
-  if (in.concurrent) {
-    add("jobsdb_concurrent_jobs", Num(in.concurrent->jobs));
-    add("jobsdb_concurrent_nodes", Num(in.concurrent->nodes));
-    add("jobsdb_concurrent_nodehrs", Num(in.concurrent->node_hours));
-  }
+}
+
+// iosonar's own columns (iosonar_*).
+void AddIosonarColumns(const SummarizeInput& in, SummaryRow* row) {
+  auto add = [&](const char* k, std::string v) { row->cols.emplace_back(k, std::move(v)); };
+  const JobTrace& jt = *in.trace;
+  const JobSummary& s = *in.summary;
   // iosonar's own.
   add("iosonar_user", in.job && in.job->user ? *in.job->user : "");
   add("iosonar_job_name", in.job && in.job->name ? *in.job->name : "");
@@ -326,6 +316,45 @@ SummaryRow MakeSummaryRow(const SummarizeInput& in) {
   if (in.read_phases >= 0) add("iosonar_read_phases", Num(static_cast<int64_t>(in.read_phases)));
   if (in.write_phases >= 0) add("iosonar_write_phases", Num(static_cast<int64_t>(in.write_phases)));
   add("iosonar_tracer_dropped", Num(jt.tracer_dropped));
+}
+
+}  // namespace
+
+SummaryRow MakeSummaryRow(const SummarizeInput& in) {
+  SummaryRow row;
+  auto add = [&](const char* k, std::string v) { row.cols.emplace_back(k, std::move(v)); };
+  const JobTrace& jt = *in.trace;
+  const JobSummary& s = *in.summary;
+  const TraceFacts f = FactsOf(jt);
+  const double io_time = f.io_time;
+
+  double dt_start = static_cast<double>(s.start_ns) / 1e9, dt_end = static_cast<double>(s.end_ns) / 1e9;
+  if (in.job && in.job->start_ns) dt_start = static_cast<double>(*in.job->start_ns) / 1e9;
+  if (in.job && in.job->end_ns) dt_end = static_cast<double>(*in.job->end_ns) / 1e9;
+
+  add("_jobid", jt.job_id);
+  add("_datetime_start", Num(dt_start));
+  add("_datetime_end", Num(dt_end));
+  if (in.fs) add("_file_system", in.fs->fs);
+  add("darshan_jobid", jt.job_id);
+  add("darshan_app", MainExecutable(jt.command_lines));
+  add("darshan_nprocs", Num(static_cast<uint64_t>(f.ranks == 0 ? s.processes : f.ranks)));
+  add("darshan_start_time", Num(static_cast<int64_t>(std::floor(static_cast<double>(s.start_ns) / 1e9))));
+  add("darshan_end_time", Num(static_cast<int64_t>(std::floor(static_cast<double>(s.end_ns) / 1e9))));
+  add("darshan_walltime", Num(s.runtime_s));
+  add("darshan_io_time", Num(io_time));
+  add("darshan_total_gibs_posix", Num(static_cast<double>(f.posix_bytes) / 1073741824.0));
+  add("darshan_agg_perf_by_slowest_posix",
+      io_time > 0 ? Num(static_cast<double>(f.posix_bytes) / 1048576.0 / io_time) : std::string());
+  AddBiggestApi(f, &row);
+  if (in.mounts && !in.mounts->empty()) AddBiggestFs(jt, *in.mounts, &row);
+  if (in.fs) AddFsColumns(*in.fs, jt, &row);
+  if (in.concurrent) {
+    add("jobsdb_concurrent_jobs", Num(in.concurrent->jobs));
+    add("jobsdb_concurrent_nodes", Num(in.concurrent->nodes));
+    add("jobsdb_concurrent_nodehrs", Num(in.concurrent->node_hours));
+  }
+  AddIosonarColumns(in, &row);
   return row;
 }
 
