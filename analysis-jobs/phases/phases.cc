@@ -12,6 +12,58 @@
 
 namespace iosonar::analysis {
 
+namespace {
+
+// Runs [first, last] of buckets whose denoised value is above cut, trimmed
+// to buckets with bytes and split at empty ones (smoothing bridges short
+// pauses).
+std::vector<std::pair<size_t, size_t>> ActiveRuns(std::span<const double> series, const std::vector<double>& denoised,
+                                                  double cut) {
+  const size_t n = series.size();
+  std::vector<std::pair<size_t, size_t>> runs;  // [first, last]
+  for (size_t i = 0; i < n;) {
+    if (!(denoised[i] > cut)) {
+      ++i;
+      continue;
+    }
+    size_t j = i;
+    while (j + 1 < n && denoised[j + 1] > cut) ++j;
+    size_t a = i, b = j;
+    while (a <= b && !(series[a] > 0)) ++a;
+    while (b > a && !(series[b] > 0)) --b;
+    if (a <= b && series[a] > 0) {
+      // Split on raw empty gaps inside the run: smoothing bridges short pauses.
+      size_t s = a;
+      for (size_t k = a; k <= b; ++k) {
+        if (series[k] > 0) continue;
+        size_t e = k;
+        while (e <= b && !(series[e] > 0)) ++e;
+        runs.emplace_back(s, k - 1);
+        s = e;
+        k = e - 1;
+      }
+      runs.emplace_back(s, b);
+    }
+    i = j + 1;
+  }
+  return runs;
+}
+
+// Runs separated by fewer than merge_gap empty buckets, merged.
+std::vector<std::pair<size_t, size_t>> MergeRuns(const std::vector<std::pair<size_t, size_t>>& runs, int merge_gap) {
+  std::vector<std::pair<size_t, size_t>> merged;
+  for (const auto& r : runs) {
+    if (!merged.empty() && r.first <= merged.back().second + 1 + static_cast<size_t>(std::max(0, merge_gap - 1)) &&
+        (merge_gap > 0 || r.first == merged.back().second + 1))
+      merged.back().second = r.second;
+    else
+      merged.push_back(r);
+  }
+  return merged;
+}
+
+}  // namespace
+
 SeriesPhases FindPhases(std::span<const double> series, int64_t start_ns, const std::string& direction,
                         const PhaseOptions& opt) {
   SeriesPhases out;
@@ -40,44 +92,8 @@ SeriesPhases FindPhases(std::span<const double> series, int64_t start_ns, const 
   double top = 0;
   for (double v : out.denoised) top = std::max(top, v);
   if (!(top > 0)) return out;
-  const double cut = opt.active_frac * top;
 
-  // Candidate runs of active buckets, trimmed to raw buckets with bytes.
-  std::vector<std::pair<size_t, size_t>> runs;  // [first, last]
-  for (size_t i = 0; i < n;) {
-    if (!(out.denoised[i] > cut)) {
-      ++i;
-      continue;
-    }
-    size_t j = i;
-    while (j + 1 < n && out.denoised[j + 1] > cut) ++j;
-    size_t a = i, b = j;
-    while (a <= b && !(series[a] > 0)) ++a;
-    while (b > a && !(series[b] > 0)) --b;
-    if (a <= b && series[a] > 0) {
-      // Split on raw empty gaps inside the run: smoothing bridges short pauses.
-      size_t s = a;
-      for (size_t k = a; k <= b; ++k) {
-        if (series[k] > 0) continue;
-        size_t e = k;
-        while (e <= b && !(series[e] > 0)) ++e;
-        runs.emplace_back(s, k - 1);
-        s = e;
-        k = e - 1;
-      }
-      runs.emplace_back(s, b);
-    }
-    i = j + 1;
-  }
-  // Merge runs separated by fewer than merge_gap empty buckets.
-  std::vector<std::pair<size_t, size_t>> merged;
-  for (const auto& r : runs) {
-    if (!merged.empty() && r.first <= merged.back().second + 1 + static_cast<size_t>(std::max(0, opt.merge_gap - 1)) &&
-        (opt.merge_gap > 0 || r.first == merged.back().second + 1))
-      merged.back().second = r.second;
-    else
-      merged.push_back(r);
-  }
+  const auto merged = MergeRuns(ActiveRuns(series, out.denoised, opt.active_frac * top), opt.merge_gap);
   for (const auto& [a, b] : merged) {
     Phase p;
     p.direction = direction;

@@ -54,6 +54,60 @@ struct Series {
 };
 
 // A line (or stacked bar) chart as inline SVG. xs: window starts (ns).
+// The plot area of a chart: where a time and a value are drawn.
+struct Frame {
+  double L, T, pw, ph;  // left, top, width, height
+  int64_t x0, x1;       // the time axis
+  double ymax;
+  double X(int64_t t) const { return L + pw * static_cast<double>(t - x0) / static_cast<double>(x1 - x0); }
+  double Y(double v) const { return T + ph - ph * v / ymax; }
+};
+
+// Series number si: stacked bars (on top of *base) or a line with points,
+// and its legend entry.
+std::string SeriesMarks(const Frame& f, const std::vector<int64_t>& xs, const Series& s, size_t si, bool stacked,
+                        int64_t step_ns, double bw, std::vector<double>* base_in) {
+  std::string o;
+  std::vector<double>& base = *base_in;
+  auto X = [&](int64_t t) { return f.X(t); };
+  auto Y = [&](double v) { return f.Y(v); };
+  const double L = f.L, T = f.T, pw = f.pw;
+  const char* col = kColors[si % 10];
+  if (stacked) {
+    for (size_t i = 0; i < xs.size() && i < s.y.size(); ++i) {
+      if (!s.y[i] || !(*s.y[i] > 0)) continue;
+      const double y_top = Y(base[i] + *s.y[i]), y_bot = Y(base[i]);
+      o += "<rect x=\"" + Fmt(X(xs[i]), 6) + "\" y=\"" + Fmt(y_top, 6) + "\" width=\"" + Fmt(bw, 6) +
+           "\" height=\"" + Fmt(std::max(0.5, y_bot - y_top), 6) + "\" fill=\"" + col + "\"><title>" +
+           HtmlEscape(s.name) + " " + HhMm(xs[i]) + ": " + Fmt(*s.y[i]) + "</title></rect>";
+      base[i] += *s.y[i];
+    }
+  } else {
+    std::string d;
+    bool pen = false;
+    for (size_t i = 0; i < xs.size() && i < s.y.size(); ++i) {
+      if (!s.y[i] || !std::isfinite(*s.y[i])) {
+        pen = false;
+        continue;
+      }
+      d += (pen ? " L" : " M") + Fmt(X(xs[i] + step_ns / 2), 6) + " " + Fmt(Y(*s.y[i]), 6);
+      pen = true;
+    }
+    if (!d.empty())
+      o += "<path d=\"" + d + "\" fill=\"none\" stroke=\"" + col + "\" stroke-width=\"2\"/>";
+    for (size_t i = 0; i < xs.size() && i < s.y.size(); ++i)
+      if (s.y[i] && std::isfinite(*s.y[i]))
+        o += "<circle cx=\"" + Fmt(X(xs[i] + step_ns / 2), 6) + "\" cy=\"" + Fmt(Y(*s.y[i]), 6) + "\" r=\"2.5\" fill=\"" +
+             col + "\"/>";
+  }
+  const double ly = T + 14 + 16 * static_cast<double>(si);
+  std::string name = s.name.size() > 28 ? s.name.substr(0, 27) + "..." : s.name;
+  o += "<rect x=\"" + Fmt(L + pw + 10, 6) + "\" y=\"" + Fmt(ly - 9, 6) + "\" width=\"10\" height=\"10\" fill=\"" + col +
+       "\"/><text x=\"" + Fmt(L + pw + 25, 6) + "\" y=\"" + Fmt(ly, 6) + "\" class=\"a\">" + HtmlEscape(name) +
+       "<title>" + HtmlEscape(s.name) + "</title></text>";
+  return o;
+}
+
 std::string Chart(const std::string& title, const std::vector<int64_t>& xs, const std::vector<Series>& ss,
                   const std::string& ylabel, bool stacked, int64_t step_ns) {
   const double W = 1000, H = 280, L = 70, R = 200, T = 30, B = 40;
@@ -100,43 +154,9 @@ std::string Chart(const std::string& title, const std::vector<int64_t>& xs, cons
   o += "<text x=\"" + Fmt(L + pw / 2, 6) + "\" y=\"" + Fmt(H - 4, 6) + "\" text-anchor=\"middle\" class=\"a\">time (UTC)</text>";
   if (!any) o += "<text x=\"" + Fmt(L + 10, 6) + "\" y=\"" + Fmt(T + 20, 6) + "\" class=\"a\">undefined in every window</text>";
   const double bw = std::max(1.0, pw * static_cast<double>(step_ns) / static_cast<double>(x1 - x0) * 0.9);
+  const Frame f{L, T, pw, ph, x0, x1, ymax};
   std::vector<double> base(xs.size(), 0);
-  for (size_t si = 0; si < ss.size(); ++si) {
-    const char* col = kColors[si % 10];
-    const auto& s = ss[si];
-    if (stacked) {
-      for (size_t i = 0; i < xs.size() && i < s.y.size(); ++i) {
-        if (!s.y[i] || !(*s.y[i] > 0)) continue;
-        const double y_top = Y(base[i] + *s.y[i]), y_bot = Y(base[i]);
-        o += "<rect x=\"" + Fmt(X(xs[i]), 6) + "\" y=\"" + Fmt(y_top, 6) + "\" width=\"" + Fmt(bw, 6) +
-             "\" height=\"" + Fmt(std::max(0.5, y_bot - y_top), 6) + "\" fill=\"" + col + "\"><title>" +
-             HtmlEscape(s.name) + " " + HhMm(xs[i]) + ": " + Fmt(*s.y[i]) + "</title></rect>";
-        base[i] += *s.y[i];
-      }
-    } else {
-      std::string d;
-      bool pen = false;
-      for (size_t i = 0; i < xs.size() && i < s.y.size(); ++i) {
-        if (!s.y[i] || !std::isfinite(*s.y[i])) {
-          pen = false;
-          continue;
-        }
-        d += (pen ? " L" : " M") + Fmt(X(xs[i] + step_ns / 2), 6) + " " + Fmt(Y(*s.y[i]), 6);
-        pen = true;
-      }
-      if (!d.empty())
-        o += "<path d=\"" + d + "\" fill=\"none\" stroke=\"" + col + "\" stroke-width=\"2\"/>";
-      for (size_t i = 0; i < xs.size() && i < s.y.size(); ++i)
-        if (s.y[i] && std::isfinite(*s.y[i]))
-          o += "<circle cx=\"" + Fmt(X(xs[i] + step_ns / 2), 6) + "\" cy=\"" + Fmt(Y(*s.y[i]), 6) + "\" r=\"2.5\" fill=\"" +
-               col + "\"/>";
-    }
-    const double ly = T + 14 + 16 * static_cast<double>(si);
-    std::string name = s.name.size() > 28 ? s.name.substr(0, 27) + "..." : s.name;
-    o += "<rect x=\"" + Fmt(L + pw + 10, 6) + "\" y=\"" + Fmt(ly - 9, 6) + "\" width=\"10\" height=\"10\" fill=\"" + col +
-         "\"/><text x=\"" + Fmt(L + pw + 25, 6) + "\" y=\"" + Fmt(ly, 6) + "\" class=\"a\">" + HtmlEscape(name) +
-         "<title>" + HtmlEscape(s.name) + "</title></text>";
-  }
+  for (size_t si = 0; si < ss.size(); ++si) o += SeriesMarks(f, xs, ss[si], si, stacked, step_ns, bw, &base);
   o += "</svg></figure>\n";
   return o;
 }
