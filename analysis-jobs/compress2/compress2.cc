@@ -7,6 +7,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "analysis-jobs/lib/format.h"
 #include "core/base/hash.h"
 #include "core/jobdb/jobdb.h"
 #include "analysis-jobs/lib/result_record.h"
@@ -16,12 +17,6 @@
 namespace iosonar::compress2 {
 namespace {
 
-
-std::string Hex16(uint64_t h) {
-  char b[17];
-  std::snprintf(b, sizeof b, "%016" PRIx64, h);
-  return b;
-}
 
 size_t Uv(uint64_t v) {
   size_t n = 1;
@@ -142,7 +137,7 @@ Compressed Compress(const std::vector<Rec>& recs, const Options& opt) {
     std::string pattern;
     const bool rip = RankPattern(x.file_path, rank, &pattern);
     if (!rip) pattern = x.file_path;
-    const bool derived = !x.file_path.empty() && x.file_id == Hex16(Fnv1a(x.file_path));
+    const bool derived = !x.file_path.empty() && x.file_id == analysis::format::FileIdOf(x.file_path);
     const std::string fid = derived ? std::string() : x.file_id;
     key.clear();
     char num[160];
@@ -215,7 +210,7 @@ std::vector<Rec> Decompress(const Compressed& c) {
       x.layer = g.layer;
       x.file_path = g.path_pattern;
       if (g.rank_in_path) x.file_path.replace(x.file_path.size() - kRankTag.size(), kRankTag.size(), std::to_string(p.rank));
-      x.file_id = g.file_id.empty() ? (x.file_path.empty() ? std::string() : Hex16(Fnv1a(x.file_path))) : g.file_id;
+      x.file_id = g.file_id.empty() ? (x.file_path.empty() ? std::string() : analysis::format::FileIdOf(x.file_path)) : g.file_id;
       x.fd = g.fd;
       x.offset = c.lossy ? g.offset_base : g.offset_pattern ? g.offset_base + g.offset_stride * p.rank : m.offset;
       x.size = g.size;

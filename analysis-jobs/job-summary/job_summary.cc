@@ -464,7 +464,7 @@ TraceRun TraceRunFromRow(const Row& row) {
   return r;
 }
 
-Result<JobSummary> SummarizeJob(Store& store, const std::string& job_id, const SummaryOptions& opt) {
+Result<std::vector<TraceRun>> ReadTraceRuns(Store& store, const std::string& job_id) {
   ScanQuery q;
   q.dataset = "iosonar.trace";
   q.filters = {{"job.id", job_id}};
@@ -476,27 +476,25 @@ Result<JobSummary> SummarizeJob(Store& store, const std::string& job_id, const S
   });
   if (!st.ok()) return st;
   if (runs.empty()) return Status::NotFound("job " + job_id + " has no iosonar.trace records in the store");
-  JobSummary js = Summarize(runs, opt);
-  js.job_id = job_id;
+  return runs;
+}
 
-  // tracer.dropped is a running total per process instance (event.stream):
-  // the largest value of each stream is what that process lost.
+Result<JobSummary> SummarizeJob(Store& store, const std::string& job_id, const SummaryOptions& opt) {
+  auto runs = ReadTraceRuns(store, job_id);
+  if (!runs.ok()) return runs.status();
+  JobSummary js = Summarize(*runs, opt);
+  js.job_id = job_id;
   ScanQuery tq;
   tq.dataset = "iosonar.tracer";
   tq.filters = {{"job.id", job_id}};
   tq.fields = {"event.stream", "tracer.dropped"};
-  std::unordered_map<int64_t, int64_t> dropped;
-  st = store.Scan(tq, [&](const Row& row) {
-    if (!row.Has(0) || !row.Has(1)) return true;
-    auto& d = dropped[row.Int(0)];
-    d = std::max(d, row.Int(1));
+  DroppedTally dropped;
+  Status st = store.Scan(tq, [&](const Row& row) {
+    if (row.Has(0) && row.Has(1)) dropped.Add(row.Int(0), row.Int(1));
     return true;
   });
   if (!st.ok() && st.code() != Code::kNotFound) return st;
-  if (!dropped.empty()) {
-    js.tracer_dropped = 0;
-    for (const auto& kv : dropped) js.tracer_dropped += kv.second;
-  }
+  js.tracer_dropped = dropped.Total();
   return js;
 }
 

@@ -6,7 +6,7 @@
 
 namespace iosonar::lassi {
 
-Status AppSource::LoadFile(const std::string& path) {
+Status ForEachDataLine(const std::string& path, const std::function<Status(const std::string& line, int n)>& fn) {
   std::ifstream f(path);
   if (!f) return Status::Io("cannot read " + path);
   std::string line;
@@ -14,12 +14,19 @@ Status AppSource::LoadFile(const std::string& path) {
   while (std::getline(f, line)) {
     ++n;
     if (line.empty() || line[0] == '#') continue;
+    if (Status s = fn(line, n); !s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
+Status AppSource::LoadFile(const std::string& path) {
+  return ForEachDataLine(path, [&](const std::string& line, int n) {
     auto tab = line.find('\t');
     if (tab == std::string::npos || tab == 0)
       return Status::Invalid(path + ":" + std::to_string(n) + ": expected JOB_ID<TAB>COMMAND LINE");
     file_[line.substr(0, tab)] = line.substr(tab + 1);
-  }
-  return Status::Ok();
+    return Status::Ok();
+  });
 }
 
 void AppSource::UseJobDb(JobDb* db, std::string cluster) {

@@ -2,6 +2,7 @@
 // command line, from a file of JOB_ID<TAB>COMMAND LINE lines and/or the job
 // database (a job's `command`). The file wins where both know a job.
 #pragma once
+#include <functional>
 #include <map>
 #include <string>
 #include <string_view>
@@ -10,6 +11,10 @@
 #include "core/jobdb/jobdb.h"
 
 namespace iosonar::lassi {
+
+// Calls fn(line, number from 1) for each line of the file but blank lines and
+// '#' comments; stops at fn's first error. Io "cannot read PATH" if unreadable.
+Status ForEachDataLine(const std::string& path, const std::function<Status(const std::string& line, int n)>& fn);
 
 class AppSource {
  public:

@@ -8,6 +8,7 @@
 #include <functional>
 #include <sstream>
 
+#include "analysis-jobs/lassi/apps.h"
 #include "analysis-jobs/lib/result_record.h"
 #include "core/base/json.h"
 #include "core/base/timeutil.h"
@@ -154,26 +155,19 @@ std::string RunsFs(const LassiResult& r, const std::string& fs) {
 }
 
 Result<std::vector<Run>> ReadRunsFile(const std::string& path, std::vector<std::string>* skipped) {
-  std::ifstream f(path);
-  if (!f) return Status::Io("cannot read " + path);
   std::vector<Run> runs;
-  std::string line;
-  int n = 0;
-  while (std::getline(f, line)) {
-    ++n;
-    if (line.empty() || line[0] == '#') continue;
+  Status st = ForEachDataLine(path, [&](const std::string& line, int n) {
     std::istringstream in(line);
     std::string job, a, b;
     std::getline(in, job, '\t');
     std::getline(in, a, '\t');
     std::getline(in, b, '\t');
     auto s = ParseIso8601(a), e = ParseIso8601(b);
-    if (job.empty() || !s || !e) {
-      skipped->push_back(path + ":" + std::to_string(n) + ": expected JOB<TAB>START<TAB>END, skipped");
-      continue;
-    }
-    runs.push_back({job, *s, *e});
-  }
+    if (job.empty() || !s || !e) skipped->push_back(path + ":" + std::to_string(n) + ": expected JOB<TAB>START<TAB>END, skipped");
+    else runs.push_back({job, *s, *e});
+    return Status::Ok();
+  });
+  if (!st.ok()) return st;
   return runs;
 }
 

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <unordered_map>
 
+#include "analysis-jobs/lib/format.h"
 #include "core/base/hash.h"
 #include "core/collector/ingest.h"
 #include "core/base/json.h"
@@ -109,12 +110,6 @@ class Emitter {
   const char* dataset_ = "";
   std::unordered_map<const char*, uint64_t> by_ds_;
 };
-
-std::string Hex16(uint64_t h) {
-  char b[17];
-  std::snprintf(b, sizeof b, "%016" PRIx64, h);
-  return b;
-}
 
 std::string MountName(const Config& cfg, int fwd) {
   char b[64];
@@ -475,7 +470,7 @@ class Simulation {
                    NodeName(node),
                    layout_i,
                    L,
-                   Hex16(Fnv1a(L.path)),
+                   analysis::format::FileIdOf(L.path),
                    js.streams[static_cast<size_t>(r)],
                    10000 + r % s.procs_per_node,
                    tick + static_cast<int64_t>(SplitMix(cfg_.seed ^ uint64_t(r) ^ (uint64_t(t) << 32)) % 5000000)};

@@ -97,36 +97,23 @@ std::string MainExecutable(const std::vector<std::string>& cmds) {
 Result<JobTrace> ReadJobTrace(Store& store, const std::string& job_id) {
   JobTrace jt;
   jt.job_id = job_id;
-  ScanQuery q;
-  q.dataset = "iosonar.trace";
-  q.filters = {{"job.id", job_id}};
-  q.fields = TraceRunFields();
-  Status st = store.Scan(q, [&](const Row& row) {
-    jt.runs.push_back(TraceRunFromRow(row));
-    return true;
-  });
-  if (!st.ok()) return st;
-  if (jt.runs.empty()) return Status::NotFound("job " + job_id + " has no iosonar.trace records in the store");
+  auto runs = ReadTraceRuns(store, job_id);
+  if (!runs.ok()) return runs.status();
+  jt.runs = std::move(runs).value();
   ScanQuery tq;
   tq.dataset = "iosonar.tracer";
   tq.filters = {{"job.id", job_id}};
   tq.fields = {"event.stream", "tracer.dropped", "event.action", "process.command_line"};
-  std::unordered_map<int64_t, int64_t> dropped;
+  DroppedTally dropped;
   std::map<int64_t, StreamCmd> streams;
-  st = store.Scan(tq, [&](const Row& row) {
-    if (row.Has(0) && row.Has(1)) {
-      auto& d = dropped[row.Int(0)];
-      d = std::max(d, row.Int(1));
-    }
+  Status st = store.Scan(tq, [&](const Row& row) {
+    if (row.Has(0) && row.Has(1)) dropped.Add(row.Int(0), row.Int(1));
     AddTracerRow(row, 0, 2, 3, &streams);
     return true;
   });
   if (!st.ok() && st.code() != Code::kNotFound) return st;
   jt.command_lines = ImageCommands(streams);
-  if (!dropped.empty()) {
-    jt.tracer_dropped = 0;
-    for (const auto& kv : dropped) jt.tracer_dropped += kv.second;
-  }
+  jt.tracer_dropped = dropped.Total();
   return jt;
 }
 
