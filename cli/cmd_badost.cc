@@ -11,6 +11,7 @@
 #include "analysis-jobs/badost/badost.h"
 #include "cli/cli_options.h"
 #include "cli/commands.h"
+#include "core/base/host.h"
 #include "core/base/timeutil.h"
 #include "cli/publish.h"
 
@@ -60,10 +61,7 @@ int CmdBadOst(int argc, char** argv) {
   pos.add("input", -1);
   po::variables_map vm;
   if (int rc = ParseCommandLine("bad-ost", argc, argv, all, &vm, &pos, &desc); rc >= 0) return rc;
-  auto usage_error = [](const std::string& m) {
-    std::cerr << "iosonar bad-ost: " << m << "\n(see iosonar bad-ost --help)\n";
-    return 2;
-  };
+  auto usage_error = [](const std::string& m) { return UsageError("bad-ost", m); };
   if (inputs.empty()) return usage_error("missing INPUT");
   if (format != "table" && format != "json") return usage_error("--format must be table or json");
   if (!(filt.p_threshold > 0 && filt.p_threshold <= 1)) return usage_error("-p must be in (0, 1]");
@@ -92,11 +90,8 @@ int CmdBadOst(int argc, char** argv) {
   if (format == "json") std::cout << json << "\n";
   else std::cout << analysis::BadOstToTable(res, filt, in);
   Publisher pub("bad-ost", {output, "", "", ""});
-  if (pub.has_output()) {
-    // The same inputs and thresholds give the same result and the same ids: a resend dedupes.
-    const int64_t stream = ResultStreamId({"iosonar.result.bad_ost", job_id, json});
-    pub.Send(analysis::BadOstToRecords(res, filt, HostName(), job_id, NowNs(), stream), res.correlations.size());
-  }
+  if (pub.has_output())
+    pub.Send(analysis::BadOstToRecords(res, filt, in, HostName(), job_id, NowNs()));
   return pub.rc();
 }
 

@@ -37,6 +37,68 @@ void PrintStats(const char* what, const CollectorStats& s) {
                static_cast<unsigned long long>(s.store_stalls));
 }
 
+// --from-file: each file ingested and counted, then the total.
+int IngestFiles(const CollectorOptions& o, const std::vector<std::string>& files) {
+  CollectorStats total;
+  int rc = 0;
+  for (const auto& f : files) {
+    auto r = IngestFile(o, f);
+    if (!r.ok()) {
+      std::fprintf(stderr, "iosonar collect: %s: %s\n", f.c_str(), r.status().ToString().c_str());
+      rc = 1;
+      continue;
+    }
+    PrintStats(f.c_str(), *r);
+    if (r->store_errors) rc = 1;
+    const CollectorStats& s = *r;
+    total.lines += s.lines;
+    total.accepted += s.accepted;
+    total.rejected += s.rejected;
+    total.stored += s.stored;
+    total.duplicates += s.duplicates;
+    total.redis_pushed += s.redis_pushed;
+    total.redis_errors += s.redis_errors;
+    total.store_errors += s.store_errors;
+    total.forwarded += s.forwarded;
+    total.forward_errors += s.forward_errors;
+  }
+  if (files.size() > 1) PrintStats("total", total);
+  return rc;
+}
+
+// The collector in the foreground until SIGINT/SIGTERM, then drained.
+int RunCollector(const CollectorOptions& o) {
+  // Take SIGINT/SIGTERM synchronously in this thread (sigwait), before the
+  // collector's thread exists, so it never sees them.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  auto c = Collector::Start(o);
+  if (!c.ok()) {
+    std::fprintf(stderr, "iosonar collect: cannot start: %s\n", c.status().ToString().c_str());
+    return 1;
+  }
+  // Show the real port when port 0 asked for any.
+  std::string where = o.listen.substr(0, o.listen.rfind(':') + 1) + std::to_string(c.value()->port());
+  std::fprintf(stderr, "iosonar collect: listening on %s, storing in %s/store.db%s%s\n", where.c_str(),
+               o.store_dir.c_str(), o.redis_url.empty() ? "" : ", pushing to Redis list ",
+               o.redis_url.empty() ? "" : o.redis_list.c_str());
+  int sig = 0;
+  sigwait(&stop_signals, &sig);
+  std::fprintf(stderr, "iosonar collect: %s, draining\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
+  Status s = c.value()->Stop();
+  CollectorStats final_stats = c.value()->stats();
+  PrintStats("final", final_stats);
+  if (!s.ok()) {
+    std::fprintf(stderr, "iosonar collect: %s\n", s.ToString().c_str());
+    return 1;
+  }
+  return final_stats.store_errors ? 1 : 0;
+}
+
 }  // namespace
 
 int CmdCollect(int argc, char** argv) {
@@ -107,63 +169,8 @@ int CmdCollect(int argc, char** argv) {
   // A Redis server that goes away must not kill us with SIGPIPE.
   signal(SIGPIPE, SIG_IGN);
 
-  if (!files.empty()) {
-    CollectorStats total;
-    int rc = 0;
-    for (const auto& f : files) {
-      auto r = IngestFile(o, f);
-      if (!r.ok()) {
-        std::fprintf(stderr, "iosonar collect: %s: %s\n", f.c_str(), r.status().ToString().c_str());
-        rc = 1;
-        continue;
-      }
-      PrintStats(f.c_str(), *r);
-      if (r->store_errors) rc = 1;
-      const CollectorStats& s = *r;
-      total.lines += s.lines;
-      total.accepted += s.accepted;
-      total.rejected += s.rejected;
-      total.stored += s.stored;
-      total.duplicates += s.duplicates;
-      total.redis_pushed += s.redis_pushed;
-      total.redis_errors += s.redis_errors;
-      total.store_errors += s.store_errors;
-      total.forwarded += s.forwarded;
-      total.forward_errors += s.forward_errors;
-    }
-    if (files.size() > 1) PrintStats("total", total);
-    return rc;
-  }
-
-  // Take SIGINT/SIGTERM synchronously in this thread (sigwait), before the
-  // collector's thread exists, so it never sees them.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-
-  auto c = Collector::Start(o);
-  if (!c.ok()) {
-    std::fprintf(stderr, "iosonar collect: cannot start: %s\n", c.status().ToString().c_str());
-    return 1;
-  }
-  // Show the real port when port 0 asked for any.
-  std::string where = o.listen.substr(0, o.listen.rfind(':') + 1) + std::to_string(c.value()->port());
-  std::fprintf(stderr, "iosonar collect: listening on %s, storing in %s/store.db%s%s\n", where.c_str(),
-               o.store_dir.c_str(), o.redis_url.empty() ? "" : ", pushing to Redis list ",
-               o.redis_url.empty() ? "" : o.redis_list.c_str());
-  int sig = 0;
-  sigwait(&stop_signals, &sig);
-  std::fprintf(stderr, "iosonar collect: %s, draining\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
-  Status s = c.value()->Stop();
-  CollectorStats final_stats = c.value()->stats();
-  PrintStats("final", final_stats);
-  if (!s.ok()) {
-    std::fprintf(stderr, "iosonar collect: %s\n", s.ToString().c_str());
-    return 1;
-  }
-  return final_stats.store_errors ? 1 : 0;
+  if (!files.empty()) return IngestFiles(o, files);
+  return RunCollector(o);
 }
 
 }  // namespace iosonar::cli

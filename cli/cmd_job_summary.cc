@@ -1,9 +1,7 @@
 // `iosonar job-summary`: the per-job I/O summary from the record store, as a
 // report for people or JSON, optionally cached in Redis.
 #include <boost/program_options.hpp>
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
+#include <algorithm>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -11,12 +9,13 @@
 #include "redis-cache/cache.h"
 #include "cli/cli_options.h"
 #include "cli/commands.h"
-#include "core/store/es_store.h"
+#include "cli/publish.h"
 #include "core/jobdb/jobdb.h"
-#include "core/base/json.h"
+#include "core/store/es_store.h"
 #include "core/store/store.h"
-#include "core/base/timeutil.h"
+#include "analysis-jobs/job-summary/job_meta.h"
 #include "analysis-jobs/job-summary/job_summary.h"
+#include "analysis-jobs/summarize/summarize.h"
 
 namespace po = boost::program_options;
 
@@ -43,6 +42,48 @@ constexpr const char* kUsage =
     "\n"
     "options";
 
+// The summary cached in Redis, if there is one; a failed read or a cached
+// summary that does not parse is reported and passed over.
+std::optional<analysis::JobSummary> FromCache(const std::string& redis_url, const std::string& job_id) {
+  auto hit = cache::CachedJobSummary(redis_url, job_id);
+  if (!hit.ok()) {
+    std::cerr << "iosonar job-summary: reading the cache: " << hit.status().ToString() << "\n";
+    return std::nullopt;
+  }
+  if (!hit.value()) return std::nullopt;
+  auto parsed = analysis::SummaryFromJson(*hit.value());
+  if (!parsed.ok()) {
+    std::cerr << "iosonar job-summary: ignoring the cached summary: " << parsed.status().ToString() << "\n";
+    return std::nullopt;
+  }
+  return std::move(parsed).value();
+}
+
+// The summary computed from the store; nullopt after saying why not.
+std::optional<analysis::JobSummary> FromStore(const std::string& store_dir, const std::string& job_id,
+                                              double volume_share) {
+  // --store is a directory (SQLite, which must hold store.db, so a
+  // mistyped directory does not look like an empty job) or an Elasticsearch URL.
+  auto store = OpenStoreAt(store_dir);
+  if (!store.ok()) {
+    std::cerr << "iosonar job-summary: " << (store.status().code() == Code::kNotFound ? store.status().message()
+                                                                                      : store.status().ToString())
+              << "\n";
+    return std::nullopt;
+  }
+  analysis::SummaryOptions opt;
+  opt.mode.volume_share = volume_share;
+  auto s = analysis::SummarizeJob(*store.value(), job_id, opt);
+  if (!s.ok()) {
+    if (s.status().code() == Code::kNotFound)
+      std::cerr << "iosonar job-summary: job " << job_id << " has no trace records in the store " << store_dir << "\n";
+    else
+      std::cerr << "iosonar job-summary: " << s.status().ToString() << "\n";
+    return std::nullopt;
+  }
+  return std::move(s).value();
+}
+
 }  // namespace
 
 int CmdJobSummary(int argc, char** argv) {
@@ -68,208 +109,41 @@ int CmdJobSummary(int argc, char** argv) {
   if (format != "table" && format != "json") return usage_error("--format must be table or json, not '" + format + "'");
   if (!(volume_share > 0 && volume_share <= 1)) return usage_error("--volume-share must be in (0, 1]");
   const bool from_cache = vm.count("from-cache") > 0;
-  const std::string redis_url = ResolveSetting(redis_flag, "IOSONAR_REDIS", "redis", config);
-  if (from_cache && redis_url.empty()) return usage_error("--from-cache needs a Redis URL (--redis or $IOSONAR_REDIS)");
+  Publisher pub("job-summary", {"", redis_flag, mysql_flag, config});
+  if (from_cache && pub.redis_url().empty()) return usage_error("--from-cache needs a Redis URL (--redis or $IOSONAR_REDIS)");
 
   std::optional<analysis::JobSummary> summary;
-  bool cached = false;
-  if (from_cache) {
-    auto hit = cache::CachedJobSummary(redis_url, job_id);
-    if (!hit.ok()) {
-      std::cerr << "iosonar job-summary: reading the cache: " << hit.status().ToString() << "\n";
-    } else if (hit.value()) {
-      auto parsed = analysis::SummaryFromJson(*hit.value());
-      if (parsed.ok()) {
-        summary = std::move(parsed).value();
-        cached = true;
-      } else {
-        std::cerr << "iosonar job-summary: ignoring the cached summary: " << parsed.status().ToString() << "\n";
-      }
-    }
-  }
-
+  if (from_cache) summary = FromCache(pub.redis_url(), job_id);
+  const bool cached = summary.has_value();
   if (!summary) {
     if (store_dir.empty())
       return usage_error(from_cache ? "job " + job_id + " is not in the cache; --store DIR computes it"
                                     : std::string("missing --store DIR"));
-    // --store is a directory (SQLite, which must hold store.db, so a
-    // mistyped directory does not look like an empty job) or an Elasticsearch URL.
-    auto store = OpenStoreAt(store_dir);
-    if (!store.ok()) {
-      std::cerr << "iosonar job-summary: " << (store.status().code() == Code::kNotFound ? store.status().message()
-                                                                                        : store.status().ToString())
-                << "\n";
-      return 1;
-    }
-    analysis::SummaryOptions opt;
-    opt.mode.volume_share = volume_share;
-    auto s = analysis::SummarizeJob(*store.value(), job_id, opt);
-    if (!s.ok()) {
-      if (s.status().code() == Code::kNotFound)
-        std::cerr << "iosonar job-summary: job " << job_id << " has no trace records in the store " << store_dir
-                  << "\n";
-      else
-        std::cerr << "iosonar job-summary: " << s.status().ToString() << "\n";
-      return 1;
-    }
-    summary = std::move(s).value();
+    summary = FromStore(store_dir, job_id, volume_share);
+    if (!summary) return 1;
   }
+
+  // The join with the job database: metadata in, job_summary out.
+  std::optional<analysis::JobMeta> meta;
+  pub.WithJob(job_id, cluster, [&](JobDb& db, const JobRecord& job) {
+    meta = analysis::JobMeta{job, {}};
+    if (auto n = db.JobNodes(job.cluster, job.job_id); n.ok()) meta->nodes = std::move(n).value();
+    Status w = db.WriteJobSummary(analysis::ToJobSummaryRow(*summary, job.cluster, job.job_id));
+    return w.ok() ? w : Status(w.code(), "writing job_summary: " + w.message());
+  });
+  const analysis::JobMeta* m = meta ? &*meta : nullptr;
 
   int rc = 0;
-  // The join with the job database: metadata in, job_summary out.
-  const std::string mysql_url = ResolveSetting(mysql_flag, "IOSONAR_MYSQL", "mysql", config);
-  std::optional<JobRecord> meta;
-  std::vector<std::string> meta_nodes;
-  if (!mysql_url.empty()) {
-    auto fail = [&](const std::string& msg) {
-      std::cerr << "iosonar job-summary: " << (mysql_flag.empty() ? "warning: " : "") << "job database: " << msg << "\n";
-      if (!mysql_flag.empty()) rc = 1;
-    };
-    char* end = nullptr;
-    unsigned long long numeric = std::strtoull(job_id.c_str(), &end, 10);
-    auto db = JobDb::Open(mysql_url);
-    if (!db.ok()) {
-      fail(db.status().ToString());
-    } else if (job_id.empty() || *end != '\0') {
-      fail("job id '" + job_id + "' is not a Slurm job number");
-    } else {
-      std::string cl = cluster;
-      if (cl.empty()) {
-        auto cls = db.value()->ClustersOf(numeric);
-        if (!cls.ok()) fail(cls.status().ToString());
-        else if (cls->size() == 1) cl = cls->front();
-        else if (cls->size() > 1) fail("job " + job_id + " exists on several clusters; give --cluster");
-        else fail("job " + job_id + " is not in the job database");
-      }
-      if (!cl.empty()) {
-        auto g = db.value()->Get(cl, numeric);
-        if (!g.ok()) fail(g.status().ToString());
-        else if (!g.value()) fail("job " + job_id + " on " + cl + " is not in the job database");
-        else {
-          meta = *g.value();
-          auto n = db.value()->JobNodes(cl, numeric);
-          if (n.ok()) meta_nodes = std::move(n).value();
-        }
-        JobSummaryRow row;
-        row.cluster = cl;
-        row.job_id = numeric;
-        row.runtime_s = summary->runtime_s;
-        row.read_bytes = summary->read.bytes;
-        row.write_bytes = summary->write.bytes;
-        row.read_ops = summary->read.ops;
-        row.write_ops = summary->write.ops;
-        row.read_bw_avg = summary->read.bw_avg;
-        row.read_bw_peak = summary->read.bw_peak;
-        row.write_bw_avg = summary->write.bw_avg;
-        row.write_bw_peak = summary->write.bw_peak;
-        row.read_iops = summary->read.iops;
-        row.write_iops = summary->write.iops;
-        row.meta_ops = summary->meta_ops;
-        row.meta_ops_per_s = summary->meta_ops_per_s;
-        row.processes_with_io = summary->processes_with_io;
-        row.nodes_with_io = summary->nodes_with_io;
-        row.files = summary->files;
-        row.errors = summary->errors;
-        row.io_mode_read = summary->mode_read.mode;
-        row.io_mode_write = summary->mode_write.mode;
-        row.summary_json = analysis::SummaryToJson(*summary, false);
-        if (meta) {
-          Status w = db.value()->WriteJobSummary(row);
-          if (!w.ok()) fail("writing job_summary: " + w.ToString());
-        }
-      }
-    }
-  }
-  auto meta_json = [&](int indent) {
-    std::string out;
-    JsonWriter w(&out, indent);
-    w.BeginObject();
-    w.Kv("cluster", meta->cluster);
-    w.Kv("job_id", static_cast<int64_t>(meta->job_id));
-    auto opt_s = [&](const char* k, const std::optional<std::string>& v) {
-      w.Key(k);
-      if (v) w.String(*v);
-      else w.Null();
-    };
-    auto opt_i = [&](const char* k, const std::optional<int64_t>& v) {
-      w.Key(k);
-      if (v) w.Int(*v);
-      else w.Null();
-    };
-    auto opt_t = [&](const char* k, const std::optional<int64_t>& v) {
-      w.Key(k);
-      if (v) w.String(FormatIsoMillis(*v));
-      else w.Null();
-    };
-    opt_s("user", meta->user);
-    opt_s("name", meta->name);
-    opt_s("command", meta->command);
-    opt_s("partition", meta->partition);
-    opt_s("node_list", meta->node_list);
-    w.Key("nodes");
-    w.BeginArray();
-    for (const auto& n : meta_nodes) w.String(n);
-    w.EndArray();
-    opt_i("array_job_id", meta->array_job_id);
-    opt_i("array_task_id", meta->array_task_id);
-    opt_t("start", meta->start_ns);
-    opt_t("end", meta->end_ns);
-    opt_s("state", meta->state);
-    opt_i("exit_code", meta->exit_code);
-    w.EndObject();
-    return out;
-  };
-  // The summary JSON with the job's metadata added as a top-level "job" object.
-  auto with_meta = [&](std::string js, bool pretty) {
-    if (!meta) return js;
-    size_t close = js.find_last_of('}');
-    if (close == std::string::npos) return js;
-    std::string m = meta_json(pretty ? 2 : 0);
-    js.insert(close, std::string(pretty ? ",\n  " : ",") + "\"job\": " + m + (pretty ? "\n" : ""));
-    if (pretty) {  // trailing whitespace before the inserted text
-      size_t ins = js.rfind(",\n  \"job\"");
-      while (ins > 0 && (js[ins - 1] == '\n' || js[ins - 1] == ' ')) js.erase(--ins, 1);
-    }
-    return js;
-  };
-
-  if (!json_path.empty()) {
-    std::ofstream f(json_path, std::ios::binary | std::ios::trunc);
-    f << with_meta(analysis::SummaryToJson(*summary, true), true);
-    f.close();
-    if (!f) {
-      std::cerr << "iosonar job-summary: cannot write " << json_path << "\n";
+  if (!json_path.empty())
+    if (Status s = WriteTextFile(json_path, analysis::SummaryJsonWithJob(*summary, m, true)); !s.ok()) {
+      std::cerr << "iosonar job-summary: " << s.message() << "\n";
       rc = 1;
     }
-  }
-  if (format == "json") {
-    std::cout << with_meta(analysis::SummaryToJson(*summary, true), true);
-  } else {
-    if (meta) {
-      auto v = [](const std::optional<std::string>& s) { return s ? *s : std::string("-"); };
-      std::cout << "Job " << meta->job_id << " on " << meta->cluster << " (job database)\n"
-                << "  user       " << v(meta->user) << "\n"
-                << "  name       " << v(meta->name) << "\n"
-                << "  command    " << v(meta->command) << "\n"
-                << "  nodes      " << v(meta->node_list) << " (" << meta_nodes.size() << ")\n"
-                << "  start      " << (meta->start_ns ? FormatIsoMillis(*meta->start_ns) : "-") << "\n"
-                << "  end        " << (meta->end_ns ? FormatIsoMillis(*meta->end_ns) : "-") << "\n"
-                << "  state      " << v(meta->state)
-                << (meta->exit_code ? " (exit code " + std::to_string(*meta->exit_code) + ")" : "") << "\n\n";
-    }
-    std::cout << analysis::SummaryToTable(*summary);
-  }
+  if (format == "json") std::cout << analysis::SummaryJsonWithJob(*summary, m, true);
+  else std::cout << (m ? analysis::JobMetaToTable(*m) : "") << analysis::SummaryToTable(*summary);
   std::cout.flush();
-
-  if (!redis_url.empty() && !cached) {
-    Status st = cache::CacheJobSummary(redis_url, job_id, analysis::SummaryToJson(*summary, false));
-    if (!st.ok()) {
-      std::cerr << "iosonar job-summary: " << (redis_flag.empty() ? "warning: " : "")
-                << "caching the summary: " << st.ToString() << "\n";
-      if (!redis_flag.empty()) rc = 1;
-    }
-  }
-  return rc;
+  if (!cached) pub.Cache(cache::JobSummaryKey(job_id), analysis::SummaryToJson(*summary, false));
+  return std::max(rc, pub.rc());
 }
 
 }  // namespace iosonar::cli

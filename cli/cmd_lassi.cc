@@ -1,27 +1,23 @@
 // `iosonar lassi`, `iosonar slowdown`, `iosonar report` and
 // `iosonar lmt-import` (analysis-jobs/lassi, analysis-jobs/report; docs/lassi.md).
-#include <unistd.h>
-
 #include <boost/program_options.hpp>
-#include <chrono>
+#include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
-#include <map>
-#include <set>
+#include <optional>
 #include <sstream>
 
 #include "redis-cache/cache.h"
 #include "cli/cli_options.h"
 #include "cli/commands.h"
-#include "core/store/es_store.h"
+#include "cli/publish.h"
+#include "core/base/host.h"
+#include "core/base/timeutil.h"
 #include "core/jobdb/jobdb.h"
-#include "core/jobdb/mysql.h"
-#include "core/records/record.h"
-#include "core/transport/sink.h"
+#include "core/store/es_store.h"
 #include "core/store/sqlite_store.h"
 #include "core/store/store.h"
-#include "core/base/timeutil.h"
+#include "analysis-jobs/lassi/apps.h"
 #include "analysis-jobs/lassi/lassi.h"
 #include "analysis-jobs/lassi/lassi_store.h"
 #include "analysis-jobs/lassi/lmt_import.h"
@@ -35,17 +31,6 @@ namespace iosonar::cli {
 namespace {
 
 constexpr int64_t kS = 1000000000;
-
-std::string HostName() {
-  char b[256] = {};
-  if (gethostname(b, sizeof b - 1) != 0) return "localhost";
-  return b;
-}
-
-uint64_t NewStream() {
-  return static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count()) ^
-         (static_cast<uint64_t>(getpid()) << 40);
-}
 
 // Common options of lassi/slowdown/report.
 struct RangeOpts {
@@ -94,69 +79,6 @@ Result<std::unique_ptr<Store>> OpenStoreOrSay(const char* name, const std::strin
   return s;
 }
 
-// Applications: job_id<TAB>command line file, and/or the job database.
-struct AppSource {
-  std::map<std::string, std::string> file;
-  std::unique_ptr<JobDb> db;
-  std::string cluster;
-  std::string Of(std::string_view job) {
-    auto it = file.find(std::string(job));
-    if (it != file.end()) return it->second;
-    if (db) {
-      char* end = nullptr;
-      std::string j(job);
-      const unsigned long long id = std::strtoull(j.c_str(), &end, 10);
-      if (!j.empty() && *end == '\0') {
-        std::string cl = cluster;
-        if (cl.empty()) {
-          auto cls = db->ClustersOf(id);
-          if (cls.ok() && cls->size() == 1) cl = cls->front();
-        }
-        if (!cl.empty()) {
-          auto g = db->Get(cl, id);
-          if (g.ok() && g.value() && g.value()->command) return *g.value()->command;
-        }
-      }
-    }
-    return "";
-  }
-};
-
-Status LoadAppsFile(const std::string& path, std::map<std::string, std::string>* out) {
-  std::ifstream f(path);
-  if (!f) return Status::Io("cannot read " + path);
-  std::string line;
-  int n = 0;
-  while (std::getline(f, line)) {
-    ++n;
-    if (line.empty() || line[0] == '#') continue;
-    auto tab = line.find('\t');
-    if (tab == std::string::npos || tab == 0)
-      return Status::Invalid(path + ":" + std::to_string(n) + ": expected JOB_ID<TAB>COMMAND LINE");
-    (*out)[line.substr(0, tab)] = line.substr(tab + 1);
-  }
-  return Status::Ok();
-}
-
-Status ShipRecords(const std::string& output, const std::string& lines) {
-  if (output.empty() || lines.empty()) return Status::Ok();
-  auto sink = OpenSink(output, SinkOptions{});
-  if (!sink.ok()) return sink.status();
-  uint64_t n = 0;
-  for (char c : lines) n += c == '\n';
-  Status st = sink.value()->Send(lines, n);
-  if (!st.ok()) return st;
-  return sink.value()->Flush();
-}
-
-Status WriteFileText(const std::string& path, const std::string& text) {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  f << text;
-  f.close();
-  if (!f) return Status::Io("cannot write " + path);
-  return Status::Ok();
-}
-
 // The LASSi computation every command shares.
 struct LassiArgs {
   double alpha = 2;
@@ -174,175 +96,97 @@ struct LassiArgs {
         ("mysql", po::value(&mysql)->value_name("URL"), "job database: command lines of the jobs (applications)")  //
         ("cluster", po::value(&cluster)->value_name("NAME"), "cluster of the jobs in the job database");
   }
+  // The options over the range; "" or what is wrong with them.
+  std::string ToOptions(const RangeOpts& range, lassi::Options* o) const {
+    auto win = lassi::ParseDuration(window);
+    if (!win) return "--window: not a duration: '" + window + "' (e.g. 1h, 10m, 30s)";
+    int64_t hist = 0;
+    if (!history.empty()) {
+      auto h = lassi::ParseDuration(history);
+      if (!h) return "--history: not a duration: '" + history + "'";
+      hist = *h;
+    }
+    if (!(alpha > 0)) return "--alpha must be > 0";
+    if (scan_threads != 1 && scan_threads != 2) return "--scan-threads must be 1 or 2";
+    o->alpha = alpha;
+    o->window_ns = *win;
+    o->from_ns = range.from_ns;
+    o->to_ns = range.to_ns;
+    o->history_from_ns = range.from_ns - hist;
+    return "";
+  }
 };
 
-int ComputeLassi(const char* name, const LassiArgs& a, const RangeOpts& range, const std::string& where,
-                 AppSource* apps, lassi::LassiResult* out) {
-  auto win = lassi::ParseDuration(a.window);
-  if (!win) return Usage{name}("--window: not a duration: '" + a.window + "' (e.g. 1h, 10m, 30s)");
-  int64_t hist = 0;
-  if (!a.history.empty()) {
-    auto h = lassi::ParseDuration(a.history);
-    if (!h) return Usage{name}("--history: not a duration: '" + a.history + "'");
-    hist = *h;
-  }
-  if (!(a.alpha > 0)) return Usage{name}("--alpha must be > 0");
-  if (!a.apps_file.empty()) {
-    Status st = LoadAppsFile(a.apps_file, &apps->file);
-    if (!st.ok()) {
+// LASSi over the store at `where`, the applications from --apps and the job
+// database (opened through pub, which reports a failure). 0, or the exit
+// status to stop with.
+int ComputeLassi(const char* name, const LassiArgs& a, const lassi::Options& o, const std::string& where,
+                 Publisher& pub, lassi::AppSource* apps, lassi::LassiResult* out) {
+  if (!a.apps_file.empty())
+    if (Status st = apps->LoadFile(a.apps_file); !st.ok()) {
       std::cerr << "iosonar " << name << ": " << st.ToString() << "\n";
       return 1;
     }
-  }
-  const std::string mysql_url = ResolveSetting(a.mysql, "IOSONAR_MYSQL", "mysql");
-  if (!mysql_url.empty()) {
-    auto db = JobDb::Open(mysql_url);
-    if (!db.ok()) {
-      std::cerr << "iosonar " << name << ": " << (a.mysql.empty() ? "warning: " : "") << "job database: "
-                << db.status().ToString() << "\n";
-      if (!a.mysql.empty()) return 1;
-    } else {
-      apps->db = std::move(db).value();
-      apps->cluster = a.cluster;
-    }
-  }
-  lassi::Options o;
-  o.alpha = a.alpha;
-  o.window_ns = *win;
-  o.from_ns = range.from_ns;
-  o.to_ns = range.to_ns;
-  o.history_from_ns = range.from_ns - hist;
-  lassi::Accumulator acc(o);
-  if (a.scan_threads != 1 && a.scan_threads != 2) return Usage{name}("--scan-threads must be 1 or 2");
-  auto app_of = [&](std::string_view job) { return apps->Of(job); };
-  Status st;
-  if (a.scan_threads == 2) {  // oss+mds | job_stats on two store handles
-    st = lassi::FeedFromStoreParallel([&] { return OpenStoreAt(where); }, acc, app_of);
-  } else {
-    auto store = OpenStoreAt(where);
-    st = store.ok() ? lassi::FeedFromStore(*store.value(), acc, app_of) : store.status();
-  }
-  if (!st.ok()) {
-    std::cerr << "iosonar " << name << ": " << st.ToString() << "\n";
+  pub.WithJobDb([&](JobDb& db) {
+    apps->UseJobDb(&db, a.cluster);
+    return Status::Ok();
+  });
+  if (pub.rc() != 0) return pub.rc();  // --mysql given and it failed: nothing is computed
+  auto r = lassi::ComputeFromStore([&] { return OpenStoreAt(where); }, o, a.scan_threads,
+                                   [&](std::string_view job) { return apps->Of(job); });
+  if (!r.ok()) {
+    std::cerr << "iosonar " << name << ": " << r.status().ToString() << "\n";
     return 1;
   }
-  *out = acc.Compute();
+  *out = std::move(r).value();
   return 0;
 }
 
-Status WriteLassiMysql(JobDb& db, const lassi::LassiResult& r) {
-  auto& c = db.conn();
-  const std::string now = SqlDatetime(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                          std::chrono::system_clock::now().time_since_epoch())
-                                          .count());
-  if (Status s = c.Begin(); !s.ok()) return s;
-  auto put = [&](const std::vector<lassi::WindowRow>& rows, const char* kind) -> Status {
-    for (const auto& w : rows) {
-      auto e = c.Exec(
-          "REPLACE INTO lassi_risk (fs, kind, target, window_start, window_s, alpha, risk_oss, risk_mds, read_kb_ops, "
-          "write_kb_ops, read_kb, write_kb, computed_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-          {w.fs, std::string(kind), w.target, SqlDatetime(w.start_ns), r.opt.window_ns / kS, r.opt.alpha, w.risk_oss,
-           w.risk_mds, SqlOpt(w.read_kb_ops), SqlOpt(w.write_kb_ops), SqlOpt(w.x.oss[0]), SqlOpt(w.x.oss[2]), now});
-      if (!e.ok()) return e.status();
-    }
-    return Status::Ok();
-  };
-  for (auto [rows, kind] : {std::pair{&r.fs_windows, "fs"}, {&r.app_windows, "app"}, {&r.job_windows, "job"}}) {
-    Status s = put(*rows, kind);
-    if (!s.ok()) {
-      c.Rollback();
-      return s;
-    }
+// --runs FILE, its malformed lines reported; nullopt (after saying why) when unreadable.
+std::optional<std::vector<lassi::Run>> ReadRuns(const char* name, const std::string& path) {
+  std::vector<std::string> skipped;
+  auto runs = lassi::ReadRunsFile(path, &skipped);
+  for (const auto& s : skipped) std::cerr << "iosonar " << name << ": " << s << "\n";
+  if (!runs.ok()) {
+    std::cerr << "iosonar " << name << ": " << runs.status().message() << "\n";
+    return std::nullopt;
   }
-  return c.Commit();
+  return std::move(runs).value();
 }
 
-// JOB<TAB>START<TAB>END lines; malformed lines are reported by file:line and skipped.
-bool ReadRuns(const char* name, const std::string& path, std::vector<lassi::Run>* runs) {
-  std::ifstream f(path);
-  if (!f) {
-    std::cerr << "iosonar " << name << ": cannot read " << path << "\n";
-    return false;
+// Writes text to path; a failure is reported and makes *rc 1.
+void WriteOutputFile(const char* name, const std::string& path, const std::string& text, int* rc) {
+  if (Status s = WriteTextFile(path, text); !s.ok()) {
+    std::cerr << "iosonar " << name << ": " << s.ToString() << "\n";
+    *rc = 1;
   }
-  std::string line;
-  int n = 0;
-  while (std::getline(f, line)) {
-    ++n;
-    if (line.empty() || line[0] == '#') continue;
-    std::istringstream in(line);
-    std::string job, a, b;
-    std::getline(in, job, '\t');
-    std::getline(in, a, '\t');
-    std::getline(in, b, '\t');
-    auto s = ParseIso8601(a), e = ParseIso8601(b);
-    if (job.empty() || !s || !e) {
-      std::cerr << "iosonar " << name << ": " << path << ":" << n << ": expected JOB<TAB>START<TAB>END, skipped\n";
-      continue;
-    }
-    runs->push_back({job, *s, *e});
-  }
-  return true;
 }
 
-std::string NowSql() {
-  return SqlDatetime(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
-}
-
-Status WriteSlowdownMysql(const std::string& url, const std::vector<lassi::SlowdownRow>& rows) {
-  auto db = JobDb::Open(url);
-  if (!db.ok()) return db.status();
-  auto& c = db.value()->conn();
-  const std::string now = NowSql();
-  if (Status s = c.Begin(); !s.ok()) return s;
-  for (const auto& r : rows) {
-    auto e = c.Exec(
-        "REPLACE INTO probe_slowdown (fs, op, interval_start, interval_s, n, mean_s, min_s, median_s, p90_s, p95_s, "
-        "p99_s, max_s, baseline_median_s, slowdown_median, slowdown_p90, computed_at) "
-        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-        {r.fs, r.op, SqlDatetime(r.start_ns), r.interval_ns / kS, static_cast<int64_t>(r.stats.count), r.stats.mean,
-         r.stats.min, r.stats.median, r.stats.p90, r.stats.p95, r.stats.p99, r.stats.max, SqlOpt(r.baseline_median),
-         SqlOpt(r.slowdown_median), SqlOpt(r.slowdown_p90), now});
-    if (!e.ok()) {
-      c.Rollback();
-      return e.status();
-    }
+// --intervals, --baseline-sliding, --baseline-from/--baseline-to; "" or a usage error.
+std::string SlowdownOptionsFrom(const RangeOpts& range, const std::string& intervals, const std::string& sliding,
+                                const std::string& baseline_from, const std::string& baseline_to,
+                                lassi::SlowdownOptions* o) {
+  o->from_ns = range.from_ns;
+  o->to_ns = range.to_ns;
+  o->intervals_ns.clear();
+  std::istringstream iv(intervals);
+  for (std::string tok; std::getline(iv, tok, ',');) {
+    auto d = lassi::ParseDuration(tok);
+    if (!d) return "--intervals: not a duration: '" + tok + "'";
+    o->intervals_ns.push_back(*d);
   }
-  return c.Commit();
-}
-
-std::string LassiTable(const lassi::LassiResult& r) {
-  std::ostringstream o;
-  auto f = [](std::optional<double> v) {
-    if (!v) return std::string("-");
-    char b[32];
-    std::snprintf(b, sizeof b, "%.3g", *v);
-    return std::string(b);
-  };
-  o << "LASSi risk and ops, " << FormatIsoMillis(r.opt.from_ns) << " to " << FormatIsoMillis(r.opt.to_ns)
-    << ", windows of " << r.opt.window_ns / kS << " s, alpha " << r.opt.alpha << " (" << r.records << " records, "
-    << r.records_reset << " with a counter reset left out)\n";
-  std::string fs;
-  for (const auto& w : r.fs_windows) {
-    if (w.fs != fs) {
-      fs = w.fs;
-      o << "\nfile system " << fs << "\n  window start               risk_oss   risk_mds   read_kb_ops write_kb_ops\n";
-    }
-    char b[256];
-    std::snprintf(b, sizeof b, "  %-24s %10s %10s %11s %12s\n", FormatIsoMillis(w.start_ns).c_str(),
-                  f(w.risk_oss).c_str(), f(w.risk_mds).c_str(), f(w.read_kb_ops).c_str(), f(w.write_kb_ops).c_str());
-    o << b;
+  if (!sliding.empty()) {
+    auto d = lassi::ParseDuration(sliding);
+    if (!d) return "--baseline-sliding: not a duration: '" + sliding + "'";
+    o->sliding_ns = *d;
   }
-  for (const auto& s : r.fs_stats) {
-    o << "\n" << s.fs << ": per-window mean and c_v over " << s.windows << " windows\n";
-    for (const auto& op : s.ops) o << "  " << op.op << " mean " << f(op.stat.mean) << " c_v " << f(op.stat.cv) << "\n";
+  for (auto [text, slot] : {std::pair{baseline_from, &o->baseline_from_ns}, {baseline_to, &o->baseline_to_ns}}) {
+    if (text.empty()) continue;
+    auto t = ParseIso8601(text);
+    if (!t) return "baseline: not an ISO 8601 time: '" + text + "'";
+    *slot = *t;
   }
-  if (!r.apps.empty()) {
-    o << "\napplications (risk summed over windows)\n";
-    for (const auto& a : r.apps)
-      o << "  " << a.fs << "  risk_oss " << f(a.risk_oss) << "  risk_mds " << f(a.risk_mds) << "  " << a.app << "\n";
-  }
-  return o.str();
+  return "";
 }
 
 }  // namespace
@@ -377,64 +221,29 @@ int CmdLassi(int argc, char** argv) {
   if (store_dir.empty()) return usage("missing --store");
   if (std::string e = range.Parse(); !e.empty()) return usage(e);
   if (format != "table" && format != "json") return usage("--format must be table or json");
-  auto store = OpenStoreOrSay("lassi", store_dir);
-  if (!store.ok()) return 1;
-  AppSource apps;
+  lassi::Options opt;
+  if (std::string e = la.ToOptions(range, &opt); !e.empty()) return usage(e);
+  if (!OpenStoreOrSay("lassi", store_dir).ok()) return 1;
+  Publisher pub("lassi", {results_output, redis_flag, la.mysql, "", "--results-output"});
+  lassi::AppSource apps;
   lassi::LassiResult res;
-  if (int r = ComputeLassi("lassi", la, range, store_dir, &apps, &res); r != 0) return r;
-  const std::string js = lassi::ResultToJson(res, true);
+  if (int r = ComputeLassi("lassi", la, opt, store_dir, pub, &apps, &res); r != 0) return r;
   std::string corr;
   if (!runs_file.empty()) {
-    std::vector<lassi::Run> runs;
-    if (!ReadRuns("lassi", runs_file, &runs)) return 1;
-    std::string fs = correlate_fs;
-    if (fs.empty() && !res.fs_stats.empty()) fs = res.fs_stats.front().fs;
-    auto c = lassi::CorrelateRuns(res, fs, runs);
-    std::ostringstream o;
-    auto f3 = [](std::optional<double> v) { return v ? std::to_string(*v) : std::string("undefined"); };
-    o << "\nslowdown analysis on " << fs << " (" << c.runs.size() << " runs):\n";
-    for (const auto& x : c.runs)
-      o << "  job " << x.job << " runtime " << x.runtime_s << " s risk_oss " << x.risk_oss << " risk_mds " << x.risk_mds << "\n";
-    o << "  runtime vs risk_oss: r = " << f3(c.oss.r) << ", p = " << f3(c.oss.p) << "\n"
-      << "  runtime vs risk_mds: r = " << f3(c.mds.r) << ", p = " << f3(c.mds.p) << "\n";
-    corr = o.str();
+    auto runs = ReadRuns("lassi", runs_file);
+    if (!runs) return 1;
+    corr = lassi::CorrelationToText(lassi::CorrelateRuns(res, lassi::RunsFs(res, correlate_fs), *runs));
   }
-  if (format == "json") std::cout << js;
-  else std::cout << LassiTable(res);
-  std::cout << corr;
+  const std::string js = lassi::ResultToJson(res, true);
+  std::cout << (format == "json" ? js : lassi::ResultToTable(res)) << corr;
   std::cout.flush();
-  if (!json_path.empty())
-    if (Status s = WriteFileText(json_path, js); !s.ok()) {
-      std::cerr << "iosonar lassi: " << s.ToString() << "\n";
-      rc = 1;
-    }
-  const std::string redis_url = ResolveSetting(redis_flag, "IOSONAR_REDIS", "redis");
-  if (!redis_url.empty()) {
-    Status s = cache::CacheResult(redis_url,
-                                  cache::LassiKey("", FormatIsoMillis(range.from_ns), FormatIsoMillis(range.to_ns),
-                                                  res.opt.window_ns / kS),
-                                  lassi::ResultToJson(res, false));
-    if (!s.ok()) {
-      std::cerr << "iosonar lassi: " << (redis_flag.empty() ? "warning: " : "") << "caching: " << s.ToString() << "\n";
-      if (!redis_flag.empty()) rc = 1;
-    }
-  }
-  if (apps.db) {
-    Status s = WriteLassiMysql(*apps.db, res);
-    if (!s.ok()) {
-      std::cerr << "iosonar lassi: writing lassi_risk (run `iosonar db-migrate` first?): " << s.ToString() << "\n";
-      rc = 1;
-    }
-  }
-  if (!results_output.empty()) {
-    int64_t seq = 0;
-    Status s = ShipRecords(results_output, lassi::RiskRecords(res, NewStream(), &seq, HostName()));
-    if (!s.ok()) {
-      std::cerr << "iosonar lassi: --results-output: " << s.ToString() << "\n";
-      rc = 1;
-    }
-  }
-  return rc;
+  if (!json_path.empty()) WriteOutputFile("lassi", json_path, js, &rc);
+  pub.Cache(cache::LassiKey("", FormatIsoMillis(range.from_ns), FormatIsoMillis(range.to_ns), res.opt.window_ns / kS),
+            lassi::ResultToJson(res, false));
+  pub.WithJobDb([&](JobDb& db) { return lassi::WriteRiskToDb(db.conn(), res); });
+  if (pub.has_output())
+    if (const std::string recs = lassi::RiskRecords(res, HostName()); !recs.empty()) pub.Send(recs);
+  return std::max(rc, pub.rc());
 }
 
 // ---------------------------------------------------------------------------
@@ -467,84 +276,26 @@ int CmdSlowdown(int argc, char** argv) {
   if (store_dir.empty()) return usage("missing --store");
   if (std::string e = range.Parse(); !e.empty()) return usage(e);
   lassi::SlowdownOptions o;
-  o.from_ns = range.from_ns;
-  o.to_ns = range.to_ns;
-  o.intervals_ns.clear();
-  std::istringstream iv(intervals);
-  for (std::string tok; std::getline(iv, tok, ',');) {
-    auto d = lassi::ParseDuration(tok);
-    if (!d) return usage("--intervals: not a duration: '" + tok + "'");
-    o.intervals_ns.push_back(*d);
-  }
-  if (!sliding.empty()) {
-    auto d = lassi::ParseDuration(sliding);
-    if (!d) return usage("--baseline-sliding: not a duration: '" + sliding + "'");
-    o.sliding_ns = *d;
-  }
-  for (auto [text, slot] : {std::pair{baseline_from, &o.baseline_from_ns}, {baseline_to, &o.baseline_to_ns}}) {
-    if (text.empty()) continue;
-    auto t = ParseIso8601(text);
-    if (!t) return usage("baseline: not an ISO 8601 time: '" + text + "'");
-    *slot = *t;
-  }
+  if (std::string e = SlowdownOptionsFrom(range, intervals, sliding, baseline_from, baseline_to, &o); !e.empty())
+    return usage(e);
   auto store = OpenStoreOrSay("slowdown", store_dir);
   if (!store.ok()) return 1;
-  int64_t lo = o.from_ns - o.sliding_ns;
-  if (o.baseline_from_ns) lo = std::min(lo, *o.baseline_from_ns);
-  int64_t hi = o.to_ns;
-  if (o.baseline_to_ns) hi = std::max(hi, *o.baseline_to_ns);
-  auto samples = lassi::LoadProbeSamples(*store.value(), lo, hi);
-  if (!samples.ok()) {
-    std::cerr << "iosonar slowdown: " << samples.status().ToString() << "\n";
+  auto rows = lassi::SlowdownFromStore(*store.value(), o);
+  if (!rows.ok()) {
+    std::cerr << "iosonar slowdown: " << rows.status().ToString() << "\n";
     return 1;
   }
-  auto rows = lassi::ComputeSlowdown(std::move(samples).value(), o);
-  const std::string js = lassi::SlowdownToJson(rows, o, true);
-  if (format == "json") {
-    std::cout << js;
-  } else {
-    std::printf("%-16s %-8s %6s %-24s %6s %10s %10s %10s %9s %9s\n", "fs", "op", "int_s", "start", "n", "median_s",
-                "p90_s", "baseline", "sd_med", "sd_p90");
-    for (const auto& r : rows)
-      std::printf("%-16s %-8s %6lld %-24s %6zu %10.4g %10.4g %10.4g %9.3g %9.3g\n", r.fs.c_str(), r.op.c_str(),
-                  static_cast<long long>(r.interval_ns / kS), FormatIsoMillis(r.start_ns).c_str(), r.stats.count,
-                  r.stats.median, r.stats.p90, r.baseline_median.value_or(0), r.slowdown_median.value_or(0),
-                  r.slowdown_p90.value_or(0));
-    std::fflush(stdout);
-  }
-  if (!json_path.empty())
-    if (Status s = WriteFileText(json_path, js); !s.ok()) {
-      std::cerr << "iosonar slowdown: " << s.ToString() << "\n";
-      rc = 1;
-    }
-  const std::string redis_url = ResolveSetting(redis_flag, "IOSONAR_REDIS", "redis");
-  if (!redis_url.empty()) {
-    Status s = cache::CacheResult(
-        redis_url, cache::SlowdownKey("", FormatIsoMillis(o.from_ns), FormatIsoMillis(o.to_ns)),
-        lassi::SlowdownToJson(rows, o, false));
-    if (!s.ok()) {
-      std::cerr << "iosonar slowdown: " << (redis_flag.empty() ? "warning: " : "") << "caching: " << s.ToString() << "\n";
-      if (!redis_flag.empty()) rc = 1;
-    }
-  }
-  const std::string mysql_url = ResolveSetting(mysql_flag, "IOSONAR_MYSQL", "mysql");
-  if (!mysql_url.empty()) {
-    Status s = WriteSlowdownMysql(mysql_url, rows);
-    if (!s.ok()) {
-      std::cerr << "iosonar slowdown: " << (mysql_flag.empty() ? "warning: " : "")
-                << "writing probe_slowdown (run `iosonar db-migrate` first?): " << s.ToString() << "\n";
-      if (!mysql_flag.empty()) rc = 1;
-    }
-  }
-  if (!results_output.empty()) {
-    int64_t seq = 0;
-    Status s = ShipRecords(results_output, lassi::SlowdownRecords(rows, NewStream(), &seq, HostName()));
-    if (!s.ok()) {
-      std::cerr << "iosonar slowdown: --results-output: " << s.ToString() << "\n";
-      rc = 1;
-    }
-  }
-  return rc;
+  const std::string js = lassi::SlowdownToJson(*rows, o, true);
+  std::cout << (format == "json" ? js : lassi::SlowdownToTable(*rows));
+  std::cout.flush();
+  if (!json_path.empty()) WriteOutputFile("slowdown", json_path, js, &rc);
+  Publisher pub("slowdown", {results_output, redis_flag, mysql_flag, "", "--results-output"});
+  pub.Cache(cache::SlowdownKey("", FormatIsoMillis(o.from_ns), FormatIsoMillis(o.to_ns)),
+            lassi::SlowdownToJson(*rows, o, false));
+  pub.WithJobDb([&](JobDb& db) { return lassi::WriteSlowdownToDb(db.conn(), *rows); });
+  if (pub.has_output())
+    if (const std::string recs = lassi::SlowdownRecords(*rows, o, HostName()); !recs.empty()) pub.Send(recs);
+  return std::max(rc, pub.rc());
 }
 
 // ---------------------------------------------------------------------------
@@ -578,57 +329,37 @@ int CmdReport(int argc, char** argv) {
   if (std::string e = range.Parse(); !e.empty()) return usage(e);
   auto sd = lassi::ParseDuration(intervals);
   if (!sd) return usage("--slowdown-interval: not a duration: '" + intervals + "'");
+  lassi::Options opt;
+  if (std::string e = la.ToOptions(range, &opt); !e.empty()) return usage(e);
   auto store = OpenStoreOrSay("report", store_dir);
   if (!store.ok()) return 1;
   report::ReportInput in;
   in.top_n = top;
   in.title = !title.empty() ? title : !range.day.empty() ? range.day
                                                         : FormatIsoMillis(range.from_ns) + " - " + FormatIsoMillis(range.to_ns);
-  AppSource apps;
-  if (int r = ComputeLassi("report", la, range, store_dir, &apps, &in.lassi); r != 0) return r;
+  Publisher pub("report", {"", "", la.mysql, ""});  // the job database as an input only
+  lassi::AppSource apps;
+  if (int r = ComputeLassi("report", la, opt, store_dir, pub, &apps, &in.lassi); r != 0) return r;
   lassi::SlowdownOptions so;
   so.from_ns = range.from_ns;
   so.to_ns = range.to_ns;
   so.intervals_ns = {*sd};
-  auto samples = lassi::LoadProbeSamples(*store.value(), range.from_ns, range.to_ns);
-  if (!samples.ok()) {
-    std::cerr << "iosonar report: " << samples.status().ToString() << "\n";
+  auto slowdown = lassi::SlowdownFromStore(*store.value(), so);
+  if (!slowdown.ok()) {
+    std::cerr << "iosonar report: " << slowdown.status().ToString() << "\n";
     return 1;
   }
-  in.slowdown = lassi::ComputeSlowdown(std::move(samples).value(), so);
-  // Job summaries of the jobs with trace records in the range.
-  {
-    std::set<std::string> jobs;
-    ScanQuery q;
-    q.dataset = "iosonar.trace";
-    q.range.start_ns = range.from_ns;
-    q.range.end_ns = range.to_ns;
-    q.fields = {"job.id"};
-    Status st = store.value()->Scan(q, [&](const Row& r) {
-      if (r.Has(0)) jobs.insert(std::string(r.Str(0)));
-      return jobs.size() < 10000;
-    });
-    if (!st.ok()) std::cerr << "iosonar report: warning: listing traced jobs: " << st.ToString() << "\n";
-    for (const auto& j : jobs) {
-      auto s = analysis::SummarizeJob(*store.value(), j);
-      if (s.ok()) in.summaries[j] = std::move(s).value();
-    }
-  }
+  in.slowdown = std::move(slowdown).value();
+  if (Status st = report::SummarizeTracedJobs(*store.value(), range.from_ns, range.to_ns, &in.summaries); !st.ok())
+    std::cerr << "iosonar report: warning: listing traced jobs: " << st.ToString() << "\n";
   if (!runs_file.empty()) {
-    std::vector<lassi::Run> runs;
-    if (!ReadRuns("report", runs_file, &runs)) return 1;
-    std::string fs = runs_fs;
-    if (fs.empty() && !in.lassi.fs_stats.empty()) fs = in.lassi.fs_stats.front().fs;
-    in.runs = lassi::CorrelateRuns(in.lassi, fs, runs);
+    auto runs = ReadRuns("report", runs_file);
+    if (!runs) return 1;
+    in.runs = lassi::CorrelateRuns(in.lassi, lassi::RunsFs(in.lassi, runs_fs), *runs);
   }
   auto out = report::RenderReport(in);
-  for (auto [path, body] : {std::pair{html, &out.html}, {json, &out.json}, {text, &out.text}}) {
-    if (path.empty()) continue;
-    if (Status s = WriteFileText(path, *body); !s.ok()) {
-      std::cerr << "iosonar report: " << s.ToString() << "\n";
-      rc = 1;
-    }
-  }
+  for (auto [path, body] : {std::pair{html, &out.html}, {json, &out.json}, {text, &out.text}})
+    if (!path.empty()) WriteOutputFile("report", path, *body, &rc);
   if (text.empty()) std::cout << out.text;
   return rc;
 }
@@ -653,17 +384,10 @@ int CmdLmtImport(int argc, char** argv) {
   Usage usage{"lmt-import"};
   if (lmt.empty()) return usage("missing --lmt-sqlite");
   if (store_dir.empty() == output.empty()) return usage("give exactly one of --store and --output");
-  int64_t off_s = 0;
-  {
-    int hh = 0, mm = 0;
-    char sign = 0;
-    if (std::sscanf(offset.c_str(), "%c%d:%d", &sign, &hh, &mm) != 3 || (sign != '+' && sign != '-') || hh > 14 ||
-        mm > 59)
-      return usage("--utc-offset must look like -08:00 or +05:30, not '" + offset + "'");
-    off_s = (sign == '-' ? -1 : 1) * (hh * 3600 + mm * 60);
-  }
+  const auto off_s = lassi::ParseUtcOffset(offset);
+  if (!off_s) return usage("--utc-offset must look like -08:00 or +05:30, not '" + offset + "'");
   std::string lines;
-  auto stats = lassi::ImportLmt(lmt, off_s, [&](const std::string& l) {
+  auto stats = lassi::ImportLmt(lmt, *off_s, [&](const std::string& l) {
     lines += l;
     lines += '\n';
     return Status::Ok();
@@ -673,61 +397,27 @@ int CmdLmtImport(int argc, char** argv) {
     return 1;
   }
   if (!output.empty()) {
-    if (Status s = ShipRecords(output, lines); !s.ok()) {
-      std::cerr << "iosonar lmt-import: " << s.ToString() << "\n";
-      return 1;
-    }
+    Publisher pub("lmt-import", {output, "", "", ""});
+    if (!lines.empty()) pub.Send(lines);
+    if (pub.rc() != 0) return pub.rc();
   } else {
     auto store = OpenSqliteStore(store_dir);
     if (!store.ok()) {
       std::cerr << "iosonar lmt-import: " << store.status().ToString() << "\n";
       return 1;
     }
-    std::vector<ParsedRecord> recs(512);
-    std::vector<const ParsedRecord*> ptrs;
-    std::vector<std::string> bufs(512);
     AppendStats as;
-    size_t bad = 0, lineno = 0;
-    std::istringstream in(lines);
-    auto flush = [&]() -> Status {
-      if (ptrs.empty()) return Status::Ok();
-      AppendStats a;
-      Status s = store.value()->Append(ptrs, &a);
-      as.inserted += a.inserted;
-      as.duplicates += a.duplicates;
-      ptrs.clear();
-      return s;
-    };
-    for (std::string l; std::getline(in, l);) {
-      ++lineno;
-      auto& b = bufs[ptrs.size()];
-      b = l;
-      b.push_back('\0');
-      auto& rec = recs[ptrs.size()];
-      Status s = ParseRecordInsitu(b.data(), l.size(), &rec);
-      if (!s.ok()) {
-        std::cerr << "iosonar lmt-import: record " << lineno << ": " << s.ToString() << "\n";
-        ++bad;
-        continue;
-      }
-      ptrs.push_back(&rec);
-      if (ptrs.size() == recs.size())
-        if (Status f = flush(); !f.ok()) {
-          std::cerr << "iosonar lmt-import: " << f.ToString() << "\n";
-          return 1;
-        }
-    }
-    if (Status f = flush(); !f.ok()) {
-      std::cerr << "iosonar lmt-import: " << f.ToString() << "\n";
+    Status st = AppendJsonLines(*store.value(), lines, &as, [&](size_t lineno, const Status& why) {
+      std::cerr << "iosonar lmt-import: record " << lineno << ": " << why.ToString() << "\n";
+      rc = 1;
+    });
+    if (!st.ok()) {
+      std::cerr << "iosonar lmt-import: " << st.ToString() << "\n";
       return 1;
     }
-    if (bad) rc = 1;
     std::cerr << "iosonar lmt-import: stored " << as.inserted << " records (" << as.duplicates << " already stored)\n";
   }
-  const auto& st = stats.value();
-  std::cout << "file system " << st.fs << ": " << st.timestamps << " readings " << FormatIsoMillis(st.first_ns)
-            << " to " << FormatIsoMillis(st.last_ns) << "; " << st.oss_records << " iosonar.oss and "
-            << st.mds_records << " iosonar.mds records, " << st.resets << " counter resets (unknown)\n";
+  std::cout << lassi::ImportSummary(stats.value());
   return rc;
 }
 

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 #include <string>
 
 #include "cli/cli_options.h"
@@ -58,6 +59,23 @@ std::string FindTracerLib() {
                                   std::string(IOSONAR_INSTALL_LIBDIR) + "/libiosonar-trace.so"})
     if (access(cand.c_str(), R_OK) == 0) return cand;
   return "";
+}
+
+Result<std::string> ReadTextFile(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return Status::Io("cannot read " + path);
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  if (f.bad()) return Status::Io("cannot read " + path);
+  return ss.str();
+}
+
+Status WriteTextFile(const std::string& path, const std::string& text) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f << text;
+  f.close();
+  if (!f) return Status::Io("cannot write " + path);
+  return Status::Ok();
 }
 
 int CmdSchema(int argc, char** argv) {

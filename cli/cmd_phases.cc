@@ -7,12 +7,12 @@
 #include "redis-cache/cache.h"
 #include "cli/cli_options.h"
 #include "cli/commands.h"
+#include "core/base/host.h"
 #include "core/store/es_store.h"
 #include "core/jobdb/jobdb.h"
 #include "core/store/store.h"
 #include "analysis-jobs/phases/phases.h"
 #include "cli/publish.h"
-#include "analysis-jobs/summarize/summarize.h"
 
 namespace po = boost::program_options;
 
@@ -108,12 +108,10 @@ int CmdPhases(int argc, char** argv) {
   else std::cout << analysis::PhasesToTable(*jp);
 
   Publisher pub("phases", {output, redis_flag, mysql_flag, config});
-  if (pub.has_output()) pub.Send(analysis::PhasesToRecords(*jp, HostName()), jp->phases.size());
+  if (pub.has_output()) pub.Send(analysis::PhasesToRecords(*jp, HostName()));
   pub.Cache(cache::JobPhasesKey(job_id), analysis::PhasesToJson(*jp));
-  pub.WithJobDb([&](JobDb& db) -> Status {
-    auto job = analysis::FindJob(db, job_id, cluster);
-    if (!job.ok()) return job.status();
-    return analysis::WritePhasesToDb(db.conn(), job->cluster, job->job_id, *jp);
+  pub.WithJob(job_id, cluster, [&](JobDb& db, const JobRecord& job) {
+    return analysis::WritePhasesToDb(db.conn(), job.cluster, job.job_id, *jp);
   });
   return pub.rc();
 }

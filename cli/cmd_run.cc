@@ -11,7 +11,6 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -102,16 +101,54 @@ std::string NewJobId() {
   return std::string(b) + "-" + std::to_string(getpid());
 }
 
-bool ParseOpts(const char* name, po::options_description& desc, const std::vector<std::string>& opts,
-               po::variables_map* vm) {
+// The options before the command (SplitCommand) and the command: -1 to go
+// on, else the exit status (2 for a bad option or no command, 0 after --help).
+int ParseOpts(const char* name, po::options_description& desc, const std::vector<std::string>& opts,
+              const std::vector<std::string>& cmd, po::variables_map* vm) {
   try {
     po::store(po::command_line_parser(opts).options(desc).run(), *vm);
     po::notify(*vm);
   } catch (const po::error& e) {
     std::cerr << "iosonar " << name << ": " << e.what() << "\n";
-    return false;
+    return 2;
   }
-  return true;
+  if (vm->count("help")) {
+    std::cout << desc << "\n";
+    return 0;
+  }
+  if (cmd.empty()) {
+    std::cerr << "iosonar " << name << ": no command given (usage: iosonar " << name << " [OPTIONS] -- COMMAND ...)\n";
+    return 2;
+  }
+  return -1;
+}
+
+// After the run: the job's summary from the store (stdout, --json, Redis).
+// Returns the program's exit status rc, or 1 for a store failure after a program that succeeded.
+int PrintDiagnosis(const std::string& store_dir, const std::string& job_id, const std::string& json_path,
+                   const std::string& redis, int rc) {
+  auto store = OpenSqliteStore(store_dir);
+  if (!store.ok()) {
+    std::cerr << "iosonar run: " << store.status().message() << "\n";
+    return rc ? rc : 1;
+  }
+  auto sum = analysis::SummarizeJob(**store, job_id);
+  if (!sum.ok()) {
+    std::cerr << "iosonar run: " << sum.status().message() << " (the program did no traced file I/O?)\n";
+    return rc;
+  }
+  std::cout << analysis::SummaryToTable(*sum);
+  std::string json = analysis::SummaryToJson(*sum, true);
+  if (!json_path.empty())
+    if (Status s = WriteTextFile(json_path, json + "\n"); !s.ok()) std::cerr << "iosonar run: " << s.message() << "\n";
+  if (!redis.empty()) {
+    if (Status s = cache::CacheJobSummary(redis, job_id, json); !s.ok())
+      std::cerr << "iosonar run: summary not cached: " << s.message() << "\n";
+    else
+      std::cerr << "iosonar run: summary cached in Redis under " << cache::JobSummaryKey(job_id) << "\n";
+  }
+  std::cerr << "iosonar run: records stored in " << store_dir << "/store.db\n";
+  return rc;
 }
 
 }  // namespace
@@ -130,15 +167,7 @@ int CmdTrace(int argc, char** argv) {
       "window-ms", po::value(&te.window_ms), "compression time window in ms (default 1000)")(
       "spool-dir", po::value(&te.spool_dir), "spool directory (default /tmp/iosonar-spool-UID)");
   po::variables_map vm;
-  if (!ParseOpts("trace", desc, opts, &vm)) return 2;
-  if (vm.count("help")) {
-    std::cout << desc << "\n";
-    return 0;
-  }
-  if (cmd.empty()) {
-    std::cerr << "iosonar trace: no command given (usage: iosonar trace [OPTIONS] -- COMMAND ...)\n";
-    return 2;
-  }
+  if (int rc = ParseOpts("trace", desc, opts, cmd, &vm); rc >= 0) return rc;
   te.output = ResolveSetting(te.output, "IOSONAR_OUTPUT", "output");
   if (!te.output.empty()) {
     if (auto u = ParseOutputUrl(te.output); !u.ok()) {
@@ -171,15 +200,7 @@ int CmdRun(int argc, char** argv) {
       "job-id", po::value(&job_id), "job id to use (default: a fresh run-... id)")(
       "window-ms", po::value(&window_ms), "tracer compression window in ms (default 1000)");
   po::variables_map vm;
-  if (!ParseOpts("run", desc, opts, &vm)) return 2;
-  if (vm.count("help")) {
-    std::cout << desc << "\n";
-    return 0;
-  }
-  if (cmd.empty()) {
-    std::cerr << "iosonar run: no command given (usage: iosonar run [OPTIONS] -- COMMAND ...)\n";
-    return 2;
-  }
+  if (int rc = ParseOpts("run", desc, opts, cmd, &vm); rc >= 0) return rc;
   redis = ResolveSetting(redis, "IOSONAR_REDIS", "redis");
   if (job_id.empty()) job_id = NewJobId();
   if (store_dir.empty()) store_dir = "iosonar-run-" + job_id;
@@ -218,31 +239,7 @@ int CmdRun(int argc, char** argv) {
   if (Status s = (*col)->Stop(); !s.ok()) std::cerr << "iosonar run: " << s.message() << "\n";
   if (cs.rejected) std::cerr << "iosonar run: " << cs.rejected << " malformed lines set aside in " << store_dir << "/deadletter.jsonl\n";
 
-  auto store = OpenSqliteStore(store_dir);
-  if (!store.ok()) {
-    std::cerr << "iosonar run: " << store.status().message() << "\n";
-    return rc ? rc : 1;
-  }
-  auto sum = analysis::SummarizeJob(**store, job_id);
-  if (!sum.ok()) {
-    std::cerr << "iosonar run: " << sum.status().message() << " (the program did no traced file I/O?)\n";
-    return rc;
-  }
-  std::cout << analysis::SummaryToTable(*sum);
-  std::string json = analysis::SummaryToJson(*sum, true);
-  if (!json_path.empty()) {
-    std::ofstream f(json_path);
-    f << json << "\n";
-    if (!f) std::cerr << "iosonar run: cannot write " << json_path << "\n";
-  }
-  if (!redis.empty()) {
-    if (Status s = cache::CacheJobSummary(redis, job_id, json); !s.ok())
-      std::cerr << "iosonar run: summary not cached: " << s.message() << "\n";
-    else
-      std::cerr << "iosonar run: summary cached in Redis under " << cache::JobSummaryKey(job_id) << "\n";
-  }
-  std::cerr << "iosonar run: records stored in " << store_dir << "/store.db\n";
-  return rc;
+  return PrintDiagnosis(store_dir, job_id, json_path, redis, rc);
 }
 
 }  // namespace iosonar::cli

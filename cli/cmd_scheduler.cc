@@ -44,6 +44,69 @@ constexpr const char* kUsage =
     "\n"
     "options";
 
+// prolog/epilog: the job from the Slurm environment (and scontrol); 0 even
+// when it could be neither written nor spooled unless strict.
+int PrologEpilog(const scheduler::Options& o, const std::string& mode, bool strict) {
+  std::map<std::string, std::string> env;
+  for (char** e = environ; *e; ++e) {
+    std::string kv = *e;
+    size_t eq = kv.find('=');
+    if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  scheduler::RecordOutcome out;
+  Status st = scheduler::RecordPrologEpilog(o, mode == "epilog", env, &out);
+  if (!out.note.empty()) std::cerr << "iosonar scheduler " << mode << ": note: " << out.note << "\n";
+  if (out.replay.replayed || out.replay.bad)
+    std::cerr << "iosonar scheduler " << mode << ": replayed " << out.replay.replayed << " spooled record(s), "
+              << out.replay.bad << " bad\n";
+  if (!st.ok()) {
+    std::cerr << "iosonar scheduler " << mode << ": job not recorded: " << st.ToString() << "\n";
+    return strict ? 1 : 0;
+  }
+  if (out.spooled) std::cerr << "iosonar scheduler " << mode << ": spooled to " << out.spool_path << "\n";
+  return 0;
+}
+
+// replay: the spooled records into MySQL, oldest first.
+int Replay(const scheduler::Options& o) {
+  auto db = JobDb::Open(o.mysql_url);
+  if (!db.ok()) {
+    std::cerr << "iosonar scheduler replay: " << db.status().ToString() << "\n";
+    return 1;
+  }
+  ReplayStats rs;
+  Status st = ReplaySpool(o.spool_dir, *db.value(), &rs);
+  std::cout << "replayed " << rs.replayed << ", bad " << rs.bad << " (moved to " << o.spool_dir << "/bad)\n";
+  if (!st.ok()) {
+    std::cerr << "iosonar scheduler replay: " << st.ToString() << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+// poll: sacct from --since or the stored mark to now.
+int Poll(const scheduler::Options& o, const std::string& since) {
+  std::optional<int64_t> since_ns;
+  if (!since.empty()) {
+    since_ns = ParseIso8601(since);
+    if (!since_ns) {
+      std::cerr << "iosonar scheduler poll: --since '" << since << "' is not an ISO 8601 time\n";
+      return 2;
+    }
+  }
+  scheduler::PollStats ps;
+  Status st = scheduler::PollSacct(o, since_ns, &ps);
+  for (const auto& b : ps.bad) std::cerr << "iosonar scheduler poll: skipped " << b << "\n";
+  std::cout << "polled " << FormatIsoMillis(ps.from_ns) << " .. " << FormatIsoMillis(ps.to_ns) << ": " << ps.lines
+            << " line(s), " << ps.records << " record(s), " << ps.written << " written, " << ps.bad.size()
+            << " skipped\n";
+  if (!st.ok()) {
+    std::cerr << "iosonar scheduler poll: " << st.ToString() << "\n";
+    return 1;
+  }
+  return 0;
+}
+
 }  // namespace
 
 int CmdScheduler(int argc, char** argv) {
@@ -81,64 +144,13 @@ int CmdScheduler(int argc, char** argv) {
   o.sacct = sacct;
   o.scontrol = scontrol;
 
-  if (mode == "prolog" || mode == "epilog") {
-    std::map<std::string, std::string> env;
-    for (char** e = environ; *e; ++e) {
-      std::string kv = *e;
-      size_t eq = kv.find('=');
-      if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
-    }
-    scheduler::RecordOutcome out;
-    Status st = scheduler::RecordPrologEpilog(o, mode == "epilog", env, &out);
-    if (!out.note.empty()) std::cerr << "iosonar scheduler " << mode << ": note: " << out.note << "\n";
-    if (out.replay.replayed || out.replay.bad)
-      std::cerr << "iosonar scheduler " << mode << ": replayed " << out.replay.replayed << " spooled record(s), "
-                << out.replay.bad << " bad\n";
-    if (!st.ok()) {
-      std::cerr << "iosonar scheduler " << mode << ": job not recorded: " << st.ToString() << "\n";
-      return vm.count("strict") ? 1 : 0;
-    }
-    if (out.spooled) std::cerr << "iosonar scheduler " << mode << ": spooled to " << out.spool_path << "\n";
-    return 0;
-  }
+  if (mode == "prolog" || mode == "epilog") return PrologEpilog(o, mode, vm.count("strict") > 0);
   if (o.mysql_url.empty()) {
     std::cerr << "iosonar scheduler " << mode << ": no MySQL URL (--mysql or $IOSONAR_MYSQL)\n";
     return 2;
   }
-  if (mode == "replay") {
-    auto db = JobDb::Open(o.mysql_url);
-    if (!db.ok()) {
-      std::cerr << "iosonar scheduler replay: " << db.status().ToString() << "\n";
-      return 1;
-    }
-    ReplayStats rs;
-    Status st = ReplaySpool(o.spool_dir, *db.value(), &rs);
-    std::cout << "replayed " << rs.replayed << ", bad " << rs.bad << " (moved to " << o.spool_dir << "/bad)\n";
-    if (!st.ok()) {
-      std::cerr << "iosonar scheduler replay: " << st.ToString() << "\n";
-      return 1;
-    }
-    return 0;
-  }
-  std::optional<int64_t> since_ns;
-  if (!since.empty()) {
-    since_ns = ParseIso8601(since);
-    if (!since_ns) {
-      std::cerr << "iosonar scheduler poll: --since '" << since << "' is not an ISO 8601 time\n";
-      return 2;
-    }
-  }
-  scheduler::PollStats ps;
-  Status st = scheduler::PollSacct(o, since_ns, &ps);
-  for (const auto& b : ps.bad) std::cerr << "iosonar scheduler poll: skipped " << b << "\n";
-  std::cout << "polled " << FormatIsoMillis(ps.from_ns) << " .. " << FormatIsoMillis(ps.to_ns) << ": " << ps.lines
-            << " line(s), " << ps.records << " record(s), " << ps.written << " written, " << ps.bad.size()
-            << " skipped\n";
-  if (!st.ok()) {
-    std::cerr << "iosonar scheduler poll: " << st.ToString() << "\n";
-    return 1;
-  }
-  return 0;
+  if (mode == "replay") return Replay(o);
+  return Poll(o, since);
 }
 
 }  // namespace iosonar::cli

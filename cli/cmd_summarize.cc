@@ -14,11 +14,11 @@
 #include "redis-cache/cache.h"
 #include "cli/cli_options.h"
 #include "cli/commands.h"
+#include "core/base/host.h"
 #include "core/store/es_store.h"
 #include "core/jobdb/jobdb.h"
 #include "core/store/store.h"
 #include "core/base/timeutil.h"
-#include "analysis-jobs/phases/phases.h"
 #include "cli/publish.h"
 #include "analysis-jobs/summarize/summarize.h"
 
@@ -71,15 +71,6 @@ constexpr const char* kScoreboardUsage =
     "\n"
     "options";
 
-std::optional<JobRecord> LookUp(JobDb& db, const std::string& job_id, const std::string& cluster, std::string* err) {
-  auto r = analysis::FindJob(db, job_id, cluster);
-  if (!r.ok()) {
-    *err = r.status().message();
-    return std::nullopt;
-  }
-  return std::move(r).value();
-}
-
 }  // namespace
 
 int CmdSummarizeJob(int argc, char** argv) {
@@ -108,10 +99,7 @@ int CmdSummarizeJob(int argc, char** argv) {
   pos.add("job-id", -1);
   po::variables_map vm;
   if (int rc = ParseCommandLine("summarize-job", argc, argv, all, &vm, &pos, &desc); rc >= 0) return rc;
-  auto usage_error = [](const std::string& m) {
-    std::cerr << "iosonar summarize-job: " << m << "\n(see iosonar summarize-job --help)\n";
-    return 2;
-  };
+  auto usage_error = [](const std::string& m) { return UsageError("summarize-job", m); };
   if (jobs.empty()) return usage_error("missing JOB_ID");
   if (store_dir.empty()) return usage_error("missing --store DIR");
   if (format != "csv" && format != "json") return usage_error("--format must be csv or json");
@@ -122,6 +110,10 @@ int CmdSummarizeJob(int argc, char** argv) {
   }
   int rc = 0;
   Publisher pub("summarize-job", {output, redis_flag, mysql_flag, config});
+  analysis::SummarizeJobOptions opt;
+  opt.phases = !vm.count("no-phases");
+  opt.fs_columns = !vm.count("no-fs");
+  opt.file_system = file_system;
   std::vector<analysis::SummaryRow> rows;
   for (const auto& job : jobs) {
     auto jt = analysis::ReadJobTrace(*store.value(), job);
@@ -130,67 +122,18 @@ int CmdSummarizeJob(int argc, char** argv) {
       rc = 1;
       continue;
     }
-    analysis::JobSummary s = analysis::Summarize(jt->runs);
-    s.job_id = job;
-    s.tracer_dropped = jt->tracer_dropped;
-    analysis::SummarizeInput in;
-    in.trace = &*jt;
-    in.summary = &s;
-    std::optional<JobRecord> meta;
-    std::optional<analysis::ConcurrentJobs> conc;
-    pub.WithJobDb([&](JobDb& db) -> Status {
-      std::string err;
-      meta = LookUp(db, job, cluster, &err);
-      if (!meta) return Status::NotFound(err);
-      in.job = &*meta;
-      const int64_t a = meta->start_ns.value_or(s.start_ns), b = meta->end_ns.value_or(s.end_ns);
-      auto c = analysis::QueryConcurrentJobs(db.conn(), meta->cluster, meta->job_id, a, b);
-      if (!c.ok()) return c.status();
-      conc = *c;
-      in.concurrent = &*conc;
-      return Status::Ok();
-    });
-    if (!vm.count("no-phases")) {
-      auto jp = analysis::PhasesForJob(*store.value(), job, {});
-      if (jp.ok()) {
-        in.read_phases = static_cast<int>(jp->read.phases.size());
-        in.write_phases = static_cast<int>(jp->write.phases.size());
-      } else if (jp.status().code() == Code::kNotFound) {
-        in.read_phases = in.write_phases = 0;
-      }
+    const analysis::JobSummary s = analysis::SummarizeTrace(*jt);
+    analysis::JobDbContext db_part;
+    pub.WithJobDb([&](JobDb& db) { return analysis::ReadJobDbContext(db, job, cluster, s, &db_part); });
+    Status fs_status;
+    rows.push_back(analysis::SummarizeJobRow(*store.value(), *jt, s, db_part, opt, &fs_status));
+    if (!fs_status.ok()) {
+      std::cerr << "iosonar summarize-job: job " << job << ": file-system columns: " << fs_status.ToString() << "\n";
+      rc = 1;
     }
-    std::vector<std::pair<std::string, std::string>> mounts;
-    std::optional<analysis::FsContext> fsc;
-    if (!vm.count("no-fs")) {
-      const int64_t a = in.job && in.job->start_ns ? *in.job->start_ns : s.start_ns;
-      const int64_t b = in.job && in.job->end_ns ? *in.job->end_ns : s.end_ns;
-      constexpr int64_t kDay = 86400LL * 1000000000LL;
-      Status st;
-      auto m = analysis::ReadMounts(*store.value(), a - kDay, b);
-      if (m.ok()) mounts = std::move(m).value();
-      else st = m.status();
-      std::string fs = file_system;
-      if (st.ok() && fs.empty()) {
-        auto c = analysis::ChooseFileSystem(*store.value(), *jt, mounts, a, b);
-        if (c.ok()) fs = *c;
-        else st = c.status();
-      }
-      if (st.ok() && !fs.empty()) {
-        auto f = analysis::ReadFsContext(*store.value(), fs, a, b);
-        if (f.ok()) fsc = std::move(f).value();
-        else st = f.status();
-      }
-      if (!st.ok()) {
-        std::cerr << "iosonar summarize-job: job " << job << ": file-system columns: " << st.ToString() << "\n";
-        rc = 1;
-      }
-      in.mounts = &mounts;
-      if (fsc) in.fs = &*fsc;
-    }
-    rows.push_back(analysis::MakeSummaryRow(in));
     const std::string row_json = analysis::SummaryRowToJson(rows.back());
     pub.Cache(cache::JobTokioSummaryKey(job), row_json);
-    if (meta)
+    if (const auto& meta = db_part.job)
       pub.WithJobDb([&](JobDb& db) { return analysis::WriteTokioSummaryToDb(db.conn(), meta->cluster, meta->job_id, row_json); });
   }
   if (format == "json") std::cout << analysis::SummaryRowsToJson(rows) << "\n";
@@ -198,9 +141,8 @@ int CmdSummarizeJob(int argc, char** argv) {
   std::string recs;
   const std::string host = HostName();
   for (const auto& r : rows) recs += analysis::SummaryRowToRecord(r, host);
-  if (!rows.empty()) pub.Send(recs, rows.size());
+  if (!rows.empty()) pub.Send(recs);
   return std::max(rc, pub.rc());
-
 }
 
 int CmdScoreboard(int argc, char** argv) {
@@ -220,10 +162,7 @@ int CmdScoreboard(int argc, char** argv) {
       ("config", po::value(&config)->value_name("FILE"), "config file");
   po::variables_map vm;
   if (int rc = ParseCommandLine("scoreboard", argc, argv, desc, &vm); rc >= 0) return rc;
-  auto usage_error = [](const std::string& m) {
-    std::cerr << "iosonar scoreboard: " << m << "\n(see iosonar scoreboard --help)\n";
-    return 2;
-  };
+  auto usage_error = [](const std::string& m) { return UsageError("scoreboard", m); };
   if (store_dir.empty()) return usage_error("missing --store DIR");
   if (format != "table" && format != "json") return usage_error("--format must be table or json");
   if (limit == 0) return usage_error("--limit must be at least 1");
@@ -249,21 +188,8 @@ int CmdScoreboard(int argc, char** argv) {
     return 1;
   }
   Publisher pub("scoreboard", {output, redis_flag, mysql_flag, config});
-  bool db_failed = false;
-  pub.WithJobDb([&](JobDb& db) -> Status {
-    for (auto& t : *tallies) {
-      auto meta = analysis::FindJob(db, t.job_id, cluster);
-      if (!meta.ok()) {
-        if (meta.status().code() == Code::kNotFound || meta.status().code() == Code::kInvalid) continue;  // not every traced job is a scheduler job
-        db_failed = true;
-        return meta.status();
-      }
-      if (meta->user) t.user = *meta->user;
-      const std::string app = meta->command ? *meta->command : meta->name.value_or("");
-      if (!app.empty()) t.app = analysis::MainExecutable({app});
-    }
-    return Status::Ok();
-  });
+  Status named;
+  pub.WithJobDb([&](JobDb& db) { return named = analysis::NameTalliesFromJobDb(db, cluster, &*tallies); });
   // (a failed job database is reported above; the ranking still prints, with the users it could not name as unknown)
   auto sb = analysis::MakeScoreboard(*tallies);
   const std::string json = analysis::ScoreboardToJson(sb, limit);
@@ -276,13 +202,11 @@ int CmdScoreboard(int argc, char** argv) {
   period.to_ns = to.empty() ? NowNs() / 1000000 * 1000000 : range.end_ns;
   const std::string from_iso = FormatIsoMillis(period.from_ns), to_iso = FormatIsoMillis(period.to_ns);
   if (pub.has_output()) {
-    const std::string recs = analysis::ScoreboardToRecords(
-        sb, limit, period, HostName(),
-        ResultStreamId({"iosonar.result.scoreboard", cluster, from_iso, to_iso, std::to_string(limit)}));
-    pub.Send(recs, static_cast<size_t>(std::count(recs.begin(), recs.end(), '\n')));
+    const std::string recs = analysis::ScoreboardToRecords(sb, limit, period, HostName());
+    pub.Send(recs);
   }
   pub.Cache(cache::ScoreboardKey(cluster, from_iso, to_iso), json);
-  if (!db_failed) pub.WithJobDb([&](JobDb& db) { return analysis::WriteScoreboardToDb(db.conn(), period, sb, limit); });
+  if (named.ok()) pub.WithJobDb([&](JobDb& db) { return analysis::WriteScoreboardToDb(db.conn(), period, sb, limit); });
   return pub.rc();
 }
 

@@ -4,20 +4,17 @@
 #include <boost/program_options.hpp>
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 #include <string>
 
 #include "redis-cache/cache.h"
 #include "cli/cli_options.h"
 #include "cli/commands.h"
-#include "analysis-jobs/compress2/compress2.h"
-#include "core/store/es_store.h"
-#include "core/jobdb/jobdb.h"
 #include "cli/publish.h"
-#include "analysis-jobs/summarize/summarize.h"
+#include "core/base/host.h"
+#include "core/jobdb/jobdb.h"
+#include "core/store/es_store.h"
+#include "analysis-jobs/compress2/compress2.h"
 #include "analysis-jobs/xlayer/xlayer.h"
 
 namespace po = boost::program_options;
@@ -25,52 +22,40 @@ namespace po = boost::program_options;
 namespace iosonar::cli {
 namespace {
 
-Result<std::string> Slurp(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return Status::Io("cannot open " + path);
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-// The job's window and nodes, node -> forwarding map and layouts from the job database.
-Status MapsFromMysql(JobDb& db, const std::string& cluster_flag, const std::string& job_id, xlayer::Maps* m) {
-  auto j = analysis::FindJob(db, job_id, cluster_flag);
-  if (!j.ok()) return j.status();
-  const std::string cluster = j->cluster;
-  const uint64_t id = j->job_id;
-  auto nodes = db.JobNodes(cluster, id);
-  if (!nodes.ok()) return nodes.status();
-  xlayer::JobInfo ji;
-  ji.id = job_id;
-  ji.start_ns = j->start_ns.value_or(0);
-  ji.end_ns = j->end_ns.value_or(0);
-  ji.nodes = nodes.value();
-  auto& c = db.conn();
-  auto fw = c.Query("SELECT nf.node, nf.fwd_node FROM node_forwarding nf JOIN job_nodes jn ON jn.node = nf.node "
-                    "WHERE jn.cluster = ? AND jn.job_id = ?",
-                    {cluster, static_cast<int64_t>(id)});
-  if (!fw.ok()) return fw.status();
-  for (const auto& row : fw.value())
-    if (row.size() == 2 && row[0] && row[1]) m->node_fwd[*row[0]] = *row[1];
-  auto lay = c.Query("SELECT filesystem, path, stripe_size, osts, mdt FROM file_layouts WHERE cluster = ? AND job_id = ?",
-                     {cluster, static_cast<int64_t>(id)});
-  if (!lay.ok()) return lay.status();
-  for (const auto& row : lay.value()) {
-    if (row.size() != 5 || !row[1] || !row[3]) continue;
-    if (row[0]) m->fs = *row[0];
-    xlayer::Layout L;
-    L.path = *row[1];
-    L.stripe_size = row[2] ? std::strtoll(row[2]->c_str(), nullptr, 10) : 0;
-    L.mdt = row[4] ? std::atoi(row[4]->c_str()) : -1;
-    std::stringstream ss(*row[3]);
-    std::string tok;
-    while (std::getline(ss, tok, ','))
-      if (!tok.empty()) L.osts.push_back(std::atoi(tok.c_str()));
-    m->layouts[L.path] = std::move(L);
+// --maps FILE, then (with --mysql) the job database's maps through pub, then
+// --getstripe FILE (its unparsed lines reported), into *maps. 0, or the exit
+// status to stop with. *maps_failed: the job database failed as an input (an
+// error, reported; the view falls back to --maps/--getstripe and the trace).
+int GatherMaps(const std::string& job_id, const std::string& maps_path, const std::string& getstripe,
+               const std::string& mysql_flag, const std::string& cluster, Publisher& pub, xlayer::Maps* maps,
+               bool* maps_failed) {
+  if (!maps_path.empty()) {
+    auto text = ReadTextFile(maps_path);
+    if (!text.ok()) return UsageError("xlayer", text.status().message());
+    auto m = xlayer::MapsFromJson(text.value());
+    if (!m.ok()) {
+      std::cerr << "iosonar xlayer: " << maps_path << ": " << m.status().message() << "\n";
+      return 1;
+    }
+    *maps = std::move(m).value();
   }
-  m->jobs[job_id] = std::move(ji);
-  return Status::Ok();
+  // The job database as an input only when --mysql was given.
+  if (!mysql_flag.empty())
+    pub.WithJobDb([&](JobDb& db) {
+      Status st = xlayer::MapsFromJobDb(db, cluster, job_id, maps);
+      *maps_failed = !st.ok();
+      return st;
+    });
+  if (!getstripe.empty()) {
+    auto text = ReadTextFile(getstripe);
+    if (!text.ok()) return UsageError("xlayer", text.status().message());
+    std::vector<xlayer::ParseIssue> issues;
+    for (auto& L : xlayer::ParseGetstripe(text.value(), &issues)) maps->layouts[L.path] = std::move(L);
+    for (size_t i = 0; i < issues.size() && i < 10; ++i)
+      std::cerr << "iosonar xlayer: " << getstripe << ":" << issues[i].line << ": " << issues[i].what << " (skipped)\n";
+    if (issues.size() > 10) std::cerr << "iosonar xlayer: " << getstripe << ": " << issues.size() - 10 << " more lines skipped\n";
+  }
+  return 0;
 }
 
 }  // namespace
@@ -115,36 +100,10 @@ int CmdXlayer(int argc, char** argv) {
   auto usage_error = [](const std::string& msg) { return UsageError("xlayer", msg); };
   if (store_dir.empty()) return usage_error("missing --store DIR");
   if (format != "table" && format != "json") return usage_error("--format must be table or json");
-  xlayer::Maps maps;
-  if (!maps_path.empty()) {
-    auto text = Slurp(maps_path);
-    if (!text.ok()) return usage_error(text.status().message());
-    auto m = xlayer::MapsFromJson(text.value());
-    if (!m.ok()) {
-      std::cerr << "iosonar xlayer: " << maps_path << ": " << m.status().message() << "\n";
-      return 1;
-    }
-    maps = std::move(m).value();
-  }
   Publisher pub("xlayer", {output, redis, mysql, config});
-  // The job database as an input only when --mysql was given; if it fails
-  // (an error), the view falls back to --maps/--getstripe and the trace.
+  xlayer::Maps maps;
   bool maps_failed = false;
-  if (!mysql.empty())
-    pub.WithJobDb([&](JobDb& db) {
-      Status st = MapsFromMysql(db, cluster, job_id, &maps);
-      maps_failed = !st.ok();
-      return st;
-    });
-  if (!getstripe.empty()) {
-    auto text = Slurp(getstripe);
-    if (!text.ok()) return usage_error(text.status().message());
-    std::vector<xlayer::ParseIssue> issues;
-    for (auto& L : xlayer::ParseGetstripe(text.value(), &issues)) maps.layouts[L.path] = std::move(L);
-    for (size_t i = 0; i < issues.size() && i < 10; ++i)
-      std::cerr << "iosonar xlayer: " << getstripe << ":" << issues[i].line << ": " << issues[i].what << " (skipped)\n";
-    if (issues.size() > 10) std::cerr << "iosonar xlayer: " << getstripe << ": " << issues.size() - 10 << " more lines skipped\n";
-  }
+  if (int r = GatherMaps(job_id, maps_path, getstripe, mysql, cluster, pub, &maps, &maps_failed); r != 0) return r;
   auto store = OpenStoreAt(store_dir);
   if (!store.ok()) {
     std::cerr << "iosonar xlayer: " << store.status().ToString() << "\n";
@@ -161,28 +120,18 @@ int CmdXlayer(int argc, char** argv) {
   std::cout << (format == "json" ? json : xlayer::ToTable(v.value()));
   std::cerr << "iosonar xlayer: analysed in " << secs << " s\n";
   int rc = 0;
-  if (!json_path.empty()) {
-    std::ofstream f(json_path, std::ios::binary | std::ios::trunc);
-    f << json;
-    if (!f) {
-      std::cerr << "iosonar xlayer: writing " << json_path << " failed\n";
+  if (!json_path.empty())
+    if (Status s = WriteTextFile(json_path, json); !s.ok()) {
+      std::cerr << "iosonar xlayer: " << s.message() << "\n";
       rc = 1;
     }
-  }
   const xlayer::View& view = v.value();
-  if (pub.has_output()) {
-    const std::string recs = xlayer::ToRecords(
-        view, HostName(),
-        ResultStreamId({"iosonar.result.xlayer", job_id, std::to_string(view.start_ns), std::to_string(view.end_ns),
-                        view.window_source, view.ost_source}));
-    pub.Send(recs, 1 + view.fwd_shares.size() + view.ost_shares.size() + view.mdt_shares.size());
-  }
+  if (pub.has_output()) pub.Send(xlayer::ToRecords(view, HostName()));
   pub.Cache(cache::JobXlayerKey(job_id), json);
-  if (!maps_failed) pub.WithJobDb([&](JobDb& db) -> Status {
-    auto job = analysis::FindJob(db, job_id, cluster);
-    if (!job.ok()) return job.status();
-    return xlayer::WriteToDb(db.conn(), job->cluster, job->job_id, view, json);
-  });
+  if (!maps_failed)
+    pub.WithJob(job_id, cluster, [&](JobDb& db, const JobRecord& job) {
+      return xlayer::WriteToDb(db.conn(), job.cluster, job.job_id, view, json);
+    });
   return std::max(rc, pub.rc());
 }
 
@@ -238,33 +187,16 @@ int CmdCompress2(int argc, char** argv) {
   std::cout << report;
   int rc = 0;
   if (vm.count("verify")) {
-    auto back = compress2::Decompress(c);
-    auto key = [](const compress2::Rec& a, const compress2::Rec& b) {
-      return std::tie(a.stream, a.seq, a.run.start_ns) < std::tie(b.stream, b.seq, b.run.start_ns);
-    };
-    auto orig = recs.value();
-    std::sort(orig.begin(), orig.end(), key);
-    std::sort(back.begin(), back.end(), key);
-    const bool same = orig == back;
-    std::vector<analysis::TraceRun> a, b;
-    for (auto& r : orig) a.push_back(r.run);
-    for (auto& r : back) b.push_back(r.run);
-    const bool same_summary = analysis::SummaryToJson(analysis::Summarize(a)) == analysis::SummaryToJson(analysis::Summarize(b));
-    std::cerr << "iosonar compress2: records " << (same ? "identical" : "DIFFER") << ", job summary "
-              << (same_summary ? "identical" : "DIFFERS") << "\n";
-    if (!opt.lossy && !(same && same_summary)) rc = 1;
+    const auto rt = compress2::CheckRoundTrip(recs.value(), c);
+    std::cerr << "iosonar compress2: records " << (rt.records_same ? "identical" : "DIFFER") << ", job summary "
+              << (rt.summary_same ? "identical" : "DIFFERS") << "\n";
+    if (!opt.lossy && !(rt.records_same && rt.summary_same)) rc = 1;
   }
   Publisher pub("compress2", {output, redis, mysql, config});
-  if (pub.has_output()) {
-    const char* mode = opt.lossy ? "lossy" : "lossless";
-    pub.Send(compress2::ReportToRecords(job_id, c, HostName(), ResultStreamId({"iosonar.result.compression", job_id, mode})),
-             1);
-  }
+  if (pub.has_output()) pub.Send(compress2::ReportToRecords(job_id, c, HostName()));
   pub.Cache(cache::JobCompress2Key(job_id, opt.lossy), report);
-  pub.WithJobDb([&](JobDb& db) -> Status {
-    auto job = analysis::FindJob(db, job_id, cluster);
-    if (!job.ok()) return job.status();
-    return compress2::WriteReportToDb(db.conn(), job->cluster, job->job_id, c);
+  pub.WithJob(job_id, cluster, [&](JobDb& db, const JobRecord& job) {
+    return compress2::WriteReportToDb(db.conn(), job.cluster, job.job_id, c);
   });
   return std::max(rc, pub.rc());
 }

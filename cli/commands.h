@@ -3,6 +3,8 @@
 #pragma once
 #include <string>
 
+#include "core/base/status.h"
+
 namespace iosonar::cli {
 
 int CmdCollect(int argc, char** argv);     // cmd_collect.cc
@@ -42,5 +44,10 @@ std::string ResolveSetting(const std::string& flag_value, const char* env_name, 
 
 // Where the tracer library is: $IOSONAR_TRACE_LIB, beside the binary, or the install lib dir.
 std::string FindTracerLib();
+
+// A whole file as text (Io "cannot read PATH"), and text written over a file
+// (Io "cannot write PATH"): the commands' input and --json/--html/... files.
+Result<std::string> ReadTextFile(const std::string& path);
+Status WriteTextFile(const std::string& path, const std::string& text);
 
 }  // namespace iosonar::cli

@@ -1,14 +1,12 @@
 // See publish.h.
 #include "cli/publish.h"
 
-#include <unistd.h>
-
+#include <algorithm>
 #include <iostream>
 #include <utility>
 
 #include "redis-cache/cache.h"
 #include "cli/commands.h"
-#include "core/base/hash.h"
 #include "core/transport/sink.h"
 
 namespace iosonar::cli {
@@ -27,17 +25,17 @@ void Publisher::Report(const std::string& where, const Status& st, bool given_as
   if (given_as_flag) rc_ = 1;
 }
 
-void Publisher::Send(const std::string& lines, size_t n) {
+void Publisher::Send(const std::string& lines) {
   if (flags_.output.empty()) return;
   Status st;
   auto sink = OpenSink(flags_.output, SinkOptions{});
   if (!sink.ok()) {
     st = sink.status();
   } else if (!lines.empty()) {
-    st = sink.value()->Send(lines, n);
+    st = sink.value()->Send(lines, static_cast<size_t>(std::count(lines.begin(), lines.end(), '\n')));
     if (st.ok()) st = sink.value()->Flush();
   }
-  Report("--output " + flags_.output, st, true);
+  Report(std::string(flags_.output_option) + " " + flags_.output, st, true);
 }
 
 void Publisher::Cache(const std::string& key, const std::string& value) {
@@ -60,16 +58,13 @@ void Publisher::WithJobDb(const std::function<Status(JobDb&)>& fn) {
   Report("job database", fn(*db_), !flags_.mysql.empty());
 }
 
-std::string HostName() {
-  char host[256] = "";
-  gethostname(host, sizeof host - 1);
-  return host;
-}
-
-int64_t ResultStreamId(std::initializer_list<std::string_view> parts) {
-  analysis::StreamHash h;
-  for (std::string_view p : parts) h.Add(p);
-  return h.Id();
+void Publisher::WithJob(const std::string& job_id, const std::string& cluster,
+                        const std::function<Status(JobDb&, const JobRecord&)>& fn) {
+  WithJobDb([&](JobDb& db) -> Status {
+    auto job = db.FindJob(job_id, cluster);
+    if (!job.ok()) return job.status();
+    return fn(db, *job);
+  });
 }
 
 }  // namespace iosonar::cli

@@ -5,21 +5,25 @@
 // a warning ("iosonar CMD: warning: WHAT: why") when it came from the
 // environment or the config file (ResolveSetting), and the command goes on
 // with the other destinations either way. --output has no environment form.
+// A command that reads the job database (LASSi's command lines, xlayer's
+// maps) opens it through WithJobDb too, so it is opened once and its failure
+// reported once.
 //
 //   Publisher pub("xlayer", {output, redis_flag, mysql_flag, config});
 //   ... print the result ...
-//   pub.Send(records, n);
+//   pub.Send(xlayer::ToRecords(view, HostName()));
 //   pub.Cache(cache::JobResultKey(job, "xlayer"), json);
 //   pub.WithJobDb([&](JobDb& db) { return WriteSomething(db.conn(), ...); });
 //   return std::max(rc, pub.rc());
+//
+// The Publisher stays in cli/: which destinations are on and how a failure
+// counts depend on flags, the environment and the config file, which are the
+// command line's business; the analyses only make the records, JSON and rows
+// (their *ToRecords, *ToJson, Write*ToDb) and never need it.
 #pragma once
-#include <cstddef>
-#include <cstdint>
 #include <functional>
-#include <initializer_list>
 #include <memory>
 #include <string>
-#include <string_view>
 
 #include "core/jobdb/jobdb.h"
 #include "core/base/status.h"
@@ -31,6 +35,7 @@ struct PublishFlags {
   std::string redis;   // --redis URL as given ("" = $IOSONAR_REDIS or the config's redis = ...)
   std::string mysql;   // --mysql URL as given ("" = $IOSONAR_MYSQL or the config's mysql = ...)
   std::string config;  // --config FILE
+  const char* output_option = "--output";  // the flag's name in messages (lassi: --results-output)
 };
 
 class Publisher {
@@ -45,15 +50,20 @@ class Publisher {
   const std::string& redis_url() const { return redis_url_; }
   const std::string& mysql_url() const { return mysql_url_; }
 
-  // Sends '\n'-terminated record lines (n of them) to --output and flushes.
-  // Nothing happens without --output; an empty `lines` only opens the sink.
-  void Send(const std::string& lines, size_t n);
+  // Sends '\n'-terminated record lines to --output and flushes. Nothing
+  // happens without --output; an empty `lines` only opens the sink.
+  void Send(const std::string& lines);
   // SET key = value in Redis, when a Redis URL is set.
   void Cache(const std::string& key, const std::string& value);
   // Runs fn against the job database, when a MySQL URL is set (the
   // connection is opened once, at the first call; a failed open is reported
   // once and later calls are skipped). fn's error is reported as above.
   void WithJobDb(const std::function<Status(JobDb&)>& fn);
+  // WithJobDb for the job a command was given (JobDb::FindJob: job_id on
+  // `cluster`, or the only cluster with that id): fn(db, job); the lookup's
+  // failure is reported like fn's.
+  void WithJob(const std::string& job_id, const std::string& cluster,
+               const std::function<Status(JobDb&, const JobRecord&)>& fn);
 
   // Reports a failure of a destination by the rule above. where: "cache",
   // "job database", or "--output OUT".
@@ -69,13 +79,5 @@ class Publisher {
   bool db_tried_ = false;
   int rc_ = 0;
 };
-
-// This machine's host name (the host.name of result records).
-std::string HostName();
-
-// FNV-1a-64 over the parts (each followed by a 0xff separator), cut to 63
-// bits: the event.stream of a result stream, from what identifies the
-// computation, so that re-sending the same result dedupes.
-int64_t ResultStreamId(std::initializer_list<std::string_view> parts);
 
 }  // namespace iosonar::cli

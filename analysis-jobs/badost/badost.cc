@@ -393,8 +393,9 @@ std::string BadOstToJson(const BadOstResult& r, const BadOstFilter& f, const Bad
   return out;
 }
 
-std::string BadOstToRecords(const BadOstResult& r, const BadOstFilter& f, const std::string& host,
-                            const std::string& job_id, int64_t ts_ns, int64_t stream) {
+std::string BadOstToRecords(const BadOstResult& r, const BadOstFilter& f, const BadOstInput& in,
+                            const std::string& host, const std::string& job_id, int64_t ts_ns) {
+  const int64_t stream = ResultStreamId("iosonar.result.bad_ost", {job_id, BadOstToJson(r, f, in)});
   std::string out;
   int64_t seq = 0;
   for (const auto& c : r.correlations) {

@@ -74,9 +74,11 @@ std::vector<OstCorrelation> FilterCorrelations(const BadOstResult& r, const BadO
 
 std::string BadOstToJson(const BadOstResult& r, const BadOstFilter& f, const BadOstInput& in);
 // iosonar.result.bad_ost records, one JSON line per OST tested (schema-valid),
-// all at @timestamp ts_ns; job_id may be empty; stream is the event.stream.
-std::string BadOstToRecords(const BadOstResult& r, const BadOstFilter& f, const std::string& host,
-                            const std::string& job_id, int64_t ts_ns, int64_t stream);
+// all at @timestamp ts_ns; job_id may be empty. event.stream from the job and
+// the result (BadOstToJson): the same inputs and thresholds give the same
+// ids, so a resend dedupes.
+std::string BadOstToRecords(const BadOstResult& r, const BadOstFilter& f, const BadOstInput& in,
+                            const std::string& host, const std::string& job_id, int64_t ts_ns);
 std::string BadOstToTable(const BadOstResult& r, const BadOstFilter& f, const BadOstInput& in);
 
 }  // namespace iosonar::analysis

@@ -1,10 +1,13 @@
 #include "analysis-jobs/compress2/compress2.h"
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <map>
+#include <tuple>
 #include <unordered_map>
 
+#include "analysis-jobs/lib/format.h"
 #include "core/base/hash.h"
 #include "core/jobdb/jobdb.h"
 #include "analysis-jobs/lib/result_record.h"
@@ -14,13 +17,6 @@
 namespace iosonar::compress2 {
 namespace {
 
-using analysis::Fnv1a;
-
-std::string Hex16(uint64_t h) {
-  char b[17];
-  std::snprintf(b, sizeof b, "%016" PRIx64, h);
-  return b;
-}
 
 size_t Uv(uint64_t v) {
   size_t n = 1;
@@ -56,6 +52,64 @@ bool Rec::operator==(const Rec& o) const {
          a.start_ns == b.start_ns && a.end_ns == b.end_ns && a.duration_ns == b.duration_ns;
 }
 
+namespace {
+
+// Whether the group's offsets follow base + stride * rank (two members of
+// different ranks fix base and stride, every member must fit); sets them if so.
+void FindOffsetPattern(Compressed& c, Group& g) {
+  const size_t n = g.members.size();
+  const Proc& p0 = c.procs[g.members[0].proc];
+  const Proc& p1 = c.procs[g.members[1].proc];
+  bool ok = p0.rank >= 0 && p1.rank >= 0 && p0.rank != p1.rank && g.members[0].offset >= 0;
+  int64_t stride = 0, b0 = 0;
+  if (ok) {
+    const int64_t dr = p1.rank - p0.rank, doff = g.members[1].offset - g.members[0].offset;
+    ok = doff % dr == 0;
+    stride = ok ? doff / dr : 0;
+    b0 = g.members[0].offset - stride * p0.rank;
+  }
+  for (size_t i = 0; ok && i < n; ++i) {
+    const Proc& p = c.procs[g.members[i].proc];
+    ok = p.rank >= 0 && g.members[i].offset == b0 + stride * p.rank;
+  }
+  if (ok) {
+    g.offset_pattern = true;
+    g.offset_base = b0;
+    g.offset_stride = stride;
+    ++c.offset_patterns;
+  }
+}
+
+// The encoded sizes: every run alone (baseline) and the grouped encoding.
+void EncodedSizes(const Options& opt, const std::unordered_map<std::string, uint32_t>& strings, uint64_t dict_bytes,
+                  Compressed* c) {
+  uint64_t base = dict_bytes, comp = dict_bytes;
+  for (const Group& g : c->groups) {
+    const size_t n = g.members.size();
+    const uint64_t head = Sv(g.window) + Uv(strings.at(g.op)) + Uv(strings.at(g.layer)) + Uv(strings.at(g.path_pattern)) +
+                          (g.file_id.empty() ? 1 : Uv(strings.at(g.file_id))) + Sv(g.fd) + Sv(g.size) + Sv(g.count) +
+                          Sv(g.bytes) + Sv(g.errno_) + 1 /*flags*/ + Uv(n);
+    comp += head;
+    if (g.offset_pattern) comp += Sv(g.offset_base) + Sv(g.offset_stride);
+    if (opt.lossy && n) {  // the group's offset, and its first member's times
+      const Member& f = g.members[0];
+      comp += Sv(g.offset_base) + Sv(f.start_delta) + Sv(f.len) + Sv(f.duration);
+    }
+    for (const Member& m : g.members) {
+      // Baseline: the run alone (its own header and all its residuals).
+      base += head - Uv(n) + Uv(m.proc) + Sv(m.seq) + Sv(m.offset) + Sv(m.start_delta) + Sv(m.len) + Sv(m.duration);
+      comp += Uv(m.proc);
+      if (opt.lossy) continue;
+      comp += Sv(m.seq) + Sv(m.start_delta) + Sv(m.len) + Sv(m.duration);
+      if (!g.offset_pattern) comp += Sv(m.offset);
+    }
+  }
+  c->baseline_bytes = base;
+  c->compressed_bytes = comp;
+}
+
+}  // namespace
+
 Compressed Compress(const std::vector<Rec>& recs, const Options& opt) {
   Compressed c;
   c.lossy = opt.lossy;
@@ -83,7 +137,7 @@ Compressed Compress(const std::vector<Rec>& recs, const Options& opt) {
     std::string pattern;
     const bool rip = RankPattern(x.file_path, rank, &pattern);
     if (!rip) pattern = x.file_path;
-    const bool derived = !x.file_path.empty() && x.file_id == Hex16(Fnv1a(x.file_path));
+    const bool derived = !x.file_path.empty() && x.file_id == analysis::format::FileIdOf(x.file_path);
     const std::string fid = derived ? std::string() : x.file_id;
     key.clear();
     char num[160];
@@ -129,51 +183,10 @@ Compressed Compress(const std::vector<Rec>& recs, const Options& opt) {
     g.members.push_back(m);
   }
   // Offset patterns, and the sizes.
-  uint64_t base = dict_bytes, comp = dict_bytes;
-  for (Group& g : c.groups) {
-    const size_t n = g.members.size();
-    if (!opt.lossy && n > 1) {
-      const Proc& p0 = c.procs[g.members[0].proc];
-      const Proc& p1 = c.procs[g.members[1].proc];
-      bool ok = p0.rank >= 0 && p1.rank >= 0 && p0.rank != p1.rank && g.members[0].offset >= 0;
-      int64_t stride = 0, b0 = 0;
-      if (ok) {
-        const int64_t dr = p1.rank - p0.rank, doff = g.members[1].offset - g.members[0].offset;
-        ok = doff % dr == 0;
-        stride = ok ? doff / dr : 0;
-        b0 = g.members[0].offset - stride * p0.rank;
-      }
-      for (size_t i = 0; ok && i < n; ++i) {
-        const Proc& p = c.procs[g.members[i].proc];
-        ok = p.rank >= 0 && g.members[i].offset == b0 + stride * p.rank;
-      }
-      if (ok) {
-        g.offset_pattern = true;
-        g.offset_base = b0;
-        g.offset_stride = stride;
-        ++c.offset_patterns;
-      }
-    }
-    const uint64_t head = Sv(g.window) + Uv(strings[g.op]) + Uv(strings[g.layer]) + Uv(strings[g.path_pattern]) +
-                          (g.file_id.empty() ? 1 : Uv(strings[g.file_id])) + Sv(g.fd) + Sv(g.size) + Sv(g.count) +
-                          Sv(g.bytes) + Sv(g.errno_) + 1 /*flags*/ + Uv(n);
-    comp += head;
-    if (g.offset_pattern) comp += Sv(g.offset_base) + Sv(g.offset_stride);
-    if (opt.lossy && n) {  // the group's offset, and its first member's times
-      const Member& f = g.members[0];
-      comp += Sv(g.offset_base) + Sv(f.start_delta) + Sv(f.len) + Sv(f.duration);
-    }
-    for (const Member& m : g.members) {
-      // Baseline: the run alone (its own header and all its residuals).
-      base += head - Uv(n) + Uv(m.proc) + Sv(m.seq) + Sv(m.offset) + Sv(m.start_delta) + Sv(m.len) + Sv(m.duration);
-      comp += Uv(m.proc);
-      if (opt.lossy) continue;
-      comp += Sv(m.seq) + Sv(m.start_delta) + Sv(m.len) + Sv(m.duration);
-      if (!g.offset_pattern) comp += Sv(m.offset);
-    }
-  }
-  c.baseline_bytes = base;
-  c.compressed_bytes = comp;
+  if (!opt.lossy)
+    for (Group& g : c.groups)
+      if (g.members.size() > 1) FindOffsetPattern(c, g);
+  EncodedSizes(opt, strings, dict_bytes, &c);
   return c;
 }
 
@@ -197,7 +210,7 @@ std::vector<Rec> Decompress(const Compressed& c) {
       x.layer = g.layer;
       x.file_path = g.path_pattern;
       if (g.rank_in_path) x.file_path.replace(x.file_path.size() - kRankTag.size(), kRankTag.size(), std::to_string(p.rank));
-      x.file_id = g.file_id.empty() ? (x.file_path.empty() ? std::string() : Hex16(Fnv1a(x.file_path))) : g.file_id;
+      x.file_id = g.file_id.empty() ? (x.file_path.empty() ? std::string() : analysis::format::FileIdOf(x.file_path)) : g.file_id;
       x.fd = g.fd;
       x.offset = c.lossy ? g.offset_base : g.offset_pattern ? g.offset_base + g.offset_stride * p.rank : m.offset;
       x.size = g.size;
@@ -286,7 +299,26 @@ Status WriteReportToDb(MysqlConn& db, const std::string& cluster, uint64_t job_i
   return db.Commit();
 }
 
-std::string ReportToRecords(const std::string& job_id, const Compressed& c, const std::string& host, int64_t stream) {
+RoundTrip CheckRoundTrip(const std::vector<Rec>& recs, const Compressed& c) {
+  auto back = Decompress(c);
+  auto key = [](const Rec& a, const Rec& b) {
+    return std::tie(a.stream, a.seq, a.run.start_ns) < std::tie(b.stream, b.seq, b.run.start_ns);
+  };
+  auto orig = recs;
+  std::sort(orig.begin(), orig.end(), key);
+  std::sort(back.begin(), back.end(), key);
+  RoundTrip rt;
+  rt.records_same = orig == back;
+  std::vector<analysis::TraceRun> a, b;
+  for (auto& r : orig) a.push_back(r.run);
+  for (auto& r : back) b.push_back(r.run);
+  rt.summary_same = analysis::SummaryToJson(analysis::Summarize(a)) == analysis::SummaryToJson(analysis::Summarize(b));
+  return rt;
+}
+
+std::string ReportToRecords(const std::string& job_id, const Compressed& c, const std::string& host) {
+  const int64_t stream =
+      analysis::ResultStreamId("iosonar.result.compression", {job_id, c.lossy ? "lossy" : "lossless"});
   int64_t first = 0;
   bool any = false;
   for (const auto& g : c.groups) {

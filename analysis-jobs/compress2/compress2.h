@@ -85,6 +85,13 @@ Compressed Compress(const std::vector<Rec>& recs, const Options& opt = {});
 // The records back, in group order (sort both sides to compare).
 std::vector<Rec> Decompress(const Compressed& c);
 
+// --verify: Decompress(c) against recs, record for record (in (stream, seq,
+// start) order), and the job summaries of the two.
+struct RoundTrip {
+  bool records_same = false, summary_same = false;
+};
+RoundTrip CheckRoundTrip(const std::vector<Rec>& recs, const Compressed& c);
+
 // The job's trace records from the store.
 Result<std::vector<Rec>> LoadJob(Store& store, const std::string& job_id);
 
@@ -95,7 +102,8 @@ std::string ReportJson(const std::string& job_id, const Compressed& c);
 // migration 025), in one transaction.
 Status WriteReportToDb(MysqlConn& db, const std::string& cluster, uint64_t job_id, const Compressed& c);
 // The report as one iosonar.result.compression record (event.seq 0),
-// @timestamp the job's first 1 s window (now when there are no records).
-std::string ReportToRecords(const std::string& job_id, const Compressed& c, const std::string& host, int64_t stream);
+// @timestamp the job's first 1 s window (now when there are no records);
+// event.stream from the job and the mode (lossless, lossy).
+std::string ReportToRecords(const std::string& job_id, const Compressed& c, const std::string& host);
 
 }  // namespace iosonar::compress2

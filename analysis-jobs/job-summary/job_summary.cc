@@ -120,6 +120,50 @@ std::string Plural(uint64_t n, const char* one, const char* many) {
   return std::to_string(n) + " " + (n == 1 ? one : many);
 }
 
+// Names the mode of n processes (the kept ones) moving data of m files
+// (private_files of them each by one process) into ev->mode, and says why in words.
+std::string ExplainMode(size_t n, size_t m, uint64_t private_files, bool write, ModeEvidence* out) {
+  ModeEvidence& ev = *out;
+  const char* verb = write ? "wrote" : "read";
+  std::string what;
+  if (n == 1 && m == 1) {
+    ev.mode = "1-1";
+    what = "1 process " + std::string(verb) + " 1 file";
+  } else if (n == 1) {
+    ev.mode = "1-1";
+    what = "1 process " + std::string(verb) + " all of the data, " + (write ? "to " : "from ") +
+           Plural(m, "file", "files") +
+           " (Beacon has no 1-M mode: reported as 1-1, all I/O through one process)";
+  } else if (m == 1) {
+    ev.mode = "N-1";
+    what = std::to_string(n) + " processes " + verb + " one shared file";
+  } else if (m >= n && private_files == m) {
+    ev.mode = "N-N";
+    what = std::to_string(n) + " processes " + verb + " " + std::to_string(m) + " files, each file by one process";
+    what += m == n ? " (file per process)" : " (several files per process)";
+  } else {
+    ev.mode = "N-M";
+    what = std::to_string(n) + " processes " + verb + " " + std::to_string(m) + " files";
+    if (m < n) {
+      char b[64];
+      std::snprintf(b, sizeof b, " (about %.1f processes per file)", static_cast<double>(n) / static_cast<double>(m));
+      what += b;
+    } else {
+      what += ", " + std::to_string(m - private_files) + " of them shared by several processes";
+    }
+  }
+  const uint64_t minor_files = ev.files - m;
+  const uint64_t minor_procs = ev.processes - n;
+  std::string minor;
+  if (minor_files) minor = Plural(minor_files, "file", "files") + " with " + Percent(1 - ev.kept_share) + " of the bytes";
+  if (minor_procs) {
+    if (!minor.empty()) minor += ", ";
+    minor += Plural(minor_procs, "process", "processes") + " with a small share";
+  }
+  if (!minor.empty()) what += "; ignored as minor: " + minor;
+  return what;
+}
+
 ModeEvidence DecideMode(const std::vector<FileAgg>& files, bool write, const ModeOptions& o, size_t top_n) {
   ModeEvidence ev;
   const char* verb = write ? "wrote" : "read";
@@ -183,43 +227,7 @@ ModeEvidence DecideMode(const std::vector<FileAgg>& files, bool write, const Mod
   ev.private_files = private_files;
   ev.kept_share = static_cast<double>(kept_bytes) / static_cast<double>(total);
 
-  std::string what;
-  if (n == 1 && m == 1) {
-    ev.mode = "1-1";
-    what = "1 process " + std::string(verb) + " 1 file";
-  } else if (n == 1) {
-    ev.mode = "1-1";
-    what = "1 process " + std::string(verb) + " all of the data, " + (write ? "to " : "from ") +
-           Plural(m, "file", "files") +
-           " (Beacon has no 1-M mode: reported as 1-1, all I/O through one process)";
-  } else if (m == 1) {
-    ev.mode = "N-1";
-    what = std::to_string(n) + " processes " + verb + " one shared file";
-  } else if (m >= n && private_files == m) {
-    ev.mode = "N-N";
-    what = std::to_string(n) + " processes " + verb + " " + std::to_string(m) + " files, each file by one process";
-    what += m == n ? " (file per process)" : " (several files per process)";
-  } else {
-    ev.mode = "N-M";
-    what = std::to_string(n) + " processes " + verb + " " + std::to_string(m) + " files";
-    if (m < n) {
-      char b[64];
-      std::snprintf(b, sizeof b, " (about %.1f processes per file)", static_cast<double>(n) / static_cast<double>(m));
-      what += b;
-    } else {
-      what += ", " + std::to_string(m - private_files) + " of them shared by several processes";
-    }
-  }
-  const uint64_t minor_files = ev.files - m;
-  const uint64_t minor_procs = ev.processes - n;
-  std::string minor;
-  if (minor_files) minor = Plural(minor_files, "file", "files") + " with " + Percent(1 - ev.kept_share) + " of the bytes";
-  if (minor_procs) {
-    if (!minor.empty()) minor += ", ";
-    minor += Plural(minor_procs, "process", "processes") + " with a small share";
-  }
-  if (!minor.empty()) what += "; ignored as minor: " + minor;
-  ev.explanation = what;
+  ev.explanation = ExplainMode(n, m, private_files, write, &ev);
   return ev;
 }
 
@@ -243,55 +251,47 @@ void FinishDirection(DirAgg& d, int64_t bucket_ns) {
 
 }  // namespace
 
-JobSummary Summarize(std::span<const TraceRun> runs, const SummaryOptions& opt) {
-  JobSummary js;
-  const int64_t width = opt.bucket_ns > 0 ? opt.bucket_ns : 1000000000;
-  js.records = runs.size();
-  DirAgg rd{&js.read}, wr{&js.write};
+namespace {
 
-  std::unordered_map<std::string, size_t> proc_index;
-  std::vector<std::string> proc_host;
-  std::vector<bool> proc_io;
-  std::unordered_map<std::string, size_t> file_index;
-  std::vector<FileAgg> files;
-  std::unordered_set<std::string> all_files;
-  std::set<int64_t> active;
-  int64_t busy_ns = 0;
-  bool first = true;
+// The one pass over a job's runs: per direction totals and busy buckets,
+// processes (and which did I/O), files and who read or wrote them.
+class RunTally {
+ public:
+  RunTally(JobSummary* js, int64_t width) : js_(js), width_(width), rd_{&js->read}, wr_{&js->write} {}
 
-  for (const TraceRun& r : runs) {
+  void Add(const TraceRun& r) {
     const int64_t end = std::max(r.end_ns, r.start_ns);
-    if (first || r.start_ns < js.start_ns) js.start_ns = r.start_ns;
-    if (first || end > js.end_ns) js.end_ns = end;
-    first = false;
-    busy_ns += r.duration_ns;
+    if (first_ || r.start_ns < js_->start_ns) js_->start_ns = r.start_ns;
+    if (first_ || end > js_->end_ns) js_->end_ns = end;
+    first_ = false;
+    busy_ns_ += r.duration_ns;
     const uint64_t ops = static_cast<uint64_t>(std::max<int64_t>(r.count, 0));
     const uint64_t bytes = static_cast<uint64_t>(std::max<int64_t>(r.bytes, 0));
 
-    auto [pit, new_proc] = proc_index.try_emplace(ProcessKey(r), proc_host.size());
+    auto [pit, new_proc] = proc_index_.try_emplace(ProcessKey(r), proc_host_.size());
     if (new_proc) {
-      proc_host.push_back(r.host);
-      proc_io.push_back(false);
+      proc_host_.push_back(r.host);
+      proc_io_.push_back(false);
     }
     const size_t proc = pit->second;
 
-    ForEachBucket(r.start_ns, end, width, [&](int64_t b, double) { active.insert(b); });
+    ForEachBucket(r.start_ns, end, width_, [&](int64_t b, double) { active_.insert(b); });
     if (r.errno_ != 0) {
-      js.errors += ops;
-      js.errors_by_op[r.op] += ops;
-      js.errors_by_errno[r.errno_] += ops;
+      js_->errors += ops;
+      js_->errors_by_op[r.op] += ops;
+      js_->errors_by_errno[r.errno_] += ops;
     }
 
     const OpKind kind = Classify(r.op);
     if (kind == OpKind::kMeta || kind == OpKind::kOther) {
-      (kind == OpKind::kMeta ? js.meta_ops : js.other_ops) += ops;
-      (kind == OpKind::kMeta ? js.meta_by_op : js.other_by_op)[r.op] += ops;
+      (kind == OpKind::kMeta ? js_->meta_ops : js_->other_ops) += ops;
+      (kind == OpKind::kMeta ? js_->meta_by_op : js_->other_by_op)[r.op] += ops;
       std::string key = FileKey(r, false);
-      if (!key.empty()) all_files.insert(std::move(key));
-      continue;
+      if (!key.empty()) all_files_.insert(std::move(key));
+      return;
     }
 
-    DirAgg& d = kind == OpKind::kRead ? rd : wr;
+    DirAgg& d = kind == OpKind::kRead ? rd_ : wr_;
     DirectionStats& s = *d.st;
     if (s.runs == 0 || r.start_ns < s.first_start_ns) s.first_start_ns = r.start_ns;
     if (s.runs == 0 || end > s.last_end_ns) s.last_end_ns = end;
@@ -304,20 +304,20 @@ JobSummary Summarize(std::span<const TraceRun> runs, const SummaryOptions& opt) 
     d.requested += static_cast<uint64_t>(each) * ops;
     s.size_hist[SizeBin(each)] += ops;
     if (bytes > 0) {
-      ForEachBucket(r.start_ns, end, width, [&](int64_t b, double frac) {
+      ForEachBucket(r.start_ns, end, width_, [&](int64_t b, double frac) {
         d.buckets[b] += static_cast<double>(bytes) * frac;
       });
-      proc_io[proc] = true;
+      proc_io_[proc] = true;
     }
 
     std::string key = FileKey(r, true);
-    all_files.insert(key);
-    auto [fit, new_file] = file_index.try_emplace(key, files.size());
+    all_files_.insert(key);
+    auto [fit, new_file] = file_index_.try_emplace(key, files_.size());
     if (new_file) {
-      files.emplace_back();
-      files.back().key = key;
+      files_.emplace_back();
+      files_.back().key = key;
     }
-    FileAgg& f = files[fit->second];
+    FileAgg& f = files_[fit->second];
     if (f.path.empty()) f.path = r.file_path;
     if (kind == OpKind::kRead) {
       f.read_bytes += bytes;
@@ -327,30 +327,52 @@ JobSummary Summarize(std::span<const TraceRun> runs, const SummaryOptions& opt) 
       f.write_by_proc[proc] += bytes;
     }
   }
-  if (runs.empty()) return js;
 
-  js.runtime_s = static_cast<double>(js.end_ns - js.start_ns) / 1e9;
-  js.busy_s = static_cast<double>(busy_ns) / 1e9;
-  FinishDirection(rd, width);
-  FinishDirection(wr, width);
-  js.io_phase_s = static_cast<double>(active.size()) * (static_cast<double>(width) / 1e9);
-  if (js.io_phase_s > 0) js.meta_ops_per_s = static_cast<double>(js.meta_ops) / js.io_phase_s;
+  // The totals that need every run: spans and rates, phases, processes,
+  // nodes, files.
+  void Finish() {
+    js_->runtime_s = static_cast<double>(js_->end_ns - js_->start_ns) / 1e9;
+    js_->busy_s = static_cast<double>(busy_ns_) / 1e9;
+    FinishDirection(rd_, width_);
+    FinishDirection(wr_, width_);
+    js_->io_phase_s = static_cast<double>(active_.size()) * (static_cast<double>(width_) / 1e9);
+    if (js_->io_phase_s > 0) js_->meta_ops_per_s = static_cast<double>(js_->meta_ops) / js_->io_phase_s;
 
-  js.processes = proc_host.size();
-  std::unordered_set<std::string> hosts(proc_host.begin(), proc_host.end()), io_hosts;
-  js.nodes = hosts.size();
-  for (size_t p = 0; p < proc_io.size(); ++p) {
-    if (!proc_io[p]) continue;
-    ++js.processes_with_io;
-    io_hosts.insert(proc_host[p]);
+    js_->processes = proc_host_.size();
+    std::unordered_set<std::string> hosts(proc_host_.begin(), proc_host_.end()), io_hosts;
+    js_->nodes = hosts.size();
+    for (size_t p = 0; p < proc_io_.size(); ++p) {
+      if (!proc_io_[p]) continue;
+      ++js_->processes_with_io;
+      io_hosts.insert(proc_host_[p]);
+    }
+    js_->nodes_with_io = io_hosts.size();
+    js_->files = files_.size();
+    js_->files_total = all_files_.size();
   }
-  js.nodes_with_io = io_hosts.size();
-  js.files = files.size();
-  js.files_total = all_files.size();
 
-  js.mode_read = DecideMode(files, false, opt.mode, opt.top_files);
-  js.mode_write = DecideMode(files, true, opt.mode, opt.top_files);
+  const std::vector<FileAgg>& files() const { return files_; }
+  const DirAgg& read() const { return rd_; }
+  const DirAgg& write() const { return wr_; }
 
+ private:
+  JobSummary* js_;
+  const int64_t width_;
+  DirAgg rd_, wr_;
+  std::unordered_map<std::string, size_t> proc_index_;
+  std::vector<std::string> proc_host_;
+  std::vector<bool> proc_io_;
+  std::unordered_map<std::string, size_t> file_index_;
+  std::vector<FileAgg> files_;
+  std::unordered_set<std::string> all_files_;
+  std::set<int64_t> active_;
+  int64_t busy_ns_ = 0;
+  bool first_ = true;
+};
+
+// The files with the most bytes read + written (then by key), and how many processes moved them.
+void TopFiles(const std::vector<FileAgg>& files, size_t top_n, JobSummary* out) {
+  JobSummary& js = *out;
   std::vector<size_t> order(files.size());
   std::iota(order.begin(), order.end(), size_t{0});
   auto total = [&](size_t i) { return files[i].read_bytes + files[i].write_bytes; };
@@ -358,7 +380,7 @@ JobSummary Summarize(std::span<const TraceRun> runs, const SummaryOptions& opt) 
     if (total(a) != total(b)) return total(a) > total(b);
     return files[a].key < files[b].key;
   });
-  for (size_t i = 0; i < order.size() && js.top_files.size() < opt.top_files; ++i) {
+  for (size_t i = 0; i < order.size() && js.top_files.size() < top_n; ++i) {
     const FileAgg& f = files[order[i]];
     if (total(order[i]) == 0) break;
     std::unordered_set<size_t> procs;
@@ -369,8 +391,12 @@ JobSummary Summarize(std::span<const TraceRun> runs, const SummaryOptions& opt) 
     js.top_files.push_back({f.key, f.path, f.read_bytes, f.write_bytes, procs.size()});
   }
 
-  // The series covers the whole job; wide jobs get whole-bucket multiples so
-  // a cached summary stays small.
+}
+
+// Bytes per bucket over the whole job; wide jobs get whole-bucket multiples
+// so a cached summary stays small.
+void BytesSeries(const DirAgg& rd, const DirAgg& wr, int64_t width, const SummaryOptions& opt, JobSummary* out) {
+  JobSummary& js = *out;
   if (opt.max_series_points > 0) {
     const int64_t b0 = FloorDiv(js.start_ns, width);
     const int64_t b1 = js.end_ns > js.start_ns ? FloorDiv(js.end_ns - 1, width) : b0;
@@ -387,6 +413,22 @@ JobSummary Summarize(std::span<const TraceRun> runs, const SummaryOptions& opt) 
     for (const auto& [b, v] : rd.buckets) js.series_read[static_cast<size_t>(FloorDiv(b, k) - c0)] += v;
     for (const auto& [b, v] : wr.buckets) js.series_write[static_cast<size_t>(FloorDiv(b, k) - c0)] += v;
   }
+}
+
+}  // namespace
+
+JobSummary Summarize(std::span<const TraceRun> runs, const SummaryOptions& opt) {
+  JobSummary js;
+  const int64_t width = opt.bucket_ns > 0 ? opt.bucket_ns : 1000000000;
+  js.records = runs.size();
+  RunTally tally(&js, width);
+  for (const TraceRun& r : runs) tally.Add(r);
+  if (runs.empty()) return js;
+  tally.Finish();
+  js.mode_read = DecideMode(tally.files(), false, opt.mode, opt.top_files);
+  js.mode_write = DecideMode(tally.files(), true, opt.mode, opt.top_files);
+  TopFiles(tally.files(), opt.top_files, &js);
+  BytesSeries(tally.read(), tally.write(), width, opt, &js);
   return js;
 }
 
@@ -422,7 +464,7 @@ TraceRun TraceRunFromRow(const Row& row) {
   return r;
 }
 
-Result<JobSummary> SummarizeJob(Store& store, const std::string& job_id, const SummaryOptions& opt) {
+Result<std::vector<TraceRun>> ReadTraceRuns(Store& store, const std::string& job_id) {
   ScanQuery q;
   q.dataset = "iosonar.trace";
   q.filters = {{"job.id", job_id}};
@@ -434,27 +476,25 @@ Result<JobSummary> SummarizeJob(Store& store, const std::string& job_id, const S
   });
   if (!st.ok()) return st;
   if (runs.empty()) return Status::NotFound("job " + job_id + " has no iosonar.trace records in the store");
-  JobSummary js = Summarize(runs, opt);
-  js.job_id = job_id;
+  return runs;
+}
 
-  // tracer.dropped is a running total per process instance (event.stream):
-  // the largest value of each stream is what that process lost.
+Result<JobSummary> SummarizeJob(Store& store, const std::string& job_id, const SummaryOptions& opt) {
+  auto runs = ReadTraceRuns(store, job_id);
+  if (!runs.ok()) return runs.status();
+  JobSummary js = Summarize(*runs, opt);
+  js.job_id = job_id;
   ScanQuery tq;
   tq.dataset = "iosonar.tracer";
   tq.filters = {{"job.id", job_id}};
   tq.fields = {"event.stream", "tracer.dropped"};
-  std::unordered_map<int64_t, int64_t> dropped;
-  st = store.Scan(tq, [&](const Row& row) {
-    if (!row.Has(0) || !row.Has(1)) return true;
-    auto& d = dropped[row.Int(0)];
-    d = std::max(d, row.Int(1));
+  DroppedTally dropped;
+  Status st = store.Scan(tq, [&](const Row& row) {
+    if (row.Has(0) && row.Has(1)) dropped.Add(row.Int(0), row.Int(1));
     return true;
   });
   if (!st.ok() && st.code() != Code::kNotFound) return st;
-  if (!dropped.empty()) {
-    js.tracer_dropped = 0;
-    for (const auto& kv : dropped) js.tracer_dropped += kv.second;
-  }
+  js.tracer_dropped = dropped.Total();
   return js;
 }
 
@@ -518,6 +558,57 @@ void WriteSeries(JsonWriter& w, const std::vector<double>& v) {
   w.EndArray();
 }
 
+// "errors", "io_mode" and "io_mode_evidence".
+void WriteErrorsAndModes(JsonWriter& w, const JobSummary& s) {
+  w.Key("errors");
+  w.BeginObject();
+  w.Kv("total", s.errors);
+  w.Key("by_op");
+  WriteCounts(w, s.errors_by_op);
+  w.Key("by_errno");
+  w.BeginObject();
+  for (const auto& [e, n] : s.errors_by_errno) w.Kv(std::to_string(e), n);
+  w.EndObject();
+  w.EndObject();
+  w.Key("io_mode");
+  w.BeginObject();
+  w.Kv("read", s.mode_read.mode);
+  w.Kv("write", s.mode_write.mode);
+  w.EndObject();
+  w.Key("io_mode_evidence");
+  w.BeginObject();
+  w.Key("read");
+  WriteEvidence(w, s.mode_read);
+  w.Key("write");
+  WriteEvidence(w, s.mode_write);
+  w.EndObject();
+}
+
+// "top_files" and "series".
+void WriteTopFilesAndSeries(JsonWriter& w, const JobSummary& s) {
+  w.Key("top_files");
+  w.BeginArray();
+  for (const auto& f : s.top_files) {
+    w.BeginObject();
+    w.Kv("id", f.id);
+    w.Kv("path", f.path);
+    w.Kv("read_bytes", f.read_bytes);
+    w.Kv("write_bytes", f.write_bytes);
+    w.Kv("processes", f.processes);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("series");
+  w.BeginObject();
+  w.Kv("start_ns", s.series_start_ns);
+  w.Kv("bucket_ns", s.series_bucket_ns);
+  w.Key("read_bytes");
+  WriteSeries(w, s.series_read);
+  w.Key("write_bytes");
+  WriteSeries(w, s.series_write);
+  w.EndObject();
+}
+
 }  // namespace
 
 std::string SummaryToJson(const JobSummary& s, bool pretty) {
@@ -556,49 +647,8 @@ std::string SummaryToJson(const JobSummary& s, bool pretty) {
   w.Kv("nodes", s.nodes);
   w.Kv("files", s.files);
   w.Kv("files_total", s.files_total);
-  w.Key("errors");
-  w.BeginObject();
-  w.Kv("total", s.errors);
-  w.Key("by_op");
-  WriteCounts(w, s.errors_by_op);
-  w.Key("by_errno");
-  w.BeginObject();
-  for (const auto& [e, n] : s.errors_by_errno) w.Kv(std::to_string(e), n);
-  w.EndObject();
-  w.EndObject();
-  w.Key("io_mode");
-  w.BeginObject();
-  w.Kv("read", s.mode_read.mode);
-  w.Kv("write", s.mode_write.mode);
-  w.EndObject();
-  w.Key("io_mode_evidence");
-  w.BeginObject();
-  w.Key("read");
-  WriteEvidence(w, s.mode_read);
-  w.Key("write");
-  WriteEvidence(w, s.mode_write);
-  w.EndObject();
-  w.Key("top_files");
-  w.BeginArray();
-  for (const auto& f : s.top_files) {
-    w.BeginObject();
-    w.Kv("id", f.id);
-    w.Kv("path", f.path);
-    w.Kv("read_bytes", f.read_bytes);
-    w.Kv("write_bytes", f.write_bytes);
-    w.Kv("processes", f.processes);
-    w.EndObject();
-  }
-  w.EndArray();
-  w.Key("series");
-  w.BeginObject();
-  w.Kv("start_ns", s.series_start_ns);
-  w.Kv("bucket_ns", s.series_bucket_ns);
-  w.Key("read_bytes");
-  WriteSeries(w, s.series_read);
-  w.Key("write_bytes");
-  WriteSeries(w, s.series_write);
-  w.EndObject();
+  WriteErrorsAndModes(w, s);
+  WriteTopFilesAndSeries(w, s);
   w.Key("tracer");
   w.BeginObject();
   w.Key("dropped");
@@ -958,15 +1008,11 @@ std::string Bullet(const std::string& text) {
 
 }  // namespace
 
-std::string SummaryToTable(const JobSummary& s) {
-  std::string o;
-  const DirectionStats& rd = s.read;
-  const DirectionStats& wr = s.write;
-  o += "I/O summary of job " + (s.job_id.empty() ? std::string("(no id)") : s.job_id) + "\n\n";
-  if (s.records == 0) {
-    o += "  no trace records\n";
-    return o;
-  }
+namespace {
+
+// The table's parts, each appended to *o.
+void TableSpan(const JobSummary& s, std::string* out) {
+  std::string& o = *out;
   char b[512];
   std::snprintf(b, sizeof b, "  %-18s %s  (%s to %s)\n", "traced span", HumanSeconds(s.runtime_s).c_str(),
                 FormatIsoMillis(s.start_ns).c_str(), FormatIsoMillis(s.end_ns).c_str());
@@ -983,6 +1029,12 @@ std::string SummaryToTable(const JobSummary& s) {
   o += b;
   o += "\n";
 
+}
+
+void TableDirections(const JobSummary& s, std::string* out) {
+  std::string& o = *out;
+  const DirectionStats& rd = s.read;
+  const DirectionStats& wr = s.write;
   Line(&o, "", "read", "write");
   Line(&o, "data", HumanBytes(static_cast<double>(rd.bytes)), HumanBytes(static_cast<double>(wr.bytes)));
   Line(&o, "ops", HumanCount(static_cast<double>(rd.ops)), HumanCount(static_cast<double>(wr.ops)));
@@ -999,6 +1051,11 @@ std::string SummaryToTable(const JobSummary& s) {
   o += "  read   " + s.mode_read.mode + ": " + s.mode_read.explanation + "\n";
   o += "  write  " + s.mode_write.mode + ": " + s.mode_write.explanation + "\n\n";
 
+}
+
+void TableOtherOps(const JobSummary& s, std::string* out) {
+  std::string& o = *out;
+  char b[512];
   std::snprintf(b, sizeof b, "%-20s %s", "metadata ops", HumanCount(static_cast<double>(s.meta_ops)).c_str());
   o += b;
   if (s.meta_ops) {
@@ -1018,6 +1075,13 @@ std::string SummaryToTable(const JobSummary& s) {
   }
   o += "\n\n";
 
+}
+
+void TableRequestSizes(const JobSummary& s, std::string* out) {
+  std::string& o = *out;
+  const DirectionStats& rd = s.read;
+  const DirectionStats& wr = s.write;
+  char b[512];
   if (rd.ops || wr.ops) {
     o += "request sizes (ops)\n";
     std::snprintf(b, sizeof b, "  %-6s", "");
@@ -1040,6 +1104,11 @@ std::string SummaryToTable(const JobSummary& s) {
     o += "\n";
   }
 
+}
+
+void TableTopFiles(const JobSummary& s, std::string* out) {
+  std::string& o = *out;
+  char b[512];
   if (!s.top_files.empty()) {
     o += "top files by bytes\n";
     std::snprintf(b, sizeof b, "  %12s %12s %6s  %s\n", "read", "written", "procs", "file");
@@ -1053,6 +1122,12 @@ std::string SummaryToTable(const JobSummary& s) {
     o += "\n";
   }
 
+}
+
+// Plain-language hints: what in the numbers above calls for a change.
+std::vector<std::string> Hints(const JobSummary& s) {
+  const DirectionStats& rd = s.read;
+  const DirectionStats& wr = s.write;
   std::vector<std::string> hints;
   if (s.tracer_dropped > 0)
     hints.push_back("The tracer lost " + std::to_string(s.tracer_dropped) +
@@ -1111,6 +1186,24 @@ std::string SummaryToTable(const JobSummary& s) {
                       " of the traced span inside I/O calls: the job is I/O-bound.");
     }
   }
+  return hints;
+}
+
+}  // namespace
+
+std::string SummaryToTable(const JobSummary& s) {
+  std::string o;
+  o += "I/O summary of job " + (s.job_id.empty() ? std::string("(no id)") : s.job_id) + "\n\n";
+  if (s.records == 0) {
+    o += "  no trace records\n";
+    return o;
+  }
+  TableSpan(s, &o);
+  TableDirections(s, &o);
+  TableOtherOps(s, &o);
+  TableRequestSizes(s, &o);
+  TableTopFiles(s, &o);
+  std::vector<std::string> hints = Hints(s);
   o += "hints\n";
   if (hints.empty()) hints.push_back("no obvious I/O problems found");
   for (const auto& h : hints) o += Bullet(h);

@@ -55,6 +55,7 @@
 //       several files per process); otherwise "N-M" (N processes funnel into
 //       fewer files, or share several files).
 #pragma once
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <map>
@@ -190,6 +191,30 @@ JobSummary Summarize(std::span<const TraceRun> runs, const SummaryOptions& opt =
 // Scans iosonar.trace (and iosonar.tracer for dropped counts) for job.id ==
 // job_id. NotFound if the job has no trace records.
 Result<JobSummary> SummarizeJob(Store& store, const std::string& job_id, const SummaryOptions& opt = {});
+
+// The job's iosonar.trace runs (TraceRunFields). NotFound if it has none.
+Result<std::vector<TraceRun>> ReadTraceRuns(Store& store, const std::string& job_id);
+
+// What the tracer lost: tracer.dropped of iosonar.tracer records is a running
+// total per process instance (event.stream), so the largest value of each
+// stream is what that process lost; Total() is their sum, -1 when no stream
+// reported.
+class DroppedTally {
+ public:
+  void Add(int64_t stream, int64_t dropped) {
+    int64_t& d = max_[stream];
+    d = std::max(d, dropped);
+  }
+  int64_t Total() const {
+    if (max_.empty()) return -1;
+    int64_t t = 0;
+    for (const auto& kv : max_) t += kv.second;
+    return t;
+  }
+
+ private:
+  std::map<int64_t, int64_t> max_;
+};
 
 // The iosonar.trace fields a TraceRun holds, in the order TraceRunFromRow
 // reads them: use them as ScanQuery::fields (a caller may append more after).

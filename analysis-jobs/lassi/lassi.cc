@@ -201,96 +201,84 @@ Split SplitKey(const std::string& k) {
 }
 }  // namespace
 
-LassiResult Accumulator::Compute() const {
-  LassiResult res;
-  res.opt = opt_;
-  res.records = records_;
-  res.records_reset = resets_;
-  const int64_t wfrom = WindowIndex(opt_.from_ns);
+Accumulator::Grouped Accumulator::GroupSeries(const std::unordered_map<uint64_t, OpSums>& m) const {
+  Grouped out;
+  for (const auto& [k, v] : m) {
+    auto s = SplitKey(names_[k >> 32]);
+    out[{s.fs, s.target}].emplace_back(static_cast<int64_t>(static_cast<uint32_t>(k)), &v);
+  }
+  for (auto& [k, v] : out) std::sort(v.begin(), v.end(), [](auto& a, auto& b) { return a.first < b.first; });
+  return out;
+}
 
-  // Group windows by series id, sorted by window.
-  auto series = [&](const std::unordered_map<uint64_t, OpSums>& m) {
-    std::map<std::pair<std::string, std::string>, std::vector<std::pair<int64_t, const OpSums*>>> out;
-    for (const auto& [k, v] : m) {
-      auto s = SplitKey(names_[k >> 32]);
-      out[{s.fs, s.target}].emplace_back(static_cast<int64_t>(static_cast<uint32_t>(k)), &v);
-    }
-    for (auto& [k, v] : out) std::sort(v.begin(), v.end(), [](auto& a, auto& b) { return a.first < b.first; });
-    return out;
-  };
-  auto emit = [&](const auto& grouped, std::vector<WindowRow>* rows, std::vector<TargetTotal>* totals, bool per_fs_avg,
-                  bool is_app) {
-    // per_fs_avg: the average is over all targets' windows of the fs (apps/jobs
-    // compared with the fs's application-window average, LASSi Tables 1-2).
-    std::map<std::string, OpSums> fs_avg;
+void Accumulator::EmitRows(const Grouped& grouped, int64_t wfrom, std::vector<WindowRow>* rows,
+                           std::vector<TargetTotal>* totals, bool per_fs_avg, bool is_app) const {
+  // per_fs_avg: the average is over all targets' windows of the fs (apps/jobs
+  // compared with the fs's application-window average, LASSi Tables 1-2).
+  std::map<std::string, OpSums> fs_avg;
+  if (per_fs_avg) {
+    std::map<std::string, std::vector<OpSums>> all;
+    for (const auto& [k, ws] : grouped)
+      for (const auto& [w, v] : ws) all[k.first].push_back(*v);
+    for (auto& [fs, v] : all) fs_avg[fs] = MeanOf(v);
+  }
+  for (const auto& [k, ws] : grouped) {
+    OpSums avg;
     if (per_fs_avg) {
-      std::map<std::string, std::vector<OpSums>> all;
-      for (const auto& [k, ws] : grouped)
-        for (const auto& [w, v] : ws) all[k.first].push_back(*v);
-      for (auto& [fs, v] : all) fs_avg[fs] = MeanOf(v);
+      avg = fs_avg[k.first];
+    } else {
+      std::vector<OpSums> v;
+      v.reserve(ws.size());
+      for (const auto& [w, s] : ws) v.push_back(*s);
+      avg = MeanOf(v);
     }
-    for (const auto& [k, ws] : grouped) {
-      OpSums avg;
-      if (per_fs_avg) {
-        avg = fs_avg[k.first];
-      } else {
-        std::vector<OpSums> v;
-        v.reserve(ws.size());
-        for (const auto& [w, s] : ws) v.push_back(*s);
-        avg = MeanOf(v);
-      }
-      TargetTotal tot;
-      tot.fs = k.first;
-      tot.target = k.second;
-      for (const auto& [w, s] : ws) {
-        if (w < wfrom) continue;
-        WindowRow r;
-        r.fs = k.first;
-        r.target = k.second;
-        r.start_ns = w * opt_.window_ns;
-        r.x = *s;
-        r.risk_oss = RiskOss(*s, avg, opt_.alpha);
-        r.risk_mds = RiskMds(*s, avg, opt_.alpha);
-        r.read_kb_ops = OpsQuality(s->oss[1], s->oss[0]);
-        r.write_kb_ops = OpsQuality(s->oss[3], s->oss[2]);
-        if (is_app) {
-          auto it = ids_.find(k.first + '\x1f' + k.second);
-          if (it != ids_.end()) {
-            auto jt = app_jobs_.find(Pack(it->second, w));
-            if (jt != app_jobs_.end())
-              for (uint32_t j : jt->second) r.jobs.push_back(SplitKey(names_[j]).target);
-            std::sort(r.jobs.begin(), r.jobs.end());
-          }
+    TargetTotal tot;
+    tot.fs = k.first;
+    tot.target = k.second;
+    for (const auto& [w, s] : ws) {
+      if (w < wfrom) continue;
+      WindowRow r;
+      r.fs = k.first;
+      r.target = k.second;
+      r.start_ns = w * opt_.window_ns;
+      r.x = *s;
+      r.risk_oss = RiskOss(*s, avg, opt_.alpha);
+      r.risk_mds = RiskMds(*s, avg, opt_.alpha);
+      r.read_kb_ops = OpsQuality(s->oss[1], s->oss[0]);
+      r.write_kb_ops = OpsQuality(s->oss[3], s->oss[2]);
+      if (is_app) {
+        auto it = ids_.find(k.first + '\x1f' + k.second);
+        if (it != ids_.end()) {
+          auto jt = app_jobs_.find(Pack(it->second, w));
+          if (jt != app_jobs_.end())
+            for (uint32_t j : jt->second) r.jobs.push_back(SplitKey(names_[j]).target);
+          std::sort(r.jobs.begin(), r.jobs.end());
         }
-        if (totals) {
-          tot.risk_oss += r.risk_oss;
-          tot.risk_mds += r.risk_mds;
-          tot.read_kb += s->oss[0].value_or(0);
-          tot.read_ops += s->oss[1].value_or(0);
-          tot.write_kb += s->oss[2].value_or(0);
-          tot.write_ops += s->oss[3].value_or(0);
-          for (const auto& m : s->mds) tot.meta_ops += m.value_or(0);
-          if (!tot.windows) tot.first_ns = r.start_ns;
-          tot.last_ns = r.start_ns + opt_.window_ns;
-          ++tot.windows;
-        }
-        rows->push_back(std::move(r));
       }
-      if (totals && tot.windows) totals->push_back(std::move(tot));
+      if (totals) {
+        tot.risk_oss += r.risk_oss;
+        tot.risk_mds += r.risk_mds;
+        tot.read_kb += s->oss[0].value_or(0);
+        tot.read_ops += s->oss[1].value_or(0);
+        tot.write_kb += s->oss[2].value_or(0);
+        tot.write_ops += s->oss[3].value_or(0);
+        for (const auto& m : s->mds) tot.meta_ops += m.value_or(0);
+        if (!tot.windows) tot.first_ns = r.start_ns;
+        tot.last_ns = r.start_ns + opt_.window_ns;
+        ++tot.windows;
+      }
+      rows->push_back(std::move(r));
     }
-  };
-  const auto fsg = series(fs_);
-  emit(fsg, &res.fs_windows, nullptr, false, false);
-  emit(series(app_), &res.app_windows, &res.apps, true, true);
-  emit(series(job_), &res.job_windows, &res.jobs, true, false);
-  // The job's application.
-  std::map<std::string, std::string> app_of;
-  for (size_t j = 0; j < job_app_.size(); ++j)
-    if (job_app_[j] != UINT32_MAX) app_of[names_[j]] = SplitKey(names_[job_app_[j]]).target;
-  for (auto& t : res.jobs) t.app = app_of[t.fs + '\x1f' + t.target];
-  for (auto& t : res.apps) t.app = t.target;
+    if (totals && tot.windows) totals->push_back(std::move(tot));
+  }
+}
 
-  // Tables 1-2: per fs per op mean and c_v over the fs windows in [from, to).
+namespace {
+
+// LASSi Tables 1-2: per fs per op mean and c_v over the fs windows in [from, to).
+template <class Grouped>
+std::vector<FsStats> FsStatsOf(const Grouped& fsg, int64_t wfrom) {
+  std::vector<FsStats> out;
   for (const auto& [k, ws] : fsg) {
     FsStats st;
     st.fs = k.first;
@@ -304,8 +292,30 @@ LassiResult Accumulator::Compute() const {
     for (const auto& [w, s] : ws) st.windows += w >= wfrom;
     for (size_t i = 0; i < kOssOps; ++i) add(kOssOpNames[i], [i](const OpSums& s) { return s.oss[i]; });
     for (size_t i = 0; i < kMdsOps; ++i) add(kMdsOpNames[i], [i](const OpSums& s) { return s.mds[i]; });
-    res.fs_stats.push_back(std::move(st));
+    out.push_back(std::move(st));
   }
+  return out;
+}
+
+}  // namespace
+
+LassiResult Accumulator::Compute() const {
+  LassiResult res;
+  res.opt = opt_;
+  res.records = records_;
+  res.records_reset = resets_;
+  const int64_t wfrom = WindowIndex(opt_.from_ns);
+  const auto fsg = GroupSeries(fs_);
+  EmitRows(fsg, wfrom, &res.fs_windows, nullptr, false, false);
+  EmitRows(GroupSeries(app_), wfrom, &res.app_windows, &res.apps, true, true);
+  EmitRows(GroupSeries(job_), wfrom, &res.job_windows, &res.jobs, true, false);
+  // The job's application.
+  std::map<std::string, std::string> app_of;
+  for (size_t j = 0; j < job_app_.size(); ++j)
+    if (job_app_[j] != UINT32_MAX) app_of[names_[j]] = SplitKey(names_[job_app_[j]]).target;
+  for (auto& t : res.jobs) t.app = app_of[t.fs + '\x1f' + t.target];
+  for (auto& t : res.apps) t.app = t.target;
+  res.fs_stats = FsStatsOf(fsg, wfrom);
   return res;
 }
 

@@ -160,6 +160,12 @@ class Accumulator {
   };
   std::vector<Cursor> fs_cur_, job_cur_, app_cur_;  // by interned id
   OpSums& Slot(std::unordered_map<uint64_t, OpSums>& m, std::vector<Cursor>& cur, uint32_t id, int64_t w);
+  // Compute()'s steps: the windows of each (fs, target) series in window
+  // order, and the rows (and totals) of a kind of series from them.
+  using Grouped = std::map<std::pair<std::string, std::string>, std::vector<std::pair<int64_t, const OpSums*>>>;
+  Grouped GroupSeries(const std::unordered_map<uint64_t, OpSums>& m) const;
+  void EmitRows(const Grouped& grouped, int64_t wfrom, std::vector<WindowRow>* rows, std::vector<TargetTotal>* totals,
+                bool per_fs_avg, bool is_app) const;
   uint64_t records_ = 0, resets_ = 0;
 };
 

@@ -159,4 +159,18 @@ Status FeedFromStoreParallel(const std::function<Result<std::unique_ptr<Store>>(
   return Status::Ok();
 }
 
+Result<LassiResult> ComputeFromStore(const std::function<Result<std::unique_ptr<Store>>()>& open, const Options& o,
+                                     int scan_threads, const AppOf& app_of) {
+  Accumulator acc(o);
+  Status st;
+  if (scan_threads == 2) {  // oss+mds | job_stats on two store handles
+    st = FeedFromStoreParallel(open, acc, app_of);
+  } else {
+    auto store = open();
+    st = store.ok() ? FeedFromStore(*store.value(), acc, app_of) : store.status();
+  }
+  if (!st.ok()) return st;
+  return acc.Compute();
+}
+
 }  // namespace iosonar::lassi

@@ -45,4 +45,9 @@ Status FeedFromStore(Store& store, Accumulator& acc, const AppOf& app_of);
 Status FeedFromStoreParallel(const std::function<Result<std::unique_ptr<Store>>()>& open, Accumulator& acc,
                              const AppOf& app_of);
 
+// LASSi over the records of the store that open() opens: FeedFromStore on
+// one handle (scan_threads 1) or FeedFromStoreParallel (2), then Compute().
+Result<LassiResult> ComputeFromStore(const std::function<Result<std::unique_ptr<Store>>()>& open, const Options& o,
+                                     int scan_threads, const AppOf& app_of);
+
 }  // namespace iosonar::lassi

@@ -9,6 +9,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "core/base/status.h"
@@ -21,10 +22,17 @@ struct LmtImportStats {
   int64_t first_ns = 0, last_ns = 0;
 };
 
+// "-08:00", "+05:30" -> seconds east of UTC; nullopt unless [+-]HH:MM with
+// HH <= 14 and MM <= 59.
+std::optional<int64_t> ParseUtcOffset(const std::string& text);
+
 // utc_offset_s: LMT stores local time; UTC = local - offset (e.g. -8 h for
 // NERSC's Pacific time gives 2018-01-28 00:00:00 -> 08:00:00Z).
 // emit gets one JSON line (no newline) per record.
 Result<LmtImportStats> ImportLmt(const std::string& sqlite_path, int64_t utc_offset_s,
                                  const std::function<Status(const std::string&)>& emit);
+
+// "file system FS: N readings FIRST to LAST; ... counter resets (unknown)\n".
+std::string ImportSummary(const LmtImportStats& st);
 
 }  // namespace iosonar::lassi

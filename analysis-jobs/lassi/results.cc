@@ -2,10 +2,17 @@
 
 #include <cctype>
 #include <charconv>
+#include <cstdarg>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <sstream>
 
+#include "analysis-jobs/lassi/apps.h"
 #include "analysis-jobs/lib/result_record.h"
 #include "core/base/json.h"
 #include "core/base/timeutil.h"
+#include "core/jobdb/jobdb.h"
 
 namespace iosonar::lassi {
 
@@ -31,14 +38,16 @@ std::optional<int64_t> ParseDay(std::string_view s) {
 }
 
 namespace {
-void Head(JsonWriter& w, int64_t t, const char* ds, uint64_t stream, int64_t* seq, const std::string& host,
+void Head(JsonWriter& w, int64_t t, const char* ds, int64_t stream, int64_t* seq, const std::string& host,
           const char* analysis) {
-  analysis::BeginResultRecord(w, t, ds, static_cast<int64_t>(stream), ++*seq, host);
+  analysis::BeginResultRecord(w, t, ds, stream, ++*seq, host);
   w.Kv("result.analysis", analysis);
 }
 }  // namespace
 
-std::string RiskRecords(const LassiResult& r, uint64_t stream, int64_t* seq, const std::string& host) {
+std::string RiskRecords(const LassiResult& r, const std::string& host) {
+  const int64_t stream = analysis::ResultStreamId("iosonar.result.risk", {ResultToJson(r, false)});
+  int64_t n = 0, *seq = &n;
   std::string out;
   auto rows = [&](const std::vector<WindowRow>& v, const char* kind) {
     for (const auto& x : v) {
@@ -80,8 +89,9 @@ std::string RiskRecords(const LassiResult& r, uint64_t stream, int64_t* seq, con
   return out;
 }
 
-std::string SlowdownRecords(const std::vector<SlowdownRow>& rows, uint64_t stream, int64_t* seq,
-                            const std::string& host) {
+std::string SlowdownRecords(const std::vector<SlowdownRow>& rows, const SlowdownOptions& opt, const std::string& host) {
+  const int64_t stream = analysis::ResultStreamId("iosonar.result.slowdown", {SlowdownToJson(rows, opt, false)});
+  int64_t n = 0, *seq = &n;
   std::string out;
   for (const auto& r : rows) {
     const std::pair<const char*, std::pair<double, std::optional<double>>> stats[] = {
@@ -137,6 +147,158 @@ RunCorrelation CorrelateRuns(const LassiResult& r, const std::string& fs, const 
   c.oss = ComputePearson(rt, ro);
   c.mds = ComputePearson(rt, rm);
   return c;
+}
+
+std::string RunsFs(const LassiResult& r, const std::string& fs) {
+  if (fs.empty() && !r.fs_stats.empty()) return r.fs_stats.front().fs;
+  return fs;
+}
+
+Result<std::vector<Run>> ReadRunsFile(const std::string& path, std::vector<std::string>* skipped) {
+  std::vector<Run> runs;
+  Status st = ForEachDataLine(path, [&](const std::string& line, int n) {
+    std::istringstream in(line);
+    std::string job, a, b;
+    std::getline(in, job, '\t');
+    std::getline(in, a, '\t');
+    std::getline(in, b, '\t');
+    auto s = ParseIso8601(a), e = ParseIso8601(b);
+    if (job.empty() || !s || !e) skipped->push_back(path + ":" + std::to_string(n) + ": expected JOB<TAB>START<TAB>END, skipped");
+    else runs.push_back({job, *s, *e});
+    return Status::Ok();
+  });
+  if (!st.ok()) return st;
+  return runs;
+}
+
+namespace {
+
+constexpr int64_t kS = 1000000000;
+
+// printf into a std::string.
+[[gnu::format(printf, 2, 3)]] void Appendf(std::string* out, const char* fmt, ...) {
+  va_list ap, ap2;
+  va_start(ap, fmt);
+  va_copy(ap2, ap);
+  const int n = std::vsnprintf(nullptr, 0, fmt, ap);
+  va_end(ap);
+  if (n > 0) {
+    const size_t at = out->size();
+    out->resize(at + static_cast<size_t>(n) + 1);
+    std::vsnprintf(out->data() + at, static_cast<size_t>(n) + 1, fmt, ap2);
+    out->resize(at + static_cast<size_t>(n));
+  }
+  va_end(ap2);
+}
+
+// %.3g, or "-" when undefined.
+std::string G3(std::optional<double> v) {
+  if (!v) return "-";
+  char b[32];
+  std::snprintf(b, sizeof b, "%.3g", *v);
+  return b;
+}
+
+}  // namespace
+
+std::string ResultToTable(const LassiResult& r) {
+  std::ostringstream o;
+  o << "LASSi risk and ops, " << FormatIsoMillis(r.opt.from_ns) << " to " << FormatIsoMillis(r.opt.to_ns)
+    << ", windows of " << r.opt.window_ns / kS << " s, alpha " << r.opt.alpha << " (" << r.records << " records, "
+    << r.records_reset << " with a counter reset left out)\n";
+  std::string fs;
+  for (const auto& w : r.fs_windows) {
+    if (w.fs != fs) {
+      fs = w.fs;
+      o << "\nfile system " << fs << "\n  window start               risk_oss   risk_mds   read_kb_ops write_kb_ops\n";
+    }
+    char b[256];
+    std::snprintf(b, sizeof b, "  %-24s %10s %10s %11s %12s\n", FormatIsoMillis(w.start_ns).c_str(),
+                  G3(w.risk_oss).c_str(), G3(w.risk_mds).c_str(), G3(w.read_kb_ops).c_str(), G3(w.write_kb_ops).c_str());
+    o << b;
+  }
+  for (const auto& s : r.fs_stats) {
+    o << "\n" << s.fs << ": per-window mean and c_v over " << s.windows << " windows\n";
+    for (const auto& op : s.ops) o << "  " << op.op << " mean " << G3(op.stat.mean) << " c_v " << G3(op.stat.cv) << "\n";
+  }
+  if (!r.apps.empty()) {
+    o << "\napplications (risk summed over windows)\n";
+    for (const auto& a : r.apps)
+      o << "  " << a.fs << "  risk_oss " << G3(a.risk_oss) << "  risk_mds " << G3(a.risk_mds) << "  " << a.app << "\n";
+  }
+  return o.str();
+}
+
+std::string CorrelationToText(const RunCorrelation& c) {
+  std::ostringstream o;
+  auto f3 = [](std::optional<double> v) { return v ? std::to_string(*v) : std::string("undefined"); };
+  o << "\nslowdown analysis on " << c.fs << " (" << c.runs.size() << " runs):\n";
+  for (const auto& x : c.runs)
+    o << "  job " << x.job << " runtime " << x.runtime_s << " s risk_oss " << x.risk_oss << " risk_mds " << x.risk_mds << "\n";
+  o << "  runtime vs risk_oss: r = " << f3(c.oss.r) << ", p = " << f3(c.oss.p) << "\n"
+    << "  runtime vs risk_mds: r = " << f3(c.mds.r) << ", p = " << f3(c.mds.p) << "\n";
+  return o.str();
+}
+
+std::string SlowdownToTable(const std::vector<SlowdownRow>& rows) {
+  std::string o;
+  Appendf(&o, "%-16s %-8s %6s %-24s %6s %10s %10s %10s %9s %9s\n", "fs", "op", "int_s", "start", "n", "median_s",
+          "p90_s", "baseline", "sd_med", "sd_p90");
+  for (const auto& r : rows)
+    Appendf(&o, "%-16s %-8s %6lld %-24s %6zu %10.4g %10.4g %10.4g %9.3g %9.3g\n", r.fs.c_str(), r.op.c_str(),
+            static_cast<long long>(r.interval_ns / kS), FormatIsoMillis(r.start_ns).c_str(), r.stats.count,
+            r.stats.median, r.stats.p90, r.baseline_median.value_or(0), r.slowdown_median.value_or(0),
+            r.slowdown_p90.value_or(0));
+  return o;
+}
+
+namespace {
+
+// Runs write() in a transaction; errors name the table.
+Status InTransaction(MysqlConn& c, const char* table, const std::function<Status()>& write) {
+  Status st = c.Begin();
+  if (st.ok()) {
+    st = write();
+    if (st.ok()) st = c.Commit();
+    else c.Rollback();
+  }
+  if (st.ok()) return st;
+  return Status(st.code(), std::string("writing ") + table + " (run `iosonar db-migrate` first?): " + st.message());
+}
+
+}  // namespace
+
+Status WriteRiskToDb(MysqlConn& c, const LassiResult& r) {
+  const std::string now = SqlDatetime(NowNs());
+  return InTransaction(c, "lassi_risk", [&]() -> Status {
+    for (auto [rows, kind] : {std::pair{&r.fs_windows, "fs"}, {&r.app_windows, "app"}, {&r.job_windows, "job"}})
+      for (const auto& w : *rows) {
+        auto e = c.Exec(
+            "REPLACE INTO lassi_risk (fs, kind, target, window_start, window_s, alpha, risk_oss, risk_mds, read_kb_ops, "
+            "write_kb_ops, read_kb, write_kb, computed_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            {w.fs, std::string(kind), w.target, SqlDatetime(w.start_ns), r.opt.window_ns / kS, r.opt.alpha, w.risk_oss,
+             w.risk_mds, SqlOpt(w.read_kb_ops), SqlOpt(w.write_kb_ops), SqlOpt(w.x.oss[0]), SqlOpt(w.x.oss[2]), now});
+        if (!e.ok()) return e.status();
+      }
+    return Status::Ok();
+  });
+}
+
+Status WriteSlowdownToDb(MysqlConn& c, const std::vector<SlowdownRow>& rows) {
+  const std::string now = SqlDatetime(NowNs());
+  return InTransaction(c, "probe_slowdown", [&]() -> Status {
+    for (const auto& r : rows) {
+      auto e = c.Exec(
+          "REPLACE INTO probe_slowdown (fs, op, interval_start, interval_s, n, mean_s, min_s, median_s, p90_s, p95_s, "
+          "p99_s, max_s, baseline_median_s, slowdown_median, slowdown_p90, computed_at) "
+          "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+          {r.fs, r.op, SqlDatetime(r.start_ns), r.interval_ns / kS, static_cast<int64_t>(r.stats.count), r.stats.mean,
+           r.stats.min, r.stats.median, r.stats.p90, r.stats.p95, r.stats.p99, r.stats.max, SqlOpt(r.baseline_median),
+           SqlOpt(r.slowdown_median), SqlOpt(r.slowdown_p90), now});
+      if (!e.ok()) return e.status();
+    }
+    return Status::Ok();
+  });
 }
 
 }  // namespace iosonar::lassi

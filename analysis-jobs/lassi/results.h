@@ -1,5 +1,7 @@
-// Result records (iosonar.result.risk / iosonar.result.slowdown JSON lines)
-// and helpers shared by `iosonar lassi`, `slowdown` and `report`.
+// LASSi and slowdown results in their published forms (tables for people,
+// iosonar.result.risk / iosonar.result.slowdown JSON lines, rows of the job
+// database's lassi_risk / probe_slowdown) and helpers shared by `iosonar
+// lassi`, `slowdown` and `report`.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -9,6 +11,8 @@
 
 #include "analysis-jobs/lassi/lassi.h"
 #include "analysis-jobs/lassi/slowdown.h"
+#include "core/base/status.h"
+#include "core/jobdb/mysql.h"
 
 namespace iosonar::lassi {
 
@@ -17,11 +21,14 @@ std::optional<int64_t> ParseDuration(std::string_view s);
 // "2018-01-28" -> that day's 00:00 UTC in ns.
 std::optional<int64_t> ParseDay(std::string_view s);
 
-// One JSON line (with '\n') per window row: fs rows, then apps, then jobs.
-std::string RiskRecords(const LassiResult& r, uint64_t stream, int64_t* seq, const std::string& host);
-// One line per slowdown row and statistic (median, p90, p95, p99, mean, max).
-std::string SlowdownRecords(const std::vector<SlowdownRow>& rows, uint64_t stream, int64_t* seq,
-                            const std::string& host);
+// iosonar.result.risk: one JSON line (with '\n') per window row: fs rows,
+// then apps, then jobs; event.seq 1, 2, ... and event.stream from the result
+// (ResultToJson: the options and every window), so a resend dedupes.
+std::string RiskRecords(const LassiResult& r, const std::string& host);
+// iosonar.result.slowdown: one line per slowdown row and statistic (median,
+// p90, p95, p99, mean, max); event.seq 1, 2, ... and event.stream from the
+// result (SlowdownToJson).
+std::string SlowdownRecords(const std::vector<SlowdownRow>& rows, const SlowdownOptions& opt, const std::string& host);
 
 // LASSi slowdown analysis (Table 3, Fig. 6): the runs of one command against
 // the file system's risk summed over the windows each run overlapped.
@@ -39,5 +46,25 @@ struct RunCorrelation {
   Pearson oss, mds;  // runtime vs risk_oss, runtime vs risk_mds
 };
 RunCorrelation CorrelateRuns(const LassiResult& r, const std::string& fs, const std::vector<Run>& runs);
+// The file system --runs correlates against: `fs`, else the first in name order ("" if none).
+std::string RunsFs(const LassiResult& r, const std::string& fs);
+
+// Runs from a file of JOB<TAB>START<TAB>END lines (ISO 8601); blank lines and
+// '#' comments are skipped; a malformed line goes to *skipped as
+// "FILE:LINE: expected JOB<TAB>START<TAB>END, skipped". Io if unreadable.
+Result<std::vector<Run>> ReadRunsFile(const std::string& path, std::vector<std::string>* skipped);
+
+// For people: the file-system windows, per-op mean and c_v, and applications.
+std::string ResultToTable(const LassiResult& r);
+// The runtime-vs-risk lines of `iosonar lassi --runs`.
+std::string CorrelationToText(const RunCorrelation& c);
+// One line per slowdown row (fs, op, interval, start, n, median, p90, baseline, slowdowns).
+std::string SlowdownToTable(const std::vector<SlowdownRow>& rows);
+
+// Into the job database (migration 020), one transaction each, computed_at
+// now: REPLACE the fs/app/job window rows of lassi_risk; REPLACE the rows of
+// probe_slowdown. Errors say which table (and that `iosonar db-migrate` makes it).
+Status WriteRiskToDb(MysqlConn& db, const LassiResult& r);
+Status WriteSlowdownToDb(MysqlConn& db, const std::vector<SlowdownRow>& rows);
 
 }  // namespace iosonar::lassi

@@ -153,4 +153,14 @@ std::string SlowdownToJson(const std::vector<SlowdownRow>& rows, const SlowdownO
   return out;
 }
 
+Result<std::vector<SlowdownRow>> SlowdownFromStore(Store& store, const SlowdownOptions& opt) {
+  int64_t lo = opt.from_ns - opt.sliding_ns;
+  if (opt.baseline_from_ns) lo = std::min(lo, *opt.baseline_from_ns);
+  int64_t hi = opt.to_ns;
+  if (opt.baseline_to_ns) hi = std::max(hi, *opt.baseline_to_ns);
+  auto samples = LoadProbeSamples(store, lo, hi);
+  if (!samples.ok()) return samples.status();
+  return ComputeSlowdown(std::move(samples).value(), opt);
+}
+
 }  // namespace iosonar::lassi

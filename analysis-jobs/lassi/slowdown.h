@@ -56,6 +56,10 @@ std::vector<SlowdownRow> ComputeSlowdown(std::vector<ProbeSample> samples, const
 // Successful probe ops (probe.ok) from the store in [from - sliding or baseline_from, to).
 Result<std::vector<ProbeSample>> LoadProbeSamples(Store& store, int64_t from_ns, int64_t to_ns);
 
+// LoadProbeSamples over what opt needs (the range, the fixed or sliding
+// baseline), then ComputeSlowdown.
+Result<std::vector<SlowdownRow>> SlowdownFromStore(Store& store, const SlowdownOptions& opt);
+
 std::string SlowdownToJson(const std::vector<SlowdownRow>& rows, const SlowdownOptions& opt, bool pretty);
 
 }  // namespace iosonar::lassi

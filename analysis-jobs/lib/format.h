@@ -1,8 +1,13 @@
 // Small text formatting shared by the analysis jobs' tables.
 #pragma once
+#include <cinttypes>
+#include <cstdint>
 #include <cstdio>
 #include <iterator>
 #include <string>
+#include <string_view>
+
+#include "core/base/hash.h"
 
 namespace iosonar::analysis::format {
 
@@ -18,5 +23,16 @@ inline std::string Bytes1(double b) {
   std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", b, kUnits[u]);
   return buf;
 }
+
+// 16 lowercase hex digits.
+inline std::string Hex16(uint64_t h) {
+  char b[17];
+  std::snprintf(b, sizeof b, "%016" PRIx64, h);
+  return b;
+}
+
+// The file.id the tracer gives a file: 16 hex digits of FNV-1a-64 over its
+// absolute path (the schema's definition).
+inline std::string FileIdOf(std::string_view path) { return Hex16(Fnv1a(path)); }
 
 }  // namespace iosonar::analysis::format

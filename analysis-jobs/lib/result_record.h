@@ -1,16 +1,44 @@
-// The head every analysis result record starts with (iosonar.result.*): opens
-// the JSON object and writes @timestamp, event.dataset, event.stream,
-// event.seq and host.name, in that order; the caller adds its fields and
-// closes the object.
+// What every analysis result record (iosonar.result.*) shares: its stream id
+// and its head.
+//
+// The stream id rule, for every analysis: event.stream is FNV-1a (StreamHash,
+// core/base/hash.h) over the dataset and then the parts that identify the
+// computation (the job, the options, and where a recomputation can find
+// something else, the result itself), so re-sending the same result gives the
+// same (event.stream, event.seq) and the stores drop the copy, while a
+// different result lands under another stream instead of overwriting or
+// being taken for a copy. Each analysis's *ToRecords derives its stream here;
+// nothing else makes result stream ids.
 #pragma once
 #include <cstdint>
+#include <initializer_list>
+#include <string>
 #include <string_view>
+#include <vector>
 
+#include "core/base/hash.h"
 #include "core/base/json.h"
 #include "core/base/timeutil.h"
 
 namespace iosonar::analysis {
 
+inline int64_t ResultStreamId(std::string_view dataset, std::initializer_list<std::string_view> parts) {
+  StreamHash h;
+  h.Add(dataset);
+  for (std::string_view p : parts) h.Add(p);
+  return h.Id();
+}
+// The same, for a list of parts built at run time (one per phase, ...).
+inline int64_t ResultStreamId(std::string_view dataset, const std::vector<std::string>& parts) {
+  StreamHash h;
+  h.Add(dataset);
+  for (std::string_view p : parts) h.Add(p);
+  return h.Id();
+}
+
+// Opens the JSON object and writes @timestamp, event.dataset, event.stream,
+// event.seq and host.name, in that order; the caller adds its fields and
+// closes the object.
 inline void BeginResultRecord(JsonWriter& w, int64_t ts_ns, std::string_view dataset, int64_t stream, int64_t seq,
                               std::string_view host) {
   w.BeginObject();

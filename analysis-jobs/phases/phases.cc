@@ -5,12 +5,64 @@
 #include <cstdio>
 
 #include "analysis-jobs/lib/format.h"
-#include "core/base/hash.h"
 #include "analysis-jobs/lib/result_record.h"
 #include "core/base/json.h"
+#include "core/jobdb/jobdb.h"
 #include "core/base/timeutil.h"
 
 namespace iosonar::analysis {
+
+namespace {
+
+// Runs [first, last] of buckets whose denoised value is above cut, trimmed
+// to buckets with bytes and split at empty ones (smoothing bridges short
+// pauses).
+std::vector<std::pair<size_t, size_t>> ActiveRuns(std::span<const double> series, const std::vector<double>& denoised,
+                                                  double cut) {
+  const size_t n = series.size();
+  std::vector<std::pair<size_t, size_t>> runs;  // [first, last]
+  for (size_t i = 0; i < n;) {
+    if (!(denoised[i] > cut)) {
+      ++i;
+      continue;
+    }
+    size_t j = i;
+    while (j + 1 < n && denoised[j + 1] > cut) ++j;
+    size_t a = i, b = j;
+    while (a <= b && !(series[a] > 0)) ++a;
+    while (b > a && !(series[b] > 0)) --b;
+    if (a <= b && series[a] > 0) {
+      // Split on raw empty gaps inside the run: smoothing bridges short pauses.
+      size_t s = a;
+      for (size_t k = a; k <= b; ++k) {
+        if (series[k] > 0) continue;
+        size_t e = k;
+        while (e <= b && !(series[e] > 0)) ++e;
+        runs.emplace_back(s, k - 1);
+        s = e;
+        k = e - 1;
+      }
+      runs.emplace_back(s, b);
+    }
+    i = j + 1;
+  }
+  return runs;
+}
+
+// Runs separated by fewer than merge_gap empty buckets, merged.
+std::vector<std::pair<size_t, size_t>> MergeRuns(const std::vector<std::pair<size_t, size_t>>& runs, int merge_gap) {
+  std::vector<std::pair<size_t, size_t>> merged;
+  for (const auto& r : runs) {
+    if (!merged.empty() && r.first <= merged.back().second + 1 + static_cast<size_t>(std::max(0, merge_gap - 1)) &&
+        (merge_gap > 0 || r.first == merged.back().second + 1))
+      merged.back().second = r.second;
+    else
+      merged.push_back(r);
+  }
+  return merged;
+}
+
+}  // namespace
 
 SeriesPhases FindPhases(std::span<const double> series, int64_t start_ns, const std::string& direction,
                         const PhaseOptions& opt) {
@@ -40,44 +92,8 @@ SeriesPhases FindPhases(std::span<const double> series, int64_t start_ns, const 
   double top = 0;
   for (double v : out.denoised) top = std::max(top, v);
   if (!(top > 0)) return out;
-  const double cut = opt.active_frac * top;
 
-  // Candidate runs of active buckets, trimmed to raw buckets with bytes.
-  std::vector<std::pair<size_t, size_t>> runs;  // [first, last]
-  for (size_t i = 0; i < n;) {
-    if (!(out.denoised[i] > cut)) {
-      ++i;
-      continue;
-    }
-    size_t j = i;
-    while (j + 1 < n && out.denoised[j + 1] > cut) ++j;
-    size_t a = i, b = j;
-    while (a <= b && !(series[a] > 0)) ++a;
-    while (b > a && !(series[b] > 0)) --b;
-    if (a <= b && series[a] > 0) {
-      // Split on raw empty gaps inside the run: smoothing bridges short pauses.
-      size_t s = a;
-      for (size_t k = a; k <= b; ++k) {
-        if (series[k] > 0) continue;
-        size_t e = k;
-        while (e <= b && !(series[e] > 0)) ++e;
-        runs.emplace_back(s, k - 1);
-        s = e;
-        k = e - 1;
-      }
-      runs.emplace_back(s, b);
-    }
-    i = j + 1;
-  }
-  // Merge runs separated by fewer than merge_gap empty buckets.
-  std::vector<std::pair<size_t, size_t>> merged;
-  for (const auto& r : runs) {
-    if (!merged.empty() && r.first <= merged.back().second + 1 + static_cast<size_t>(std::max(0, opt.merge_gap - 1)) &&
-        (opt.merge_gap > 0 || r.first == merged.back().second + 1))
-      merged.back().second = r.second;
-    else
-      merged.push_back(r);
-  }
+  const auto merged = MergeRuns(ActiveRuns(series, out.denoised, opt.active_frac * top), opt.merge_gap);
   for (const auto& [a, b] : merged) {
     Phase p;
     p.direction = direction;
@@ -213,28 +229,23 @@ std::string PhasesToJson(const JobPhases& jp, bool pretty) {
 std::string PhasesToRecords(const JobPhases& jp, const std::string& host) {
   const std::string method = std::string(WaveletName(jp.options.wavelet)) + "/" +
                              std::string(ExtensionModeName(jp.options.mode));
-  // FNV-1a over what identifies this analysis of this job.
-  StreamHash h;
-  auto mix = [&](std::string_view v) { h.Add(v); };
-  mix("iosonar.result.phase");
-  mix(jp.job_id);
-  mix(method);
-  mix(std::to_string(jp.write.level) + "/" + std::to_string(jp.read.level) + "/" +
-      std::to_string(jp.options.active_frac) + "/" + std::to_string(jp.bucket_ns));
-  // And what was found: a recomputation that finds other phases (a job still
-  // running, more records arrived) is another set of records under another
-  // stream, never a different record under an (event.stream, event.seq)
-  // already stored; an identical recomputation or resend has the same stream
-  // and is deduped.
-  mix(std::to_string(jp.phases.size()));
+  // What identifies this analysis of this job, and what was found: a
+  // recomputation that finds other phases (a job still running, more records
+  // arrived) is another set of records under another stream, never a
+  // different record under an (event.stream, event.seq) already stored; an
+  // identical recomputation or resend has the same stream and is deduped.
+  std::vector<std::string> parts = {jp.job_id, method,
+                                    std::to_string(jp.write.level) + "/" + std::to_string(jp.read.level) + "/" +
+                                        std::to_string(jp.options.active_frac) + "/" + std::to_string(jp.bucket_ns),
+                                    std::to_string(jp.phases.size())};
   for (const auto& p : jp.phases) {
     char b[160];
     std::snprintf(b, sizeof b, "%lld/%lld/%lld/%.17g/%.17g", static_cast<long long>(p.start_ns),
                   static_cast<long long>(p.duration_ns), static_cast<long long>(p.bytes), p.bw_mean, p.bw_peak);
-    mix(p.direction);
-    mix(b);
+    parts.push_back(p.direction);
+    parts.push_back(b);
   }
-  const int64_t stream = h.Id();
+  const int64_t stream = ResultStreamId("iosonar.result.phase", parts);
   std::string out;
   int64_t seq = 0;
   for (const auto& p : jp.phases) {
@@ -273,6 +284,28 @@ std::string PhasesToTable(const JobPhases& jp) {
     o += b;
   }
   return o;
+}
+
+Status WritePhasesToDb(MysqlConn& db, const std::string& cluster, uint64_t job_id, const JobPhases& jp) {
+  const std::string now = SqlDatetime(NowNs());
+  if (Status st = db.Begin(); !st.ok()) return st;
+  auto fail = [&](const Status& st) {
+    db.Rollback();
+    return st;
+  };
+  auto del = db.Exec("DELETE FROM job_phases WHERE cluster = ? AND job_id = ?", {cluster, static_cast<int64_t>(job_id)});
+  if (!del.ok()) return fail(del.status());
+  int64_t no = 0;
+  for (const auto& p : jp.phases) {
+    auto ins = db.Exec(
+        "INSERT INTO job_phases (cluster, job_id, phase_no, computed_at, direction, start_time, duration_s, bytes, "
+        "bw_mean, bw_peak, wavelet) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        {cluster, static_cast<int64_t>(job_id), no++, now, p.direction, SqlDatetime(p.start_ns),
+         static_cast<double>(p.duration_ns) / 1e9, static_cast<int64_t>(p.bytes), p.bw_mean, p.bw_peak,
+         std::string(WaveletName(jp.options.wavelet))});
+    if (!ins.ok()) return fail(ins.status());
+  }
+  return db.Commit();
 }
 
 }  // namespace iosonar::analysis

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "core/base/status.h"
+#include "core/jobdb/mysql.h"
 #include "core/store/store.h"
 #include "analysis-jobs/phases/wavelet.h"
 
@@ -96,6 +97,9 @@ std::string PhasesToJson(const JobPhases& jp, bool pretty = false);
 // job, gets its own stream instead of colliding with the earlier records'
 // (stream, seq) ids), event.seq = phase.index.
 std::string PhasesToRecords(const JobPhases& jp, const std::string& host);
+// Into the job database (migration 010): replaces the job's job_phases rows,
+// in one transaction.
+Status WritePhasesToDb(MysqlConn& db, const std::string& cluster, uint64_t job_id, const JobPhases& jp);
 std::string PhasesToTable(const JobPhases& jp);
 
 }  // namespace iosonar::analysis

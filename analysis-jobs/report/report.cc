@@ -54,6 +54,60 @@ struct Series {
 };
 
 // A line (or stacked bar) chart as inline SVG. xs: window starts (ns).
+// The plot area of a chart: where a time and a value are drawn.
+struct Frame {
+  double L, T, pw, ph;  // left, top, width, height
+  int64_t x0, x1;       // the time axis
+  double ymax;
+  double X(int64_t t) const { return L + pw * static_cast<double>(t - x0) / static_cast<double>(x1 - x0); }
+  double Y(double v) const { return T + ph - ph * v / ymax; }
+};
+
+// Series number si: stacked bars (on top of *base) or a line with points,
+// and its legend entry.
+std::string SeriesMarks(const Frame& f, const std::vector<int64_t>& xs, const Series& s, size_t si, bool stacked,
+                        int64_t step_ns, double bw, std::vector<double>* base_in) {
+  std::string o;
+  std::vector<double>& base = *base_in;
+  auto X = [&](int64_t t) { return f.X(t); };
+  auto Y = [&](double v) { return f.Y(v); };
+  const double L = f.L, T = f.T, pw = f.pw;
+  const char* col = kColors[si % 10];
+  if (stacked) {
+    for (size_t i = 0; i < xs.size() && i < s.y.size(); ++i) {
+      if (!s.y[i] || !(*s.y[i] > 0)) continue;
+      const double y_top = Y(base[i] + *s.y[i]), y_bot = Y(base[i]);
+      o += "<rect x=\"" + Fmt(X(xs[i]), 6) + "\" y=\"" + Fmt(y_top, 6) + "\" width=\"" + Fmt(bw, 6) +
+           "\" height=\"" + Fmt(std::max(0.5, y_bot - y_top), 6) + "\" fill=\"" + col + "\"><title>" +
+           HtmlEscape(s.name) + " " + HhMm(xs[i]) + ": " + Fmt(*s.y[i]) + "</title></rect>";
+      base[i] += *s.y[i];
+    }
+  } else {
+    std::string d;
+    bool pen = false;
+    for (size_t i = 0; i < xs.size() && i < s.y.size(); ++i) {
+      if (!s.y[i] || !std::isfinite(*s.y[i])) {
+        pen = false;
+        continue;
+      }
+      d += (pen ? " L" : " M") + Fmt(X(xs[i] + step_ns / 2), 6) + " " + Fmt(Y(*s.y[i]), 6);
+      pen = true;
+    }
+    if (!d.empty())
+      o += "<path d=\"" + d + "\" fill=\"none\" stroke=\"" + col + "\" stroke-width=\"2\"/>";
+    for (size_t i = 0; i < xs.size() && i < s.y.size(); ++i)
+      if (s.y[i] && std::isfinite(*s.y[i]))
+        o += "<circle cx=\"" + Fmt(X(xs[i] + step_ns / 2), 6) + "\" cy=\"" + Fmt(Y(*s.y[i]), 6) + "\" r=\"2.5\" fill=\"" +
+             col + "\"/>";
+  }
+  const double ly = T + 14 + 16 * static_cast<double>(si);
+  std::string name = s.name.size() > 28 ? s.name.substr(0, 27) + "..." : s.name;
+  o += "<rect x=\"" + Fmt(L + pw + 10, 6) + "\" y=\"" + Fmt(ly - 9, 6) + "\" width=\"10\" height=\"10\" fill=\"" + col +
+       "\"/><text x=\"" + Fmt(L + pw + 25, 6) + "\" y=\"" + Fmt(ly, 6) + "\" class=\"a\">" + HtmlEscape(name) +
+       "<title>" + HtmlEscape(s.name) + "</title></text>";
+  return o;
+}
+
 std::string Chart(const std::string& title, const std::vector<int64_t>& xs, const std::vector<Series>& ss,
                   const std::string& ylabel, bool stacked, int64_t step_ns) {
   const double W = 1000, H = 280, L = 70, R = 200, T = 30, B = 40;
@@ -100,43 +154,9 @@ std::string Chart(const std::string& title, const std::vector<int64_t>& xs, cons
   o += "<text x=\"" + Fmt(L + pw / 2, 6) + "\" y=\"" + Fmt(H - 4, 6) + "\" text-anchor=\"middle\" class=\"a\">time (UTC)</text>";
   if (!any) o += "<text x=\"" + Fmt(L + 10, 6) + "\" y=\"" + Fmt(T + 20, 6) + "\" class=\"a\">undefined in every window</text>";
   const double bw = std::max(1.0, pw * static_cast<double>(step_ns) / static_cast<double>(x1 - x0) * 0.9);
+  const Frame f{L, T, pw, ph, x0, x1, ymax};
   std::vector<double> base(xs.size(), 0);
-  for (size_t si = 0; si < ss.size(); ++si) {
-    const char* col = kColors[si % 10];
-    const auto& s = ss[si];
-    if (stacked) {
-      for (size_t i = 0; i < xs.size() && i < s.y.size(); ++i) {
-        if (!s.y[i] || !(*s.y[i] > 0)) continue;
-        const double y_top = Y(base[i] + *s.y[i]), y_bot = Y(base[i]);
-        o += "<rect x=\"" + Fmt(X(xs[i]), 6) + "\" y=\"" + Fmt(y_top, 6) + "\" width=\"" + Fmt(bw, 6) +
-             "\" height=\"" + Fmt(std::max(0.5, y_bot - y_top), 6) + "\" fill=\"" + col + "\"><title>" +
-             HtmlEscape(s.name) + " " + HhMm(xs[i]) + ": " + Fmt(*s.y[i]) + "</title></rect>";
-        base[i] += *s.y[i];
-      }
-    } else {
-      std::string d;
-      bool pen = false;
-      for (size_t i = 0; i < xs.size() && i < s.y.size(); ++i) {
-        if (!s.y[i] || !std::isfinite(*s.y[i])) {
-          pen = false;
-          continue;
-        }
-        d += (pen ? " L" : " M") + Fmt(X(xs[i] + step_ns / 2), 6) + " " + Fmt(Y(*s.y[i]), 6);
-        pen = true;
-      }
-      if (!d.empty())
-        o += "<path d=\"" + d + "\" fill=\"none\" stroke=\"" + col + "\" stroke-width=\"2\"/>";
-      for (size_t i = 0; i < xs.size() && i < s.y.size(); ++i)
-        if (s.y[i] && std::isfinite(*s.y[i]))
-          o += "<circle cx=\"" + Fmt(X(xs[i] + step_ns / 2), 6) + "\" cy=\"" + Fmt(Y(*s.y[i]), 6) + "\" r=\"2.5\" fill=\"" +
-               col + "\"/>";
-    }
-    const double ly = T + 14 + 16 * static_cast<double>(si);
-    std::string name = s.name.size() > 28 ? s.name.substr(0, 27) + "..." : s.name;
-    o += "<rect x=\"" + Fmt(L + pw + 10, 6) + "\" y=\"" + Fmt(ly - 9, 6) + "\" width=\"10\" height=\"10\" fill=\"" + col +
-         "\"/><text x=\"" + Fmt(L + pw + 25, 6) + "\" y=\"" + Fmt(ly, 6) + "\" class=\"a\">" + HtmlEscape(name) +
-         "<title>" + HtmlEscape(s.name) + "</title></text>";
-  }
+  for (size_t si = 0; si < ss.size(); ++si) o += SeriesMarks(f, xs, ss[si], si, stacked, step_ns, bw, &base);
   o += "</svg></figure>\n";
   return o;
 }
@@ -293,16 +313,16 @@ std::vector<Advice> FindAdvice(const ReportInput& in) {
   return out;
 }
 
-ReportOutput RenderReport(const ReportInput& in) {
-  ReportOutput out;
-  const auto& r = in.lassi;
-  std::set<std::string> fss;
-  for (const auto& w : r.fs_windows) fss.insert(w.fs);
-  for (const auto& w : r.app_windows) fss.insert(w.fs);
-  const auto advice = FindAdvice(in);
-  const std::string window = Fmt(static_cast<double>(r.opt.window_ns) / 1e9 / 60) + " min";
+namespace {
 
-  std::string h;
+// The report as it is written: the HTML page and the plain-text summary, section by section.
+struct Doc {
+  std::string h, t;  // HTML, text
+};
+
+void RenderHead(const ReportInput& in, const std::string& window, Doc* d) {
+  const auto& r = in.lassi;
+  std::string& h = d->h;
   h += "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>iosonar I/O report " +
        HtmlEscape(in.title) + "</title>\n<style>body{font-family:sans-serif;margin:20px;color:#222}"
        "h1{font-size:22px}h2{font-size:18px;border-bottom:1px solid #ccc;margin-top:28px}h3{font-size:15px}"
@@ -315,116 +335,116 @@ ReportOutput RenderReport(const ReportInput& in) {
        Fmt(r.opt.alpha) + ", averages since " + HtmlEscape(FormatIsoMillis(r.opt.history_from_ns)) +
        ". risk = sum of the positive (x - alpha*avg)/(alpha*avg) over the ops; 0 is normal. "
        "ops = ops*1024/KiB: 1 is optimal (1 MiB requests), much more than 1 means small requests.</p>\n";
+  d->t += "iosonar I/O report " + in.title + "\n" + FormatIsoMillis(r.opt.from_ns) + " to " +
+          FormatIsoMillis(r.opt.to_ns) + " UTC, windows of " + window + ", alpha " + Fmt(r.opt.alpha) + "\n\n";
+}
 
-  std::string t;  // plain text
-  t += "iosonar I/O report " + in.title + "\n" + FormatIsoMillis(r.opt.from_ns) + " to " + FormatIsoMillis(r.opt.to_ns) +
-       " UTC, windows of " + window + ", alpha " + Fmt(r.opt.alpha) + "\n\n";
-
-  for (const auto& fs : fss) {
-    const FsView v = Windows(r, fs);
-    Series so{"risk_oss", std::vector<std::optional<double>>(v.xs.size())},
-        sm{"risk_mds", std::vector<std::optional<double>>(v.xs.size())},
-        qr{"read_kb_ops", std::vector<std::optional<double>>(v.xs.size())},
-        qw{"write_kb_ops", std::vector<std::optional<double>>(v.xs.size())};
-    double peak_o = 0, peak_m = 0;
-    int64_t at_o = 0, at_m = 0;
-    size_t risky = 0, nwin = 0;
-    bool have_ops = false;
-    for (const auto& w : r.fs_windows) {
-      if (w.fs != fs) continue;
-      const size_t i = v.at.at(w.start_ns);
-      so.y[i] = w.risk_oss;
-      sm.y[i] = w.risk_mds;
-      qr.y[i] = w.read_kb_ops;
-      qw.y[i] = w.write_kb_ops;
-      have_ops |= w.x.oss[1].has_value() || w.x.oss[3].has_value();
-      if (w.risk_oss > peak_o) peak_o = w.risk_oss, at_o = w.start_ns;
-      if (w.risk_mds > peak_m) peak_m = w.risk_mds, at_m = w.start_ns;
-      risky += (w.risk_oss + w.risk_mds) > 0;
-      ++nwin;
-    }
-    h += "<h2>File system " + HtmlEscape(fs) + "</h2>\n";
-    h += Chart(fs + ": risk_oss and risk_mds (LASSi Fig. 2)", v.xs, {so, sm}, "risk", false, r.opt.window_ns);
-    const auto sa = StackedApps(r, fs, v, true, 8), sb = StackedApps(r, fs, v, false, 8);
-    if (!sa.empty() || !sb.empty()) {
-      h += Chart(fs + ": risk_oss by application (LASSi Fig. 3)", v.xs, sa, "risk_oss", true, r.opt.window_ns);
-      h += Chart(fs + ": risk_mds by application (LASSi Fig. 4)", v.xs, sb, "risk_mds", true, r.opt.window_ns);
-    } else {
-      h += "<p class=\"note\">No job_stats records for " + HtmlEscape(fs) +
-           ": the risk cannot be attributed to applications.</p>\n";
-    }
-    h += Chart(fs + ": read and write ops quality (LASSi Fig. 5; 1 = optimal)", v.xs, {qr, qw}, "KiB-ops",
-               false, r.opt.window_ns);
-    if (!have_ops)
-      h += "<p class=\"note\">The source has no OST op counts (e.g. LMT records bytes only): read_ops and write_ops "
-           "are unknown, so the ops quality is undefined and read_ops/write_ops add no risk.</p>\n";
-    // Tables 1-2
-    for (const auto& st : r.fs_stats) {
-      if (st.fs != fs) continue;
-      h += "<h3>Per-window statistics (" + std::to_string(st.windows) + " windows; LASSi Tables 1-2)</h3>\n"
-           "<table><tr><th>op</th><th>mean per window</th><th>c_v</th></tr>";
-      for (const auto& o : st.ops)
-        h += "<tr>" + Cell(o.op) + NumCell(o.stat.mean) + "<td class=\"n\">" + (o.stat.cv ? Fmt(*o.stat.cv) : "-") +
-             "</td></tr>";
-      h += "</table>\n";
-    }
-    t += "File system " + fs + ": " + std::to_string(nwin) + " windows, " + std::to_string(risky) +
-         " with risk > 0\n  peak risk_oss " + Fmt(peak_o) + (peak_o > 0 ? " at " + FormatIsoMillis(at_o) : "") +
-         "\n  peak risk_mds " + Fmt(peak_m) + (peak_m > 0 ? " at " + FormatIsoMillis(at_m) : "") + "\n";
-    if (!have_ops) t += "  (no OST op counts in the source: ops quality undefined)\n";
+// One file system: risk over the windows, risk by application, ops quality,
+// the per-window statistics; the peaks in the text.
+void RenderFileSystem(const lassi::LassiResult& r, const std::string& fs, Doc* d) {
+  std::string &h = d->h, &t = d->t;
+  const FsView v = Windows(r, fs);
+  Series so{"risk_oss", std::vector<std::optional<double>>(v.xs.size())},
+      sm{"risk_mds", std::vector<std::optional<double>>(v.xs.size())},
+      qr{"read_kb_ops", std::vector<std::optional<double>>(v.xs.size())},
+      qw{"write_kb_ops", std::vector<std::optional<double>>(v.xs.size())};
+  double peak_o = 0, peak_m = 0;
+  int64_t at_o = 0, at_m = 0;
+  size_t risky = 0, nwin = 0;
+  bool have_ops = false;
+  for (const auto& w : r.fs_windows) {
+    if (w.fs != fs) continue;
+    const size_t i = v.at.at(w.start_ns);
+    so.y[i] = w.risk_oss;
+    sm.y[i] = w.risk_mds;
+    qr.y[i] = w.read_kb_ops;
+    qw.y[i] = w.write_kb_ops;
+    have_ops |= w.x.oss[1].has_value() || w.x.oss[3].has_value();
+    if (w.risk_oss > peak_o) peak_o = w.risk_oss, at_o = w.start_ns;
+    if (w.risk_mds > peak_m) peak_m = w.risk_mds, at_m = w.start_ns;
+    risky += (w.risk_oss + w.risk_mds) > 0;
+    ++nwin;
   }
-  if (fss.empty()) {
-    h += "<p>No iosonar.oss, iosonar.mds or iosonar.jobstats records in this range.</p>\n";
-    t += "No server-side records in this range.\n";
+  h += "<h2>File system " + HtmlEscape(fs) + "</h2>\n";
+  h += Chart(fs + ": risk_oss and risk_mds (LASSi Fig. 2)", v.xs, {so, sm}, "risk", false, r.opt.window_ns);
+  const auto sa = StackedApps(r, fs, v, true, 8), sb = StackedApps(r, fs, v, false, 8);
+  if (!sa.empty() || !sb.empty()) {
+    h += Chart(fs + ": risk_oss by application (LASSi Fig. 3)", v.xs, sa, "risk_oss", true, r.opt.window_ns);
+    h += Chart(fs + ": risk_mds by application (LASSi Fig. 4)", v.xs, sb, "risk_mds", true, r.opt.window_ns);
+  } else {
+    h += "<p class=\"note\">No job_stats records for " + HtmlEscape(fs) +
+         ": the risk cannot be attributed to applications.</p>\n";
   }
-
-  // Slowdown
-  if (!in.slowdown.empty()) {
-    h += "<h2>Probe slowdown (latency / baseline median)</h2>\n";
-    std::map<std::pair<std::string, int64_t>, std::vector<const lassi::SlowdownRow*>> by;  // (fs, interval)
-    for (const auto& s : in.slowdown) by[{s.fs, s.interval_ns}].push_back(&s);
-    t += "\nProbe slowdown (median latency / baseline median):\n";
-    for (const auto& [k, rows] : by) {
-      std::set<int64_t> ts;
-      std::set<std::string> ops;
-      for (const auto* s : rows) ts.insert(s->start_ns), ops.insert(s->op);
-      std::vector<int64_t> xs(ts.begin(), ts.end());
-      std::map<int64_t, size_t> at;
-      for (size_t i = 0; i < xs.size(); ++i) at[xs[i]] = i;
-      std::vector<Series> ss;
-      std::map<std::string, size_t> oi;
-      for (const auto& op : ops) oi[op] = ss.size(), ss.push_back({op, std::vector<std::optional<double>>(xs.size())});
-      std::map<std::string, std::pair<double, int64_t>> worst;
-      for (const auto* s : rows) {
-        ss[oi[s->op]].y[at[s->start_ns]] = s->slowdown_median;
-        if (s->slowdown_median && *s->slowdown_median > worst[s->op].first)
-          worst[s->op] = {*s->slowdown_median, s->start_ns};
-      }
-      h += Chart(k.first + ": slowdown of the median per op, " + Fmt(static_cast<double>(k.second) / 60e9) +
-                     " min intervals",
-                 xs, ss, "slowdown", false, k.second);
-      t += "  " + k.first + " (" + Fmt(static_cast<double>(k.second) / 60e9) + " min):";
-      for (const auto& [op, wv] : worst)
-        t += " " + op + " max " + Fmt(wv.first) + (wv.first > 0 ? " at " + HhMm(wv.second) : "");
-      t += "\n";
-    }
-  }
-
-  if (in.runs) {
-    const auto& c = *in.runs;
-    h += "<h2>Slowdown analysis: runs of one command</h2>\n" + Scatter(c);
-    h += "<table><tr><th>job</th><th>runtime (s)</th><th>risk_oss</th><th>risk_mds</th></tr>";
-    for (const auto& run : c.runs)
-      h += "<tr>" + Cell(run.job) + NumCell(run.runtime_s) + NumCell(run.risk_oss) + NumCell(run.risk_mds) + "</tr>";
+  h += Chart(fs + ": read and write ops quality (LASSi Fig. 5; 1 = optimal)", v.xs, {qr, qw}, "KiB-ops",
+             false, r.opt.window_ns);
+  if (!have_ops)
+    h += "<p class=\"note\">The source has no OST op counts (e.g. LMT records bytes only): read_ops and write_ops "
+         "are unknown, so the ops quality is undefined and read_ops/write_ops add no risk.</p>\n";
+  // Tables 1-2
+  for (const auto& st : r.fs_stats) {
+    if (st.fs != fs) continue;
+    h += "<h3>Per-window statistics (" + std::to_string(st.windows) + " windows; LASSi Tables 1-2)</h3>\n"
+         "<table><tr><th>op</th><th>mean per window</th><th>c_v</th></tr>";
+    for (const auto& o : st.ops)
+      h += "<tr>" + Cell(o.op) + NumCell(o.stat.mean) + "<td class=\"n\">" + (o.stat.cv ? Fmt(*o.stat.cv) : "-") +
+           "</td></tr>";
     h += "</table>\n";
-    auto pr = [](const lassi::Pearson& p) {
-      return "r " + (p.r ? Fmt(*p.r) : std::string("undefined")) + ", p " + (p.p ? Fmt(*p.p) : std::string("undefined"));
-    };
-    t += "\nSlowdown analysis (" + std::to_string(c.runs.size()) + " runs on " + c.fs + "): runtime vs risk_oss " +
-         pr(c.oss) + "; runtime vs risk_mds " + pr(c.mds) + "\n";
   }
+  t += "File system " + fs + ": " + std::to_string(nwin) + " windows, " + std::to_string(risky) +
+       " with risk > 0\n  peak risk_oss " + Fmt(peak_o) + (peak_o > 0 ? " at " + FormatIsoMillis(at_o) : "") +
+       "\n  peak risk_mds " + Fmt(peak_m) + (peak_m > 0 ? " at " + FormatIsoMillis(at_m) : "") + "\n";
+  if (!have_ops) t += "  (no OST op counts in the source: ops quality undefined)\n";
+}
 
-  // Top jobs and applications
+void RenderSlowdown(const std::vector<lassi::SlowdownRow>& slowdown, Doc* d) {
+  std::string &h = d->h, &t = d->t;
+  h += "<h2>Probe slowdown (latency / baseline median)</h2>\n";
+  std::map<std::pair<std::string, int64_t>, std::vector<const lassi::SlowdownRow*>> by;  // (fs, interval)
+  for (const auto& s : slowdown) by[{s.fs, s.interval_ns}].push_back(&s);
+  t += "\nProbe slowdown (median latency / baseline median):\n";
+  for (const auto& [k, rows] : by) {
+    std::set<int64_t> ts;
+    std::set<std::string> ops;
+    for (const auto* s : rows) ts.insert(s->start_ns), ops.insert(s->op);
+    std::vector<int64_t> xs(ts.begin(), ts.end());
+    std::map<int64_t, size_t> at;
+    for (size_t i = 0; i < xs.size(); ++i) at[xs[i]] = i;
+    std::vector<Series> ss;
+    std::map<std::string, size_t> oi;
+    for (const auto& op : ops) oi[op] = ss.size(), ss.push_back({op, std::vector<std::optional<double>>(xs.size())});
+    std::map<std::string, std::pair<double, int64_t>> worst;
+    for (const auto* s : rows) {
+      ss[oi[s->op]].y[at[s->start_ns]] = s->slowdown_median;
+      if (s->slowdown_median && *s->slowdown_median > worst[s->op].first)
+        worst[s->op] = {*s->slowdown_median, s->start_ns};
+    }
+    h += Chart(k.first + ": slowdown of the median per op, " + Fmt(static_cast<double>(k.second) / 60e9) +
+                   " min intervals",
+               xs, ss, "slowdown", false, k.second);
+    t += "  " + k.first + " (" + Fmt(static_cast<double>(k.second) / 60e9) + " min):";
+    for (const auto& [op, wv] : worst)
+      t += " " + op + " max " + Fmt(wv.first) + (wv.first > 0 ? " at " + HhMm(wv.second) : "");
+    t += "\n";
+  }
+}
+
+// The runs of one command against risk (LASSi Table 3, Fig. 6).
+void RenderRuns(const lassi::RunCorrelation& c, Doc* d) {
+  std::string &h = d->h, &t = d->t;
+  h += "<h2>Slowdown analysis: runs of one command</h2>\n" + Scatter(c);
+  h += "<table><tr><th>job</th><th>runtime (s)</th><th>risk_oss</th><th>risk_mds</th></tr>";
+  for (const auto& run : c.runs)
+    h += "<tr>" + Cell(run.job) + NumCell(run.runtime_s) + NumCell(run.risk_oss) + NumCell(run.risk_mds) + "</tr>";
+  h += "</table>\n";
+  auto pr = [](const lassi::Pearson& p) {
+    return "r " + (p.r ? Fmt(*p.r) : std::string("undefined")) + ", p " + (p.p ? Fmt(*p.p) : std::string("undefined"));
+  };
+  t += "\nSlowdown analysis (" + std::to_string(c.runs.size()) + " runs on " + c.fs + "): runtime vs risk_oss " +
+       pr(c.oss) + "; runtime vs risk_mds " + pr(c.mds) + "\n";
+}
+
+void RenderTop(const lassi::LassiResult& r, size_t top_n, Doc* d) {
+  std::string &h = d->h, &t = d->t;
   auto table = [&](const std::string& title, const std::vector<lassi::TargetTotal>& v, bool jobs) {
     h += "<h3>" + HtmlEscape(title) + "</h3>\n<table><tr><th>fs</th>" +
          std::string(jobs ? "<th>job</th>" : "") +
@@ -440,8 +460,8 @@ ReportOutput RenderReport(const ReportInput& in) {
   if (r.jobs.empty()) {
     h += "<p class=\"note\">No job_stats records: no per-job or per-application figures.</p>\n";
   } else {
-    const auto jr = TopBy(r.jobs, false, in.top_n), jv = TopBy(r.jobs, true, in.top_n);
-    const auto ar = TopBy(r.apps, false, in.top_n), av = TopBy(r.apps, true, in.top_n);
+    const auto jr = TopBy(r.jobs, false, top_n), jv = TopBy(r.jobs, true, top_n);
+    const auto ar = TopBy(r.apps, false, top_n), av = TopBy(r.apps, true, top_n);
     table("Top jobs by risk", jr, true);
     table("Top jobs by I/O volume", jv, true);
     table("Top applications by risk", ar, false);
@@ -453,6 +473,10 @@ ReportOutput RenderReport(const ReportInput& in) {
     t += "Top applications by I/O volume:\n";
     for (const auto& x : av) t += "  " + x.app + " (" + x.fs + "): " + Bytes(x.read_kb + x.write_kb) + "\n";
   }
+}
+
+void RenderAdvice(const std::vector<Advice>& advice, Doc* d) {
+  std::string &h = d->h, &t = d->t;
   h += "<h2>Jobs whose I/O calls for advice</h2>\n";
   t += "\nJobs whose I/O calls for advice:\n";
   if (advice.empty()) {
@@ -467,12 +491,11 @@ ReportOutput RenderReport(const ReportInput& in) {
     }
     h += "</table>\n";
   }
-  h += "<script>document.body.setAttribute('data-plots', String(document.querySelectorAll('svg.plot').length));"
-       "</script>\n</body></html>\n";
-  out.html = std::move(h);
-  out.text = std::move(t);
+}
 
-  // JSON: the LASSi result, the slowdown rows and the advice.
+// The LASSi result, the slowdown rows and the advice.
+std::string ReportJson(const ReportInput& in, const std::vector<Advice>& advice) {
+  const auto& r = in.lassi;
   std::string adv;
   {
     JsonWriter w(&adv);
@@ -492,14 +515,57 @@ ReportOutput RenderReport(const ReportInput& in) {
   lassi::SlowdownOptions so;
   so.from_ns = r.opt.from_ns;
   so.to_ns = r.opt.to_ns;
-  out.json = "{\"report\":\"iosonar-report/1\",\"title\":" + [&] {
-    std::string s;
-    JsonWriter w(&s);
-    w.String(in.title);
-    return s;
-  }() + ",\"lassi\":" + lassi::ResultToJson(r, false) + ",\"slowdown\":" + lassi::SlowdownToJson(in.slowdown, so, false) +
-             ",\"advice\":" + adv + "}\n";
+  std::string title;
+  JsonWriter(&title).String(in.title);
+  return "{\"report\":\"iosonar-report/1\",\"title\":" + title + ",\"lassi\":" + lassi::ResultToJson(r, false) +
+         ",\"slowdown\":" + lassi::SlowdownToJson(in.slowdown, so, false) + ",\"advice\":" + adv + "}\n";
+}
+
+}  // namespace
+
+ReportOutput RenderReport(const ReportInput& in) {
+  const auto& r = in.lassi;
+  std::set<std::string> fss;
+  for (const auto& w : r.fs_windows) fss.insert(w.fs);
+  for (const auto& w : r.app_windows) fss.insert(w.fs);
+  const auto advice = FindAdvice(in);
+  Doc d;
+  RenderHead(in, Fmt(static_cast<double>(r.opt.window_ns) / 1e9 / 60) + " min", &d);
+  for (const auto& fs : fss) RenderFileSystem(r, fs, &d);
+  if (fss.empty()) {
+    d.h += "<p>No iosonar.oss, iosonar.mds or iosonar.jobstats records in this range.</p>\n";
+    d.t += "No server-side records in this range.\n";
+  }
+  if (!in.slowdown.empty()) RenderSlowdown(in.slowdown, &d);
+  if (in.runs) RenderRuns(*in.runs, &d);
+  RenderTop(r, in.top_n, &d);
+  RenderAdvice(advice, &d);
+  d.h += "<script>document.body.setAttribute('data-plots', String(document.querySelectorAll('svg.plot').length));"
+         "</script>\n</body></html>\n";
+  ReportOutput out;
+  out.html = std::move(d.h);
+  out.text = std::move(d.t);
+  out.json = ReportJson(in, advice);
   return out;
+}
+
+Status SummarizeTracedJobs(Store& store, int64_t from_ns, int64_t to_ns,
+                           std::map<std::string, analysis::JobSummary>* out) {
+  std::set<std::string> jobs;
+  ScanQuery q;
+  q.dataset = "iosonar.trace";
+  q.range.start_ns = from_ns;
+  q.range.end_ns = to_ns;
+  q.fields = {"job.id"};
+  Status st = store.Scan(q, [&](const Row& r) {
+    if (r.Has(0)) jobs.insert(std::string(r.Str(0)));
+    return jobs.size() < 10000;
+  });
+  for (const auto& j : jobs) {
+    auto s = analysis::SummarizeJob(store, j);
+    if (s.ok()) (*out)[j] = std::move(s).value();
+  }
+  return st;
 }
 
 }  // namespace iosonar::report

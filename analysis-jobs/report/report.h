@@ -12,6 +12,8 @@
 #include "analysis-jobs/lassi/lassi.h"
 #include "analysis-jobs/lassi/results.h"
 #include "analysis-jobs/lassi/slowdown.h"
+#include "core/base/status.h"
+#include "core/store/store.h"
 
 namespace iosonar::report {
 
@@ -41,6 +43,12 @@ struct ReportInput {
 };
 
 std::vector<Advice> FindAdvice(const ReportInput& in);
+
+// The summaries of the jobs with iosonar.trace records in [from, to) (the
+// first 10,000 jobs), by job id. A failed listing is returned, and the jobs
+// listed until then are still summarized; a job whose summary fails is left out.
+Status SummarizeTracedJobs(Store& store, int64_t from_ns, int64_t to_ns,
+                           std::map<std::string, analysis::JobSummary>* out);
 
 struct ReportOutput {
   std::string html, text, json;

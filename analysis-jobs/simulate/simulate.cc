@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <unordered_map>
 
+#include "analysis-jobs/lib/format.h"
 #include "core/base/hash.h"
 #include "core/collector/ingest.h"
 #include "core/base/json.h"
@@ -24,7 +25,6 @@ uint64_t SplitMix(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-using analysis::Fnv1a;
 
 // What every server/client delta record carries after its head: the file
 // system, the target and the interval (1 s; @timestamp is its end).
@@ -110,12 +110,6 @@ class Emitter {
   const char* dataset_ = "";
   std::unordered_map<const char*, uint64_t> by_ds_;
 };
-
-std::string Hex16(uint64_t h) {
-  char b[17];
-  std::snprintf(b, sizeof b, "%016" PRIx64, h);
-  return b;
-}
 
 std::string MountName(const Config& cfg, int fwd) {
   char b[64];
@@ -270,36 +264,89 @@ void GenerateJobs(Config* cfg) {
   }
 }
 
-Status Simulate(const Config& cfg, const std::function<Status(std::string_view line)>& out, SimResult* res) {
-  if (cfg.nodes <= 0 || cfg.fwd <= 0 || cfg.osts <= 0 || cfg.mdts <= 0 || cfg.duration_s <= 0)
-    return Status::Invalid("simulate: nodes, fwd, osts, mdts and duration must be positive");
-  if (cfg.fwd > cfg.nodes) return Status::Invalid("simulate: more forwarding nodes than compute nodes");
-  *res = SimResult{};
-  Emitter em(out, res, cfg);
-  const int S = cfg.osts, D = cfg.mdts, F = cfg.fwd, T = cfg.duration_s;
+namespace {
 
-  // ---- jobs, files, layouts, streams ----
-  std::vector<JobState> jobs(cfg.jobs.size());
-  for (size_t k = 0; k < cfg.jobs.size(); ++k) {
-    const JobSpec& s = cfg.jobs[k];
-    if (s.first_node < 0 || s.nodes <= 0 || s.first_node + s.nodes > cfg.nodes || s.procs_per_node <= 0)
-      return Status::Invalid("simulate: job " + s.id + " has nodes outside [0, " + std::to_string(cfg.nodes) + ")");
+// Per-second load accumulators.
+struct Io {
+  int64_t rb = 0, wb = 0, rops = 0, wops = 0;
+};
+struct Meta {
+  int64_t open = 0, close = 0, getattr = 0;
+};
+
+// One run of the simulator: the jobs' files, layouts and streams and the
+// servers' streams, then second by second the clients' trace records, the
+// forwarding nodes' client stats and the servers' counters (each layer fed by
+// the one above it, so they agree), then the ground truth over each job's
+// window.
+class Simulation {
+ public:
+  Simulation(const Config& cfg, const std::function<Status(std::string_view line)>& out, SimResult* res)
+      : cfg_(cfg), res_(res), em_(out, res, cfg), S_(cfg.osts), D_(cfg.mdts), F_(cfg.fwd), T_(cfg.duration_s) {}
+
+  Status Run() {
+    for (size_t k = 0; k < cfg_.jobs.size(); ++k)
+      if (Status s = SetUpJob(k); !s.ok()) return s;
+    res_->file_perf.resize(res_->layouts.size());
+    for (size_t i = 0; i < res_->layouts.size(); ++i) {
+      res_->file_perf[i].path = res_->layouts[i].path;
+      res_->file_perf[i].osts = res_->layouts[i].osts;
+    }
+    SetUpServers();
+    for (int t = 0; t < T_; ++t)
+      if (Status s = Second(t); !s.ok()) return s;
+    em_.Finish();
+    GroundTruth();
+    return Status::Ok();
+  }
+
+ private:
+  // What one rank does in one second, and where.
+  struct RankSecond {
+    size_t k;  // job index
+    int r;     // rank
+    const JobSpec& s;
+    JobState& js;
+    JobTruth& truth;
+    int fwd;
+    std::string host;
+    int layout_i;
+    const FileLayout& L;
+    std::string fid;
+    Stream& st;
+    int64_t pid;
+    int64_t cursor;  // where the rank's next call starts
+  };
+
+  // ---- set-up ----
+  Status SetUpJob(size_t k) {
+    const JobSpec& s = cfg_.jobs[k];
+    if (s.first_node < 0 || s.nodes <= 0 || s.first_node + s.nodes > cfg_.nodes || s.procs_per_node <= 0)
+      return Status::Invalid("simulate: job " + s.id + " has nodes outside [0, " + std::to_string(cfg_.nodes) + ")");
     if (s.request <= 0 || s.bytes_per_rank_s < 0 || s.io_period_s <= 0 || s.io_s <= 0)
       return Status::Invalid("simulate: job " + s.id + ": request, period and io seconds must be positive");
-    JobState& js = jobs[k];
+    jobs_.emplace_back();
+    JobState& js = jobs_.back();
     js.spec = &s;
     js.nranks = s.nodes * s.procs_per_node;
-    js.truth = res->jobs.size();
+    js.truth = res_->jobs.size();
     JobTruth t;
     t.id = s.id;
-    t.start_ns = cfg.start_ns + int64_t{s.start_s} * kSec;
-    t.end_ns = cfg.start_ns + int64_t{std::min(T, s.start_s + s.duration_s)} * kSec;
+    t.start_ns = cfg_.start_ns + int64_t{s.start_s} * kSec;
+    t.end_ns = cfg_.start_ns + int64_t{std::min(T_, s.start_s + s.duration_s)} * kSec;
     for (int i = 0; i < s.nodes; ++i) t.nodes.push_back(NodeName(s.first_node + i));
-    res->jobs.push_back(std::move(t));
+    res_->jobs.push_back(std::move(t));
     int nfiles = 1;
     if (s.mode == Mode::kNN) nfiles = js.nranks;
     if (s.mode == Mode::kNM) nfiles = std::max(1, std::min(s.m_files, js.nranks));
-    const std::string dir = "/" + cfg.fs + "/job" + s.id + "/";
+    LayOutFiles(s, nfiles, &js);
+    AssignRanks(s, nfiles, &js);
+    return Status::Ok();
+  }
+
+  // The job's files: names by I/O mode, stripes from a seeded first OST, the MDT by hash.
+  void LayOutFiles(const JobSpec& s, int nfiles, JobState* js) {
+    const std::string dir = "/" + cfg_.fs + "/job" + s.id + "/";
     for (int f = 0; f < nfiles; ++f) {
       FileLayout L;
       switch (s.mode) {
@@ -309,21 +356,25 @@ Status Simulate(const Config& cfg, const std::function<Status(std::string_view l
         default: L.path = dir + (s.read ? "input" : "shared"); break;
       }
       L.job_id = s.id;
-      L.stripe_size = cfg.stripe_size;
-      Rng lr(cfg.seed ^ Fnv1a(L.path));
-      const int sc = std::max(1, std::min(S, s.stripe_count));
-      const int first = static_cast<int>(lr.Below(static_cast<uint64_t>(S)));
-      for (int i = 0; i < sc; ++i) L.osts.push_back((first + i) % S);
-      L.mdt = static_cast<int>(Fnv1a(L.path) % static_cast<uint64_t>(D));
-      js.files.push_back(static_cast<int>(res->layouts.size()));
-      res->layouts.push_back(std::move(L));
+      L.stripe_size = cfg_.stripe_size;
+      Rng lr(cfg_.seed ^ Fnv1a(L.path));
+      const int sc = std::max(1, std::min(S_, s.stripe_count));
+      const int first = static_cast<int>(lr.Below(static_cast<uint64_t>(S_)));
+      for (int i = 0; i < sc; ++i) L.osts.push_back((first + i) % S_);
+      L.mdt = static_cast<int>(Fnv1a(L.path) % static_cast<uint64_t>(D_));
+      js->files.push_back(static_cast<int>(res_->layouts.size()));
+      res_->layouts.push_back(std::move(L));
     }
-    js.streams.resize(static_cast<size_t>(js.nranks));
-    js.rank_file.assign(static_cast<size_t>(js.nranks), -1);
-    js.rank_off.assign(static_cast<size_t>(js.nranks), 0);
-    for (int r = 0; r < js.nranks; ++r) {
-      js.streams[static_cast<size_t>(r)].id =
-          static_cast<int64_t>(SplitMix(cfg.seed ^ Fnv1a(s.id) ^ (uint64_t(r) << 20)) >> 1);
+  }
+
+  // Each rank's stream and file (by I/O mode; -1: the rank does no I/O).
+  void AssignRanks(const JobSpec& s, int nfiles, JobState* js) {
+    js->streams.resize(static_cast<size_t>(js->nranks));
+    js->rank_file.assign(static_cast<size_t>(js->nranks), -1);
+    js->rank_off.assign(static_cast<size_t>(js->nranks), 0);
+    for (int r = 0; r < js->nranks; ++r) {
+      js->streams[static_cast<size_t>(r)].id =
+          static_cast<int64_t>(SplitMix(cfg_.seed ^ Fnv1a(s.id) ^ (uint64_t(r) << 20)) >> 1);
       int f = -1;
       switch (s.mode) {
         case Mode::kNN: f = r; break;
@@ -332,291 +383,332 @@ Status Simulate(const Config& cfg, const std::function<Status(std::string_view l
         case Mode::k11: f = r == 0 ? 0 : -1; break;
         case Mode::kMeta: f = 0; break;
       }
-      js.rank_file[static_cast<size_t>(r)] = f;
+      js->rank_file[static_cast<size_t>(r)] = f;
     }
   }
-  res->file_perf.resize(res->layouts.size());
-  for (size_t i = 0; i < res->layouts.size(); ++i) {
-    res->file_perf[i].path = res->layouts[i].path;
-    res->file_perf[i].osts = res->layouts[i].osts;
+
+  // Hosts, streams and target names of the OSSs, forwarding nodes and MDS.
+  void SetUpServers() {
+    const int nOss = (S_ + cfg_.osts_per_oss - 1) / std::max(1, cfg_.osts_per_oss);
+    oss_st_.resize(static_cast<size_t>(nOss));
+    fwd_st_.resize(static_cast<size_t>(F_));
+    oss_host_.resize(static_cast<size_t>(nOss));
+    fwd_host_.resize(static_cast<size_t>(F_));
+    mount_.resize(static_cast<size_t>(F_));
+    ost_name_.resize(static_cast<size_t>(S_));
+    mdt_name_.resize(static_cast<size_t>(D_));
+    for (int i = 0; i < nOss; ++i) {
+      char b[16];
+      std::snprintf(b, sizeof b, "oss%03d", i);
+      oss_host_[static_cast<size_t>(i)] = b;
+      oss_st_[static_cast<size_t>(i)].id = static_cast<int64_t>(SplitMix(cfg_.seed ^ 0x055 ^ (uint64_t(i) << 24)) >> 1);
+    }
+    for (int i = 0; i < F_; ++i) {
+      fwd_host_[static_cast<size_t>(i)] = FwdName(i);
+      mount_[static_cast<size_t>(i)] = MountName(cfg_, i);
+      fwd_st_[static_cast<size_t>(i)].id = static_cast<int64_t>(SplitMix(cfg_.seed ^ 0xf3d ^ (uint64_t(i) << 24)) >> 1);
+    }
+    mds_st_.id = static_cast<int64_t>(SplitMix(cfg_.seed ^ 0x3d5) >> 1);
+    for (int i = 0; i < S_; ++i) ost_name_[static_cast<size_t>(i)] = OstName(cfg_.fs, i);
+    for (int i = 0; i < D_; ++i) mdt_name_[static_cast<size_t>(i)] = MdtName(cfg_.fs, i);
+    ost_io_.resize(static_cast<size_t>(S_));
+    mdt_io_.resize(static_cast<size_t>(D_));
+    fwd_io_.resize(static_cast<size_t>(F_));
+    fwd_meta_.resize(static_cast<size_t>(F_));
+    job_ost_.resize(jobs_.size());
+    job_mdt_.resize(jobs_.size());
+    ost_sec_bytes_.assign(static_cast<size_t>(S_) * static_cast<size_t>(T_), 0);
+    fs_sec_opens_.assign(static_cast<size_t>(T_), 0);
+    fs_sec_stats_.assign(static_cast<size_t>(T_), 0);
   }
 
-  // ---- server-side streams ----
-  const int nOss = (S + cfg.osts_per_oss - 1) / std::max(1, cfg.osts_per_oss);
-  std::vector<Stream> oss_st(static_cast<size_t>(nOss)), fwd_st(static_cast<size_t>(F));
-  Stream mds_st;
-  std::vector<std::string> oss_host(static_cast<size_t>(nOss)), fwd_host(static_cast<size_t>(F)), mount(static_cast<size_t>(F));
-  std::vector<std::string> ost_name(static_cast<size_t>(S)), mdt_name(static_cast<size_t>(D)), osc_name;
-  for (int i = 0; i < nOss; ++i) {
-    char b[16];
-    std::snprintf(b, sizeof b, "oss%03d", i);
-    oss_host[static_cast<size_t>(i)] = b;
-    oss_st[static_cast<size_t>(i)].id = static_cast<int64_t>(SplitMix(cfg.seed ^ 0x055 ^ (uint64_t(i) << 24)) >> 1);
-  }
-  for (int i = 0; i < F; ++i) {
-    fwd_host[static_cast<size_t>(i)] = FwdName(i);
-    mount[static_cast<size_t>(i)] = MountName(cfg, i);
-    fwd_st[static_cast<size_t>(i)].id = static_cast<int64_t>(SplitMix(cfg.seed ^ 0xf3d ^ (uint64_t(i) << 24)) >> 1);
-  }
-  mds_st.id = static_cast<int64_t>(SplitMix(cfg.seed ^ 0x3d5) >> 1);
-  const std::string mds_host = "mds000";
-  for (int i = 0; i < S; ++i) ost_name[static_cast<size_t>(i)] = OstName(cfg.fs, i);
-  for (int i = 0; i < D; ++i) mdt_name[static_cast<size_t>(i)] = MdtName(cfg.fs, i);
-
-  // Per-second accumulators.
-  struct Io {
-    int64_t rb = 0, wb = 0, rops = 0, wops = 0;
-  };
-  struct Meta {
-    int64_t open = 0, close = 0, getattr = 0;
-  };
-  std::vector<Io> ost_io(static_cast<size_t>(S));
-  std::vector<Meta> mdt_io(static_cast<size_t>(D));
-  std::vector<Io> fwd_io(static_cast<size_t>(F));
-  std::vector<Meta> fwd_meta(static_cast<size_t>(F));
-  std::unordered_map<int64_t, Io> fwd_osc;  // fwd * S + ost
-  std::vector<std::map<int, Io>> job_ost(jobs.size());
-  std::vector<std::map<int, Meta>> job_mdt(jobs.size());
-  // Whole-run per-second totals for the ground truth.
-  std::vector<int64_t> ost_sec_bytes(static_cast<size_t>(S) * static_cast<size_t>(T), 0);
-  std::vector<int64_t> fs_sec_opens(static_cast<size_t>(T), 0), fs_sec_stats(static_cast<size_t>(T), 0);
-  Rng bg(cfg.seed ^ 0x6267);
-
-  auto ost_factor = [&](const FileLayout& L) {
-    for (int o : L.osts)
-      if (o == cfg.faults.slow_ost) return cfg.faults.slow_ost_factor;
-    return 1.0;
-  };
-
-  for (int t = 0; t < T; ++t) {
-    const int64_t tick = cfg.start_ns + int64_t{t} * kSec;
+  // ---- one second ----
+  Status Second(int t) {
+    const int64_t tick = cfg_.start_ns + int64_t{t} * kSec;
     // Server and client-counter records describe the second [tick, tick_end)
     // and are stamped at its end with lustre.elapsed_ns = 1 s, as the Lustre
     // exporter stamps a delta at its later reading (docs/analysis.md).
     const int64_t tick_end = tick + kSec;
-    for (auto& v : ost_io) v = Io{};
-    for (auto& v : mdt_io) v = Meta{};
-    for (auto& v : fwd_io) v = Io{};
-    for (auto& v : fwd_meta) v = Meta{};
-    fwd_osc.clear();
-    for (auto& m : job_ost) m.clear();
-    for (auto& m : job_mdt) m.clear();
-
-    // ---- clients: trace records ----
-    for (size_t k = 0; k < jobs.size(); ++k) {
-      JobState& js = jobs[k];
-      const JobSpec& s = *js.spec;
-      if (t < s.start_s || t >= s.start_s + s.duration_s) continue;
-      JobTruth& truth = res->jobs[js.truth];
-      const int rel = t - s.start_s;
-      const bool first = rel == 0, last = t == std::min(T, s.start_s + s.duration_s) - 1;
-      const bool io_now = s.mode != Mode::kMeta && rel % s.io_period_s < s.io_s && s.bytes_per_rank_s > 0;
-      for (int r = 0; r < js.nranks; ++r) {
-        const int fidx = js.rank_file[static_cast<size_t>(r)];
-        if (fidx < 0) continue;
-        const int node = s.first_node + r / s.procs_per_node;
-        const int fwd = FwdOf(cfg, node);
-        const std::string host = NodeName(node);
-        const int layout_i = js.files[static_cast<size_t>(fidx)];
-        const FileLayout& L = res->layouts[static_cast<size_t>(layout_i)];
-        const std::string fid = Hex16(Fnv1a(L.path));
-        Stream& st = js.streams[static_cast<size_t>(r)];
-        const int64_t pid = 10000 + r % s.procs_per_node;
-        int64_t cursor = tick + static_cast<int64_t>(SplitMix(cfg.seed ^ uint64_t(r) ^ (uint64_t(t) << 32)) % 5000000);
-        auto common = [&](const char* op, int64_t start, int64_t end) -> JsonLine& {
-          JsonLine& j = em.Begin("iosonar.trace", start, st, host);
-          j.KStr("job.id", s.id.data(), s.id.size());
-          j.KInt("process.pid", pid);
-          j.KInt("process.rank", r);
-          j.KInt("process.tid", pid);
-          j.KStr("io.op", op);
-          j.KStr("io.layer", "posix");
-          j.KStr("file.path", L.path.data(), L.path.size());
-          j.KStr("file.id", fid.data(), fid.size());
-          (void)end;
-          return j;
-        };
-        auto meta = [&](const char* op, int64_t count, bool with_fd) -> Status {
-          const int64_t dur = count * 20000;  // 20 us an op
-          JsonLine& j = common(op, cursor, cursor + dur);
-          if (with_fd) j.KInt("io.fd", 3);
-          j.KInt("io.count", count);
-          j.KInt("event.start_ns", cursor);
-          j.KInt("event.end_ns", cursor + dur);
-          j.KInt("io.duration_ns", dur);
-          cursor += dur;
-          truth.trace_records++;
-          const int mdt = L.mdt;
-          Meta* jm = &job_mdt[k][mdt];
-          if (op[0] == 'o') {
-            truth.opens += count;
-            mdt_io[static_cast<size_t>(mdt)].open += count;
-            fwd_meta[static_cast<size_t>(fwd)].open += count;
-            jm->open += count;
-          } else if (op[0] == 'c') {
-            mdt_io[static_cast<size_t>(mdt)].close += count;
-            fwd_meta[static_cast<size_t>(fwd)].close += count;
-            jm->close += count;
-          } else {
-            truth.stats += count;
-            mdt_io[static_cast<size_t>(mdt)].getattr += count;
-            fwd_meta[static_cast<size_t>(fwd)].getattr += count;
-            jm->getattr += count;
-          }
-          return em.End();
-        };
-        Status stt;
-        if (first || s.mode == Mode::kMeta) {
-          const int64_t n = s.mode == Mode::kMeta ? std::max<int64_t>(1, s.meta_per_rank_s) : 1;
-          if (s.mode == Mode::kMeta && !(stt = meta("stat", n, false)).ok()) return stt;
-          if (!(stt = meta("open", n, true)).ok()) return stt;
-          if (s.mode == Mode::kMeta && !(stt = meta("close", n, true)).ok()) return stt;
-        }
-        if (io_now) {
-          int64_t count = std::max<int64_t>(1, s.bytes_per_rank_s / s.request);
-          if (cfg.variability > 0) {
-            const uint64_t h = SplitMix(cfg.seed ^ 0x7661 ^ (uint64_t(r) << 24) ^ uint64_t(t) ^ Fnv1a(s.id));
-            if (static_cast<double>(h % 1000000) < cfg.variability * 1e6 && count > 1)
-              count -= 1 + static_cast<int64_t>((h >> 20) % static_cast<uint64_t>(std::max<int64_t>(1, count / 2)));
-          }
-          const int64_t bytes = count * s.request;
-          int64_t off = 0;
-          switch (s.mode) {
-            case Mode::kNN:
-            case Mode::k11: off = js.rank_off[static_cast<size_t>(r)]; break;
-            case Mode::kN1: off = (js.iter * js.nranks + r) * bytes; break;
-            case Mode::kNM: {
-              const int per_file = (js.nranks + static_cast<int>(js.files.size()) - 1) / static_cast<int>(js.files.size());
-              off = (js.iter * per_file + r / static_cast<int>(js.files.size())) * bytes;
-              break;
-            }
-            case Mode::kMeta: break;
-          }
-          js.rank_off[static_cast<size_t>(r)] = off + bytes;
-          double f = ost_factor(L);
-          if (fwd == cfg.faults.slow_fwd) f *= cfg.faults.slow_fwd_factor;
-          const int64_t dur = static_cast<int64_t>(static_cast<double>(bytes) * 1e9 / (static_cast<double>(cfg.rank_bw) * f));
-          JsonLine& j = common(s.read ? "read" : "write", cursor, cursor + dur);
-          j.KInt("io.fd", 3);
-          j.KInt("io.offset", off);
-          j.KInt("io.size", s.request);
-          j.KInt("io.bytes", bytes);
-          j.KInt("io.count", count);
-          j.KInt("event.start_ns", cursor);
-          j.KInt("event.end_ns", cursor + dur);
-          j.KInt("io.duration_ns", dur);
-          cursor += dur;
-          truth.trace_records++;
-          if (!(stt = em.End()).ok()) return stt;
-          truth.bytes += bytes;
-          (s.read ? truth.read_bytes : truth.write_bytes) += bytes;
-          truth.fwd_bytes[fwd] += bytes;
-          FilePerf& fp = res->file_perf[static_cast<size_t>(layout_i)];
-          fp.bytes += bytes;
-          fp.seconds += static_cast<double>(dur) / 1e9;
-          const int sc = static_cast<int>(L.osts.size());
-          Io& fi = fwd_io[static_cast<size_t>(fwd)];
-          (s.read ? fi.rb : fi.wb) += bytes;
-          (s.read ? fi.rops : fi.wops) += count;
-          for (int i = 0; i < sc; ++i) {
-            const int o = L.osts[static_cast<size_t>(i)];
-            const int64_t share = bytes / sc + (i < bytes % sc ? 1 : 0);
-            const int64_t rpcs = (share + (1 << 20) - 1) >> 20;
-            Io& oi = ost_io[static_cast<size_t>(o)];
-            Io& ji = job_ost[k][o];
-            Io& ci = fwd_osc[int64_t{fwd} * S + o];
-            for (Io* x : {&oi, &ji, &ci}) {
-              (s.read ? x->rb : x->wb) += share;
-              (s.read ? x->rops : x->wops) += rpcs;
-            }
-            truth.ost_bytes[o] += share;
-          }
-        }
-        if (last && s.mode != Mode::kMeta && !(stt = meta("close", 1, true)).ok()) return stt;
-      }
-      if (io_now) js.iter++;
+    for (auto& v : ost_io_) v = Io{};
+    for (auto& v : mdt_io_) v = Meta{};
+    for (auto& v : fwd_io_) v = Io{};
+    for (auto& v : fwd_meta_) v = Meta{};
+    fwd_osc_.clear();
+    for (auto& m : job_ost_) m.clear();
+    for (auto& m : job_mdt_) m.clear();
+    for (size_t k = 0; k < jobs_.size(); ++k)
+      if (Status s = JobSecond(k, t, tick); !s.ok()) return s;
+    if (cfg_.emit_client) {
+      if (Status s = Llite(tick_end); !s.ok()) return s;
+      if (Status s = Osc(tick_end); !s.ok()) return s;
     }
+    Background(t);
+    if (Status s = Servers(tick_end); !s.ok()) return s;
+    return JobStats(tick_end);
+  }
 
-    // ---- forwarding nodes: llite + osc ----
-    if (cfg.emit_client) {
-      for (int f = 0; f < F; ++f) {
-        Stream& st = fwd_st[static_cast<size_t>(f)];
-        const Io& io = fwd_io[static_cast<size_t>(f)];
-        const Meta& m = fwd_meta[static_cast<size_t>(f)];
-        JsonLine& j = em.Begin("iosonar.client", tick_end, st, fwd_host[static_cast<size_t>(f)]);
-        ServerTarget(j, cfg.fs, mount[static_cast<size_t>(f)]);
-        j.KStr("client.layer", "llite");
-        j.KInt("client.read_bytes", io.rb);
-        j.KInt("client.read_ops", io.rops);
-        j.KInt("client.write_bytes", io.wb);
-        j.KInt("client.write_ops", io.wops);
-        j.Key("client.read_bytes_per_s");
-        j.Int(io.rb);
-        j.Key("client.write_bytes_per_s");
-        j.Int(io.wb);
-        j.KInt("client.open", m.open);
-        j.KInt("client.close", m.close);
-        j.KInt("client.getattr", m.getattr);
-        j.KInt("client.metadata_ops", m.open + m.close + m.getattr);
-        if (Status s = em.End(); !s.ok()) return s;
+  // ---- clients: trace records ----
+  Status JobSecond(size_t k, int t, int64_t tick) {
+    JobState& js = jobs_[k];
+    const JobSpec& s = *js.spec;
+    if (t < s.start_s || t >= s.start_s + s.duration_s) return Status::Ok();
+    const int rel = t - s.start_s;
+    const bool first = rel == 0, last = t == std::min(T_, s.start_s + s.duration_s) - 1;
+    const bool io_now = s.mode != Mode::kMeta && rel % s.io_period_s < s.io_s && s.bytes_per_rank_s > 0;
+    for (int r = 0; r < js.nranks; ++r) {
+      const int fidx = js.rank_file[static_cast<size_t>(r)];
+      if (fidx < 0) continue;
+      const int node = s.first_node + r / s.procs_per_node;
+      const int layout_i = js.files[static_cast<size_t>(fidx)];
+      const FileLayout& L = res_->layouts[static_cast<size_t>(layout_i)];
+      RankSecond c{k,
+                   r,
+                   s,
+                   js,
+                   res_->jobs[js.truth],
+                   FwdOf(cfg_, node),
+                   NodeName(node),
+                   layout_i,
+                   L,
+                   analysis::format::FileIdOf(L.path),
+                   js.streams[static_cast<size_t>(r)],
+                   10000 + r % s.procs_per_node,
+                   tick + static_cast<int64_t>(SplitMix(cfg_.seed ^ uint64_t(r) ^ (uint64_t(t) << 32)) % 5000000)};
+      Status st;
+      if (first || s.mode == Mode::kMeta) {
+        const int64_t n = s.mode == Mode::kMeta ? std::max<int64_t>(1, s.meta_per_rank_s) : 1;
+        if (s.mode == Mode::kMeta && !(st = MetaRecord(c, "stat", n, false)).ok()) return st;
+        if (!(st = MetaRecord(c, "open", n, true)).ok()) return st;
+        if (s.mode == Mode::kMeta && !(st = MetaRecord(c, "close", n, true)).ok()) return st;
       }
-      std::vector<std::pair<int64_t, Io>> osc(fwd_osc.begin(), fwd_osc.end());
-      std::sort(osc.begin(), osc.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-      for (const auto& [key, io] : osc) {
-        const int f = static_cast<int>(key / S), o = static_cast<int>(key % S);
-        Stream& st = fwd_st[static_cast<size_t>(f)];
-        JsonLine& j = em.Begin("iosonar.client", tick_end, st, fwd_host[static_cast<size_t>(f)]);
-        const std::string target = ost_name[static_cast<size_t>(o)] + "-osc-" + mount[static_cast<size_t>(f)].substr(cfg.fs.size() + 1);
-        ServerTarget(j, cfg.fs, target);
-        j.KStr("client.layer", "osc");
-        const bool slow = o == cfg.faults.slow_ost || f == cfg.faults.slow_fwd;
-        j.KInt("client.read_in_flight", 0);
-        j.KInt("client.write_in_flight", 0);
-        j.KInt("client.rpc_reads", io.rops);
-        j.KInt("client.rpc_writes", io.wops);
-        if (io.rops) {
-          j.Key("client.rpc_read_pages_mean");
-          j.Int(256);
-          j.Key("client.rpc_read_in_flight_mean");
-          j.Int(slow ? 8 : 1);
-        }
-        if (io.wops) {
-          j.Key("client.rpc_write_pages_mean");
-          j.Int(256);
-          j.Key("client.rpc_write_in_flight_mean");
-          j.Int(slow ? 8 : 1);
-        }
-        if (Status s = em.End(); !s.ok()) return s;
-      }
+      if (io_now && !(st = DataRecord(c, t)).ok()) return st;
+      if (last && s.mode != Mode::kMeta && !(st = MetaRecord(c, "close", 1, true)).ok()) return st;
     }
+    if (io_now) js.iter++;
+    return Status::Ok();
+  }
 
-    // ---- servers: oss, mds, jobstats ----
-    for (int o = 0; o < S; ++o) {
-      Io& io = ost_io[static_cast<size_t>(o)];
-      const int64_t b = static_cast<int64_t>(bg.Below(static_cast<uint64_t>(2 * cfg.background_bytes_per_ost_s + 1)));
+  // The head of a trace record of the rank's op starting at `start`.
+  JsonLine& TraceHead(RankSecond& c, const char* op, int64_t start) {
+    JsonLine& j = em_.Begin("iosonar.trace", start, c.st, c.host);
+    j.KStr("job.id", c.s.id.data(), c.s.id.size());
+    j.KInt("process.pid", c.pid);
+    j.KInt("process.rank", c.r);
+    j.KInt("process.tid", c.pid);
+    j.KStr("io.op", op);
+    j.KStr("io.layer", "posix");
+    j.KStr("file.path", c.L.path.data(), c.L.path.size());
+    j.KStr("file.id", c.fid.data(), c.fid.size());
+    return j;
+  }
+
+  // count metadata ops (stat, open, close), 20 us each, and their load on the MDT and forwarding node.
+  Status MetaRecord(RankSecond& c, const char* op, int64_t count, bool with_fd) {
+    const int64_t dur = count * 20000;  // 20 us an op
+    JsonLine& j = TraceHead(c, op, c.cursor);
+    if (with_fd) j.KInt("io.fd", 3);
+    j.KInt("io.count", count);
+    j.KInt("event.start_ns", c.cursor);
+    j.KInt("event.end_ns", c.cursor + dur);
+    j.KInt("io.duration_ns", dur);
+    c.cursor += dur;
+    c.truth.trace_records++;
+    const int mdt = c.L.mdt;
+    Meta* jm = &job_mdt_[c.k][mdt];
+    if (op[0] == 'o') {
+      c.truth.opens += count;
+      mdt_io_[static_cast<size_t>(mdt)].open += count;
+      fwd_meta_[static_cast<size_t>(c.fwd)].open += count;
+      jm->open += count;
+    } else if (op[0] == 'c') {
+      mdt_io_[static_cast<size_t>(mdt)].close += count;
+      fwd_meta_[static_cast<size_t>(c.fwd)].close += count;
+      jm->close += count;
+    } else {
+      c.truth.stats += count;
+      mdt_io_[static_cast<size_t>(mdt)].getattr += count;
+      fwd_meta_[static_cast<size_t>(c.fwd)].getattr += count;
+      jm->getattr += count;
+    }
+    return em_.End();
+  }
+
+  // The rank's data run of second t: its requests (fewer for a rank out of
+  // step, with --variability), offset by I/O mode, time from the rank's
+  // bandwidth cut by a slow OST or forwarding node.
+  Status DataRecord(RankSecond& c, int t) {
+    const JobSpec& s = c.s;
+    int64_t count = std::max<int64_t>(1, s.bytes_per_rank_s / s.request);
+    if (cfg_.variability > 0) {
+      const uint64_t h = SplitMix(cfg_.seed ^ 0x7661 ^ (uint64_t(c.r) << 24) ^ uint64_t(t) ^ Fnv1a(s.id));
+      if (static_cast<double>(h % 1000000) < cfg_.variability * 1e6 && count > 1)
+        count -= 1 + static_cast<int64_t>((h >> 20) % static_cast<uint64_t>(std::max<int64_t>(1, count / 2)));
+    }
+    const int64_t bytes = count * s.request;
+    const int64_t off = Offset(c, bytes);
+    c.js.rank_off[static_cast<size_t>(c.r)] = off + bytes;
+    double f = OstFactor(c.L);
+    if (c.fwd == cfg_.faults.slow_fwd) f *= cfg_.faults.slow_fwd_factor;
+    const int64_t dur = static_cast<int64_t>(static_cast<double>(bytes) * 1e9 / (static_cast<double>(cfg_.rank_bw) * f));
+    JsonLine& j = TraceHead(c, s.read ? "read" : "write", c.cursor);
+    j.KInt("io.fd", 3);
+    j.KInt("io.offset", off);
+    j.KInt("io.size", s.request);
+    j.KInt("io.bytes", bytes);
+    j.KInt("io.count", count);
+    j.KInt("event.start_ns", c.cursor);
+    j.KInt("event.end_ns", c.cursor + dur);
+    j.KInt("io.duration_ns", dur);
+    c.cursor += dur;
+    c.truth.trace_records++;
+    if (Status st = em_.End(); !st.ok()) return st;
+    AccountData(c, bytes, count, dur);
+    return Status::Ok();
+  }
+
+  // Where this second's run of `bytes` starts in the rank's file.
+  int64_t Offset(const RankSecond& c, int64_t bytes) const {
+    const JobState& js = c.js;
+    switch (c.s.mode) {
+      case Mode::kNN:
+      case Mode::k11: return js.rank_off[static_cast<size_t>(c.r)];
+      case Mode::kN1: return (js.iter * js.nranks + c.r) * bytes;
+      case Mode::kNM: {
+        const int per_file = (js.nranks + static_cast<int>(js.files.size()) - 1) / static_cast<int>(js.files.size());
+        return (js.iter * per_file + c.r / static_cast<int>(js.files.size())) * bytes;
+      }
+      case Mode::kMeta: break;
+    }
+    return 0;
+  }
+
+  double OstFactor(const FileLayout& L) const {
+    for (int o : L.osts)
+      if (o == cfg_.faults.slow_ost) return cfg_.faults.slow_ost_factor;
+    return 1.0;
+  }
+
+  // A data run's bytes into the truth, the file's performance, the
+  // forwarding node and, spread over the stripes in 1 MiB RPCs, the OSTs.
+  void AccountData(const RankSecond& c, int64_t bytes, int64_t count, int64_t dur) {
+    const bool read = c.s.read;
+    JobTruth& truth = c.truth;
+    truth.bytes += bytes;
+    (read ? truth.read_bytes : truth.write_bytes) += bytes;
+    truth.fwd_bytes[c.fwd] += bytes;
+    FilePerf& fp = res_->file_perf[static_cast<size_t>(c.layout_i)];
+    fp.bytes += bytes;
+    fp.seconds += static_cast<double>(dur) / 1e9;
+    const int sc = static_cast<int>(c.L.osts.size());
+    Io& fi = fwd_io_[static_cast<size_t>(c.fwd)];
+    (read ? fi.rb : fi.wb) += bytes;
+    (read ? fi.rops : fi.wops) += count;
+    for (int i = 0; i < sc; ++i) {
+      const int o = c.L.osts[static_cast<size_t>(i)];
+      const int64_t share = bytes / sc + (i < bytes % sc ? 1 : 0);
+      const int64_t rpcs = (share + (1 << 20) - 1) >> 20;
+      Io& oi = ost_io_[static_cast<size_t>(o)];
+      Io& ji = job_ost_[c.k][o];
+      Io& ci = fwd_osc_[int64_t{c.fwd} * S_ + o];
+      for (Io* x : {&oi, &ji, &ci}) {
+        (read ? x->rb : x->wb) += share;
+        (read ? x->rops : x->wops) += rpcs;
+      }
+      truth.ost_bytes[o] += share;
+    }
+  }
+
+  // ---- forwarding nodes: llite + osc ----
+  Status Llite(int64_t tick_end) {
+    for (int f = 0; f < F_; ++f) {
+      Stream& st = fwd_st_[static_cast<size_t>(f)];
+      const Io& io = fwd_io_[static_cast<size_t>(f)];
+      const Meta& m = fwd_meta_[static_cast<size_t>(f)];
+      JsonLine& j = em_.Begin("iosonar.client", tick_end, st, fwd_host_[static_cast<size_t>(f)]);
+      ServerTarget(j, cfg_.fs, mount_[static_cast<size_t>(f)]);
+      j.KStr("client.layer", "llite");
+      j.KInt("client.read_bytes", io.rb);
+      j.KInt("client.read_ops", io.rops);
+      j.KInt("client.write_bytes", io.wb);
+      j.KInt("client.write_ops", io.wops);
+      j.Key("client.read_bytes_per_s");
+      j.Int(io.rb);
+      j.Key("client.write_bytes_per_s");
+      j.Int(io.wb);
+      j.KInt("client.open", m.open);
+      j.KInt("client.close", m.close);
+      j.KInt("client.getattr", m.getattr);
+      j.KInt("client.metadata_ops", m.open + m.close + m.getattr);
+      if (Status s = em_.End(); !s.ok()) return s;
+    }
+    return Status::Ok();
+  }
+
+  Status Osc(int64_t tick_end) {
+    std::vector<std::pair<int64_t, Io>> osc(fwd_osc_.begin(), fwd_osc_.end());
+    std::sort(osc.begin(), osc.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (const auto& [key, io] : osc) {
+      const int f = static_cast<int>(key / S_), o = static_cast<int>(key % S_);
+      Stream& st = fwd_st_[static_cast<size_t>(f)];
+      JsonLine& j = em_.Begin("iosonar.client", tick_end, st, fwd_host_[static_cast<size_t>(f)]);
+      const std::string target = ost_name_[static_cast<size_t>(o)] + "-osc-" + mount_[static_cast<size_t>(f)].substr(cfg_.fs.size() + 1);
+      ServerTarget(j, cfg_.fs, target);
+      j.KStr("client.layer", "osc");
+      const bool slow = o == cfg_.faults.slow_ost || f == cfg_.faults.slow_fwd;
+      j.KInt("client.read_in_flight", 0);
+      j.KInt("client.write_in_flight", 0);
+      j.KInt("client.rpc_reads", io.rops);
+      j.KInt("client.rpc_writes", io.wops);
+      if (io.rops) {
+        j.Key("client.rpc_read_pages_mean");
+        j.Int(256);
+        j.Key("client.rpc_read_in_flight_mean");
+        j.Int(slow ? 8 : 1);
+      }
+      if (io.wops) {
+        j.Key("client.rpc_write_pages_mean");
+        j.Int(256);
+        j.Key("client.rpc_write_in_flight_mean");
+        j.Int(slow ? 8 : 1);
+      }
+      if (Status s = em_.End(); !s.ok()) return s;
+    }
+    return Status::Ok();
+  }
+
+  // ---- servers: oss, mds, jobstats ----
+  // The untraced load of the second on each OST and MDT, and the file
+  // system's per-second totals for the ground truth.
+  void Background(int t) {
+    for (int o = 0; o < S_; ++o) {
+      Io& io = ost_io_[static_cast<size_t>(o)];
+      const int64_t b = static_cast<int64_t>(bg_.Below(static_cast<uint64_t>(2 * cfg_.background_bytes_per_ost_s + 1)));
       io.wb += b;
       io.wops += (b + (1 << 20) - 1) >> 20;
-      ost_sec_bytes[static_cast<size_t>(o) * static_cast<size_t>(T) + static_cast<size_t>(t)] = io.rb + io.wb;
+      ost_sec_bytes_[static_cast<size_t>(o) * static_cast<size_t>(T_) + static_cast<size_t>(t)] = io.rb + io.wb;
     }
-    for (int d = 0; d < D; ++d) {
-      Meta& m = mdt_io[static_cast<size_t>(d)];
-      const int64_t b = static_cast<int64_t>(bg.Below(static_cast<uint64_t>(2 * cfg.background_meta_per_mdt_s + 1)));
+    for (int d = 0; d < D_; ++d) {
+      Meta& m = mdt_io_[static_cast<size_t>(d)];
+      const int64_t b = static_cast<int64_t>(bg_.Below(static_cast<uint64_t>(2 * cfg_.background_meta_per_mdt_s + 1)));
       m.open += b / 3;
       m.close += b / 3;
       m.getattr += b - 2 * (b / 3);
-      fs_sec_opens[static_cast<size_t>(t)] += m.open;
-      fs_sec_stats[static_cast<size_t>(t)] += m.getattr;
+      fs_sec_opens_[static_cast<size_t>(t)] += m.open;
+      fs_sec_stats_[static_cast<size_t>(t)] += m.getattr;
     }
-    std::vector<int> active(static_cast<size_t>(S) + static_cast<size_t>(D), 0);
-    for (size_t k = 0; k < jobs.size(); ++k) {
-      for (auto& [o, io] : job_ost[k]) active[static_cast<size_t>(o)]++;
-      for (auto& [d, m] : job_mdt[k]) active[static_cast<size_t>(S + d)]++;
+  }
+
+  Status Servers(int64_t tick_end) {
+    std::vector<int> active(static_cast<size_t>(S_) + static_cast<size_t>(D_), 0);  // jobs per OST, then MDT
+    for (size_t k = 0; k < jobs_.size(); ++k) {
+      for (auto& [o, io] : job_ost_[k]) active[static_cast<size_t>(o)]++;
+      for (auto& [d, m] : job_mdt_[k]) active[static_cast<size_t>(S_ + d)]++;
     }
-    for (int o = 0; o < S; ++o) {
-      const Io& io = ost_io[static_cast<size_t>(o)];
-      const int oss = o / std::max(1, cfg.osts_per_oss);
-      JsonLine& j = em.Begin("iosonar.oss", tick_end, oss_st[static_cast<size_t>(oss)], oss_host[static_cast<size_t>(oss)]);
-      ServerTarget(j, cfg.fs, ost_name[static_cast<size_t>(o)]);
+    for (int o = 0; o < S_; ++o) {
+      const Io& io = ost_io_[static_cast<size_t>(o)];
+      const int oss = o / std::max(1, cfg_.osts_per_oss);
+      JsonLine& j = em_.Begin("iosonar.oss", tick_end, oss_st_[static_cast<size_t>(oss)], oss_host_[static_cast<size_t>(oss)]);
+      ServerTarget(j, cfg_.fs, ost_name_[static_cast<size_t>(o)]);
       j.KInt("lustre.jobs_active", active[static_cast<size_t>(o)]);
       j.KInt("lustre.jobs_dropped", 0);
       j.KInt("oss.read_bytes", io.rb);
@@ -634,13 +726,13 @@ Status Simulate(const Config& cfg, const std::function<Status(std::string_view l
       j.Key("oss.ops_per_s");
       j.Int(io.rops + io.wops);
       j.KInt("oss.other_ops", 0);
-      if (Status s = em.End(); !s.ok()) return s;
+      if (Status s = em_.End(); !s.ok()) return s;
     }
-    for (int d = 0; d < D; ++d) {
-      const Meta& m = mdt_io[static_cast<size_t>(d)];
-      JsonLine& j = em.Begin("iosonar.mds", tick_end, mds_st, mds_host);
-      ServerTarget(j, cfg.fs, mdt_name[static_cast<size_t>(d)]);
-      j.KInt("lustre.jobs_active", active[static_cast<size_t>(S + d)]);
+    for (int d = 0; d < D_; ++d) {
+      const Meta& m = mdt_io_[static_cast<size_t>(d)];
+      JsonLine& j = em_.Begin("iosonar.mds", tick_end, mds_st_, mds_host_);
+      ServerTarget(j, cfg_.fs, mdt_name_[static_cast<size_t>(d)]);
+      j.KInt("lustre.jobs_active", active[static_cast<size_t>(S_ + d)]);
       j.KInt("lustre.jobs_dropped", 0);
       j.KInt("mds.open", m.open);
       j.KInt("mds.close", m.close);
@@ -648,50 +740,87 @@ Status Simulate(const Config& cfg, const std::function<Status(std::string_view l
       j.KInt("mds.ops", m.open + m.close + m.getattr);
       j.Key("mds.ops_per_s");
       j.Int(m.open + m.close + m.getattr);
-      if (Status s = em.End(); !s.ok()) return s;
+      if (Status s = em_.End(); !s.ok()) return s;
     }
-    for (size_t k = 0; k < jobs.size(); ++k) {
-      const std::string& id = jobs[k].spec->id;
-      for (auto& [o, io] : job_ost[k]) {
-        const int oss = o / std::max(1, cfg.osts_per_oss);
-        JsonLine& j = em.Begin("iosonar.jobstats", tick_end, oss_st[static_cast<size_t>(oss)], oss_host[static_cast<size_t>(oss)]);
+    return Status::Ok();
+  }
+
+  Status JobStats(int64_t tick_end) {
+    for (size_t k = 0; k < jobs_.size(); ++k) {
+      const std::string& id = jobs_[k].spec->id;
+      for (auto& [o, io] : job_ost_[k]) {
+        const int oss = o / std::max(1, cfg_.osts_per_oss);
+        JsonLine& j = em_.Begin("iosonar.jobstats", tick_end, oss_st_[static_cast<size_t>(oss)], oss_host_[static_cast<size_t>(oss)]);
         j.KStr("job.id", id.c_str());
-        ServerTarget(j, cfg.fs, ost_name[static_cast<size_t>(o)]);
+        ServerTarget(j, cfg_.fs, ost_name_[static_cast<size_t>(o)]);
         j.KInt("oss.read_bytes", io.rb);
         j.KInt("oss.read_ops", io.rops);
         j.KInt("oss.write_bytes", io.wb);
         j.KInt("oss.write_ops", io.wops);
         j.KInt("oss.other_ops", 0);
-        if (Status s = em.End(); !s.ok()) return s;
+        if (Status s = em_.End(); !s.ok()) return s;
       }
-      for (auto& [d, m] : job_mdt[k]) {
-        JsonLine& j = em.Begin("iosonar.jobstats", tick_end, mds_st, mds_host);
+      for (auto& [d, m] : job_mdt_[k]) {
+        JsonLine& j = em_.Begin("iosonar.jobstats", tick_end, mds_st_, mds_host_);
         j.KStr("job.id", id.c_str());
-        ServerTarget(j, cfg.fs, mdt_name[static_cast<size_t>(d)]);
+        ServerTarget(j, cfg_.fs, mdt_name_[static_cast<size_t>(d)]);
         if (m.open) j.KInt("mds.open", m.open);
         if (m.close) j.KInt("mds.close", m.close);
         if (m.getattr) j.KInt("mds.getattr", m.getattr);
         j.KInt("mds.ops", m.open + m.close + m.getattr);
-        if (Status s = em.End(); !s.ok()) return s;
+        if (Status s = em_.End(); !s.ok()) return s;
       }
     }
+    return Status::Ok();
   }
-  em.Finish();
 
   // ---- ground truth over each job's window ----
-  for (JobTruth& t : res->jobs) {
-    const int a = static_cast<int>((t.start_ns - cfg.start_ns) / kSec), b = static_cast<int>((t.end_ns - cfg.start_ns) / kSec);
-    for (int s = a; s < b; ++s) {
-      for (int o = 0; o < S; ++o) {
-        const int64_t v = ost_sec_bytes[static_cast<size_t>(o) * static_cast<size_t>(T) + static_cast<size_t>(s)];
-        t.fs_bytes += v;
-        if (t.ost_bytes.count(o)) t.ost_total_bytes[o] += v;
+  void GroundTruth() {
+    for (JobTruth& t : res_->jobs) {
+      const int a = static_cast<int>((t.start_ns - cfg_.start_ns) / kSec), b = static_cast<int>((t.end_ns - cfg_.start_ns) / kSec);
+      for (int s = a; s < b; ++s) {
+        for (int o = 0; o < S_; ++o) {
+          const int64_t v = ost_sec_bytes_[static_cast<size_t>(o) * static_cast<size_t>(T_) + static_cast<size_t>(s)];
+          t.fs_bytes += v;
+          if (t.ost_bytes.count(o)) t.ost_total_bytes[o] += v;
+        }
+        t.fs_opens += fs_sec_opens_[static_cast<size_t>(s)];
+        t.fs_stats += fs_sec_stats_[static_cast<size_t>(s)];
       }
-      t.fs_opens += fs_sec_opens[static_cast<size_t>(s)];
-      t.fs_stats += fs_sec_stats[static_cast<size_t>(s)];
     }
   }
-  return Status::Ok();
+
+  const Config& cfg_;
+  SimResult* res_;
+  Emitter em_;
+  const int S_, D_, F_, T_;  // OSTs, MDTs, forwarding nodes, seconds
+  std::vector<JobState> jobs_;
+  // servers
+  std::vector<Stream> oss_st_, fwd_st_;
+  Stream mds_st_;
+  std::vector<std::string> oss_host_, fwd_host_, mount_, ost_name_, mdt_name_;
+  const std::string mds_host_ = "mds000";
+  // this second's load
+  std::vector<Io> ost_io_;
+  std::vector<Meta> mdt_io_;
+  std::vector<Io> fwd_io_;
+  std::vector<Meta> fwd_meta_;
+  std::unordered_map<int64_t, Io> fwd_osc_;  // fwd * S + ost
+  std::vector<std::map<int, Io>> job_ost_;
+  std::vector<std::map<int, Meta>> job_mdt_;
+  // whole-run per-second totals for the ground truth
+  std::vector<int64_t> ost_sec_bytes_, fs_sec_opens_, fs_sec_stats_;
+  Rng bg_{cfg_.seed ^ 0x6267};
+};
+
+}  // namespace
+
+Status Simulate(const Config& cfg, const std::function<Status(std::string_view line)>& out, SimResult* res) {
+  if (cfg.nodes <= 0 || cfg.fwd <= 0 || cfg.osts <= 0 || cfg.mdts <= 0 || cfg.duration_s <= 0)
+    return Status::Invalid("simulate: nodes, fwd, osts, mdts and duration must be positive");
+  if (cfg.fwd > cfg.nodes) return Status::Invalid("simulate: more forwarding nodes than compute nodes");
+  *res = SimResult{};
+  return Simulation(cfg, out, res).Run();
 }
 
 std::string MapsJson(const Config& cfg, const SimResult& r) {

@@ -28,7 +28,9 @@
 #include <vector>
 
 #include "core/base/status.h"
+#include "core/jobdb/jobdb.h"
 #include "core/store/store.h"
+#include "core/transport/sink.h"
 
 namespace iosonar::sim {
 
@@ -147,6 +149,14 @@ Status Simulate(const Config& cfg, const std::function<Status(std::string_view l
 // store), in validated batches of 8,192 records; a record the schema refuses
 // is an Internal error (a simulator bug).
 Status SimulateIntoStore(const Config& cfg, Store& store, SimResult* result, AppendStats* stats = nullptr);
+// Simulate() to a sink (a file, stdout, tcp://, Elasticsearch), 4,096 lines a
+// Send, then Flush.
+Status SimulateToSink(const Config& cfg, RecordSink& sink, SimResult* result);
+
+// What an administrator's tools would put in the job database: migrates it,
+// then upserts the jobs (numeric ids only: Invalid otherwise) and their OSTs,
+// the node -> forwarding map, the file system's OSTs and the file layouts.
+Status WriteToJobDb(JobDb& db, const Config& cfg, const SimResult& r);
 
 // The side files: the job list and maps as JSON (what --mysql would get),
 // layouts as `lfs getstripe` prints them, per-file performance as CSV

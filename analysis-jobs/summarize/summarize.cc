@@ -10,7 +10,6 @@
 #include <unordered_map>
 
 #include "analysis-jobs/lib/format.h"
-#include "core/base/hash.h"
 #include "analysis-jobs/lib/result_record.h"
 #include "core/base/json.h"
 #include "core/base/timeutil.h"
@@ -98,36 +97,23 @@ std::string MainExecutable(const std::vector<std::string>& cmds) {
 Result<JobTrace> ReadJobTrace(Store& store, const std::string& job_id) {
   JobTrace jt;
   jt.job_id = job_id;
-  ScanQuery q;
-  q.dataset = "iosonar.trace";
-  q.filters = {{"job.id", job_id}};
-  q.fields = TraceRunFields();
-  Status st = store.Scan(q, [&](const Row& row) {
-    jt.runs.push_back(TraceRunFromRow(row));
-    return true;
-  });
-  if (!st.ok()) return st;
-  if (jt.runs.empty()) return Status::NotFound("job " + job_id + " has no iosonar.trace records in the store");
+  auto runs = ReadTraceRuns(store, job_id);
+  if (!runs.ok()) return runs.status();
+  jt.runs = std::move(runs).value();
   ScanQuery tq;
   tq.dataset = "iosonar.tracer";
   tq.filters = {{"job.id", job_id}};
   tq.fields = {"event.stream", "tracer.dropped", "event.action", "process.command_line"};
-  std::unordered_map<int64_t, int64_t> dropped;
+  DroppedTally dropped;
   std::map<int64_t, StreamCmd> streams;
-  st = store.Scan(tq, [&](const Row& row) {
-    if (row.Has(0) && row.Has(1)) {
-      auto& d = dropped[row.Int(0)];
-      d = std::max(d, row.Int(1));
-    }
+  Status st = store.Scan(tq, [&](const Row& row) {
+    if (row.Has(0) && row.Has(1)) dropped.Add(row.Int(0), row.Int(1));
     AddTracerRow(row, 0, 2, 3, &streams);
     return true;
   });
   if (!st.ok() && st.code() != Code::kNotFound) return st;
   jt.command_lines = ImageCommands(streams);
-  if (!dropped.empty()) {
-    jt.tracer_dropped = 0;
-    for (const auto& kv : dropped) jt.tracer_dropped += kv.second;
-  }
+  jt.tracer_dropped = dropped.Total();
   return jt;
 }
 
@@ -234,74 +220,64 @@ const std::string* SummaryRow::Get(const std::string& name) const {
   return nullptr;
 }
 
-SummaryRow MakeSummaryRow(const SummarizeInput& in) {
-  SummaryRow row;
-  auto add = [&](const char* k, std::string v) { row.cols.emplace_back(k, std::move(v)); };
-  const JobTrace& jt = *in.trace;
-  const JobSummary& s = *in.summary;
+namespace {
 
-  // Per process I/O time, ranks, per layer bytes and files by direction.
+// What the trace says beyond the JobSummary: the slowest process's time in
+// I/O calls, the ranks, and per layer the bytes and files by direction.
+struct LayerBytes {
+  uint64_t bytes = 0;
+  std::set<std::string> files;
+};
+struct TraceFacts {
+  double io_time = 0;
+  size_t ranks = 0;
+  std::map<std::string, LayerBytes> api[2];  // [read, write] by layer
+  uint64_t posix_bytes = 0;
+};
+TraceFacts FactsOf(const JobTrace& jt) {
+  TraceFacts f;
   std::map<std::string, int64_t> busy;
   std::set<int64_t> ranks;
-  struct Api {
-    uint64_t bytes = 0;
-    std::set<std::string> files;
-  };
-  std::map<std::string, Api> api[2];  // [read, write] by layer
-  uint64_t posix_bytes = 0;
   for (const auto& r : jt.runs) {
     if (r.rank) ranks.insert(*r.rank);
     if (IsData(r.op) || IsMeta(r.op)) busy[r.host + ":" + std::to_string(r.pid)] += r.duration_ns;
     if (!IsData(r.op) || r.bytes <= 0) continue;
     const std::string layer = r.layer.empty() ? "posix" : r.layer;
-    Api& a = api[r.op == "write" ? 1 : 0][layer];
+    LayerBytes& a = f.api[r.op == "write" ? 1 : 0][layer];
     a.bytes += static_cast<uint64_t>(r.bytes);
     a.files.insert(FileKeyOf(r));
-    if (layer == "posix") posix_bytes += static_cast<uint64_t>(r.bytes);
+    if (layer == "posix") f.posix_bytes += static_cast<uint64_t>(r.bytes);
   }
   int64_t slowest = 0;
   for (const auto& kv : busy) slowest = std::max(slowest, kv.second);
-  const double io_time = static_cast<double>(slowest) / 1e9;
+  f.io_time = static_cast<double>(slowest) / 1e9;
+  f.ranks = ranks.size();
+  return f;
+}
 
-  double dt_start = static_cast<double>(s.start_ns) / 1e9, dt_end = static_cast<double>(s.end_ns) / 1e9;
-  if (in.job && in.job->start_ns) dt_start = static_cast<double>(*in.job->start_ns) / 1e9;
-  if (in.job && in.job->end_ns) dt_end = static_cast<double>(*in.job->end_ns) / 1e9;
-
-  add("_jobid", jt.job_id);
-  add("_datetime_start", Num(dt_start));
-  add("_datetime_end", Num(dt_end));
-  if (in.fs) add("_file_system", in.fs->fs);
-  add("darshan_jobid", jt.job_id);
-  add("darshan_app", MainExecutable(jt.command_lines));
-  add("darshan_nprocs", Num(static_cast<uint64_t>(ranks.empty() ? s.processes : ranks.size())));
-  add("darshan_start_time", Num(static_cast<int64_t>(std::floor(static_cast<double>(s.start_ns) / 1e9))));
-  add("darshan_end_time", Num(static_cast<int64_t>(std::floor(static_cast<double>(s.end_ns) / 1e9))));
-  add("darshan_walltime", Num(s.runtime_s));
-  add("darshan_io_time", Num(io_time));
-  add("darshan_total_gibs_posix", Num(static_cast<double>(posix_bytes) / 1073741824.0));
-  add("darshan_agg_perf_by_slowest_posix",
-      io_time > 0 ? Num(static_cast<double>(posix_bytes) / 1048576.0 / io_time) : std::string());
+// darshan_biggest_{read,write}_api[_bytes|_files]: the layer that moved the most bytes each way.
+void AddBiggestApi(const TraceFacts& f, SummaryRow* row) {
   const char* dirs[2] = {"read", "write"};
   for (int d = 0; d < 2; ++d) {
     std::string best;
-    const Api* ba = nullptr;
-    for (const auto& [layer, a] : api[d])
+    const LayerBytes* ba = nullptr;
+    for (const auto& [layer, a] : f.api[d])
       if (!ba || a.bytes > ba->bytes) {
         best = layer;
         ba = &a;
       }
     const std::string base = std::string("darshan_biggest_") + dirs[d] + "_api";
-    row.cols.emplace_back(base, best);
-    row.cols.emplace_back(base + "_bytes", ba ? Num(ba->bytes) : "0");
-    row.cols.emplace_back(base + "_files", ba ? Num(static_cast<uint64_t>(ba->files.size())) : "0");
+    row->cols.emplace_back(base, best);
+    row->cols.emplace_back(base + "_bytes", ba ? Num(ba->bytes) : "0");
+    row->cols.emplace_back(base + "_files", ba ? Num(static_cast<uint64_t>(ba->files.size())) : "0");
   }
-  if (in.mounts && !in.mounts->empty()) AddBiggestFs(jt, *in.mounts, &row);
-  if (in.fs) AddFsColumns(*in.fs, jt, &row);
-  if (in.concurrent) {
-    add("jobsdb_concurrent_jobs", Num(in.concurrent->jobs));
-    add("jobsdb_concurrent_nodes", Num(in.concurrent->nodes));
-    add("jobsdb_concurrent_nodehrs", Num(in.concurrent->node_hours));
-  }
+}
+
+// iosonar's own columns (iosonar_*).
+void AddIosonarColumns(const SummarizeInput& in, SummaryRow* row) {
+  auto add = [&](const char* k, std::string v) { row->cols.emplace_back(k, std::move(v)); };
+  const JobTrace& jt = *in.trace;
+  const JobSummary& s = *in.summary;
   // iosonar's own.
   add("iosonar_user", in.job && in.job->user ? *in.job->user : "");
   add("iosonar_job_name", in.job && in.job->name ? *in.job->name : "");
@@ -327,6 +303,45 @@ SummaryRow MakeSummaryRow(const SummarizeInput& in) {
   if (in.read_phases >= 0) add("iosonar_read_phases", Num(static_cast<int64_t>(in.read_phases)));
   if (in.write_phases >= 0) add("iosonar_write_phases", Num(static_cast<int64_t>(in.write_phases)));
   add("iosonar_tracer_dropped", Num(jt.tracer_dropped));
+}
+
+}  // namespace
+
+SummaryRow MakeSummaryRow(const SummarizeInput& in) {
+  SummaryRow row;
+  auto add = [&](const char* k, std::string v) { row.cols.emplace_back(k, std::move(v)); };
+  const JobTrace& jt = *in.trace;
+  const JobSummary& s = *in.summary;
+  const TraceFacts f = FactsOf(jt);
+  const double io_time = f.io_time;
+
+  double dt_start = static_cast<double>(s.start_ns) / 1e9, dt_end = static_cast<double>(s.end_ns) / 1e9;
+  if (in.job && in.job->start_ns) dt_start = static_cast<double>(*in.job->start_ns) / 1e9;
+  if (in.job && in.job->end_ns) dt_end = static_cast<double>(*in.job->end_ns) / 1e9;
+
+  add("_jobid", jt.job_id);
+  add("_datetime_start", Num(dt_start));
+  add("_datetime_end", Num(dt_end));
+  if (in.fs) add("_file_system", in.fs->fs);
+  add("darshan_jobid", jt.job_id);
+  add("darshan_app", MainExecutable(jt.command_lines));
+  add("darshan_nprocs", Num(static_cast<uint64_t>(f.ranks == 0 ? s.processes : f.ranks)));
+  add("darshan_start_time", Num(static_cast<int64_t>(std::floor(static_cast<double>(s.start_ns) / 1e9))));
+  add("darshan_end_time", Num(static_cast<int64_t>(std::floor(static_cast<double>(s.end_ns) / 1e9))));
+  add("darshan_walltime", Num(s.runtime_s));
+  add("darshan_io_time", Num(io_time));
+  add("darshan_total_gibs_posix", Num(static_cast<double>(f.posix_bytes) / 1073741824.0));
+  add("darshan_agg_perf_by_slowest_posix",
+      io_time > 0 ? Num(static_cast<double>(f.posix_bytes) / 1048576.0 / io_time) : std::string());
+  AddBiggestApi(f, &row);
+  if (in.mounts && !in.mounts->empty()) AddBiggestFs(jt, *in.mounts, &row);
+  if (in.fs) AddFsColumns(*in.fs, jt, &row);
+  if (in.concurrent) {
+    add("jobsdb_concurrent_jobs", Num(in.concurrent->jobs));
+    add("jobsdb_concurrent_nodes", Num(in.concurrent->nodes));
+    add("jobsdb_concurrent_nodehrs", Num(in.concurrent->node_hours));
+  }
+  AddIosonarColumns(in, &row);
   return row;
 }
 
@@ -432,7 +447,7 @@ std::string SummaryRowToRecord(const SummaryRow& row, const std::string& host) {
   // The same row resent: the same id; a recomputation that changed anything: a new one.
   BeginResultRecord(w, static_cast<int64_t>(std::llround(num("_datetime_start").value_or(0) * 1e9)),
                     "iosonar.result.job_summary",
-                    StreamHash().Add("iosonar.result.job_summary").Add(job).Add(SummaryRowToJson(row)).Id(), 0, host);
+                    ResultStreamId("iosonar.result.job_summary", {job, SummaryRowToJson(row)}), 0, host);
   w.Kv("job.id", job);
   w.Kv("result.analysis", "summarize-job/1");
   auto put_int = [&](const char* field, std::optional<double> v) {
@@ -493,45 +508,67 @@ Result<ConcurrentJobs> QueryConcurrentJobs(MysqlConn& db, const std::string& clu
   return c;
 }
 
-Result<JobRecord> FindJob(JobDb& db, const std::string& job_id, const std::string& cluster) {
-  char* end = nullptr;
-  const unsigned long long numeric = std::strtoull(job_id.c_str(), &end, 10);
-  if (job_id.empty() || *end != '\0' || job_id[0] == '-')
-    return Status::Invalid("job id '" + job_id + "' is not a Slurm job number");
-  std::string cl = cluster;
-  if (cl.empty()) {
-    auto cls = db.ClustersOf(numeric);
-    if (!cls.ok()) return cls.status();
-    if (cls->empty()) return Status::NotFound("job " + job_id + " is not in the job database");
-    if (cls->size() > 1) return Status::Invalid("job " + job_id + " exists on several clusters; give --cluster");
-    cl = cls->front();
-  }
-  auto g = db.Get(cl, numeric);
-  if (!g.ok()) return g.status();
-  if (!g.value()) return Status::NotFound("job " + job_id + " on " + cl + " is not in the job database");
-  return *g.value();
+JobSummary SummarizeTrace(const JobTrace& jt) {
+  JobSummary s = Summarize(jt.runs);
+  s.job_id = jt.job_id;
+  s.tracer_dropped = jt.tracer_dropped;
+  return s;
 }
 
-Status WritePhasesToDb(MysqlConn& db, const std::string& cluster, uint64_t job_id, const JobPhases& jp) {
-  const std::string now = SqlDatetime(NowNs());
-  if (Status st = db.Begin(); !st.ok()) return st;
-  auto fail = [&](const Status& st) {
-    db.Rollback();
-    return st;
-  };
-  auto del = db.Exec("DELETE FROM job_phases WHERE cluster = ? AND job_id = ?", {cluster, static_cast<int64_t>(job_id)});
-  if (!del.ok()) return fail(del.status());
-  int64_t no = 0;
-  for (const auto& p : jp.phases) {
-    auto ins = db.Exec(
-        "INSERT INTO job_phases (cluster, job_id, phase_no, computed_at, direction, start_time, duration_s, bytes, "
-        "bw_mean, bw_peak, wavelet) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        {cluster, static_cast<int64_t>(job_id), no++, now, p.direction, SqlDatetime(p.start_ns),
-         static_cast<double>(p.duration_ns) / 1e9, static_cast<int64_t>(p.bytes), p.bw_mean, p.bw_peak,
-         std::string(WaveletName(jp.options.wavelet))});
-    if (!ins.ok()) return fail(ins.status());
+Status ReadJobDbContext(JobDb& db, const std::string& job_id, const std::string& cluster, const JobSummary& s,
+                        JobDbContext* out) {
+  auto job = db.FindJob(job_id, cluster);
+  if (!job.ok()) return Status::NotFound(job.status().message());
+  out->job = *job;
+  const int64_t a = job->start_ns.value_or(s.start_ns), b = job->end_ns.value_or(s.end_ns);
+  auto c = QueryConcurrentJobs(db.conn(), job->cluster, job->job_id, a, b);
+  if (!c.ok()) return c.status();
+  out->concurrent = *c;
+  return Status::Ok();
+}
+
+SummaryRow SummarizeJobRow(Store& store, const JobTrace& jt, const JobSummary& s, const JobDbContext& db,
+                           const SummarizeJobOptions& opt, Status* fs_status) {
+  SummarizeInput in;
+  in.trace = &jt;
+  in.summary = &s;
+  if (db.job) in.job = &*db.job;
+  if (db.concurrent) in.concurrent = &*db.concurrent;
+  if (opt.phases) {
+    auto jp = PhasesForJob(store, jt.job_id, {});
+    if (jp.ok()) {
+      in.read_phases = static_cast<int>(jp->read.phases.size());
+      in.write_phases = static_cast<int>(jp->write.phases.size());
+    } else if (jp.status().code() == Code::kNotFound) {
+      in.read_phases = in.write_phases = 0;
+    }
   }
-  return db.Commit();
+  std::vector<std::pair<std::string, std::string>> mounts;
+  std::optional<FsContext> fsc;
+  if (opt.fs_columns) {
+    const int64_t a = in.job && in.job->start_ns ? *in.job->start_ns : s.start_ns;
+    const int64_t b = in.job && in.job->end_ns ? *in.job->end_ns : s.end_ns;
+    constexpr int64_t kDay = 86400LL * 1000000000LL;
+    Status st;
+    auto m = ReadMounts(store, a - kDay, b);
+    if (m.ok()) mounts = std::move(m).value();
+    else st = m.status();
+    std::string fs = opt.file_system;
+    if (st.ok() && fs.empty()) {
+      auto c = ChooseFileSystem(store, jt, mounts, a, b);
+      if (c.ok()) fs = *c;
+      else st = c.status();
+    }
+    if (st.ok() && !fs.empty()) {
+      auto f = ReadFsContext(store, fs, a, b);
+      if (f.ok()) fsc = std::move(f).value();
+      else st = f.status();
+    }
+    *fs_status = st;
+    in.mounts = &mounts;
+    if (fsc) in.fs = &*fsc;
+  }
+  return MakeSummaryRow(in);
 }
 
 Status WriteTokioSummaryToDb(MysqlConn& db, const std::string& cluster, uint64_t job_id, const std::string& row_json) {
@@ -586,6 +623,20 @@ Result<std::vector<JobTally>> TallyJobs(Store& store, const TimeRange& range) {
     out.push_back(std::move(t));
   }
   return out;
+}
+
+Status NameTalliesFromJobDb(JobDb& db, const std::string& cluster, std::vector<JobTally>* tallies) {
+  for (auto& t : *tallies) {
+    auto meta = db.FindJob(t.job_id, cluster);
+    if (!meta.ok()) {
+      if (meta.status().code() == Code::kNotFound || meta.status().code() == Code::kInvalid) continue;
+      return meta.status();
+    }
+    if (meta->user) t.user = *meta->user;
+    const std::string app = meta->command ? *meta->command : meta->name.value_or("");
+    if (!app.empty()) t.app = MainExecutable({app});
+  }
+  return Status::Ok();
 }
 
 Scoreboard MakeScoreboard(const std::vector<JobTally>& jobs) {
@@ -711,8 +762,9 @@ Status WriteScoreboardToDb(MysqlConn& db, const ScoreboardPeriod& p, const Score
   return db.Commit();
 }
 
-std::string ScoreboardToRecords(const Scoreboard& s, size_t n, const ScoreboardPeriod& p, const std::string& host,
-                                int64_t stream) {
+std::string ScoreboardToRecords(const Scoreboard& s, size_t n, const ScoreboardPeriod& p, const std::string& host) {
+  const int64_t stream = ResultStreamId("iosonar.result.scoreboard", {p.cluster, FormatIsoMillis(p.from_ns),
+                                                                      FormatIsoMillis(p.to_ns), std::to_string(n)});
   std::string out;
   int64_t seq = 0;
   for (int who = 0; who < 2; ++who) {

@@ -116,19 +116,40 @@ std::string SummaryRowToJson(const SummaryRow& row);
 // from the row's iosonar_*, darshan_*, fs_* and fshealth_* columns.
 std::string SummaryRowToRecord(const SummaryRow& row, const std::string& host);
 
-// The job in the job database: its id must be a number; the cluster is
-// `cluster`, or the only one with this id. Errors say why not.
-Result<JobRecord> FindJob(JobDb& db, const std::string& job_id, const std::string& cluster);
-
-// Results into the job database (migration 010): replaces the job's
-// job_phases rows / upserts its job_tokio_summary row, in one transaction.
-struct JobPhases;
-Status WritePhasesToDb(MysqlConn& db, const std::string& cluster, uint64_t job_id, const JobPhases& jp);
+// The row into the job database (migration 010): upserts the job's
+// job_tokio_summary row.
 Status WriteTokioSummaryToDb(MysqlConn& db, const std::string& cluster, uint64_t job_id, const std::string& row_json);
 
 // Other jobs of the cluster whose run overlapped [start, end] (job database).
 Result<ConcurrentJobs> QueryConcurrentJobs(MysqlConn& db, const std::string& cluster, uint64_t job_id,
                                            int64_t start_ns, int64_t end_ns);
+
+// ---- one summarize-job row, step by step ----
+// The job's JobSummary from its trace (with the job id and the tracer's dropped count).
+JobSummary SummarizeTrace(const JobTrace& jt);
+
+// What the job database adds to a row: the job (JobDb::FindJob; a failure is
+// NotFound with its reason) and the jobs that ran alongside it over its
+// window (the job's start and end, else the trace's s.start_ns/end_ns). job
+// is set even when the concurrency query then fails.
+struct JobDbContext {
+  std::optional<JobRecord> job;
+  std::optional<ConcurrentJobs> concurrent;
+};
+Status ReadJobDbContext(JobDb& db, const std::string& job_id, const std::string& cluster, const JobSummary& s,
+                        JobDbContext* out);
+
+struct SummarizeJobOptions {
+  bool phases = true;      // count the I/O phases (analysis-jobs/phases)
+  bool fs_columns = true;  // the file-system columns (fs_*, fshealth_*, darshan_biggest_*_fs)
+  std::string file_system;  // their file system; "" = ChooseFileSystem
+};
+// The row: the trace, its summary s, the job database's part, the phase
+// counts and the file-system columns over the job's window. When the
+// file-system columns cannot be read, *fs_status says why and the row goes
+// without them.
+SummaryRow SummarizeJobRow(Store& store, const JobTrace& jt, const JobSummary& s, const JobDbContext& db,
+                           const SummarizeJobOptions& opt, Status* fs_status);
 
 // ---- scoreboard ----
 struct JobTally {
@@ -155,6 +176,12 @@ Scoreboard MakeScoreboard(const std::vector<JobTally>& jobs);
 // The top n of v by "bytes" (read + written), "ops" or "meta".
 std::vector<ScoreEntry> TopBy(std::vector<ScoreEntry> v, const std::string& metric, size_t n);
 
+// Users and applications of the tallied jobs from the job database (the job's
+// user; its command's executable, else its name). Jobs it does not know (not
+// every traced job is a scheduler job) keep theirs; a database failure stops
+// and is returned.
+Status NameTalliesFromJobDb(JobDb& db, const std::string& cluster, std::vector<JobTally>* tallies);
+
 std::string ScoreboardToTable(const Scoreboard& s, size_t n);
 std::string ScoreboardToJson(const Scoreboard& s, size_t n);
 
@@ -169,8 +196,8 @@ struct ScoreboardPeriod {
 Status WriteScoreboardToDb(MysqlConn& db, const ScoreboardPeriod& p, const Scoreboard& s, size_t n);
 // The same rows as iosonar.result.scoreboard records (users then
 // applications, bytes/ops/meta, by rank), event.seq 0, 1, ...; @timestamp the
-// period end (the scoreboard "as of"; the start is @timestamp - scoreboard.period_ns).
-std::string ScoreboardToRecords(const Scoreboard& s, size_t n, const ScoreboardPeriod& p, const std::string& host,
-                                int64_t stream);
+// period end (the scoreboard "as of"; the start is @timestamp - scoreboard.period_ns);
+// event.stream from the cluster, the period and n.
+std::string ScoreboardToRecords(const Scoreboard& s, size_t n, const ScoreboardPeriod& p, const std::string& host);
 
 }  // namespace iosonar::analysis

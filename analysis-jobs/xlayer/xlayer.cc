@@ -339,302 +339,323 @@ double Series::TotalBytes() const {
   return s;
 }
 
-Result<View> Analyze(Store& store, const std::string& job_id, const Maps& maps, const Options& opt) {
-  View v;
-  v.job_id = job_id;
-  const int64_t B = opt.bucket_ns > 0 ? opt.bucket_ns : 1000000000;
-  auto jit = maps.jobs.find(job_id);
-  const bool have_window = jit != maps.jobs.end() && jit->second.end_ns > jit->second.start_ns;
-  if (have_window) {
-    v.start_ns = jit->second.start_ns;
-    v.end_ns = jit->second.end_ns;
-    v.window_source = "maps";
+namespace {
+
+// The cross-layer view of one job, a layer at a time: the client layer (the
+// job's trace) fixes the window, nodes and files; the forwarding layer (llite
+// of the job's forwarding nodes, osc per OST), the job's own server counters
+// (job_stats), which OSTs the job used, the OST layer and the MDT layer
+// follow; the coverage factors close.
+class Analysis {
+ public:
+  Analysis(Store& store, const std::string& job_id, const Maps& maps, const Options& opt)
+      : store_(store), job_id_(job_id), maps_(maps), B_(opt.bucket_ns > 0 ? opt.bucket_ns : 1000000000) {}
+
+  Result<View> Run() {
+    v_.job_id = job_id_;
+    auto jit = maps_.jobs.find(job_id_);
+    if (jit != maps_.jobs.end() && jit->second.end_ns > jit->second.start_ns) job_ = &jit->second;
+    if (job_) {
+      v_.start_ns = job_->start_ns;
+      v_.end_ns = job_->end_ns;
+      v_.window_source = "maps";
+    }
+    if (Status st = ClientLayer(); !st.ok()) return st;
+    if (Status st = ForwardingLayer(); !st.ok()) return st;
+    if (Status st = JobStats(); !st.ok()) return st;
+    ChooseOsts();
+    if (Status st = OstLayer(); !st.ok()) return st;
+    if (Status st = MdtLayer(); !st.ok()) return st;
+    v_.coverage_bytes = v_.fs_bytes > 0 ? static_cast<double>(v_.job_bytes) / v_.fs_bytes : 0;
+    v_.coverage_opens = v_.fs_opens > 0 ? static_cast<double>(v_.job_opens) / v_.fs_opens : 0;
+    v_.coverage_stats = v_.fs_stats > 0 ? static_cast<double>(v_.job_stats) / v_.fs_stats : 0;
+    return std::move(v_);
   }
 
-  // ---- client layer: the job's trace runs, one pass ----
-  struct Run {
+ private:
+  // A trace run, compactly (40 bytes), until the window is known.
+  struct ClientRun {
     int64_t start;
     uint32_t host, file;
     uint8_t kind;  // 0 read, 1 write, 2 meta, 3 other
     int64_t bytes, count;
   };
-  Interner host_in(true), file_in(false);
-  std::vector<std::string>& hosts = host_in.names;
-  std::vector<std::string>& files = file_in.names;
-  std::vector<int> host_fwd;           // forwarding node index per host, -1: unmapped
-  std::vector<double> file_bytes;      // per file: job bytes (for the estimated OST split)
-  std::map<std::string, int> fwd_ix;
-  std::vector<double> fwd_job_bytes;
-  size_t nb = 0;
-  auto setup_window = [&] {
-    nb = static_cast<size_t>((v.end_ns - v.start_ns + B - 1) / B);
-    for (Series* s : {&v.client, &v.fwd, &v.ost, &v.mdt}) {
-      s->start_ns = v.start_ns;
-      s->bucket_ns = B;
-      s->Resize(nb);
+
+  void SetUpWindow() {
+    nb_ = static_cast<size_t>((v_.end_ns - v_.start_ns + B_ - 1) / B_);
+    for (Series* s : {&v_.client, &v_.fwd, &v_.ost, &v_.mdt}) {
+      s->start_ns = v_.start_ns;
+      s->bucket_ns = B_;
+      s->Resize(nb_);
     }
-  };
-  auto setup_fwd = [&](const std::vector<std::string>& node_list) {
+    // Server records stamped in (start, end + kMaxElapsedNs) can overlap the window.
+    srange_.start_ns = v_.start_ns + 1;
+    srange_.end_ns = v_.end_ns + kMaxElapsedNs;
+  }
+  void SetUpFwd(const std::vector<std::string>& node_list) {
     for (const auto& n : node_list) {
-      auto it = maps.node_fwd.find(n);
-      if (it == maps.node_fwd.end()) {
-        ++v.unmapped_nodes;
+      auto it = maps_.node_fwd.find(n);
+      if (it == maps_.node_fwd.end()) {
+        ++v_.unmapped_nodes;
         continue;
       }
-      fwd_ix.try_emplace(it->second, 0);
+      fwd_ix_.try_emplace(it->second, 0);
     }
     int k = 0;
-    for (auto& [name, ix] : fwd_ix) {
+    for (auto& [name, ix] : fwd_ix_) {
       ix = k++;
-      v.fwd_nodes.push_back(name);
+      v_.fwd_nodes.push_back(name);
     }
-    fwd_job_bytes.assign(v.fwd_nodes.size(), 0.0);
-    v.nodes = node_list;
-    std::sort(v.nodes.begin(), v.nodes.end());
-  };
-  auto fwd_of_host = [&](const std::string& h) {
-    auto it = maps.node_fwd.find(h);
-    if (it == maps.node_fwd.end()) return -1;
-    auto f = fwd_ix.find(it->second);
-    return f == fwd_ix.end() ? -1 : f->second;
-  };
-  auto bucket = [&](int64_t t) -> size_t {
-    if (t < v.start_ns) return 0;
-    size_t b = static_cast<size_t>((t - v.start_ns) / B);
-    return b < nb ? b : nb - 1;
-  };
+    fwd_job_bytes_.assign(v_.fwd_nodes.size(), 0.0);
+    v_.nodes = node_list;
+    std::sort(v_.nodes.begin(), v_.nodes.end());
+  }
+  int FwdOfHost(const std::string& h) const {
+    auto it = maps_.node_fwd.find(h);
+    if (it == maps_.node_fwd.end()) return -1;
+    auto f = fwd_ix_.find(it->second);
+    return f == fwd_ix_.end() ? -1 : f->second;
+  }
+  size_t Bucket(int64_t t) const {
+    if (t < v_.start_ns) return 0;
+    size_t b = static_cast<size_t>((t - v_.start_ns) / B_);
+    return b < nb_ ? b : nb_ - 1;
+  }
   // Server records (iosonar.client/.oss/.mds/.jobstats) cover
   // [@timestamp - lustre.elapsed_ns, @timestamp), the exporters' convention
   // (docs/analysis.md, "Time of server records"). Each is spread over the
   // buckets that interval overlaps, in proportion to the overlap; the part
   // outside the window is left out. A record without elapsed_ns counts in the
   // bucket just before its @timestamp. add(bucket, fraction of the record).
-  auto spread = [&](int64_t ts, int64_t elapsed, auto&& add) {
+  template <class Add>
+  void Spread(int64_t ts, int64_t elapsed, Add&& add) const {
     const int64_t a = elapsed > 0 ? ts - elapsed : ts - 1;
-    const int64_t lo = std::max(a, v.start_ns), hi = std::min(ts, v.end_ns);
-    if (hi <= lo || nb == 0) return;
+    const int64_t lo = std::max(a, v_.start_ns), hi = std::min(ts, v_.end_ns);
+    if (hi <= lo || nb_ == 0) return;
     const double len = static_cast<double>(ts - a);
-    for (size_t k = static_cast<size_t>((lo - v.start_ns) / B); k < nb; ++k) {
-      const int64_t bs = v.start_ns + static_cast<int64_t>(k) * B, be = bs + B;
+    for (size_t k = static_cast<size_t>((lo - v_.start_ns) / B_); k < nb_; ++k) {
+      const int64_t bs = v_.start_ns + static_cast<int64_t>(k) * B_, be = bs + B_;
       const int64_t ol = std::max(lo, bs), oh = std::min(hi, be);
       if (oh > ol) add(k, static_cast<double>(oh - ol) / len);
       if (be >= hi) break;
     }
-  };
-  auto consume = [&](const Run& r) {
-    const size_t b = bucket(r.start);
-    v.trace_records++;
+  }
+  void Consume(const ClientRun& r) {
+    const size_t b = Bucket(r.start);
+    v_.trace_records++;
     if (r.kind <= 1) {
-      (r.kind == 0 ? v.client.read_bytes : v.client.write_bytes)[b] += static_cast<double>(r.bytes);
-      v.client.data_ops[b] += static_cast<double>(r.count);
-      (r.kind == 0 ? v.job_read_bytes : v.job_write_bytes) += r.bytes;
-      if (host_fwd[r.host] >= 0) fwd_job_bytes[static_cast<size_t>(host_fwd[r.host])] += static_cast<double>(r.bytes);
-      file_bytes[r.file] += static_cast<double>(r.bytes);
+      (r.kind == 0 ? v_.client.read_bytes : v_.client.write_bytes)[b] += static_cast<double>(r.bytes);
+      v_.client.data_ops[b] += static_cast<double>(r.count);
+      (r.kind == 0 ? v_.job_read_bytes : v_.job_write_bytes) += r.bytes;
+      if (host_fwd_[r.host] >= 0) fwd_job_bytes_[static_cast<size_t>(host_fwd_[r.host])] += static_cast<double>(r.bytes);
+      file_bytes_[r.file] += static_cast<double>(r.bytes);
     } else if (r.kind == 2) {
-      v.client.meta_ops[b] += static_cast<double>(r.count);
-      v.job_meta_ops += r.count;
+      v_.client.meta_ops[b] += static_cast<double>(r.count);
+      v_.job_meta_ops += r.count;
     }
-  };
-  // With the window and nodes known (maps / job database) runs are counted as
-  // they stream by; otherwise they are kept compactly (40 bytes) until the
-  // window is known.
-  const bool streaming = have_window && !jit->second.nodes.empty();
-  if (streaming) {
-    setup_window();
-    setup_fwd(jit->second.nodes);
   }
-  std::vector<Run> runs;
-  uint32_t last_host_i = UINT32_MAX, last_file_i = UINT32_MAX;
-  int64_t tmin = INT64_MAX, tmax = INT64_MIN;
-  ScanQuery q;
-  q.dataset = "iosonar.trace";
-  q.filters = {{"job.id", job_id}};
-  q.fields = {"host.name", "io.op", "file.path", "io.bytes", "io.count", "event.start_ns", "event.end_ns"};
-  q.ordered = false;  // only sums, min and max: any order gives the same view
-  Status st = store.Scan(q, [&](const Row& row) {
-    Run r{};
-    std::string_view h = row.Has(0) ? row.Str(0) : std::string_view();
-    if (host_in.Next(h, &last_host_i).second) host_fwd.push_back(streaming ? fwd_of_host(hosts[last_host_i]) : -1);
-    r.host = last_host_i;
-    std::string_view f = row.Has(2) ? row.Str(2) : std::string_view();
-    if (file_in.Next(f, &last_file_i).second) file_bytes.push_back(0);
-    r.file = last_file_i;
-    std::string_view op = row.Has(1) ? row.Str(1) : std::string_view();
-    r.kind = Is(op, "read") ? 0 : Is(op, "write") ? 1 : IsMetaOp(op) ? 2 : 3;
-    r.bytes = row.Has(3) ? row.Int(3) : 0;
-    r.count = row.Has(4) ? row.Int(4) : 0;
-    r.start = row.Has(5) ? row.Int(5) : 0;
-    const int64_t end = row.Has(6) ? row.Int(6) : r.start;
-    tmin = std::min(tmin, r.start);
-    tmax = std::max(tmax, end);
-    if (r.kind == 2) {
-      if (Is(op, "open")) v.job_opens += r.count;
-      else if (Is(op, "stat")) v.job_stats += r.count;
-    }
-    if (streaming) consume(r);
-    else runs.push_back(r);
-    return true;
-  });
-  if (!st.ok()) return st;
-  if (v.trace_records == 0 && runs.empty() && !have_window)
-    return Status::NotFound("job " + job_id + " has no iosonar.trace records and no window in the maps");
-  if (!streaming) {
-    if (!have_window) {
-      v.start_ns = tmin - ((tmin % B) + B) % B;
-      v.end_ns = tmax - ((tmax % B) + B) % B + B;
-      v.window_source = "trace";
-    }
-    setup_window();
-    setup_fwd(hosts);
-    for (size_t h = 0; h < hosts.size(); ++h) host_fwd[h] = fwd_of_host(hosts[h]);
-    for (const Run& r : runs) consume(r);
-    runs.clear();
-    runs.shrink_to_fit();
-  }
-  v.job_bytes = v.job_read_bytes + v.job_write_bytes;
-  v.files = files;
-  // Server records stamped in (start, end + kMaxElapsedNs) can overlap the window.
-  TimeRange srange;
-  srange.start_ns = v.start_ns + 1;
-  srange.end_ns = v.end_ns + kMaxElapsedNs;
-  std::sort(v.files.begin(), v.files.end());
 
-  // ---- forwarding layer: llite of the job's forwarding nodes, osc per OST ----
-  std::vector<double> fwd_total(v.fwd_nodes.size(), 0.0), fwd_ops(v.fwd_nodes.size(), 0.0);
-  std::vector<std::pair<double, double>> fwd_inflight(v.fwd_nodes.size());  // rpcs, rpcs * in-flight
-  std::map<int, std::pair<double, double>> osc_inflight;  // OST -> (rpcs, rpcs * in-flight)
-  if (!v.fwd_nodes.empty()) {
-    ScanQuery c;
-    c.dataset = "iosonar.client";
-    c.range = srange;
-    c.fields = {"host.name", "client.layer", "@timestamp", "client.read_bytes", "client.write_bytes",
-                "client.read_ops", "client.write_ops", "client.metadata_ops", "lustre.target",
-                "client.rpc_reads", "client.rpc_writes", "client.rpc_read_in_flight_mean", "client.rpc_write_in_flight_mean",
-                "lustre.elapsed_ns", "lustre.reset"};
-    st = store.Scan(c, [&](const Row& row) {
-      if (!row.Has(0) || (row.Has(14) && row.Int(14))) return true;
-      auto it = fwd_ix.find(std::string(row.Str(0)));
-      if (it == fwd_ix.end()) return true;
-      const size_t f = static_cast<size_t>(it->second);
-      auto num = [&](size_t k) { return row.Has(k) ? static_cast<double>(row.Int(k)) : 0.0; };
-      auto dbl = [&](size_t k) { return row.Has(k) ? row.Double(k) : 0.0; };
-      const int64_t el = row.Has(13) ? row.Int(13) : 0;
-      if (row.Has(1) && row.Str(1) == "llite") {
-        spread(row.Int(2), el, [&](size_t b, double x) {
-          v.fwd.read_bytes[b] += x * num(3);
-          v.fwd.write_bytes[b] += x * num(4);
-          v.fwd.data_ops[b] += x * (num(5) + num(6));
-          v.fwd.meta_ops[b] += x * num(7);
-          fwd_total[f] += x * (num(3) + num(4));
-          fwd_ops[f] += x * (num(5) + num(6));
-        });
-      } else if (row.Has(8)) {
-        const int o = OstIndexOf(row.Str(8));
-        if (o < 0) return true;
-        spread(row.Int(2), el, [&](size_t, double x) {
-          auto& p = osc_inflight[o];
-          const double rpcs = x * (num(9) + num(10)), weighted = x * (num(9) * dbl(11) + num(10) * dbl(12));
-          p.first += rpcs;
-          p.second += weighted;
-          fwd_inflight[f].first += rpcs;
-          fwd_inflight[f].second += weighted;
-        });
+  // ---- client layer: the job's trace runs, one pass ----
+  Status ClientLayer() {
+    // With the window and nodes known (maps / job database) runs are counted as
+    // they stream by; otherwise they are kept compactly until the window is known.
+    const bool streaming = job_ && !job_->nodes.empty();
+    if (streaming) {
+      SetUpWindow();
+      SetUpFwd(job_->nodes);
+    }
+    std::vector<ClientRun> runs;
+    uint32_t last_host_i = UINT32_MAX, last_file_i = UINT32_MAX;
+    int64_t tmin = INT64_MAX, tmax = INT64_MIN;
+    ScanQuery q;
+    q.dataset = "iosonar.trace";
+    q.filters = {{"job.id", job_id_}};
+    q.fields = {"host.name", "io.op", "file.path", "io.bytes", "io.count", "event.start_ns", "event.end_ns"};
+    q.ordered = false;  // only sums, min and max: any order gives the same view
+    Status st = store_.Scan(q, [&](const Row& row) {
+      ClientRun r{};
+      std::string_view h = row.Has(0) ? row.Str(0) : std::string_view();
+      if (host_in_.Next(h, &last_host_i).second) host_fwd_.push_back(streaming ? FwdOfHost(host_in_.names[last_host_i]) : -1);
+      r.host = last_host_i;
+      std::string_view f = row.Has(2) ? row.Str(2) : std::string_view();
+      if (file_in_.Next(f, &last_file_i).second) file_bytes_.push_back(0);
+      r.file = last_file_i;
+      std::string_view op = row.Has(1) ? row.Str(1) : std::string_view();
+      r.kind = Is(op, "read") ? 0 : Is(op, "write") ? 1 : IsMetaOp(op) ? 2 : 3;
+      r.bytes = row.Has(3) ? row.Int(3) : 0;
+      r.count = row.Has(4) ? row.Int(4) : 0;
+      r.start = row.Has(5) ? row.Int(5) : 0;
+      const int64_t end = row.Has(6) ? row.Int(6) : r.start;
+      tmin = std::min(tmin, r.start);
+      tmax = std::max(tmax, end);
+      if (r.kind == 2) {
+        if (Is(op, "open")) v_.job_opens += r.count;
+        else if (Is(op, "stat")) v_.job_stats += r.count;
       }
+      if (streaming) Consume(r);
+      else runs.push_back(r);
       return true;
     });
-    if (!st.ok() && st.code() != Code::kNotFound) return st;
-  }
-  for (size_t f = 0; f < v.fwd_nodes.size(); ++f) {
-    ServerShare s;
-    s.server = v.fwd_nodes[f];
-    s.job_bytes = fwd_job_bytes[f];
-    s.total_bytes = fwd_total[f];
-    s.total_ops = fwd_ops[f];
-    s.share = s.total_bytes > 0 ? s.job_bytes / s.total_bytes : 0;
-    if (fwd_inflight[f].first > 0) s.in_flight_mean = fwd_inflight[f].second / fwd_inflight[f].first;
-    v.fwd_shares.push_back(s);
+    if (!st.ok()) return st;
+    if (v_.trace_records == 0 && runs.empty() && !job_)
+      return Status::NotFound("job " + job_id_ + " has no iosonar.trace records and no window in the maps");
+    if (!streaming) {
+      if (!job_) {
+        v_.start_ns = tmin - ((tmin % B_) + B_) % B_;
+        v_.end_ns = tmax - ((tmax % B_) + B_) % B_ + B_;
+        v_.window_source = "trace";
+      }
+      SetUpWindow();
+      SetUpFwd(host_in_.names);
+      for (size_t h = 0; h < host_in_.names.size(); ++h) host_fwd_[h] = FwdOfHost(host_in_.names[h]);
+      for (const ClientRun& r : runs) Consume(r);
+    }
+    v_.job_bytes = v_.job_read_bytes + v_.job_write_bytes;
+    v_.files = file_in_.names;
+    std::sort(v_.files.begin(), v_.files.end());
+    return Status::Ok();
   }
 
-  // ---- OSTs: which ones, and the job's bytes on each ----
-  std::map<int, double> job_ost_bytes, job_ost_ops;
-  std::map<int, double> job_mdt_ops;
-  bool have_jobstats = false;
-  {
+  // ---- forwarding layer: llite of the job's forwarding nodes, osc per OST ----
+  Status ForwardingLayer() {
+    std::vector<double> fwd_total(v_.fwd_nodes.size(), 0.0), fwd_ops(v_.fwd_nodes.size(), 0.0);
+    std::vector<std::pair<double, double>> fwd_inflight(v_.fwd_nodes.size());  // rpcs, rpcs * in-flight
+    if (!v_.fwd_nodes.empty()) {
+      ScanQuery c;
+      c.dataset = "iosonar.client";
+      c.range = srange_;
+      c.fields = {"host.name", "client.layer", "@timestamp", "client.read_bytes", "client.write_bytes",
+                  "client.read_ops", "client.write_ops", "client.metadata_ops", "lustre.target",
+                  "client.rpc_reads", "client.rpc_writes", "client.rpc_read_in_flight_mean", "client.rpc_write_in_flight_mean",
+                  "lustre.elapsed_ns", "lustre.reset"};
+      Status st = store_.Scan(c, [&](const Row& row) {
+        if (!row.Has(0) || (row.Has(14) && row.Int(14))) return true;
+        auto it = fwd_ix_.find(std::string(row.Str(0)));
+        if (it == fwd_ix_.end()) return true;
+        const size_t f = static_cast<size_t>(it->second);
+        auto num = [&](size_t k) { return row.Has(k) ? static_cast<double>(row.Int(k)) : 0.0; };
+        auto dbl = [&](size_t k) { return row.Has(k) ? row.Double(k) : 0.0; };
+        const int64_t el = row.Has(13) ? row.Int(13) : 0;
+        if (row.Has(1) && row.Str(1) == "llite") {
+          Spread(row.Int(2), el, [&](size_t b, double x) {
+            v_.fwd.read_bytes[b] += x * num(3);
+            v_.fwd.write_bytes[b] += x * num(4);
+            v_.fwd.data_ops[b] += x * (num(5) + num(6));
+            v_.fwd.meta_ops[b] += x * num(7);
+            fwd_total[f] += x * (num(3) + num(4));
+            fwd_ops[f] += x * (num(5) + num(6));
+          });
+        } else if (row.Has(8)) {
+          const int o = OstIndexOf(row.Str(8));
+          if (o < 0) return true;
+          Spread(row.Int(2), el, [&](size_t, double x) {
+            auto& p = osc_inflight_[o];
+            const double rpcs = x * (num(9) + num(10)), weighted = x * (num(9) * dbl(11) + num(10) * dbl(12));
+            p.first += rpcs;
+            p.second += weighted;
+            fwd_inflight[f].first += rpcs;
+            fwd_inflight[f].second += weighted;
+          });
+        }
+        return true;
+      });
+      if (!st.ok() && st.code() != Code::kNotFound) return st;
+    }
+    for (size_t f = 0; f < v_.fwd_nodes.size(); ++f) {
+      ServerShare s;
+      s.server = v_.fwd_nodes[f];
+      s.job_bytes = fwd_job_bytes_[f];
+      s.total_bytes = fwd_total[f];
+      s.total_ops = fwd_ops[f];
+      s.share = s.total_bytes > 0 ? s.job_bytes / s.total_bytes : 0;
+      if (fwd_inflight[f].first > 0) s.in_flight_mean = fwd_inflight[f].second / fwd_inflight[f].first;
+      v_.fwd_shares.push_back(s);
+    }
+    return Status::Ok();
+  }
+
+  // ---- the job's own server counters (job_stats) over the window ----
+  Status JobStats() {
     ScanQuery j;
     j.dataset = "iosonar.jobstats";
-    j.range = srange;
-    j.filters = {{"job.id", job_id}};
+    j.range = srange_;
+    j.filters = {{"job.id", job_id_}};
     j.fields = {"lustre.target", "oss.read_bytes", "oss.write_bytes", "oss.read_ops", "oss.write_ops", "mds.ops",
                 "@timestamp", "lustre.elapsed_ns", "lustre.reset"};
-    st = store.Scan(j, [&](const Row& row) {
+    Status st = store_.Scan(j, [&](const Row& row) {
       if (!row.Has(0) || (row.Has(8) && row.Int(8))) return true;
       const std::string_view t = row.Str(0);
-      if (!maps.fs.empty() && !StartsWith(t, maps.fs + "-")) return true;
+      if (!maps_.fs.empty() && !StartsWith(t, maps_.fs + "-")) return true;
       double x = 0;  // the share of the record's interval inside the window
-      spread(row.Int(6), row.Has(7) ? row.Int(7) : 0, [&](size_t, double f) { x += f; });
+      Spread(row.Int(6), row.Has(7) ? row.Int(7) : 0, [&](size_t, double f) { x += f; });
       if (x <= 0) return true;
       auto num = [&](size_t k) { return row.Has(k) ? static_cast<double>(row.Int(k)) : 0.0; };
       const int o = OstIndexOf(t);
       if (o >= 0) {
-        job_ost_bytes[o] += x * (num(1) + num(2));
-        job_ost_ops[o] += x * (num(3) + num(4));
-        have_jobstats = true;
+        job_ost_bytes_[o] += x * (num(1) + num(2));
+        job_ost_ops_[o] += x * (num(3) + num(4));
+        have_jobstats_ = true;
       } else if (int d = MdtIndexOf(t); d >= 0) {
-        job_mdt_ops[d] += x * num(5);
+        job_mdt_ops_[d] += x * num(5);
       }
       return true;
     });
     if (!st.ok() && st.code() != Code::kNotFound) return st;
+    return Status::Ok();
   }
-  std::set<int> osts;
-  std::map<int, double> est_bytes;
-  bool any_layout = false;
-  // Files by name: the sums below do not depend on the order the scan met them.
-  std::vector<uint32_t> by_name(files.size());
-  for (size_t i = 0; i < by_name.size(); ++i) by_name[i] = static_cast<uint32_t>(i);
-  std::sort(by_name.begin(), by_name.end(), [&](uint32_t a, uint32_t b) { return files[a] < files[b]; });
-  for (const uint32_t i : by_name) {
-    auto it = maps.layouts.find(files[i]);
-    if (it == maps.layouts.end() || it->second.osts.empty()) continue;
-    any_layout = true;
-    const auto& os = it->second.osts;
-    for (int o : os) {
-      osts.insert(o);
-      est_bytes[o] += file_bytes[i] / static_cast<double>(os.size());
+
+  // ---- OSTs: which ones (the files' layouts, else job_stats), and the
+  // job's bytes on each estimated from the layouts ----
+  void ChooseOsts() {
+    const std::vector<std::string>& files = file_in_.names;
+    bool any_layout = false;
+    // Files by name: the sums below do not depend on the order the scan met them.
+    std::vector<uint32_t> by_name(files.size());
+    for (size_t i = 0; i < by_name.size(); ++i) by_name[i] = static_cast<uint32_t>(i);
+    std::sort(by_name.begin(), by_name.end(), [&](uint32_t a, uint32_t b) { return files[a] < files[b]; });
+    for (const uint32_t i : by_name) {
+      auto it = maps_.layouts.find(files[i]);
+      if (it == maps_.layouts.end() || it->second.osts.empty()) continue;
+      any_layout = true;
+      const auto& os = it->second.osts;
+      for (int o : os) {
+        osts_.insert(o);
+        est_bytes_[o] += file_bytes_[i] / static_cast<double>(os.size());
+      }
     }
-  }
-  if (any_layout) v.ost_source = "layouts";
-  else if (have_jobstats) {
-    v.ost_source = "jobstats";
-    for (auto& [o, b] : job_ost_bytes) osts.insert(o);
-  } else {
-    v.ost_source = "none";
+    if (any_layout) v_.ost_source = "layouts";
+    else if (have_jobstats_) {
+      v_.ost_source = "jobstats";
+      for (auto& [o, b] : job_ost_bytes_) osts_.insert(o);
+    } else {
+      v_.ost_source = "none";
+    }
   }
 
   // ---- OST layer: iosonar.oss of the job's OSTs; file-system totals ----
-  std::map<int, std::pair<double, double>> ost_total;  // bytes, ops
-  std::map<int, std::string> ost_names;                 // as the OSS records spell them
-  {
+  Status OstLayer() {
+    std::map<int, std::pair<double, double>> ost_total;  // bytes, ops
+    std::map<int, std::string> ost_names;                 // as the OSS records spell them
     ScanQuery o;
     o.dataset = "iosonar.oss";
-    o.range = srange;
+    o.range = srange_;
     o.fields = {"lustre.target", "@timestamp", "oss.read_bytes", "oss.write_bytes", "oss.read_ops", "oss.write_ops",
                 "lustre.elapsed_ns", "lustre.reset"};
     // One pass: the job's OSTs' series and totals, and the file system's bytes
     // over the window (all OSTs) for the coverage factor.
-    st = store.Scan(o, [&](const Row& row) {
+    Status st = store_.Scan(o, [&](const Row& row) {
       if (!row.Has(0) || (row.Has(7) && row.Int(7))) return true;
       const std::string_view t = row.Str(0);
-      if (!maps.fs.empty() && !StartsWith(t, maps.fs + "-")) return true;
+      if (!maps_.fs.empty() && !StartsWith(t, maps_.fs + "-")) return true;
       auto num = [&](size_t k) { return row.Has(k) ? static_cast<double>(row.Int(k)) : 0.0; };
       const int idx = OstIndexOf(t);
-      const bool mine = idx >= 0 && osts.count(idx);
-      spread(row.Int(1), row.Has(6) ? row.Int(6) : 0, [&](size_t b, double x) {
-        v.fs_bytes += x * (num(2) + num(3));
+      const bool mine = idx >= 0 && osts_.count(idx);
+      Spread(row.Int(1), row.Has(6) ? row.Int(6) : 0, [&](size_t b, double x) {
+        v_.fs_bytes += x * (num(2) + num(3));
         if (!mine) return;
-        v.ost.read_bytes[b] += x * num(2);
-        v.ost.write_bytes[b] += x * num(3);
-        v.ost.data_ops[b] += x * (num(4) + num(5));
+        v_.ost.read_bytes[b] += x * num(2);
+        v_.ost.write_bytes[b] += x * num(3);
+        v_.ost.data_ops[b] += x * (num(4) + num(5));
         auto& p = ost_total[idx];
         p.first += x * (num(2) + num(3));
         p.second += x * (num(4) + num(5));
@@ -643,48 +664,49 @@ Result<View> Analyze(Store& store, const std::string& job_id, const Maps& maps, 
       return true;
     });
     if (!st.ok() && st.code() != Code::kNotFound) return st;
-  }
-  for (int o : osts) {
-    ServerShare s;
-    char name[32];
-    std::snprintf(name, sizeof name, "%s-OST%04x", maps.fs.empty() ? "*" : maps.fs.c_str(), static_cast<unsigned>(o));
-    s.server = ost_names.count(o) ? ost_names[o] : name;
-    if (have_jobstats) {
-      s.job_bytes = job_ost_bytes.count(o) ? job_ost_bytes[o] : 0;
-      s.job_ops = job_ost_ops.count(o) ? job_ost_ops[o] : 0;
-    } else {
-      s.job_bytes = est_bytes.count(o) ? est_bytes[o] : 0;
-      s.estimated = true;
+    for (int ost : osts_) {
+      ServerShare s;
+      char name[32];
+      std::snprintf(name, sizeof name, "%s-OST%04x", maps_.fs.empty() ? "*" : maps_.fs.c_str(), static_cast<unsigned>(ost));
+      s.server = ost_names.count(ost) ? ost_names[ost] : name;
+      if (have_jobstats_) {
+        s.job_bytes = job_ost_bytes_.count(ost) ? job_ost_bytes_[ost] : 0;
+        s.job_ops = job_ost_ops_.count(ost) ? job_ost_ops_[ost] : 0;
+      } else {
+        s.job_bytes = est_bytes_.count(ost) ? est_bytes_[ost] : 0;
+        s.estimated = true;
+      }
+      auto it = ost_total.find(ost);
+      if (it != ost_total.end()) {
+        s.total_bytes = it->second.first;
+        s.total_ops = it->second.second;
+      }
+      s.share = s.total_bytes > 0 ? s.job_bytes / s.total_bytes : 0;
+      auto fl = osc_inflight_.find(ost);
+      if (fl != osc_inflight_.end() && fl->second.first > 0) s.in_flight_mean = fl->second.second / fl->second.first;
+      v_.ost_shares.push_back(s);
     }
-    auto it = ost_total.find(o);
-    if (it != ost_total.end()) {
-      s.total_bytes = it->second.first;
-      s.total_ops = it->second.second;
-    }
-    s.share = s.total_bytes > 0 ? s.job_bytes / s.total_bytes : 0;
-    auto fl = osc_inflight.find(o);
-    if (fl != osc_inflight.end() && fl->second.first > 0) s.in_flight_mean = fl->second.second / fl->second.first;
-    v.ost_shares.push_back(s);
+    return Status::Ok();
   }
 
   // ---- MDT layer ----
-  {
+  Status MdtLayer() {
     std::map<int, double> mdt_ops;
     std::map<int, std::string> mdt_names;
     ScanQuery m;
     m.dataset = "iosonar.mds";
-    m.range = srange;
+    m.range = srange_;
     m.fields = {"lustre.target", "@timestamp", "mds.open", "mds.getattr", "mds.ops", "lustre.elapsed_ns", "lustre.reset"};
-    st = store.Scan(m, [&](const Row& row) {
+    Status st = store_.Scan(m, [&](const Row& row) {
       if (!row.Has(0) || (row.Has(6) && row.Int(6))) return true;
       const std::string_view t = row.Str(0);
-      if (!maps.fs.empty() && !StartsWith(t, maps.fs + "-")) return true;
+      if (!maps_.fs.empty() && !StartsWith(t, maps_.fs + "-")) return true;
       auto num = [&](size_t k) { return row.Has(k) ? static_cast<double>(row.Int(k)) : 0.0; };
       const int d = MdtIndexOf(t);
-      spread(row.Int(1), row.Has(5) ? row.Int(5) : 0, [&](size_t b, double x) {
-        v.mdt.meta_ops[b] += x * num(4);
-        v.fs_opens += x * num(2);
-        v.fs_stats += x * num(3);
+      Spread(row.Int(1), row.Has(5) ? row.Int(5) : 0, [&](size_t b, double x) {
+        v_.mdt.meta_ops[b] += x * num(4);
+        v_.fs_opens += x * num(2);
+        v_.fs_stats += x * num(3);
         if (d >= 0) mdt_ops[d] += x * num(4);
       });
       if (d >= 0 && !mdt_names.count(d)) mdt_names.emplace(d, std::string(t));
@@ -692,21 +714,47 @@ Result<View> Analyze(Store& store, const std::string& job_id, const Maps& maps, 
     });
     if (!st.ok() && st.code() != Code::kNotFound) return st;
     for (auto& [d, ops] : mdt_ops) {
-      if (!job_mdt_ops.count(d)) continue;
+      if (!job_mdt_ops_.count(d)) continue;
       ServerShare s;
       char name[32];
-      std::snprintf(name, sizeof name, "%s-MDT%04x", maps.fs.empty() ? "*" : maps.fs.c_str(), static_cast<unsigned>(d));
+      std::snprintf(name, sizeof name, "%s-MDT%04x", maps_.fs.empty() ? "*" : maps_.fs.c_str(), static_cast<unsigned>(d));
       s.server = mdt_names.count(d) ? mdt_names[d] : name;
-      s.job_ops = job_mdt_ops[d];
+      s.job_ops = job_mdt_ops_[d];
       s.total_ops = ops;
       s.share = ops > 0 ? s.job_ops / ops : 0;
-      v.mdt_shares.push_back(s);
+      v_.mdt_shares.push_back(s);
     }
+    return Status::Ok();
   }
-  v.coverage_bytes = v.fs_bytes > 0 ? static_cast<double>(v.job_bytes) / v.fs_bytes : 0;
-  v.coverage_opens = v.fs_opens > 0 ? static_cast<double>(v.job_opens) / v.fs_opens : 0;
-  v.coverage_stats = v.fs_stats > 0 ? static_cast<double>(v.job_stats) / v.fs_stats : 0;
-  return v;
+
+  Store& store_;
+  const std::string& job_id_;
+  const Maps& maps_;
+  const int64_t B_;                 // bucket width
+  const JobInfo* job_ = nullptr;    // the job's window (and nodes) from the maps, if known
+  View v_;
+  size_t nb_ = 0;                   // buckets
+  TimeRange srange_;                // server records that can overlap the window
+  // client layer
+  Interner host_in_{true}, file_in_{false};
+  std::vector<int> host_fwd_;       // forwarding node index per host, -1: unmapped
+  std::vector<double> file_bytes_;  // per file: job bytes (for the estimated OST split)
+  std::map<std::string, int> fwd_ix_;
+  std::vector<double> fwd_job_bytes_;
+  // forwarding layer
+  std::map<int, std::pair<double, double>> osc_inflight_;  // OST -> (rpcs, rpcs * in-flight)
+  // job_stats
+  std::map<int, double> job_ost_bytes_, job_ost_ops_, job_mdt_ops_;
+  bool have_jobstats_ = false;
+  // the job's OSTs
+  std::set<int> osts_;
+  std::map<int, double> est_bytes_;
+};
+
+}  // namespace
+
+Result<View> Analyze(Store& store, const std::string& job_id, const Maps& maps, const Options& opt) {
+  return Analysis(store, job_id, maps, opt).Run();
 }
 
 // ---- output ---------------------------------------------------------------------
@@ -867,6 +915,34 @@ std::array<LayerShares, 3> LayersOf(const View& v) {
 }
 }  // namespace
 
+Status MapsFromJobDb(JobDb& db, const std::string& cluster, const std::string& job_id, Maps* m) {
+  auto j = db.FindJob(job_id, cluster);
+  if (!j.ok()) return j.status();
+  auto nodes = db.JobNodes(j->cluster, j->job_id);
+  if (!nodes.ok()) return nodes.status();
+  JobInfo ji;
+  ji.id = job_id;
+  ji.start_ns = j->start_ns.value_or(0);
+  ji.end_ns = j->end_ns.value_or(0);
+  ji.nodes = nodes.value();
+  auto fw = db.JobForwardingNodes(j->cluster, j->job_id);
+  if (!fw.ok()) return fw.status();
+  for (const auto& [node, fwd] : fw.value()) m->node_fwd[node] = fwd;
+  auto lay = db.FileLayouts(j->cluster, j->job_id);
+  if (!lay.ok()) return lay.status();
+  for (auto& row : lay.value()) {
+    if (row.filesystem) m->fs = *row.filesystem;
+    Layout L;
+    L.path = row.path;
+    L.stripe_size = row.stripe_size;
+    L.osts = std::move(row.osts);
+    L.mdt = row.mdt;
+    m->layouts[L.path] = std::move(L);
+  }
+  m->jobs[job_id] = std::move(ji);
+  return Status::Ok();
+}
+
 Status WriteToDb(MysqlConn& db, const std::string& cluster, uint64_t job_id, const View& v, const std::string& json) {
   const std::string now = SqlDatetime(NowNs());
   const std::string ws = SqlDatetime(v.start_ns), we = SqlDatetime(v.end_ns);
@@ -906,7 +982,10 @@ Status WriteToDb(MysqlConn& db, const std::string& cluster, uint64_t job_id, con
   return db.Commit();
 }
 
-std::string ToRecords(const View& v, const std::string& host, int64_t stream) {
+std::string ToRecords(const View& v, const std::string& host) {
+  const int64_t stream =
+      analysis::ResultStreamId("iosonar.result.xlayer", {v.job_id, std::to_string(v.start_ns), std::to_string(v.end_ns),
+                                                         v.window_source, v.ost_source});
   std::string out;
   int64_t seq = 0;
   const int64_t window_ns = v.end_ns - v.start_ns;

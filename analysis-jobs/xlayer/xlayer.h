@@ -40,7 +40,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/jobdb/mysql.h"
+#include "core/jobdb/jobdb.h"
 #include "core/base/status.h"
 #include "core/store/store.h"
 
@@ -80,6 +80,10 @@ struct Maps {
 
 // The simulator's --maps JSON ({"filesystem", "jobs", "node_forwarding", "layouts"}).
 Result<Maps> MapsFromJson(std::string_view json);
+// Adds to *m what the job database knows of the job (JobDb::FindJob with
+// `cluster`): its window and nodes, its nodes' forwarding nodes and its file
+// layouts (and their file system).
+Status MapsFromJobDb(JobDb& db, const std::string& cluster, const std::string& job_id, Maps* m);
 
 struct Series {
   int64_t start_ns = 0;
@@ -138,7 +142,8 @@ Status WriteToDb(MysqlConn& db, const std::string& cluster, uint64_t job_id, con
 // The view as records: one iosonar.result.xlayer (totals, coverage factors)
 // then one iosonar.result.server_share per server (forwarding, ost, mdt in
 // the view's order), event.seq 0, 1, ... in that order, @timestamp the window
-// start. stream: the caller's event.stream (deterministic, so a resend dedupes).
-std::string ToRecords(const View& v, const std::string& host, int64_t stream);
+// start. event.stream: from the job, its window and the sources of window and
+// OSTs (analysis::ResultStreamId), so a resend dedupes.
+std::string ToRecords(const View& v, const std::string& host);
 
 }  // namespace iosonar::xlayer

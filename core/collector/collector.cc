@@ -29,6 +29,7 @@
 #include "core/collector/ingest.h"
 #include "core/base/json.h"
 #include "core/records/record.h"
+#include "core/transport/backoff.h"
 #include "core/transport/redis.h"
 #include "core/store/store.h"
 #include "core/base/timeutil.h"
@@ -292,11 +293,11 @@ class Pipeline {
  private:
   void PushToRedis() {
     auto lines = batch_->raw_lines();
-    if (!redis_ && MonotonicNs() >= next_redis_try_ns_) {
+    if (!redis_ && redis_retry_.Due(MonotonicNs())) {
       auto r = RedisClient::Connect(opts_.redis_url);
       if (r.ok()) {
         redis_ = std::move(r.value());
-        redis_backoff_ns_ = 0;
+        redis_retry_.Succeeded();
       } else {
         RedisDown(r.status());
       }
@@ -318,14 +319,11 @@ class Pipeline {
     }
   }
 
-  // A connection attempt can take the whole connect timeout (a host that
-  // drops packets), so back off from 1 s up to 30 s rather than stall ingest.
-  // the batch's accepted lines to the forward output, after the store.
+  // The batch's accepted lines to the forward output, after the store;
+  // skipped while the output is down (fw_retry_).
   void Forward() {
     auto lines = batch_->raw_lines();
-    // After a failure, skip forwarding for a while (1 s doubling to 30 s) so a
-    // down output does not stall ingest with its retries.
-    if (MonotonicNs() < next_fw_try_ns_) {
+    if (!fw_retry_.Due(MonotonicNs())) {
       stats_.forward_errors += lines.size();
       return;
     }
@@ -341,20 +339,15 @@ class Pipeline {
     const uint64_t done = (after.lines_sent - before.lines_sent) + (after.already_stored - before.already_stored);
     stats_.forwarded += done;
     stats_.forward_errors += lines.size() > done ? lines.size() - done : 0;
-    if (!s.ok()) {
-      fw_backoff_ns_ = std::clamp<int64_t>(fw_backoff_ns_ * 2, 1000000000, 30000000000);
-      next_fw_try_ns_ = MonotonicNs() + fw_backoff_ns_;
-    } else {
-      fw_backoff_ns_ = 0;
-    }
+    if (!s.ok()) fw_retry_.Failed(MonotonicNs());
+    else fw_retry_.Succeeded();
     if (!s.ok() || done < lines.size())
       Warn(kForwardWarn, "forward to " + opts_.forward_output + ": " + (s.ok() ? std::string("some records rejected") : s.message()) +
                              " (records are stored; " + std::to_string(stats_.forward_errors) + " not forwarded so far)");
   }
 
   void RedisDown(const Status& why) {
-    redis_backoff_ns_ = std::clamp<int64_t>(redis_backoff_ns_ * 2, 1000000000, 30000000000);
-    next_redis_try_ns_ = MonotonicNs() + redis_backoff_ns_;
+    redis_retry_.Failed(MonotonicNs());
     Warn(kRedisWarn, why.message() + " (records are stored; " + std::to_string(stats_.redis_errors) +
                          " not pushed so far; will retry)");
   }
@@ -427,8 +420,10 @@ class Pipeline {
   std::unique_ptr<RedisClient> redis_;
   std::unique_ptr<RecordSink> forward_;
   std::string fw_buf_;
-  int64_t next_fw_try_ns_ = 0, fw_backoff_ns_ = 0;
-  int64_t next_redis_try_ns_ = 0, redis_backoff_ns_ = 0;
+  // A connection attempt can take the whole connect timeout (a host that
+  // drops packets), so a down Redis or forward output is skipped for 1 s
+  // doubling to 30 s rather than stall ingest with its retries.
+  Backoff fw_retry_{1000000000, 30000000000}, redis_retry_{1000000000, 30000000000};
   std::string dl_path_, dl_buf_;
   int dl_fd_ = -1;
   int64_t dl_bytes_ = -1;  // size of the dead-letter file; -1 = not known yet

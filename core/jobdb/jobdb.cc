@@ -324,6 +324,122 @@ Status JobDb::AddJobOst(const std::string& cluster, uint64_t job_id, const std::
   return r.ok() ? Status::Ok() : r.status();
 }
 
+namespace {
+
+// INSERT ... VALUES (?, ...), (?, ...) ... tail with `width` params a row,
+// up to kRows rows a statement.
+Status BulkInsert(MysqlConn& c, const char* head, const char* tail, size_t width, const std::vector<SqlParam>& params) {
+  constexpr size_t kRows = 500;
+  std::string row = "(?";
+  for (size_t i = 1; i < width; ++i) row += ", ?";
+  row += ")";
+  for (size_t at = 0; at < params.size(); at += kRows * width) {
+    const size_t end = std::min(params.size(), at + kRows * width);
+    std::string sql = head;
+    for (size_t k = at; k < end; k += width) sql += (k == at ? "" : ", ") + row;
+    auto r = c.Exec(sql + tail, std::vector<SqlParam>(params.begin() + static_cast<std::ptrdiff_t>(at),
+                                                      params.begin() + static_cast<std::ptrdiff_t>(end)));
+    if (!r.ok()) return r.status();
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status JobDb::PutForwardingNodes(const std::vector<std::pair<std::string, std::string>>& node_fwd) {
+  std::vector<SqlParam> params;
+  for (const auto& [node, fwd] : node_fwd) {
+    params.push_back(node);
+    params.push_back(fwd);
+  }
+  return BulkInsert(*conn_, "INSERT INTO node_forwarding (node, fwd_node) VALUES ",
+                    " ON DUPLICATE KEY UPDATE fwd_node = VALUES(fwd_node)", 2, params);
+}
+
+Status JobDb::PutFilesystemOsts(const std::string& filesystem,
+                                const std::vector<std::pair<std::string, std::string>>& ost_oss) {
+  std::vector<SqlParam> params;
+  for (const auto& [ost, oss] : ost_oss) {
+    params.push_back(filesystem);
+    params.push_back(ost);
+    params.push_back(oss);
+  }
+  return BulkInsert(*conn_, "INSERT INTO filesystem_osts (filesystem, ost, oss) VALUES ",
+                    " ON DUPLICATE KEY UPDATE oss = VALUES(oss)", 3, params);
+}
+
+Status JobDb::PutFileLayouts(const std::vector<FileLayoutRow>& layouts) {
+  std::vector<SqlParam> params;
+  for (const auto& L : layouts) {
+    std::string osts;
+    for (size_t i = 0; i < L.osts.size(); ++i) osts += (i ? "," : "") + std::to_string(L.osts[i]);
+    params.push_back(L.cluster);
+    params.push_back(static_cast<int64_t>(L.job_id));
+    params.push_back(SqlOpt(L.filesystem));
+    params.push_back(L.path);
+    params.push_back(L.stripe_size);
+    params.push_back(osts);
+    params.push_back(static_cast<int64_t>(L.mdt));
+  }
+  return BulkInsert(*conn_, "INSERT INTO file_layouts (cluster, job_id, filesystem, path, stripe_size, osts, mdt) VALUES ",
+                    " ON DUPLICATE KEY UPDATE stripe_size = VALUES(stripe_size), osts = VALUES(osts), mdt = VALUES(mdt)",
+                    7, params);
+}
+
+Result<std::vector<std::pair<std::string, std::string>>> JobDb::JobForwardingNodes(const std::string& cluster,
+                                                                                   uint64_t job_id) {
+  auto fw = conn_->Query("SELECT nf.node, nf.fwd_node FROM node_forwarding nf JOIN job_nodes jn ON jn.node = nf.node "
+                         "WHERE jn.cluster = ? AND jn.job_id = ?",
+                         {cluster, static_cast<int64_t>(job_id)});
+  if (!fw.ok()) return fw.status();
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& row : fw.value())
+    if (row.size() == 2 && row[0] && row[1]) out.emplace_back(*row[0], *row[1]);
+  return out;
+}
+
+Result<std::vector<FileLayoutRow>> JobDb::FileLayouts(const std::string& cluster, uint64_t job_id) {
+  auto lay = conn_->Query("SELECT filesystem, path, stripe_size, osts, mdt FROM file_layouts WHERE cluster = ? AND job_id = ?",
+                          {cluster, static_cast<int64_t>(job_id)});
+  if (!lay.ok()) return lay.status();
+  std::vector<FileLayoutRow> out;
+  for (const auto& row : lay.value()) {
+    if (row.size() != 5 || !row[1] || !row[3]) continue;
+    FileLayoutRow L;
+    L.cluster = cluster;
+    L.job_id = job_id;
+    L.filesystem = row[0];
+    L.path = *row[1];
+    L.stripe_size = row[2] ? std::strtoll(row[2]->c_str(), nullptr, 10) : 0;
+    L.mdt = row[4] ? std::atoi(row[4]->c_str()) : -1;
+    std::stringstream ss(*row[3]);
+    std::string tok;
+    while (std::getline(ss, tok, ','))
+      if (!tok.empty()) L.osts.push_back(std::atoi(tok.c_str()));
+    out.push_back(std::move(L));
+  }
+  return out;
+}
+
+Result<JobRecord> JobDb::FindJob(const std::string& job_id, const std::string& cluster) {
+  char* end = nullptr;
+  const unsigned long long numeric = std::strtoull(job_id.c_str(), &end, 10);
+  if (job_id.empty() || *end != '\0' || job_id[0] == '-')
+    return Status::Invalid("job id '" + job_id + "' is not a Slurm job number");
+  std::string cl = cluster;
+  if (cl.empty()) {
+    auto cls = ClustersOf(numeric);
+    if (!cls.ok()) return cls.status();
+    if (cls->empty()) return Status::NotFound("job " + job_id + " is not in the job database");
+    if (cls->size() > 1) return Status::Invalid("job " + job_id + " exists on several clusters; give --cluster");
+    cl = cls->front();
+  }
+  auto g = Get(cl, numeric);
+  if (!g.ok()) return g.status();
+  if (!g.value()) return Status::NotFound("job " + job_id + " on " + cl + " is not in the job database");
+  return *g.value();
+}
+
 Status JobDb::WriteJobSummary(const JobSummaryRow& s) {
   auto u = [](uint64_t v) { return SqlParam(static_cast<int64_t>(v)); };
   auto r = conn_->Exec(

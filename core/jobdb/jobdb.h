@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/jobdb/mysql.h"
@@ -44,6 +45,17 @@ struct JobSummaryRow {
   std::string summary_json;
 };
 
+// One row of file_layouts: a file of a job and its striping.
+struct FileLayoutRow {
+  std::string cluster;
+  uint64_t job_id = 0;
+  std::optional<std::string> filesystem;
+  std::string path;
+  int64_t stripe_size = 0;  // 0: unknown
+  std::vector<int> osts;    // OST indices in stripe order (the column holds "0,4,7")
+  int mdt = -1;             // -1: unknown
+};
+
 // The migrations compiled into the binary (mysql-schema/NNN_name.sql).
 struct Migration {
   int version;
@@ -74,6 +86,10 @@ class JobDb {
   Result<std::optional<JobRecord>> Get(const std::string& cluster, uint64_t job_id, const std::string& step = "");
   // Clusters that have a job with this id (job-summary's --cluster default).
   Result<std::vector<std::string>> ClustersOf(uint64_t job_id);
+  // The job (step "") a user names: job_id must be a number; the cluster is
+  // `cluster`, or the only one with this id. Errors say why not (Invalid: not
+  // a number, or on several clusters; NotFound: not in the database).
+  Result<JobRecord> FindJob(const std::string& job_id, const std::string& cluster);
   Result<std::vector<std::string>> JobNodes(const std::string& cluster, uint64_t job_id);
 
   // Jobs (step "") whose run [start, end] contains t on node (an unended job runs until now).
@@ -87,6 +103,16 @@ class JobDb {
   // The administrator's maps and the analyses' OST lists.
   Status SetForwardingNode(const std::string& node, const std::string& fwd_node);
   Status AddJobOst(const std::string& cluster, uint64_t job_id, const std::string& filesystem, const std::string& ost);
+  // The same maps in bulk (a whole simulated cluster: 40,960 nodes one
+  // statement each would take minutes): upserts of node -> forwarding node,
+  // of a file system's OST -> OSS, and of file layouts.
+  Status PutForwardingNodes(const std::vector<std::pair<std::string, std::string>>& node_fwd);
+  Status PutFilesystemOsts(const std::string& filesystem, const std::vector<std::pair<std::string, std::string>>& ost_oss);
+  Status PutFileLayouts(const std::vector<FileLayoutRow>& layouts);
+  // node -> forwarding node of each of the job's nodes that has one.
+  Result<std::vector<std::pair<std::string, std::string>>> JobForwardingNodes(const std::string& cluster, uint64_t job_id);
+  // The job's file layouts; rows without a path or OSTs are left out.
+  Result<std::vector<FileLayoutRow>> FileLayouts(const std::string& cluster, uint64_t job_id);
 
   Status WriteJobSummary(const JobSummaryRow& s);
 

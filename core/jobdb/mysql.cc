@@ -81,30 +81,52 @@ struct MysqlConn::Impl {
       }
     }
     std::string what(sql.substr(0, 80));
-    auto it = stmts.find(sql);
-    MYSQL_STMT* st;
-    if (it == stmts.end()) {
-      st = mysql_stmt_init(m);
-      if (!st) return Status::Internal(Where() + ": mysql_stmt_init failed");
-      if (mysql_stmt_prepare(st, sql.data(), sql.size()) != 0) {
-        unsigned no = mysql_stmt_errno(st);
-        Status s = Err("prepare '" + what + "'", no, mysql_stmt_error(st));
-        mysql_stmt_close(st);
-        *lost = Lost(no);
-        return s;
-      }
-      stmts.emplace(std::string(sql), st);
-    } else {
-      st = it->second;
-    }
+    MYSQL_STMT* st = nullptr;
+    if (Status s = Prepared(sql, what, &st, lost); !s.ok()) return s;
     unsigned long nparams = mysql_stmt_param_count(st);
     if (nparams != params.size())
       return Status::Internal(Where() + ": '" + what + "' takes " + std::to_string(nparams) + " parameters, given " +
                               std::to_string(params.size()));
     std::vector<MYSQL_BIND> binds(params.size());
-    std::vector<unsigned long> lens(params.size());
+    std::vector<unsigned long> lens(params.size());  // the binds point here: alive until the execute
+    BindParams(params, &binds, &lens);
+    if (!binds.empty() && mysql_stmt_bind_param(st, binds.data()))
+      return Err("bind '" + what + "'", mysql_stmt_errno(st), mysql_stmt_error(st));
+    if (mysql_stmt_execute(st) != 0) {
+      unsigned no = mysql_stmt_errno(st);
+      *lost = Lost(no);
+      return Err("'" + what + "'", no, mysql_stmt_error(st));
+    }
+    if (affected) *affected = mysql_stmt_affected_rows(st);
+    if (mysql_stmt_field_count(st) == 0) return Status::Ok();
+    return FetchRows(st, what, rows, lost);
+  }
+
+  // The prepared statement of sql, prepared now the first time.
+  Status Prepared(std::string_view sql, const std::string& what, MYSQL_STMT** out, bool* lost) {
+    if (auto it = stmts.find(sql); it != stmts.end()) {
+      *out = it->second;
+      return Status::Ok();
+    }
+    MYSQL_STMT* st = mysql_stmt_init(m);
+    if (!st) return Status::Internal(Where() + ": mysql_stmt_init failed");
+    if (mysql_stmt_prepare(st, sql.data(), sql.size()) != 0) {
+      unsigned no = mysql_stmt_errno(st);
+      Status s = Err("prepare '" + what + "'", no, mysql_stmt_error(st));
+      mysql_stmt_close(st);
+      *lost = Lost(no);
+      return s;
+    }
+    stmts.emplace(std::string(sql), st);
+    *out = st;
+    return Status::Ok();
+  }
+
+  // Input binds pointing at params (and at *lens for the strings' lengths).
+  static void BindParams(const std::vector<SqlParam>& params, std::vector<MYSQL_BIND>* binds,
+                         std::vector<unsigned long>* lens) {
     for (size_t i = 0; i < params.size(); ++i) {
-      MYSQL_BIND& b = binds[i];
+      MYSQL_BIND& b = (*binds)[i];
       std::memset(&b, 0, sizeof b);
       const SqlParam& p = params[i];
       if (std::holds_alternative<std::monostate>(p)) {
@@ -120,79 +142,69 @@ struct MysqlConn::Impl {
         b.buffer_type = MYSQL_TYPE_STRING;
         b.buffer = const_cast<char*>(s.data());
         b.buffer_length = s.size();
-        lens[i] = s.size();
-        b.length = &lens[i];
+        (*lens)[i] = s.size();
+        b.length = &(*lens)[i];
       }
     }
-    if (!binds.empty() && mysql_stmt_bind_param(st, binds.data()))
-      return Err("bind '" + what + "'", mysql_stmt_errno(st), mysql_stmt_error(st));
-    if (mysql_stmt_execute(st) != 0) {
-      unsigned no = mysql_stmt_errno(st);
-      *lost = Lost(no);
-      return Err("'" + what + "'", no, mysql_stmt_error(st));
+  }
+
+  // The executed statement's rows, every column as text (a longer value
+  // than the 256-byte buffer is fetched again whole); rows may be null.
+  Status FetchRows(MYSQL_STMT* st, const std::string& what, std::vector<SqlRow>* rows, bool* lost) {
+    const unsigned ncols = mysql_stmt_field_count(st);
+    std::vector<MYSQL_BIND> out(ncols);
+    std::vector<std::string> bufs(ncols, std::string(256, '\0'));
+    std::vector<unsigned long> olens(ncols);
+    std::vector<my_bool> nulls(ncols), errs(ncols);
+    for (unsigned c = 0; c < ncols; ++c) {
+      std::memset(&out[c], 0, sizeof out[c]);
+      out[c].buffer_type = MYSQL_TYPE_STRING;
+      out[c].buffer = bufs[c].data();
+      out[c].buffer_length = bufs[c].size();
+      out[c].length = &olens[c];
+      out[c].is_null = &nulls[c];
+      out[c].error = &errs[c];
     }
-    if (affected) *affected = mysql_stmt_affected_rows(st);
-    unsigned ncols = mysql_stmt_field_count(st);
-    if (ncols > 0) {
-      std::vector<MYSQL_BIND> out(ncols);
-      std::vector<std::string> bufs(ncols, std::string(256, '\0'));
-      std::vector<unsigned long> olens(ncols);
-      std::vector<my_bool> nulls(ncols), errs(ncols);
-      auto bind_out = [&] {
-        for (unsigned c = 0; c < ncols; ++c) {
-          std::memset(&out[c], 0, sizeof out[c]);
-          out[c].buffer_type = MYSQL_TYPE_STRING;
-          out[c].buffer = bufs[c].data();
-          out[c].buffer_length = bufs[c].size();
-          out[c].length = &olens[c];
-          out[c].is_null = &nulls[c];
-          out[c].error = &errs[c];
-        }
-        return mysql_stmt_bind_result(st, out.data()) == 0;
-      };
-      if (!bind_out()) {
-        Status s = Err("bind result '" + what + "'", mysql_stmt_errno(st), mysql_stmt_error(st));
-        mysql_stmt_free_result(st);
-        return s;
-      }
-      Status result = Status::Ok();
-      for (;;) {
-        int rc = mysql_stmt_fetch(st);
-        if (rc == MYSQL_NO_DATA) break;
-        if (rc == 1) {
-          unsigned no = mysql_stmt_errno(st);
-          *lost = Lost(no);
-          result = Err("fetch '" + what + "'", no, mysql_stmt_error(st));
-          break;
-        }
-        SqlRow row(ncols);
-        for (unsigned c = 0; c < ncols; ++c) {
-          if (nulls[c]) continue;
-          if (olens[c] > bufs[c].size()) {  // truncated: fetch the whole column
-            std::string big(olens[c], '\0');
-            MYSQL_BIND b;
-            std::memset(&b, 0, sizeof b);
-            unsigned long l = 0;
-            b.buffer_type = MYSQL_TYPE_STRING;
-            b.buffer = big.data();
-            b.buffer_length = big.size();
-            b.length = &l;
-            if (mysql_stmt_fetch_column(st, &b, c, 0) != 0) {
-              result = Err("fetch column '" + what + "'", mysql_stmt_errno(st), mysql_stmt_error(st));
-              break;
-            }
-            row[c] = std::move(big);
-          } else {
-            row[c] = std::string(bufs[c].data(), olens[c]);
-          }
-        }
-        if (!result.ok()) break;
-        if (rows) rows->push_back(std::move(row));
-      }
+    if (mysql_stmt_bind_result(st, out.data()) != 0) {
+      Status s = Err("bind result '" + what + "'", mysql_stmt_errno(st), mysql_stmt_error(st));
       mysql_stmt_free_result(st);
-      if (!result.ok()) return result;
+      return s;
     }
-    return Status::Ok();
+    Status result = Status::Ok();
+    for (;;) {
+      int rc = mysql_stmt_fetch(st);
+      if (rc == MYSQL_NO_DATA) break;
+      if (rc == 1) {
+        unsigned no = mysql_stmt_errno(st);
+        *lost = Lost(no);
+        result = Err("fetch '" + what + "'", no, mysql_stmt_error(st));
+        break;
+      }
+      SqlRow row(ncols);
+      for (unsigned c = 0; c < ncols && result.ok(); ++c) {
+        if (nulls[c]) continue;
+        if (olens[c] > bufs[c].size()) {  // truncated: fetch the whole column
+          std::string big(olens[c], '\0');
+          MYSQL_BIND b;
+          std::memset(&b, 0, sizeof b);
+          unsigned long l = 0;
+          b.buffer_type = MYSQL_TYPE_STRING;
+          b.buffer = big.data();
+          b.buffer_length = big.size();
+          b.length = &l;
+          if (mysql_stmt_fetch_column(st, &b, c, 0) != 0)
+            result = Err("fetch column '" + what + "'", mysql_stmt_errno(st), mysql_stmt_error(st));
+          else
+            row[c] = std::move(big);
+        } else {
+          row[c] = std::string(bufs[c].data(), olens[c]);
+        }
+      }
+      if (!result.ok()) break;
+      if (rows) rows->push_back(std::move(row));
+    }
+    mysql_stmt_free_result(st);
+    return result;
   }
 
   Status Run(std::string_view sql, const std::vector<SqlParam>& params, std::vector<SqlRow>* rows, uint64_t* affected) {

@@ -113,6 +113,191 @@ std::string StreamTypesYaml() {
 bool ValidEsDuration(const std::string& s) { return ValidWithUnits(s, {"d", "h", "m", "s"}); }
 bool ValidEsByteSize(const std::string& s) { return ValidWithUnits(s, {"b", "kb", "mb", "gb", "tb"}); }
 
+namespace {
+
+// The ILM policy `name`: roll over by age or size while hot, delete after `retention`.
+EsArtifact IlmPolicy(const std::string& name, const std::string& retention, const EsTemplateOptions& o) {
+  std::string b;
+  JsonWriter w(&b, 2);
+  w.BeginObject();
+  w.Key("policy");
+  w.BeginObject();
+  w.Key("_meta");
+  w.BeginObject();
+  w.Kv("managed_by", "iosonar");
+  w.Kv("description", name == "iosonar-raw" ? "iosonar raw records (traces, samples, events)" : "iosonar analysis results");
+  w.EndObject();
+  w.Key("phases");
+  w.BeginObject();
+  w.Key("hot");
+  w.BeginObject();
+  w.Kv("min_age", "0ms");
+  w.Key("actions");
+  w.BeginObject();
+  w.Key("rollover");
+  w.BeginObject();
+  w.Kv("max_age", o.rollover_max_age);
+  w.Kv("max_primary_shard_size", o.rollover_max_primary_shard_size);
+  w.EndObject();
+  w.EndObject();
+  w.EndObject();
+  w.Key("delete");
+  w.BeginObject();
+  w.Kv("min_age", retention);
+  w.Key("actions");
+  w.BeginObject();
+  w.Key("delete");
+  w.BeginObject();
+  w.EndObject();
+  w.EndObject();
+  w.EndObject();
+  w.EndObject();
+  w.EndObject();
+  w.EndObject();
+  return {"ilm/" + name + ".json", "/_ilm/policy/" + name, Finish(b)};
+}
+
+// iosonar@settings-raw / -results: the lifecycle policy, compression, one shard.
+EsArtifact SettingsComponent(const char* kind) {
+  std::string name = std::string("iosonar@settings-") + kind;
+  std::string b;
+  JsonWriter w(&b, 2);
+  w.BeginObject();
+  w.Key("template");
+  w.BeginObject();
+  w.Key("settings");
+  w.BeginObject();
+  w.Kv("index.lifecycle.name", std::string("iosonar-") + kind);
+  w.Kv("index.codec", "best_compression");
+  w.Kv("index.number_of_shards", 1);
+  w.Kv("index.refresh_interval", "5s");
+  w.EndObject();
+  w.EndObject();
+  w.Key("_meta");
+  w.BeginObject();
+  w.Kv("managed_by", "iosonar");
+  w.EndObject();
+  w.EndObject();
+  return {"component_template/" + name + ".json", "/_component_template/" + name, Finish(b)};
+}
+
+// The dataset's fields as a tree of their dotted names; a field that is a
+// prefix of another, or the same twice, is an error.
+Status FieldTree(const schema::Dataset& ds, Node* root) {
+  for (const auto* f : schema::FieldsOf(ds.name)) {
+    Node* n = root;
+    std::string_view rest = f->name;
+    while (true) {
+      auto dot = rest.find('.');
+      std::string part(rest.substr(0, dot));
+      if (n->leaf) return Status::Invalid("field " + std::string(f->name) + ": a prefix of it is itself a field");
+      auto& kid = n->kids[part];
+      if (!kid) kid = std::make_unique<Node>();
+      n = kid.get();
+      if (dot == std::string_view::npos) break;
+      rest.remove_prefix(dot + 1);
+    }
+    if (n->leaf || !n->kids.empty()) return Status::Invalid("field " + std::string(f->name) + " clashes with another field");
+    n->leaf = f;
+  }
+  return Status::Ok();
+}
+
+// BASE@mappings: the fields' mappings (data_stream.* is added by
+// Elasticsearch/Logstash routing: constant per stream).
+Result<EsArtifact> MappingsComponent(const schema::Dataset& ds, const std::string& base, const Node& root, bool metrics) {
+  std::string b;
+  JsonWriter w(&b, 2);
+  w.BeginObject();
+  w.Key("template");
+  w.BeginObject();
+  w.Key("mappings");
+  w.BeginObject();
+  w.Kv("dynamic", false);
+  w.Kv("date_detection", false);
+  w.Key("properties");
+  w.BeginObject();
+  w.Key("data_stream");
+  w.BeginObject();
+  w.Key("properties");
+  w.BeginObject();
+  for (const char* k : {"type", "dataset", "namespace"}) {
+    w.Key(k);
+    w.BeginObject();
+    w.Kv("type", "constant_keyword");
+    w.EndObject();
+  }
+  w.EndObject();
+  w.EndObject();
+  for (const auto& [name, kid] : root.kids) {
+    if (name == "data_stream") return Status::Invalid("the schema may not define data_stream.* fields");
+    w.Key(name);
+    WriteNode(w, *kid, metrics);
+  }
+  w.EndObject();
+  w.EndObject();
+  w.EndObject();
+  w.Key("_meta");
+  w.BeginObject();
+  w.Kv("managed_by", "iosonar");
+  w.Kv("dataset", ds.name);
+  w.Kv("description", ds.description);
+  w.EndObject();
+  w.EndObject();
+  return EsArtifact{"component_template/" + base + "@mappings.json", "/_component_template/" + base + "@mappings", Finish(b)};
+}
+
+// BASE@custom: empty, the user's.
+EsArtifact CustomComponent(const std::string& base) {
+  std::string b;
+  JsonWriter w(&b, 2);
+  w.BeginObject();
+  w.Key("template");
+  w.BeginObject();
+  w.EndObject();
+  w.Key("_meta");
+  w.BeginObject();
+  w.Kv("managed_by", "iosonar");
+  w.Kv("description", "Yours: settings and mappings added here survive `iosonar es-setup`");
+  w.EndObject();
+  w.EndObject();
+  return {"component_template/" + base + "@custom.json", "/_component_template/" + base + "@custom", Finish(b)};
+}
+
+// The index template of the dataset's data stream: settings, mappings, @custom.
+EsArtifact IndexTemplate(const schema::Dataset& ds, const std::string& base, const EsTemplateOptions& o) {
+  std::string b;
+  JsonWriter w(&b, 2);
+  w.BeginObject();
+  w.Key("index_patterns");
+  w.BeginArray();
+  w.String(base + "-*");
+  w.EndArray();
+  w.Key("data_stream");
+  w.BeginObject();
+  w.EndObject();
+  w.Kv("priority", o.priority);
+  w.Key("composed_of");
+  w.BeginArray();
+  w.String(std::string("iosonar@settings-") + (IsResult(ds.name) ? "results" : "raw"));
+  w.String(base + "@mappings");
+  w.String(base + "@custom");
+  w.EndArray();
+  w.Key("ignore_missing_component_templates");
+  w.BeginArray();
+  w.String(base + "@custom");
+  w.EndArray();
+  w.Key("_meta");
+  w.BeginObject();
+  w.Kv("managed_by", "iosonar");
+  w.Kv("dataset", ds.name);
+  w.EndObject();
+  w.EndObject();
+  return {"index_template/" + base + ".json", "/_index_template/" + base, Finish(b)};
+}
+
+}  // namespace
+
 Result<std::vector<EsArtifact>> GenerateEsTemplates(const EsTemplateOptions& o) {
   if (!ValidEsDuration(o.raw_retention)) return Status::Invalid("raw retention '" + o.raw_retention + "': expected e.g. 180d");
   if (!ValidEsDuration(o.results_retention))
@@ -121,183 +306,20 @@ Result<std::vector<EsArtifact>> GenerateEsTemplates(const EsTemplateOptions& o) 
   if (!ValidEsByteSize(o.rollover_max_primary_shard_size))
     return Status::Invalid("rollover size '" + o.rollover_max_primary_shard_size + "': expected e.g. 50gb");
   std::vector<EsArtifact> out;
-
-  // ILM policies.
-  for (const auto& [name, retention] : {std::pair<std::string, std::string>{"iosonar-raw", o.raw_retention},
-                                        {"iosonar-results", o.results_retention}}) {
-    std::string b;
-    JsonWriter w(&b, 2);
-    w.BeginObject();
-    w.Key("policy");
-    w.BeginObject();
-    w.Key("_meta");
-    w.BeginObject();
-    w.Kv("managed_by", "iosonar");
-    w.Kv("description", name == "iosonar-raw" ? "iosonar raw records (traces, samples, events)" : "iosonar analysis results");
-    w.EndObject();
-    w.Key("phases");
-    w.BeginObject();
-    w.Key("hot");
-    w.BeginObject();
-    w.Kv("min_age", "0ms");
-    w.Key("actions");
-    w.BeginObject();
-    w.Key("rollover");
-    w.BeginObject();
-    w.Kv("max_age", o.rollover_max_age);
-    w.Kv("max_primary_shard_size", o.rollover_max_primary_shard_size);
-    w.EndObject();
-    w.EndObject();
-    w.EndObject();
-    w.Key("delete");
-    w.BeginObject();
-    w.Kv("min_age", retention);
-    w.Key("actions");
-    w.BeginObject();
-    w.Key("delete");
-    w.BeginObject();
-    w.EndObject();
-    w.EndObject();
-    w.EndObject();
-    w.EndObject();
-    w.EndObject();
-    w.EndObject();
-    out.push_back({"ilm/" + name + ".json", "/_ilm/policy/" + name, Finish(b)});
-  }
-
-  // Settings components.
-  for (const char* kind : {"raw", "results"}) {
-    std::string name = std::string("iosonar@settings-") + kind;
-    std::string b;
-    JsonWriter w(&b, 2);
-    w.BeginObject();
-    w.Key("template");
-    w.BeginObject();
-    w.Key("settings");
-    w.BeginObject();
-    w.Kv("index.lifecycle.name", std::string("iosonar-") + kind);
-    w.Kv("index.codec", "best_compression");
-    w.Kv("index.number_of_shards", 1);
-    w.Kv("index.refresh_interval", "5s");
-    w.EndObject();
-    w.EndObject();
-    w.Key("_meta");
-    w.BeginObject();
-    w.Kv("managed_by", "iosonar");
-    w.EndObject();
-    w.EndObject();
-    out.push_back({"component_template/" + name + ".json", "/_component_template/" + name, Finish(b)});
-  }
-
-  // Per-dataset mappings, @custom and index templates.
+  out.push_back(IlmPolicy("iosonar-raw", o.raw_retention, o));
+  out.push_back(IlmPolicy("iosonar-results", o.results_retention, o));
+  for (const char* kind : {"raw", "results"}) out.push_back(SettingsComponent(kind));
+  // Per-dataset mappings and @custom; the index templates after all of them.
   std::vector<EsArtifact> index_templates;
   for (const auto& ds : schema::Datasets()) {
     const std::string base = std::string(ds.stream_type) + "-" + std::string(ds.name);
-    const bool metrics = ds.stream_type == "metrics";
     Node root;
-    for (const auto* f : schema::FieldsOf(ds.name)) {
-      Node* n = &root;
-      std::string_view rest = f->name;
-      while (true) {
-        auto dot = rest.find('.');
-        std::string part(rest.substr(0, dot));
-        if (n->leaf) return Status::Invalid("field " + std::string(f->name) + ": a prefix of it is itself a field");
-        auto& kid = n->kids[part];
-        if (!kid) kid = std::make_unique<Node>();
-        n = kid.get();
-        if (dot == std::string_view::npos) break;
-        rest.remove_prefix(dot + 1);
-      }
-      if (n->leaf || !n->kids.empty()) return Status::Invalid("field " + std::string(f->name) + " clashes with another field");
-      n->leaf = f;
-    }
-    // data_stream.* is added by Elasticsearch/Logstash routing: constant per stream.
-    {
-      std::string b;
-      JsonWriter w(&b, 2);
-      w.BeginObject();
-      w.Key("template");
-      w.BeginObject();
-      w.Key("mappings");
-      w.BeginObject();
-      w.Kv("dynamic", false);
-      w.Kv("date_detection", false);
-      w.Key("properties");
-      w.BeginObject();
-      w.Key("data_stream");
-      w.BeginObject();
-      w.Key("properties");
-      w.BeginObject();
-      for (const char* k : {"type", "dataset", "namespace"}) {
-        w.Key(k);
-        w.BeginObject();
-        w.Kv("type", "constant_keyword");
-        w.EndObject();
-      }
-      w.EndObject();
-      w.EndObject();
-      for (const auto& [name, kid] : root.kids) {
-        if (name == "data_stream") return Status::Invalid("the schema may not define data_stream.* fields");
-        w.Key(name);
-        WriteNode(w, *kid, metrics);
-      }
-      w.EndObject();
-      w.EndObject();
-      w.EndObject();
-      w.Key("_meta");
-      w.BeginObject();
-      w.Kv("managed_by", "iosonar");
-      w.Kv("dataset", ds.name);
-      w.Kv("description", ds.description);
-      w.EndObject();
-      w.EndObject();
-      out.push_back({"component_template/" + base + "@mappings.json", "/_component_template/" + base + "@mappings", Finish(b)});
-    }
-    {
-      std::string b;
-      JsonWriter w(&b, 2);
-      w.BeginObject();
-      w.Key("template");
-      w.BeginObject();
-      w.EndObject();
-      w.Key("_meta");
-      w.BeginObject();
-      w.Kv("managed_by", "iosonar");
-      w.Kv("description", "Yours: settings and mappings added here survive `iosonar es-setup`");
-      w.EndObject();
-      w.EndObject();
-      out.push_back({"component_template/" + base + "@custom.json", "/_component_template/" + base + "@custom", Finish(b)});
-    }
-    {
-      std::string b;
-      JsonWriter w(&b, 2);
-      w.BeginObject();
-      w.Key("index_patterns");
-      w.BeginArray();
-      w.String(base + "-*");
-      w.EndArray();
-      w.Key("data_stream");
-      w.BeginObject();
-      w.EndObject();
-      w.Kv("priority", o.priority);
-      w.Key("composed_of");
-      w.BeginArray();
-      w.String(std::string("iosonar@settings-") + (IsResult(ds.name) ? "results" : "raw"));
-      w.String(base + "@mappings");
-      w.String(base + "@custom");
-      w.EndArray();
-      w.Key("ignore_missing_component_templates");
-      w.BeginArray();
-      w.String(base + "@custom");
-      w.EndArray();
-      w.Key("_meta");
-      w.BeginObject();
-      w.Kv("managed_by", "iosonar");
-      w.Kv("dataset", ds.name);
-      w.EndObject();
-      w.EndObject();
-      index_templates.push_back({"index_template/" + base + ".json", "/_index_template/" + base, Finish(b)});
-    }
+    if (Status st = FieldTree(ds, &root); !st.ok()) return st;
+    auto mappings = MappingsComponent(ds, base, root, ds.stream_type == "metrics");
+    if (!mappings.ok()) return mappings.status();
+    out.push_back(std::move(mappings).value());
+    out.push_back(CustomComponent(base));
+    index_templates.push_back(IndexTemplate(ds, base, o));
   }
   for (auto& t : index_templates) out.push_back(std::move(t));
   return out;

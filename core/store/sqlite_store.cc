@@ -545,43 +545,54 @@ class SqliteStore final : public Store, public BulkWriter {
     if (auto s = Compile(*info, sq.range, sq.filters, &q); !s.ok()) return s;
     ReadTxn txn(this);
     if (auto s = txn.Begin(); !s.ok()) return s;
+    Status st = sq.ordered ? ScanInTimeOrder(q, want, fn) : ScanAsDecoded(q, want, fn);
+    if (!st.ok()) return st;
+    return txn.End();
+  }
 
-    const size_t k = want.size();
-    auto fill = [&](const ParsedRecord& rec, const FieldSet& present, Slot* out) {
-      for (size_t j = 0; j < k; ++j) {
-        Slot sl;
-        if (present.Test(want[j])) {
-          const FieldValue& v = rec.v[want[j]];
-          sl.kind = v.kind;
-          if (v.kind == FieldValue::kString) {
-            sl.p = v.s.data();
-            sl.len = static_cast<uint32_t>(v.s.size());
-          } else if (v.kind == FieldValue::kDouble) {
-            sl.i = std::bit_cast<int64_t>(v.d);
-          } else {
-            sl.i = v.i;
-          }
+  // The wanted fields of a decoded record into out[0..want.size()).
+  static void FillSlots(const ParsedRecord& rec, const FieldSet& present, const std::vector<size_t>& want, Slot* out) {
+    for (size_t j = 0; j < want.size(); ++j) {
+      Slot sl;
+      if (present.Test(want[j])) {
+        const FieldValue& v = rec.v[want[j]];
+        sl.kind = v.kind;
+        if (v.kind == FieldValue::kString) {
+          sl.p = v.s.data();
+          sl.len = static_cast<uint32_t>(v.s.size());
+        } else if (v.kind == FieldValue::kDouble) {
+          sl.i = std::bit_cast<int64_t>(v.d);
+        } else {
+          sl.i = v.i;
         }
-        out[j] = sl;
       }
-    };
-    if (!sq.ordered) {
-      // Block by block, rows as they are decoded (strings point into SQLite's
-      // copy of the block, valid during the callback).
-      std::vector<Slot> slots(k);
-      BlockRow row;
-      row.Set(slots.data(), k);
-      bool stopped = false;
-      Status st = ForEachBlock(q, false, [&](const BlockMeta& m, const uint8_t* data, size_t size) -> Status {
-        return Decode(q, m, data, size, [&](const ParsedRecord& rec, const FieldSet& present, int64_t) {
-          if (stopped) return;
-          fill(rec, present, slots.data());
-          if (!fn(row)) stopped = true;
-        });
-      }, &stopped);
-      if (!st.ok()) return st;
-      return txn.End();
+      out[j] = sl;
     }
+  }
+
+  // ScanQuery::ordered = false: block by block, rows as they are decoded
+  // (strings point into SQLite's copy of the block, valid during the callback).
+  Status ScanAsDecoded(const Query& q, const std::vector<size_t>& want, const std::function<bool(const Row&)>& fn) {
+    const size_t k = want.size();
+    std::vector<Slot> slots(k);
+    BlockRow row;
+    row.Set(slots.data(), k);
+    bool stopped = false;
+    Status st = ForEachBlock(q, false, [&](const BlockMeta& m, const uint8_t* data, size_t size) -> Status {
+      return Decode(q, m, data, size, [&](const ParsedRecord& rec, const FieldSet& present, int64_t) {
+        if (stopped) return;
+        FillSlots(rec, present, want, slots.data());
+        if (!fn(row)) stopped = true;
+      });
+    }, &stopped);
+    return st;
+  }
+
+  // In @timestamp order: each block's records sorted (they nearly are), and
+  // a k-way merge of the blocks loaded so far, passing on every record
+  // earlier than the next block's first.
+  Status ScanInTimeOrder(const Query& q, const std::vector<size_t>& want, const std::function<bool(const Row&)>& fn) {
+    const size_t k = want.size();
     std::vector<std::unique_ptr<Run>> runs;     // loaded, not yet exhausted
     std::vector<std::unique_ptr<Run>> spare;    // exhausted, kept for reuse
     std::vector<Run*> heap;                     // min-heap on (next record's ts, block id)
@@ -626,7 +637,7 @@ class SqliteStore final : public Store, public BulkWriter {
         const uint32_t idx = static_cast<uint32_t>(run->order.size());
         run->order.emplace_back(ts, idx);
         run->slots.resize(run->slots.size() + k);
-        fill(rec, present, run->slots.data() + run->slots.size() - k);
+        FillSlots(rec, present, want, run->slots.data() + run->slots.size() - k);
       });
       if (!s.ok()) return s;
       if (run->order.empty()) {
@@ -651,7 +662,7 @@ class SqliteStore final : public Store, public BulkWriter {
     }, &stopped);
     if (!st.ok()) return st;
     emit_before(0, true);
-    return txn.End();
+    return Status::Ok();
   }
 
   Result<std::vector<Bucket>> BucketSums(const BucketQuery& bq) override {
@@ -1370,6 +1381,42 @@ std::string BlockDamage::Describe() const {
   d += ", " + FormatIsoMillis(ts_min) + " .. " + FormatIsoMillis(ts_max) + ", " + std::to_string(records) +
        " records) is damaged: " + reason;
   return d;
+}
+
+Status AppendJsonLines(Store& store, std::string_view lines, AppendStats* stats,
+                       const std::function<void(size_t lineno, const Status& why)>& bad) {
+  constexpr size_t kBatch = 512;
+  std::vector<ParsedRecord> recs(kBatch);  // parsed in place in bufs, so both live until the Append
+  std::vector<std::string> bufs(kBatch);
+  std::vector<const ParsedRecord*> ptrs;
+  auto flush = [&]() -> Status {
+    if (ptrs.empty()) return Status::Ok();
+    AppendStats a;
+    Status s = store.Append(ptrs, &a);
+    stats->inserted += a.inserted;
+    stats->duplicates += a.duplicates;
+    ptrs.clear();
+    return s;
+  };
+  size_t lineno = 0;
+  while (!lines.empty()) {
+    const size_t nl = lines.find('\n');
+    const std::string_view l = lines.substr(0, nl);
+    lines.remove_prefix(nl == std::string_view::npos ? lines.size() : nl + 1);
+    ++lineno;
+    auto& b = bufs[ptrs.size()];
+    b.assign(l);
+    b.push_back('\0');
+    auto& rec = recs[ptrs.size()];
+    if (Status s = ParseRecordInsitu(b.data(), l.size(), &rec); !s.ok()) {
+      bad(lineno, s);
+      continue;
+    }
+    ptrs.push_back(&rec);
+    if (ptrs.size() == kBatch)
+      if (Status f = flush(); !f.ok()) return f;
+  }
+  return flush();
 }
 
 }  // namespace iosonar

@@ -84,4 +84,10 @@ Result<std::unique_ptr<Store>> OpenSqliteStore(const std::string& dir, const Sql
 // Works on any Store; thread-safety is the store's.
 Status ExportJsonLines(Store& store, const ScanQuery& q, const std::function<bool(std::string_view line)>& out);
 
+// The reverse: '\n'-separated JSON lines appended to any Store, 512 records
+// an Append. A line that does not parse as a record goes to bad(line number
+// from 1, why) and is skipped; a store error stops the import and is returned.
+Status AppendJsonLines(Store& store, std::string_view lines, AppendStats* stats,
+                       const std::function<void(size_t lineno, const Status& why)>& bad);
+
 }  // namespace iosonar

@@ -124,7 +124,7 @@ void AppendBulkCreate(std::string* out, const BulkDoc& d) {
 }
 
 EsClient::EsClient(std::unique_ptr<HttpClient> http, const EsOptions& opts)
-    : http_(std::move(http)), opts_(opts), rng_(std::random_device{}()) {}
+    : http_(std::move(http)), opts_(opts), backoff_(opts.backoff_initial_ms, opts.backoff_max_ms), rng_(std::random_device{}()) {}
 
 Result<std::unique_ptr<EsClient>> EsClient::Open(const std::string& url, const EsOptions& opts) {
   auto h = HttpClient::Open(url, opts);
@@ -133,14 +133,7 @@ Result<std::unique_ptr<EsClient>> EsClient::Open(const std::string& url, const E
 }
 
 int EsClient::BackoffMs(int attempt) {
-  int64_t cap = opts_.backoff_initial_ms;
-  for (int i = 0; i < attempt && cap < opts_.backoff_max_ms; ++i) cap *= 2;
-  cap = std::min<int64_t>(cap, opts_.backoff_max_ms);
-  if (cap <= 0) return 0;
-  // Full jitter: uniform in [cap/2, cap], so retries of many clients spread out
-  // but each still waits a meaningful time.
-  std::uniform_int_distribution<int64_t> d(cap / 2, cap);
-  return static_cast<int>(d(rng_));
+  return static_cast<int>(backoff_.JitteredDelay(attempt, rng_));
 }
 
 Result<HttpResponse> EsClient::Call(std::string_view method, const std::string& path, std::string_view body,
@@ -241,59 +234,88 @@ Status EsClient::Bulk(std::vector<BulkDoc> docs, BulkStats* stats, std::vector<B
   return Status::Ok();
 }
 
-Status EsClient::ScanPit(const std::string& index, const std::string& query_json, size_t page_size,
-                         const std::function<bool(std::string_view source)>& fn) {
-  auto open = [&]() -> Result<std::string> {
-    auto r = Call("POST", "/" + index + "/_pit?keep_alive=2m");
-    if (!r.ok()) return r.status();
-    if (r->status == 404) return std::string();  // no such index: nothing to scan
-    if (r->status != 200) return Status::Io("open PIT on " + index + ": HTTP " + std::to_string(r->status) + ": " + Snippet(r->body));
-    rapidjson::Document d;
-    d.Parse(r->body.data(), r->body.size());
-    if (d.HasParseError() || !d.IsObject() || !d.HasMember("id") || !d["id"].IsString())
-      return Status::Io("open PIT on " + index + ": no id in " + Snippet(r->body));
-    return std::string(d["id"].GetString());
-  };
-  auto pit = open();
-  if (!pit.ok()) return pit.status();
-  std::string pit_id = *pit;
-  if (pit_id.empty()) return Status::Ok();
+namespace {
 
-  std::string after;               // search_after JSON array text ("" = from the start)
+// Where a PIT scan is: the search_after of the next page and, to go on after
+// the PIT expired and was reopened, the last @timestamp given and the ids
+// given at it.
+struct PitCursor {
+  std::string after;  // search_after JSON array text ("" = from the start)
   bool have_last = false;
-  int64_t last_ts = 0;             // the last hit's @timestamp sort value (epoch ms)
+  int64_t last_ts = 0;                   // the last hit's @timestamp sort value (epoch ms)
   std::set<std::string> ids_at_last_ts;  // ids given at last_ts (to skip after a PIT reopen)
-  bool skip_mode = false;          // after a reopen: skip hits at last_ts already given
-  Status result;
-  for (;;) {
-    std::string body = "{\"size\":" + std::to_string(page_size) + ",\"query\":" + query_json +
-                       ",\"pit\":{\"id\":";
+  bool skip_mode = false;                // after a reopen: skip hits at last_ts already given
+
+  std::string PageBody(size_t page_size, const std::string& query_json, const std::string& pit_id) const {
+    std::string body = "{\"size\":" + std::to_string(page_size) + ",\"query\":" + query_json + ",\"pit\":{\"id\":";
     AppendJsonString(&body, pit_id);
     body += ",\"keep_alive\":\"2m\"},\"sort\":[{\"@timestamp\":\"asc\"},"
             "{\"_shard_doc\":\"asc\"}],\"track_total_hits\":false";
     if (!after.empty()) body += ",\"search_after\":" + after;
     body += "}";
-    auto r = Call("POST", "/_search", body);
+    return body;
+  }
+  // Continue after the last timestamp seen: start at it again (the
+  // tiebreaker of the old PIT means nothing in the new one) and skip the ids
+  // already given there.
+  void Reopened() {
+    if (!have_last) return;
+    after = "[" + std::to_string(last_ts - 1) + ",9223372036854775807]";
+    skip_mode = true;
+  }
+  // A hit with these sort values: false if it was given before the reopen.
+  bool Take(int64_t ts, const std::string& id, std::string sort_json) {
+    after = std::move(sort_json);
+    if (skip_mode) {
+      if (ts == last_ts && ids_at_last_ts.count(id)) return false;
+      if (ts != last_ts) skip_mode = false;
+    }
+    if (!have_last || ts != last_ts) ids_at_last_ts.clear();
+    have_last = true;
+    last_ts = ts;
+    ids_at_last_ts.insert(id);
+    return true;
+  }
+};
+
+}  // namespace
+
+Result<std::string> EsClient::OpenPit(const std::string& index) {
+  auto r = Call("POST", "/" + index + "/_pit?keep_alive=2m");
+  if (!r.ok()) return r.status();
+  if (r->status == 404) return std::string();  // no such index: nothing to scan
+  if (r->status != 200) return Status::Io("open PIT on " + index + ": HTTP " + std::to_string(r->status) + ": " + Snippet(r->body));
+  rapidjson::Document d;
+  d.Parse(r->body.data(), r->body.size());
+  if (d.HasParseError() || !d.IsObject() || !d.HasMember("id") || !d["id"].IsString())
+    return Status::Io("open PIT on " + index + ": no id in " + Snippet(r->body));
+  return std::string(d["id"].GetString());
+}
+
+Status EsClient::ScanPit(const std::string& index, const std::string& query_json, size_t page_size,
+                         const std::function<bool(std::string_view source)>& fn) {
+  auto pit = OpenPit(index);
+  if (!pit.ok()) return pit.status();
+  std::string pit_id = *pit;
+  if (pit_id.empty()) return Status::Ok();
+  PitCursor cur;
+  Status result;
+  for (;;) {
+    auto r = Call("POST", "/_search", cur.PageBody(page_size, query_json, pit_id));
     if (!r.ok()) {
       result = r.status();
       break;
     }
     if (PitExpired(*r)) {
       ++pit_reopens_;
-      auto p = open();
+      auto p = OpenPit(index);
       if (!p.ok()) {
         result = p.status();
         break;
       }
       pit_id = *p;
       if (pit_id.empty()) break;
-      // Continue after the last timestamp seen: start at it again (the
-      // tiebreaker of the old PIT means nothing in the new one) and skip the
-      // ids already given there.
-      if (have_last) {
-        after = "[" + std::to_string(last_ts - 1) + ",9223372036854775807]";
-        skip_mode = true;
-      }
+      cur.Reopened();
       continue;
     }
     if (r->status != 200) {
@@ -321,22 +343,13 @@ Status EsClient::ScanPit(const std::string& index, const std::string& query_json
       const auto& sv = h["sort"][0];
       int64_t ts = sv.IsInt64() ? sv.GetInt64() : sv.IsString() ? std::atoll(sv.GetString()) : 0;
       std::string id = h.HasMember("_id") && h["_id"].IsString() ? h["_id"].GetString() : std::string();
-      after = ToJsonText(h["sort"]);
-      if (skip_mode) {
-        if (ts == last_ts && ids_at_last_ts.count(id)) continue;
-        if (ts != last_ts) skip_mode = false;
-      }
-      if (!have_last || ts != last_ts) ids_at_last_ts.clear();
-      have_last = true;
-      last_ts = ts;
-      ids_at_last_ts.insert(id);
+      if (!cur.Take(ts, id, ToJsonText(h["sort"]))) continue;
       if (!fn(ToJsonText(h["_source"]))) {
         stop = true;
         break;
       }
     }
-    if (stop) break;
-    if (hits.Size() < page_size) break;
+    if (stop || hits.Size() < page_size) break;
   }
   std::string close = "{\"id\":";
   AppendJsonString(&close, pit_id);

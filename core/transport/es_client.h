@@ -4,8 +4,8 @@
 //
 // Retry policy: a whole request answered 429 or 5xx, or failed in transport
 // (refused, reset, cut off mid-response, timeout) is resent after an
-// exponential backoff with full jitter (backoff_initial_ms * 2^attempt, at
-// most backoff_max_ms), up to max_attempts. In a _bulk answer each item is
+// exponential backoff with jitter (transport/backoff.h: backoff_initial_ms *
+// 2^attempt, at most backoff_max_ms), up to max_attempts. In a _bulk answer each item is
 // judged alone: 201 created; 409 version_conflict = already stored (the
 // _id is deterministic, so this is a resend); 429 and 5xx items are resent
 // in the next round (same backoff); any other 4xx is set aside with the
@@ -19,6 +19,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/transport/backoff.h"
 #include "core/transport/http_client.h"
 #include "core/records/record.h"
 #include "core/transport/sink.h"
@@ -99,8 +100,11 @@ class EsClient {
 
  private:
   int BackoffMs(int attempt);
+  // A point in time on index: its id, "" when the index does not exist.
+  Result<std::string> OpenPit(const std::string& index);
   std::unique_ptr<HttpClient> http_;
   EsOptions opts_;
+  Backoff backoff_;  // backoff_initial_ms, backoff_max_ms
   std::mt19937_64 rng_;
   uint64_t pit_reopens_ = 0;
 };

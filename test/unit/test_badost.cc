@@ -242,11 +242,13 @@ TEST_CASE("bad-ost: zero I/O time, bad rows and constant columns are set aside",
 }
 
 TEST_CASE("bad-ost: iosonar.result.bad_ost records pass the schema, and the slow OST is flagged", "[badost]") {
-  auto res = CorrelateOsts(SlowOstWorkload(3, 0.4));
+  BadOstInput in;
+  in.files = SlowOstWorkload(3, 0.4);
+  auto res = CorrelateOsts(in.files);
   BadOstFilter f;
   f.p_threshold = 1e-5;
   f.c_threshold = 0.5;
-  const std::string recs = BadOstToRecords(res, f, "admin1", "", 1795000000LL * 1000000000, 12345);
+  const std::string recs = BadOstToRecords(res, f, in, "admin1", "", 1795000000LL * 1000000000);
   size_t n = 0, flagged = 0;
   for (size_t a = 0, b; (b = recs.find('\n', a)) != std::string::npos; a = b + 1) {
     std::string line = recs.substr(a, b - a), buf = line + '\0';
@@ -264,4 +266,23 @@ TEST_CASE("bad-ost: iosonar.result.bad_ost records pass the schema, and the slow
   }
   CHECK(n == res.correlations.size());
   CHECK(flagged == 1);
+}
+
+TEST_CASE("bad-ost records: a resend has the same stream, another job or result another", "[badost]") {
+  BadOstInput in;
+  in.files = SlowOstWorkload(3, 0.4);
+  BadOstFilter f;
+  auto stream_of = [](const std::string& recs) {
+    rapidjson::Document d;
+    d.Parse(recs.substr(0, recs.find('\n')).c_str());
+    REQUIRE(d.IsObject());
+    return d["event.stream"].GetInt64();
+  };
+  const auto res = CorrelateOsts(in.files);
+  const int64_t s = stream_of(BadOstToRecords(res, f, in, "h", "7", 1));
+  CHECK(stream_of(BadOstToRecords(CorrelateOsts(in.files), f, in, "h", "7", 2)) == s);  // the time is not the result
+  CHECK(stream_of(BadOstToRecords(res, f, in, "h", "8", 1)) != s);
+  BadOstInput other;
+  other.files = SlowOstWorkload(4, 0.4);
+  CHECK(stream_of(BadOstToRecords(CorrelateOsts(other.files), f, other, "h", "7", 1)) != s);
 }

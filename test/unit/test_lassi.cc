@@ -13,6 +13,7 @@
 #include "core/base/timeutil.h"
 #include "analysis-jobs/lassi/lassi.h"
 #include "analysis-jobs/lassi/lassi_store.h"
+#include "analysis-jobs/lassi/results.h"
 #include "test/testutil/testutil.h"
 
 using namespace iosonar;
@@ -380,4 +381,42 @@ TEST_CASE("LASSi accumulator: merging split feeds equals one feed", "[lassi]") {
   b.CountReset();
   a.Merge(b);
   CHECK(ResultToJson(a.Compute(), false) == ResultToJson(all.Compute(), false));
+}
+
+TEST_CASE("LASSi risk records: a resend has the same stream, another result another", "[lassi][results]") {
+  auto compute = [](double alpha, double read_kb) {
+    Options o;
+    o.alpha = alpha;
+    o.window_ns = 60 * kS;
+    o.from_ns = o.history_from_ns = 0;
+    o.to_ns = 120 * kS;
+    Accumulator acc(o);
+    acc.AddServer("a", 1 * kS, Oss(read_kb, std::nullopt, 0, std::nullopt, 1));
+    acc.AddServer("a", 61 * kS, Oss(10, std::nullopt, 0, std::nullopt, 1));
+    return acc.Compute();
+  };
+  // (event.stream, event.seq) of each line, checking the lines parse as records.
+  auto ids = [](const std::string& lines) {
+    std::vector<std::pair<int64_t, int64_t>> out;
+    for (const auto& l : test::SplitLines(lines)) {
+      if (l.empty()) continue;
+      std::string b = l + '\0';
+      ParsedRecord rec;
+      INFO(l);
+      REQUIRE(ParseRecordInsitu(b.data(), l.size(), &rec).ok());
+      rapidjson::Document d;
+      d.Parse(l.c_str());
+      out.emplace_back(d["event.stream"].GetInt64(), d["event.seq"].GetInt64());
+    }
+    return out;
+  };
+  const auto a = ids(RiskRecords(compute(2, 300), "h"));
+  REQUIRE(a.size() == 2);
+  CHECK(a[0].second == 1);
+  CHECK(a[1].second == 2);
+  CHECK(a[0].first == a[1].first);
+  CHECK(a[0].first >= 0);
+  CHECK(ids(RiskRecords(compute(2, 300), "h")) == a);         // recomputed or resent: the same ids
+  CHECK(ids(RiskRecords(compute(3, 300), "h"))[0].first != a[0].first);  // other options
+  CHECK(ids(RiskRecords(compute(2, 301), "h"))[0].first != a[0].first);  // other data
 }
