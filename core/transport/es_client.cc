@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "core/base/json.h"
+#include "core/records/fields.h"
 #include "core/records/json_line.h"
 
 namespace iosonar {
@@ -269,8 +270,9 @@ Status EsClient::ScanPit(const std::string& index, const std::string& query_json
     std::string body = "{\"size\":" + std::to_string(page_size) + ",\"query\":" + query_json +
                        ",\"pit\":{\"id\":";
     AppendJsonString(&body, pit_id);
-    body += ",\"keep_alive\":\"2m\"},\"sort\":[{\"@timestamp\":\"asc\"},"
-            "{\"_shard_doc\":\"asc\"}],\"track_total_hits\":false";
+    body += ",\"keep_alive\":\"2m\"},\"sort\":[{";
+    body += field::kTimestamp.key();
+    body += "\"asc\"},{\"_shard_doc\":\"asc\"}],\"track_total_hits\":false";
     if (!after.empty()) body += ",\"search_after\":" + after;
     body += "}";
     auto r = Call("POST", "/_search", body);
