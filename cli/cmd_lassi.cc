@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 
+#include "core/records/fields.h"
 #include "redis-cache/cache.h"
 #include "cli/cli_options.h"
 #include "cli/commands.h"
@@ -600,10 +601,10 @@ int CmdReport(int argc, char** argv) {
   {
     std::set<std::string> jobs;
     ScanQuery q;
-    q.dataset = "iosonar.trace";
+    q.dataset = dataset::kTrace;
     q.range.start_ns = range.from_ns;
     q.range.end_ns = range.to_ns;
-    q.fields = {"job.id"};
+    q.fields = {field::kJobId};
     Status st = store.value()->Scan(q, [&](const Row& r) {
       if (r.Has(0)) jobs.insert(std::string(r.Str(0)));
       return jobs.size() < 10000;

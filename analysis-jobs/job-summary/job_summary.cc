@@ -16,6 +16,7 @@
 
 #include "core/base/json.h"
 #include "core/base/timeutil.h"
+#include "core/records/fields.h"
 
 namespace iosonar::analysis {
 
@@ -390,11 +391,11 @@ JobSummary Summarize(std::span<const TraceRun> runs, const SummaryOptions& opt) 
   return js;
 }
 
-const std::vector<std::string>& TraceRunFields() {
-  static const std::vector<std::string> k = {
-      "host.name", "process.pid", "process.tid", "process.rank", "io.op",          "io.layer",
-      "file.path", "file.id",     "io.fd",       "io.offset",    "io.size",        "io.count",
-      "io.bytes",  "io.errno",    "event.start_ns", "event.end_ns", "io.duration_ns"};
+const std::vector<FieldId>& TraceRunFields() {
+  static const std::vector<FieldId> k = {
+      field::kHostName, field::kProcessPid, field::kProcessTid, field::kProcessRank, field::kIoOp, field::kIoLayer,
+      field::kFilePath, field::kFileId, field::kIoFd, field::kIoOffset, field::kIoSize, field::kIoCount,
+      field::kIoBytes, field::kIoErrno, field::kEventStartNs, field::kEventEndNs, field::kIoDurationNs};
   return k;
 }
 
@@ -424,8 +425,8 @@ TraceRun TraceRunFromRow(const Row& row) {
 
 Result<JobSummary> SummarizeJob(Store& store, const std::string& job_id, const SummaryOptions& opt) {
   ScanQuery q;
-  q.dataset = "iosonar.trace";
-  q.filters = {{"job.id", job_id}};
+  q.dataset = dataset::kTrace;
+  q.filters = {{field::kJobId, job_id}};
   q.fields = TraceRunFields();
   std::vector<TraceRun> runs;
   Status st = store.Scan(q, [&](const Row& row) {
@@ -440,9 +441,9 @@ Result<JobSummary> SummarizeJob(Store& store, const std::string& job_id, const S
   // tracer.dropped is a running total per process instance (event.stream):
   // the largest value of each stream is what that process lost.
   ScanQuery tq;
-  tq.dataset = "iosonar.tracer";
-  tq.filters = {{"job.id", job_id}};
-  tq.fields = {"event.stream", "tracer.dropped"};
+  tq.dataset = dataset::kTracer;
+  tq.filters = {{field::kJobId, job_id}};
+  tq.fields = {field::kEventStream, field::kTracerDropped};
   std::unordered_map<int64_t, int64_t> dropped;
   st = store.Scan(tq, [&](const Row& row) {
     if (!row.Has(0) || !row.Has(1)) return true;

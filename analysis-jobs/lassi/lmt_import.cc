@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/base/json.h"
+#include "core/records/fields.h"
 #include "core/records/schema.h"
 #include "core/base/timeutil.h"
 
@@ -93,18 +94,18 @@ Result<LmtImportStats> ImportLmt(const std::string& path, int64_t utc_offset_s,
 
   const uint64_t oss_stream = StreamId("lmt-oss:" + path), mds_stream = StreamId("lmt-mds:" + path);
   int64_t oss_seq = 0, mds_seq = 0;
-  auto head = [&](JsonWriter& w, int64_t t, const char* ds, uint64_t stream, int64_t seq, const Target& tg,
+  auto head = [&](JsonWriter& w, int64_t t, DatasetId ds, uint64_t stream, int64_t seq, const Target& tg,
                   int64_t elapsed) {
     w.BeginObject();
-    w.Kv("@timestamp", FormatIsoMillis(t));
-    w.Kv("event.dataset", ds);
-    w.Key("event.stream");
+    w.Kv(field::kTimestamp, FormatIsoMillis(t));
+    w.Kv(field::kEventDataset, ds);
+    w.Key(field::kEventStream);
     w.Int(static_cast<int64_t>(stream));
-    w.Kv("event.seq", seq);
-    w.Kv("host.name", tg.host.empty() ? std::string("lmt") : tg.host);
-    w.Kv("lustre.fs", stats.fs);
-    w.Kv("lustre.target", tg.name);
-    w.Kv("lustre.elapsed_ns", elapsed);
+    w.Kv(field::kEventSeq, seq);
+    w.Kv(field::kHostName, tg.host.empty() ? std::string("lmt") : tg.host);
+    w.Kv(field::kLustreFs, stats.fs);
+    w.Kv(field::kLustreTarget, tg.name);
+    w.Kv(field::kLustreElapsedNs, elapsed);
   };
 
   // OSTs: consecutive readings of each OST.
@@ -125,13 +126,13 @@ Result<LmtImportStats> ImportLmt(const std::string& path, int64_t utc_offset_s,
               if (p != prev.end() && it->second > p->second.t) {
                 std::string line;
                 JsonWriter w(&line);
-                head(w, it->second, "iosonar.oss", oss_stream, ++oss_seq, osts[id], it->second - p->second.t);
+                head(w, it->second, dataset::kOss, oss_stream, ++oss_seq, osts[id], it->second - p->second.t);
                 if (v[0] < p->second.v[0] || v[1] < p->second.v[1]) {
-                  w.Kv("lustre.reset", true);
+                  w.Kv(field::kLustreReset, true);
                   ++stats.resets;
                 } else {
-                  w.Kv("oss.read_bytes", static_cast<int64_t>(v[0] - p->second.v[0]));
-                  w.Kv("oss.write_bytes", static_cast<int64_t>(v[1] - p->second.v[1]));
+                  w.Kv(field::kOssReadBytes, static_cast<int64_t>(v[0] - p->second.v[0]));
+                  w.Kv(field::kOssWriteBytes, static_cast<int64_t>(v[1] - p->second.v[1]));
                 }
                 w.EndObject();
                 ++stats.oss_records;
@@ -158,14 +159,14 @@ Result<LmtImportStats> ImportLmt(const std::string& path, int64_t utc_offset_s,
     if (last && last_id == k.first && it->second > last_t) {
       std::string line;
       JsonWriter w(&line);
-      head(w, it->second, "iosonar.mds", mds_stream, ++mds_seq, mdss[k.first], it->second - last_t);
+      head(w, it->second, dataset::kMds, mds_stream, ++mds_seq, mdss[k.first], it->second - last_t);
       bool reset = false;
       for (const auto& [f, v] : ops) {
         auto pv = last->find(f);
         if (pv != last->end() && v < pv->second) reset = true;
       }
       if (reset) {
-        w.Kv("lustre.reset", true);
+        w.Kv(field::kLustreReset, true);
         ++stats.resets;
       } else {
         for (const auto& [f, v] : ops) {

@@ -16,11 +16,11 @@ namespace iosonar::analysis {
 inline void BeginResultRecord(JsonWriter& w, int64_t ts_ns, DatasetId dataset, int64_t stream, int64_t seq,
                               std::string_view host) {
   w.BeginObject();
-  w.Kv("@timestamp", FormatIsoMillis(ts_ns));
-  w.Kv("event.dataset", dataset);
-  w.Kv("event.stream", stream);
-  w.Kv("event.seq", seq);
-  w.Kv("host.name", host);
+  w.Kv(field::kTimestamp, FormatIsoMillis(ts_ns));
+  w.Kv(field::kEventDataset, dataset);
+  w.Kv(field::kEventStream, stream);
+  w.Kv(field::kEventSeq, seq);
+  w.Kv(field::kHostName, host);
 }
 
 }  // namespace iosonar::analysis

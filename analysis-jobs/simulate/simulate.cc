@@ -10,6 +10,7 @@
 #include "core/base/hash.h"
 #include "core/collector/ingest.h"
 #include "core/base/json.h"
+#include "core/records/fields.h"
 #include "core/records/json_line.h"
 
 namespace iosonar::sim {
@@ -29,9 +30,9 @@ using analysis::Fnv1a;
 // What every server/client delta record carries after its head: the file
 // system, the target and the interval (1 s; @timestamp is its end).
 void ServerTarget(JsonLine& j, const std::string& fs, const std::string& target) {
-  j.KStr("lustre.fs", fs.c_str());
-  j.KStr("lustre.target", target.c_str());
-  j.KInt("lustre.elapsed_ns", kSec);
+  j.KStr(field::kLustreFs, fs.c_str());
+  j.KStr(field::kLustreTarget, target.c_str());
+  j.KInt(field::kLustreElapsedNs, kSec);
 }
 
 // A small deterministic generator (xorshift64*), seeded through SplitMix.
@@ -71,17 +72,17 @@ class Emitter {
  public:
   Emitter(const std::function<Status(std::string_view)>& out, SimResult* r, const Config& cfg)
       : out_(out), r_(r), cfg_(cfg) {}
-  JsonLine& Begin(const char* dataset, int64_t ts_ns, Stream& st, const std::string& host) {
+  JsonLine& Begin(DatasetId dataset, int64_t ts_ns, Stream& st, const std::string& host) {
     j_.Reset();
     const char d = dataset[8];  // iosonar.[t]race, [c]lient, servers
     skip_ = d == 't' ? !cfg_.emit_trace : d == 'c' ? !cfg_.emit_client : !cfg_.emit_servers;
     j_.Begin();
-    j_.Key("@timestamp");
+    j_.Key(field::kTimestamp);
     j_.IsoMillis(ts_ns);
-    j_.KInt("event.seq", st.seq++);
-    j_.KStr("event.dataset", dataset);
-    j_.KInt("event.stream", st.id);
-    j_.KStr("host.name", host.data(), host.size());
+    j_.KInt(field::kEventSeq, st.seq++);
+    j_.KStr(field::kEventDataset, dataset);
+    j_.KInt(field::kEventStream, st.id);
+    j_.KStr(field::kHostName, host.data(), host.size());
     dataset_ = dataset;
     return j_;
   }
@@ -424,26 +425,26 @@ Status Simulate(const Config& cfg, const std::function<Status(std::string_view l
         const int64_t pid = 10000 + r % s.procs_per_node;
         int64_t cursor = tick + static_cast<int64_t>(SplitMix(cfg.seed ^ uint64_t(r) ^ (uint64_t(t) << 32)) % 5000000);
         auto common = [&](const char* op, int64_t start, int64_t end) -> JsonLine& {
-          JsonLine& j = em.Begin("iosonar.trace", start, st, host);
-          j.KStr("job.id", s.id.data(), s.id.size());
-          j.KInt("process.pid", pid);
-          j.KInt("process.rank", r);
-          j.KInt("process.tid", pid);
-          j.KStr("io.op", op);
-          j.KStr("io.layer", "posix");
-          j.KStr("file.path", L.path.data(), L.path.size());
-          j.KStr("file.id", fid.data(), fid.size());
+          JsonLine& j = em.Begin(dataset::kTrace, start, st, host);
+          j.KStr(field::kJobId, s.id.data(), s.id.size());
+          j.KInt(field::kProcessPid, pid);
+          j.KInt(field::kProcessRank, r);
+          j.KInt(field::kProcessTid, pid);
+          j.KStr(field::kIoOp, op);
+          j.KStr(field::kIoLayer, "posix");
+          j.KStr(field::kFilePath, L.path.data(), L.path.size());
+          j.KStr(field::kFileId, fid.data(), fid.size());
           (void)end;
           return j;
         };
         auto meta = [&](const char* op, int64_t count, bool with_fd) -> Status {
           const int64_t dur = count * 20000;  // 20 us an op
           JsonLine& j = common(op, cursor, cursor + dur);
-          if (with_fd) j.KInt("io.fd", 3);
-          j.KInt("io.count", count);
-          j.KInt("event.start_ns", cursor);
-          j.KInt("event.end_ns", cursor + dur);
-          j.KInt("io.duration_ns", dur);
+          if (with_fd) j.KInt(field::kIoFd, 3);
+          j.KInt(field::kIoCount, count);
+          j.KInt(field::kEventStartNs, cursor);
+          j.KInt(field::kEventEndNs, cursor + dur);
+          j.KInt(field::kIoDurationNs, dur);
           cursor += dur;
           truth.trace_records++;
           const int mdt = L.mdt;
@@ -497,14 +498,14 @@ Status Simulate(const Config& cfg, const std::function<Status(std::string_view l
           if (fwd == cfg.faults.slow_fwd) f *= cfg.faults.slow_fwd_factor;
           const int64_t dur = static_cast<int64_t>(static_cast<double>(bytes) * 1e9 / (static_cast<double>(cfg.rank_bw) * f));
           JsonLine& j = common(s.read ? "read" : "write", cursor, cursor + dur);
-          j.KInt("io.fd", 3);
-          j.KInt("io.offset", off);
-          j.KInt("io.size", s.request);
-          j.KInt("io.bytes", bytes);
-          j.KInt("io.count", count);
-          j.KInt("event.start_ns", cursor);
-          j.KInt("event.end_ns", cursor + dur);
-          j.KInt("io.duration_ns", dur);
+          j.KInt(field::kIoFd, 3);
+          j.KInt(field::kIoOffset, off);
+          j.KInt(field::kIoSize, s.request);
+          j.KInt(field::kIoBytes, bytes);
+          j.KInt(field::kIoCount, count);
+          j.KInt(field::kEventStartNs, cursor);
+          j.KInt(field::kEventEndNs, cursor + dur);
+          j.KInt(field::kIoDurationNs, dur);
           cursor += dur;
           truth.trace_records++;
           if (!(stt = em.End()).ok()) return stt;
@@ -543,21 +544,21 @@ Status Simulate(const Config& cfg, const std::function<Status(std::string_view l
         Stream& st = fwd_st[static_cast<size_t>(f)];
         const Io& io = fwd_io[static_cast<size_t>(f)];
         const Meta& m = fwd_meta[static_cast<size_t>(f)];
-        JsonLine& j = em.Begin("iosonar.client", tick_end, st, fwd_host[static_cast<size_t>(f)]);
+        JsonLine& j = em.Begin(dataset::kClient, tick_end, st, fwd_host[static_cast<size_t>(f)]);
         ServerTarget(j, cfg.fs, mount[static_cast<size_t>(f)]);
-        j.KStr("client.layer", "llite");
-        j.KInt("client.read_bytes", io.rb);
-        j.KInt("client.read_ops", io.rops);
-        j.KInt("client.write_bytes", io.wb);
-        j.KInt("client.write_ops", io.wops);
-        j.Key("client.read_bytes_per_s");
+        j.KStr(field::kClientLayer, "llite");
+        j.KInt(field::kClientReadBytes, io.rb);
+        j.KInt(field::kClientReadOps, io.rops);
+        j.KInt(field::kClientWriteBytes, io.wb);
+        j.KInt(field::kClientWriteOps, io.wops);
+        j.Key(field::kClientReadBytesPerS);
         j.Int(io.rb);
-        j.Key("client.write_bytes_per_s");
+        j.Key(field::kClientWriteBytesPerS);
         j.Int(io.wb);
-        j.KInt("client.open", m.open);
-        j.KInt("client.close", m.close);
-        j.KInt("client.getattr", m.getattr);
-        j.KInt("client.metadata_ops", m.open + m.close + m.getattr);
+        j.KInt(field::kClientOpen, m.open);
+        j.KInt(field::kClientClose, m.close);
+        j.KInt(field::kClientGetattr, m.getattr);
+        j.KInt(field::kClientMetadataOps, m.open + m.close + m.getattr);
         if (Status s = em.End(); !s.ok()) return s;
       }
       std::vector<std::pair<int64_t, Io>> osc(fwd_osc.begin(), fwd_osc.end());
@@ -565,25 +566,25 @@ Status Simulate(const Config& cfg, const std::function<Status(std::string_view l
       for (const auto& [key, io] : osc) {
         const int f = static_cast<int>(key / S), o = static_cast<int>(key % S);
         Stream& st = fwd_st[static_cast<size_t>(f)];
-        JsonLine& j = em.Begin("iosonar.client", tick_end, st, fwd_host[static_cast<size_t>(f)]);
+        JsonLine& j = em.Begin(dataset::kClient, tick_end, st, fwd_host[static_cast<size_t>(f)]);
         const std::string target = ost_name[static_cast<size_t>(o)] + "-osc-" + mount[static_cast<size_t>(f)].substr(cfg.fs.size() + 1);
         ServerTarget(j, cfg.fs, target);
-        j.KStr("client.layer", "osc");
+        j.KStr(field::kClientLayer, "osc");
         const bool slow = o == cfg.faults.slow_ost || f == cfg.faults.slow_fwd;
-        j.KInt("client.read_in_flight", 0);
-        j.KInt("client.write_in_flight", 0);
-        j.KInt("client.rpc_reads", io.rops);
-        j.KInt("client.rpc_writes", io.wops);
+        j.KInt(field::kClientReadInFlight, 0);
+        j.KInt(field::kClientWriteInFlight, 0);
+        j.KInt(field::kClientRpcReads, io.rops);
+        j.KInt(field::kClientRpcWrites, io.wops);
         if (io.rops) {
-          j.Key("client.rpc_read_pages_mean");
+          j.Key(field::kClientRpcReadPagesMean);
           j.Int(256);
-          j.Key("client.rpc_read_in_flight_mean");
+          j.Key(field::kClientRpcReadInFlightMean);
           j.Int(slow ? 8 : 1);
         }
         if (io.wops) {
-          j.Key("client.rpc_write_pages_mean");
+          j.Key(field::kClientRpcWritePagesMean);
           j.Int(256);
-          j.Key("client.rpc_write_in_flight_mean");
+          j.Key(field::kClientRpcWriteInFlightMean);
           j.Int(slow ? 8 : 1);
         }
         if (Status s = em.End(); !s.ok()) return s;
@@ -615,38 +616,39 @@ Status Simulate(const Config& cfg, const std::function<Status(std::string_view l
     for (int o = 0; o < S; ++o) {
       const Io& io = ost_io[static_cast<size_t>(o)];
       const int oss = o / std::max(1, cfg.osts_per_oss);
-      JsonLine& j = em.Begin("iosonar.oss", tick_end, oss_st[static_cast<size_t>(oss)], oss_host[static_cast<size_t>(oss)]);
+      JsonLine& j = em.Begin(dataset::kOss, tick_end, oss_st[static_cast<size_t>(oss)],
+                             oss_host[static_cast<size_t>(oss)]);
       ServerTarget(j, cfg.fs, ost_name[static_cast<size_t>(o)]);
-      j.KInt("lustre.jobs_active", active[static_cast<size_t>(o)]);
-      j.KInt("lustre.jobs_dropped", 0);
-      j.KInt("oss.read_bytes", io.rb);
-      j.KInt("oss.read_ops", io.rops);
-      j.KInt("oss.write_bytes", io.wb);
-      j.KInt("oss.write_ops", io.wops);
-      j.Key("oss.read_bytes_per_s");
+      j.KInt(field::kLustreJobsActive, active[static_cast<size_t>(o)]);
+      j.KInt(field::kLustreJobsDropped, 0);
+      j.KInt(field::kOssReadBytes, io.rb);
+      j.KInt(field::kOssReadOps, io.rops);
+      j.KInt(field::kOssWriteBytes, io.wb);
+      j.KInt(field::kOssWriteOps, io.wops);
+      j.Key(field::kOssReadBytesPerS);
       j.Int(io.rb);
-      j.Key("oss.write_bytes_per_s");
+      j.Key(field::kOssWriteBytesPerS);
       j.Int(io.wb);
-      j.Key("oss.read_ops_per_s");
+      j.Key(field::kOssReadOpsPerS);
       j.Int(io.rops);
-      j.Key("oss.write_ops_per_s");
+      j.Key(field::kOssWriteOpsPerS);
       j.Int(io.wops);
-      j.Key("oss.ops_per_s");
+      j.Key(field::kOssOpsPerS);
       j.Int(io.rops + io.wops);
-      j.KInt("oss.other_ops", 0);
+      j.KInt(field::kOssOtherOps, 0);
       if (Status s = em.End(); !s.ok()) return s;
     }
     for (int d = 0; d < D; ++d) {
       const Meta& m = mdt_io[static_cast<size_t>(d)];
-      JsonLine& j = em.Begin("iosonar.mds", tick_end, mds_st, mds_host);
+      JsonLine& j = em.Begin(dataset::kMds, tick_end, mds_st, mds_host);
       ServerTarget(j, cfg.fs, mdt_name[static_cast<size_t>(d)]);
-      j.KInt("lustre.jobs_active", active[static_cast<size_t>(S + d)]);
-      j.KInt("lustre.jobs_dropped", 0);
-      j.KInt("mds.open", m.open);
-      j.KInt("mds.close", m.close);
-      j.KInt("mds.getattr", m.getattr);
-      j.KInt("mds.ops", m.open + m.close + m.getattr);
-      j.Key("mds.ops_per_s");
+      j.KInt(field::kLustreJobsActive, active[static_cast<size_t>(S + d)]);
+      j.KInt(field::kLustreJobsDropped, 0);
+      j.KInt(field::kMdsOpen, m.open);
+      j.KInt(field::kMdsClose, m.close);
+      j.KInt(field::kMdsGetattr, m.getattr);
+      j.KInt(field::kMdsOps, m.open + m.close + m.getattr);
+      j.Key(field::kMdsOpsPerS);
       j.Int(m.open + m.close + m.getattr);
       if (Status s = em.End(); !s.ok()) return s;
     }
@@ -654,24 +656,25 @@ Status Simulate(const Config& cfg, const std::function<Status(std::string_view l
       const std::string& id = jobs[k].spec->id;
       for (auto& [o, io] : job_ost[k]) {
         const int oss = o / std::max(1, cfg.osts_per_oss);
-        JsonLine& j = em.Begin("iosonar.jobstats", tick_end, oss_st[static_cast<size_t>(oss)], oss_host[static_cast<size_t>(oss)]);
-        j.KStr("job.id", id.c_str());
+        JsonLine& j = em.Begin(dataset::kJobstats, tick_end, oss_st[static_cast<size_t>(oss)],
+                               oss_host[static_cast<size_t>(oss)]);
+        j.KStr(field::kJobId, id.c_str());
         ServerTarget(j, cfg.fs, ost_name[static_cast<size_t>(o)]);
-        j.KInt("oss.read_bytes", io.rb);
-        j.KInt("oss.read_ops", io.rops);
-        j.KInt("oss.write_bytes", io.wb);
-        j.KInt("oss.write_ops", io.wops);
-        j.KInt("oss.other_ops", 0);
+        j.KInt(field::kOssReadBytes, io.rb);
+        j.KInt(field::kOssReadOps, io.rops);
+        j.KInt(field::kOssWriteBytes, io.wb);
+        j.KInt(field::kOssWriteOps, io.wops);
+        j.KInt(field::kOssOtherOps, 0);
         if (Status s = em.End(); !s.ok()) return s;
       }
       for (auto& [d, m] : job_mdt[k]) {
-        JsonLine& j = em.Begin("iosonar.jobstats", tick_end, mds_st, mds_host);
-        j.KStr("job.id", id.c_str());
+        JsonLine& j = em.Begin(dataset::kJobstats, tick_end, mds_st, mds_host);
+        j.KStr(field::kJobId, id.c_str());
         ServerTarget(j, cfg.fs, mdt_name[static_cast<size_t>(d)]);
-        if (m.open) j.KInt("mds.open", m.open);
-        if (m.close) j.KInt("mds.close", m.close);
-        if (m.getattr) j.KInt("mds.getattr", m.getattr);
-        j.KInt("mds.ops", m.open + m.close + m.getattr);
+        if (m.open) j.KInt(field::kMdsOpen, m.open);
+        if (m.close) j.KInt(field::kMdsClose, m.close);
+        if (m.getattr) j.KInt(field::kMdsGetattr, m.getattr);
+        j.KInt(field::kMdsOps, m.open + m.close + m.getattr);
         if (Status s = em.End(); !s.ok()) return s;
       }
     }

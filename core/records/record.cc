@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "core/base/timeutil.h"
+#include "core/records/fields.h"
 
 namespace iosonar {
 namespace {
@@ -423,7 +424,7 @@ Status ParseRecordInsitu(char* line, size_t len, ParsedRecord* out) {
   for (size_t p = done; p < len; ++p)
     if (line[p] != ' ' && line[p] != '\t') return Status::Invalid("trailing data after the JSON object at byte " + std::to_string(p));
   if (h.depth != 0) return Status::Invalid("a record must be one JSON object");
-  static const int kDs = FieldIndex("event.dataset");
+  static const int kDs = field::kEventDataset.index();
   const auto& dsv = out->v[static_cast<size_t>(kDs)];
   if (!h.present.Test(static_cast<size_t>(kDs)) || dsv.kind != FieldValue::kString) return Status::Invalid("missing required field event.dataset");
   out->dataset = schema::FindDataset(dsv.s);

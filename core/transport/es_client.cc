@@ -60,7 +60,7 @@ std::string DataStreamName(const schema::Dataset& ds, std::string_view name_spac
 }
 
 std::string DocId(const ParsedRecord& rec) {
-  static const int kStream = FieldIndex("event.stream"), kSeq = FieldIndex("event.seq");
+  static const int kStream = field::kEventStream.index(), kSeq = field::kEventSeq.index();
   return std::to_string(rec.v[static_cast<size_t>(kStream)].i) + "-" + std::to_string(rec.v[static_cast<size_t>(kSeq)].i);
 }
 

@@ -13,6 +13,7 @@
 #include <random>
 
 #include "core/base/json.h"
+#include "core/records/fields.h"
 #include "core/transport/sink.h"
 #include "core/base/timeutil.h"
 
@@ -306,16 +307,16 @@ std::string& Context::FinishTick(int64_t collect_ns) {
       if (!s.touched) continue;
       total_warn += s.warnings;
       all_ok = all_ok && s.ok;
-      Record& r = Begin("iosonar.sampler");
-      r.Str("sampler.name", sampler_).Str("sampler.source", name).Bool("sampler.ok", s.ok);
-      r.Int("sampler.duration_ns", s.duration_ns).Int("sampler.warnings", static_cast<int64_t>(s.warnings));
-      if (!s.error.empty()) r.Str("sampler.error", s.error);
+      Record& r = Begin(dataset::kSampler);
+      r.Str(field::kSamplerName, sampler_).Str(field::kSamplerSource, name).Bool(field::kSamplerOk, s.ok);
+      r.Int(field::kSamplerDurationNs, s.duration_ns).Int(field::kSamplerWarnings, static_cast<int64_t>(s.warnings));
+      if (!s.error.empty()) r.Str(field::kSamplerError, s.error);
       EndRecord();
     }
-    Record& r = Begin("iosonar.sampler");
-    r.Str("sampler.name", sampler_).Str("sampler.source", "*").Bool("sampler.ok", all_ok);
-    r.Int("sampler.duration_ns", collect_ns).Int("sampler.warnings", static_cast<int64_t>(total_warn));
-    r.Int("sampler.records", static_cast<int64_t>(data_lines)).Int("sampler.interval_ns", interval_ns_);
+    Record& r = Begin(dataset::kSampler);
+    r.Str(field::kSamplerName, sampler_).Str(field::kSamplerSource, "*").Bool(field::kSamplerOk, all_ok);
+    r.Int(field::kSamplerDurationNs, collect_ns).Int(field::kSamplerWarnings, static_cast<int64_t>(total_warn));
+    r.Int(field::kSamplerRecords, static_cast<int64_t>(data_lines)).Int(field::kSamplerIntervalNs, interval_ns_);
     EndRecord();
   }
   return buf_;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/records/fields.h"
 #include "exporters/framework/exporter.h"
 #include "core/records/record.h"
 #include "core/store/store.h"
@@ -61,7 +62,7 @@ std::map<std::pair<int, std::string>, Values> ScanStore(Store& st, const std::st
   std::map<std::pair<int, std::string>, Values> out;
   ScanQuery q;
   q.dataset = dataset;
-  q.fields = {"@timestamp", key_field};
+  q.fields = {field::kTimestamp, key_field};
   for (auto& f : fields) q.fields.push_back(f);
   Status s = st.Scan(q, [&](const Row& r) {
     int tick = static_cast<int>((r.Int(0) - kBase) / kSec);
