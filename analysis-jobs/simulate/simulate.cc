@@ -1,6 +1,7 @@
 #include "analysis-jobs/simulate/simulate.h"
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cinttypes>
 #include <cstdlib>
@@ -72,18 +73,17 @@ class Emitter {
  public:
   Emitter(const std::function<Status(std::string_view)>& out, SimResult* r, const Config& cfg)
       : out_(out), r_(r), cfg_(cfg) {}
-  JsonLine& Begin(DatasetId dataset, int64_t ts_ns, Stream& st, const std::string& host) {
+  JsonLine& Begin(DatasetId ds, int64_t ts_ns, Stream& st, const std::string& host) {
     j_.Reset();
-    const char d = dataset[8];  // iosonar.[t]race, [c]lient, servers
-    skip_ = d == 't' ? !cfg_.emit_trace : d == 'c' ? !cfg_.emit_client : !cfg_.emit_servers;
+    skip_ = ds == dataset::kTrace ? !cfg_.emit_trace : ds == dataset::kClient ? !cfg_.emit_client : !cfg_.emit_servers;
     j_.Begin();
     j_.Key(field::kTimestamp);
     j_.IsoMillis(ts_ns);
     j_.KInt(field::kEventSeq, st.seq++);
-    j_.KStr(field::kEventDataset, dataset);
+    j_.KStr(field::kEventDataset, ds.name());
     j_.KInt(field::kEventStream, st.id);
     j_.KStr(field::kHostName, host.data(), host.size());
-    dataset_ = dataset;
+    dataset_ = ds.index();
     return j_;
   }
   Status End() {
@@ -92,13 +92,12 @@ class Emitter {
     if (skip_) return Status::Ok();
     r_->lines++;
     r_->bytes += j_.size() + 1;
-    auto it = by_ds_.find(dataset_);
-    if (it == by_ds_.end()) it = by_ds_.emplace(dataset_, 0).first;
-    it->second++;
+    by_ds_[dataset_]++;
     return out_(std::string_view(buf_, j_.size()));
   }
   void Finish() {
-    for (auto& [k, v] : by_ds_) r_->lines_by_dataset[k] += v;
+    for (size_t i = 0; i < kDatasetCount; ++i)
+      if (by_ds_[i]) r_->lines_by_dataset[std::string(kAllDatasets[i].name())] += by_ds_[i];
   }
 
  private:
@@ -108,8 +107,8 @@ class Emitter {
   JsonLine j_{buf_, sizeof buf_};
   const Config& cfg_;
   bool skip_ = false;
-  const char* dataset_ = "";
-  std::unordered_map<const char*, uint64_t> by_ds_;
+  size_t dataset_ = 0;                       // DatasetId::index() of the open record
+  std::array<uint64_t, kDatasetCount> by_ds_{};  // lines per dataset
 };
 
 std::string Hex16(uint64_t h) {

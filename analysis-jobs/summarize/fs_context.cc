@@ -110,7 +110,7 @@ Frame BuildFrame(const ServerRecs& recs, int64_t window_ns) {
 }
 
 Status ScanServer(Store& store, DatasetId dataset, const std::string& fs, int64_t start_ns, int64_t end_ns,
-                  const std::vector<std::string>& count_fields, ServerRecs* out) {
+                  const std::vector<FieldId>& count_fields, ServerRecs* out) {
   ScanQuery q;
   q.dataset = dataset;
   q.range = {start_ns + 1, end_ns + kMaxInterval};
@@ -311,8 +311,12 @@ Result<FsContext> ReadFsContext(Store& store, const std::string& fs, int64_t sta
     c.frac_missing = absent / ncells;
   }
 
-  std::vector<std::string> md_fields;
-  for (const auto& op : TokioMdOps()) md_fields.push_back("mds." + op);
+  std::vector<FieldId> md_fields;
+  for (const auto& op : TokioMdOps()) {
+    auto f = FieldByName("mds." + op);
+    if (!f) return Status::Invalid("unknown field \"mds." + op + "\" (not in the record schema)");
+    md_fields.push_back(*f);
+  }
   ServerRecs mds;
   if (Status st = ScanServer(store, dataset::kMds, fs, start_ns, end_ns, md_fields, &mds); !st.ok()) return st;
   c.mds_records = mds.size();

@@ -390,6 +390,12 @@ void ClearRecord(ParsedRecord* out) {
 
 int FieldIndex(std::string_view name) { return Table().Find(name.data(), name.size()); }
 
+std::optional<FieldId> FieldByName(std::string_view name) {
+  const int i = FieldIndex(name);
+  if (i < 0) return std::nullopt;
+  return kAllFields[static_cast<size_t>(i)];
+}
+
 Status ParseRecordInsitu(char* line, size_t len, ParsedRecord* out) {
   if (schema::Fields().size() > kMaxFields) return Status::Internal("schema has more fields than kMaxFields");
   ClearRecord(out);

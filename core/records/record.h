@@ -5,6 +5,7 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 #include "core/records/schema.h"
@@ -59,6 +60,9 @@ struct ParsedRecord {
 // Position of a field named at run time in schema::Fields(), or -1. Code that
 // knows its fields uses the ids instead (field::kIoBytes.index()).
 int FieldIndex(std::string_view name);
+// The id of a field named at run time (a name built from an op name, read
+// from a file or an option); nullopt if the schema has no such field.
+std::optional<FieldId> FieldByName(std::string_view name);
 
 // Parses and validates one JSON line in place. The buffer is modified and the
 // byte at line[len] must be writable (it is set to NUL). Errors say what was wrong and which field:

@@ -42,8 +42,8 @@ enum OpFlags : uint8_t {
 
 struct OpDef {
   std::string_view op;
-  std::string_view field;  // for kBytes: the *_bytes field; *_ops is field_ops
-  std::string_view ops_field;
+  FieldId field;      // for kBytes: the *_bytes field; none for kIgnore
+  FieldId ops_field;  // for kBytes: the *_ops field
   uint8_t flags;
 };
 
@@ -144,12 +144,13 @@ struct RoleDef {
   const OpDef* ops;
   size_t n;
   size_t job_slots;  // leading entries job_stats uses
-  std::string_view dataset, unknown_field;
+  DatasetId dataset;
+  FieldId unknown_field;
 };
 constexpr RoleDef kRoles[] = {
-    {kOssOps, std::size(kOssOps), 13, "iosonar.oss", field::kOssUnknownOps},
-    {kMdsOps, std::size(kMdsOps), 22, "iosonar.mds", field::kMdsUnknownOps},
-    {kClientOps, std::size(kClientOps), 0, "iosonar.client", field::kClientUnknownOps},
+    {kOssOps, std::size(kOssOps), 13, dataset::kOss, field::kOssUnknownOps},
+    {kMdsOps, std::size(kMdsOps), 22, dataset::kMds, field::kMdsUnknownOps},
+    {kClientOps, std::size(kClientOps), 0, dataset::kClient, field::kClientUnknownOps},
 };
 
 int FindOp(const RoleDef& r, std::string_view name, size_t limit) {
