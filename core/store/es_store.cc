@@ -71,7 +71,8 @@ class EsStore final : public Store {
     if (!query.ok()) return query.status();
     std::vector<int> idx;
     for (FieldId id : q.fields) {
-      if (!id.valid() || !schema::FieldInDataset(schema::FieldOf(id), q.dataset))
+      if (!id.valid()) return Status::Invalid("no field given (an empty field id)");
+      if (!schema::FieldInDataset(schema::FieldOf(id), q.dataset))
         return Status::Invalid("field " + std::string(id.name()) + " is not a field of dataset " + q.dataset);
       idx.push_back(static_cast<int>(id.index()));
     }
@@ -105,7 +106,8 @@ class EsStore final : public Store {
     for (size_t j = 0; j < bq.sum_fields.size(); ++j) {
       const FieldId id = bq.sum_fields[j];
       const std::string name(id.name());
-      if (!id.valid() || !schema::FieldInDataset(schema::FieldOf(id), bq.dataset))
+      if (!id.valid()) return Status::Invalid("no field given (an empty field id)");
+      if (!schema::FieldInDataset(schema::FieldOf(id), bq.dataset))
         return Status::Invalid("field " + name + " is not a field of dataset " + bq.dataset);
       const schema::Field* f = &schema::FieldOf(id);
       if (f->type != schema::Type::kLong && f->type != schema::Type::kDouble && f->type != schema::Type::kBool)
@@ -182,7 +184,8 @@ class EsStore final : public Store {
     }
     for (const auto& f : filters) {
       const std::string name(f.field.name());
-      if (!f.field.valid() || !schema::FieldInDataset(schema::FieldOf(f.field), dataset))
+      if (!f.field.valid()) return Status::Invalid("no field given (an empty field id)");
+      if (!schema::FieldInDataset(schema::FieldOf(f.field), dataset))
         return Status::Invalid("filter on " + name + ": not a field of dataset " + dataset);
       const schema::Field* fd = &schema::FieldOf(f.field);
       if (!first) q += ",";

@@ -302,13 +302,17 @@ TEST_CASE("bad queries are refused, naming the dataset or field", "[store]") {
     CHECK(s.code() == Code::kInvalid);
     return s.message();
   };
-  CHECK(scan_error({"iosonar.nope", {}, {}, {"host.name"}}) == "unknown dataset \"iosonar.nope\" (not in the record schema)");
-  CHECK(scan_error({"", {}, {}, {"no.such"}}) == "unknown field \"no.such\" (not in the record schema)");
-  CHECK(scan_error({"", {}, {}, {"tracer.dropped"}}) == "field tracer.dropped is not part of dataset iosonar.trace");
-  CHECK(scan_error({"", {}, {{"nope", "1"}}, {"host.name"}}) == "unknown field \"nope\" (not in the record schema)");
-  CHECK(scan_error({"", {}, {{"process.pid", "12x"}}, {"host.name"}}) == "filter on process.pid: \"12x\" is not an integer");
-  CHECK(scan_error({"", {}, {{"process.pid", ""}}, {"host.name"}}) == "filter on process.pid: \"\" is not an integer");
-  CHECK(scan_error({"", {}, {{"@timestamp", "1"}}, {"host.name"}}) ==
+  // Fields are ids, so an unknown name cannot be asked for; an empty id can.
+  CHECK(scan_error({"iosonar.nope", {}, {}, {field::kHostName}}) ==
+        "unknown dataset \"iosonar.nope\" (not in the record schema)");
+  CHECK(scan_error({"", {}, {}, {FieldId{}}}) == "no field given (an empty field id)");
+  CHECK(scan_error({"", {}, {}, {field::kTracerDropped}}) == "field tracer.dropped is not part of dataset iosonar.trace");
+  CHECK(scan_error({"", {}, {{FieldId{}, "1"}}, {field::kHostName}}) == "no field given (an empty field id)");
+  CHECK(scan_error({"", {}, {{field::kProcessPid, "12x"}}, {field::kHostName}}) ==
+        "filter on process.pid: \"12x\" is not an integer");
+  CHECK(scan_error({"", {}, {{field::kProcessPid, ""}}, {field::kHostName}}) ==
+        "filter on process.pid: \"\" is not an integer");
+  CHECK(scan_error({"", {}, {{field::kTimestamp, "1"}}, {field::kHostName}}) ==
         "cannot filter on @timestamp: it is a date (only keyword and long fields can be filtered)");
 
   auto c = store->Count("iosonar.nope", {});
