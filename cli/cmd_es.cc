@@ -39,7 +39,7 @@ std::string Manifest(const std::vector<EsArtifact>& arts) {
   std::string m;
   JsonWriter w(&m, 2);
   w.BeginObject();
-  w.Kv("generated_by", "iosonar es-templates (from core/records/schema.cc); do not edit, regenerate");
+  w.Kv("generated_by", "iosonar es-templates (from core/records/fields.def, datasets.def); do not edit, regenerate");
   w.Key("put_in_order");
   w.BeginArray();
   for (const auto& a : arts) {

@@ -10,6 +10,7 @@
 
 #include "cli/cli_options.h"
 #include "cli/commands.h"
+#include "core/records/fields.h"
 #include "core/records/schema.h"
 #include "core/store/sqlite_store.h"
 #include "core/store/store.h"
@@ -134,7 +135,7 @@ int CmdStoreExport(int argc, char** argv) {
     }
     *slot = *ns;
   }
-  if (!job.empty()) q.filters.push_back({"job.id", job});
+  if (!job.empty()) q.filters.push_back({field::kJobId, job});
   auto store = OpenSqliteStore(dir);
   if (!store.ok()) {
     std::cerr << "iosonar store-export: " << store.status().message() << "\n";

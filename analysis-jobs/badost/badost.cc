@@ -15,6 +15,7 @@
 #include "analysis-jobs/lib/result_record.h"
 #include "core/base/json.h"
 #include "core/base/timeutil.h"
+#include "core/records/fields.h"
 
 namespace iosonar::analysis {
 
@@ -400,16 +401,16 @@ std::string BadOstToRecords(const BadOstResult& r, const BadOstFilter& f, const 
   int64_t seq = 0;
   for (const auto& c : r.correlations) {
     JsonWriter w(&out, 0);
-    BeginResultRecord(w, ts_ns, "iosonar.result.bad_ost", stream, seq++, host);
-    if (!job_id.empty()) w.Kv("job.id", job_id);
-    w.Kv("badost.ost", c.name);
-    w.Kv("badost.coefficient", c.coefficient);
-    w.Kv("badost.p_value", c.p_value);
-    w.Kv("badost.files_on", c.files_on);
-    w.Kv("badost.files", r.files);
+    BeginResultRecord(w, ts_ns, dataset::kResultBadOst, stream, seq++, host);
+    if (!job_id.empty()) w.Kv(field::kJobId, job_id);
+    w.Kv(field::kBadostOst, c.name);
+    w.Kv(field::kBadostCoefficient, c.coefficient);
+    w.Kv(field::kBadostPValue, c.p_value);
+    w.Kv(field::kBadostFilesOn, c.files_on);
+    w.Kv(field::kBadostFiles, r.files);
     const bool shown = c.p_value < f.p_threshold && std::fabs(c.coefficient) > f.c_threshold;
     const std::string v = shown ? Verdict(c, f) : "";
-    if (!v.empty()) w.Kv("badost.verdict", v);
+    if (!v.empty()) w.Kv(field::kBadostVerdict, v);
     w.EndObject();
     out += '\n';
   }

@@ -13,6 +13,7 @@
 #include "analysis-jobs/lib/result_record.h"
 #include "core/base/json.h"
 #include "core/base/timeutil.h"
+#include "core/records/fields.h"
 
 namespace iosonar::compress2 {
 namespace {
@@ -228,12 +229,12 @@ std::vector<Rec> Decompress(const Compressed& c) {
 
 Result<std::vector<Rec>> LoadJob(Store& store, const std::string& job_id) {
   ScanQuery q;
-  q.dataset = "iosonar.trace";
-  q.filters = {{"job.id", job_id}};
+  q.dataset = dataset::kTrace;
+  q.filters = {{field::kJobId, job_id}};
   q.fields = analysis::TraceRunFields();
   const size_t kStream = q.fields.size();
-  q.fields.push_back("event.stream");
-  q.fields.push_back("event.seq");
+  q.fields.push_back(field::kEventStream);
+  q.fields.push_back(field::kEventSeq);
   std::vector<Rec> out;
   Status st = store.Scan(q, [&](const Row& row) {
     Rec r;
@@ -327,8 +328,8 @@ std::string ReportToRecords(const std::string& job_id, const Compressed& c, cons
   }
   std::string out;
   JsonWriter w(&out, 0);
-  analysis::BeginResultRecord(w, any ? first : NowNs(), "iosonar.result.compression", stream, 0, host);
-  w.Kv("job.id", job_id);
+  analysis::BeginResultRecord(w, any ? first : NowNs(), dataset::kResultCompression, stream, 0, host);
+  w.Kv(field::kJobId, job_id);
   ReportFields(w, c, "compress.");
   w.EndObject();
   out += '\n';

@@ -16,6 +16,7 @@
 
 #include "core/base/json.h"
 #include "core/base/timeutil.h"
+#include "core/records/fields.h"
 
 namespace iosonar::analysis {
 
@@ -432,11 +433,11 @@ JobSummary Summarize(std::span<const TraceRun> runs, const SummaryOptions& opt) 
   return js;
 }
 
-const std::vector<std::string>& TraceRunFields() {
-  static const std::vector<std::string> k = {
-      "host.name", "process.pid", "process.tid", "process.rank", "io.op",          "io.layer",
-      "file.path", "file.id",     "io.fd",       "io.offset",    "io.size",        "io.count",
-      "io.bytes",  "io.errno",    "event.start_ns", "event.end_ns", "io.duration_ns"};
+const std::vector<FieldId>& TraceRunFields() {
+  static const std::vector<FieldId> k = {
+      field::kHostName, field::kProcessPid, field::kProcessTid, field::kProcessRank, field::kIoOp, field::kIoLayer,
+      field::kFilePath, field::kFileId, field::kIoFd, field::kIoOffset, field::kIoSize, field::kIoCount,
+      field::kIoBytes, field::kIoErrno, field::kEventStartNs, field::kEventEndNs, field::kIoDurationNs};
   return k;
 }
 
@@ -466,8 +467,8 @@ TraceRun TraceRunFromRow(const Row& row) {
 
 Result<std::vector<TraceRun>> ReadTraceRuns(Store& store, const std::string& job_id) {
   ScanQuery q;
-  q.dataset = "iosonar.trace";
-  q.filters = {{"job.id", job_id}};
+  q.dataset = dataset::kTrace;
+  q.filters = {{field::kJobId, job_id}};
   q.fields = TraceRunFields();
   std::vector<TraceRun> runs;
   Status st = store.Scan(q, [&](const Row& row) {
@@ -485,9 +486,9 @@ Result<JobSummary> SummarizeJob(Store& store, const std::string& job_id, const S
   JobSummary js = Summarize(*runs, opt);
   js.job_id = job_id;
   ScanQuery tq;
-  tq.dataset = "iosonar.tracer";
-  tq.filters = {{"job.id", job_id}};
-  tq.fields = {"event.stream", "tracer.dropped"};
+  tq.dataset = dataset::kTracer;
+  tq.filters = {{field::kJobId, job_id}};
+  tq.fields = {field::kEventStream, field::kTracerDropped};
   DroppedTally dropped;
   Status st = store.Scan(tq, [&](const Row& row) {
     if (row.Has(0) && row.Has(1)) dropped.Add(row.Int(0), row.Int(1));

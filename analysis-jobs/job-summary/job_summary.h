@@ -66,6 +66,7 @@
 #include <vector>
 
 #include "core/base/status.h"
+#include "core/records/fields.h"
 #include "core/store/store.h"
 
 namespace iosonar::analysis {
@@ -218,7 +219,7 @@ class DroppedTally {
 
 // The iosonar.trace fields a TraceRun holds, in the order TraceRunFromRow
 // reads them: use them as ScanQuery::fields (a caller may append more after).
-const std::vector<std::string>& TraceRunFields();
+const std::vector<FieldId>& TraceRunFields();
 TraceRun TraceRunFromRow(const Row& row);
 
 // Nested JSON: {"job_id", "runtime_s", "read": {"bytes", "ops", "bw_avg",

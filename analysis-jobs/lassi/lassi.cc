@@ -8,15 +8,16 @@
 #include "analysis-jobs/lib/stats.h"
 #include "core/base/json.h"
 #include "core/base/timeutil.h"
+#include "core/records/fields.h"
 
 namespace iosonar::lassi {
 
-const std::array<std::string_view, kOssOps> kOssFields = {"oss.read_bytes", "oss.read_ops", "oss.write_bytes",
-                                                          "oss.write_ops", "oss.other_ops"};
-const std::array<std::string_view, kMdsOps> kMdsFields = {
-    "mds.open",   "mds.close",  "mds.getattr",  "mds.setattr",  "mds.mkdir",  "mds.rmdir",
-    "mds.mknod",  "mds.link",   "mds.unlink",   "mds.rename",   "mds.getxattr", "mds.setxattr",
-    "mds.statfs", "mds.sync",   "mds.crossdir_rename", "mds.samedir_rename"};
+const std::array<FieldId, kOssOps> kOssFields = {field::kOssReadBytes, field::kOssReadOps, field::kOssWriteBytes,
+                                                 field::kOssWriteOps, field::kOssOtherOps};
+const std::array<FieldId, kMdsOps> kMdsFields = {
+    field::kMdsOpen, field::kMdsClose, field::kMdsGetattr, field::kMdsSetattr, field::kMdsMkdir, field::kMdsRmdir,
+    field::kMdsMknod, field::kMdsLink, field::kMdsUnlink, field::kMdsRename, field::kMdsGetxattr, field::kMdsSetxattr,
+    field::kMdsStatfs, field::kMdsSync, field::kMdsCrossdirRename, field::kMdsSamedirRename};
 
 double RiskTerm(std::optional<double> x, std::optional<double> avg, double alpha) {
   if (!x || !avg || !(*avg > 0) || !(alpha > 0)) return 0;

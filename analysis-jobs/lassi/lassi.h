@@ -27,6 +27,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/records/fields.h"
+
 namespace iosonar::lassi {
 
 inline constexpr size_t kOssOps = 5;
@@ -38,8 +40,8 @@ inline constexpr std::array<std::string_view, kMdsOps> kMdsOpNames = {
     "open",  "close",  "getattr",  "setattr",  "mkdir",    "rmdir",  "mknod", "link",
     "unlink", "rename", "getxattr", "setxattr", "statfs", "sync", "crossdir_rename", "samedir_rename"};
 // The record field of each op (oss.* / mds.*), read_kb from oss.read_bytes/1024.
-extern const std::array<std::string_view, kOssOps> kOssFields;
-extern const std::array<std::string_view, kMdsOps> kMdsFields;
+extern const std::array<FieldId, kOssOps> kOssFields;
+extern const std::array<FieldId, kMdsOps> kMdsFields;
 
 // Op sums of one window; nullopt = unknown.
 struct OpSums {

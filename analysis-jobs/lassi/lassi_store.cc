@@ -7,6 +7,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/records/fields.h"
+
 namespace iosonar::lassi {
 
 std::string FsOf(std::string_view fs_field, std::string_view target) {
@@ -21,12 +23,12 @@ struct Indices {
   std::array<int, kOssOps> oss;
   std::array<int, kMdsOps> mds;
   Indices() {
-    ts = FieldIndex("@timestamp");
-    fs = FieldIndex("lustre.fs");
-    target = FieldIndex("lustre.target");
-    reset = FieldIndex("lustre.reset");
-    job = FieldIndex("job.id");
-    elapsed = FieldIndex("lustre.elapsed_ns");
+    ts = field::kTimestamp.index();
+    fs = field::kLustreFs.index();
+    target = field::kLustreTarget.index();
+    reset = field::kLustreReset.index();
+    job = field::kJobId.index();
+    elapsed = field::kLustreElapsedNs.index();
     for (size_t i = 0; i < kOssOps; ++i) oss[i] = FieldIndex(kOssFields[i]);
     for (size_t i = 0; i < kMdsOps; ++i) mds[i] = FieldIndex(kMdsFields[i]);
   }
@@ -80,7 +82,8 @@ Status FeedDatasets(Store& store, Accumulator& acc, const AppOf& app_of, std::in
     q.dataset = ds;
     q.range.start_ns = o.history_from_ns;
     q.range.end_ns = o.to_ns > INT64_MAX - kMaxElapsedNs ? INT64_MAX : o.to_ns + kMaxElapsedNs;
-    q.fields = {"@timestamp", "lustre.fs", "lustre.target", "lustre.reset", js ? "job.id" : "lustre.fs", "lustre.elapsed_ns"};
+    q.fields = {field::kTimestamp, field::kLustreFs, field::kLustreTarget, field::kLustreReset,
+                js ? field::kJobId : field::kLustreFs, field::kLustreElapsedNs};
     // Only the fields this dataset declares (the store refuses others).
     std::vector<int> oss_col(kOssOps, -1), mds_col(kMdsOps, -1);
     if (is_oss || js)

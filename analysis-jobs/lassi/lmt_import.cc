@@ -9,6 +9,7 @@
 
 #include "core/base/hash.h"
 #include "core/base/json.h"
+#include "core/records/fields.h"
 #include "core/records/schema.h"
 #include "core/base/timeutil.h"
 
@@ -106,17 +107,17 @@ class LmtImport {
     });
   }
 
-  void Head(JsonWriter& w, int64_t t, const char* ds, uint64_t stream, int64_t seq, const Target& tg, int64_t elapsed) {
+  void Head(JsonWriter& w, int64_t t, DatasetId ds, uint64_t stream, int64_t seq, const Target& tg, int64_t elapsed) {
     w.BeginObject();
-    w.Kv("@timestamp", FormatIsoMillis(t));
-    w.Kv("event.dataset", ds);
-    w.Key("event.stream");
+    w.Kv(field::kTimestamp, FormatIsoMillis(t));
+    w.Kv(field::kEventDataset, ds);
+    w.Key(field::kEventStream);
     w.Int(static_cast<int64_t>(stream));
-    w.Kv("event.seq", seq);
-    w.Kv("host.name", tg.host.empty() ? std::string("lmt") : tg.host);
-    w.Kv("lustre.fs", stats_.fs);
-    w.Kv("lustre.target", tg.name);
-    w.Kv("lustre.elapsed_ns", elapsed);
+    w.Kv(field::kEventSeq, seq);
+    w.Kv(field::kHostName, tg.host.empty() ? std::string("lmt") : tg.host);
+    w.Kv(field::kLustreFs, stats_.fs);
+    w.Kv(field::kLustreTarget, tg.name);
+    w.Kv(field::kLustreElapsedNs, elapsed);
   }
 
   // OSTs: consecutive readings of each OST.
@@ -138,13 +139,14 @@ class LmtImport {
                        if (p != prev.end() && it->second > p->second.t) {
                          std::string line;
                          JsonWriter w(&line);
-                         Head(w, it->second, "iosonar.oss", oss_stream_, ++oss_seq_, osts_[id], it->second - p->second.t);
+                         Head(w, it->second, dataset::kOss, oss_stream_, ++oss_seq_, osts_[id],
+                              it->second - p->second.t);
                          if (v[0] < p->second.v[0] || v[1] < p->second.v[1]) {
-                           w.Kv("lustre.reset", true);
+                           w.Kv(field::kLustreReset, true);
                            ++stats_.resets;
                          } else {
-                           w.Kv("oss.read_bytes", static_cast<int64_t>(v[0] - p->second.v[0]));
-                           w.Kv("oss.write_bytes", static_cast<int64_t>(v[1] - p->second.v[1]));
+                           w.Kv(field::kOssReadBytes, static_cast<int64_t>(v[0] - p->second.v[0]));
+                           w.Kv(field::kOssWriteBytes, static_cast<int64_t>(v[1] - p->second.v[1]));
                          }
                          w.EndObject();
                          ++stats_.oss_records;
@@ -172,14 +174,14 @@ class LmtImport {
       if (last && last_id == k.first && it->second > last_t) {
         std::string line;
         JsonWriter w(&line);
-        Head(w, it->second, "iosonar.mds", mds_stream_, ++mds_seq_, mdss_[k.first], it->second - last_t);
+        Head(w, it->second, dataset::kMds, mds_stream_, ++mds_seq_, mdss_[k.first], it->second - last_t);
         bool reset = false;
         for (const auto& [f, v] : ops) {
           auto pv = last->find(f);
           if (pv != last->end() && v < pv->second) reset = true;
         }
         if (reset) {
-          w.Kv("lustre.reset", true);
+          w.Kv(field::kLustreReset, true);
           ++stats_.resets;
         } else {
           for (const auto& [f, v] : ops) {

@@ -13,6 +13,7 @@
 #include "core/base/json.h"
 #include "core/base/timeutil.h"
 #include "core/jobdb/jobdb.h"
+#include "core/records/fields.h"
 
 namespace iosonar::lassi {
 
@@ -38,10 +39,10 @@ std::optional<int64_t> ParseDay(std::string_view s) {
 }
 
 namespace {
-void Head(JsonWriter& w, int64_t t, const char* ds, int64_t stream, int64_t* seq, const std::string& host,
+void Head(JsonWriter& w, int64_t t, DatasetId ds, int64_t stream, int64_t* seq, const std::string& host,
           const char* analysis) {
   analysis::BeginResultRecord(w, t, ds, stream, ++*seq, host);
-  w.Kv("result.analysis", analysis);
+  w.Kv(field::kResultAnalysis, analysis);
 }
 }  // namespace
 
@@ -52,31 +53,31 @@ std::string RiskRecords(const LassiResult& r, const std::string& host) {
   auto rows = [&](const std::vector<WindowRow>& v, const char* kind) {
     for (const auto& x : v) {
       JsonWriter w(&out);
-      Head(w, x.start_ns, "iosonar.result.risk", stream, seq, host, "lassi/1");
-      w.Kv("result.fs", x.fs);
+      Head(w, x.start_ns, dataset::kResultRisk, stream, seq, host, "lassi/1");
+      w.Kv(field::kResultFs, x.fs);
       std::string target = x.fs;
       if (std::string_view(kind) == "app") {
-        w.Kv("result.app", x.target);
+        w.Kv(field::kResultApp, x.target);
         target = "app:" + x.target;
       } else if (std::string_view(kind) == "job") {
-        w.Kv("job.id", x.target);
+        w.Kv(field::kJobId, x.target);
         target = "job:" + x.target;
       }
-      w.Kv("result.target", target);
-      w.Kv("result.metric", "lassi_risk");
-      w.Kv("result.interval_ns", r.opt.window_ns);
-      w.Key("result.risk");
+      w.Kv(field::kResultTarget, target);
+      w.Kv(field::kResultMetric, "lassi_risk");
+      w.Kv(field::kResultIntervalNs, r.opt.window_ns);
+      w.Key(field::kResultRisk);
       w.Double(x.risk_oss + x.risk_mds);
-      w.Key("result.risk_oss");
+      w.Key(field::kResultRiskOss);
       w.Double(x.risk_oss);
-      w.Key("result.risk_mds");
+      w.Key(field::kResultRiskMds);
       w.Double(x.risk_mds);
       if (x.read_kb_ops) {
-        w.Key("result.read_kb_ops");
+        w.Key(field::kResultReadKbOps);
         w.Double(*x.read_kb_ops);
       }
       if (x.write_kb_ops) {
-        w.Key("result.write_kb_ops");
+        w.Key(field::kResultWriteKbOps);
         w.Double(*x.write_kb_ops);
       }
       w.EndObject();
@@ -100,21 +101,21 @@ std::string SlowdownRecords(const std::vector<SlowdownRow>& rows, const Slowdown
         {"mean", {r.stats.mean, r.slowdown_mean}},       {"max", {r.stats.max, r.slowdown_max}}};
     for (const auto& [name, v] : stats) {
       JsonWriter w(&out);
-      Head(w, r.start_ns, "iosonar.result.slowdown", stream, seq, host, "slowdown/1");
-      w.Kv("result.fs", r.fs);
-      w.Kv("result.target", r.fs);
-      w.Kv("result.op", r.op);
-      w.Kv("result.metric", std::string("latency_") + name);
-      w.Kv("result.interval_ns", r.interval_ns);
-      w.Kv("result.count", static_cast<int64_t>(r.stats.count));
-      w.Key("result.observed");
+      Head(w, r.start_ns, dataset::kResultSlowdown, stream, seq, host, "slowdown/1");
+      w.Kv(field::kResultFs, r.fs);
+      w.Kv(field::kResultTarget, r.fs);
+      w.Kv(field::kResultOp, r.op);
+      w.Kv(field::kResultMetric, std::string("latency_") + name);
+      w.Kv(field::kResultIntervalNs, r.interval_ns);
+      w.Kv(field::kResultCount, static_cast<int64_t>(r.stats.count));
+      w.Key(field::kResultObserved);
       w.Double(v.first);
       if (r.baseline_median) {
-        w.Key("result.baseline");
+        w.Key(field::kResultBaseline);
         w.Double(*r.baseline_median);
       }
       if (v.second) {
-        w.Key("result.slowdown");
+        w.Key(field::kResultSlowdown);
         w.Double(*v.second);
       }
       w.EndObject();

@@ -6,6 +6,7 @@
 
 #include "core/base/json.h"
 #include "core/base/timeutil.h"
+#include "core/records/fields.h"
 
 namespace iosonar::lassi {
 
@@ -91,10 +92,11 @@ std::vector<SlowdownRow> ComputeSlowdown(std::vector<ProbeSample> samples, const
 
 Result<std::vector<ProbeSample>> LoadProbeSamples(Store& store, int64_t from_ns, int64_t to_ns) {
   ScanQuery q;
-  q.dataset = "iosonar.probe";
+  q.dataset = dataset::kProbe;
   q.range.start_ns = from_ns;
   q.range.end_ns = to_ns;
-  q.fields = {"@timestamp", "lustre.fs", "probe.dir", "probe.op", "probe.latency_ns", "probe.ok"};
+  q.fields = {field::kTimestamp, field::kLustreFs, field::kProbeDir, field::kProbeOp, field::kProbeLatencyNs,
+              field::kProbeOk};
   std::vector<ProbeSample> out;
   Status st = store.Scan(q, [&](const Row& r) {
     if (!r.Has(3) || !r.Has(4) || (r.Has(5) && !r.Int(5))) return true;

@@ -19,6 +19,7 @@
 #include "core/base/hash.h"
 #include "core/base/json.h"
 #include "core/base/timeutil.h"
+#include "core/records/fields.h"
 
 namespace iosonar::analysis {
 
@@ -38,15 +39,15 @@ inline int64_t ResultStreamId(std::string_view dataset, const std::vector<std::s
 
 // Opens the JSON object and writes @timestamp, event.dataset, event.stream,
 // event.seq and host.name, in that order; the caller adds its fields and
-// closes the object.
-inline void BeginResultRecord(JsonWriter& w, int64_t ts_ns, std::string_view dataset, int64_t stream, int64_t seq,
+// closes the object (w.Kv(field::kJobId, ...): JsonWriter takes ids as keys).
+inline void BeginResultRecord(JsonWriter& w, int64_t ts_ns, DatasetId dataset, int64_t stream, int64_t seq,
                               std::string_view host) {
   w.BeginObject();
-  w.Kv("@timestamp", FormatIsoMillis(ts_ns));
-  w.Kv("event.dataset", dataset);
-  w.Kv("event.stream", stream);
-  w.Kv("event.seq", seq);
-  w.Kv("host.name", host);
+  w.Kv(field::kTimestamp, FormatIsoMillis(ts_ns));
+  w.Kv(field::kEventDataset, dataset);
+  w.Kv(field::kEventStream, stream);
+  w.Kv(field::kEventSeq, seq);
+  w.Kv(field::kHostName, host);
 }
 
 }  // namespace iosonar::analysis

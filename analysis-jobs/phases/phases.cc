@@ -9,6 +9,7 @@
 #include "core/base/json.h"
 #include "core/jobdb/jobdb.h"
 #include "core/base/timeutil.h"
+#include "core/records/fields.h"
 
 namespace iosonar::analysis {
 
@@ -140,10 +141,10 @@ Result<JobPhases> PhasesForJob(Store& store, const std::string& job_id, const Ph
   const char* ops[2] = {"read", "write"};
   for (int k = 0; k < 2; ++k) {
     BucketQuery q;
-    q.dataset = "iosonar.trace";
-    q.filters = {{"job.id", job_id}, {"io.op", ops[k]}};
+    q.dataset = dataset::kTrace;
+    q.filters = {{field::kJobId, job_id}, {field::kIoOp, ops[k]}};
     q.bucket_ns = width;
-    q.sum_fields = {"io.bytes"};
+    q.sum_fields = {field::kIoBytes};
     auto r = store.BucketSums(q);
     if (!r.ok()) {
       if (r.status().code() == Code::kNotFound) continue;
@@ -250,15 +251,15 @@ std::string PhasesToRecords(const JobPhases& jp, const std::string& host) {
   int64_t seq = 0;
   for (const auto& p : jp.phases) {
     JsonWriter w(&out, 0);
-    BeginResultRecord(w, p.start_ns, "iosonar.result.phase", stream, seq, host);
-    w.Kv("job.id", jp.job_id);
-    w.Kv("phase.index", seq);
-    w.Kv("phase.direction", p.direction);
-    w.Kv("phase.duration_ns", p.duration_ns);
-    w.Kv("phase.bytes", p.bytes);
-    w.Kv("phase.bw_mean", p.bw_mean);
-    w.Kv("phase.bw_peak", p.bw_peak);
-    w.Kv("phase.wavelet", method);
+    BeginResultRecord(w, p.start_ns, dataset::kResultPhase, stream, seq, host);
+    w.Kv(field::kJobId, jp.job_id);
+    w.Kv(field::kPhaseIndex, seq);
+    w.Kv(field::kPhaseDirection, p.direction);
+    w.Kv(field::kPhaseDurationNs, p.duration_ns);
+    w.Kv(field::kPhaseBytes, p.bytes);
+    w.Kv(field::kPhaseBwMean, p.bw_mean);
+    w.Kv(field::kPhaseBwPeak, p.bw_peak);
+    w.Kv(field::kPhaseWavelet, method);
     w.EndObject();
     out += '\n';
     ++seq;

@@ -7,6 +7,7 @@
 
 #include "core/base/json.h"
 #include "core/base/timeutil.h"
+#include "core/records/fields.h"
 
 namespace iosonar::report {
 
@@ -553,10 +554,10 @@ Status SummarizeTracedJobs(Store& store, int64_t from_ns, int64_t to_ns,
                            std::map<std::string, analysis::JobSummary>* out) {
   std::set<std::string> jobs;
   ScanQuery q;
-  q.dataset = "iosonar.trace";
+  q.dataset = dataset::kTrace;
   q.range.start_ns = from_ns;
   q.range.end_ns = to_ns;
-  q.fields = {"job.id"};
+  q.fields = {field::kJobId};
   Status st = store.Scan(q, [&](const Row& r) {
     if (r.Has(0)) jobs.insert(std::string(r.Str(0)));
     return jobs.size() < 10000;

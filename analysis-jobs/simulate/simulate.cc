@@ -11,6 +11,7 @@
 #include "core/base/hash.h"
 #include "core/collector/ingest.h"
 #include "core/base/json.h"
+#include "core/records/fields.h"
 #include "core/records/json_line.h"
 
 namespace iosonar::sim {
@@ -29,9 +30,9 @@ uint64_t SplitMix(uint64_t x) {
 // What every server/client delta record carries after its head: the file
 // system, the target and the interval (1 s; @timestamp is its end).
 void ServerTarget(JsonLine& j, const std::string& fs, const std::string& target) {
-  j.KStr("lustre.fs", fs.c_str());
-  j.KStr("lustre.target", target.c_str());
-  j.KInt("lustre.elapsed_ns", kSec);
+  j.KStr(field::kLustreFs, fs.c_str());
+  j.KStr(field::kLustreTarget, target.c_str());
+  j.KInt(field::kLustreElapsedNs, kSec);
 }
 
 // A small deterministic generator (xorshift64*), seeded through SplitMix.
@@ -71,18 +72,17 @@ class Emitter {
  public:
   Emitter(const std::function<Status(std::string_view)>& out, SimResult* r, const Config& cfg)
       : out_(out), r_(r), cfg_(cfg) {}
-  JsonLine& Begin(const char* dataset, int64_t ts_ns, Stream& st, const std::string& host) {
+  JsonLine& Begin(DatasetId ds, int64_t ts_ns, Stream& st, const std::string& host) {
     j_.Reset();
-    const char d = dataset[8];  // iosonar.[t]race, [c]lient, servers
-    skip_ = d == 't' ? !cfg_.emit_trace : d == 'c' ? !cfg_.emit_client : !cfg_.emit_servers;
+    skip_ = ds == dataset::kTrace ? !cfg_.emit_trace : ds == dataset::kClient ? !cfg_.emit_client : !cfg_.emit_servers;
     j_.Begin();
-    j_.Key("@timestamp");
+    j_.Key(field::kTimestamp);
     j_.IsoMillis(ts_ns);
-    j_.KInt("event.seq", st.seq++);
-    j_.KStr("event.dataset", dataset);
-    j_.KInt("event.stream", st.id);
-    j_.KStr("host.name", host.data(), host.size());
-    dataset_ = dataset;
+    j_.KInt(field::kEventSeq, st.seq++);
+    j_.KStr(field::kEventDataset, ds.name());
+    j_.KInt(field::kEventStream, st.id);
+    j_.KStr(field::kHostName, host.data(), host.size());
+    dataset_ = ds.index();
     return j_;
   }
   Status End() {
@@ -91,13 +91,12 @@ class Emitter {
     if (skip_) return Status::Ok();
     r_->lines++;
     r_->bytes += j_.size() + 1;
-    auto it = by_ds_.find(dataset_);
-    if (it == by_ds_.end()) it = by_ds_.emplace(dataset_, 0).first;
-    it->second++;
+    by_ds_[dataset_]++;
     return out_(std::string_view(buf_, j_.size()));
   }
   void Finish() {
-    for (auto& [k, v] : by_ds_) r_->lines_by_dataset[k] += v;
+    for (size_t i = 0; i < kDatasetCount; ++i)
+      if (by_ds_[i]) r_->lines_by_dataset[std::string(kAllDatasets[i].name())] += by_ds_[i];
   }
 
  private:
@@ -107,8 +106,8 @@ class Emitter {
   JsonLine j_{buf_, sizeof buf_};
   const Config& cfg_;
   bool skip_ = false;
-  const char* dataset_ = "";
-  std::unordered_map<const char*, uint64_t> by_ds_;
+  size_t dataset_ = 0;                       // DatasetId::index() of the open record
+  std::array<uint64_t, kDatasetCount> by_ds_{};  // lines per dataset
 };
 
 std::string MountName(const Config& cfg, int fwd) {
@@ -490,15 +489,15 @@ class Simulation {
 
   // The head of a trace record of the rank's op starting at `start`.
   JsonLine& TraceHead(RankSecond& c, const char* op, int64_t start) {
-    JsonLine& j = em_.Begin("iosonar.trace", start, c.st, c.host);
-    j.KStr("job.id", c.s.id.data(), c.s.id.size());
-    j.KInt("process.pid", c.pid);
-    j.KInt("process.rank", c.r);
-    j.KInt("process.tid", c.pid);
-    j.KStr("io.op", op);
-    j.KStr("io.layer", "posix");
-    j.KStr("file.path", c.L.path.data(), c.L.path.size());
-    j.KStr("file.id", c.fid.data(), c.fid.size());
+    JsonLine& j = em_.Begin(dataset::kTrace, start, c.st, c.host);
+    j.KStr(field::kJobId, c.s.id.data(), c.s.id.size());
+    j.KInt(field::kProcessPid, c.pid);
+    j.KInt(field::kProcessRank, c.r);
+    j.KInt(field::kProcessTid, c.pid);
+    j.KStr(field::kIoOp, op);
+    j.KStr(field::kIoLayer, "posix");
+    j.KStr(field::kFilePath, c.L.path.data(), c.L.path.size());
+    j.KStr(field::kFileId, c.fid.data(), c.fid.size());
     return j;
   }
 
@@ -506,11 +505,11 @@ class Simulation {
   Status MetaRecord(RankSecond& c, const char* op, int64_t count, bool with_fd) {
     const int64_t dur = count * 20000;  // 20 us an op
     JsonLine& j = TraceHead(c, op, c.cursor);
-    if (with_fd) j.KInt("io.fd", 3);
-    j.KInt("io.count", count);
-    j.KInt("event.start_ns", c.cursor);
-    j.KInt("event.end_ns", c.cursor + dur);
-    j.KInt("io.duration_ns", dur);
+    if (with_fd) j.KInt(field::kIoFd, 3);
+    j.KInt(field::kIoCount, count);
+    j.KInt(field::kEventStartNs, c.cursor);
+    j.KInt(field::kEventEndNs, c.cursor + dur);
+    j.KInt(field::kIoDurationNs, dur);
     c.cursor += dur;
     c.truth.trace_records++;
     const int mdt = c.L.mdt;
@@ -551,14 +550,14 @@ class Simulation {
     if (c.fwd == cfg_.faults.slow_fwd) f *= cfg_.faults.slow_fwd_factor;
     const int64_t dur = static_cast<int64_t>(static_cast<double>(bytes) * 1e9 / (static_cast<double>(cfg_.rank_bw) * f));
     JsonLine& j = TraceHead(c, s.read ? "read" : "write", c.cursor);
-    j.KInt("io.fd", 3);
-    j.KInt("io.offset", off);
-    j.KInt("io.size", s.request);
-    j.KInt("io.bytes", bytes);
-    j.KInt("io.count", count);
-    j.KInt("event.start_ns", c.cursor);
-    j.KInt("event.end_ns", c.cursor + dur);
-    j.KInt("io.duration_ns", dur);
+    j.KInt(field::kIoFd, 3);
+    j.KInt(field::kIoOffset, off);
+    j.KInt(field::kIoSize, s.request);
+    j.KInt(field::kIoBytes, bytes);
+    j.KInt(field::kIoCount, count);
+    j.KInt(field::kEventStartNs, c.cursor);
+    j.KInt(field::kEventEndNs, c.cursor + dur);
+    j.KInt(field::kIoDurationNs, dur);
     c.cursor += dur;
     c.truth.trace_records++;
     if (Status st = em_.End(); !st.ok()) return st;
@@ -624,21 +623,21 @@ class Simulation {
       Stream& st = fwd_st_[static_cast<size_t>(f)];
       const Io& io = fwd_io_[static_cast<size_t>(f)];
       const Meta& m = fwd_meta_[static_cast<size_t>(f)];
-      JsonLine& j = em_.Begin("iosonar.client", tick_end, st, fwd_host_[static_cast<size_t>(f)]);
+      JsonLine& j = em_.Begin(dataset::kClient, tick_end, st, fwd_host_[static_cast<size_t>(f)]);
       ServerTarget(j, cfg_.fs, mount_[static_cast<size_t>(f)]);
-      j.KStr("client.layer", "llite");
-      j.KInt("client.read_bytes", io.rb);
-      j.KInt("client.read_ops", io.rops);
-      j.KInt("client.write_bytes", io.wb);
-      j.KInt("client.write_ops", io.wops);
-      j.Key("client.read_bytes_per_s");
+      j.KStr(field::kClientLayer, "llite");
+      j.KInt(field::kClientReadBytes, io.rb);
+      j.KInt(field::kClientReadOps, io.rops);
+      j.KInt(field::kClientWriteBytes, io.wb);
+      j.KInt(field::kClientWriteOps, io.wops);
+      j.Key(field::kClientReadBytesPerS);
       j.Int(io.rb);
-      j.Key("client.write_bytes_per_s");
+      j.Key(field::kClientWriteBytesPerS);
       j.Int(io.wb);
-      j.KInt("client.open", m.open);
-      j.KInt("client.close", m.close);
-      j.KInt("client.getattr", m.getattr);
-      j.KInt("client.metadata_ops", m.open + m.close + m.getattr);
+      j.KInt(field::kClientOpen, m.open);
+      j.KInt(field::kClientClose, m.close);
+      j.KInt(field::kClientGetattr, m.getattr);
+      j.KInt(field::kClientMetadataOps, m.open + m.close + m.getattr);
       if (Status s = em_.End(); !s.ok()) return s;
     }
     return Status::Ok();
@@ -650,25 +649,25 @@ class Simulation {
     for (const auto& [key, io] : osc) {
       const int f = static_cast<int>(key / S_), o = static_cast<int>(key % S_);
       Stream& st = fwd_st_[static_cast<size_t>(f)];
-      JsonLine& j = em_.Begin("iosonar.client", tick_end, st, fwd_host_[static_cast<size_t>(f)]);
+      JsonLine& j = em_.Begin(dataset::kClient, tick_end, st, fwd_host_[static_cast<size_t>(f)]);
       const std::string target = ost_name_[static_cast<size_t>(o)] + "-osc-" + mount_[static_cast<size_t>(f)].substr(cfg_.fs.size() + 1);
       ServerTarget(j, cfg_.fs, target);
-      j.KStr("client.layer", "osc");
+      j.KStr(field::kClientLayer, "osc");
       const bool slow = o == cfg_.faults.slow_ost || f == cfg_.faults.slow_fwd;
-      j.KInt("client.read_in_flight", 0);
-      j.KInt("client.write_in_flight", 0);
-      j.KInt("client.rpc_reads", io.rops);
-      j.KInt("client.rpc_writes", io.wops);
+      j.KInt(field::kClientReadInFlight, 0);
+      j.KInt(field::kClientWriteInFlight, 0);
+      j.KInt(field::kClientRpcReads, io.rops);
+      j.KInt(field::kClientRpcWrites, io.wops);
       if (io.rops) {
-        j.Key("client.rpc_read_pages_mean");
+        j.Key(field::kClientRpcReadPagesMean);
         j.Int(256);
-        j.Key("client.rpc_read_in_flight_mean");
+        j.Key(field::kClientRpcReadInFlightMean);
         j.Int(slow ? 8 : 1);
       }
       if (io.wops) {
-        j.Key("client.rpc_write_pages_mean");
+        j.Key(field::kClientRpcWritePagesMean);
         j.Int(256);
-        j.Key("client.rpc_write_in_flight_mean");
+        j.Key(field::kClientRpcWriteInFlightMean);
         j.Int(slow ? 8 : 1);
       }
       if (Status s = em_.End(); !s.ok()) return s;
@@ -707,38 +706,39 @@ class Simulation {
     for (int o = 0; o < S_; ++o) {
       const Io& io = ost_io_[static_cast<size_t>(o)];
       const int oss = o / std::max(1, cfg_.osts_per_oss);
-      JsonLine& j = em_.Begin("iosonar.oss", tick_end, oss_st_[static_cast<size_t>(oss)], oss_host_[static_cast<size_t>(oss)]);
+      JsonLine& j = em_.Begin(dataset::kOss, tick_end, oss_st_[static_cast<size_t>(oss)],
+                              oss_host_[static_cast<size_t>(oss)]);
       ServerTarget(j, cfg_.fs, ost_name_[static_cast<size_t>(o)]);
-      j.KInt("lustre.jobs_active", active[static_cast<size_t>(o)]);
-      j.KInt("lustre.jobs_dropped", 0);
-      j.KInt("oss.read_bytes", io.rb);
-      j.KInt("oss.read_ops", io.rops);
-      j.KInt("oss.write_bytes", io.wb);
-      j.KInt("oss.write_ops", io.wops);
-      j.Key("oss.read_bytes_per_s");
+      j.KInt(field::kLustreJobsActive, active[static_cast<size_t>(o)]);
+      j.KInt(field::kLustreJobsDropped, 0);
+      j.KInt(field::kOssReadBytes, io.rb);
+      j.KInt(field::kOssReadOps, io.rops);
+      j.KInt(field::kOssWriteBytes, io.wb);
+      j.KInt(field::kOssWriteOps, io.wops);
+      j.Key(field::kOssReadBytesPerS);
       j.Int(io.rb);
-      j.Key("oss.write_bytes_per_s");
+      j.Key(field::kOssWriteBytesPerS);
       j.Int(io.wb);
-      j.Key("oss.read_ops_per_s");
+      j.Key(field::kOssReadOpsPerS);
       j.Int(io.rops);
-      j.Key("oss.write_ops_per_s");
+      j.Key(field::kOssWriteOpsPerS);
       j.Int(io.wops);
-      j.Key("oss.ops_per_s");
+      j.Key(field::kOssOpsPerS);
       j.Int(io.rops + io.wops);
-      j.KInt("oss.other_ops", 0);
+      j.KInt(field::kOssOtherOps, 0);
       if (Status s = em_.End(); !s.ok()) return s;
     }
     for (int d = 0; d < D_; ++d) {
       const Meta& m = mdt_io_[static_cast<size_t>(d)];
-      JsonLine& j = em_.Begin("iosonar.mds", tick_end, mds_st_, mds_host_);
+      JsonLine& j = em_.Begin(dataset::kMds, tick_end, mds_st_, mds_host_);
       ServerTarget(j, cfg_.fs, mdt_name_[static_cast<size_t>(d)]);
-      j.KInt("lustre.jobs_active", active[static_cast<size_t>(S_ + d)]);
-      j.KInt("lustre.jobs_dropped", 0);
-      j.KInt("mds.open", m.open);
-      j.KInt("mds.close", m.close);
-      j.KInt("mds.getattr", m.getattr);
-      j.KInt("mds.ops", m.open + m.close + m.getattr);
-      j.Key("mds.ops_per_s");
+      j.KInt(field::kLustreJobsActive, active[static_cast<size_t>(S_ + d)]);
+      j.KInt(field::kLustreJobsDropped, 0);
+      j.KInt(field::kMdsOpen, m.open);
+      j.KInt(field::kMdsClose, m.close);
+      j.KInt(field::kMdsGetattr, m.getattr);
+      j.KInt(field::kMdsOps, m.open + m.close + m.getattr);
+      j.Key(field::kMdsOpsPerS);
       j.Int(m.open + m.close + m.getattr);
       if (Status s = em_.End(); !s.ok()) return s;
     }
@@ -750,24 +750,25 @@ class Simulation {
       const std::string& id = jobs_[k].spec->id;
       for (auto& [o, io] : job_ost_[k]) {
         const int oss = o / std::max(1, cfg_.osts_per_oss);
-        JsonLine& j = em_.Begin("iosonar.jobstats", tick_end, oss_st_[static_cast<size_t>(oss)], oss_host_[static_cast<size_t>(oss)]);
-        j.KStr("job.id", id.c_str());
+        JsonLine& j = em_.Begin(dataset::kJobstats, tick_end, oss_st_[static_cast<size_t>(oss)],
+                                oss_host_[static_cast<size_t>(oss)]);
+        j.KStr(field::kJobId, id.c_str());
         ServerTarget(j, cfg_.fs, ost_name_[static_cast<size_t>(o)]);
-        j.KInt("oss.read_bytes", io.rb);
-        j.KInt("oss.read_ops", io.rops);
-        j.KInt("oss.write_bytes", io.wb);
-        j.KInt("oss.write_ops", io.wops);
-        j.KInt("oss.other_ops", 0);
+        j.KInt(field::kOssReadBytes, io.rb);
+        j.KInt(field::kOssReadOps, io.rops);
+        j.KInt(field::kOssWriteBytes, io.wb);
+        j.KInt(field::kOssWriteOps, io.wops);
+        j.KInt(field::kOssOtherOps, 0);
         if (Status s = em_.End(); !s.ok()) return s;
       }
       for (auto& [d, m] : job_mdt_[k]) {
-        JsonLine& j = em_.Begin("iosonar.jobstats", tick_end, mds_st_, mds_host_);
-        j.KStr("job.id", id.c_str());
+        JsonLine& j = em_.Begin(dataset::kJobstats, tick_end, mds_st_, mds_host_);
+        j.KStr(field::kJobId, id.c_str());
         ServerTarget(j, cfg_.fs, mdt_name_[static_cast<size_t>(d)]);
-        if (m.open) j.KInt("mds.open", m.open);
-        if (m.close) j.KInt("mds.close", m.close);
-        if (m.getattr) j.KInt("mds.getattr", m.getattr);
-        j.KInt("mds.ops", m.open + m.close + m.getattr);
+        if (m.open) j.KInt(field::kMdsOpen, m.open);
+        if (m.close) j.KInt(field::kMdsClose, m.close);
+        if (m.getattr) j.KInt(field::kMdsGetattr, m.getattr);
+        j.KInt(field::kMdsOps, m.open + m.close + m.getattr);
         if (Status s = em_.End(); !s.ok()) return s;
       }
     }

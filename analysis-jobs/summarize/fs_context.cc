@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "analysis-jobs/summarize/summarize.h"
+#include "core/records/fields.h"
 
 namespace iosonar::analysis {
 
@@ -108,13 +109,13 @@ Frame BuildFrame(const ServerRecs& recs, int64_t window_ns) {
   return f;
 }
 
-Status ScanServer(Store& store, const std::string& dataset, const std::string& fs, int64_t start_ns, int64_t end_ns,
-                  const std::vector<std::string>& count_fields, ServerRecs* out) {
+Status ScanServer(Store& store, DatasetId dataset, const std::string& fs, int64_t start_ns, int64_t end_ns,
+                  const std::vector<FieldId>& count_fields, ServerRecs* out) {
   ScanQuery q;
   q.dataset = dataset;
   q.range = {start_ns + 1, end_ns + kMaxInterval};
-  q.filters = {{"lustre.fs", fs}};
-  q.fields = {"@timestamp", "lustre.target", "lustre.elapsed_ns", "lustre.reset"};
+  q.filters = {{field::kLustreFs, fs}};
+  q.fields = {field::kTimestamp, field::kLustreTarget, field::kLustreElapsedNs, field::kLustreReset};
   q.fields.insert(q.fields.end(), count_fields.begin(), count_fields.end());
   q.ordered = false;  // the frame sorts what it needs
   out->nvals = count_fields.size();
@@ -150,10 +151,10 @@ Status ScanServer(Store& store, const std::string& dataset, const std::string& f
 Result<std::optional<SnapshotAt>> SnapshotBefore(Store& store, const std::string& fs, const std::string& kind,
                                                  int64_t start_ns) {
   ScanQuery q;
-  q.dataset = "iosonar.health";
+  q.dataset = dataset::kHealth;
   q.range = {start_ns - kDay, start_ns + kDay};
-  q.filters = {{"lustre.fs", fs}, {"health.record", kind}};
-  q.fields = {"@timestamp", "health.inodes"};
+  q.filters = {{field::kLustreFs, fs}, {field::kHealthRecord, kind}};
+  q.fields = {field::kTimestamp, field::kHealthInodes};
   int64_t before = INT64_MIN, after = INT64_MAX;
   Status st = store.Scan(q, [&](const Row& r) {
     if (r.Has(1) && r.Int(1) != 0) return true;  // inode fullness
@@ -174,9 +175,9 @@ Result<std::optional<SnapshotAt>> SnapshotBefore(Store& store, const std::string
 // The `kind` records of the file system in the snapshot at ts.
 ScanQuery HealthRecordsAt(const std::string& fs, const std::string& kind, int64_t ts) {
   ScanQuery q;
-  q.dataset = "iosonar.health";
+  q.dataset = dataset::kHealth;
   q.range = {ts, ts + 1};
-  q.filters = {{"lustre.fs", fs}, {"health.record", kind}};
+  q.filters = {{field::kLustreFs, fs}, {field::kHealthRecord, kind}};
   return q;
 }
 
@@ -187,8 +188,8 @@ Status ReadFullness(Store& store, const std::string& fs, int64_t start_ns, std::
   FullnessAt f;
   static_cast<SnapshotAt&>(f) = **snap;
   ScanQuery q = HealthRecordsAt(fs, "target", f.actual_ns);
-  q.fields = {"lustre.target", "health.target_kind", "health.inodes", "health.target_index", "health.bytes_used",
-              "health.bytes_total"};
+  q.fields = {field::kLustreTarget, field::kHealthTargetKind, field::kHealthInodes, field::kHealthTargetIndex,
+              field::kHealthBytesUsed, field::kHealthBytesTotal};
   double used_sum = 0, total_sum = 0;
   bool any = false;
   Status st = store.Scan(q, [&](const Row& r) {
@@ -225,7 +226,8 @@ Status ReadFailures(Store& store, const std::string& fs, int64_t start_ns, std::
   FailuresAt f;
   static_cast<SnapshotAt&>(f) = **snap;
   ScanQuery q = HealthRecordsAt(fs, "failover", f.actual_ns);
-  q.fields = {"health.ost_count", "health.ost_per_oss_mode", "health.overloaded_oss_count", "health.overloaded_ost_count"};
+  q.fields = {field::kHealthOstCount, field::kHealthOstPerOssMode, field::kHealthOverloadedOssCount,
+              field::kHealthOverloadedOstCount};
   bool found = false;
   Status st = store.Scan(q, [&](const Row& r) {
     f.ost_count = r.Has(0) ? r.Int(0) : 0;
@@ -262,7 +264,8 @@ Result<FsContext> ReadFsContext(Store& store, const std::string& fs, int64_t sta
   const int64_t window = std::max<int64_t>(end_ns - start_ns, 0);
 
   ServerRecs oss;
-  if (Status st = ScanServer(store, "iosonar.oss", fs, start_ns, end_ns, {"oss.read_bytes", "oss.write_bytes"}, &oss);
+  if (Status st = ScanServer(store, dataset::kOss, fs, start_ns, end_ns, {field::kOssReadBytes, field::kOssWriteBytes},
+                             &oss);
       !st.ok())
     return st;
   c.oss_records = oss.size();
@@ -308,10 +311,14 @@ Result<FsContext> ReadFsContext(Store& store, const std::string& fs, int64_t sta
     c.frac_missing = absent / ncells;
   }
 
-  std::vector<std::string> md_fields;
-  for (const auto& op : TokioMdOps()) md_fields.push_back("mds." + op);
+  std::vector<FieldId> md_fields;
+  for (const auto& op : TokioMdOps()) {
+    auto f = FieldByName("mds." + op);
+    if (!f) return Status::Invalid("unknown field \"mds." + op + "\" (not in the record schema)");
+    md_fields.push_back(*f);
+  }
   ServerRecs mds;
-  if (Status st = ScanServer(store, "iosonar.mds", fs, start_ns, end_ns, md_fields, &mds); !st.ok()) return st;
+  if (Status st = ScanServer(store, dataset::kMds, fs, start_ns, end_ns, md_fields, &mds); !st.ok()) return st;
   c.mds_records = mds.size();
   if (mds.size() > 0) {
     const Frame f = BuildFrame(mds, window);
@@ -338,10 +345,10 @@ Result<FsContext> ReadFsContext(Store& store, const std::string& fs, int64_t sta
 
 Result<std::vector<std::pair<std::string, std::string>>> ReadMounts(Store& store, int64_t from_ns, int64_t to_ns) {
   ScanQuery q;
-  q.dataset = "iosonar.health";
+  q.dataset = dataset::kHealth;
   q.range = {from_ns, to_ns};
-  q.filters = {{"health.record", "fs"}};
-  q.fields = {"health.mount", "lustre.fs"};
+  q.filters = {{field::kHealthRecord, "fs"}};
+  q.fields = {field::kHealthMount, field::kLustreFs};
   std::set<std::pair<std::string, std::string>> seen;
   Status st = store.Scan(q, [&](const Row& r) {
     if (r.Has(0) && r.Has(1) && !r.Str(0).empty()) seen.emplace(std::string(r.Str(0)), std::string(r.Str(1)));
@@ -388,9 +395,9 @@ std::array<std::map<std::string, uint64_t>, 2> BytesByMount(
 
 Result<std::vector<std::string>> FileSystemsWithServerRecords(Store& store, int64_t from_ns, int64_t to_ns) {
   ScanQuery q;
-  q.dataset = "iosonar.oss";
+  q.dataset = dataset::kOss;
   q.range = {from_ns, to_ns};
-  q.fields = {"lustre.fs"};
+  q.fields = {field::kLustreFs};
   std::set<std::string> fss;
   Status st = store.Scan(q, [&](const Row& r) {
     if (r.Has(0)) fss.emplace(r.Str(0));

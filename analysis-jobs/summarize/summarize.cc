@@ -14,6 +14,7 @@
 #include "core/base/json.h"
 #include "core/base/timeutil.h"
 #include "analysis-jobs/phases/phases.h"
+#include "core/records/fields.h"
 
 namespace iosonar::analysis {
 
@@ -101,9 +102,9 @@ Result<JobTrace> ReadJobTrace(Store& store, const std::string& job_id) {
   if (!runs.ok()) return runs.status();
   jt.runs = std::move(runs).value();
   ScanQuery tq;
-  tq.dataset = "iosonar.tracer";
-  tq.filters = {{"job.id", job_id}};
-  tq.fields = {"event.stream", "tracer.dropped", "event.action", "process.command_line"};
+  tq.dataset = dataset::kTracer;
+  tq.filters = {{field::kJobId, job_id}};
+  tq.fields = {field::kEventStream, field::kTracerDropped, field::kEventAction, field::kProcessCommandLine};
   DroppedTally dropped;
   std::map<int64_t, StreamCmd> streams;
   Status st = store.Scan(tq, [&](const Row& row) {
@@ -446,41 +447,42 @@ std::string SummaryRowToRecord(const SummaryRow& row, const std::string& host) {
   JsonWriter w(&out, 0);
   // The same row resent: the same id; a recomputation that changed anything: a new one.
   BeginResultRecord(w, static_cast<int64_t>(std::llround(num("_datetime_start").value_or(0) * 1e9)),
-                    "iosonar.result.job_summary",
+                    dataset::kResultJobSummary,
                     ResultStreamId("iosonar.result.job_summary", {job, SummaryRowToJson(row)}), 0, host);
-  w.Kv("job.id", job);
-  w.Kv("result.analysis", "summarize-job/1");
-  auto put_int = [&](const char* field, std::optional<double> v) {
+  w.Kv(field::kJobId, job);
+  w.Kv(field::kResultAnalysis, "summarize-job/1");
+  auto put_int = [&](FieldId field, std::optional<double> v) {
     if (v) w.Kv(field, static_cast<int64_t>(std::llround(*v)));
   };
-  auto put_dbl = [&](const char* field, std::optional<double> v) {
+  auto put_dbl = [&](FieldId field, std::optional<double> v) {
     if (v) w.Kv(field, *v);
   };
   const auto rb = num("iosonar_read_bytes"), wb = num("iosonar_write_bytes"), rt = num("iosonar_runtime_s");
-  put_int("result.bytes_read", rb);
-  put_int("result.bytes_written", wb);
-  put_dbl("result.read_bw", num("iosonar_read_bw_avg"));
-  put_dbl("result.write_bw", num("iosonar_write_bw_avg"));
+  put_int(field::kResultBytesRead, rb);
+  put_int(field::kResultBytesWritten, wb);
+  put_dbl(field::kResultReadBw, num("iosonar_read_bw_avg"));
+  put_dbl(field::kResultWriteBw, num("iosonar_write_bw_avg"));
   const double ops = num("iosonar_read_ops").value_or(0) + num("iosonar_write_ops").value_or(0);
-  if (rt && *rt > 0) put_dbl("result.iops", ops / *rt);
-  put_int("result.metadata_ops", num("iosonar_meta_ops"));
+  if (rt && *rt > 0) put_dbl(field::kResultIops, ops / *rt);
+  put_int(field::kResultMetadataOps, num("iosonar_meta_ops"));
   const std::string mode = str(wb.value_or(0) >= rb.value_or(0) ? "iosonar_io_mode_write" : "iosonar_io_mode_read");
-  if (!mode.empty()) w.Kv("result.io_mode", mode);
-  put_int("result.processes", num("iosonar_processes_with_io"));
-  put_int("result.files", num("iosonar_files"));
-  if (rt) put_int("result.duration_ns", *rt * 1e9);
-  put_int("result.nodes", num("iosonar_nodes_with_io"));
-  put_dbl("result.io_time_s", num("darshan_io_time"));
-  for (auto [field, col] : {std::pair{"result.fs", "_file_system"}, {"result.app", "darshan_app"}, {"result.user", "iosonar_user"}})
+  if (!mode.empty()) w.Kv(field::kResultIoMode, mode);
+  put_int(field::kResultProcesses, num("iosonar_processes_with_io"));
+  put_int(field::kResultFiles, num("iosonar_files"));
+  if (rt) put_int(field::kResultDurationNs, *rt * 1e9);
+  put_int(field::kResultNodes, num("iosonar_nodes_with_io"));
+  put_dbl(field::kResultIoTimeS, num("darshan_io_time"));
+  for (auto [field, col] : {std::pair{field::kResultFs, "_file_system"}, {field::kResultApp, "darshan_app"},
+                            {field::kResultUser, "iosonar_user"}})
     if (const std::string v = str(col); !v.empty()) w.Kv(field, v);
-  put_dbl("result.coverage_bw", num("iosonar_coverage_factor_bw"));
-  put_dbl("result.coverage_opens", num("iosonar_coverage_factor_opens"));
+  put_dbl(field::kResultCoverageBw, num("iosonar_coverage_factor_bw"));
+  put_dbl(field::kResultCoverageOpens, num("iosonar_coverage_factor_opens"));
   if (auto r = num("fs_tot_bytes_read"), x = num("fs_tot_bytes_written"); r || x)
-    put_dbl("result.fs_bytes", r.value_or(0) + x.value_or(0));
-  put_dbl("result.ost_full_pct_max", num("fshealth_ost_most_full_pct"));
-  put_int("result.overloaded_oss", num("fshealth_ost_overloaded_oss_count"));
+    put_dbl(field::kResultFsBytes, r.value_or(0) + x.value_or(0));
+  put_dbl(field::kResultOstFullPctMax, num("fshealth_ost_most_full_pct"));
+  put_int(field::kResultOverloadedOss, num("fshealth_ost_overloaded_oss_count"));
   if (auto r = num("iosonar_read_phases"), x = num("iosonar_write_phases"); r || x)
-    put_int("result.phases", r.value_or(0) + x.value_or(0));
+    put_int(field::kResultPhases, r.value_or(0) + x.value_or(0));
   w.EndObject();
   out += '\n';
   return out;
@@ -584,9 +586,9 @@ Status WriteTokioSummaryToDb(MysqlConn& db, const std::string& cluster, uint64_t
 Result<std::vector<JobTally>> TallyJobs(Store& store, const TimeRange& range) {
   std::map<std::string, JobTally> by_job;
   ScanQuery q;
-  q.dataset = "iosonar.trace";
+  q.dataset = dataset::kTrace;
   q.range = range;
-  q.fields = {"job.id", "io.op", "io.count", "io.bytes", "event.start_ns", "event.end_ns"};
+  q.fields = {field::kJobId, field::kIoOp, field::kIoCount, field::kIoBytes, field::kEventStartNs, field::kEventEndNs};
   Status st = store.Scan(q, [&](const Row& row) {
     if (!row.Has(0)) return true;  // records outside any job
     const std::string job(row.Str(0));
@@ -609,9 +611,9 @@ Result<std::vector<JobTally>> TallyJobs(Store& store, const TimeRange& range) {
   std::vector<JobTally> out;
   for (auto& [job, t] : by_job) {
     ScanQuery tq;
-    tq.dataset = "iosonar.tracer";
-    tq.filters = {{"job.id", job}};
-    tq.fields = {"event.stream", "event.action", "process.command_line"};
+    tq.dataset = dataset::kTracer;
+    tq.filters = {{field::kJobId, job}};
+    tq.fields = {field::kEventStream, field::kEventAction, field::kProcessCommandLine};
     std::map<int64_t, StreamCmd> streams;
     Status s2 = store.Scan(tq, [&](const Row& row) {
       AddTracerRow(row, 0, 1, 2, &streams);
@@ -772,19 +774,19 @@ std::string ScoreboardToRecords(const Scoreboard& s, size_t n, const ScoreboardP
       int64_t rank = 0;
       for (const auto& e : TopBy(who == 0 ? s.users : s.apps, m, n)) {
         JsonWriter w(&out, 0);
-        BeginResultRecord(w, p.to_ns, "iosonar.result.scoreboard", stream, seq++, host);
-        if (!p.cluster.empty()) w.Kv("scoreboard.cluster", p.cluster);
-        w.Kv("scoreboard.period_ns", p.to_ns - p.from_ns);
-        w.Kv("scoreboard.who", who == 0 ? "user" : "application");
-        w.Kv("scoreboard.metric", m);
-        w.Kv("scoreboard.rank", ++rank);
-        w.Kv("scoreboard.name", e.key);
-        w.Kv("scoreboard.jobs", e.jobs);
-        w.Kv("scoreboard.read_bytes", e.read_bytes);
-        w.Kv("scoreboard.write_bytes", e.write_bytes);
-        w.Kv("scoreboard.data_ops", e.data_ops);
-        w.Kv("scoreboard.meta_ops", e.meta_ops);
-        w.Kv("scoreboard.period_jobs", s.jobs);
+        BeginResultRecord(w, p.to_ns, dataset::kResultScoreboard, stream, seq++, host);
+        if (!p.cluster.empty()) w.Kv(field::kScoreboardCluster, p.cluster);
+        w.Kv(field::kScoreboardPeriodNs, p.to_ns - p.from_ns);
+        w.Kv(field::kScoreboardWho, who == 0 ? "user" : "application");
+        w.Kv(field::kScoreboardMetric, m);
+        w.Kv(field::kScoreboardRank, ++rank);
+        w.Kv(field::kScoreboardName, e.key);
+        w.Kv(field::kScoreboardJobs, e.jobs);
+        w.Kv(field::kScoreboardReadBytes, e.read_bytes);
+        w.Kv(field::kScoreboardWriteBytes, e.write_bytes);
+        w.Kv(field::kScoreboardDataOps, e.data_ops);
+        w.Kv(field::kScoreboardMetaOps, e.meta_ops);
+        w.Kv(field::kScoreboardPeriodJobs, s.jobs);
         w.EndObject();
         out += '\n';
       }

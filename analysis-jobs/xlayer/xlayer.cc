@@ -15,6 +15,7 @@
 #include "analysis-jobs/lib/result_record.h"
 #include "core/base/json.h"
 #include "core/base/timeutil.h"
+#include "core/records/fields.h"
 
 namespace iosonar::xlayer {
 namespace {
@@ -468,9 +469,10 @@ class Analysis {
     uint32_t last_host_i = UINT32_MAX, last_file_i = UINT32_MAX;
     int64_t tmin = INT64_MAX, tmax = INT64_MIN;
     ScanQuery q;
-    q.dataset = "iosonar.trace";
-    q.filters = {{"job.id", job_id_}};
-    q.fields = {"host.name", "io.op", "file.path", "io.bytes", "io.count", "event.start_ns", "event.end_ns"};
+    q.dataset = dataset::kTrace;
+    q.filters = {{field::kJobId, job_id_}};
+    q.fields = {field::kHostName, field::kIoOp, field::kFilePath, field::kIoBytes, field::kIoCount,
+                field::kEventStartNs, field::kEventEndNs};
     q.ordered = false;  // only sums, min and max: any order gives the same view
     Status st = store_.Scan(q, [&](const Row& row) {
       ClientRun r{};
@@ -522,12 +524,13 @@ class Analysis {
     std::vector<std::pair<double, double>> fwd_inflight(v_.fwd_nodes.size());  // rpcs, rpcs * in-flight
     if (!v_.fwd_nodes.empty()) {
       ScanQuery c;
-      c.dataset = "iosonar.client";
+      c.dataset = dataset::kClient;
       c.range = srange_;
-      c.fields = {"host.name", "client.layer", "@timestamp", "client.read_bytes", "client.write_bytes",
-                  "client.read_ops", "client.write_ops", "client.metadata_ops", "lustre.target",
-                  "client.rpc_reads", "client.rpc_writes", "client.rpc_read_in_flight_mean", "client.rpc_write_in_flight_mean",
-                  "lustre.elapsed_ns", "lustre.reset"};
+      c.fields = {field::kHostName, field::kClientLayer, field::kTimestamp, field::kClientReadBytes,
+                  field::kClientWriteBytes, field::kClientReadOps, field::kClientWriteOps, field::kClientMetadataOps,
+                  field::kLustreTarget, field::kClientRpcReads, field::kClientRpcWrites,
+                  field::kClientRpcReadInFlightMean, field::kClientRpcWriteInFlightMean, field::kLustreElapsedNs,
+                  field::kLustreReset};
       Status st = store_.Scan(c, [&](const Row& row) {
         if (!row.Has(0) || (row.Has(14) && row.Int(14))) return true;
         auto it = fwd_ix_.find(std::string(row.Str(0)));
@@ -577,11 +580,11 @@ class Analysis {
   // ---- the job's own server counters (job_stats) over the window ----
   Status JobStats() {
     ScanQuery j;
-    j.dataset = "iosonar.jobstats";
+    j.dataset = dataset::kJobstats;
     j.range = srange_;
-    j.filters = {{"job.id", job_id_}};
-    j.fields = {"lustre.target", "oss.read_bytes", "oss.write_bytes", "oss.read_ops", "oss.write_ops", "mds.ops",
-                "@timestamp", "lustre.elapsed_ns", "lustre.reset"};
+    j.filters = {{field::kJobId, job_id_}};
+    j.fields = {field::kLustreTarget, field::kOssReadBytes, field::kOssWriteBytes, field::kOssReadOps,
+                field::kOssWriteOps, field::kMdsOps, field::kTimestamp, field::kLustreElapsedNs, field::kLustreReset};
     Status st = store_.Scan(j, [&](const Row& row) {
       if (!row.Has(0) || (row.Has(8) && row.Int(8))) return true;
       const std::string_view t = row.Str(0);
@@ -637,10 +640,10 @@ class Analysis {
     std::map<int, std::pair<double, double>> ost_total;  // bytes, ops
     std::map<int, std::string> ost_names;                 // as the OSS records spell them
     ScanQuery o;
-    o.dataset = "iosonar.oss";
+    o.dataset = dataset::kOss;
     o.range = srange_;
-    o.fields = {"lustre.target", "@timestamp", "oss.read_bytes", "oss.write_bytes", "oss.read_ops", "oss.write_ops",
-                "lustre.elapsed_ns", "lustre.reset"};
+    o.fields = {field::kLustreTarget, field::kTimestamp, field::kOssReadBytes, field::kOssWriteBytes,
+                field::kOssReadOps, field::kOssWriteOps, field::kLustreElapsedNs, field::kLustreReset};
     // One pass: the job's OSTs' series and totals, and the file system's bytes
     // over the window (all OSTs) for the coverage factor.
     Status st = store_.Scan(o, [&](const Row& row) {
@@ -694,9 +697,10 @@ class Analysis {
     std::map<int, double> mdt_ops;
     std::map<int, std::string> mdt_names;
     ScanQuery m;
-    m.dataset = "iosonar.mds";
+    m.dataset = dataset::kMds;
     m.range = srange_;
-    m.fields = {"lustre.target", "@timestamp", "mds.open", "mds.getattr", "mds.ops", "lustre.elapsed_ns", "lustre.reset"};
+    m.fields = {field::kLustreTarget, field::kTimestamp, field::kMdsOpen, field::kMdsGetattr, field::kMdsOps,
+                field::kLustreElapsedNs, field::kLustreReset};
     Status st = store_.Scan(m, [&](const Row& row) {
       if (!row.Has(0) || (row.Has(6) && row.Int(6))) return true;
       const std::string_view t = row.Str(0);
@@ -989,49 +993,49 @@ std::string ToRecords(const View& v, const std::string& host) {
   std::string out;
   int64_t seq = 0;
   const int64_t window_ns = v.end_ns - v.start_ns;
-  auto head = [&](JsonWriter& w, const char* dataset) {
+  auto head = [&](JsonWriter& w, DatasetId dataset) {
     analysis::BeginResultRecord(w, v.start_ns, dataset, stream, seq++, host);
-    w.Kv("job.id", v.job_id);
+    w.Kv(field::kJobId, v.job_id);
   };
   {
     JsonWriter w(&out, 0);
-    head(w, "iosonar.result.xlayer");
-    w.Kv("xlayer.window_ns", window_ns);
-    w.Kv("xlayer.window_source", v.window_source);
-    w.Kv("xlayer.nodes", v.nodes.size());
-    w.Kv("xlayer.unmapped_nodes", v.unmapped_nodes);
-    w.Kv("xlayer.files", v.files.size());
-    w.Kv("xlayer.trace_records", v.trace_records);
-    w.Kv("xlayer.job_bytes", v.job_bytes);
-    w.Kv("xlayer.job_read_bytes", v.job_read_bytes);
-    w.Kv("xlayer.job_write_bytes", v.job_write_bytes);
-    w.Kv("xlayer.job_opens", v.job_opens);
-    w.Kv("xlayer.job_stats", v.job_stats);
-    w.Kv("xlayer.job_meta_ops", v.job_meta_ops);
-    w.Kv("xlayer.fs_bytes", v.fs_bytes);
-    w.Kv("xlayer.fs_opens", v.fs_opens);
-    w.Kv("xlayer.fs_stats", v.fs_stats);
-    w.Kv("xlayer.coverage_bytes", v.coverage_bytes);
-    w.Kv("xlayer.coverage_opens", v.coverage_opens);
-    w.Kv("xlayer.coverage_stats", v.coverage_stats);
-    w.Kv("xlayer.ost_source", v.ost_source);
+    head(w, dataset::kResultXlayer);
+    w.Kv(field::kXlayerWindowNs, window_ns);
+    w.Kv(field::kXlayerWindowSource, v.window_source);
+    w.Kv(field::kXlayerNodes, v.nodes.size());
+    w.Kv(field::kXlayerUnmappedNodes, v.unmapped_nodes);
+    w.Kv(field::kXlayerFiles, v.files.size());
+    w.Kv(field::kXlayerTraceRecords, v.trace_records);
+    w.Kv(field::kXlayerJobBytes, v.job_bytes);
+    w.Kv(field::kXlayerJobReadBytes, v.job_read_bytes);
+    w.Kv(field::kXlayerJobWriteBytes, v.job_write_bytes);
+    w.Kv(field::kXlayerJobOpens, v.job_opens);
+    w.Kv(field::kXlayerJobStats, v.job_stats);
+    w.Kv(field::kXlayerJobMetaOps, v.job_meta_ops);
+    w.Kv(field::kXlayerFsBytes, v.fs_bytes);
+    w.Kv(field::kXlayerFsOpens, v.fs_opens);
+    w.Kv(field::kXlayerFsStats, v.fs_stats);
+    w.Kv(field::kXlayerCoverageBytes, v.coverage_bytes);
+    w.Kv(field::kXlayerCoverageOpens, v.coverage_opens);
+    w.Kv(field::kXlayerCoverageStats, v.coverage_stats);
+    w.Kv(field::kXlayerOstSource, v.ost_source);
     w.EndObject();
     out += '\n';
   }
   for (const auto& [layer, shares] : LayersOf(v)) {
     for (const auto& s : *shares) {
       JsonWriter w(&out, 0);
-      head(w, "iosonar.result.server_share");
-      w.Kv("share.layer", layer);
-      w.Kv("share.server", s.server);
-      w.Kv("share.window_ns", window_ns);
-      w.Kv("share.job_bytes", s.job_bytes);
-      w.Kv("share.total_bytes", s.total_bytes);
-      w.Kv("share.fraction", s.share);
-      w.Kv("share.job_ops", s.job_ops);
-      w.Kv("share.total_ops", s.total_ops);
-      if (s.in_flight_mean > 0) w.Kv("share.in_flight_mean", s.in_flight_mean);
-      w.Kv("share.estimated", s.estimated);
+      head(w, dataset::kResultServerShare);
+      w.Kv(field::kShareLayer, layer);
+      w.Kv(field::kShareServer, s.server);
+      w.Kv(field::kShareWindowNs, window_ns);
+      w.Kv(field::kShareJobBytes, s.job_bytes);
+      w.Kv(field::kShareTotalBytes, s.total_bytes);
+      w.Kv(field::kShareFraction, s.share);
+      w.Kv(field::kShareJobOps, s.job_ops);
+      w.Kv(field::kShareTotalOps, s.total_ops);
+      if (s.in_flight_mean > 0) w.Kv(field::kShareInFlightMean, s.in_flight_mean);
+      w.Kv(field::kShareEstimated, s.estimated);
       w.EndObject();
       out += '\n';
     }

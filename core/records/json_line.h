@@ -6,6 +6,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <string_view>
+
+#include "core/records/fields.h"
 
 namespace iosonar {
 
@@ -14,38 +17,34 @@ class JsonLine {
   JsonLine(char* buf, size_t cap) : buf_(buf), cap_(cap) {}
   void Begin() { Raw("{", 1); first_ = true; }
   void End() { Raw("}\n", 2); }
-  // Keys are string literals: their length is known at compile time, and
-  // the separator, quotes and colon go out in one copy.
-  template <size_t N>
-  void Key(const char (&k)[N]) {
-    constexpr size_t n = N - 1;
-    if (len_ + n + 4 > cap_) {
+  // Keys are field ids (core/records/fields.h): the name comes pre-rendered
+  // with its quotes and colon, and for an id known at compile time (the
+  // field::k... constants) the copy has a compile-time length once inlined.
+  __attribute__((always_inline)) void Key(FieldId k) {
+    const std::string_view key = k.key();  // "name":
+    if (len_ + key.size() + 1 > cap_) {
       failed_ = true;
       return;
     }
     char* p = buf_ + len_;
     if (!first_) *p++ = ',';
     first_ = false;
-    *p++ = '"';
-    memcpy(p, k, n);
-    p += n;
-    *p++ = '"';
-    *p++ = ':';
+    memcpy(p, key.data(), key.size());
+    p += key.size();
     len_ = static_cast<size_t>(p - buf_);
   }
   void Str(const char* s, size_t n);
   void Str(const char* s) { Str(s, strlen(s)); }
+  void Str(std::string_view s) { Str(s.data(), s.size()); }
   void Int(int64_t v);
   void Uint(uint64_t v);
   void Bool(bool b) { b ? Raw("true", 4) : Raw("false", 5); }
   // @timestamp format: 2026-11-22T07:09:12.123Z from ns since the epoch.
   void IsoMillis(int64_t epoch_ns);
-  template <size_t N>
-  void KStr(const char (&k)[N], const char* s) { Key(k); Str(s); }
-  template <size_t N>
-  void KStr(const char (&k)[N], const char* s, size_t n) { Key(k); Str(s, n); }
-  template <size_t N>
-  void KInt(const char (&k)[N], int64_t v) { Key(k); Int(v); }
+  __attribute__((always_inline)) void KStr(FieldId k, const char* s) { Key(k); Str(s); }
+  __attribute__((always_inline)) void KStr(FieldId k, const char* s, size_t n) { Key(k); Str(s, n); }
+  __attribute__((always_inline)) void KStr(FieldId k, std::string_view s) { Key(k); Str(s.data(), s.size()); }
+  __attribute__((always_inline)) void KInt(FieldId k, int64_t v) { Key(k); Int(v); }
   // Appends bytes as they are (pre-rendered JSON).
   void Raw(const char* s, size_t n) {
     if (len_ + n > cap_) { failed_ = true; return; }

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "core/base/timeutil.h"
+#include "core/records/fields.h"
 
 namespace iosonar {
 namespace {
@@ -441,6 +442,12 @@ void ClearRecord(ParsedRecord* out) {
 
 int FieldIndex(std::string_view name) { return Table().Find(name.data(), name.size()); }
 
+std::optional<FieldId> FieldByName(std::string_view name) {
+  const int i = FieldIndex(name);
+  if (i < 0) return std::nullopt;
+  return kAllFields[static_cast<size_t>(i)];
+}
+
 Status ParseRecordInsitu(char* line, size_t len, ParsedRecord* out) {
   if (schema::Fields().size() > kMaxFields) return Status::Internal("schema has more fields than kMaxFields");
   ClearRecord(out);
@@ -478,7 +485,7 @@ Status ParseRecordInsitu(char* line, size_t len, ParsedRecord* out) {
   for (size_t p = done; p < len; ++p)
     if (line[p] != ' ' && line[p] != '\t') return Status::Invalid("trailing data after the JSON object at byte " + std::to_string(p));
   if (h.depth != 0) return Status::Invalid("a record must be one JSON object");
-  static const int kDs = FieldIndex("event.dataset");
+  static const int kDs = field::kEventDataset.index();
   const auto& dsv = out->v[static_cast<size_t>(kDs)];
   if (!h.present.Test(static_cast<size_t>(kDs)) || dsv.kind != FieldValue::kString) return Status::Invalid("missing required field event.dataset");
   out->dataset = schema::FindDataset(dsv.s);

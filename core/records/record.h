@@ -5,6 +5,7 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 #include "core/records/schema.h"
@@ -15,6 +16,7 @@ namespace iosonar {
 // Fields in the whole schema (all datasets together). A record of one
 // dataset uses far fewer; sets of fields are FieldSet bitsets.
 inline constexpr size_t kMaxFields = 384;
+static_assert(kFieldCount <= kMaxFields, "more fields than FieldSet holds: raise kMaxFields");
 
 // A set of schema positions.
 struct FieldSet {
@@ -43,6 +45,7 @@ struct ParsedRecord {
   const schema::Dataset* dataset = nullptr;
   std::array<FieldValue, kMaxFields> v{};
 
+  const FieldValue& operator[](FieldId f) const { return v[f.index()]; }
   const FieldValue& operator[](size_t field_index) const { return v[field_index]; }
   void Clear() {
     dataset = nullptr;
@@ -50,11 +53,16 @@ struct ParsedRecord {
     for (size_t k = 0; k < n && k < kMaxFields; ++k) v[k].kind = FieldValue::kAbsent;
   }
   // Sets a value by hand (tests, decoders); Clear() first.
+  FieldValue& At(FieldId f) { return v[f.index()]; }
   FieldValue& At(size_t field_index) { return v[field_index]; }
 };
 
-// Position of a field in schema::Fields(), or -1.
+// Position of a field named at run time in schema::Fields(), or -1. Code that
+// knows its fields uses the ids instead (field::kIoBytes.index()).
 int FieldIndex(std::string_view name);
+// The id of a field named at run time (a name built from an op name, read
+// from a file or an option); nullopt if the schema has no such field.
+std::optional<FieldId> FieldByName(std::string_view name);
 
 // Parses and validates one JSON line in place. The buffer is modified and the
 // byte at line[len] must be writable (it is set to NUL). Errors say what was wrong and which field:

@@ -2,9 +2,11 @@
 //
 // Every JSON line on the wire is a flat object whose keys are field names from
 // this table (dotted names such as "io.bytes"; Elasticsearch reads the dots as
-// object paths). Emitters, the collector's validation, the SQLite store's
-// tables and (later) the Elasticsearch templates are all derived from or
-// checked against kFields. The table is immutable and thread-safe to read.
+// object paths). The table is generated from the declaration lists
+// core/records/fields.def and datasets.def, as are the typed ids emitters use
+// (field::kIoBytes, dataset::kTrace; core/records/fields.h). The collector's
+// validation, the SQLite store's tables and the Elasticsearch templates are
+// all derived from Fields(). The table is immutable and thread-safe to read.
 #pragma once
 #include <cstdint>
 #include <span>
@@ -13,6 +15,7 @@
 #include <vector>
 
 #include "core/base/status.h"
+#include "core/records/fields.h"
 
 namespace iosonar::schema {
 
@@ -28,6 +31,8 @@ struct Field {
   bool required;                 // required in every dataset listed below
   std::string_view datasets;     // space-separated dataset names, "*" = all
   std::string_view description;
+  uint64_t dataset_mask;         // the datasets as bits over Datasets() positions
+  std::span<const std::string_view> values;  // allowed keyword values; empty: any
 };
 
 // Datasets (the value of event.dataset) and the kind of data stream each is.
@@ -43,6 +48,9 @@ std::span<const Dataset> Datasets();
 const Field* FindField(std::string_view name);
 const Dataset* FindDataset(std::string_view name);
 bool FieldInDataset(const Field& f, std::string_view dataset);
+bool FieldInDataset(FieldId f, DatasetId d);
+const Field& FieldOf(FieldId f);
+const Dataset& DatasetOf(DatasetId d);
 // Fields used by one dataset, in table order.
 std::vector<const Field*> FieldsOf(std::string_view dataset);
 std::string_view TypeName(Type t);

@@ -8,6 +8,7 @@
 
 #include "core/transport/es_client.h"
 #include "core/base/json.h"
+#include "core/records/fields.h"
 #include "core/store/sqlite_store.h"
 
 namespace iosonar {
@@ -69,11 +70,11 @@ class EsStore final : public Store {
     auto query = QueryJson(q.dataset, q.range, q.filters);
     if (!query.ok()) return query.status();
     std::vector<int> idx;
-    for (const auto& name : q.fields) {
-      const auto* f = schema::FindField(name);
-      if (!f || !schema::FieldInDataset(*f, q.dataset))
-        return Status::Invalid("field " + name + " is not a field of dataset " + q.dataset);
-      idx.push_back(FieldIndex(name));
+    for (FieldId id : q.fields) {
+      if (!id.valid()) return Status::Invalid("no field given (an empty field id)");
+      if (!schema::FieldInDataset(schema::FieldOf(id), q.dataset))
+        return Status::Invalid("field " + std::string(id.name()) + " is not a field of dataset " + q.dataset);
+      idx.push_back(static_cast<int>(id.index()));
     }
     ParsedRecord rec;
     EsRow row;
@@ -103,11 +104,14 @@ class EsStore final : public Store {
                              " ns: Elasticsearch dates have millisecond resolution; use a multiple of 1000000");
     std::string sub = "{";
     for (size_t j = 0; j < bq.sum_fields.size(); ++j) {
-      const auto* f = schema::FindField(bq.sum_fields[j]);
-      if (!f || !schema::FieldInDataset(*f, bq.dataset))
-        return Status::Invalid("field " + bq.sum_fields[j] + " is not a field of dataset " + bq.dataset);
+      const FieldId id = bq.sum_fields[j];
+      const std::string name(id.name());
+      if (!id.valid()) return Status::Invalid("no field given (an empty field id)");
+      if (!schema::FieldInDataset(schema::FieldOf(id), bq.dataset))
+        return Status::Invalid("field " + name + " is not a field of dataset " + bq.dataset);
+      const schema::Field* f = &schema::FieldOf(id);
       if (f->type != schema::Type::kLong && f->type != schema::Type::kDouble && f->type != schema::Type::kBool)
-        return Status::Invalid("cannot sum field " + bq.sum_fields[j] + ": it is a " + std::string(schema::TypeName(f->type)) +
+        return Status::Invalid("cannot sum field " + name + ": it is a " + std::string(schema::TypeName(f->type)) +
                                ", not a number");
       if (j) sub += ",";
       sub += "\"s" + std::to_string(j) + "\":{\"sum\":{\"field\":";
@@ -117,8 +121,8 @@ class EsStore final : public Store {
     sub += "}";
     auto query = QueryJson(bq.dataset, bq.range, bq.filters);
     if (!query.ok()) return query.status();
-    const std::string sources = "[{\"t\":{\"date_histogram\":{\"field\":\"@timestamp\",\"fixed_interval\":\"" +
-                                std::to_string(bq.bucket_ns / 1000000) + "ms\"}}}]";
+    const std::string sources = "[{\"t\":{\"date_histogram\":{\"field\":\"" + std::string(field::kTimestamp.name()) +
+                                "\",\"fixed_interval\":\"" + std::to_string(bq.bucket_ns / 1000000) + "ms\"}}}]";
     std::vector<Bucket> out;
     Status bad;
     Status st = es_->CompositePages(*index, *query, sources, bq.sum_fields.empty() ? "" : sub, 1000, [&](std::string_view b) {
@@ -170,33 +174,37 @@ class EsStore final : public Store {
     std::string q = "{\"bool\":{\"filter\":[";
     bool first = true;
     if (range.start_ns != std::numeric_limits<int64_t>::min() || range.end_ns != std::numeric_limits<int64_t>::max()) {
-      q += "{\"range\":{\"@timestamp\":{\"format\":\"epoch_millis\"";
+      q += "{\"range\":{";
+      q += field::kTimestamp.key();
+      q += "{\"format\":\"epoch_millis\"";
       if (range.start_ns != std::numeric_limits<int64_t>::min()) q += ",\"gte\":" + std::to_string(CeilMs(range.start_ns));
       if (range.end_ns != std::numeric_limits<int64_t>::max()) q += ",\"lt\":" + std::to_string(CeilMs(range.end_ns));
       q += "}}}";
       first = false;
     }
     for (const auto& f : filters) {
-      const auto* fd = schema::FindField(f.field);
-      if (!fd || !schema::FieldInDataset(*fd, dataset))
-        return Status::Invalid("filter on " + f.field + ": not a field of dataset " + dataset);
+      const std::string name(f.field.name());
+      if (!f.field.valid()) return Status::Invalid("no field given (an empty field id)");
+      if (!schema::FieldInDataset(schema::FieldOf(f.field), dataset))
+        return Status::Invalid("filter on " + name + ": not a field of dataset " + dataset);
+      const schema::Field* fd = &schema::FieldOf(f.field);
       if (!first) q += ",";
       first = false;
       q += "{\"term\":{";
-      AppendJsonString(&q, f.field);
+      AppendJsonString(&q, name);
       q += ":";
       if (fd->type == schema::Type::kKeyword) {
         AppendJsonString(&q, f.equals);
       } else if (fd->type == schema::Type::kLong) {
         char* end = nullptr;
         long long v = std::strtoll(f.equals.c_str(), &end, 10);
-        if (f.equals.empty() || *end) return Status::Invalid("filter on " + f.field + ": '" + f.equals + "' is not an integer");
+        if (f.equals.empty() || *end) return Status::Invalid("filter on " + name + ": '" + f.equals + "' is not an integer");
         q += std::to_string(v);
       } else if (fd->type == schema::Type::kBool) {
-        if (f.equals != "true" && f.equals != "false") return Status::Invalid("filter on " + f.field + ": '" + f.equals + "' is not true or false");
+        if (f.equals != "true" && f.equals != "false") return Status::Invalid("filter on " + name + ": '" + f.equals + "' is not true or false");
         q += f.equals;
       } else {
-        return Status::Invalid("filter on " + f.field + ": only keyword, long and boolean fields can be filtered on");
+        return Status::Invalid("filter on " + name + ": only keyword, long and boolean fields can be filtered on");
       }
       q += "}}";
     }

@@ -99,7 +99,7 @@ std::string Finish(std::string s) {
 std::string StreamTypesYaml() {
   std::string y =
       "# event.dataset -> data stream type (logs|metrics), generated from the record schema\n"
-      "# (core/records/schema.cc) by `iosonar es-templates --logstash-dict FILE`; a test checks it.\n";
+      "# (core/records/datasets.def) by `iosonar es-templates --logstash-dict FILE`; a test checks it.\n";
   for (const auto& ds : schema::Datasets()) {
     y += "\"";
     y += ds.name;

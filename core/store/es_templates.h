@@ -1,4 +1,4 @@
-// Elasticsearch artifacts generated from the record schema (schema.cc), so
+// Elasticsearch artifacts generated from the record schema (fields.def), so
 // templates and schema cannot drift: `iosonar es-templates --out DIR` writes
 // them (the committed copy is es-templates/, checked by a test that
 // regenerates and compares), `iosonar es-setup` PUTs them.

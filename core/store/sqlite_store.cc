@@ -44,6 +44,7 @@
 #include "core/store/internal/block_codec.h"
 #include "core/collector/ingest.h"
 #include "core/base/json.h"
+#include "core/records/fields.h"
 #include "core/records/json_line.h"
 #include "core/records/schema.h"
 #include "core/store/internal/seq_ranges.h"
@@ -353,16 +354,16 @@ class SqliteStore final : public Store, public BulkWriter {
  public:
   explicit SqliteStore(const SqliteStoreOptions& o) : opts_(o) {
     opts_.block_records = std::clamp<size_t>(opts_.block_records, 1, UINT32_MAX);
-    ts_ = FieldPos("@timestamp");
-    stream_ = FieldPos("event.stream");
-    seq_ = FieldPos("event.seq");
-    job_ = FieldPos("job.id");
+    ts_ = static_cast<int>(field::kTimestamp.index());
+    stream_ = static_cast<int>(field::kEventStream.index());
+    seq_ = static_cast<int>(field::kEventSeq.index());
+    job_ = static_cast<int>(field::kJobId.index());
     for (const auto& d : schema::Datasets()) {
       DatasetInfo info;
       info.ds = &d;
       info.fields = schema::FieldsOf(d.name);
       info.codes.dataset = d.name;
-      info.codes.dataset_field = FieldPos("event.dataset");
+      info.codes.dataset_field = static_cast<int>(field::kEventDataset.index());
       infos_.push_back(std::move(info));
     }
     writers_.resize(infos_.size());
@@ -536,10 +537,9 @@ class SqliteStore final : public Store, public BulkWriter {
     auto info = FindInfo(sq.dataset);
     if (!info.ok()) return info.status();
     std::vector<size_t> want;
-    for (const auto& name : sq.fields) {
-      auto f = FieldOf(**info, name);
-      if (!f.ok()) return f.status();
-      want.push_back(static_cast<size_t>(*f - schema::Fields().data()));
+    for (FieldId id : sq.fields) {
+      if (auto f = FieldOf(**info, id); !f.ok()) return f.status();
+      want.push_back(id.index());
     }
     Query q;
     if (auto s = Compile(*info, sq.range, sq.filters, &q); !s.ok()) return s;
@@ -670,14 +670,14 @@ class SqliteStore final : public Store, public BulkWriter {
     if (!info.ok()) return info.status();
     if (bq.bucket_ns <= 0) return Status::Invalid("bucket width must be positive, got " + std::to_string(bq.bucket_ns));
     std::vector<size_t> sum;
-    for (const auto& name : bq.sum_fields) {
-      auto f = FieldOf(**info, name);
+    for (FieldId id : bq.sum_fields) {
+      auto f = FieldOf(**info, id);
       if (!f.ok()) return f.status();
       auto ty = (*f)->type;
       if (ty != schema::Type::kLong && ty != schema::Type::kDouble && ty != schema::Type::kBool)
-        return Status::Invalid("cannot sum field " + name + ": it is a " + std::string(schema::TypeName(ty)) +
-                               ", not a number");
-      sum.push_back(static_cast<size_t>(*f - schema::Fields().data()));
+        return Status::Invalid("cannot sum field " + std::string(id.name()) + ": it is a " +
+                               std::string(schema::TypeName(ty)) + ", not a number");
+      sum.push_back(id.index());
     }
     Query q;
     if (auto s = Compile(*info, bq.range, bq.filters, &q); !s.ok()) return s;
@@ -1058,12 +1058,12 @@ class SqliteStore final : public Store, public BulkWriter {
     return Status::Invalid("unknown dataset \"" + dataset + "\" (not in the record schema)");
   }
 
-  static Result<const schema::Field*> FieldOf(const DatasetInfo& t, const std::string& name) {
-    for (const auto* f : t.fields)
-      if (f->name == name) return f;
-    if (schema::FindField(name))
-      return Status::Invalid("field " + name + " is not part of dataset " + std::string(t.ds->name));
-    return Status::Invalid("unknown field \"" + name + "\" (not in the record schema)");
+  static Result<const schema::Field*> FieldOf(const DatasetInfo& t, FieldId id) {
+    if (!id.valid()) return Status::Invalid("no field given (an empty field id)");
+    const schema::Field* f = &schema::FieldOf(id);
+    for (const auto* g : t.fields)
+      if (g == f) return f;
+    return Status::Invalid("field " + std::string(id.name()) + " is not part of dataset " + std::string(t.ds->name));
   }
 
   Status Compile(DatasetInfo* info, const TimeRange& r, const std::vector<FieldFilter>& filters, Query* q) {
@@ -1073,16 +1073,17 @@ class SqliteStore final : public Store, public BulkWriter {
       auto fr = FieldOf(*info, f.field);
       if (!fr.ok()) return fr.status();
       auto ty = (*fr)->type;
-      CompiledFilter c{static_cast<size_t>(*fr - schema::Fields().data()), ty == schema::Type::kKeyword, {}, 0};
+      const std::string name(f.field.name());
+      CompiledFilter c{f.field.index(), ty == schema::Type::kKeyword, {}, 0};
       if (ty == schema::Type::kKeyword) {
         c.text = f.equals;
       } else if (ty == schema::Type::kLong) {
         const char* end = f.equals.data() + f.equals.size();
         auto res = std::from_chars(f.equals.data(), end, c.num);
         if (res.ec != std::errc() || res.ptr != end || f.equals.empty())
-          return Status::Invalid("filter on " + f.field + ": \"" + f.equals + "\" is not an integer");
+          return Status::Invalid("filter on " + name + ": \"" + f.equals + "\" is not an integer");
       } else {
-        return Status::Invalid("cannot filter on " + f.field + ": it is a " + std::string(schema::TypeName(ty)) +
+        return Status::Invalid("cannot filter on " + name + ": it is a " + std::string(schema::TypeName(ty)) +
                                " (only keyword and long fields can be filtered)");
       }
       q->filters.push_back(std::move(c));
@@ -1326,7 +1327,7 @@ Status ExportJsonLines(Store& store, const ScanQuery& q, const std::function<boo
   const auto fields = schema::FieldsOf(q.dataset);
   ScanQuery all = q;
   all.fields.clear();
-  for (const auto* f : fields) all.fields.emplace_back(f->name);
+  for (const auto* f : fields) all.fields.push_back(kAllFields[static_cast<size_t>(f - schema::Fields().data())]);
   std::string line;
   return store.Scan(all, [&](const Row& row) {
     line.clear();

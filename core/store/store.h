@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "core/records/fields.h"
 #include "core/records/record.h"
 #include "core/base/status.h"
 
@@ -34,8 +35,9 @@ struct TimeRange {
   int64_t end_ns = std::numeric_limits<int64_t>::max();    // @timestamp < end
 };
 
+// Fields are named by id (field::kJobId), so a misspelt field does not compile.
 struct FieldFilter {
-  std::string field;   // a keyword or long field of the dataset
+  FieldId field;       // a keyword or long field of the dataset
   std::string equals;  // compared as text for keywords, parsed for longs
 };
 
@@ -43,7 +45,7 @@ struct ScanQuery {
   std::string dataset;               // e.g. "iosonar.trace"
   TimeRange range;
   std::vector<FieldFilter> filters;  // all must hold
-  std::vector<std::string> fields;   // fields to return, in this order
+  std::vector<FieldId> fields;       // fields to return, in this order
   // false: rows may come in any order. For callers that only add up; the
   // SQLite store then passes each block's rows as it decodes them, without
   // the k-way time merge (xlayer's 10^7-run trace scan; see
@@ -67,7 +69,7 @@ struct BucketQuery {
   TimeRange range;
   std::vector<FieldFilter> filters;
   int64_t bucket_ns = 1000000000;     // fixed width, aligned to the epoch
-  std::vector<std::string> sum_fields;  // numeric fields to sum
+  std::vector<FieldId> sum_fields;  // numeric fields to sum
 };
 
 struct Bucket {

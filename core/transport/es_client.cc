@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "core/base/json.h"
+#include "core/records/fields.h"
 #include "core/records/json_line.h"
 
 namespace iosonar {
@@ -59,7 +60,7 @@ std::string DataStreamName(const schema::Dataset& ds, std::string_view name_spac
 }
 
 std::string DocId(const ParsedRecord& rec) {
-  static const int kStream = FieldIndex("event.stream"), kSeq = FieldIndex("event.seq");
+  static const int kStream = field::kEventStream.index(), kSeq = field::kEventSeq.index();
   return std::to_string(rec.v[static_cast<size_t>(kStream)].i) + "-" + std::to_string(rec.v[static_cast<size_t>(kSeq)].i);
 }
 
@@ -249,8 +250,9 @@ struct PitCursor {
   std::string PageBody(size_t page_size, const std::string& query_json, const std::string& pit_id) const {
     std::string body = "{\"size\":" + std::to_string(page_size) + ",\"query\":" + query_json + ",\"pit\":{\"id\":";
     AppendJsonString(&body, pit_id);
-    body += ",\"keep_alive\":\"2m\"},\"sort\":[{\"@timestamp\":\"asc\"},"
-            "{\"_shard_doc\":\"asc\"}],\"track_total_hits\":false";
+    body += ",\"keep_alive\":\"2m\"},\"sort\":[{";
+    body += field::kTimestamp.key();
+    body += "\"asc\"},{\"_shard_doc\":\"asc\"}],\"track_total_hits\":false";
     if (!after.empty()) body += ",\"search_after\":" + after;
     body += "}";
     return body;

@@ -13,6 +13,7 @@
 #include <random>
 
 #include "core/base/json.h"
+#include "core/records/fields.h"
 #include "core/transport/sink.h"
 #include "core/base/timeutil.h"
 
@@ -144,20 +145,13 @@ Result<Options> ParseOptions(const Descriptor& d, int argc, char** argv) {
 
 // ---- records ------------------------------------------------------------------------
 
-void Record::Key(std::string_view key) {
-  out_->push_back(',');
-  out_->push_back('"');
-  out_->append(key);
-  out_->append("\":", 2);
-}
-
-Record& Record::Str(std::string_view key, std::string_view v) {
+Record& Record::Str(FieldId key, std::string_view v) {
   Key(key);
   AppendJsonString(out_, v);
   return *this;
 }
 
-Record& Record::Int(std::string_view key, int64_t v) {
+Record& Record::Int(FieldId key, int64_t v) {
   Key(key);
   char b[24];
   auto r = std::to_chars(b, b + sizeof b, v);
@@ -165,7 +159,7 @@ Record& Record::Int(std::string_view key, int64_t v) {
   return *this;
 }
 
-Record& Record::Num(std::string_view key, double v) {
+Record& Record::Num(FieldId key, double v) {
   if (!std::isfinite(v)) return *this;
   Key(key);
   char b[32];
@@ -182,7 +176,7 @@ Record& Record::Raw(std::string_view members) {
   return *this;
 }
 
-Record& Record::Bool(std::string_view key, bool v) {
+Record& Record::Bool(FieldId key, bool v) {
   Key(key);
   out_->append(v ? "true" : "false");
   return *this;
@@ -227,29 +221,32 @@ void Context::EndRecord() {
   }
 }
 
-Record& Context::Begin(std::string_view dataset, int64_t ts_ns) {
+Record& Context::Begin(DatasetId dataset, int64_t ts_ns) {
   EndRecord();
-  buf_.append("{\"@timestamp\":\"", 15);
+  buf_.push_back('{');
+  buf_.append(field::kTimestamp.key());
+  buf_.push_back('"');
   if (ts_ns == 0 || ts_ns == now_ns_) {
     buf_.append(ts_text_);
   } else {
     buf_.append(FormatIsoMillis(ts_ns));
   }
-  if (hdr_mid_.empty() || dataset != hdr_dataset_) {
-    hdr_dataset_.assign(dataset);
-    hdr_mid_.assign("\",\"event.dataset\":", 18);
-    AppendJsonString(&hdr_mid_, dataset);
+  if (hdr_mid_.empty() || dataset.index() != hdr_dataset_) {
+    hdr_dataset_ = dataset.index();
+    hdr_mid_.assign("\"", 1);
+    hdr_mid_.append(field::kEventDataset.member());
+    AppendJsonString(&hdr_mid_, dataset.name());
     char b[24];
     auto r = std::to_chars(b, b + sizeof b, stream_);
-    hdr_mid_.append(",\"event.stream\":", 16);
+    hdr_mid_.append(field::kEventStream.member());
     hdr_mid_.append(b, static_cast<size_t>(r.ptr - b));
-    hdr_mid_.append(",\"event.seq\":", 13);
+    hdr_mid_.append(field::kEventSeq.member());
   }
   if (hdr_tail_.empty()) {
-    hdr_tail_.assign(",\"host.name\":", 13);
+    hdr_tail_.assign(field::kHostName.member());
     AppendJsonString(&hdr_tail_, host_);
     if (!job_id_.empty()) {
-      hdr_tail_.append(",\"job.id\":", 10);
+      hdr_tail_.append(field::kJobId.member());
       AppendJsonString(&hdr_tail_, job_id_);
     }
   }
@@ -310,16 +307,16 @@ std::string& Context::FinishTick(int64_t collect_ns) {
       if (!s.touched) continue;
       total_warn += s.warnings;
       all_ok = all_ok && s.ok;
-      Record& r = Begin("iosonar.sampler");
-      r.Str("sampler.name", sampler_).Str("sampler.source", name).Bool("sampler.ok", s.ok);
-      r.Int("sampler.duration_ns", s.duration_ns).Int("sampler.warnings", static_cast<int64_t>(s.warnings));
-      if (!s.error.empty()) r.Str("sampler.error", s.error);
+      Record& r = Begin(dataset::kSampler);
+      r.Str(field::kSamplerName, sampler_).Str(field::kSamplerSource, name).Bool(field::kSamplerOk, s.ok);
+      r.Int(field::kSamplerDurationNs, s.duration_ns).Int(field::kSamplerWarnings, static_cast<int64_t>(s.warnings));
+      if (!s.error.empty()) r.Str(field::kSamplerError, s.error);
       EndRecord();
     }
-    Record& r = Begin("iosonar.sampler");
-    r.Str("sampler.name", sampler_).Str("sampler.source", "*").Bool("sampler.ok", all_ok);
-    r.Int("sampler.duration_ns", collect_ns).Int("sampler.warnings", static_cast<int64_t>(total_warn));
-    r.Int("sampler.records", static_cast<int64_t>(data_lines)).Int("sampler.interval_ns", interval_ns_);
+    Record& r = Begin(dataset::kSampler);
+    r.Str(field::kSamplerName, sampler_).Str(field::kSamplerSource, "*").Bool(field::kSamplerOk, all_ok);
+    r.Int(field::kSamplerDurationNs, collect_ns).Int(field::kSamplerWarnings, static_cast<int64_t>(total_warn));
+    r.Int(field::kSamplerRecords, static_cast<int64_t>(data_lines)).Int(field::kSamplerIntervalNs, interval_ns_);
     EndRecord();
   }
   return buf_;

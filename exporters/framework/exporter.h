@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "core/base/status.h"
+#include "core/records/fields.h"
 
 namespace iosonar::exporters {
 
@@ -60,24 +61,26 @@ class Options {
 
 class Context;
 
-// One record being written. Keys must be schema fields of the record's
-// dataset (tests push every emitted line through ParseRecordInsitu). Values
-// that cannot be represented (NaN, infinity) leave the field out.
+// One record being written. Keys are field ids (field::kIoBytes); they must be
+// fields of the record's dataset (tests push every emitted line through
+// ParseRecordInsitu). Values that cannot be represented (NaN, infinity) leave
+// the field out.
 class Record {
  public:
-  Record& Str(std::string_view key, std::string_view v);
-  Record& Int(std::string_view key, int64_t v);
-  Record& Num(std::string_view key, double v);
-  Record& Bool(std::string_view key, bool v);
+  Record& Str(FieldId key, std::string_view v);
+  Record& Int(FieldId key, int64_t v);
+  Record& Num(FieldId key, double v);
+  Record& Bool(FieldId key, bool v);
   // Appends members rendered beforehand, exactly as the calls above would
   // write them: `,"key":value` repeated (for fields that repeat on many
-  // records, e.g. a target's name on each of its job records).
+  // records, e.g. a target's name on each of its job records); the key of
+  // each is the id's member(): field::kLustreFs.member() is `,"lustre.fs":`.
   Record& Raw(std::string_view members);
 
  private:
   friend class Context;
   explicit Record(std::string* out) : out_(out) {}
-  void Key(std::string_view key);
+  void Key(FieldId key) { out_->append(key.member()); }
   std::string* out_;
 };
 
@@ -87,7 +90,7 @@ class Context {
   // the next Begin() or when the sample is over. Adds @timestamp,
   // event.dataset, event.stream, event.seq and host.name (and job.id if the
   // exporter was given --job-id).
-  Record& Begin(std::string_view dataset, int64_t ts_ns = 0);
+  Record& Begin(DatasetId dataset, int64_t ts_ns = 0);
   // Bad input from a source: counted, printed (rate-limited), not fatal.
   void Warn(std::string_view source, std::string_view message);
   // A source's outcome for this interval (merged if called twice for one source).
@@ -147,7 +150,8 @@ class Context {
   // Begin()'s constant parts, rendered once: for the last dataset
   // `","event.dataset":"D","event.stream":S,"event.seq":`, and
   // `,"host.name":"H"` (+ job.id).
-  std::string hdr_dataset_, hdr_mid_, hdr_tail_;
+  size_t hdr_dataset_ = SIZE_MAX;  // DatasetId::index() of hdr_mid_
+  std::string hdr_mid_, hdr_tail_;
   std::map<std::string, SourceState, std::less<>> sources_;
   uint64_t warnings_total_ = 0;
   bool quiet_ = false;

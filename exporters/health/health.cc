@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "core/records/fields.h"
 #include "exporters/framework/exporter.h"
 
 namespace iosonar::exporters {
@@ -68,25 +69,25 @@ class HealthExporter : public Exporter {
       const int64_t ts = Ns(snap.epoch);
       for (const auto& x : snap.targets) {
         ++targets;
-        Record& r = ctx.Begin("iosonar.health", ts);
-        r.Str("health.record", "target").Str("lustre.fs", x.fs).Str("lustre.target", x.target);
-        r.Str("health.target_kind", x.kind).Str("health.mount", x.mount).Bool("health.active", x.active);
-        if (x.index >= 0) r.Int("health.target_index", x.index);
-        if (x.inodes) r.Bool("health.inodes", true);
+        Record& r = ctx.Begin(dataset::kHealth, ts);
+        r.Str(field::kHealthRecord, "target").Str(field::kLustreFs, x.fs).Str(field::kLustreTarget, x.target);
+        r.Str(field::kHealthTargetKind, x.kind).Str(field::kHealthMount, x.mount).Bool(field::kHealthActive, x.active);
+        if (x.index >= 0) r.Int(field::kHealthTargetIndex, x.index);
+        if (x.inodes) r.Bool(field::kHealthInodes, true);
         if (!x.active) continue;
         Sizes(r, x.inodes, x.total, x.used, x.avail);
-        r.Num("health.used_pct", x.used_pct());
+        r.Num(field::kHealthUsedPct, x.used_pct());
       }
       for (const auto& f : health::SummarizeFullness(snap)) {
-        Record& r = ctx.Begin("iosonar.health", ts);
-        r.Str("health.record", "fs").Str("lustre.fs", f.fs).Str("health.mount", f.mount);
-        if (f.inodes) r.Bool("health.inodes", true);
-        r.Int("health.ost_count", f.ost_count).Int("health.mdt_count", f.mdt_count);
-        r.Int("health.inactive_count", f.inactive_count);
+        Record& r = ctx.Begin(dataset::kHealth, ts);
+        r.Str(field::kHealthRecord, "fs").Str(field::kLustreFs, f.fs).Str(field::kHealthMount, f.mount);
+        if (f.inodes) r.Bool(field::kHealthInodes, true);
+        r.Int(field::kHealthOstCount, f.ost_count).Int(field::kHealthMdtCount, f.mdt_count);
+        r.Int(field::kHealthInactiveCount, f.inactive_count);
         if (f.ost_count == 0) continue;
         Sizes(r, f.inodes, f.total, f.used, f.avail);
-        r.Num("health.used_pct", f.avg_pct).Num("health.used_pct_min", f.min_pct).Num("health.used_pct_max", f.max_pct);
-        r.Str("health.target_min", f.min_target).Str("health.target_max", f.max_target);
+        r.Num(field::kHealthUsedPct, f.avg_pct).Num(field::kHealthUsedPctMin, f.min_pct).Num(field::kHealthUsedPctMax, f.max_pct);
+        r.Str(field::kHealthTargetMin, f.min_target).Str(field::kHealthTargetMax, f.max_target);
       }
     }
     if (targets == 0) t.Fail("no OST or MDT lines in " + (df_file_.empty() ? std::string("lfs df output") : df_file_));
@@ -104,23 +105,23 @@ class HealthExporter : public Exporter {
       const int64_t ts = Ns(snap.epoch);
       for (const auto& f : health::GetFailovers(snap)) {
         ++fss;
-        Record& r = ctx.Begin("iosonar.health", ts);
-        r.Str("health.record", "failover").Str("lustre.fs", f.fs).Int("health.ost_count", f.ost_count);
-        r.Int("health.oss_count", static_cast<int64_t>(f.oss.size())).Int("health.ost_per_oss_mode", f.mode);
-        r.Int("health.overloaded_oss_count", f.overloaded_oss()).Int("health.overloaded_ost_count", f.overloaded_ost());
-        r.Int("health.not_up_count", f.not_up);
+        Record& r = ctx.Begin(dataset::kHealth, ts);
+        r.Str(field::kHealthRecord, "failover").Str(field::kLustreFs, f.fs).Int(field::kHealthOstCount, f.ost_count);
+        r.Int(field::kHealthOssCount, static_cast<int64_t>(f.oss.size())).Int(field::kHealthOstPerOssMode, f.mode);
+        r.Int(field::kHealthOverloadedOssCount, f.overloaded_oss()).Int(field::kHealthOverloadedOstCount, f.overloaded_ost());
+        r.Int(field::kHealthNotUpCount, f.not_up);
         for (const auto& o : f.oss) {
-          Record& q = ctx.Begin("iosonar.health", ts);
-          q.Str("health.record", "oss").Str("lustre.fs", f.fs).Str("health.oss", o.ip);
-          q.Int("health.ost_count", o.ost_count()).Int("health.ost_per_oss_mode", f.mode);
-          q.Bool("health.abnormal", o.abnormal).Bool("health.overloaded", o.overloaded);
-          q.Num("health.overload_factor", o.overload_factor);
+          Record& q = ctx.Begin(dataset::kHealth, ts);
+          q.Str(field::kHealthRecord, "oss").Str(field::kLustreFs, f.fs).Str(field::kHealthOss, o.ip);
+          q.Int(field::kHealthOstCount, o.ost_count()).Int(field::kHealthOstPerOssMode, f.mode);
+          q.Bool(field::kHealthAbnormal, o.abnormal).Bool(field::kHealthOverloaded, o.overloaded);
+          q.Num(field::kHealthOverloadFactor, o.overload_factor);
           std::string list;
           for (const auto& tg : o.targets) {
             if (!list.empty()) list += ',';
             list += tg.substr(tg.rfind('-') + 1);
           }
-          q.Str("health.targets", list);
+          q.Str(field::kHealthTargets, list);
         }
       }
     }
@@ -129,12 +130,12 @@ class HealthExporter : public Exporter {
 
   static void Sizes(Record& r, bool inodes, int64_t total, int64_t used, int64_t avail) {
     if (inodes) {
-      r.Int("health.inodes_total", total).Int("health.inodes_used", used).Int("health.inodes_free", avail);
+      r.Int(field::kHealthInodesTotal, total).Int(field::kHealthInodesUsed, used).Int(field::kHealthInodesFree, avail);
       return;
     }
     constexpr int64_t kMaxKib = INT64_MAX / 1024;  // beyond this a byte count does not fit a long
     auto b = [](int64_t kib) { return kib > kMaxKib ? INT64_MAX : kib * 1024; };
-    r.Int("health.bytes_total", b(total)).Int("health.bytes_used", b(used)).Int("health.bytes_avail", b(avail));
+    r.Int(field::kHealthBytesTotal, b(total)).Int(field::kHealthBytesUsed, b(used)).Int(field::kHealthBytesAvail, b(avail));
   }
 
   std::string df_file_, dl_file_;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/base/json.h"
+#include "core/records/fields.h"
 #include "exporters/lustre/parse.h"
 
 namespace iosonar::lustre {
@@ -41,94 +42,94 @@ enum OpFlags : uint8_t {
 
 struct OpDef {
   std::string_view op;
-  std::string_view field;  // for kBytes: the *_bytes field; *_ops is field_ops
-  std::string_view ops_field;
+  FieldId field;      // for kBytes: the *_bytes field; none for kIgnore
+  FieldId ops_field;  // for kBytes: the *_ops field
   uint8_t flags;
 };
 
 // The first entries of the OSS and MDS tables are the ones job_stats has
 // (kJobSlots), so a job's snapshot only needs those slots.
 constexpr OpDef kOssOps[] = {
-    {"read_bytes", "oss.read_bytes", "oss.read_ops", kBytes},
-    {"write_bytes", "oss.write_bytes", "oss.write_ops", kBytes},
-    {"getattr", "oss.getattr", {}, 0},
-    {"setattr", "oss.setattr", {}, 0},
-    {"punch", "oss.punch", {}, kOther},
-    {"sync", "oss.sync", {}, kOther},
-    {"destroy", "oss.destroy", {}, kOther},
-    {"create", "oss.create", {}, 0},
-    {"statfs", "oss.statfs", {}, 0},
-    {"get_info", "oss.get_info", {}, kOther},
-    {"set_info", "oss.set_info", {}, kOther},
-    {"quotactl", "oss.quotactl", {}, 0},
-    {"prealloc", "oss.prealloc", {}, 0},
+    {"read_bytes", field::kOssReadBytes, field::kOssReadOps, kBytes},
+    {"write_bytes", field::kOssWriteBytes, field::kOssWriteOps, kBytes},
+    {"getattr", field::kOssGetattr, {}, 0},
+    {"setattr", field::kOssSetattr, {}, 0},
+    {"punch", field::kOssPunch, {}, kOther},
+    {"sync", field::kOssSync, {}, kOther},
+    {"destroy", field::kOssDestroy, {}, kOther},
+    {"create", field::kOssCreate, {}, 0},
+    {"statfs", field::kOssStatfs, {}, 0},
+    {"get_info", field::kOssGetInfo, {}, kOther},
+    {"set_info", field::kOssSetInfo, {}, kOther},
+    {"quotactl", field::kOssQuotactl, {}, 0},
+    {"prealloc", field::kOssPrealloc, {}, 0},
     // not in job_stats
-    {"set_info_async", "oss.set_info_async", {}, kOther},
-    {"disconnect", "oss.disconnect", {}, kOther},
-    {"preprw", "oss.preprw", {}, kOther},
-    {"commitrw", "oss.commitrw", {}, kOther},
-    {"connect", "oss.connect", {}, 0},
-    {"reconnect", "oss.reconnect", {}, 0},
-    {"ping", "oss.ping", {}, 0},
+    {"set_info_async", field::kOssSetInfoAsync, {}, kOther},
+    {"disconnect", field::kOssDisconnect, {}, kOther},
+    {"preprw", field::kOssPreprw, {}, kOther},
+    {"commitrw", field::kOssCommitrw, {}, kOther},
+    {"connect", field::kOssConnect, {}, 0},
+    {"reconnect", field::kOssReconnect, {}, 0},
+    {"ping", field::kOssPing, {}, 0},
     // 2.14+/2.15 latency lines: samples equal read_bytes/write_bytes samples
     {"read", {}, {}, kIgnore},
     {"write", {}, {}, kIgnore},
 };
 constexpr OpDef kMdsOps[] = {
-    {"open", "mds.open", {}, 0},
-    {"close", "mds.close", {}, 0},
-    {"mknod", "mds.mknod", {}, 0},
-    {"link", "mds.link", {}, 0},
-    {"unlink", "mds.unlink", {}, 0},
-    {"mkdir", "mds.mkdir", {}, 0},
-    {"rmdir", "mds.rmdir", {}, 0},
-    {"rename", "mds.rename", {}, 0},
-    {"getattr", "mds.getattr", {}, 0},
-    {"setattr", "mds.setattr", {}, 0},
-    {"getxattr", "mds.getxattr", {}, 0},
-    {"setxattr", "mds.setxattr", {}, 0},
-    {"statfs", "mds.statfs", {}, 0},
-    {"sync", "mds.sync", {}, 0},
-    {"samedir_rename", "mds.samedir_rename", {}, 0},
-    {"crossdir_rename", "mds.crossdir_rename", {}, 0},
-    {"parallel_rename_file", "mds.parallel_rename_file", {}, 0},
-    {"parallel_rename_dir", "mds.parallel_rename_dir", {}, 0},
-    {"migrate", "mds.migrate", {}, 0},
-    {"punch", "mds.punch", {}, 0},
-    {"read_bytes", "mds.read_bytes", "mds.read_ops", kBytes},
-    {"write_bytes", "mds.write_bytes", "mds.write_ops", kBytes},
+    {"open", field::kMdsOpen, {}, 0},
+    {"close", field::kMdsClose, {}, 0},
+    {"mknod", field::kMdsMknod, {}, 0},
+    {"link", field::kMdsLink, {}, 0},
+    {"unlink", field::kMdsUnlink, {}, 0},
+    {"mkdir", field::kMdsMkdir, {}, 0},
+    {"rmdir", field::kMdsRmdir, {}, 0},
+    {"rename", field::kMdsRename, {}, 0},
+    {"getattr", field::kMdsGetattr, {}, 0},
+    {"setattr", field::kMdsSetattr, {}, 0},
+    {"getxattr", field::kMdsGetxattr, {}, 0},
+    {"setxattr", field::kMdsSetxattr, {}, 0},
+    {"statfs", field::kMdsStatfs, {}, 0},
+    {"sync", field::kMdsSync, {}, 0},
+    {"samedir_rename", field::kMdsSamedirRename, {}, 0},
+    {"crossdir_rename", field::kMdsCrossdirRename, {}, 0},
+    {"parallel_rename_file", field::kMdsParallelRenameFile, {}, 0},
+    {"parallel_rename_dir", field::kMdsParallelRenameDir, {}, 0},
+    {"migrate", field::kMdsMigrate, {}, 0},
+    {"punch", field::kMdsPunch, {}, 0},
+    {"read_bytes", field::kMdsReadBytes, field::kMdsReadOps, kBytes},
+    {"write_bytes", field::kMdsWriteBytes, field::kMdsWriteOps, kBytes},
     {"read", {}, {}, kIgnore},
     {"write", {}, {}, kIgnore},
 };
 constexpr OpDef kClientOps[] = {
-    {"read_bytes", "client.read_bytes", "client.read_ops", kBytes},
-    {"write_bytes", "client.write_bytes", "client.write_ops", kBytes},
-    {"open", "client.open", {}, 0},
-    {"close", "client.close", {}, 0},
-    {"getattr", "client.getattr", {}, 0},
-    {"setattr", "client.setattr", {}, 0},
-    {"readdir", "client.readdir", {}, 0},
-    {"truncate", "client.truncate", {}, 0},
-    {"fsync", "client.fsync", {}, 0},
-    {"seek", "client.seek", {}, 0},
-    {"mmap", "client.mmap", {}, 0},
-    {"statfs", "client.statfs", {}, 0},
-    {"getxattr", "client.getxattr", {}, 0},
-    {"setxattr", "client.setxattr", {}, 0},
-    {"listxattr", "client.listxattr", {}, 0},
-    {"removexattr", "client.removexattr", {}, 0},
-    {"inode_permission", "client.inode_permission", {}, 0},
-    {"create", "client.create", {}, 0},
-    {"unlink", "client.unlink", {}, 0},
-    {"mkdir", "client.mkdir", {}, 0},
-    {"rmdir", "client.rmdir", {}, 0},
-    {"mknod", "client.mknod", {}, 0},
-    {"rename", "client.rename", {}, 0},
-    {"link", "client.link", {}, 0},
-    {"symlink", "client.symlink", {}, 0},
-    {"flock", "client.flock", {}, 0},
-    {"ioctl", "client.ioctl", {}, 0},
-    {"alloc_inode", "client.alloc_inode", {}, 0},
+    {"read_bytes", field::kClientReadBytes, field::kClientReadOps, kBytes},
+    {"write_bytes", field::kClientWriteBytes, field::kClientWriteOps, kBytes},
+    {"open", field::kClientOpen, {}, 0},
+    {"close", field::kClientClose, {}, 0},
+    {"getattr", field::kClientGetattr, {}, 0},
+    {"setattr", field::kClientSetattr, {}, 0},
+    {"readdir", field::kClientReaddir, {}, 0},
+    {"truncate", field::kClientTruncate, {}, 0},
+    {"fsync", field::kClientFsync, {}, 0},
+    {"seek", field::kClientSeek, {}, 0},
+    {"mmap", field::kClientMmap, {}, 0},
+    {"statfs", field::kClientStatfs, {}, 0},
+    {"getxattr", field::kClientGetxattr, {}, 0},
+    {"setxattr", field::kClientSetxattr, {}, 0},
+    {"listxattr", field::kClientListxattr, {}, 0},
+    {"removexattr", field::kClientRemovexattr, {}, 0},
+    {"inode_permission", field::kClientInodePermission, {}, 0},
+    {"create", field::kClientCreate, {}, 0},
+    {"unlink", field::kClientUnlink, {}, 0},
+    {"mkdir", field::kClientMkdir, {}, 0},
+    {"rmdir", field::kClientRmdir, {}, 0},
+    {"mknod", field::kClientMknod, {}, 0},
+    {"rename", field::kClientRename, {}, 0},
+    {"link", field::kClientLink, {}, 0},
+    {"symlink", field::kClientSymlink, {}, 0},
+    {"flock", field::kClientFlock, {}, 0},
+    {"ioctl", field::kClientIoctl, {}, 0},
+    {"alloc_inode", field::kClientAllocInode, {}, 0},
     // cache hit counters and open-time statistics, not ops
     {"getxattr_hits", {}, {}, kIgnore},
     {"dirty_pages_hits", {}, {}, kIgnore},
@@ -143,12 +144,13 @@ struct RoleDef {
   const OpDef* ops;
   size_t n;
   size_t job_slots;  // leading entries job_stats uses
-  std::string_view dataset, unknown_field;
+  DatasetId dataset;
+  FieldId unknown_field;
 };
 constexpr RoleDef kRoles[] = {
-    {kOssOps, std::size(kOssOps), 13, "iosonar.oss", "oss.unknown_ops"},
-    {kMdsOps, std::size(kMdsOps), 22, "iosonar.mds", "mds.unknown_ops"},
-    {kClientOps, std::size(kClientOps), 0, "iosonar.client", "client.unknown_ops"},
+    {kOssOps, std::size(kOssOps), 13, dataset::kOss, field::kOssUnknownOps},
+    {kMdsOps, std::size(kMdsOps), 22, dataset::kMds, field::kMdsUnknownOps},
+    {kClientOps, std::size(kClientOps), 0, dataset::kClient, field::kClientUnknownOps},
 };
 
 int FindOp(const RoleDef& r, std::string_view name, size_t limit) {
@@ -640,10 +642,10 @@ void LustreExporter::DoStats(Context& ctx, const Item& it) {
 
   const RoleDef& r = kRoles[role];
   Record& rec = ctx.Begin(r.dataset);
-  rec.Str("lustre.fs", FsOf(it.target)).Str("lustre.target", it.target).Int("lustre.elapsed_ns", elapsed);
-  if (role == kClient) rec.Str("client.layer", "llite");
+  rec.Str(field::kLustreFs, FsOf(it.target)).Str(field::kLustreTarget, it.target).Int(field::kLustreElapsedNs, elapsed);
+  if (role == kClient) rec.Str(field::kClientLayer, "llite");
   if (!ok) {
-    rec.Bool("lustre.reset", true);
+    rec.Bool(field::kLustreReset, true);
   } else {
     const double secs = elapsed > 0 ? static_cast<double>(elapsed) / 1e9 : 0;
     uint64_t total = 0, other = 0;
@@ -658,10 +660,10 @@ void LustreExporter::DoStats(Context& ctx, const Item& it) {
         rec.Int(op.field, I(bytes)).Int(op.ops_field, I(v));
         if (role != kMds && secs > 0) {
           if (role == kOss) {
-            rec.Num(rd ? "oss.read_bytes_per_s" : "oss.write_bytes_per_s", static_cast<double>(bytes) / secs);
-            rec.Num(rd ? "oss.read_ops_per_s" : "oss.write_ops_per_s", static_cast<double>(v) / secs);
+            rec.Num(rd ? field::kOssReadBytesPerS : field::kOssWriteBytesPerS, static_cast<double>(bytes) / secs);
+            rec.Num(rd ? field::kOssReadOpsPerS : field::kOssWriteOpsPerS, static_cast<double>(v) / secs);
           } else {
-            rec.Num(rd ? "client.read_bytes_per_s" : "client.write_bytes_per_s", static_cast<double>(bytes) / secs);
+            rec.Num(rd ? field::kClientReadBytesPerS : field::kClientWriteBytesPerS, static_cast<double>(bytes) / secs);
           }
         }
         if (role == kOss) total += v;
@@ -674,18 +676,18 @@ void LustreExporter::DoStats(Context& ctx, const Item& it) {
     total += d.unknown;
     if (d.unknown_present) rec.Int(r.unknown_field, I(d.unknown));
     if (role == kOss) {
-      rec.Int("oss.other_ops", I(other));
-      if (secs > 0) rec.Num("oss.ops_per_s", static_cast<double>(total) / secs);
+      rec.Int(field::kOssOtherOps, I(other));
+      if (secs > 0) rec.Num(field::kOssOpsPerS, static_cast<double>(total) / secs);
     } else if (role == kMds) {
-      rec.Int("mds.ops", I(total));
-      if (secs > 0) rec.Num("mds.ops_per_s", static_cast<double>(total) / secs);
+      rec.Int(field::kMdsOps, I(total));
+      if (secs > 0) rec.Num(field::kMdsOpsPerS, static_cast<double>(total) / secs);
     } else {
-      rec.Int("client.metadata_ops", I(total));
+      rec.Int(field::kClientMetadataOps, I(total));
     }
   }
   if (role != kClient) {
     auto js = job_summary_.find(it.target);
-    if (js != job_summary_.end()) rec.Int("lustre.jobs_active", js->second.active).Int("lustre.jobs_dropped", js->second.dropped);
+    if (js != job_summary_.end()) rec.Int(field::kLustreJobsActive, js->second.active).Int(field::kLustreJobsDropped, js->second.dropped);
   }
 }
 
@@ -803,19 +805,19 @@ void LustreExporter::DoJobs(Context& ctx, const Item& it) {
   // The members every record of this target has, rendered once:
   // lustre.fs, lustre.target, lustre.elapsed_ns.
   std::string& common = job_common_;
-  common.assign(",\"lustre.fs\":");
+  common.assign(field::kLustreFs.member());
   AppendJsonString(&common, FsOf(it.target));
-  common.append(",\"lustre.target\":");
+  common.append(field::kLustreTarget.member());
   AppendJsonString(&common, it.target);
-  common.append(",\"lustre.elapsed_ns\":");
+  common.append(field::kLustreElapsedNs.member());
   char num[24];
   common.append(num, static_cast<size_t>(std::to_chars(num, num + sizeof num, elapsed).ptr - num));
   for (size_t k = 0; k < keep; ++k) {
     const Changed& c = changed_[k];
-    Record& rec = ctx.Begin("iosonar.jobstats");
-    rec.Str("job.id", *c.id).Raw(common);
+    Record& rec = ctx.Begin(dataset::kJobstats);
+    rec.Str(field::kJobId, *c.id).Raw(common);
     if (c.reset) {
-      rec.Bool("lustre.reset", true);
+      rec.Bool(field::kLustreReset, true);
       continue;
     }
     uint64_t total = 0, other = 0;
@@ -831,8 +833,8 @@ void LustreExporter::DoJobs(Context& ctx, const Item& it) {
       if (v) rec.Int(op.field, I(v));
     }
     if (c.d.unknown) rec.Int(r.unknown_field, I(c.d.unknown));
-    if (role == kOss) rec.Int("oss.other_ops", I(other));
-    else rec.Int("mds.ops", I(total + c.d.unknown));
+    if (role == kOss) rec.Int(field::kOssOtherOps, I(other));
+    else rec.Int(field::kMdsOps, I(total + c.d.unknown));
   }
 }
 
@@ -853,10 +855,10 @@ void LustreExporter::DoBrw(Context& ctx, const Item& it) {
   if (baseline || !ok) return;  // a cleared histogram: no deltas this interval
   const std::string fs = FsOf(it.target);
   for (const auto& d : hd_) {
-    Record& rec = ctx.Begin("iosonar.brw");
-    rec.Str("lustre.fs", fs).Str("lustre.target", it.target).Int("lustre.elapsed_ns", elapsed);
-    rec.Str("brw.hist", prev.h[d.hist].key).Int("brw.bucket", I(std::min<uint64_t>(d.bucket, INT64_MAX)));
-    rec.Int("brw.read", I(d.read)).Int("brw.write", I(d.write));
+    Record& rec = ctx.Begin(dataset::kBrw);
+    rec.Str(field::kLustreFs, fs).Str(field::kLustreTarget, it.target).Int(field::kLustreElapsedNs, elapsed);
+    rec.Str(field::kBrwHist, prev.h[d.hist].key).Int(field::kBrwBucket, I(std::min<uint64_t>(d.bucket, INT64_MAX)));
+    rec.Int(field::kBrwRead, I(d.read)).Int(field::kBrwWrite, I(d.write));
   }
 }
 
@@ -875,15 +877,15 @@ void LustreExporter::DoOsc(Context& ctx, const Item& it) {
   const int64_t elapsed = baseline ? 0 : Elapsed(prev.snapshot_ns, hs_.snapshot_ns, prev.mono_ns, mono_);
   std::swap(prev, hs_);
   if (baseline) return;
-  Record& rec = ctx.Begin("iosonar.client");
-  rec.Str("lustre.fs", FsOf(it.target)).Str("lustre.target", it.target).Int("lustre.elapsed_ns", elapsed);
-  rec.Str("client.layer", "osc");
-  if (ph_.read_in_flight >= 0) rec.Int("client.read_in_flight", ph_.read_in_flight);
-  if (ph_.write_in_flight >= 0) rec.Int("client.write_in_flight", ph_.write_in_flight);
-  if (ph_.pending_read_pages >= 0) rec.Int("client.pending_read_pages", ph_.pending_read_pages);
-  if (ph_.pending_write_pages >= 0) rec.Int("client.pending_write_pages", ph_.pending_write_pages);
+  Record& rec = ctx.Begin(dataset::kClient);
+  rec.Str(field::kLustreFs, FsOf(it.target)).Str(field::kLustreTarget, it.target).Int(field::kLustreElapsedNs, elapsed);
+  rec.Str(field::kClientLayer, "osc");
+  if (ph_.read_in_flight >= 0) rec.Int(field::kClientReadInFlight, ph_.read_in_flight);
+  if (ph_.write_in_flight >= 0) rec.Int(field::kClientWriteInFlight, ph_.write_in_flight);
+  if (ph_.pending_read_pages >= 0) rec.Int(field::kClientPendingReadPages, ph_.pending_read_pages);
+  if (ph_.pending_write_pages >= 0) rec.Int(field::kClientPendingWritePages, ph_.pending_write_pages);
   if (!ok) {
-    rec.Bool("lustre.reset", true);
+    rec.Bool(field::kLustreReset, true);
     return;
   }
   uint64_t pr = 0, pw = 0, fr = 0, fw = 0;
@@ -903,11 +905,11 @@ void LustreExporter::DoOsc(Context& ctx, const Item& it) {
       fw_sum += b * static_cast<double>(d.write);
     }
   }
-  rec.Int("client.rpc_reads", I(pr)).Int("client.rpc_writes", I(pw));
-  if (pr) rec.Num("client.rpc_read_pages_mean", pr_sum / static_cast<double>(pr));
-  if (pw) rec.Num("client.rpc_write_pages_mean", pw_sum / static_cast<double>(pw));
-  if (fr) rec.Num("client.rpc_read_in_flight_mean", fr_sum / static_cast<double>(fr));
-  if (fw) rec.Num("client.rpc_write_in_flight_mean", fw_sum / static_cast<double>(fw));
+  rec.Int(field::kClientRpcReads, I(pr)).Int(field::kClientRpcWrites, I(pw));
+  if (pr) rec.Num(field::kClientRpcReadPagesMean, pr_sum / static_cast<double>(pr));
+  if (pw) rec.Num(field::kClientRpcWritePagesMean, pw_sum / static_cast<double>(pw));
+  if (fr) rec.Num(field::kClientRpcReadInFlightMean, fr_sum / static_cast<double>(fr));
+  if (fw) rec.Num(field::kClientRpcWriteInFlightMean, fw_sum / static_cast<double>(fw));
 }
 
 void LustreExporter::Collect(Context& ctx) {

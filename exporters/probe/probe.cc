@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/records/fields.h"
 #include "exporters/framework/exporter.h"
 
 namespace iosonar::exporters {
@@ -77,17 +78,17 @@ class ProbeExporter : public Exporter {
     SourceTimer t(ctx, "probe");
     prober_->ProbeOnce(&ops_);
     for (const OpResult& op : ops_) {
-      Record& r = ctx.Begin("iosonar.probe", op.start_ns);
-      r.Str("probe.op", op.op).Int("probe.latency_ns", op.latency_ns).Bool("probe.ok", op.err == 0);
-      if (op.err) r.Int("probe.errno", op.err);
-      if (op.bytes) r.Int("probe.bytes", op.bytes);
-      if (op.offset >= 0) r.Int("probe.offset", op.offset);
-      if (op.seq >= 0) r.Int("probe.seq", op.seq);
-      r.Str("probe.dir", abs_dir_);
-      if (!mount_.mount_point.empty()) r.Str("probe.mount", mount_.mount_point).Str("probe.fs_type", mount_.fs_type);
-      if (!mount_.lustre_fs.empty()) r.Str("lustre.fs", mount_.lustre_fs);
-      r.Bool("probe.direct", cfg_.direct).Int("probe.file_bytes", prober_->file_size());
-      r.Int("probe.seed", static_cast<int64_t>(prober_->seed())).Int("probe.skipped_ticks", skipped_);
+      Record& r = ctx.Begin(dataset::kProbe, op.start_ns);
+      r.Str(field::kProbeOp, op.op).Int(field::kProbeLatencyNs, op.latency_ns).Bool(field::kProbeOk, op.err == 0);
+      if (op.err) r.Int(field::kProbeErrno, op.err);
+      if (op.bytes) r.Int(field::kProbeBytes, op.bytes);
+      if (op.offset >= 0) r.Int(field::kProbeOffset, op.offset);
+      if (op.seq >= 0) r.Int(field::kProbeSeq, op.seq);
+      r.Str(field::kProbeDir, abs_dir_);
+      if (!mount_.mount_point.empty()) r.Str(field::kProbeMount, mount_.mount_point).Str(field::kProbeFsType, mount_.fs_type);
+      if (!mount_.lustre_fs.empty()) r.Str(field::kLustreFs, mount_.lustre_fs);
+      r.Bool(field::kProbeDirect, cfg_.direct).Int(field::kProbeFileBytes, prober_->file_size());
+      r.Int(field::kProbeSeed, static_cast<int64_t>(prober_->seed())).Int(field::kProbeSkippedTicks, skipped_);
       if (op.err && t_error_.empty()) t_error_ = std::string(op.op) + ": " + std::strerror(op.err);
     }
     if (!t_error_.empty()) {

@@ -12,6 +12,7 @@
 #include <tuple>
 #include <utility>
 
+#include "core/records/fields.h"
 #include "exporters/framework/exporter.h"
 #include "core/jobdb/jobdb.h"
 #include "core/base/timeutil.h"
@@ -135,25 +136,25 @@ class SlurmExporter : public Exporter {
     Key key{j.cluster, j.job_id, event};
     if (!seen_.insert(key).second) return;  // emitted by an earlier sample (the windows overlap)
     emitted_.emplace(ts, key);
-    Record& r = ctx.Begin("iosonar.job", ts);
-    r.Str("job.id", std::to_string(j.job_id));
-    r.Str("job.event", event);
-    r.Str("job.cluster", j.cluster);
-    if (j.array_job_id) r.Str("job.array_id", std::to_string(*j.array_job_id));
-    if (j.array_task_id) r.Int("job.array_task", *j.array_task_id);
-    if (j.user) r.Str("job.user", *j.user);
-    if (j.account) r.Str("job.account", *j.account);
-    if (j.partition) r.Str("job.partition", *j.partition);
-    if (j.name) r.Str("job.name", *j.name);
-    if (j.command) r.Str("job.command", *j.command);
-    if (j.node_list) r.Str("job.nodes", *j.node_list);
-    if (j.node_count) r.Int("job.node_count", *j.node_count);
-    if (j.task_count) r.Int("job.task_count", *j.task_count);
-    if (j.start_ns) r.Int("job.start_ns", *j.start_ns);
-    if (j.end_ns) r.Int("job.end_ns", *j.end_ns);
-    if (j.start_ns && j.end_ns) r.Num("job.duration_s", static_cast<double>(*j.end_ns - *j.start_ns) / 1e9);
-    if (j.state) r.Str("job.state", *j.state);
-    if (j.exit_code) r.Int("job.exit_code", *j.exit_code);
+    Record& r = ctx.Begin(dataset::kJob, ts);
+    r.Str(field::kJobId, std::to_string(j.job_id));
+    r.Str(field::kJobEvent, event);
+    r.Str(field::kJobCluster, j.cluster);
+    if (j.array_job_id) r.Str(field::kJobArrayId, std::to_string(*j.array_job_id));
+    if (j.array_task_id) r.Int(field::kJobArrayTask, *j.array_task_id);
+    if (j.user) r.Str(field::kJobUser, *j.user);
+    if (j.account) r.Str(field::kJobAccount, *j.account);
+    if (j.partition) r.Str(field::kJobPartition, *j.partition);
+    if (j.name) r.Str(field::kJobName, *j.name);
+    if (j.command) r.Str(field::kJobCommand, *j.command);
+    if (j.node_list) r.Str(field::kJobNodes, *j.node_list);
+    if (j.node_count) r.Int(field::kJobNodeCount, *j.node_count);
+    if (j.task_count) r.Int(field::kJobTaskCount, *j.task_count);
+    if (j.start_ns) r.Int(field::kJobStartNs, *j.start_ns);
+    if (j.end_ns) r.Int(field::kJobEndNs, *j.end_ns);
+    if (j.start_ns && j.end_ns) r.Num(field::kJobDurationS, static_cast<double>(*j.end_ns - *j.start_ns) / 1e9);
+    if (j.state) r.Str(field::kJobState, *j.state);
+    if (j.exit_code) r.Int(field::kJobExitCode, *j.exit_code);
   }
 
   void Prune(int64_t older_than) {

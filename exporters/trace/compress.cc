@@ -3,8 +3,11 @@
 namespace iosonar::trace {
 
 const char* OpName(Op op) {
-  static const char* const kNames[kOpCount] = {"read", "write", "open",  "close", "seek",  "sync",  "stat",
-                                               "access", "unlink", "rename", "mkdir", "rmdir", "dup", "flush"};
+  static const char* const kNames[kOpCount] = {
+#define X(id, name) name,
+#include "core/records/io_ops.def"
+#undef X
+  };
   return op < kOpCount ? kNames[op] : "unknown";
 }
 

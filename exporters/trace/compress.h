@@ -18,11 +18,14 @@
 
 namespace iosonar::trace {
 
+// The ops are declared once, with their io.op names, in core/records/io_ops.def.
 enum Op : uint8_t {
-  kOpRead, kOpWrite, kOpOpen, kOpClose, kOpSeek, kOpSync, kOpStat, kOpAccess,
-  kOpUnlink, kOpRename, kOpMkdir, kOpRmdir, kOpDup, kOpFlush, kOpCount
+#define X(id, name) kOp##id,
+#include "core/records/io_ops.def"
+#undef X
+  kOpCount
 };
-const char* OpName(Op op);
+const char* OpName(Op op);  // the io.op value
 inline bool IsDataOp(Op op) { return op == kOpRead || op == kOpWrite; }
 
 enum Layer : uint8_t { kPosix, kStdio };

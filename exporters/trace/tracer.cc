@@ -41,6 +41,7 @@
 #include <new>
 #include <type_traits>
 
+#include "core/records/fields.h"
 #include "exporters/trace/compress.h"
 #include "core/records/json_line.h"
 #include "core/transport/line_sender.h"
@@ -491,22 +492,22 @@ void BuildPrefixes() {
   for (int k = 0; k < 2; ++k) {
     JsonLine j(g_prefix[k], sizeof g_prefix[k]);
     j.Raw(",", 1);
-    j.Key("event.dataset");
+    j.Key(field::kEventDataset);
     j.Str(datasets[k]);
-    j.KInt("event.stream", static_cast<int64_t>(g_stream));
-    j.KStr("host.name", g_host);
-    if (g_job[0]) j.KStr("job.id", g_job);
-    j.KInt("process.pid", g_pid);
-    if (g_rank >= 0) j.KInt("process.rank", g_rank);
+    j.KInt(field::kEventStream, static_cast<int64_t>(g_stream));
+    j.KStr(field::kHostName, g_host);
+    if (g_job[0]) j.KStr(field::kJobId, g_job);
+    j.KInt(field::kProcessPid, g_pid);
+    if (g_rank >= 0) j.KInt(field::kProcessRank, g_rank);
     g_prefix_len[k] = j.ok() ? j.size() : 0;
   }
 }
 
 void FmtCommon(JsonLine& j, PrefixKind kind, int64_t ts_ns) {
   j.Begin();
-  j.Key("@timestamp");
+  j.Key(field::kTimestamp);
   j.IsoMillis(ts_ns);
-  j.KInt("event.seq", static_cast<int64_t>(g_seq));
+  j.KInt(field::kEventSeq, static_cast<int64_t>(g_seq));
   j.Raw(g_prefix[kind], g_prefix_len[kind]);
 }
 
@@ -533,18 +534,18 @@ void FmtLineLocked(Fn&& fn) {
 void FmtTracerRecordLocked(const char* action) {
   FmtLineLocked([&](JsonLine& j) {
     FmtCommon(j, kPrefixTracer, ClockNs(CLOCK_REALTIME));
-    j.KStr("event.action", action);
-    if (g_ppid) j.KInt("process.ppid", g_ppid);
-    if (g_cmdline_len) j.KStr("process.command_line", g_cmdline, g_cmdline_len);
+    j.KStr(field::kEventAction, action);
+    if (g_ppid) j.KInt(field::kProcessPpid, g_ppid);
+    if (g_cmdline_len) j.KStr(field::kProcessCommandLine, g_cmdline, g_cmdline_len);
     auto c = Sender().counters();
     uint64_t raw = g_raw_ops.load();
     for (int i = 0; i < kMaxThreads; ++i)
       if (g_slot_flags[i].in_use.load(std::memory_order_relaxed)) raw += g_slots[i].raw_ops;
-    j.KInt("tracer.raw_ops", static_cast<int64_t>(raw));
-    j.KInt("tracer.records", static_cast<int64_t>(g_records.load()));
-    j.KInt("tracer.dropped", static_cast<int64_t>(g_dropped.load() + c.lines_dropped));
-    j.KInt("tracer.spooled", static_cast<int64_t>(c.lines_spooled));
-    j.KInt("tracer.window_ns", g_window_ns);
+    j.KInt(field::kTracerRawOps, static_cast<int64_t>(raw));
+    j.KInt(field::kTracerRecords, static_cast<int64_t>(g_records.load()));
+    j.KInt(field::kTracerDropped, static_cast<int64_t>(g_dropped.load() + c.lines_dropped));
+    j.KInt(field::kTracerSpooled, static_cast<int64_t>(c.lines_spooled));
+    j.KInt(field::kTracerWindowNs, g_window_ns);
     j.End();
   });
 }
@@ -554,27 +555,27 @@ void FmtRunLocked(const Run& r, int tid) {
     int64_t start = TicksToEpochNs(r.t_start);
     int64_t end = TicksToEpochNs(r.t_end);
     FmtCommon(j, kPrefixTrace, start);
-    j.KInt("process.tid", tid);
-    j.KStr("io.op", OpName(r.op));
-    j.KStr("io.layer", r.layer == kStdio ? "stdio" : "posix");
+    j.KInt(field::kProcessTid, tid);
+    j.KStr(field::kIoOp, OpName(r.op));
+    j.KStr(field::kIoLayer, r.layer == kStdio ? "stdio" : "posix");
     if (r.file_id) {
-      if (const char* p = LookupPath(r.file_id)) j.KStr("file.path", p);
+      if (const char* p = LookupPath(r.file_id)) j.KStr(field::kFilePath, p);
       char hex[17];
       static const char kHex[] = "0123456789abcdef";
       for (int i = 0; i < 16; ++i) hex[i] = kHex[(r.file_id >> (60 - 4 * i)) & 15];
-      j.KStr("file.id", hex, 16);
+      j.KStr(field::kFileId, hex, 16);
     }
-    if (r.fd >= 0) j.KInt("io.fd", r.fd);
+    if (r.fd >= 0) j.KInt(field::kIoFd, r.fd);
     if (IsDataOp(r.op)) {
-      if (r.offset >= 0) j.KInt("io.offset", r.offset);
-      j.KInt("io.size", r.size);
-      j.KInt("io.bytes", static_cast<int64_t>(r.bytes));
+      if (r.offset >= 0) j.KInt(field::kIoOffset, r.offset);
+      j.KInt(field::kIoSize, r.size);
+      j.KInt(field::kIoBytes, static_cast<int64_t>(r.bytes));
     }
-    j.KInt("io.count", static_cast<int64_t>(r.count));
-    if (r.err) j.KInt("io.errno", r.err);
-    j.KInt("event.start_ns", start);
-    j.KInt("event.end_ns", end > start ? end : start);
-    j.KInt("io.duration_ns", static_cast<int64_t>(static_cast<double>(r.dur) * g_ns_per_tick));
+    j.KInt(field::kIoCount, static_cast<int64_t>(r.count));
+    if (r.err) j.KInt(field::kIoErrno, r.err);
+    j.KInt(field::kEventStartNs, start);
+    j.KInt(field::kEventEndNs, end > start ? end : start);
+    j.KInt(field::kIoDurationNs, static_cast<int64_t>(static_cast<double>(r.dur) * g_ns_per_tick));
     j.End();
   });
   g_records.fetch_add(1, std::memory_order_relaxed);

@@ -39,6 +39,7 @@
 
 #include "core/collector/collector.h"
 #include "core/collector/ingest.h"
+#include "core/records/fields.h"
 #include "core/store/store.h"
 #include "core/base/timeutil.h"
 
@@ -437,17 +438,18 @@ int main(int argc, char** argv) {
       auto st = OpenSqliteStore(dir);
       if (!st.ok()) std::exit(1);
       ScanQuery job;
-      job.dataset = "iosonar.trace";
-      job.filters = {{"job.id", "4242817"}};
-      job.fields = {"host.name",  "process.pid", "process.tid", "process.rank", "io.op",          "io.layer",
-                    "file.path",  "file.id",     "io.fd",       "io.offset",    "io.size",        "io.count",
-                    "io.bytes",   "io.errno",    "event.start_ns", "event.end_ns", "io.duration_ns"};
+      job.dataset = dataset::kTrace;
+      job.filters = {{field::kJobId, "4242817"}};
+      job.fields = {field::kHostName, field::kProcessPid, field::kProcessTid, field::kProcessRank, field::kIoOp,
+                    field::kIoLayer, field::kFilePath, field::kFileId, field::kIoFd, field::kIoOffset, field::kIoSize,
+                    field::kIoCount, field::kIoBytes, field::kIoErrno, field::kEventStartNs, field::kEventEndNs,
+                    field::kIoDurationNs};
       ScanQuery range;
-      range.dataset = "iosonar.trace";
+      range.dataset = dataset::kTrace;
       // MakeLines spaces records 2 us apart from its base time.
       const int64_t base = 1795331352123000000, span = static_cast<int64_t>(n) * 2000;
       range.range = {base + span / 2, base + span / 2 + span / 10};
-      range.fields = {"@timestamp", "host.name", "io.op", "io.bytes"};
+      range.fields = {field::kTimestamp, field::kHostName, field::kIoOp, field::kIoBytes};
       for (const auto* q : {&job, &range}) {
         std::vector<Timing> t;
         size_t rows = 0;

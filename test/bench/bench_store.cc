@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "core/collector/ingest.h"
+#include "core/records/fields.h"
 #include "core/store/sqlite_store.h"
 #include "core/store/store.h"
 #include "core/base/timeutil.h"
@@ -147,8 +148,8 @@ int main(int argc, char** argv) {
       {"scan all, 3 fields", nd,
        [](Store& s) {
          ScanQuery q;
-         q.dataset = "iosonar.trace";
-         q.fields = {"@timestamp", "io.bytes", "job.id"};
+         q.dataset = dataset::kTrace;
+         q.fields = {field::kTimestamp, field::kIoBytes, field::kJobId};
          double rows = 0, bytes = 0;
          (void)s.Scan(q, [&](const Row& r) { return ++rows, bytes += static_cast<double>(r.Int(1)), true; });
          return rows;
@@ -156,11 +157,12 @@ int main(int argc, char** argv) {
       {"scan one job (1/160), 17 fields", nd / 160,
        [](Store& s) {
          ScanQuery q;
-         q.dataset = "iosonar.trace";
-         q.filters = {{"job.id", "1005"}};
-         q.fields = {"@timestamp", "host.name", "process.pid", "process.tid", "process.rank", "io.op", "io.layer",
-                     "file.path", "file.id", "io.fd", "io.offset", "io.size", "io.count", "io.bytes", "event.start_ns",
-                     "event.end_ns", "io.duration_ns"};
+         q.dataset = dataset::kTrace;
+         q.filters = {{field::kJobId, "1005"}};
+         q.fields = {field::kTimestamp, field::kHostName, field::kProcessPid, field::kProcessTid, field::kProcessRank,
+                     field::kIoOp, field::kIoLayer, field::kFilePath, field::kFileId, field::kIoFd, field::kIoOffset,
+                     field::kIoSize, field::kIoCount, field::kIoBytes, field::kEventStartNs, field::kEventEndNs,
+                     field::kIoDurationNs};
          double rows = 0;
          (void)s.Scan(q, [&](const Row&) { return ++rows, true; });
          return rows;
@@ -168,9 +170,9 @@ int main(int argc, char** argv) {
       {"scan 1/10 of the time, 4 fields", nd / 10,
        [span](Store& s) {
          ScanQuery q;
-         q.dataset = "iosonar.trace";
+         q.dataset = dataset::kTrace;
          q.range = {kT0 + span / 2, kT0 + span / 2 + span / 10};
-         q.fields = {"@timestamp", "host.name", "io.op", "io.bytes"};
+         q.fields = {field::kTimestamp, field::kHostName, field::kIoOp, field::kIoBytes};
          double rows = 0;
          (void)s.Scan(q, [&](const Row&) { return ++rows, true; });
          return rows;
@@ -178,27 +180,27 @@ int main(int argc, char** argv) {
       {"bucket sums, 1 s buckets, 2 sums", nd,
        [](Store& s) {
          BucketQuery q;
-         q.dataset = "iosonar.trace";
+         q.dataset = dataset::kTrace;
          q.bucket_ns = 1000000000;
-         q.sum_fields = {"io.bytes", "io.count"};
+         q.sum_fields = {field::kIoBytes, field::kIoCount};
          return static_cast<double>(s.BucketSums(q)->size());
        }},
       {"bucket sums, 60 s buckets, writes only", nd * 2 / 3,
        [](Store& s) {
          BucketQuery q;
-         q.dataset = "iosonar.trace";
+         q.dataset = dataset::kTrace;
          q.bucket_ns = 60000000000;
-         q.filters = {{"io.op", "write"}};
-         q.sum_fields = {"io.bytes", "io.duration_ns"};
+         q.filters = {{field::kIoOp, "write"}};
+         q.sum_fields = {field::kIoBytes, field::kIoDurationNs};
          return static_cast<double>(s.BucketSums(q)->size());
        }},
       {"bucket sums, 1 s buckets, one job", nd / 160,
        [](Store& s) {
          BucketQuery q;
-         q.dataset = "iosonar.trace";
+         q.dataset = dataset::kTrace;
          q.bucket_ns = 1000000000;
-         q.filters = {{"job.id", "1005"}};
-         q.sum_fields = {"io.bytes"};
+         q.filters = {{field::kJobId, "1005"}};
+         q.sum_fields = {field::kIoBytes};
          return static_cast<double>(s.BucketSums(q)->size());
        }},
   };

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "core/records/fields.h"
 #include "exporters/framework/exporter.h"
 #include "test/testutil/http_responder.h"
 #include "core/records/record.h"
@@ -314,7 +315,7 @@ TEST_CASE("lean exporter: a sample spilled in pieces is the same lines as one bu
   auto sample = [](exporters::Context& ctx) {
     ctx.StartTick(0, 1700000000000000000LL, 1000000000LL, 1000000000LL);
     for (int i = 0; i < 50; ++i) {
-      ctx.Begin("iosonar.oss").Str("lustre.fs", "fs1").Str("lustre.target", "fs1-OST" + std::to_string(i)).Int("oss.read_ops", i);
+      ctx.Begin(dataset::kOss).Str(field::kLustreFs, "fs1").Str(field::kLustreTarget, "fs1-OST" + std::to_string(i)).Int(field::kOssReadOps, i);
       if (i % 10 == 9) ctx.SourceDone("oss", true, 1000);
     }
     return ctx.FinishTick(5000);

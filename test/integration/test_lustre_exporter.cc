@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/records/fields.h"
 #include "exporters/framework/exporter.h"
 #include "core/records/record.h"
 #include "core/store/store.h"
@@ -56,20 +57,20 @@ size_t Count(const std::string& lines, const std::string& needle) {
 
 using Values = std::map<std::string, double>;
 // (tick, key) -> field values, read back from the store.
-std::map<std::pair<int, std::string>, Values> ScanStore(Store& st, const std::string& dataset, const std::vector<std::string>& fields,
-                                                       const std::string& key_field) {
+std::map<std::pair<int, std::string>, Values> ScanStore(Store& st, DatasetId dataset, const std::vector<FieldId>& fields,
+                                                       FieldId key_field) {
   std::map<std::pair<int, std::string>, Values> out;
   ScanQuery q;
   q.dataset = dataset;
-  q.fields = {"@timestamp", key_field};
+  q.fields = {field::kTimestamp, key_field};
   for (auto& f : fields) q.fields.push_back(f);
   Status s = st.Scan(q, [&](const Row& r) {
     int tick = static_cast<int>((r.Int(0) - kBase) / kSec);
     Values v;
     for (size_t i = 0; i < fields.size(); ++i) {
       if (!r.Has(i + 2)) continue;
-      const auto* f = schema::FindField(fields[i]);
-      v[fields[i]] = f->type == schema::Type::kDouble ? r.Double(i + 2) : static_cast<double>(r.Int(i + 2));
+      const schema::Field& f = schema::FieldOf(fields[i]);
+      v[std::string(f.name)] = f.type == schema::Type::kDouble ? r.Double(i + 2) : static_cast<double>(r.Int(i + 2));
     }
     std::string key(r.Str(1));
     if (out.count({tick, key})) key += "#2";
@@ -156,10 +157,11 @@ void Scenario(fx::Layout layout) {
   REQUIRE(st.ok());
   Store& store = **st;
 
-  auto oss = ScanStore(store, "iosonar.oss",
-                       {"lustre.elapsed_ns", "lustre.reset", "oss.write_bytes", "oss.write_ops", "oss.read_bytes", "oss.read_ops",
-                        "oss.statfs", "oss.punch", "oss.other_ops", "oss.write_bytes_per_s", "lustre.jobs_active"},
-                       "lustre.target");
+  auto oss = ScanStore(store, dataset::kOss,
+                       {field::kLustreElapsedNs, field::kLustreReset, field::kOssWriteBytes, field::kOssWriteOps,
+                        field::kOssReadBytes, field::kOssReadOps, field::kOssStatfs, field::kOssPunch, field::kOssOtherOps,
+                        field::kOssWriteBytesPerS, field::kLustreJobsActive},
+                       field::kLustreTarget);
   REQUIRE(oss.count({1, "fs1-OST0000"}));
   Values a = oss[{1, "fs1-OST0000"}];
   CHECK(a["lustre.elapsed_ns"] == kSec);  // from snapshot_time
@@ -188,7 +190,9 @@ void Scenario(fx::Layout layout) {
   for (auto& [k, v] : oss)
     for (auto& [f, x] : v) CHECK(x >= 0);
 
-  auto mds = ScanStore(store, "iosonar.mds", {"mds.open", "mds.close", "mds.mkdir", "mds.ops", "mds.ops_per_s"}, "lustre.target");
+  auto mds = ScanStore(store, dataset::kMds,
+                       {field::kMdsOpen, field::kMdsClose, field::kMdsMkdir, field::kMdsOps,
+                        field::kMdsOpsPerS}, field::kLustreTarget);
   REQUIRE(mds.count({1, "fs1-MDT0000"}));
   Values m = mds[{1, "fs1-MDT0000"}];
   CHECK(m["mds.open"] == 5);
@@ -197,8 +201,9 @@ void Scenario(fx::Layout layout) {
   CHECK(m["mds.ops"] == 11);
   CHECK(m["mds.ops_per_s"] == Approx(11));
 
-  auto jobs = ScanStore(store, "iosonar.jobstats",
-                        {"oss.write_bytes", "oss.write_ops", "mds.open", "mds.ops", "lustre.elapsed_ns"}, "job.id");
+  auto jobs = ScanStore(store, dataset::kJobstats,
+                        {field::kOssWriteBytes, field::kOssWriteOps, field::kMdsOpen, field::kMdsOps,
+                         field::kLustreElapsedNs}, field::kJobId);
   REQUIRE(jobs.count({1, "SLURM_JOB10:0:node1"}));
   REQUIRE(jobs.count({1, "SLURM_JOB10:0:node1#2"}));
   REQUIRE(jobs.count({1, "cp.1"}));
@@ -213,17 +218,19 @@ void Scenario(fx::Layout layout) {
   CHECK(j2["mds.ops"] == 10);
   CHECK(jobs.count({1, "dd.0"}) == 0);
 
-  auto brw = ScanStore(store, "iosonar.brw", {"brw.bucket", "brw.read", "brw.write"}, "lustre.target");
+  auto brw = ScanStore(store, dataset::kBrw, {field::kBrwBucket, field::kBrwRead, field::kBrwWrite},
+                       field::kLustreTarget);
   REQUIRE(brw.count({1, "fs1-OST0000"}));
   CHECK(brw[{1, "fs1-OST0000"}]["brw.bucket"] == 256);
   CHECK(brw[{1, "fs1-OST0000"}]["brw.write"] == 10);
   CHECK(brw[{1, "fs1-OST0000"}]["brw.read"] == 0);
   CHECK(brw.count({2, "fs1-OST0001"}) == 0);  // reset: nothing
 
-  auto cl = ScanStore(store, "iosonar.client",
-                      {"client.write_bytes", "client.write_ops", "client.rpc_writes", "client.rpc_write_pages_mean",
-                       "client.rpc_write_in_flight_mean", "client.write_in_flight", "client.pending_write_pages"},
-                      "lustre.target");
+  auto cl = ScanStore(store, dataset::kClient,
+                      {field::kClientWriteBytes, field::kClientWriteOps, field::kClientRpcWrites,
+                       field::kClientRpcWritePagesMean,
+                       field::kClientRpcWriteInFlightMean, field::kClientWriteInFlight, field::kClientPendingWritePages},
+                      field::kLustreTarget);
   REQUIRE(cl.count({1, "fs1-ffff0000deadbeef"}));
   CHECK(cl[{1, "fs1-ffff0000deadbeef"}]["client.write_bytes"] == 10 * kMiB);
   CHECK(cl[{1, "fs1-ffff0000deadbeef"}]["client.write_ops"] == 10);

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "core/collector/collector.h"
+#include "core/records/fields.h"
 #include "core/store/store.h"
 #include "test/integration/trace_util.h"
 
@@ -278,7 +279,7 @@ TEST_CASE("tracer: collector down, then up: spooled records are resent, nothing 
   REQUIRE(store.ok());
   auto all = (*store)->Count("iosonar.trace", {});
   INFO("all trace records: " << (all.ok() ? std::to_string(*all) : all.status().ToString()) << " path " << d / "parent.dat");
-  auto n = (*store)->Count("iosonar.trace", {{"file.path", d / "parent.dat"}});
+  auto n = (*store)->Count("iosonar.trace", {{field::kFilePath, d / "parent.dat"}});
   REQUIRE(n.ok());
   CHECK(*n == static_cast<uint64_t>(Totals(spooled, "write", "/parent.dat").records + Totals(spooled, "open", "/parent.dat").records +
                                     Totals(spooled, "close", "/parent.dat").records));
@@ -304,7 +305,7 @@ TEST_CASE("tracer: records of a thread that stops doing I/O still leave within a
   REQUIRE((*col)->Stop().ok());
   auto store = OpenSqliteStore(d / "store");
   REQUIRE(store.ok());
-  auto n = (*store)->Count("iosonar.trace", {{"file.path", d / "before-idle.dat"}});
+  auto n = (*store)->Count("iosonar.trace", {{field::kFilePath, d / "before-idle.dat"}});
   REQUIRE(n.ok());
   CHECK(*n == 3);
 }

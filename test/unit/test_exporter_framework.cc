@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/records/fields.h"
 #include "exporters/framework/exporter.h"
 #include "core/records/record.h"
 #include "test/testutil/http_responder.h"
@@ -28,12 +29,12 @@ class TestExporter : public Exporter {
   void Collect(Context& ctx) override {
     {
       SourceTimer t(ctx, "good");
-      ctx.Begin("iosonar.sampler")
-          .Str("sampler.name", "data")
-          .Str("sampler.source", "x")
-          .Bool("sampler.ok", true)
-          .Int("sampler.duration_ns", static_cast<int64_t>(ctx.tick()))
-          .Int("sampler.warnings", 0);
+      ctx.Begin(dataset::kSampler)
+          .Str(field::kSamplerName, "data")
+          .Str(field::kSamplerSource, "x")
+          .Bool(field::kSamplerOk, true)
+          .Int(field::kSamplerDurationNs, static_cast<int64_t>(ctx.tick()))
+          .Int(field::kSamplerWarnings, 0);
     }
     SourceTimer t(ctx, "bad");
     if (fail_) {

@@ -17,10 +17,11 @@ TEST_CASE("json: JsonLine escapes and round-trips through a real parser", "[json
   char buf[512];
   JsonLine j(buf, sizeof buf);
   j.Begin();
-  j.KStr("s", "quote\" backslash\\ nl\n tab\t ctl\x01 é");
-  j.KInt("min", INT64_MIN);
-  j.KInt("max", INT64_MAX);
-  j.Key("t");
+  // Keys are field ids; which ones does not matter here.
+  j.KStr(field::kFilePath, "quote\" backslash\\ nl\n tab\t ctl\x01 é");
+  j.KInt(field::kIoOffset, INT64_MIN);
+  j.KInt(field::kIoBytes, INT64_MAX);
+  j.Key(field::kTimestamp);
   j.IsoMillis(int64_t{1795331352123456789});
   j.End();
   REQUIRE(j.ok());
@@ -29,17 +30,17 @@ TEST_CASE("json: JsonLine escapes and round-trips through a real parser", "[json
   rapidjson::Document d;
   d.Parse(line.c_str());
   REQUIRE_FALSE(d.HasParseError());
-  CHECK(std::string(d["s"].GetString()) == "quote\" backslash\\ nl\n tab\t ctl\x01 é");
-  CHECK(d["min"].GetInt64() == INT64_MIN);
-  CHECK(d["max"].GetInt64() == INT64_MAX);
-  CHECK(std::string(d["t"].GetString()) == "2026-11-22T07:09:12.123Z");
+  CHECK(std::string(d["file.path"].GetString()) == "quote\" backslash\\ nl\n tab\t ctl\x01 é");
+  CHECK(d["io.offset"].GetInt64() == INT64_MIN);
+  CHECK(d["io.bytes"].GetInt64() == INT64_MAX);
+  CHECK(std::string(d["@timestamp"].GetString()) == "2026-11-22T07:09:12.123Z");
 }
 
 TEST_CASE("json: JsonLine refuses to overflow its buffer", "[json]") {
   char buf[16];
   JsonLine j(buf, sizeof buf);
   j.Begin();
-  j.KStr("key", "a long value that does not fit");
+  j.KStr(field::kHostName, "a long value that does not fit");
   CHECK_FALSE(j.ok());
   CHECK(j.size() <= sizeof buf);
 }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/collector/collector.h"
+#include "core/records/fields.h"
 #include "core/records/record.h"
 #include "core/store/sqlite_store.h"
 #include "core/store/store.h"
@@ -173,8 +174,8 @@ TEST_CASE("dates are stored as epoch ns, absent fields as absent", "[store]") {
   r.Add(TraceLine(s));
   REQUIRE(store->Append(r.span(), nullptr).ok());
   ScanQuery q;
-  q.dataset = "iosonar.trace";
-  q.fields = {"@timestamp", "job.id", "event.dataset"};
+  q.dataset = dataset::kTrace;
+  q.fields = {field::kTimestamp, field::kJobId, field::kEventDataset};
   int rows = 0;
   REQUIRE(store
               ->Scan(q,
@@ -203,8 +204,8 @@ TEST_CASE("scan returns the asked-for fields in time order, within the range, ma
     std::string host, job;
   };
   auto scan = [&](ScanQuery q) {
-    q.dataset = "iosonar.trace";
-    q.fields = {"@timestamp", "event.seq", "host.name", "job.id"};
+    q.dataset = dataset::kTrace;
+    q.fields = {field::kTimestamp, field::kEventSeq, field::kHostName, field::kJobId};
     std::vector<Got> out;
     Status s = store->Scan(q, [&](const Row& row) {
       REQUIRE(row.Has(0));
@@ -235,20 +236,20 @@ TEST_CASE("scan returns the asked-for fields in time order, within the range, ma
   }
   SECTION("keyword and long filters, all must hold") {
     ScanQuery q;
-    q.filters = {{"job.id", "42"}};
+    q.filters = {{field::kJobId, "42"}};
     auto got = scan(q);
     REQUIRE(got.size() == 5);
     for (auto& g : got) CHECK(g.job == "42");
-    q.filters.push_back({"process.pid", "100"});
+    q.filters.push_back({field::kProcessPid, "100"});
     CHECK(scan(q).size() == 5);
     q.filters.back().equals = "101";
     CHECK(scan(q).empty());
-    q.filters = {{"job.id", "42' OR '1'='1"}};  // bound, not spliced into the SQL
+    q.filters = {{field::kJobId, "42' OR '1'='1"}};  // bound, not spliced into the SQL
     CHECK(scan(q).empty());
   }
   SECTION("filters and range together") {
     ScanQuery q;
-    q.filters = {{"job.id", "7"}};
+    q.filters = {{field::kJobId, "7"}};
     q.range.start_ns = kT0 + 4 * kSec;
     auto got = scan(q);
     REQUIRE(got.size() == 3);
@@ -256,8 +257,8 @@ TEST_CASE("scan returns the asked-for fields in time order, within the range, ma
   }
   SECTION("the callback can stop early") {
     ScanQuery q;
-    q.dataset = "iosonar.trace";
-    q.fields = {"event.seq"};
+    q.dataset = dataset::kTrace;
+    q.fields = {field::kEventSeq};
     int calls = 0;
     REQUIRE(store->Scan(q, [&](const Row&) { return ++calls < 3; }).ok());
     CHECK(calls == 3);
@@ -271,8 +272,8 @@ TEST_CASE("scan returns the asked-for fields in time order, within the range, ma
     more.Add(TraceLine(s));
     REQUIRE(store->Append(more.span(), nullptr).ok());
     ScanQuery q;
-    q.dataset = "iosonar.trace";
-    q.fields = {"job.id", "io.errno", "io.bytes"};
+    q.dataset = dataset::kTrace;
+    q.fields = {field::kJobId, field::kIoErrno, field::kIoBytes};
     q.range.end_ns = kT0;
     int rows = 0;
     REQUIRE(store
@@ -296,32 +297,36 @@ TEST_CASE("bad queries are refused, naming the dataset or field", "[store]") {
   auto store = Open(dir);
   auto noop = [](const Row&) { return true; };
   auto scan_error = [&](ScanQuery q) {
-    if (q.dataset.empty()) q.dataset = "iosonar.trace";
+    if (q.dataset.empty()) q.dataset = dataset::kTrace;
     Status s = store->Scan(q, noop);
     CHECK(s.code() == Code::kInvalid);
     return s.message();
   };
-  CHECK(scan_error({"iosonar.nope", {}, {}, {"host.name"}}) == "unknown dataset \"iosonar.nope\" (not in the record schema)");
-  CHECK(scan_error({"", {}, {}, {"no.such"}}) == "unknown field \"no.such\" (not in the record schema)");
-  CHECK(scan_error({"", {}, {}, {"tracer.dropped"}}) == "field tracer.dropped is not part of dataset iosonar.trace");
-  CHECK(scan_error({"", {}, {{"nope", "1"}}, {"host.name"}}) == "unknown field \"nope\" (not in the record schema)");
-  CHECK(scan_error({"", {}, {{"process.pid", "12x"}}, {"host.name"}}) == "filter on process.pid: \"12x\" is not an integer");
-  CHECK(scan_error({"", {}, {{"process.pid", ""}}, {"host.name"}}) == "filter on process.pid: \"\" is not an integer");
-  CHECK(scan_error({"", {}, {{"@timestamp", "1"}}, {"host.name"}}) ==
+  // Fields are ids, so an unknown name cannot be asked for; an empty id can.
+  CHECK(scan_error({"iosonar.nope", {}, {}, {field::kHostName}}) ==
+        "unknown dataset \"iosonar.nope\" (not in the record schema)");
+  CHECK(scan_error({"", {}, {}, {FieldId{}}}) == "no field given (an empty field id)");
+  CHECK(scan_error({"", {}, {}, {field::kTracerDropped}}) == "field tracer.dropped is not part of dataset iosonar.trace");
+  CHECK(scan_error({"", {}, {{FieldId{}, "1"}}, {field::kHostName}}) == "no field given (an empty field id)");
+  CHECK(scan_error({"", {}, {{field::kProcessPid, "12x"}}, {field::kHostName}}) ==
+        "filter on process.pid: \"12x\" is not an integer");
+  CHECK(scan_error({"", {}, {{field::kProcessPid, ""}}, {field::kHostName}}) ==
+        "filter on process.pid: \"\" is not an integer");
+  CHECK(scan_error({"", {}, {{field::kTimestamp, "1"}}, {field::kHostName}}) ==
         "cannot filter on @timestamp: it is a date (only keyword and long fields can be filtered)");
 
   auto c = store->Count("iosonar.nope", {});
   CHECK(c.status().code() == Code::kInvalid);
   CHECK(c.status().message() == "unknown dataset \"iosonar.nope\" (not in the record schema)");
-  c = store->Count("iosonar.trace", {{"event.action", "exit"}});
+  c = store->Count("iosonar.trace", {{field::kEventAction, "exit"}});
   CHECK(c.status().message() == "field event.action is not part of dataset iosonar.trace");
 
   BucketQuery bq;
-  bq.dataset = "iosonar.trace";
-  bq.sum_fields = {"host.name"};
+  bq.dataset = dataset::kTrace;
+  bq.sum_fields = {field::kHostName};
   auto b = store->BucketSums(bq);
   CHECK(b.status().message() == "cannot sum field host.name: it is a keyword, not a number");
-  bq.sum_fields = {"io.bytes"};
+  bq.sum_fields = {field::kIoBytes};
   bq.bucket_ns = 0;
   CHECK(store->BucketSums(bq).status().message() == "bucket width must be positive, got 0");
 
@@ -349,9 +354,9 @@ TEST_CASE("bucket sums per fixed-width, epoch-aligned bucket", "[store]") {
   }
   REQUIRE(store->Append(r.span(), nullptr).ok());
   BucketQuery q;
-  q.dataset = "iosonar.trace";
+  q.dataset = dataset::kTrace;
   q.bucket_ns = 10 * kSec;
-  q.sum_fields = {"io.bytes", "io.count"};
+  q.sum_fields = {field::kIoBytes, field::kIoCount};
   auto b = store->BucketSums(q);
   REQUIRE(b.ok());
   REQUIRE(b->size() == 3);
@@ -364,7 +369,7 @@ TEST_CASE("bucket sums per fixed-width, epoch-aligned bucket", "[store]") {
   CHECK((*b)[2].start_ns == first + 2 * q.bucket_ns);
   CHECK((*b)[2].sums == std::vector<double>{1100, 2});
 
-  q.filters = {{"job.id", "7"}};
+  q.filters = {{field::kJobId, "7"}};
   b = store->BucketSums(q);
   REQUIRE(b.ok());
   uint64_t docs = 0;
@@ -379,7 +384,7 @@ TEST_CASE("bucket sums per fixed-width, epoch-aligned bucket", "[store]") {
   CHECK((*b)[0].doc_count == 1);  // kT0 + 7 s: the bucket starts before the range, the record is in it
   CHECK((*b)[1].doc_count == 1);
 
-  auto n = store->Count("iosonar.trace", {{"job.id", "42"}});
+  auto n = store->Count("iosonar.trace", {{field::kJobId, "42"}});
   REQUIRE(n.ok());
   CHECK(*n == 4);
 }
@@ -396,8 +401,8 @@ TEST_CASE("bucket start is floored for times before the epoch", "[store]") {
   r.Add(line);
   REQUIRE(store->Append(r.span(), nullptr).ok());
   BucketQuery q;
-  q.dataset = "iosonar.trace";
-  q.sum_fields = {"io.bytes"};
+  q.dataset = dataset::kTrace;
+  q.sum_fields = {field::kIoBytes};
   auto b = store->BucketSums(q);
   REQUIRE(b.ok());
   REQUIRE(b->size() == 1);
@@ -416,7 +421,7 @@ TEST_CASE("records of several datasets in one append go to their own tables", "[
   REQUIRE(store->Append(r.span(), &st).ok());
   CHECK(st.inserted == 2);
   CHECK(*store->Count("iosonar.trace", {}) == 1);
-  CHECK(*store->Count("iosonar.tracer", {{"event.action", "exit"}}) == 1);
+  CHECK(*store->Count("iosonar.tracer", {{field::kEventAction, "exit"}}) == 1);
 }
 
 TEST_CASE("the store persists across reopening", "[store]") {
@@ -516,8 +521,8 @@ TEST_CASE("fields at schema positions beyond 64: absent stays absent, present re
   r.Add(line(2, ",\"oss.sync\":7"));
   REQUIRE(store->Append(r.span(), nullptr).ok());
   ScanQuery q;
-  q.dataset = "iosonar.oss";
-  q.fields = {"event.seq", "oss.punch", "oss.sync"};
+  q.dataset = dataset::kOss;
+  q.fields = {field::kEventSeq, field::kOssPunch, field::kOssSync};
   std::vector<std::string> got;
   REQUIRE(store
               ->Scan(q,
@@ -529,9 +534,9 @@ TEST_CASE("fields at schema positions beyond 64: absent stays absent, present re
               .ok());
   CHECK(got == std::vector<std::string>{"0:5:1", "1:-:-", "2:-:7"});
   BucketQuery bq;
-  bq.dataset = "iosonar.oss";
+  bq.dataset = dataset::kOss;
   bq.bucket_ns = 10'000'000'000;
-  bq.sum_fields = {"oss.punch", "oss.sync"};
+  bq.sum_fields = {field::kOssPunch, field::kOssSync};
   auto buckets = store->BucketSums(bq);
   REQUIRE(buckets.ok());
   REQUIRE(buckets->size() == 1);
@@ -561,8 +566,9 @@ TEST_CASE("an unordered scan returns the rows of the ordered one, in any order, 
     REQUIRE(store.Append(r.span(), nullptr).ok());
   }
   auto rows = [&](ScanQuery q, size_t stop_after) {
-    q.dataset = "iosonar.trace";
-    q.fields = {"@timestamp", "event.seq", "host.name", "io.op", "io.bytes", "process.rank"};
+    q.dataset = dataset::kTrace;
+    q.fields = {field::kTimestamp, field::kEventSeq, field::kHostName, field::kIoOp, field::kIoBytes,
+                field::kProcessRank};
     std::vector<std::string> out;
     Status s = store.Scan(q, [&](const Row& row) {
       out.push_back(std::to_string(row.Int(0)) + "/" + std::to_string(row.Int(1)) + "/" + std::string(row.Str(2)) + "/" +
@@ -574,7 +580,7 @@ TEST_CASE("an unordered scan returns the rows of the ordered one, in any order, 
   };
   for (int variant = 0; variant < 3; ++variant) {
     ScanQuery q;
-    if (variant >= 1) q.filters = {{"job.id", "42"}};
+    if (variant >= 1) q.filters = {{field::kJobId, "42"}};
     if (variant >= 2) q.range = {kT0 + 2 * kSec, kT0 + 10 * kSec};
     auto ordered = rows(q, SIZE_MAX);
     q.ordered = false;

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "core/records/fields.h"
 #include "core/store/internal/block_codec.h"
 #include "core/collector/ingest.h"
 #include "core/records/record.h"
@@ -384,8 +385,8 @@ struct Got {
 };
 
 std::vector<Got> ScanAll(Store& store, ScanQuery q) {
-  q.dataset = "iosonar.trace";
-  q.fields = {"@timestamp", "event.stream", "event.seq", "job.id"};
+  q.dataset = dataset::kTrace;
+  q.fields = {field::kTimestamp, field::kEventStream, field::kEventSeq, field::kJobId};
   std::vector<Got> out;
   Status s = store.Scan(q, [&](const Row& row) {
     out.push_back({row.Int(0), row.Int(1), row.Int(2), row.Has(3) ? std::string(row.Str(3)) : "-"});
@@ -468,21 +469,21 @@ TEST_CASE("store: per-job scans with jobs interleaved in one batch", "[store]") 
         std::vector<std::vector<std::string>>{{"-", "1", "3"}, {"a", "3", "9"}, {"b", "3", "9"}, {"c", "3", "9"}});
   for (const auto& job : jobs) {
     ScanQuery q;
-    q.filters = {{"job.id", job}};
+    q.filters = {{field::kJobId, job}};
     auto got = ScanAll(*store, q);
     std::vector<Got> want;
     for (int64_t i = 0; i < 30; ++i)
       if (jobs[static_cast<size_t>(i % 3)] == job && i % 10 != 9) want.push_back({kT0 + i * kMs, 10 + i % 3, i / 3, job});
     CHECK(got == want);
-    CHECK(*store->Count("iosonar.trace", {{"job.id", job}}) == want.size());
+    CHECK(*store->Count("iosonar.trace", {{field::kJobId, job}}) == want.size());
     q.range = {kT0 + 10 * kMs, kT0 + 20 * kMs};
     got = ScanAll(*store, q);
     std::erase_if(want, [](const Got& g) { return g.ts < kT0 + 10 * kMs || g.ts >= kT0 + 20 * kMs; });
     CHECK(got == want);
   }
-  CHECK(*store->Count("iosonar.trace", {{"job.id", "a"}, {"process.pid", "100"}}) == 9);
-  CHECK(*store->Count("iosonar.trace", {{"job.id", "a"}, {"job.id", "b"}}) == 0);
-  CHECK(*store->Count("iosonar.trace", {{"job.id", "nope"}}) == 0);
+  CHECK(*store->Count("iosonar.trace", {{field::kJobId, "a"}, {field::kProcessPid, "100"}}) == 9);
+  CHECK(*store->Count("iosonar.trace", {{field::kJobId, "a"}, {field::kJobId, "b"}}) == 0);
+  CHECK(*store->Count("iosonar.trace", {{field::kJobId, "nope"}}) == 0);
   CHECK(ScanAll(*store, {}).size() == 30);
 }
 
@@ -509,7 +510,7 @@ TEST_CASE("store: scans merge overlapping blocks into time order, ties in arriva
   std::stable_sort(want.begin(), want.end(), [](const Got& a, const Got& b) { return a.ts < b.ts; });
   CHECK(ScanAll(*store, {}) == want);
   ScanQuery q;
-  q.filters = {{"job.id", "x"}};
+  q.filters = {{field::kJobId, "x"}};
   q.range = {kT0 + 5 * kMs, kT0 + 15 * kMs};
   auto want_x = want;
   std::erase_if(want_x, [](const Got& g) { return g.job != "x" || g.ts < kT0 + 5 * kMs || g.ts >= kT0 + 15 * kMs; });
@@ -517,14 +518,14 @@ TEST_CASE("store: scans merge overlapping blocks into time order, ties in arriva
   // Stopping early stops.
   int calls = 0;
   ScanQuery all;
-  all.dataset = "iosonar.trace";
+  all.dataset = dataset::kTrace;
   REQUIRE(store->Scan(all, [&](const Row&) { return ++calls < 7; }).ok());
   CHECK(calls == 7);
   // Bucket sums see every record once.
   BucketQuery bq;
-  bq.dataset = "iosonar.trace";
+  bq.dataset = dataset::kTrace;
   bq.bucket_ns = 5 * kMs;
-  bq.sum_fields = {"io.count"};
+  bq.sum_fields = {field::kIoCount};
   auto b = store->BucketSums(bq);
   REQUIRE(b.ok());
   double total = 0;
@@ -605,8 +606,8 @@ TEST_CASE("store: a field code whose field this binary lacks is read and dropped
   fresh.Add({.seq = 1, .ts = kT0 + kMs, .bytes = 222});
   Append(*store, fresh);
   ScanQuery q;
-  q.dataset = "iosonar.trace";
-  q.fields = {"event.seq", "io.bytes", "io.size"};
+  q.dataset = dataset::kTrace;
+  q.fields = {field::kEventSeq, field::kIoBytes, field::kIoSize};
   std::vector<std::string> got;
   REQUIRE(store->Scan(q, [&](const Row& row) {
                   got.push_back(std::to_string(row.Int(0)) + ":" + (row.Has(1) ? std::to_string(row.Int(1)) : "-") +
@@ -641,7 +642,7 @@ TEST_CASE("store: the collector's batch path fills blocks per dataset and job", 
   CHECK(SqlRows(dir / "store.db", "SELECT dataset, n FROM blocks ORDER BY id") ==
         std::vector<std::vector<std::string>>{
             {"iosonar.trace", "100"}, {"iosonar.trace", "100"}, {"iosonar.trace", "50"}, {"iosonar.tracer", "1"}});
-  CHECK(*store->Count("iosonar.tracer", {{"event.action", "exit"}}) == 1);
+  CHECK(*store->Count("iosonar.tracer", {{field::kEventAction, "exit"}}) == 1);
 }
 
 TEST_CASE("ExportJsonLines writes records that parse back into the same records", "[store]") {
@@ -695,8 +696,8 @@ TEST_CASE("ExportJsonLines writes records that parse back into the same records"
   CHECK(export_all(*dst) == first);
   // Filters and ranges apply as in Scan.
   ScanQuery q;
-  q.dataset = "iosonar.trace";
-  q.filters = {{"job.id", "42"}};
+  q.dataset = dataset::kTrace;
+  q.filters = {{field::kJobId, "42"}};
   int n = 0;
   REQUIRE(ExportJsonLines(*src, q, [&](std::string_view) { return ++n < 100; }).ok());
   CHECK(n == 1);

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "core/records/fields.h"
 #include "test/testutil/http_responder.h"
 #include "core/store/es_store.h"
 #include "core/records/record.h"
@@ -123,10 +124,10 @@ void RunConformance(const std::string& which) {
     want_a += g.job == "A";
     want_rank2 += g.rank == 2;
   }
-  auto na = st.Count("iosonar.trace", {{"job.id", "A"}});
+  auto na = st.Count("iosonar.trace", {{field::kJobId, "A"}});
   REQUIRE(na.ok());
   CHECK(*na == want_a);
-  auto nr = st.Count("iosonar.trace", {{"process.rank", "2"}});
+  auto nr = st.Count("iosonar.trace", {{field::kProcessRank, "2"}});
   REQUIRE(nr.ok());
   CHECK(*nr == want_rank2);
   auto nt = st.Count("iosonar.tracer", {});
@@ -135,10 +136,10 @@ void RunConformance(const std::string& which) {
 
   // Scan: time range + filters, asked-for fields, @timestamp order.
   ScanQuery q;
-  q.dataset = "iosonar.trace";
+  q.dataset = dataset::kTrace;
   q.range = {kT0 + 5 * kSec, kT0 + 20 * kSec};
-  q.filters = {{"job.id", "A"}, {"io.op", "write"}};
-  q.fields = {"event.seq", "@timestamp", "io.bytes", "host.name", "io.errno"};
+  q.filters = {{field::kJobId, "A"}, {field::kIoOp, "write"}};
+  q.fields = {field::kEventSeq, field::kTimestamp, field::kIoBytes, field::kHostName, field::kIoErrno};
   std::multiset<int64_t> want_seqs;
   std::map<int64_t, int64_t> want_bytes;
   for (const auto& g : c.trace)
@@ -168,18 +169,18 @@ void RunConformance(const std::string& which) {
   // Early stop.
   size_t rows = 0;
   ScanQuery all;
-  all.dataset = "iosonar.trace";
-  all.fields = {"event.seq"};
+  all.dataset = dataset::kTrace;
+  all.fields = {field::kEventSeq};
   REQUIRE(st.Scan(all, [&](const Row&) { return ++rows < 5; }).ok());
   CHECK(rows == 5);
 
   // Bucketed sums, 1 s and 7 s buckets, aligned to the epoch, with a filter.
   for (int64_t w : {kSec, 7 * kSec}) {
     BucketQuery bq;
-    bq.dataset = "iosonar.trace";
+    bq.dataset = dataset::kTrace;
     bq.bucket_ns = w;
-    bq.filters = {{"io.op", "write"}};
-    bq.sum_fields = {"io.bytes", "io.count"};
+    bq.filters = {{field::kIoOp, "write"}};
+    bq.sum_fields = {field::kIoBytes, field::kIoCount};
     std::map<int64_t, std::pair<uint64_t, double>> want;
     for (const auto& g : c.trace)
       if (g.op == "write") {
@@ -213,13 +214,13 @@ void RunConformance(const std::string& which) {
   REQUIRE(none_count.ok());
   CHECK(*none_count == 0);
   ScanQuery none_q;
-  none_q.dataset = "iosonar.sampler";
-  none_q.fields = {"@timestamp"};
+  none_q.dataset = dataset::kSampler;
+  none_q.fields = {field::kTimestamp};
   size_t none_rows = 0;
   REQUIRE(st.Scan(none_q, [&](const Row&) { return ++none_rows, true; }).ok());
   CHECK(none_rows == 0);
   BucketQuery none_b;
-  none_b.dataset = "iosonar.sampler";
+  none_b.dataset = dataset::kSampler;
   auto none_buckets = st.BucketSums(none_b);
   REQUIRE(none_buckets.ok());
   CHECK(none_buckets->empty());
@@ -228,16 +229,16 @@ void RunConformance(const std::string& which) {
   auto bad_ds = st.Count("iosonar.nope", {});
   CHECK_FALSE(bad_ds.ok());
   BucketQuery bad_sum;
-  bad_sum.dataset = "iosonar.trace";
-  bad_sum.sum_fields = {"host.name"};
+  bad_sum.dataset = dataset::kTrace;
+  bad_sum.sum_fields = {field::kHostName};
   auto bs = st.BucketSums(bad_sum);
   REQUIRE_FALSE(bs.ok());
   CHECK(bs.status().message().find("host.name") != std::string::npos);
   ScanQuery bad_field = all;
-  bad_field.fields = {"no.such.field"};
+  bad_field.fields = {field::kTracerDropped};  // a field, but of iosonar.tracer
   Status sf = st.Scan(bad_field, [](const Row&) { return true; });
   REQUIRE_FALSE(sf.ok());
-  CHECK(sf.message().find("no.such.field") != std::string::npos);
+  CHECK(sf.message().find("tracer.dropped") != std::string::npos);
 
   if (b.es) CHECK(b.es->Violations().empty());
 }
@@ -259,8 +260,8 @@ TEST_CASE("store conformance: Elasticsearch store scan survives an expired PIT (
   REQUIRE(b.store->Append(c.ptrs, &a).ok());
   b.es->ExpirePitsAfterSearches(0);  // the first page's search finds the PIT gone
   ScanQuery q;
-  q.dataset = "iosonar.trace";
-  q.fields = {"event.seq"};
+  q.dataset = dataset::kTrace;
+  q.fields = {field::kEventSeq};
   std::set<int64_t> seqs;
   size_t rows = 0;
   REQUIRE(b.store->Scan(q, [&](const Row& r) { return seqs.insert(r.Int(0)), ++rows, true; }).ok());

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/base/crc32c.h"
+#include "core/records/fields.h"
 #include "core/records/record.h"
 #include "core/store/sqlite_store.h"
 #include "core/store/store.h"
@@ -75,7 +76,7 @@ std::vector<std::string> Export(const std::string& dir, std::vector<BlockDamage>
   auto st = OpenSqliteStore(dir, o);
   REQUIRE(st.ok());
   ScanQuery q;
-  q.dataset = "iosonar.trace";
+  q.dataset = dataset::kTrace;
   std::vector<std::string> lines;
   REQUIRE(ExportJsonLines(**st, q, [&](std::string_view l) {
             lines.emplace_back(l);
@@ -235,7 +236,7 @@ TEST_CASE("store: the directory is 0700 and store.db, its WAL and shm 0600 under
     auto st = OpenSqliteStore(dir);  // keeps the WAL and shm open while we look
     REQUIRE(st.ok());
     ScanQuery q;
-    q.dataset = "iosonar.trace";
+    q.dataset = dataset::kTrace;
     REQUIRE((*st)->Scan(q, [](const Row&) { return false; }).ok());
     struct stat sb;
     REQUIRE(stat(dir.c_str(), &sb) == 0);
