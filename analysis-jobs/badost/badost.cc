@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "analysis-jobs/lib/stats.h"
+#include "analysis-jobs/lib/format.h"
 #include "analysis-jobs/lib/result_record.h"
 #include "core/base/json.h"
 #include "core/base/timeutil.h"
@@ -21,11 +22,7 @@ namespace iosonar::analysis {
 
 namespace {
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
-  return s;
-}
+using format::Trim;
 
 // Splits one CSV line; fields may be double-quoted ("" is a quote).
 std::vector<std::string> SplitCsv(std::string_view line) {

@@ -281,23 +281,20 @@ std::string ReportJson(const std::string& job_id, const Compressed& c) {
 Status WriteReportToDb(MysqlConn& db, const std::string& cluster, uint64_t job_id, const Compressed& c) {
   const auto id = static_cast<int64_t>(job_id);
   const int64_t lossy = c.lossy ? 1 : 0;
-  if (Status st = db.Begin(); !st.ok()) return st;
-  auto fail = [&](const Status& st) {
-    db.Rollback();
-    return st;
-  };
-  auto del = db.Exec("DELETE FROM job_compression WHERE cluster = ? AND job_id = ? AND lossy = ?", {cluster, id, lossy});
-  if (!del.ok()) return fail(del.status());
-  auto ins = db.Exec(
-      "INSERT INTO job_compression (cluster, job_id, lossy, computed_at, records, record_groups, processes, "
-      "offset_patterns, record_ratio, baseline_bytes, compressed_bytes, byte_ratio) "
-      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-      {cluster, id, lossy, SqlDatetime(NowNs()), static_cast<int64_t>(c.records),
-       static_cast<int64_t>(c.groups.size()), static_cast<int64_t>(c.procs.size()),
-       static_cast<int64_t>(c.offset_patterns), c.record_ratio(), static_cast<int64_t>(c.baseline_bytes),
-       static_cast<int64_t>(c.compressed_bytes), c.byte_ratio()});
-  if (!ins.ok()) return fail(ins.status());
-  return db.Commit();
+  return db.Transaction([&]() -> Status {
+    auto del = db.Exec("DELETE FROM job_compression WHERE cluster = ? AND job_id = ? AND lossy = ?", {cluster, id, lossy});
+    if (!del.ok()) return del.status();
+    auto ins = db.Exec(
+        "INSERT INTO job_compression (cluster, job_id, lossy, computed_at, records, record_groups, processes, "
+        "offset_patterns, record_ratio, baseline_bytes, compressed_bytes, byte_ratio) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        {cluster, id, lossy, SqlDatetime(NowNs()), static_cast<int64_t>(c.records),
+         static_cast<int64_t>(c.groups.size()), static_cast<int64_t>(c.procs.size()),
+         static_cast<int64_t>(c.offset_patterns), c.record_ratio(), static_cast<int64_t>(c.baseline_bytes),
+         static_cast<int64_t>(c.compressed_bytes), c.byte_ratio()});
+    if (!ins.ok()) return ins.status();
+    return Status::Ok();
+  });
 }
 
 RoundTrip CheckRoundTrip(const std::vector<Rec>& recs, const Compressed& c) {

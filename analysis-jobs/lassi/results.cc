@@ -257,12 +257,7 @@ namespace {
 
 // Runs write() in a transaction; errors name the table.
 Status InTransaction(MysqlConn& c, const char* table, const std::function<Status()>& write) {
-  Status st = c.Begin();
-  if (st.ok()) {
-    st = write();
-    if (st.ok()) st = c.Commit();
-    else c.Rollback();
-  }
+  Status st = c.Transaction(write);
   if (st.ok()) return st;
   return Status(st.code(), std::string("writing ") + table + " (run `iosonar db-migrate` first?): " + st.message());
 }

@@ -24,6 +24,13 @@ inline std::string Bytes1(double b) {
   return buf;
 }
 
+// s without leading and trailing blanks, tabs and carriage returns.
+inline std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  return s;
+}
+
 // 16 lowercase hex digits.
 inline std::string Hex16(uint64_t h) {
   char b[17];

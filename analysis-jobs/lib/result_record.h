@@ -23,18 +23,17 @@
 
 namespace iosonar::analysis {
 
-inline int64_t ResultStreamId(std::string_view dataset, std::initializer_list<std::string_view> parts) {
+// parts: a list of strings (string_view, std::string), written out or
+// built at run time (one per phase, ...).
+template <class Parts>
+int64_t ResultStreamId(std::string_view dataset, const Parts& parts) {
   StreamHash h;
   h.Add(dataset);
   for (std::string_view p : parts) h.Add(p);
   return h.Id();
 }
-// The same, for a list of parts built at run time (one per phase, ...).
-inline int64_t ResultStreamId(std::string_view dataset, const std::vector<std::string>& parts) {
-  StreamHash h;
-  h.Add(dataset);
-  for (std::string_view p : parts) h.Add(p);
-  return h.Id();
+inline int64_t ResultStreamId(std::string_view dataset, std::initializer_list<std::string_view> parts) {
+  return ResultStreamId<std::initializer_list<std::string_view>>(dataset, parts);
 }
 
 // Opens the JSON object and writes @timestamp, event.dataset, event.stream,

@@ -289,24 +289,21 @@ std::string PhasesToTable(const JobPhases& jp) {
 
 Status WritePhasesToDb(MysqlConn& db, const std::string& cluster, uint64_t job_id, const JobPhases& jp) {
   const std::string now = SqlDatetime(NowNs());
-  if (Status st = db.Begin(); !st.ok()) return st;
-  auto fail = [&](const Status& st) {
-    db.Rollback();
-    return st;
-  };
-  auto del = db.Exec("DELETE FROM job_phases WHERE cluster = ? AND job_id = ?", {cluster, static_cast<int64_t>(job_id)});
-  if (!del.ok()) return fail(del.status());
-  int64_t no = 0;
-  for (const auto& p : jp.phases) {
-    auto ins = db.Exec(
-        "INSERT INTO job_phases (cluster, job_id, phase_no, computed_at, direction, start_time, duration_s, bytes, "
-        "bw_mean, bw_peak, wavelet) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        {cluster, static_cast<int64_t>(job_id), no++, now, p.direction, SqlDatetime(p.start_ns),
-         static_cast<double>(p.duration_ns) / 1e9, static_cast<int64_t>(p.bytes), p.bw_mean, p.bw_peak,
-         std::string(WaveletName(jp.options.wavelet))});
-    if (!ins.ok()) return fail(ins.status());
-  }
-  return db.Commit();
+  return db.Transaction([&]() -> Status {
+    auto del = db.Exec("DELETE FROM job_phases WHERE cluster = ? AND job_id = ?", {cluster, static_cast<int64_t>(job_id)});
+    if (!del.ok()) return del.status();
+    int64_t no = 0;
+    for (const auto& p : jp.phases) {
+      auto ins = db.Exec(
+          "INSERT INTO job_phases (cluster, job_id, phase_no, computed_at, direction, start_time, duration_s, bytes, "
+          "bw_mean, bw_peak, wavelet) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+          {cluster, static_cast<int64_t>(job_id), no++, now, p.direction, SqlDatetime(p.start_ns),
+           static_cast<double>(p.duration_ns) / 1e9, static_cast<int64_t>(p.bytes), p.bw_mean, p.bw_peak,
+           std::string(WaveletName(jp.options.wavelet))});
+      if (!ins.ok()) return ins.status();
+    }
+    return Status::Ok();
+  });
 }
 
 }  // namespace iosonar::analysis

@@ -739,29 +739,26 @@ std::string ScoreboardToJson(const Scoreboard& s, size_t n) {
 
 Status WriteScoreboardToDb(MysqlConn& db, const ScoreboardPeriod& p, const Scoreboard& s, size_t n) {
   const std::string now = SqlDatetime(NowNs()), from = SqlDatetime(p.from_ns), to = SqlDatetime(p.to_ns);
-  if (Status st = db.Begin(); !st.ok()) return st;
-  auto fail = [&](const Status& st) {
-    db.Rollback();
-    return st;
-  };
-  auto del = db.Exec("DELETE FROM scoreboard WHERE cluster = ? AND period_from = ? AND period_to = ?",
-                     {p.cluster, from, to});
-  if (!del.ok()) return fail(del.status());
-  for (int who = 0; who < 2; ++who) {
-    for (const char* m : kMetrics) {
-      int64_t rank = 0;
-      for (const auto& e : TopBy(who == 0 ? s.users : s.apps, m, n)) {
-        auto ins = db.Exec(
-            "INSERT INTO scoreboard (cluster, period_from, period_to, who, metric, rank_no, computed_at, name, jobs, "
-            "read_bytes, write_bytes, data_ops, meta_ops, period_jobs) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            {p.cluster, from, to, std::string(who == 0 ? "user" : "application"), std::string(m), ++rank, now, e.key,
-             static_cast<int64_t>(e.jobs), static_cast<int64_t>(e.read_bytes), static_cast<int64_t>(e.write_bytes),
-             static_cast<int64_t>(e.data_ops), static_cast<int64_t>(e.meta_ops), static_cast<int64_t>(s.jobs)});
-        if (!ins.ok()) return fail(ins.status());
+  return db.Transaction([&]() -> Status {
+    auto del = db.Exec("DELETE FROM scoreboard WHERE cluster = ? AND period_from = ? AND period_to = ?",
+                       {p.cluster, from, to});
+    if (!del.ok()) return del.status();
+    for (int who = 0; who < 2; ++who) {
+      for (const char* m : kMetrics) {
+        int64_t rank = 0;
+        for (const auto& e : TopBy(who == 0 ? s.users : s.apps, m, n)) {
+          auto ins = db.Exec(
+              "INSERT INTO scoreboard (cluster, period_from, period_to, who, metric, rank_no, computed_at, name, jobs, "
+              "read_bytes, write_bytes, data_ops, meta_ops, period_jobs) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+              {p.cluster, from, to, std::string(who == 0 ? "user" : "application"), std::string(m), ++rank, now, e.key,
+               static_cast<int64_t>(e.jobs), static_cast<int64_t>(e.read_bytes), static_cast<int64_t>(e.write_bytes),
+               static_cast<int64_t>(e.data_ops), static_cast<int64_t>(e.meta_ops), static_cast<int64_t>(s.jobs)});
+          if (!ins.ok()) return ins.status();
+        }
       }
     }
-  }
-  return db.Commit();
+    return Status::Ok();
+  });
 }
 
 std::string ScoreboardToRecords(const Scoreboard& s, size_t n, const ScoreboardPeriod& p, const std::string& host) {

@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "core/jobdb/jobdb.h"
+#include "analysis-jobs/lib/format.h"
 #include "analysis-jobs/lib/result_record.h"
 #include "core/base/json.h"
 #include "core/base/timeutil.h"
@@ -20,11 +21,7 @@
 namespace iosonar::xlayer {
 namespace {
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
-  return s;
-}
+using analysis::format::Trim;
 
 bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 
@@ -951,39 +948,36 @@ Status WriteToDb(MysqlConn& db, const std::string& cluster, uint64_t job_id, con
   const std::string now = SqlDatetime(NowNs());
   const std::string ws = SqlDatetime(v.start_ns), we = SqlDatetime(v.end_ns);
   const auto id = static_cast<int64_t>(job_id);
-  if (Status st = db.Begin(); !st.ok()) return st;
-  auto fail = [&](const Status& st) {
-    db.Rollback();
-    return st;
-  };
-  auto del = db.Exec("DELETE FROM job_server_share WHERE cluster = ? AND job_id = ?", {cluster, id});
-  if (!del.ok()) return fail(del.status());
-  auto del2 = db.Exec("DELETE FROM job_xlayer WHERE cluster = ? AND job_id = ?", {cluster, id});
-  if (!del2.ok()) return fail(del2.status());
-  auto ins = db.Exec(
-      "INSERT INTO job_xlayer (cluster, job_id, computed_at, window_start, window_end, window_source, nodes, "
-      "unmapped_nodes, files, trace_records, job_bytes, job_read_bytes, job_write_bytes, job_opens, job_stats, "
-      "job_meta_ops, fs_bytes, fs_opens, fs_stats, coverage_bytes, coverage_opens, coverage_stats, ost_source, "
-      "view_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-      {cluster, id, now, ws, we, v.window_source, static_cast<int64_t>(v.nodes.size()),
-       static_cast<int64_t>(v.unmapped_nodes), static_cast<int64_t>(v.files.size()),
-       static_cast<int64_t>(v.trace_records), v.job_bytes, v.job_read_bytes, v.job_write_bytes, v.job_opens,
-       v.job_stats, v.job_meta_ops, v.fs_bytes, v.fs_opens, v.fs_stats, v.coverage_bytes, v.coverage_opens,
-       v.coverage_stats, v.ost_source, json});
-  if (!ins.ok()) return fail(ins.status());
-  for (const auto& [layer, shares] : LayersOf(v)) {
-    for (const auto& s : *shares) {
-      auto r = db.Exec(
-          "INSERT INTO job_server_share (cluster, job_id, layer, server, computed_at, window_start, window_end, "
-          "job_bytes, total_bytes, share, job_ops, total_ops, in_flight_mean, estimated) "
-          "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-          {cluster, id, std::string(layer), s.server, now, ws, we, s.job_bytes, s.total_bytes, s.share, s.job_ops,
-           s.total_ops, s.in_flight_mean > 0 ? SqlParam(s.in_flight_mean) : SqlNull(),
-           static_cast<int64_t>(s.estimated ? 1 : 0)});
-      if (!r.ok()) return fail(r.status());
+  return db.Transaction([&]() -> Status {
+    auto del = db.Exec("DELETE FROM job_server_share WHERE cluster = ? AND job_id = ?", {cluster, id});
+    if (!del.ok()) return del.status();
+    auto del2 = db.Exec("DELETE FROM job_xlayer WHERE cluster = ? AND job_id = ?", {cluster, id});
+    if (!del2.ok()) return del2.status();
+    auto ins = db.Exec(
+        "INSERT INTO job_xlayer (cluster, job_id, computed_at, window_start, window_end, window_source, nodes, "
+        "unmapped_nodes, files, trace_records, job_bytes, job_read_bytes, job_write_bytes, job_opens, job_stats, "
+        "job_meta_ops, fs_bytes, fs_opens, fs_stats, coverage_bytes, coverage_opens, coverage_stats, ost_source, "
+        "view_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        {cluster, id, now, ws, we, v.window_source, static_cast<int64_t>(v.nodes.size()),
+         static_cast<int64_t>(v.unmapped_nodes), static_cast<int64_t>(v.files.size()),
+         static_cast<int64_t>(v.trace_records), v.job_bytes, v.job_read_bytes, v.job_write_bytes, v.job_opens,
+         v.job_stats, v.job_meta_ops, v.fs_bytes, v.fs_opens, v.fs_stats, v.coverage_bytes, v.coverage_opens,
+         v.coverage_stats, v.ost_source, json});
+    if (!ins.ok()) return ins.status();
+    for (const auto& [layer, shares] : LayersOf(v)) {
+      for (const auto& s : *shares) {
+        auto r = db.Exec(
+            "INSERT INTO job_server_share (cluster, job_id, layer, server, computed_at, window_start, window_end, "
+            "job_bytes, total_bytes, share, job_ops, total_ops, in_flight_mean, estimated) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            {cluster, id, std::string(layer), s.server, now, ws, we, s.job_bytes, s.total_bytes, s.share, s.job_ops,
+             s.total_ops, s.in_flight_mean > 0 ? SqlParam(s.in_flight_mean) : SqlNull(),
+             static_cast<int64_t>(s.estimated ? 1 : 0)});
+        if (!r.ok()) return r.status();
+      }
     }
-  }
-  return db.Commit();
+    return Status::Ok();
+  });
 }
 
 std::string ToRecords(const View& v, const std::string& host) {

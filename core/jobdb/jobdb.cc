@@ -178,12 +178,6 @@ Status JobDb::Upsert(const JobRecord& r) {
     nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
   }
   if (r.cluster.empty()) return Status::Invalid("job " + std::to_string(r.job_id) + ": no cluster name");
-  Status st = conn_->Begin();
-  if (!st.ok()) return st;
-  auto fail = [&](const Status& s) {
-    conn_->Rollback();
-    return s;
-  };
   // The state is assigned before end_time: MySQL evaluates these left to right.
   static constexpr std::string_view kUpsert =
       "INSERT INTO jobs (cluster, job_id, step, array_job_id, array_task_id, user_name, uid, group_name, gid, account, "
@@ -206,33 +200,35 @@ Status JobDb::Upsert(const JobRecord& r) {
       "state = IF(VALUES(end_time) IS NULL AND end_time IS NOT NULL, state, COALESCE(VALUES(state), state)), "
       "exit_code = COALESCE(VALUES(exit_code), exit_code), exit_signal = COALESCE(VALUES(exit_signal), exit_signal), "
       "end_time = COALESCE(VALUES(end_time), end_time), source = VALUES(source)";
-  auto ins = conn_->Exec(kUpsert, {r.cluster, static_cast<int64_t>(r.job_id), r.step, SqlOpt(r.array_job_id),
-                                   SqlOpt(r.array_task_id), SqlOpt(r.user), SqlOpt(r.uid), SqlOpt(r.group),
-                                   SqlOpt(r.gid), SqlOpt(r.account), SqlOpt(r.partition), SqlOpt(r.name),
-                                   SqlOpt(r.command), SqlOpt(r.work_dir), SqlOpt(r.node_list), SqlOpt(r.node_count),
-                                   SqlOpt(r.task_count), Time(r.submit_ns), Time(r.start_ns), Time(r.end_ns),
-                                   SqlOpt(r.state), SqlOpt(r.exit_code), SqlOpt(r.exit_signal), r.source});
-  if (!ins.ok()) return fail(ins.status());
-  if (set_nodes) {
-    auto del = conn_->Exec("DELETE FROM job_nodes WHERE cluster = ? AND job_id = ?",
-                           {r.cluster, static_cast<int64_t>(r.job_id)});
-    if (!del.ok()) return fail(del.status());
-    constexpr size_t kChunk = 64;
-    for (size_t i = 0; i < nodes.size(); i += kChunk) {
-      size_t n = std::min(kChunk, nodes.size() - i);
-      std::string sql = "INSERT IGNORE INTO job_nodes (cluster, job_id, node) VALUES ";
-      std::vector<SqlParam> params;
-      for (size_t k = 0; k < n; ++k) {
-        sql += k ? ", (?, ?, ?)" : "(?, ?, ?)";
-        params.push_back(r.cluster);
-        params.push_back(static_cast<int64_t>(r.job_id));
-        params.push_back(nodes[i + k]);
+  return conn_->Transaction([&]() -> Status {
+    auto ins = conn_->Exec(kUpsert, {r.cluster, static_cast<int64_t>(r.job_id), r.step, SqlOpt(r.array_job_id),
+                                     SqlOpt(r.array_task_id), SqlOpt(r.user), SqlOpt(r.uid), SqlOpt(r.group),
+                                     SqlOpt(r.gid), SqlOpt(r.account), SqlOpt(r.partition), SqlOpt(r.name),
+                                     SqlOpt(r.command), SqlOpt(r.work_dir), SqlOpt(r.node_list), SqlOpt(r.node_count),
+                                     SqlOpt(r.task_count), Time(r.submit_ns), Time(r.start_ns), Time(r.end_ns),
+                                     SqlOpt(r.state), SqlOpt(r.exit_code), SqlOpt(r.exit_signal), r.source});
+    if (!ins.ok()) return ins.status();
+    if (set_nodes) {
+      auto del = conn_->Exec("DELETE FROM job_nodes WHERE cluster = ? AND job_id = ?",
+                             {r.cluster, static_cast<int64_t>(r.job_id)});
+      if (!del.ok()) return del.status();
+      constexpr size_t kChunk = 64;
+      for (size_t i = 0; i < nodes.size(); i += kChunk) {
+        size_t n = std::min(kChunk, nodes.size() - i);
+        std::string sql = "INSERT IGNORE INTO job_nodes (cluster, job_id, node) VALUES ";
+        std::vector<SqlParam> params;
+        for (size_t k = 0; k < n; ++k) {
+          sql += k ? ", (?, ?, ?)" : "(?, ?, ?)";
+          params.push_back(r.cluster);
+          params.push_back(static_cast<int64_t>(r.job_id));
+          params.push_back(nodes[i + k]);
+        }
+        auto a = conn_->Exec(sql, params);
+        if (!a.ok()) return a.status();
       }
-      auto a = conn_->Exec(sql, params);
-      if (!a.ok()) return fail(a.status());
     }
-  }
-  return conn_->Commit();
+    return Status::Ok();
+  });
 }
 
 Result<std::vector<JobRecord>> JobDb::SelectJobs(std::string_view tail, const std::vector<SqlParam>& params) {

@@ -277,6 +277,15 @@ Status MysqlConn::Commit() {
   return r.ok() ? Status::Ok() : r.status();
 }
 
+Status MysqlConn::Transaction(const std::function<Status()>& body) {
+  if (Status st = Begin(); !st.ok()) return st;
+  if (Status st = body(); !st.ok()) {
+    Rollback();
+    return st;
+  }
+  return Commit();
+}
+
 void MysqlConn::Rollback() {
   if (impl_->m) (void)Exec("ROLLBACK");
   impl_->in_txn = false;

@@ -14,6 +14,7 @@
 // Not thread-safe: one MysqlConn per thread.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -54,6 +55,9 @@ class MysqlConn {
   Status Begin();
   Status Commit();
   void Rollback();
+  // body() in a transaction: committed when it returns Ok, rolled back (and
+  // its error returned) otherwise.
+  Status Transaction(const std::function<Status()>& body);
   const std::string& url_redacted() const { return url_redacted_; }
 
  private:
