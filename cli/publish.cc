@@ -67,7 +67,7 @@ std::string HostName() {
 }
 
 int64_t ResultStreamId(std::initializer_list<std::string_view> parts) {
-  analysis::StreamHash h;
+  StreamHash h;
   for (std::string_view p : parts) h.Add(p);
   return h.Id();
 }

@@ -14,7 +14,6 @@
 namespace iosonar::compress2 {
 namespace {
 
-using analysis::Fnv1a;
 
 std::string Hex16(uint64_t h) {
   char b[17];

@@ -24,7 +24,6 @@ uint64_t SplitMix(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-using analysis::Fnv1a;
 
 // What every server/client delta record carries after its head: the file
 // system, the target and the interval (1 s; @timestamp is its end).
