@@ -123,7 +123,7 @@ const Descriptor kTypedTest{"typed", "typed options", "Options of every type.", 
 
 }  // namespace
 
-TEST_CASE("exporter options: every type parsed once, read typed; ranges and allowed values checked", "[exporter]") {
+TEST_CASE("exporter options: every type parsed once and read typed, ranges and allowed values checked", "[exporter]") {
   unsetenv("IOSONAR_TEST_OPTION_ENV");
   auto d = Parse(kTypedTest, {"typed"});
   REQUIRE(d.ok());

@@ -790,7 +790,7 @@ void CheckCacheChangesNothing(const std::vector<std::string>& texts, JobLineCach
 
 }  // namespace
 
-TEST_CASE("lustre ParseJobOps: a JobLineCache gives the same result as none (fixtures; captures where present)", "[lustre]") {
+TEST_CASE("lustre ParseJobOps: a JobLineCache gives the same result as none (fixtures, and captures where present)", "[lustre]") {
   // Written here: repeated, changed, damaged, blank and unterminated lines,
   // then the same text mutated byte by byte (seeded) so that lines differ
   // from the cached ones in every way.
