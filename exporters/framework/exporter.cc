@@ -2,7 +2,6 @@
 
 #include <signal.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -10,8 +9,10 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
+#include <cstdlib>
 #include <random>
+#include <utility>
+#include <vector>
 
 #include "core/base/host.h"
 #include "core/base/json.h"

@@ -17,10 +17,11 @@ Status Bad(const OptionSpec& spec, std::string_view what, std::string_view text)
   return Status::Invalid("--" + std::string(spec.name) + ": " + std::string(what) + ": " + Quote(text));
 }
 
-// "4" -> "4", "0.5" -> "0.5", 86400 -> "86400".
+// 4 -> "4", 0.5 -> "0.5", 1073741824 -> "1073741824" (whole numbers in full).
 std::string Num(double v) {
   char b[32];
-  std::snprintf(b, sizeof b, "%g", v);
+  if (v == std::trunc(v) && std::fabs(v) < 9e15) std::snprintf(b, sizeof b, "%.0f", v);
+  else std::snprintf(b, sizeof b, "%g", v);
   return b;
 }
 

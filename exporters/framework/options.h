@@ -43,7 +43,7 @@ struct OptionSpec {
   const char* value_name = nullptr;    // "DIR", "SECONDS", ... for --help; nullptr for a flag
   const char* default_value = nullptr; // text, checked like a given value; nullptr: none
   const char* help = "";
-  const char* choices = nullptr;       // kEnum, kList: the allowed values, comma-separated
+  const char* choices = nullptr;       // kEnum, kList: the allowed values, comma-separated (at most 64)
   const char* env = nullptr;           // environment variable read when the option is not given
   double min = -std::numeric_limits<double>::infinity();
   double max = std::numeric_limits<double>::infinity();
