@@ -1,11 +1,15 @@
 #include "exporters/framework/options.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <utility>
+#include <vector>
 
 #include "core/base/timeutil.h"
+#include "exporters/framework/exporter.h"
 
 namespace iosonar::exporters {
 
@@ -196,6 +200,94 @@ bool Options::Contains(std::string_view name, std::string_view choice) const {
     std::abort();
   }
   return v.chosen >> k & 1;
+}
+
+// ---- the command line of an exporter ---------------------------------------------------
+
+namespace {
+
+constexpr OptionSpec kCommon[] = {
+    opt::String("output", "URL", "-",
+                "where records go: tcp://HOST:PORT (the collector or Logstash's tcp json_lines input), "
+                "https://HOST:9200 or es+https://... (Elasticsearch _bulk into the data streams), a file path "
+                "(appended), or - for stdout (else $IOSONAR_OUTPUT)")
+        .Env("IOSONAR_OUTPUT"),
+    opt::String("es-user", "USER", nullptr, "Elasticsearch basic-auth user (password from $IOSONAR_ES_PASSWORD)"),
+    opt::String("es-ca-file", "FILE", nullptr, "CA certificate(s) for Elasticsearch's TLS (verification is on by default)"),
+    opt::Flag("es-insecure", "do not verify Elasticsearch's certificate"),
+    // The default is the exporter's (Descriptor::default_interval_s).
+    opt::Duration("interval", "SECONDS", nullptr, "time between samples (fractions allowed)").Above(0),
+    opt::Int("count", "N", "0", "stop after N samples (0 = run until SIGINT/SIGTERM)").Min(0),
+    opt::String("spool-dir", "DIR", nullptr, "keep records here while the output is unreachable and resend them later"),
+    opt::String("host-name", "NAME", nullptr, "host.name of the records (default: this host's name)"),
+    opt::String("job-id", "ID", nullptr, "tag every record with this job.id"),
+    opt::Flag("no-sampler-records", "do not emit the per-source iosonar.sampler self-reports"),
+    opt::Flag("quiet", "no warnings and no summary on stderr"),
+    opt::Flag("help", "show this help"),
+};
+
+const OptionSpec* FindSpec(const Descriptor& d, std::string_view name) {
+  for (const auto& o : kCommon)
+    if (name == o.name) return &o;
+  for (const auto& o : d.options)
+    if (name == o.name) return &o;
+  return nullptr;
+}
+
+}  // namespace
+
+std::span<const OptionSpec> CommonOptions() { return kCommon; }
+
+Result<Options> ParseOptions(const Descriptor& d, int argc, char** argv) {
+  Options o;
+  std::vector<const OptionSpec*> specs;
+  for (const auto& s : kCommon) specs.push_back(&s);
+  for (const auto& s : d.options) specs.push_back(&s);
+  for (const OptionSpec* s : specs) o.Declare(*s);
+  // The command line; an option given twice keeps its last value.
+  std::vector<std::pair<const OptionSpec*, std::string_view>> given;
+  for (int i = 1; i < argc; ++i) {
+    std::string_view a = argv[i];
+    if (a.size() < 3 || a.substr(0, 2) != "--")
+      return Status::Invalid("unexpected argument " + Quote(a) + " (options start with --)");
+    a.remove_prefix(2);
+    std::string_view value;
+    bool has_value = false;
+    if (auto eq = a.find('='); eq != std::string_view::npos) {
+      value = a.substr(eq + 1);
+      a = a.substr(0, eq);
+      has_value = true;
+    }
+    const OptionSpec* spec = FindSpec(d, a);
+    if (!spec) return Status::Invalid("unknown option --" + std::string(a) + " (see iosonar " + d.name + " --help)");
+    if (!spec->takes_value()) {
+      if (has_value) return Status::Invalid("option --" + std::string(a) + " takes no value");
+    } else if (!has_value) {
+      if (i + 1 >= argc) return Status::Invalid("option --" + std::string(a) + " needs a value (" + spec->value_name + ")");
+      value = argv[++i];
+    }
+    given.emplace_back(spec, value);
+  }
+  for (size_t k = 0; k < given.size(); ++k) {
+    bool later = false;
+    for (size_t j = k + 1; j < given.size() && !later; ++j) later = given[j].first == given[k].first;
+    if (later) continue;
+    if (Status s = o.Set(*given[k].first, given[k].second); !s.ok()) return s;
+  }
+  // Not given: the environment, then the default.
+  char interval[32];
+  std::snprintf(interval, sizeof interval, "%g", d.default_interval_s);
+  for (const OptionSpec* s : specs) {
+    if (std::any_of(given.begin(), given.end(), [&](const auto& g) { return g.first == s; })) continue;
+    const char* env = s->env ? getenv(s->env) : nullptr;
+    const char* text = env && *env ? env : std::string_view(s->name) == "interval" ? interval : s->default_value;
+    if (!text) continue;
+    if (Status st = o.Set(*s, text); !st.ok()) {
+      if (text == env) return Status::Invalid(st.message() + " (from $" + s->env + ")");
+      return st;
+    }
+  }
+  return o;
 }
 
 void PrintOptionHelp(const OptionSpec& o) {

@@ -4,7 +4,8 @@
 // spec (type, range, allowed values; errors name the option and the value:
 // "--interval: not a number: 'x'"), and the exporter reads typed values
 // (Options::Int, Bytes, Seconds, Contains, ...) that cannot fail. The same
-// table prints --help.
+// table prints --help. options.cc also holds the common options of every
+// exporter and ParseOptions (declared in exporter.h).
 //
 //   constexpr OptionSpec kOptions[] = {
 //       opt::String("proc-root", "DIR", "/", "read DIR/proc/fs/lustre ..."),
