@@ -2,146 +2,22 @@
 
 #include <signal.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
+#include <cstdlib>
 #include <random>
 
+#include "core/base/host.h"
 #include "core/base/json.h"
 #include "core/records/fields.h"
 #include "core/transport/sink.h"
 #include "core/base/timeutil.h"
 
 namespace iosonar::exporters {
-
-// ---- options ------------------------------------------------------------------------
-
-namespace {
-
-constexpr OptionSpec kCommon[] = {
-    {"output", "URL", "-",
-     "where records go: tcp://HOST:PORT (the collector or Logstash's tcp json_lines input), "
-     "https://HOST:9200 or es+https://... (Elasticsearch _bulk into the data streams), a file path "
-     "(appended), or - for stdout (else $IOSONAR_OUTPUT)"},
-    {"es-user", "USER", nullptr, "Elasticsearch basic-auth user (password from $IOSONAR_ES_PASSWORD)"},
-    {"es-ca-file", "FILE", nullptr, "CA certificate(s) for Elasticsearch's TLS (verification is on by default)"},
-    {"es-insecure", nullptr, nullptr, "do not verify Elasticsearch's certificate"},
-    {"interval", "SECONDS", nullptr, "time between samples (fractions allowed)"},
-    {"count", "N", "0", "stop after N samples (0 = run until SIGINT/SIGTERM)"},
-    {"spool-dir", "DIR", nullptr, "keep records here while the output is unreachable and resend them later"},
-    {"host-name", "NAME", nullptr, "host.name of the records (default: this host's name)"},
-    {"job-id", "ID", nullptr, "tag every record with this job.id"},
-    {"no-sampler-records", nullptr, nullptr, "do not emit the per-source iosonar.sampler self-reports"},
-    {"quiet", nullptr, nullptr, "no warnings and no summary on stderr"},
-    {"help", nullptr, nullptr, "show this help"},
-};
-
-const OptionSpec* FindSpec(const Descriptor& d, std::string_view name) {
-  for (const auto& o : kCommon)
-    if (name == o.name) return &o;
-  for (const auto& o : d.options)
-    if (name == o.name) return &o;
-  return nullptr;
-}
-
-std::string Quote(std::string_view s) { return "'" + std::string(s.substr(0, 80)) + "'"; }
-
-}  // namespace
-
-std::span<const OptionSpec> CommonOptions() { return kCommon; }
-
-bool Options::Has(std::string_view name) const { return values_.find(name) != values_.end(); }
-
-std::string Options::Get(std::string_view name) const {
-  auto it = values_.find(name);
-  return it == values_.end() ? std::string() : it->second;
-}
-
-bool Options::Flag(std::string_view name) const {
-  auto it = values_.find(name);
-  return it != values_.end() && it->second != "0" && it->second != "false";
-}
-
-Result<double> Options::Double(std::string_view name) const {
-  const std::string v = Get(name);
-  double d = 0;
-  auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), d);
-  if (v.empty() || ec != std::errc() || p != v.data() + v.size() || !std::isfinite(d))
-    return Status::Invalid("--" + std::string(name) + ": not a number: " + Quote(v));
-  return d;
-}
-
-Result<int64_t> Options::Int(std::string_view name) const {
-  const std::string v = Get(name);
-  int64_t i = 0;
-  auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), i);
-  if (v.empty() || ec != std::errc() || p != v.data() + v.size())
-    return Status::Invalid("--" + std::string(name) + ": not an integer: " + Quote(v));
-  return i;
-}
-
-Result<int64_t> Options::Bytes(std::string_view name) const {
-  std::string v = Get(name);
-  int64_t mult = 1;
-  if (!v.empty()) {
-    switch (v.back()) {
-      case 'k': case 'K': mult = int64_t{1} << 10; break;
-      case 'm': case 'M': mult = int64_t{1} << 20; break;
-      case 'g': case 'G': mult = int64_t{1} << 30; break;
-      case 't': case 'T': mult = int64_t{1} << 40; break;
-      default: break;
-    }
-    if (mult != 1) v.pop_back();
-  }
-  int64_t i = 0;
-  auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), i);
-  if (v.empty() || ec != std::errc() || p != v.data() + v.size() || i < 0 || i > INT64_MAX / mult)
-    return Status::Invalid("--" + std::string(name) + ": not a size (bytes, or with K/M/G/T): " + Quote(Get(name)));
-  return i * mult;
-}
-
-Result<Options> ParseOptions(const Descriptor& d, int argc, char** argv) {
-  Options o;
-  for (const auto& s : kCommon)
-    if (s.default_value) o.Set(s.name, s.default_value);
-  for (const auto& s : d.options)
-    if (s.default_value) o.Set(s.name, s.default_value);
-  if (const char* env = getenv("IOSONAR_OUTPUT"); env && *env) o.Set("output", env);
-  char iv[32];
-  std::snprintf(iv, sizeof iv, "%g", d.default_interval_s);
-  o.Set("interval", iv);
-  for (int i = 1; i < argc; ++i) {
-    std::string_view a = argv[i];
-    if (a.size() < 3 || a.substr(0, 2) != "--")
-      return Status::Invalid("unexpected argument " + Quote(a) + " (options start with --)");
-    a.remove_prefix(2);
-    std::string_view value;
-    bool has_value = false;
-    if (auto eq = a.find('='); eq != std::string_view::npos) {
-      value = a.substr(eq + 1);
-      a = a.substr(0, eq);
-      has_value = true;
-    }
-    const OptionSpec* spec = FindSpec(d, a);
-    if (!spec) return Status::Invalid("unknown option --" + std::string(a) + " (see iosonar " + d.name + " --help)");
-    if (!spec->value_name) {
-      if (has_value) return Status::Invalid("option --" + std::string(a) + " takes no value");
-      o.Set(std::string(a), "1");
-      continue;
-    }
-    if (!has_value) {
-      if (i + 1 >= argc) return Status::Invalid("option --" + std::string(a) + " needs a value (" + spec->value_name + ")");
-      value = argv[++i];
-    }
-    o.Set(std::string(a), std::string(value));
-  }
-  return o;
-}
 
 // ---- records ------------------------------------------------------------------------
 
@@ -343,20 +219,14 @@ void OnSignal(int) { g_stop.store(true); }
 
 void PrintHelp(const Descriptor& d) {
   std::printf("usage: %s %s [OPTIONS]\n\n%s\n\noptions:\n", ProgramName(), d.name, d.description);
-  auto print = [](const OptionSpec& o) {
-    std::string left = std::string("--") + o.name + (o.value_name ? std::string(" ") + o.value_name : "");
-    std::printf("  %-26s %s", left.c_str(), o.help);
-    if (o.default_value && *o.default_value) std::printf(" (default %s)", o.default_value);
-    std::printf("\n");
-  };
-  for (const auto& o : d.options) print(o);
+  for (const auto& o : d.options) PrintOptionHelp(o);
   std::printf("\ncommon options:\n");
-  for (const auto& o : kCommon) {
+  for (const auto& o : CommonOptions()) {
     if (std::string_view(o.name) == "interval") {
       std::printf("  %-26s time between samples (default %g)\n", "--interval SECONDS", d.default_interval_s);
       continue;
     }
-    print(o);
+    PrintOptionHelp(o);
   }
 }
 
@@ -393,15 +263,6 @@ int RunExporter(const Descriptor& d, int argc, char** argv) {
     int rc = d.one_shot(opts);
     if (rc >= 0) return rc;
   }
-  auto interval = opts.Double("interval");
-  auto count = opts.Int("count");
-  if (!interval.ok() || !count.ok() || *interval <= 0 || *count < 0) {
-    std::fprintf(stderr, "%s %s: %s\n", ProgramName(), d.name,
-                 !interval.ok() ? interval.status().message().c_str()
-                 : !count.ok()  ? count.status().message().c_str()
-                                : "--interval must be > 0 and --count >= 0");
-    return 2;
-  }
   auto made = d.create(opts);
   if (!made.ok()) {
     std::fprintf(stderr, "%s %s: %s\n", ProgramName(), d.name, made.status().message().c_str());
@@ -410,11 +271,7 @@ int RunExporter(const Descriptor& d, int argc, char** argv) {
   std::unique_ptr<Exporter> exp = std::move(made.value());
 
   std::string host = opts.Get("host-name");
-  if (host.empty()) {
-    char h[256] = {0};
-    if (gethostname(h, sizeof h - 1) != 0) std::strcpy(h, "unknown");
-    host = h;
-  }
+  if (host.empty()) host = HostName();
   const uint64_t stream = RandomStream();
   SinkOptions so;
   so.spool_dir = opts.Get("spool-dir");
@@ -440,7 +297,8 @@ int RunExporter(const Descriptor& d, int argc, char** argv) {
   });
   ctx.set_quiet(quiet);
   ctx.set_sampler_records(!opts.Flag("no-sampler-records"));
-  const int64_t interval_ns = static_cast<int64_t>(*interval * 1e9);
+  const int64_t interval_ns = static_cast<int64_t>(opts.Seconds("interval") * 1e9);
+  const int64_t count = opts.Int("count");
   ctx.StartTick(0, NowNs(), MonotonicNs(), interval_ns);
   if (Status s = exp->Init(ctx); !s.ok()) {
     std::fprintf(stderr, "%s %s: %s\n", ProgramName(), d.name, s.message().c_str());
@@ -473,7 +331,7 @@ int RunExporter(const Descriptor& d, int argc, char** argv) {
     }
     lines += n;
     ++samples;
-    if (*count > 0 && samples >= static_cast<uint64_t>(*count)) break;
+    if (count > 0 && samples >= static_cast<uint64_t>(count)) break;
     // Absolute schedule; a sample that overran skips the ticks it covered.
     next += interval_ns;
     const int64_t now = MonotonicNs();

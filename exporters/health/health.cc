@@ -16,13 +16,15 @@ using health::DfSnapshot;
 using health::DlSnapshot;
 
 constexpr OptionSpec kOptions[] = {
-    {"lfs-df", "FILE", nullptr,
-     "read saved `lfs df` output (or `lfs df -i`, or the cron format with BEGIN <epoch> lines; .gz is read "
-     "through zlib) instead of running `lfs df`"},
-    {"lctl-dl-t", "FILE", nullptr, "read saved `lctl dl -t` output instead of running `lctl dl -t`"},
-    {"timeout", "SECONDS", "30", "kill a command that has not finished after this long (lfs df hangs while a server is down)"},
-    {"no-lfs-df", nullptr, nullptr, "skip the fullness source"},
-    {"no-lctl-dl-t", nullptr, nullptr, "skip the failover source"},
+    opt::String("lfs-df", "FILE", nullptr,
+                "read saved `lfs df` output (or `lfs df -i`, or the cron format with BEGIN <epoch> lines; .gz is read "
+                "through zlib) instead of running `lfs df`"),
+    opt::String("lctl-dl-t", "FILE", nullptr, "read saved `lctl dl -t` output instead of running `lctl dl -t`"),
+    opt::Duration("timeout", "SECONDS", "30", "kill a command that has not finished after this long (lfs df hangs while a server is down)")
+        .Above(0)
+        .Max(86400),
+    opt::Flag("no-lfs-df", "skip the fullness source"),
+    opt::Flag("no-lctl-dl-t", "skip the failover source"),
 };
 
 int64_t Ns(int64_t epoch) { return epoch > 0 ? epoch * 1000000000 : 0; }
@@ -145,10 +147,7 @@ class HealthExporter : public Exporter {
 
 Result<std::unique_ptr<Exporter>> Create(const Options& o) {
   if (o.Flag("no-lfs-df") && o.Flag("no-lctl-dl-t")) return Status::Invalid("nothing to do: both sources are switched off");
-  auto t = o.Double("timeout");
-  if (!t.ok()) return t.status();
-  if (*t <= 0 || *t > 86400) return Status::Invalid("--timeout must be between 0 and 86400 seconds");
-  return std::unique_ptr<Exporter>(new HealthExporter(o, static_cast<int>(*t * 1000)));
+  return std::unique_ptr<Exporter>(new HealthExporter(o, static_cast<int>(o.Seconds("timeout") * 1000)));
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <vector>
 
+#include "core/base/timeutil.h"
 #include "exporters/health/health.h"
 
 namespace iosonar::health {
@@ -18,11 +19,7 @@ namespace iosonar::health {
 namespace {
 constexpr size_t kMaxSourceBytes = size_t{256} << 20;  // a sane bound on one command output or file
 
-int64_t MonoMs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return int64_t{ts.tv_sec} * 1000 + ts.tv_nsec / 1000000;
-}
+int64_t MonoMs() { return MonotonicNs() / 1000000; }
 
 // Children killed after a timeout that did not exit at once (a process stuck
 // in the file system can take a while to die): reaped later, by pid.

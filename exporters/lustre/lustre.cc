@@ -15,8 +15,10 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/base/hash.h"
 #include "core/base/json.h"
 #include "core/records/fields.h"
+#include "core/base/timeutil.h"
 #include "exporters/lustre/parse.h"
 
 namespace iosonar::lustre {
@@ -24,12 +26,6 @@ namespace {
 
 using exporters::Context;
 using exporters::Record;
-
-int64_t MonoNs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
 
 // ---------------------------------------------------------------- op tables
 enum Role { kOss = 0, kMds = 1, kClient = 2 };
@@ -407,13 +403,14 @@ class LustreExporter final : public exporters::Exporter {
   void FromDump(Context& ctx);
   // With --jobstats-every N, each target's job_stats is read every N samples,
   // the targets spread over the N phases (by a hash of the name), so no one
-  // sample reads them all.
+  // sample reads them all. The hash starts from its own seed (not FNV's
+  // offset basis: the value this exporter has always used), so a target
+  // keeps its phase across versions.
+  static constexpr uint64_t kPhaseSeed = 1469598103934665603ULL;
   bool JobsDue(std::string_view target) const {
     const uint64_t n = static_cast<uint64_t>(o_.jobstats_every);
     if (n <= 1) return true;
-    uint64_t h = 1469598103934665603ULL;
-    for (char c : target) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
-    return (gen_ - 1 + h) % n == 0;
+    return (gen_ - 1 + Fnv1a(target, kPhaseSeed)) % n == 0;
   }
   std::string_view Source(const Item& it) const { return o_.per_file_sources ? std::string_view(it.rel) : kKindSource[it.kind]; }
   bool Text(Context& ctx, const Item& it, std::string_view* text);
@@ -919,7 +916,7 @@ void LustreExporter::Collect(Context& ctx) {
   if (o_.lctl_dump.empty()) Find(ctx);
   else FromDump(ctx);
   for (const Item& it : items_) {
-    const int64_t t0 = MonoNs();
+    const int64_t t0 = MonotonicNs();
     switch (it.kind) {
       case kOssStats:
       case kMdsStats:
@@ -929,7 +926,7 @@ void LustreExporter::Collect(Context& ctx) {
       case kOsc: DoOsc(ctx, it); break;
       case kKinds: break;
     }
-    ctx.SourceDone(Source(it), true, MonoNs() - t0);
+    ctx.SourceDone(Source(it), true, MonotonicNs() - t0);
   }
   // Targets that vanished are forgotten; if they come back they start with a baseline.
   for (auto& m : stats_)
@@ -967,49 +964,31 @@ namespace iosonar::exporters {
 namespace {
 
 constexpr OptionSpec kLustreOptions[] = {
-    {"proc-root", "DIR", "/", "read DIR/proc/fs/lustre, DIR/sys/fs/lustre and DIR/sys/kernel/debug/lustre"},
-    {"lctl-dump", "FILE", nullptr, "read this `lctl get_param` dump (re-read every sample) instead of the tree"},
-    {"sources", "LIST", "oss,mds,jobstats,brw,client", "what to sample (comma-separated)"},
-    {"jobstats-max-jobs", "N", "1000", "at most N changed job ids per target per sample (largest first; 0 = no limit)"},
-    {"jobstats-every", "N", "1", "read each target's job_stats every N samples, the targets spread over the N phases (deltas then span N intervals)"},
-    {"per-file-sources", nullptr, nullptr, "self-report (iosonar.sampler) per file instead of per kind"},
-    {"max-file-size", "BYTES", "64M", "skip (with an error) any statistics file larger than this"},
+    opt::String("proc-root", "DIR", "/", "read DIR/proc/fs/lustre, DIR/sys/fs/lustre and DIR/sys/kernel/debug/lustre"),
+    opt::String("lctl-dump", "FILE", nullptr, "read this `lctl get_param` dump (re-read every sample) instead of the tree"),
+    opt::List("sources", "LIST", "oss,mds,jobstats,brw,client", "oss,mds,jobstats,brw,client", "what to sample (comma-separated)"),
+    opt::Int("jobstats-max-jobs", "N", "1000", "at most N changed job ids per target per sample (largest first; 0 = no limit)").Min(0),
+    opt::Int("jobstats-every", "N", "1", "read each target's job_stats every N samples, the targets spread over the N phases (deltas then span N intervals)").Min(1),
+    opt::Flag("per-file-sources", "self-report (iosonar.sampler) per file instead of per kind"),
+    opt::Bytes("max-file-size", "BYTES", "64M", "skip (with an error) any statistics file larger than this"),
 };
 
 Result<std::unique_ptr<Exporter>> CreateLustre(const Options& opts) {
+  if (!opts.Get("job-id").empty())
+    return Status::Invalid("--job-id: not for lustre (job ids come from job_stats; records of servers belong to no one job)");
   lustre::LustreOptions o;
   o.proc_root = opts.Get("proc-root");
   if (o.proc_root.empty()) o.proc_root = "/";
   o.lctl_dump = opts.Get("lctl-dump");
-  if (!opts.Get("job-id").empty())
-    return Status::Invalid("--job-id: not for lustre (job ids come from job_stats; records of servers belong to no one job)");
-  auto max_jobs = opts.Int("jobstats-max-jobs");
-  if (!max_jobs.ok()) return max_jobs.status();
-  if (*max_jobs < 0) return Status::Invalid("--jobstats-max-jobs must be >= 0");
-  o.jobstats_max_jobs = *max_jobs;
-  auto every = opts.Int("jobstats-every");
-  if (!every.ok()) return every.status();
-  if (*every < 1) return Status::Invalid("--jobstats-every must be >= 1");
-  o.jobstats_every = *every;
-  auto maxb = opts.Bytes("max-file-size");
-  if (!maxb.ok()) return maxb.status();
-  o.max_file_bytes = *maxb;
+  o.jobstats_max_jobs = opts.Int("jobstats-max-jobs");
+  o.jobstats_every = opts.Int("jobstats-every");
+  o.max_file_bytes = opts.Bytes("max-file-size");
   o.per_file_sources = opts.Flag("per-file-sources");
-  o.oss = o.mds = o.jobstats = o.brw = o.client = false;
-  const std::string sources = opts.Get("sources");
-  std::string_view list = sources;
-  while (!list.empty()) {
-    auto c = list.find(',');
-    std::string_view s = list.substr(0, c);
-    if (s == "oss") o.oss = true;
-    else if (s == "mds") o.mds = true;
-    else if (s == "jobstats") o.jobstats = true;
-    else if (s == "brw") o.brw = true;
-    else if (s == "client") o.client = true;
-    else if (!s.empty()) return Status::Invalid("--sources: unknown source '" + std::string(s) + "' (oss, mds, jobstats, brw, client)");
-    if (c == std::string_view::npos) break;
-    list.remove_prefix(c + 1);
-  }
+  o.oss = opts.Contains("sources", "oss");
+  o.mds = opts.Contains("sources", "mds");
+  o.jobstats = opts.Contains("sources", "jobstats");
+  o.brw = opts.Contains("sources", "brw");
+  o.client = opts.Contains("sources", "client");
   return lustre::MakeLustreExporter(o);
 }
 

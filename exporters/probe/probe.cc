@@ -21,31 +21,22 @@ using probe::Config;
 using probe::OpResult;
 
 constexpr OptionSpec kOptions[] = {
-    {"dir", "DIR", nullptr, "directory to probe (on the file system of interest); required"},
-    {"precreate", nullptr, nullptr, "create the large file and the pool under --dir, then exit"},
-    {"file-size", "BYTES", "1G", "size of the large file (precreate; K/M/G/T; a multiple of 1M)"},
-    {"pool-size", "N", "1000", "number of small files in the pool (precreate)"},
-    {"direct", nullptr, nullptr, "O_DIRECT for the 1 MiB data ops (some file systems refuse it, e.g. tmpfs before Linux 6.6)"},
-    {"seed", "N", nullptr, "seed for the random offsets (default: from host name, pid and start time)"},
+    opt::String("dir", "DIR", nullptr, "directory to probe (on the file system of interest); required"),
+    opt::Flag("precreate", "create the large file and the pool under --dir, then exit"),
+    opt::Bytes("file-size", "BYTES", "1G", "size of the large file (precreate; K/M/G/T; a multiple of 1M)"),
+    opt::Int("pool-size", "N", "1000", "number of small files in the pool (precreate)"),
+    opt::Flag("direct", "O_DIRECT for the 1 MiB data ops (some file systems refuse it, e.g. tmpfs before Linux 6.6)"),
+    opt::Int("seed", "N", nullptr, "seed for the random offsets (default: from host name, pid and start time)").Min(1),
 };
 
 Result<Config> ConfigFrom(const Options& o) {
   Config c;
   c.dir = o.Get("dir");
   if (c.dir.empty()) return Status::Invalid("--dir DIR is required (the directory to probe)");
-  auto fs = o.Bytes("file-size");
-  if (!fs.ok()) return fs.status();
-  c.file_size = *fs;
-  auto ps = o.Int("pool-size");
-  if (!ps.ok()) return ps.status();
-  c.pool_size = *ps;
+  c.file_size = o.Bytes("file-size");
+  c.pool_size = o.Int("pool-size");
   c.direct = o.Flag("direct");
-  if (o.Has("seed")) {
-    auto s = o.Int("seed");
-    if (!s.ok()) return s.status();
-    if (*s <= 0) return Status::Invalid("--seed must be a positive integer");
-    c.seed = static_cast<uint64_t>(*s);
-  }
+  if (o.Has("seed")) c.seed = static_cast<uint64_t>(o.Int("seed"));
   return c;
 }
 

@@ -10,17 +10,13 @@
 #include <cstring>
 #include <ctime>
 
+#include "core/base/hash.h"
+#include "core/base/timeutil.h"
 #include "exporters/probe/probe.h"
 
 namespace iosonar::probe {
 
 namespace {
-
-int64_t Clock(clockid_t id) {
-  timespec ts;
-  clock_gettime(id, &ts);
-  return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
-}
 
 uint64_t Mix(uint64_t z) {  // splitmix64's finaliser
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
@@ -100,13 +96,9 @@ int64_t ParsePoolName(std::string_view name) {
 }
 
 uint64_t DeriveSeed(std::string_view host, int64_t pid, int64_t start_ns) {
-  uint64_t h = 0xcbf29ce484222325ULL;
-  auto eat = [&](const void* p, size_t n) {
-    for (size_t i = 0; i < n; ++i) h = (h ^ static_cast<const unsigned char*>(p)[i]) * 0x100000001b3ULL;
-  };
-  eat(host.data(), host.size());
-  eat(&pid, sizeof pid);
-  eat(&start_ns, sizeof start_ns);
+  uint64_t h = Fnv1a(host);
+  h = Fnv1a(reinterpret_cast<const char*>(&pid), sizeof pid, h);
+  h = Fnv1a(reinterpret_cast<const char*>(&start_ns), sizeof start_ns, h);
   uint64_t s = Mix(h) & 0x7fffffffffffffffULL;
   return s ? s : 1;
 }
@@ -170,7 +162,7 @@ Status Precreate(const Config& cfg, std::string* report) {
 Result<std::unique_ptr<Prober>> Prober::Open(const Config& cfg, std::string_view host) {
   std::unique_ptr<Prober> p(new Prober());
   p->cfg_ = cfg;
-  p->seed_ = cfg.seed ? cfg.seed : DeriveSeed(host, getpid(), Clock(CLOCK_REALTIME));
+  p->seed_ = cfg.seed ? cfg.seed : DeriveSeed(host, getpid(), NowNs());
   p->state_ = p->seed_;
   std::string data = DataPath(cfg.dir);
   std::string hint = " (run `iosonar probe --precreate --dir " + cfg.dir + "` first)";
@@ -226,11 +218,11 @@ void Prober::ProbeOnce(std::vector<OpResult>* out) {
   auto begin = [&](const char* op) -> OpResult& {
     OpResult& r = out->emplace_back();
     r.op = op;
-    r.start_ns = Clock(CLOCK_REALTIME);
-    r.latency_ns = Clock(CLOCK_MONOTONIC);
+    r.start_ns = NowNs();
+    r.latency_ns = MonotonicNs();
     return r;
   };
-  auto end = [](OpResult& r) { r.latency_ns = Clock(CLOCK_MONOTONIC) - r.latency_ns; };
+  auto end = [](OpResult& r) { r.latency_ns = MonotonicNs() - r.latency_ns; };
 
   {  // 1 MiB write at a random aligned offset
     int64_t off = RandomOffset();

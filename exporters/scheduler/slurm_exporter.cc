@@ -24,14 +24,15 @@ namespace iosonar::exporters {
 namespace {
 
 constexpr OptionSpec kOptions[] = {
-    {"mysql", "URL", nullptr, "also merge every job and step into this job database (default $IOSONAR_MYSQL)"},
-    {"no-mysql", nullptr, nullptr, "records only, even if $IOSONAR_MYSQL is set"},
-    {"cluster", "NAME", nullptr, "sacct --clusters NAME, and the job database's cluster key (default: sacct's Cluster)"},
-    {"since", "TIME", nullptr,
-     "the first sample reads from this ISO 8601 time (default: the job database's mark minus 5 minutes, else 1 hour ago)"},
-    {"sacct", "PROG", "sacct", "the sacct program"},
-    {"sacct-file", "FILE", nullptr, "read saved `sacct --parsable2` output (with its header) instead of running sacct"},
-    {"timeout", "SECONDS", "120", "kill sacct after this long"},
+    opt::String("mysql", "URL", nullptr, "also merge every job and step into this job database (default $IOSONAR_MYSQL)")
+        .Env("IOSONAR_MYSQL"),
+    opt::Flag("no-mysql", "records only, even if $IOSONAR_MYSQL is set"),
+    opt::String("cluster", "NAME", nullptr, "sacct --clusters NAME, and the job database's cluster key (default: sacct's Cluster)"),
+    opt::Time("since", "TIME", nullptr,
+              "the first sample reads from this ISO 8601 time (default: the job database's mark minus 5 minutes, else 1 hour ago)"),
+    opt::String("sacct", "PROG", "sacct", "the sacct program"),
+    opt::String("sacct-file", "FILE", nullptr, "read saved `sacct --parsable2` output (with its header) instead of running sacct"),
+    opt::Duration("timeout", "SECONDS", "120", "kill sacct after this long").Above(0).Max(86400),
 };
 
 constexpr int64_t kS = 1000000000;
@@ -173,19 +174,10 @@ class SlurmExporter : public Exporter {
 };
 
 Result<std::unique_ptr<Exporter>> Create(const Options& o) {
-  auto t = o.Double("timeout");
-  if (!t.ok()) return t.status();
-  if (*t <= 0 || *t > 86400) return Status::Invalid("--timeout must be between 0 and 86400 seconds");
   std::optional<int64_t> since;
-  if (o.Has("since")) {
-    since = ParseIso8601(o.Get("since"));
-    if (!since) return Status::Invalid("--since: not an ISO 8601 time: '" + o.Get("since") + "'");
-  }
-  std::string mysql = o.Get("mysql");
-  if (mysql.empty() && !o.Flag("no-mysql"))
-    if (const char* e = std::getenv("IOSONAR_MYSQL"); e) mysql = e;
-  if (o.Flag("no-mysql")) mysql.clear();
-  return std::unique_ptr<Exporter>(new SlurmExporter(o, mysql, since, static_cast<int>(*t * 1000)));
+  if (o.Has("since")) since = o.TimeNs("since");
+  const std::string mysql = o.Flag("no-mysql") ? std::string() : o.Get("mysql");
+  return std::unique_ptr<Exporter>(new SlurmExporter(o, mysql, since, static_cast<int>(o.Seconds("timeout") * 1000)));
 }
 
 }  // namespace

@@ -42,6 +42,7 @@
 #include <type_traits>
 
 #include "core/records/fields.h"
+#include "core/base/hash.h"
 #include "exporters/trace/compress.h"
 #include "core/records/json_line.h"
 #include "core/transport/line_sender.h"
@@ -170,12 +171,10 @@ struct PathSlot {
 };
 PathSlot g_paths[kPathSlots];
 
-uint64_t Fnv1a(const char* s, size_t n) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (size_t i = 0; i < n; ++i) {
-    h ^= static_cast<unsigned char>(s[i]);
-    h *= 0x100000001b3ull;
-  }
+// file.id of a path: FNV-1a-64 (core/base/hash.h: constexpr, no allocation or
+// library calls), 0 kept for "free".
+uint64_t PathId(const char* s, size_t n) {
+  const uint64_t h = Fnv1a(s, n);
   return h ? h : 1;
 }
 
@@ -280,7 +279,7 @@ uint64_t IdForPath(int dirfd, const char* p) {
   char abs[4096];
   size_t n = AbsPath(dirfd, p, abs, sizeof abs);
   if (n == 0 || Excluded(abs)) return 0;
-  uint64_t id = Fnv1a(abs, n);
+  uint64_t id = PathId(abs, n);
   RememberPath(id, abs, n);
   return id;
 }

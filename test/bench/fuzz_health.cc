@@ -162,6 +162,12 @@ int main(int argc, char** argv) {
       "  3 UP osc fs1-OST0001-osc-ffff01 u 5 10.0.0.10@tcp\n"
       "  4 IN osc fs1-OST0002-osc-ffff01 u 5 10.0.0.11@tcp\n"
       "  5 UP mdc fs1-MDT0000-mdc-ffff01 u 5 10.0.0.2@tcp\n"));
+  // The project's own fixtures (test/fixtures/health), always there.
+  for (const char* f : {"lfs-df.txt", "lfs-df-i.txt", "lfs-df-cron.txt", "lctl-dl-t.txt", "lctl-dl-t-cron.txt",
+                        "devices-1.8-mds.txt", "devices-2.5-client.txt"}) {
+    std::string t = Slurp(std::string(IOSONAR_SOURCE_DIR) + "/test/fixtures/health/" + f);
+    if (!t.empty()) corpora.push_back(Lines(t));
+  }
   if (!data.empty()) {
     for (const char* f : {"/pytokio/tests/inputs/lfs-df.txt", "/pytokio/tests/inputs/lctl-dl-t.txt"}) {
       std::string t = Slurp(data + f);

@@ -20,6 +20,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <random>
@@ -214,11 +215,20 @@ int main(int argc, char** argv) {
     }
   }
   const size_t captured = seeds.size();
+  // The project's own fixtures (every version's files and dumps), always there.
+  {
+    namespace fs = std::filesystem;
+    const std::string fx = std::string(IOSONAR_SOURCE_DIR) + "/test/fixtures/lustre";
+    std::error_code ec;
+    for (auto it = fs::recursive_directory_iterator(fx, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
+      if (it->is_regular_file() && it->path().filename() != "README.md") seeds.push_back(Slurp(it->path().string()));
+  }
+  const size_t fixtures = seeds.size() - captured;
   seeds.push_back("");
   seeds.push_back("job_stats:\n- job_id:\n  read_bytes: { samples: 1, unit: bytes, min: 1, max: 1, sum: 1 }\n");
   seeds.push_back("snapshot_time 1.5 secs.usecs\nwrite 3 samples [usecs] 1 2 -823495890607571055 4426400394686790401\n");
-  std::printf("fuzz_lustre: %zu seeds (%zu captured files from %s), seed %llu\n", seeds.size(), captured, data.c_str(),
-              static_cast<unsigned long long>(seed));
+  std::printf("fuzz_lustre: %zu seeds (%zu captured files from %s, %zu fixture files), seed %llu\n", seeds.size(), captured,
+              data.c_str(), fixtures, static_cast<unsigned long long>(seed));
   std::fflush(stdout);
 
   // One exporter fed mutated dumps as successive samples.

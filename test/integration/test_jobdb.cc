@@ -208,10 +208,25 @@ TEST_CASE("jobdb: the query API (node at time t, shared forwarding node, shared 
   CHECK(us.value()[0] == SqlRow{"alice", "5", "1", "1000", "24"});
 }
 
-TEST_CASE("jobdb: the Edison sacct capture lands as one job on 128 nodes", "[mysql][jobdb][sacct]") {
+TEST_CASE("jobdb: saved sacct -p output (fixture) lands as one job on 128 nodes", "[mysql][jobdb][sacct]") {
+  auto p = scheduler::ParseSacct(test::ReadFile(test::SourceDir() + "/test/fixtures/slurm/sacct-p-nodes.txt"), "fixc");
+  REQUIRE(p.records.size() == 6);
+  MariaDbServer server;
+  auto db = OpenDb(server.url());
+  for (const auto& r : p.records) REQUIRE(db->Upsert(r).ok());
+  CHECK(db->JobNodes("fixc", 3001).value().size() == 128);
+  auto steps = db->conn().Query("SELECT COUNT(*) FROM jobs WHERE job_id = 3001");
+  CHECK(steps.value()[0][0] == std::optional<std::string>("6"));
+  // The batch step ran on nid01000 only; that node's jobs at the batch step's time include the job.
+  auto on = db->JobsOnNode("nid01000", *p.records[0].start_ns + 60 * kS, "fixc");
+  CHECK(Ids(on) == std::vector<uint64_t>{3001});
+  CHECK(Ids(db->JobsOnNode("nid01099", *p.records[0].start_ns + 60 * kS, "fixc")).empty());  // between the ranges
+}
+
+TEST_CASE("jobdb (real captures): the Edison sacct capture lands as one job on 128 nodes", "[mysql][jobdb][sacct][real-capture]") {
   std::string data = test::SharedDataDir();
   if (data.empty()) {
-    WARN("../shared/data is missing: skipping");
+    WARN(test::RealCapturesSkipped("the Edison sacct capture in the job database"));
     return;
   }
   std::string text =

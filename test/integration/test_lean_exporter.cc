@@ -8,10 +8,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <rapidjson/document.h>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
-
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <functional>
@@ -24,6 +20,7 @@
 #include "test/testutil/http_responder.h"
 #include "core/records/record.h"
 #include "test/integration/lustre_fixture.h"
+#include "test/testutil/golden.h"
 #include "test/testutil/testutil.h"
 
 using namespace iosonar;
@@ -34,49 +31,12 @@ namespace {
 
 std::string LeanBin() { return BinaryDir() + "/iosonar-exporter"; }
 
-int Count(const std::string& s, const std::string& needle) {
-  int n = 0;
-  for (size_t p = s.find(needle); p != std::string::npos; p = s.find(needle, p + 1)) ++n;
-  return n;
-}
-
-void CheckValid(const std::string& jsonl) {
-  for (const auto& l : SplitLines(jsonl)) {
-    std::string buf = l + '\0';
-    ParsedRecord r;
-    INFO(l);
-    REQUIRE(ParseRecordInsitu(buf.data(), l.size(), &r).ok());
-  }
-}
+void CheckValid(const std::string& jsonl) { CheckRecordsValid(jsonl); }
 
 // The output with what differs between any two runs blanked: the wall clock
 // (@timestamp), the random event.stream, the measured durations, and the
 // elapsed time and rates, which come from the monotonic clock when a fixture's
 // snapshot_time does not move.
-// Each line re-written (keys in order) with the values of the keys `blank`
-// picks replaced by "_". (Not std::regex: GCC 12's <regex> trips
-// -Wmaybe-uninitialized in the sanitizer build.)
-std::string BlankValues(const std::string& jsonl, const std::function<bool(std::string_view)>& blank) {
-  std::string out;
-  for (const auto& l : SplitLines(jsonl)) {
-    if (l.empty()) continue;
-    rapidjson::Document d;
-    d.Parse(l.c_str());
-    if (!d.IsObject()) {
-      out += l + "\n";
-      continue;
-    }
-    for (auto& m : d.GetObject())
-      if (blank(std::string_view(m.name.GetString(), m.name.GetStringLength()))) m.value.SetString("_");
-    rapidjson::StringBuffer sb;
-    rapidjson::Writer<rapidjson::StringBuffer> w(sb);
-    d.Accept(w);
-    out.append(sb.GetString(), sb.GetSize());
-    out += '\n';
-  }
-  return out;
-}
-
 std::string Normalize(const std::string& jsonl) {
   return BlankValues(jsonl, [](std::string_view k) {
     return k == "@timestamp" || k == "event.stream" || k == "sampler.duration_ns" || k == "lustre.elapsed_ns" ||
@@ -177,10 +137,26 @@ TEST_CASE("lean exporter: lustre records identical to iosonar lustre on a fixtur
   CHECK(Normalize(lean2) == Normalize(full2));
 }
 
-TEST_CASE("lean exporter: lustre records identical to iosonar lustre on captured 2.10 trees", "[lean]") {
+TEST_CASE("lean exporter: lustre records identical to iosonar lustre on every version's fixture tree", "[lean]") {
+  for (const std::string v : {"1.8", "2.3", "2.10", "2.12", "2.15", "2.14-ddn"}) {
+    INFO(v);
+    TempDir d;
+    const std::string fx = FixturesDir() + "/lustre/" + v;
+    std::vector<std::string> args = {"lustre", "--count", "2", "--interval", "0.05", "--quiet"};
+    if (v == "2.14-ddn") args.insert(args.end(), {"--lctl-dump", fx + "/lctl-get-param.txt"});
+    else args.insert(args.end(), {"--proc-root", fx});
+    auto [full, lean] = RunBoth(d, args);
+    // The second sample of an unchanged tree: every target's record, with zero deltas.
+    CHECK(Count(lean, "\"event.dataset\":\"iosonar.sampler\"") >= 2);
+    CHECK(Count(lean, "\"lustre.target\":") > 0);
+    CHECK(Normalize(lean) == Normalize(full));
+  }
+}
+
+TEST_CASE("lean exporter (real captures): lustre records identical to iosonar lustre on captured 2.10 trees", "[lean][real-capture]") {
   const std::string data = SharedDataDir();
   if (data.empty()) {
-    WARN("../shared/data is missing: skipping");
+    WARN(RealCapturesSkipped("both binaries on the captured 2.10 trees"));
     return;
   }
   for (const char* tree : {"hp-lustre_exporter", "hp-lustre_exporter-legacy-2017"}) {
@@ -222,10 +198,19 @@ TEST_CASE("lean exporter: lustre into a live collector", "[lean]") {
   CHECK(Count(m.out, "\"lustre.target\":\"fs1-MDT0000\"") == 2);
 }
 
-TEST_CASE("lean exporter: health records identical to iosonar health on the Edison captures", "[lean]") {
+TEST_CASE("lean exporter: health records identical to iosonar health on the fixtures", "[lean]") {
+  const std::string fx = FixturesDir() + "/health/";
+  TempDir d;
+  auto [full, lean] = RunBoth(d, {"health", "--count", "1", "--lfs-df", fx + "lfs-df.txt", "--lctl-dl-t", fx + "lctl-dl-t.txt"});
+  CHECK(Count(lean, "\"health.record\":\"target\"") == 13);
+  CHECK(Count(lean, "\"health.record\":\"failover\"") == 3);
+  CHECK(Normalize(lean) == Normalize(full));
+}
+
+TEST_CASE("lean exporter (real captures): health records identical to iosonar health on the Edison captures", "[lean][real-capture]") {
   const std::string data = SharedDataDir();
   if (data.empty()) {
-    WARN("../shared/data is missing: skipping");
+    WARN(RealCapturesSkipped("both binaries on the Edison health captures"));
     return;
   }
   const std::string in = data + "/pytokio/tests/inputs";

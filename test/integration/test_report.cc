@@ -14,6 +14,7 @@
 #include "core/records/record.h"
 #include "core/store/store.h"
 #include "core/base/timeutil.h"
+#include "test/testutil/lmt_fixture.h"
 #include "test/testutil/testutil.h"
 
 using namespace iosonar;
@@ -176,10 +177,63 @@ void WriteSyntheticDay(const std::string& store_dir, int64_t day) {
 }
 }  // namespace
 
-TEST_CASE("lmt-import + lassi on the NERSC Edison LMT capture (real data)", "[lassi][report]") {
+TEST_CASE("lmt-import on an LMT database written by the test: deltas, a reset, MDS ops, the UTC offset", "[lassi][report]") {
+  test::TempDir tmp;
+  test::LmtFixture f;
+  f.timestamps = {"2026-01-28 00:00:00", "2026-01-28 00:00:05", "2026-01-28 00:00:10",
+                  "2026-01-28 00:00:15", "2026-01-28 00:00:20", "2026-01-28 00:00:25"};
+  f.osts = {{"lmtfix-OST0000", "oss1", {{0, 0}, {100, 1000}, {300, 3000}, {600, 6000}, {1000, 10000}, {1500, 15000}}},
+            // the OSS restarted before the 4th reading: its counters start again
+            {"lmtfix-OST0001", "oss2", {{5000, 5000}, {5100, 5200}, {5200, 5400}, {10, 20}, {110, 220}, {210, 420}}},
+            {"lmtfix-OST0002", "oss2", {{7, 7}, {7, 7}, {7, 7}, {7, 7}, {7, 7}, {7, 7}}}};
+  f.mdss = {{"lmtfix-MDT0000", "mds1"}};
+  f.operations = {"open", "close", "getattr", "mkdir", "frob_op"};  // frob_op: no field of iosonar.mds
+  f.mds_samples.resize(1);
+  for (int64_t t = 0; t < 6; ++t) f.mds_samples[0].push_back({10 * t, 10 * t, 100 * t, t / 2, 5 * t});
+  test::WriteLmtDatabase(tmp / "lmt.sqlite3", f);
+
+  auto r = test::Run({test::IosonarBin(), "lmt-import", "--lmt-sqlite", tmp / "lmt.sqlite3", "--output",
+                      tmp / "rec.jsonl", "--utc-offset", "-08:00"});
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  // 3 OSTs x 5 deltas, 1 MDS x 5; the restarted OST's first reading after the restart is a reset.
+  CHECK(r.out.find("15 iosonar.oss and 5 iosonar.mds records, 1 counter resets") != std::string::npos);
+  const std::string lines = test::ReadFile(tmp / "rec.jsonl");
+  AllValid(lines, nullptr);
+  auto all = test::SplitLines(lines);
+  REQUIRE(all.size() == 20);
+  CHECK(all[0].find("\"@timestamp\":\"2026-01-28T08:00:05.000Z\"") != std::string::npos);  // 00:00:05 Pacific
+  CHECK(all[0].find("\"host.name\":\"oss1\",\"lustre.fs\":\"lmtfix\",\"lustre.target\":\"lmtfix-OST0000\","
+                    "\"lustre.elapsed_ns\":5000000000,\"oss.read_bytes\":100,\"oss.write_bytes\":1000") != std::string::npos);
+  CHECK(all[4].find("\"oss.read_bytes\":500,\"oss.write_bytes\":5000") != std::string::npos);
+  CHECK(all[7].find("\"lustre.target\":\"lmtfix-OST0001\"") != std::string::npos);
+  CHECK(all[7].find("\"lustre.reset\":true") != std::string::npos);
+  CHECK(all[7].find("oss.read_bytes") == std::string::npos);  // unknown, not a negative delta
+  CHECK(all[8].find("\"oss.read_bytes\":100,\"oss.write_bytes\":200") != std::string::npos);
+  CHECK(all[10].find("\"oss.read_bytes\":0,\"oss.write_bytes\":0") != std::string::npos);  // an idle OST
+  CHECK(lines.find(":-") == std::string::npos);
+  size_t mds = 0;
+  for (const auto& l : all) {
+    if (l.find("\"iosonar.mds\"") == std::string::npos) continue;
+    ++mds;
+    CHECK(l.find("\"lustre.target\":\"lmtfix-MDT0000\"") != std::string::npos);
+    CHECK(l.find("\"mds.open\":10") != std::string::npos);
+    CHECK(l.find("\"mds.getattr\":100") != std::string::npos);
+    CHECK(l.find("frob_op") == std::string::npos);
+  }
+  CHECK(mds == 5);
+
+  // Not an LMT database: a clear error naming the file, exit 1.
+  test::WriteNonLmtDatabase(tmp / "other.sqlite3");
+  auto bad = test::Run({test::IosonarBin(), "lmt-import", "--lmt-sqlite", tmp / "other.sqlite3", "--output", tmp / "bad.jsonl"});
+  CHECK(bad.exit_code == 1);
+  CHECK(bad.err.find("other.sqlite3: not an LMT database?") != std::string::npos);
+}
+
+TEST_CASE("lmt-import + lassi on the NERSC Edison LMT capture (real captures)", "[lassi][report][real-capture]") {
   const std::string dir = LmtDir();
   if (dir.empty()) {
-    WARN("skipped: ../shared/data/pytokio/tests/inputs (LMT captures) is not present");
+    WARN(test::RealCapturesSkipped("lmt-import and lassi on the Edison LMT database"));
     return;
   }
   test::TempDir tmp;
@@ -238,10 +292,10 @@ TEST_CASE("lmt-import + lassi on the NERSC Edison LMT capture (real data)", "[la
   CHECK(dh["fs_windows"].Size() == 1);
 }
 
-TEST_CASE("lmt-import turns a counter reset into unknown, never negative", "[lassi][report]") {
+TEST_CASE("lmt-import turns a counter reset into unknown, never negative (real captures)", "[lassi][report][real-capture]") {
   const std::string dir = LmtDir();
   if (dir.empty()) {
-    WARN("skipped: ../shared/data/pytokio/tests/inputs (LMT captures) is not present");
+    WARN(test::RealCapturesSkipped("lmt-import on the captured LMT database with a reset"));
     return;
   }
   test::TempDir tmp;
@@ -267,10 +321,10 @@ TEST_CASE("lmt-import turns a counter reset into unknown, never negative", "[las
   CHECK(bad.err.find("sample_nersc_jobsdb.sqlite3: not an LMT database?") != std::string::npos);
 }
 
-TEST_CASE("report from the Edison LMT capture renders", "[lassi][report]") {
+TEST_CASE("report from the Edison LMT capture renders (real captures)", "[lassi][report][real-capture]") {
   const std::string dir = LmtDir();
   if (dir.empty()) {
-    WARN("skipped: ../shared/data/pytokio/tests/inputs (LMT captures) is not present");
+    WARN(test::RealCapturesSkipped("the report on the Edison LMT database"));
     return;
   }
   test::TempDir tmp;

@@ -76,11 +76,11 @@ constexpr int64_t kNs = 1000000000;
 
 }  // namespace
 
-TEST_CASE("summarize-job fs columns: Edison health snapshot before the job, two jobs sharing the file system",
-          "[summarize][fs]") {
+TEST_CASE("summarize-job fs columns (real captures): Edison health snapshot before the job, two jobs sharing the file system",
+          "[summarize][fs][real-capture]") {
   const std::string data = SharedDataDir();
   if (data.empty()) {
-    WARN("../shared/data not found: skipping the Edison lfs df / lctl dl -t check");
+    WARN(RealCapturesSkipped("summarize-job on the Edison lfs df / lctl dl -t captures"));
     return;
   }
   const std::string in = data + "/pytokio/tests/inputs";
@@ -246,10 +246,10 @@ TEST_CASE("summarize-job fs columns: the file system is the mount the job wrote 
   CHECK(Num(forced.at("9101"), "fs_tot_bytes_written") == Num(o, "iosonar_write_bytes"));
 }
 
-TEST_CASE("summarize-job fshealth: the snapshot immediately before the job start, and the next one", "[summarize][fs]") {
+TEST_CASE("summarize-job fshealth (real captures): the snapshot immediately before the job start, and the next one", "[summarize][fs][real-capture]") {
   const std::string data = SharedDataDir();
   if (data.empty()) {
-    WARN("../shared/data not found: skipping the NERSC cron-format lfs df / lctl dl -t check");
+    WARN(RealCapturesSkipped("summarize-job on the NERSC cron-format captures"));
     return;
   }
   const std::string in = data + "/pytokio/tests/inputs";

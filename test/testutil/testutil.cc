@@ -51,8 +51,15 @@ int FreePort() {
 std::string BinaryDir() { return IOSONAR_BINARY_DIR; }
 std::string SourceDir() { return IOSONAR_SOURCE_DIR; }
 std::string SharedDataDir() {
-  std::string d = SourceDir() + "/../shared/data";
+  const char* env = getenv("IOSONAR_SHARED_DATA");
+  std::string d = env && *env ? std::string(env) : SourceDir() + "/../shared/data";
   return std::filesystem::is_directory(d) ? std::filesystem::canonical(d).string() : "";
+}
+std::string RealCapturesSkipped(const std::string& what) {
+  const char* env = getenv("IOSONAR_SHARED_DATA");
+  return "skipped, a real-capture check (" + what + "): the real captures (" +
+         (env && *env ? "$IOSONAR_SHARED_DATA=" + std::string(env) : "../shared/data beside the checkout") +
+         ") are not there";
 }
 std::string TracerLib() { return BinaryDir() + "/libiosonar-trace.so"; }
 std::string IosonarBin() { return BinaryDir() + "/iosonar"; }

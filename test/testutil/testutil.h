@@ -31,7 +31,12 @@ int FreePort();
 
 std::string BinaryDir();   // the CMake build directory
 std::string SourceDir();
-std::string SharedDataDir();  // ../shared/data beside the checkout, "" if absent
+// The real captures (../shared/data beside the checkout, or the directory
+// $IOSONAR_SHARED_DATA names), "" if absent. Only the real-capture checks use
+// them, and they are the only tests that may skip: with the message below.
+// Everything else runs on the project's own fixtures (test/fixtures/).
+std::string SharedDataDir();
+std::string RealCapturesSkipped(const std::string& what);
 std::string TracerLib();   // path of libiosonar-trace.so
 std::string IosonarBin();  // path of the iosonar front command
 bool HaveProgram(const std::string& name);  // found on PATH

@@ -2,6 +2,10 @@
 // writes around an exporter's own fields, the per-source self-reports, and
 // the loop's --count/--output handling, driven through a small test exporter.
 #include <catch2/catch.hpp>
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -17,8 +21,8 @@ using namespace iosonar::exporters;
 namespace {
 
 constexpr OptionSpec kOpts[] = {
-    {"fail-source", nullptr, nullptr, "make the second source fail"},
-    {"size", "BYTES", "4K", "a size"},
+    opt::Flag("fail-source", "make the second source fail"),
+    opt::Bytes("size", "BYTES", "4K", "a size"),
 };
 
 // Emits one sampler-shaped record per tick from two sources, one of which
@@ -46,8 +50,6 @@ class TestExporter : public Exporter {
 };
 
 Result<std::unique_ptr<Exporter>> Create(const Options& o) {
-  auto size = o.Bytes("size");
-  if (!size.ok()) return size.status();
   return std::unique_ptr<Exporter>(new TestExporter(o.Flag("fail-source")));
 }
 
@@ -60,32 +62,153 @@ int Run(std::vector<std::string> args) {
   return RunExporter(kTest, static_cast<int>(av.size()), av.data());
 }
 
+Result<Options> Parse(const Descriptor& d, std::vector<std::string> args) {
+  std::vector<char*> av;
+  for (auto& s : args) av.push_back(s.data());
+  return ParseOptions(d, static_cast<int>(av.size()), av.data());
+}
+
+std::string ParseError(const Descriptor& d, std::vector<std::string> args) {
+  auto o = Parse(d, std::move(args));
+  return o.ok() ? std::string("(parsed)") : o.status().message();
+}
+
 }  // namespace
 
 TEST_CASE("exporter options: common and own, defaults, errors name the option", "[exporter]") {
-  std::vector<std::string> a = {"testexp", "--interval=0.5", "--count", "3", "--size", "2M", "--fail-source"};
-  std::vector<char*> av;
-  for (auto& s : a) av.push_back(s.data());
-  auto o = ParseOptions(kTest, static_cast<int>(av.size()), av.data());
+  auto o = Parse(kTest, {"testexp", "--interval=0.5", "--count", "3", "--size", "2M", "--fail-source"});
   REQUIRE(o.ok());
-  CHECK(*o->Double("interval") == 0.5);
-  CHECK(*o->Int("count") == 3);
-  CHECK(*o->Bytes("size") == 2 << 20);
+  CHECK(o->Seconds("interval") == 0.5);
+  CHECK(o->Int("count") == 3);
+  CHECK(o->Bytes("size") == 2 << 20);
   CHECK(o->Flag("fail-source"));
   CHECK_FALSE(o->Flag("quiet"));
 
-  std::vector<std::string> b = {"testexp", "--nope"};
-  std::vector<char*> bv;
-  for (auto& s : b) bv.push_back(s.data());
-  auto bad = ParseOptions(kTest, 2, bv.data());
-  REQUIRE_FALSE(bad.ok());
-  CHECK(bad.status().message().find("--nope") != std::string::npos);
+  auto d = Parse(kTest, {"testexp"});
+  REQUIRE(d.ok());
+  CHECK(d->Seconds("interval") == 0.01);  // the descriptor's default
+  CHECK(d->Bytes("size") == 4096);         // the table's default, parsed like a given value
+  CHECK(d->Get("output") == "-");
+  CHECK_FALSE(d->Has("host-name"));
 
-  Options x;
-  x.Set("size", "12Q");
-  CHECK(x.Bytes("size").status().message() == "--size: not a size (bytes, or with K/M/G/T): '12Q'");
-  x.Set("interval", "fast");
-  CHECK(x.Double("interval").status().message() == "--interval: not a number: 'fast'");
+  CHECK(ParseError(kTest, {"testexp", "--nope"}).find("--nope") != std::string::npos);
+  CHECK(ParseError(kTest, {"testexp", "--size", "12Q"}) == "--size: not a size (bytes, or with K/M/G/T): '12Q'");
+  CHECK(ParseError(kTest, {"testexp", "--interval", "fast"}) == "--interval: not a number: 'fast'");
+  CHECK(ParseError(kTest, {"testexp", "--count", "x"}) == "--count: not an integer: 'x'");
+  CHECK(ParseError(kTest, {"testexp", "--count=-1"}) == "--count: must be >= 0: '-1'");
+  CHECK(ParseError(kTest, {"testexp", "--interval", "0"}) == "--interval: must be > 0 seconds: '0'");
+  CHECK(ParseError(kTest, {"testexp", "--quiet=yes"}) == "option --quiet takes no value");
+  CHECK(ParseError(kTest, {"testexp", "--output"}) == "option --output needs a value (URL)");
+  CHECK(ParseError(kTest, {"testexp", "stray"}) == "unexpected argument 'stray' (options start with --)");
+  // Given twice: the last one counts (only it is checked).
+  auto twice = Parse(kTest, {"testexp", "--count", "x", "--count", "7"});
+  REQUIRE(twice.ok());
+  CHECK(twice->Int("count") == 7);
+  CHECK(ParseError(kTest, {"testexp", "--count", "7", "--count", "x"}) == "--count: not an integer: 'x'");
+}
+
+namespace {
+
+// Every type the tables can declare, with ranges, allowed values and an
+// environment variable.
+constexpr OptionSpec kTyped[] = {
+    opt::String("name", "NAME", "x", "a string"),
+    opt::Int("n", "N", "5", "an integer in [1, 10]").Min(1).Max(10),
+    opt::Double("ratio", "R", "0.25", "a number > 0").Above(0),
+    opt::Bytes("size", "BYTES", "1M", "a size <= 1G").Max(1 << 30),
+    opt::Duration("wait", "SECONDS", "30", "a duration in (0, 60]").Above(0).Max(60),
+    opt::Enum("mode", "MODE", "fast", "fast,slow,off", "one of three"),
+    opt::List("kinds", "LIST", "a,c", "a,b,c", "a subset"),
+    opt::Time("since", "TIME", nullptr, "an ISO 8601 time"),
+    opt::String("from-env", "X", "default", "a string from $IOSONAR_TEST_OPTION_ENV").Env("IOSONAR_TEST_OPTION_ENV"),
+};
+const Descriptor kTypedTest{"typed", "typed options", "Options of every type.", kTyped, 1.0, Create};
+
+}  // namespace
+
+TEST_CASE("exporter options: every type parsed once and read typed, ranges and allowed values checked", "[exporter]") {
+  unsetenv("IOSONAR_TEST_OPTION_ENV");
+  auto d = Parse(kTypedTest, {"typed"});
+  REQUIRE(d.ok());
+  CHECK(d->Get("name") == "x");
+  CHECK(d->Int("n") == 5);
+  CHECK(d->Double("ratio") == 0.25);
+  CHECK(d->Bytes("size") == 1 << 20);
+  CHECK(d->Seconds("wait") == 30);
+  CHECK(d->Contains("mode", "fast"));
+  CHECK_FALSE(d->Contains("mode", "slow"));
+  CHECK(d->Contains("kinds", "a"));
+  CHECK_FALSE(d->Contains("kinds", "b"));
+  CHECK(d->Contains("kinds", "c"));
+  CHECK_FALSE(d->Has("since"));
+  CHECK(d->TimeNs("since") == 0);
+  CHECK(d->Get("from-env") == "default");
+
+  auto g = Parse(kTypedTest, {"typed", "--n", "10", "--ratio", "1e-3", "--size", "1G", "--wait", "0.5", "--mode", "off",
+                              "--kinds", "b,,a", "--since", "2026-11-22T08:00:00Z"});
+  REQUIRE(g.ok());
+  CHECK(g->Int("n") == 10);
+  CHECK(g->Double("ratio") == 0.001);
+  CHECK(g->Bytes("size") == int64_t{1} << 30);
+  CHECK(g->Seconds("wait") == 0.5);
+  CHECK(g->Contains("mode", "off"));
+  CHECK(g->Contains("kinds", "a"));
+  CHECK(g->Contains("kinds", "b"));
+  CHECK_FALSE(g->Contains("kinds", "c"));
+  CHECK(g->TimeNs("since") == 1795334400LL * 1000000000);
+  auto none = Parse(kTypedTest, {"typed", "--kinds", ""});  // an empty list selects nothing
+  REQUIRE(none.ok());
+  CHECK_FALSE(none->Contains("kinds", "a"));
+
+  CHECK(ParseError(kTypedTest, {"typed", "--n", "0"}) == "--n: must be >= 1 and <= 10: '0'");
+  CHECK(ParseError(kTypedTest, {"typed", "--n", "11"}) == "--n: must be >= 1 and <= 10: '11'");
+  CHECK(ParseError(kTypedTest, {"typed", "--n", "1.5"}) == "--n: not an integer: '1.5'");
+  CHECK(ParseError(kTypedTest, {"typed", "--ratio", "0"}) == "--ratio: must be > 0: '0'");
+  CHECK(ParseError(kTypedTest, {"typed", "--ratio", "nan"}) == "--ratio: not a number: 'nan'");
+  CHECK(ParseError(kTypedTest, {"typed", "--size", "2G"}) == "--size: must be <= 1073741824: '2G'");
+  CHECK(ParseError(kTypedTest, {"typed", "--size", "-1"}) == "--size: not a size (bytes, or with K/M/G/T): '-1'");
+  CHECK(ParseError(kTypedTest, {"typed", "--wait", "61"}) == "--wait: must be > 0 and <= 60 seconds: '61'");
+  CHECK(ParseError(kTypedTest, {"typed", "--mode", "medium"}) == "--mode: unknown value 'medium' (fast, slow, off)");
+  CHECK(ParseError(kTypedTest, {"typed", "--kinds", "a,d"}) == "--kinds: unknown value 'd' (a, b, c)");
+  CHECK(ParseError(kTypedTest, {"typed", "--since", "yesterday"}) == "--since: not an ISO 8601 time: 'yesterday'");
+
+  // The environment fills an option not given; the command line wins; a bad
+  // value from the environment says where it came from.
+  setenv("IOSONAR_TEST_OPTION_ENV", "from the environment", 1);
+  CHECK(Parse(kTypedTest, {"typed"})->Get("from-env") == "from the environment");
+  CHECK(Parse(kTypedTest, {"typed", "--from-env", "given"})->Get("from-env") == "given");
+  unsetenv("IOSONAR_TEST_OPTION_ENV");
+
+  // CheckOptionValue is the same check, one value at a time.
+  CHECK(CheckOptionValue(kTyped[1], "7").ok());
+  CHECK(CheckOptionValue(kTyped[1], "70").message() == "--n: must be >= 1 and <= 10: '70'");
+}
+
+TEST_CASE("exporter options: every registered exporter's table is sound", "[exporter]") {
+  // The registry generated from the exporters' CMake registrations.
+  std::set<std::string> names;
+  for (const Descriptor* d : AllExporters()) names.insert(d->name);
+  CHECK(names == std::set<std::string>{"lustre", "health", "probe", "slurm"});
+  std::vector<const Descriptor*> all(AllExporters().begin(), AllExporters().end());
+  all.push_back(&kTest);
+  all.push_back(&kTypedTest);
+  for (const Descriptor* d : all) {
+    INFO(d->name);
+    // ParseOptions checks defaults like given values: a default out of its
+    // own range, or not one of its allowed values, fails here.
+    CHECK(Parse(*d, {d->name}).ok());
+    std::set<std::string> seen;
+    for (const OptionSpec& o : CommonOptions()) seen.insert(o.name);
+    for (const OptionSpec& o : d->options) {
+      INFO(o.name);
+      CHECK(seen.insert(o.name).second);  // no option declared twice, none shadows a common one
+      CHECK((o.value_name != nullptr) == o.takes_value());
+      CHECK(std::string(o.help).size() > 0);
+      const bool has_choices = o.type == OptionType::kEnum || o.type == OptionType::kList;
+      CHECK((o.choices != nullptr) == has_choices);
+      if (has_choices) CHECK(std::count(o.choices, o.choices + std::strlen(o.choices), ',') < 64);
+    }
+  }
 }
 
 TEST_CASE("exporter loop: --count samples to a file, every line valid, sources report themselves", "[exporter]") {

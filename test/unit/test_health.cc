@@ -1,6 +1,9 @@
-// The health parsers (lfs df, lctl dl -t) on NERSC Edison captures, with
-// golden values from pytokio's rules, and on bad input; the health exporter's
-// records validate against the schema.
+// The health parsers (lfs df, lctl dl -t) on the project's own fixtures
+// (test/fixtures/health: plain, -i, cron format plain and gzipped, the
+// devices file), with golden values worked out by hand from pytokio's rules,
+// and on bad input; the health exporter's records validate against the
+// schema. Where the real captures are, the same on NERSC Edison's (the
+// real-capture checks).
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <map>
@@ -10,6 +13,7 @@
 #include "exporters/framework/exporter.h"
 #include "exporters/health/health.h"
 #include "core/records/record.h"
+#include "test/testutil/golden.h"
 #include "test/testutil/testutil.h"
 
 using namespace iosonar;
@@ -53,9 +57,9 @@ std::vector<const OssLoad*> Overloaded(const FsFailover& f) {
 
 }  // namespace
 
-TEST_CASE("lfs df on Edison: 4 file systems, pytokio's fullness summary", "[health]") {
+TEST_CASE("lfs df on Edison (real capture): 4 file systems, pytokio's fullness summary", "[health][real-capture]") {
   if (Inputs().empty()) {
-    WARN("../shared/data is missing: skipping the Edison lfs df capture");
+    WARN(test::RealCapturesSkipped("the Edison lfs df capture"));
     return;
   }
   LfsDf df = ParseLfsDf(Load(Inputs() + "/lfs-df.txt"));
@@ -108,9 +112,9 @@ TEST_CASE("lfs df on Edison: 4 file systems, pytokio's fullness summary", "[heal
   CHECK(t6->mount == "/scratch2");
 }
 
-TEST_CASE("lctl dl -t on Edison: TOKIO's failover rule finds the overloaded OSSes", "[health]") {
+TEST_CASE("lctl dl -t on Edison (real capture): TOKIO's failover rule finds the overloaded OSSes", "[health][real-capture]") {
   if (Inputs().empty()) {
-    WARN("../shared/data is missing: skipping the Edison lctl dl -t capture");
+    WARN(test::RealCapturesSkipped("the Edison lctl dl -t capture"));
     return;
   }
   LctlDl dl = ParseLctlDlT(Load(Inputs() + "/lctl-dl-t.txt"));
@@ -153,9 +157,9 @@ TEST_CASE("lctl dl -t on Edison: TOKIO's failover rule finds the overloaded OSSe
   }
 }
 
-TEST_CASE("the cron captures: 70 snapshots each, the snx11035 failover in every one", "[health]") {
+TEST_CASE("the cron captures (real capture): 70 snapshots each, the snx11035 failover in every one", "[health][real-capture]") {
   if (Inputs().empty()) {
-    WARN("../shared/data is missing: skipping the cron captures");
+    WARN(test::RealCapturesSkipped("the NERSC cron captures"));
     return;
   }
   LctlDl dl = ParseLctlDlT(Load(Inputs() + "/sample_ost-map.txt.gz"));  // read through zlib
@@ -184,6 +188,168 @@ TEST_CASE("the cron captures: 70 snapshots each, the snx11035 failover in every 
     CHECK(FindFs(sum, "snx11035")->ost_count == 24);
     REQUIRE(FindFs(sum, "snx11168"));
     CHECK(FindFs(sum, "snx11168")->ost_count == 248);
+  }
+}
+
+namespace {
+
+std::string HealthFixture(const std::string& name) { return test::FixturesDir() + "/health/" + name; }
+
+}  // namespace
+
+TEST_CASE("lfs df (fixture): three file systems, a wrapped name, an inactive OST, pytokio's fullness summary", "[health][fixtures]") {
+  LfsDf df = ParseLfsDf(Load(HealthFixture("lfs-df.txt")));
+  CHECK(df.warnings.count == 0);
+  REQUIRE(df.snapshots.size() == 1);
+  CHECK(df.snapshots[0].epoch == 0);
+  CHECK(df.snapshots[0].targets.size() == 7 + 3 + 3);
+  auto sum = SummarizeFullness(df.snapshots[0]);
+  REQUIRE(sum.size() == 3);
+
+  // scr1fs: OSTs 0-3 and 5 active (60, 30, 50, 90, 40 %), OST0004 inactive.
+  const FsFullness* a = FindFs(sum, "scr1fs");
+  REQUIRE(a);
+  CHECK(a->mount == "/scratch1");
+  CHECK(a->ost_count == 5);
+  CHECK(a->mdt_count == 1);
+  CHECK(a->inactive_count == 1);
+  CHECK(a->total == 5242880000);
+  CHECK(a->used == 2831155200);
+  CHECK(a->avail == 2411724800);
+  CHECK(a->avg_pct == Approx(54.0));  // total used / total capacity, not the mean of the percentages
+  CHECK(a->max_target == "scr1fs-OST0003");
+  CHECK(a->max_pct == Approx(90.0));
+  CHECK(a->min_target == "scr1fs-OST0001");
+  CHECK(a->min_pct == Approx(30.0));
+
+  const FsFullness* h = FindFs(sum, "homefs");
+  REQUIRE(h);
+  CHECK(h->mount == "/home");
+  CHECK(h->avg_pct == Approx(37.5));
+  CHECK(h->max_target == "homefs-OST0000");
+
+  // projects2024: every UUID too long for its column, the numbers on the next line.
+  const FsFullness* p = FindFs(sum, "projects2024");
+  REQUIRE(p);
+  CHECK(p->mount == "/projects");
+  CHECK(p->ost_count == 2);
+  CHECK(p->mdt_count == 1);
+  CHECK(p->avg_pct == Approx(75.0));
+  CHECK(p->min_target == "projects2024-OST0001");
+  CHECK(p->min_pct == Approx(70.0));
+
+  const DfTarget* t3 = nullptr;
+  for (const auto& t : df.snapshots[0].targets)
+    if (t.target == "scr1fs-OST0003") t3 = &t;
+  REQUIRE(t3);
+  CHECK(t3->fs == "scr1fs");
+  CHECK(t3->kind == "ost");
+  CHECK(t3->index == 3);
+  CHECK(t3->total == 1048576000);
+  CHECK(t3->used == 943718400);
+  CHECK(t3->avail == 104857600);
+  CHECK(t3->mount == "/scratch1");
+  CHECK_FALSE(t3->inodes);
+
+  LfsDf di = ParseLfsDf(Load(HealthFixture("lfs-df-i.txt")));
+  CHECK(di.warnings.count == 0);
+  REQUIRE(di.snapshots.size() == 1);
+  REQUIRE(di.snapshots[0].targets.size() == 3);
+  CHECK(di.snapshots[0].targets[1].inodes);
+  auto isum = SummarizeFullness(di.snapshots[0]);
+  REQUIRE(isum.size() == 1);
+  CHECK(isum[0].inodes);
+  CHECK(isum[0].used == 400000);
+  CHECK(isum[0].avg_pct == Approx(20.0));
+}
+
+TEST_CASE("lctl dl -t (fixture): TOKIO's failover rule finds the OSS serving two OSTs", "[health][fixtures]") {
+  LctlDl dl = ParseLctlDlT(Load(HealthFixture("lctl-dl-t.txt")));
+  CHECK(dl.warnings.count == 0);
+  REQUIRE(dl.snapshots.size() == 1);
+  CHECK(dl.snapshots[0].devices.size() == 20);
+  auto fo = GetFailovers(dl.snapshots[0]);
+  REQUIRE(fo.size() == 3);
+
+  const FsFailover* a = FindFo(fo, "scr1fs");
+  REQUIRE(a);
+  CHECK(a->ost_count == 6);
+  CHECK(a->mode == 1);
+  CHECK(a->not_up == 1);  // OST0004's osc is IN
+  auto ov = Overloaded(*a);
+  REQUIRE(ov.size() == 1);
+  CHECK(ov[0]->ip == "10.0.1.3");
+  CHECK(ov[0]->targets == std::vector<std::string>{"scr1fs-OST0002", "scr1fs-OST0003"});
+  CHECK(ov[0]->overload_factor == 2.0);
+  CHECK(a->overloaded_oss() == 1);
+  CHECK(a->overloaded_ost() == 2);
+
+  const FsFailover* h = FindFo(fo, "homefs");
+  REQUIRE(h);
+  CHECK(h->mode == 1);
+  CHECK(h->overloaded_oss() == 0);
+
+  // One OSS serving both OSTs: that is the mode, nobody is overloaded.
+  const FsFailover* p = FindFo(fo, "projects2024");
+  REQUIRE(p);
+  CHECK(p->mode == 2);
+  REQUIRE(p->oss.size() == 1);
+  CHECK(p->oss[0].ip == "10.0.3.1");
+  CHECK_FALSE(p->oss[0].abnormal);
+}
+
+TEST_CASE("the cron format (fixtures, plain and gzipped): snapshots stamped with their epochs, a failover appears", "[health][fixtures]") {
+  test::TempDir d;
+  for (const bool gz : {false, true}) {
+    INFO((gz ? "gzipped" : "plain"));
+    std::string df_path = HealthFixture("lfs-df-cron.txt"), dl_path = HealthFixture("lctl-dl-t-cron.txt");
+    if (gz) {  // the .gz is made here from the text fixture, not kept as a blob
+      test::WriteGzip(d / "df.txt.gz", test::ReadFile(df_path));
+      test::WriteGzip(d / "dl.txt.gz", test::ReadFile(dl_path));
+      df_path = d / "df.txt.gz";
+      dl_path = d / "dl.txt.gz";
+      CHECK(test::ReadFile(df_path) != test::ReadFile(HealthFixture("lfs-df-cron.txt")));  // really compressed
+    }
+    LfsDf df = ParseLfsDf(Load(df_path));
+    CHECK(df.warnings.count == 0);
+    REQUIRE(df.snapshots.size() == 3);
+    CHECK(df.snapshots[0].epoch == 1700000000);
+    CHECK(df.snapshots[2].epoch == 1700000600);
+    std::vector<double> avg;
+    for (const auto& s : df.snapshots) avg.push_back(FindFs(SummarizeFullness(s), "scr1fs")->avg_pct);
+    CHECK(avg == std::vector<double>{45.0, 50.0, 80.0});
+    CHECK(FindFs(SummarizeFullness(df.snapshots[2]), "scr1fs")->inactive_count == 1);
+
+    LctlDl dl = ParseLctlDlT(Load(dl_path));
+    CHECK(dl.warnings.count == 0);
+    REQUIRE(dl.snapshots.size() == 3);
+    CHECK(dl.snapshots[1].epoch == 1700000300);
+    std::vector<int64_t> overloaded;
+    for (const auto& s : dl.snapshots) overloaded.push_back(FindFo(GetFailovers(s), "scr1fs")->overloaded_oss());
+    CHECK(overloaded == std::vector<int64_t>{0, 1, 1});  // OST0002 moved to 10.0.1.3 after the first snapshot
+  }
+}
+
+TEST_CASE("lctl dl (the devices file, fixtures): a 1.8 MDS and a 2.5 client, no NID is a warning per osc", "[health][fixtures]") {
+  for (const char* name : {"devices-1.8-mds.txt", "devices-2.5-client.txt"}) {
+    INFO(name);
+    const std::string text = Load(HealthFixture(name));
+    LctlDl dl = ParseLctlDlT(text);
+    REQUIRE(dl.snapshots.size() == 1);
+    size_t lines = 0, osc = 0;
+    for (char c : text) lines += c == '\n';
+    for (const auto& dv : dl.snapshots[0].devices) {
+      CHECK(dv.nid.empty());
+      if (dv.role == "osc") {
+        ++osc;
+        CHECK(dv.target.rfind("lus", 0) == 0);
+        CHECK(dv.fs == dv.target.substr(0, dv.target.find('-')));
+      }
+    }
+    CHECK(dl.snapshots[0].devices.size() == lines);  // every device line kept
+    CHECK(osc >= 2);
+    CHECK(dl.warnings.count == osc);  // one "without a NID" warning per osc
+    for (const auto& f : GetFailovers(dl.snapshots[0])) CHECK(f.oss.empty());
   }
 }
 
@@ -410,9 +576,30 @@ std::map<std::string, int> Validate(const std::vector<std::string>& lines) {
 
 }  // namespace
 
-TEST_CASE("health exporter: records from the Edison captures validate against the schema", "[health][exporter]") {
+TEST_CASE("health exporter (fixtures): records validate against the schema", "[health][exporter][fixtures]") {
+  uint64_t warnings = 99;
+  auto lines = RunOnce({"--lfs-df", HealthFixture("lfs-df.txt"), "--lctl-dl-t", HealthFixture("lctl-dl-t.txt")}, &warnings);
+  CHECK(warnings == 0);
+  auto kinds = Validate(lines);
+  CHECK(kinds["target"] == 13);
+  CHECK(kinds["fs"] == 3);
+  CHECK(kinds["failover"] == 3);
+  CHECK(kinds["oss"] == 5 + 2 + 1);
+  CHECK(kinds["iosonar.sampler"] == 3);
+  bool seen = false;
+  for (const auto& l : lines)
+    if (l.find("\"health.oss\":\"10.0.1.3\"") != std::string::npos) {
+      seen = true;
+      CHECK(l.find("\"health.overloaded\":true") != std::string::npos);
+      CHECK(l.find("\"health.overload_factor\":2") != std::string::npos);
+      CHECK(l.find("\"health.targets\":\"OST0002,OST0003\"") != std::string::npos);
+    }
+  CHECK(seen);
+}
+
+TEST_CASE("health exporter (real capture): records from the Edison captures validate against the schema", "[health][exporter][real-capture]") {
   if (Inputs().empty()) {
-    WARN("../shared/data is missing: skipping");
+    WARN(test::RealCapturesSkipped("the health exporter on the Edison captures"));
     return;
   }
   uint64_t warnings = 99;
@@ -460,10 +647,10 @@ TEST_CASE("health exporter: cron snapshots are stamped with their epoch, bad sou
   CHECK(warned);
 }
 
-TEST_CASE("lctl dl (the devices file) of Lustre 1.8 to 2.9 servers and clients parses, no NID is a warning", "[health]") {
+TEST_CASE("lctl dl (the devices file, real captures) of Lustre 1.8 to 2.9 servers and clients parses, no NID is a warning", "[health][real-capture]") {
   std::string data = test::SharedDataDir();
   if (data.empty()) {
-    WARN("../shared/data is missing: skipping");
+    WARN(test::RealCapturesSkipped("the captured devices files"));
     return;
   }
   const std::string root = data + "/lustre/whamcloud-integrated-manager-for-lustre/chroma-agent/tests/data/lustre_versions";

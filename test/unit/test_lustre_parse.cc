@@ -1,18 +1,25 @@
-// Lustre parsers on every captured stats-type file in ../shared/data/lustre
-// (walked from MANIFEST.tsv), with golden values read by hand from a few.
+// Lustre parsers on the project's own fixtures (test/fixtures/lustre: one
+// hand-written tree per format generation, 1.8 to 2.15 and a DDN 2.14 lctl
+// dump), every file and golden values read by hand from them; on bad input;
+// and, where the real captures are (../shared/data/lustre, walked from
+// MANIFEST.tsv), on every captured stats-type file (the real-capture checks).
 #include <catch2/catch.hpp>
 
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
+#include <set>
 #include <string>
 
 #include "exporters/lustre/parse.h"
+#include "test/testutil/golden.h"
 #include "test/testutil/testutil.h"
 
 using namespace iosonar::lustre;
 using iosonar::test::ReadFile;
+using iosonar::test::RealCapturesSkipped;
 using iosonar::test::SharedDataDir;
 
 namespace {
@@ -84,10 +91,10 @@ size_t ParseDumpParam(const LctlParam& p, std::string* what) {
 
 }  // namespace
 
-TEST_CASE("lustre parsers: every captured stats, job_stats, brw_stats, rpc_stats file and lctl dump", "[lustre]") {
+TEST_CASE("lustre parsers (real captures): every captured stats, job_stats, brw_stats, rpc_stats file and lctl dump", "[lustre][real-capture]") {
   const std::string dir = LustreData();
   if (dir.empty()) {
-    WARN("../shared/data not found: lustre capture test skipped");
+    WARN(RealCapturesSkipped("every captured Lustre statistics file"));
     return;
   }
   auto manifest = iosonar::test::SplitLines(ReadFile(dir + "/MANIFEST.tsv"));
@@ -186,10 +193,10 @@ TEST_CASE("lustre parsers: every captured stats, job_stats, brw_stats, rpc_stats
                                   << " lctl dump parameters");
 }
 
-TEST_CASE("lustre ParseStats: golden values from real captures", "[lustre]") {
+TEST_CASE("lustre ParseStats (real captures): golden values from real captures", "[lustre][real-capture]") {
   const std::string dir = LustreData();
   if (dir.empty()) {
-    WARN("../shared/data not found: skipped");
+    WARN(RealCapturesSkipped("golden values of captured counter files"));
     return;
   }
   ParsedStats s;
@@ -248,9 +255,12 @@ TEST_CASE("lustre ParseStats: golden values from real captures", "[lustre]") {
   }
 }
 
-TEST_CASE("lustre ParseStats: first line of the 2.15.4 file read by hand", "[lustre]") {
+TEST_CASE("lustre ParseStats (real captures): first line of the 2.15.4 file read by hand", "[lustre][real-capture]") {
   const std::string dir = LustreData();
-  if (dir.empty()) return;
+  if (dir.empty()) {
+    WARN(RealCapturesSkipped("the captured 2.15.4 obdfilter stats"));
+    return;
+  }
   ParsedStats s;
   const std::string text = ReadFile(dir + "/llnl-lmt/test/lustre_versions/2.15.4_1/proc/fs/lustre/obdfilter/lflood-OST0001/stats");
   ParseStats(text, &s);
@@ -263,10 +273,10 @@ TEST_CASE("lustre ParseStats: first line of the 2.15.4 file read by hand", "[lus
   CHECK(Counter(s, "read_bytes")->sum == 1788336930816ULL);
 }
 
-TEST_CASE("lustre ParseJobStats: 2.10 and DDN 2.14 formats, quoted ids", "[lustre]") {
+TEST_CASE("lustre ParseJobStats (real captures): 2.10 and DDN 2.14 formats, quoted ids", "[lustre][real-capture]") {
   const std::string dir = LustreData();
   if (dir.empty()) {
-    WARN("../shared/data not found: skipped");
+    WARN(RealCapturesSkipped("the captured 2.10 and DDN 2.14 job_stats"));
     return;
   }
   ParsedJobStats j;
@@ -327,10 +337,10 @@ TEST_CASE("lustre ParseJobStats: empty job_id, empty file, garbage", "[lustre]")
   CHECK(j.issues[0].line == 2);
 }
 
-TEST_CASE("lustre ParseBrwStats and ParseRpcStats: golden values", "[lustre]") {
+TEST_CASE("lustre ParseBrwStats and ParseRpcStats (real captures): golden values", "[lustre][real-capture]") {
   const std::string dir = LustreData();
   if (dir.empty()) {
-    WARN("../shared/data not found: skipped");
+    WARN(RealCapturesSkipped("the captured brw_stats and rpc_stats"));
     return;
   }
   ParsedHist h;
@@ -364,6 +374,310 @@ TEST_CASE("lustre ParseBrwStats and ParseRpcStats: golden values", "[lustre]") {
   CHECK(Bucket(h, "pages", 1024)->write == 16389010);
   CHECK(Bucket(h, "in_flight", 3)->write == 4520192);
   CHECK(Bucket(h, "offset", 134217728)->write == 8127518);
+}
+
+namespace {
+
+std::string Fixture(const std::string& rel) { return ReadFile(iosonar::test::FixturesDir() + "/lustre/" + rel); }
+
+}  // namespace
+
+TEST_CASE("lustre parsers: every fixture file of every version parses without an issue", "[lustre][fixtures]") {
+  namespace fs = std::filesystem;
+  const std::string root = iosonar::test::FixturesDir() + "/lustre";
+  REQUIRE(fs::is_directory(root));
+  std::map<std::string, int> kinds;     // file kind -> files
+  std::set<std::string> versions;       // top-level folders that had files
+  int dump_params = 0;
+  ParsedStats st;
+  ParsedJobStats js;
+  ParsedHist h;
+  std::vector<LctlParam> params;
+  std::vector<Issue> dump_issues;
+  for (const auto& e : fs::recursive_directory_iterator(root)) {
+    if (!e.is_regular_file()) continue;  // (symbolic links to files are regular files too)
+    const std::string path = e.path().string();
+    const std::string name = e.path().filename().string();
+    if (name == "README.md") continue;
+    const std::string text = ReadFile(path);
+    INFO(path);
+    size_t issues = 0;
+    std::string what;
+    if (name == "stats" || name == "md_stats") {
+      issues = ParseStats(text, &st);
+      what = Issues(st.issues);
+      CHECK(st.snapshot_ns > 0);
+      CHECK(!st.counters.empty());
+    } else if (name == "job_stats") {
+      issues = ParseJobStats(text, &js);
+      what = Issues(js.issues);
+    } else if (name == "brw_stats") {
+      issues = ParseBrwStats(text, &h);
+      what = Issues(h.issues);
+      CHECK(h.snapshot_ns > 0);
+      CHECK(!h.hists.empty());
+    } else if (name == "rpc_stats") {
+      issues = ParseRpcStats(text, &h);
+      what = Issues(h.issues);
+      CHECK(h.snapshot_ns > 0);
+      CHECK(!h.hists.empty());
+    } else if (name.ends_with(".txt")) {  // lctl get_param dumps
+      issues = ParseLctlDump(text, &params, &dump_issues);
+      what = Issues(dump_issues);
+      dump_issues.clear();
+      for (const auto& p : params) {
+        std::string pw;
+        INFO(std::string(p.name));
+        CHECK(ParseDumpParam(p, &pw) == 0);
+        ++dump_params;
+      }
+    } else {
+      FAIL("a fixture file of no known kind: " << path);
+    }
+    INFO(what);
+    CHECK(issues == 0);
+    ++kinds[name.ends_with(".txt") ? std::string("lctl dump") : name];
+    versions.insert(fs::relative(e.path(), root).begin()->string());
+  }
+  CHECK(versions == std::set<std::string>{"1.8", "2.3", "2.10", "2.12", "2.15", "2.14-ddn"});
+  CHECK(kinds["stats"] >= 16);
+  CHECK(kinds["md_stats"] >= 8);
+  CHECK(kinds["job_stats"] >= 8);
+  CHECK(kinds["brw_stats"] >= 16);
+  CHECK(kinds["rpc_stats"] >= 8);
+  CHECK(kinds["lctl dump"] == 2);
+  CHECK(dump_params >= 30);
+}
+
+TEST_CASE("lustre ParseStats: each version's counter files, golden values read from the fixtures", "[lustre][fixtures]") {
+  ParsedStats s;
+  std::string keep;  // the parsed text must outlive the result
+  SECTION("1.8: secs.usecs printed unpadded, [usec] with four values, [pages]") {
+    keep = Fixture("1.8/proc/fs/lustre/obdfilter/lus18-OST0000/stats");
+    REQUIRE(ParseStats(keep, &s) == 0);
+    CHECK(s.snapshot_ns == 1300000000004567000LL);  // ".4567" is 4567 us, not 0.4567 s
+    CHECK(s.start_ns == -1);
+    REQUIRE(Counter(s, "get_page"));
+    CHECK(Counter(s, "get_page")->unit == "usec");
+    CHECK(Counter(s, "get_page")->nvals == 4);
+    CHECK(Counter(s, "get_page")->sum == 987654);
+    CHECK(Counter(s, "cache_hit")->unit == "pages");
+    CHECK(Counter(s, "write_bytes")->samples == 2400);
+    CHECK(Counter(s, "write_bytes")->sum == 2306867200ULL);
+    keep = Fixture("1.8/proc/fs/lustre/llite/lus18-ffff810012345600/stats");
+    REQUIRE(ParseStats(keep, &s) == 0);
+    CHECK(Counter(s, "open")->unit == "regs");  // Lustre's own spelling
+  }
+  SECTION("2.3: secs.usecs with six digits") {
+    keep = Fixture("2.3/proc/fs/lustre/obdfilter/lus23-OST0000/stats");
+    REQUIRE(ParseStats(keep, &s) == 0);
+    CHECK(s.snapshot_ns == 1350000000250000000LL);
+    CHECK(Counter(s, "read_bytes")->sum == 524288000ULL);
+    CHECK(Counter(s, "set_info_async")->samples == 1);
+  }
+  SECTION("2.10: secs.nsecs, bytes with three values, statfs twice") {
+    keep = Fixture("2.10/proc/fs/lustre/obdfilter/lus210-OST0000/stats");
+    REQUIRE(ParseStats(keep, &s) == 0);
+    CHECK(s.snapshot_ns == 1500000000123456789LL);
+    const auto* w = Counter(s, "write_bytes");
+    REQUIRE(w);
+    CHECK(w->samples == 3000);
+    CHECK(w->sum == 6291456000ULL);
+    CHECK(w->unit == "bytes");
+    CHECK(w->nvals == 3);
+    REQUIRE(Counter(s, "statfs", 1));
+    CHECK(Counter(s, "statfs", 0)->samples == 100);
+    CHECK(Counter(s, "statfs", 1)->samples == 400);
+    CHECK(Counter(s, "punch")->samples == 5);
+    CHECK(Counter(s, "punch")->nvals == 0);
+    CHECK(Counter(s, "sync") == nullptr);  // printed only once it is not zero (next/)
+  }
+  SECTION("2.12: min max sum on some [reqs] lines") {
+    keep = Fixture("2.12/proc/fs/lustre/mdt/lus212-MDT0000/md_stats");
+    REQUIRE(ParseStats(keep, &s) == 0);
+    CHECK(Counter(s, "open")->nvals == 0);
+    CHECK(Counter(s, "close")->nvals == 3);
+    CHECK(Counter(s, "close")->sum == 128);
+  }
+  SECTION("2.15: start_time and elapsed_time, four values everywhere, ops in [usecs]") {
+    keep = Fixture("2.15/proc/fs/lustre/obdfilter/lus215-OST0000/stats");
+    REQUIRE(ParseStats(keep, &s) == 0);
+    CHECK(s.snapshot_ns == 1704900000040584137LL);
+    CHECK(s.start_ns == 1704400000045921397LL);
+    CHECK(s.elapsed_ns == s.snapshot_ns - s.start_ns);
+    const auto* r = Counter(s, "read_bytes");
+    REQUIRE(r);
+    CHECK(r->nvals == 4);
+    CHECK(r->sum == 17882415104ULL);
+    CHECK(Counter(s, "destroy")->unit == "usecs");
+    CHECK(Counter(s, "read")->unit == "usecs");  // the latency line next to read_bytes
+  }
+  SECTION("DDN 2.14 (an lctl dump): a wrapped negative sum reads as its 64-bit pattern") {
+    std::vector<LctlParam> params;
+    keep = Fixture("2.14-ddn/lctl-get-param.txt");
+    ParseLctlDump(keep, &params, nullptr);
+    bool found = false;
+    for (const auto& p : params)
+      if (p.name == "obdfilter.exa214-OST0000.stats") {
+        REQUIRE(ParseStats(p.value, &s) == 0);
+        CHECK(s.start_ns == 1741850000573307453LL);
+        const auto* w = Counter(s, "write");
+        REQUIRE(w);
+        CHECK(w->samples == 1864424);
+        CHECK(w->sum == static_cast<uint64_t>(int64_t{-823495890607571055}));
+        found = true;
+      }
+    CHECK(found);
+  }
+}
+
+TEST_CASE("lustre ParseJobStats: 2.3, 2.10, 2.15 and DDN 2.14 formats from the fixtures", "[lustre][fixtures]") {
+  ParsedJobStats j;
+  auto ops_of = [&](size_t k) {
+    std::map<std::string_view, JobOp> m;
+    for (uint32_t i = 0; i < j.jobs[k].n_ops; ++i) m[j.ops[j.jobs[k].first_op + i].name] = j.ops[j.jobs[k].first_op + i];
+    return m;
+  };
+  const std::string t23 = Fixture("2.3/proc/fs/lustre/obdfilter/lus23-OST0000/job_stats");
+  REQUIRE(ParseJobStats(t23, &j) == 0);
+  REQUIRE(j.jobs.size() == 2);
+  CHECK(j.jobs[0].job_id == "cp.0");
+  CHECK(j.jobs[0].snapshot_ns == 1349999992000000000LL);  // a bare integer
+  auto o23 = ops_of(1);
+  CHECK(o23["read"].unit == "bytes");  // 2.3 names the byte counters read/write
+  CHECK(o23["read"].samples == 500);
+  CHECK(o23["read"].sum == 524288000ULL);
+  CHECK(o23["setattr"].unit == "reqs");
+
+  const std::string t210 = Fixture("2.10/proc/fs/lustre/obdfilter/lus210-OST0000/job_stats");
+  REQUIRE(ParseJobStats(t210, &j) == 0);
+  REQUIRE(j.jobs.size() == 3);
+  CHECK(j.jobs[0].job_id == "1001");
+  CHECK(j.jobs[0].snapshot_ns == 1500000000000000000LL);
+  auto o210 = ops_of(0);
+  CHECK(o210["write_bytes"].samples == 1000);
+  CHECK(o210["write_bytes"].sum == 2097152000ULL);
+  CHECK(o210["write_bytes"].unit == "bytes");
+  CHECK(o210["punch"].samples == 2);
+  CHECK_FALSE(o210["punch"].has_sum);
+  CHECK(j.jobs[2].job_id == "dd.1002");
+  CHECK(ParseJobStats(Fixture("2.10/proc/fs/lustre/obdfilter/lus210-OST0001/job_stats"), &j) == 0);
+  CHECK(j.jobs.empty());  // an idle target: "job_stats:" only
+
+  const std::string t215 = Fixture("2.15/proc/fs/lustre/obdfilter/lus215-OST0000/job_stats");
+  REQUIRE(ParseJobStats(t215, &j) == 0);
+  REQUIRE(j.jobs.size() == 2);
+  CHECK(j.jobs[0].job_id == "SLURM_JOB7:0:cn0101");  // quoted (it has ':'), quotes removed
+  CHECK(j.jobs[0].snapshot_ns == 1704900000887515895LL);
+  CHECK(j.jobs[1].job_id == "SLURM_JOB8");           // plain ids stay unquoted in the same file
+  auto o215 = ops_of(0);
+  CHECK(o215["write_bytes"].sum == 902823936ULL);    // a hist map after sumsq changes nothing
+  CHECK(o215["write"].unit == "usecs");
+  CHECK(o215.count("prealloc") == 1);
+
+  std::vector<LctlParam> params;
+  const std::string dump = Fixture("2.14-ddn/lctl-get-param.txt");
+  ParseLctlDump(dump, &params, nullptr);
+  std::map<std::string_view, std::string_view> by_name;
+  for (const auto& p : params) by_name[p.name] = p.value;
+  REQUIRE(by_name.count("obdfilter.exa214-OST0000.job_stats"));
+  REQUIRE(ParseJobStats(by_name["obdfilter.exa214-OST0000.job_stats"], &j) == 0);
+  REQUIRE(j.jobs.size() == 3);
+  CHECK(j.jobs[0].job_id == "SLURM_JOB10:0:cn-0042");
+  CHECK(j.jobs[1].job_id == "SLURM_JOB10");
+  CHECK(j.jobs[2].job_id == "node_exporter:989:oss-1");
+  auto oddn = ops_of(0);
+  CHECK(oddn["write_bytes"].samples == 861);
+  CHECK(oddn["write_bytes"].sum == 11025514496ULL);
+  CHECK(oddn["punch"].samples == 85);
+  CHECK(oddn["punch"].unit == "usecs");
+  CHECK(by_name["obdfilter.exa214-OST0001.job_stats"] == "job_stats:");  // inline when empty
+  REQUIRE(ParseJobStats(by_name["mdt.exa214-MDT0000.job_stats"], &j) == 0);
+  REQUIRE(j.jobs.size() == 2);
+  auto mdt = ops_of(0);
+  CHECK(mdt.size() == 24);  // DDN's MDT op list, parallel_rename_* and migrate included
+  CHECK(mdt["statfs"].samples == 326);
+}
+
+TEST_CASE("lustre ParseBrwStats and ParseRpcStats: each layout, golden values read from the fixtures", "[lustre][fixtures]") {
+  ParsedHist h;
+  // 2.10: the OSD's file (obdfilter's brw_stats is a link to it), (secs.nsecs), tabs, K labels.
+  const std::string b210 = Fixture("2.10/proc/fs/lustre/obdfilter/lus210-OST0000/brw_stats");
+  REQUIRE(ParseBrwStats(b210, &h) == 0);
+  CHECK(h.snapshot_ns == 1500000000797216394LL);
+  REQUIRE(Bucket(h, "pages", 1024));
+  CHECK(Bucket(h, "pages", 1024)->write == 4059300);
+  CHECK(Bucket(h, "pages", 1)->read == 13);
+  CHECK(Bucket(h, "io_size", 4ULL << 20)->write == 4059300);
+  CHECK(Bucket(h, "in_flight", 2)->write == 1298700);
+  CHECK(h.Find("io_time_ms")->n == 2);
+  CHECK(h.Find("discont_blocks") == nullptr);  // ZFS OSDs have no block sections
+
+  // 1.8: space-padded rows, (secs.usecs), the narrow column header, ldiskfs's sections.
+  const std::string b18 = Fixture("1.8/proc/fs/lustre/obdfilter/lus18-OST0000/brw_stats");
+  REQUIRE(ParseBrwStats(b18, &h) == 0);
+  CHECK(h.snapshot_ns == 1300000000004571000LL);
+  CHECK(Bucket(h, "pages", 1)->read == 300);
+  CHECK(Bucket(h, "pages", 256)->write == 2190);
+  CHECK(Bucket(h, "discont_blocks", 1)->read == 10);
+  CHECK(Bucket(h, "frags", 2)->write == 50);
+  CHECK(Bucket(h, "io_size", 1ULL << 20)->read == 700);
+
+  // 2.15: debugfs, snapshot_time without parentheses and start/elapsed lines.
+  const std::string b215 = Fixture("2.15/sys/kernel/debug/lustre/osd-zfs/lus215-OST0000/brw_stats");
+  REQUIRE(ParseBrwStats(b215, &h) == 0);
+  CHECK(h.snapshot_ns == 1704900000050780452LL);
+  CHECK(Bucket(h, "pages", 256)->write == 17040);
+
+  // DDN 2.14 ldiskfs in a dump: "block maps msec" counts maps.
+  std::vector<LctlParam> params;
+  const std::string dump = Fixture("2.14-ddn/lctl-get-param.txt");
+  ParseLctlDump(dump, &params, nullptr);
+  bool found = false;
+  for (const auto& p : params)
+    if (p.name == "osd-ldiskfs.exa214-OST0000.brw_stats") {
+      REQUIRE(ParseBrwStats(p.value, &h) == 0);
+      CHECK(Bucket(h, "pages", 4096)->write == 1841636);
+      CHECK(Bucket(h, "block_maps_ms", 2)->write == 3);
+      found = true;
+    }
+  CHECK(found);
+
+  // rpc_stats: 2.10's header gauges, 1.8's dio lines (ignored), an mdc's single "modify" column.
+  const std::string r210 = Fixture("2.10/proc/fs/lustre/osc/lus210-OST0000-osc-ffff88105db50000/rpc_stats");
+  REQUIRE(ParseRpcStats(r210, &h) == 0);
+  CHECK(h.read_in_flight == 0);
+  CHECK(h.write_in_flight == 6);
+  CHECK(h.pending_write_pages == 1244);
+  CHECK(h.pending_read_pages == 0);
+  CHECK(Bucket(h, "pages", 1024)->write == 16389010);
+  CHECK(Bucket(h, "in_flight", 3)->write == 4520192);
+  CHECK(Bucket(h, "offset", 0)->write == 9092148);
+  const std::string r18 = Fixture("1.8/proc/fs/lustre/osc/lus18-OST0000-osc-ffff810012345600/rpc_stats");
+  REQUIRE(ParseRpcStats(r18, &h) == 0);
+  CHECK(h.snapshot_ns == 1300000000910000000LL);
+  CHECK(h.write_in_flight == 0);
+  CHECK(h.pending_write_pages == 208);
+  CHECK(Bucket(h, "pages", 256)->write == 300);
+  const std::string mdc = Fixture("2.10/proc/fs/lustre/mdc/lus210-MDT0000-mdc-ffff88105db50000/rpc_stats");
+  REQUIRE(ParseRpcStats(mdc, &h) == 0);
+  CHECK(Bucket(h, "in_flight", 1) != nullptr);
+}
+
+TEST_CASE("lustre ParseLctlDump: the DDN 2.14 fixture's multi-line, inline, IPv6 and unsupported values", "[lustre][fixtures]") {
+  std::vector<LctlParam> p;
+  std::vector<Issue> issues;
+  const std::string dump = Fixture("2.14-ddn/lctl-get-param.txt");
+  REQUIRE(ParseLctlDump(dump, &p, &issues) == 0);
+  std::map<std::string_view, std::string_view> v;
+  for (const auto& x : p) v[x.name] = x.value;
+  CHECK(v["memused"] == "5243093513");
+  CHECK(v["health_check"] == "healthy");
+  CHECK(v["mdt.exa214-MDT0000.exports.0@lo.uuid"] == "exa214-MDT0000-lwp-OST0000_UUID\nexa214-MDT0000-lwp-MDT0000_UUID");
+  CHECK(v["mdt.exa214-MDT0000.recovery_status"] == "status: COMPLETE\nrecovery_start: 1741850010\nrecovery_duration: 72");
+  CHECK(v["quota_slave.acct_project"] == "not supported");
+  CHECK(v.count("obdfilter.exa214-OST0000.exports.fd00:172:16:11::5@tcp.stats") == 1);
+  CHECK(v["obdfilter.exa214-OST0000.stats"].starts_with("snapshot_time"));
 }
 
 TEST_CASE("lustre parsers: bad input is set aside line by line", "[lustre]") {
@@ -476,7 +790,7 @@ void CheckCacheChangesNothing(const std::vector<std::string>& texts, JobLineCach
 
 }  // namespace
 
-TEST_CASE("lustre ParseJobOps: a JobLineCache gives the same result as none", "[lustre]") {
+TEST_CASE("lustre ParseJobOps: a JobLineCache gives the same result as none (fixtures, and captures where present)", "[lustre]") {
   // Written here: repeated, changed, damaged, blank and unterminated lines,
   // then the same text mutated byte by byte (seeded) so that lines differ
   // from the cached ones in every way.
@@ -523,9 +837,31 @@ TEST_CASE("lustre ParseJobOps: a JobLineCache gives the same result as none", "[
   CHECK(bodies > 2 * 3000);  // some mutations break "- job_id:" lines
   CHECK(ops > 10 * 3000);
 
+  // On the fixtures' job_stats (always), then on the captured ones (a real-capture check).
+  {
+    std::vector<std::string> own;
+    for (const char* rel : {"/2.10/proc/fs/lustre/obdfilter/lus210-OST0000/job_stats",
+                            "/2.10/next/proc/fs/lustre/obdfilter/lus210-OST0000/job_stats",
+                            "/2.10/proc/fs/lustre/mdt/lus210-MDT0000/job_stats",
+                            "/2.15/proc/fs/lustre/obdfilter/lus215-OST0000/job_stats",
+                            "/2.3/proc/fs/lustre/obdfilter/lus23-OST0000/job_stats"})
+      own.push_back(ReadFile(iosonar::test::FixturesDir() + "/lustre" + rel));
+    std::vector<LctlParam> params;
+    const std::string dump = ReadFile(iosonar::test::FixturesDir() + "/lustre/2.14-ddn/lctl-get-param.txt");
+    ParseLctlDump(dump, &params, nullptr);
+    for (const auto& p : params)
+      if (p.name.ends_with(".job_stats")) own.emplace_back(p.value);
+    size_t own_bodies = 0, own_ops = 0;
+    JobLineCache cache_own;
+    CheckCacheChangesNothing(own, &cache_own, &own_bodies, &own_ops);
+    std::reverse(own.begin(), own.end());
+    CheckCacheChangesNothing(own, &cache_own, &own_bodies, &own_ops);
+    CHECK(own_bodies >= 2 * 12);
+    CHECK(own_ops > 200);
+  }
   const std::string dir = LustreData();
   if (dir.empty()) {
-    WARN("../shared/data not found: captured job_stats part skipped");
+    WARN(RealCapturesSkipped("the JobLineCache check on captured job_stats"));
     return;
   }
   std::vector<std::string> captured;

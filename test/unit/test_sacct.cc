@@ -1,14 +1,17 @@
-// The sacct --parsable2 and scontrol parsers: the raw capture of NERSC Edison
-// job 4478544 (read in place from ../shared/data), malformed lines set aside
-// with their line number while the rest is parsed, and the prolog/epilog
-// environment.
+// The sacct --parsable2 and scontrol parsers: the project's own sacct
+// fixtures (test/fixtures/slurm), the raw capture of NERSC Edison job 4478544
+// where the real captures are (a real-capture check), malformed lines set
+// aside with their line number while the rest is parsed, and the
+// prolog/epilog environment.
 #include <catch2/catch.hpp>
 #include <cstdlib>
+#include <map>
 #include <set>
 #include <string>
 
 #include "core/jobdb/hostlist.h"
 #include "exporters/scheduler/sacct.h"
+#include "test/testutil/golden.h"
 #include "test/testutil/testutil.h"
 
 using namespace iosonar;
@@ -24,19 +27,85 @@ struct UtcTz {
 };
 }  // namespace
 
-TEST_CASE("sacct: the Edison capture parses to 128 nodes", "[sacct]") {
+TEST_CASE("sacct (fixture): raw sacct -p of a job on 128 nodes in compact form", "[sacct][fixtures]") {
+  UtcTz tz;
+  SacctParse p = ParseSacct(test::ReadFile(test::FixturesDir() + "/slurm/sacct-p-nodes.txt"), "fixc");
+  INFO((p.bad.empty() ? "" : p.bad[0].reason));
+  CHECK(p.bad.empty());
+  CHECK(p.lines == 6);
+  REQUIRE(p.records.size() == 6);
+  std::set<std::string> steps;
+  const JobRecord* job = nullptr;
+  for (const auto& r : p.records) {
+    CHECK(r.job_id == 3001u);
+    CHECK(r.cluster == "fixc");
+    steps.insert(r.step);
+    if (r.step.empty()) job = &r;
+  }
+  CHECK(steps == std::set<std::string>{"", "batch", "extern", "0", "1", "2"});
+  REQUIRE(job);
+  REQUIRE(job->node_list);
+  auto nodes = ExpandHostlist(*job->node_list);
+  REQUIRE(nodes.ok());
+  CHECK(nodes->size() == 128);
+  CHECK(std::set<std::string>(nodes->begin(), nodes->end()).size() == 128);
+  CHECK(nodes->front() == "nid01000");
+  CHECK(nodes->back() == "nid01231");
+  // 2026-11-20T01:59:02 .. 02:11:38 (read as UTC here).
+  REQUIRE(job->start_ns);
+  REQUIRE(job->end_ns);
+  CHECK(*job->start_ns == 1795139942LL * 1000000000);
+  CHECK(*job->end_ns - *job->start_ns == (12 * 60 + 36) * 1000000000LL);
+  for (const auto& r : p.records)
+    if (r.step == "batch") CHECK(r.node_list == std::optional<std::string>("nid01000"));
+}
+
+TEST_CASE("sacct (fixture): the poller's columns, steps, an array task, pending, cancelled and failed jobs", "[sacct][fixtures]") {
+  UtcTz tz;
+  SacctParse p = ParseSacct(test::ReadFile(test::FixturesDir() + "/slurm/sacct-parsable2.txt"), "ignored");
+  INFO((p.bad.empty() ? "" : p.bad[0].reason));
+  CHECK(p.bad.empty());
+  REQUIRE(p.records.size() == 9);
+  std::map<std::string, const JobRecord*> by;
+  for (const auto& r : p.records) by[std::to_string(r.job_id) + (r.step.empty() ? "" : "." + r.step)] = &r;
+  REQUIRE(by.count("2001"));
+  const JobRecord& j = *by["2001"];
+  CHECK(j.cluster == "fixc");
+  CHECK(j.user == std::optional<std::string>("alice"));
+  CHECK(j.account == std::optional<std::string>("climate"));
+  CHECK(j.name == std::optional<std::string>("wrf \"run 7\" é"));
+  CHECK(j.node_count == std::optional<int64_t>(32));
+  CHECK(j.task_count == std::optional<int64_t>(1024));
+  CHECK(*j.end_ns - *j.start_ns == (42 * 60 + 30) * 1000000000LL);
+  CHECK(ExpandHostlist(*j.node_list)->size() == 32);
+  CHECK(by.count("2001.batch") + by.count("2001.extern") + by.count("2001.0") + by.count("2001.1") == 4);
+  const JobRecord& a = *by.at("2003");
+  CHECK(a.array_job_id == std::optional<int64_t>(2002));
+  CHECK(a.array_task_id == std::optional<int64_t>(1));
+  CHECK(a.end_ns == std::nullopt);
+  const JobRecord& pend = *by.at("2004");
+  CHECK(pend.start_ns == std::nullopt);
+  CHECK(pend.node_list == std::nullopt);
+  const JobRecord& c = *by.at("2005");
+  CHECK(c.state == std::optional<std::string>("CANCELLED"));
+  CHECK(c.exit_signal == std::optional<int64_t>(15));
+  CHECK(c.account == std::nullopt);
+  const JobRecord& f = *by.at("2006");
+  CHECK(f.state == std::optional<std::string>("FAILED"));
+  CHECK(f.exit_code == std::optional<int64_t>(3));
+  CHECK(ExpandHostlist(*f.node_list)->size() == 3);
+}
+
+TEST_CASE("sacct (real capture): the Edison capture parses to 128 nodes", "[sacct][real-capture]") {
   UtcTz tz;
   std::string data = test::SharedDataDir();
   if (data.empty()) {
-    WARN("../shared/data is missing: skipping the sacct capture test");
+    WARN(test::RealCapturesSkipped("the Edison sacct capture"));
     return;
   }
   std::string path = data + "/pytokio/history/9fc052a1cea3a5b9376b2f4bacd9c5e9238decaf/tests/inputs/sample.slurm";
   std::string text = test::ReadFile(path);
-  if (text.empty()) {
-    WARN(path << " is missing: skipping");
-    return;
-  }
+  REQUIRE(!text.empty());
   SacctParse p = ParseSacct(text, "edison");
   INFO((p.bad.empty() ? "" : p.bad[0].reason));
   CHECK(p.bad.empty());

@@ -120,10 +120,10 @@ TEST_CASE("summarize-job: Darshan-style columns from trace runs", "[summarize]")
   CHECK(d[1]["jobsdb_concurrent_nodehrs"].GetDouble() == Approx(12.5));
 }
 
-TEST_CASE("summarize-job: every TOKIO-style column is one of summarize_job's", "[summarize]") {
+TEST_CASE("summarize-job (real captures): every TOKIO-style column is one of summarize_job's", "[summarize][real-capture]") {
   const std::string data = iosonar::test::SharedDataDir();
   if (data.empty()) {
-    WARN("../shared/data is missing: TOKIO column check skipped");
+    WARN(iosonar::test::RealCapturesSkipped("the TOKIO column check on pytokio's sample summary"));
     return;
   }
   auto z = iosonar::test::Run({"gzip", "-dc", data + "/pytokio/examples/sample_summary.csv.gz"});
