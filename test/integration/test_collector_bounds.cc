@@ -26,17 +26,8 @@ namespace {
 
 // Readiness: the port accepts a connection (no sleeping in its place).
 void WaitListening(int port, Child& c) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  for (;;) {
-    int fd = ConnectLoopback(port);
-    if (fd >= 0) {
-      close(fd);
-      return;
-    }
-    REQUIRE(c.Alive());
-    REQUIRE(std::chrono::steady_clock::now() < deadline);
-    poll(nullptr, 0, 20);
-  }
+  REQUIRE(WaitUntil([&] { return CanConnect(port) || !c.Alive(); }, 20000));
+  REQUIRE(c.Alive());
 }
 
 

@@ -63,17 +63,6 @@ std::pair<std::string, std::string> RunBoth(TempDir& d, const std::vector<std::s
   return {outs[0], outs[1]};
 }
 
-bool CanConnect(int port) {
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<uint16_t>(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bool ok = connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
-  close(fd);
-  return ok;
-}
-
 bool Mapped(pid_t pid, const std::string& lib) {
   return ReadFile("/proc/" + std::to_string(pid) + "/maps").find(lib) != std::string::npos;
 }

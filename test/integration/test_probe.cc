@@ -18,17 +18,6 @@ using namespace iosonar::test;
 
 namespace {
 
-bool CanConnect(int port) {
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<uint16_t>(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bool ok = connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
-  close(fd);
-  return ok;
-}
-
 // probe.op -> count, after checking every line validates.
 std::map<std::string, int> OpsOf(const std::string& jsonl) {
   std::map<std::string, int> ops;

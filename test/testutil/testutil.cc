@@ -289,6 +289,15 @@ std::vector<std::string> SplitLines(const std::string& s) {
   return out;
 }
 
+void ParsedLines::Add(const std::string& line) {
+  bufs.push_back(std::make_unique<std::string>(line + '\0'));
+  recs.push_back(std::make_unique<ParsedRecord>());
+  Status s = ParseRecordInsitu(bufs.back()->data(), line.size(), recs.back().get());
+  INFO(line);
+  REQUIRE(s.message() == "");
+  ptrs.push_back(recs.back().get());
+}
+
 int ConnectLoopback(int port) {
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return -1;
@@ -301,6 +310,12 @@ int ConnectLoopback(int port) {
     return -1;
   }
   return fd;
+}
+
+bool CanConnect(int port) {
+  int fd = ConnectLoopback(port);
+  if (fd >= 0) close(fd);
+  return fd >= 0;
 }
 
 bool SendAll(int fd, const std::string& data) {

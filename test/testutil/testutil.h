@@ -2,6 +2,8 @@
 // child processes stopped by their own pid, and a real redis-server started
 // on a private port and waited on until it answers PING (no sleeps).
 #pragma once
+#include <span>
+#include <memory>
 #include <sys/types.h>
 
 #include <functional>
@@ -9,6 +11,8 @@
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "core/records/record.h"
 
 namespace iosonar::test {
 
@@ -91,8 +95,19 @@ class RedisServer {
 bool WaitUntil(const std::function<bool()>& pred, int timeout_ms);
 
 std::string ReadFile(const std::string& path);
+// Parsed records with the line buffers they point into (REQUIREs each line valid).
+struct ParsedLines {
+  std::vector<std::unique_ptr<std::string>> bufs;
+  std::vector<std::unique_ptr<ParsedRecord>> recs;
+  std::vector<const ParsedRecord*> ptrs;
+  void Add(const std::string& line);
+  std::span<const ParsedRecord* const> span() const { return ptrs; }
+};
+
 // A TCP connection to 127.0.0.1:port (blocking), or -1.
 int ConnectLoopback(int port);
+// Something listens on 127.0.0.1:port (a connection is made and closed).
+bool CanConnect(int port);
 // Writes all of data to fd (blocking); false if the peer went away first.
 bool SendAll(int fd, const std::string& data);
 void WriteFile(const std::string& path, const std::string& data);

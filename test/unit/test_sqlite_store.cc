@@ -47,21 +47,7 @@ std::string TraceLine(const TraceSpec& s) {
   return l;
 }
 
-// Parsed records with the line buffers they point into.
-struct Records {
-  std::vector<std::unique_ptr<std::string>> bufs;
-  std::vector<std::unique_ptr<ParsedRecord>> recs;
-  std::vector<const ParsedRecord*> ptrs;
-  void Add(const std::string& line) {
-    bufs.push_back(std::make_unique<std::string>(line + '\0'));
-    recs.push_back(std::make_unique<ParsedRecord>());
-    Status s = ParseRecordInsitu(bufs.back()->data(), line.size(), recs.back().get());
-    INFO(line);
-    REQUIRE(s.message() == "");
-    ptrs.push_back(recs.back().get());
-  }
-  std::span<const ParsedRecord* const> span() const { return ptrs; }
-};
+using Records = iosonar::test::ParsedLines;
 
 std::unique_ptr<Store> Open(const TempDir& dir) {
   auto s = OpenSqliteStore(dir.path());

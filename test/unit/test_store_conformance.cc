@@ -36,20 +36,8 @@ struct Gen {
   std::string job, op;
 };
 
-struct Corpus {
+struct Corpus : iosonar::test::ParsedLines {
   std::vector<Gen> trace;
-  std::vector<std::unique_ptr<std::string>> bufs;
-  std::vector<std::unique_ptr<ParsedRecord>> recs;
-  std::vector<const ParsedRecord*> ptrs;
-
-  void Add(const std::string& line) {
-    bufs.push_back(std::make_unique<std::string>(line + '\0'));
-    recs.push_back(std::make_unique<ParsedRecord>());
-    Status s = ParseRecordInsitu(bufs.back()->data(), line.size(), recs.back().get());
-    INFO(line);
-    REQUIRE(s.message() == "");
-    ptrs.push_back(recs.back().get());
-  }
 
   // 600 trace records over ~30 s in two jobs (several per ms), and 10 tracer records.
   Corpus() {
