@@ -34,17 +34,7 @@ import tempfile
 
 import yaml
 
-FAILS = []
-PASSES = [0]
-
-
-def ok(cond, what):
-    if cond:
-        PASSES[0] += 1
-    else:
-        FAILS.append(what)
-        print("FAIL:", what)
-    return cond
+from checklib import FAILS, PASSES, ok, summary  # noqa: F401 (FAILS/PASSES used by the selftest)
 
 
 # ----------------------------------------------------------------------- inputs
@@ -668,8 +658,7 @@ def main():
      "grafana-provisioning": lambda: check_grafana_provisioning(a.source),
      "generated": lambda: check_generated(a.source),
      "selftest": lambda: selftest(a.source, a.iosonar)}[a.check]()
-    print(f"{PASSES[0]} passed, {len(FAILS)} failed")
-    return 1 if FAILS else 0
+    return summary()
 
 
 if __name__ == "__main__":

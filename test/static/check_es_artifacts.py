@@ -23,16 +23,7 @@ import sys
 
 import yaml
 
-FAILS = []
-PASSES = [0]
-
-
-def ok(cond, what):
-    if cond:
-        PASSES[0] += 1
-    else:
-        FAILS.append(what)
-        print("FAIL:", what)
+from checklib import FAILS, PASSES, ok, summary  # noqa: F401 (FAILS/PASSES used by the selftest)
 
 
 def schema(iosonar):
@@ -378,8 +369,7 @@ def main():
      "pipelines": lambda: check_pipelines(a.source, fields, datasets),
      "compose": lambda: check_compose(a.source),
      "dashboards": lambda: check_dashboards(a.source, fields, datasets)}[a.check]()
-    print(f"{PASSES[0]} passed, {len(FAILS)} failed")
-    return 1 if FAILS else 0
+    return summary()
 
 
 if __name__ == "__main__":

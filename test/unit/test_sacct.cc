@@ -4,6 +4,7 @@
 // aside with their line number while the rest is parsed, and the
 // prolog/epilog environment.
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <set>
@@ -25,6 +26,42 @@ struct UtcTz {
     tzset();
   }
 };
+
+// One job on 128 nodes with its steps, as both sacct captures (the project's
+// fixture and NERSC's) hold it: ids, cluster, steps, the node list, the times.
+struct JobExpect {
+  uint64_t job_id;
+  std::string cluster;
+  std::set<std::string> steps;
+  std::string first_node, batch_node;
+  int64_t start_s;
+};
+
+void CheckJobOn128Nodes(const SacctParse& p, const JobExpect& e) {
+  std::set<std::string> steps;
+  const JobRecord* job = nullptr;
+  for (const auto& r : p.records) {
+    CHECK(r.job_id == e.job_id);
+    CHECK(r.cluster == e.cluster);
+    steps.insert(r.step);
+    if (r.step.empty()) job = &r;
+  }
+  CHECK(steps == e.steps);
+  REQUIRE(job);
+  REQUIRE(job->node_list);
+  auto nodes = ExpandHostlist(*job->node_list);
+  REQUIRE(nodes.ok());
+  CHECK(nodes->size() == 128);
+  CHECK(std::set<std::string>(nodes->begin(), nodes->end()).size() == 128);
+  CHECK(nodes->front() == e.first_node);
+  // Start and a 12 min 36 s run (read as UTC here).
+  REQUIRE(job->start_ns);
+  REQUIRE(job->end_ns);
+  CHECK(*job->start_ns == e.start_s * 1000000000);
+  CHECK(*job->end_ns - *job->start_ns == (12 * 60 + 36) * 1000000000LL);
+  for (const auto& r : p.records)
+    if (r.step == "batch") CHECK(r.node_list == std::optional<std::string>(e.batch_node));
+}
 }  // namespace
 
 TEST_CASE("sacct (fixture): raw sacct -p of a job on 128 nodes in compact form", "[sacct][fixtures]") {
@@ -34,30 +71,12 @@ TEST_CASE("sacct (fixture): raw sacct -p of a job on 128 nodes in compact form",
   CHECK(p.bad.empty());
   CHECK(p.lines == 6);
   REQUIRE(p.records.size() == 6);
-  std::set<std::string> steps;
-  const JobRecord* job = nullptr;
-  for (const auto& r : p.records) {
-    CHECK(r.job_id == 3001u);
-    CHECK(r.cluster == "fixc");
-    steps.insert(r.step);
-    if (r.step.empty()) job = &r;
-  }
-  CHECK(steps == std::set<std::string>{"", "batch", "extern", "0", "1", "2"});
-  REQUIRE(job);
-  REQUIRE(job->node_list);
-  auto nodes = ExpandHostlist(*job->node_list);
+  CheckJobOn128Nodes(p, {3001, "fixc", {"", "batch", "extern", "0", "1", "2"}, "nid01000", "nid01000", 1795139942LL});
+  auto nodes = ExpandHostlist(*std::find_if(p.records.begin(), p.records.end(), [](const JobRecord& r) {
+                                 return r.step.empty();
+                               })->node_list);
   REQUIRE(nodes.ok());
-  CHECK(nodes->size() == 128);
-  CHECK(std::set<std::string>(nodes->begin(), nodes->end()).size() == 128);
-  CHECK(nodes->front() == "nid01000");
   CHECK(nodes->back() == "nid01231");
-  // 2026-11-20T01:59:02 .. 02:11:38 (read as UTC here).
-  REQUIRE(job->start_ns);
-  REQUIRE(job->end_ns);
-  CHECK(*job->start_ns == 1795139942LL * 1000000000);
-  CHECK(*job->end_ns - *job->start_ns == (12 * 60 + 36) * 1000000000LL);
-  for (const auto& r : p.records)
-    if (r.step == "batch") CHECK(r.node_list == std::optional<std::string>("nid01000"));
 }
 
 TEST_CASE("sacct (fixture): the poller's columns, steps, an array task, pending, cancelled and failed jobs", "[sacct][fixtures]") {
@@ -111,29 +130,8 @@ TEST_CASE("sacct (real capture): the Edison capture parses to 128 nodes", "[sacc
   CHECK(p.bad.empty());
   CHECK(p.lines == 11);
   REQUIRE(p.records.size() == 11);
-  std::set<std::string> steps;
-  const JobRecord* job = nullptr;
-  for (const auto& r : p.records) {
-    CHECK(r.job_id == 4478544u);
-    CHECK(r.cluster == "edison");
-    steps.insert(r.step);
-    if (r.step.empty()) job = &r;
-  }
-  CHECK(steps == std::set<std::string>{"", "batch", "extern", "0", "1", "2", "3", "4", "5", "6", "7"});
-  REQUIRE(job);
-  REQUIRE(job->node_list);
-  auto nodes = ExpandHostlist(*job->node_list);
-  REQUIRE(nodes.ok());
-  CHECK(nodes->size() == 128);
-  CHECK(std::set<std::string>(nodes->begin(), nodes->end()).size() == 128);
-  CHECK(nodes->front() == "nid05398");
-  // 2017-03-20T01:59:02 .. 02:11:38 (read as UTC here).
-  REQUIRE(job->start_ns);
-  REQUIRE(job->end_ns);
-  CHECK(*job->start_ns == 1489975142LL * 1000000000);
-  CHECK(*job->end_ns - *job->start_ns == (12 * 60 + 36) * 1000000000LL);
-  for (const auto& r : p.records)
-    if (r.step == "batch") CHECK(r.node_list == std::optional<std::string>("nid05301"));
+  CheckJobOn128Nodes(p, {4478544, "edison", {"", "batch", "extern", "0", "1", "2", "3", "4", "5", "6", "7"}, "nid05398",
+                         "nid05301", 1489975142LL});
 }
 
 TEST_CASE("sacct: every column of the poller's format", "[sacct]") {
