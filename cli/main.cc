@@ -60,19 +60,8 @@ void Usage(FILE* f) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2) {
-    Usage(stderr);
-    return 2;
-  }
+  if (int rc = iosonar::exporters::HandleCommonArgs(argc, argv, Usage, "iosonar 0.1.0"); rc >= 0) return rc;
   std::string_view sub = argv[1];
-  if (sub == "-h" || sub == "--help" || sub == "help") {
-    Usage(stdout);
-    return 0;
-  }
-  if (sub == "--version") {
-    std::printf("iosonar 0.1.0\n");
-    return 0;
-  }
   for (const auto& c : kCommands)
     if (sub == c.name) return c.fn(argc - 1, argv + 1);
   for (const auto* d : iosonar::exporters::AllExporters())

@@ -273,6 +273,22 @@ struct Meta {
   int64_t open = 0, close = 0, getattr = 0;
 };
 
+// A second's data counters as a client (llite) or an OST reports them: bytes
+// and ops each way, then bytes per second (the interval is 1 s).
+struct IoFields {
+  FieldId rb, rops, wb, wops, rb_per_s, wb_per_s;
+};
+void IoCounters(JsonLine& j, const Io& io, const IoFields& f) {
+  j.KInt(f.rb, io.rb);
+  j.KInt(f.rops, io.rops);
+  j.KInt(f.wb, io.wb);
+  j.KInt(f.wops, io.wops);
+  j.Key(f.rb_per_s);
+  j.Int(io.rb);
+  j.Key(f.wb_per_s);
+  j.Int(io.wb);
+}
+
 // One run of the simulator: the jobs' files, layouts and streams and the
 // servers' streams, then second by second the clients' trace records, the
 // forwarding nodes' client stats and the servers' counters (each layer fed by
@@ -626,14 +642,8 @@ class Simulation {
       JsonLine& j = em_.Begin(dataset::kClient, tick_end, st, fwd_host_[static_cast<size_t>(f)]);
       ServerTarget(j, cfg_.fs, mount_[static_cast<size_t>(f)]);
       j.KStr(field::kClientLayer, "llite");
-      j.KInt(field::kClientReadBytes, io.rb);
-      j.KInt(field::kClientReadOps, io.rops);
-      j.KInt(field::kClientWriteBytes, io.wb);
-      j.KInt(field::kClientWriteOps, io.wops);
-      j.Key(field::kClientReadBytesPerS);
-      j.Int(io.rb);
-      j.Key(field::kClientWriteBytesPerS);
-      j.Int(io.wb);
+      IoCounters(j, io, {field::kClientReadBytes, field::kClientReadOps, field::kClientWriteBytes,
+                         field::kClientWriteOps, field::kClientReadBytesPerS, field::kClientWriteBytesPerS});
       j.KInt(field::kClientOpen, m.open);
       j.KInt(field::kClientClose, m.close);
       j.KInt(field::kClientGetattr, m.getattr);
@@ -711,14 +721,8 @@ class Simulation {
       ServerTarget(j, cfg_.fs, ost_name_[static_cast<size_t>(o)]);
       j.KInt(field::kLustreJobsActive, active[static_cast<size_t>(o)]);
       j.KInt(field::kLustreJobsDropped, 0);
-      j.KInt(field::kOssReadBytes, io.rb);
-      j.KInt(field::kOssReadOps, io.rops);
-      j.KInt(field::kOssWriteBytes, io.wb);
-      j.KInt(field::kOssWriteOps, io.wops);
-      j.Key(field::kOssReadBytesPerS);
-      j.Int(io.rb);
-      j.Key(field::kOssWriteBytesPerS);
-      j.Int(io.wb);
+      IoCounters(j, io, {field::kOssReadBytes, field::kOssReadOps, field::kOssWriteBytes, field::kOssWriteOps,
+                         field::kOssReadBytesPerS, field::kOssWriteBytesPerS});
       j.Key(field::kOssReadOpsPerS);
       j.Int(io.rops);
       j.Key(field::kOssWriteOpsPerS);

@@ -358,4 +358,21 @@ int RunExporter(const Descriptor& d, int argc, char** argv) {
   return rc;
 }
 
+int HandleCommonArgs(int argc, char** argv, void (*usage)(std::FILE*), const char* version_line) {
+  if (argc < 2) {
+    usage(stderr);
+    return 2;
+  }
+  std::string_view sub = argv[1];
+  if (sub == "-h" || sub == "--help" || sub == "help") {
+    usage(stdout);
+    return 0;
+  }
+  if (sub == "--version") {
+    std::printf("%s\n", version_line);
+    return 0;
+  }
+  return -1;
+}
+
 }  // namespace iosonar::exporters

@@ -30,6 +30,7 @@
 // Not thread-safe: one loop thread calls everything.
 #pragma once
 #include <cstdint>
+#include <cstdio>
 #include <functional>
 #include <map>
 #include <memory>
@@ -205,6 +206,11 @@ int RunExporter(const Descriptor& d, int argc, char** argv);
 
 // The binary's name in messages and --help ("iosonar", "iosonar-exporter").
 const char* ProgramName();
+
+// The start of a binary's main(): no subcommand prints usage to stderr (2),
+// -h/--help/help to stdout (0), --version the version line (0); -1 means go on
+// with argv[1] as the subcommand.
+int HandleCommonArgs(int argc, char** argv, void (*usage)(std::FILE*), const char* version_line);
 void SetProgramName(const char* name);
 
 // The descriptors of all exporters linked into this binary, in registration

@@ -29,19 +29,8 @@ void Usage(FILE* f) {
 
 int main(int argc, char** argv) {
   iosonar::exporters::SetProgramName("iosonar-exporter");
-  if (argc < 2) {
-    Usage(stderr);
-    return 2;
-  }
+  if (int rc = iosonar::exporters::HandleCommonArgs(argc, argv, Usage, "iosonar-exporter 0.1.0"); rc >= 0) return rc;
   std::string_view sub = argv[1];
-  if (sub == "-h" || sub == "--help" || sub == "help") {
-    Usage(stdout);
-    return 0;
-  }
-  if (sub == "--version") {
-    std::printf("iosonar-exporter 0.1.0\n");
-    return 0;
-  }
   for (const auto* d : iosonar::exporters::AllExporters())
     if (sub == d->name) return iosonar::exporters::RunExporter(*d, argc - 1, argv + 1);
   std::fprintf(stderr, "iosonar-exporter: unknown exporter '%s'%s\n\n", argv[1],

@@ -78,6 +78,32 @@ bool IsBegin(const std::vector<std::string_view>& tok, size_t lineno, Warnings* 
   return true;
 }
 
+// The snapshot lines are added to: the last one, or a first one for output
+// without BEGIN lines.
+template <typename Snap>
+Snap& CurrentSnapshot(std::vector<Snap>& snapshots) {
+  if (snapshots.empty()) snapshots.emplace_back();
+  return snapshots.back();
+}
+
+// Calls fn(line_number, line, tokens) for each non-blank line of saved
+// output; a NERSC cron "BEGIN <epoch>" line starts a new snapshot in out
+// (then on_begin()) instead.
+template <typename Out, typename OnBegin, typename Fn>
+void ForEachSnapshotLine(std::string_view text, Out& out, OnBegin&& on_begin, Fn&& fn) {
+  ForEachLine(text, [&](size_t lineno, std::string_view line) {
+    auto tok = Tokens(line);
+    if (tok.empty()) return;
+    int64_t epoch = 0;
+    if (IsBegin(tok, lineno, &out.warnings, &epoch)) {
+      out.snapshots.emplace_back().epoch = epoch;
+      on_begin();
+      return;
+    }
+    fn(lineno, line, tok);
+  });
+}
+
 // "snx11035-OST0006" -> fs "snx11035", kind "ost". False if the name is not
 // FSNAME-{OST,MDT}XXXX.
 bool SplitTarget(std::string_view name, std::string* fs, std::string* kind) {
@@ -103,20 +129,13 @@ LfsDf ParseLfsDf(std::string_view text) {
   bool inodes = false;
   std::string pending_uuid;  // a UUID alone on its line: lfs df wraps long names
   size_t pending_line = 0;
-  auto current = [&]() -> DfSnapshot& {
-    if (out.snapshots.empty()) out.snapshots.emplace_back();
-    return out.snapshots.back();
+  auto current = [&]() -> DfSnapshot& { return CurrentSnapshot(out.snapshots); };
+  auto on_begin = [&] {
+    pending_uuid.clear();
+    inodes = false;
   };
-  ForEachLine(text, [&](size_t lineno, std::string_view line) {
-    auto tok = Tokens(line);
-    if (tok.empty()) return;
-    int64_t epoch = 0;
-    if (IsBegin(tok, lineno, &out.warnings, &epoch)) {
-      out.snapshots.emplace_back().epoch = epoch;
-      pending_uuid.clear();
-      inodes = false;
-      return;
-    }
+  ForEachSnapshotLine(text, out, on_begin, [&](size_t lineno, std::string_view line,
+                                              const std::vector<std::string_view>& tok) {
     if (tok[0] == "UUID") {  // header: "UUID 1K-blocks Used Available Use% Mounted on" or "UUID Inodes IUsed IFree IUse% Mounted on"
       inodes = tok.size() > 1 && tok[1] == "Inodes";
       if (tok.size() > 1 && tok[1] != "Inodes" && tok[1] != "1K-blocks")
@@ -235,18 +254,9 @@ std::vector<FsFullness> SummarizeFullness(const DfSnapshot& snap) {
 
 LctlDl ParseLctlDlT(std::string_view text) {
   LctlDl out;
-  auto current = [&]() -> DlSnapshot& {
-    if (out.snapshots.empty()) out.snapshots.emplace_back();
-    return out.snapshots.back();
-  };
-  ForEachLine(text, [&](size_t lineno, std::string_view line) {
-    auto tok = Tokens(line);
-    if (tok.empty()) return;
-    int64_t epoch = 0;
-    if (IsBegin(tok, lineno, &out.warnings, &epoch)) {
-      out.snapshots.emplace_back().epoch = epoch;
-      return;
-    }
+  auto current = [&]() -> DlSnapshot& { return CurrentSnapshot(out.snapshots); };
+  ForEachSnapshotLine(text, out, [] {}, [&](size_t lineno, std::string_view,
+                                            const std::vector<std::string_view>& tok) {
     DlDevice d;
     if (!ParseNonNeg(tok[0], &d.idx)) {
       out.warnings.Add(lineno, "unrecognised line starting " + Quote(tok[0]) + " (expected a device index)");

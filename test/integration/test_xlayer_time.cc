@@ -42,23 +42,12 @@ struct Driver : LustreDriver {
 };
 
 std::unique_ptr<Store> StoreOf(const std::string& dir, const std::vector<std::string>& lines) {
-  auto store = OpenSqliteStore(dir);
-  REQUIRE(store.ok());
-  BulkWriter* w = BulkWriterOf(store.value().get());
-  REQUIRE(w);
-  IngestBatch batch(w, 4096);
-  AppendStats stats;
-  for (const auto& l : lines) {
-    if (l.empty()) continue;
-    if (batch.full()) {
-      REQUIRE(batch.Commit(&stats).ok());
-      batch.Clear();
-    }
-    INFO(l);
-    REQUIRE(batch.Add(l).ok());  // validates with ParseRecordInsitu
-  }
-  if (!batch.empty()) REQUIRE(batch.Commit(&stats).ok());
-  return std::move(store).value();
+  return test::StoreFromLines(dir, [&](const auto& sink) {
+    for (const auto& l : lines)
+      if (!l.empty())
+        if (Status st = sink(l); !st.ok()) return st;
+    return Status::Ok();
+  });
 }
 
 // The @timestamp (epoch ns) of the first line of `dataset` naming `target`.

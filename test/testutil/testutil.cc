@@ -1,5 +1,9 @@
 #include "test/testutil/testutil.h"
 
+#include "core/store/sqlite_store.h"
+
+#include "core/collector/ingest.h"
+
 #include <fcntl.h>
 #include <hiredis/hiredis.h>
 #include <netinet/in.h>
@@ -296,6 +300,32 @@ void ParsedLines::Add(const std::string& line) {
   INFO(line);
   REQUIRE(s.message() == "");
   ptrs.push_back(recs.back().get());
+}
+
+std::unique_ptr<Store> StoreFromLines(
+    const std::string& dir,
+    const std::function<Status(const std::function<Status(std::string_view line)>& sink)>& produce,
+    AppendStats* stats) {
+  auto store = OpenSqliteStore(dir);
+  REQUIRE(store.ok());
+  BulkWriter* w = BulkWriterOf(store.value().get());
+  REQUIRE(w);
+  IngestBatch batch(w, 4096);
+  AppendStats local;
+  Status st = produce([&](std::string_view line) -> Status {
+    if (batch.full()) {
+      if (Status c = batch.Commit(&local); !c.ok()) return c;
+      batch.Clear();
+    }
+    Status a = batch.Add(line);  // validates with ParseRecordInsitu
+    if (!a.ok()) return Status::Invalid(a.message() + ": " + std::string(line.substr(0, 200)));
+    return a;
+  });
+  INFO(st.message());
+  REQUIRE(st.ok());
+  if (!batch.empty()) REQUIRE(batch.Commit(&local).ok());
+  if (stats) *stats = local;
+  return std::move(store).value();
 }
 
 int ConnectLoopback(int port) {

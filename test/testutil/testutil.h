@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/records/record.h"
+#include "core/store/store.h"
 
 namespace iosonar::test {
 
@@ -103,6 +104,14 @@ struct ParsedLines {
   void Add(const std::string& line);
   std::span<const ParsedRecord* const> span() const { return ptrs; }
 };
+
+// A new SQLite store in dir filled through the collector's batch path with
+// the lines produce() hands to its sink (every line validated); REQUIREs that
+// all went in, and gives the insert counts.
+std::unique_ptr<Store> StoreFromLines(
+    const std::string& dir,
+    const std::function<Status(const std::function<Status(std::string_view line)>& sink)>& produce,
+    AppendStats* stats = nullptr);
 
 // A TCP connection to 127.0.0.1:port (blocking), or -1.
 int ConnectLoopback(int port);

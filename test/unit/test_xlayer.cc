@@ -34,24 +34,11 @@ sim::Config SlowOstCluster() {
 }
 
 std::unique_ptr<Store> SimulateInto(const std::string& dir, const sim::Config& cfg, sim::SimResult* res) {
-  auto store = OpenSqliteStore(dir);
-  REQUIRE(store.ok());
-  BulkWriter* w = BulkWriterOf(store.value().get());
-  REQUIRE(w);
-  IngestBatch batch(w, 4096);
   AppendStats stats;
-  Status st = sim::Simulate(cfg, [&](std::string_view line) -> Status {
-    if (batch.full()) {
-      if (Status c = batch.Commit(&stats); !c.ok()) return c;
-      batch.Clear();
-    }
-    return batch.Add(line);  // validates with ParseRecordInsitu
-  }, res);
-  REQUIRE(st.ok());
-  if (!batch.empty()) REQUIRE(batch.Commit(&stats).ok());
+  auto store = test::StoreFromLines(dir, [&](const auto& sink) { return sim::Simulate(cfg, sink, res); }, &stats);
   CHECK(stats.inserted == res->lines);
   CHECK(stats.duplicates == 0);
-  return std::move(store).value();
+  return store;
 }
 
 }  // namespace
