@@ -168,16 +168,22 @@ Timing RunParse(const std::vector<std::string>& lines, size_t batch_n) {
   return {Seconds() - t0, ThreadCpuSeconds() - c0};
 }
 
+// A new store in dir, or the reason on stderr and exit 1.
+std::unique_ptr<Store> OpenOrExit(const std::string& dir) {
+  auto st = OpenSqliteStore(dir);
+  if (!st.ok()) {
+    std::fprintf(stderr, "%s\n", st.status().ToString().c_str());
+    std::exit(1);
+  }
+  return std::move(st).value();
+}
+
 Timing RunStore(const std::vector<std::string>& lines, size_t batch_n, uint64_t* db_bytes) {
   std::string dir = MakeTempDir();
   Timing t;
   {
-    auto st = OpenSqliteStore(dir);
-    if (!st.ok()) {
-      std::fprintf(stderr, "%s\n", st.status().ToString().c_str());
-      std::exit(1);
-    }
-    IngestBatch batch(BulkWriterOf(st.value().get()), batch_n);
+    auto store = OpenOrExit(dir);
+    IngestBatch batch(BulkWriterOf(store.get()), batch_n);
     AppendStats as;
     auto flush = [&] {
       if (Status s = batch.Commit(&as); !s.ok()) {
@@ -245,12 +251,8 @@ Timing RunInsertOnly(const std::vector<std::string>& lines, size_t n, size_t bat
 // Fills a store with the lines as (b) does; the caller removes dir.
 std::string FillStore(const std::vector<std::string>& lines, size_t batch_n) {
   std::string dir = MakeTempDir();
-  auto st = OpenSqliteStore(dir);
-  if (!st.ok()) {
-    std::fprintf(stderr, "%s\n", st.status().ToString().c_str());
-    std::exit(1);
-  }
-  IngestBatch batch(BulkWriterOf(st.value().get()), batch_n);
+  auto store = OpenOrExit(dir);
+  IngestBatch batch(BulkWriterOf(store.get()), batch_n);
   AppendStats as;
   for (size_t i = 0; i < lines.size(); ++i) {
     if (!batch.Add(lines[i]).ok()) std::exit(1);
