@@ -650,7 +650,7 @@ Status ReplaySpool(const std::string& dir, JobDb& db, ReplayStats* stats) {
       ++stats->replayed;
       continue;
     }
-    if (st.code() == Code::kUnavailable) {  // the database is (still) down: keep it and the rest
+    if (st.code() == Code::kUnavailable || st.code() == Code::kRetry) {  // down or busy: keep it and the rest
       ++stats->failed;
       return st;
     }

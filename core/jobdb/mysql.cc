@@ -5,6 +5,8 @@
 #include <mysql.h>
 
 #include <cctype>
+#include <chrono>
+#include <thread>
 #include <cstring>
 
 #include "core/base/url.h"
@@ -32,6 +34,10 @@ struct MysqlConn::Impl {
     std::string text = Where() + ": " + what + ": " + (msg ? msg : "?") + " (error " + std::to_string(no) + ")";
     // Client-side errors (2000-2999: cannot connect, server gone, lost connection) mean unavailable.
     if (no >= 2000 && no < 3000) return Status::Unavailable(text);
+    // A deadlock (1213) or a lock wait timeout (1205) between concurrent
+    // writers (prologs of an array job) is transient: the transaction is
+    // tried again, never taken for a bad record.
+    if (no == 1213 || no == 1205) return Status(Code::kRetry, text);
     return Status::Io(text);
   }
   static bool Lost(unsigned no) {
@@ -278,12 +284,17 @@ Status MysqlConn::Commit() {
 }
 
 Status MysqlConn::Transaction(const std::function<Status()>& body) {
-  if (Status st = Begin(); !st.ok()) return st;
-  if (Status st = body(); !st.ok()) {
+  Status st;
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    if (attempt > 0) std::this_thread::sleep_for(std::chrono::milliseconds(10 << attempt));  // 20..160 ms
+    st = Begin();
+    if (st.ok()) st = body();
+    if (st.ok()) st = Commit();
+    if (st.ok()) return st;
     Rollback();
-    return st;
+    if (st.code() != Code::kRetry) return st;
   }
-  return Commit();
+  return st;
 }
 
 void MysqlConn::Rollback() {
