@@ -13,5 +13,9 @@ if [[ "${SANITIZE:-0}" == 1 ]]; then
   BUILD_DIR=build-asan
 fi
 BUILD_DIR=$BUILD_DIR bash scripts/build.sh "${extra[@]}"
+# The real OpenSearch and Elasticsearch of the real-opensearch:/real-es: tests (fetched
+# through Maven into a cache outside the build tree; fails loudly if they cannot be;
+# IOSONAR_SKIP_REAL_ENGINES=1 skips them, and those tests then report SKIP).
+bash scripts/engines.sh "$BUILD_DIR"
 cd "$BUILD_DIR"
 ctest --output-on-failure -j2 --timeout 600

@@ -82,6 +82,17 @@ class EsStore final : public Store {
     row.idx = &idx;
     std::string buf;
     Status bad;
+    // Only the dataset's own fields are read back: what else a document
+    // carries (data_stream.* and tags added by Logstash, @version) is not a
+    // record field and is left on the server.
+    std::string source = "{\"includes\":[";
+    bool first_field = true;
+    for (const auto* f : schema::FieldsOf(q.dataset)) {
+      if (!first_field) source += ",";
+      first_field = false;
+      AppendJsonString(&source, f->name);
+    }
+    source += "]}";
     Status st = es_->ScanPit(*index, *query, 1000, [&](std::string_view src) {
       buf.assign(src);
       buf.push_back('\0');
@@ -90,7 +101,7 @@ class EsStore final : public Store {
         return false;
       }
       return fn(row);
-    });
+    }, source);
     if (!st.ok()) return st;
     return bad;
   }
