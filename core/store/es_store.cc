@@ -235,20 +235,22 @@ Result<std::unique_ptr<Store>> OpenElasticsearchStore(const std::string& url, co
   return std::unique_ptr<Store>(std::make_unique<EsStore>(std::move(*c)));
 }
 
+EsOptions EsOptionsFromEnv() {
+  EsOptions o;
+  auto env = [](const char* k) -> std::string {
+    const char* v = std::getenv(k);
+    return v ? v : "";
+  };
+  o.user = env("IOSONAR_ES_USER");
+  o.password = env("IOSONAR_ES_PASSWORD");
+  o.api_key = env("IOSONAR_ES_API_KEY");
+  o.ca_file = env("IOSONAR_ES_CA_FILE");
+  if (!env("IOSONAR_NAMESPACE").empty()) o.name_space = env("IOSONAR_NAMESPACE");
+  return o;
+}
+
 Result<std::unique_ptr<Store>> OpenStoreAt(const std::string& where) {
-  if (IsElasticsearchOutput(where)) {
-    EsOptions o;
-    auto env = [](const char* k) -> std::string {
-      const char* v = std::getenv(k);
-      return v ? v : "";
-    };
-    o.user = env("IOSONAR_ES_USER");
-    o.password = env("IOSONAR_ES_PASSWORD");
-    o.api_key = env("IOSONAR_ES_API_KEY");
-    o.ca_file = env("IOSONAR_ES_CA_FILE");
-    if (!env("IOSONAR_NAMESPACE").empty()) o.name_space = env("IOSONAR_NAMESPACE");
-    return OpenElasticsearchStore(where, o);
-  }
+  if (IsElasticsearchOutput(where)) return OpenElasticsearchStore(where, EsOptionsFromEnv());
   std::error_code ec;
   if (!std::filesystem::exists(std::filesystem::path(where) / "store.db", ec))
     return Status::NotFound("no record store in " + where + " (no store.db)");
