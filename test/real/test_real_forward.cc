@@ -70,6 +70,31 @@ void CollectorForwards(SearchEngine& e) {
 REAL_ENGINE_TEST("the collector's forward output bulks into the data stream, a resend is stored once", "[collector]",
                  CollectorForwards)
 
+// The lean exporter's Elasticsearch output (libcurl loaded at run time) bulks
+// probe records into their data stream, over TLS with the CA and a user on
+// Elasticsearch.
+void ExporterOutput(SearchEngine& e) {
+  EnsureTemplates(e);
+  TempDir d;
+  const std::string lean = BinaryDir() + "/iosonar-exporter";
+  REQUIRE(Run({lean, "probe", "--precreate", "--dir", d / "p", "--file-size", "2M", "--pool-size", "4"}).exit_code == 0);
+  const std::string ns = UniqueNamespace("exp");
+  std::vector<std::string> argv = {lean, "probe", "--dir", d / "p", "--count", "2", "--interval", "0.02", "--output", e.url(),
+                                   "--host-name", "cn1"};
+  if (e.kind() == EngineKind::kElasticsearch) argv.insert(argv.end(), {"--es-user", "iosonar", "--es-ca-file", e.ca_file()});
+  auto r = Run(argv, e.Env(ns));
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  // The same command into a file: as many probe records.
+  argv[9] = d / "probe.jsonl";
+  REQUIRE(Run(argv, e.Env(ns)).exit_code == 0);
+  uint64_t want = 0;
+  for (const auto& l : SplitLines(ReadFile(d / "probe.jsonl"))) want += l.find("\"iosonar.probe\"") != std::string::npos;
+  CHECK(want == 12);
+  CHECK(CountIn(e, "metrics-iosonar.probe-" + ns) == want);
+}
+REAL_ENGINE_TEST("the lean exporter's Elasticsearch output bulks into the data stream", "[exporter]", ExporterOutput)
+
 // The engine is stopped while the collector forwards and started again:
 // every record arrives once (the forward spool keeps what could not be sent).
 void ForwardFault(SearchEngine& e) {
