@@ -69,6 +69,28 @@ void EsSetup(SearchEngine& e) {
   }
   // A metrics template with a boolean dimension field (health.inodes) was accepted.
   CHECK(e.Admin("GET", "/_index_template/metrics-iosonar.health").status == 200);
+  // ... and what es-setup leaves out is what the engine rejects: on Elasticsearch 8.15 the
+  // boolean time_series_dimension (accepted from 8.16); on OpenSearch the time_series_*
+  // markings and constant_keyword of the templates made for a full Elasticsearch.
+  EsTemplateOptions other;
+  if (e.kind() == EngineKind::kElasticsearch) {
+    other.target.major = 8;
+    other.target.minor = 16;
+    other.target.constant_keyword = false;
+  }
+  auto other_arts = GenerateEsTemplates(other);
+  REQUIRE(other_arts.ok());
+  for (const auto& a : *other_arts) {
+    if (a.api_path != "/_component_template/metrics-iosonar.health@mappings") continue;
+    auto rej = e.Admin("PUT", "/_component_template/iosonar-test-rejected", a.body);
+    INFO(rej.body);
+    CHECK(rej.status == 400);
+    CHECK(rej.body.find("mapper_parsing_exception") != std::string::npos);
+    if (e.kind() == EngineKind::kElasticsearch) {
+      CHECK(rej.body.find("unknown parameter [time_series_dimension]") != std::string::npos);
+      CHECK(rej.body.find("of type [boolean]") != std::string::npos);
+    }
+  }
 
   // The first record written makes the data stream, mapped by the template.
   const std::string ns = UniqueNamespace("setup");
