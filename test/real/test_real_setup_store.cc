@@ -153,3 +153,54 @@ REAL_ENGINE_TEST("Scan reads documents that carry data_stream.*, tags and @versi
                  LogstashDocuments)
 
 }  // namespace
+
+namespace {
+
+// A point in time that disappears mid-scan (OpenSearch can delete them all:
+// DELETE /_search/point_in_time/_all) is reopened and the scan goes on after
+// the last record given: each record once, in order.
+TEST_CASE("real-opensearch: a scan whose point in time is deleted mid-way reopens it and gives each record once",
+          "[real][opensearch][store]") {
+  SearchEngine* e = EngineOrSkip(EngineKind::kOpenSearch);
+  if (!e) return;
+  EnsureTemplates(*e);
+  const std::string ns = UniqueNamespace("pit");
+  auto st = OpenStore(*e, ns);
+  ParsedLines pl;
+  for (int i = 0; i < 2500; ++i)
+    pl.Add("{\"@timestamp\":\"2026-11-22T07:09:" + std::string(i % 2 ? "12" : "13") + ".000Z\",\"event.dataset\":\"iosonar.tracer\","
+           "\"event.stream\":" + std::to_string(9 + i % 3) + ",\"event.seq\":" + std::to_string(i) + ",\"host.name\":\"n1\","
+           "\"process.pid\":7,\"event.action\":\"exit\",\"tracer.raw_ops\":1,\"tracer.records\":1,\"tracer.dropped\":0,"
+           "\"tracer.spooled\":0}");
+  AppendStats as;
+  REQUIRE(st->Append(pl.span(), &as).message() == "");
+  REQUIRE(as.inserted == 2500);
+  ScanQuery q;
+  q.dataset = dataset::kTracer;
+  q.fields = {field::kTimestamp, field::kEventStream, field::kEventSeq};
+  std::set<int64_t> seen;
+  size_t rows = 0, dupes = 0;
+  bool ordered = true, deleted = false;
+  std::tuple<int64_t, int64_t, int64_t> last{0, 0, 0};
+  Status s = st->Scan(q, [&](const Row& r) {
+    ++rows;
+    if (!seen.insert(r.Int(2)).second) ++dupes;
+    std::tuple<int64_t, int64_t, int64_t> k{r.Int(0), r.Int(1), r.Int(2)};
+    if (k < last) ordered = false;
+    last = k;
+    if (rows == 1500) {  // mid second page: the scan's PIT is deleted
+      auto d = e->Admin("DELETE", "/_search/point_in_time/_all");
+      deleted = d.status == 200 && d.body.find("\"successful\":true") != std::string::npos;
+    }
+    return true;
+  });
+  INFO(s.message());
+  REQUIRE(s.ok());
+  CHECK(deleted);
+  CHECK(rows == 2500);
+  CHECK(dupes == 0);
+  CHECK(seen.size() == 2500);
+  CHECK(ordered);
+}
+
+}  // namespace
