@@ -14,6 +14,10 @@
 namespace iosonar {
 namespace {
 
+// Hits per PIT page: fewer round trips (each sorts and fetches again); at
+// most index.max_result_window (10,000 by default).
+constexpr size_t kScanPage = 5000;
+
 // ceil(ns / 1e6) for the half-open [start, end) range in epoch ms.
 int64_t CeilMs(int64_t ns) { return ns / 1000000 + (ns > 0 && ns % 1000000 != 0); }
 
@@ -93,7 +97,7 @@ class EsStore final : public Store {
       AppendJsonString(&source, f->name);
     }
     source += "]}";
-    Status st = es_->ScanPit(*index, *query, 1000, [&](std::string_view src) {
+    Status st = es_->ScanPit(*index, *query, kScanPage, [&](std::string_view src) {
       buf.assign(src);
       buf.push_back('\0');
       if (auto s = ParseRecordInsitu(buf.data(), buf.size() - 1, &rec); !s.ok()) {

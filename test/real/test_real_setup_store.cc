@@ -167,14 +167,14 @@ TEST_CASE("real-opensearch: a scan whose point in time is deleted mid-way reopen
   const std::string ns = UniqueNamespace("pit");
   auto st = OpenStore(*e, ns);
   ParsedLines pl;
-  for (int i = 0; i < 2500; ++i)
+  for (int i = 0; i < 12000; ++i)
     pl.Add("{\"@timestamp\":\"2026-11-22T07:09:" + std::string(i % 2 ? "12" : "13") + ".000Z\",\"event.dataset\":\"iosonar.tracer\","
            "\"event.stream\":" + std::to_string(9 + i % 3) + ",\"event.seq\":" + std::to_string(i) + ",\"host.name\":\"n1\","
            "\"process.pid\":7,\"event.action\":\"exit\",\"tracer.raw_ops\":1,\"tracer.records\":1,\"tracer.dropped\":0,"
            "\"tracer.spooled\":0}");
   AppendStats as;
   REQUIRE(st->Append(pl.span(), &as).message() == "");
-  REQUIRE(as.inserted == 2500);
+  REQUIRE(as.inserted == 12000);
   ScanQuery q;
   q.dataset = dataset::kTracer;
   q.fields = {field::kTimestamp, field::kEventStream, field::kEventSeq};
@@ -188,7 +188,7 @@ TEST_CASE("real-opensearch: a scan whose point in time is deleted mid-way reopen
     std::tuple<int64_t, int64_t, int64_t> k{r.Int(0), r.Int(1), r.Int(2)};
     if (k < last) ordered = false;
     last = k;
-    if (rows == 1500) {  // mid second page: the scan's PIT is deleted
+    if (rows == 7000) {  // mid second page (5,000 a page): the scan's PIT is deleted
       auto d = e->Admin("DELETE", "/_search/point_in_time/_all");
       deleted = d.status == 200 && d.body.find("\"successful\":true") != std::string::npos;
     }
@@ -197,9 +197,9 @@ TEST_CASE("real-opensearch: a scan whose point in time is deleted mid-way reopen
   INFO(s.message());
   REQUIRE(s.ok());
   CHECK(deleted);
-  CHECK(rows == 2500);
+  CHECK(rows == 12000);
   CHECK(dupes == 0);
-  CHECK(seen.size() == 2500);
+  CHECK(seen.size() == 12000);
   CHECK(ordered);
 }
 
