@@ -13,7 +13,10 @@ TEST_PKGS=(redis-server fio python3 python3-yaml
            # oracles (PyWavelets, SciPy) and MPI-IO runs (OpenMPI)
            python3-pywt python3-scipy openmpi-bin libopenmpi-dev
            # LASSi, slowdown, report: pandas/numpy oracles, headless Chromium
-           python3-pandas python3-numpy chromium)
+           python3-pandas python3-numpy chromium
+           # deployment artifacts: `docker-compose config` parses the compose files (no Docker
+           # engine is needed for that), shellcheck checks the shell embedded in them
+           docker-compose shellcheck)
 pkgs=("${BUILD_PKGS[@]}")
 if [[ "${1:-}" == "--test" ]]; then pkgs+=("${TEST_PKGS[@]}"); fi
 
