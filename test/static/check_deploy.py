@@ -264,13 +264,94 @@ def check_conf(name, text):
     return root, outs
 
 
+# The options each plugin the pipelines use accepts (read from the plugins' `config :name`
+# declarations: logstash-input-tcp, -input-redis, -output-redis, -filter-translate,
+# -filter-mutate, -filter-drop, -output-elasticsearch, logstash-output-opensearch), plus what
+# every input/filter/output takes from Logstash's base classes and the ECS mixin. Logstash
+# refuses to start a pipeline with an unknown option; this catches a misspelt one here.
+PLUGIN_OPTIONS = {
+    ("input", "tcp"): "dns_reverse_lookup_enabled host mode port proxy_protocol ssl_cert ssl_certificate "
+                      "ssl_certificate_authorities ssl_cipher_suites ssl_client_authentication ssl_enable ssl_enabled "
+                      "ssl_extra_chain_certs ssl_key ssl_key_passphrase ssl_supported_protocols ssl_verification_mode "
+                      "ssl_verify tcp_keep_alive",
+    ("input", "redis"): "batch_count command_map data_type db host key password path port ssl timeout",
+    ("output", "redis"): "batch batch_events batch_timeout congestion_interval congestion_threshold data_type db host "
+                         "key password port reconnect_interval shuffle_hosts ssl_certificate ssl_certificate_authorities "
+                         "ssl_cipher_suites ssl_enabled ssl_key ssl_key_passphrase ssl_supported_protocols "
+                         "ssl_verification_mode timeout",
+    ("filter", "translate"): "destination dictionary dictionary_path exact fallback field iterate_on override "
+                             "refresh_behaviour refresh_interval regex source target yaml_dictionary_code_point_limit "
+                             "yaml_load_strategy",
+    ("filter", "mutate"): "capitalize coerce convert copy gsub join lowercase merge rename replace split strip "
+                          "tag_on_failure update uppercase",
+    ("filter", "drop"): "percentage",
+    ("output", "elasticsearch"): "action api_key bulk_path cloud_auth cloud_id compression_level custom_headers "
+                                 "data_stream data_stream_auto_routing data_stream_dataset data_stream_namespace "
+                                 "data_stream_sync_fields data_stream_type dlq_custom_codes "
+                                 "dlq_on_failed_indexname_interpolation doc_as_upsert document_id document_type "
+                                 "drop_error_types failure_type_logging_whitelist healthcheck_path hosts "
+                                 "http_compression ilm_enabled ilm_pattern ilm_policy ilm_rollover_alias index "
+                                 "join_field keystore_password manage_template parameters parent password path pipeline "
+                                 "pool_max pool_max_per_route proxy resurrect_delay retry_initial_interval "
+                                 "retry_max_interval retry_on_conflict routing script script_lang script_type "
+                                 "script_var_name scripted_upsert silence_errors_in_log sniffing sniffing_delay "
+                                 "sniffing_path ssl_certificate ssl_certificate_authorities ssl_cipher_suites ssl_enabled "
+                                 "ssl_key ssl_keystore_password ssl_keystore_path ssl_keystore_type ssl_supported_protocols "
+                                 "ssl_truststore_password ssl_truststore_path ssl_truststore_type ssl_verification_mode "
+                                 "template template_api template_name template_overwrite timeout truststore_password "
+                                 "upsert user validate_after_inactivity version version_type",
+    ("output", "opensearch"): "action auth_type bulk_path cacert custom_headers default_server_major_version "
+                              "doc_as_upsert document_id document_type failure_type_logging_whitelist healthcheck_path "
+                              "hosts http_compression index join_field keystore keystore_password legacy_template "
+                              "manage_template parameters parent password path pipeline pool_max pool_max_per_route "
+                              "proxy resurrect_delay retry_initial_interval retry_max_interval retry_on_conflict routing "
+                              "script script_lang script_type script_var_name scripted_upsert sniffing sniffing_delay "
+                              "sniffing_path ssl ssl_certificate_verification target_bulk_bytes template template_name "
+                              "template_overwrite timeout tls_certificate tls_key truststore truststore_password upsert "
+                              "user validate_after_inactivity version version_type",
+}
+COMMON_OPTIONS = {
+    "input": "add_field codec enable_metric id tags type ecs_compatibility",
+    "filter": "add_field add_tag enable_metric id periodic_flush remove_field remove_tag ecs_compatibility",
+    "output": "codec enable_metric id ecs_compatibility",
+}
+
+
+def top_level_options(text):
+    """Option names of a plugin block: `name =>` outside any nested {...} (codec settings, hashes)."""
+    prev = None
+    while prev != text:
+        prev, text = text, re.sub(r"\{[^{}]*\}", " ", text)
+    text = re.sub(r'"(?:[^"\\]|\\.)*"', '""', text)
+    return re.findall(r"(?:^|\s)([A-Za-z_][\w]*)\s*=>", text)
+
+
+def check_options(name, root):
+    n = 0
+    for sec in ("input", "filter", "output"):
+        s = section(root, sec)
+        for b in walk(s) if s else []:
+            if b.kind != "plugin" or b is s:
+                continue
+            known = PLUGIN_OPTIONS.get((sec, b.header))
+            if not ok(known is not None, f"{name}: {sec} plugin {b.header} is one these checks know the options of"):
+                continue
+            allowed = set(known.split()) | set(COMMON_OPTIONS[sec].split())
+            for opt in top_level_options(b.text):
+                n += 1
+                ok(opt in allowed, f"{name}: {sec} {b.header} has no option {opt} (Logstash would refuse the pipeline)")
+    return n
+
+
 def check_logstash(src):
     ld = os.path.join(src, "logstash-pipelines")
-    n = 0
+    n = nopts = 0
     for f in sorted(os.listdir(ld)):
         if f.endswith(".conf"):
-            _, outs = check_conf(f, open(os.path.join(ld, f)).read())
+            root, outs = check_conf(f, open(os.path.join(ld, f)).read())
+            nopts += check_options(f, root)
             n += len(outs)
+    ok(nopts > 50, f"logstash: found the plugins' options ({nopts})")
     ok(n >= 6, f"logstash: found the elasticsearch/opensearch outputs ({n})")
     print(f"logstash: {n} outputs checked")
 
@@ -389,6 +470,10 @@ MUTATIONS = [
      "409s of resends silenced"),
     ("logstash", "logstash-pipelines/indexer-opensearch.conf",
      '      failure_type_logging_whitelist => ["version_conflict_engine_exception"]\n', "", "409s of resends silenced"),
+    ("logstash", "logstash-pipelines/indexer.conf", '      silence_errors_in_log => ["version',
+     '      silence_error_in_log => ["version', "has no option silence_error_in_log"),
+    ("logstash", "logstash-pipelines/shipper.conf", '    codec => json\n', '    codec => json\n    ecs => v8\n',
+     "has no option ecs"),
     ("logstash", "logstash-pipelines/indexer-opensearch.conf", '      action => "create"\n      # A record', '      # A record',
      "action => \"create\""),
     ("logstash", "logstash-pipelines/indexer.conf", "  } else {\n    elasticsearch {", "  } else if [x] {\n    elasticsearch {",
