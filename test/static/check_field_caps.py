@@ -16,11 +16,14 @@ usage (one line, for a ctest on an engine fixture):
   check_field_caps.py --url http://127.0.0.1:PORT --source SRC --iosonar build/iosonar --ingest
     --ingest  first installs the templates with `iosonar es-setup --url URL` (--setup none skips
               that), then writes records of every dataset with `_bulk` (create, _id
-              event.stream-event.seq, refresh): real ones from `iosonar simulate` (trace, client,
-              oss, mds, jobstats) and `iosonar probe` (probe, sampler) on a small temporary
-              directory, and, for the datasets no command here can produce without a cluster
-              (Lustre servers, Slurm, the analyses' result streams, the tracer), one record made
-              from the schema with every field of the dataset set; the output says which.
+              event.stream-event.seq, refresh): real ones, as iosonar writes them, from
+              `simulate` (trace, client, oss, mds, jobstats), `probe` on a small temporary
+              directory (probe, sampler), `health` and `slurm` on test/fixtures' captures (health,
+              job), and phases, xlayer, compress2, summarize-job, scoreboard and lassi over a
+              simulated store (their result streams); for the datasets nothing here produces
+              without a cluster or a traced program (tracer, brw, result.anomaly, result.slowdown,
+              result.bad_ost), one record made from the schema with every field of the dataset
+              set. The output says which datasets were real and which were made.
   --namespace NS (default: a fresh one, iosonarcheck<pid>, so reruns do not collide)
   --user U with the password in $IOSONAR_ES_PASSWORD, --ca-file F, --insecure: as es-setup.
   --selftest  afterwards runs the check on mutated copies of dashboards/ and es-templates/ against
@@ -110,22 +113,42 @@ def synth_record(ds, fields, seq):
     return r
 
 
-def real_records(iosonar, tmp):
-    """Records from iosonar's own simulator and probe (JSON lines parsed)."""
-    out = []
-    sim = os.path.join(tmp, "sim.jsonl")
-    subprocess.run([iosonar, "simulate", "--output", sim, "--nodes", "4", "--fwd", "1", "--osts", "2",
-                    "--duration", "10"], check=True, capture_output=True)
+def real_records(iosonar, src, tmp):
+    """Records iosonar itself writes, as JSON lines: the simulator's layers, the probe on a small
+    temporary directory, the health and slurm exporters on the test fixtures' captures, and the
+    analyses' result streams over the simulated store. Returns (records, what failed to run)."""
+    out, failed = [], []
+    fx = os.path.join(src, "test", "fixtures")
+    store = os.path.join(tmp, "store")
     pdir = os.path.join(tmp, "probe")
     os.mkdir(pdir)
-    probe = os.path.join(tmp, "probe.jsonl")
-    subprocess.run([iosonar, "probe", "--precreate", "--dir", pdir, "--file-size", "4M", "--pool-size", "8"],
-                   check=True, capture_output=True)
-    subprocess.run([iosonar, "probe", "--dir", pdir, "--output", probe, "--count", "1", "--interval", "1"],
-                   check=True, capture_output=True)
-    for p in (sim, probe):
-        out += [json.loads(line) for line in open(p) if line.strip()]
-    return out
+    span = ["--from", "2026-11-22T00:00:00Z", "--to", "2026-11-22T01:00:00Z"]
+    runs = [  # (name, argv, output file or None when --output FILE is appended)
+        ("simulate", ["simulate", "--output", "@", "--nodes", "4", "--fwd", "1", "--osts", "2", "--duration", "10"]),
+        ("simulate --store", ["simulate", "--store", store, "--nodes", "4", "--fwd", "1", "--osts", "2",
+                              "--duration", "30"]),
+        ("probe --precreate", ["probe", "--precreate", "--dir", pdir, "--file-size", "4M", "--pool-size", "8"]),
+        ("probe", ["probe", "--dir", pdir, "--output", "@", "--count", "1", "--interval", "1"]),
+        ("health", ["health", "--lfs-df", os.path.join(fx, "health", "lfs-df.txt"),
+                    "--lctl-dl-t", os.path.join(fx, "health", "lctl-dl-t.txt"), "--output", "@", "--count", "1"]),
+        ("slurm", ["slurm", "--sacct-file", os.path.join(fx, "slurm", "sacct-parsable2.txt"), "--no-mysql",
+                   "--since", "2000-01-01T00:00:00Z", "--output", "@", "--count", "1"]),
+        ("phases", ["phases", "1000", "--store", store, "--output", "@"]),
+        ("xlayer", ["xlayer", "1000", "--store", store, "--output", "@"]),
+        ("compress2", ["compress2", "1000", "--store", store, "--output", "@"]),
+        ("summarize-job", ["summarize-job", "1000", "--store", store, "--output", "@"]),
+        ("scoreboard", ["scoreboard", "--store", store, "--output", "@"]),
+        ("lassi", ["lassi", "--store", store, *span, "--window", "1m", "--results-output", "@"]),
+    ]
+    for i, (name, argv) in enumerate(runs):
+        f = os.path.join(tmp, f"out{i}.jsonl")
+        argv = [f if a == "@" else a for a in argv]
+        r = subprocess.run([iosonar] + argv, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=300)
+        if r.returncode != 0:
+            failed.append(f"{name} (rc {r.returncode}: {r.stderr.strip()[:200]})")
+        if os.path.exists(f):
+            out += [json.loads(line) for line in open(f) if line.strip()]
+    return out, failed
 
 
 def ingest(eng, a, fields, datasets, ns):
@@ -141,7 +164,9 @@ def ingest(eng, a, fields, datasets, ns):
         ok(r.returncode == 0, f"iosonar es-setup --url {a.url} installs the templates (rc {r.returncode}):\n"
                               + "\n".join(r.stderr.strip().splitlines()[:8]))
     with tempfile.TemporaryDirectory() as tmp:
-        recs = real_records(a.iosonar, tmp)
+        recs, failed = real_records(a.iosonar, a.source, tmp)
+    for f in failed:
+        ok(False, f"iosonar {f}: its records are missing from the ingest")
     real = sorted({r["event.dataset"] for r in recs})
     made = []
     for i, ds in enumerate(sorted(datasets)):
