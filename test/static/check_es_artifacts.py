@@ -179,6 +179,10 @@ def check_templates(src, fields, datasets):
                 ok(f"/_component_template/{c}" in arts, f"{base}: component {c} exists")
             settings = [arts[f"/_component_template/{c}"] for c in it["composed_of"] if f"/_component_template/{c}" in arts]
             pol = [s["template"]["settings"].get("index.lifecycle.name") for s in settings if "settings" in s.get("template", {})]
+            # Not time-series mode: a TSDS index refuses every write that brings its own _id
+            # (iosonar's dedupe key) and returns a synthetic _source (docs/elastic.md).
+            modes = [s["template"]["settings"].get("index.mode") for s in settings if "settings" in s.get("template", {})]
+            ok("time_series" not in modes, f"{base}: not in time-series (TSDS) mode")
             ok(len(pol) == 1 and f"/_ilm/policy/{pol[0]}" in arts, f"{base}: one ILM policy that exists")
     # Overlapping patterns of equal priority are refused by Elasticsearch.
     pats = list(index_patterns(arts))
