@@ -29,6 +29,7 @@ usage (one line, for a ctest on an engine fixture):
   --selftest  afterwards runs the check on mutated copies of dashboards/ and es-templates/ against
               the same engine and namespace and expects each to fail (a missing field, a wrong
               type, a pattern matching nothing, a field of another dataset, a template drift).
+  --keep      leaves the ingested streams in the engine (by default they are deleted at the end).
 Without --ingest it only checks what the engine already holds.
 Prints what it checked and 'N passed, N failed'; exits 1 on any failure, naming each missing or
 mistyped field and the panel that names it.
@@ -411,6 +412,7 @@ def main():
     ap.add_argument("--ca-file")
     ap.add_argument("--insecure", action="store_true")
     ap.add_argument("--selftest", action="store_true", help="then check that mutated copies of the dashboards fail")
+    ap.add_argument("--keep", action="store_true", help="keep the ingested namespace's streams (else deleted at the end)")
     a = ap.parse_args()
     eng = Engine(a.url, a.user, os.environ.get("IOSONAR_ES_PASSWORD"), a.ca_file, a.insecure)
     status, info = eng.request("GET", "/")
@@ -429,6 +431,12 @@ def main():
     check(eng, a.source, a.iosonar, ns)
     if a.selftest and ns:
         selftest(a, ns)
+    if a.ingest and not a.keep:
+        # The namespace's streams go (DELETE of a data stream also deletes its backing indices).
+        status, resp = eng.request("DELETE", f"/_data_stream/*-{ns}")
+        if status != 200:
+            status, resp = eng.request("DELETE", f"/.ds-*-{ns}-*?expand_wildcards=all")
+        print(f"cleanup: namespace {ns}: {status}")
     return summary()
 
 
