@@ -6,6 +6,7 @@
 #include <charconv>
 #include <ctime>
 
+#include "core/base/redact.h"
 #include "core/jobdb/hostlist.h"
 
 namespace iosonar::scheduler {
@@ -225,6 +226,7 @@ SacctParse ParseSacct(std::string_view text, const std::string& cluster, std::st
     text_col("partition", &r.partition);
     text_col("jobname", &r.name);
     text_col("submitline", &r.command);
+    if (r.command) r.command = RedactedCommandLine(std::move(*r.command));  // no password in the job DB
     text_col("workdir", &r.work_dir);
     text_col("nodelist", &r.node_list);
     if (r.node_list && (*r.node_list == "None assigned" || *r.node_list == "None")) r.node_list.reset();
@@ -299,7 +301,10 @@ Result<JobRecord> JobFromScontrol(const std::map<std::string, std::string>& kv) 
   if (auto v = get("Account")) r.account = Text(*v);
   if (auto v = get("Partition")) r.partition = Text(*v);
   if (auto v = get("JobName")) r.name = Text(*v);
-  if (auto v = get("Command")) r.command = Text(*v);
+  if (auto v = get("Command")) {
+    r.command = Text(*v);
+    if (r.command) r.command = RedactedCommandLine(std::move(*r.command));
+  }
   if (auto v = get("WorkDir")) r.work_dir = Text(*v);
   if (auto v = get("NodeList")) r.node_list = Text(*v);
   if (auto v = get("NumNodes")) r.node_count = Int(v->substr(0, v->find('-')));

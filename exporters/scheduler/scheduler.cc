@@ -11,6 +11,7 @@
 #include <cstring>
 #include <ctime>
 
+#include "core/base/redact.h"
 #include "core/base/timeutil.h"
 #include "exporters/scheduler/sacct.h"
 
@@ -141,7 +142,7 @@ Status RecordPrologEpilog(const Options& o, bool epilog, const std::map<std::str
       auto kv = ParseScontrolLine(text.value());
       auto sc = JobFromScontrol(kv);
       if (sc.ok()) {
-        if (auto it = kv.find("SubmitLine"); it != kv.end() && !it->second.empty()) sc->command = it->second;
+        if (auto it = kv.find("SubmitLine"); it != kv.end() && !it->second.empty()) sc->command = RedactedCommandLine(it->second);
         Complete(&r, sc.value(), epilog);
       } else {
         out->note += "scontrol: " + sc.status().message() + "; ";
@@ -153,7 +154,7 @@ Status RecordPrologEpilog(const Options& o, bool epilog, const std::map<std::str
     if (!r.command && !epilog) {
       auto script = RunCapture({o.scontrol, "write", "batch_script", std::to_string(r.job_id), "-"}, 10000);
       if (script.ok())
-        if (auto cmd = WrappedCommand(script.value())) r.command = cmd;
+        if (auto cmd = WrappedCommand(script.value())) r.command = RedactedCommandLine(std::move(*cmd));
     }
   }
   if (r.cluster.empty()) r.cluster = "default";
