@@ -28,6 +28,7 @@ Result<std::string> RunCapture(const std::vector<std::string>& argv, int timeout
   pid_t pid = fork();
   if (pid < 0) return Status::FromErrno("fork", errno);
   if (pid == 0) {
+    setpgid(0, 0);  // its own process group: a timeout kills its children too
     dup2(outp[1], 1);
     dup2(errp[1], 2);
     int devnull = open("/dev/null", O_RDONLY);
@@ -39,6 +40,7 @@ Result<std::string> RunCapture(const std::vector<std::string>& argv, int timeout
     std::fprintf(stderr, "cannot run %s: %s\n", a[0], std::strerror(errno));
     _exit(127);
   }
+  setpgid(pid, pid);
   close(outp[1]);
   close(errp[1]);
   std::string out, err;
@@ -48,6 +50,7 @@ Result<std::string> RunCapture(const std::vector<std::string>& argv, int timeout
     int64_t left_ms = (deadline - MonotonicNs()) / 1000000;
     if (left_ms <= 0) {
       timed_out = true;
+      kill(-pid, SIGKILL);
       kill(pid, SIGKILL);
       break;
     }
