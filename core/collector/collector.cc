@@ -26,9 +26,11 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/collector/lumberjack_decoder.h"
 #include "core/collector/ingest.h"
 #include "core/base/json.h"
 #include "core/records/record.h"
+#include "core/transport/lumberjack.h"
 #include "core/transport/backoff.h"
 #include "core/transport/redis.h"
 #include "core/store/store.h"
@@ -208,6 +210,8 @@ class Pipeline {
   }
 
   bool pending() const { return (batch_ && !batch_->empty()) || !dl_buf_.empty() || held_; }
+  // Everything taken in so far is stored or set aside (an acknowledgement may be sent).
+  bool committed() const { return !pending(); }
   int64_t first_pending_ns() const { return first_pending_ns_; }
 
   void Flush() {
@@ -744,9 +748,32 @@ class TcpCollector final : public Collector {
   }
 
  private:
+  // A Lumberjack v2 (Beats) connection: events are acknowledged once stored.
+  struct Lj final : LumberjackDecoder::Handler {
+    Lj(TcpCollector* o, size_t max_event, size_t max_buffer)
+        : owner(o), decoder(max_event, max_buffer, max_buffer) {}
+    void Window(uint32_t size) override {
+      if (received > acked) owner->FlushAndAck();  // a sender that pipelines windows
+      window = size;
+      received = acked = 0;
+      ++owner->pipe_.stats().lumberjack_windows;
+    }
+    void Event(uint32_t seq, std::string_view json) override {
+      owner->pipe_.Line(*source, ++events, json);
+      if (seq > received) received = seq;
+      if (window && received >= window) owner->ack_due_ = true;
+    }
+    TcpCollector* owner;
+    const std::string* source = nullptr;
+    LumberjackDecoder decoder;
+    uint32_t window = 0, received = 0, acked = 0;
+    uint64_t events = 0;
+  };
   struct Conn {
     int fd;
     Framer framer;
+    int proto = 0;  // 0: not known yet, 1: JSON lines, 2: Lumberjack v2
+    std::unique_ptr<Lj> lj;
   };
 
   // Back-pressure: while the store cannot write, no descriptor is watched
@@ -825,6 +852,7 @@ class TcpCollector final : public Collector {
           (conns_.empty() ||
            MonotonicNs() - pipe_.first_pending_ns() >= int64_t{opts_.flush_interval_ms} * 1000000))
         pipe_.Flush();
+      if (ack_due_ || (!pipe_.pending() && lj_unacked())) FlushAndAck();
       synced_ = sync;
       Publish();
     }
@@ -870,9 +898,20 @@ class TcpCollector final : public Collector {
 
   // One read per readiness event keeps many senders fair.
   void ReadConn(Conn* c) {
+    if (c->proto == 2) return ReadLumberjack(c);
     auto [p, room] = c->framer.Space(&pipe_);
     ssize_t n = read(c->fd, p, room);
     if (n > 0) {
+      if (c->proto == 0) {
+        if (p[0] == lumberjack::kVersion) {  // JSON lines start with '{' (or blanks): this is Beats
+          c->proto = 2;
+          c->lj = std::make_unique<Lj>(this, pipe_.max_line_bytes(), pipe_.max_buffer_bytes());
+          c->lj->source = &c->framer.source();
+          ++pipe_.stats().lumberjack_connections;
+          return FeedLumberjack(c, p, static_cast<size_t>(n));
+        }
+        c->proto = 1;
+      }
       c->framer.Commit(static_cast<size_t>(n), &pipe_);
       return;
     }
@@ -882,7 +921,61 @@ class TcpCollector final : public Collector {
     CloseConn(c);
   }
 
+  void ReadLumberjack(Conn* c) {
+    char buf[65536];
+    ssize_t n = read(c->fd, buf, sizeof buf);
+    if (n > 0) return FeedLumberjack(c, buf, static_cast<size_t>(n));
+    if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
+    // EOF: what was received is stored, acknowledged or not (the sender resends
+    // what it has no ACK for; the store deduplicates).
+    CloseConn(c);
+  }
+
+  void FeedLumberjack(Conn* c, const char* data, size_t n) {
+    Lj& lj = *c->lj;
+    const size_t before = lj.decoder.buffered();
+    Status st = lj.decoder.Feed(data, n, &lj);
+    auto& total = pipe_.buffer_bytes();
+    total = total - before + lj.decoder.buffered();
+    if (st.ok() && total > pipe_.max_buffer_bytes()) {
+      ++pipe_.stats().memory_bound_lines;
+      st = Status::Invalid("lumberjack: the collector's buffers reached their bound (" +
+                           std::to_string(pipe_.max_buffer_bytes()) + " bytes in all connections)");
+    }
+    if (!st.ok()) {
+      ++pipe_.stats().lines;
+      pipe_.Reject(st.message(), c->framer.source(), lj.events + 1, std::string_view(data, std::min<size_t>(n, 256)));
+      CloseConn(c);
+      return;
+    }
+    if (ack_due_) FlushAndAck();
+  }
+
+  // Stores what is pending, then acknowledges every Lumberjack event received
+  // (unless the store cannot write: then nothing is acknowledged, and the
+  // senders keep their records).
+  void FlushAndAck() {
+    ack_due_ = false;
+    if (pipe_.pending() && !pipe_.held()) pipe_.Flush();
+    if (!pipe_.committed()) return;
+    for (auto& [c, owned] : conns_) {
+      if (c->proto != 2 || c->lj->received <= c->lj->acked) continue;
+      std::string frame{lumberjack::kVersion, lumberjack::kAck};
+      lumberjack::PutU32(&frame, c->lj->received);
+      // 6 bytes to a sender that reads its ACKs: a short write means it is gone.
+      // (Not closed here: this runs amid a batch of epoll events that may name
+      // it; the shutdown makes its next read end it.)
+      if (write(c->fd, frame.data(), frame.size()) != static_cast<ssize_t>(frame.size())) {
+        shutdown(c->fd, SHUT_RDWR);
+        continue;
+      }
+      c->lj->acked = c->lj->received;
+      ++pipe_.stats().lumberjack_acks;
+    }
+  }
+
   void CloseConn(Conn* c) {
+    if (c->lj) pipe_.buffer_bytes() -= c->lj->decoder.buffered();
     epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, c->fd, nullptr);
     close(c->fd);
     conns_.erase(c);
@@ -899,6 +992,22 @@ class TcpCollector final : public Collector {
     std::vector<Conn*> open;
     for (auto& [k, v] : conns_) open.push_back(k);
     for (Conn* c : open) {
+      if (c->proto == 2) {  // what is in the socket is taken in; the final Flush stores it
+        char buf[65536];
+        for (int reads = 0; reads < 1024; ++reads) {
+          ssize_t n = read(c->fd, buf, sizeof buf);
+          if (n < 0 && errno == EINTR) continue;
+          if (n <= 0) break;
+          FeedLumberjack(c, buf, static_cast<size_t>(n));
+          if (!conns_.count(c)) break;
+        }
+        if (conns_.count(c)) {
+          pipe_.Flush();
+          FlushAndAck();
+          CloseConn(c);
+        }
+        continue;
+      }
       bool eof = false;
       for (int reads = 0; reads < 1024 && !eof; ++reads) {
         auto [p, room] = c->framer.Space(&pipe_);
@@ -935,6 +1044,12 @@ class TcpCollector final : public Collector {
   char listen_tag_ = 0, wake_tag_ = 0;  // their addresses tell epoll events apart
   bool accept_paused_ = false;
   bool paused_ = false;          // the store cannot write: nothing is read
+  bool ack_due_ = false;         // a Lumberjack window is complete: store and acknowledge it
+  bool lj_unacked() const {
+    for (const auto& [c, owned] : conns_)
+      if (c->proto == 2 && c->lj->received > c->lj->acked) return true;
+    return false;
+  }
   int64_t next_retry_ns_ = 0;
   std::unordered_map<Conn*, std::unique_ptr<Conn>> conns_;
   std::thread thread_;

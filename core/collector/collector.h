@@ -66,6 +66,9 @@ struct CollectorStats {
   uint64_t store_errors = 0;      // accepted records the store failed to write (see stderr)
   uint64_t forwarded = 0;         // accepted by the forward output (ES: created or already stored)
   uint64_t forward_errors = 0;    // not forwarded (rejected, or the output unreachable after retries)
+  uint64_t lumberjack_connections = 0;  // senders that spoke Lumberjack v2 (Beats), acknowledged delivery
+  uint64_t lumberjack_windows = 0;
+  uint64_t lumberjack_acks = 0;         // ACK frames sent (each after the events it covers were stored)
 };
 
 class Collector {
