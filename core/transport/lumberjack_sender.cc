@@ -151,9 +151,15 @@ void LumberjackSender::Disconnect() {
   sock_ = -1;
 }
 
-bool LumberjackSender::SendWindow(const std::vector<std::string_view>& lines) {
+bool LumberjackSender::Fail() {
+  Disconnect();
+  ++c_.failures;
+  next_try_ns_ = MonotonicNs() + int64_t{o_.retry_interval_ms} * 1000000;
+  return false;
+}
+
+bool LumberjackSender::WriteWindow(const std::vector<std::string_view>& lines) {
   namespace lj = lumberjack;
-  if (lines.empty()) return true;
   std::string buf;
   size_t bytes = 6;
   for (auto l : lines) bytes += 10 + l.size();
@@ -169,33 +175,37 @@ bool LumberjackSender::SendWindow(const std::vector<std::string_view>& lines) {
     lj::PutU32(&buf, static_cast<uint32_t>(l.size()));
     buf.append(l);
   }
-  auto fail = [&] {
-    Disconnect();
-    ++c_.failures;
-    next_try_ns_ = MonotonicNs() + int64_t{o_.retry_interval_ms} * 1000000;
-    return false;
-  };
-  if (!WriteAllPoll(sock_, buf.data(), buf.size(), o_.ack_timeout_ms)) return fail();
-  // ACKs: partial ones (the receiver's progress) reset the wait; the one for
-  // the last event ends it.
+  if (!WriteAllPoll(sock_, buf.data(), buf.size(), o_.ack_timeout_ms)) return Fail();
+  return true;
+}
+
+// ACKs come in window order: partial ones (the receiver's progress) reset the
+// wait; the one for the window's last event ends it.
+bool LumberjackSender::WaitAck(uint32_t n) {
+  namespace lj = lumberjack;
   char ack[6];
   size_t have = 0;
   for (;;) {
     pollfd pf{sock_, POLLIN, 0};
     int r = poll(&pf, 1, o_.ack_timeout_ms);
     if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) return fail();
-    ssize_t n = recv(sock_, ack + have, sizeof ack - have, 0);
-    if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-    if (n <= 0) return fail();
-    have += static_cast<size_t>(n);
+    if (r <= 0) return Fail();
+    ssize_t got = recv(sock_, ack + have, sizeof ack - have, 0);
+    if (got < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    if (got <= 0) return Fail();
+    have += static_cast<size_t>(got);
     if (have < sizeof ack) continue;
     have = 0;
-    if (ack[0] != lj::kVersion || ack[1] != lj::kAck) return fail();
-    if (lj::GetU32(ack + 2) >= seq) break;
+    if (ack[0] != lj::kVersion || ack[1] != lj::kAck) return Fail();
+    if (lj::GetU32(ack + 2) >= n) break;
   }
   ++c_.windows;
   return true;
+}
+
+bool LumberjackSender::SendWindow(const std::vector<std::string_view>& lines) {
+  if (lines.empty()) return true;
+  return WriteWindow(lines) && WaitAck(static_cast<uint32_t>(lines.size()));
 }
 
 Status LumberjackSender::OpenOwnSpool() {
@@ -312,19 +322,33 @@ bool LumberjackSender::ResendSpool() {
 void LumberjackSender::Deliver() {
   if (!Connect()) return SpoolPending();
   if (!ResendSpool()) return SpoolPending();
-  size_t i = 0;
+  // Two windows in flight: the next one is on the wire while the receiver
+  // stores the last (Beats' pipelining); on a failure, everything from the
+  // oldest unacknowledged window on is spooled.
+  size_t sent = 0, done = 0;
+  std::vector<size_t> inflight;  // window sizes, oldest first
   std::vector<std::string_view> window;
-  while (i < pending_.size()) {
-    window.clear();
-    const size_t end = std::min(pending_.size(), i + o_.window);
-    for (size_t k = i; k < end; ++k) window.emplace_back(pending_[k]);
-    if (!SendWindow(window)) break;
-    c_.acked += window.size();
-    i = end;
+  bool ok = true;
+  while (ok && (sent < pending_.size() || !inflight.empty())) {
+    while (ok && inflight.size() < 2 && sent < pending_.size()) {
+      window.clear();
+      const size_t end = std::min(pending_.size(), sent + o_.window);
+      for (size_t k = sent; k < end; ++k) window.emplace_back(pending_[k]);
+      ok = WriteWindow(window);
+      inflight.push_back(end - sent);
+      sent = end;
+    }
+    if (!ok) break;
+    ok = WaitAck(static_cast<uint32_t>(inflight.front()));
+    if (ok) {
+      c_.acked += inflight.front();
+      done += inflight.front();
+      inflight.erase(inflight.begin());
+    }
   }
-  if (i > 0) {
-    for (size_t k = 0; k < i; ++k) pending_bytes_ -= pending_[k].size();
-    pending_.erase(pending_.begin(), pending_.begin() + static_cast<ptrdiff_t>(i));
+  if (done > 0) {
+    for (size_t k = 0; k < done; ++k) pending_bytes_ -= pending_[k].size();
+    pending_.erase(pending_.begin(), pending_.begin() + static_cast<ptrdiff_t>(done));
   }
   SpoolPending();  // what could not be delivered now
 }

@@ -27,7 +27,7 @@ class LumberjackSender {
     std::string host, port;
     std::string spool_dir;               // "" = no spool: unacknowledged records are dropped (counted)
     uint64_t spool_max_bytes = 64ull << 20;
-    uint32_t window = 1024;              // events per window (each window waits for its ACK)
+    uint32_t window = 4096;              // events per window; two windows are in flight at most
     int connect_timeout_ms = 2000;
     int ack_timeout_ms = 30000;          // without any ACK for this long, the window goes to the spool
     int retry_interval_ms = 1000;        // after a failure, spool without trying for this long
@@ -61,6 +61,9 @@ class LumberjackSender {
   void Disconnect();
   // Sends lines as one window and waits for the ACK covering all of them.
   bool SendWindow(const std::vector<std::string_view>& lines);
+  bool WriteWindow(const std::vector<std::string_view>& lines);
+  bool WaitAck(uint32_t n);  // the ACK of the oldest window in flight, of n events
+  bool Fail();               // disconnects, counts, and waits retry_interval before the next try
   void Deliver();   // pending_ (and the spool first) to the receiver, else to the spool
   bool ResendSpool();
   bool ResendFile(int fd, bool own);
