@@ -13,7 +13,9 @@ TEST_PKGS=(redis-server fio python3 python3-yaml
            # oracles (PyWavelets, SciPy) and MPI-IO runs (OpenMPI)
            python3-pywt python3-scipy openmpi-bin libopenmpi-dev
            # LASSi, slowdown, report: pandas/numpy oracles, headless Chromium
-           python3-pandas python3-numpy chromium)
+           python3-pandas python3-numpy chromium
+           # libFuzzer targets of every parser (scripts/fuzz.sh)
+           clang libclang-rt-14-dev)
 pkgs=("${BUILD_PKGS[@]}")
 if [[ "${1:-}" == "--test" ]]; then pkgs+=("${TEST_PKGS[@]}"); fi
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cstdint>
 #include <ctime>
 
 #include "core/base/redact.h"
@@ -111,7 +112,8 @@ std::optional<int64_t> ParseSlurmTime(std::string_view s, bool* bad) {
   char tail;
   std::string z(s);
   if (s.size() != 19 || std::sscanf(z.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%c", &y, &mo, &d, &h, &mi, &se, &tail) != 6 ||
-      mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || se > 60) {
+      mo < 1 || mo > 12 || d < 1 || d > 31 || h < 0 || h > 23 || mi < 0 || mi > 59 || se < 0 || se > 60 ||
+      y < 1678 || y > 2261) {  // nanoseconds since 1970 in int64 (found by fuzz_sacct: year 7027 overflowed)
     *bad = true;
     return std::nullopt;
   }
@@ -123,7 +125,7 @@ std::optional<int64_t> ParseSlurmTime(std::string_view s, bool* bad) {
   tm.tm_sec = se;
   tm.tm_isdst = -1;
   time_t t = mktime(&tm);
-  if (t == static_cast<time_t>(-1)) {
+  if (t == static_cast<time_t>(-1) || t > INT64_MAX / 1000000000 || t < INT64_MIN / 1000000000) {
     *bad = true;
     return std::nullopt;
   }
