@@ -138,6 +138,13 @@ int CmdCollect(int argc, char** argv) {
        "all connections' line buffers together; a line that would need more is set aside (counted)")    //
       ("max-dead-letter-bytes", po::value(&o.max_dead_letter_bytes)->default_value(o.max_dead_letter_bytes)->value_name("N"),
        "the dead-letter file is rotated to FILE.1 beyond this size")                                    //
+      ("auth", po::value(&o.auth)->value_name("munge"),
+       "require a MUNGE credential at the start of every connection (iosonar senders: ?auth=munge on "
+       "lumberjack:// outputs); records must then carry the credential's host, and users other than "
+       "root, this user and --trusted-uid may send only tracer records")  //
+      ("munge-socket", po::value(&o.munge_socket)->value_name("PATH"), "munged's socket (default: libmunge's)")  //
+      ("trusted-uid", po::value(&o.trusted_uids)->multitoken()->value_name("UID"),
+       "with --auth munge: users (besides root and this user) that may send any dataset, e.g. the exporters' user")  //
       ("from-file", po::value(&files)->multitoken()->value_name("FILE"), "ingest these JSON-lines files (- for stdin) and exit")  //
       ("config", po::value(&config)->value_name("FILE"), "config file (default $IOSONAR_CONFIG or ~/.config/iosonar/iosonar.conf)")  //
       // forward accepted lines to Elasticsearch (or Logstash, a file)

@@ -16,6 +16,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "core/base/host.h"
+#include "core/base/munge.h"
 #include "core/base/timeutil.h"
 #include "core/transport/lumberjack.h"
 
@@ -143,7 +145,22 @@ bool LumberjackSender::Connect() {
   }
   freeaddrinfo(res);
   if (sock_ < 0) return fail();
+  if (o_.munge && !Authenticate()) return false;
   return true;
+}
+
+bool LumberjackSender::Authenticate() {
+  auto cred = MungeEncode(o_.munge_socket, o_.auth_host.empty() ? HostName() : o_.auth_host);
+  if (!cred.ok()) {
+    if (auth_error_ != cred.status().message()) {  // said once per change, not per retry
+      auth_error_ = cred.status().message();
+      std::fprintf(stderr, "iosonar: lumberjack output %s:%s: %s\n", o_.host.c_str(), o_.port.c_str(),
+                   auth_error_.c_str());
+    }
+    return Fail();
+  }
+  const std::string line = "{\"iosonar.auth\":\"munge\",\"credential\":\"" + *cred + "\"}";
+  return SendWindow({std::string_view(line)});  // a refused credential: the receiver closes, this fails
 }
 
 void LumberjackSender::Disconnect() {

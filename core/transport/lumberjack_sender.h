@@ -31,6 +31,11 @@ class LumberjackSender {
     int connect_timeout_ms = 2000;
     int ack_timeout_ms = 30000;          // without any ACK for this long, the window goes to the spool
     int retry_interval_ms = 1000;        // after a failure, spool without trying for this long
+    // MUNGE: every connection starts with a credential whose payload is auth_host
+    // (`iosonar collect --auth munge` checks it; Logstash's beats input does not speak it).
+    bool munge = false;
+    std::string munge_socket;            // "" = libmunge's default
+    std::string auth_host;               // "" = HostName()
   };
   struct Counters {
     uint64_t acked = 0;       // records the receiver acknowledged (first sends and resends)
@@ -63,7 +68,8 @@ class LumberjackSender {
   bool SendWindow(const std::vector<std::string_view>& lines);
   bool WriteWindow(const std::vector<std::string_view>& lines);
   bool WaitAck(uint32_t n);  // the ACK of the oldest window in flight, of n events
-  bool Fail();               // disconnects, counts, and waits retry_interval before the next try
+  bool Fail();
+  bool Authenticate();       // the MUNGE credential, as a window of one event               // disconnects, counts, and waits retry_interval before the next try
   void Deliver();   // pending_ (and the spool first) to the receiver, else to the spool
   bool ResendSpool();
   bool ResendFile(int fd, bool own);
@@ -79,6 +85,7 @@ class LumberjackSender {
   std::string own_path_;
   uint64_t own_bytes_ = 0, own_records_ = 0;
   Counters c_;
+  std::string auth_error_;
 };
 
 }  // namespace iosonar

@@ -1,6 +1,7 @@
 #include "core/transport/sink.h"
 
 #include <cstdio>
+#include <cstdlib>
 
 #include "core/transport/es_client.h"
 #include "core/base/json.h"
@@ -164,6 +165,13 @@ class LumberjackSink final : public RecordSink {
     lo.port = std::to_string(u->port);
     lo.spool_dir = o.spool_dir;
     lo.spool_max_bytes = o.spool_max_bytes;
+    for (const auto& [k, v] : u->query) {
+      if (k == "auth" && v == "munge") lo.munge = true;
+      else if (k == "munge_socket") lo.munge_socket = v;
+      else if (k == "window") lo.window = static_cast<uint32_t>(std::strtoul(v.c_str(), nullptr, 10));
+      else return Status::Invalid("output '" + RedactUrl(output) + "': unknown parameter '" + k +
+                                  "' (known: auth=munge, munge_socket=PATH, window=N)");
+    }
     if (auto st = sender_.Init(lo); !st.ok()) return Status::Invalid("output '" + RedactUrl(output) + "': " + st.message());
     return Status::Ok();
   }
