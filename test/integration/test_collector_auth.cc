@@ -63,7 +63,7 @@ size_t Stored(const std::string& store, const std::string& dataset) {
 
 }  // namespace
 
-TEST_CASE("collector --auth munge: an authenticated sender is stored; none, a replay, a wrong host or another "
+TEST_CASE("collector --auth munge: an authenticated sender is stored, and none, a replay, a wrong host or another "
           "user's server records are refused",
           "[collector][auth]") {
   Munged m;

@@ -42,7 +42,7 @@ size_t StoredRecords(const std::string& store) {
 
 }  // namespace
 
-TEST_CASE("lumberjack: every record acknowledged once stored; JSON lines on the same port still work",
+TEST_CASE("lumberjack: every record acknowledged once stored, and JSON lines on the same port still work",
           "[lumberjack][collector]") {
   TempDir tmp;
   const int port = FreePort();

@@ -77,7 +77,7 @@ TEST_CASE("lumberjack: a compressed frame holds frames, as Filebeat sends them",
   CHECK(g.events[2].second == "{\"n\":3}");
 }
 
-TEST_CASE("lumberjack: protocol errors name what was wrong and where; bounds hold", "[lumberjack]") {
+TEST_CASE("lumberjack: protocol errors name what was wrong and where, bounds hold", "[lumberjack]") {
   auto err = [](const std::string& bytes, size_t max_event = 1024, size_t max_inflated = 65536) {
     LumberjackDecoder d(max_event, 8192, max_inflated);
     Got g;
