@@ -16,7 +16,9 @@ TEST_PKGS=(redis-server fio python3 python3-yaml
            python3-pandas python3-numpy chromium
            # deployment artifacts: `docker-compose config` parses the compose files (no Docker
            # engine is needed for that), shellcheck checks the shell embedded in them
-           docker-compose shellcheck)
+           docker-compose shellcheck
+           # libFuzzer targets of every parser (scripts/fuzz.sh)
+           clang libclang-rt-14-dev)
 pkgs=("${BUILD_PKGS[@]}")
 if [[ "${1:-}" == "--test" ]]; then pkgs+=("${TEST_PKGS[@]}"); fi
 
