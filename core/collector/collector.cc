@@ -29,7 +29,10 @@
 #include "core/collector/lumberjack_decoder.h"
 #include "core/collector/ingest.h"
 #include "core/base/json.h"
+#include "core/base/hash.h"
+#include "core/base/host.h"
 #include "core/base/munge.h"
+#include "core/records/json_line.h"
 #include "core/records/record.h"
 #include "core/transport/lumberjack.h"
 #include "core/transport/backoff.h"
@@ -283,6 +286,9 @@ class Pipeline {
           stats_.held_records = 0;
           std::fprintf(stderr, "iosonar collector: the store writes again: %zu held records stored, reading resumes\n",
                        batch_->size());
+          SelfReport("store", true,
+                     "the store writes again after " + std::to_string((MonotonicNs() - stall_start_ns_) / 1000000000) +
+                         " s: " + std::to_string(batch_->size()) + " held records stored, reading resumes");
         }
       } else if (hold_on_store_error_) {
         // Back-pressure instead of loss: keep the batch, stop reading (the
@@ -291,7 +297,12 @@ class Pipeline {
         stats_.held_records = held_lines_.size();
         if (!held_) {
           held_ = true;
+          stall_start_ns_ = MonotonicNs();
           ++stats_.store_stalls;
+          SelfReport("store", false,
+                     "the store cannot write (" + s.message() + "): " + std::to_string(held_lines_.size()) +
+                         " records held, not reading from senders",
+                     true);
           std::fprintf(stderr,
                        "iosonar collector: the store cannot write (%s): %zu records held, not reading from senders "
                        "until it can (retrying every second)\n",
@@ -312,6 +323,48 @@ class Pipeline {
   }
 
   CollectorStats& stats() { return stats_; }
+
+  // The collector's own iosonar.sampler record (sampler.name "collector"): what
+  // it stored and set aside since the last one, and its state, so what it
+  // refused or lost reaches the data and not only stderr. Sent when the store
+  // stalls and resumes, every report interval, and at stop. held: put straight
+  // among the held lines (the store cannot take it now; it is stored with them).
+  void SelfReport(std::string_view source, bool ok, const std::string& error, bool held = false) {
+    if (self_host_.empty()) {
+      self_host_ = HostName();
+      self_stream_ = static_cast<int64_t>(Fnv1a(self_host_ + "/collector/" + std::to_string(getpid()) + "/" +
+                                                std::to_string(NowNs())) >> 1);
+    }
+    const uint64_t set_aside = stats_.rejected + stats_.refused_connections + stats_.auth_failures;
+    char buf[2048];
+    JsonLine j(buf, sizeof buf);
+    j.Begin();
+    j.Key(field::kTimestamp);
+    j.IsoMillis(NowNs());
+    j.KStr(field::kEventDataset, dataset::kSampler.name());
+    j.KInt(field::kEventStream, self_stream_);
+    j.KInt(field::kEventSeq, self_seq_++);
+    j.KStr(field::kHostName, self_host_);
+    j.KStr(field::kSamplerName, "collector");
+    j.KStr(field::kSamplerSource, source);
+    j.Key(field::kSamplerOk);
+    j.Bool(ok);
+    j.KInt(field::kSamplerDurationNs, 0);
+    j.KInt(field::kSamplerWarnings, static_cast<int64_t>(set_aside - reported_set_aside_));
+    j.KInt(field::kSamplerRecords, static_cast<int64_t>(stats_.stored - reported_stored_));
+    if (!error.empty()) j.KStr(field::kSamplerError, error.substr(0, 512));
+    j.End();
+    if (!j.ok()) return;
+    reported_set_aside_ = set_aside;
+    reported_stored_ = stats_.stored;
+    std::string_view line(buf, j.size() - 1);  // without its '\n'
+    if (held) {
+      held_lines_.emplace_back(line);
+      stats_.held_records = held_lines_.size();
+    } else {
+      Line("collector", 0, line);
+    }
+  }
 
   // The TCP loop holds a batch the store could not write (and stops reading)
   // instead of dropping it; IngestFile reports the failure instead.
@@ -495,6 +548,10 @@ class Pipeline {
   bool held_ = false;
   std::vector<std::string> held_lines_;
   size_t buffer_bytes_ = 0;
+  std::string self_host_;
+  int64_t self_stream_ = 0, self_seq_ = 0;
+  uint64_t reported_set_aside_ = 0, reported_stored_ = 0;
+  int64_t stall_start_ns_ = 0;
   int64_t last_warn_ns_[kWarnKinds] = {};
   uint64_t suppressed_[kWarnKinds] = {};
 };
@@ -923,6 +980,10 @@ class TcpCollector final : public Collector {
            MonotonicNs() - pipe_.first_pending_ns() >= int64_t{opts_.flush_interval_ms} * 1000000))
         pipe_.Flush();
       if (ack_due_ || (!pipe_.pending() && lj_unacked())) FlushAndAck();
+      if (opts_.self_report_ms > 0 && !pipe_.held() && MonotonicNs() >= next_report_ns_) {
+        if (next_report_ns_ != 0) pipe_.SelfReport("input", true, "");
+        next_report_ns_ = MonotonicNs() + int64_t{opts_.self_report_ms} * 1000000;
+      }
       synced_ = sync;
       Publish();
     }
@@ -1125,6 +1186,7 @@ class TcpCollector final : public Collector {
   bool accept_paused_ = false;
   bool paused_ = false;          // the store cannot write: nothing is read
   bool ack_due_ = false;         // a Lumberjack window is complete: store and acknowledge it
+  int64_t next_report_ns_ = 0;   // the next self-report (opts_.self_report_ms)
   bool lj_unacked() const {
     for (const auto& [c, owned] : conns_)
       if (c->proto == 2 && c->lj->received > c->lj->acked) return true;

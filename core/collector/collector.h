@@ -45,7 +45,8 @@ struct CollectorOptions {
   // host (see ConnAuth in collector.cc); "" = none (keep the listener on loopback).
   std::string auth;
   std::string munge_socket;                     // munged's socket ("" = the default)
-  std::vector<uid_t> trusted_uids;              // besides root and our own user: may send any dataset
+  std::vector<uid_t> trusted_uids;
+  int self_report_ms = 60000;                   // the collector's own iosonar.sampler record; 0 = never              // besides root and our own user: may send any dataset
   int flush_interval_ms = 200;                  // a partial batch waits at most this long
   // also forward accepted lines to this output (sink.h: an
   // Elasticsearch URL for _bulk, tcp://LOGSTASH:PORT, a file); "" = none.
