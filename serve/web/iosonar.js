@@ -1,0 +1,113 @@
+// iosonar serve: draws the charts of a page from the JSON API (same origin;
+// nothing inline, nothing from elsewhere) with uPlot, and fills the phase
+// table. Text from the API goes in with textContent, never as HTML.
+(function () {
+  'use strict';
+  var colors = ['#1f77b4', '#d62728', '#2ca02c', '#9467bd', '#ff7f0e', '#8c564b'];
+  var plots = 0;
+
+  function human(v) {
+    var u = ['', 'K', 'M', 'G', 'T', 'P'], i = 0;
+    v = Math.abs(v);
+    while (v >= 1024 && i < u.length - 1) { v /= 1024; i++; }
+    return (i ? v.toFixed(1) : v.toFixed(0)) + ' ' + u[i];
+  }
+  function getJson(url) {
+    return fetch(url, { credentials: 'same-origin' }).then(function (r) {
+      if (!r.ok) throw new Error(r.status === 404 ? 'no data' : 'HTTP ' + r.status);
+      return r.json();
+    });
+  }
+  function note(el, text) {
+    var p = document.createElement('p');
+    p.className = 'note';
+    p.textContent = text;
+    el.appendChild(p);
+  }
+  // series: [{label, y: [...]}]; xs: seconds (time axis) or indices
+  function draw(el, title, xs, series, unit, time, bars) {
+    var nonzero = 0;
+    series.forEach(function (s) { s.y.forEach(function (v) { if (v) nonzero++; }); });
+    var width = Math.max(400, Math.min(el.clientWidth || 900, 1100));
+    var opts = {
+      title: title, width: width, height: 260,
+      scales: { x: { time: time } },
+      series: [{ label: time ? 'time (UTC)' : 'index' }].concat(series.map(function (s, i) {
+        var o = { label: s.label, stroke: colors[i % colors.length], width: 1.5,
+                  value: function (u, v) { return v == null ? '-' : human(v) + unit; } };
+        if (bars) { o.fill = colors[i % colors.length]; o.paths = uPlot.paths.bars({ size: [0.7, 40] }); }
+        return o;
+      })),
+      axes: [{}, { size: 80, values: function (u, vals) { return vals.map(function (v) { return human(v) + unit; }); } }],
+      tzDate: function (ts) { return uPlot.tzDate(new Date(ts * 1e3), 'Etc/UTC'); }
+    };
+    new uPlot(opts, [xs].concat(series.map(function (s) { return s.y; })), el);
+    el.setAttribute('data-points', String(nonzero));
+    plots++;
+  }
+  function perSecond(layer, pick) {
+    var b = layer.bucket_ns / 1e9;
+    return layer.read_bytes.map(function (_, i) { return pick(layer, i) / b; });
+  }
+  function layersChart(el, view, kind) {
+    var s = view.series, c = s.client;
+    var xs = c.read_bytes.map(function (_, i) { return c.start_ns / 1e9 + i * c.bucket_ns / 1e9; });
+    if (kind === 'bandwidth') {
+      var bytes = function (l, i) { return l.read_bytes[i] + l.write_bytes[i]; };
+      draw(el, 'Bandwidth per second (read + write)', xs, [
+        { label: 'client (job traces)', y: perSecond(s.client, bytes) },
+        { label: 'forwarding nodes (Lustre clients)', y: perSecond(s.forwarding, bytes) },
+        { label: 'OSTs', y: perSecond(s.ost, bytes) }], 'B/s', true, false);
+    } else {
+      var meta = function (l, i) { return l.meta_ops[i]; };
+      draw(el, 'Metadata operations per second', xs, [
+        { label: 'client (job traces)', y: perSecond(s.client, meta) },
+        { label: 'forwarding nodes', y: perSecond(s.forwarding, meta) },
+        { label: 'MDTs', y: perSecond(s.mdt, meta) }], 'op/s', true, false);
+    }
+  }
+  function ostChart(el, view) {
+    var osts = view.osts || [];
+    if (!osts.length) { note(el, 'No OST data for this job.'); return; }
+    var secs = Math.max(1, view.series.client.read_bytes.length * view.series.client.bucket_ns / 1e9);
+    var xs = osts.map(function (_, i) { return i; });
+    draw(el, 'Job bandwidth per OST (' + osts.map(function (o) { return o.server; }).join(', ') + ')', xs, [
+      { label: 'job', y: osts.map(function (o) { return o.job_bytes / secs; }) },
+      { label: 'all jobs', y: osts.map(function (o) { return o.total_bytes / secs; }) }], 'B/s', false, true);
+  }
+  function phases(el, p) {
+    if (!p.phases.length) { note(el, 'No I/O phases found.'); return; }
+    var t = document.createElement('table');
+    var head = t.insertRow();
+    ['Direction', 'Start (UTC)', 'Duration', 'Bytes', 'Mean', 'Peak'].forEach(function (h) {
+      var th = document.createElement('th'); th.textContent = h; head.appendChild(th);
+    });
+    p.phases.forEach(function (ph) {
+      var r = t.insertRow();
+      [ph.direction, ph.start, ph.duration_s + ' s', human(ph.bytes) + 'B', human(ph.bw_mean) + 'B/s',
+       human(ph.bw_peak) + 'B/s'].forEach(function (v) { r.insertCell().textContent = v; });
+    });
+    el.appendChild(t);
+  }
+
+  var jobs = {}, work = [];
+  function view(job) {
+    if (!jobs[job]) jobs[job] = getJson('/api/jobs/' + encodeURIComponent(job) + '/series');
+    return jobs[job];
+  }
+  document.querySelectorAll('div.chart').forEach(function (el) {
+    var job = el.getAttribute('data-job'), kind = el.getAttribute('data-chart');
+    var src = kind === 'osts' ? getJson('/api/admin/jobs/' + encodeURIComponent(job) + '/osts') : view(job);
+    work.push(src.then(function (v) { kind === 'osts' ? ostChart(el, v) : layersChart(el, v, kind); })
+      .catch(function (e) { note(el, 'No chart: ' + e.message); }));
+  });
+  document.querySelectorAll('div.phases').forEach(function (el) {
+    work.push(getJson('/api/jobs/' + encodeURIComponent(el.getAttribute('data-job')) + '/phases')
+      .then(function (p) { phases(el, p); })
+      .catch(function (e) { note(el, 'No phases: ' + e.message); }));
+  });
+  Promise.all(work).then(function () {
+    document.body.setAttribute('data-plots', String(plots));
+    document.body.setAttribute('data-ready', '1');
+  });
+})();
