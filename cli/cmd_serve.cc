@@ -74,10 +74,15 @@ int CmdServe(int argc, char** argv) {
       ("list-limit", po::value(&list_limit)->default_value(500)->value_name("N"), "jobs in a listing, latest first")  //
       ("tls-cert", po::value(&tls_cert)->value_name("FILE"), "serve HTTPS with this PEM certificate (and --tls-key)")  //
       ("tls-key", po::value(&tls_key)->value_name("FILE"), "the certificate's PEM private key")  //
-      ("config", po::value(&config)->value_name("FILE"), "config file (default $IOSONAR_CONFIG, ~/.config/iosonar/iosonar.conf)");
+      ("config", po::value(&config)->value_name("FILE"), "config file (default $IOSONAR_CONFIG, ~/.config/iosonar/iosonar.conf)")  //
+      ("print-routes", "print the routes (\"GET /api/jobs\", ...) one a line and exit (docs/openapi.yaml documents them)");
   po::variables_map vm;
   if (int rc = ParseCommandLine("serve", argc, argv, desc, &vm); rc >= 0) return rc;
   auto usage_error = [](const std::string& m) { return UsageError("serve", m); };
+  if (vm.count("print-routes")) {
+    for (const auto& r : serve::Routes()) std::cout << r << "\n";
+    return 0;
+  }
   serve::ServeOptions o;
   o.store = store;
   o.mysql = ResolveSetting(mysql_flag, "IOSONAR_MYSQL", "mysql", config);

@@ -7,7 +7,7 @@
   var plots = 0;
 
   function human(v) {
-    var u = ['', 'K', 'M', 'G', 'T', 'P'], i = 0;
+    var u = ['', 'Ki', 'Mi', 'Gi', 'Ti', 'Pi'], i = 0;
     v = Math.abs(v);
     while (v >= 1024 && i < u.length - 1) { v /= 1024; i++; }
     return (i ? v.toFixed(1) : v.toFixed(0)) + ' ' + u[i];
