@@ -25,20 +25,23 @@
     el.appendChild(p);
   }
   // series: [{label, y: [...]}]; xs: seconds (time axis) or indices
-  function draw(el, title, xs, series, unit, time, bars) {
+  function draw(el, title, xs, series, unit, time, bars, names) {
     var nonzero = 0;
     series.forEach(function (s) { s.y.forEach(function (v) { if (v) nonzero++; }); });
     var width = Math.max(400, Math.min(el.clientWidth || 900, 1100));
     var opts = {
       title: title, width: width, height: 260,
-      scales: { x: { time: time } },
+      scales: names ? { x: { time: false, range: [-0.5, names.length - 0.5] },
+                        y: { range: function (u, min, max) { return [0, max * 1.1 || 1]; } } }
+                    : { x: { time: time } },
       series: [{ label: time ? 'time (UTC)' : 'index' }].concat(series.map(function (s, i) {
         var o = { label: s.label, stroke: colors[i % colors.length], width: 1.5,
                   value: function (u, v) { return v == null ? '-' : human(v) + unit; } };
-        if (bars) { o.fill = colors[i % colors.length]; o.paths = uPlot.paths.bars({ size: [0.7, 40] }); }
+        if (bars) { o.fill = i ? '#d62728' : '#c7d7ea'; o.stroke = i ? '#d62728' : '#7f9fc4'; o.paths = uPlot.paths.bars({ size: [0.7, 40] }); }
         return o;
       })),
-      axes: [{}, { size: 80, values: function (u, vals) { return vals.map(function (v) { return human(v) + unit; }); } }],
+      axes: [names ? { values: function (u, vals) { return vals.map(function (v) { return names[v] || ''; }); } } : {},
+             { size: 80, values: function (u, vals) { return vals.map(function (v) { return human(v) + unit; }); } }],
       tzDate: function (ts) { return uPlot.tzDate(new Date(ts * 1e3), 'Etc/UTC'); }
     };
     new uPlot(opts, [xs].concat(series.map(function (s) { return s.y; })), el);
@@ -71,9 +74,10 @@
     if (!osts.length) { note(el, 'No OST data for this job.'); return; }
     var secs = Math.max(1, view.series.client.read_bytes.length * view.series.client.bucket_ns / 1e9);
     var xs = osts.map(function (_, i) { return i; });
-    draw(el, 'Job bandwidth per OST (' + osts.map(function (o) { return o.server; }).join(', ') + ')', xs, [
-      { label: 'job', y: osts.map(function (o) { return o.job_bytes / secs; }) },
-      { label: 'all jobs', y: osts.map(function (o) { return o.total_bytes / secs; }) }], 'B/s', false, true);
+    draw(el, 'Bandwidth per OST over the job\'s window: the job in front of all traffic', xs, [
+      { label: 'all jobs', y: osts.map(function (o) { return o.total_bytes / secs; }) },
+      { label: 'this job', y: osts.map(function (o) { return o.job_bytes / secs; }) }], 'B/s', false, true,
+      osts.map(function (o) { return o.server; }));
   }
   function phases(el, p) {
     if (!p.phases.length) { note(el, 'No I/O phases found.'); return; }

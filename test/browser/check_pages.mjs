@@ -25,11 +25,9 @@ async function asUser(user, fn) {
   try { await fn(page); } finally { await ctx.close(); }
 }
 
-// Plots drawn with data: each chart div has a canvas with painted pixels and data points.
-async function checkJob(page, user, job, shot) {
-  const resp = await page.goto(`${base}/jobs/${job}`);
-  if (resp.status() !== 200) { fail(`${user} /jobs/${job}: status ${resp.status()}`); return; }
-  await page.waitForSelector('body[data-ready="1"]', { timeout: 60000 });
+// Plots drawn with data: each chart div has a canvas with painted pixels and
+// data points; returns how many.
+async function plotsOf(page, what) {
   const charts = await page.$$eval('div.chart', (divs) => divs.map((d) => {
     const c = d.querySelector('canvas');
     let painted = 0;
@@ -42,8 +40,16 @@ async function checkJob(page, user, job, shot) {
   let plots = 0;
   for (const c of charts) {
     if (c.points > 0 && c.painted > 0) plots++;
-    else fail(`${user} /jobs/${job}: chart ${c.kind} is empty (points ${c.points}, painted ${c.painted})`);
+    else fail(`${what}: chart ${c.kind} is empty (points ${c.points}, painted ${c.painted})`);
   }
+  return plots;
+}
+
+async function checkJob(page, user, job, shot) {
+  const resp = await page.goto(`${base}/jobs/${job}`);
+  if (resp.status() !== 200) { fail(`${user} /jobs/${job}: status ${resp.status()}`); return; }
+  await page.waitForSelector('body[data-ready="1"]', { timeout: 60000 });
+  const plots = await plotsOf(page, `${user} /jobs/${job}`);
   const phases = await page.$$eval('div.phases tr', (rows) => rows.length);
   if (phases < 2) fail(`${user} /jobs/${job}: no phase rows`);
   console.log(`${user} /jobs/${job}: plots ${plots}, phase rows ${phases - 1}`);
@@ -71,7 +77,8 @@ await asUser('root', async (page) => {
   await page.waitForSelector('body[data-ready="1"]', { timeout: 60000 });
   const cells = await page.$$eval('svg.heatmap rect', (r) => r.length);
   if (cells < 24) fail(`root /admin: heatmap has ${cells} cells`);
-  console.log(`root /admin: heatmap cells ${cells}`);
+  const plots = await plotsOf(page, 'root /admin');
+  console.log(`root /admin: heatmap cells ${cells}, plots ${plots}`);
   await page.screenshot({ path: `${out}/admin-heatmap.png`, fullPage: true });
   await checkJob(page, 'root', '102', null);
 });

@@ -304,6 +304,7 @@ TEST_CASE("serve: pages in headless Chromium have plots for each user", "[serve]
   CHECK(r.exit_code == 0);
   CHECK(r.out.find("daemon /jobs/101: plots 2,") != std::string::npos);
   CHECK(r.out.find("bin /jobs/102: plots 2,") != std::string::npos);
+  CHECK(r.out.find("root /admin: heatmap cells 144, plots 1") != std::string::npos);  // 4 OSTs + 2 forwarding nodes
   CHECK(std::filesystem::file_size(shots + "/job-101.png") > 10000);
   CHECK(std::filesystem::file_size(shots + "/admin-heatmap.png") > 10000);
 }
