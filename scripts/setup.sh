@@ -17,7 +17,7 @@ TEST_PKGS=(redis-server fio python3 python3-yaml
            # LASSi, slowdown, report: pandas/numpy oracles, headless Chromium
            python3-pandas python3-numpy chromium
            # iosonar serve's benchmark (64 connections on loopback)
-           wrk)
+           wrk curl)
 pkgs=("${BUILD_PKGS[@]}")
 if [[ "${1:-}" == "--test" ]]; then pkgs+=("${TEST_PKGS[@]}"); fi
 

@@ -15,7 +15,9 @@
 // time (SingleFlight), written to Redis and served from there afterwards; the
 // cross-layer view and the phases likewise under their keys
 // (iosonar:job:JOB:xlayer, iosonar:job:JOB:phases). Without Redis the
-// results are kept in memory. Read-only towards the store and the job
+// results are kept in memory. A summary just read from Redis is served from
+// memory for ServeOptions::memo_ms (1 s) before Redis is asked again, so a
+// popular page costs Redis one GET a second. Read-only towards the store and the job
 // database.
 //
 // Thread-safe: each thread that calls Handle gets its own store, job
@@ -42,6 +44,9 @@ struct ServeOptions {
   IdentityOptions identity;
   size_t list_limit = 500;   // jobs in a listing
   int meta_ttl_s = 60;       // a job's database row is re-read after this
+  // A summary read from the cache is served from memory for this long before
+  // the cache is asked again (0: every request reads Redis).
+  int memo_ms = 1000;
   bool quiet = false;        // no log lines on stderr
 };
 
