@@ -1,6 +1,7 @@
 #include "serve/service.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -9,6 +10,8 @@
 
 #include "analysis-jobs/job-summary/job_meta.h"
 #include "analysis-jobs/job-summary/job_summary.h"
+#include "analysis-jobs/lassi/lassi_store.h"
+#include "analysis-jobs/lassi/slowdown.h"
 #include "analysis-jobs/phases/phases.h"
 #include "analysis-jobs/report/report.h"
 #include "analysis-jobs/xlayer/xlayer.h"
@@ -48,6 +51,7 @@ const std::vector<std::string>& Routes() {
       "GET /api/jobs/{job}/phases",
       "GET /api/jobs/{job}/advice",
       "GET /api/admin/heatmap",
+      "GET /api/admin/lassi",
       "GET /api/admin/jobs/{job}/osts",
       "GET /",
       "GET /jobs",
@@ -243,14 +247,16 @@ struct Service::Impl {
   }
 
   // The cached value of key, else compute() once (however many ask at once), cached.
+  // keep = false: computed (once for concurrent callers) but not cached (a day not over yet).
   Result<std::string> Cached(const std::string& key, const std::string& what,
-                             const std::function<Result<std::string>()>& compute) {
-    auto hit = CacheGet(key);
+                             const std::function<Result<std::string>()>& compute, bool keep = true) {
+    auto hit = keep ? CacheGet(key) : Result<std::optional<std::string>>(std::optional<std::string>());
     if (!hit.ok()) Log("warning: reading the cache: " + hit.status().ToString());
     else if (*hit) return std::move(**hit);
     return flights.Do(key, [&]() -> Result<std::string> {
       // Another flight may have landed between our miss and our take-off.
-      if (auto again = CacheGet(key); again.ok() && *again) return std::move(**again);
+      if (keep)
+        if (auto again = CacheGet(key); again.ok() && *again) return std::move(**again);
       auto t0 = Clock::now();
       auto v = compute();
       owner->computations_++;
@@ -262,7 +268,7 @@ struct Service::Impl {
       char b[64];
       std::snprintf(b, sizeof b, "%.1f ms", ms);
       Log("computed " + what + " in " + b);
-      CachePut(key, *v);
+      if (keep) CachePut(key, *v);
       return v;
     });
   }
@@ -474,6 +480,51 @@ struct Service::Impl {
     return h;
   }
 
+  // ---- LASSi risk and probe slowdown over a day ----
+  Result<std::string> LassiDay(int64_t day_ns, int64_t window_s) {
+    constexpr int64_t kDay = 86400LL * 1000000000LL;
+    const int64_t to = day_ns + kDay;
+    const int64_t now =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+    const bool over = to + 600LL * 1000000000LL < now;  // a day still filling is computed, not cached
+    const std::string from_iso = FormatIsoMillis(day_ns), to_iso = FormatIsoMillis(to);
+    auto lassi = Cached(
+        cache::LassiKey("all", from_iso, to_iso, window_s), "LASSi for " + from_iso.substr(0, 10),
+        [&]() -> Result<std::string> {
+          lassi::Options o;
+          o.window_ns = window_s * 1000000000LL;
+          o.from_ns = day_ns;
+          o.to_ns = to;
+          o.history_from_ns = day_ns - 7 * kDay;  // averages over the week before and the day
+          auto r = lassi::ComputeFromStore([&] { return OpenStoreAt(opt.store); }, o, 1,
+                                           [](std::string_view) { return std::string(); });
+          if (!r.ok()) return r.status();
+          return lassi::ResultToJson(*r, false);
+        },
+        over);
+    if (!lassi.ok()) return lassi.status();
+    auto slow = Cached(
+        cache::SlowdownKey("all", from_iso, to_iso), "the probe slowdown of " + from_iso.substr(0, 10),
+        [&]() -> Result<std::string> {
+          auto store = GetStore();
+          if (!store.ok()) return store.status();
+          lassi::SlowdownOptions so;
+          so.from_ns = day_ns;
+          so.to_ns = to;
+          auto rows = lassi::SlowdownFromStore(**store, so);
+          if (!rows.ok()) return rows.status();
+          return lassi::SlowdownToJson(*rows, so, false);
+        },
+        over);
+    if (!slow.ok()) return slow.status();
+    auto trim = [](std::string j) {
+      while (!j.empty() && (j.back() == '\n' || j.back() == ' ')) j.pop_back();
+      return j;
+    };
+    return "{\"day\":\"" + from_iso.substr(0, 10) + "\",\"window_s\":" + std::to_string(window_s) +
+           ",\"lassi\":" + trim(*lassi) + ",\"slowdown\":" + trim(*slow) + "}\n";
+  }
+
   // ---- routing ----
   Response Route(const Request& r);
   Response JobRoute(const Identity& who, const std::string& job, const std::string& sub, bool html);
@@ -596,6 +647,22 @@ Response Service::Impl::Route(const Request& r) {
           return ErrorJson(503, "the service cannot answer now");
         }
         return Json(200, HeatmapJson(*h));
+      }
+      if (parts.size() == 3 && parts[2] == "lassi") {
+        auto day = DayStart(q("day"));
+        if (!day) return ErrorJson(400, "day=YYYY-MM-DD is required");
+        int64_t window_s = 3600;
+        if (std::string w = q("window_s"); !w.empty()) {
+          char* end = nullptr;
+          window_s = std::strtoll(w.c_str(), &end, 10);
+          if (*end || window_s < 60 || window_s > 86400) return ErrorJson(400, "window_s must be 60..86400");
+        }
+        auto l = LassiDay(*day, window_s);
+        if (!l.ok()) {
+          Log("lassi: " + l.status().ToString());
+          return ErrorJson(503, "the service cannot answer now");
+        }
+        return Json(200, std::move(l).value());
       }
       if (parts.size() == 5 && parts[2] == "jobs" && parts[4] == "osts") {
         Response x = JobRoute(id, parts[3], "series", false);

@@ -25,7 +25,7 @@
     el.appendChild(p);
   }
   // series: [{label, y: [...]}]; xs: seconds (time axis) or indices
-  function draw(el, title, xs, series, unit, time, bars, names) {
+  function draw(el, title, xs, series, unit, time, bars, names, xrange) {
     var nonzero = 0;
     series.forEach(function (s) { s.y.forEach(function (v) { if (v) nonzero++; }); });
     var width = Math.max(400, Math.min(el.clientWidth || 900, 1100));
@@ -33,7 +33,7 @@
       title: title, width: width, height: 260,
       scales: names ? { x: { time: false, range: [-0.5, names.length - 0.5] },
                         y: { range: function (u, min, max) { return [0, max * 1.1 || 1]; } } }
-                    : { x: { time: time } },
+                    : { x: xrange ? { time: time, range: xrange } : { time: time } },
       series: [{ label: time ? 'time (UTC)' : 'index' }].concat(series.map(function (s, i) {
         var o = { label: s.label, stroke: colors[i % colors.length], width: 1.5,
                   value: function (u, v) { return v == null ? '-' : human(v) + unit; } };
@@ -79,6 +79,43 @@
       { label: 'this job', y: osts.map(function (o) { return o.job_bytes / secs; }) }], 'B/s', false, true,
       osts.map(function (o) { return o.server; }));
   }
+  // LASSi: risk_oss and risk_mds of each file system's windows over the day.
+  function lassiChart(el, d) {
+    var rows = d.lassi.fs_windows || [];
+    if (!rows.length) { note(el, 'No OST/MDT records this day.'); return; }
+    var times = [], byFs = {};
+    rows.forEach(function (r) {
+      var t = Date.parse(r.start) / 1000;
+      if (times.indexOf(t) < 0) times.push(t);
+      (byFs[r.fs] = byFs[r.fs] || {})[t] = r;
+    });
+    times.sort(function (a, b) { return a - b; });
+    var series = [];
+    Object.keys(byFs).sort().forEach(function (fs) {
+      ['risk_oss', 'risk_mds'].forEach(function (k) {
+        series.push({ label: fs + ' ' + k, y: times.map(function (t) { return byFs[fs][t] ? byFs[fs][t][k] : null; }) });
+      });
+    });
+    var day0 = Date.parse(d.day + 'T00:00:00Z') / 1000;
+    draw(el, 'LASSi risk per ' + d.window_s + ' s window', times, series, '', true, false, null, [day0, day0 + 86400]);
+    el.setAttribute('data-points', String(times.length * series.length));
+  }
+  function slowdown(el, d) {
+    var rows = (d.slowdown.rows || []).filter(function (r) { return r.slowdown_median != null; });
+    if (!rows.length) { note(el, 'No probe slowdown this day (no probe samples with a baseline).'); return; }
+    rows.sort(function (a, b) { return b.slowdown_median - a.slowdown_median; });
+    var t = document.createElement('table');
+    var head = t.insertRow();
+    ['File system', 'Op', 'Interval', 'Start (UTC)', 'Samples', 'Slowdown (median)', 'Slowdown (p99)'].forEach(function (h) {
+      var th = document.createElement('th'); th.textContent = h; head.appendChild(th);
+    });
+    rows.slice(0, 20).forEach(function (r) {
+      var row = t.insertRow();
+      [r.fs, r.op, r.interval_s + ' s', r.start, String(r.count), r.slowdown_median.toFixed(2) + 'x',
+       r.slowdown_p99 == null ? '-' : r.slowdown_p99.toFixed(2) + 'x'].forEach(function (v) { row.insertCell().textContent = v; });
+    });
+    el.appendChild(t);
+  }
   function phases(el, p) {
     if (!p.phases.length) { note(el, 'No I/O phases found.'); return; }
     var t = document.createElement('table');
@@ -99,8 +136,22 @@
     if (!jobs[job]) jobs[job] = getJson('/api/jobs/' + encodeURIComponent(job) + '/series');
     return jobs[job];
   }
+  var days = {};
+  function lassi(day) {
+    if (!days[day]) days[day] = getJson('/api/admin/lassi?day=' + encodeURIComponent(day));
+    return days[day];
+  }
+  document.querySelectorAll('div.slowdown').forEach(function (el) {
+    work.push(lassi(el.getAttribute('data-day')).then(function (d) { slowdown(el, d); })
+      .catch(function (e) { note(el, 'No slowdown: ' + e.message); }));
+  });
   document.querySelectorAll('div.chart').forEach(function (el) {
     var job = el.getAttribute('data-job'), kind = el.getAttribute('data-chart');
+    if (kind === 'lassi') {
+      work.push(lassi(el.getAttribute('data-day')).then(function (d) { lassiChart(el, d); })
+        .catch(function (e) { note(el, 'No chart: ' + e.message); }));
+      return;
+    }
     var src = kind === 'osts' ? getJson('/api/admin/jobs/' + encodeURIComponent(job) + '/osts') : view(job);
     work.push(src.then(function (v) { kind === 'osts' ? ostChart(el, v) : layersChart(el, v, kind); })
       .catch(function (e) { note(el, 'No chart: ' + e.message); }));

@@ -168,6 +168,7 @@ TEST_CASE("serve: isolation, identity, escaping, cache and the API contract", "[
     CHECK(w.Get("/admin", As("daemon")).status == 404);
     CHECK(w.Get("/api/admin/heatmap?day=2026-11-22", As("daemon")).status == 404);
     CHECK(w.Get("/api/admin/jobs/101/osts", As("daemon")).status == 404);
+    CHECK(w.Get("/api/admin/lassi?day=2026-11-22", As("daemon")).status == 404);
     // a job id that is no number names no job
     CHECK(w.Get("/api/jobs/..%2f102", As("daemon")).status == 404);
   }
@@ -181,6 +182,10 @@ TEST_CASE("serve: isolation, identity, escaping, cache and the API contract", "[
     auto hm = w.Get("/api/admin/heatmap?day=2026-11-22", As("root"));
     REQUIRE(hm.status == 200);
     CHECK(hm.body.find("simfs-OST0000") != std::string::npos);
+    auto lassi = w.Get("/api/admin/lassi?day=2026-11-22", As("root"));
+    REQUIRE(lassi.status == 200);
+    CHECK(lassi.body.find("\"fs\":\"simfs\"") != std::string::npos);
+    CHECK(w.Get("/api/admin/lassi?day=22.11.2026", As("root")).status == 400);
     auto page = w.Get("/admin?day=2026-11-22&job=102", As("root"));
     CHECK(page.status == 200);
     CHECK(page.body.find("<svg") != std::string::npos);
@@ -271,6 +276,7 @@ TEST_CASE("serve: isolation, identity, escaping, cache and the API contract", "[
     save("GET_api_jobs_job_advice", "/api/jobs/101/advice", "daemon");
     save("GET_api_admin_heatmap", "/api/admin/heatmap?day=2026-11-22", "root");
     save("GET_api_admin_jobs_job_osts", "/api/admin/jobs/101/osts", "root");
+    save("GET_api_admin_lassi", "/api/admin/lassi?day=2026-11-22", "root");
     auto routes = Run({IosonarBin(), "serve", "--print-routes"});
     REQUIRE(routes.exit_code == 0);
     WriteFile(samples / "routes.txt", routes.out);
@@ -304,7 +310,8 @@ TEST_CASE("serve: pages in headless Chromium have plots for each user", "[serve]
   CHECK(r.exit_code == 0);
   CHECK(r.out.find("daemon /jobs/101: plots 2,") != std::string::npos);
   CHECK(r.out.find("bin /jobs/102: plots 2,") != std::string::npos);
-  CHECK(r.out.find("root /admin: heatmap cells 144, plots 1") != std::string::npos);  // 4 OSTs + 2 forwarding nodes
+  // 4 OSTs + 2 forwarding nodes; the job's per-OST chart and LASSi's risk
+  CHECK(r.out.find("root /admin: heatmap cells 144, plots 2") != std::string::npos);
   CHECK(std::filesystem::file_size(shots + "/job-101.png") > 10000);
   CHECK(std::filesystem::file_size(shots + "/admin-heatmap.png") > 10000);
 }
