@@ -317,3 +317,55 @@ TEST_CASE("serve: pages in headless Chromium have plots for each user", "[serve]
 }
 
 }  // namespace iosonar::test
+
+namespace iosonar::test {
+
+TEST_CASE("serve: HTTPS with a certificate, and shared projects by Unix group", "[serve][integration]") {
+  if (!HaveMariaDb()) FAIL("mariadbd is not installed (scripts/setup.sh --test)");
+  REQUIRE(HaveProgram("openssl"));
+  REQUIRE(HaveProgram("curl"));
+  TempDir dir;
+  MariaDbServer db;
+  // bin's job 202 belongs to the Unix group "daemon" (daemon's primary group).
+  auto sim = Run({IosonarBin(), "simulate", "--store", dir / "store", "--nodes", "4", "--fwd", "1", "--osts", "2",
+                  "--duration", "10", "--mysql", db.url(), "--job",
+                  "id=201,user=daemon,mode=1-1,first=0,nodes=1,duration=4", "--job",
+                  "id=202,user=bin,mode=1-1,first=1,nodes=1,duration=4", "--job",
+                  "id=203,user=bin,mode=1-1,first=2,nodes=1,duration=4"});
+  REQUIRE(sim.exit_code == 0);
+  auto upd = Run({"mariadb", "--socket=" + db.socket(), "-uroot", "iosonar", "-e",
+                  "UPDATE jobs SET group_name = 'daemon' WHERE job_id = 202; "
+                  "UPDATE jobs SET group_name = 'bin' WHERE job_id IN (201, 203)"});
+  REQUIRE(upd.exit_code == 0);
+  auto cert = Run({"openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", dir / "key.pem", "-out",
+                   dir / "cert.pem", "-days", "1", "-subj", "/CN=localhost"});
+  REQUIRE(cert.exit_code == 0);
+  const int port = FreePort();
+  Child server({IosonarBin(), "serve", "--store", dir / "store", "--mysql", db.url(), "--listen",
+                "127.0.0.1:" + std::to_string(port), "--trusted-proxy", "127.0.0.1", "--share-by", "group",
+                "--tls-cert", dir / "cert.pem", "--tls-key", dir / "key.pem"},
+               {}, dir / "serve.log");
+  REQUIRE(WaitUntil([&] { return !server.Alive() || CanConnect(port); }, 20000));
+  REQUIRE(server.Alive());
+  auto get = [&](const std::string& path, const std::string& user) {
+    return Run({"curl", "-s", "--cacert", dir / "cert.pem", "--resolve", "localhost:" + std::to_string(port) + ":127.0.0.1",
+                "-w", "\n%{http_code}", "-H", "X-Remote-User: " + user,
+                "https://localhost:" + std::to_string(port) + path});
+  };
+  auto list = get("/api/jobs", "daemon");
+  REQUIRE(list.exit_code == 0);  // the certificate verified: TLS works
+  CHECK(list.out.substr(list.out.size() - 3) == "200");
+  CHECK(list.out.find("\"job_id\": \"201\"") != std::string::npos);
+  CHECK(list.out.find("\"job_id\": \"202\"") != std::string::npos);  // shared through the group daemon
+  CHECK(list.out.find("\"job_id\": \"203\"") == std::string::npos);
+  auto shared = get("/api/jobs/202", "daemon");
+  CHECK(shared.out.substr(shared.out.size() - 3) == "200");
+  auto other = get("/api/jobs/203", "daemon");
+  CHECK(other.out.substr(other.out.size() - 3) == "404");
+  // plain HTTP to the HTTPS port gets no answer from the service
+  auto plain = Run({"curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "-H", "X-Remote-User: daemon",
+                    "http://127.0.0.1:" + std::to_string(port) + "/api/jobs"});
+  CHECK(plain.out != "200");
+}
+
+}  // namespace iosonar::test
