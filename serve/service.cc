@@ -467,12 +467,12 @@ struct Service::Impl {
       }
       return Status::Ok();
     };
-    Status s = scan("iosonar.oss",
+    Status s = scan(std::string(dataset::kOss),
                     {field::kLustreTarget, field::kTimestamp, field::kOssReadBytes, field::kOssWriteBytes,
                      field::kLustreElapsedNs},
                     &h.osts, [](const Row&) { return true; });
     if (!s.ok()) return s;
-    s = scan("iosonar.client",
+    s = scan(std::string(dataset::kClient),
              {field::kHostName, field::kTimestamp, field::kClientReadBytes, field::kClientWriteBytes,
               field::kLustreElapsedNs, field::kClientLayer},
              &h.forwarding, [](const Row& r) { return r.Has(5) && r.Str(5) == "llite"; });
