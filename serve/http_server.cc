@@ -1,16 +1,78 @@
 #include "serve/http_server.h"
 
+#include <dlfcn.h>
 #include <microhttpd.h>
 #include <netdb.h>
 #include <sys/socket.h>
 
 #include <cstring>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 
 namespace iosonar::serve {
 
 namespace {
+
+// libmicrohttpd is loaded when a server starts, not linked: it and GnuTLS
+// (which it needs) would add ~3 MB to the resident size of every iosonar
+// command, the exporters included. decltype names the real signatures.
+struct Mhd {
+  decltype(&MHD_start_daemon) start_daemon = nullptr;
+  decltype(&MHD_stop_daemon) stop_daemon = nullptr;
+  decltype(&MHD_get_daemon_info) get_daemon_info = nullptr;
+  decltype(&MHD_get_connection_values) get_connection_values = nullptr;
+  decltype(&MHD_get_connection_info) get_connection_info = nullptr;
+  decltype(&MHD_lookup_connection_value) lookup_connection_value = nullptr;
+  decltype(&MHD_create_response_from_buffer) create_response_from_buffer = nullptr;
+  decltype(&MHD_add_response_header) add_response_header = nullptr;
+  decltype(&MHD_queue_response) queue_response = nullptr;
+  decltype(&MHD_destroy_response) destroy_response = nullptr;
+  decltype(&MHD_is_feature_supported) is_feature_supported = nullptr;
+};
+
+Mhd mhd;
+
+template <typename F>
+bool Sym(void* h, const char* name, F* f) {
+  *f = reinterpret_cast<F>(dlsym(h, name));
+  return *f != nullptr;
+}
+
+Status LoadMhd() {
+  static std::once_flag once;
+  static std::string error;
+  std::call_once(once, [] {
+    const char* names[] = {"libmicrohttpd.so.12", "libmicrohttpd.so"};
+    std::string tried;
+    for (const char* n : names) {
+      void* h = dlopen(n, RTLD_NOW | RTLD_LOCAL);
+      if (!h) {
+        const char* e = dlerror();
+        tried += std::string(tried.empty() ? "" : "; ") + (e ? e : n);
+        continue;
+      }
+      Mhd m;
+      if (Sym(h, "MHD_start_daemon", &m.start_daemon) && Sym(h, "MHD_stop_daemon", &m.stop_daemon) &&
+          Sym(h, "MHD_get_daemon_info", &m.get_daemon_info) &&
+          Sym(h, "MHD_get_connection_values", &m.get_connection_values) &&
+          Sym(h, "MHD_get_connection_info", &m.get_connection_info) &&
+          Sym(h, "MHD_lookup_connection_value", &m.lookup_connection_value) &&
+          Sym(h, "MHD_create_response_from_buffer", &m.create_response_from_buffer) &&
+          Sym(h, "MHD_add_response_header", &m.add_response_header) && Sym(h, "MHD_queue_response", &m.queue_response) &&
+          Sym(h, "MHD_destroy_response", &m.destroy_response) &&
+          Sym(h, "MHD_is_feature_supported", &m.is_feature_supported)) {
+        mhd = m;
+        return;
+      }
+      tried += std::string(tried.empty() ? "" : "; ") + n + ": missing MHD_* symbols";
+      dlclose(h);
+    }
+    error = "iosonar serve needs libmicrohttpd at run time (Debian package libmicrohttpd12), which could not be loaded (" +
+            tried + ")";
+  });
+  return mhd.start_daemon ? Status::Ok() : Status::Unavailable(error);
+}
 
 MHD_Result AddArg(void* cls, MHD_ValueKind, const char* key, const char* value) {
   auto* q = static_cast<std::map<std::string, std::string>*>(cls);
@@ -30,25 +92,25 @@ MHD_Result OnRequest(void* cls, MHD_Connection* c, const char* url, const char* 
   Request r;
   r.method = method ? method : "";
   r.path = url ? url : "/";
-  MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, AddArg, &r.query);
-  const MHD_ConnectionInfo* ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+  mhd.get_connection_values(c, MHD_GET_ARGUMENT_KIND, AddArg, &r.query);
+  const MHD_ConnectionInfo* ci = mhd.get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
   r.cred.peer = ci ? ci->client_addr : nullptr;
   const auto& idopt = service->identity_options();
-  r.cred.user_header = MHD_lookup_connection_value(c, MHD_HEADER_KIND, idopt.user_header.c_str());
-  r.cred.munge_credential = MHD_lookup_connection_value(c, MHD_HEADER_KIND, idopt.munge_header.c_str());
+  r.cred.user_header = mhd.lookup_connection_value(c, MHD_HEADER_KIND, idopt.user_header.c_str());
+  r.cred.munge_credential = mhd.lookup_connection_value(c, MHD_HEADER_KIND, idopt.munge_header.c_str());
   Response x = service->Handle(r);
   MHD_Response* resp =
-      MHD_create_response_from_buffer(x.body.size(), x.body.data(), MHD_RESPMEM_MUST_COPY);
+      mhd.create_response_from_buffer(x.body.size(), x.body.data(), MHD_RESPMEM_MUST_COPY);
   if (!resp) return MHD_NO;
-  MHD_add_response_header(resp, "Content-Type", x.content_type.c_str());
+  mhd.add_response_header(resp, "Content-Type", x.content_type.c_str());
   for (const auto& [k, v] : SecurityHeaders()) {
     bool overridden = false;
     for (const auto& h : x.headers) overridden = overridden || strcasecmp(h.first.c_str(), k.c_str()) == 0;
-    if (!overridden) MHD_add_response_header(resp, k.c_str(), v.c_str());
+    if (!overridden) mhd.add_response_header(resp, k.c_str(), v.c_str());
   }
-  for (const auto& [k, v] : x.headers) MHD_add_response_header(resp, k.c_str(), v.c_str());
-  MHD_Result ret = MHD_queue_response(c, static_cast<unsigned>(x.status), resp);
-  MHD_destroy_response(resp);
+  for (const auto& [k, v] : x.headers) mhd.add_response_header(resp, k.c_str(), v.c_str());
+  MHD_Result ret = mhd.queue_response(c, static_cast<unsigned>(x.status), resp);
+  mhd.destroy_response(resp);
   return ret;
 }
 
@@ -81,6 +143,7 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptions& o, Serv
   std::string host;
   int port = 0;
   if (Status s = ParseListen(o.listen, &host, &port); !s.ok()) return s;
+  if (Status s = LoadMhd(); !s.ok()) return s;
   addrinfo hints{};
   hints.ai_socktype = SOCK_STREAM;
   hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
@@ -98,7 +161,7 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptions& o, Serv
   const bool tls = !o.tls_cert.empty() || !o.tls_key.empty();
   if (tls) {
     if (o.tls_cert.empty() || o.tls_key.empty()) return Status::Invalid("TLS needs both --tls-cert and --tls-key");
-    if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES)
+    if (mhd.is_feature_supported(MHD_FEATURE_TLS) != MHD_YES)
       return Status::Unavailable("this libmicrohttpd was built without TLS");
     auto c = ReadPem(o.tls_cert, "certificate");
     if (!c.ok()) return c.status();
@@ -111,24 +174,24 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptions& o, Serv
   std::unique_ptr<HttpServer> srv(new HttpServer());
   const unsigned threads = static_cast<unsigned>(o.threads < 1 ? 1 : o.threads);
   if (tls)
-    srv->daemon_ = MHD_start_daemon(flags, static_cast<uint16_t>(port), nullptr, nullptr, &OnRequest, service,
+    srv->daemon_ = mhd.start_daemon(flags, static_cast<uint16_t>(port), nullptr, nullptr, &OnRequest, service,
                                     MHD_OPTION_SOCK_ADDR, reinterpret_cast<sockaddr*>(&addr),
                                     MHD_OPTION_THREAD_POOL_SIZE, threads, MHD_OPTION_CONNECTION_TIMEOUT,
                                     static_cast<unsigned>(o.connection_timeout_s), MHD_OPTION_HTTPS_MEM_CERT,
                                     cert.c_str(), MHD_OPTION_HTTPS_MEM_KEY, key.c_str(), MHD_OPTION_END);
   else
-    srv->daemon_ = MHD_start_daemon(flags, static_cast<uint16_t>(port), nullptr, nullptr, &OnRequest, service,
+    srv->daemon_ = mhd.start_daemon(flags, static_cast<uint16_t>(port), nullptr, nullptr, &OnRequest, service,
                                     MHD_OPTION_SOCK_ADDR, reinterpret_cast<sockaddr*>(&addr),
                                     MHD_OPTION_THREAD_POOL_SIZE, threads, MHD_OPTION_CONNECTION_TIMEOUT,
                                     static_cast<unsigned>(o.connection_timeout_s), MHD_OPTION_END);
   if (!srv->daemon_) return Status::Io("cannot listen on " + o.listen + (tls ? " (or the TLS certificate/key is bad)" : ""));
-  const MHD_DaemonInfo* di = MHD_get_daemon_info(srv->daemon_, MHD_DAEMON_INFO_BIND_PORT);
+  const MHD_DaemonInfo* di = mhd.get_daemon_info(srv->daemon_, MHD_DAEMON_INFO_BIND_PORT);
   srv->port_ = di ? di->port : port;
   return srv;
 }
 
 HttpServer::~HttpServer() {
-  if (daemon_) MHD_stop_daemon(daemon_);
+  if (daemon_) mhd.stop_daemon(daemon_);
 }
 
 }  // namespace iosonar::serve

@@ -369,3 +369,18 @@ TEST_CASE("serve: HTTPS with a certificate, and shared projects by Unix group", 
 }
 
 }  // namespace iosonar::test
+
+namespace iosonar::test {
+
+TEST_CASE("serve: libmicrohttpd and GnuTLS are loaded by serve only, not linked into iosonar", "[serve][integration]") {
+  REQUIRE(HaveProgram("ldd"));
+  auto full = Run({"ldd", IosonarBin()});
+  REQUIRE(full.exit_code == 0);
+  INFO(full.out);
+  CHECK(full.out.find("libc.so") != std::string::npos);  // ldd did list the libraries
+  CHECK(full.out.find("libmicrohttpd") == std::string::npos);
+  CHECK(full.out.find("libgnutls") == std::string::npos);
+  CHECK(full.out.find("libmunge") != std::string::npos);  // the control: small, linked
+}
+
+}  // namespace iosonar::test
