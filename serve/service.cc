@@ -91,9 +91,11 @@ Response Html(int status, std::string body) {
   return r;
 }
 
-// One job id in a URL: digits only (the job database's ids), else it names no job.
+// One job id in a URL: digits only, in the canonical form (no leading zero:
+// the cache keys and the store's job.id are that form), else it names no job.
 bool ValidJobId(const std::string& s) {
-  return !s.empty() && s.size() <= 20 && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+  return !s.empty() && s.size() <= 20 && (s[0] != '0' || s.size() == 1) &&
+         std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
 std::vector<std::string> SplitPath(const std::string& path) {

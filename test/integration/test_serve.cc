@@ -171,6 +171,7 @@ TEST_CASE("serve: isolation, identity, escaping, cache and the API contract", "[
     CHECK(w.Get("/api/admin/lassi?day=2026-11-22", As("daemon")).status == 404);
     // a job id that is no number names no job
     CHECK(w.Get("/api/jobs/..%2f102", As("daemon")).status == 404);
+    CHECK(w.Get("/api/jobs/0101", As("daemon")).status == 404);  // only the canonical form
   }
 
   SECTION("the administrator sees both users' jobs and the heatmap") {
