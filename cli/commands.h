@@ -35,6 +35,8 @@ int CmdLassi(int argc, char** argv);       // cmd_lassi.cc
 int CmdSlowdown(int argc, char** argv);    // cmd_lassi.cc
 int CmdReport(int argc, char** argv);      // cmd_lassi.cc
 int CmdLmtImport(int argc, char** argv);   // cmd_lassi.cc
+// the web pages and JSON API
+int CmdServe(int argc, char** argv);       // cmd_serve.cc
 
 // Service URL from flag, else environment variable, else config file key
 // ("" if none). Config file: --config FILE, $IOSONAR_CONFIG, else

@@ -45,6 +45,22 @@ struct JobSummaryRow {
   std::string summary_json;
 };
 
+// Which jobs a listing holds (JobDb::ListJobs): every job (all), else the
+// jobs of `user` and those whose account / group is one of `accounts` /
+// `groups`. An empty filter matches nothing.
+struct JobListFilter {
+  bool all = false;
+  std::string user;
+  std::vector<std::string> accounts, groups;
+};
+
+// A job of a listing with the job_summary numbers when `job-summary` wrote
+// them (summary_json is left empty).
+struct JobListing {
+  JobRecord job;
+  std::optional<JobSummaryRow> summary;
+};
+
 // One row of file_layouts: a file of a job and its striping.
 struct FileLayoutRow {
   std::string cluster;
@@ -115,6 +131,8 @@ class JobDb {
   Result<std::vector<FileLayoutRow>> FileLayouts(const std::string& cluster, uint64_t job_id);
 
   Status WriteJobSummary(const JobSummaryRow& s);
+  // Jobs (step "") matching f, latest start first (unstarted last), at most limit.
+  Result<std::vector<JobListing>> ListJobs(const JobListFilter& f, size_t limit);
 
   // The sacct poller's mark: where the last successful poll of a cluster ended.
   Result<std::optional<int64_t>> PolledTo(const std::string& cluster);
