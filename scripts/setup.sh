@@ -13,7 +13,9 @@ TEST_PKGS=(redis-server fio python3 python3-yaml
            # oracles (PyWavelets, SciPy) and MPI-IO runs (OpenMPI)
            python3-pywt python3-scipy openmpi-bin libopenmpi-dev
            # LASSi, slowdown, report: pandas/numpy oracles, headless Chromium
-           python3-pandas python3-numpy chromium)
+           python3-pandas python3-numpy chromium
+           # anomaly: scikit-learn's DBSCAN as the oracle, a real SMTP server for alerts
+           python3-sklearn python3-aiosmtpd)
 pkgs=("${BUILD_PKGS[@]}")
 if [[ "${1:-}" == "--test" ]]; then pkgs+=("${TEST_PKGS[@]}"); fi
 
