@@ -1,0 +1,118 @@
+// `iosonar screen` on a simulated cluster (Beacon's hourly screening, Table
+// 2): an OST slowed to a quarter for 70 minutes while a job writes to it is
+// one occurrence of about 70 minutes, also when screened hour by hour with a
+// state file; slowed for 50 minutes it is none; the forwarding node in front
+// of it, busy with other work, is not an occurrence.
+#include <rapidjson/document.h>
+
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstdio>
+#include <set>
+#include <string>
+#include <sys/stat.h>
+
+#include "test/testutil/testutil.h"
+
+using namespace iosonar::test;
+
+namespace {
+
+rapidjson::Document Json(const RunResult& r) {
+  rapidjson::Document d;
+  d.Parse(r.out.c_str());
+  INFO(r.out << r.err);
+  REQUIRE(d.IsObject());
+  return d;
+}
+
+// Job 100: one rank writing without pause (a 8 TiB phase at 1 GiB/s) to one
+// OST; job 101: three ranks behind the same forwarding node writing 512 MiB/s
+// each to other OSTs (so the forwarding node stays busy near its peak).
+const char* kJob100 = "id=100,mode=1-1,first=0,nodes=1,stripes=1,start=0,duration=7200,phase=8192G";
+const char* kJob101 = "id=101,mode=N-N,first=1,nodes=3,stripes=1,start=0,duration=7200,bytes=512M,period=1,io=1";
+
+}  // namespace
+
+TEST_CASE("screen: an OST slowed for 70 minutes is one ~70 min occurrence, 50 minutes none", "[screen][simulate]") {
+  TempDir dir;
+  auto dry = Run({IosonarBin(), "simulate", "--output", "/dev/null", "--nodes", "8", "--fwd", "2", "--osts", "8",
+                  "--duration", "2", "--job", kJob100, "--job", kJob101, "--maps", dir / "maps.json"});
+  REQUIRE(dry.exit_code == 0);
+  rapidjson::Document maps;
+  maps.Parse(ReadFile(dir / "maps.json").c_str());
+  REQUIRE(maps.IsObject());
+  int ost = -1;
+  std::set<int> others;
+  for (const auto& L : maps["layouts"].GetArray()) {
+    if (std::string(L["job_id"].GetString()) == "100") ost = L["osts"][0].GetInt();
+    else others.insert(L["osts"][0].GetInt());
+  }
+  REQUIRE(ost >= 0);
+  REQUIRE(others.count(ost) == 0);  // job 101 keeps off the slow OST
+  char name[32];
+  std::snprintf(name, sizeof name, "simfs-OST%04x", ost);
+
+  for (int minutes : {70, 50}) {
+    INFO("slowed for " << minutes << " minutes");
+    const std::string store = dir / ("store" + std::to_string(minutes));
+    auto sim = Run({IosonarBin(), "simulate", "--store", store, "--nodes", "8", "--fwd", "2", "--osts", "8", "--duration",
+                    "7200", "--job", kJob100, "--job", kJob101, "--slow-ost", std::to_string(ost), "--slow-ost-from",
+                    "1200", "--slow-ost-to", std::to_string(1200 + minutes * 60)});
+    REQUIRE(sim.exit_code == 0);
+    auto r = Run({IosonarBin(), "screen", "--store", store, "--from", "2026-11-22T00:00:00Z", "--to",
+                  "2026-11-22T02:00:00Z", "--format", "json"});
+    REQUIRE(r.exit_code == 0);
+    auto d = Json(r);
+    const auto& occ = d["occurrences"];
+    if (minutes == 50) {
+      CHECK(occ.Size() == 0);
+      continue;
+    }
+    REQUIRE(occ.Size() == 1);
+    CHECK(std::string(occ[0]["kind"].GetString()) == "ost");
+    CHECK(std::string(occ[0]["name"].GetString()) == name);
+    CHECK(std::string(occ[0]["start"].GetString()) == "2026-11-22T00:20:00.000Z");
+    CHECK(std::fabs(occ[0]["duration_s"].GetDouble() - 70 * 60) <= 60);
+    // A quarter of the rank's bandwidth plus the untraced background (< 16 MiB/s).
+    CHECK(occ[0]["max_bw_ratio"].GetDouble() < 0.3);
+    CHECK(occ[0]["max_bw_ratio"].GetDouble() > 0.2);
+    CHECK(occ[0]["end"].IsString());
+
+    // Hour by hour with a state file: nothing in the first hour (40 minutes
+    // so far), then one occurrence from 00:20, reported as new once.
+    const std::string state = dir / "state.json";
+    auto h1 = Run({IosonarBin(), "screen", "--store", store, "--from", "2026-11-22T00:00:00Z", "--to",
+                   "2026-11-22T01:00:00Z", "--format", "json", "--state", state});
+    REQUIRE(h1.exit_code == 0);
+    CHECK(Json(h1)["occurrences"].Size() == 0);
+    struct stat st {};
+    REQUIRE(::stat(state.c_str(), &st) == 0);
+    CHECK((st.st_mode & 0777) == 0600);
+    auto h2 = Run({IosonarBin(), "screen", "--store", store, "--from", "2026-11-22T01:00:00Z", "--to",
+                   "2026-11-22T02:00:00Z", "--format", "json", "--state", state});
+    REQUIRE(h2.exit_code == 0);
+    auto d2 = Json(h2);
+    REQUIRE(d2["occurrences"].Size() == 1);
+    CHECK(std::string(d2["occurrences"][0]["start"].GetString()) == "2026-11-22T00:20:00.000Z");
+    CHECK(std::fabs(d2["occurrences"][0]["duration_s"].GetDouble() - 70 * 60) <= 60);
+    CHECK(d2["occurrences"][0]["new"].GetBool());
+
+    // A known peak from a file: 10x the observed one puts every busy server under 30 %.
+    const std::string peaks = dir / "peaks.txt";
+    FILE* f = std::fopen(peaks.c_str(), "w");
+    REQUIRE(f);
+    std::fprintf(f, "# name bytes/s\n%s 1e12\n", name);
+    std::fclose(f);
+    auto p = Run({IosonarBin(), "screen", "--store", store, "--from", "2026-11-22T00:00:00Z", "--to",
+                  "2026-11-22T02:00:00Z", "--format", "json", "--peak", peaks, "--only", "ost"});
+    REQUIRE(p.exit_code == 0);
+    auto dp = Json(p);
+    REQUIRE(dp["occurrences"].Size() == 1);
+    CHECK(std::fabs(dp["occurrences"][0]["duration_s"].GetDouble() - 7200) <= 60);
+  }
+  // Bad input is named.
+  auto bad = Run({IosonarBin(), "screen", "--store", dir / "store70", "--from", "yesterday", "--to", "2026-11-22T02:00:00Z"});
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("--from") != std::string::npos);
+}
