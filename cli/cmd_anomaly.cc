@@ -26,6 +26,8 @@ constexpr const char* kUsage =
     "                       [--eps E] [--min-samples N] [--min-history N] [--node-tolerance F]\n"
     "                       [--high-mdops R] [--high-bw B] [--high-iops R] [--large-job-nodes N]\n"
     "                       [--format table|json] [--redis URL] [--output OUT]\n"
+    "(with --mysql the result also replaces the job's rows of job_anomaly, job_anomaly_neighbour\n"
+    "and job_server_outlier; --redis caches it under iosonar:job:JOB_ID:anomaly)\n"
     "\n"
     "Beacon's job I/O anomaly detection: the job's I/O phases (duration, volume) are\n"
     "compared with the phases of the same application's earlier runs (same exact\n"
@@ -135,6 +137,9 @@ int CmdAnomaly(int argc, char** argv) {
   else std::cout << anomaly::ToTable(*res);
   if (pub.has_output()) pub.Send(anomaly::ToRecords(*res, HostName()));
   pub.Cache(cache::JobResultKey(job_id, "anomaly"), anomaly::ToJson(*res, false));
+  pub.WithJob(job_id, cluster, [&](JobDb& d, const JobRecord& job) {
+    return anomaly::WriteToDb(d.conn(), job.cluster, job.job_id, *res);
+  });
   return pub.rc();
 }
 

@@ -22,6 +22,7 @@ namespace {
 constexpr const char* kUsage =
     "usage: iosonar screen --store DIR|URL --from T --to T [--peak FILE] [--fraction 0.3] [--min-duration 60m]\n"
     "                      [--bucket 1m] [--state FILE] [--only ost|forwarding] [--format table|json] [--output OUT]\n"
+    "                      [--mysql URL]\n"
     "\n"
     "Beacon's system screening: an OST (iosonar.oss) or forwarding node (llite\n"
     "records of iosonar.client) whose largest bandwidth per bucket stays under\n"
@@ -39,7 +40,7 @@ constexpr const char* kUsage =
 
 int CmdScreen(int argc, char** argv) {
   std::string store_dir, from, to, peak, fraction_s, min_duration = "60m", bucket = "1m", state_path, only, format = "table";
-  std::string output, config;
+  std::string output, config, mysql_flag;
   anomaly::ScreenOptions opt;
   po::options_description desc(kUsage);
   desc.add_options()("help,h", "show this help")                                                  //
@@ -54,6 +55,7 @@ int CmdScreen(int argc, char** argv) {
       ("only", po::value(&only)->value_name("KIND"), "ost or forwarding (default both)")            //
       ("format", po::value(&format)->default_value("table")->value_name("FMT"), "table or json")     //
       ("output", po::value(&output)->value_name("OUT"), "also send iosonar.result.anomaly records to OUT")  //
+      ("mysql", po::value(&mysql_flag)->value_name("URL"), "job database: upsert the occurrences into server_anomaly")  //
       ("config", po::value(&config)->value_name("FILE"), "config file");
   po::variables_map vm;
   if (int rc = ParseCommandLine("screen", argc, argv, desc, &vm); rc >= 0) return rc;
@@ -109,8 +111,9 @@ int CmdScreen(int argc, char** argv) {
       std::cerr << "iosonar screen: --state: " << s.ToString() << "\n";
       return 1;
     }
-  Publisher pub("screen", {output, "", "", config});
+  Publisher pub("screen", {output, "", mysql_flag, config});
   if (pub.has_output()) pub.Send(anomaly::ScreenToRecords(*res, HostName()));
+  pub.WithJobDb([&](JobDb& db) { return anomaly::WriteOccurrencesToDb(db.conn(), *res); });
   return pub.rc();
 }
 

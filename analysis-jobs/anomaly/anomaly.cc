@@ -404,7 +404,10 @@ Status ServerOutliers(Store& store, AnomalyResult* res, const JobSource& src, co
   if (large || (anomalous && fwd.size() >= 3)) Outliers("forwarding", fwd, res, opt);
   if (large || (anomalous && ost.size() >= 3)) Outliers("ost", ost, res, opt);
   std::sort(res->server_outliers.begin(), res->server_outliers.end(),
-            [](const ServerOutlier& a, const ServerOutlier& b) { return a.bandwidth_ratio < b.bandwidth_ratio; });
+            [](const ServerOutlier& a, const ServerOutlier& b) {
+              if (a.bandwidth_ratio != b.bandwidth_ratio) return a.bandwidth_ratio < b.bandwidth_ratio;
+              return a.kind != b.kind ? a.kind < b.kind : a.name < b.name;
+            });
   return Status::Ok();
 }
 
@@ -621,6 +624,39 @@ std::string ToRecords(const AnomalyResult& r, const std::string& host) {
     out.push_back('\n');
   }
   return out;
+}
+
+Status WriteToDb(MysqlConn& db, const std::string& cluster, uint64_t job_id, const AnomalyResult& r) {
+  const std::string now = SqlDatetime(NowNs());
+  const auto id = static_cast<int64_t>(job_id);
+  const std::string json = ToJson(r, false);
+  return db.Transaction([&]() -> Status {
+    for (const char* t : {"job_anomaly", "job_anomaly_neighbour", "job_server_outlier"}) {
+      auto del = db.Exec(std::string("DELETE FROM ") + t + " WHERE cluster = ? AND job_id = ?", {cluster, id});
+      if (!del.ok()) return del.status();
+    }
+    auto ins = db.Exec("INSERT INTO job_anomaly (cluster, job_id, computed_at, verdict, history_runs, slowdown, result_json) "
+                       "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                       {cluster, id, now, r.verdict, static_cast<int64_t>(r.history.size()), r.slowdown, json});
+    if (!ins.ok()) return ins.status();
+    int64_t rank = 0;
+    for (const auto& n : r.neighbours) {
+      std::string shared, ev;
+      for (const auto& x : n.shared) shared += (shared.empty() ? "" : ",") + x;
+      for (const auto& x : n.evidence) ev += (ev.empty() ? "" : ",") + x;
+      auto a = db.Exec("INSERT INTO job_anomaly_neighbour (cluster, job_id, rank_no, neighbour, shared, evidence, md_ops_per_s) "
+                       "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                       {cluster, id, rank++, n.job_id, shared, ev, n.md_ops_per_s});
+      if (!a.ok()) return a.status();
+    }
+    for (const auto& o : r.server_outliers) {
+      auto a = db.Exec("INSERT INTO job_server_outlier (cluster, job_id, kind, server, bandwidth_ratio, cost_s) "
+                       "VALUES (?, ?, ?, ?, ?, ?)",
+                       {cluster, id, o.kind, o.name, o.bandwidth_ratio, o.cost_s});
+      if (!a.ok()) return a.status();
+    }
+    return Status::Ok();
+  });
 }
 
 }  // namespace iosonar::anomaly

@@ -54,6 +54,7 @@
 #include "analysis-jobs/phases/phases.h"
 #include "core/base/status.h"
 #include "core/jobdb/jobdb.h"
+#include "core/jobdb/mysql.h"
 #include "core/store/store.h"
 
 namespace iosonar::anomaly {
@@ -129,5 +130,8 @@ std::string ToTable(const AnomalyResult& r);
 // iosonar.result.anomaly records: one for the job (verdict), then one per
 // neighbour and per server outlier; deterministic event.stream.
 std::string ToRecords(const AnomalyResult& r, const std::string& host);
+// Into the job database (migration 35): replaces the job's job_anomaly,
+// job_anomaly_neighbour and job_server_outlier rows in one transaction.
+Status WriteToDb(MysqlConn& db, const std::string& cluster, uint64_t job_id, const AnomalyResult& r);
 
 }  // namespace iosonar::anomaly

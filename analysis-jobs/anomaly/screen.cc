@@ -339,4 +339,26 @@ std::string ScreenToRecords(const ScreenResult& r, const std::string& host) {
   return out;
 }
 
+Status WriteOccurrencesToDb(MysqlConn& db, const ScreenResult& r) {
+  const std::string now = SqlDatetime(NowNs());
+  return db.Transaction([&]() -> Status {
+    for (const auto& o : r.occurrences) {
+      auto a = db.Exec(
+          "INSERT INTO server_anomaly (kind, server, start_time, end_time, duration_s, max_bw_ratio, peak, still_open, "
+          "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON DUPLICATE KEY UPDATE end_time = VALUES(end_time), "
+          "duration_s = VALUES(duration_s), max_bw_ratio = GREATEST(max_bw_ratio, VALUES(max_bw_ratio)), "
+          "peak = VALUES(peak), still_open = VALUES(still_open), updated_at = VALUES(updated_at)",
+          {o.kind, o.name, SqlDatetime(o.start_ns), SqlDatetime(o.end_ns), static_cast<double>(o.end_ns - o.start_ns) / 1e9,
+           o.max_bw_ratio, o.peak, int64_t{o.open ? 1 : 0}, now});
+      if (!a.ok()) return a.status();
+    }
+    // Open rows that ended before this range began and were not continued are closed.
+    auto c = db.Exec("UPDATE server_anomaly SET still_open = 0, updated_at = ? WHERE still_open = 1 AND updated_at < ? "
+                     "AND end_time < ?",
+                     {now, now, SqlDatetime(r.from_ns)});
+    if (!c.ok()) return c.status();
+    return Status::Ok();
+  });
+}
+
 }  // namespace iosonar::anomaly

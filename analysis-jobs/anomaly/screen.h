@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "core/base/status.h"
+#include "core/jobdb/mysql.h"
 #include "core/store/store.h"
 
 namespace iosonar::anomaly {
@@ -92,5 +93,10 @@ std::string ScreenToTable(const ScreenResult& r);
 std::string DurationTable(const std::vector<Occurrence>& occ);
 // iosonar.result.anomaly records, one per occurrence (result.analysis "occurrence").
 std::string ScreenToRecords(const ScreenResult& r, const std::string& host);
+// Upserts the occurrences into server_anomaly (migration 35): one row per
+// (kind, server, start); end, duration, ratio and still_open follow the
+// latest screening, alerted_at is kept. Rows still open for a server that
+// this screening covered and found closed are closed too.
+Status WriteOccurrencesToDb(MysqlConn& db, const ScreenResult& r);
 
 }  // namespace iosonar::anomaly

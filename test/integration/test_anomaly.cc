@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "test/testutil/mariadb_server.h"
 #include "test/testutil/testutil.h"
 
 using namespace iosonar::test;
@@ -174,4 +175,48 @@ TEST_CASE("anomaly: a 1,024-node job on a slow OST names that OST", "[anomaly][s
     REQUIRE(a.exit_code == 0);
     CHECK(Json(a)["server_outliers"].Size() == 0);
   }
+}
+
+TEST_CASE("anomaly: history from the job database, results in MySQL and as records", "[anomaly][mysql]") {
+  if (!HaveMariaDb()) {
+    WARN("mariadb-server is not installed: test skipped");
+    return;
+  }
+  MariaDbServer db;
+  TempDir dir;
+  const std::string store = dir / "store";
+  auto args = SimArgs(store, dir.path());
+  args.insert(args.end(), {"--slow-fwd", "1", "--slow-fwd-from", "360", "--slow-fwd-to", "420", "--mysql", db.url()});
+  auto r = Run(args);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const std::string rec = dir / "anomaly.jsonl";
+  // No --apps: the command lines, node counts and the forwarding map come from MySQL.
+  auto a = Run({IosonarBin(), "anomaly", "3007", "--store", store, "--mysql", db.url(), "--format", "json", "--output", rec});
+  INFO(a.err);
+  REQUIRE(a.exit_code == 0);
+  auto d = Json(a);
+  CHECK(std::string(d["verdict"].GetString()) == "anomalous");
+  CHECK(d["history_runs"].GetInt() == 6);
+  std::string fwd;
+  for (const auto& o : d["server_outliers"].GetArray())
+    if (std::string(o["kind"].GetString()) == "forwarding") fwd += std::string(o["name"].GetString()) + " ";
+  CHECK(fwd == "fwd001 ");
+  a = Run({IosonarBin(), "anomaly", "3005", "--store", store, "--mysql", db.url(), "--format", "json"});
+  REQUIRE(a.exit_code == 0);
+  CHECK(std::string(Json(a)["verdict"].GetString()) == "normal");
+
+  // The records are schema-valid: one for the job, one per neighbour and server outlier.
+  ParsedLines lines;
+  const auto text = SplitLines(ReadFile(rec));
+  for (const auto& l : text) lines.Add(l);
+  CHECK(text.size() == 1 + d["neighbours"].Size() + d["server_outliers"].Size());
+  CHECK(text[0].find("\"result.reason\":\"anomalous\"") != std::string::npos);
+
+  auto q = Run({"/usr/bin/mariadb", "-S", db.socket(), "-uroot", "-N", "-B", "iosonar", "-e",
+                "SELECT job_id, verdict, history_runs FROM job_anomaly ORDER BY job_id; "
+                "SELECT kind, server FROM job_server_outlier WHERE job_id = 3007 AND kind = 'forwarding'"});
+  INFO(q.err);
+  REQUIRE(q.exit_code == 0);
+  CHECK(q.out == "3005\tnormal\t4\n3007\tanomalous\t6\nforwarding\tfwd001\n");
 }

@@ -12,6 +12,7 @@
 #include <string>
 #include <sys/stat.h>
 
+#include "test/testutil/mariadb_server.h"
 #include "test/testutil/testutil.h"
 
 using namespace iosonar::test;
@@ -97,6 +98,41 @@ TEST_CASE("screen: an OST slowed for 70 minutes is one ~70 min occurrence, 50 mi
     CHECK(std::string(d2["occurrences"][0]["start"].GetString()) == "2026-11-22T00:20:00.000Z");
     CHECK(std::fabs(d2["occurrences"][0]["duration_s"].GetDouble() - 70 * 60) <= 60);
     CHECK(d2["occurrences"][0]["new"].GetBool());
+
+    // Records: one per occurrence, schema-valid.
+    auto o = Run({IosonarBin(), "screen", "--store", store, "--from", "2026-11-22T00:00:00Z", "--to",
+                  "2026-11-22T02:00:00Z", "--output", dir / "occ.jsonl"});
+    REQUIRE(o.exit_code == 0);
+    const auto recs = SplitLines(ReadFile(dir / "occ.jsonl"));
+    REQUIRE(recs.size() == 1);
+    ParsedLines parsed;
+    parsed.Add(recs[0]);
+    CHECK(recs[0].find(name) != std::string::npos);
+
+    // MySQL: screened up to 01:25 the occurrence is open (the view lists it);
+    // screened to 02:00 the same row (same start) is closed.
+    if (HaveMariaDb()) {
+      MariaDbServer db;
+      auto mig = Run({IosonarBin(), "db-migrate", "--mysql", db.url()});
+      REQUIRE(mig.exit_code == 0);
+      auto view = [&] {
+        auto q = Run({"/usr/bin/mariadb", "-S", db.socket(), "-uroot", "-N", "-B", "iosonar", "-e",
+                      "SELECT kind, server, start_time, duration_s FROM open_server_anomalies"});
+        REQUIRE(q.exit_code == 0);
+        return q.out;
+      };
+      auto m1 = Run({IosonarBin(), "screen", "--store", store, "--from", "2026-11-22T00:00:00Z", "--to",
+                     "2026-11-22T01:25:00Z", "--mysql", db.url()});
+      INFO(m1.err);
+      REQUIRE(m1.exit_code == 0);
+      CHECK(view() == "ost\t" + std::string(name) + "\t2026-11-22 00:20:00.000000\t3900\n");
+      auto m2 = Run({IosonarBin(), "screen", "--store", store, "--from", "2026-11-22T00:00:00Z", "--to",
+                     "2026-11-22T02:00:00Z", "--mysql", db.url()});
+      REQUIRE(m2.exit_code == 0);
+      CHECK(view().empty());
+    } else {
+      WARN("mariadb-server is not installed: the MySQL part is skipped");
+    }
 
     // A known peak from a file: 10x the observed one puts every busy server under 30 %.
     const std::string peaks = dir / "peaks.txt";
