@@ -2,9 +2,12 @@
 // OSTs and forwarding nodes whose maximum bandwidth stays under a fraction of
 // their peak for a minimum duration while they have work.
 #include <boost/program_options.hpp>
+#include <algorithm>
+#include <cstdlib>
 #include <iostream>
 #include <string>
 
+#include "analysis-jobs/anomaly/alert.h"
 #include "analysis-jobs/anomaly/screen.h"
 #include "analysis-jobs/lassi/results.h"
 #include "cli/cli_options.h"
@@ -22,7 +25,7 @@ namespace {
 constexpr const char* kUsage =
     "usage: iosonar screen --store DIR|URL --from T --to T [--peak FILE] [--fraction 0.3] [--min-duration 60m]\n"
     "                      [--bucket 1m] [--state FILE] [--only ost|forwarding] [--format table|json] [--output OUT]\n"
-    "                      [--mysql URL]\n"
+    "                      [--mysql URL] [--alert-to ADDRS --smtp URL [--alert-after 96h]]\n"
     "\n"
     "Beacon's system screening: an OST (iosonar.oss) or forwarding node (llite\n"
     "records of iosonar.client) whose largest bandwidth per bucket stays under\n"
@@ -40,7 +43,7 @@ constexpr const char* kUsage =
 
 int CmdScreen(int argc, char** argv) {
   std::string store_dir, from, to, peak, fraction_s, min_duration = "60m", bucket = "1m", state_path, only, format = "table";
-  std::string output, config, mysql_flag;
+  std::string output, config, mysql_flag, smtp_flag, alert_to, alert_from, alert_after = "96h", smtp_user;
   anomaly::ScreenOptions opt;
   po::options_description desc(kUsage);
   desc.add_options()("help,h", "show this help")                                                  //
@@ -56,6 +59,11 @@ int CmdScreen(int argc, char** argv) {
       ("format", po::value(&format)->default_value("table")->value_name("FMT"), "table or json")     //
       ("output", po::value(&output)->value_name("OUT"), "also send iosonar.result.anomaly records to OUT")  //
       ("mysql", po::value(&mysql_flag)->value_name("URL"), "job database: upsert the occurrences into server_anomaly")  //
+      ("alert-to", po::value(&alert_to)->value_name("ADDRS"), "e-mail the administrators (comma-separated) once per occurrence")  //
+      ("alert-after", po::value(&alert_after)->default_value("96h")->value_name("DUR"), "... that has lasted this long (Beacon: 96 h)")  //
+      ("alert-from", po::value(&alert_from)->value_name("ADDR"), "sender (default iosonar@HOST)")  //
+      ("smtp", po::value(&smtp_flag)->value_name("URL"), "mail server smtp://HOST:PORT or smtps:// ($IOSONAR_SMTP, config smtp =)")  //
+      ("smtp-user", po::value(&smtp_user)->value_name("USER"), "SMTP AUTH user (password from $IOSONAR_SMTP_PASSWORD)")  //
       ("config", po::value(&config)->value_name("FILE"), "config file");
   po::variables_map vm;
   if (int rc = ParseCommandLine("screen", argc, argv, desc, &vm); rc >= 0) return rc;
@@ -78,6 +86,26 @@ int CmdScreen(int argc, char** argv) {
     if (only != "ost" && only != "forwarding") return usage_error("--only must be ost or forwarding, not '" + only + "'");
     opt.osts = only == "ost";
     opt.forwarding = only == "forwarding";
+  }
+  anomaly::AlertOptions alert;
+  if (!alert_to.empty()) {
+    if (state_path.empty()) return usage_error("--alert-to needs --state FILE (to send each alert once)");
+    alert.smtp.url = ResolveSetting(smtp_flag, "IOSONAR_SMTP", "smtp", config);
+    if (alert.smtp.url.empty()) return usage_error("--alert-to needs --smtp URL (or $IOSONAR_SMTP)");
+    alert.smtp.user = smtp_user;
+    if (const char* pw = std::getenv("IOSONAR_SMTP_PASSWORD")) alert.smtp.password = pw;
+    size_t pos = 0;
+    while (pos <= alert_to.size()) {
+      size_t c = alert_to.find(',', pos);
+      if (c == std::string::npos) c = alert_to.size();
+      if (c > pos) alert.to.push_back(alert_to.substr(pos, c - pos));
+      pos = c + 1;
+    }
+    alert.from = alert_from.empty() ? "iosonar@" + HostName() : alert_from;
+    auto after = lassi::ParseDuration(alert_after);
+    if (!after || *after < 0) return usage_error("--alert-after: not a duration: '" + alert_after + "'");
+    alert.after_ns = *after;
+    alert.store = store_dir;
   }
   std::map<std::string, double> peaks;
   if (!peak.empty()) {
@@ -106,6 +134,16 @@ int CmdScreen(int argc, char** argv) {
   }
   if (format == "json") std::cout << anomaly::ScreenToJson(*res);
   else std::cout << anomaly::ScreenToTable(*res);
+  int rc = 0;
+  if (!alert.to.empty()) {
+    int sent = 0;
+    Status s = anomaly::AlertOccurrences(res->occurrences, alert, &state.alerted, &sent);
+    if (!s.ok()) {
+      std::cerr << "iosonar screen: alert: " << s.ToString() << "\n";
+      rc = 1;
+    }
+    if (sent) std::cerr << "iosonar screen: " << sent << " alert(s) sent\n";
+  }
   if (!state_path.empty())
     if (Status s = anomaly::SaveScreenState(state_path, state); !s.ok()) {
       std::cerr << "iosonar screen: --state: " << s.ToString() << "\n";
@@ -114,7 +152,7 @@ int CmdScreen(int argc, char** argv) {
   Publisher pub("screen", {output, "", mysql_flag, config});
   if (pub.has_output()) pub.Send(anomaly::ScreenToRecords(*res, HostName()));
   pub.WithJobDb([&](JobDb& db) { return anomaly::WriteOccurrencesToDb(db.conn(), *res); });
-  return pub.rc();
+  return std::max(rc, pub.rc());
 }
 
 }  // namespace iosonar::cli

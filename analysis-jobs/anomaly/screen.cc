@@ -76,9 +76,10 @@ Result<ScreenState> LoadScreenState(const std::string& path) {
   if (d.HasMember("peaks") && d["peaks"].IsObject())
     for (const auto& m : d["peaks"].GetObject())
       if (m.value.IsNumber()) s.peaks[m.name.GetString()] = m.value.GetDouble();
-  if (d.HasMember("reported") && d["reported"].IsArray())
-    for (const auto& v : d["reported"].GetArray())
-      if (v.IsString()) s.reported.insert(v.GetString());
+  for (auto [key, set] : {std::pair<const char*, std::set<std::string>*>{"reported", &s.reported}, {"alerted", &s.alerted}})
+    if (d.HasMember(key) && d[key].IsArray())
+      for (const auto& v : d[key].GetArray())
+        if (v.IsString()) set->insert(v.GetString());
   return s;
 }
 
@@ -105,6 +106,10 @@ Status SaveScreenState(const std::string& path, const ScreenState& s) {
   w.Key("reported");
   w.BeginArray();
   for (const auto& r : s.reported) w.String(r);
+  w.EndArray();
+  w.Key("alerted");
+  w.BeginArray();
+  for (const auto& r : s.alerted) w.String(r);
   w.EndArray();
   w.EndObject();
   out.push_back('\n');

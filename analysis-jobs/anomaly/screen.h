@@ -66,6 +66,7 @@ struct ScreenState {
   std::map<std::string, Open> open;      // key kind:name
   std::map<std::string, double> peaks;   // key kind:name -> bytes/s observed
   std::set<std::string> reported;        // Occurrence::Id() of occurrences reported
+  std::set<std::string> alerted;         // ids an alert e-mail went out for (alert.h)
 };
 
 Result<ScreenState> LoadScreenState(const std::string& path);  // a missing file is an empty state
