@@ -2,10 +2,14 @@
 // earlier runs at the same scale (DBSCAN), interference evidence from its
 // neighbours and lagging servers inside it (analysis-jobs/anomaly).
 #include <boost/program_options.hpp>
+#include <algorithm>
+#include <cstdlib>
 #include <iostream>
 #include <string>
 
+#include "analysis-jobs/anomaly/alert.h"
 #include "analysis-jobs/anomaly/anomaly.h"
+#include "analysis-jobs/lassi/results.h"
 #include "analysis-jobs/xlayer/xlayer.h"
 #include "cli/cli_options.h"
 #include "cli/commands.h"
@@ -26,6 +30,7 @@ constexpr const char* kUsage =
     "                       [--eps E] [--min-samples N] [--min-history N] [--node-tolerance F]\n"
     "                       [--high-mdops R] [--high-bw B] [--high-iops R] [--large-job-nodes N]\n"
     "                       [--format table|json] [--redis URL] [--output OUT]\n"
+    "                       [--alert-to ADDRS --smtp URL --alert-state FILE [--alert-job-nodes 1024]]\n"
     "(with --mysql the result also replaces the job's rows of job_anomaly, job_anomaly_neighbour\n"
     "and job_server_outlier; --redis caches it under iosonar:job:JOB_ID:anomaly)\n"
     "\n"
@@ -48,6 +53,8 @@ constexpr const char* kUsage =
 
 int CmdAnomaly(int argc, char** argv) {
   std::string job_id, store_dir, format = "table", apps, maps, cluster, config, output, redis_flag, mysql_flag;
+  std::string alert_to, alert_from, alert_state, smtp_flag, smtp_user;
+  int64_t alert_job_nodes = 1024;
   anomaly::Options opt;
   int64_t min_samples = static_cast<int64_t>(opt.min_samples), min_history = static_cast<int64_t>(opt.min_history);
   int64_t max_history = static_cast<int64_t>(opt.max_history), min_runs = static_cast<int64_t>(opt.min_runs);
@@ -74,6 +81,12 @@ int CmdAnomaly(int argc, char** argv) {
       ("format", po::value(&format)->default_value("table")->value_name("FMT"), "table or json")  //
       ("redis", po::value(&redis_flag)->value_name("URL"), "cache the JSON in Redis")  //
       ("output", po::value(&output)->value_name("OUT"), "also send iosonar.result.anomaly records to OUT")  //
+      ("alert-to", po::value(&alert_to)->value_name("ADDRS"), "e-mail the administrators (comma-separated) about lagging servers ...")  //
+      ("alert-job-nodes", po::value(&alert_job_nodes)->default_value(alert_job_nodes), "... in jobs of at least this many nodes")  //
+      ("alert-state", po::value(&alert_state)->value_name("FILE"), "jobs already alerted (each is e-mailed once)")  //
+      ("alert-from", po::value(&alert_from)->value_name("ADDR"), "sender (default iosonar@HOST)")  //
+      ("smtp", po::value(&smtp_flag)->value_name("URL"), "mail server smtp://HOST:PORT or smtps:// ($IOSONAR_SMTP)")  //
+      ("smtp-user", po::value(&smtp_user)->value_name("USER"), "SMTP AUTH user (password from $IOSONAR_SMTP_PASSWORD)")  //
       ("config", po::value(&config)->value_name("FILE"), "config file");
   po::variables_map vm;
   if (int rc = ParseJobCommandLine("anomaly", argc, argv, desc, &job_id, &vm); rc >= 0) return rc;
@@ -89,6 +102,23 @@ int CmdAnomaly(int argc, char** argv) {
   opt.min_history = static_cast<size_t>(min_history);
   opt.max_history = static_cast<size_t>(max_history);
 
+  anomaly::AlertOptions alert;
+  if (!alert_to.empty()) {
+    if (alert_state.empty()) return usage_error("--alert-to needs --alert-state FILE (to send each alert once)");
+    alert.smtp.url = ResolveSetting(smtp_flag, "IOSONAR_SMTP", "smtp", config);
+    if (alert.smtp.url.empty()) return usage_error("--alert-to needs --smtp URL (or $IOSONAR_SMTP)");
+    alert.smtp.user = smtp_user;
+    if (const char* pw = std::getenv("IOSONAR_SMTP_PASSWORD")) alert.smtp.password = pw;
+    for (size_t pos = 0; pos <= alert_to.size();) {
+      size_t c = alert_to.find(',', pos);
+      if (c == std::string::npos) c = alert_to.size();
+      if (c > pos) alert.to.push_back(alert_to.substr(pos, c - pos));
+      pos = c + 1;
+    }
+    alert.from = alert_from.empty() ? "iosonar@" + HostName() : alert_from;
+    alert.job_nodes = alert_job_nodes;
+    alert.store = store_dir;
+  }
   anomaly::JobSource src;
   src.cluster = cluster;
   if (!apps.empty()) {
@@ -140,7 +170,18 @@ int CmdAnomaly(int argc, char** argv) {
   pub.WithJob(job_id, cluster, [&](JobDb& d, const JobRecord& job) {
     return anomaly::WriteToDb(d.conn(), job.cluster, job.job_id, *res);
   });
-  return pub.rc();
+  int rc = 0;
+  if (!alert.to.empty()) {
+    auto ids = anomaly::LoadAlerted(alert_state);
+    int sent = 0;
+    Status s = ids.ok() ? anomaly::AlertJob(*res, alert, &*ids, &sent) : ids.status();
+    if (s.ok() && sent) s = anomaly::SaveAlerted(alert_state, *ids);
+    if (!s.ok()) {
+      std::cerr << "iosonar anomaly: alert: " << s.ToString() << "\n";
+      rc = 1;
+    }
+  }
+  return std::max(rc, pub.rc());
 }
 
 }  // namespace iosonar::cli
