@@ -7,6 +7,7 @@
 
 #include "cli/cli_options.h"
 #include "cli/commands.h"
+#include "analysis-jobs/worker/queue.h"
 #include "core/jobdb/jobdb.h"
 #include "core/base/timeutil.h"
 #include "exporters/scheduler/scheduler.h"
@@ -55,6 +56,12 @@ int PrologEpilog(const scheduler::Options& o, const std::string& mode, bool stri
   }
   scheduler::RecordOutcome out;
   Status st = scheduler::RecordPrologEpilog(o, mode == "epilog", env, &out);
+  // The job's end queues it for the analysis worker (`iosonar analyze`), whatever became of the record.
+  if (mode == "epilog" && env.count("IOSONAR_ANALYSIS_QUEUE") && env.count("SLURM_JOB_ID"))
+    if (Status q = worker::AnalysisQueue(env["IOSONAR_ANALYSIS_QUEUE"]).Enqueue(
+            env["SLURM_JOB_ID"], !o.cluster.empty() ? o.cluster : env["SLURM_CLUSTER_NAME"]);
+        !q.ok())
+      std::cerr << "iosonar scheduler epilog: analysis queue: " << q.ToString() << "\n";
   if (!out.note.empty()) std::cerr << "iosonar scheduler " << mode << ": note: " << out.note << "\n";
   if (out.replay.replayed || out.replay.bad)
     std::cerr << "iosonar scheduler " << mode << ": replayed " << out.replay.replayed << " spooled record(s), "
