@@ -659,4 +659,27 @@ Status WriteToDb(MysqlConn& db, const std::string& cluster, uint64_t job_id, con
   });
 }
 
+Result<std::string> StoredVerdictLine(MysqlConn& db, const std::string& cluster, uint64_t job_id) {
+  const auto id = static_cast<int64_t>(job_id);
+  auto rows = db.Query("SELECT verdict, history_runs, slowdown FROM job_anomaly WHERE cluster = ? AND job_id = ?", {cluster, id});
+  if (!rows.ok()) return rows.status();
+  if (rows->empty() || !(*rows)[0][0]) return std::string();
+  const auto& r = (*rows)[0];
+  std::string line = "I/O anomaly: " + *r[0] + " against " + r[1].value_or("0") + " earlier runs";
+  const double slow = r[2] ? std::atof(r[2]->c_str()) : 0;
+  if (slow > 0) {
+    char b[64];
+    std::snprintf(b, sizeof b, ", slowest phase %.1fx its history", slow);
+    line += b;
+  }
+  auto nb = db.Query("SELECT neighbour, evidence FROM job_anomaly_neighbour WHERE cluster = ? AND job_id = ? ORDER BY rank_no "
+                     "LIMIT 1", {cluster, id});
+  if (nb.ok() && !nb->empty() && (*nb)[0][0])
+    line += "; first neighbour " + *(*nb)[0][0] + ((*nb)[0][1] && !(*nb)[0][1]->empty() ? " (" + *(*nb)[0][1] + ")" : "");
+  auto so = db.Query("SELECT server FROM job_server_outlier WHERE cluster = ? AND job_id = ? ORDER BY bandwidth_ratio, kind, "
+                     "server LIMIT 1", {cluster, id});
+  if (so.ok() && !so->empty() && (*so)[0][0]) line += "; lagging " + *(*so)[0][0];
+  return line + "\n";
+}
+
 }  // namespace iosonar::anomaly

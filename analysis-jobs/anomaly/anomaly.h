@@ -133,5 +133,9 @@ std::string ToRecords(const AnomalyResult& r, const std::string& host);
 // Into the job database (migration 35): replaces the job's job_anomaly,
 // job_anomaly_neighbour and job_server_outlier rows in one transaction.
 Status WriteToDb(MysqlConn& db, const std::string& cluster, uint64_t job_id, const AnomalyResult& r);
+// The stored verdict of a job as one line for people ("I/O anomaly: anomalous
+// against 6 earlier runs, slowest phase 4.0x its history; first neighbour
+// 3999 (high_mdops); lagging fwd001"), "" when the job has no job_anomaly row.
+Result<std::string> StoredVerdictLine(MysqlConn& db, const std::string& cluster, uint64_t job_id);
 
 }  // namespace iosonar::anomaly

@@ -242,4 +242,13 @@ TEST_CASE("anomaly: history from the job database, results in MySQL and as recor
   INFO(q.err);
   REQUIRE(q.exit_code == 0);
   CHECK(q.out == "3005\tnormal\t4\n3007\tanomalous\t6\nforwarding\tfwd001\n");
+
+  // The job summary shows the verdict (a light touch: one line under the job's metadata).
+  auto js = Run({IosonarBin(), "job-summary", "3007", "--store", store, "--mysql", db.url()});
+  INFO(js.err);
+  REQUIRE(js.exit_code == 0);
+  CHECK(js.out.find("I/O anomaly: anomalous against 6 earlier runs, slowest phase 4.0x its history") != std::string::npos);
+  js = Run({IosonarBin(), "job-summary", "3001", "--store", store, "--mysql", db.url()});
+  REQUIRE(js.exit_code == 0);
+  CHECK(js.out.find("I/O anomaly") == std::string::npos);  // never analysed
 }
