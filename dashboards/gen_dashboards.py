@@ -338,6 +338,15 @@ def file_system():
         metric("mo", "max", "scoreboard.meta_ops", "Metadata ops", "num"),
         metric("jo", "max", "scoreboard.jobs", "Jobs", "num")],
         q='scoreboard.metric : "bytes"', ignore_global=True)))
+    p.append((48, 14, table_lens("Anomalies: occurrences, lagging servers, anomalous jobs and their neighbours "
+                                 "(iosonar screen / anomaly; ignores the controls)", LOGS, "iosonar.result.anomaly", [
+        terms("a", "result.analysis", "sc", 5, label="What"),
+        terms("t", "result.target", "sc", 20, label="Server or neighbour"),
+        terms("j", "job.id", "sc", 10, label="Job"),
+        metric("sc", "max", "result.score", "Score (bandwidth ratio, slowdown)", "num"),
+        metric("d", "max", "result.interval_ns", "Duration (ns)", "num"),
+        metric("r", "last_value", "result.reason", "Reason", dtype="string")],
+        q='result.analysis : ("occurrence" or "ost" or "forwarding" or "neighbour" or "job")', ignore_global=True)))
     return dashboard("iosonar-file-system", f"iosonar {DASH} file system",
                      "Lustre servers as the exporters see them: OST bandwidth per target (the hot or slow OST), "
                      "MDS ops, the jobs behind them, fullness and overloaded OSSes, probe latency, LASSi risk "
