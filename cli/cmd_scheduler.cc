@@ -107,6 +107,15 @@ int Poll(const scheduler::Options& o, const std::string& since) {
   std::cout << "polled " << FormatIsoMillis(ps.from_ns) << " .. " << FormatIsoMillis(ps.to_ns) << ": " << ps.lines
             << " line(s), " << ps.records << " record(s), " << ps.written << " written, " << ps.bad.size()
             << " skipped\n";
+  // Finished jobs go to the analysis worker's queue (`iosonar analyze`) when $IOSONAR_ANALYSIS_QUEUE names one.
+  if (const char* q = std::getenv("IOSONAR_ANALYSIS_QUEUE"); q && *q && !ps.ended.empty()) {
+    worker::AnalysisQueue queue(q);
+    size_t n = 0;
+    for (const auto& [cluster, job] : ps.ended)
+      if (Status e = queue.Enqueue(std::to_string(job), cluster); e.ok()) ++n;
+      else std::cerr << "iosonar scheduler poll: analysis queue: " << e.ToString() << "\n";
+    std::cout << "queued " << n << " finished job(s) for analysis\n";
+  }
   if (!st.ok()) {
     std::cerr << "iosonar scheduler poll: " << st.ToString() << "\n";
     return 1;

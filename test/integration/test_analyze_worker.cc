@@ -2,12 +2,16 @@
 // Slurm epilog path) while the worker is stopped is analysed once the worker
 // starts; a job queued while it runs is analysed too; the queue survives the
 // worker being stopped by pid in between.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <ctime>
 #include <string>
 #include <vector>
 
+#include "exporters/scheduler/sacct.h"
+#include "test/testutil/mariadb_server.h"
 #include "test/testutil/testutil.h"
 
 using namespace iosonar::test;
@@ -90,4 +94,54 @@ TEST_CASE("analyze: a job that ends while the worker is stopped is analysed afte
   // A job id that is not one is refused.
   auto bad = Run({IosonarBin(), "analyze", "--queue", queue, "--enqueue", "../x"});
   CHECK(bad.exit_code == 2);
+}
+
+TEST_CASE("analyze: the sacct poller queues each finished job once", "[analyze][worker][sacct]") {
+  if (!HaveMariaDb()) {
+    WARN("mariadb-server is not installed: test skipped");
+    return;
+  }
+  MariaDbServer server;
+  TempDir d;
+  REQUIRE(Run({IosonarBin(), "db-migrate", "--mysql", server.url()}).exit_code == 0);
+  // A stand-in sacct (the real one runs in test_slurm.cc): job 81 ended a
+  // minute ago, job 82 still runs.
+  auto sacct_time = [](time_t t) {
+    struct tm tm {};
+    gmtime_r(&t, &tm);
+    char b[32];
+    std::strftime(b, sizeof b, "%Y-%m-%dT%H:%M:%S", &tm);
+    return std::string(b);
+  };
+  const time_t now = time(nullptr);
+  std::string hdr = iosonar::scheduler::kSacctFormat;
+  for (auto& c : hdr)
+    if (c == ',') c = '\x1f';
+  auto row = [](std::vector<std::string> f) {
+    std::string s;
+    for (size_t i = 0; i < f.size(); ++i) s += (i ? "\x1f" : "") + f[i];
+    return s + "\n";
+  };
+  WriteFile(d / "sacct.out",
+            hdr + "\n" +
+                row({"81", "81", "vm", "bob", "1001", "users", "100", "a", "debug", "app", "srun ./app", "/home/bob", "n1",
+                     "1", "1", sacct_time(now - 600), sacct_time(now - 600), sacct_time(now - 60), "COMPLETED", "0:0"}) +
+                row({"82", "82", "vm", "bob", "1001", "users", "100", "a", "debug", "app", "srun ./app", "/home/bob", "n2",
+                     "1", "1", sacct_time(now - 300), sacct_time(now - 300), "Unknown", "RUNNING", "0:0"}));
+  WriteFile(d / "sacct", "#!/bin/sh\ncat " + d / "sacct.out" + "\n");
+  REQUIRE(::chmod((d / "sacct").c_str(), 0755) == 0);
+  const std::string queue = d / "queue";
+  const std::vector<std::string> poll = {IosonarBin(), "scheduler", "poll", "--mysql", server.url(), "--sacct", d / "sacct",
+                                         "--cluster", "vm"};
+  auto r = Run(poll, {{"TZ", "UTC"}, {"IOSONAR_ANALYSIS_QUEUE", queue}});
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("queued 1 finished job(s) for analysis") != std::string::npos);
+  auto entries = [&] { return SplitLines(Run({"/bin/sh", "-c", "ls " + queue + " | grep -v '^failed$' || true"}).out); };
+  REQUIRE(entries().size() == 1);
+  CHECK(entries()[0].find("-81") != std::string::npos);
+  // The next poll re-reads the overlap but queues nothing again.
+  r = Run(poll, {{"TZ", "UTC"}, {"IOSONAR_ANALYSIS_QUEUE", queue}});
+  REQUIRE(r.exit_code == 0);
+  CHECK(entries().size() == 1);
 }
