@@ -22,7 +22,9 @@ TEST_PKGS=(redis-server fio python3 python3-yaml
            # libFuzzer targets of every parser (scripts/fuzz.sh)
            clang libclang-rt-14-dev
            # iosonar serve's benchmark (64 connections on loopback)
-           wrk curl)
+           wrk curl
+           # anomaly: scikit-learn's DBSCAN as the oracle, a real SMTP server for alerts
+           python3-sklearn python3-aiosmtpd)
 pkgs=("${BUILD_PKGS[@]}")
 if [[ "${1:-}" == "--test" ]]; then pkgs+=("${TEST_PKGS[@]}"); fi
 

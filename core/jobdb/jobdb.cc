@@ -241,6 +241,13 @@ Result<std::vector<JobRecord>> JobDb::SelectJobs(std::string_view tail, const st
   return out;
 }
 
+Result<std::vector<JobRecord>> JobDb::EarlierRuns(const std::string& cluster, const std::string& command,
+                                                 int64_t before_ns, size_t limit) {
+  return SelectJobs("FROM jobs j WHERE j.cluster = ? AND j.step = '' AND j.command = ? AND j.end_time IS NOT NULL "
+                    "AND j.end_time <= ? ORDER BY UNIX_TIMESTAMP(j.start_time) DESC LIMIT " + std::to_string(limit),
+                    {cluster, command, SqlDatetime(before_ns)});
+}
+
 Result<std::optional<JobRecord>> JobDb::Get(const std::string& cluster, uint64_t job_id, const std::string& step) {
   auto r = SelectJobs("FROM jobs j WHERE j.cluster = ? AND j.job_id = ? AND j.step = ?",
                       {cluster, static_cast<int64_t>(job_id), step});

@@ -116,6 +116,12 @@ class JobDb {
   // Other jobs whose run overlaps J's and that used one of J's OSTs (job_osts).
   Result<std::vector<JobRecord>> JobsSharingOst(const std::string& cluster, uint64_t job_id);
 
+  // Earlier runs of one application (LASSi's grouping: the exact command
+  // line): jobs (step "") on `cluster` with this command that ended before
+  // before_ns, the most recent first, at most `limit`.
+  Result<std::vector<JobRecord>> EarlierRuns(const std::string& cluster, const std::string& command, int64_t before_ns,
+                                             size_t limit);
+
   // The administrator's maps and the analyses' OST lists.
   Status SetForwardingNode(const std::string& node, const std::string& fwd_node);
   Status AddJobOst(const std::string& cluster, uint64_t job_id, const std::string& filesystem, const std::string& ost);

@@ -200,10 +200,14 @@ Status PollSacct(const Options& o, std::optional<int64_t> since_ns, PollStats* s
   if (!db.ok()) return db.status();
   const std::string key = o.cluster.empty() ? "default" : o.cluster;
   int64_t now = NowNs();
+  int64_t ended_from = 0;
   if (!since_ns) {
     auto mark = db.value()->PolledTo(key);
     if (!mark.ok()) return mark.status();
     since_ns = mark.value() ? *mark.value() - o.poll_overlap_ns : now - o.poll_first_window_ns;
+    ended_from = mark.value() ? *mark.value() : *since_ns;
+  } else {
+    ended_from = *since_ns;
   }
   st->from_ns = *since_ns;
   st->to_ns = now;
@@ -223,6 +227,8 @@ Status PollSacct(const Options& o, std::optional<int64_t> since_ns, PollStats* s
     Status w = db.value()->Upsert(r);
     if (w.ok()) {
       ++st->written;
+      if (r.step.empty() && r.end_ns && *r.end_ns >= ended_from && *r.end_ns <= now)
+        st->ended.emplace_back(r.cluster, r.job_id);
     } else if (w.code() == Code::kInvalid) {
       st->bad.push_back("job " + std::to_string(r.job_id) + (r.step.empty() ? "" : "." + r.step) + ": " + w.message());
     } else {
