@@ -206,12 +206,17 @@ std::string ResultToTable(const LassiResult& r) {
   std::ostringstream o;
   o << "LASSi risk and ops, " << FormatIsoMillis(r.opt.from_ns) << " to " << FormatIsoMillis(r.opt.to_ns)
     << ", windows of " << r.opt.window_ns / kS << " s, alpha " << r.opt.alpha << " (" << r.records << " records, "
-    << r.records_reset << " with a counter reset left out)\n";
+    << r.records_reset << " with a counter reset left out)\n"
+    << "avg_fs (per application-hour) from the baseline " << BaselineDescription(r.baseline) << "\n";
+  if (const std::string warn = BaselineWarning(r); !warn.empty()) o << "WARNING: " << warn << "\n";
   std::string fs;
   for (const auto& w : r.fs_windows) {
     if (w.fs != fs) {
       fs = w.fs;
-      o << "\nfile system " << fs << "\n  window start               risk_oss   risk_mds   read_kb_ops write_kb_ops\n";
+      o << "\nfile system " << fs
+        << (w.server_basis ? " (no job_stats: risk of its server windows against their mean)"
+                           : " (risk = sum of its applications' risks)")
+        << "\n  window start               risk_oss   risk_mds   read_kb_ops write_kb_ops\n";
     }
     char b[256];
     std::snprintf(b, sizeof b, "  %-24s %10s %10s %11s %12s\n", FormatIsoMillis(w.start_ns).c_str(),
@@ -219,7 +224,8 @@ std::string ResultToTable(const LassiResult& r) {
     o << b;
   }
   for (const auto& s : r.fs_stats) {
-    o << "\n" << s.fs << ": per-window mean and c_v over " << s.windows << " windows\n";
+    o << "\n" << s.fs << ": mean and c_v per " << (s.per_app_hour ? "application window" : "server window")
+      << " over " << s.windows << (s.per_app_hour ? " application windows" : " server windows (no job_stats)") << "\n";
     for (const auto& op : s.ops) o << "  " << op.op << " mean " << G3(op.stat.mean) << " c_v " << G3(op.stat.cv) << "\n";
   }
   if (!r.apps.empty()) {

@@ -330,14 +330,21 @@ void RenderHead(const ReportInput& in, const std::string& window, Doc* d) {
        "table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ccc;padding:3px 7px;font-size:13px}"
        "th{background:#eee}td.n{text-align:right;font-variant-numeric:tabular-nums}"
        ".t{font-size:14px;font-weight:bold}.a{font-size:11px;fill:#333}figure{margin:8px 0}"
-       ".note{color:#555;font-size:13px}</style></head>\n<body>\n";
+       ".note{color:#555;font-size:13px}.warn{color:#a00;font-size:15px;border:2px solid #a00;padding:6px}</style></head>\n<body>\n";
   h += "<h1>I/O report " + HtmlEscape(in.title) + "</h1>\n<p class=\"note\">" + HtmlEscape(FormatIsoMillis(r.opt.from_ns)) +
        " to " + HtmlEscape(FormatIsoMillis(r.opt.to_ns)) + " (UTC); LASSi windows of " + window + ", alpha = " +
-       Fmt(r.opt.alpha) + ", averages since " + HtmlEscape(FormatIsoMillis(r.opt.history_from_ns)) +
-       ". risk = sum of the positive (x - alpha*avg)/(alpha*avg) over the ops; 0 is normal. "
-       "ops = ops*1024/KiB: 1 is optimal (1 MiB requests), much more than 1 means small requests.</p>\n";
+       Fmt(r.opt.alpha) + ". avg_fs (per application-hour) from the baseline " +
+       HtmlEscape(lassi::BaselineDescription(r.baseline)) +
+       ". risk = sum of the positive (x - alpha*avg_fs)/(alpha*avg_fs) over the ops, per application window; "
+       "a file system's risk in a window is the sum of its applications' risks; 0 is normal. "
+       "ops quality = ops*1024/KiB: 1 is optimal (1 MiB requests), much more than 1 means small requests.</p>\n";
+  const std::string warn = lassi::BaselineWarning(r);
+  if (!warn.empty())
+    h += "<p class=\"warn\" id=\"baseline-warning\"><b>WARNING:</b> " + HtmlEscape(warn) + "</p>\n";
   d->t += "iosonar I/O report " + in.title + "\n" + FormatIsoMillis(r.opt.from_ns) + " to " +
-          FormatIsoMillis(r.opt.to_ns) + " UTC, windows of " + window + ", alpha " + Fmt(r.opt.alpha) + "\n\n";
+          FormatIsoMillis(r.opt.to_ns) + " UTC, windows of " + window + ", alpha " + Fmt(r.opt.alpha) +
+          "\nLASSi baseline (avg_fs): " + lassi::BaselineDescription(r.baseline) + "\n" +
+          (warn.empty() ? "" : "WARNING: " + warn + "\n") + "\n";
 }
 
 // One file system: risk over the windows, risk by application, ops quality,
@@ -384,8 +391,9 @@ void RenderFileSystem(const lassi::LassiResult& r, const std::string& fs, Doc* d
   // Tables 1-2
   for (const auto& st : r.fs_stats) {
     if (st.fs != fs) continue;
-    h += "<h3>Per-window statistics (" + std::to_string(st.windows) + " windows; LASSi Tables 1-2)</h3>\n"
-         "<table><tr><th>op</th><th>mean per window</th><th>c_v</th></tr>";
+    const std::string per = st.per_app_hour ? "application window" : "server window (no job_stats)";
+    h += "<h3>Per-" + per + " statistics (" + std::to_string(st.windows) + " " + per + "s in the range; LASSi Tables 1-2)</h3>\n"
+         "<table><tr><th>op</th><th>mean per " + per + "</th><th>c_v = sd/mean</th></tr>";
     for (const auto& o : st.ops)
       h += "<tr>" + Cell(o.op) + NumCell(o.stat.mean) + "<td class=\"n\">" + (o.stat.cv ? Fmt(*o.stat.cv) : "-") +
            "</td></tr>";
@@ -518,7 +526,10 @@ std::string ReportJson(const ReportInput& in, const std::vector<Advice>& advice)
   so.to_ns = r.opt.to_ns;
   std::string title;
   JsonWriter(&title).String(in.title);
-  return "{\"report\":\"iosonar-report/1\",\"title\":" + title + ",\"lassi\":" + lassi::ResultToJson(r, false) +
+  std::string warn;
+  JsonWriter(&warn).String(lassi::BaselineWarning(r));
+  return "{\"report\":\"iosonar-report/1\",\"title\":" + title + ",\"baseline_warning\":" + warn +
+         ",\"lassi\":" + lassi::ResultToJson(r, false) +
          ",\"slowdown\":" + lassi::SlowdownToJson(in.slowdown, so, false) + ",\"advice\":" + adv + "}\n";
 }
 
