@@ -24,7 +24,7 @@ Status AppSource::LoadFile(const std::string& path) {
     auto tab = line.find('\t');
     if (tab == std::string::npos || tab == 0)
       return Status::Invalid(path + ":" + std::to_string(n) + ": expected JOB_ID<TAB>COMMAND LINE");
-    file_[line.substr(0, tab)] = line.substr(tab + 1);
+    file_[line.substr(0, tab)] = ApplicationKey(line.substr(tab + 1), "");
     return Status::Ok();
   });
 }
@@ -48,7 +48,8 @@ std::string AppSource::Of(std::string_view job) const {
   }
   if (cl.empty()) return "";
   auto g = db_->Get(cl, id);
-  if (g.ok() && g.value() && g.value()->command) return *g.value()->command;
+  if (g.ok() && g.value() && g.value()->command)
+    return ApplicationKey(*g.value()->command, g.value()->work_dir.value_or(""));
   return "";
 }
 

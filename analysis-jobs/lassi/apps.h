@@ -1,6 +1,8 @@
 // The application of a job for LASSi's per-application risk: its exact
 // command line, from a file of JOB_ID<TAB>COMMAND LINE lines and/or the job
-// database (a job's `command`). The file wins where both know a job.
+// database (a job's `command`), as ApplicationKey (core/jobdb/jobdb.h) makes
+// it: the same key whether the prolog or the sacct poller wrote the job. The
+// file wins where both know a job.
 #pragma once
 #include <functional>
 #include <map>
