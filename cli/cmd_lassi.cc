@@ -398,19 +398,25 @@ int CmdSlowdown(int argc, char** argv) {
   RangeOpts range;
   std::string store_dir, format = "table", json_path, redis_flag, results_output, intervals = "10m,4h", baseline_from,
                          baseline_to, sliding, mysql_flag;
+  int baseline_days = 30;
   po::options_description desc(
       "usage: iosonar slowdown --store DIR|URL (--day D | --from T --to T) [options]\n\n"
       "Probe slowdown (Kunkel & Betke): per file system, op and interval the count, mean, min,\n"
       "median, p90/p95/p99 and max latency of the iosonar.probe records (quantiles: linear\n"
-      "interpolation, Hyndman-Fan type 7 = numpy's default), and slowdown = statistic / the\n"
-      "median latency of the op over a baseline (fixed: --baseline-from/--baseline-to, default\n"
-      "the analysed range; or --baseline-sliding DUR before each interval).\n\noptions");
+      "interpolation, Hyndman-Fan type 7 = numpy's default), and slowdown = statistic / t_expected,\n"
+      "the median latency of the op over a long baseline: by default the --baseline-days (30) days\n"
+      "before --from (the paper's 30-day period), the analysed range only for an op without history\n"
+      "(flagged \"analysed range\" in the rows); or fixed --baseline-from/--baseline-to, or\n"
+      "--baseline-sliding DUR before each interval. Rows per file system and op, and per probing\n"
+      "host (each against its own baseline median; JSON host_rows).\n\noptions");
   desc.add_options()("help,h", "show this help")("store", po::value(&store_dir)->value_name("DIR|URL"), "record store")  //
       ("day", po::value(&range.day)->value_name("YYYY-MM-DD"), "the UTC day")("from", po::value(&range.from), "start")  //
       ("to", po::value(&range.to), "end")("intervals", po::value(&intervals)->default_value("10m,4h"), "interval widths")  //
       ("baseline-from", po::value(&baseline_from), "fixed baseline start (ISO 8601)")                               //
       ("baseline-to", po::value(&baseline_to), "fixed baseline end")                                                //
       ("baseline-sliding", po::value(&sliding)->value_name("DUR"), "sliding baseline: the DUR before each interval")  //
+      ("baseline-days", po::value(&baseline_days)->default_value(30)->value_name("N"),
+       "default baseline: the N days before --from")  //
       ("format", po::value(&format)->default_value("table"), "table or json")                                       //
       ("json", po::value(&json_path), "also write the JSON to FILE")                                                //
       ("redis", po::value(&redis_flag), "cache the JSON under iosonar:slowdown:...")                                //
@@ -425,6 +431,8 @@ int CmdSlowdown(int argc, char** argv) {
   lassi::SlowdownOptions o;
   if (std::string e = SlowdownOptionsFrom(range, intervals, sliding, baseline_from, baseline_to, &o); !e.empty())
     return usage(e);
+  if (baseline_days < 1) return usage("--baseline-days must be >= 1");
+  o.history_ns = baseline_days * 86400LL * kS;
   auto store = OpenStoreOrSay("slowdown", store_dir);
   if (!store.ok()) return 1;
   auto rows = lassi::SlowdownFromStore(*store.value(), o);
@@ -451,6 +459,7 @@ int CmdReport(int argc, char** argv) {
   LassiArgs la;
   std::string store_dir, html = "iosonar-report.html", text, json, intervals = "10m", title, runs_file, runs_fs;
   size_t top = 10;
+  int slowdown_days = 30;
   po::options_description desc(
       "usage: iosonar report --store DIR|URL (--day D | --from T --to T) [--html FILE] [--text FILE] [--json FILE]\n\n"
       "The helpdesk report: one self-contained HTML file (inline SVG, no scripts or styles from\n"
@@ -462,6 +471,8 @@ int CmdReport(int argc, char** argv) {
       ("to", po::value(&range.to), "end")("html", po::value(&html)->default_value("iosonar-report.html"), "HTML file")  //
       ("text", po::value(&text), "plain-text summary file (default: stdout)")("json", po::value(&json), "JSON file")  //
       ("slowdown-interval", po::value(&intervals)->default_value("10m"), "probe slowdown interval")                 //
+      ("slowdown-baseline-days", po::value(&slowdown_days)->default_value(30)->value_name("N"),
+       "probe slowdown: t_expected = the op's median latency over the N days before the report")  //
       ("title", po::value(&title), "report title (default: the day or the range)")                                 //
       ("top", po::value(&top)->default_value(10), "rows in the top tables")  //
       ("runs", po::value(&runs_file)->value_name("FILE"),
@@ -491,12 +502,15 @@ int CmdReport(int argc, char** argv) {
   so.from_ns = range.from_ns;
   so.to_ns = range.to_ns;
   so.intervals_ns = {*sd};
+  if (slowdown_days < 1) return usage("--slowdown-baseline-days must be >= 1");
+  so.history_ns = slowdown_days * 86400LL * kS;
   auto slowdown = lassi::SlowdownFromStore(*store.value(), so);
   if (!slowdown.ok()) {
     std::cerr << "iosonar report: " << slowdown.status().ToString() << "\n";
     return 1;
   }
   in.slowdown = std::move(slowdown).value();
+  in.slowdown_history_ns = so.history_ns;
   if (Status st = report::SummarizeTracedJobs(*store.value(), range.from_ns, range.to_ns, &in.summaries); !st.ok())
     std::cerr << "iosonar report: warning: listing traced jobs: " << st.ToString() << "\n";
   if (!runs_file.empty()) {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <set>
+#include <tuple>
 
 #include "core/base/json.h"
 #include "core/base/timeutil.h"
@@ -407,10 +408,28 @@ void RenderFileSystem(const lassi::LassiResult& r, const std::string& fs, Doc* d
 
 void RenderSlowdown(const std::vector<lassi::SlowdownRow>& slowdown, Doc* d) {
   std::string &h = d->h, &t = d->t;
-  h += "<h2>Probe slowdown (latency / baseline median)</h2>\n";
+  h += "<h2>Probe slowdown (latency / t_expected, the op's median latency over the baseline)</h2>\n";
   std::map<std::pair<std::string, int64_t>, std::vector<const lassi::SlowdownRow*>> by;  // (fs, interval)
-  for (const auto& s : slowdown) by[{s.fs, s.interval_ns}].push_back(&s);
-  t += "\nProbe slowdown (median latency / baseline median):\n";
+  std::map<std::string, size_t> kinds;
+  // per (fs, host, op): the worst slowdown of the median
+  std::map<std::tuple<std::string, std::string, std::string>, std::pair<double, int64_t>> host_worst;
+  for (const auto& s : slowdown) {
+    if (!s.host.empty()) {
+      auto& hw = host_worst[{s.fs, s.host, s.op}];
+      if (s.slowdown_median && *s.slowdown_median > hw.first) hw = {*s.slowdown_median, s.start_ns};
+      continue;
+    }
+    by[{s.fs, s.interval_ns}].push_back(&s);
+    ++kinds[s.baseline_kind];
+  }
+  std::string basis;
+  for (const auto& [k, n] : kinds) basis += (basis.empty() ? "" : ", ") + std::to_string(n) + " rows: " + k;
+  h += "<p class=\"note\">Baseline median (t_expected) from: " + HtmlEscape(basis) +
+       " (\"history\": the 30 days before the report; \"analysed range\": no history for that op).</p>\n";
+  if (kinds.count("analysed range"))
+    h += "<p class=\"warn\">WARNING: some ops have no probe history before the report: their slowdown is against the "
+         "median of the reported range itself.</p>\n";
+  t += "\nProbe slowdown (median latency / baseline median; baseline " + basis + "):\n";
   for (const auto& [k, rows] : by) {
     std::set<int64_t> ts;
     std::set<std::string> ops;
@@ -434,6 +453,14 @@ void RenderSlowdown(const std::vector<lassi::SlowdownRow>& slowdown, Doc* d) {
     for (const auto& [op, wv] : worst)
       t += " " + op + " max " + Fmt(wv.first) + (wv.first > 0 ? " at " + HhMm(wv.second) : "");
     t += "\n";
+  }
+  if (!host_worst.empty()) {
+    h += "<h3>Per probing host: the highest slowdown of the median (each host against its own baseline median)</h3>\n"
+         "<table><tr><th>file system</th><th>host</th><th>op</th><th>max slowdown of the median</th><th>at</th></tr>";
+    for (const auto& [k, wv] : host_worst)
+      h += "<tr>" + Cell(std::get<0>(k)) + Cell(std::get<1>(k)) + Cell(std::get<2>(k)) + NumCell(wv.first) +
+           Cell(wv.first > 0 ? FormatIsoMillis(wv.second) : "-") + "</tr>";
+    h += "</table>\n";
   }
 }
 
@@ -524,6 +551,7 @@ std::string ReportJson(const ReportInput& in, const std::vector<Advice>& advice)
   lassi::SlowdownOptions so;
   so.from_ns = r.opt.from_ns;
   so.to_ns = r.opt.to_ns;
+  so.history_ns = in.slowdown_history_ns;
   std::string title;
   JsonWriter(&title).String(in.title);
   std::string warn;
