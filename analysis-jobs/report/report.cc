@@ -384,7 +384,9 @@ void RenderFileSystem(const lassi::LassiResult& r, const std::string& fs, Doc* d
     h += "<p class=\"note\">No job_stats records for " + HtmlEscape(fs) +
          ": the risk cannot be attributed to applications.</p>\n";
   }
-  h += Chart(fs + ": read and write ops quality (LASSi Fig. 5; 1 = optimal)", v.xs, {qr, qw}, "KiB-ops",
+  h += Chart(fs + ": read and write ops quality (LASSi Fig. 5: read_kb_ops, write_kb_ops = ops per MiB moved; "
+                  "1 = optimal 1 MiB requests)",
+             v.xs, {qr, qw}, "ops per MiB",
              false, r.opt.window_ns);
   if (!have_ops)
     h += "<p class=\"note\">The source has no OST op counts (e.g. LMT records bytes only): read_ops and write_ops "
