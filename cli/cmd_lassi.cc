@@ -181,7 +181,8 @@ int ComputeLassi(const char* name, const LassiArgs& a, const lassi::Options& o, 
   lassi::Options opt = o;
   if (int rc = LoadBaseline(name, a, where, pub, &opt); rc != 0) return rc;
   auto r = lassi::ComputeFromStore([&] { return OpenStoreAt(where); }, opt, a.scan_threads,
-                                   [&](std::string_view job) { return apps->Of(job); });
+                                   [&](std::string_view job) { return apps->Of(job); },
+                                   [&](std::string_view job) { return apps->RunOf(job); });
   if (!r.ok()) {
     std::cerr << "iosonar " << name << ": " << r.status().ToString() << "\n";
     return 1;
@@ -293,7 +294,9 @@ int CmdLassiBaseline(int argc, char** argv) {
   o.to_ns = range.to_ns;
   lassi::Accumulator acc(o);
   auto store = OpenStoreAt(store_dir);
-  Status st = store.ok() ? lassi::FeedFromStore(*store.value(), acc, [&](std::string_view j) { return apps.Of(j); })
+  Status st = store.ok() ? lassi::FeedFromStore(
+                               *store.value(), acc, [&](std::string_view j) { return apps.Of(j); },
+                               [&](std::string_view j) { return apps.RunOf(j); })
                          : store.status();
   if (!st.ok()) {
     std::cerr << "iosonar lassi baseline: " << st.ToString() << "\n";

@@ -34,6 +34,23 @@ void AppSource::UseJobDb(JobDb* db, std::string cluster) {
   cluster_ = std::move(cluster);
 }
 
+std::optional<std::pair<int64_t, int64_t>> AppSource::RunOf(std::string_view job) const {
+  if (!db_) return std::nullopt;
+  const std::string j(job);
+  char* end = nullptr;
+  const unsigned long long id = std::strtoull(j.c_str(), &end, 10);
+  if (j.empty() || *end != '\0') return std::nullopt;
+  std::string cl = cluster_;
+  if (cl.empty()) {
+    auto cls = db_->ClustersOf(id);
+    if (cls.ok() && cls->size() == 1) cl = cls->front();
+  }
+  if (cl.empty()) return std::nullopt;
+  auto g = db_->Get(cl, id);
+  if (!g.ok() || !g.value() || !g.value()->start_ns || !g.value()->end_ns) return std::nullopt;
+  return std::pair<int64_t, int64_t>{*g.value()->start_ns, *g.value()->end_ns};
+}
+
 std::string AppSource::Of(std::string_view job) const {
   if (auto it = file_.find(job); it != file_.end()) return it->second;
   if (!db_) return "";
