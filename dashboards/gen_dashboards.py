@@ -299,18 +299,34 @@ def file_system():
     p.append((24, 14, xy_lens("Probe failures per op", METRICS, P, "bar_stacked", date_hist(),
                               [count("n", "Failed probes")], terms("o", "probe.op", "n", 10, label="Probe op"),
                               q="probe.ok : false")))
-    p.append((24, 14, xy_lens("LASSi risk per file system (OSS and MDS; ignores the controls)", RESULTS,
+    # LASSi: iosonar.result.risk holds file-system, application and job rows
+    # (result.app / job.id set on the latter two); each panel takes one kind,
+    # so no maximum mixes a file system's window with an application's.
+    fs_rows = "not result.app : * and not job.id : *"
+    p.append((24, 14, xy_lens("LASSi risk per file system: sum of its applications' risks per window "
+                              "(LASSi Fig. 2; ignores the controls)", RESULTS,
                               "iosonar.result.risk", "line", date_hist(),
-                              [metric("ro", "max", "result.risk_oss", "Risk OSS", "num"),
-                               metric("rm", "max", "result.risk_mds", "Risk MDS", "num")],
-                              terms("f", "result.fs", "ro", 5, label="File system"), ignore_global=True)))
-    p.append((24, 14, table_lens("Riskiest targets (LASSi; ignores the controls)", RESULTS, "iosonar.result.risk", [
-        terms("t", "result.target", "ro", 20, label="Target"),
+                              [metric("ro", "max", "result.risk_oss", "File-system risk_oss in the window", "num"),
+                               metric("rm", "max", "result.risk_mds", "File-system risk_mds in the window", "num")],
+                              terms("f", "result.fs", "ro", 5, label="File system"), q=fs_rows, ignore_global=True)))
+    p.append((24, 14, table_lens("Riskiest applications (LASSi, per application window; ignores the controls)",
+                                 RESULTS, "iosonar.result.risk", [
+        terms("t", "result.app", "ro", 20, label="Application (command line)"),
         metric("fs", "last_value", "result.fs", "File system", dtype="string"),
-        metric("ro", "max", "result.risk_oss", "Max risk OSS", "num"),
-        metric("rm", "max", "result.risk_mds", "Max risk MDS", "num"),
-        metric("rk", "max", "result.read_kb_ops", "Read KB/op", "num"),
-        metric("wk", "max", "result.write_kb_ops", "Write KB/op", "num")], ignore_global=True)))
+        metric("ro", "max", "result.risk_oss", "Highest risk_oss of one application window", "num"),
+        metric("rm", "max", "result.risk_mds", "Highest risk_mds of one application window", "num"),
+        metric("rk", "max", "result.read_kb_ops", "Worst read ops per MiB (1 = 1 MiB requests)", "num"),
+        metric("wk", "max", "result.write_kb_ops", "Worst write ops per MiB (1 = 1 MiB requests)", "num")],
+        q="result.app : *", ignore_global=True)))
+    p.append((24, 14, table_lens("Riskiest jobs (LASSi, per job window; ignores the controls)",
+                                 RESULTS, "iosonar.result.risk", [
+        terms("t", "job.id", "ro", 20, label="Job"),
+        metric("fs", "last_value", "result.fs", "File system", dtype="string"),
+        metric("ro", "max", "result.risk_oss", "Highest risk_oss of one job window", "num"),
+        metric("rm", "max", "result.risk_mds", "Highest risk_mds of one job window", "num"),
+        metric("rk", "max", "result.read_kb_ops", "Worst read ops per MiB (1 = 1 MiB requests)", "num"),
+        metric("wk", "max", "result.write_kb_ops", "Worst write ops per MiB (1 = 1 MiB requests)", "num")],
+        q="job.id : *", ignore_global=True)))
     p.append((48, 14, table_lens("bad-ost: OSTs whose files were slow (ignores the controls)", LOGS,
                                  "iosonar.result.bad_ost", [
         terms("o", "badost.ost", "c", 30, label="OST", alphabetical=False),
@@ -501,10 +517,11 @@ def grafana_jobs(src):
         "FROM user_stats u\nWHERE u.cluster IN ($cluster)\nORDER BY u.node_hours DESC\nLIMIT 50"))],
         0, 27, 12, 9))
     p.append(g_panel(6, "Riskiest jobs (LASSi, iosonar lassi)", "table", *M, [sql_target("A", (
-        "SELECT r.target AS job_id, r.fs, MAX(r.risk_oss) AS max_risk_oss, MAX(r.risk_mds) AS max_risk_mds,\n"
-        "       MAX(r.read_kb_ops) AS max_read_kb_ops, MAX(r.write_kb_ops) AS max_write_kb_ops\n"
+        "SELECT r.target AS job_id, r.fs, MAX(r.risk_oss) AS highest_window_risk_oss,\n"
+        "       MAX(r.risk_mds) AS highest_window_risk_mds,\n"
+        "       MAX(r.read_kb_ops) AS worst_read_ops_per_mib, MAX(r.write_kb_ops) AS worst_write_ops_per_mib\n"
         "FROM lassi_risk r\nWHERE r.kind = 'job' AND $__timeFilter(r.window_start)\n"
-        "GROUP BY r.target, r.fs\nORDER BY max_risk_oss DESC\nLIMIT 50"))],
+        "GROUP BY r.target, r.fs\nORDER BY highest_window_risk_oss DESC\nLIMIT 50"))],
         12, 27, 12, 9))
     if xlayer:
         p.append(g_panel(7, "Which jobs flood each OST (iosonar xlayer server shares)", "table", *M, [sql_target("A", (
