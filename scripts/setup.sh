@@ -6,7 +6,9 @@
 set -euo pipefail
 BUILD_PKGS=(build-essential cmake pkg-config libcurl4-openssl-dev rapidjson-dev libhiredis-dev libmariadb-dev
             libmariadb-dev-compat libboost-program-options-dev catch2 libsqlite3-dev
-            zlib1g-dev)  # zlib1g-dev: health reads .gz captures
+            zlib1g-dev   # zlib1g-dev: health reads .gz captures
+            # iosonar serve: HTTP server, MUNGE credentials, npm ci of the pinned charting library
+            libmicrohttpd-dev libmunge-dev npm)
 TEST_PKGS=(redis-server fio python3 python3-yaml
            # job DB, Slurm: a private MariaDB and a one-node Slurm started by the tests
            mariadb-server munge slurmctld slurmd slurm-client slurmdbd
@@ -15,7 +17,16 @@ TEST_PKGS=(redis-server fio python3 python3-yaml
            # LASSi, slowdown, report: pandas/numpy oracles, headless Chromium
            python3-pandas python3-numpy chromium
            # real OpenSearch / Elasticsearch (scripts/engines.sh fetches them with Maven; Java 17 runs them)
-           maven openjdk-17-jre-headless unzip openssl util-linux)
+           maven openjdk-17-jre-headless unzip openssl util-linux
+           # deployment artifacts: `docker-compose config` parses the compose files (no Docker
+           # engine is needed for that), shellcheck checks the shell embedded in them
+           docker-compose shellcheck
+           # libFuzzer targets of every parser (scripts/fuzz.sh)
+           clang libclang-rt-14-dev
+           # iosonar serve's benchmark (64 connections on loopback)
+           wrk curl
+           # anomaly: scikit-learn's DBSCAN as the oracle, a real SMTP server for alerts
+           python3-sklearn python3-aiosmtpd)
 pkgs=("${BUILD_PKGS[@]}")
 # The search engines refuse to run as root: the tests run them as this unprivileged system user.
 make_engine_user() {

@@ -17,5 +17,8 @@ BUILD_DIR=$BUILD_DIR bash scripts/build.sh "${extra[@]}"
 # through Maven into a cache outside the build tree; fails loudly if they cannot be;
 # IOSONAR_SKIP_REAL_ENGINES=1 skips them, and those tests then report SKIP).
 bash scripts/engines.sh "$BUILD_DIR"
-cd "$BUILD_DIR"
-ctest --output-on-failure -j2 --timeout 600
+(cd "$BUILD_DIR" && ctest --output-on-failure -j2 --timeout 600)
+# libFuzzer on every parser, a bounded time each, under ASan/UBSan (scripts/fuzz.sh).
+if [[ "${FUZZ_SECONDS:-15}" != 0 ]]; then
+  bash scripts/fuzz.sh "${FUZZ_SECONDS:-15}"
+fi

@@ -11,6 +11,7 @@
 #include <charconv>
 #include <filesystem>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <fstream>
 #include <set>
@@ -104,6 +105,83 @@ std::string SqlDatetime(int64_t ns) {
   std::snprintf(buf, sizeof buf, "%04d-%02d-%02d %02d:%02d:%02d.%06lld", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
                 tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<long long>(rem / 1000));
   return buf;
+}
+
+namespace {
+std::vector<std::string> Words(std::string_view s) {
+  std::vector<std::string> w;
+  size_t i = 0;
+  while (i < s.size()) {
+    while (i < s.size() && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n')) ++i;
+    size_t j = i;
+    while (j < s.size() && s[j] != ' ' && s[j] != '\t' && s[j] != '\n') ++j;
+    if (j > i) w.emplace_back(s.substr(i, j - i));
+    i = j;
+  }
+  return w;
+}
+std::string Unquote(std::string s) {
+  if (s.size() >= 2 && (s.front() == '"' || s.front() == '\'') && s.back() == s.front()) return s.substr(1, s.size() - 2);
+  return s;
+}
+std::string Join(const std::vector<std::string>& w, size_t from) {
+  std::string out;
+  for (size_t i = from; i < w.size(); ++i) out += (out.empty() ? "" : " ") + w[i];
+  return out;
+}
+std::string Absolute(const std::string& path, std::string_view work_dir) {
+  if (path.empty() || path[0] == '/' || work_dir.empty()) return path;
+  std::string p = path;
+  while (p.rfind("./", 0) == 0) p = p.substr(2);
+  std::string d(work_dir);
+  while (d.size() > 1 && d.back() == '/') d.pop_back();
+  return d + "/" + p;
+}
+// sbatch's short options that take a value as the next word (sbatch(1)).
+bool ShortTakesValue(char c) { return std::string_view("AabcCdDeiJLMmnNopqStwxGF").find(c) != std::string_view::npos; }
+// Long options without a value (every other long option takes one, as --opt=V or --opt V).
+bool LongIsFlag(std::string_view o) {
+  for (std::string_view f : {"--exclusive", "--requeue", "--no-requeue", "--hold", "--parsable", "--wait", "--test-only",
+                             "--overcommit", "--spread-job", "--use-min-nodes", "--contiguous", "--ignore-pbs", "--quiet",
+                             "--verbose", "--reboot", "--no-kill", "--oversubscribe", "--get-user-env", "--help",
+                             "--usage", "--version", "--export-file"})
+    if (o == f) return true;
+  return false;
+}
+}  // namespace
+
+std::string ApplicationKey(std::string_view command, std::string_view work_dir) {
+  const std::vector<std::string> w = Words(command);
+  if (w.empty()) return "";
+  const std::string& first = w[0];
+  const bool sbatch = first == "sbatch" || (first.size() > 7 && first.compare(first.size() - 7, 7, "/sbatch") == 0);
+  if (!sbatch) {
+    std::vector<std::string> out = w;
+    if (out[0].find('/') != std::string::npos) out[0] = Absolute(out[0], work_dir);
+    return Join(out, 0);
+  }
+  for (size_t i = 1; i < w.size(); ++i) {
+    const std::string& a = w[i];
+    if (a == "--wrap") return Unquote(Join(w, i + 1));
+    if (a.rfind("--wrap=", 0) == 0) {
+      std::vector<std::string> rest = {a.substr(7)};
+      rest.insert(rest.end(), w.begin() + static_cast<long>(i) + 1, w.end());
+      return Unquote(Join(rest, 0));
+    }
+    if (a == "--") continue;
+    if (a.rfind("--", 0) == 0) {
+      if (a.find('=') == std::string::npos && !LongIsFlag(a)) ++i;  // its value is the next word
+      continue;
+    }
+    if (a.size() >= 2 && a[0] == '-') {
+      if (a.size() == 2 && ShortTakesValue(a[1])) ++i;  // -N 4 (but -N4 carries its value)
+      continue;
+    }
+    std::vector<std::string> out(w.begin() + static_cast<long>(i), w.end());
+    out[0] = Absolute(out[0], work_dir);
+    return Join(out, 0);
+  }
+  return Join(w, 0);  // sbatch without a script (reads stdin): nothing better
 }
 
 Result<std::unique_ptr<JobDb>> JobDb::Open(const std::string& url) {
@@ -238,6 +316,13 @@ Result<std::vector<JobRecord>> JobDb::SelectJobs(std::string_view tail, const st
   std::vector<JobRecord> out;
   for (const auto& row : *rows) out.push_back(RowToJob(row));
   return out;
+}
+
+Result<std::vector<JobRecord>> JobDb::EarlierRuns(const std::string& cluster, const std::string& command,
+                                                 int64_t before_ns, size_t limit) {
+  return SelectJobs("FROM jobs j WHERE j.cluster = ? AND j.step = '' AND j.command = ? AND j.end_time IS NOT NULL "
+                    "AND j.end_time <= ? ORDER BY UNIX_TIMESTAMP(j.start_time) DESC LIMIT " + std::to_string(limit),
+                    {cluster, command, SqlDatetime(before_ns)});
 }
 
 Result<std::optional<JobRecord>> JobDb::Get(const std::string& cluster, uint64_t job_id, const std::string& step) {
@@ -448,6 +533,64 @@ Status JobDb::WriteJobSummary(const JobSummaryRow& s) {
        s.meta_ops_per_s, u(s.processes_with_io), u(s.nodes_with_io), u(s.files), u(s.errors), s.io_mode_read,
        s.io_mode_write, s.summary_json});
   return r.ok() ? Status::Ok() : r.status();
+}
+
+Result<std::vector<JobListing>> JobDb::ListJobs(const JobListFilter& f, size_t limit) {
+  std::vector<SqlParam> p;
+  std::string who;
+  auto any_of = [&](const char* col, const std::vector<std::string>& vals) {
+    if (vals.empty()) return;
+    who += std::string(who.empty() ? "" : " OR ") + col + " IN (";
+    for (size_t i = 0; i < vals.size(); ++i) {
+      who += i ? ", ?" : "?";
+      p.push_back(vals[i]);
+    }
+    who += ")";
+  };
+  if (!f.all) {
+    if (!f.user.empty()) {
+      who = "j.user_name = ?";
+      p.push_back(f.user);
+    }
+    any_of("j.account", f.accounts);
+    any_of("j.group_name", f.groups);
+    if (who.empty()) return std::vector<JobListing>();
+  }
+  p.push_back(static_cast<int64_t>(limit));
+  std::string sql = std::string("SELECT ") + kJobCols +
+                    ", s.job_id, s.runtime_s, s.read_bytes, s.write_bytes, s.read_bw_avg, s.read_bw_peak, "
+                    "s.write_bw_avg, s.write_bw_peak, s.meta_ops, s.io_mode_read, s.io_mode_write "
+                    "FROM jobs j LEFT JOIN job_summary s ON s.cluster = j.cluster AND s.job_id = j.job_id "
+                    "WHERE j.step = ''" +
+                    (who.empty() ? std::string() : " AND (" + who + ")") +
+                    " ORDER BY j.start_time IS NULL, j.start_time DESC, j.job_id DESC LIMIT ?";
+  auto rows = conn_->Query(sql, p);
+  if (!rows.ok()) return rows.status();
+  std::vector<JobListing> out;
+  constexpr size_t k = 24;  // the columns of kJobCols
+  for (const auto& r : *rows) {
+    JobListing l{RowToJob(r), std::nullopt};
+    if (r.size() > k && r[k]) {
+      auto d = [&](size_t i) { return r[k + i] ? std::strtod(r[k + i]->c_str(), nullptr) : 0.0; };
+      auto u = [&](size_t i) { return static_cast<uint64_t>(ToInt(r[k + i]).value_or(0)); };
+      JobSummaryRow s;
+      s.cluster = l.job.cluster;
+      s.job_id = l.job.job_id;
+      s.runtime_s = d(1);
+      s.read_bytes = u(2);
+      s.write_bytes = u(3);
+      s.read_bw_avg = d(4);
+      s.read_bw_peak = d(5);
+      s.write_bw_avg = d(6);
+      s.write_bw_peak = d(7);
+      s.meta_ops = u(8);
+      s.io_mode_read = r[k + 9].value_or("");
+      s.io_mode_write = r[k + 10].value_or("");
+      l.summary = std::move(s);
+    }
+    out.push_back(std::move(l));
+  }
+  return out;
 }
 
 Result<std::optional<int64_t>> JobDb::PolledTo(const std::string& cluster) {
