@@ -77,16 +77,16 @@ void ExporterOutput(SearchEngine& e) {
   EnsureTemplates(e);
   TempDir d;
   const std::string lean = BinaryDir() + "/iosonar-exporter";
-  REQUIRE(Run({lean, "probe", "--precreate", "--dir", d / "p", "--file-size", "2M", "--pool-size", "4"}).exit_code == 0);
+  REQUIRE(Run({lean, "probe", "--precreate", "--dir", d / "p", "--file-size", "2M", "--pool-size", "4", "--allow-small-file"}).exit_code == 0);
   const std::string ns = UniqueNamespace("exp");
-  std::vector<std::string> argv = {lean, "probe", "--dir", d / "p", "--count", "2", "--interval", "0.02", "--output", e.url(),
-                                   "--host-name", "cn1"};
+  std::vector<std::string> argv = {lean,       "probe",   "--dir",      d / "p", "--allow-small-file", "--count", "2",
+                                   "--interval", "0.02", "--output",   e.url(), "--host-name",        "cn1"};
   if (e.kind() == EngineKind::kElasticsearch) argv.insert(argv.end(), {"--es-user", "iosonar", "--es-ca-file", e.ca_file()});
   auto r = Run(argv, e.Env(ns));
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   // The same command into a file: as many probe records.
-  argv[9] = d / "probe.jsonl";
+  argv[10] = d / "probe.jsonl";
   REQUIRE(Run(argv, e.Env(ns)).exit_code == 0);
   uint64_t want = 0;
   for (const auto& l : SplitLines(ReadFile(d / "probe.jsonl"))) want += l.find("\"iosonar.probe\"") != std::string::npos;
