@@ -142,6 +142,9 @@ int CmdCollect(int argc, char** argv) {
        "require a MUNGE credential at the start of every connection (iosonar senders: ?auth=munge on "
        "lumberjack:// outputs); records must then carry the credential's host, and users other than "
        "root, this user and --trusted-uid may send only tracer records")  //
+      ("mysql", po::value(&o.jobdb_url)->value_name("URL"),
+       "with --auth munge: the job database, so a user's records are taken only for the user's own jobs "
+       "(else $IOSONAR_MYSQL)")  //
       ("munge-socket", po::value(&o.munge_socket)->value_name("PATH"), "munged's socket (default: libmunge's)")  //
       ("trusted-uid", po::value(&o.trusted_uids)->multitoken()->value_name("UID"),
        "with --auth munge: users (besides root and this user) that may send any dataset, e.g. the exporters' user")  //
@@ -168,6 +171,8 @@ int CmdCollect(int argc, char** argv) {
     return 2;
   }
   o.redis_url = ResolveSetting(redis_flag, "IOSONAR_REDIS", "redis", config);
+  if (o.jobdb_url.empty() && !o.auth.empty())
+    if (const char* m = std::getenv("IOSONAR_MYSQL"); m && *m) o.jobdb_url = m;
   // secrets from the environment rather than the command line
   if (o.forward.es.api_key.empty())
     if (const char* k = std::getenv("IOSONAR_ES_API_KEY"); k && *k) o.forward.es.api_key = k;
