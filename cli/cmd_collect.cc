@@ -25,7 +25,7 @@ void PrintStats(const char* what, const CollectorStats& s) {
                "iosonar collect: %s: connections %llu, lines %llu, accepted %llu, rejected %llu, stored %llu, "
                "duplicates %llu, redis pushed %llu, redis errors %llu, store errors %llu, forwarded %llu, "
                "forward errors %llu, refused connections %llu, lines over the memory bound %llu, dead-letter "
-               "rotations %llu, store stalls %llu, lumberjack connections %llu, acks %llu\n",
+               "rotations %llu, store stalls %llu, forward spooled %llu, lumberjack connections %llu, acks %llu\n",
                what, static_cast<unsigned long long>(s.connections), static_cast<unsigned long long>(s.lines),
                static_cast<unsigned long long>(s.accepted), static_cast<unsigned long long>(s.rejected),
                static_cast<unsigned long long>(s.stored), static_cast<unsigned long long>(s.duplicates),
@@ -34,7 +34,7 @@ void PrintStats(const char* what, const CollectorStats& s) {
                static_cast<unsigned long long>(s.forward_errors), static_cast<unsigned long long>(s.refused_connections),
                static_cast<unsigned long long>(s.memory_bound_lines),
                static_cast<unsigned long long>(s.dead_letter_rotations),
-               static_cast<unsigned long long>(s.store_stalls),
+               static_cast<unsigned long long>(s.store_stalls), static_cast<unsigned long long>(s.forward_spooled),
                static_cast<unsigned long long>(s.lumberjack_connections),
                static_cast<unsigned long long>(s.lumberjack_acks));
 }
@@ -63,6 +63,7 @@ int IngestFiles(const CollectorOptions& o, const std::vector<std::string>& files
     total.store_errors += s.store_errors;
     total.forwarded += s.forwarded;
     total.forward_errors += s.forward_errors;
+    total.forward_spooled = s.forward_spooled;
   }
   if (files.size() > 1) PrintStats("total", total);
   return rc;
