@@ -45,6 +45,11 @@
 //    bandwidth it reached on its own load over the bandwidth that would have
 //    served that load in the peers' median time (= median time / its time);
 //    cost_s = its I/O time - the peers' median, the time the job waited.
+//    Cross-layer attribution (from the clients' osc records, when there are
+//    any): an OST whose RPCs through forwarding nodes that do not lag ended
+//    with its peers only waited for the lagging forwarding nodes, and is moved
+//    to explained_servers; then likewise a forwarding node whose RPCs to the
+//    OSTs still lagging ended with its peers.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -107,6 +112,8 @@ struct ServerOutlier {
   double bandwidth = 0, bandwidth_ratio = 0;  // bytes/s; to the peers' median
   double io_time_s = 0, cost_s = 0;
   int peers = 0;
+  double peer_io_time_s = 0;  // the peers' median I/O time
+  std::string explained_by;   // lagging servers of the other layer that explain it (then it is not listed)
 };
 
 struct AnomalyResult {
@@ -119,6 +126,7 @@ struct AnomalyResult {
   std::vector<PhaseResult> phases;
   std::vector<Neighbour> neighbours;
   std::vector<ServerOutlier> server_outliers;
+  std::vector<ServerOutlier> explained_servers;  // slow only because of the other layer's lagging servers
   double slowdown = 0;  // largest phase slowdown
   Options options;
 };

@@ -7,6 +7,7 @@
 
 #include <catch2/catch.hpp>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -120,6 +121,35 @@ TEST_CASE("anomaly: normal runs normal, slow forwarding node and slow OST + stor
       fwd_named = true;
     }
   CHECK(fwd_named);
+  // Cross-layer attribution: an OST still listed got all its traffic from
+  // ranks behind fwd001 (nodes 4-7: the other layer gives no evidence); the
+  // OSTs that also served ranks elsewhere are explained by fwd001.
+  std::map<std::string, std::set<int>> ranks_on;  // OST -> ranks of job 3007 writing to it
+  for (const auto& L : maps["layouts"].GetArray())
+    if (std::string(L["job_id"].GetString()) == "3007") {
+      const std::string path = L["path"].GetString();
+      char ost[32];
+      std::snprintf(ost, sizeof ost, "simfs-OST%04x", L["osts"][0].GetInt());
+      ranks_on[ost].insert(std::stoi(path.substr(path.rfind('.') + 1)));
+    }
+  for (const auto& o : d["server_outliers"].GetArray())
+    if (std::string(o["kind"].GetString()) == "ost")
+      for (int rk : ranks_on[o["name"].GetString()]) CHECK((rk >= 4 && rk <= 7));
+  REQUIRE(d["explained_servers"].IsArray());
+  std::set<std::string> explained;
+  for (const auto& o : d["explained_servers"].GetArray()) explained.insert(o["name"].GetString());
+  for (const auto& [ost, rs] : ranks_on) {  // both kinds of ranks: lagging only through fwd001
+    bool slow = false, fast = false;
+    for (int rk : rs) (rk >= 4 && rk <= 7 ? slow : fast) = true;
+    if (slow && fast) CHECK(explained.count(ost) == 1);
+  }
+  for (const auto& o : d["explained_servers"].GetArray()) {
+    CHECK(std::string(o["kind"].GetString()) == "ost");
+    CHECK(std::string(o["explained_by"].GetString()) == "fwd001");
+    bool elsewhere = false;
+    for (int rk : ranks_on[o["name"].GetString()]) elsewhere |= rk < 4 || rk > 7;
+    CHECK(elsewhere);
+  }
 
   // On the slow OST beside the storm: anomalous, the storm first with
   // high_mdops (it shares fwd003), the OST named.
