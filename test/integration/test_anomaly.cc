@@ -239,7 +239,8 @@ TEST_CASE("anomaly: history from the job database, results in MySQL and as recor
   TempDir dir;
   const std::string store = dir / "store";
   auto args = SimArgs(store, dir.path());
-  args.insert(args.end(), {"--slow-fwd", "1", "--slow-fwd-from", "360", "--slow-fwd-to", "420", "--mysql", db.url()});
+  // fwd003 (nodes 12-15: two of the application's ranks and the storm) is slow for runs 3007 and 3008.
+  args.insert(args.end(), {"--slow-fwd", "3", "--slow-fwd-from", "360", "--slow-fwd-to", "480", "--mysql", db.url()});
   auto r = Run(args);
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
@@ -254,7 +255,15 @@ TEST_CASE("anomaly: history from the job database, results in MySQL and as recor
   std::string fwd;
   for (const auto& o : d["server_outliers"].GetArray())
     if (std::string(o["kind"].GetString()) == "forwarding") fwd += std::string(o["name"].GetString()) + " ";
-  CHECK(fwd == "fwd001 ");
+  CHECK(fwd == "fwd003 ");
+  // The neighbours' nodes are mapped from the job database too: the storm shares fwd003.
+  auto a8 = Run({IosonarBin(), "anomaly", "3008", "--store", store, "--mysql", db.url(), "--format", "json"});
+  REQUIRE(a8.exit_code == 0);
+  auto d8 = Json(a8);
+  CHECK(std::string(d8["verdict"].GetString()) == "anomalous");
+  REQUIRE(d8["neighbours"].Size() >= 1);
+  CHECK(std::string(d8["neighbours"][0]["job_id"].GetString()) == "3999");
+  CHECK(std::string(d8["neighbours"][0]["shared"][0].GetString()) == "fwd003");
   a = Run({IosonarBin(), "anomaly", "3005", "--store", store, "--mysql", db.url(), "--format", "json"});
   REQUIRE(a.exit_code == 0);
   CHECK(std::string(Json(a)["verdict"].GetString()) == "normal");
@@ -271,7 +280,7 @@ TEST_CASE("anomaly: history from the job database, results in MySQL and as recor
                 "SELECT kind, server FROM job_server_outlier WHERE job_id = 3007 AND kind = 'forwarding'"});
   INFO(q.err);
   REQUIRE(q.exit_code == 0);
-  CHECK(q.out == "3005\tnormal\t4\n3007\tanomalous\t6\nforwarding\tfwd001\n");
+  CHECK(q.out == "3005\tnormal\t4\n3007\tanomalous\t6\n3008\tanomalous\t7\nforwarding\tfwd003\n");
 
   // The job summary shows the verdict (a light touch: one line under the job's metadata).
   auto js = Run({IosonarBin(), "job-summary", "3007", "--store", store, "--mysql", db.url()});
