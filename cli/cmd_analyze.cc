@@ -200,7 +200,8 @@ int CmdAnalyze(int argc, char** argv) {
         std::cerr << "iosonar analyze: --screen-state: " << st.status().ToString() << "\n";
         return 1;
       }
-      for (auto [from, to] : worker::DueScreenings(st->to_ns, NowNs(), *every_ns)) {
+      const auto due = worker::DueScreenings(st->to_ns, NowNs(), *every_ns);
+      for (auto [from, to] : due) {
         auto res = anomaly::Screen(*store.value(), from, to, peaks, anomaly::ScreenOptions{}, &*st);
         if (!res.ok()) {
           std::cerr << "iosonar analyze: screening: " << res.status().ToString() << "\n";
@@ -217,7 +218,7 @@ int CmdAnalyze(int argc, char** argv) {
         std::cout << "screened " << FormatIsoMillis(from) << " .. " << FormatIsoMillis(to) << ": "
                   << res->occurrences.size() << " occurrence(s)" << std::endl;
       }
-      if (Status s = anomaly::SaveScreenState(screen_state, *st); !s.ok()) {
+      if (Status s = due.empty() ? Status::Ok() : anomaly::SaveScreenState(screen_state, *st); !s.ok()) {
         std::cerr << "iosonar analyze: --screen-state: " << s.ToString() << "\n";
         return 1;
       }
