@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <set>
 #include <unordered_map>
@@ -753,6 +754,24 @@ Result<std::string> StoredVerdictLine(MysqlConn& db, const std::string& cluster,
                      "server LIMIT 1", {cluster, id});
   if (so.ok() && !so->empty() && (*so)[0][0]) line += "; lagging " + *(*so)[0][0];
   return line + "\n";
+}
+
+Result<std::string> StoredVerdictJson(MysqlConn& db, const std::string& cluster, uint64_t job_id) {
+  auto rows = db.Query("SELECT verdict, history_runs, slowdown, UNIX_TIMESTAMP(computed_at) FROM job_anomaly "
+                       "WHERE cluster = ? AND job_id = ?",
+                       {cluster, static_cast<int64_t>(job_id)});
+  if (!rows.ok()) return rows.status();
+  if (rows->empty() || !(*rows)[0][0]) return std::string();
+  const auto& r = (*rows)[0];
+  std::string out;
+  JsonWriter w(&out, 0);
+  w.BeginObject();
+  w.Kv("verdict", *r[0]);
+  w.Kv("history_runs", static_cast<int64_t>(std::atoll(r[1].value_or("0").c_str())));
+  w.Kv("slowdown", std::atof(r[2].value_or("0").c_str()));
+  w.Kv("computed_at", FormatIsoMillis(static_cast<int64_t>(std::atof(r[3].value_or("0").c_str()) * 1e9)));
+  w.EndObject();
+  return out;
 }
 
 }  // namespace iosonar::anomaly

@@ -145,5 +145,8 @@ Status WriteToDb(MysqlConn& db, const std::string& cluster, uint64_t job_id, con
 // against 6 earlier runs, slowest phase 4.0x its history; first neighbour
 // 3999 (high_mdops); lagging fwd001"), "" when the job has no job_anomaly row.
 Result<std::string> StoredVerdictLine(MysqlConn& db, const std::string& cluster, uint64_t job_id);
+// The same as a compact JSON object {"verdict", "history_runs", "slowdown",
+// "computed_at"}, "" when the job has no job_anomaly row.
+Result<std::string> StoredVerdictJson(MysqlConn& db, const std::string& cluster, uint64_t job_id);
 
 }  // namespace iosonar::anomaly

@@ -287,6 +287,13 @@ TEST_CASE("anomaly: history from the job database, results in MySQL and as recor
   INFO(js.err);
   REQUIRE(js.exit_code == 0);
   CHECK(js.out.find("I/O anomaly: anomalous against 6 earlier runs, slowest phase 4.0x its history") != std::string::npos);
+  js = Run({IosonarBin(), "job-summary", "3007", "--store", store, "--mysql", db.url(), "--format", "json"});
+  REQUIRE(js.exit_code == 0);
+  auto jd = Json(js);
+  REQUIRE(jd.HasMember("anomaly"));
+  CHECK(std::string(jd["anomaly"]["verdict"].GetString()) == "anomalous");
+  CHECK(jd["anomaly"]["history_runs"].GetInt() == 6);
+  CHECK(jd.HasMember("job"));
   js = Run({IosonarBin(), "job-summary", "3001", "--store", store, "--mysql", db.url()});
   REQUIRE(js.exit_code == 0);
   CHECK(js.out.find("I/O anomaly") == std::string::npos);  // never analysed
