@@ -10,6 +10,7 @@
 #include "redis-cache/cache.h"
 #include "cli/cli_options.h"
 #include "cli/commands.h"
+#include "analysis-jobs/anomaly/screen.h"
 #include "cli/publish.h"
 #include "core/base/host.h"
 #include "core/base/timeutil.h"
@@ -521,6 +522,8 @@ int CmdReport(int argc, char** argv) {
     if (!runs) return 1;
     in.runs = lassi::CorrelateRuns(in.lassi, lassi::RunsFs(in.lassi, runs_fs), *runs);
   }
+  if (auto an = anomaly::ReportSection(*store.value(), range.from_ns, range.to_ns); an.ok() && !an->first.empty())
+    in.extra_sections.push_back(std::move(*an));
   auto out = report::RenderReport(in);
   for (auto [path, body] : {std::pair{html, &out.html}, {json, &out.json}, {text, &out.text}})
     if (!path.empty()) WriteOutputFile("report", path, *body, &rc);

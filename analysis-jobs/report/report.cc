@@ -581,6 +581,10 @@ ReportOutput RenderReport(const ReportInput& in) {
   if (!in.slowdown.empty()) RenderSlowdown(in.slowdown, &d);
   if (in.runs) RenderRuns(*in.runs, &d);
   RenderTop(r, in.top_n, &d);
+  for (const auto& [html, text] : in.extra_sections) {
+    d.h += html;
+    d.t += text;
+  }
   RenderAdvice(advice, &d);
   d.h += "<script>document.body.setAttribute('data-plots', String(document.querySelectorAll('svg.plot').length));"
          "</script>\n</body></html>\n";
