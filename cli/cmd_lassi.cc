@@ -252,7 +252,7 @@ int CmdLassiBaseline(int argc, char** argv) {
       "LASSi's avg_fs (Tables 1-2): per file system and op the average per application-hour\n"
       "(application window: every window of a run of one of its jobs, 0 where a counter did not\n"
       "move) over the history [--from, --to) (30 days back is typical). Stored in the job\n"
-      "database's lassi_baseline table with --mysql (migration 027), else in DIR/lassi-baselines.jsonl\n"
+      "database's lassi_baseline table with --mysql (migration 036), else in DIR/lassi-baselines.jsonl\n"
       "beside the embedded store (0600). `iosonar lassi` and `iosonar report` use the newest one of\n"
       "their --window unless given --baseline NAME or --history.\n\noptions");
   desc.add_options()("help,h", "show this help")("store", po::value(&store_dir)->value_name("DIR|URL"), "record store")  //

@@ -27,6 +27,9 @@ int CmdXlayer(int argc, char** argv);      // cmd_xlayer.cc
 int CmdCompress2(int argc, char** argv);   // cmd_xlayer.cc
 // per-job analyses
 int CmdPhases(int argc, char** argv);      // cmd_phases.cc
+int CmdAnomaly(int argc, char** argv);     // cmd_anomaly.cc
+int CmdScreen(int argc, char** argv);      // cmd_screen.cc
+int CmdAnalyze(int argc, char** argv);     // cmd_analyze.cc
 int CmdBadOst(int argc, char** argv);      // cmd_badost.cc
 int CmdSummarizeJob(int argc, char** argv);  // cmd_summarize.cc
 int CmdScoreboard(int argc, char** argv);    // cmd_summarize.cc
@@ -35,6 +38,8 @@ int CmdLassi(int argc, char** argv);       // cmd_lassi.cc
 int CmdSlowdown(int argc, char** argv);    // cmd_lassi.cc
 int CmdReport(int argc, char** argv);      // cmd_lassi.cc
 int CmdLmtImport(int argc, char** argv);   // cmd_lassi.cc
+// the web pages and JSON API
+int CmdServe(int argc, char** argv);       // cmd_serve.cc
 
 // Service URL from flag, else environment variable, else config file key
 // ("" if none). Config file: --config FILE, $IOSONAR_CONFIG, else

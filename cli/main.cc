@@ -37,6 +37,9 @@ constexpr Subcommand kCommands[] = {
     {"compress2", iosonar::cli::CmdCompress2, "second-pass inter-node compression of a job's trace (ratio, round trip)"},
     // per-job analyses
     {"phases", iosonar::cli::CmdPhases, "a job's I/O phases (bursts) found with a wavelet transform"},
+    {"anomaly", iosonar::cli::CmdAnomaly, "a job's I/O phases against its earlier runs (DBSCAN), neighbours, lagging servers"},
+    {"screen", iosonar::cli::CmdScreen, "hourly screening: OSTs/forwarding nodes under a fraction of their peak for long (Beacon)"},
+    {"analyze", iosonar::cli::CmdAnalyze, "the analysis worker: queued finished jobs -> summary, phases, anomaly; hourly screening"},
     {"bad-ost", iosonar::cli::CmdBadOst, "per-OST correlation of file performance with striping (TOKIO's darshan_bad_ost)"},
     {"summarize-job", iosonar::cli::CmdSummarizeJob, "one row per job with TOKIO's summarize_job columns (CSV or JSON)"},
     {"scoreboard", iosonar::cli::CmdScoreboard, "top users and applications by bytes, ops and metadata ops"},
@@ -45,6 +48,8 @@ constexpr Subcommand kCommands[] = {
     {"slowdown", iosonar::cli::CmdSlowdown, "probe latency statistics and slowdown factors per fs, op and interval"},
     {"report", iosonar::cli::CmdReport, "the daily helpdesk report: self-contained HTML, text and JSON"},
     {"lmt-import", iosonar::cli::CmdLmtImport, "turn an LMT database (sqlite) into iosonar.oss/mds records"},
+    // the web pages and JSON API
+    {"serve", iosonar::cli::CmdServe, "per-job web pages and JSON API; each user sees only their own jobs"},
 };
 
 void Usage(FILE* f) {

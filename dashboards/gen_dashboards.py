@@ -354,6 +354,15 @@ def file_system():
         metric("mo", "max", "scoreboard.meta_ops", "Metadata ops", "num"),
         metric("jo", "max", "scoreboard.jobs", "Jobs", "num")],
         q='scoreboard.metric : "bytes"', ignore_global=True)))
+    p.append((48, 14, table_lens("Anomalies: occurrences, lagging servers, anomalous jobs and their neighbours "
+                                 "(iosonar screen / anomaly; ignores the controls)", LOGS, "iosonar.result.anomaly", [
+        terms("a", "result.analysis", "sc", 5, label="What"),
+        terms("t", "result.target", "sc", 20, label="Server or neighbour"),
+        terms("j", "job.id", "sc", 10, label="Job"),
+        metric("sc", "max", "result.score", "Score (bandwidth ratio, slowdown)", "num"),
+        metric("d", "max", "result.interval_ns", "Duration (ns)", "num"),
+        metric("r", "last_value", "result.reason", "Reason", dtype="string")],
+        q='result.analysis : ("occurrence" or "ost" or "forwarding" or "neighbour" or "job")', ignore_global=True)))
     return dashboard("iosonar-file-system", f"iosonar {DASH} file system",
                      "Lustre servers as the exporters see them: OST bandwidth per target (the hot or slow OST), "
                      "MDS ops, the jobs behind them, fullness and overloaded OSSes, probe latency, LASSi risk "
@@ -537,6 +546,23 @@ def grafana_jobs(src):
             "SELECT v.job_id, v.window_start, v.window_end, v.window_source, v.nodes, v.unmapped_nodes, v.files,\n"
             "       v.job_bytes, v.fs_bytes, v.coverage_bytes, v.coverage_opens, v.coverage_stats, v.ost_source\n"
             "FROM job_xlayer v\nWHERE v.cluster IN ($cluster) AND v.job_id = $job_id"))], 0, 46, 24, 6))
+    if {"job_anomaly", "server_anomaly"} <= sql_tables(src):  # migration 035 (iosonar anomaly / screen)
+        p.append(g_panel(10, "Anomalous jobs and their first neighbour (iosonar anomaly)", "table", *M, [sql_target("A", (
+            "SELECT a.cluster, a.job_id, a.verdict, a.history_runs, a.slowdown, a.computed_at,\n"
+            "       n.neighbour, n.evidence, n.shared, n.md_ops_per_s\n"
+            "FROM job_anomaly a LEFT JOIN job_anomaly_neighbour n\n"
+            "  ON n.cluster = a.cluster AND n.job_id = a.job_id AND n.rank_no = 0\n"
+            "WHERE a.cluster IN ($cluster) AND a.verdict = 'anomalous' AND $__timeFilter(a.computed_at)\n"
+            "ORDER BY a.computed_at DESC\nLIMIT 200"))], 0, 52, 12, 10))
+        p.append(g_panel(11, "Open server anomalies (iosonar screen: under 30 % of peak for an hour or more)", "table", *M,
+            [sql_target("A", (
+                "SELECT s.kind, s.server, s.start_time, s.end_time, s.duration_s, s.max_bw_ratio, s.alerted_at\n"
+                "FROM server_anomaly s\nWHERE s.still_open = 1\nORDER BY s.duration_s DESC\nLIMIT 200"))],
+            12, 52, 12, 10, None,
+            {"fieldConfig": {"defaults": {}, "overrides": [
+                {"matcher": {"id": "byName", "options": "duration_s"}, "properties": [{"id": "unit", "value": "s"}]},
+                {"matcher": {"id": "byName", "options": "max_bw_ratio"},
+                 "properties": [{"id": "unit", "value": "percentunit"}]}]}}))
     job_q = ("SELECT p.job_id FROM job_phases p WHERE p.cluster IN ($cluster) "
              "UNION SELECT t.job_id FROM job_tokio_summary t WHERE t.cluster IN ($cluster) "
              + ("UNION SELECT v.job_id FROM job_xlayer v WHERE v.cluster IN ($cluster) " if xlayer else "")

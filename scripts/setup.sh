@@ -6,14 +6,25 @@
 set -euo pipefail
 BUILD_PKGS=(build-essential cmake pkg-config libcurl4-openssl-dev rapidjson-dev libhiredis-dev libmariadb-dev
             libmariadb-dev-compat libboost-program-options-dev catch2 libsqlite3-dev
-            zlib1g-dev)  # zlib1g-dev: health reads .gz captures
+            zlib1g-dev   # zlib1g-dev: health reads .gz captures
+            # iosonar serve: HTTP server, MUNGE credentials, npm ci of the pinned charting library
+            libmicrohttpd-dev libmunge-dev npm)
 TEST_PKGS=(redis-server fio python3 python3-yaml
            # job DB, Slurm: a private MariaDB and a one-node Slurm started by the tests
            mariadb-server munge slurmctld slurmd slurm-client slurmdbd
            # oracles (PyWavelets, SciPy) and MPI-IO runs (OpenMPI)
            python3-pywt python3-scipy openmpi-bin libopenmpi-dev
            # LASSi, slowdown, report: pandas/numpy oracles, headless Chromium
-           python3-pandas python3-numpy chromium)
+           python3-pandas python3-numpy chromium
+           # deployment artifacts: `docker-compose config` parses the compose files (no Docker
+           # engine is needed for that), shellcheck checks the shell embedded in them
+           docker-compose shellcheck
+           # libFuzzer targets of every parser (scripts/fuzz.sh)
+           clang libclang-rt-14-dev
+           # iosonar serve's benchmark (64 connections on loopback)
+           wrk curl
+           # anomaly: scikit-learn's DBSCAN as the oracle, a real SMTP server for alerts
+           python3-sklearn python3-aiosmtpd)
 pkgs=("${BUILD_PKGS[@]}")
 if [[ "${1:-}" == "--test" ]]; then pkgs+=("${TEST_PKGS[@]}"); fi
 

@@ -11,6 +11,7 @@
 #include <charconv>
 #include <filesystem>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <fstream>
 #include <set>
@@ -317,6 +318,13 @@ Result<std::vector<JobRecord>> JobDb::SelectJobs(std::string_view tail, const st
   return out;
 }
 
+Result<std::vector<JobRecord>> JobDb::EarlierRuns(const std::string& cluster, const std::string& command,
+                                                 int64_t before_ns, size_t limit) {
+  return SelectJobs("FROM jobs j WHERE j.cluster = ? AND j.step = '' AND j.command = ? AND j.end_time IS NOT NULL "
+                    "AND j.end_time <= ? ORDER BY UNIX_TIMESTAMP(j.start_time) DESC LIMIT " + std::to_string(limit),
+                    {cluster, command, SqlDatetime(before_ns)});
+}
+
 Result<std::optional<JobRecord>> JobDb::Get(const std::string& cluster, uint64_t job_id, const std::string& step) {
   auto r = SelectJobs("FROM jobs j WHERE j.cluster = ? AND j.job_id = ? AND j.step = ?",
                       {cluster, static_cast<int64_t>(job_id), step});
@@ -525,6 +533,64 @@ Status JobDb::WriteJobSummary(const JobSummaryRow& s) {
        s.meta_ops_per_s, u(s.processes_with_io), u(s.nodes_with_io), u(s.files), u(s.errors), s.io_mode_read,
        s.io_mode_write, s.summary_json});
   return r.ok() ? Status::Ok() : r.status();
+}
+
+Result<std::vector<JobListing>> JobDb::ListJobs(const JobListFilter& f, size_t limit) {
+  std::vector<SqlParam> p;
+  std::string who;
+  auto any_of = [&](const char* col, const std::vector<std::string>& vals) {
+    if (vals.empty()) return;
+    who += std::string(who.empty() ? "" : " OR ") + col + " IN (";
+    for (size_t i = 0; i < vals.size(); ++i) {
+      who += i ? ", ?" : "?";
+      p.push_back(vals[i]);
+    }
+    who += ")";
+  };
+  if (!f.all) {
+    if (!f.user.empty()) {
+      who = "j.user_name = ?";
+      p.push_back(f.user);
+    }
+    any_of("j.account", f.accounts);
+    any_of("j.group_name", f.groups);
+    if (who.empty()) return std::vector<JobListing>();
+  }
+  p.push_back(static_cast<int64_t>(limit));
+  std::string sql = std::string("SELECT ") + kJobCols +
+                    ", s.job_id, s.runtime_s, s.read_bytes, s.write_bytes, s.read_bw_avg, s.read_bw_peak, "
+                    "s.write_bw_avg, s.write_bw_peak, s.meta_ops, s.io_mode_read, s.io_mode_write "
+                    "FROM jobs j LEFT JOIN job_summary s ON s.cluster = j.cluster AND s.job_id = j.job_id "
+                    "WHERE j.step = ''" +
+                    (who.empty() ? std::string() : " AND (" + who + ")") +
+                    " ORDER BY j.start_time IS NULL, j.start_time DESC, j.job_id DESC LIMIT ?";
+  auto rows = conn_->Query(sql, p);
+  if (!rows.ok()) return rows.status();
+  std::vector<JobListing> out;
+  constexpr size_t k = 24;  // the columns of kJobCols
+  for (const auto& r : *rows) {
+    JobListing l{RowToJob(r), std::nullopt};
+    if (r.size() > k && r[k]) {
+      auto d = [&](size_t i) { return r[k + i] ? std::strtod(r[k + i]->c_str(), nullptr) : 0.0; };
+      auto u = [&](size_t i) { return static_cast<uint64_t>(ToInt(r[k + i]).value_or(0)); };
+      JobSummaryRow s;
+      s.cluster = l.job.cluster;
+      s.job_id = l.job.job_id;
+      s.runtime_s = d(1);
+      s.read_bytes = u(2);
+      s.write_bytes = u(3);
+      s.read_bw_avg = d(4);
+      s.read_bw_peak = d(5);
+      s.write_bw_avg = d(6);
+      s.write_bw_peak = d(7);
+      s.meta_ops = u(8);
+      s.io_mode_read = r[k + 9].value_or("");
+      s.io_mode_write = r[k + 10].value_or("");
+      l.summary = std::move(s);
+    }
+    out.push_back(std::move(l));
+  }
+  return out;
 }
 
 Result<std::optional<int64_t>> JobDb::PolledTo(const std::string& cluster) {

@@ -58,6 +58,22 @@ struct JobSummaryRow {
   std::string summary_json;
 };
 
+// Which jobs a listing holds (JobDb::ListJobs): every job (all), else the
+// jobs of `user` and those whose account / group is one of `accounts` /
+// `groups`. An empty filter matches nothing.
+struct JobListFilter {
+  bool all = false;
+  std::string user;
+  std::vector<std::string> accounts, groups;
+};
+
+// A job of a listing with the job_summary numbers when `job-summary` wrote
+// them (summary_json is left empty).
+struct JobListing {
+  JobRecord job;
+  std::optional<JobSummaryRow> summary;
+};
+
 // One row of file_layouts: a file of a job and its striping.
 struct FileLayoutRow {
   std::string cluster;
@@ -113,6 +129,12 @@ class JobDb {
   // Other jobs whose run overlaps J's and that used one of J's OSTs (job_osts).
   Result<std::vector<JobRecord>> JobsSharingOst(const std::string& cluster, uint64_t job_id);
 
+  // Earlier runs of one application (LASSi's grouping: the exact command
+  // line): jobs (step "") on `cluster` with this command that ended before
+  // before_ns, the most recent first, at most `limit`.
+  Result<std::vector<JobRecord>> EarlierRuns(const std::string& cluster, const std::string& command, int64_t before_ns,
+                                             size_t limit);
+
   // The administrator's maps and the analyses' OST lists.
   Status SetForwardingNode(const std::string& node, const std::string& fwd_node);
   Status AddJobOst(const std::string& cluster, uint64_t job_id, const std::string& filesystem, const std::string& ost);
@@ -128,6 +150,8 @@ class JobDb {
   Result<std::vector<FileLayoutRow>> FileLayouts(const std::string& cluster, uint64_t job_id);
 
   Status WriteJobSummary(const JobSummaryRow& s);
+  // Jobs (step "") matching f, latest start first (unstarted last), at most limit.
+  Result<std::vector<JobListing>> ListJobs(const JobListFilter& f, size_t limit);
 
   // The sacct poller's mark: where the last successful poll of a cluster ended.
   Result<std::optional<int64_t>> PolledTo(const std::string& cluster);

@@ -1,0 +1,79 @@
+// Who is asking, for `iosonar serve`, from what a centre already has (never
+// from a password store of iosonar's):
+//  - a user header (default X-Remote-User) set by the centre's authenticating
+//    reverse proxy, believed only when the TCP peer is one of the configured
+//    --trusted-proxy addresses (the header from anyone else is ignored);
+//  - a MUNGE credential (the output of `munge -n`) in X-Munge-Credential,
+//    decoded by the local munged (libmunge's munge_decode, as Slurm does):
+//    munged rejects expired, replayed and foreign-key credentials; the
+//    credential's uid is mapped to a user name with getpwuid.
+// A credential, when present, decides (a bad one is a 401, not a fallback).
+// Administrators: a user named in --admins or a member of --admin-group
+// (getgrnam members, or the group is the user's primary group).
+// Thread-safe (the reentrant getpw*/getgr* calls; one munge context a call).
+#pragma once
+#include <sys/socket.h>
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/base/status.h"
+
+namespace iosonar::serve {
+
+// One --trusted-proxy: an address (127.0.0.1, ::1) or a CIDR block (10.0.0.0/8).
+class AddressMatch {
+ public:
+  static Result<AddressMatch> Parse(const std::string& text);
+  bool Matches(const sockaddr* sa) const;
+  const std::string& text() const { return text_; }
+
+ private:
+  int family_ = 0;
+  unsigned char addr_[16] = {};
+  int prefix_ = 0;  // bits that must match
+  std::string text_;
+};
+
+struct IdentityOptions {
+  std::vector<AddressMatch> trusted_proxies;
+  std::string user_header = "X-Remote-User";
+  std::string munge_header = "X-Munge-Credential";
+  std::string munge_socket;  // "" = libmunge's default socket
+  std::set<std::string> admins;
+  std::string admin_group;
+  // Shared projects: "" (only one's own jobs), "account" or "group": a user
+  // also sees the jobs whose Slurm account / Unix group names one of the
+  // user's Unix groups.
+  std::string share_by;
+};
+
+struct Identity {
+  std::string user;
+  bool admin = false;
+  std::string via;                  // "proxy" or "munge"
+  std::vector<std::string> groups;  // the user's Unix group names (share_by)
+};
+
+// What a request carries: the TCP peer and the two headers (nullptr = absent).
+struct Credentials {
+  const sockaddr* peer = nullptr;
+  const char* user_header = nullptr;
+  const char* munge_credential = nullptr;
+};
+
+// The caller, or NotFound ("no identity": neither a credential nor a user
+// header from a trusted proxy) or Invalid (a credential munged rejected, or
+// a uid with no user name), which the server answers with 401.
+Result<Identity> Identify(const IdentityOptions& opt, const Credentials& c);
+
+// The uid in a MUNGE credential, decoded by munged at socket ("" = default).
+Result<uint32_t> MungeUid(const std::string& credential, const std::string& socket);
+// getpwuid_r / getgrouplist names; NotFound when the uid has no user.
+Result<std::string> UserName(uint32_t uid);
+std::vector<std::string> UnixGroupsOf(const std::string& user);
+bool InUnixGroup(const std::string& user, const std::string& group);
+
+}  // namespace iosonar::serve

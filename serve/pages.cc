@@ -1,0 +1,299 @@
+#include "serve/pages.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+
+#include "core/base/json.h"
+#include "core/base/timeutil.h"
+
+namespace iosonar::serve {
+
+namespace {
+
+using report::HtmlEscape;
+
+std::string Fmt(const char* f, double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, f, v);
+  return b;
+}
+
+std::string Time(const std::optional<int64_t>& ns) { return ns ? FormatIsoMillis(*ns).substr(0, 19) + "Z" : "-"; }
+
+std::string Head(const std::string& title, const Identity& who) {
+  std::string h =
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+      "<title>" + HtmlEscape(title) + " - iosonar</title>"
+      "<link rel=\"stylesheet\" href=\"/static/uplot.css\"><link rel=\"stylesheet\" href=\"/static/iosonar.css\">"
+      "</head>\n<body><nav><a href=\"/jobs\">My jobs</a>";
+  if (who.admin) h += " <a href=\"/admin\">Administration</a>";
+  h += "<span class=\"who\">" + HtmlEscape(who.user) + (who.admin ? " (administrator)" : "") + "</span></nav>\n<main>\n";
+  return h;
+}
+
+const char* kFoot = "</main>\n<script src=\"/static/uplot.js\"></script><script src=\"/static/iosonar.js\"></script>\n</body></html>\n";
+
+std::string Cell(const std::string& s, const char* cls = nullptr) {
+  return std::string(cls ? "<td class=\"" + std::string(cls) + "\">" : "<td>") + HtmlEscape(s) + "</td>";
+}
+
+}  // namespace
+
+std::string HumanBytes(double b) {
+  const char* u[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  int i = 0;
+  while (b >= 1024 && i < 6) {
+    b /= 1024;
+    ++i;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, i ? "%.1f %s" : "%.0f %s", b, u[i]);
+  return buf;
+}
+
+std::string JobListJson(const std::vector<ListedJob>& jobs) {
+  std::string b;
+  JsonWriter w(&b, 2);
+  w.BeginArray();
+  for (const auto& j : jobs) {
+    w.BeginObject();
+    w.Kv("job_id", j.job_id);
+    w.Kv("cluster", j.cluster);
+    w.Kv("user", j.user);
+    w.Kv("name", j.name);
+    w.Kv("state", j.state);
+    w.Key("start");
+    if (j.start_ns) w.String(FormatIsoMillis(*j.start_ns));
+    else w.Null();
+    w.Key("end");
+    if (j.end_ns) w.String(FormatIsoMillis(*j.end_ns));
+    else w.Null();
+    w.Key("nodes");
+    if (j.nodes) w.Int(*j.nodes);
+    else w.Null();
+    w.Kv("summarized", j.summarized);
+    auto num = [&](const char* k, double v) {
+      w.Key(k);
+      if (j.summarized) w.Double(v);
+      else w.Null();
+    };
+    num("read_bytes", static_cast<double>(j.read_bytes));
+    num("write_bytes", static_cast<double>(j.write_bytes));
+    num("bytes", static_cast<double>(j.read_bytes + j.write_bytes));
+    num("bandwidth", j.bandwidth);
+    w.Key("mode");
+    if (j.summarized) w.String(j.mode);
+    else w.Null();
+    w.Key("verdict");
+    if (j.verdict) w.String(*j.verdict);
+    else w.Null();
+    w.EndObject();
+  }
+  w.EndArray();
+  return b + "\n";
+}
+
+void SortJobs(std::vector<ListedJob>* jobs, const std::string& sort, bool desc) {
+  auto key = [&](const ListedJob& a, const ListedJob& b) -> bool {
+    if (sort == "job") return std::stoull(a.job_id) < std::stoull(b.job_id);
+    if (sort == "bytes") return a.read_bytes + a.write_bytes < b.read_bytes + b.write_bytes;
+    if (sort == "bandwidth") return a.bandwidth < b.bandwidth;
+    if (sort == "mode") return a.mode < b.mode;
+    if (sort == "verdict") return a.verdict.value_or("") < b.verdict.value_or("");
+    if (sort == "name") return a.name < b.name;
+    if (sort == "user") return a.user < b.user;
+    if (sort == "state") return a.state < b.state;
+    return a.start_ns.value_or(0) < b.start_ns.value_or(0);
+  };
+  std::stable_sort(jobs->begin(), jobs->end(), [&](const ListedJob& a, const ListedJob& b) {
+    return desc ? key(b, a) : key(a, b);
+  });
+}
+
+std::string JobsPage(const Identity& who, const std::vector<ListedJob>& jobs, const std::string& sort, bool desc) {
+  std::string h = Head(who.admin ? "All jobs" : "My jobs", who);
+  h += std::string("<h1>") + (who.admin ? "All jobs" : "My jobs") + "</h1>\n";
+  if (jobs.empty()) {
+    h += "<p>No jobs.</p>\n";
+    return h + kFoot;
+  }
+  h += "<table class=\"jobs\"><thead><tr>";
+  const std::pair<const char*, const char*> cols[] = {{"job", "Job"},     {"name", "Name"},       {"user", "User"},
+                                                      {"state", "State"}, {"start", "Start (UTC)"}, {"bytes", "Bytes"},
+                                                      {"bandwidth", "Bandwidth"}, {"mode", "I/O mode"},
+                                                      {"verdict", "Verdict"}};
+  const std::string cur = sort.empty() ? "start" : sort;
+  for (const auto& [k, label] : cols) {
+    bool on = cur == k;
+    std::string order = on && desc ? "asc" : "desc";
+    h += std::string("<th><a href=\"/jobs?sort=") + k + "&amp;order=" + order + "\">" + label +
+         (on ? (desc ? " &#9660;" : " &#9650;") : "") + "</a></th>";
+  }
+  h += "</tr></thead><tbody>\n";
+  for (const auto& j : jobs) {
+    h += "<tr><td><a href=\"/jobs/" + HtmlEscape(j.job_id) + "\">" + HtmlEscape(j.job_id) + "</a></td>" + Cell(j.name) +
+         Cell(j.user) + Cell(j.state) + Cell(Time(j.start_ns)) +
+         Cell(j.summarized ? HumanBytes(static_cast<double>(j.read_bytes + j.write_bytes)) : "-", "n") +
+         Cell(j.summarized ? HumanBytes(j.bandwidth) + "/s" : "-", "n") + Cell(j.summarized ? j.mode : "-") +
+         Cell(j.verdict.value_or("-")) + "</tr>\n";
+  }
+  h += "</tbody></table>\n<p class=\"note\">Numbers for jobs that have been summarized (open a job to summarize it).</p>\n";
+  return h + kFoot;
+}
+
+std::string JobPage(const Identity& who, const analysis::JobMeta& meta, const analysis::JobSummary& s,
+                    const std::vector<report::Advice>& advice) {
+  const JobRecord& j = meta.job;
+  const std::string id = std::to_string(j.job_id);
+  std::string h = Head("Job " + id, who);
+  h += "<h1>Job " + HtmlEscape(id) + " <span class=\"name\">" + HtmlEscape(j.name.value_or("")) + "</span></h1>\n";
+  h += "<table class=\"kv\">";
+  auto row = [&](const char* k, const std::string& v) { h += std::string("<tr><th>") + k + "</th>" + Cell(v) + "</tr>"; };
+  row("User", j.user.value_or("-"));
+  row("Account", j.account.value_or("-"));
+  row("Cluster", j.cluster);
+  row("Command", j.command.value_or("-"));
+  row("Nodes", j.node_list.value_or("-") + " (" + std::to_string(meta.nodes.size()) + ")");
+  row("Start", Time(j.start_ns));
+  row("End", Time(j.end_ns));
+  row("State", j.state.value_or("-") + (j.exit_code ? " (exit code " + std::to_string(*j.exit_code) + ")" : ""));
+  h += "</table>\n<h2>Summary</h2>\n<table class=\"kv\">";
+  auto dir = [&](const char* name, const analysis::DirectionStats& d) {
+    row(name, HumanBytes(static_cast<double>(d.bytes)) + " in " + std::to_string(d.ops) + " ops; average " +
+                  HumanBytes(d.bw_avg) + "/s, peak " + HumanBytes(d.bw_peak) + "/s, " + Fmt("%.0f", d.iops) +
+                  " IOPS, " + HumanBytes(d.avg_request_bytes) + " per request");
+  };
+  row("Runtime", Fmt("%.1f s", s.runtime_s));
+  dir("Read", s.read);
+  dir("Write", s.write);
+  row("Metadata", std::to_string(s.meta_ops) + " ops, " + Fmt("%.1f", s.meta_ops_per_s) + " per second of I/O");
+  row("Processes with I/O", std::to_string(s.processes_with_io) + " on " + std::to_string(s.nodes_with_io) + " nodes");
+  row("Files", std::to_string(s.files));
+  row("Errors", std::to_string(s.errors));
+  h += "</table>\n<h2>I/O mode</h2>\n<table class=\"kv\">";
+  for (const auto& [name, m] : {std::pair{"Write", &s.mode_write}, std::pair{"Read", &s.mode_read}}) {
+    h += std::string("<tr><th>") + name + "</th><td><strong>" + HtmlEscape(m->mode) + "</strong> " +
+         HtmlEscape(m->explanation) + "</td></tr>";
+  }
+  h += "</table>\n";
+  h += "<h2>Bandwidth and metadata rate across layers</h2>\n"
+       "<p class=\"note\">Per second: the job's own client traces, all traffic through its forwarding nodes "
+       "(Lustre clients), its OSTs, and the MDTs.</p>\n"
+       "<div class=\"chart\" data-chart=\"bandwidth\" data-job=\"" + HtmlEscape(id) + "\"></div>\n"
+       "<div class=\"chart\" data-chart=\"metadata\" data-job=\"" + HtmlEscape(id) + "\"></div>\n"
+       "<h2>I/O phases</h2>\n<div class=\"phases\" data-job=\"" + HtmlEscape(id) + "\"></div>\n";
+  h += "<h2>Advice</h2>\n";
+  if (advice.empty()) h += "<p>Nothing to change was found.</p>\n";
+  else {
+    h += "<ul class=\"advice\">";
+    for (const auto& a : advice)
+      h += "<li><strong>" + HtmlEscape(a.kind) + "</strong>: " + HtmlEscape(a.evidence) + ". " + HtmlEscape(a.change) + "</li>";
+    h += "</ul>\n";
+  }
+  h += "<h2>Top files</h2>\n";
+  if (s.top_files.empty()) h += "<p>No file moved data.</p>\n";
+  else {
+    h += "<table class=\"files\"><thead><tr><th>File</th><th>Read</th><th>Written</th><th>Processes</th></tr></thead><tbody>";
+    for (const auto& f : s.top_files)
+      h += "<tr>" + Cell(f.path.empty() ? f.id : f.path) + Cell(HumanBytes(static_cast<double>(f.read_bytes)), "n") +
+           Cell(HumanBytes(static_cast<double>(f.write_bytes)), "n") + Cell(std::to_string(f.processes), "n") + "</tr>";
+    h += "</tbody></table>\n";
+  }
+  h += "<p class=\"note\">JSON: <a href=\"/api/jobs/" + HtmlEscape(id) + "\">summary</a>, <a href=\"/api/jobs/" +
+       HtmlEscape(id) + "/series\">per-second series</a>, <a href=\"/api/jobs/" + HtmlEscape(id) + "/phases\">phases</a>.</p>\n";
+  return h + kFoot;
+}
+
+std::string HeatmapJson(const Heatmap& hm) {
+  std::string b;
+  JsonWriter w(&b);
+  w.BeginObject();
+  w.Kv("day", FormatIsoMillis(hm.day_start_ns).substr(0, 10));
+  w.Kv("unit", "bytes/s");
+  for (const auto& [k, rows] : {std::pair{"osts", &hm.osts}, std::pair{"forwarding", &hm.forwarding}}) {
+    w.Key(k);
+    w.BeginArray();
+    for (const auto& r : *rows) {
+      w.BeginObject();
+      w.Kv("name", r.name);
+      w.Key("peak");
+      w.BeginArray();
+      for (double v : r.peak) w.Double(v);
+      w.EndArray();
+      w.EndObject();
+    }
+    w.EndArray();
+  }
+  w.EndObject();
+  return b + "\n";
+}
+
+namespace {
+
+// One heatmap as inline SVG: a row per server, a column per hour, colour by
+// the peak relative to the largest (Beacon Fig. 5); each cell has a title.
+std::string HeatSvg(const std::string& title, const std::vector<HeatRow>& rows) {
+  if (rows.empty()) return "<p>No " + HtmlEscape(title) + " records this day.</p>\n";
+  double top = 0;
+  for (const auto& r : rows)
+    for (double v : r.peak) top = std::max(top, v);
+  const int cw = 28, ch = 14, left = 150, topm = 24;
+  const int W = left + 24 * cw + 10, H = topm + static_cast<int>(rows.size()) * ch + 20;
+  std::string o = "<figure><svg xmlns=\"http://www.w3.org/2000/svg\" class=\"heatmap\" data-rows=\"" +
+                  std::to_string(rows.size()) + "\" width=\"" + std::to_string(W) + "\" height=\"" + std::to_string(H) +
+                  "\" viewBox=\"0 0 " + std::to_string(W) + " " + std::to_string(H) + "\">";
+  for (int hr = 0; hr < 24; hr += 3)
+    o += "<text x=\"" + std::to_string(left + hr * cw) + "\" y=\"16\" class=\"a\">" + std::to_string(hr) + "h</text>";
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const int y = topm + static_cast<int>(i) * ch;
+    o += "<text x=\"" + std::to_string(left - 6) + "\" y=\"" + std::to_string(y + ch - 3) +
+         "\" text-anchor=\"end\" class=\"a\">" + HtmlEscape(rows[i].name) + "</text>";
+    for (int hr = 0; hr < 24; ++hr) {
+      double v = rows[i].peak[static_cast<size_t>(hr)];
+      double f = top > 0 ? v / top : 0;
+      // white -> dark red
+      int g = static_cast<int>(255 - 200 * f), b = static_cast<int>(255 - 230 * f), rr = static_cast<int>(255 - 80 * f);
+      char fill[16];
+      std::snprintf(fill, sizeof fill, "#%02x%02x%02x", rr, g, b);
+      o += "<rect x=\"" + std::to_string(left + hr * cw) + "\" y=\"" + std::to_string(y) + "\" width=\"" +
+           std::to_string(cw - 1) + "\" height=\"" + std::to_string(ch - 1) + "\" fill=\"" + fill + "\"><title>" +
+           HtmlEscape(rows[i].name) + " " + std::to_string(hr) + ":00 peak " + HtmlEscape(HumanBytes(v)) +
+           "/s</title></rect>";
+    }
+  }
+  o += "</svg><figcaption>" + HtmlEscape(title) + ": peak bandwidth per hour (darkest = " + HtmlEscape(HumanBytes(top)) +
+       "/s)</figcaption></figure>\n";
+  return o;
+}
+
+}  // namespace
+
+std::string AdminPage(const Identity& who, const Heatmap& hm, const std::string& day, const std::string& job) {
+  std::string h = Head("Administration", who);
+  h += "<h1>Administration</h1>\n<form method=\"get\" action=\"/admin\"><label>Day <input name=\"day\" value=\"" +
+       HtmlEscape(day) + "\" pattern=\"[0-9]{4}-[0-9]{2}-[0-9]{2}\"></label> <label>Job <input name=\"job\" value=\"" +
+       HtmlEscape(job) + "\" pattern=\"[0-9]*\"></label> <button>Show</button></form>\n";
+  h += "<h2>Hourly peak load, " + HtmlEscape(day) + " (UTC)</h2>\n";
+  h += HeatSvg("OSTs", hm.osts);
+  h += HeatSvg("Forwarding nodes", hm.forwarding);
+  h += "<h2>LASSi file-system risk and probe slowdown, " + HtmlEscape(day) +
+       "</h2>\n<p class=\"note\">Risk per hour window against the week's averages (LASSi, alpha 2); slowdown: probe "
+       "latency statistic over its baseline median.</p>\n<div class=\"chart\" data-chart=\"lassi\" data-day=\"" +
+       HtmlEscape(day) + "\"></div>\n<div class=\"slowdown\" data-day=\"" + HtmlEscape(day) + "\"></div>\n";
+  if (!job.empty()) {
+    h += "<h2>Job " + HtmlEscape(job) + ": bytes per OST</h2>\n<div class=\"chart\" data-chart=\"osts\" data-job=\"" +
+         HtmlEscape(job) + "\"></div>\n<p><a href=\"/jobs/" + HtmlEscape(job) + "\">The job's page</a></p>\n";
+  }
+  h += "<p class=\"note\">JSON: <a href=\"/api/admin/heatmap?day=" + HtmlEscape(day) + "\">heatmap</a>.</p>\n";
+  return h + kFoot;
+}
+
+std::string ErrorPage(int status, const std::string& message) {
+  return "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" + std::to_string(status) +
+         " - iosonar</title><link rel=\"stylesheet\" href=\"/static/iosonar.css\"></head><body><main><h1>" +
+         std::to_string(status) + "</h1><p>" + HtmlEscape(message) + "</p><p><a href=\"/jobs\">My jobs</a></p></main></body></html>\n";
+}
+
+}  // namespace iosonar::serve

@@ -1,0 +1,58 @@
+// The server-rendered pages of `iosonar serve` and the JSON of the job list.
+// Everything that comes from users or the job database (job names, commands,
+// paths, user names) is HTML-escaped; data for the charts travels as JSON
+// fetched from the API by /static/iosonar.js (no inline script: the
+// Content-Security-Policy forbids it).
+#pragma once
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis-jobs/job-summary/job_meta.h"
+#include "analysis-jobs/job-summary/job_summary.h"
+#include "analysis-jobs/report/report.h"
+#include "serve/identity.h"
+
+namespace iosonar::serve {
+
+// One job of "my jobs": the job database's row and, when the job has been
+// summarized (Redis cache or job_summary), its numbers.
+struct ListedJob {
+  std::string job_id, cluster, user, name, state;
+  std::optional<int64_t> start_ns, end_ns, nodes;
+  bool summarized = false;
+  uint64_t read_bytes = 0, write_bytes = 0;
+  double bandwidth = 0;   // read + write average bandwidth, bytes/s
+  std::string mode;       // "write N-1, read none"
+  std::optional<std::string> verdict;  // the advice kinds, or "no issue found" (needs the full summary)
+};
+
+std::string JobListJson(const std::vector<ListedJob>& jobs);
+// sort: job, start, bytes, bandwidth, mode, verdict, name, user, state (default start); desc order.
+void SortJobs(std::vector<ListedJob>* jobs, const std::string& sort, bool desc);
+std::string JobsPage(const Identity& who, const std::vector<ListedJob>& jobs, const std::string& sort, bool desc);
+
+std::string JobPage(const Identity& who, const analysis::JobMeta& meta, const analysis::JobSummary& s,
+                    const std::vector<report::Advice>& advice);
+
+// Hourly peak load of one server over a day (Beacon Fig. 5): the largest
+// bytes/s of its records in each hour (0 when it has none).
+struct HeatRow {
+  std::string name;
+  std::array<double, 24> peak{};
+};
+struct Heatmap {
+  int64_t day_start_ns = 0;
+  std::vector<HeatRow> osts, forwarding;
+};
+std::string HeatmapJson(const Heatmap& h);
+std::string AdminPage(const Identity& who, const Heatmap& h, const std::string& day, const std::string& job);
+
+std::string ErrorPage(int status, const std::string& message);
+
+// Bytes as "1.5 GiB", rates as "1.5 GiB/s".
+std::string HumanBytes(double b);
+
+}  // namespace iosonar::serve

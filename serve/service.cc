@@ -1,0 +1,731 @@
+#include "serve/service.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <optional>
+#include <set>
+
+#include "analysis-jobs/job-summary/job_meta.h"
+#include "analysis-jobs/job-summary/job_summary.h"
+#include "analysis-jobs/lassi/lassi_store.h"
+#include "analysis-jobs/lassi/slowdown.h"
+#include "analysis-jobs/phases/phases.h"
+#include "analysis-jobs/report/report.h"
+#include "analysis-jobs/xlayer/xlayer.h"
+#include "core/base/json.h"
+#include "core/base/timeutil.h"
+#include "core/jobdb/jobdb.h"
+#include "core/records/fields.h"
+#include "core/store/es_store.h"
+#include "core/store/store.h"
+#include "core/transport/redis.h"
+#include "redis-cache/cache.h"
+#include "serve/assets.h"
+#include "serve/pages.h"
+#include "serve/single_flight.h"
+
+namespace iosonar::serve {
+
+const std::vector<std::pair<std::string, std::string>>& SecurityHeaders() {
+  static const std::vector<std::pair<std::string, std::string>> h = {
+      {"Content-Security-Policy",
+       "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+       "base-uri 'none'; form-action 'self'; frame-ancestors 'none'"},
+      {"X-Content-Type-Options", "nosniff"},
+      {"X-Frame-Options", "DENY"},
+      {"Referrer-Policy", "no-referrer"},
+      {"Cache-Control", "private, no-store"},
+  };
+  return h;
+}
+
+const std::vector<std::string>& Routes() {
+  static const std::vector<std::string> r = {
+      "GET /api/me",
+      "GET /api/jobs",
+      "GET /api/jobs/{job}",
+      "GET /api/jobs/{job}/series",
+      "GET /api/jobs/{job}/phases",
+      "GET /api/jobs/{job}/advice",
+      "GET /api/admin/heatmap",
+      "GET /api/admin/lassi",
+      "GET /api/admin/jobs/{job}/osts",
+      "GET /",
+      "GET /jobs",
+      "GET /jobs/{job}",
+      "GET /admin",
+      "GET /static/{file}",
+  };
+  return r;
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+Response Json(int status, std::string body) {
+  Response r;
+  r.status = status;
+  r.body = std::move(body);
+  return r;
+}
+
+Response ErrorJson(int status, const std::string& msg) {
+  std::string b;
+  JsonWriter w(&b);
+  w.BeginObject();
+  w.Kv("error", msg);
+  w.EndObject();
+  b += "\n";
+  return Json(status, b);
+}
+
+Response Html(int status, std::string body) {
+  Response r;
+  r.status = status;
+  r.content_type = "text/html; charset=utf-8";
+  r.body = std::move(body);
+  return r;
+}
+
+// One job id in a URL: digits only, in the canonical form (no leading zero:
+// the cache keys and the store's job.id are that form), else it names no job.
+bool ValidJobId(const std::string& s) {
+  return !s.empty() && s.size() <= 20 && (s[0] != '0' || s.size() == 1) &&
+         std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+std::vector<std::string> SplitPath(const std::string& path) {
+  std::vector<std::string> out;
+  size_t i = 0;
+  while (i < path.size()) {
+    size_t j = path.find('/', i);
+    if (j == std::string::npos) j = path.size();
+    if (j > i) out.push_back(path.substr(i, j - i));
+    i = j + 1;
+  }
+  return out;
+}
+
+std::optional<int64_t> DayStart(const std::string& day) {
+  if (day.size() != 10) return std::nullopt;
+  auto t = ParseIso8601(day + "T00:00:00Z");
+  return t;
+}
+
+}  // namespace
+
+struct Service::Impl {
+  ServeOptions opt;
+  uint64_t serial;  // this service's number (per-thread connections are keyed by it)
+  Service* owner;
+
+  // Per-thread connections.
+  struct Conns {
+    std::unique_ptr<Store> store;
+    std::unique_ptr<JobDb> db;
+    std::unique_ptr<RedisClient> redis;
+  };
+  Conns& Mine() {
+    thread_local std::map<uint64_t, Conns> conns;
+    return conns[serial];
+  }
+  Result<Store*> GetStore() {
+    Conns& c = Mine();
+    if (!c.store) {
+      auto s = OpenStoreAt(opt.store);
+      if (!s.ok()) return s.status();
+      c.store = std::move(s).value();
+    }
+    return c.store.get();
+  }
+  Result<JobDb*> GetDb() {
+    Conns& c = Mine();
+    if (!c.db) {
+      auto d = JobDb::Open(opt.mysql);
+      if (!d.ok()) return d.status();
+      c.db = std::move(d).value();
+    }
+    return c.db.get();
+  }
+  Result<RedisClient*> GetRedis() {
+    Conns& c = Mine();
+    if (!c.redis) {
+      auto r = RedisClient::Connect(opt.redis);
+      if (!r.ok()) return r.status();
+      c.redis = std::move(r).value();
+    }
+    return c.redis.get();
+  }
+
+  void Log(const std::string& s) {
+    if (!opt.quiet) std::cerr << "iosonar serve: " << s << "\n";
+  }
+
+  // ---- the job database's rows, kept meta_ttl_s ----
+  struct MetaEntry {
+    std::optional<analysis::JobMeta> meta;  // nullopt: no such job
+    Clock::time_point at;
+  };
+  std::mutex meta_mu;
+  std::map<std::string, MetaEntry> meta_cache;
+
+  // The job (with its nodes), nullopt if the database has no such job; an
+  // error if the database failed.
+  Result<std::optional<analysis::JobMeta>> Meta(const std::string& job) {
+    {
+      std::lock_guard<std::mutex> l(meta_mu);
+      auto it = meta_cache.find(job);
+      if (it != meta_cache.end() && Clock::now() - it->second.at < std::chrono::seconds(opt.meta_ttl_s))
+        return it->second.meta;
+    }
+    auto db = GetDb();
+    if (!db.ok()) return db.status();
+    std::optional<analysis::JobMeta> m;
+    auto j = (*db)->FindJob(job, "");
+    if (j.ok()) {
+      m = analysis::JobMeta{*j, {}};
+      auto n = (*db)->JobNodes(j->cluster, j->job_id);
+      if (!n.ok()) {
+        Mine().db.reset();
+        return n.status();
+      }
+      m->nodes = std::move(n).value();
+    } else if (j.status().code() != Code::kNotFound && j.status().code() != Code::kInvalid) {
+      Mine().db.reset();  // reconnect next time
+      return j.status();
+    }
+    std::lock_guard<std::mutex> l(meta_mu);
+    if (meta_cache.size() > 100000) meta_cache.clear();
+    meta_cache[job] = {m, Clock::now()};
+    return m;
+  }
+
+  bool MaySee(const Identity& who, const JobRecord& j) const {
+    if (who.admin) return true;
+    if (j.user && *j.user == who.user) return true;
+    const std::optional<std::string>* shared = nullptr;
+    if (opt.identity.share_by == "account") shared = &j.account;
+    if (opt.identity.share_by == "group") shared = &j.group;
+    if (shared && *shared && std::find(who.groups.begin(), who.groups.end(), **shared) != who.groups.end())
+      return true;
+    return false;
+  }
+
+  // ---- results: Redis (or memory), else computed once ----
+  std::mutex mem_mu;
+  std::map<std::string, std::string> mem;  // key -> value, when there is no Redis
+  SingleFlight<Result<std::string>> flights;
+
+  Result<std::optional<std::string>> CacheGet(const std::string& key) {
+    if (opt.redis.empty()) {
+      std::lock_guard<std::mutex> l(mem_mu);
+      auto it = mem.find(key);
+      if (it == mem.end()) return std::optional<std::string>();
+      return std::optional<std::string>(it->second);
+    }
+    auto r = GetRedis();
+    if (!r.ok()) return r.status();
+    auto v = (*r)->Get(key);
+    if (!v.ok()) Mine().redis.reset();
+    return v;
+  }
+  void CachePut(const std::string& key, const std::string& value) {
+    if (opt.redis.empty()) {
+      std::lock_guard<std::mutex> l(mem_mu);
+      if (mem.size() > 4096) mem.clear();
+      mem[key] = value;
+      return;
+    }
+    auto r = GetRedis();
+    Status s = r.ok() ? (*r)->Set(key, value) : r.status();
+    if (!s.ok()) {
+      Mine().redis.reset();
+      Log("warning: caching " + key + ": " + s.ToString());
+    }
+  }
+
+  // The cached value of key, else compute() once (however many ask at once), cached.
+  // keep = false: computed (once for concurrent callers) but not cached (a day not over yet).
+  Result<std::string> Cached(const std::string& key, const std::string& what,
+                             const std::function<Result<std::string>()>& compute, bool keep = true) {
+    auto hit = keep ? CacheGet(key) : Result<std::optional<std::string>>(std::optional<std::string>());
+    if (!hit.ok()) Log("warning: reading the cache: " + hit.status().ToString());
+    else if (*hit) return std::move(**hit);
+    return flights.Do(key, [&]() -> Result<std::string> {
+      // Another flight may have landed between our miss and our take-off.
+      if (keep)
+        if (auto again = CacheGet(key); again.ok() && *again) return std::move(**again);
+      auto t0 = Clock::now();
+      auto v = compute();
+      owner->computations_++;
+      double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+      if (!v.ok()) {
+        Log("computing " + what + ": " + v.status().ToString());
+        return v;
+      }
+      char b[64];
+      std::snprintf(b, sizeof b, "%.1f ms", ms);
+      Log("computed " + what + " in " + b);
+      if (keep) CachePut(key, *v);
+      return v;
+    });
+  }
+
+  Result<std::string> SummaryJson(const std::string& job) {
+    return Cached(cache::JobSummaryKey(job), "the summary of job " + job, [&]() -> Result<std::string> {
+      auto store = GetStore();
+      if (!store.ok()) return store.status();
+      auto s = analysis::SummarizeJob(**store, job);
+      if (!s.ok()) return s.status();
+      return analysis::SummaryToJson(*s, false);
+    });
+  }
+
+  // The parsed summary and its API form, kept while the cached JSON is unchanged.
+  struct Rendered {
+    Clock::time_point checked;  // when the cache last had exactly `cached`
+    std::string cached;
+    std::shared_ptr<const analysis::JobSummary> summary;
+    std::string api;  // as `job-summary --format json` prints it
+  };
+  std::mutex rendered_mu;
+  std::map<std::string, Rendered> rendered;
+
+  Result<Rendered> Summary(const std::string& job, const analysis::JobMeta& meta) {
+    const auto now = Clock::now();
+    {
+      // Asked again within memo_ms of the last look at the cache: no round trip.
+      std::lock_guard<std::mutex> l(rendered_mu);
+      auto it = rendered.find(job);
+      if (it != rendered.end() && now - it->second.checked < std::chrono::milliseconds(opt.memo_ms)) return it->second;
+    }
+    auto js = SummaryJson(job);
+    if (!js.ok()) return js.status();
+    {
+      std::lock_guard<std::mutex> l(rendered_mu);
+      auto it = rendered.find(job);
+      if (it != rendered.end() && it->second.cached == *js) {
+        it->second.checked = now;
+        return it->second;
+      }
+    }
+    auto s = analysis::SummaryFromJson(*js);
+    if (!s.ok()) return Status::Internal("the cached summary of job " + job + " does not parse: " + s.status().message());
+    Rendered r;
+    r.checked = now;
+    r.cached = std::move(js).value();
+    r.summary = std::make_shared<const analysis::JobSummary>(std::move(s).value());
+    r.api = analysis::SummaryJsonWithJob(*r.summary, &meta, true);
+    std::lock_guard<std::mutex> l(rendered_mu);
+    if (rendered.size() > 4096) rendered.clear();
+    rendered[job] = r;
+    return r;
+  }
+
+  Result<std::string> XlayerJson(const std::string& job) {
+    return Cached(cache::JobXlayerKey(job), "the cross-layer view of job " + job, [&]() -> Result<std::string> {
+      auto store = GetStore();
+      if (!store.ok()) return store.status();
+      xlayer::Maps maps;
+      auto db = GetDb();
+      if (db.ok()) {
+        if (Status s = xlayer::MapsFromJobDb(**db, "", job, &maps); !s.ok()) Log("maps of job " + job + ": " + s.ToString());
+      }
+      auto v = xlayer::Analyze(**store, job, maps);
+      if (!v.ok()) return v.status();
+      return xlayer::ToJson(*v);
+    });
+  }
+
+  Result<std::string> PhasesJson(const std::string& job) {
+    return Cached(cache::JobPhasesKey(job), "the phases of job " + job, [&]() -> Result<std::string> {
+      auto store = GetStore();
+      if (!store.ok()) return store.status();
+      auto p = analysis::PhasesForJob(**store, job, analysis::PhaseOptions{});
+      if (!p.ok()) return p.status();
+      return analysis::PhasesToJson(*p);
+    });
+  }
+
+  static std::vector<report::Advice> AdviceFor(const std::string& job, const analysis::JobSummary& s) {
+    report::ReportInput in;
+    in.summaries.emplace(job, s);
+    return report::FindAdvice(in);
+  }
+
+  static std::string VerdictOf(const std::vector<report::Advice>& advice) {
+    if (advice.empty()) return "no issue found";
+    std::string v;
+    for (const auto& a : advice) v += (v.empty() ? "" : "; ") + a.kind;
+    return v;
+  }
+
+  // ---- the job list ----
+  Result<std::vector<ListedJob>> List(const Identity& who) {
+    auto db = GetDb();
+    if (!db.ok()) return db.status();
+    JobListFilter f;
+    f.all = who.admin;
+    f.user = who.user;
+    if (opt.identity.share_by == "account") f.accounts = who.groups;
+    if (opt.identity.share_by == "group") f.groups = who.groups;
+    auto rows = (*db)->ListJobs(f, opt.list_limit);
+    if (!rows.ok()) {
+      Mine().db.reset();
+      return rows.status();
+    }
+    std::vector<ListedJob> out;
+    for (const auto& l : *rows) {
+      if (!MaySee(who, l.job)) continue;  // the query already filtered; the same rule as for one job
+      ListedJob j;
+      j.job_id = std::to_string(l.job.job_id);
+      j.cluster = l.job.cluster;
+      j.user = l.job.user.value_or("");
+      j.name = l.job.name.value_or("");
+      j.state = l.job.state.value_or("");
+      j.start_ns = l.job.start_ns;
+      j.end_ns = l.job.end_ns;
+      j.nodes = l.job.node_count;
+      if (l.summary) {
+        j.summarized = true;
+        j.read_bytes = l.summary->read_bytes;
+        j.write_bytes = l.summary->write_bytes;
+        j.bandwidth = l.summary->read_bw_avg + l.summary->write_bw_avg;
+        j.mode = "write " + l.summary->io_mode_write + ", read " + l.summary->io_mode_read;
+      }
+      out.push_back(std::move(j));
+    }
+    // The cached summaries, in one round trip: they give the numbers of jobs
+    // job_summary lacks and the verdict.
+    if (!out.empty()) {
+      std::vector<std::string> keys;
+      for (const auto& j : out) keys.push_back(cache::JobSummaryKey(j.job_id));
+      std::vector<std::optional<std::string>> vals(keys.size());
+      if (opt.redis.empty()) {
+        std::lock_guard<std::mutex> l(mem_mu);
+        for (size_t i = 0; i < keys.size(); ++i)
+          if (auto it = mem.find(keys[i]); it != mem.end()) vals[i] = it->second;
+      } else if (auto r = GetRedis(); r.ok()) {
+        std::vector<std::string_view> args{"MGET"};
+        for (const auto& k : keys) args.push_back(k);
+        auto rep = (*r)->Command(args);
+        if (rep.ok() && rep->type == RedisReply::kArray && rep->elements.size() == keys.size()) {
+          for (size_t i = 0; i < keys.size(); ++i)
+            if (rep->elements[i].type == RedisReply::kString) vals[i] = rep->elements[i].str;
+        } else if (!rep.ok()) {
+          Mine().redis.reset();
+        }
+      }
+      for (size_t i = 0; i < out.size(); ++i) {
+        if (!vals[i]) continue;
+        auto s = analysis::SummaryFromJson(*vals[i]);
+        if (!s.ok()) continue;
+        ListedJob& j = out[i];
+        j.summarized = true;
+        j.read_bytes = s->read.bytes;
+        j.write_bytes = s->write.bytes;
+        j.bandwidth = s->read.bw_avg + s->write.bw_avg;
+        j.mode = "write " + s->mode_write.mode + ", read " + s->mode_read.mode;
+        j.verdict = VerdictOf(AdviceFor(j.job_id, *s));
+      }
+    }
+    return out;
+  }
+
+  // ---- the administrators' heatmap ----
+  Result<Heatmap> HeatmapFor(int64_t day_ns) {
+    auto store = GetStore();
+    if (!store.ok()) return store.status();
+    Heatmap h;
+    h.day_start_ns = day_ns;
+    constexpr int64_t kHour = 3600LL * 1000000000LL;
+    auto scan = [&](const std::string& dataset, const std::vector<FieldId>& fields, std::vector<HeatRow>* rows,
+                    const std::function<bool(const Row&)>& keep) -> Status {
+      std::map<std::string, HeatRow> by;
+      ScanQuery q;
+      q.dataset = dataset;
+      q.range = {day_ns, day_ns + 24 * kHour};
+      q.fields = fields;
+      q.ordered = false;
+      Status s = (*store)->Scan(q, [&](const Row& r) {
+        if (!r.Has(0) || !keep(r)) return true;
+        double bytes = (r.Has(2) ? static_cast<double>(r.Int(2)) : 0) + (r.Has(3) ? static_cast<double>(r.Int(3)) : 0);
+        double secs = r.Has(4) && r.Int(4) > 0 ? static_cast<double>(r.Int(4)) / 1e9 : 1.0;
+        int64_t hour = (r.Int(1) - day_ns) / kHour;
+        if (hour < 0 || hour >= 24) return true;
+        HeatRow& row = by[std::string(r.Str(0))];
+        double& p = row.peak[static_cast<size_t>(hour)];
+        p = std::max(p, bytes / secs);
+        return true;
+      });
+      if (!s.ok()) return s;
+      for (auto& [name, row] : by) {
+        row.name = name;
+        rows->push_back(row);
+      }
+      return Status::Ok();
+    };
+    Status s = scan(std::string(dataset::kOss),
+                    {field::kLustreTarget, field::kTimestamp, field::kOssReadBytes, field::kOssWriteBytes,
+                     field::kLustreElapsedNs},
+                    &h.osts, [](const Row&) { return true; });
+    if (!s.ok()) return s;
+    s = scan(std::string(dataset::kClient),
+             {field::kHostName, field::kTimestamp, field::kClientReadBytes, field::kClientWriteBytes,
+              field::kLustreElapsedNs, field::kClientLayer},
+             &h.forwarding, [](const Row& r) { return r.Has(5) && r.Str(5) == "llite"; });
+    if (!s.ok()) return s;
+    return h;
+  }
+
+  // ---- LASSi risk and probe slowdown over a day ----
+  Result<std::string> LassiDay(int64_t day_ns, int64_t window_s) {
+    constexpr int64_t kDay = 86400LL * 1000000000LL;
+    const int64_t to = day_ns + kDay;
+    const int64_t now =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+    const bool over = to + 600LL * 1000000000LL < now;  // a day still filling is computed, not cached
+    const std::string from_iso = FormatIsoMillis(day_ns), to_iso = FormatIsoMillis(to);
+    auto lassi = Cached(
+        cache::LassiKey("all", from_iso, to_iso, window_s), "LASSi for " + from_iso.substr(0, 10),
+        [&]() -> Result<std::string> {
+          lassi::Options o;
+          o.window_ns = window_s * 1000000000LL;
+          o.from_ns = day_ns;
+          o.to_ns = to;
+          o.history_from_ns = day_ns - 7 * kDay;  // averages over the week before and the day
+          auto r = lassi::ComputeFromStore([&] { return OpenStoreAt(opt.store); }, o, 1,
+                                           [](std::string_view) { return std::string(); });
+          if (!r.ok()) return r.status();
+          return lassi::ResultToJson(*r, false);
+        },
+        over);
+    if (!lassi.ok()) return lassi.status();
+    auto slow = Cached(
+        cache::SlowdownKey("all", from_iso, to_iso), "the probe slowdown of " + from_iso.substr(0, 10),
+        [&]() -> Result<std::string> {
+          auto store = GetStore();
+          if (!store.ok()) return store.status();
+          lassi::SlowdownOptions so;
+          so.from_ns = day_ns;
+          so.to_ns = to;
+          auto rows = lassi::SlowdownFromStore(**store, so);
+          if (!rows.ok()) return rows.status();
+          return lassi::SlowdownToJson(*rows, so, false);
+        },
+        over);
+    if (!slow.ok()) return slow.status();
+    auto trim = [](std::string j) {
+      while (!j.empty() && (j.back() == '\n' || j.back() == ' ')) j.pop_back();
+      return j;
+    };
+    return "{\"day\":\"" + from_iso.substr(0, 10) + "\",\"window_s\":" + std::to_string(window_s) +
+           ",\"lassi\":" + trim(*lassi) + ",\"slowdown\":" + trim(*slow) + "}\n";
+  }
+
+  // ---- routing ----
+  Response Route(const Request& r);
+  Response JobRoute(const Identity& who, const std::string& job, const std::string& sub, bool html);
+};
+
+Response Service::Impl::JobRoute(const Identity& who, const std::string& job, const std::string& sub, bool html) {
+  auto not_found = [&] {
+    return html ? Html(404, ErrorPage(404, "No such job.")) : ErrorJson(404, "no such job");
+  };
+  auto failed = [&](const Status& s) {
+    Log("job " + job + ": " + s.ToString());
+    return html ? Html(503, ErrorPage(503, "The service cannot answer now.")) : ErrorJson(503, "the service cannot answer now");
+  };
+  if (!ValidJobId(job)) return not_found();
+  auto meta = Meta(job);
+  if (!meta.ok()) return failed(meta.status());
+  // Not in the database and not the caller's: the same answer, so nobody learns whether it exists.
+  if (!*meta || !MaySee(who, (*meta)->job)) return not_found();
+  const analysis::JobMeta& m = **meta;
+  auto no_records = [&](const Status& s) {
+    if (s.code() == Code::kNotFound)
+      return html ? Html(404, ErrorPage(404, "The job has no I/O records (yet)."))
+                  : ErrorJson(404, "the job has no I/O records");
+    return failed(s);
+  };
+  if (sub.empty()) {
+    auto s = Summary(job, m);
+    if (!s.ok()) return no_records(s.status());
+    if (!html) return Json(200, s->api);
+    return Html(200, JobPage(who, m, *s->summary, AdviceFor(job, *s->summary)));
+  }
+  if (sub == "series") {
+    auto x = XlayerJson(job);
+    return x.ok() ? Json(200, std::move(x).value()) : no_records(x.status());
+  }
+  if (sub == "phases") {
+    auto p = PhasesJson(job);
+    return p.ok() ? Json(200, std::move(p).value()) : no_records(p.status());
+  }
+  if (sub == "advice") {
+    auto s = Summary(job, m);
+    if (!s.ok()) return no_records(s.status());
+    std::string b;
+    JsonWriter w(&b);
+    w.BeginArray();
+    for (const auto& a : AdviceFor(job, *s->summary)) {
+      w.BeginObject();
+      w.Kv("kind", a.kind);
+      w.Kv("evidence", a.evidence);
+      w.Kv("change", a.change);
+      w.EndObject();
+    }
+    w.EndArray();
+    return Json(200, b + "\n");
+  }
+  return not_found();
+}
+
+Response Service::Impl::Route(const Request& r) {
+  const auto parts = SplitPath(r.path);
+  if (r.method != "GET" && r.method != "HEAD") {
+    Response x = ErrorJson(405, "read-only: GET only");
+    x.headers.push_back({"Allow", "GET, HEAD"});
+    return x;
+  }
+  // Static files need no identity (the login page of a proxy may use the style sheet).
+  if (parts.size() == 2 && parts[0] == "static") {
+    const Asset* a = FindAsset(parts[1]);
+    if (!a) return ErrorJson(404, "no such file");
+    Response x;
+    x.content_type = std::string(a->content_type);
+    x.body = std::string(a->data);
+    x.headers.push_back({"Cache-Control", "public, max-age=3600"});
+    return x;
+  }
+  const bool api = !parts.empty() && parts[0] == "api";
+  auto who = Identify(opt.identity, r.cred);
+  if (!who.ok()) {
+    if (who.status().code() == Code::kUnavailable) {
+      Log(who.status().ToString());
+      return api ? ErrorJson(503, "cannot check the credential now") : Html(503, ErrorPage(503, "Cannot check the credential now."));
+    }
+    Response x = api ? ErrorJson(401, who.status().message()) : Html(401, ErrorPage(401, who.status().message()));
+    return x;
+  }
+  const Identity& id = *who;
+  auto q = [&](const char* k) {
+    auto it = r.query.find(k);
+    return it == r.query.end() ? std::string() : it->second;
+  };
+  if (api) {
+    if (parts.size() == 2 && parts[1] == "me") {
+      std::string b;
+      JsonWriter w(&b);
+      w.BeginObject();
+      w.Kv("user", id.user);
+      w.Kv("admin", id.admin);
+      w.Kv("via", id.via);
+      w.EndObject();
+      return Json(200, b + "\n");
+    }
+    if (parts.size() == 2 && parts[1] == "jobs") {
+      auto l = List(id);
+      if (!l.ok()) {
+        Log("listing jobs: " + l.status().ToString());
+        return ErrorJson(503, "the service cannot answer now");
+      }
+      return Json(200, JobListJson(*l));
+    }
+    if ((parts.size() == 3 || parts.size() == 4) && parts[1] == "jobs")
+      return JobRoute(id, parts[2], parts.size() == 4 ? parts[3] : "", false);
+    if (parts.size() >= 2 && parts[1] == "admin") {
+      if (!id.admin) return ErrorJson(404, "not found");
+      if (parts.size() == 3 && parts[2] == "heatmap") {
+        auto day = DayStart(q("day"));
+        if (!day) return ErrorJson(400, "day=YYYY-MM-DD is required");
+        auto h = HeatmapFor(*day);
+        if (!h.ok()) {
+          Log("heatmap: " + h.status().ToString());
+          return ErrorJson(503, "the service cannot answer now");
+        }
+        return Json(200, HeatmapJson(*h));
+      }
+      if (parts.size() == 3 && parts[2] == "lassi") {
+        auto day = DayStart(q("day"));
+        if (!day) return ErrorJson(400, "day=YYYY-MM-DD is required");
+        int64_t window_s = 3600;
+        if (std::string w = q("window_s"); !w.empty()) {
+          char* end = nullptr;
+          window_s = std::strtoll(w.c_str(), &end, 10);
+          if (*end || window_s < 60 || window_s > 86400) return ErrorJson(400, "window_s must be 60..86400");
+        }
+        auto l = LassiDay(*day, window_s);
+        if (!l.ok()) {
+          Log("lassi: " + l.status().ToString());
+          return ErrorJson(503, "the service cannot answer now");
+        }
+        return Json(200, std::move(l).value());
+      }
+      if (parts.size() == 5 && parts[2] == "jobs" && parts[4] == "osts") {
+        Response x = JobRoute(id, parts[3], "series", false);
+        return x;  // the cross-layer view: its "osts" are the job's bytes per OST
+      }
+    }
+    return ErrorJson(404, "not found");
+  }
+  if (parts.empty()) {
+    Response x = Html(302, ErrorPage(302, "See /jobs."));
+    x.headers.push_back({"Location", "/jobs"});
+    return x;
+  }
+  if (parts[0] == "jobs" && parts.size() == 1) {
+    auto l = List(id);
+    if (!l.ok()) {
+      Log("listing jobs: " + l.status().ToString());
+      return Html(503, ErrorPage(503, "The service cannot answer now."));
+    }
+    std::string sort = q("sort");
+    bool desc = q("order") != "asc";
+    SortJobs(&*l, sort, desc);
+    return Html(200, JobsPage(id, *l, sort, desc));
+  }
+  if (parts[0] == "jobs" && parts.size() == 2) return JobRoute(id, parts[1], "", true);
+  if (parts[0] == "admin" && parts.size() == 1) {
+    if (!id.admin) return Html(404, ErrorPage(404, "Not found."));
+    std::string day = q("day");
+    if (day.empty()) day = FormatIsoMillis(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                               std::chrono::system_clock::now().time_since_epoch())
+                                               .count())
+                               .substr(0, 10);
+    auto start = DayStart(day);
+    if (!start) return Html(400, ErrorPage(400, "day must be YYYY-MM-DD."));
+    auto h = HeatmapFor(*start);
+    if (!h.ok()) {
+      Log("heatmap: " + h.status().ToString());
+      return Html(503, ErrorPage(503, "The service cannot answer now."));
+    }
+    std::string job = q("job");
+    if (!ValidJobId(job)) job.clear();
+    return Html(200, AdminPage(id, *h, day, job));
+  }
+  return Html(404, ErrorPage(404, "Not found."));
+}
+
+Service::Service(ServeOptions o) : impl_(std::make_unique<Impl>()) {
+  static std::atomic<uint64_t> next{1};
+  impl_->opt = std::move(o);
+  impl_->serial = next++;
+  impl_->owner = this;
+}
+
+Service::~Service() = default;
+
+const IdentityOptions& Service::identity_options() const { return impl_->opt.identity; }
+
+Response Service::Handle(const Request& r) {
+  Response x = impl_->Route(r);
+  if (r.method == "HEAD") x.body.clear();
+  return x;
+}
+
+}  // namespace iosonar::serve

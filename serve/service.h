@@ -1,0 +1,93 @@
+// `iosonar serve`'s request handling, apart from the HTTP library: a request
+// (method, path, query, who sent it) in, a response out. The routes (the
+// JSON API and the server-rendered pages) are listed by Routes() and
+// documented in docs/openapi.yaml (a test checks the two agree).
+//
+// Isolation: every route but /static/* needs an identity (401 without one).
+// A job route first looks the job up in the job database and answers 404
+// -- the same body whether the job does not exist or is someone else's --
+// unless the caller owns it (jobs.user_name), shares its project
+// (IdentityOptions::share_by) or is an administrator. Only then is the
+// job's cache key or store read. /admin routes are 404 to non-administrators.
+//
+// Results: a job's summary is read from Redis (iosonar:job:JOB:summary),
+// else computed from the store once however many requests ask at the same
+// time (SingleFlight), written to Redis and served from there afterwards; the
+// cross-layer view and the phases likewise under their keys
+// (iosonar:job:JOB:xlayer, iosonar:job:JOB:phases). Without Redis the
+// results are kept in memory. A summary just read from Redis is served from
+// memory for ServeOptions::memo_ms (1 s) before Redis is asked again, so a
+// popular page costs Redis one GET a second. Read-only towards the store and the job
+// database.
+//
+// Thread-safe: each thread that calls Handle gets its own store, job
+// database and Redis connections.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/base/status.h"
+#include "serve/identity.h"
+
+namespace iosonar::serve {
+
+struct ServeOptions {
+  std::string store;  // DIR (SQLite) or an Elasticsearch URL
+  std::string mysql;  // the job database
+  std::string redis;  // "" = cache in memory only
+  IdentityOptions identity;
+  size_t list_limit = 500;   // jobs in a listing
+  int meta_ttl_s = 60;       // a job's database row is re-read after this
+  // A summary read from the cache is served from memory for this long before
+  // the cache is asked again (0: every request reads Redis).
+  int memo_ms = 1000;
+  bool quiet = false;        // no log lines on stderr
+};
+
+struct Request {
+  std::string method = "GET";
+  std::string path;
+  std::map<std::string, std::string> query;
+  Credentials cred;
+};
+
+struct Response {
+  int status = 200;
+  std::string content_type = "application/json";
+  std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;  // besides the security headers
+};
+
+// The security headers every response carries (a strict Content-Security-Policy:
+// scripts, styles and fetches from this server only, no inline script, no frames).
+const std::vector<std::pair<std::string, std::string>>& SecurityHeaders();
+
+// "GET /api/jobs", "GET /api/jobs/{job}", ... : every route, as the OpenAPI file names them.
+const std::vector<std::string>& Routes();
+
+class Service {
+ public:
+  explicit Service(ServeOptions o);
+  ~Service();
+  Service(const Service&) = delete;
+  Service& operator=(const Service&) = delete;
+
+  Response Handle(const Request& r);
+  const IdentityOptions& identity_options() const;
+  // Results computed from the store so far (not read from a cache).
+  uint64_t computations() const { return computations_.load(); }
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+  std::atomic<uint64_t> computations_{0};
+};
+
+}  // namespace iosonar::serve

@@ -1,0 +1,168 @@
+// iosonar serve: draws the charts of a page from the JSON API (same origin;
+// nothing inline, nothing from elsewhere) with uPlot, and fills the phase
+// table. Text from the API goes in with textContent, never as HTML.
+(function () {
+  'use strict';
+  var colors = ['#1f77b4', '#d62728', '#2ca02c', '#9467bd', '#ff7f0e', '#8c564b'];
+  var plots = 0;
+
+  function human(v) {
+    var u = ['', 'Ki', 'Mi', 'Gi', 'Ti', 'Pi'], i = 0;
+    v = Math.abs(v);
+    while (v >= 1024 && i < u.length - 1) { v /= 1024; i++; }
+    return (i ? v.toFixed(1) : v.toFixed(0)) + ' ' + u[i];
+  }
+  function getJson(url) {
+    return fetch(url, { credentials: 'same-origin' }).then(function (r) {
+      if (!r.ok) throw new Error(r.status === 404 ? 'no data' : 'HTTP ' + r.status);
+      return r.json();
+    });
+  }
+  function note(el, text) {
+    var p = document.createElement('p');
+    p.className = 'note';
+    p.textContent = text;
+    el.appendChild(p);
+  }
+  // series: [{label, y: [...]}]; xs: seconds (time axis) or indices
+  function draw(el, title, xs, series, unit, time, bars, names, xrange) {
+    var nonzero = 0;
+    series.forEach(function (s) { s.y.forEach(function (v) { if (v) nonzero++; }); });
+    var width = Math.max(400, Math.min(el.clientWidth || 900, 1100));
+    var opts = {
+      title: title, width: width, height: 260,
+      scales: names ? { x: { time: false, range: [-0.5, names.length - 0.5] },
+                        y: { range: function (u, min, max) { return [0, max * 1.1 || 1]; } } }
+                    : { x: xrange ? { time: time, range: xrange } : { time: time } },
+      series: [{ label: time ? 'time (UTC)' : 'index' }].concat(series.map(function (s, i) {
+        var o = { label: s.label, stroke: colors[i % colors.length], width: 1.5,
+                  value: function (u, v) { return v == null ? '-' : human(v) + unit; } };
+        if (bars) { o.fill = i ? '#d62728' : '#c7d7ea'; o.stroke = i ? '#d62728' : '#7f9fc4'; o.paths = uPlot.paths.bars({ size: [0.7, 40] }); }
+        return o;
+      })),
+      axes: [names ? { values: function (u, vals) { return vals.map(function (v) { return names[v] || ''; }); } } : {},
+             { size: 80, values: function (u, vals) { return vals.map(function (v) { return human(v) + unit; }); } }],
+      tzDate: function (ts) { return uPlot.tzDate(new Date(ts * 1e3), 'Etc/UTC'); }
+    };
+    new uPlot(opts, [xs].concat(series.map(function (s) { return s.y; })), el);
+    el.setAttribute('data-points', String(nonzero));
+    plots++;
+  }
+  function perSecond(layer, pick) {
+    var b = layer.bucket_ns / 1e9;
+    return layer.read_bytes.map(function (_, i) { return pick(layer, i) / b; });
+  }
+  function layersChart(el, view, kind) {
+    var s = view.series, c = s.client;
+    var xs = c.read_bytes.map(function (_, i) { return c.start_ns / 1e9 + i * c.bucket_ns / 1e9; });
+    if (kind === 'bandwidth') {
+      var bytes = function (l, i) { return l.read_bytes[i] + l.write_bytes[i]; };
+      draw(el, 'Bandwidth per second (read + write)', xs, [
+        { label: 'client (job traces)', y: perSecond(s.client, bytes) },
+        { label: 'forwarding nodes (Lustre clients)', y: perSecond(s.forwarding, bytes) },
+        { label: 'OSTs', y: perSecond(s.ost, bytes) }], 'B/s', true, false);
+    } else {
+      var meta = function (l, i) { return l.meta_ops[i]; };
+      draw(el, 'Metadata operations per second', xs, [
+        { label: 'client (job traces)', y: perSecond(s.client, meta) },
+        { label: 'forwarding nodes', y: perSecond(s.forwarding, meta) },
+        { label: 'MDTs', y: perSecond(s.mdt, meta) }], 'op/s', true, false);
+    }
+  }
+  function ostChart(el, view) {
+    var osts = view.osts || [];
+    if (!osts.length) { note(el, 'No OST data for this job.'); return; }
+    var secs = Math.max(1, view.series.client.read_bytes.length * view.series.client.bucket_ns / 1e9);
+    var xs = osts.map(function (_, i) { return i; });
+    draw(el, 'Bandwidth per OST over the job\'s window: the job in front of all traffic', xs, [
+      { label: 'all jobs', y: osts.map(function (o) { return o.total_bytes / secs; }) },
+      { label: 'this job', y: osts.map(function (o) { return o.job_bytes / secs; }) }], 'B/s', false, true,
+      osts.map(function (o) { return o.server; }));
+  }
+  // LASSi: risk_oss and risk_mds of each file system's windows over the day.
+  function lassiChart(el, d) {
+    var rows = d.lassi.fs_windows || [];
+    if (!rows.length) { note(el, 'No OST/MDT records this day.'); return; }
+    var times = [], byFs = {};
+    rows.forEach(function (r) {
+      var t = Date.parse(r.start) / 1000;
+      if (times.indexOf(t) < 0) times.push(t);
+      (byFs[r.fs] = byFs[r.fs] || {})[t] = r;
+    });
+    times.sort(function (a, b) { return a - b; });
+    var series = [];
+    Object.keys(byFs).sort().forEach(function (fs) {
+      ['risk_oss', 'risk_mds'].forEach(function (k) {
+        series.push({ label: fs + ' ' + k, y: times.map(function (t) { return byFs[fs][t] ? byFs[fs][t][k] : null; }) });
+      });
+    });
+    var day0 = Date.parse(d.day + 'T00:00:00Z') / 1000;
+    draw(el, 'LASSi risk per ' + d.window_s + ' s window', times, series, '', true, false, null, [day0, day0 + 86400]);
+    el.setAttribute('data-points', String(times.length * series.length));
+  }
+  function slowdown(el, d) {
+    var rows = (d.slowdown.rows || []).filter(function (r) { return r.slowdown_median != null; });
+    if (!rows.length) { note(el, 'No probe slowdown this day (no probe samples with a baseline).'); return; }
+    rows.sort(function (a, b) { return b.slowdown_median - a.slowdown_median; });
+    var t = document.createElement('table');
+    var head = t.insertRow();
+    ['File system', 'Op', 'Interval', 'Start (UTC)', 'Samples', 'Slowdown (median)', 'Slowdown (p99)'].forEach(function (h) {
+      var th = document.createElement('th'); th.textContent = h; head.appendChild(th);
+    });
+    rows.slice(0, 20).forEach(function (r) {
+      var row = t.insertRow();
+      [r.fs, r.op, r.interval_s + ' s', r.start, String(r.count), r.slowdown_median.toFixed(2) + 'x',
+       r.slowdown_p99 == null ? '-' : r.slowdown_p99.toFixed(2) + 'x'].forEach(function (v) { row.insertCell().textContent = v; });
+    });
+    el.appendChild(t);
+  }
+  function phases(el, p) {
+    if (!p.phases.length) { note(el, 'No I/O phases found.'); return; }
+    var t = document.createElement('table');
+    var head = t.insertRow();
+    ['Direction', 'Start (UTC)', 'Duration', 'Bytes', 'Mean', 'Peak'].forEach(function (h) {
+      var th = document.createElement('th'); th.textContent = h; head.appendChild(th);
+    });
+    p.phases.forEach(function (ph) {
+      var r = t.insertRow();
+      [ph.direction, ph.start, ph.duration_s + ' s', human(ph.bytes) + 'B', human(ph.bw_mean) + 'B/s',
+       human(ph.bw_peak) + 'B/s'].forEach(function (v) { r.insertCell().textContent = v; });
+    });
+    el.appendChild(t);
+  }
+
+  var jobs = {}, work = [];
+  function view(job) {
+    if (!jobs[job]) jobs[job] = getJson('/api/jobs/' + encodeURIComponent(job) + '/series');
+    return jobs[job];
+  }
+  var days = {};
+  function lassi(day) {
+    if (!days[day]) days[day] = getJson('/api/admin/lassi?day=' + encodeURIComponent(day));
+    return days[day];
+  }
+  document.querySelectorAll('div.slowdown').forEach(function (el) {
+    work.push(lassi(el.getAttribute('data-day')).then(function (d) { slowdown(el, d); })
+      .catch(function (e) { note(el, 'No slowdown: ' + e.message); }));
+  });
+  document.querySelectorAll('div.chart').forEach(function (el) {
+    var job = el.getAttribute('data-job'), kind = el.getAttribute('data-chart');
+    if (kind === 'lassi') {
+      work.push(lassi(el.getAttribute('data-day')).then(function (d) { lassiChart(el, d); })
+        .catch(function (e) { note(el, 'No chart: ' + e.message); }));
+      return;
+    }
+    var src = kind === 'osts' ? getJson('/api/admin/jobs/' + encodeURIComponent(job) + '/osts') : view(job);
+    work.push(src.then(function (v) { kind === 'osts' ? ostChart(el, v) : layersChart(el, v, kind); })
+      .catch(function (e) { note(el, 'No chart: ' + e.message); }));
+  });
+  document.querySelectorAll('div.phases').forEach(function (el) {
+    work.push(getJson('/api/jobs/' + encodeURIComponent(el.getAttribute('data-job')) + '/phases')
+      .then(function (p) { phases(el, p); })
+      .catch(function (e) { note(el, 'No phases: ' + e.message); }));
+  });
+  Promise.all(work).then(function () {
+    document.body.setAttribute('data-plots', String(plots));
+    document.body.setAttribute('data-ready', '1');
+  });
+})();

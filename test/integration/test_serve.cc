@@ -1,0 +1,387 @@
+// `iosonar serve` against real servers: a MariaDB job database and a store
+// filled by `iosonar simulate` with jobs of two users (daemon, uid 1, and bin,
+// uid 2: users every Debian system has) and an administrator (root), a real
+// Redis cache and a real munged. Checks isolation (URL, API, list), the
+// trusted-proxy rule, MUNGE credentials, HTML escaping, the cache and its
+// single flight, the OpenAPI file, and (in headless Chromium) the pages.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <thread>
+
+#include "test/testutil/mariadb_server.h"
+#include "test/testutil/munge_daemon.h"
+#include "test/testutil/testutil.h"
+
+namespace iosonar::test {
+namespace {
+
+struct HttpResult {
+  int status = 0;
+  std::map<std::string, std::string> headers;  // names lower-cased
+  std::string body;
+};
+
+// GET path from 127.0.0.1:port, the connection made from source_ip.
+HttpResult Get(int port, const std::string& path, const std::map<std::string, std::string>& headers = {},
+               const std::string& source_ip = "127.0.0.1") {
+  HttpResult r;
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_in src{};
+  src.sin_family = AF_INET;
+  inet_pton(AF_INET, source_ip.c_str(), &src.sin_addr);
+  REQUIRE(bind(fd, reinterpret_cast<sockaddr*>(&src), sizeof src) == 0);
+  sockaddr_in dst{};
+  dst.sin_family = AF_INET;
+  dst.sin_port = htons(static_cast<uint16_t>(port));
+  inet_pton(AF_INET, "127.0.0.1", &dst.sin_addr);
+  REQUIRE(connect(fd, reinterpret_cast<sockaddr*>(&dst), sizeof dst) == 0);
+  std::string req = "GET " + path + " HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n";
+  for (const auto& [k, v] : headers) req += k + ": " + v + "\r\n";
+  req += "\r\n";
+  REQUIRE(SendAll(fd, req));
+  std::string resp;
+  char buf[65536];
+  for (;;) {
+    ssize_t n = read(fd, buf, sizeof buf);
+    if (n <= 0) break;
+    resp.append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  size_t head_end = resp.find("\r\n\r\n");
+  REQUIRE(head_end != std::string::npos);
+  std::string head = resp.substr(0, head_end);
+  r.status = std::stoi(head.substr(9, 3));
+  size_t at = head.find("\r\n");
+  while (at != std::string::npos) {
+    size_t next = head.find("\r\n", at + 2);
+    std::string line = head.substr(at + 2, next == std::string::npos ? std::string::npos : next - at - 2);
+    size_t colon = line.find(':');
+    if (colon != std::string::npos) {
+      std::string k = line.substr(0, colon);
+      for (auto& c : k) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      r.headers[k] = line.substr(colon + 2);
+    }
+    at = next;
+  }
+  std::string body = resp.substr(head_end + 4);
+  if (r.headers["transfer-encoding"] == "chunked") {
+    std::string out;
+    size_t p = 0;
+    while (p < body.size()) {
+      size_t eol = body.find("\r\n", p);
+      size_t n = std::stoul(body.substr(p, eol - p), nullptr, 16);
+      if (n == 0) break;
+      out += body.substr(eol + 2, n);
+      p = eol + 2 + n + 2;
+    }
+    body = out;
+  }
+  r.body = body;
+  return r;
+}
+
+std::map<std::string, std::string> As(const std::string& user) { return {{"X-Remote-User", user}}; }
+
+bool Lists(const std::string& list_json, const std::string& job) {
+  return list_json.find("\"job_id\": \"" + job + "\"") != std::string::npos;
+}
+
+constexpr const char* kEvilName = "<script>alert(1)</script>";
+
+// The world of these tests: database, store, Redis, munged and the server.
+struct World {
+  TempDir dir;
+  MariaDbServer db;
+  RedisServer redis;
+  MungeDaemon munge;
+  int port = FreePort();
+  std::optional<Child> server;
+  std::string log = dir / "serve.log";
+
+  World() {
+    // daemon: 101 (N-1 over 16 processes, a name with HTML) and 103; bin: 102.
+    auto sim = Run({IosonarBin(), "simulate", "--store", dir / "store", "--nodes", "16", "--fwd", "2", "--osts", "4",
+                    "--duration", "30", "--mysql", db.url(),
+                    "--job", std::string("id=101,user=daemon,name=") + kEvilName + ",mode=N-1,first=0,nodes=4,ppn=4,duration=12,period=3,io=1,bytes=4M,req=64K",
+                    "--job", "id=102,user=bin,name=bins-app,mode=N-N,first=4,nodes=4,ppn=1,duration=10,period=2,io=1,bytes=8M",
+                    "--job", "id=103,user=daemon,name=second,mode=1-1,first=8,nodes=1,ppn=1,duration=8,period=2,io=1,bytes=8M"});
+    REQUIRE(sim.exit_code == 0);
+    server.emplace(std::vector<std::string>{IosonarBin(), "serve", "--store", dir / "store", "--mysql", db.url(),
+                                            "--redis", redis.url(), "--listen", "127.0.0.1:" + std::to_string(port),
+                                            "--trusted-proxy", "127.0.0.1", "--admins", "root", "--munge-socket",
+                                            munge.socket(), "--threads", "4"},
+                   std::map<std::string, std::string>{}, log);
+    REQUIRE(WaitUntil([&] { return !server->Alive() || CanConnect(port); }, 20000));
+    REQUIRE(server->Alive());
+  }
+  ~World() {
+    if (server) server->Stop();
+  }
+  HttpResult Get(const std::string& path, const std::map<std::string, std::string>& h = {},
+                 const std::string& src = "127.0.0.1") {
+    return test::Get(port, path, h, src);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("serve: isolation, identity, escaping, cache and the API contract", "[serve][integration]") {
+  if (!HaveMariaDb()) FAIL("mariadbd is not installed (scripts/setup.sh --test)");
+  World w;
+
+  SECTION("no identity is 401, on the API and the pages") {
+    for (const char* p : {"/api/jobs", "/api/jobs/101", "/jobs", "/jobs/101", "/admin", "/api/me"})
+      CHECK(w.Get(p).status == 401);
+    // static files need none
+    auto js = w.Get("/static/uplot.js");
+    CHECK(js.status == 200);
+    CHECK(js.body.find("uPlot") != std::string::npos);
+  }
+
+  SECTION("each user sees their own jobs only: by list, by API, by URL") {
+    auto mine = w.Get("/api/jobs", As("daemon"));
+    REQUIRE(mine.status == 200);
+    CHECK(Lists(mine.body, "101"));
+    CHECK(Lists(mine.body, "103"));
+    CHECK_FALSE(Lists(mine.body, "102"));
+    auto theirs = w.Get("/api/jobs", As("bin"));
+    CHECK(Lists(theirs.body, "102"));
+    CHECK_FALSE(Lists(theirs.body, "101"));
+    CHECK_FALSE(Lists(theirs.body, "103"));
+    // Another user's job answers exactly like a job that does not exist.
+    auto other = w.Get("/api/jobs/102", As("daemon"));
+    auto none = w.Get("/api/jobs/999999", As("daemon"));
+    CHECK(other.status == 404);
+    CHECK(other.body == none.body);
+    for (const char* p : {"/api/jobs/102/series", "/api/jobs/102/phases", "/api/jobs/102/advice", "/jobs/102"})
+      CHECK(w.Get(p, As("daemon")).status == 404);
+    CHECK(w.Get("/jobs/101", As("bin")).status == 404);
+    // ... and nothing of it was computed or cached for the asker
+    CHECK(w.redis.Command({"EXISTS", "iosonar:job:102:summary"}) == "0");
+    // the administration pages are not there for users
+    CHECK(w.Get("/admin", As("daemon")).status == 404);
+    CHECK(w.Get("/api/admin/heatmap?day=2026-11-22", As("daemon")).status == 404);
+    CHECK(w.Get("/api/admin/jobs/101/osts", As("daemon")).status == 404);
+    CHECK(w.Get("/api/admin/lassi?day=2026-11-22", As("daemon")).status == 404);
+    // a job id that is no number names no job
+    CHECK(w.Get("/api/jobs/..%2f102", As("daemon")).status == 404);
+    CHECK(w.Get("/api/jobs/0101", As("daemon")).status == 404);  // only the canonical form
+  }
+
+  SECTION("the administrator sees both users' jobs and the heatmap") {
+    auto all = w.Get("/api/jobs", As("root"));
+    CHECK(Lists(all.body, "101"));
+    CHECK(Lists(all.body, "102"));
+    CHECK(w.Get("/api/jobs/102", As("root")).status == 200);
+    CHECK(w.Get("/jobs/101", As("root")).status == 200);
+    auto hm = w.Get("/api/admin/heatmap?day=2026-11-22", As("root"));
+    REQUIRE(hm.status == 200);
+    CHECK(hm.body.find("simfs-OST0000") != std::string::npos);
+    auto lassi = w.Get("/api/admin/lassi?day=2026-11-22", As("root"));
+    REQUIRE(lassi.status == 200);
+    CHECK(lassi.body.find("\"fs\":\"simfs\"") != std::string::npos);
+    CHECK(w.Get("/api/admin/lassi?day=22.11.2026", As("root")).status == 400);
+    auto page = w.Get("/admin?day=2026-11-22&job=102", As("root"));
+    CHECK(page.status == 200);
+    CHECK(page.body.find("<svg") != std::string::npos);
+  }
+
+  SECTION("a user header from an address that is not a trusted proxy is ignored") {
+    CHECK(w.Get("/api/jobs", As("root"), "127.0.0.2").status == 401);
+    CHECK(w.Get("/api/jobs/101", As("daemon"), "127.0.0.2").status == 401);
+  }
+
+  SECTION("a MUNGE credential of daemon gives daemon's view, once") {
+    std::string cred = w.munge.Credential(1, 1);
+    // from an untrusted address, with a forged user header beside it: the credential decides
+    auto me = w.Get("/api/me", {{"X-Munge-Credential", cred}, {"X-Remote-User", "root"}}, "127.0.0.2");
+    REQUIRE(me.status == 200);
+    CHECK(me.body.find("\"user\":\"daemon\"") != std::string::npos);
+    CHECK(me.body.find("\"admin\":false") != std::string::npos);
+    // munged refuses a replayed credential
+    CHECK(w.Get("/api/jobs", {{"X-Munge-Credential", cred}}, "127.0.0.2").status == 401);
+    auto list = w.Get("/api/jobs", {{"X-Munge-Credential", w.munge.Credential(1, 1)}}, "127.0.0.2");
+    REQUIRE(list.status == 200);
+    CHECK(Lists(list.body, "101"));
+    CHECK_FALSE(Lists(list.body, "102"));
+    CHECK(w.Get("/api/jobs/102", {{"X-Munge-Credential", w.munge.Credential(1, 1)}}, "127.0.0.2").status == 404);
+    CHECK(w.Get("/api/jobs/102", {{"X-Munge-Credential", w.munge.Credential(2, 2)}}, "127.0.0.2").status == 200);
+    CHECK(w.Get("/api/jobs", {{"X-Munge-Credential", "MUNGE:garbage:"}}).status == 401);
+  }
+
+  SECTION("the job page shows a job name with HTML as text, under a strict CSP") {
+    auto page = w.Get("/jobs/101", As("daemon"));
+    REQUIRE(page.status == 200);
+    CHECK(page.body.find("&lt;script&gt;alert(1)&lt;/script&gt;") != std::string::npos);
+    CHECK(page.body.find(kEvilName) == std::string::npos);
+    const std::string csp = page.headers["content-security-policy"];
+    CHECK(csp.find("script-src 'self'") != std::string::npos);
+    CHECK(csp.find("unsafe-inline") == std::string::npos);
+    CHECK(page.headers["x-content-type-options"] == "nosniff");
+    auto list = w.Get("/jobs", As("daemon"));
+    CHECK(list.body.find("&lt;script&gt;") != std::string::npos);
+    CHECK(list.body.find(kEvilName) == std::string::npos);
+  }
+
+  SECTION("the API's summary is job-summary's JSON, cached in Redis, computed once") {
+    auto api = w.Get("/api/jobs/101", As("daemon"));
+    REQUIRE(api.status == 200);
+    auto cli = Run({IosonarBin(), "job-summary", "101", "--store", w.dir / "store", "--mysql", w.db.url(), "--format",
+                    "json"});
+    REQUIRE(cli.exit_code == 0);
+    CHECK(api.body == cli.out);
+    const std::string cached = w.redis.Command({"GET", "iosonar:job:101:summary"});
+    CHECK(cached.find("\"job_id\":\"101\"") != std::string::npos);
+    // Eight concurrent first requests for job 103: one computation.
+    std::vector<std::thread> ts;
+    std::vector<HttpResult> rs(8);
+    for (size_t i = 0; i < rs.size(); ++i)
+      ts.emplace_back([&, i] { rs[i] = test::Get(w.port, "/api/jobs/103", As("daemon")); });
+    for (auto& t : ts) t.join();
+    for (const auto& r : rs) {
+      CHECK(r.status == 200);
+      CHECK(r.body == rs[0].body);
+    }
+    const std::string log = ReadFile(w.log);
+    size_t n = 0;
+    for (size_t at = log.find("computed the summary of job 103"); at != std::string::npos;
+         at = log.find("computed the summary of job 103", at + 1))
+      ++n;
+    CHECK(n == 1);
+    // later requests are served from the cache: still one computation
+    CHECK(w.Get("/api/jobs/103", As("daemon")).body == rs[0].body);
+    CHECK(ReadFile(w.log).find("computed the summary of job 103") == log.find("computed the summary of job 103"));
+    // the list now has the numbers and a verdict from the cached summaries
+    auto list = w.Get("/api/jobs", As("daemon"));
+    CHECK(list.body.find("\"verdict\": \"N-1 with many processes") != std::string::npos);
+  }
+
+  SECTION("every route is in docs/openapi.yaml and responses have the declared fields") {
+    TempDir samples;
+    auto save = [&](const std::string& name, const std::string& path, const std::string& user) {
+      auto r = w.Get(path, As(user));
+      REQUIRE(r.status == 200);
+      WriteFile(samples / name, r.body);
+    };
+    save("GET_api_me", "/api/me", "daemon");
+    save("GET_api_jobs", "/api/jobs", "daemon");
+    save("GET_api_jobs_job", "/api/jobs/101", "daemon");
+    save("GET_api_jobs_job_series", "/api/jobs/101/series", "daemon");
+    save("GET_api_jobs_job_phases", "/api/jobs/101/phases", "daemon");
+    save("GET_api_jobs_job_advice", "/api/jobs/101/advice", "daemon");
+    save("GET_api_admin_heatmap", "/api/admin/heatmap?day=2026-11-22", "root");
+    save("GET_api_admin_jobs_job_osts", "/api/admin/jobs/101/osts", "root");
+    save("GET_api_admin_lassi", "/api/admin/lassi?day=2026-11-22", "root");
+    auto routes = Run({IosonarBin(), "serve", "--print-routes"});
+    REQUIRE(routes.exit_code == 0);
+    WriteFile(samples / "routes.txt", routes.out);
+    auto check = Run({"python3", SourceDir() + "/test/static/check_openapi.py", SourceDir() + "/docs/openapi.yaml",
+                      samples / "routes.txt", samples.path()});
+    INFO(check.out << check.err);
+    CHECK(check.exit_code == 0);
+  }
+}
+
+TEST_CASE("serve: pages in headless Chromium have plots for each user", "[serve][integration][browser]") {
+  if (!HaveMariaDb()) FAIL("mariadbd is not installed (scripts/setup.sh --test)");
+  if (!HaveProgram("chromium") || !HaveProgram("npm"))
+    FAIL("chromium and npm are needed (scripts/setup.sh --test installs chromium; npm is a build dependency)");
+  // playwright-core as pinned in test/browser/package-lock.json, installed once into the build tree.
+  const std::string bdir = BinaryDir() + "/test-browser";
+  std::filesystem::create_directories(bdir);
+  for (const char* f : {"package.json", "package-lock.json", "check_pages.mjs"})
+    std::filesystem::copy_file(SourceDir() + "/test/browser/" + f, bdir + "/" + f,
+                               std::filesystem::copy_options::overwrite_existing);
+  if (!std::filesystem::exists(bdir + "/node_modules/playwright-core")) {
+    auto ci = Run({"npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error", "--prefix", bdir});
+    INFO(ci.out << ci.err);
+    REQUIRE(ci.exit_code == 0);
+  }
+  World w;
+  const std::string shots = BinaryDir() + "/test-artifacts/serve";
+  std::filesystem::create_directories(shots);
+  auto r = Run({"node", bdir + "/check_pages.mjs", "http://127.0.0.1:" + std::to_string(w.port), shots});
+  INFO(r.out << r.err << ReadFile(w.log));
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("daemon /jobs/101: plots 2,") != std::string::npos);
+  CHECK(r.out.find("bin /jobs/102: plots 2,") != std::string::npos);
+  // 4 OSTs + 2 forwarding nodes; the job's per-OST chart and LASSi's risk
+  CHECK(r.out.find("root /admin: heatmap cells 144, plots 2") != std::string::npos);
+  CHECK(std::filesystem::file_size(shots + "/job-101.png") > 10000);
+  CHECK(std::filesystem::file_size(shots + "/admin-heatmap.png") > 10000);
+}
+
+}  // namespace iosonar::test
+
+namespace iosonar::test {
+
+TEST_CASE("serve: HTTPS with a certificate, and shared projects by Unix group", "[serve][integration]") {
+  if (!HaveMariaDb()) FAIL("mariadbd is not installed (scripts/setup.sh --test)");
+  REQUIRE(HaveProgram("openssl"));
+  REQUIRE(HaveProgram("curl"));
+  TempDir dir;
+  MariaDbServer db;
+  // bin's job 202 belongs to the Unix group "daemon" (daemon's primary group).
+  auto sim = Run({IosonarBin(), "simulate", "--store", dir / "store", "--nodes", "4", "--fwd", "1", "--osts", "2",
+                  "--duration", "10", "--mysql", db.url(), "--job",
+                  "id=201,user=daemon,mode=1-1,first=0,nodes=1,duration=4", "--job",
+                  "id=202,user=bin,mode=1-1,first=1,nodes=1,duration=4", "--job",
+                  "id=203,user=bin,mode=1-1,first=2,nodes=1,duration=4"});
+  REQUIRE(sim.exit_code == 0);
+  auto upd = Run({"mariadb", "--socket=" + db.socket(), "-uroot", "iosonar", "-e",
+                  "UPDATE jobs SET group_name = 'daemon' WHERE job_id = 202; "
+                  "UPDATE jobs SET group_name = 'bin' WHERE job_id IN (201, 203)"});
+  REQUIRE(upd.exit_code == 0);
+  auto cert = Run({"openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", dir / "key.pem", "-out",
+                   dir / "cert.pem", "-days", "1", "-subj", "/CN=localhost"});
+  REQUIRE(cert.exit_code == 0);
+  const int port = FreePort();
+  Child server({IosonarBin(), "serve", "--store", dir / "store", "--mysql", db.url(), "--listen",
+                "127.0.0.1:" + std::to_string(port), "--trusted-proxy", "127.0.0.1", "--share-by", "group",
+                "--tls-cert", dir / "cert.pem", "--tls-key", dir / "key.pem"},
+               {}, dir / "serve.log");
+  REQUIRE(WaitUntil([&] { return !server.Alive() || CanConnect(port); }, 20000));
+  REQUIRE(server.Alive());
+  auto get = [&](const std::string& path, const std::string& user) {
+    return Run({"curl", "-s", "--cacert", dir / "cert.pem", "--resolve", "localhost:" + std::to_string(port) + ":127.0.0.1",
+                "-w", "\n%{http_code}", "-H", "X-Remote-User: " + user,
+                "https://localhost:" + std::to_string(port) + path});
+  };
+  auto list = get("/api/jobs", "daemon");
+  REQUIRE(list.exit_code == 0);  // the certificate verified: TLS works
+  CHECK(list.out.substr(list.out.size() - 3) == "200");
+  CHECK(list.out.find("\"job_id\": \"201\"") != std::string::npos);
+  CHECK(list.out.find("\"job_id\": \"202\"") != std::string::npos);  // shared through the group daemon
+  CHECK(list.out.find("\"job_id\": \"203\"") == std::string::npos);
+  auto shared = get("/api/jobs/202", "daemon");
+  CHECK(shared.out.substr(shared.out.size() - 3) == "200");
+  auto other = get("/api/jobs/203", "daemon");
+  CHECK(other.out.substr(other.out.size() - 3) == "404");
+  // plain HTTP to the HTTPS port gets no answer from the service
+  auto plain = Run({"curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "-H", "X-Remote-User: daemon",
+                    "http://127.0.0.1:" + std::to_string(port) + "/api/jobs"});
+  CHECK(plain.out != "200");
+}
+
+}  // namespace iosonar::test
+
+namespace iosonar::test {
+
+TEST_CASE("serve: libmicrohttpd and GnuTLS are loaded by serve only, not linked into iosonar", "[serve][integration]") {
+  REQUIRE(HaveProgram("ldd"));
+  auto full = Run({"ldd", IosonarBin()});
+  REQUIRE(full.exit_code == 0);
+  INFO(full.out);
+  CHECK(full.out.find("libc.so") != std::string::npos);  // ldd did list the libraries
+  CHECK(full.out.find("libmicrohttpd") == std::string::npos);
+  CHECK(full.out.find("libgnutls") == std::string::npos);
+  CHECK(full.out.find("libmunge") != std::string::npos);  // the control: small, linked
+}
+
+}  // namespace iosonar::test

@@ -1,0 +1,198 @@
+// iosonar serve's parts that need no servers: the trusted-proxy address
+// rule, the listen address, single flight, routing without an identity,
+// HTML escaping of job lists, sorting.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <condition_variable>
+#include <thread>
+
+#include "serve/assets.h"
+#include "serve/http_server.h"
+#include "serve/identity.h"
+#include "serve/pages.h"
+#include "serve/service.h"
+#include "serve/single_flight.h"
+
+namespace iosonar::serve {
+namespace {
+
+sockaddr_storage V4(const char* ip) {
+  sockaddr_storage ss{};
+  auto* a = reinterpret_cast<sockaddr_in*>(&ss);
+  a->sin_family = AF_INET;
+  inet_pton(AF_INET, ip, &a->sin_addr);
+  return ss;
+}
+sockaddr_storage V6(const char* ip) {
+  sockaddr_storage ss{};
+  auto* a = reinterpret_cast<sockaddr_in6*>(&ss);
+  a->sin6_family = AF_INET6;
+  inet_pton(AF_INET6, ip, &a->sin6_addr);
+  return ss;
+}
+bool Match(const char* rule, const sockaddr_storage& ss) {
+  auto m = AddressMatch::Parse(rule);
+  REQUIRE(m.ok());
+  return m->Matches(reinterpret_cast<const sockaddr*>(&ss));
+}
+
+}  // namespace
+
+TEST_CASE("serve: trusted-proxy addresses and CIDR blocks", "[serve]") {
+  CHECK(Match("127.0.0.1", V4("127.0.0.1")));
+  CHECK_FALSE(Match("127.0.0.1", V4("127.0.0.2")));
+  CHECK(Match("10.1.0.0/16", V4("10.1.255.7")));
+  CHECK_FALSE(Match("10.1.0.0/16", V4("10.2.0.1")));
+  CHECK(Match("10.1.2.3/31", V4("10.1.2.2")));
+  CHECK_FALSE(Match("10.1.2.3/31", V4("10.1.2.4")));
+  CHECK(Match("0.0.0.0/0", V4("192.0.2.1")));
+  CHECK(Match("::1", V6("::1")));
+  CHECK_FALSE(Match("::1", V4("127.0.0.1")));
+  CHECK(Match("fd00::/8", V6("fd12::1")));
+  // an IPv4 peer on a dual-stack socket
+  CHECK(Match("192.0.2.1", V6("::ffff:192.0.2.1")));
+  CHECK_FALSE(Match("192.0.2.1", V6("::ffff:192.0.2.2")));
+  CHECK_FALSE(AddressMatch::Parse("proxy.example.org").ok());
+  CHECK_FALSE(AddressMatch::Parse("10.0.0.0/33").ok());
+  CHECK_FALSE(AddressMatch::Parse("10.0.0.0/x").ok());
+}
+
+TEST_CASE("serve: a user header counts only from a trusted proxy", "[serve]") {
+  IdentityOptions o;
+  o.trusted_proxies.push_back(*AddressMatch::Parse("127.0.0.1"));
+  o.admins = {"boss"};
+  auto trusted = V4("127.0.0.1"), other = V4("127.0.0.9");
+  auto id = Identify(o, {reinterpret_cast<sockaddr*>(&trusted), "alice", nullptr});
+  REQUIRE(id.ok());
+  CHECK(id->user == "alice");
+  CHECK_FALSE(id->admin);
+  CHECK(id->via == "proxy");
+  CHECK(Identify(o, {reinterpret_cast<sockaddr*>(&other), "alice", nullptr}).status().code() == Code::kNotFound);
+  CHECK(Identify(o, {reinterpret_cast<sockaddr*>(&trusted), nullptr, nullptr}).status().code() == Code::kNotFound);
+  CHECK(Identify(o, {reinterpret_cast<sockaddr*>(&trusted), "boss", nullptr})->admin);
+  // root's primary group is root: membership by primary gid counts
+  o.admin_group = "root";
+  CHECK(Identify(o, {reinterpret_cast<sockaddr*>(&trusted), "root", nullptr})->admin);
+  CHECK_FALSE(Identify(o, {reinterpret_cast<sockaddr*>(&trusted), "daemon", nullptr})->admin);
+}
+
+TEST_CASE("serve: listen addresses", "[serve]") {
+  std::string h;
+  int p = 0;
+  REQUIRE(ParseListen("127.0.0.1:8080", &h, &p).ok());
+  CHECK(h == "127.0.0.1");
+  CHECK(p == 8080);
+  REQUIRE(ParseListen("[::1]:0", &h, &p).ok());
+  CHECK(h == "::1");
+  CHECK(p == 0);
+  CHECK_FALSE(ParseListen("8080", &h, &p).ok());
+  CHECK_FALSE(ParseListen(":8080", &h, &p).ok());
+  CHECK_FALSE(ParseListen("localhost:http", &h, &p).ok());
+  CHECK_FALSE(ParseListen("localhost:70000", &h, &p).ok());
+}
+
+TEST_CASE("serve: concurrent callers of one key share one computation", "[serve]") {
+  SingleFlight<int> sf;
+  std::atomic<int> runs{0};
+  std::mutex mu;
+  std::condition_variable cv;
+  bool release = false;
+  std::atomic<int> waiting{0};
+  auto slow = [&] {
+    runs++;
+    std::unique_lock<std::mutex> l(mu);
+    cv.wait(l, [&] { return release; });
+    return 42;
+  };
+  std::vector<std::thread> ts;
+  std::vector<int> got(8, 0);
+  std::atomic<int> leaders{0};
+  for (size_t i = 0; i < got.size(); ++i)
+    ts.emplace_back([&, i] {
+      bool led = false;
+      waiting++;
+      got[i] = sf.Do("job", slow, &led);
+      if (led) leaders++;
+    });
+  // Every caller has entered Do before the leader may finish (the leader blocks on release).
+  while (waiting.load() < 8) std::this_thread::yield();
+  while (runs.load() == 0) std::this_thread::yield();
+  {
+    std::lock_guard<std::mutex> l(mu);
+    release = true;
+  }
+  cv.notify_all();
+  for (auto& t : ts) t.join();
+  for (int v : got) CHECK(v == 42);
+  // Callers that entered after the flight landed would lead a new one; the
+  // ones that entered while it flew (at least the leader) shared it.
+  CHECK(runs.load() == leaders.load());
+  CHECK(runs.load() >= 1);
+  CHECK(runs.load() < 8);
+  // A later call flies again (results are not remembered).
+  release = true;
+  CHECK(sf.Do("job", [] { return 7; }) == 7);
+}
+
+TEST_CASE("serve: without an identity only static files answer", "[serve]") {
+  ServeOptions o;
+  o.store = "/nonexistent";
+  o.mysql = "mysql://nobody@localhost/none?socket=/nonexistent";
+  o.quiet = true;
+  Service s(o);
+  for (const char* p : {"/api/jobs", "/api/jobs/1", "/jobs", "/jobs/1", "/admin", "/api/admin/heatmap"}) {
+    Request r;
+    r.path = p;
+    CHECK(s.Handle(r).status == 401);
+  }
+  Request post;
+  post.method = "POST";
+  post.path = "/api/jobs";
+  CHECK(s.Handle(post).status == 405);
+  Request st;
+  st.path = "/static/uplot.js";
+  auto js = s.Handle(st);
+  CHECK(js.status == 200);
+  CHECK(js.content_type.rfind("text/javascript", 0) == 0);
+  st.path = "/static/nothing.js";
+  CHECK(s.Handle(st).status == 404);
+  st.path = "/static/../service.cc";  // not a static file: a route that needs an identity
+  CHECK(s.Handle(st).status == 401);
+  // The bundled licence travels with the library.
+  REQUIRE(FindAsset("uplot-LICENSE.txt"));
+  CHECK(FindAsset("uplot-LICENSE.txt")->data.find("MIT") != std::string_view::npos);
+}
+
+TEST_CASE("serve: job lists escape what users typed, and sort", "[serve]") {
+  Identity who{"al<i>ce", false, "proxy", {}};
+  std::vector<ListedJob> jobs(3);
+  jobs[0].job_id = "10";
+  jobs[0].name = "<img src=x onerror=alert(1)>";
+  jobs[0].summarized = true;
+  jobs[0].read_bytes = 5;
+  jobs[1].job_id = "9";
+  jobs[1].name = "b\"'&";
+  jobs[1].summarized = true;
+  jobs[1].read_bytes = 50;
+  jobs[2].job_id = "11";
+  std::string h = JobsPage(who, jobs, "bytes", true);
+  CHECK(h.find("<img") == std::string::npos);
+  CHECK(h.find("&lt;img src=x onerror=alert(1)&gt;") != std::string::npos);
+  CHECK(h.find("b&quot;&#39;&amp;") != std::string::npos);
+  CHECK(h.find("al&lt;i&gt;ce") != std::string::npos);
+  SortJobs(&jobs, "bytes", true);
+  CHECK(jobs[0].job_id == "9");
+  CHECK(jobs[2].job_id == "11");
+  SortJobs(&jobs, "job", false);
+  CHECK(jobs[0].job_id == "9");
+  CHECK(jobs[1].job_id == "10");
+  const std::string js = JobListJson(jobs);
+  CHECK(js.find("\"job_id\": \"9\"") != std::string::npos);
+  CHECK(js.find("\"bytes\": null") != std::string::npos);  // job 11 is not summarized
+}
+
+}  // namespace iosonar::serve
