@@ -485,3 +485,27 @@ TEST_CASE("LASSi application-hours: a run's silent windows are zero, against avg
   CHECK_FALSE(r2.baseline.fallback);
   CHECK(BaselineWarning(r2).empty());
 }
+
+TEST_CASE("LASSi application-hours: a silence longer than max_silent_ns ends a run without scheduler data", "[lassi]") {
+  // Job 7 writes at 00:00 and 02:00 (a 1 h silence: zero) and again 22 h later
+  // (the id reused the next day: not 21 hours of zeros).
+  Options o;
+  o.window_ns = 3600 * kS;
+  o.from_ns = o.history_from_ns = 0;
+  o.to_ns = 48 * 3600 * kS;
+  Accumulator acc(o);
+  OpSums w;
+  w.oss[2] = 50;
+  for (int h : {0, 2, 24}) acc.AddJob("fs", "7", "A", h * 3600 * kS + kS, w);
+  auto r = acc.Compute();
+  std::vector<int64_t> hours;
+  for (const auto& x : r.app_windows) hours.push_back(x.start_ns / (3600 * kS));
+  CHECK(hours == std::vector<int64_t>{0, 1, 2, 24});
+  CHECK(r.baseline.fs[0].app_hours == 4);
+  CHECK(*r.baseline.fs[0].avg.oss[2] == Approx(150.0 / 4));
+  // With the run known from the scheduler, the whole run counts.
+  Accumulator acc2(o);
+  for (int h : {0, 2, 24}) acc2.AddJob("fs", "7", "A", h * 3600 * kS + kS, w);
+  acc2.SetJobRun("7", 0, 25 * 3600 * kS);
+  CHECK(acc2.Compute().baseline.fs[0].app_hours == 25);
+}
