@@ -159,6 +159,11 @@ int LoadBaseline(const char* name, const LassiArgs& a, const std::string& where,
   if (*sel) {
     o->baseline = std::move(**sel);
     std::cerr << "iosonar " << name << ": LASSi baseline " << lassi::BaselineDescription(*o->baseline) << "\n";
+  } else if (!all->empty()) {
+    std::string have;
+    for (const auto& b : *all) have += (have.empty() ? "" : ", ") + b.name + " (" + std::to_string(b.window_ns / kS) + " s)";
+    std::cerr << "iosonar " << name << ": no stored LASSi baseline has windows of " << o->window_ns / kS
+              << " s (stored: " << have << "): compute one with `iosonar lassi baseline --window ...`\n";
   }
   return 0;
 }
