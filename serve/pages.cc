@@ -4,6 +4,8 @@
 #include <cinttypes>
 #include <cstdio>
 
+#include <rapidjson/document.h>
+
 #include "core/base/json.h"
 #include "core/base/timeutil.h"
 
@@ -228,6 +230,30 @@ std::string HeatmapJson(const Heatmap& hm) {
   }
   w.EndObject();
   return b + "\n";
+}
+
+Result<Heatmap> HeatmapFromJson(std::string_view json) {
+  rapidjson::Document d;
+  d.Parse(json.data(), json.size());
+  if (d.HasParseError() || !d.IsObject() || !d.HasMember("day") || !d["day"].IsString())
+    return Status::Invalid("heatmap JSON: not an object with a day");
+  Heatmap h;
+  auto day = ParseIso8601(std::string(d["day"].GetString()) + "T00:00:00Z");
+  if (!day) return Status::Invalid("heatmap JSON: bad day");
+  h.day_start_ns = *day;
+  for (const auto& [k, rows] : {std::pair{"osts", &h.osts}, std::pair{"forwarding", &h.forwarding}}) {
+    if (!d.HasMember(k) || !d[k].IsArray()) return Status::Invalid(std::string("heatmap JSON: no ") + k);
+    for (const auto& r : d[k].GetArray()) {
+      if (!r.IsObject() || !r.HasMember("name") || !r["name"].IsString() || !r.HasMember("peak") || !r["peak"].IsArray() ||
+          r["peak"].Size() != 24)
+        return Status::Invalid(std::string("heatmap JSON: a bad row in ") + k);
+      HeatRow row;
+      row.name = r["name"].GetString();
+      for (rapidjson::SizeType i = 0; i < 24; ++i) row.peak[i] = r["peak"][i].IsNumber() ? r["peak"][i].GetDouble() : 0;
+      rows->push_back(std::move(row));
+    }
+  }
+  return h;
 }
 
 namespace {

@@ -13,6 +13,7 @@
 #include "analysis-jobs/job-summary/job_meta.h"
 #include "analysis-jobs/job-summary/job_summary.h"
 #include "analysis-jobs/report/report.h"
+#include "core/base/status.h"
 #include "serve/identity.h"
 
 namespace iosonar::serve {
@@ -48,6 +49,8 @@ struct Heatmap {
   std::vector<HeatRow> osts, forwarding;
 };
 std::string HeatmapJson(const Heatmap& h);
+// Reads back what HeatmapJson wrote (a cached heatmap).
+Result<Heatmap> HeatmapFromJson(std::string_view json);
 std::string AdminPage(const Identity& who, const Heatmap& h, const std::string& day, const std::string& job);
 
 std::string ErrorPage(int status, const std::string& message);

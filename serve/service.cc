@@ -486,9 +486,7 @@ struct Service::Impl {
   Result<std::string> LassiDay(int64_t day_ns, int64_t window_s) {
     constexpr int64_t kDay = 86400LL * 1000000000LL;
     const int64_t to = day_ns + kDay;
-    const int64_t now =
-        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-    const bool over = to + 600LL * 1000000000LL < now;  // a day still filling is computed, not cached
+    const bool over = DayIsOver(day_ns);  // a day still filling is computed, not cached
     const std::string from_iso = FormatIsoMillis(day_ns), to_iso = FormatIsoMillis(to);
     auto lassi = Cached(
         cache::LassiKey("all", from_iso, to_iso, window_s), "LASSi for " + from_iso.substr(0, 10),
@@ -525,6 +523,24 @@ struct Service::Impl {
     };
     return "{\"day\":\"" + from_iso.substr(0, 10) + "\",\"window_s\":" + std::to_string(window_s) +
            ",\"lassi\":" + trim(*lassi) + ",\"slowdown\":" + trim(*slow) + "}\n";
+  }
+
+  // The heatmap JSON of a day: cached in Redis once the day is over.
+  Result<std::string> HeatmapDay(int64_t day_ns) {
+    const std::string day = FormatIsoMillis(day_ns).substr(0, 10);
+    return Cached(
+        cache::HeatmapKey(day), "the heatmap of " + day,
+        [&]() -> Result<std::string> {
+          auto h = HeatmapFor(day_ns);
+          if (!h.ok()) return h.status();
+          return HeatmapJson(*h);
+        },
+        DayIsOver(day_ns));
+  }
+  static bool DayIsOver(int64_t day_ns) {
+    const int64_t now =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+    return day_ns + 86400LL * 1000000000LL + 600LL * 1000000000LL < now;
   }
 
   // ---- routing ----
@@ -643,12 +659,12 @@ Response Service::Impl::Route(const Request& r) {
       if (parts.size() == 3 && parts[2] == "heatmap") {
         auto day = DayStart(q("day"));
         if (!day) return ErrorJson(400, "day=YYYY-MM-DD is required");
-        auto h = HeatmapFor(*day);
+        auto h = HeatmapDay(*day);
         if (!h.ok()) {
           Log("heatmap: " + h.status().ToString());
           return ErrorJson(503, "the service cannot answer now");
         }
-        return Json(200, HeatmapJson(*h));
+        return Json(200, std::move(h).value());
       }
       if (parts.size() == 3 && parts[2] == "lassi") {
         auto day = DayStart(q("day"));
@@ -699,7 +715,8 @@ Response Service::Impl::Route(const Request& r) {
                                .substr(0, 10);
     auto start = DayStart(day);
     if (!start) return Html(400, ErrorPage(400, "day must be YYYY-MM-DD."));
-    auto h = HeatmapFor(*start);
+    auto hj = HeatmapDay(*start);
+    auto h = hj.ok() ? HeatmapFromJson(*hj) : Result<Heatmap>(hj.status());
     if (!h.ok()) {
       Log("heatmap: " + h.status().ToString());
       return Html(503, ErrorPage(503, "The service cannot answer now."));

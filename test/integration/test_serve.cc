@@ -183,6 +183,8 @@ TEST_CASE("serve: isolation, identity, escaping, cache and the API contract", "[
     auto hm = w.Get("/api/admin/heatmap?day=2026-11-22", As("root"));
     REQUIRE(hm.status == 200);
     CHECK(hm.body.find("simfs-OST0000") != std::string::npos);
+    // the day is over: cached under the key scheme, and the page reads it back
+    CHECK(w.redis.Command({"GET", "iosonar:heatmap:2026-11-22"}) == hm.body);
     auto lassi = w.Get("/api/admin/lassi?day=2026-11-22", As("root"));
     REQUIRE(lassi.status == 200);
     CHECK(lassi.body.find("\"fs\":\"simfs\"") != std::string::npos);
