@@ -228,10 +228,14 @@ struct Service::Impl {
       return std::optional<std::string>(it->second);
     }
     auto r = GetRedis();
-    if (!r.ok()) return r.status();
-    auto v = (*r)->Get(key);
-    if (!v.ok()) Mine().redis.reset();
-    return v;
+    auto v = r.ok() ? (*r)->Get(key) : Result<std::optional<std::string>>(r.status());
+    if (v.ok()) return v;
+    Mine().redis.reset();
+    // Redis is down: what was computed meanwhile is kept in memory (CachePut).
+    std::lock_guard<std::mutex> l(mem_mu);
+    auto it = mem.find(key);
+    if (it != mem.end()) return std::optional<std::string>(it->second);
+    return v.status();
   }
   void CachePut(const std::string& key, const std::string& value) {
     if (opt.redis.empty()) {
@@ -244,7 +248,10 @@ struct Service::Impl {
     Status s = r.ok() ? (*r)->Set(key, value) : r.status();
     if (!s.ok()) {
       Mine().redis.reset();
-      Log("warning: caching " + key + ": " + s.ToString());
+      Log("warning: caching " + key + ": " + s.ToString() + " (kept in memory meanwhile)");
+      std::lock_guard<std::mutex> l(mem_mu);
+      if (mem.size() > 4096) mem.clear();
+      mem[key] = value;
     }
   }
 
@@ -740,9 +747,8 @@ Service::~Service() = default;
 const IdentityOptions& Service::identity_options() const { return impl_->opt.identity; }
 
 Response Service::Handle(const Request& r) {
-  Response x = impl_->Route(r);
-  if (r.method == "HEAD") x.body.clear();
-  return x;
+  // HEAD keeps the body: the HTTP layer sends its length and not the bytes.
+  return impl_->Route(r);
 }
 
 }  // namespace iosonar::serve

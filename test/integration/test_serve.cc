@@ -264,6 +264,28 @@ TEST_CASE("serve: isolation, identity, escaping, cache and the API contract", "[
     CHECK(list.body.find("\"verdict\": \"N-1 with many processes") != std::string::npos);
   }
 
+  SECTION("with Redis unreachable results are served, computed once and kept in memory") {
+    const int port = FreePort();
+    const std::string log = w.dir / "serve-noredis.log";
+    Child s({IosonarBin(), "serve", "--store", w.dir / "store", "--mysql", w.db.url(), "--redis",
+             "redis://127.0.0.1:" + std::to_string(FreePort()) + "/0", "--listen", "127.0.0.1:" + std::to_string(port),
+             "--trusted-proxy", "127.0.0.1"},
+            {}, log);
+    REQUIRE(WaitUntil([&] { return !s.Alive() || CanConnect(port); }, 20000));
+    // the cross-layer view: no other in-memory layer in front of the cache
+    auto a = test::Get(port, "/api/jobs/101/series", As("daemon"));
+    auto b = test::Get(port, "/api/jobs/101/series", As("daemon"));
+    CHECK(a.status == 200);
+    CHECK(b.body == a.body);
+    const std::string text = ReadFile(log);
+    size_t n = 0;
+    for (size_t at = text.find("computed the cross-layer view of job 101"); at != std::string::npos;
+         at = text.find("computed the cross-layer view of job 101", at + 1))
+      ++n;
+    CHECK(n == 1);
+    CHECK(text.find("kept in memory meanwhile") != std::string::npos);
+  }
+
   SECTION("every route is in docs/openapi.yaml and responses have the declared fields") {
     TempDir samples;
     auto save = [&](const std::string& name, const std::string& path, const std::string& user) {
