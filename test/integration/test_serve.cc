@@ -409,3 +409,44 @@ TEST_CASE("serve: libmicrohttpd and GnuTLS are loaded by serve only, not linked 
 }
 
 }  // namespace iosonar::test
+
+namespace iosonar::test {
+
+TEST_CASE("serve: bad command lines are usage errors that name the option", "[serve][integration]") {
+  const std::string bin = IosonarBin();
+  auto help = Run({bin, "serve", "--help"});
+  CHECK(help.exit_code == 0);
+  CHECK(help.out.find("--trusted-proxy") != std::string::npos);
+  struct Case {
+    std::vector<std::string> args;
+    const char* says;
+  };
+  const std::string m = "mysql://root@localhost/x?socket=/nonexistent";
+  for (const Case& c : std::vector<Case>{
+           {{"--mysql", m, "--listen", "127.0.0.1:1"}, "--store"},
+           {{"--store", "/tmp", "--listen", "127.0.0.1:1"}, "--mysql"},
+           {{"--store", "/tmp", "--mysql", m}, "--listen"},
+           {{"--store", "/tmp", "--mysql", m, "--listen", "127.0.0.1:1", "--trusted-proxy", "proxy.example"}, "--trusted-proxy proxy.example"},
+           {{"--store", "/tmp", "--mysql", m, "--listen", "127.0.0.1:1", "--share-by", "project"}, "--share-by"},
+           {{"--store", "/tmp", "--mysql", m, "--listen", "localhost"}, "--listen localhost"},
+           {{"--store", "/tmp", "--mysql", m, "--listen", "127.0.0.1:1", "--threads", "0"}, "--threads"},
+       }) {
+    std::vector<std::string> argv{bin, "serve"};
+    argv.insert(argv.end(), c.args.begin(), c.args.end());
+    auto r = Run(argv, {{"IOSONAR_MYSQL", ""}, {"IOSONAR_REDIS", ""}, {"IOSONAR_CONFIG", "/nonexistent"}});
+    INFO(c.says << ": " << r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find(c.says) != std::string::npos);
+  }
+  // A port already taken: cannot start (1), saying where.
+  TempDir d;
+  const int port = FreePort();
+  Child first({bin, "serve", "--store", d.path(), "--mysql", m, "--listen", "127.0.0.1:" + std::to_string(port)}, {},
+              d / "first.log");
+  REQUIRE(WaitUntil([&] { return !first.Alive() || CanConnect(port); }, 20000));
+  auto second = Run({bin, "serve", "--store", d.path(), "--mysql", m, "--listen", "127.0.0.1:" + std::to_string(port)});
+  CHECK(second.exit_code == 1);
+  CHECK(second.err.find("cannot listen on 127.0.0.1:" + std::to_string(port)) != std::string::npos);
+}
+
+}  // namespace iosonar::test
