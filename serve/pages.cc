@@ -136,7 +136,7 @@ std::string JobsPage(const Identity& who, const std::vector<ListedJob>& jobs, co
   h += "</tr></thead><tbody>\n";
   for (const auto& j : jobs) {
     h += "<tr><td><a href=\"/jobs/" + HtmlEscape(j.job_id) + "\">" + HtmlEscape(j.job_id) + "</a></td>" + Cell(j.name) +
-         Cell(j.user) + Cell(j.state) + Cell(Time(j.start_ns)) +
+         Cell(j.user) + Cell(j.state) + Cell(Time(j.start_ns), "t") +
          Cell(j.summarized ? HumanBytes(static_cast<double>(j.read_bytes + j.write_bytes)) : "-", "n") +
          Cell(j.summarized ? HumanBytes(j.bandwidth) + "/s" : "-", "n") + Cell(j.summarized ? j.mode : "-") +
          Cell(j.verdict.value_or("-")) + "</tr>\n";
