@@ -177,7 +177,13 @@ std::string JobPage(const Identity& who, const analysis::JobMeta& meta, const an
   h += "</table>\n<h2>I/O mode</h2>\n<table class=\"kv\">";
   for (const auto& [name, m] : {std::pair{"Write", &s.mode_write}, std::pair{"Read", &s.mode_read}}) {
     h += std::string("<tr><th>") + name + "</th><td><strong>" + HtmlEscape(m->mode) + "</strong> " +
-         HtmlEscape(m->explanation) + "</td></tr>";
+         HtmlEscape(m->explanation);
+    if (m->mode != "none")
+      h += "<br><span class=\"note\">Evidence: " + std::to_string(m->kept_processes) + " of " +
+           std::to_string(m->processes) + " processes and " + std::to_string(m->kept_files) + " of " +
+           std::to_string(m->files) + " files carry " + Fmt("%.0f", 100 * m->kept_share) + " % of the bytes; " +
+           std::to_string(m->private_files) + " of those files are written or read by one process.</span>";
+    h += "</td></tr>";
   }
   h += "</table>\n";
   h += "<h2>Bandwidth and metadata rate across layers</h2>\n"
