@@ -150,6 +150,10 @@ TEST_CASE("serve: isolation, identity, escaping, cache and the API contract", "[
     CHECK(Lists(mine.body, "101"));
     CHECK(Lists(mine.body, "103"));
     CHECK_FALSE(Lists(mine.body, "102"));
+    // parameters choose nothing: no user= or job= widens a listing
+    auto param = w.Get("/api/jobs?user=bin&all=1&job=102", As("daemon"));
+    CHECK(param.body == mine.body);
+    CHECK(w.Get("/jobs?user=bin&sort=user", As("daemon")).body.find("bins-app") == std::string::npos);
     auto theirs = w.Get("/api/jobs", As("bin"));
     CHECK(Lists(theirs.body, "102"));
     CHECK_FALSE(Lists(theirs.body, "101"));
