@@ -302,7 +302,36 @@ std::string HeatSvg(const std::string& title, const std::vector<HeatRow>& rows) 
 
 }  // namespace
 
-std::string AdminPage(const Identity& who, const Heatmap& hm, const std::string& day, const std::string& job) {
+std::string NeighboursJson(const std::string& job, const Neighbours& n) {
+  std::string b;
+  JsonWriter w(&b);
+  w.BeginObject();
+  w.Kv("job_id", job);
+  for (const auto& [k, list] : {std::pair{"forwarding", &n.forwarding}, std::pair{"osts", &n.osts}}) {
+    w.Key(k);
+    w.BeginArray();
+    for (const auto& j : *list) {
+      w.BeginObject();
+      w.Kv("job_id", std::to_string(j.job_id));
+      w.Kv("cluster", j.cluster);
+      w.Kv("user", j.user.value_or(""));
+      w.Kv("name", j.name.value_or(""));
+      w.Key("start");
+      if (j.start_ns) w.String(FormatIsoMillis(*j.start_ns));
+      else w.Null();
+      w.Key("end");
+      if (j.end_ns) w.String(FormatIsoMillis(*j.end_ns));
+      else w.Null();
+      w.EndObject();
+    }
+    w.EndArray();
+  }
+  w.EndObject();
+  return b + "\n";
+}
+
+std::string AdminPage(const Identity& who, const Heatmap& hm, const std::string& day, const std::string& job,
+                      const Neighbours* n) {
   std::string h = Head("Administration", who);
   h += "<h1>Administration</h1>\n<form method=\"get\" action=\"/admin\"><label>Day <input name=\"day\" value=\"" +
        HtmlEscape(day) + "\" pattern=\"[0-9]{4}-[0-9]{2}-[0-9]{2}\"></label> <label>Job <input name=\"job\" value=\"" +
@@ -317,6 +346,23 @@ std::string AdminPage(const Identity& who, const Heatmap& hm, const std::string&
   if (!job.empty()) {
     h += "<h2>Job " + HtmlEscape(job) + ": bytes per OST</h2>\n<div class=\"chart\" data-chart=\"osts\" data-job=\"" +
          HtmlEscape(job) + "\"></div>\n<p><a href=\"/jobs/" + HtmlEscape(job) + "\">The job's page</a></p>\n";
+    if (n) {
+      for (const auto& [title, list] : {std::pair{"Jobs that shared its forwarding nodes during its run", &n->forwarding},
+                                        std::pair{"Jobs that shared its OSTs during its run", &n->osts}}) {
+        h += std::string("<h3>") + title + "</h3>\n";
+        if (list->empty()) {
+          h += "<p>None known (the job database's node, forwarding and OST maps).</p>\n";
+          continue;
+        }
+        h += "<table class=\"jobs\"><thead><tr><th>Job</th><th>User</th><th>Name</th><th>Start (UTC)</th><th>End (UTC)</th>"
+             "</tr></thead><tbody>";
+        for (const auto& j : *list)
+          h += "<tr><td><a href=\"/jobs/" + std::to_string(j.job_id) + "\">" + std::to_string(j.job_id) + "</a></td>" +
+               Cell(j.user.value_or("")) + Cell(j.name.value_or("")) + Cell(Time(j.start_ns), "t") +
+               Cell(Time(j.end_ns), "t") + "</tr>";
+        h += "</tbody></table>\n";
+      }
+    }
   }
   h += "<p class=\"note\">JSON: <a href=\"/api/admin/heatmap?day=" + HtmlEscape(day) + "\">heatmap</a>.</p>\n";
   return h + kFoot;

@@ -51,7 +51,15 @@ struct Heatmap {
 std::string HeatmapJson(const Heatmap& h);
 // Reads back what HeatmapJson wrote (a cached heatmap).
 Result<Heatmap> HeatmapFromJson(std::string_view json);
-std::string AdminPage(const Identity& who, const Heatmap& h, const std::string& day, const std::string& job);
+// The jobs that shared a forwarding node / an OST with a job during its run
+// (Beacon's interference suspects; administrators only).
+struct Neighbours {
+  std::vector<JobRecord> forwarding, osts;
+};
+std::string NeighboursJson(const std::string& job, const Neighbours& n);
+// job: "" or a job the administrator asked for; n: its neighbours (when job is set and known).
+std::string AdminPage(const Identity& who, const Heatmap& h, const std::string& day, const std::string& job,
+                      const Neighbours* n = nullptr);
 
 std::string ErrorPage(int status, const std::string& message);
 

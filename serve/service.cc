@@ -53,6 +53,7 @@ const std::vector<std::string>& Routes() {
       "GET /api/admin/heatmap",
       "GET /api/admin/lassi",
       "GET /api/admin/jobs/{job}/osts",
+      "GET /api/admin/jobs/{job}/neighbours",
       "GET /",
       "GET /jobs",
       "GET /jobs/{job}",
@@ -550,6 +551,26 @@ struct Service::Impl {
     return day_ns + 86400LL * 1000000000LL + 600LL * 1000000000LL < now;
   }
 
+  // The jobs that overlapped the job's run on its forwarding nodes / OSTs.
+  Result<Neighbours> NeighboursOf(const JobRecord& j) {
+    auto db = GetDb();
+    if (!db.ok()) return db.status();
+    Neighbours n;
+    auto f = (*db)->JobsSharingForwardingNode(j.cluster, j.job_id);
+    if (!f.ok()) {
+      Mine().db.reset();
+      return f.status();
+    }
+    auto o = (*db)->JobsSharingOst(j.cluster, j.job_id);
+    if (!o.ok()) {
+      Mine().db.reset();
+      return o.status();
+    }
+    n.forwarding = std::move(f).value();
+    n.osts = std::move(o).value();
+    return n;
+  }
+
   // ---- routing ----
   Response Route(const Request& r);
   Response JobRoute(const Identity& who, const std::string& job, const std::string& sub, bool html);
@@ -689,6 +710,21 @@ Response Service::Impl::Route(const Request& r) {
         }
         return Json(200, std::move(l).value());
       }
+      if (parts.size() == 5 && parts[2] == "jobs" && parts[4] == "neighbours") {
+        const std::string& job = parts[3];
+        auto meta = ValidJobId(job) ? Meta(job) : Result<std::optional<analysis::JobMeta>>(std::nullopt);
+        if (!meta.ok()) {
+          Log("job " + job + ": " + meta.status().ToString());
+          return ErrorJson(503, "the service cannot answer now");
+        }
+        if (!*meta) return ErrorJson(404, "no such job");
+        auto n = NeighboursOf((*meta)->job);
+        if (!n.ok()) {
+          Log("neighbours of job " + job + ": " + n.status().ToString());
+          return ErrorJson(503, "the service cannot answer now");
+        }
+        return Json(200, NeighboursJson(job, *n));
+      }
       if (parts.size() == 5 && parts[2] == "jobs" && parts[4] == "osts") {
         Response x = JobRoute(id, parts[3], "series", false);
         return x;  // the cross-layer view: its "osts" are the job's bytes per OST
@@ -730,7 +766,11 @@ Response Service::Impl::Route(const Request& r) {
     }
     std::string job = q("job");
     if (!ValidJobId(job)) job.clear();
-    return Html(200, AdminPage(id, *h, day, job));
+    std::optional<Neighbours> n;
+    if (!job.empty())
+      if (auto meta = Meta(job); meta.ok() && *meta)
+        if (auto got = NeighboursOf((*meta)->job); got.ok()) n = std::move(got).value();
+    return Html(200, AdminPage(id, *h, day, job, n ? &*n : nullptr));
   }
   return Html(404, ErrorPage(404, "Not found."));
 }

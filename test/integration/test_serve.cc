@@ -173,6 +173,7 @@ TEST_CASE("serve: isolation, identity, escaping, cache and the API contract", "[
     CHECK(w.Get("/api/admin/heatmap?day=2026-11-22", As("daemon")).status == 404);
     CHECK(w.Get("/api/admin/jobs/101/osts", As("daemon")).status == 404);
     CHECK(w.Get("/api/admin/lassi?day=2026-11-22", As("daemon")).status == 404);
+    CHECK(w.Get("/api/admin/jobs/101/neighbours", As("daemon")).status == 404);
     // a job id that is no number names no job
     CHECK(w.Get("/api/jobs/..%2f102", As("daemon")).status == 404);
     CHECK(w.Get("/api/jobs/0101", As("daemon")).status == 404);  // only the canonical form
@@ -193,7 +194,13 @@ TEST_CASE("serve: isolation, identity, escaping, cache and the API contract", "[
     REQUIRE(lassi.status == 200);
     CHECK(lassi.body.find("\"fs\":\"simfs\"") != std::string::npos);
     CHECK(w.Get("/api/admin/lassi?day=22.11.2026", As("root")).status == 400);
+    // 101 (nodes 0-3) and 102 (nodes 4-7) ran at once behind forwarding node fwd000
+    auto nb = w.Get("/api/admin/jobs/101/neighbours", As("root"));
+    REQUIRE(nb.status == 200);
+    CHECK(nb.body.find("\"job_id\":\"102\"") != std::string::npos);
+    CHECK(w.Get("/api/admin/jobs/999999/neighbours", As("root")).status == 404);
     auto page = w.Get("/admin?day=2026-11-22&job=102", As("root"));
+    CHECK(page.body.find("href=\"/jobs/101\"") != std::string::npos);  // 102's neighbour
     CHECK(page.status == 200);
     CHECK(page.body.find("<svg") != std::string::npos);
   }
@@ -306,6 +313,7 @@ TEST_CASE("serve: isolation, identity, escaping, cache and the API contract", "[
     save("GET_api_admin_heatmap", "/api/admin/heatmap?day=2026-11-22", "root");
     save("GET_api_admin_jobs_job_osts", "/api/admin/jobs/101/osts", "root");
     save("GET_api_admin_lassi", "/api/admin/lassi?day=2026-11-22", "root");
+    save("GET_api_admin_jobs_job_neighbours", "/api/admin/jobs/101/neighbours", "root");
     auto routes = Run({IosonarBin(), "serve", "--print-routes"});
     REQUIRE(routes.exit_code == 0);
     WriteFile(samples / "routes.txt", routes.out);
