@@ -25,7 +25,7 @@ void PrintStats(const char* what, const CollectorStats& s) {
                "iosonar collect: %s: connections %llu, lines %llu, accepted %llu, rejected %llu, stored %llu, "
                "duplicates %llu, redis pushed %llu, redis errors %llu, store errors %llu, forwarded %llu, "
                "forward errors %llu, refused connections %llu, lines over the memory bound %llu, dead-letter "
-               "rotations %llu, store stalls %llu\n",
+               "rotations %llu, store stalls %llu, lumberjack connections %llu, acks %llu\n",
                what, static_cast<unsigned long long>(s.connections), static_cast<unsigned long long>(s.lines),
                static_cast<unsigned long long>(s.accepted), static_cast<unsigned long long>(s.rejected),
                static_cast<unsigned long long>(s.stored), static_cast<unsigned long long>(s.duplicates),
@@ -34,7 +34,9 @@ void PrintStats(const char* what, const CollectorStats& s) {
                static_cast<unsigned long long>(s.forward_errors), static_cast<unsigned long long>(s.refused_connections),
                static_cast<unsigned long long>(s.memory_bound_lines),
                static_cast<unsigned long long>(s.dead_letter_rotations),
-               static_cast<unsigned long long>(s.store_stalls));
+               static_cast<unsigned long long>(s.store_stalls),
+               static_cast<unsigned long long>(s.lumberjack_connections),
+               static_cast<unsigned long long>(s.lumberjack_acks));
 }
 
 // --from-file: each file ingested and counted, then the total.
@@ -136,6 +138,13 @@ int CmdCollect(int argc, char** argv) {
        "all connections' line buffers together; a line that would need more is set aside (counted)")    //
       ("max-dead-letter-bytes", po::value(&o.max_dead_letter_bytes)->default_value(o.max_dead_letter_bytes)->value_name("N"),
        "the dead-letter file is rotated to FILE.1 beyond this size")                                    //
+      ("auth", po::value(&o.auth)->value_name("munge"),
+       "require a MUNGE credential at the start of every connection (iosonar senders: ?auth=munge on "
+       "lumberjack:// outputs); records must then carry the credential's host, and users other than "
+       "root, this user and --trusted-uid may send only tracer records")  //
+      ("munge-socket", po::value(&o.munge_socket)->value_name("PATH"), "munged's socket (default: libmunge's)")  //
+      ("trusted-uid", po::value(&o.trusted_uids)->multitoken()->value_name("UID"),
+       "with --auth munge: users (besides root and this user) that may send any dataset, e.g. the exporters' user")  //
       ("from-file", po::value(&files)->multitoken()->value_name("FILE"), "ingest these JSON-lines files (- for stdin) and exit")  //
       ("config", po::value(&config)->value_name("FILE"), "config file (default $IOSONAR_CONFIG or ~/.config/iosonar/iosonar.conf)")  //
       // forward accepted lines to Elasticsearch (or Logstash, a file)

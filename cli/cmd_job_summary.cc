@@ -9,6 +9,7 @@
 #include "redis-cache/cache.h"
 #include "cli/cli_options.h"
 #include "cli/commands.h"
+#include "analysis-jobs/anomaly/anomaly.h"
 #include "cli/publish.h"
 #include "core/jobdb/jobdb.h"
 #include "core/store/es_store.h"
@@ -125,8 +126,10 @@ int CmdJobSummary(int argc, char** argv) {
 
   // The join with the job database: metadata in, job_summary out.
   std::optional<analysis::JobMeta> meta;
+  std::string verdict;  // the anomaly analysis's stored verdict, when there is one
   pub.WithJob(job_id, cluster, [&](JobDb& db, const JobRecord& job) {
     meta = analysis::JobMeta{job, {}};
+    if (auto v = anomaly::StoredVerdictLine(db.conn(), job.cluster, job.job_id); v.ok()) verdict = *v;
     if (auto n = db.JobNodes(job.cluster, job.job_id); n.ok()) meta->nodes = std::move(n).value();
     Status w = db.WriteJobSummary(analysis::ToJobSummaryRow(*summary, job.cluster, job.job_id));
     return w.ok() ? w : Status(w.code(), "writing job_summary: " + w.message());
@@ -140,7 +143,7 @@ int CmdJobSummary(int argc, char** argv) {
       rc = 1;
     }
   if (format == "json") std::cout << analysis::SummaryJsonWithJob(*summary, m, true);
-  else std::cout << (m ? analysis::JobMetaToTable(*m) : "") << analysis::SummaryToTable(*summary);
+  else std::cout << (m ? analysis::JobMetaToTable(*m) : "") << verdict << analysis::SummaryToTable(*summary);
   std::cout.flush();
   if (!cached) pub.Cache(cache::JobSummaryKey(job_id), analysis::SummaryToJson(*summary, false));
   return std::max(rc, pub.rc());

@@ -18,6 +18,7 @@
 #include "core/store/sqlite_store.h"
 #include "core/store/store.h"
 #include "analysis-jobs/lassi/apps.h"
+#include "analysis-jobs/lassi/baseline.h"
 #include "analysis-jobs/lassi/lassi.h"
 #include "analysis-jobs/lassi/lassi_store.h"
 #include "analysis-jobs/lassi/lmt_import.h"
@@ -82,7 +83,7 @@ Result<std::unique_ptr<Store>> OpenStoreOrSay(const char* name, const std::strin
 // The LASSi computation every command shares.
 struct LassiArgs {
   double alpha = 2;
-  std::string window = "1h", history, apps_file, mysql, cluster;
+  std::string window = "1h", history, apps_file, mysql, cluster, baseline;
   int scan_threads = 1;
   void Add(po::options_description& d) {
     d.add_options()("scan-threads", po::value(&scan_threads)->default_value(1)->value_name("N"),
@@ -91,7 +92,9 @@ struct LassiArgs {
         ("window", po::value(&window)->default_value("1h")->value_name("DUR"),
          "window: 1h (default), 10m, 3m, ...; shorter than 3 min only for short captures (e.g. 30s for 5 min of LMT)")  //
         ("history", po::value(&history)->value_name("DUR"),
-         "averages over this much time before --from as well (default: the analysed range only)")  //
+         "no stored baseline: avg_fs over this much time before --from and the analysed range")  //
+        ("baseline", po::value(&baseline)->value_name("NAME"),
+         "the stored baseline of that name (default: the newest of this --window; `iosonar lassi baseline`)")  //
         ("apps", po::value(&apps_file)->value_name("FILE"), "job id<TAB>command line, one a line (applications)")  //
         ("mysql", po::value(&mysql)->value_name("URL"), "job database: command lines of the jobs (applications)")  //
         ("cluster", po::value(&cluster)->value_name("NAME"), "cluster of the jobs in the job database");
@@ -107,6 +110,7 @@ struct LassiArgs {
       hist = *h;
     }
     if (!(alpha > 0)) return "--alpha must be > 0";
+    if (!history.empty() && !baseline.empty()) return "give --history or --baseline, not both";
     if (scan_threads != 1 && scan_threads != 2) return "--scan-threads must be 1 or 2";
     o->alpha = alpha;
     o->window_ns = *win;
@@ -116,6 +120,48 @@ struct LassiArgs {
     return "";
   }
 };
+
+bool IsStoreDir(const std::string& where) { return where.find("://") == std::string::npos; }
+
+// The stored baselines: the job database's with --mysql, else the file beside an embedded store.
+Result<std::vector<lassi::Baseline>> StoredBaselines(const LassiArgs& a, const std::string& where, Publisher& pub) {
+  if (!pub.mysql_url().empty()) {
+    Result<std::vector<lassi::Baseline>> got = std::vector<lassi::Baseline>{};
+    pub.WithJobDb([&](JobDb& db) {
+      got = lassi::ReadBaselinesFromDb(db.conn());
+      return got.ok() ? Status::Ok() : got.status();
+    });
+    return got;
+  }
+  (void)a;
+  if (!IsStoreDir(where)) return std::vector<lassi::Baseline>{};
+  return lassi::ReadBaselineFile(lassi::BaselineFileOf(where));
+}
+
+// avg_fs: with --history, the range's (the fallback, on purpose); else the
+// named or newest stored baseline, said on stderr. 0 or the exit status.
+int LoadBaseline(const char* name, const LassiArgs& a, const std::string& where, Publisher& pub, lassi::Options* o) {
+  if (!a.history.empty()) {
+    std::cerr << "iosonar " << name << ": LASSi baseline: --history " << a.history
+              << ": avg_fs over the history and the analysed range\n";
+    return 0;
+  }
+  auto all = StoredBaselines(a, where, pub);
+  if (!all.ok()) {
+    std::cerr << "iosonar " << name << ": LASSi baseline: " << all.status().ToString() << "\n";
+    return 1;
+  }
+  auto sel = lassi::SelectBaseline(*all, a.baseline, o->window_ns);
+  if (!sel.ok()) {
+    std::cerr << "iosonar " << name << ": " << sel.status().message() << "\n";
+    return 1;
+  }
+  if (*sel) {
+    o->baseline = std::move(**sel);
+    std::cerr << "iosonar " << name << ": LASSi baseline " << lassi::BaselineDescription(*o->baseline) << "\n";
+  }
+  return 0;
+}
 
 // LASSi over the store at `where`, the applications from --apps and the job
 // database (opened through pub, which reports a failure). 0, or the exit
@@ -132,13 +178,18 @@ int ComputeLassi(const char* name, const LassiArgs& a, const lassi::Options& o, 
     return Status::Ok();
   });
   if (pub.rc() != 0) return pub.rc();  // --mysql given and it failed: nothing is computed
-  auto r = lassi::ComputeFromStore([&] { return OpenStoreAt(where); }, o, a.scan_threads,
-                                   [&](std::string_view job) { return apps->Of(job); });
+  lassi::Options opt = o;
+  if (int rc = LoadBaseline(name, a, where, pub, &opt); rc != 0) return rc;
+  auto r = lassi::ComputeFromStore([&] { return OpenStoreAt(where); }, opt, a.scan_threads,
+                                   [&](std::string_view job) { return apps->Of(job); },
+                                   [&](std::string_view job) { return apps->RunOf(job); });
   if (!r.ok()) {
     std::cerr << "iosonar " << name << ": " << r.status().ToString() << "\n";
     return 1;
   }
   *out = std::move(r).value();
+  if (const std::string warn = lassi::BaselineWarning(*out); !warn.empty())
+    std::cerr << "iosonar " << name << ": WARNING: " << warn << "\n";
   return 0;
 }
 
@@ -192,15 +243,114 @@ std::string SlowdownOptionsFrom(const RangeOpts& range, const std::string& inter
 }  // namespace
 
 // ---------------------------------------------------------------------------
+// `iosonar lassi baseline`: avg_fs per application-hour over a history, stored.
+int CmdLassiBaseline(int argc, char** argv) {
+  RangeOpts range;
+  std::string store_dir, window = "1h", apps_file, mysql, cluster, name, json_path;
+  po::options_description desc(
+      "usage: iosonar lassi baseline --store DIR|URL --from T --to T [--window DUR] [--apps FILE] [--mysql URL]\n\n"
+      "LASSi's avg_fs (Tables 1-2): per file system and op the average per application-hour\n"
+      "(application window: every window of a run of one of its jobs, 0 where a counter did not\n"
+      "move) over the history [--from, --to) (30 days back is typical). Stored in the job\n"
+      "database's lassi_baseline table with --mysql (migration 027), else in DIR/lassi-baselines.jsonl\n"
+      "beside the embedded store (0600). `iosonar lassi` and `iosonar report` use the newest one of\n"
+      "their --window unless given --baseline NAME or --history.\n\noptions");
+  desc.add_options()("help,h", "show this help")("store", po::value(&store_dir)->value_name("DIR|URL"), "record store")  //
+      ("from", po::value(&range.from)->value_name("TIME"), "history start (ISO 8601)")                            //
+      ("to", po::value(&range.to)->value_name("TIME"), "history end")                                             //
+      ("window", po::value(&window)->default_value("1h")->value_name("DUR"), "window (1h: per application-hour)")  //
+      ("apps", po::value(&apps_file)->value_name("FILE"), "job id<TAB>command line, one a line (applications)")   //
+      ("mysql", po::value(&mysql)->value_name("URL"), "job database: command lines, and where the baseline goes")  //
+      ("cluster", po::value(&cluster)->value_name("NAME"), "cluster of the jobs in the job database")            //
+      ("name", po::value(&name)->value_name("NAME"), "the baseline's name (default FROM..TO)")                   //
+      ("json", po::value(&json_path)->value_name("FILE"), "also write the baseline as JSON to FILE");
+  po::variables_map vm;
+  int rc = 0;
+  if (!ParseArgs("lassi baseline", argc, argv, desc, vm, &rc)) return rc;
+  Usage usage{"lassi baseline"};
+  if (store_dir.empty()) return usage("missing --store");
+  if (range.from.empty() || range.to.empty()) return usage("give --from T --to T (the history)");
+  if (std::string e = range.Parse(); !e.empty()) return usage(e);
+  auto win = lassi::ParseDuration(window);
+  if (!win) return usage("--window: not a duration: '" + window + "' (e.g. 1h, 10m)");
+  if (!OpenStoreOrSay("lassi baseline", store_dir).ok()) return 1;
+  Publisher pub("lassi baseline", {"", "", mysql, ""});
+  if (pub.mysql_url().empty() && !IsStoreDir(store_dir))
+    return usage("the store " + store_dir + " has no directory to keep the baseline beside: give --mysql URL");
+  lassi::AppSource apps;
+  if (!apps_file.empty())
+    if (Status st = apps.LoadFile(apps_file); !st.ok()) {
+      std::cerr << "iosonar lassi baseline: " << st.ToString() << "\n";
+      return 1;
+    }
+  pub.WithJobDb([&](JobDb& db) {
+    apps.UseJobDb(&db, cluster);
+    return Status::Ok();
+  });
+  if (pub.rc() != 0) return pub.rc();
+  lassi::Options o;
+  o.window_ns = *win;
+  o.from_ns = o.history_from_ns = range.from_ns;
+  o.to_ns = range.to_ns;
+  lassi::Accumulator acc(o);
+  auto store = OpenStoreAt(store_dir);
+  Status st = store.ok() ? lassi::FeedFromStore(
+                               *store.value(), acc, [&](std::string_view j) { return apps.Of(j); },
+                               [&](std::string_view j) { return apps.RunOf(j); })
+                         : store.status();
+  if (!st.ok()) {
+    std::cerr << "iosonar lassi baseline: " << st.ToString() << "\n";
+    return 1;
+  }
+  lassi::Baseline b = acc.ComputeBaseline();
+  b.name = !name.empty() ? name : FormatIsoMillis(range.from_ns) + ".." + FormatIsoMillis(range.to_ns);
+  b.computed_at_ns = NowNs();
+  if (b.fs.empty())
+    std::cerr << "iosonar lassi baseline: WARNING: no job_stats (iosonar.jobstats) in " << FormatIsoMillis(range.from_ns)
+              << " - " << FormatIsoMillis(range.to_ns) << ": the baseline has no file system\n";
+  if (!pub.mysql_url().empty()) {
+    b.source = "mysql lassi_baseline";
+    pub.WithJobDb([&](JobDb& db) { return lassi::WriteBaselineToDb(db.conn(), b); });
+    if (pub.rc() != 0) return pub.rc();
+  } else {
+    const std::string path = lassi::BaselineFileOf(store_dir);
+    b.source = "file " + path;
+    if (Status s = lassi::AppendBaselineFile(path, b); !s.ok()) {
+      std::cerr << "iosonar lassi baseline: " << s.ToString() << "\n";
+      return 1;
+    }
+  }
+  std::cout << "stored LASSi baseline " << lassi::BaselineDescription(b) << "\n";
+  for (const auto& f : b.fs) {
+    std::cout << "  " << f.fs << ": " << f.app_hours << " application windows;";
+    for (size_t i = 0; i < lassi::kOssOps; ++i)
+      if (f.avg.oss[i]) std::cout << " " << lassi::kOssOpNames[i] << " " << *f.avg.oss[i];
+    for (size_t i = 0; i < lassi::kMdsOps; ++i)
+      if (f.avg.mds[i] && *f.avg.mds[i] != 0) std::cout << " " << lassi::kMdsOpNames[i] << " " << *f.avg.mds[i];
+    std::cout << " (per window)\n";
+  }
+  if (!json_path.empty()) {
+    std::string js;
+    JsonWriter w(&js, 2);
+    lassi::BaselineJson(w, b, nullptr);
+    js += "\n";
+    WriteOutputFile("lassi baseline", json_path, js, &rc);
+  }
+  return rc;
+}
+
 int CmdLassi(int argc, char** argv) {
+  if (argc > 1 && std::string_view(argv[1]) == "baseline") return CmdLassiBaseline(argc - 1, argv + 1);
   RangeOpts range;
   LassiArgs la;
   std::string store_dir, format = "table", json_path, redis_flag, results_output, runs_file, correlate_fs;
   po::options_description desc(
-      "usage: iosonar lassi --store DIR|URL (--day D | --from T --to T) [options]\n\n"
+      "usage: iosonar lassi --store DIR|URL (--day D | --from T --to T) [options]\n"
+      "       iosonar lassi baseline --store DIR|URL --from T --to T [--window DUR] [--apps FILE] [--mysql URL]\n\n"
       "LASSi risk and ops metrics (docs/lassi.md) per file system, application (exact command line)\n"
       "and job per window from iosonar.oss, iosonar.mds and iosonar.jobstats records; the file\n"
-      "system's per-op mean and c_v; with --runs, the correlation of runtime with risk.\n"
+      "system's per-op mean and c_v; with --runs, the correlation of runtime with risk. Risk is\n"
+      "against avg_fs, the newest stored baseline (`lassi baseline`) unless --baseline or --history.\n"
       "Exit status: 0 done, 1 store/service failure, 2 usage error.\n\noptions");
   desc.add_options()("help,h", "show this help")("store", po::value(&store_dir)->value_name("DIR|URL"), "record store")  //
       ("day", po::value(&range.day)->value_name("YYYY-MM-DD"), "the UTC day to analyse")                              //
@@ -251,19 +401,25 @@ int CmdSlowdown(int argc, char** argv) {
   RangeOpts range;
   std::string store_dir, format = "table", json_path, redis_flag, results_output, intervals = "10m,4h", baseline_from,
                          baseline_to, sliding, mysql_flag;
+  int baseline_days = 30;
   po::options_description desc(
       "usage: iosonar slowdown --store DIR|URL (--day D | --from T --to T) [options]\n\n"
       "Probe slowdown (Kunkel & Betke): per file system, op and interval the count, mean, min,\n"
       "median, p90/p95/p99 and max latency of the iosonar.probe records (quantiles: linear\n"
-      "interpolation, Hyndman-Fan type 7 = numpy's default), and slowdown = statistic / the\n"
-      "median latency of the op over a baseline (fixed: --baseline-from/--baseline-to, default\n"
-      "the analysed range; or --baseline-sliding DUR before each interval).\n\noptions");
+      "interpolation, Hyndman-Fan type 7 = numpy's default), and slowdown = statistic / t_expected,\n"
+      "the median latency of the op over a long baseline: by default the --baseline-days (30) days\n"
+      "before --from (the paper's 30-day period), the analysed range only for an op without history\n"
+      "(flagged \"analysed range\" in the rows); or fixed --baseline-from/--baseline-to, or\n"
+      "--baseline-sliding DUR before each interval. Rows per file system and op, and per probing\n"
+      "host (each against its own baseline median; JSON host_rows).\n\noptions");
   desc.add_options()("help,h", "show this help")("store", po::value(&store_dir)->value_name("DIR|URL"), "record store")  //
       ("day", po::value(&range.day)->value_name("YYYY-MM-DD"), "the UTC day")("from", po::value(&range.from), "start")  //
       ("to", po::value(&range.to), "end")("intervals", po::value(&intervals)->default_value("10m,4h"), "interval widths")  //
       ("baseline-from", po::value(&baseline_from), "fixed baseline start (ISO 8601)")                               //
       ("baseline-to", po::value(&baseline_to), "fixed baseline end")                                                //
       ("baseline-sliding", po::value(&sliding)->value_name("DUR"), "sliding baseline: the DUR before each interval")  //
+      ("baseline-days", po::value(&baseline_days)->default_value(30)->value_name("N"),
+       "default baseline: the N days before --from")  //
       ("format", po::value(&format)->default_value("table"), "table or json")                                       //
       ("json", po::value(&json_path), "also write the JSON to FILE")                                                //
       ("redis", po::value(&redis_flag), "cache the JSON under iosonar:slowdown:...")                                //
@@ -278,6 +434,8 @@ int CmdSlowdown(int argc, char** argv) {
   lassi::SlowdownOptions o;
   if (std::string e = SlowdownOptionsFrom(range, intervals, sliding, baseline_from, baseline_to, &o); !e.empty())
     return usage(e);
+  if (baseline_days < 1) return usage("--baseline-days must be >= 1");
+  o.history_ns = baseline_days * 86400LL * kS;
   auto store = OpenStoreOrSay("slowdown", store_dir);
   if (!store.ok()) return 1;
   auto rows = lassi::SlowdownFromStore(*store.value(), o);
@@ -304,6 +462,7 @@ int CmdReport(int argc, char** argv) {
   LassiArgs la;
   std::string store_dir, html = "iosonar-report.html", text, json, intervals = "10m", title, runs_file, runs_fs;
   size_t top = 10;
+  int slowdown_days = 30;
   po::options_description desc(
       "usage: iosonar report --store DIR|URL (--day D | --from T --to T) [--html FILE] [--text FILE] [--json FILE]\n\n"
       "The helpdesk report: one self-contained HTML file (inline SVG, no scripts or styles from\n"
@@ -315,6 +474,8 @@ int CmdReport(int argc, char** argv) {
       ("to", po::value(&range.to), "end")("html", po::value(&html)->default_value("iosonar-report.html"), "HTML file")  //
       ("text", po::value(&text), "plain-text summary file (default: stdout)")("json", po::value(&json), "JSON file")  //
       ("slowdown-interval", po::value(&intervals)->default_value("10m"), "probe slowdown interval")                 //
+      ("slowdown-baseline-days", po::value(&slowdown_days)->default_value(30)->value_name("N"),
+       "probe slowdown: t_expected = the op's median latency over the N days before the report")  //
       ("title", po::value(&title), "report title (default: the day or the range)")                                 //
       ("top", po::value(&top)->default_value(10), "rows in the top tables")  //
       ("runs", po::value(&runs_file)->value_name("FILE"),
@@ -344,12 +505,15 @@ int CmdReport(int argc, char** argv) {
   so.from_ns = range.from_ns;
   so.to_ns = range.to_ns;
   so.intervals_ns = {*sd};
+  if (slowdown_days < 1) return usage("--slowdown-baseline-days must be >= 1");
+  so.history_ns = slowdown_days * 86400LL * kS;
   auto slowdown = lassi::SlowdownFromStore(*store.value(), so);
   if (!slowdown.ok()) {
     std::cerr << "iosonar report: " << slowdown.status().ToString() << "\n";
     return 1;
   }
   in.slowdown = std::move(slowdown).value();
+  in.slowdown_history_ns = so.history_ns;
   if (Status st = report::SummarizeTracedJobs(*store.value(), range.from_ns, range.to_ns, &in.summaries); !st.ok())
     std::cerr << "iosonar report: warning: listing traced jobs: " << st.ToString() << "\n";
   if (!runs_file.empty()) {

@@ -7,6 +7,7 @@
 
 #include "cli/cli_options.h"
 #include "cli/commands.h"
+#include "analysis-jobs/worker/queue.h"
 #include "core/jobdb/jobdb.h"
 #include "core/base/timeutil.h"
 #include "exporters/scheduler/scheduler.h"
@@ -55,6 +56,12 @@ int PrologEpilog(const scheduler::Options& o, const std::string& mode, bool stri
   }
   scheduler::RecordOutcome out;
   Status st = scheduler::RecordPrologEpilog(o, mode == "epilog", env, &out);
+  // The job's end queues it for the analysis worker (`iosonar analyze`), whatever became of the record.
+  if (mode == "epilog" && env.count("IOSONAR_ANALYSIS_QUEUE") && env.count("SLURM_JOB_ID"))
+    if (Status q = worker::AnalysisQueue(env["IOSONAR_ANALYSIS_QUEUE"]).Enqueue(
+            env["SLURM_JOB_ID"], !o.cluster.empty() ? o.cluster : env["SLURM_CLUSTER_NAME"]);
+        !q.ok())
+      std::cerr << "iosonar scheduler epilog: analysis queue: " << q.ToString() << "\n";
   if (!out.note.empty()) std::cerr << "iosonar scheduler " << mode << ": note: " << out.note << "\n";
   if (out.replay.replayed || out.replay.bad)
     std::cerr << "iosonar scheduler " << mode << ": replayed " << out.replay.replayed << " spooled record(s), "
@@ -100,6 +107,15 @@ int Poll(const scheduler::Options& o, const std::string& since) {
   std::cout << "polled " << FormatIsoMillis(ps.from_ns) << " .. " << FormatIsoMillis(ps.to_ns) << ": " << ps.lines
             << " line(s), " << ps.records << " record(s), " << ps.written << " written, " << ps.bad.size()
             << " skipped\n";
+  // Finished jobs go to the analysis worker's queue (`iosonar analyze`) when $IOSONAR_ANALYSIS_QUEUE names one.
+  if (const char* q = std::getenv("IOSONAR_ANALYSIS_QUEUE"); q && *q && !ps.ended.empty()) {
+    worker::AnalysisQueue queue(q);
+    size_t n = 0;
+    for (const auto& [cluster, job] : ps.ended)
+      if (Status e = queue.Enqueue(std::to_string(job), cluster); e.ok()) ++n;
+      else std::cerr << "iosonar scheduler poll: analysis queue: " << e.ToString() << "\n";
+    std::cout << "queued " << n << " finished job(s) for analysis\n";
+  }
   if (!st.ok()) {
     std::cerr << "iosonar scheduler poll: " << st.ToString() << "\n";
     return 1;

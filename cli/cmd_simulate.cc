@@ -24,7 +24,8 @@ namespace {
 constexpr const char* kUsage =
     "usage: iosonar simulate [--store DIR | --output URL] [--nodes N --fwd F --osts S --mdts D | --scale taihulight]\n"
     "                        [--seed N] [--duration SEC] [--job SPEC]... [--slow-ost I] [--slow-fwd I] [--storm]\n"
-    "                        [--maps FILE] [--getstripe FILE] [--file-perf FILE] [--truth FILE] [--mysql URL]\n"
+    "                        [--slow-ost-from S --slow-ost-to S] [--slow-fwd-from S --slow-fwd-to S]\n"
+    "                        [--maps FILE] [--getstripe FILE] [--file-perf FILE] [--truth FILE] [--apps FILE] [--mysql URL]\n"
     "\n"
     "Simulates a cluster and writes consistent multi-layer records: client traces\n"
     "(iosonar.trace), forwarding-node Lustre client stats (iosonar.client: llite\n"
@@ -37,7 +38,8 @@ constexpr const char* kUsage =
     "(file,bytes,seconds,osts) for `iosonar bad-ost`, and the ground truth.\n"
     "\n"
     "Job SPEC: id=2001,mode=N-N,first=0,nodes=64,ppn=1,stripes=4,m=4,start=0,\n"
-    "duration=20,period=5,io=2,bytes=64M,req=1M,read=1,meta=2000\n"
+    "duration=20,period=5,io=2,bytes=64M,req=1M,read=1,meta=2000,phase=2G,cmd=./app%20-x\n"
+    "(phase=B: bandwidth-bound phases of B bytes per rank, period seconds of compute between them)\n"
     "\n"
     "options";
 
@@ -67,7 +69,7 @@ std::string FinishConfig(sim::Config* cfg, const std::string& scale, const std::
 // The side files and the job database (--maps, --getstripe, --file-perf,
 // --truth, --mysql); the last failure, if any.
 struct SideOutputs {
-  std::string maps, getstripe, file_perf, truth, mysql;
+  std::string maps, getstripe, file_perf, truth, apps, mysql;
 };
 Status WriteSideOutputs(const SideOutputs& o, const sim::Config& cfg, const sim::SimResult& res) {
   Status st;
@@ -79,6 +81,7 @@ Status WriteSideOutputs(const SideOutputs& o, const sim::Config& cfg, const sim:
   write(o.getstripe, [&] { return sim::GetstripeText(res); });
   write(o.file_perf, [&] { return sim::FilePerfCsv(res); });
   write(o.truth, [&] { return sim::TruthJson(res); });
+  write(o.apps, [&] { return sim::AppsText(cfg); });
   if (!o.mysql.empty()) {
     auto db = JobDb::Open(o.mysql);
     Status s = db.ok() ? sim::WriteToJobDb(*db.value(), cfg, res) : db.status();
@@ -149,6 +152,11 @@ int CmdSimulate(int argc, char** argv) {
       ("slow-ost-factor", po::value(&cfg.faults.slow_ost_factor)->default_value(0.25, "0.25"), "its bandwidth fraction")  //
       ("slow-fwd", po::value(&cfg.faults.slow_fwd)->value_name("I"), "forwarding node whose bandwidth is cut")  //
       ("slow-fwd-factor", po::value(&cfg.faults.slow_fwd_factor)->default_value(0.25, "0.25"), "its bandwidth fraction")  //
+      ("slow-ost-from", po::value(&cfg.faults.slow_ost_from_s)->value_name("S"), "the OST is slow from second S of the run (default 0) ...")  //
+      ("slow-ost-to", po::value(&cfg.faults.slow_ost_to_s)->value_name("S"), "... to second S (default: the end)")  //
+      ("slow-fwd-from", po::value(&cfg.faults.slow_fwd_from_s)->value_name("S"), "the forwarding node is slow from second S ...")  //
+      ("slow-fwd-to", po::value(&cfg.faults.slow_fwd_to_s)->value_name("S"), "... to second S")  //
+      ("rank-bw", po::value(&cfg.rank_bw)->default_value(cfg.rank_bw)->value_name("B"), "bytes/s a rank reaches unimpeded")  //
       ("variability", po::value(&cfg.variability)->default_value(0.0, "0"),
        "share of rank-seconds whose data run differs from its peers' (0-1; real ranks are not in lockstep)")  //
       ("background-bytes", po::value(&cfg.background_bytes_per_ost_s)->default_value(cfg.background_bytes_per_ost_s)->value_name("B"),
@@ -163,6 +171,7 @@ int CmdSimulate(int argc, char** argv) {
       ("getstripe", po::value(&side.getstripe)->value_name("FILE"), "write the layouts as `lfs getstripe` output")  //
       ("file-perf", po::value(&side.file_perf)->value_name("FILE"), "write per-file performance CSV (file,bytes,seconds,osts)")  //
       ("truth", po::value(&side.truth)->value_name("FILE"), "write the ground truth as JSON")            //
+      ("apps", po::value(&side.apps)->value_name("FILE"), "write JOB_ID<TAB>COMMAND LINE per job (for lassi/anomaly --apps)")  //
       ("mysql", po::value(&side.mysql)->value_name("URL"), "write jobs, node -> forwarding map, OSTs and layouts to the job database");
   po::variables_map vm;
   if (int rc = ParseCommandLine("simulate", argc, argv, desc, &vm); rc >= 0) return rc;

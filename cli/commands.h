@@ -27,6 +27,9 @@ int CmdXlayer(int argc, char** argv);      // cmd_xlayer.cc
 int CmdCompress2(int argc, char** argv);   // cmd_xlayer.cc
 // per-job analyses
 int CmdPhases(int argc, char** argv);      // cmd_phases.cc
+int CmdAnomaly(int argc, char** argv);     // cmd_anomaly.cc
+int CmdScreen(int argc, char** argv);      // cmd_screen.cc
+int CmdAnalyze(int argc, char** argv);     // cmd_analyze.cc
 int CmdBadOst(int argc, char** argv);      // cmd_badost.cc
 int CmdSummarizeJob(int argc, char** argv);  // cmd_summarize.cc
 int CmdScoreboard(int argc, char** argv);    // cmd_summarize.cc

@@ -37,6 +37,9 @@ constexpr Subcommand kCommands[] = {
     {"compress2", iosonar::cli::CmdCompress2, "second-pass inter-node compression of a job's trace (ratio, round trip)"},
     // per-job analyses
     {"phases", iosonar::cli::CmdPhases, "a job's I/O phases (bursts) found with a wavelet transform"},
+    {"anomaly", iosonar::cli::CmdAnomaly, "a job's I/O phases against its earlier runs (DBSCAN), neighbours, lagging servers"},
+    {"screen", iosonar::cli::CmdScreen, "hourly screening: OSTs/forwarding nodes under a fraction of their peak for long (Beacon)"},
+    {"analyze", iosonar::cli::CmdAnalyze, "the analysis worker: queued finished jobs -> summary, phases, anomaly; hourly screening"},
     {"bad-ost", iosonar::cli::CmdBadOst, "per-OST correlation of file performance with striping (TOKIO's darshan_bad_ost)"},
     {"summarize-job", iosonar::cli::CmdSummarizeJob, "one row per job with TOKIO's summarize_job columns (CSV or JSON)"},
     {"scoreboard", iosonar::cli::CmdScoreboard, "top users and applications by bytes, ops and metadata ops"},

@@ -299,18 +299,34 @@ def file_system():
     p.append((24, 14, xy_lens("Probe failures per op", METRICS, P, "bar_stacked", date_hist(),
                               [count("n", "Failed probes")], terms("o", "probe.op", "n", 10, label="Probe op"),
                               q="probe.ok : false")))
-    p.append((24, 14, xy_lens("LASSi risk per file system (OSS and MDS; ignores the controls)", RESULTS,
+    # LASSi: iosonar.result.risk holds file-system, application and job rows
+    # (result.app / job.id set on the latter two); each panel takes one kind,
+    # so no maximum mixes a file system's window with an application's.
+    fs_rows = "not result.app : * and not job.id : *"
+    p.append((24, 14, xy_lens("LASSi risk per file system: sum of its applications' risks per window "
+                              "(LASSi Fig. 2; ignores the controls)", RESULTS,
                               "iosonar.result.risk", "line", date_hist(),
-                              [metric("ro", "max", "result.risk_oss", "Risk OSS", "num"),
-                               metric("rm", "max", "result.risk_mds", "Risk MDS", "num")],
-                              terms("f", "result.fs", "ro", 5, label="File system"), ignore_global=True)))
-    p.append((24, 14, table_lens("Riskiest targets (LASSi; ignores the controls)", RESULTS, "iosonar.result.risk", [
-        terms("t", "result.target", "ro", 20, label="Target"),
+                              [metric("ro", "max", "result.risk_oss", "File-system risk_oss in the window", "num"),
+                               metric("rm", "max", "result.risk_mds", "File-system risk_mds in the window", "num")],
+                              terms("f", "result.fs", "ro", 5, label="File system"), q=fs_rows, ignore_global=True)))
+    p.append((24, 14, table_lens("Riskiest applications (LASSi, per application window; ignores the controls)",
+                                 RESULTS, "iosonar.result.risk", [
+        terms("t", "result.app", "ro", 20, label="Application (command line)"),
         metric("fs", "last_value", "result.fs", "File system", dtype="string"),
-        metric("ro", "max", "result.risk_oss", "Max risk OSS", "num"),
-        metric("rm", "max", "result.risk_mds", "Max risk MDS", "num"),
-        metric("rk", "max", "result.read_kb_ops", "Read KB/op", "num"),
-        metric("wk", "max", "result.write_kb_ops", "Write KB/op", "num")], ignore_global=True)))
+        metric("ro", "max", "result.risk_oss", "Highest risk_oss of one application window", "num"),
+        metric("rm", "max", "result.risk_mds", "Highest risk_mds of one application window", "num"),
+        metric("rk", "max", "result.read_kb_ops", "Worst read ops per MiB (1 = 1 MiB requests)", "num"),
+        metric("wk", "max", "result.write_kb_ops", "Worst write ops per MiB (1 = 1 MiB requests)", "num")],
+        q="result.app : *", ignore_global=True)))
+    p.append((24, 14, table_lens("Riskiest jobs (LASSi, per job window; ignores the controls)",
+                                 RESULTS, "iosonar.result.risk", [
+        terms("t", "job.id", "ro", 20, label="Job"),
+        metric("fs", "last_value", "result.fs", "File system", dtype="string"),
+        metric("ro", "max", "result.risk_oss", "Highest risk_oss of one job window", "num"),
+        metric("rm", "max", "result.risk_mds", "Highest risk_mds of one job window", "num"),
+        metric("rk", "max", "result.read_kb_ops", "Worst read ops per MiB (1 = 1 MiB requests)", "num"),
+        metric("wk", "max", "result.write_kb_ops", "Worst write ops per MiB (1 = 1 MiB requests)", "num")],
+        q="job.id : *", ignore_global=True)))
     p.append((48, 14, table_lens("bad-ost: OSTs whose files were slow (ignores the controls)", LOGS,
                                  "iosonar.result.bad_ost", [
         terms("o", "badost.ost", "c", 30, label="OST", alphabetical=False),
@@ -338,6 +354,15 @@ def file_system():
         metric("mo", "max", "scoreboard.meta_ops", "Metadata ops", "num"),
         metric("jo", "max", "scoreboard.jobs", "Jobs", "num")],
         q='scoreboard.metric : "bytes"', ignore_global=True)))
+    p.append((48, 14, table_lens("Anomalies: occurrences, lagging servers, anomalous jobs and their neighbours "
+                                 "(iosonar screen / anomaly; ignores the controls)", LOGS, "iosonar.result.anomaly", [
+        terms("a", "result.analysis", "sc", 5, label="What"),
+        terms("t", "result.target", "sc", 20, label="Server or neighbour"),
+        terms("j", "job.id", "sc", 10, label="Job"),
+        metric("sc", "max", "result.score", "Score (bandwidth ratio, slowdown)", "num"),
+        metric("d", "max", "result.interval_ns", "Duration (ns)", "num"),
+        metric("r", "last_value", "result.reason", "Reason", dtype="string")],
+        q='result.analysis : ("occurrence" or "ost" or "forwarding" or "neighbour" or "job")', ignore_global=True)))
     return dashboard("iosonar-file-system", f"iosonar {DASH} file system",
                      "Lustre servers as the exporters see them: OST bandwidth per target (the hot or slow OST), "
                      "MDS ops, the jobs behind them, fullness and overloaded OSSes, probe latency, LASSi risk "
@@ -492,10 +517,11 @@ def grafana_jobs(src):
         "FROM user_stats u\nWHERE u.cluster IN ($cluster)\nORDER BY u.node_hours DESC\nLIMIT 50"))],
         0, 27, 12, 9))
     p.append(g_panel(6, "Riskiest jobs (LASSi, iosonar lassi)", "table", *M, [sql_target("A", (
-        "SELECT r.target AS job_id, r.fs, MAX(r.risk_oss) AS max_risk_oss, MAX(r.risk_mds) AS max_risk_mds,\n"
-        "       MAX(r.read_kb_ops) AS max_read_kb_ops, MAX(r.write_kb_ops) AS max_write_kb_ops\n"
+        "SELECT r.target AS job_id, r.fs, MAX(r.risk_oss) AS highest_window_risk_oss,\n"
+        "       MAX(r.risk_mds) AS highest_window_risk_mds,\n"
+        "       MAX(r.read_kb_ops) AS worst_read_ops_per_mib, MAX(r.write_kb_ops) AS worst_write_ops_per_mib\n"
         "FROM lassi_risk r\nWHERE r.kind = 'job' AND $__timeFilter(r.window_start)\n"
-        "GROUP BY r.target, r.fs\nORDER BY max_risk_oss DESC\nLIMIT 50"))],
+        "GROUP BY r.target, r.fs\nORDER BY highest_window_risk_oss DESC\nLIMIT 50"))],
         12, 27, 12, 9))
     if xlayer:
         p.append(g_panel(7, "Which jobs flood each OST (iosonar xlayer server shares)", "table", *M, [sql_target("A", (
@@ -520,6 +546,23 @@ def grafana_jobs(src):
             "SELECT v.job_id, v.window_start, v.window_end, v.window_source, v.nodes, v.unmapped_nodes, v.files,\n"
             "       v.job_bytes, v.fs_bytes, v.coverage_bytes, v.coverage_opens, v.coverage_stats, v.ost_source\n"
             "FROM job_xlayer v\nWHERE v.cluster IN ($cluster) AND v.job_id = $job_id"))], 0, 46, 24, 6))
+    if {"job_anomaly", "server_anomaly"} <= sql_tables(src):  # migration 035 (iosonar anomaly / screen)
+        p.append(g_panel(10, "Anomalous jobs and their first neighbour (iosonar anomaly)", "table", *M, [sql_target("A", (
+            "SELECT a.cluster, a.job_id, a.verdict, a.history_runs, a.slowdown, a.computed_at,\n"
+            "       n.neighbour, n.evidence, n.shared, n.md_ops_per_s\n"
+            "FROM job_anomaly a LEFT JOIN job_anomaly_neighbour n\n"
+            "  ON n.cluster = a.cluster AND n.job_id = a.job_id AND n.rank_no = 0\n"
+            "WHERE a.cluster IN ($cluster) AND a.verdict = 'anomalous' AND $__timeFilter(a.computed_at)\n"
+            "ORDER BY a.computed_at DESC\nLIMIT 200"))], 0, 52, 12, 10))
+        p.append(g_panel(11, "Open server anomalies (iosonar screen: under 30 % of peak for an hour or more)", "table", *M,
+            [sql_target("A", (
+                "SELECT s.kind, s.server, s.start_time, s.end_time, s.duration_s, s.max_bw_ratio, s.alerted_at\n"
+                "FROM server_anomaly s\nWHERE s.still_open = 1\nORDER BY s.duration_s DESC\nLIMIT 200"))],
+            12, 52, 12, 10, None,
+            {"fieldConfig": {"defaults": {}, "overrides": [
+                {"matcher": {"id": "byName", "options": "duration_s"}, "properties": [{"id": "unit", "value": "s"}]},
+                {"matcher": {"id": "byName", "options": "max_bw_ratio"},
+                 "properties": [{"id": "unit", "value": "percentunit"}]}]}}))
     job_q = ("SELECT p.job_id FROM job_phases p WHERE p.cluster IN ($cluster) "
              "UNION SELECT t.job_id FROM job_tokio_summary t WHERE t.cluster IN ($cluster) "
              + ("UNION SELECT v.job_id FROM job_xlayer v WHERE v.cluster IN ($cluster) " if xlayer else "")

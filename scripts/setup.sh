@@ -16,8 +16,15 @@ TEST_PKGS=(redis-server fio python3 python3-yaml
            python3-pywt python3-scipy openmpi-bin libopenmpi-dev
            # LASSi, slowdown, report: pandas/numpy oracles, headless Chromium
            python3-pandas python3-numpy chromium
+           # deployment artifacts: `docker-compose config` parses the compose files (no Docker
+           # engine is needed for that), shellcheck checks the shell embedded in them
+           docker-compose shellcheck
+           # libFuzzer targets of every parser (scripts/fuzz.sh)
+           clang libclang-rt-14-dev
            # iosonar serve's benchmark (64 connections on loopback)
-           wrk curl)
+           wrk curl
+           # anomaly: scikit-learn's DBSCAN as the oracle, a real SMTP server for alerts
+           python3-sklearn python3-aiosmtpd)
 pkgs=("${BUILD_PKGS[@]}")
 if [[ "${1:-}" == "--test" ]]; then pkgs+=("${TEST_PKGS[@]}"); fi
 

@@ -13,5 +13,8 @@ if [[ "${SANITIZE:-0}" == 1 ]]; then
   BUILD_DIR=build-asan
 fi
 BUILD_DIR=$BUILD_DIR bash scripts/build.sh "${extra[@]}"
-cd "$BUILD_DIR"
-ctest --output-on-failure -j2 --timeout 600
+(cd "$BUILD_DIR" && ctest --output-on-failure -j2 --timeout 600)
+# libFuzzer on every parser, a bounded time each, under ASan/UBSan (scripts/fuzz.sh).
+if [[ "${FUZZ_SECONDS:-15}" != 0 ]]; then
+  bash scripts/fuzz.sh "${FUZZ_SECONDS:-15}"
+fi

@@ -87,11 +87,16 @@ struct FileAgg {
   std::string path;
   std::unordered_map<size_t, uint64_t> read_by_proc, write_by_proc;
   uint64_t read_bytes = 0, write_bytes = 0;
+  // Sequential access: the offset each process's next run would continue at,
+  // and the bytes in runs that did continue (or had no offset, or came first).
+  std::unordered_map<size_t, int64_t> read_next, write_next;
+  uint64_t read_seq_bytes = 0, write_seq_bytes = 0;
 };
 
 struct DirAgg {
   DirectionStats* st;
   uint64_t requested = 0;
+  uint64_t seq_bytes = 0;
   int64_t busy_ns = 0;
   std::map<int64_t, double> buckets;
 };
@@ -123,18 +128,20 @@ std::string Plural(uint64_t n, const char* one, const char* many) {
 
 // Names the mode of n processes (the kept ones) moving data of m files
 // (private_files of them each by one process) into ev->mode, and says why in words.
-std::string ExplainMode(size_t n, size_t m, uint64_t private_files, bool write, ModeEvidence* out) {
+std::string ExplainMode(size_t n, size_t m, uint64_t private_files, bool write, bool sequential, ModeEvidence* out) {
   ModeEvidence& ev = *out;
   const char* verb = write ? "wrote" : "read";
   std::string what;
-  if (n == 1 && m == 1) {
+  if (n == 1 && m == 1 && sequential) {
     ev.mode = "1-1";
-    what = "1 process " + std::string(verb) + " 1 file";
+    what = "1 process " + std::string(verb) + " 1 file sequentially";
+  } else if (n == 1 && m == 1) {
+    ev.mode = "1-1 random";
+    what = "1 process " + std::string(verb) + " 1 file at scattered offsets (not sequential: not Beacon's 1-1)";
   } else if (n == 1) {
-    ev.mode = "1-1";
+    ev.mode = "1-M";
     what = "1 process " + std::string(verb) + " all of the data, " + (write ? "to " : "from ") +
-           Plural(m, "file", "files") +
-           " (Beacon has no 1-M mode: reported as 1-1, all I/O through one process)";
+           Plural(m, "file", "files") + " (one process, many files: all I/O through one process)";
   } else if (m == 1) {
     ev.mode = "N-1";
     what = std::to_string(n) + " processes " + verb + " one shared file";
@@ -228,13 +235,28 @@ ModeEvidence DecideMode(const std::vector<FileAgg>& files, bool write, const Mod
   ev.private_files = private_files;
   ev.kept_share = static_cast<double>(kept_bytes) / static_cast<double>(total);
 
-  ev.explanation = ExplainMode(n, m, private_files, write, &ev);
+  uint64_t seq_kept = 0;
+  for (size_t j = 0; j < m; ++j) seq_kept += write ? files[order[j]].write_seq_bytes : files[order[j]].read_seq_bytes;
+  const bool sequential = kept_bytes > 0 && static_cast<double>(seq_kept) >= o.volume_share * static_cast<double>(kept_bytes);
+  ev.explanation = ExplainMode(n, m, private_files, write, sequential, &ev);
   return ev;
 }
 
-void FinishDirection(DirAgg& d, int64_t bucket_ns) {
+void FinishDirection(DirAgg& d, int64_t bucket_ns, double runtime_s) {
   DirectionStats& s = *d.st;
   if (s.runs == 0) return;
+  size_t io_buckets = 0;
+  for (const auto& kv : d.buckets) io_buckets += kv.second > 0;
+  s.io_time_s = static_cast<double>(io_buckets) * (static_cast<double>(bucket_ns) / 1e9);
+  if (s.io_time_s > 0) {
+    s.bw_io_time = static_cast<double>(s.bytes) / s.io_time_s;
+    s.iops_io_time = static_cast<double>(s.ops) / s.io_time_s;
+  }
+  if (runtime_s > 0) {
+    s.bw_run = static_cast<double>(s.bytes) / runtime_s;
+    s.iops_run = static_cast<double>(s.ops) / runtime_s;
+  }
+  if (s.bytes) s.sequential_share = static_cast<double>(d.seq_bytes) / static_cast<double>(s.bytes);
   s.span_s = static_cast<double>(s.last_end_ns - s.first_start_ns) / 1e9;
   if (s.span_s > 0) {
     s.bw_avg = static_cast<double>(s.bytes) / s.span_s;
@@ -320,12 +342,21 @@ class RunTally {
     }
     FileAgg& f = files_[fit->second];
     if (f.path.empty()) f.path = r.file_path;
+    auto& next = kind == OpKind::kRead ? f.read_next : f.write_next;
+    bool continues = true;  // the first run, and runs without an offset, count as sequential
+    if (r.offset >= 0) {
+      auto nit = next.find(proc);
+      if (nit != next.end()) continues = nit->second == r.offset;
+      next[proc] = r.offset + static_cast<int64_t>(bytes);
+    }
     if (kind == OpKind::kRead) {
       f.read_bytes += bytes;
       f.read_by_proc[proc] += bytes;
+      if (continues) f.read_seq_bytes += bytes, d.seq_bytes += bytes;
     } else {
       f.write_bytes += bytes;
       f.write_by_proc[proc] += bytes;
+      if (continues) f.write_seq_bytes += bytes, d.seq_bytes += bytes;
     }
   }
 
@@ -334,8 +365,8 @@ class RunTally {
   void Finish() {
     js_->runtime_s = static_cast<double>(js_->end_ns - js_->start_ns) / 1e9;
     js_->busy_s = static_cast<double>(busy_ns_) / 1e9;
-    FinishDirection(rd_, width_);
-    FinishDirection(wr_, width_);
+    FinishDirection(rd_, width_, js_->runtime_s);
+    FinishDirection(wr_, width_, js_->runtime_s);
     js_->io_phase_s = static_cast<double>(active_.size()) * (static_cast<double>(width_) / 1e9);
     if (js_->io_phase_s > 0) js_->meta_ops_per_s = static_cast<double>(js_->meta_ops) / js_->io_phase_s;
 
@@ -511,6 +542,12 @@ void WriteDirection(JsonWriter& w, const DirectionStats& d) {
   w.Kv("bw_avg", d.bw_avg);
   w.Kv("bw_peak", d.bw_peak);
   w.Kv("iops", d.iops);
+  w.Kv("io_time_s", d.io_time_s);
+  w.Kv("bw_io_time", d.bw_io_time);
+  w.Kv("iops_io_time", d.iops_io_time);
+  w.Kv("bw_run", d.bw_run);
+  w.Kv("iops_run", d.iops_run);
+  w.Kv("sequential_share", d.sequential_share);
   w.Kv("busy_s", d.busy_s);
   w.Kv("span_s", d.span_s);
   w.Kv("first_start_ns", d.first_start_ns);
@@ -758,6 +795,12 @@ void ReadDirection(Reader& rd, const JVal* o, DirectionStats* d, const std::stri
   rd.Dbl(*o, "bw_avg", &d->bw_avg, path);
   rd.Dbl(*o, "bw_peak", &d->bw_peak, path);
   rd.Dbl(*o, "iops", &d->iops, path);
+  rd.Dbl(*o, "io_time_s", &d->io_time_s, path);
+  rd.Dbl(*o, "bw_io_time", &d->bw_io_time, path);
+  rd.Dbl(*o, "iops_io_time", &d->iops_io_time, path);
+  rd.Dbl(*o, "bw_run", &d->bw_run, path);
+  rd.Dbl(*o, "iops_run", &d->iops_run, path);
+  rd.Dbl(*o, "sequential_share", &d->sequential_share, path);
   rd.Dbl(*o, "busy_s", &d->busy_s, path);
   rd.Dbl(*o, "span_s", &d->span_s, path);
   rd.I64(*o, "first_start_ns", &d->first_start_ns, path);

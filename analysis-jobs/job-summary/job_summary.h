@@ -15,7 +15,11 @@
 //  - runtime_s: first start to last end over all trace runs of the job.
 //  - Per direction (read, write): span_s = first start to last end of that
 //    direction's runs; bw_avg = bytes / span_s; iops = ops / span_s (both 0
-//    when span_s is 0); busy_s = summed io.duration_ns; bw_peak = the largest
+//    when span_s is 0). Beacon (§3.3) reports average bandwidth and IOPS; two
+//    more, labelled: over the direction's I/O time (io_time_s = the
+//    bucket_ns-wide buckets its runs' bytes fall in, a run spread over the
+//    buckets it spans): bw_io_time, iops_io_time; and over the whole run
+//    (runtime_s): bw_run, iops_run. busy_s = summed io.duration_ns; bw_peak = the largest
 //    bucket of bytes over bucket_ns-wide (default 1 s) epoch-aligned buckets,
 //    divided by the bucket width, where a run's bytes are spread uniformly
 //    over [start_ns, end_ns] (a zero-length run puts all its bytes in the
@@ -48,12 +52,17 @@
 //       processes.
 //    3. A kept file is private when one process carries >= private_share
 //       (default 0.9) of its bytes.
-//    4. no bytes -> "none"; N=1, M=1 -> "1-1"; N=1, M>1 -> "1-1" as well (one
-//       process does all the I/O, the serial bottleneck 1-1 stands for; Beacon
-//       has no 1-M; the evidence says how many files); N>1, M=1 -> "N-1";
+//    4. no bytes -> "none". One process (N=1): Beacon's "1-1" is "only one of
+//       all processes performs sequential I/O on a single file", so: M=1 and
+//       sequential -> "1-1"; M=1 and not sequential -> "1-1 random" (one
+//       process, random offsets in one file); M>1 -> "1-M" (one process, M
+//       files). A file's I/O in a direction is sequential when at least
+//       volume_share (0.9) of its bytes are in runs that begin where that
+//       process's previous run on it ended (the first run, and runs without
+//       an offset such as stdio's, count as sequential). N>1, M=1 -> "N-1";
 //       N>1, M>=N, every kept file private -> "N-N" (file per process, also
-//       several files per process); otherwise "N-M" (N processes funnel into
-//       fewer files, or share several files).
+//       several files per process); otherwise "N-M" (Beacon: N processes
+//       aggregate into M < N files; here also N processes sharing M >= N files).
 #pragma once
 #include <algorithm>
 #include <array>
@@ -123,6 +132,10 @@ struct DirectionStats {
   double bw_peak = 0;  // bytes/s
   double busy_s = 0;
   double iops = 0;
+  double io_time_s = 0;                // buckets with this direction's bytes x bucket width
+  double bw_io_time = 0, iops_io_time = 0;  // over io_time_s (0 when it is 0)
+  double bw_run = 0, iops_run = 0;          // over the job's runtime_s
+  double sequential_share = 0;         // bytes in runs continuing the previous run's offset / bytes
   double avg_request_bytes = 0;  // requested bytes per op
   std::array<uint64_t, kSizeBins> size_hist{};  // ops per bin
 };
@@ -135,7 +148,7 @@ struct FileBytes {
 };
 
 struct ModeEvidence {
-  std::string mode = "none";  // "N-N", "N-1", "N-M", "1-1", "none"
+  std::string mode = "none";  // "N-N", "N-1", "N-M", "1-1", "1-1 random", "1-M", "none"
   uint64_t processes = 0;      // processes moving bytes in this direction
   uint64_t files = 0;          // files with bytes in this direction
   uint64_t kept_processes = 0;  // N

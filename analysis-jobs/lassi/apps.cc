@@ -24,7 +24,7 @@ Status AppSource::LoadFile(const std::string& path) {
     auto tab = line.find('\t');
     if (tab == std::string::npos || tab == 0)
       return Status::Invalid(path + ":" + std::to_string(n) + ": expected JOB_ID<TAB>COMMAND LINE");
-    file_[line.substr(0, tab)] = line.substr(tab + 1);
+    file_[line.substr(0, tab)] = ApplicationKey(line.substr(tab + 1), "");
     return Status::Ok();
   });
 }
@@ -32,6 +32,23 @@ Status AppSource::LoadFile(const std::string& path) {
 void AppSource::UseJobDb(JobDb* db, std::string cluster) {
   db_ = db;
   cluster_ = std::move(cluster);
+}
+
+std::optional<std::pair<int64_t, int64_t>> AppSource::RunOf(std::string_view job) const {
+  if (!db_) return std::nullopt;
+  const std::string j(job);
+  char* end = nullptr;
+  const unsigned long long id = std::strtoull(j.c_str(), &end, 10);
+  if (j.empty() || *end != '\0') return std::nullopt;
+  std::string cl = cluster_;
+  if (cl.empty()) {
+    auto cls = db_->ClustersOf(id);
+    if (cls.ok() && cls->size() == 1) cl = cls->front();
+  }
+  if (cl.empty()) return std::nullopt;
+  auto g = db_->Get(cl, id);
+  if (!g.ok() || !g.value() || !g.value()->start_ns || !g.value()->end_ns) return std::nullopt;
+  return std::pair<int64_t, int64_t>{*g.value()->start_ns, *g.value()->end_ns};
 }
 
 std::string AppSource::Of(std::string_view job) const {
@@ -48,7 +65,8 @@ std::string AppSource::Of(std::string_view job) const {
   }
   if (cl.empty()) return "";
   auto g = db_->Get(cl, id);
-  if (g.ok() && g.value() && g.value()->command) return *g.value()->command;
+  if (g.ok() && g.value() && g.value()->command)
+    return ApplicationKey(*g.value()->command, g.value()->work_dir.value_or(""));
   return "";
 }
 

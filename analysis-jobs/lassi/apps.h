@@ -1,9 +1,13 @@
 // The application of a job for LASSi's per-application risk: its exact
 // command line, from a file of JOB_ID<TAB>COMMAND LINE lines and/or the job
-// database (a job's `command`). The file wins where both know a job.
+// database (a job's `command`), as ApplicationKey (core/jobdb/jobdb.h) makes
+// it: the same key whether the prolog or the sacct poller wrote the job. The
+// file wins where both know a job.
 #pragma once
 #include <functional>
 #include <map>
+#include <optional>
+#include <utility>
 #include <string>
 #include <string_view>
 
@@ -29,6 +33,9 @@ class AppSource {
   // The job's command line, or "" when unknown. Calls the job database for a
   // numeric job id that is not in the file.
   std::string Of(std::string_view job) const;
+  // The job's run [start, end) from the job database (nullopt: no database,
+  // not found, or a start or end unknown, e.g. still running).
+  std::optional<std::pair<int64_t, int64_t>> RunOf(std::string_view job) const;
 
  private:
   std::map<std::string, std::string, std::less<>> file_;

@@ -151,15 +151,11 @@ void Accumulator::AddServerAt(uint32_t series, int64_t t_ns, const OpSums& v) {
 void Accumulator::AddJobAt(uint32_t jid, int64_t t_ns, const OpSums& v) {
   ++records_;
   if (t_ns < opt_.history_from_ns || t_ns >= opt_.to_ns) return;
-  const uint32_t aid = job_app_[jid];
-  const int64_t w = WindowIndex(t_ns);
-  const bool new_window = job_cur_.size() <= jid || job_cur_[jid].w != w;
-  AddInto(Slot(job_, job_cur_, jid, w), v);
-  AddInto(Slot(app_, app_cur_, aid, w), v);
-  if (new_window) {
-    auto& js = app_jobs_[Pack(aid, w)];
-    if (std::find(js.begin(), js.end(), jid) == js.end()) js.push_back(jid);
-  }
+  AddInto(Slot(job_, job_cur_, jid, WindowIndex(t_ns)), v);
+}
+
+void Accumulator::SetJobRun(std::string_view job, int64_t start_ns, int64_t end_ns) {
+  if (end_ns > start_ns) runs_[std::string(job)] = {start_ns, end_ns};
 }
 
 void Accumulator::Merge(const Accumulator& o) {
@@ -168,16 +164,11 @@ void Accumulator::Merge(const Accumulator& o) {
   auto remap = [&](uint64_t k) { return Pack(map[k >> 32], static_cast<int64_t>(static_cast<uint32_t>(k))); };
   for (const auto& [k, v] : o.fs_) AddInto(fs_[remap(k)], v);
   for (const auto& [k, v] : o.job_) AddInto(job_[remap(k)], v);
-  for (const auto& [k, v] : o.app_) AddInto(app_[remap(k)], v);
   if (job_app_.size() < names_.size()) job_app_.resize(names_.size(), UINT32_MAX);
   for (size_t j = 0; j < o.job_app_.size(); ++j)
     if (o.job_app_[j] != UINT32_MAX && job_app_[map[j]] == UINT32_MAX) job_app_[map[j]] = map[o.job_app_[j]];
-  for (const auto& [k, js] : o.app_jobs_) {
-    auto& dst = app_jobs_[remap(k)];
-    for (uint32_t j : js)
-      if (std::find(dst.begin(), dst.end(), map[j]) == dst.end()) dst.push_back(map[j]);
-  }
-  for (auto* c : {&fs_cur_, &job_cur_, &app_cur_}) c->clear();  // map lookups may have moved nothing, but be safe
+  for (const auto& [j, r] : o.runs_) runs_.emplace(j, r);
+  for (auto* c : {&fs_cur_, &job_cur_}) c->clear();  // map lookups may have moved nothing, but be safe
   records_ += o.records_;
   resets_ += o.resets_;
 }
@@ -212,90 +203,133 @@ Accumulator::Grouped Accumulator::GroupSeries(const std::unordered_map<uint64_t,
   return out;
 }
 
-void Accumulator::EmitRows(const Grouped& grouped, int64_t wfrom, std::vector<WindowRow>* rows,
-                           std::vector<TargetTotal>* totals, bool per_fs_avg, bool is_app) const {
-  // per_fs_avg: the average is over all targets' windows of the fs (apps/jobs
-  // compared with the fs's application-window average, LASSi Tables 1-2).
-  std::map<std::string, OpSums> fs_avg;
-  if (per_fs_avg) {
-    std::map<std::string, std::vector<OpSums>> all;
-    for (const auto& [k, ws] : grouped)
-      for (const auto& [w, v] : ws) all[k.first].push_back(*v);
-    for (auto& [fs, v] : all) fs_avg[fs] = MeanOf(v);
+const BaselineFs* Baseline::Find(std::string_view fs_name) const {
+  for (const auto& f : fs)
+    if (f.fs == fs_name) return &f;
+  return nullptr;
+}
+
+struct Accumulator::Filled {
+  using Key = std::pair<std::string, std::string>;  // (fs, job or application)
+  std::map<Key, std::map<int64_t, OpSums>> jobs, apps;
+  std::map<Key, std::map<int64_t, std::vector<std::string>>> app_jobs;  // the jobs running in an app window
+  std::map<Key, std::string> app_of_job;
+};
+
+Accumulator::Filled Accumulator::FillRuns() const {
+  Filled f;
+  // The ops each file system's job_stats carry at all: in a run's window a
+  // carried op without a record is 0 (job_stats list only changed counters).
+  std::map<std::string, std::pair<std::array<bool, kOssOps>, std::array<bool, kMdsOps>>> carried;
+  std::map<uint32_t, std::vector<std::pair<int64_t, const OpSums*>>> by_job;
+  for (const auto& [k, v] : job_) {
+    const uint32_t jid = static_cast<uint32_t>(k >> 32);
+    by_job[jid].emplace_back(static_cast<int64_t>(static_cast<uint32_t>(k)), &v);
+    auto& c = carried[SplitKey(names_[jid]).fs];
+    for (size_t i = 0; i < kOssOps; ++i) c.first[i] = c.first[i] || v.oss[i].has_value();
+    for (size_t i = 0; i < kMdsOps; ++i) c.second[i] = c.second[i] || v.mds[i].has_value();
   }
-  for (const auto& [k, ws] : grouped) {
-    OpSums avg;
-    if (per_fs_avg) {
-      avg = fs_avg[k.first];
-    } else {
-      std::vector<OpSums> v;
-      v.reserve(ws.size());
-      for (const auto& [w, s] : ws) v.push_back(*s);
-      avg = MeanOf(v);
+  const int64_t wlo = WindowIndex(opt_.history_from_ns), whi = WindowIndex(opt_.to_ns - 1);
+  for (auto& [jid, ws] : by_job) {
+    const Split js = SplitKey(names_[jid]);
+    const std::string app = job_app_.size() > jid && job_app_[jid] != UINT32_MAX ? SplitKey(names_[job_app_[jid]]).target
+                                                                                  : "job " + js.target;
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (const auto& [w, v] : ws) lo = std::min(lo, w), hi = std::max(hi, w);
+    if (auto r = runs_.find(js.target); r != runs_.end()) {
+      lo = std::min(lo, WindowIndex(r->second.first));
+      hi = std::max(hi, WindowIndex(r->second.second - 1));
     }
-    TargetTotal tot;
-    tot.fs = k.first;
-    tot.target = k.second;
-    for (const auto& [w, s] : ws) {
-      if (w < wfrom) continue;
-      WindowRow r;
-      r.fs = k.first;
-      r.target = k.second;
-      r.start_ns = w * opt_.window_ns;
-      r.x = *s;
-      r.risk_oss = RiskOss(*s, avg, opt_.alpha);
-      r.risk_mds = RiskMds(*s, avg, opt_.alpha);
-      r.read_kb_ops = OpsQuality(s->oss[1], s->oss[0]);
-      r.write_kb_ops = OpsQuality(s->oss[3], s->oss[2]);
-      if (is_app) {
-        auto it = ids_.find(k.first + '\x1f' + k.second);
-        if (it != ids_.end()) {
-          auto jt = app_jobs_.find(Pack(it->second, w));
-          if (jt != app_jobs_.end())
-            for (uint32_t j : jt->second) r.jobs.push_back(SplitKey(names_[j]).target);
-          std::sort(r.jobs.begin(), r.jobs.end());
-        }
-      }
-      if (totals) {
-        tot.risk_oss += r.risk_oss;
-        tot.risk_mds += r.risk_mds;
-        tot.read_kb += s->oss[0].value_or(0);
-        tot.read_ops += s->oss[1].value_or(0);
-        tot.write_kb += s->oss[2].value_or(0);
-        tot.write_ops += s->oss[3].value_or(0);
-        for (const auto& m : s->mds) tot.meta_ops += m.value_or(0);
-        if (!tot.windows) tot.first_ns = r.start_ns;
-        tot.last_ns = r.start_ns + opt_.window_ns;
-        ++tot.windows;
-      }
-      rows->push_back(std::move(r));
+    lo = std::max(lo, wlo);
+    hi = std::min(hi, whi);
+    const auto& c = carried[js.fs];
+    auto& series = f.jobs[{js.fs, js.target}];
+    for (const auto& [w, v] : ws) series[w] = *v;
+    for (int64_t w = lo; w <= hi; ++w) {
+      OpSums& x = series[w];
+      for (size_t i = 0; i < kOssOps; ++i)
+        if (c.first[i] && !x.oss[i]) x.oss[i] = 0;
+      for (size_t i = 0; i < kMdsOps; ++i)
+        if (c.second[i] && !x.mds[i]) x.mds[i] = 0;
     }
-    if (totals && tot.windows) totals->push_back(std::move(tot));
+    f.app_of_job[{js.fs, js.target}] = app;
+    auto& as = f.apps[{js.fs, app}];
+    auto& aj = f.app_jobs[{js.fs, app}];
+    for (const auto& [w, x] : series) {
+      AddInto(as[w], x);
+      aj[w].push_back(js.target);
+    }
   }
+  for (auto& [k, m] : f.app_jobs)
+    for (auto& [w, v] : m) std::sort(v.begin(), v.end());
+  return f;
+}
+
+Baseline Accumulator::BaselineOf(const Filled& f) const {
+  Baseline b;
+  b.fallback = true;
+  b.source = "analysed range";
+  b.from_ns = opt_.history_from_ns;
+  b.to_ns = opt_.to_ns;
+  b.window_ns = opt_.window_ns;
+  std::map<std::string, std::vector<OpSums>> per_fs;
+  for (const auto& [k, ws] : f.apps)
+    for (const auto& [w, x] : ws) per_fs[k.first].push_back(x);
+  for (auto& [fs, xs] : per_fs) b.fs.push_back({fs, xs.size(), MeanOf(xs)});
+  return b;
+}
+
+Baseline Accumulator::ComputeBaseline() const {
+  Baseline b = BaselineOf(FillRuns());
+  b.fallback = false;
+  b.source.clear();
+  return b;
 }
 
 namespace {
 
-// LASSi Tables 1-2: per fs per op mean and c_v over the fs windows in [from, to).
-template <class Grouped>
-std::vector<FsStats> FsStatsOf(const Grouped& fsg, int64_t wfrom) {
-  std::vector<FsStats> out;
-  for (const auto& [k, ws] : fsg) {
-    FsStats st;
-    st.fs = k.first;
-    auto add = [&](std::string_view name, auto get) {
-      std::vector<double> xs;
-      for (const auto& [w, s] : ws)
-        if (w >= wfrom)
-          if (auto v = get(*s)) xs.push_back(*v);
-      if (!xs.empty()) st.ops.push_back({std::string(name), ComputeMeanCv(xs)});
-    };
-    for (const auto& [w, s] : ws) st.windows += w >= wfrom;
-    for (size_t i = 0; i < kOssOps; ++i) add(kOssOpNames[i], [i](const OpSums& s) { return s.oss[i]; });
-    for (size_t i = 0; i < kMdsOps; ++i) add(kMdsOpNames[i], [i](const OpSums& s) { return s.mds[i]; });
-    out.push_back(std::move(st));
-  }
-  return out;
+WindowRow RowOf(const std::string& fs, const std::string& target, int64_t start_ns, const OpSums& x, const OpSums& avg,
+                double alpha) {
+  WindowRow r;
+  r.fs = fs;
+  r.target = target;
+  r.start_ns = start_ns;
+  r.x = x;
+  r.risk_oss = RiskOss(x, avg, alpha);
+  r.risk_mds = RiskMds(x, avg, alpha);
+  r.read_kb_ops = OpsQuality(x.oss[1], x.oss[0]);
+  r.write_kb_ops = OpsQuality(x.oss[3], x.oss[2]);
+  return r;
+}
+
+void AddToTotal(TargetTotal& tot, const WindowRow& r, int64_t window_ns) {
+  tot.risk_oss += r.risk_oss;
+  tot.risk_mds += r.risk_mds;
+  tot.read_kb += r.x.oss[0].value_or(0);
+  tot.read_ops += r.x.oss[1].value_or(0);
+  tot.write_kb += r.x.oss[2].value_or(0);
+  tot.write_ops += r.x.oss[3].value_or(0);
+  for (const auto& m : r.x.mds) tot.meta_ops += m.value_or(0);
+  if (!tot.windows) tot.first_ns = r.start_ns;
+  tot.last_ns = r.start_ns + window_ns;
+  ++tot.windows;
+}
+
+// LASSi Tables 1-2: per op mean and c_v over a file system's windows (application-hours, or server windows).
+FsStats StatsOf(const std::string& fs, const std::vector<const OpSums*>& ws, bool per_app_hour) {
+  FsStats st;
+  st.fs = fs;
+  st.windows = ws.size();
+  st.per_app_hour = per_app_hour;
+  auto add = [&](std::string_view name, auto get) {
+    std::vector<double> xs;
+    for (const OpSums* s : ws)
+      if (auto v = get(*s)) xs.push_back(*v);
+    if (!xs.empty()) st.ops.push_back({std::string(name), ComputeMeanCv(xs)});
+  };
+  for (size_t i = 0; i < kOssOps; ++i) add(kOssOpNames[i], [i](const OpSums& s) { return s.oss[i]; });
+  for (size_t i = 0; i < kMdsOps; ++i) add(kMdsOpNames[i], [i](const OpSums& s) { return s.mds[i]; });
+  return st;
 }
 
 }  // namespace
@@ -306,17 +340,100 @@ LassiResult Accumulator::Compute() const {
   res.records = records_;
   res.records_reset = resets_;
   const int64_t wfrom = WindowIndex(opt_.from_ns);
-  const auto fsg = GroupSeries(fs_);
-  EmitRows(fsg, wfrom, &res.fs_windows, nullptr, false, false);
-  EmitRows(GroupSeries(app_), wfrom, &res.app_windows, &res.apps, true, true);
-  EmitRows(GroupSeries(job_), wfrom, &res.job_windows, &res.jobs, true, false);
-  // The job's application.
-  std::map<std::string, std::string> app_of;
-  for (size_t j = 0; j < job_app_.size(); ++j)
-    if (job_app_[j] != UINT32_MAX) app_of[names_[j]] = SplitKey(names_[job_app_[j]]).target;
-  for (auto& t : res.jobs) t.app = app_of[t.fs + '\x1f' + t.target];
-  for (auto& t : res.apps) t.app = t.target;
-  res.fs_stats = FsStatsOf(fsg, wfrom);
+  const Filled f = FillRuns();
+  const Baseline range = BaselineOf(f);
+  res.baseline = opt_.baseline ? *opt_.baseline : range;
+  // avg_fs of a file system: the baseline's, else the analysed range's (and say so).
+  std::set<std::string> fallback;
+  auto avg_of = [&](const std::string& fs) -> OpSums {
+    if (const BaselineFs* b = res.baseline.Find(fs)) return b->avg;
+    if (!res.baseline.fallback) fallback.insert(fs);
+    const BaselineFs* b = range.Find(fs);
+    return b ? b->avg : OpSums{};
+  };
+  // Applications and their sums per window: the file system's risk is theirs.
+  std::map<std::string, std::map<int64_t, std::pair<double, double>>> fs_app_risk;
+  std::map<std::string, std::map<int64_t, std::vector<std::string>>> fs_apps;
+  std::map<std::string, std::vector<const OpSums*>> app_hours;  // per fs, in [from, to): Tables 1-2
+  for (const auto& [k, ws] : f.apps) {
+    const OpSums avg = avg_of(k.first);
+    TargetTotal tot;
+    tot.fs = k.first;
+    tot.target = tot.app = k.second;
+    const auto& jobs = f.app_jobs.at(k);
+    for (const auto& [w, x] : ws) {
+      if (w < wfrom) continue;
+      WindowRow r = RowOf(k.first, k.second, w * opt_.window_ns, x, avg, opt_.alpha);
+      if (auto jt = jobs.find(w); jt != jobs.end()) r.jobs = jt->second;
+      auto& fr = fs_app_risk[k.first][w];
+      fr.first += r.risk_oss;
+      fr.second += r.risk_mds;
+      fs_apps[k.first][w].push_back(k.second);
+      app_hours[k.first].push_back(&x);
+      AddToTotal(tot, r, opt_.window_ns);
+      res.app_windows.push_back(std::move(r));
+    }
+    if (tot.windows) res.apps.push_back(std::move(tot));
+  }
+  for (const auto& [k, ws] : f.jobs) {
+    const OpSums avg = avg_of(k.first);
+    TargetTotal tot;
+    tot.fs = k.first;
+    tot.target = k.second;
+    tot.app = f.app_of_job.at(k);
+    for (const auto& [w, x] : ws) {
+      if (w < wfrom) continue;
+      WindowRow r = RowOf(k.first, k.second, w * opt_.window_ns, x, avg, opt_.alpha);
+      AddToTotal(tot, r, opt_.window_ns);
+      res.job_windows.push_back(std::move(r));
+    }
+    if (tot.windows) res.jobs.push_back(std::move(tot));
+  }
+  // File systems: with applications, the stack of their risks in each window
+  // (server windows and application windows both listed; x = the server sums);
+  // without job_stats, the server windows against their own mean.
+  const Grouped fsg = GroupSeries(fs_);
+  std::set<std::string> all_fs;
+  for (const auto& [k, ws] : fsg) all_fs.insert(k.first);
+  std::set<std::string> with_apps;
+  for (const auto& [k, ws] : f.apps) all_fs.insert(k.first), with_apps.insert(k.first);
+  for (const std::string& fs : all_fs) {
+    std::map<int64_t, const OpSums*> server;
+    if (auto it = fsg.find({fs, ""}); it != fsg.end())
+      for (const auto& [w, s] : it->second) server[w] = s;
+    if (!with_apps.count(fs)) {
+      std::vector<OpSums> all;
+      for (const auto& [w, s] : server) all.push_back(*s);
+      const OpSums avg = MeanOf(all);
+      std::vector<const OpSums*> in_range;
+      for (const auto& [w, s] : server) {
+        if (w < wfrom) continue;
+        WindowRow r = RowOf(fs, "", w * opt_.window_ns, *s, avg, opt_.alpha);
+        r.server_basis = true;
+        res.fs_windows.push_back(std::move(r));
+        in_range.push_back(s);
+      }
+      res.fs_stats.push_back(StatsOf(fs, in_range, false));
+      continue;
+    }
+    std::set<int64_t> windows;
+    for (const auto& [w, s] : server)
+      if (w >= wfrom) windows.insert(w);
+    for (const auto& [w, rk] : fs_app_risk[fs]) windows.insert(w);
+    static const OpSums kUnknown;
+    for (int64_t w : windows) {
+      auto sv = server.find(w);
+      WindowRow r = RowOf(fs, "", w * opt_.window_ns, sv == server.end() ? kUnknown : *sv->second, OpSums{}, opt_.alpha);
+      if (auto rk = fs_app_risk[fs].find(w); rk != fs_app_risk[fs].end()) {
+        r.risk_oss = rk->second.first;
+        r.risk_mds = rk->second.second;
+        r.apps = fs_apps[fs][w];
+      }
+      res.fs_windows.push_back(std::move(r));
+    }
+    res.fs_stats.push_back(StatsOf(fs, app_hours[fs], true));
+  }
+  res.fallback_fs.assign(fallback.begin(), fallback.end());
   return res;
 }
 
@@ -346,12 +463,14 @@ static void WriteRows(JsonWriter& w, const char* key, const std::vector<WindowRo
     for (size_t i = 0; i < kOssOps; ++i) OptNum(w, kOssOpNames[i].data(), r.x.oss[i]);
     for (size_t i = 0; i < kMdsOps; ++i) OptNum(w, kMdsOpNames[i].data(), r.x.mds[i]);
     w.EndObject();
-    if (!r.jobs.empty()) {
-      w.Key("jobs");
+    for (auto [k, list] : {std::pair{"jobs", &r.jobs}, {"apps", &r.apps}}) {
+      if (list->empty()) continue;
+      w.Key(k);
       w.BeginArray();
-      for (const auto& j : r.jobs) w.String(j);
+      for (const auto& j : *list) w.String(j);
       w.EndArray();
     }
+    if (!target_key) w.Kv("basis", r.server_basis ? "server" : "applications");
     w.EndObject();
   }
   w.EndArray();
@@ -391,6 +510,61 @@ static void WriteTotals(JsonWriter& w, const char* key, const std::vector<Target
   w.EndArray();
 }
 
+std::string BaselineWarning(const LassiResult& r) {
+  if (r.baseline.fallback)
+    return "no stored LASSi baseline: avg_fs is the average per application-hour of the analysed range " +
+           FormatIsoMillis(r.baseline.from_ns) + " - " + FormatIsoMillis(r.baseline.to_ns) +
+           " itself, not the file system's long-term average (run `iosonar lassi baseline` over past weeks)";
+  if (!r.fallback_fs.empty()) {
+    std::string s = "the LASSi baseline '" + r.baseline.name + "' has no average for";
+    for (const auto& f : r.fallback_fs) s += " " + f;
+    return s + ": the analysed range's average is used there";
+  }
+  return "";
+}
+
+std::string BaselineDescription(const Baseline& b) {
+  if (b.fallback) return "the analysed range (no stored baseline)";
+  uint64_t hours = 0;
+  for (const auto& f : b.fs) hours += f.app_hours;
+  return "'" + b.name + "' from " + b.source + ": " + std::to_string(hours) + " application windows of " +
+         std::to_string(b.window_ns / 1000000000) + " s over " + FormatIsoMillis(b.from_ns) + " - " +
+         FormatIsoMillis(b.to_ns) + ", computed " + FormatIsoMillis(b.computed_at_ns);
+}
+
+void BaselineJson(JsonWriter& w, const Baseline& b, const std::vector<std::string>* fallback_fs) {
+  w.BeginObject();
+  w.Kv("name", b.name);
+  w.Kv("source", b.source);
+  w.Key("fallback");
+  w.Bool(b.fallback);
+  if (b.computed_at_ns) w.Kv("computed_at", FormatIsoMillis(b.computed_at_ns));
+  w.Kv("from", FormatIsoMillis(b.from_ns));
+  w.Kv("to", FormatIsoMillis(b.to_ns));
+  w.Kv("window_s", b.window_ns / 1000000000);
+  if (fallback_fs) {
+    w.Key("fallback_fs");
+    w.BeginArray();
+    for (const auto& f : *fallback_fs) w.String(f);
+    w.EndArray();
+  }
+  w.Key("fs");
+  w.BeginArray();
+  for (const auto& f : b.fs) {
+    w.BeginObject();
+    w.Kv("fs", f.fs);
+    w.Kv("app_hours", static_cast<int64_t>(f.app_hours));
+    w.Key("avg");
+    w.BeginObject();
+    for (size_t i = 0; i < kOssOps; ++i) OptNum(w, kOssOpNames[i].data(), f.avg.oss[i]);
+    for (size_t i = 0; i < kMdsOps; ++i) OptNum(w, kMdsOpNames[i].data(), f.avg.mds[i]);
+    w.EndObject();
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+}
+
 std::string ResultToJson(const LassiResult& r, bool pretty) {
   std::string out;
   JsonWriter w(&out, pretty ? 2 : 0);
@@ -404,12 +578,15 @@ std::string ResultToJson(const LassiResult& r, bool pretty) {
   w.Kv("history_from", FormatIsoMillis(r.opt.history_from_ns));
   w.Kv("records", static_cast<int64_t>(r.records));
   w.Kv("records_reset", static_cast<int64_t>(r.records_reset));
+  w.Key("baseline");
+  BaselineJson(w, r.baseline, &r.fallback_fs);
   w.Key("fs_stats");
   w.BeginArray();
   for (const auto& s : r.fs_stats) {
     w.BeginObject();
     w.Kv("fs", s.fs);
     w.Kv("windows", static_cast<int64_t>(s.windows));
+    w.Kv("per", s.per_app_hour ? "application-hour" : "server window (no job_stats)");
     w.Key("ops");
     w.BeginObject();
     for (const auto& o : s.ops) {

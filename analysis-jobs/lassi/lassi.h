@@ -11,10 +11,19 @@
 //   risk_mds  = sum of positive risk over the 16 MDS ops of eq. 4
 //   read_kb_ops = read_ops*1024/read_kb (undefined where read_kb or read_ops
 //                 is unknown or read_kb == 0), write_kb_ops likewise
-//   avg(x) for the file system: the mean of x over the file system's windows
-//   in the history; for applications and jobs: the mean of x over the
-//   (application or job) windows on that file system in the history in which
-//   the application or job was active (LASSi's "per application hour").
+//   avg(x) = avg_fs(x): the file system's long-term average of x per
+//            application-hour (LASSi Tables 1-2), from a stored Baseline, or
+//            (fallback, flagged) the application windows of [history_from, to).
+//   An application-hour (application window) counts for every window of the
+//   run of one of its jobs: from the job's first to its last job_stats window
+//   (or the run's start/end when known), with 0 for an op the file system's
+//   job_stats carry but the job did not move in that window (job_stats only
+//   report jobs whose counters changed: no record while running is zero).
+//   Application and job windows: risk against avg_fs. File-system windows:
+//   the sum of the risks of the applications active in the window (Fig. 2 is
+//   the stack of Figs. 3-4). A file system without any job_stats (LMT data)
+//   has no applications: its windows are compared with the mean of its own
+//   server windows (basis "server"), as before.
 #pragma once
 #include <array>
 #include <climits>
@@ -27,6 +36,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/base/json.h"
 #include "core/records/fields.h"
 
 namespace iosonar::lassi {
@@ -77,6 +87,21 @@ Pearson ComputePearson(std::span<const double> x, std::span<const double> y);
 // Regularized incomplete beta I_x(a, b) (continued fraction, Lentz).
 double RegularizedIncompleteBeta(double a, double b, double x);
 
+// --- the long-term average per application-hour (avg_fs) ------------------
+struct BaselineFs {
+  std::string fs;
+  uint64_t app_hours = 0;  // application windows averaged over (Table 1's "App hours")
+  OpSums avg;              // per op: mean per application window (nullopt: never carried)
+};
+struct Baseline {
+  std::string name;     // stored baselines: a name (default FROM..TO); "" for the fallback
+  std::string source;   // where it came from, for people: "file PATH", "mysql lassi_baseline", "analysed range"
+  bool fallback = false;  // true: no stored baseline, averaged over the analysed range (+ --history)
+  int64_t computed_at_ns = 0, from_ns = 0, to_ns = 0, window_ns = 0;
+  std::vector<BaselineFs> fs;
+  const BaselineFs* Find(std::string_view fs_name) const;
+};
+
 // --- accumulation and the full computation --------------------------------
 struct Options {
   double alpha = 2.0;
@@ -84,6 +109,9 @@ struct Options {
   // Windows with start in [from, to) are reported; averages use windows in
   // [history_from, to) (history_from <= from).
   int64_t from_ns = 0, to_ns = 0, history_from_ns = 0;
+  // avg_fs per file system; nullopt: computed from [history_from, to) and
+  // flagged as the fallback. A file system missing from it falls back alone.
+  std::optional<Baseline> baseline;
 };
 
 struct WindowRow {
@@ -94,6 +122,8 @@ struct WindowRow {
   double risk_oss = 0, risk_mds = 0;
   std::optional<double> read_kb_ops, write_kb_ops;
   std::vector<std::string> jobs;  // applications: the jobs active in the window
+  std::vector<std::string> apps;  // file systems (basis "applications"): the applications summed
+  bool server_basis = false;      // file systems without job_stats: risk against the server-window mean
 };
 
 struct OpStat {
@@ -102,8 +132,9 @@ struct OpStat {
 };
 struct FsStats {
   std::string fs;
-  size_t windows = 0;
-  std::vector<OpStat> ops;  // Tables 1-2: per-op mean and c_v over the fs windows in [from, to)
+  size_t windows = 0;        // windows the statistics are over (application-hours, or server windows)
+  bool per_app_hour = true;  // false: no job_stats, over the file system's server windows
+  std::vector<OpStat> ops;   // Tables 1-2: per-op mean and c_v per application-hour in [from, to)
 };
 
 struct TargetTotal {  // per job / application over [from, to)
@@ -116,6 +147,8 @@ struct TargetTotal {  // per job / application over [from, to)
 
 struct LassiResult {
   Options opt;
+  Baseline baseline;  // the avg_fs used (opt.baseline, or the fallback computed here)
+  std::vector<std::string> fallback_fs;  // file systems the stored baseline did not cover (range average used)
   std::vector<WindowRow> fs_windows;   // sorted by fs, start
   std::vector<WindowRow> app_windows;  // by fs, app, start
   std::vector<WindowRow> job_windows;  // by fs, job, start
@@ -140,9 +173,15 @@ class Accumulator {
   void AddServerAt(uint32_t series, int64_t t_ns, const OpSums& v);
   void AddJobAt(uint32_t job_series, int64_t t_ns, const OpSums& v);
   void CountReset() { ++resets_; }
+  // The job's run [start, end) when known (job database, iosonar.job): its
+  // application-hours span the run, not only the windows with records.
+  void SetJobRun(std::string_view job, int64_t start_ns, int64_t end_ns);
   // Adds everything other accumulated (same options) into this one.
   void Merge(const Accumulator& other);
   LassiResult Compute() const;
+  // avg_fs over the application windows of [history_from, to) (what
+  // `iosonar lassi baseline` stores); name/source/computed_at left to the caller.
+  Baseline ComputeBaseline() const;
   const Options& options() const { return opt_; }
 
  private:
@@ -153,25 +192,33 @@ class Accumulator {
   std::vector<std::string> names_;                 // interned keys: "fs", "fs\x1fjob", "fs\x1fapp"
   std::unordered_map<std::string, uint32_t> ids_;
   std::string buf_;
-  std::unordered_map<uint64_t, OpSums> fs_, job_, app_;  // (id, window index) -> sums
-  std::vector<uint32_t> job_app_;                        // job id -> app id (UINT32_MAX: not a job)
-  std::unordered_map<uint64_t, std::vector<uint32_t>> app_jobs_;  // (app id, window) -> job ids
+  std::unordered_map<uint64_t, OpSums> fs_, job_;  // (id, window index) -> sums
+  std::vector<uint32_t> job_app_;                  // job id -> app id (UINT32_MAX: not a job)
   struct Cursor {  // a series' current window
     int64_t w = INT64_MIN;
     OpSums* sums = nullptr;
   };
-  std::vector<Cursor> fs_cur_, job_cur_, app_cur_;  // by interned id
+  std::vector<Cursor> fs_cur_, job_cur_;  // by interned id
   OpSums& Slot(std::unordered_map<uint64_t, OpSums>& m, std::vector<Cursor>& cur, uint32_t id, int64_t w);
   // Compute()'s steps: the windows of each (fs, target) series in window
   // order, and the rows (and totals) of a kind of series from them.
   using Grouped = std::map<std::pair<std::string, std::string>, std::vector<std::pair<int64_t, const OpSums*>>>;
   Grouped GroupSeries(const std::unordered_map<uint64_t, OpSums>& m) const;
-  void EmitRows(const Grouped& grouped, int64_t wfrom, std::vector<WindowRow>* rows, std::vector<TargetTotal>* totals,
-                bool per_fs_avg, bool is_app) const;
+  struct Filled;  // the job and application windows with the runs' silent windows as zeros
+  Filled FillRuns() const;
+  Baseline BaselineOf(const Filled& f) const;
   uint64_t records_ = 0, resets_ = 0;
+  std::map<std::string, std::pair<int64_t, int64_t>, std::less<>> runs_;  // job -> [start, end)
 };
 
-// JSON of the result (for --json, Redis, the report).
+// JSON of the result (for --json, Redis, the report); its "baseline" says which avg_fs was used.
 std::string ResultToJson(const LassiResult& r, bool pretty);
+// The baseline as a JSON object (fallback_fs: the result's file systems it did not cover).
+void BaselineJson(JsonWriter& w, const Baseline& b, const std::vector<std::string>* fallback_fs);
+// For people: "'NAME' from SOURCE: N application windows of 3600 s over FROM - TO, computed T",
+// or "the analysed range (no stored baseline)".
+std::string BaselineDescription(const Baseline& b);
+// What to shout when the risk is not against a stored long-term baseline ("" when it is).
+std::string BaselineWarning(const LassiResult& r);
 
 }  // namespace iosonar::lassi

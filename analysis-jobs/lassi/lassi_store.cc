@@ -68,7 +68,8 @@ void AddParsedRecord(const ParsedRecord& rec, Accumulator& acc, const AppOf& app
 }
 
 namespace {
-Status FeedDatasets(Store& store, Accumulator& acc, const AppOf& app_of, std::initializer_list<const char*> datasets) {
+Status FeedDatasets(Store& store, Accumulator& acc, const AppOf& app_of, const RunOf& run_of,
+                    std::initializer_list<const char*> datasets) {
   const Options& o = acc.options();
   std::unordered_map<std::string, uint32_t> job_series;  // "fs\x1fjob" -> series id (app looked up once per job)
   std::string key;  // reused: no allocation per record
@@ -122,6 +123,8 @@ Status FeedDatasets(Store& store, Accumulator& acc, const AppOf& app_of, std::in
         if (it == job_series.end()) {
           const std::string j(job);
           it = job_series.emplace(key, acc.JobSeries(fs, j, app_of ? app_of(j) : std::string())).first;
+          if (run_of)
+            if (auto run = run_of(j)) acc.SetJobRun(j, run->first, run->second);
         }
         acc.AddJobAt(it->second, AttributionTime(r.Int(0), r.Has(5) ? r.Int(5) : 0), v);
       } else {
@@ -140,21 +143,21 @@ Status FeedDatasets(Store& store, Accumulator& acc, const AppOf& app_of, std::in
 }
 }  // namespace
 
-Status FeedFromStore(Store& store, Accumulator& acc, const AppOf& app_of) {
-  return FeedDatasets(store, acc, app_of, {"iosonar.oss", "iosonar.mds", "iosonar.jobstats"});
+Status FeedFromStore(Store& store, Accumulator& acc, const AppOf& app_of, const RunOf& run_of) {
+  return FeedDatasets(store, acc, app_of, run_of, {"iosonar.oss", "iosonar.mds", "iosonar.jobstats"});
 }
 
 Status FeedFromStoreParallel(const std::function<Result<std::unique_ptr<Store>>()>& open, Accumulator& acc,
-                             const AppOf& app_of) {
+                             const AppOf& app_of, const RunOf& run_of) {
   // job_stats (the only scan calling app_of) here; oss + mds in a second thread
   // on its own store handle, into its own accumulator, merged at the end.
   auto other = open();
   if (!other.ok()) return other.status();
   Accumulator side(acc.options());
   Status side_st;
-  std::thread t([&] { side_st = FeedDatasets(*other.value(), side, nullptr, {"iosonar.oss", "iosonar.mds"}); });
+  std::thread t([&] { side_st = FeedDatasets(*other.value(), side, nullptr, nullptr, {"iosonar.oss", "iosonar.mds"}); });
   auto mine = open();
-  Status st = mine.ok() ? FeedDatasets(*mine.value(), acc, app_of, {"iosonar.jobstats"}) : mine.status();
+  Status st = mine.ok() ? FeedDatasets(*mine.value(), acc, app_of, run_of, {"iosonar.jobstats"}) : mine.status();
   t.join();
   if (!st.ok()) return st;
   if (!side_st.ok()) return side_st;
@@ -163,14 +166,14 @@ Status FeedFromStoreParallel(const std::function<Result<std::unique_ptr<Store>>(
 }
 
 Result<LassiResult> ComputeFromStore(const std::function<Result<std::unique_ptr<Store>>()>& open, const Options& o,
-                                     int scan_threads, const AppOf& app_of) {
+                                     int scan_threads, const AppOf& app_of, const RunOf& run_of) {
   Accumulator acc(o);
   Status st;
   if (scan_threads == 2) {  // oss+mds | job_stats on two store handles
-    st = FeedFromStoreParallel(open, acc, app_of);
+    st = FeedFromStoreParallel(open, acc, app_of, run_of);
   } else {
     auto store = open();
-    st = store.ok() ? FeedFromStore(*store.value(), acc, app_of) : store.status();
+    st = store.ok() ? FeedFromStore(*store.value(), acc, app_of, run_of) : store.status();
   }
   if (!st.ok()) return st;
   return acc.Compute();

@@ -3,6 +3,8 @@
 #pragma once
 #include <functional>
 #include <memory>
+#include <optional>
+#include <utility>
 #include <string>
 #include <string_view>
 
@@ -15,6 +17,9 @@ namespace iosonar::lassi {
 
 // The job's application: its exact command line, or "" when unknown.
 using AppOf = std::function<std::string(std::string_view job)>;
+// The job's run [start, end) from the scheduler (job database), when known:
+// its application-hours span the run, not only the windows with records.
+using RunOf = std::function<std::optional<std::pair<int64_t, int64_t>>(std::string_view job)>;
 
 // The file system of a record: lustre.fs, else the target's name up to its
 // last '-' (snx11025-OST0000 -> snx11025).
@@ -39,15 +44,15 @@ void AddParsedRecord(const ParsedRecord& rec, Accumulator& acc, const AppOf& app
 // Scans iosonar.oss, iosonar.mds and iosonar.jobstats stamped in
 // [history_from, to + kMaxElapsedNs) and keeps those whose AttributionTime is
 // in [history_from, to).
-Status FeedFromStore(Store& store, Accumulator& acc, const AppOf& app_of);
+Status FeedFromStore(Store& store, Accumulator& acc, const AppOf& app_of, const RunOf& run_of = nullptr);
 // The same with two threads on two store handles from open(): iosonar.oss +
 // iosonar.mds in one, iosonar.jobstats (and every app_of call) in the other.
 Status FeedFromStoreParallel(const std::function<Result<std::unique_ptr<Store>>()>& open, Accumulator& acc,
-                             const AppOf& app_of);
+                             const AppOf& app_of, const RunOf& run_of = nullptr);
 
 // LASSi over the records of the store that open() opens: FeedFromStore on
 // one handle (scan_threads 1) or FeedFromStoreParallel (2), then Compute().
 Result<LassiResult> ComputeFromStore(const std::function<Result<std::unique_ptr<Store>>()>& open, const Options& o,
-                                     int scan_threads, const AppOf& app_of);
+                                     int scan_threads, const AppOf& app_of, const RunOf& run_of = nullptr);
 
 }  // namespace iosonar::lassi

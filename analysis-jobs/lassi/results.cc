@@ -95,6 +95,7 @@ std::string SlowdownRecords(const std::vector<SlowdownRow>& rows, const Slowdown
   int64_t n = 0, *seq = &n;
   std::string out;
   for (const auto& r : rows) {
+    if (!r.host.empty()) continue;  // the per-host rows stay in the JSON
     const std::pair<const char*, std::pair<double, std::optional<double>>> stats[] = {
         {"median", {r.stats.median, r.slowdown_median}}, {"p90", {r.stats.p90, r.slowdown_p90}},
         {"p95", {r.stats.p95, r.slowdown_p95}},          {"p99", {r.stats.p99, r.slowdown_p99}},
@@ -206,12 +207,17 @@ std::string ResultToTable(const LassiResult& r) {
   std::ostringstream o;
   o << "LASSi risk and ops, " << FormatIsoMillis(r.opt.from_ns) << " to " << FormatIsoMillis(r.opt.to_ns)
     << ", windows of " << r.opt.window_ns / kS << " s, alpha " << r.opt.alpha << " (" << r.records << " records, "
-    << r.records_reset << " with a counter reset left out)\n";
+    << r.records_reset << " with a counter reset left out)\n"
+    << "avg_fs (per application-hour) from the baseline " << BaselineDescription(r.baseline) << "\n";
+  if (const std::string warn = BaselineWarning(r); !warn.empty()) o << "WARNING: " << warn << "\n";
   std::string fs;
   for (const auto& w : r.fs_windows) {
     if (w.fs != fs) {
       fs = w.fs;
-      o << "\nfile system " << fs << "\n  window start               risk_oss   risk_mds   read_kb_ops write_kb_ops\n";
+      o << "\nfile system " << fs
+        << (w.server_basis ? " (no job_stats: risk of its server windows against their mean)"
+                           : " (risk = sum of its applications' risks)")
+        << "\n  window start               risk_oss   risk_mds   read_kb_ops write_kb_ops\n";
     }
     char b[256];
     std::snprintf(b, sizeof b, "  %-24s %10s %10s %11s %12s\n", FormatIsoMillis(w.start_ns).c_str(),
@@ -219,7 +225,8 @@ std::string ResultToTable(const LassiResult& r) {
     o << b;
   }
   for (const auto& s : r.fs_stats) {
-    o << "\n" << s.fs << ": per-window mean and c_v over " << s.windows << " windows\n";
+    o << "\n" << s.fs << ": mean and c_v per " << (s.per_app_hour ? "application window" : "server window")
+      << " over " << s.windows << (s.per_app_hour ? " application windows" : " server windows (no job_stats)") << "\n";
     for (const auto& op : s.ops) o << "  " << op.op << " mean " << G3(op.stat.mean) << " c_v " << G3(op.stat.cv) << "\n";
   }
   if (!r.apps.empty()) {
@@ -243,13 +250,14 @@ std::string CorrelationToText(const RunCorrelation& c) {
 
 std::string SlowdownToTable(const std::vector<SlowdownRow>& rows) {
   std::string o;
-  Appendf(&o, "%-16s %-8s %6s %-24s %6s %10s %10s %10s %9s %9s\n", "fs", "op", "int_s", "start", "n", "median_s",
-          "p90_s", "baseline", "sd_med", "sd_p90");
+  Appendf(&o, "%-16s %-12s %-8s %6s %-24s %6s %10s %10s %10s %9s %9s %s\n", "fs", "host", "op", "int_s", "start", "n",
+          "median_s", "p90_s", "baseline_s", "sd_med", "sd_p90", "baseline from");
   for (const auto& r : rows)
-    Appendf(&o, "%-16s %-8s %6lld %-24s %6zu %10.4g %10.4g %10.4g %9.3g %9.3g\n", r.fs.c_str(), r.op.c_str(),
-            static_cast<long long>(r.interval_ns / kS), FormatIsoMillis(r.start_ns).c_str(), r.stats.count,
-            r.stats.median, r.stats.p90, r.baseline_median.value_or(0), r.slowdown_median.value_or(0),
-            r.slowdown_p90.value_or(0));
+    Appendf(&o, "%-16s %-12s %-8s %6lld %-24s %6zu %10.4g %10.4g %10.4g %9.3g %9.3g %s\n", r.fs.c_str(),
+            r.host.empty() ? "(all)" : r.host.c_str(), r.op.c_str(), static_cast<long long>(r.interval_ns / kS),
+            FormatIsoMillis(r.start_ns).c_str(), r.stats.count, r.stats.median, r.stats.p90,
+            r.baseline_median.value_or(0), r.slowdown_median.value_or(0), r.slowdown_p90.value_or(0),
+            r.baseline_kind.c_str());
   return o;
 }
 
@@ -284,6 +292,7 @@ Status WriteSlowdownToDb(MysqlConn& c, const std::vector<SlowdownRow>& rows) {
   const std::string now = SqlDatetime(NowNs());
   return InTransaction(c, "probe_slowdown", [&]() -> Status {
     for (const auto& r : rows) {
+      if (!r.host.empty()) continue;  // the table's key has no host: file-system rows only
       auto e = c.Exec(
           "REPLACE INTO probe_slowdown (fs, op, interval_start, interval_s, n, mean_s, min_s, median_s, p90_s, p95_s, "
           "p99_s, max_s, baseline_median_s, slowdown_median, slowdown_p90, computed_at) "

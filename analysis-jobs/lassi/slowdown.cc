@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
+#include <tuple>
 
 #include "core/base/json.h"
 #include "core/base/timeutil.h"
@@ -41,52 +43,84 @@ static int64_t Floor(int64_t t, int64_t w) {
   return q * w;
 }
 
+namespace {
+// The rows of one group of samples (one fs and op, all hosts or one host).
+void GroupRows(std::span<const ProbeSample> g, const std::string& host, const SlowdownOptions& opt,
+               std::vector<SlowdownRow>* out) {
+  auto median_in = [&](int64_t a, int64_t b) -> std::optional<double> {
+    std::vector<double> xs;
+    for (const auto& s : g)
+      if (s.t_ns >= a && s.t_ns < b && (host.empty() || s.host == host)) xs.push_back(s.latency_s);
+    if (xs.empty()) return std::nullopt;
+    std::sort(xs.begin(), xs.end());
+    return QuantileType7(xs, 0.5);
+  };
+  std::optional<double> fixed;
+  std::string kind = "sliding";
+  if (opt.sliding_ns <= 0) {
+    if (opt.baseline_from_ns || opt.baseline_to_ns) {
+      fixed = median_in(opt.baseline_from_ns.value_or(opt.from_ns), opt.baseline_to_ns.value_or(opt.to_ns));
+      kind = "fixed";
+    } else {
+      fixed = opt.history_ns > 0 ? median_in(opt.from_ns - opt.history_ns, opt.from_ns) : std::nullopt;
+      kind = "history";
+      if (!fixed) {
+        fixed = median_in(opt.from_ns, opt.to_ns);
+        kind = "analysed range";
+      }
+    }
+  }
+  for (int64_t iv : opt.intervals_ns) {
+    std::map<int64_t, std::vector<double>> by;
+    for (const auto& s : g)
+      if (s.t_ns >= opt.from_ns && s.t_ns < opt.to_ns && (host.empty() || s.host == host))
+        by[Floor(s.t_ns, iv)].push_back(s.latency_s);
+    for (auto& [start, xs] : by) {
+      SlowdownRow r;
+      r.fs = g.front().fs;
+      r.op = g.front().op;
+      r.host = host;
+      r.interval_ns = iv;
+      r.start_ns = start;
+      r.stats = ComputeLatencyStats(std::move(xs));
+      r.baseline_median = opt.sliding_ns > 0 ? median_in(start - opt.sliding_ns, start) : fixed;
+      r.baseline_kind = kind;
+      if (r.baseline_median && *r.baseline_median > 0) {
+        const double b = *r.baseline_median;
+        r.slowdown_mean = r.stats.mean / b;
+        r.slowdown_median = r.stats.median / b;
+        r.slowdown_p90 = r.stats.p90 / b;
+        r.slowdown_p95 = r.stats.p95 / b;
+        r.slowdown_p99 = r.stats.p99 / b;
+        r.slowdown_max = r.stats.max / b;
+      }
+      out->push_back(std::move(r));
+    }
+  }
+}
+}  // namespace
+
 std::vector<SlowdownRow> ComputeSlowdown(std::vector<ProbeSample> samples, const SlowdownOptions& opt) {
   std::sort(samples.begin(), samples.end(), [](const ProbeSample& a, const ProbeSample& b) {
     return std::tie(a.fs, a.op, a.t_ns) < std::tie(b.fs, b.op, b.t_ns);
   });
-  std::vector<SlowdownRow> out;
+  std::vector<SlowdownRow> out, host_rows;
   size_t i = 0;
   while (i < samples.size()) {
     size_t j = i;
     while (j < samples.size() && samples[j].fs == samples[i].fs && samples[j].op == samples[i].op) ++j;
     std::span<const ProbeSample> g(samples.data() + i, j - i);
-    auto median_in = [&](int64_t a, int64_t b) -> std::optional<double> {
-      std::vector<double> xs;
-      for (const auto& s : g)
-        if (s.t_ns >= a && s.t_ns < b) xs.push_back(s.latency_s);
-      if (xs.empty()) return std::nullopt;
-      std::sort(xs.begin(), xs.end());
-      return QuantileType7(xs, 0.5);
-    };
-    std::optional<double> fixed;
-    if (opt.sliding_ns <= 0) fixed = median_in(opt.baseline_from_ns.value_or(opt.from_ns), opt.baseline_to_ns.value_or(opt.to_ns));
-    for (int64_t iv : opt.intervals_ns) {
-      std::map<int64_t, std::vector<double>> by;
-      for (const auto& s : g)
-        if (s.t_ns >= opt.from_ns && s.t_ns < opt.to_ns) by[Floor(s.t_ns, iv)].push_back(s.latency_s);
-      for (auto& [start, xs] : by) {
-        SlowdownRow r;
-        r.fs = g.front().fs;
-        r.op = g.front().op;
-        r.interval_ns = iv;
-        r.start_ns = start;
-        r.stats = ComputeLatencyStats(std::move(xs));
-        r.baseline_median = opt.sliding_ns > 0 ? median_in(start - opt.sliding_ns, start) : fixed;
-        if (r.baseline_median && *r.baseline_median > 0) {
-          const double b = *r.baseline_median;
-          r.slowdown_mean = r.stats.mean / b;
-          r.slowdown_median = r.stats.median / b;
-          r.slowdown_p90 = r.stats.p90 / b;
-          r.slowdown_p95 = r.stats.p95 / b;
-          r.slowdown_p99 = r.stats.p99 / b;
-          r.slowdown_max = r.stats.max / b;
-        }
-        out.push_back(std::move(r));
-      }
-    }
+    GroupRows(g, "", opt, &out);
+    std::set<std::string> hosts;
+    for (const auto& s : g)
+      if (!s.host.empty()) hosts.insert(s.host);
+    for (const auto& h : hosts) GroupRows(g, h, opt, &host_rows);
     i = j;
   }
+  std::sort(host_rows.begin(), host_rows.end(), [](const SlowdownRow& a, const SlowdownRow& b) {
+    return std::tie(a.fs, a.host, a.op, a.interval_ns, a.start_ns) < std::tie(b.fs, b.host, b.op, b.interval_ns, b.start_ns);
+  });
+  out.insert(out.end(), std::make_move_iterator(host_rows.begin()), std::make_move_iterator(host_rows.end()));
   return out;
 }
 
@@ -96,7 +130,7 @@ Result<std::vector<ProbeSample>> LoadProbeSamples(Store& store, int64_t from_ns,
   q.range.start_ns = from_ns;
   q.range.end_ns = to_ns;
   q.fields = {field::kTimestamp, field::kLustreFs, field::kProbeDir, field::kProbeOp, field::kProbeLatencyNs,
-              field::kProbeOk};
+              field::kProbeOk, field::kHostName};
   std::vector<ProbeSample> out;
   Status st = store.Scan(q, [&](const Row& r) {
     if (!r.Has(3) || !r.Has(4) || (r.Has(5) && !r.Int(5))) return true;
@@ -105,6 +139,7 @@ Result<std::vector<ProbeSample>> LoadProbeSamples(Store& store, int64_t from_ns,
     s.op = std::string(r.Str(3));
     s.t_ns = r.Int(0);
     s.latency_s = static_cast<double>(r.Int(4)) / 1e9;
+    if (r.Has(6)) s.host = std::string(r.Str(6));
     out.push_back(std::move(s));
     return true;
   });
@@ -120,18 +155,30 @@ std::string SlowdownToJson(const std::vector<SlowdownRow>& rows, const SlowdownO
   w.Kv("quantile_method", "linear interpolation, Hyndman-Fan type 7 (numpy default)");
   w.Kv("from", FormatIsoMillis(opt.from_ns));
   w.Kv("to", FormatIsoMillis(opt.to_ns));
-  w.Kv("baseline", opt.sliding_ns > 0 ? "sliding" : "fixed");
+  const bool fixed = opt.baseline_from_ns || opt.baseline_to_ns;
+  w.Kv("baseline", opt.sliding_ns > 0 ? "sliding" : fixed ? "fixed" : "history");
   if (opt.sliding_ns > 0) w.Kv("baseline_sliding_s", opt.sliding_ns / 1000000000);
-  w.Key("rows");
-  w.BeginArray();
+  if (opt.sliding_ns <= 0 && !fixed) {
+    w.Kv("baseline_history_s", opt.history_ns / 1000000000);
+    w.Kv("baseline_from", FormatIsoMillis(opt.from_ns - opt.history_ns));
+    w.Kv("baseline_to", FormatIsoMillis(opt.from_ns));
+  }
+  size_t no_history = 0;
+  for (const auto& r : rows) no_history += r.host.empty() && r.baseline_kind == "analysed range";
+  w.Kv("rows_without_history", static_cast<int64_t>(no_history));
   auto opt_d = [&](const char* k, std::optional<double> v) {
     w.Key(k);
     if (v) w.Double(*v);
     else w.Null();
   };
+  for (bool host_rows : {false, true}) {
+  w.Key(host_rows ? "host_rows" : "rows");
+  w.BeginArray();
   for (const auto& r : rows) {
+    if (r.host.empty() == host_rows) continue;
     w.BeginObject();
     w.Kv("fs", r.fs);
+    if (host_rows) w.Kv("host", r.host);
     w.Kv("op", r.op);
     w.Kv("interval_s", r.interval_ns / 1000000000);
     w.Kv("start", FormatIsoMillis(r.start_ns));
@@ -142,6 +189,7 @@ std::string SlowdownToJson(const std::vector<SlowdownRow>& rows, const SlowdownO
       w.Double(v);
     }
     opt_d("baseline_median", r.baseline_median);
+    w.Kv("baseline_kind", r.baseline_kind);
     opt_d("slowdown_mean", r.slowdown_mean);
     opt_d("slowdown_median", r.slowdown_median);
     opt_d("slowdown_p90", r.slowdown_p90);
@@ -151,12 +199,14 @@ std::string SlowdownToJson(const std::vector<SlowdownRow>& rows, const SlowdownO
     w.EndObject();
   }
   w.EndArray();
+  }
   w.EndObject();
   return out;
 }
 
 Result<std::vector<SlowdownRow>> SlowdownFromStore(Store& store, const SlowdownOptions& opt) {
   int64_t lo = opt.from_ns - opt.sliding_ns;
+  if (opt.sliding_ns <= 0 && !opt.baseline_from_ns && !opt.baseline_to_ns) lo = opt.from_ns - opt.history_ns;
   if (opt.baseline_from_ns) lo = std::min(lo, *opt.baseline_from_ns);
   int64_t hi = opt.to_ns;
   if (opt.baseline_to_ns) hi = std::max(hi, *opt.baseline_to_ns);

@@ -1,7 +1,12 @@
 // Probe slowdown factors (Kunkel & Betke, "Towards I/O probing for the
 // user-perceived slowdown", §3.2-3.3): per file system, op and interval the
-// latency statistics of the probe, and slowdown = statistic / the median
-// latency of that op over a baseline window.
+// latency statistics of the probe, and slowdown = statistic / t_expected,
+// the median latency of that op over a long baseline (§3.3: "the median of
+// all observed values"; §4.5 uses a 30-day period): by default the 30 days
+// before the analysed range, read from the store; the analysed range itself
+// only when that history has no sample of the op (flagged in the row). Rows
+// per file system and op, and per file system, probing host and op (§4.4:
+// host variability) with that host's own baseline median.
 //
 // Quantiles use linear interpolation between order statistics, Hyndman & Fan
 // type 7 (numpy's default method='linear', R's default): for sorted x[0..n-1]
@@ -30,19 +35,27 @@ struct ProbeSample {
   std::string fs, op;  // fs: lustre.fs, else the probed directory
   int64_t t_ns = 0;
   double latency_s = 0;
+  std::string host;  // host.name of the probe
 };
 
 struct SlowdownOptions {
   std::vector<int64_t> intervals_ns = {600LL * 1000000000, 4 * 3600LL * 1000000000};
   int64_t from_ns = 0, to_ns = 0;
-  // Baseline: fixed [baseline_from, baseline_to) (default [from, to)), or,
-  // when sliding_ns > 0, the sliding_ns before each interval's start.
+  // Baseline: fixed [baseline_from, baseline_to); or, when sliding_ns > 0,
+  // the sliding_ns before each interval's start; else the history_ns before
+  // `from` (default 30 days), falling back to [from, to) for an op without
+  // samples there.
   std::optional<int64_t> baseline_from_ns, baseline_to_ns;
   int64_t sliding_ns = 0;
+  int64_t history_ns = 30 * 86400LL * 1000000000;
 };
 
 struct SlowdownRow {
   std::string fs, op;
+  std::string host;  // "" for the file system's row (every probing host); else that host's
+  // Where baseline_median came from: "history" (history_ns before from),
+  // "fixed", "sliding", or "analysed range" (no history: the fallback).
+  std::string baseline_kind;
   int64_t interval_ns = 0, start_ns = 0;
   LatencyStats stats;
   std::optional<double> baseline_median;  // seconds; nullopt: no baseline samples
@@ -50,7 +63,8 @@ struct SlowdownRow {
   std::optional<double> slowdown_mean, slowdown_median, slowdown_p90, slowdown_p95, slowdown_p99, slowdown_max;
 };
 
-// Samples outside [from, to) only serve the baseline.
+// Samples outside [from, to) only serve the baseline. File-system rows
+// (host "") first, sorted by fs, op, interval, start; then the host rows.
 std::vector<SlowdownRow> ComputeSlowdown(std::vector<ProbeSample> samples, const SlowdownOptions& opt);
 
 // Successful probe ops (probe.ok) from the store in [from - sliding or baseline_from, to).
@@ -60,6 +74,7 @@ Result<std::vector<ProbeSample>> LoadProbeSamples(Store& store, int64_t from_ns,
 // baseline), then ComputeSlowdown.
 Result<std::vector<SlowdownRow>> SlowdownFromStore(Store& store, const SlowdownOptions& opt);
 
+// "rows": the file-system rows; "host_rows": per probing host.
 std::string SlowdownToJson(const std::vector<SlowdownRow>& rows, const SlowdownOptions& opt, bool pretty);
 
 }  // namespace iosonar::lassi

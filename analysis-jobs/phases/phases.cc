@@ -137,40 +137,59 @@ JobPhases PhasesFromSeries(const std::string& job_id, int64_t start_ns, std::vec
 
 Result<JobPhases> PhasesForJob(Store& store, const std::string& job_id, const PhaseOptions& opt) {
   const int64_t width = opt.bucket_ns > 0 ? opt.bucket_ns : 1000000000;
-  std::vector<Bucket> dir[2];
-  const char* ops[2] = {"read", "write"};
-  for (int k = 0; k < 2; ++k) {
-    BucketQuery q;
-    q.dataset = dataset::kTrace;
-    q.filters = {{field::kJobId, job_id}, {field::kIoOp, ops[k]}};
-    q.bucket_ns = width;
-    q.sum_fields = {field::kIoBytes};
-    auto r = store.BucketSums(q);
-    if (!r.ok()) {
-      if (r.status().code() == Code::kNotFound) continue;
-      return r.status();
-    }
-    dir[k] = std::move(*r);
+  // Each read/write run's bytes spread uniformly over [event.start_ns,
+  // event.end_ns), bucket by bucket (a zero-length run: all in the bucket of
+  // its start): a request longer than a bucket fills every bucket it spans
+  // instead of leaving empty ones that would split its phase.
+  struct Piece {
+    int dir;
+    int64_t start, end;
+    double bytes;
+  };
+  std::vector<Piece> pieces;
+  ScanQuery q;
+  q.dataset = dataset::kTrace;
+  q.filters = {{field::kJobId, job_id}};
+  q.fields = {field::kIoOp, field::kIoBytes, field::kEventStartNs, field::kEventEndNs, field::kTimestamp};
+  q.ordered = false;
+  Status st = store.Scan(q, [&](const Row& r) {
+    if (!r.Has(0) || !r.Has(1)) return true;
+    const std::string_view op = r.Str(0);
+    const int dir = op == "read" ? 0 : op == "write" ? 1 : -1;
+    if (dir < 0 || r.Int(1) <= 0) return true;
+    const int64_t start = r.Has(2) ? r.Int(2) : r.Int(4);
+    const int64_t end = r.Has(3) ? std::max(r.Int(3), start) : start;
+    pieces.push_back({dir, start, end, static_cast<double>(r.Int(1))});
+    return true;
+  });
+  if (!st.ok() && st.code() != Code::kNotFound) return st;
+  if (pieces.empty()) return Status::NotFound("job " + job_id + " has no read or write records in iosonar.trace");
+  auto floor_div = [](int64_t a, int64_t w) { return a / w - ((a % w) < 0 ? 1 : 0); };
+  int64_t lo_b = INT64_MAX, hi_b = INT64_MIN;
+  for (const auto& p : pieces) {
+    lo_b = std::min(lo_b, floor_div(p.start, width));
+    hi_b = std::max(hi_b, floor_div(p.end > p.start ? p.end - 1 : p.start, width));
   }
-  bool any = false;
-  int64_t lo = 0, hi = 0;
-  for (const auto& v : dir)
-    for (const auto& b : v) {
-      if (!any || b.start_ns < lo) lo = b.start_ns;
-      if (!any || b.start_ns > hi) hi = b.start_ns;
-      any = true;
-    }
-  if (!any) return Status::NotFound("job " + job_id + " has no read or write records in iosonar.trace");
-  const int64_t span = (hi - lo) / width + 1;
+  const int64_t span = hi_b - lo_b + 1;
   if (span > kMaxPhaseBuckets)
     return Status::Invalid("job " + job_id + " spans " + std::to_string(span) + " buckets of " +
                            std::to_string(width / 1000000) + " ms (more than " + std::to_string(kMaxPhaseBuckets) +
                            "): use wider buckets (--bucket)");
+  const int64_t lo = lo_b * width;
   const size_t n = static_cast<size_t>(span);
   std::vector<double> series[2] = {std::vector<double>(n, 0.0), std::vector<double>(n, 0.0)};
-  for (int k = 0; k < 2; ++k)
-    for (const auto& b : dir[k])
-      if (!b.sums.empty() && std::isfinite(b.sums[0])) series[k][static_cast<size_t>((b.start_ns - lo) / width)] += b.sums[0];
+  for (const auto& p : pieces) {
+    auto& s = series[p.dir];
+    if (p.end <= p.start) {
+      s[static_cast<size_t>(floor_div(p.start, width) - lo_b)] += p.bytes;
+      continue;
+    }
+    const double len = static_cast<double>(p.end - p.start);
+    for (int64_t b = floor_div(p.start, width); b <= floor_div(p.end - 1, width); ++b) {
+      const int64_t a = std::max(p.start, b * width), e = std::min(p.end, (b + 1) * width);
+      s[static_cast<size_t>(b - lo_b)] += p.bytes * static_cast<double>(e - a) / len;
+    }
+  }
   PhaseOptions o = opt;
   o.bucket_ns = width;
   return PhasesFromSeries(job_id, lo, std::move(series[0]), std::move(series[1]), o);

@@ -1,6 +1,10 @@
 // I/O phases of a job (IOSI, Beacon): the bursts in its 1 s bandwidth series,
 // found by denoising the series with a discrete wavelet transform.
 //
+// The series: each read/write trace run's bytes spread uniformly over the
+// buckets its [event.start_ns, event.end_ns) spans (Beacon's I/O phases are
+// time in I/O: a 3 s request fills 3 one-second buckets, it does not put
+// all its bytes in the bucket of its start and leave two empty ones).
 // Method, per direction (read, write), over the bytes-per-bucket series:
 //  1. Wavedec to `level` levels (default DwtMaxLevel clamped to 1..3), wavelet haar
 //     or db4, extension mode periodization or symmetric (as PyWavelets).

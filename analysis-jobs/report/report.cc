@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <set>
+#include <tuple>
 
 #include "core/base/json.h"
 #include "core/base/timeutil.h"
@@ -330,14 +331,21 @@ void RenderHead(const ReportInput& in, const std::string& window, Doc* d) {
        "table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ccc;padding:3px 7px;font-size:13px}"
        "th{background:#eee}td.n{text-align:right;font-variant-numeric:tabular-nums}"
        ".t{font-size:14px;font-weight:bold}.a{font-size:11px;fill:#333}figure{margin:8px 0}"
-       ".note{color:#555;font-size:13px}</style></head>\n<body>\n";
+       ".note{color:#555;font-size:13px}.warn{color:#a00;font-size:15px;border:2px solid #a00;padding:6px}</style></head>\n<body>\n";
   h += "<h1>I/O report " + HtmlEscape(in.title) + "</h1>\n<p class=\"note\">" + HtmlEscape(FormatIsoMillis(r.opt.from_ns)) +
        " to " + HtmlEscape(FormatIsoMillis(r.opt.to_ns)) + " (UTC); LASSi windows of " + window + ", alpha = " +
-       Fmt(r.opt.alpha) + ", averages since " + HtmlEscape(FormatIsoMillis(r.opt.history_from_ns)) +
-       ". risk = sum of the positive (x - alpha*avg)/(alpha*avg) over the ops; 0 is normal. "
-       "ops = ops*1024/KiB: 1 is optimal (1 MiB requests), much more than 1 means small requests.</p>\n";
+       Fmt(r.opt.alpha) + ". avg_fs (per application-hour) from the baseline " +
+       HtmlEscape(lassi::BaselineDescription(r.baseline)) +
+       ". risk = sum of the positive (x - alpha*avg_fs)/(alpha*avg_fs) over the ops, per application window; "
+       "a file system's risk in a window is the sum of its applications' risks; 0 is normal. "
+       "ops quality = ops*1024/KiB: 1 is optimal (1 MiB requests), much more than 1 means small requests.</p>\n";
+  const std::string warn = lassi::BaselineWarning(r);
+  if (!warn.empty())
+    h += "<p class=\"warn\" id=\"baseline-warning\"><b>WARNING:</b> " + HtmlEscape(warn) + "</p>\n";
   d->t += "iosonar I/O report " + in.title + "\n" + FormatIsoMillis(r.opt.from_ns) + " to " +
-          FormatIsoMillis(r.opt.to_ns) + " UTC, windows of " + window + ", alpha " + Fmt(r.opt.alpha) + "\n\n";
+          FormatIsoMillis(r.opt.to_ns) + " UTC, windows of " + window + ", alpha " + Fmt(r.opt.alpha) +
+          "\nLASSi baseline (avg_fs): " + lassi::BaselineDescription(r.baseline) + "\n" +
+          (warn.empty() ? "" : "WARNING: " + warn + "\n") + "\n";
 }
 
 // One file system: risk over the windows, risk by application, ops quality,
@@ -376,7 +384,9 @@ void RenderFileSystem(const lassi::LassiResult& r, const std::string& fs, Doc* d
     h += "<p class=\"note\">No job_stats records for " + HtmlEscape(fs) +
          ": the risk cannot be attributed to applications.</p>\n";
   }
-  h += Chart(fs + ": read and write ops quality (LASSi Fig. 5; 1 = optimal)", v.xs, {qr, qw}, "KiB-ops",
+  h += Chart(fs + ": read and write ops quality (LASSi Fig. 5: read_kb_ops, write_kb_ops = ops per MiB moved; "
+                  "1 = optimal 1 MiB requests)",
+             v.xs, {qr, qw}, "ops per MiB",
              false, r.opt.window_ns);
   if (!have_ops)
     h += "<p class=\"note\">The source has no OST op counts (e.g. LMT records bytes only): read_ops and write_ops "
@@ -384,8 +394,9 @@ void RenderFileSystem(const lassi::LassiResult& r, const std::string& fs, Doc* d
   // Tables 1-2
   for (const auto& st : r.fs_stats) {
     if (st.fs != fs) continue;
-    h += "<h3>Per-window statistics (" + std::to_string(st.windows) + " windows; LASSi Tables 1-2)</h3>\n"
-         "<table><tr><th>op</th><th>mean per window</th><th>c_v</th></tr>";
+    const std::string per = st.per_app_hour ? "application window" : "server window (no job_stats)";
+    h += "<h3>Per-" + per + " statistics (" + std::to_string(st.windows) + " " + per + "s in the range; LASSi Tables 1-2)</h3>\n"
+         "<table><tr><th>op</th><th>mean per " + per + "</th><th>c_v = sd/mean</th></tr>";
     for (const auto& o : st.ops)
       h += "<tr>" + Cell(o.op) + NumCell(o.stat.mean) + "<td class=\"n\">" + (o.stat.cv ? Fmt(*o.stat.cv) : "-") +
            "</td></tr>";
@@ -399,10 +410,28 @@ void RenderFileSystem(const lassi::LassiResult& r, const std::string& fs, Doc* d
 
 void RenderSlowdown(const std::vector<lassi::SlowdownRow>& slowdown, Doc* d) {
   std::string &h = d->h, &t = d->t;
-  h += "<h2>Probe slowdown (latency / baseline median)</h2>\n";
+  h += "<h2>Probe slowdown (latency / t_expected, the op's median latency over the baseline)</h2>\n";
   std::map<std::pair<std::string, int64_t>, std::vector<const lassi::SlowdownRow*>> by;  // (fs, interval)
-  for (const auto& s : slowdown) by[{s.fs, s.interval_ns}].push_back(&s);
-  t += "\nProbe slowdown (median latency / baseline median):\n";
+  std::map<std::string, size_t> kinds;
+  // per (fs, host, op): the worst slowdown of the median
+  std::map<std::tuple<std::string, std::string, std::string>, std::pair<double, int64_t>> host_worst;
+  for (const auto& s : slowdown) {
+    if (!s.host.empty()) {
+      auto& hw = host_worst[{s.fs, s.host, s.op}];
+      if (s.slowdown_median && *s.slowdown_median > hw.first) hw = {*s.slowdown_median, s.start_ns};
+      continue;
+    }
+    by[{s.fs, s.interval_ns}].push_back(&s);
+    ++kinds[s.baseline_kind];
+  }
+  std::string basis;
+  for (const auto& [k, n] : kinds) basis += (basis.empty() ? "" : ", ") + std::to_string(n) + " rows: " + k;
+  h += "<p class=\"note\">Baseline median (t_expected) from: " + HtmlEscape(basis) +
+       " (\"history\": the 30 days before the report; \"analysed range\": no history for that op).</p>\n";
+  if (kinds.count("analysed range"))
+    h += "<p class=\"warn\">WARNING: some ops have no probe history before the report: their slowdown is against the "
+         "median of the reported range itself.</p>\n";
+  t += "\nProbe slowdown (median latency / baseline median; baseline " + basis + "):\n";
   for (const auto& [k, rows] : by) {
     std::set<int64_t> ts;
     std::set<std::string> ops;
@@ -426,6 +455,14 @@ void RenderSlowdown(const std::vector<lassi::SlowdownRow>& slowdown, Doc* d) {
     for (const auto& [op, wv] : worst)
       t += " " + op + " max " + Fmt(wv.first) + (wv.first > 0 ? " at " + HhMm(wv.second) : "");
     t += "\n";
+  }
+  if (!host_worst.empty()) {
+    h += "<h3>Per probing host: the highest slowdown of the median (each host against its own baseline median)</h3>\n"
+         "<table><tr><th>file system</th><th>host</th><th>op</th><th>max slowdown of the median</th><th>at</th></tr>";
+    for (const auto& [k, wv] : host_worst)
+      h += "<tr>" + Cell(std::get<0>(k)) + Cell(std::get<1>(k)) + Cell(std::get<2>(k)) + NumCell(wv.first) +
+           Cell(wv.first > 0 ? FormatIsoMillis(wv.second) : "-") + "</tr>";
+    h += "</table>\n";
   }
 }
 
@@ -516,9 +553,13 @@ std::string ReportJson(const ReportInput& in, const std::vector<Advice>& advice)
   lassi::SlowdownOptions so;
   so.from_ns = r.opt.from_ns;
   so.to_ns = r.opt.to_ns;
+  so.history_ns = in.slowdown_history_ns;
   std::string title;
   JsonWriter(&title).String(in.title);
-  return "{\"report\":\"iosonar-report/1\",\"title\":" + title + ",\"lassi\":" + lassi::ResultToJson(r, false) +
+  std::string warn;
+  JsonWriter(&warn).String(lassi::BaselineWarning(r));
+  return "{\"report\":\"iosonar-report/1\",\"title\":" + title + ",\"baseline_warning\":" + warn +
+         ",\"lassi\":" + lassi::ResultToJson(r, false) +
          ",\"slowdown\":" + lassi::SlowdownToJson(in.slowdown, so, false) + ",\"advice\":" + adv + "}\n";
 }
 

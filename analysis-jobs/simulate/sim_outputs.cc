@@ -39,7 +39,7 @@ Result<JobRecord> JobOf(const Config& cfg, const JobTruth& t, const JobSpec& s) 
   if (t.id.empty() || *end) return Status::Invalid("--mysql needs numeric job ids, not '" + t.id + "'");
   j.user = s.user;
   j.name = s.name;
-  j.command = "sim " + std::string(ModeName(s.mode));
+  j.command = CommandOf(s);
   j.node_list = CompressHostlist(t.nodes);
   j.node_count = static_cast<int64_t>(t.nodes.size());
   j.task_count = static_cast<int64_t>(t.nodes.size()) * s.procs_per_node;

@@ -66,6 +66,11 @@ struct JobState {
   std::vector<int> rank_file;     // file index (into files) per rank, -1: no I/O
   std::vector<int64_t> rank_off;  // next offset per rank (N-N)
   int64_t iter = 0;               // I/O seconds so far (shared-file offsets)
+  // Bandwidth-bound phases (JobSpec::phase_bytes): bytes each rank has left
+  // in the current phase, and the job-relative second the next phase starts.
+  std::vector<int64_t> phase_left;
+  int next_phase = 0;
+  bool in_phase = false;
 };
 
 class Emitter {
@@ -214,6 +219,16 @@ Result<JobSpec> ParseJobSpec(std::string_view text) {
     else if (key == "bytes") s = num(&j.bytes_per_rank_s);
     else if (key == "req") s = num(&j.request);
     else if (key == "meta") s = num(&j.meta_per_rank_s);
+    else if (key == "phase") s = num(&j.phase_bytes);
+    else if (key == "cmd") {
+      std::string c;
+      for (size_t i = 0; i < val.size(); ++i) {
+        if (val[i] == '%' && val.compare(i, 3, "%20") == 0) c += ' ', i += 2;
+        else if (val[i] == '%' && (val.compare(i, 3, "%2C") == 0 || val.compare(i, 3, "%2c") == 0)) c += ',', i += 2;
+        else c += val[i];
+      }
+      j.command = c;
+    }
     else if (key == "read") {
       s = num(&v);
       j.read = v != 0;
@@ -439,6 +454,7 @@ class Simulation {
 
   // ---- one second ----
   Status Second(int t) {
+    t_ = t;
     const int64_t tick = cfg_.start_ns + int64_t{t} * kSec;
     // Server and client-counter records describe the second [tick, tick_end)
     // and are stamped at its end with lustre.elapsed_ns = 1 s, as the Lustre
@@ -469,7 +485,14 @@ class Simulation {
     if (t < s.start_s || t >= s.start_s + s.duration_s) return Status::Ok();
     const int rel = t - s.start_s;
     const bool first = rel == 0, last = t == std::min(T_, s.start_s + s.duration_s) - 1;
-    const bool io_now = s.mode != Mode::kMeta && rel % s.io_period_s < s.io_s && s.bytes_per_rank_s > 0;
+    bool io_now = s.mode != Mode::kMeta && rel % s.io_period_s < s.io_s && s.bytes_per_rank_s > 0;
+    if (s.phase_bytes > 0 && s.mode != Mode::kMeta) {
+      if (!js.in_phase && rel >= js.next_phase) {
+        js.in_phase = true;
+        js.phase_left.assign(static_cast<size_t>(js.nranks), s.phase_bytes);
+      }
+      io_now = js.in_phase;
+    }
     for (int r = 0; r < js.nranks; ++r) {
       const int fidx = js.rank_file[static_cast<size_t>(r)];
       if (fidx < 0) continue;
@@ -500,6 +523,10 @@ class Simulation {
       if (last && s.mode != Mode::kMeta && !(st = MetaRecord(c, "close", 1, true)).ok()) return st;
     }
     if (io_now) js.iter++;
+    if (js.in_phase && std::all_of(js.phase_left.begin(), js.phase_left.end(), [](int64_t b) { return b <= 0; })) {
+      js.in_phase = false;
+      js.next_phase = rel + 1 + s.io_period_s;
+    }
     return Status::Ok();
   }
 
@@ -553,17 +580,26 @@ class Simulation {
   // bandwidth cut by a slow OST or forwarding node.
   Status DataRecord(RankSecond& c, int t) {
     const JobSpec& s = c.s;
+    double f = OstFactor(c.L, t);
+    if (c.fwd == cfg_.faults.slow_fwd && t >= cfg_.faults.slow_fwd_from_s && t < cfg_.faults.slow_fwd_to_s)
+      f *= cfg_.faults.slow_fwd_factor;
     int64_t count = std::max<int64_t>(1, s.bytes_per_rank_s / s.request);
+    int64_t* left = nullptr;
+    if (s.phase_bytes > 0) {  // as much of the phase as the rank's bandwidth allows this second
+      left = &c.js.phase_left[static_cast<size_t>(c.r)];
+      if (*left <= 0) return Status::Ok();
+      const int64_t can = static_cast<int64_t>(static_cast<double>(cfg_.rank_bw) * f);
+      count = std::max<int64_t>(1, std::min(*left, std::max(s.request, can)) / s.request);
+    }
     if (cfg_.variability > 0) {
       const uint64_t h = SplitMix(cfg_.seed ^ 0x7661 ^ (uint64_t(c.r) << 24) ^ uint64_t(t) ^ Fnv1a(s.id));
       if (static_cast<double>(h % 1000000) < cfg_.variability * 1e6 && count > 1)
         count -= 1 + static_cast<int64_t>((h >> 20) % static_cast<uint64_t>(std::max<int64_t>(1, count / 2)));
     }
+    if (left) *left -= count * s.request;
     const int64_t bytes = count * s.request;
     const int64_t off = Offset(c, bytes);
     c.js.rank_off[static_cast<size_t>(c.r)] = off + bytes;
-    double f = OstFactor(c.L);
-    if (c.fwd == cfg_.faults.slow_fwd) f *= cfg_.faults.slow_fwd_factor;
     const int64_t dur = static_cast<int64_t>(static_cast<double>(bytes) * 1e9 / (static_cast<double>(cfg_.rank_bw) * f));
     JsonLine& j = TraceHead(c, s.read ? "read" : "write", c.cursor);
     j.KInt(field::kIoFd, 3);
@@ -597,7 +633,8 @@ class Simulation {
     return 0;
   }
 
-  double OstFactor(const FileLayout& L) const {
+  double OstFactor(const FileLayout& L, int t) const {
+    if (t < cfg_.faults.slow_ost_from_s || t >= cfg_.faults.slow_ost_to_s) return 1.0;
     for (int o : L.osts)
       if (o == cfg_.faults.slow_ost) return cfg_.faults.slow_ost_factor;
     return 1.0;
@@ -663,7 +700,8 @@ class Simulation {
       const std::string target = ost_name_[static_cast<size_t>(o)] + "-osc-" + mount_[static_cast<size_t>(f)].substr(cfg_.fs.size() + 1);
       ServerTarget(j, cfg_.fs, target);
       j.KStr(field::kClientLayer, "osc");
-      const bool slow = o == cfg_.faults.slow_ost || f == cfg_.faults.slow_fwd;
+      const bool slow = (o == cfg_.faults.slow_ost && t_ >= cfg_.faults.slow_ost_from_s && t_ < cfg_.faults.slow_ost_to_s) ||
+                        (f == cfg_.faults.slow_fwd && t_ >= cfg_.faults.slow_fwd_from_s && t_ < cfg_.faults.slow_fwd_to_s);
       j.KInt(field::kClientReadInFlight, 0);
       j.KInt(field::kClientWriteInFlight, 0);
       j.KInt(field::kClientRpcReads, io.rops);
@@ -799,6 +837,7 @@ class Simulation {
   SimResult* res_;
   Emitter em_;
   const int S_, D_, F_, T_;  // OSTs, MDTs, forwarding nodes, seconds
+  int t_ = 0;                // the second being simulated
   std::vector<JobState> jobs_;
   // servers
   std::vector<Stream> oss_st_, fwd_st_;
@@ -919,6 +958,14 @@ std::string FilePerfCsv(const SimResult& r) {
 }  // namespace iosonar::sim
 
 namespace iosonar::sim {
+
+std::string CommandOf(const JobSpec& s) { return s.command.empty() ? "sim " + std::string(ModeName(s.mode)) : s.command; }
+
+std::string AppsText(const Config& cfg) {
+  std::string out;
+  for (const auto& j : cfg.jobs) out += j.id + "\t" + CommandOf(j) + "\n";
+  return out;
+}
 
 std::string TruthJson(const SimResult& r) {
   std::string out;

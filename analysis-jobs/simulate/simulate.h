@@ -21,6 +21,7 @@
 // Not thread-safe; a Simulate call owns everything it uses.
 #pragma once
 #include <cstdint>
+#include <climits>
 #include <functional>
 #include <map>
 #include <string>
@@ -56,6 +57,14 @@ struct JobSpec {
   int64_t bytes_per_rank_s = 64ll << 20;  // per I/O second
   int64_t request = 1ll << 20;            // io.size
   int64_t meta_per_rank_s = 0;            // kMeta: stats (and opens + closes) per rank per second
+  // Bandwidth-bound I/O phases (a checkpointing application): when > 0, each
+  // phase has every I/O rank move phase_bytes at its own bandwidth
+  // (Config::rank_bw cut by a slow OST or forwarding node while the fault
+  // lasts), so a phase lasts as long as its slowest rank needs; io_period_s
+  // seconds of computation separate phases (io_s and bytes_per_rank_s are
+  // not used). 0: the fixed per-second model above.
+  int64_t phase_bytes = 0;
+  std::string command;  // the job's command line ("" -> "sim MODE"), for the job database and --apps
 };
 
 struct Faults {
@@ -64,6 +73,9 @@ struct Faults {
   int slow_fwd = -1;            // forwarding node index whose bandwidth is cut
   double slow_fwd_factor = 0.25;
   std::string storm_job;        // if set, this job id (added by Generate) floods the MDS
+  // When the slow OST / forwarding node is slow: seconds [from, to) of the run.
+  int slow_ost_from_s = 0, slow_ost_to_s = INT32_MAX;
+  int slow_fwd_from_s = 0, slow_fwd_to_s = INT32_MAX;
 };
 
 struct Config {
@@ -88,8 +100,9 @@ struct Config {
 
 // Parses a job given on the command line: comma-separated key=value pairs,
 // id=2001,mode=N-N,first=0,nodes=1024,ppn=1,stripes=4,m=4,start=0,duration=20,
-// period=5,io=2,bytes=64M,req=1M,read=1,meta=2000 (sizes take K/M/G suffixes,
-// binary). Unknown keys and bad numbers are errors naming the key.
+// period=5,io=2,bytes=64M,req=1M,read=1,meta=2000,phase=2G,cmd=./app%20-n%204 (sizes take K/M/G suffixes,
+// binary; cmd: %20 is a space, %2C a comma). Unknown keys and bad numbers are
+// errors naming the key.
 Result<JobSpec> ParseJobSpec(std::string_view text);
 
 // Fills cfg.jobs with one job per I/O mode (N-N, N-1, N-M, 1-1) spread over
@@ -166,5 +179,9 @@ std::string GetstripeText(const SimResult& r);
 std::string FilePerfCsv(const SimResult& r);
 // The ground truth (SimResult::jobs) as JSON, for people and scripts.
 std::string TruthJson(const SimResult& r);
+// JOB_ID<TAB>COMMAND LINE per job, as `iosonar lassi --apps` and `iosonar anomaly --apps` read it.
+std::string AppsText(const Config& cfg);
+// The command line a job runs (JobSpec::command, or "sim MODE").
+std::string CommandOf(const JobSpec& s);
 
 }  // namespace iosonar::sim

@@ -9,6 +9,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "analysis-jobs/lib/coverage.h"
 #include "analysis-jobs/lib/format.h"
 #include "analysis-jobs/lib/result_record.h"
 #include "core/base/json.h"
@@ -148,7 +149,8 @@ void AddRate(SummaryRow* row, const std::string& what, const std::string& unit, 
 }
 
 // fs_*, fshealth_* and the coverage factors (definitions in fs_context.h).
-void AddFsColumns(const FsContext& fs, const JobTrace& jt, SummaryRow* row) {
+void AddFsColumns(const FsContext& fs, const JobTrace& jt,
+                  const std::vector<std::pair<std::string, std::string>>* mounts, SummaryRow* row) {
   auto add = [&](std::string k, std::string v) { row->cols.emplace_back(std::move(k), std::move(v)); };
   if (fs.oss_records > 0) {
     for (const char* rw : {"read", "written"}) {
@@ -196,21 +198,23 @@ void AddFsColumns(const FsContext& fs, const JobTrace& jt, SummaryRow* row) {
     add("fshealth_ost_avg_overloaded_overload_factor",
         Num(f->overloaded_oss > 0 && f->mode > 0 ? per_oss / static_cast<double>(f->mode) : 1.0));
   }
-  // TOKIO's coverage factor: the job's bytes / the file system's bytes over the window; likewise opens and stats.
-  uint64_t job_bytes = 0, opens = 0, stats = 0;
-  for (const auto& r : jt.runs) {
-    if (IsData(r.op) && r.bytes > 0) job_bytes += static_cast<uint64_t>(r.bytes);
-    if (r.op == "open") opens += static_cast<uint64_t>(r.count);
-    if (r.op == "stat") stats += static_cast<uint64_t>(r.count);
-  }
+  // TOKIO's coverage factor: the job's bytes on this file system / the file
+  // system's bytes over the window; likewise opens and stats (analysis-jobs/lib/coverage.h).
+  JobOnFs on(mounts ? *mounts : std::vector<std::pair<std::string, std::string>>{}, fs.fs);
+  for (const auto& r : jt.runs)
+    on.Add(r.file_path, IsData(r.op) && r.bytes > 0 ? static_cast<double>(r.bytes) : 0.0,
+           r.op == "open" ? static_cast<double>(r.count) : 0.0, r.op == "stat" ? static_cast<double>(r.count) : 0.0);
   add("iosonar_fs_osts", Num(static_cast<uint64_t>(fs.osts)));
   add("iosonar_fs_step_s", Num(static_cast<double>(fs.step_ns) / 1e9));
-  const double fs_bytes = fs.read.tot + fs.written.tot;
-  if (fs.oss_records > 0 && fs_bytes > 0) add("iosonar_coverage_factor_bw", Num(static_cast<double>(job_bytes) / fs_bytes));
-  if (const RateStats* o = fs.Md("open"); o && o->tot > 0)
-    add("iosonar_coverage_factor_opens", Num(static_cast<double>(opens) / o->tot));
-  if (const RateStats* g = fs.Md("getattr"); g && g->tot > 0)
-    add("iosonar_coverage_factor_stats", Num(static_cast<double>(stats) / g->tot));
+  const RateStats* o = fs.Md("open");
+  const RateStats* g = fs.Md("getattr");
+  const CoverageFactors c =
+      Coverage(on, fs.oss_records > 0 ? fs.read.tot + fs.written.tot : 0.0, o ? o->tot : 0.0, g ? g->tot : 0.0);
+  if (c.bytes) add("iosonar_coverage_factor_bw", Num(*c.bytes));
+  if (c.opens) add("iosonar_coverage_factor_opens", Num(*c.opens));
+  if (c.stats) add("iosonar_coverage_factor_stats", Num(*c.stats));
+  add("iosonar_coverage_job_fs_bytes", Num(on.bytes()));
+  add("iosonar_coverage_basis", on.basis());
 }
 
 }  // namespace
@@ -336,7 +340,7 @@ SummaryRow MakeSummaryRow(const SummarizeInput& in) {
       io_time > 0 ? Num(static_cast<double>(f.posix_bytes) / 1048576.0 / io_time) : std::string());
   AddBiggestApi(f, &row);
   if (in.mounts && !in.mounts->empty()) AddBiggestFs(jt, *in.mounts, &row);
-  if (in.fs) AddFsColumns(*in.fs, jt, &row);
+  if (in.fs) AddFsColumns(*in.fs, jt, in.mounts, &row);
   if (in.concurrent) {
     add("jobsdb_concurrent_jobs", Num(in.concurrent->jobs));
     add("jobsdb_concurrent_nodes", Num(in.concurrent->nodes));
@@ -635,7 +639,8 @@ Status NameTalliesFromJobDb(JobDb& db, const std::string& cluster, std::vector<J
       return meta.status();
     }
     if (meta->user) t.user = *meta->user;
-    const std::string app = meta->command ? *meta->command : meta->name.value_or("");
+    const std::string app =
+        meta->command ? ApplicationKey(*meta->command, meta->work_dir.value_or("")) : meta->name.value_or("");
     if (!app.empty()) t.app = MainExecutable({app});
   }
   return Status::Ok();

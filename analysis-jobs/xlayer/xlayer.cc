@@ -12,7 +12,9 @@
 #include <unordered_map>
 
 #include "core/jobdb/jobdb.h"
+#include "analysis-jobs/lib/coverage.h"
 #include "analysis-jobs/lib/format.h"
+#include "analysis-jobs/summarize/fs_context.h"
 #include "analysis-jobs/lib/result_record.h"
 #include "core/base/json.h"
 #include "core/base/timeutil.h"
@@ -364,9 +366,7 @@ class Analysis {
     ChooseOsts();
     if (Status st = OstLayer(); !st.ok()) return st;
     if (Status st = MdtLayer(); !st.ok()) return st;
-    v_.coverage_bytes = v_.fs_bytes > 0 ? static_cast<double>(v_.job_bytes) / v_.fs_bytes : 0;
-    v_.coverage_opens = v_.fs_opens > 0 ? static_cast<double>(v_.job_opens) / v_.fs_opens : 0;
-    v_.coverage_stats = v_.fs_stats > 0 ? static_cast<double>(v_.job_stats) / v_.fs_stats : 0;
+    if (Status st = ComputeCoverage(); !st.ok()) return st;
     return std::move(v_);
   }
 
@@ -453,6 +453,26 @@ class Analysis {
     }
   }
 
+  // ---- TOKIO's coverage factors: the job's I/O on the file system only
+  // (analysis-jobs/lib/coverage.h, shared with summarize-job) ----
+  Status ComputeCoverage() {
+    constexpr int64_t kDay = 86400LL * 1000000000LL;
+    auto mounts = analysis::ReadMounts(store_, v_.start_ns - kDay, v_.end_ns);
+    if (!mounts.ok()) return mounts.status();
+    std::vector<std::string> layouts;
+    for (const auto& [path, l] : maps_.layouts) layouts.push_back(path);
+    analysis::JobOnFs on(std::move(mounts).value(), maps_.fs, std::move(layouts));
+    for (size_t i = 0; i < file_in_.names.size(); ++i)
+      on.Add(file_in_.names[i], file_bytes_[i], file_opens_[i], file_stats_[i]);
+    const auto c = analysis::Coverage(on, v_.fs_bytes, v_.fs_opens, v_.fs_stats);
+    v_.job_fs_bytes = on.bytes();
+    v_.coverage_basis = on.basis();
+    v_.coverage_bytes = c.bytes.value_or(0);
+    v_.coverage_opens = c.opens.value_or(0);
+    v_.coverage_stats = c.stats.value_or(0);
+    return Status::Ok();
+  }
+
   // ---- client layer: the job's trace runs, one pass ----
   Status ClientLayer() {
     // With the window and nodes known (maps / job database) runs are counted as
@@ -477,7 +497,11 @@ class Analysis {
       if (host_in_.Next(h, &last_host_i).second) host_fwd_.push_back(streaming ? FwdOfHost(host_in_.names[last_host_i]) : -1);
       r.host = last_host_i;
       std::string_view f = row.Has(2) ? row.Str(2) : std::string_view();
-      if (file_in_.Next(f, &last_file_i).second) file_bytes_.push_back(0);
+      if (file_in_.Next(f, &last_file_i).second) {
+        file_bytes_.push_back(0);
+        file_opens_.push_back(0);
+        file_stats_.push_back(0);
+      }
       r.file = last_file_i;
       std::string_view op = row.Has(1) ? row.Str(1) : std::string_view();
       r.kind = Is(op, "read") ? 0 : Is(op, "write") ? 1 : IsMetaOp(op) ? 2 : 3;
@@ -488,8 +512,8 @@ class Analysis {
       tmin = std::min(tmin, r.start);
       tmax = std::max(tmax, end);
       if (r.kind == 2) {
-        if (Is(op, "open")) v_.job_opens += r.count;
-        else if (Is(op, "stat")) v_.job_stats += r.count;
+        if (Is(op, "open")) v_.job_opens += r.count, file_opens_[r.file] += static_cast<double>(r.count);
+        else if (Is(op, "stat")) v_.job_stats += r.count, file_stats_[r.file] += static_cast<double>(r.count);
       }
       if (streaming) Consume(r);
       else runs.push_back(r);
@@ -740,6 +764,7 @@ class Analysis {
   Interner host_in_{true}, file_in_{false};
   std::vector<int> host_fwd_;       // forwarding node index per host, -1: unmapped
   std::vector<double> file_bytes_;  // per file: job bytes (for the estimated OST split)
+  std::vector<double> file_opens_, file_stats_;  // per file: for the coverage factors
   std::map<std::string, int> fwd_ix_;
   std::vector<double> fwd_job_bytes_;
   // forwarding layer
@@ -846,6 +871,8 @@ std::string ToJson(const View& v, bool with_series) {
   w.Kv("bytes", v.coverage_bytes);
   w.Kv("opens", v.coverage_opens);
   w.Kv("stats", v.coverage_stats);
+  w.Kv("job_bytes_on_fs", v.job_fs_bytes);
+  w.Kv("basis", v.coverage_basis);
   w.EndObject();
   WriteShares(w, "forwarding", v.fwd_shares);
   WriteShares(w, "osts", v.ost_shares);
@@ -874,8 +901,11 @@ std::string ToTable(const View& v) {
   std::snprintf(b, sizeof b, "job I/O: %s (read %s, write %s), %" PRId64 " opens, %" PRId64 " stats\n", Human(static_cast<double>(v.job_bytes)).c_str(),
                 Human(static_cast<double>(v.job_read_bytes)).c_str(), Human(static_cast<double>(v.job_write_bytes)).c_str(), v.job_opens, v.job_stats);
   o += b;
-  std::snprintf(b, sizeof b, "coverage (TOKIO): bytes %.4f (of %s), opens %.4f, stats %.4f\n", v.coverage_bytes,
-                Human(v.fs_bytes).c_str(), v.coverage_opens, v.coverage_stats);
+  std::snprintf(b, sizeof b,
+                "coverage (TOKIO): bytes %.4f (of %s), opens %.4f, stats %.4f; the job's I/O on the file system only "
+                "(%s of its bytes; files placed by %s)\n",
+                v.coverage_bytes, Human(v.fs_bytes).c_str(), v.coverage_opens, v.coverage_stats,
+                Human(v.job_fs_bytes).c_str(), v.coverage_basis.c_str());
   o += b;
   auto shares = [&](const char* title, const std::vector<ServerShare>& ss, bool bytes) {
     o += std::string("\n") + title + "\n";

@@ -112,7 +112,11 @@ struct View {
   uint64_t trace_records = 0;
   int64_t job_bytes = 0, job_read_bytes = 0, job_write_bytes = 0, job_opens = 0, job_stats = 0, job_meta_ops = 0;
   double fs_bytes = 0, fs_opens = 0, fs_stats = 0;
+  // TOKIO's coverage factors: the job's bytes/opens/stats on the file system
+  // only (analysis-jobs/lib/coverage.h) over the file system's; 0 when its count is 0.
   double coverage_bytes = 0, coverage_opens = 0, coverage_stats = 0;
+  double job_fs_bytes = 0;     // the job's bytes on the file system
+  std::string coverage_basis;  // how its files were placed: "mounts", "layouts", "all files ..."
   Series client, fwd, ost, mdt;
   std::vector<ServerShare> fwd_shares, ost_shares, mdt_shares;
   std::string ost_source;  // "layouts", "jobstats", "none"

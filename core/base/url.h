@@ -3,6 +3,7 @@
 //   mysql://USER:PASS@HOST:PORT/DB[?socket=PATH]
 //   https://USER:PASS@HOST:9200      http://...
 //   tcp://HOST:PORT                  (a JSON-lines receiver: collector or Logstash)
+//   lumberjack://HOST[:5044]         (beats:// too: Lumberjack v2, acknowledged delivery)
 //   file:///PATH, a plain path, or "-" (stdout) for --output
 #pragma once
 #include <map>

@@ -26,9 +26,15 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/collector/lumberjack_decoder.h"
 #include "core/collector/ingest.h"
 #include "core/base/json.h"
+#include "core/base/hash.h"
+#include "core/base/host.h"
+#include "core/base/munge.h"
+#include "core/records/json_line.h"
 #include "core/records/record.h"
+#include "core/transport/lumberjack.h"
 #include "core/transport/backoff.h"
 #include "core/transport/redis.h"
 #include "core/store/store.h"
@@ -66,11 +72,13 @@ char* IngestBatch::AllocRaw(size_t n) {
   return blocks_.back().data.get();
 }
 
-Status IngestBatch::Add(std::string_view line) {
+Status IngestBatch::Add(std::string_view line, const RecordCheck* check) {
   const size_t len = line.size();
   if (scratch_.size() < len + 1) scratch_.resize(std::max(len + 1, size_t{4096}));
   std::memcpy(scratch_.data(), line.data(), len);  // +1: the parser writes a NUL at [len]
   if (Status s = ParseRecordInsitu(scratch_.data(), len, &rec_); !s.ok()) return s;
+  if (check)
+    if (Status s = check->Check(rec_); !s.ok()) return s;
   if (writer_ && store_error_.ok()) {
     Status s;
     if (!open_) {
@@ -134,6 +142,29 @@ bool IsBlank(std::string_view s) {
 
 // ---- Pipeline: validation -> batch -> store, Redis, dead letters ------------
 // Shared by the TCP loop and IngestFile. Owned and used by one thread.
+// --auth munge: a connection's first line (or Lumberjack event) is
+// {"iosonar.auth":"munge","credential":"MUNGE:..."}, a credential whose
+// payload is the sender's host name. munged decodes it once (a replay is
+// refused) and names the user; every record after it must carry that host,
+// and a user other than root, the collector's own user or --trusted-uid may
+// send only what the tracer sends (iosonar.trace, iosonar.tracer).
+struct ConnAuth final : RecordCheck {
+  bool ok = false, failed = false;
+  uid_t uid = 0;
+  std::string host;
+  bool privileged = false;
+  Status Check(const ParsedRecord& r) const override {
+    const FieldValue& h = r[field::kHostName];
+    if (h.s != host)
+      return Status::Invalid("auth: a record for host '" + std::string(h.s.substr(0, 64)) +
+                             "' on a connection authenticated for host '" + host + "' (uid " + std::to_string(uid) + ")");
+    if (!privileged && r.dataset->name != dataset::kTrace.name() && r.dataset->name != dataset::kTracer.name())
+      return Status::Invalid("auth: uid " + std::to_string(uid) + " may send only iosonar.trace and iosonar.tracer records, not " +
+                             std::string(r.dataset->name));
+    return Status::Ok();
+  }
+};
+
 class Pipeline {
  public:
   explicit Pipeline(const CollectorOptions& o) : opts_(o) {}
@@ -169,8 +200,8 @@ class Pipeline {
     return Status::Ok();
   }
 
-  // One line without its '\n'.
-  void Line(std::string_view source, uint64_t line_no, std::string_view line) {
+  // One line without its '\n'. auth: the connection's authentication, when required.
+  void Line(std::string_view source, uint64_t line_no, std::string_view line, ConnAuth* auth = nullptr) {
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line.empty() || (line[0] != '{' && IsBlank(line))) return;
     ++stats_.lines;
@@ -178,14 +209,46 @@ class Pipeline {
       Reject(OversizedReason(line.size()), source, line_no, line);
       return;
     }
+    if (auth && !auth->ok) {
+      if (auth->failed) return;  // the connection is being closed: nothing after a refusal is taken
+      if (Status s = Authenticate(line, auth); !s.ok()) {
+        auth->failed = true;
+        ++stats_.auth_failures;
+        Reject(s.message(), source, line_no, line.substr(0, 64));
+      }
+      return;
+    }
     if (batch_->empty() && dl_buf_.empty()) first_pending_ns_ = MonotonicNs();
-    Status s = batch_->Add(line);
+    Status s = batch_->Add(line, auth);
     if (!s.ok()) {
       Reject(s.message(), source, line_no, line);
       return;
     }
     ++stats_.accepted;
     if (batch_->full()) Flush();
+  }
+
+  Status Authenticate(std::string_view line, ConnAuth* auth) {
+    // Exactly {"iosonar.auth":"munge","credential":"MUNGE:<base64>:"} (what
+    // the senders write; a credential has no quote or backslash in it).
+    constexpr std::string_view kHead = "{\"iosonar.auth\":\"munge\",\"credential\":\"";
+    const std::string_view want = "the first line must be {\"iosonar.auth\":\"munge\",\"credential\":\"MUNGE:...\"} (--auth munge)";
+    if (!line.starts_with(kHead) || !line.ends_with("\"}")) return Status::Invalid("auth: " + std::string(want));
+    const std::string_view body = line.substr(kHead.size(), line.size() - kHead.size() - 2);
+    if (body.find_first_of("\"\\") != std::string_view::npos || !body.starts_with("MUNGE:"))
+      return Status::Invalid("auth: " + std::string(want));
+    const std::optional<std::string> cred{std::string(body)};
+    auto c = MungeDecode(opts_.munge_socket, *cred);
+    if (!c.ok()) return Status::Invalid("auth: credential refused: " + c.status().message());
+    if (c->payload.empty() || c->payload.size() > 255)
+      return Status::Invalid("auth: the credential's payload must be the sender's host name");
+    auth->ok = true;
+    auth->uid = c->uid;
+    auth->host = c->payload;
+    auth->privileged = c->uid == 0 || c->uid == geteuid();
+    for (uid_t t : opts_.trusted_uids) auth->privileged = auth->privileged || c->uid == t;
+    ++stats_.authenticated_connections;
+    return Status::Ok();
   }
 
   void Reject(std::string_view reason, std::string_view source, uint64_t line_no, std::string_view line) {
@@ -208,6 +271,8 @@ class Pipeline {
   }
 
   bool pending() const { return (batch_ && !batch_->empty()) || !dl_buf_.empty() || held_; }
+  // Everything taken in so far is stored or set aside (an acknowledgement may be sent).
+  bool committed() const { return !pending(); }
   int64_t first_pending_ns() const { return first_pending_ns_; }
 
   void Flush() {
@@ -221,6 +286,9 @@ class Pipeline {
           stats_.held_records = 0;
           std::fprintf(stderr, "iosonar collector: the store writes again: %zu held records stored, reading resumes\n",
                        batch_->size());
+          SelfReport("store", true,
+                     "the store writes again after " + std::to_string((MonotonicNs() - stall_start_ns_) / 1000000000) +
+                         " s: " + std::to_string(batch_->size()) + " held records stored, reading resumes");
         }
       } else if (hold_on_store_error_) {
         // Back-pressure instead of loss: keep the batch, stop reading (the
@@ -229,7 +297,12 @@ class Pipeline {
         stats_.held_records = held_lines_.size();
         if (!held_) {
           held_ = true;
+          stall_start_ns_ = MonotonicNs();
           ++stats_.store_stalls;
+          SelfReport("store", false,
+                     "the store cannot write (" + s.message() + "): " + std::to_string(held_lines_.size()) +
+                         " records held, not reading from senders",
+                     true);
           std::fprintf(stderr,
                        "iosonar collector: the store cannot write (%s): %zu records held, not reading from senders "
                        "until it can (retrying every second)\n",
@@ -250,6 +323,48 @@ class Pipeline {
   }
 
   CollectorStats& stats() { return stats_; }
+
+  // The collector's own iosonar.sampler record (sampler.name "collector"): what
+  // it stored and set aside since the last one, and its state, so what it
+  // refused or lost reaches the data and not only stderr. Sent when the store
+  // stalls and resumes, every report interval, and at stop. held: put straight
+  // among the held lines (the store cannot take it now; it is stored with them).
+  void SelfReport(std::string_view source, bool ok, const std::string& error, bool held = false) {
+    if (self_host_.empty()) {
+      self_host_ = HostName();
+      self_stream_ = static_cast<int64_t>(Fnv1a(self_host_ + "/collector/" + std::to_string(getpid()) + "/" +
+                                                std::to_string(NowNs())) >> 1);
+    }
+    const uint64_t set_aside = stats_.rejected + stats_.refused_connections + stats_.auth_failures;
+    char buf[2048];
+    JsonLine j(buf, sizeof buf);
+    j.Begin();
+    j.Key(field::kTimestamp);
+    j.IsoMillis(NowNs());
+    j.KStr(field::kEventDataset, dataset::kSampler.name());
+    j.KInt(field::kEventStream, self_stream_);
+    j.KInt(field::kEventSeq, self_seq_++);
+    j.KStr(field::kHostName, self_host_);
+    j.KStr(field::kSamplerName, "collector");
+    j.KStr(field::kSamplerSource, source);
+    j.Key(field::kSamplerOk);
+    j.Bool(ok);
+    j.KInt(field::kSamplerDurationNs, 0);
+    j.KInt(field::kSamplerWarnings, static_cast<int64_t>(set_aside - reported_set_aside_));
+    j.KInt(field::kSamplerRecords, static_cast<int64_t>(stats_.stored - reported_stored_));
+    if (!error.empty()) j.KStr(field::kSamplerError, error.substr(0, 512));
+    j.End();
+    if (!j.ok()) return;
+    reported_set_aside_ = set_aside;
+    reported_stored_ = stats_.stored;
+    std::string_view line(buf, j.size() - 1);  // without its '\n'
+    if (held) {
+      held_lines_.emplace_back(line);
+      stats_.held_records = held_lines_.size();
+    } else {
+      Line("collector", 0, line);
+    }
+  }
 
   // The TCP loop holds a batch the store could not write (and stops reading)
   // instead of dropping it; IngestFile reports the failure instead.
@@ -433,6 +548,10 @@ class Pipeline {
   bool held_ = false;
   std::vector<std::string> held_lines_;
   size_t buffer_bytes_ = 0;
+  std::string self_host_;
+  int64_t self_stream_ = 0, self_seq_ = 0;
+  uint64_t reported_set_aside_ = 0, reported_stored_ = 0;
+  int64_t stall_start_ns_ = 0;
   int64_t last_warn_ns_[kWarnKinds] = {};
   uint64_t suppressed_[kWarnKinds] = {};
 };
@@ -451,7 +570,8 @@ class Framer {
   Framer(Framer&& o) noexcept
       : source_(std::move(o.source_)), max_line_(o.max_line_), total_(o.total_), total_max_(o.total_max_),
         buf_(std::move(o.buf_)), start_(o.start_), end_(o.end_), line_no_(o.line_no_), skipping_(o.skipping_),
-        skip_total_(o.skip_total_), skip_line_no_(o.skip_line_no_), skip_prefix_(std::move(o.skip_prefix_)) {
+        skip_total_(o.skip_total_), skip_line_no_(o.skip_line_no_), skip_prefix_(std::move(o.skip_prefix_)),
+        auth_(o.auth_) {
     o.buf_.clear();  // the moved-from Framer no longer counts its bytes
   }
   Framer& operator=(Framer&&) = delete;
@@ -494,7 +614,7 @@ class Framer {
         p->Reject(SkipReason(p, skip_total_ + (lend - start_)), source_, skip_line_no_, skip_prefix_);
         Shrink();
       } else {
-        p->Line(source_, ++line_no_, std::string_view(buf_.data() + start_, lend - start_));
+        p->Line(source_, ++line_no_, std::string_view(buf_.data() + start_, lend - start_), auth_);
       }
       start_ = scan = lend + 1;
     }
@@ -529,6 +649,7 @@ class Framer {
   }
 
   const std::string& source() const { return source_; }
+  void set_auth(ConnAuth* a) { auth_ = a; }
 
  private:
   // An oversized line's dead letter keeps its first 4 KiB: enough to tell
@@ -585,6 +706,7 @@ class Framer {
   size_t skip_total_ = 0;
   uint64_t skip_line_no_ = 0;
   std::string skip_prefix_;
+  ConnAuth* auth_ = nullptr;
 };
 
 constexpr const char* kTruncatedAtEof = "truncated line at end of stream";
@@ -652,6 +774,13 @@ class TcpCollector final : public Collector {
   Status Init() {
     std::string host, port;
     if (auto s = ParseListen(opts_.listen, &host, &port); !s.ok()) return s;
+    if (!opts_.auth.empty() && opts_.auth != "munge")
+      return Status::Invalid("--auth " + opts_.auth + ": unknown (known: munge)");
+    if (opts_.auth.empty() && host != "127.0.0.1" && host != "::1" && host != "localhost")
+      std::fprintf(stderr,
+                   "iosonar collector: WARNING: listening on %s without --auth: anyone who can reach it can write "
+                   "records for any job and host (use --auth munge, or keep it on loopback)\n",
+                   opts_.listen.c_str());
     if (auto s = pipe_.Open(); !s.ok()) return s;
     pipe_.set_hold_on_store_error(true);
     addrinfo hints{};
@@ -744,9 +873,34 @@ class TcpCollector final : public Collector {
   }
 
  private:
+  // A Lumberjack v2 (Beats) connection: events are acknowledged once stored.
+  struct Lj final : LumberjackDecoder::Handler {
+    Lj(TcpCollector* o, size_t max_event, size_t max_buffer)
+        : owner(o), decoder(max_event, max_buffer, max_buffer) {}
+    void Window(uint32_t size) override {
+      if (received > acked) owner->FlushAndAck();  // a sender that pipelines windows
+      window = size;
+      received = acked = 0;
+      ++owner->pipe_.stats().lumberjack_windows;
+    }
+    void Event(uint32_t seq, std::string_view json) override {
+      owner->pipe_.Line(*source, ++events, json, auth);
+      if (seq > received) received = seq;
+      if (window && received >= window) owner->ack_due_ = true;
+    }
+    TcpCollector* owner;
+    const std::string* source = nullptr;
+    ConnAuth* auth = nullptr;
+    LumberjackDecoder decoder;
+    uint32_t window = 0, received = 0, acked = 0;
+    uint64_t events = 0;
+  };
   struct Conn {
     int fd;
     Framer framer;
+    int proto = 0;  // 0: not known yet, 1: JSON lines, 2: Lumberjack v2
+    std::unique_ptr<Lj> lj;
+    std::unique_ptr<ConnAuth> auth;  // --auth munge
   };
 
   // Back-pressure: while the store cannot write, no descriptor is watched
@@ -825,6 +979,11 @@ class TcpCollector final : public Collector {
           (conns_.empty() ||
            MonotonicNs() - pipe_.first_pending_ns() >= int64_t{opts_.flush_interval_ms} * 1000000))
         pipe_.Flush();
+      if (ack_due_ || (!pipe_.pending() && lj_unacked())) FlushAndAck();
+      if (opts_.self_report_ms > 0 && !pipe_.held() && MonotonicNs() >= next_report_ns_) {
+        if (next_report_ns_ != 0) pipe_.SelfReport("input", true, "");
+        next_report_ns_ = MonotonicNs() + int64_t{opts_.self_report_ms} * 1000000;
+      }
       synced_ = sync;
       Publish();
     }
@@ -864,16 +1023,33 @@ class TcpCollector final : public Collector {
         continue;
       }
       ++pipe_.stats().connections;
+      if (opts_.auth == "munge") {
+        c->auth = std::make_unique<ConnAuth>();
+        c->framer.set_auth(c->auth.get());
+      }
       conns_.emplace(c.get(), std::move(c));
     }
   }
 
   // One read per readiness event keeps many senders fair.
   void ReadConn(Conn* c) {
+    if (c->proto == 2) return ReadLumberjack(c);
     auto [p, room] = c->framer.Space(&pipe_);
     ssize_t n = read(c->fd, p, room);
     if (n > 0) {
+      if (c->proto == 0) {
+        if (p[0] == lumberjack::kVersion) {  // JSON lines start with '{' (or blanks): this is Beats
+          c->proto = 2;
+          c->lj = std::make_unique<Lj>(this, pipe_.max_line_bytes(), pipe_.max_buffer_bytes());
+          c->lj->source = &c->framer.source();
+          c->lj->auth = c->auth.get();
+          ++pipe_.stats().lumberjack_connections;
+          return FeedLumberjack(c, p, static_cast<size_t>(n));
+        }
+        c->proto = 1;
+      }
       c->framer.Commit(static_cast<size_t>(n), &pipe_);
+      if (c->auth && c->auth->failed) CloseConn(c);  // refused: nothing more is read from it
       return;
     }
     if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
@@ -882,7 +1058,65 @@ class TcpCollector final : public Collector {
     CloseConn(c);
   }
 
+  void ReadLumberjack(Conn* c) {
+    char buf[65536];
+    ssize_t n = read(c->fd, buf, sizeof buf);
+    if (n > 0) return FeedLumberjack(c, buf, static_cast<size_t>(n));
+    if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
+    // EOF: what was received is stored, acknowledged or not (the sender resends
+    // what it has no ACK for; the store deduplicates).
+    CloseConn(c);
+  }
+
+  void FeedLumberjack(Conn* c, const char* data, size_t n) {
+    Lj& lj = *c->lj;
+    const size_t before = lj.decoder.buffered();
+    Status st = lj.decoder.Feed(data, n, &lj);
+    auto& total = pipe_.buffer_bytes();
+    total = total - before + lj.decoder.buffered();
+    if (st.ok() && total > pipe_.max_buffer_bytes()) {
+      ++pipe_.stats().memory_bound_lines;
+      st = Status::Invalid("lumberjack: the collector's buffers reached their bound (" +
+                           std::to_string(pipe_.max_buffer_bytes()) + " bytes in all connections)");
+    }
+    if (!st.ok()) {
+      ++pipe_.stats().lines;
+      pipe_.Reject(st.message(), c->framer.source(), lj.events + 1, std::string_view(data, std::min<size_t>(n, 256)));
+      CloseConn(c);
+      return;
+    }
+    if (c->auth && c->auth->failed) {
+      CloseConn(c);
+      return;
+    }
+    if (ack_due_) FlushAndAck();
+  }
+
+  // Stores what is pending, then acknowledges every Lumberjack event received
+  // (unless the store cannot write: then nothing is acknowledged, and the
+  // senders keep their records).
+  void FlushAndAck() {
+    ack_due_ = false;
+    if (pipe_.pending() && !pipe_.held()) pipe_.Flush();
+    if (!pipe_.committed()) return;
+    for (auto& [c, owned] : conns_) {
+      if (c->proto != 2 || c->lj->received <= c->lj->acked) continue;
+      std::string frame{lumberjack::kVersion, lumberjack::kAck};
+      lumberjack::PutU32(&frame, c->lj->received);
+      // 6 bytes to a sender that reads its ACKs: a short write means it is gone.
+      // (Not closed here: this runs amid a batch of epoll events that may name
+      // it; the shutdown makes its next read end it.)
+      if (write(c->fd, frame.data(), frame.size()) != static_cast<ssize_t>(frame.size())) {
+        shutdown(c->fd, SHUT_RDWR);
+        continue;
+      }
+      c->lj->acked = c->lj->received;
+      ++pipe_.stats().lumberjack_acks;
+    }
+  }
+
   void CloseConn(Conn* c) {
+    if (c->lj) pipe_.buffer_bytes() -= c->lj->decoder.buffered();
     epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, c->fd, nullptr);
     close(c->fd);
     conns_.erase(c);
@@ -899,6 +1133,22 @@ class TcpCollector final : public Collector {
     std::vector<Conn*> open;
     for (auto& [k, v] : conns_) open.push_back(k);
     for (Conn* c : open) {
+      if (c->proto == 2) {  // what is in the socket is taken in; the final Flush stores it
+        char buf[65536];
+        for (int reads = 0; reads < 1024; ++reads) {
+          ssize_t n = read(c->fd, buf, sizeof buf);
+          if (n < 0 && errno == EINTR) continue;
+          if (n <= 0) break;
+          FeedLumberjack(c, buf, static_cast<size_t>(n));
+          if (!conns_.count(c)) break;
+        }
+        if (conns_.count(c)) {
+          pipe_.Flush();
+          FlushAndAck();
+          CloseConn(c);
+        }
+        continue;
+      }
       bool eof = false;
       for (int reads = 0; reads < 1024 && !eof; ++reads) {
         auto [p, room] = c->framer.Space(&pipe_);
@@ -935,6 +1185,13 @@ class TcpCollector final : public Collector {
   char listen_tag_ = 0, wake_tag_ = 0;  // their addresses tell epoll events apart
   bool accept_paused_ = false;
   bool paused_ = false;          // the store cannot write: nothing is read
+  bool ack_due_ = false;         // a Lumberjack window is complete: store and acknowledge it
+  int64_t next_report_ns_ = 0;   // the next self-report (opts_.self_report_ms)
+  bool lj_unacked() const {
+    for (const auto& [c, owned] : conns_)
+      if (c->proto == 2 && c->lj->received > c->lj->acked) return true;
+    return false;
+  }
   int64_t next_retry_ns_ = 0;
   std::unordered_map<Conn*, std::unique_ptr<Conn>> conns_;
   std::thread thread_;

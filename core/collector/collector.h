@@ -17,9 +17,11 @@
 // and the Redis connection; the public methods are safe to call from any
 // thread.
 #pragma once
+#include <sys/types.h>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/transport/sink.h"
 #include "core/base/status.h"
@@ -39,6 +41,12 @@ struct CollectorOptions {
                                                 // that would need more is set aside as oversized
   size_t max_dead_letter_bytes = 64u << 20;     // the dead-letter file is rotated to FILE.1 beyond
   size_t batch_records = 8192;                  // store/Redis batch size
+  // "munge": every connection starts with a MUNGE credential naming its user and
+  // host (see ConnAuth in collector.cc); "" = none (keep the listener on loopback).
+  std::string auth;
+  std::string munge_socket;                     // munged's socket ("" = the default)
+  std::vector<uid_t> trusted_uids;
+  int self_report_ms = 60000;                   // the collector's own iosonar.sampler record; 0 = never              // besides root and our own user: may send any dataset
   int flush_interval_ms = 200;                  // a partial batch waits at most this long
   // also forward accepted lines to this output (sink.h: an
   // Elasticsearch URL for _bulk, tcp://LOGSTASH:PORT, a file); "" = none.
@@ -66,6 +74,11 @@ struct CollectorStats {
   uint64_t store_errors = 0;      // accepted records the store failed to write (see stderr)
   uint64_t forwarded = 0;         // accepted by the forward output (ES: created or already stored)
   uint64_t forward_errors = 0;    // not forwarded (rejected, or the output unreachable after retries)
+  uint64_t lumberjack_connections = 0;  // senders that spoke Lumberjack v2 (Beats), acknowledged delivery
+  uint64_t lumberjack_windows = 0;
+  uint64_t lumberjack_acks = 0;         // ACK frames sent (each after the events it covers were stored)
+  uint64_t authenticated_connections = 0;  // --auth munge: credentials accepted
+  uint64_t auth_failures = 0;              // connections refused for a missing, bad or replayed credential
 };
 
 class Collector {

@@ -42,6 +42,14 @@ class BulkWriter {
 // The store's bulk path, or nullptr if it has none.
 BulkWriter* BulkWriterOf(Store* store);
 
+// A check of a parsed record before it is stored (the collector's per-connection
+// authorisation); a failure sets the line aside with its message.
+class RecordCheck {
+ public:
+  virtual ~RecordCheck() = default;
+  virtual Status Check(const ParsedRecord& r) const = 0;
+};
+
 class IngestBatch {
  public:
   // writer may be null: Add then only validates (for measuring the parser).
@@ -55,7 +63,8 @@ class IngestBatch {
   // Validates one line (without its '\n') and, if valid, inserts it into the
   // open transaction. Only a validation error is returned; a store error is
   // kept and reported by Commit(), as it fails the whole batch.
-  Status Add(std::string_view line);
+  // check: who may send what (an authenticated connection); nullptr: anyone.
+  Status Add(std::string_view line, const RecordCheck* check = nullptr);
 
   size_t size() const { return n_; }
   bool empty() const { return n_ == 0; }

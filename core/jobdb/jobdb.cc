@@ -107,6 +107,83 @@ std::string SqlDatetime(int64_t ns) {
   return buf;
 }
 
+namespace {
+std::vector<std::string> Words(std::string_view s) {
+  std::vector<std::string> w;
+  size_t i = 0;
+  while (i < s.size()) {
+    while (i < s.size() && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n')) ++i;
+    size_t j = i;
+    while (j < s.size() && s[j] != ' ' && s[j] != '\t' && s[j] != '\n') ++j;
+    if (j > i) w.emplace_back(s.substr(i, j - i));
+    i = j;
+  }
+  return w;
+}
+std::string Unquote(std::string s) {
+  if (s.size() >= 2 && (s.front() == '"' || s.front() == '\'') && s.back() == s.front()) return s.substr(1, s.size() - 2);
+  return s;
+}
+std::string Join(const std::vector<std::string>& w, size_t from) {
+  std::string out;
+  for (size_t i = from; i < w.size(); ++i) out += (out.empty() ? "" : " ") + w[i];
+  return out;
+}
+std::string Absolute(const std::string& path, std::string_view work_dir) {
+  if (path.empty() || path[0] == '/' || work_dir.empty()) return path;
+  std::string p = path;
+  while (p.rfind("./", 0) == 0) p = p.substr(2);
+  std::string d(work_dir);
+  while (d.size() > 1 && d.back() == '/') d.pop_back();
+  return d + "/" + p;
+}
+// sbatch's short options that take a value as the next word (sbatch(1)).
+bool ShortTakesValue(char c) { return std::string_view("AabcCdDeiJLMmnNopqStwxGF").find(c) != std::string_view::npos; }
+// Long options without a value (every other long option takes one, as --opt=V or --opt V).
+bool LongIsFlag(std::string_view o) {
+  for (std::string_view f : {"--exclusive", "--requeue", "--no-requeue", "--hold", "--parsable", "--wait", "--test-only",
+                             "--overcommit", "--spread-job", "--use-min-nodes", "--contiguous", "--ignore-pbs", "--quiet",
+                             "--verbose", "--reboot", "--no-kill", "--oversubscribe", "--get-user-env", "--help",
+                             "--usage", "--version", "--export-file"})
+    if (o == f) return true;
+  return false;
+}
+}  // namespace
+
+std::string ApplicationKey(std::string_view command, std::string_view work_dir) {
+  const std::vector<std::string> w = Words(command);
+  if (w.empty()) return "";
+  const std::string& first = w[0];
+  const bool sbatch = first == "sbatch" || (first.size() > 7 && first.compare(first.size() - 7, 7, "/sbatch") == 0);
+  if (!sbatch) {
+    std::vector<std::string> out = w;
+    if (out[0].find('/') != std::string::npos) out[0] = Absolute(out[0], work_dir);
+    return Join(out, 0);
+  }
+  for (size_t i = 1; i < w.size(); ++i) {
+    const std::string& a = w[i];
+    if (a == "--wrap") return Unquote(Join(w, i + 1));
+    if (a.rfind("--wrap=", 0) == 0) {
+      std::vector<std::string> rest = {a.substr(7)};
+      rest.insert(rest.end(), w.begin() + static_cast<long>(i) + 1, w.end());
+      return Unquote(Join(rest, 0));
+    }
+    if (a == "--") continue;
+    if (a.rfind("--", 0) == 0) {
+      if (a.find('=') == std::string::npos && !LongIsFlag(a)) ++i;  // its value is the next word
+      continue;
+    }
+    if (a.size() >= 2 && a[0] == '-') {
+      if (a.size() == 2 && ShortTakesValue(a[1])) ++i;  // -N 4 (but -N4 carries its value)
+      continue;
+    }
+    std::vector<std::string> out(w.begin() + static_cast<long>(i), w.end());
+    out[0] = Absolute(out[0], work_dir);
+    return Join(out, 0);
+  }
+  return Join(w, 0);  // sbatch without a script (reads stdin): nothing better
+}
+
 Result<std::unique_ptr<JobDb>> JobDb::Open(const std::string& url) {
   auto c = MysqlConn::Connect(url);
   if (!c.ok()) return c.status();
@@ -239,6 +316,13 @@ Result<std::vector<JobRecord>> JobDb::SelectJobs(std::string_view tail, const st
   std::vector<JobRecord> out;
   for (const auto& row : *rows) out.push_back(RowToJob(row));
   return out;
+}
+
+Result<std::vector<JobRecord>> JobDb::EarlierRuns(const std::string& cluster, const std::string& command,
+                                                 int64_t before_ns, size_t limit) {
+  return SelectJobs("FROM jobs j WHERE j.cluster = ? AND j.step = '' AND j.command = ? AND j.end_time IS NOT NULL "
+                    "AND j.end_time <= ? ORDER BY UNIX_TIMESTAMP(j.start_time) DESC LIMIT " + std::to_string(limit),
+                    {cluster, command, SqlDatetime(before_ns)});
 }
 
 Result<std::optional<JobRecord>> JobDb::Get(const std::string& cluster, uint64_t job_id, const std::string& step) {

@@ -31,6 +31,19 @@ struct JobRecord {
   bool operator==(const JobRecord&) const = default;
 };
 
+// The application a run belongs to (LASSi groups runs "based on the exact
+// command used"), one key whoever reported the job: the prolog stores
+// scontrol's SubmitLine, its Command (the script's absolute path and
+// arguments) or the line an `sbatch --wrap` script wraps; the sacct poller
+// stores sacct's SubmitLine ("sbatch [options] SCRIPT ARGS" or "sbatch
+// [options] --wrap CMD"). The key of all of them: the wrapped command for
+// --wrap (the rest of the line after --wrap / --wrap=, quotes removed), else
+// the script made absolute against work_dir, then its arguments; sbatch's
+// options are dropped. A command that is no sbatch line keeps its words, its
+// first made absolute when it is a relative path with a '/' (./run.sh) and
+// work_dir is known. Runs of whitespace become one space.
+std::string ApplicationKey(std::string_view command, std::string_view work_dir);
+
 // The job_summary row (the numbers of analysis::JobSummary that are columns).
 struct JobSummaryRow {
   std::string cluster;
@@ -115,6 +128,12 @@ class JobDb {
   Result<std::vector<JobRecord>> JobsSharingForwardingNode(const std::string& cluster, uint64_t job_id);
   // Other jobs whose run overlaps J's and that used one of J's OSTs (job_osts).
   Result<std::vector<JobRecord>> JobsSharingOst(const std::string& cluster, uint64_t job_id);
+
+  // Earlier runs of one application (LASSi's grouping: the exact command
+  // line): jobs (step "") on `cluster` with this command that ended before
+  // before_ns, the most recent first, at most `limit`.
+  Result<std::vector<JobRecord>> EarlierRuns(const std::string& cluster, const std::string& command, int64_t before_ns,
+                                             size_t limit);
 
   // The administrator's maps and the analyses' OST lists.
   Status SetForwardingNode(const std::string& node, const std::string& fwd_node);

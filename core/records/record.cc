@@ -13,6 +13,7 @@
 // rapidjson alone (test/bench/RESULTS.md); the field-name lookup is an
 // open-addressed table built from the schema table at first use, not a
 // hand-written list.
+#include <algorithm>
 #include "core/records/record.h"
 
 #include <rapidjson/encodings.h>
@@ -280,6 +281,10 @@ struct Handler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> {
       return Fail("field " + FieldName() + ": must not be negative (" + std::string(f.unit == "1" ? "a count" : f.unit == "bytes" ? "bytes" : "a duration or time in ns") + "), got " + std::to_string(i));
     if (kind == FieldValue::kString && escapes && std::memchr(s.data(), 0, s.size()))
       return Fail("field " + FieldName() + ": NUL character in a string");
+    if (kind == FieldValue::kString && !f.values.empty() &&
+        std::find(f.values.begin(), f.values.end(), s) == f.values.end())
+      return Fail("field " + FieldName() + ": not one of its declared values (iosonar schema lists them): \"" +
+                  std::string(s.substr(0, 40)) + "\"");
     FieldValue& slot = rec->v[static_cast<size_t>(cur)];
     slot.kind = kind;
     slot.i = i;

@@ -1,11 +1,18 @@
 #include "core/transport/http_client.h"
 
 #include "core/base/url.h"
+#include "core/base/timeutil.h"
+#include "core/transport/smtp.h"
 
 #include <curl/curl.h>  // types and constants only: the functions come from CurlApi()
 #include <dlfcn.h>
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstdlib>
+#include <cstring>
+#include <ctime>
 #include <iterator>
 #include <mutex>
 #include <vector>
@@ -29,6 +36,7 @@ struct CurlFns {
   curl_slist* (*slist_append)(curl_slist*, const char*);
   void (*slist_free_all)(curl_slist*);
 };
+// (SendMail, at the end of this file, uses the same loader for SMTP.)
 
 template <typename F>
 bool Sym(void* h, const char* name, F* out) {
@@ -194,6 +202,86 @@ Result<std::unique_ptr<HttpClient>> HttpClient::Open(const std::string& base_url
   auto c = std::make_unique<CurlClient>(**fns, base, opts);
   if (auto st = c->Init(); !st.ok()) return st;
   return std::unique_ptr<HttpClient>(std::move(c));
+}
+
+// ---- SMTP (core/transport/smtp.h) ----
+
+std::string FormatMail(const MailMessage& msg, int64_t date_ns, const std::string& message_id) {
+  auto clean = [](std::string v) {  // no header injection through CR/LF
+    for (char& c : v)
+      if (c == '\r' || c == '\n') c = ' ';
+    return v;
+  };
+  std::string to;
+  for (const auto& t : msg.to) to += (to.empty() ? "" : ", ") + ("<" + clean(t) + ">");
+  const time_t secs = static_cast<time_t>(date_ns / 1000000000);
+  struct tm tm {};
+  gmtime_r(&secs, &tm);
+  char date[64];
+  strftime(date, sizeof date, "%a, %d %b %Y %H:%M:%S +0000", &tm);
+  std::string out = std::string("Date: ") + date + "\r\nFrom: <" + clean(msg.from) + ">\r\nTo: " + to +
+                    "\r\nSubject: " + clean(msg.subject) + "\r\nMessage-ID: <" + clean(message_id) +
+                    ">\r\nMIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n"
+                    "Content-Transfer-Encoding: 8bit\r\n\r\n";
+  for (char c : msg.body) {
+    if (c == '\n') out += "\r\n";
+    else if (c != '\r') out += c;
+  }
+  if (out.size() < 2 || out.compare(out.size() - 2, 2, "\r\n") != 0) out += "\r\n";
+  return out;
+}
+
+namespace {
+struct Upload {
+  const std::string* data;
+  size_t off = 0;
+};
+size_t OnRead(char* buf, size_t size, size_t n, void* ud) {
+  auto* u = static_cast<Upload*>(ud);
+  const size_t k = std::min(size * n, u->data->size() - u->off);
+  std::memcpy(buf, u->data->data() + u->off, k);
+  u->off += k;
+  return k;
+}
+}  // namespace
+
+Status SendMail(const SmtpOptions& smtp, const MailMessage& msg) {
+  if (smtp.url.rfind("smtp://", 0) != 0 && smtp.url.rfind("smtps://", 0) != 0)
+    return Status::Invalid("mail server must be smtp://HOST[:PORT] or smtps://HOST[:PORT], not '" + smtp.url + "'");
+  if (msg.to.empty()) return Status::Invalid("no recipients for the alert");
+  auto api = LoadCurl();
+  if (!api.ok()) return api.status();
+  const CurlFns& c = **api;
+  c.global_init(CURL_GLOBAL_DEFAULT);
+  CURL* h = c.easy_init();
+  if (!h) return Status::Internal("curl_easy_init failed");
+  const std::string from = "<" + msg.from + ">";
+  curl_slist* rcpt = nullptr;
+  for (const auto& t : msg.to) rcpt = c.slist_append(rcpt, ("<" + t + ">").c_str());
+  char host[256] = "localhost";
+  gethostname(host, sizeof host - 1);
+  const int64_t now = NowNs();
+  const std::string text = FormatMail(msg, now, std::to_string(now) + ".iosonar@" + host);
+  Upload up{&text};
+  c.easy_setopt(h, CURLOPT_URL, smtp.url.c_str());
+  c.easy_setopt(h, CURLOPT_MAIL_FROM, from.c_str());
+  c.easy_setopt(h, CURLOPT_MAIL_RCPT, rcpt);
+  c.easy_setopt(h, CURLOPT_READFUNCTION, OnRead);
+  c.easy_setopt(h, CURLOPT_READDATA, &up);
+  c.easy_setopt(h, CURLOPT_UPLOAD, 1L);
+  c.easy_setopt(h, CURLOPT_TIMEOUT, smtp.timeout_s);
+  c.easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+  if (smtp.require_tls) c.easy_setopt(h, CURLOPT_USE_SSL, static_cast<long>(CURLUSESSL_ALL));
+  if (!smtp.user.empty()) {
+    c.easy_setopt(h, CURLOPT_USERNAME, smtp.user.c_str());
+    c.easy_setopt(h, CURLOPT_PASSWORD, smtp.password.c_str());
+  }
+  const CURLcode rc = c.easy_perform(h);
+  c.slist_free_all(rcpt);
+  c.easy_cleanup(h);
+  if (rc != CURLE_OK)
+    return Status::Unavailable("mail to " + smtp.url + " failed: " + c.easy_strerror(rc));
+  return Status::Ok();
 }
 
 }  // namespace iosonar

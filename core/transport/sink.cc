@@ -1,10 +1,13 @@
 #include "core/transport/sink.h"
 
 #include <cstdio>
+#include <cstdlib>
 
 #include "core/transport/es_client.h"
 #include "core/base/json.h"
 #include "core/transport/line_sender.h"
+#include "core/transport/lumberjack_sender.h"
+#include "core/base/url.h"
 #include "core/records/record.h"
 
 namespace iosonar {
@@ -151,7 +154,53 @@ class EsSink final : public RecordSink {
 
 }  // namespace
 
+// lumberjack:// (beats://): acknowledged delivery (lumberjack_sender.h).
+class LumberjackSink final : public RecordSink {
+ public:
+  Status Init(const std::string& output, const SinkOptions& o) {
+    auto u = ParseUrl(output);
+    if (!u.ok()) return u.status();
+    LumberjackSender::Options lo;
+    lo.host = u->host;
+    lo.port = std::to_string(u->port);
+    lo.spool_dir = o.spool_dir;
+    lo.spool_max_bytes = o.spool_max_bytes;
+    for (const auto& [k, v] : u->query) {
+      if (k == "auth" && v == "munge") lo.munge = true;
+      else if (k == "munge_socket") lo.munge_socket = v;
+      else if (k == "window") lo.window = static_cast<uint32_t>(std::strtoul(v.c_str(), nullptr, 10));
+      else return Status::Invalid("output '" + RedactUrl(output) + "': unknown parameter '" + k +
+                                  "' (known: auth=munge, munge_socket=PATH, window=N)");
+    }
+    if (auto st = sender_.Init(lo); !st.ok()) return Status::Invalid("output '" + RedactUrl(output) + "': " + st.message());
+    return Status::Ok();
+  }
+  Status Send(std::string_view lines, uint64_t /*nlines*/) override {
+    if (lines.empty()) return Status::Ok();
+    if (lines.back() != '\n') return Status::Invalid("Send: lines must end in a newline");
+    return sender_.Send(lines);
+  }
+  Status Flush() override { return sender_.Flush(); }
+  SinkCounters counters() const override {
+    const auto& c = sender_.counters();
+    SinkCounters s;
+    s.lines_sent = c.acked;
+    s.spooled = c.spooled;
+    s.dropped = c.dropped;
+    return s;
+  }
+  std::string_view kind() const override { return "lumberjack"; }
+
+ private:
+  LumberjackSender sender_;
+};
+
 Result<std::unique_ptr<RecordSink>> OpenSink(const std::string& output, const SinkOptions& opts) {
+  if (output.starts_with("lumberjack://") || output.starts_with("beats://")) {
+    auto s = std::make_unique<LumberjackSink>();
+    if (auto st = s->Init(output, opts); !st.ok()) return st;
+    return std::unique_ptr<RecordSink>(std::move(s));
+  }
   if (IsElasticsearchOutput(output)) {
     auto c = EsClient::Open(output, opts.es);
     if (!c.ok()) return c.status();

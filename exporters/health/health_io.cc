@@ -84,6 +84,7 @@ bool RunCommand(const std::vector<std::string>& argv, std::string* out, std::str
     return false;
   }
   if (pid == 0) {
+    setpgid(0, 0);  // its own process group: a timeout kills what it started too (lfs forks)
     dup2(p[1], 1);
     int devnull = open("/dev/null", O_RDONLY);
     if (devnull >= 0) dup2(devnull, 0);
@@ -93,6 +94,7 @@ bool RunCommand(const std::vector<std::string>& argv, std::string* out, std::str
     (void)ignored;
     _exit(127);
   }
+  setpgid(pid, pid);  // also here, so the group exists before any kill (either call wins the race)
   close(p[1]);
   close(ep[1]);
   char buf[1 << 16];
@@ -117,6 +119,7 @@ bool RunCommand(const std::vector<std::string>& argv, std::string* out, std::str
   }
   close(p[0]);
   if (timed_out) {
+    kill(-pid, SIGKILL);  // the whole group: a grandchild left behind would hold the file system once per sample
     kill(pid, SIGKILL);
     close(ep[0]);
     int st = 0;

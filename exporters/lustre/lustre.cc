@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <malloc.h>
 #include <time.h>
 #include <unistd.h>
@@ -334,10 +335,20 @@ struct Item {
 bool ReadWhole(const std::string& path, std::string* buf, size_t* len, int64_t max, std::string* err,
                bool* vanished = nullptr) {
   if (vanished) *vanished = false;
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO or a device planted where a statistics file
+  // should be must not block the sample (every other source would wait).
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     if (vanished) *vanished = errno == ENOENT;
     *err = path + ": " + std::strerror(errno);
+    return false;
+  }
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    *err = path + ": not a regular file (" +
+           (S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISDIR(st.st_mode) ? "a directory" : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device" : "not readable as a file") +
+           "), not read";
+    ::close(fd);
     return false;
   }
   if (buf->size() < 65536) buf->resize(65536);
@@ -479,7 +490,10 @@ void LustreExporter::FindDir(std::string_view sub, std::string_view file, Kind k
       std::string key = std::to_string(kind) + (kind == kBrw ? "/" : "/" + std::string(sub) + "/") + std::string(name);
       if (seen->count(key)) continue;
       std::string path = dir + "/" + std::string(name) + "/" + std::string(file);
-      if (access(path.c_str(), R_OK) != 0) continue;
+      // Absent in this layout: not a source. Present but unreadable (EACCES, a
+      // symbolic-link loop, EIO): kept, so its read fails and the sampler
+      // record and stderr say so every sample, instead of a silent skip.
+      if (access(path.c_str(), R_OK) != 0 && (errno == ENOENT || errno == ENOTDIR)) continue;
       seen->insert(key);
       items_.push_back(Item{kind, role, std::string(name), std::string(sub) + "/" + std::string(name) + "/" + std::string(file),
                             std::move(path), {}});

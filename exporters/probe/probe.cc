@@ -23,9 +23,13 @@ using probe::OpResult;
 constexpr OptionSpec kOptions[] = {
     opt::String("dir", "DIR", nullptr, "directory to probe (on the file system of interest); required"),
     opt::Flag("precreate", "create the large file and the pool under --dir, then exit"),
-    opt::Bytes("file-size", "BYTES", "1G", "size of the large file (precreate; K/M/G/T; a multiple of 1M)"),
-    opt::Int("pool-size", "N", "1000", "number of small files in the pool (precreate)"),
+    opt::Bytes("file-size", "BYTES", nullptr,
+               "size of the large file (precreate; K/M/G/T; a multiple of 1M); default: this client's memory "
+               "rounded up to a GiB plus 1 GiB, so the page cache cannot hold it"),
+    opt::Int("pool-size", "N", "100000", "number of small files in the pool (precreate; the paper: 100k-200k)"),
     opt::Flag("direct", "O_DIRECT for the 1 MiB data ops (some file systems refuse it, e.g. tmpfs before Linux 6.6)"),
+    opt::Flag("allow-small-file",
+              "accept a large file not larger than the client's memory without --direct (reads may be cached)"),
     opt::Int("seed", "N", nullptr, "seed for the random offsets (default: from host name, pid and start time)").Min(1),
 };
 
@@ -33,7 +37,8 @@ Result<Config> ConfigFrom(const Options& o) {
   Config c;
   c.dir = o.Get("dir");
   if (c.dir.empty()) return Status::Invalid("--dir DIR is required (the directory to probe)");
-  c.file_size = o.Bytes("file-size");
+  c.file_size = o.Has("file-size") ? o.Bytes("file-size") : 0;
+  c.allow_small_file = o.Flag("allow-small-file");
   c.pool_size = o.Int("pool-size");
   c.direct = o.Flag("direct");
   if (o.Has("seed")) c.seed = static_cast<uint64_t>(o.Int("seed"));

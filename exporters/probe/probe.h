@@ -33,13 +33,30 @@ namespace iosonar::probe {
 inline constexpr int64_t kBlock = int64_t{1} << 20;  // data op size and alignment
 inline constexpr int64_t kSmallFile = 3901;           // IO-500 MDHard / MDWorkbench file size
 
+// The paper (§3.1, §4.1) defeats the client's caches: the large file
+// exceeds the client's memory (200 GB - 1.3 TB there) and the pool holds
+// 100k-200k small files. So by default the large file is made larger than
+// this client's memory, and a smaller one is refused (at precreate and at
+// start) unless the data ops bypass the page cache (--direct) or the user
+// says a small file is fine (--allow-small-file: tests, demos).
 struct Config {
   std::string dir;
-  int64_t file_size = int64_t{1} << 30;  // large file (precreate); a multiple of kBlock
-  int64_t pool_size = 1000;              // small files (precreate)
-  bool direct = false;                   // O_DIRECT for the data ops
-  uint64_t seed = 0;                     // 0: DeriveSeed(host, pid, start time)
+  int64_t file_size = 0;        // large file (precreate); a multiple of kBlock; 0 = AutoFileSize()
+  int64_t pool_size = 100000;   // small files (precreate); the paper's pools: 100k-200k
+  bool direct = false;          // O_DIRECT for the data ops
+  bool allow_small_file = false;  // accept a large file smaller than the client's memory
+  int64_t client_memory = 0;    // bytes; 0 = ClientMemoryBytes()
+  uint64_t seed = 0;            // 0: DeriveSeed(host, pid, start time)
 };
+
+// MemTotal of /proc/meminfo in bytes (0 if unreadable).
+int64_t ClientMemoryBytes();
+// The default large-file size: the client's memory rounded up to a GiB, plus 1 GiB.
+int64_t AutoFileSize(int64_t client_memory);
+// Ok, or Invalid saying why a large file of file_size bytes lets the page
+// cache answer the reads (smaller than the client's memory without --direct)
+// and what to do about it.
+Status CheckDefeatsCache(const Config& cfg, int64_t file_size);
 
 std::string DataPath(std::string_view dir);
 std::string PoolDir(std::string_view dir);

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <cstdio>
 #include <cstring>
 #include <ctime>
 
@@ -103,11 +104,41 @@ uint64_t DeriveSeed(std::string_view host, int64_t pid, int64_t start_ns) {
   return s ? s : 1;
 }
 
-Status Precreate(const Config& cfg, std::string* report) {
+int64_t ClientMemoryBytes() {
+  FILE* f = std::fopen("/proc/meminfo", "r");
+  if (!f) return 0;
+  char line[256];
+  long long kb = 0;
+  while (std::fgets(line, sizeof line, f))
+    if (std::sscanf(line, "MemTotal: %lld kB", &kb) == 1) break;
+  std::fclose(f);
+  return kb * 1024;
+}
+
+int64_t AutoFileSize(int64_t client_memory) {
+  constexpr int64_t kGiB = int64_t{1} << 30;
+  return (client_memory + kGiB - 1) / kGiB * kGiB + kGiB;
+}
+
+Status CheckDefeatsCache(const Config& cfg, int64_t file_size) {
+  if (cfg.direct || cfg.allow_small_file) return Status::Ok();
+  const int64_t mem = cfg.client_memory > 0 ? cfg.client_memory : ClientMemoryBytes();
+  if (mem <= 0 || file_size > mem) return Status::Ok();
+  return Status::Invalid("the large file (" + std::to_string(file_size >> 20) + " MiB) is not larger than this client's memory (" +
+                         std::to_string(mem >> 20) + " MiB): its reads would come from the page cache, not the file "
+                         "system (Kunkel & Betke §3.1). Precreate a larger one (--file-size " +
+                         std::to_string(AutoFileSize(mem) >> 30) + "G, the default), or use --direct, or "
+                         "--allow-small-file if cached reads are acceptable (tests, demos)");
+}
+
+Status Precreate(const Config& cfg_in, std::string* report) {
+  Config cfg = cfg_in;
+  if (cfg.file_size == 0) cfg.file_size = AutoFileSize(cfg.client_memory > 0 ? cfg.client_memory : ClientMemoryBytes());
   if (cfg.dir.empty()) return Status::Invalid("--dir is required");
   if (cfg.file_size < kBlock || cfg.file_size % kBlock != 0)
     return Status::Invalid("--file-size must be a positive multiple of 1 MiB, got " + std::to_string(cfg.file_size));
   if (cfg.pool_size < 1) return Status::Invalid("--pool-size must be at least 1");
+  if (Status c = CheckDefeatsCache(cfg, cfg.file_size); !c.ok()) return c;
   if (mkdir(cfg.dir.c_str(), 0755) != 0 && errno != EEXIST) return Status::FromErrno("mkdir " + cfg.dir, errno);
   std::string pool = PoolDir(cfg.dir);
   if (mkdir(pool.c_str(), 0755) != 0 && errno != EEXIST) return Status::FromErrno("mkdir " + pool, errno);
@@ -179,6 +210,7 @@ Result<std::unique_ptr<Prober>> Prober::Open(const Config& cfg, std::string_view
   if (fstat(p->fd_, &st) != 0) return Status::FromErrno("stat " + data, errno);
   p->file_size_ = st.st_size / kBlock * kBlock;
   if (p->file_size_ < kBlock) return Status::Invalid(data + " is smaller than 1 MiB" + hint);
+  if (Status c = CheckDefeatsCache(cfg, p->file_size_); !c.ok()) return Status::Invalid(data + ": " + c.message());
   void* v = nullptr;
   if (posix_memalign(&v, 4096, kBlock) != 0) return Status::Internal("out of memory for a 1 MiB buffer");
   p->buf_ = static_cast<char*>(v);

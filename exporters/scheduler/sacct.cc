@@ -4,8 +4,10 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cstdint>
 #include <ctime>
 
+#include "core/base/redact.h"
 #include "core/jobdb/hostlist.h"
 
 namespace iosonar::scheduler {
@@ -110,7 +112,8 @@ std::optional<int64_t> ParseSlurmTime(std::string_view s, bool* bad) {
   char tail;
   std::string z(s);
   if (s.size() != 19 || std::sscanf(z.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%c", &y, &mo, &d, &h, &mi, &se, &tail) != 6 ||
-      mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || se > 60) {
+      mo < 1 || mo > 12 || d < 1 || d > 31 || h < 0 || h > 23 || mi < 0 || mi > 59 || se < 0 || se > 60 ||
+      y < 1678 || y > 2261) {  // nanoseconds since 1970 in int64 (found by fuzz_sacct: year 7027 overflowed)
     *bad = true;
     return std::nullopt;
   }
@@ -122,7 +125,7 @@ std::optional<int64_t> ParseSlurmTime(std::string_view s, bool* bad) {
   tm.tm_sec = se;
   tm.tm_isdst = -1;
   time_t t = mktime(&tm);
-  if (t == static_cast<time_t>(-1)) {
+  if (t == static_cast<time_t>(-1) || t > INT64_MAX / 1000000000 || t < INT64_MIN / 1000000000) {
     *bad = true;
     return std::nullopt;
   }
@@ -225,6 +228,7 @@ SacctParse ParseSacct(std::string_view text, const std::string& cluster, std::st
     text_col("partition", &r.partition);
     text_col("jobname", &r.name);
     text_col("submitline", &r.command);
+    if (r.command) r.command = RedactedCommandLine(std::move(*r.command));  // no password in the job DB
     text_col("workdir", &r.work_dir);
     text_col("nodelist", &r.node_list);
     if (r.node_list && (*r.node_list == "None assigned" || *r.node_list == "None")) r.node_list.reset();
@@ -299,7 +303,10 @@ Result<JobRecord> JobFromScontrol(const std::map<std::string, std::string>& kv) 
   if (auto v = get("Account")) r.account = Text(*v);
   if (auto v = get("Partition")) r.partition = Text(*v);
   if (auto v = get("JobName")) r.name = Text(*v);
-  if (auto v = get("Command")) r.command = Text(*v);
+  if (auto v = get("Command")) {
+    r.command = Text(*v);
+    if (r.command) r.command = RedactedCommandLine(std::move(*r.command));
+  }
   if (auto v = get("WorkDir")) r.work_dir = Text(*v);
   if (auto v = get("NodeList")) r.node_list = Text(*v);
   if (auto v = get("NumNodes")) r.node_count = Int(v->substr(0, v->find('-')));

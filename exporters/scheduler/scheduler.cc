@@ -11,6 +11,7 @@
 #include <cstring>
 #include <ctime>
 
+#include "core/base/redact.h"
 #include "core/base/timeutil.h"
 #include "exporters/scheduler/sacct.h"
 
@@ -27,6 +28,7 @@ Result<std::string> RunCapture(const std::vector<std::string>& argv, int timeout
   pid_t pid = fork();
   if (pid < 0) return Status::FromErrno("fork", errno);
   if (pid == 0) {
+    setpgid(0, 0);  // its own process group: a timeout kills its children too
     dup2(outp[1], 1);
     dup2(errp[1], 2);
     int devnull = open("/dev/null", O_RDONLY);
@@ -38,6 +40,7 @@ Result<std::string> RunCapture(const std::vector<std::string>& argv, int timeout
     std::fprintf(stderr, "cannot run %s: %s\n", a[0], std::strerror(errno));
     _exit(127);
   }
+  setpgid(pid, pid);
   close(outp[1]);
   close(errp[1]);
   std::string out, err;
@@ -47,6 +50,7 @@ Result<std::string> RunCapture(const std::vector<std::string>& argv, int timeout
     int64_t left_ms = (deadline - MonotonicNs()) / 1000000;
     if (left_ms <= 0) {
       timed_out = true;
+      kill(-pid, SIGKILL);
       kill(pid, SIGKILL);
       break;
     }
@@ -141,7 +145,7 @@ Status RecordPrologEpilog(const Options& o, bool epilog, const std::map<std::str
       auto kv = ParseScontrolLine(text.value());
       auto sc = JobFromScontrol(kv);
       if (sc.ok()) {
-        if (auto it = kv.find("SubmitLine"); it != kv.end() && !it->second.empty()) sc->command = it->second;
+        if (auto it = kv.find("SubmitLine"); it != kv.end() && !it->second.empty()) sc->command = RedactedCommandLine(it->second);
         Complete(&r, sc.value(), epilog);
       } else {
         out->note += "scontrol: " + sc.status().message() + "; ";
@@ -153,7 +157,7 @@ Status RecordPrologEpilog(const Options& o, bool epilog, const std::map<std::str
     if (!r.command && !epilog) {
       auto script = RunCapture({o.scontrol, "write", "batch_script", std::to_string(r.job_id), "-"}, 10000);
       if (script.ok())
-        if (auto cmd = WrappedCommand(script.value())) r.command = cmd;
+        if (auto cmd = WrappedCommand(script.value())) r.command = RedactedCommandLine(std::move(*cmd));
     }
   }
   if (r.cluster.empty()) r.cluster = "default";
@@ -196,10 +200,14 @@ Status PollSacct(const Options& o, std::optional<int64_t> since_ns, PollStats* s
   if (!db.ok()) return db.status();
   const std::string key = o.cluster.empty() ? "default" : o.cluster;
   int64_t now = NowNs();
+  int64_t ended_from = 0;
   if (!since_ns) {
     auto mark = db.value()->PolledTo(key);
     if (!mark.ok()) return mark.status();
     since_ns = mark.value() ? *mark.value() - o.poll_overlap_ns : now - o.poll_first_window_ns;
+    ended_from = mark.value() ? *mark.value() : *since_ns;
+  } else {
+    ended_from = *since_ns;
   }
   st->from_ns = *since_ns;
   st->to_ns = now;
@@ -219,6 +227,8 @@ Status PollSacct(const Options& o, std::optional<int64_t> since_ns, PollStats* s
     Status w = db.value()->Upsert(r);
     if (w.ok()) {
       ++st->written;
+      if (r.step.empty() && r.end_ns && *r.end_ns >= ended_from && *r.end_ns <= now)
+        st->ended.emplace_back(r.cluster, r.job_id);
     } else if (w.code() == Code::kInvalid) {
       st->bad.push_back("job " + std::to_string(r.job_id) + (r.step.empty() ? "" : "." + r.step) + ": " + w.message());
     } else {

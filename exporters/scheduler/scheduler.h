@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/jobdb/jobdb.h"
@@ -45,6 +46,11 @@ struct PollStats {
   int64_t from_ns = 0, to_ns = 0;
   size_t lines = 0, records = 0, written = 0;
   std::vector<std::string> bad;  // "line N: reason: text"
+  // Jobs (not steps) written by this poll that ended since the previous
+  // poll's mark (or since the start of the window on a first or --since
+  // poll): each finished job appears in exactly one poll's list, for the
+  // analysis queue (`iosonar analyze`).
+  std::vector<std::pair<std::string, uint64_t>> ended;  // (cluster, job id)
 };
 // Runs sacct over [since, now] (since: explicit, else the stored mark minus
 // the overlap, else now minus the first window), writes every record, and

@@ -44,6 +44,7 @@
 #include "core/records/fields.h"
 #include "core/base/hash.h"
 #include "exporters/trace/compress.h"
+#include "core/base/redact.h"
 #include "core/records/json_line.h"
 #include "core/transport/line_sender.h"
 
@@ -648,7 +649,7 @@ void ReadCmdline() {
   while (n > 0 && g_cmdline[n - 1] == '\0') --n;
   for (long i = 0; i < n; ++i)
     if (g_cmdline[i] == '\0') g_cmdline[i] = ' ';
-  g_cmdline_len = static_cast<size_t>(n);
+  g_cmdline_len = RedactCommandLine(g_cmdline, static_cast<size_t>(n));  // no password leaves the node
 }
 
 void CopyEnv(const char* name, char* dst, size_t cap) {

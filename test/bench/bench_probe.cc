@@ -49,7 +49,7 @@ Sample RunOnce(const std::string& bin, const std::string& dir, double interval, 
   if (pid == 0) {
     std::string iv = std::to_string(interval);
     execl(bin.c_str(), bin.c_str(), "probe", "--dir", dir.c_str(), "--interval", iv.c_str(), "--output", "/dev/null",
-          "--quiet", static_cast<char*>(nullptr));
+          "--allow-small-file", "--quiet", static_cast<char*>(nullptr));
     _exit(127);
   }
   auto start = std::chrono::steady_clock::now();
@@ -94,7 +94,7 @@ int main(int argc, char** argv) {
   const int reps = argc > 3 ? std::atoi(argv[3]) : 3;
   const char* tmp = getenv("TMPDIR");
   std::string dir = std::string(tmp && *tmp ? tmp : "/tmp") + "/iosonar-bench-probe-" + std::to_string(getpid());
-  std::string pre = bin + " probe --precreate --quiet --dir " + dir + " --file-size 256M --pool-size 1000";
+  std::string pre = bin + " probe --precreate --quiet --dir " + dir + " --file-size 256M --pool-size 1000 --allow-small-file";
   if (std::system(pre.c_str()) != 0) {
     std::fprintf(stderr, "bench_probe: precreate failed: %s\n", pre.c_str());
     return 1;

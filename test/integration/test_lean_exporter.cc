@@ -213,12 +213,12 @@ TEST_CASE("lean exporter (real captures): health records identical to iosonar he
 
 TEST_CASE("lean exporter: probe records reach a live collector, same fields as iosonar probe", "[lean]") {
   TempDir d;
-  REQUIRE(Run({LeanBin(), "probe", "--precreate", "--dir", d / "p", "--file-size", "2M", "--pool-size", "4"}).exit_code == 0);
+  REQUIRE(Run({LeanBin(), "probe", "--precreate", "--dir", d / "p", "--file-size", "2M", "--pool-size", "4", "--allow-small-file"}).exit_code == 0);
   const int port = FreePort();
   const std::string url = "tcp://127.0.0.1:" + std::to_string(port);
   Child collector({IosonarBin(), "collect", "--store", d / "store", "--listen", url}, {}, d / "collect.log");
   REQUIRE(WaitUntil([&] { return CanConnect(port); }, 20000));
-  auto r = Run({LeanBin(), "probe", "--dir", d / "p", "--count", "3", "--interval", "0.02", "--output", url,
+  auto r = Run({LeanBin(), "probe", "--dir", d / "p", "--allow-small-file", "--count", "3", "--interval", "0.02", "--output", url,
                 "--host-name", "cn1"});
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
@@ -235,7 +235,7 @@ TEST_CASE("lean exporter: probe records reach a live collector, same fields as i
 
   // Into files: the same records (ops, fields, order) from both binaries;
   // latencies and the per-process seed differ and are blanked.
-  auto [full, lean] = RunBoth(d, {"probe", "--dir", d / "p", "--count", "2", "--interval", "0.02"});
+  auto [full, lean] = RunBoth(d, {"probe", "--dir", d / "p", "--allow-small-file", "--count", "2", "--interval", "0.02"});
   CHECK(Count(lean, "\"event.dataset\":\"iosonar.probe\"") == 12);
   auto shape = [&](const std::string& s) { return BlankValues(s, [](std::string_view) { return true; }); };
   CHECK(shape(lean) == shape(full));

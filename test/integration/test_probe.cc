@@ -39,12 +39,12 @@ const std::map<std::string, int> kThreeEach = {{"create", 3}, {"delete", 3}, {"r
 
 TEST_CASE("probe: precreate, three probes to a file, collect --from-file, store-export", "[probe]") {
   TempDir d;
-  auto pre = Run({IosonarBin(), "probe", "--precreate", "--dir", d / "p", "--file-size", "4M", "--pool-size", "10"});
+  auto pre = Run({IosonarBin(), "probe", "--precreate", "--dir", d / "p", "--file-size", "4M", "--pool-size", "10", "--allow-small-file"});
   INFO(pre.err);
   REQUIRE(pre.exit_code == 0);
   CHECK(pre.err.find("pool 10 files") != std::string::npos);
 
-  auto r = Run({IosonarBin(), "probe", "--dir", d / "p", "--count", "3", "--interval", "0.05", "--output", d / "out.jsonl",
+  auto r = Run({IosonarBin(), "probe", "--dir", d / "p", "--allow-small-file", "--count", "3", "--interval", "0.05", "--output", d / "out.jsonl",
                 "--host-name", "probe-host"});
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
@@ -68,12 +68,12 @@ TEST_CASE("probe: precreate, three probes to a file, collect --from-file, store-
 
 TEST_CASE("probe: records reach a live collector over TCP", "[probe]") {
   TempDir d;
-  REQUIRE(Run({IosonarBin(), "probe", "--precreate", "--dir", d / "p", "--file-size", "2M", "--pool-size", "4"}).exit_code == 0);
+  REQUIRE(Run({IosonarBin(), "probe", "--precreate", "--dir", d / "p", "--file-size", "2M", "--pool-size", "4", "--allow-small-file"}).exit_code == 0);
   const int port = FreePort();
   const std::string url = "tcp://127.0.0.1:" + std::to_string(port);
   Child collector({IosonarBin(), "collect", "--store", d / "store", "--listen", url}, {}, d / "collect.log");
   REQUIRE(WaitUntil([&] { return CanConnect(port); }, 20000));
-  auto r = Run({IosonarBin(), "probe", "--dir", d / "p", "--count", "3", "--interval", "0.02", "--output", url});
+  auto r = Run({IosonarBin(), "probe", "--dir", d / "p", "--allow-small-file", "--count", "3", "--interval", "0.02", "--output", url});
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   CHECK(r.err.find("sent 24") != std::string::npos);

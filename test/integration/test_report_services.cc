@@ -81,6 +81,32 @@ TEST_CASE("lassi and slowdown write MySQL rows and Redis keys", "[lassi][report]
   REQUIRE(other.ok());
   CHECK(*(*other)[0][0] == "24");  // not in the job database: stands alone
   CHECK(redis.Command({"EXISTS", "iosonar:lassi:all:2026-11-20T00:00:00.000Z:2026-11-21T00:00:00.000Z:3600"}) == "1");
+  CHECK(l.err.find("WARNING: no stored LASSi baseline") != std::string::npos);
+
+  // A baseline into lassi_baseline (migration 027); lassi then uses it and says so.
+  auto b = test::Run({test::IosonarBin(), "lassi", "baseline", "--store", tmp / "store", "--from",
+                      "2026-11-20T00:00:00Z", "--to", "2026-11-21T00:00:00Z", "--mysql", db.url(), "--name", "day1"});
+  INFO(b.out << b.err);
+  REQUIRE(b.exit_code == 0);
+  auto bl = conn.value()->Query(
+      "SELECT COUNT(DISTINCT fs), MAX(app_windows), window_s FROM lassi_baseline WHERE name='day1' GROUP BY window_s");
+  REQUIRE(bl.ok());
+  REQUIRE(bl->size() == 1);
+  CHECK(std::stoi(*(*bl)[0][0]) >= 1);
+  CHECK(std::stoi(*(*bl)[0][1]) >= 24);
+  CHECK(*(*bl)[0][2] == "3600");
+  auto l2 = test::Run({test::IosonarBin(), "lassi", "--store", tmp / "store", "--day", "2026-11-20", "--mysql", db.url(),
+                       "--format", "json"});
+  INFO(l2.err);
+  REQUIRE(l2.exit_code == 0);
+  CHECK(l2.err.find("LASSi baseline 'day1' from mysql lassi_baseline") != std::string::npos);
+  CHECK(l2.err.find("WARNING") == std::string::npos);
+  CHECK(l2.out.find("\"source\": \"mysql lassi_baseline\"") != std::string::npos);
+  // A named baseline that does not exist is an error naming it.
+  auto l3 = test::Run({test::IosonarBin(), "lassi", "--store", tmp / "store", "--day", "2026-11-20", "--mysql", db.url(),
+                       "--baseline", "nope"});
+  CHECK(l3.exit_code == 1);
+  CHECK(l3.err.find("no LASSi baseline named 'nope' (stored: day1)") != std::string::npos);
 
   auto s = test::Run({test::IosonarBin(), "slowdown", "--store", tmp / "store", "--day", "2026-11-20", "--mysql",
                       db.url(), "--redis", redis.url()});

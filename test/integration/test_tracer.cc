@@ -205,9 +205,11 @@ TEST_CASE("tracer: the time window closes runs so per-second bandwidth survives"
   CHECK(w.count == 20000);
   CHECK(w.bytes == 20000 * 4096);
   REQUIRE(w.records > 1);
-  // Each run lies within its window (allow the last op's own duration).
+  // Each run lies within its window: its last op started before the window's
+  // end, so the span is at most the window plus that op's duration (bounded by
+  // the run's summed durations; a loaded machine can stretch one write a lot).
   for (const auto& l : t.lines)
-    if (l.op == "write" && l.count > 1) CHECK(l.end - l.start < 50'000'000);
+    if (l.op == "write" && l.count > 1) CHECK(l.end - l.start <= 1'000'000 + l.dur + 100'000);
 }
 
 TEST_CASE("tracer: IOSONAR_DISABLE=1 turns it off", "[tracer]") {

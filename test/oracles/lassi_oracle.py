@@ -1,9 +1,28 @@
 #!/usr/bin/python3
-"""Independent LASSi computation with pandas (the oracle).
+"""Independent LASSi computation with pandas (the oracle), written from
+lassi.txt §2.3 and §3.2-3.3 (../shared/seeds/lassi.txt):
 
-usage: lassi_oracle.py RECORDS.jsonl APPS.tsv ALPHA WINDOW_S FROM_S TO_S HISTORY_FROM_S
-RECORDS: iosonar.oss/mds/jobstats JSON lines; APPS: job_id<TAB>command line.
-Prints JSON: fs_windows, app_windows (risk_oss, risk_mds, read_kb_ops, write_kb_ops), fs_stats.
+  eq. 1  c_v = sigma / mu  (Tables 1-2: per application-hour)
+  eq. 2  risk_fs(x) = (x - alpha*avg_fs(x)) / (alpha*avg_fs(x)), non-positive ignored
+  eq. 3-4 risk_oss, risk_mds = sums over the OSS and MDS ops
+  eq. 5-6 read_kb_ops = read_ops*1024/read_kb, write_kb_ops likewise
+  "I/O metrics are computed per application per hour"; avg_fs(x) is the
+  file system's average of x per application-hour (Tables 1-2); Fig. 2 (the
+  file system's risk) is what Figs. 3-4 stack by application.
+
+Reading of the inputs (docs/lassi.md): an application-hour is a window of a
+run of one of the application's jobs, from the job's first to its last
+job_stats window; job_stats only report changed counters, so inside the run
+an op the file system's job_stats carry and the job did not move is 0. A
+file system without job_stats is compared with the mean of its own server
+windows.
+
+usage: lassi_oracle.py RECORDS.jsonl APPS.tsv ALPHA WINDOW_S FROM_S TO_S HISTORY_FROM_S [BASELINE.json]
+RECORDS: iosonar.oss/mds/jobstats JSON lines; APPS: job_id<TAB>command line;
+BASELINE: {"fs": {FS: {op: avg per application-hour}}} (default: the
+application-hours of [HISTORY_FROM, TO)).
+Prints JSON: fs_windows, app_windows (risk_oss, risk_mds, read_kb_ops,
+write_kb_ops), fs_stats, baseline.
 """
 import json
 import sys
@@ -17,12 +36,17 @@ OSS_F = ["oss.read_bytes", "oss.read_ops", "oss.write_bytes", "oss.write_ops", "
 MDS = ["open", "close", "getattr", "setattr", "mkdir", "rmdir", "mknod", "link", "unlink", "rename",
        "getxattr", "setxattr", "statfs", "sync", "crossdir_rename", "samedir_rename"]
 MDS_F = ["mds." + m for m in MDS]
+OPS = OSS + MDS
 
 
 def main():
     path, apps_path = sys.argv[1], sys.argv[2]
     alpha, window = float(sys.argv[3]), int(sys.argv[4])
     t_from, t_to, h_from = (int(x) for x in sys.argv[5:8])
+    given = None
+    if len(sys.argv) > 8:
+        with open(sys.argv[8]) as f:
+            given = json.load(f)["fs"]
     apps = {}
     with open(apps_path) as f:
         for line in f:
@@ -33,6 +57,8 @@ def main():
     with open(path) as f:
         for line in f:
             r = json.loads(line)
+            if r["event.dataset"] not in ("iosonar.oss", "iosonar.mds", "iosonar.jobstats"):
+                continue
             if r.get("lustre.reset"):
                 continue
             ts = datetime.strptime(r["@timestamp"], "%Y-%m-%dT%H:%M:%S.%fZ")
@@ -53,16 +79,15 @@ def main():
             rows.append(d)
     df = pd.DataFrame(rows)
     NS = 1000000000
-    df = df[(df.t >= h_from * NS) & (df.t < t_to * NS)]
+    df = df[(df.t >= h_from * NS) & (df.t < t_to * NS)].copy()
     df["w"] = (df.t // (window * NS)) * window
-    ops = OSS + MDS
 
     def risks(g, avg):
         out = pd.DataFrame(index=g.index)
         for part, names in (("risk_oss", OSS), ("risk_mds", MDS)):
             s = pd.Series(0.0, index=g.index)
             for n in names:
-                a = alpha * avg[n]
+                a = alpha * avg.get(n, np.nan) if avg is not None else np.nan
                 term = (g[n] - a) / a if (pd.notna(a) and a > 0) else pd.Series(np.nan, index=g.index)
                 s = s + term.where(term > 0, 0.0).fillna(0.0)
             out[part] = s
@@ -73,35 +98,70 @@ def main():
     def clean(v):
         return None if pd.isna(v) else float(v)
 
-    result = {"fs_windows": [], "app_windows": [], "fs_stats": {}}
-    srv = df[df.ds.isin(["iosonar.oss", "iosonar.mds"])]
-    fsw = srv.groupby(["fs", "w"])[ops].sum(min_count=1)
-    for fs, g in fsw.groupby(level=0):
-        g = g.droplevel(0)
-        avg = g.mean(skipna=True)
-        rk = risks(g, avg)
-        sel = g.index >= t_from
-        for w in g.index[sel]:
-            result["fs_windows"].append({"fs": fs, "start": int(w), **{k: clean(rk.loc[w, k]) for k in rk.columns}})
+    def stats(frame):
         st = {}
-        for n in ops:
-            x = g.loc[sel, n].dropna()
+        for n in OPS:
+            x = frame[n].dropna()
             if len(x):
                 m = x.mean()
                 cv = x.std(ddof=1) / m if len(x) >= 2 and m != 0 else None
                 st[n] = {"mean": float(m), "cv": clean(cv)}
-        result["fs_stats"][fs] = st
-    js = df[df.ds == "iosonar.jobstats"].copy()
-    if len(js):
-        js["app"] = js.job.map(lambda j: apps.get(j, "job " + j))
-        aw = js.groupby(["fs", "app", "w"])[ops].sum(min_count=1)
-        for fs, g in aw.groupby(level=0):
-            avg = g.mean(skipna=True)
-            rk = risks(g, avg)
-            for (f_, app, w) in g.index:
-                if w >= t_from:
-                    result["app_windows"].append(
-                        {"fs": fs, "app": app, "start": int(w), **{k: clean(rk.loc[(f_, app, w), k]) for k in rk.columns}})
+        return st
+
+    result = {"fs_windows": [], "app_windows": [], "fs_stats": {}, "baseline": {}}
+    # Application windows: each job's run from its first to its last window, zeros inside.
+    js = df[df.ds == "iosonar.jobstats"]
+    app_frames = {}
+    for fs, g in js.groupby("fs"):
+        carried = [n for n in OPS if g[n].notna().any()]
+        per_job = []
+        for job, gj in g.groupby("job"):
+            s = gj.groupby("w")[OPS].sum(min_count=1)
+            full = s.reindex(range(int(s.index.min()), int(s.index.max()) + 1, window))
+            full[carried] = full[carried].fillna(0.0)
+            full["app"] = apps.get(job, "job " + job)
+            per_job.append(full.reset_index().rename(columns={"index": "w"}))
+        a = pd.concat(per_job).groupby(["app", "w"])[OPS].sum(min_count=1)
+        app_frames[fs] = a
+    srv = df[df.ds.isin(["iosonar.oss", "iosonar.mds"])]
+    fsw = srv.groupby(["fs", "w"])[OPS].sum(min_count=1)
+    all_fs = sorted(set(fsw.index.get_level_values(0)) | set(app_frames))
+    for fs in all_fs:
+        if fs not in app_frames:  # no job_stats: the server windows against their own mean
+            g = fsw.loc[fs]
+            rk = risks(g, g.mean(skipna=True))
+            for w in g.index[g.index >= t_from]:
+                result["fs_windows"].append({"fs": fs, "start": int(w), **{k: clean(rk.loc[w, k]) for k in rk.columns}})
+            result["fs_stats"][fs] = stats(g[g.index >= t_from])
+            continue
+        a = app_frames[fs]
+        avg = a.mean(skipna=True)  # avg_fs per application-hour over the history
+        if given is not None and fs in given:
+            avg = pd.Series({n: given[fs].get(n, np.nan) for n in OPS})
+        result["baseline"][fs] = {n: clean(avg[n]) for n in OPS}
+        rk = risks(a, avg)
+        for (app, w) in a.index:
+            if w >= t_from:
+                result["app_windows"].append(
+                    {"fs": fs, "app": app, "start": int(w), **{k: clean(rk.loc[(app, w), k]) for k in rk.columns}})
+        # The file system's risk: the sum of its applications' risks in the window.
+        in_range = rk[rk.index.get_level_values(1) >= t_from]
+        by_w = in_range.groupby(level=1)[["risk_oss", "risk_mds"]].sum()
+        server = fsw.loc[fs] if fs in fsw.index.get_level_values(0) else None
+        ws = set(by_w.index)
+        if server is not None:
+            ws |= set(w for w in server.index if w >= t_from)
+        for w in sorted(ws):
+            e = {"fs": fs, "start": int(w), "risk_oss": 0.0, "risk_mds": 0.0, "read_kb_ops": None, "write_kb_ops": None}
+            if w in by_w.index:
+                e["risk_oss"] = float(by_w.loc[w, "risk_oss"])
+                e["risk_mds"] = float(by_w.loc[w, "risk_mds"])
+            if server is not None and w in server.index:
+                q = risks(server.loc[[w]], None)
+                e["read_kb_ops"] = clean(q.loc[w, "read_kb_ops"])
+                e["write_kb_ops"] = clean(q.loc[w, "write_kb_ops"])
+            result["fs_windows"].append(e)
+        result["fs_stats"][fs] = stats(a[a.index.get_level_values(1) >= t_from])
     json.dump(result, sys.stdout)
 
 

@@ -76,7 +76,7 @@ def check_parse(src):
                 except ValueError as e:
                     ok(False, f"{p}:{i}: not JSON: {e}")
             n += 1
-    yamls = [os.path.join(src, "docker-compose.yml")]
+    yamls = [os.path.join(src, f) for f in ("docker-compose.yml", "docker-compose-opensearch.yml")]
     for root in ("logstash-pipelines", "dashboards"):
         if os.path.isdir(os.path.join(src, root)):
             yamls += list(files_under(os.path.join(src, root), (".yml", ".yaml")))
@@ -179,6 +179,10 @@ def check_templates(src, fields, datasets):
                 ok(f"/_component_template/{c}" in arts, f"{base}: component {c} exists")
             settings = [arts[f"/_component_template/{c}"] for c in it["composed_of"] if f"/_component_template/{c}" in arts]
             pol = [s["template"]["settings"].get("index.lifecycle.name") for s in settings if "settings" in s.get("template", {})]
+            # Not time-series mode: a TSDS index refuses every write that brings its own _id
+            # (iosonar's dedupe key) and returns a synthetic _source (docs/elastic.md).
+            modes = [s["template"]["settings"].get("index.mode") for s in settings if "settings" in s.get("template", {})]
+            ok("time_series" not in modes, f"{base}: not in time-series (TSDS) mode")
             ok(len(pol) == 1 and f"/_ilm/policy/{pol[0]}" in arts, f"{base}: one ILM policy that exists")
     # Overlapping patterns of equal priority are refused by Elasticsearch.
     pats = list(index_patterns(arts))
@@ -203,15 +207,18 @@ def check_pipelines(src, fields, datasets):
     confs = {f: conf_text(os.path.join(ld, f)) for f in os.listdir(ld) if f.endswith(".conf")}
     allowed = {"tags", "@metadata", "@version", "data_stream", "type", "dataset", "namespace", "@timestamp"}
     for name, text in confs.items():
-        for ref in REF.findall(text):
+        for ref in REF.findall(re.sub(r"\[@metadata\](\[[^\]]+\])*", "", text)):
             if ref in allowed or ref.startswith("@metadata"):
                 continue
             if re.fullmatch(r"[a-z_@][a-z0-9_.@]*", ref) is None:
                 continue  # array literals like ["iosonar_unknown_dataset"] are not references
             ok(ref in fields, f"{name}: field [{ref}] exists in the schema")
         # The dedupe id is the schema's dedupe key.
+        # (check_deploy.py logstash checks how the id is built and guarded.)
         if "elasticsearch {" in text or "elasticsearch{" in text:
-            ok('document_id => "%{[event.stream]}-%{[event.seq]}"' in text, f"{name}: document_id from event.stream + event.seq")
+            ok('document_id => "%{[@metadata][iosonar_id]}"' in text, f"{name}: document_id from the dedupe key")
+            ok('"[@metadata][iosonar_id]" => "%{[event.stream]}-%{[event.seq]}"' in text,
+               f"{name}: the dedupe key is event.stream + event.seq")
             ok('data_stream => "true"' in text and "data_stream_auto_routing => true" in text, f"{name}: data stream routing")
             ok("manage_template => false" in text, f"{name}: templates come from iosonar es-setup, not Logstash")
             ok("[event.dataset]" in text, f"{name}: routes on event.dataset")
@@ -227,18 +234,24 @@ def check_pipelines(src, fields, datasets):
     cache_h = open(os.path.join(src, "redis-cache", "cache.h")).read()
     m = re.search(r'kIngestList\s*=\s*"([^"]+)"', cache_h)
     ingest = m.group(1) if m else "iosonar:ingest"
-    for name in ("shipper.conf", "indexer.conf"):
+    for name in ("shipper.conf", "indexer.conf", "indexer-opensearch.conf"):
         ok(f'key => "{ingest}"' in confs.get(name, ""), f"{name}: Redis list {ingest} (the collector's)")
         ok('data_type => "list"' in confs.get(name, ""), f"{name}: Redis data_type list")
     ok("tcp {" in confs.get("shipper.conf", "") and "json_lines" in confs.get("shipper.conf", ""), "shipper: tcp json_lines input")
     ok("tcp {" in confs.get("direct.conf", "") and "elasticsearch {" in confs.get("direct.conf", ""), "direct: tcp -> elasticsearch")
-    for pfile, want in (("pipelines.yml", {"shipper.conf", "indexer.conf"}), ("pipelines-direct.yml", {"direct.conf"})):
+    for pfile, want in (("pipelines.yml", {"shipper.conf", "indexer.conf"}), ("pipelines-direct.yml", {"direct.conf"}),
+                        ("pipelines-opensearch.yml", {"shipper.conf", "indexer-opensearch.conf"})):
         pl = yaml.safe_load(open(os.path.join(ld, pfile)))
         got = set()
         for p in pl:
             got.add(os.path.basename(p["path.config"]))
             ok(p.get("queue.type") == "persisted", f"{pfile}: {p['pipeline.id']} persisted queue")
-            ok(p.get("dead_letter_queue.enable") is True, f"{pfile}: {p['pipeline.id']} dead letter queue")
+            # Only the elasticsearch/opensearch outputs write to a dead-letter queue.
+            conf = confs.get(os.path.basename(p["path.config"]), "")
+            writes_dlq = re.search(r"\b(elasticsearch|opensearch)\s*\{", conf) is not None
+            ok((p.get("dead_letter_queue.enable") is True) == writes_dlq,
+               f"{pfile}: {p['pipeline.id']} dead letter queue {'on' if writes_dlq else 'off'} "
+               f"(its output {'can' if writes_dlq else 'cannot'} write to it)")
             ok(p.get("pipeline.ecs_compatibility") == "v8", f"{pfile}: {p['pipeline.id']} ECS compatibility v8")
             ok(os.path.exists(os.path.join(ld, os.path.basename(p["path.config"]))), f"{pfile}: {p['path.config']} exists in the repo")
         ok(got == want, f"{pfile}: pipelines {sorted(want)}")

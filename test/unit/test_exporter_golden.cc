@@ -138,9 +138,10 @@ TEST_CASE("golden: iosonar probe with a fixed seed, three probes", "[golden][pro
   c.dir = d / "p";
   c.file_size = 4 * probe::kBlock;
   c.pool_size = 3;
+  c.allow_small_file = true;
   std::string report;
   REQUIRE(probe::Precreate(c, &report).ok());
-  ExporterDriver drv(exporters::kProbeExporter, {"--dir", d / "p", "--file-size", "4M", "--pool-size", "3", "--seed", "99"});
+  ExporterDriver drv(exporters::kProbeExporter, {"--dir", d / "p", "--file-size", "4M", "--pool-size", "3", "--seed", "99", "--allow-small-file"});
   for (int i = 0; i < 3; ++i) drv.Sample();
   CheckRecordsValid(drv.all());
   CHECK(Count(drv.all(), "\"probe.ok\":true") == 18);

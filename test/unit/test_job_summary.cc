@@ -267,10 +267,10 @@ TEST_CASE("I/O modes", "[job-summary]") {
     CHECK(s.processes == 4);
     CHECK(s.processes_with_io == 1);
   }
-  SECTION("one process writing many files is reported as 1-1, and says so") {
+  SECTION("one process writing many files is 1-M, not Beacon's 1-1, and says so") {
     for (int f = 0; f < 3; ++f) runs.push_back(Write("n", 0, "part" + std::to_string(f), kMiB));
     JobSummary s = Sum(runs);
-    CHECK(s.mode_write.mode == "1-1");
+    CHECK(s.mode_write.mode == "1-M");
     CHECK(s.mode_write.kept_files == 3);
     CHECK(s.mode_write.explanation.find("3 files") != std::string::npos);
   }
@@ -584,4 +584,43 @@ TEST_CASE("job summary cache keys and a round trip through a real redis-server",
   CHECK_FALSE(iosonar::cache::CacheJobSummary("redis://127.0.0.1:" + std::to_string(iosonar::test::FreePort()) + "/0",
                                               "1", json)
                   .ok());
+}
+
+TEST_CASE("Beacon's 1-1 is one process doing sequential I/O on one file; random I/O is named so", "[job-summary][beacon]") {
+  // 8 runs of 1 MiB by one process on one file.
+  auto at = [](int64_t off, int k) {
+    TraceRun r = Write("n", 0, "f", kMiB, kT0 + k * 200 * kMs);
+    r.offset = off;
+    return r;
+  };
+  std::vector<TraceRun> seq, rnd;
+  for (int k = 0; k < 8; ++k) seq.push_back(at(k * kMiB, k));
+  const int64_t scattered[8] = {5, 1, 7, 2, 0, 6, 3, 4};  // MiB offsets: only 3 -> 4 continues its predecessor
+  for (int k = 0; k < 8; ++k) rnd.push_back(at(scattered[k] * kMiB, k));
+  JobSummary s = Sum(seq), r = Sum(rnd);
+  CHECK(s.mode_write.mode == "1-1");
+  CHECK(s.write.sequential_share == Approx(1.0));
+  CHECK(r.mode_write.mode == "1-1 random");
+  // Sequential bytes: the first run and the run at 4 MiB (after the one ending there): 2 of 8.
+  CHECK(r.write.sequential_share == Approx(2.0 / 8));
+  CHECK(r.mode_write.explanation.find("not sequential") != std::string::npos);
+}
+
+TEST_CASE("Beacon rates: bandwidth and IOPS over the I/O time and over the whole run, labelled", "[job-summary][beacon]") {
+  // 4 MiB written in 4 ops over [0, 1 s), then 9 s of nothing, then a stat at 9.5 s: runtime 10 s.
+  std::vector<TraceRun> runs = {Op("n", 0, "write", "f", kMiB, 4, 4 * kMiB, kT0, kT0 + 1000 * kMs, 800 * kMs),
+                                Op("n", 0, "stat", "f", 0, 1, 0, kT0 + 9500 * kMs, kT0 + 10000 * kMs)};
+  JobSummary s = Sum(runs);
+  CHECK(s.runtime_s == Approx(10));
+  CHECK(s.write.io_time_s == Approx(1));                     // one 1 s bucket holds the bytes
+  CHECK(s.write.bw_io_time == Approx(4.0 * kMiB / 1.0));      // bytes / I/O time
+  CHECK(s.write.iops_io_time == Approx(4.0));
+  CHECK(s.write.bw_run == Approx(4.0 * kMiB / 10.0));         // bytes / runtime
+  CHECK(s.write.iops_run == Approx(0.4));
+  // Metadata rate during I/O phases: 1 op over the 2 buckets with any I/O.
+  CHECK(s.io_phase_s == Approx(2));
+  CHECK(s.meta_ops_per_s == Approx(0.5));
+  const std::string js = SummaryToJson(s, false);
+  for (const char* k : {"\"bw_io_time\"", "\"iops_io_time\"", "\"bw_run\"", "\"iops_run\"", "\"io_time_s\""})
+    CHECK(js.find(k) != std::string::npos);
 }

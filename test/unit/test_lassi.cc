@@ -420,3 +420,68 @@ TEST_CASE("LASSi risk records: a resend has the same stream, another result anot
   CHECK(ids(RiskRecords(compute(3, 300), "h"))[0].first != a[0].first);  // other options
   CHECK(ids(RiskRecords(compute(2, 301), "h"))[0].first != a[0].first);  // other data
 }
+
+TEST_CASE("LASSi application-hours: a run's silent windows are zero, against avg_fs per application-hour", "[lassi]") {
+  // Hourly windows 0..5. Job 1 (app A) has job_stats in windows 0 and 3 and
+  // its run reaches into window 5; job 2 (app B) only in window 1.
+  Options o;
+  o.window_ns = 3600 * kS;
+  o.from_ns = o.history_from_ns = 0;
+  o.to_ns = 6 * 3600 * kS;
+  Accumulator acc(o);
+  OpSums w;
+  w.oss[2] = 100;  // write_kb
+  w.mds[0] = 10;   // open
+  acc.AddJob("fs", "1", "A", 10 * kS, w);
+  acc.AddJob("fs", "1", "A", 3 * 3600 * kS + 10 * kS, w);
+  OpSums big;
+  big.oss[2] = 1000;
+  big.mds[0] = 100;
+  acc.AddJob("fs", "2", "B", 3600 * kS + 10 * kS, big);
+  acc.SetJobRun("1", 0, 5 * 3600 * kS + 1);
+  auto r = acc.Compute();
+  // App A: windows 0..5 (6 application-hours; 1, 2, 4, 5 are zeros); app B: window 1.
+  size_t a = 0, b = 0;
+  for (const auto& x : r.app_windows) (x.target == "A" ? a : b)++;
+  CHECK(a == 6);
+  CHECK(b == 1);
+  // avg_fs per application-hour over the 7 application-hours, by hand:
+  // write_kb (100 + 100 + 1000) / 7, open (10 + 10 + 100) / 7.
+  REQUIRE(r.baseline.fs.size() == 1);
+  CHECK(r.baseline.fallback);
+  CHECK(r.baseline.fs[0].app_hours == 7);
+  CHECK(*r.baseline.fs[0].avg.oss[2] == Approx(1200.0 / 7));
+  CHECK(*r.baseline.fs[0].avg.mds[0] == Approx(120.0 / 7));
+  CHECK_FALSE(r.baseline.fs[0].avg.oss[0].has_value());  // read_kb never carried: unknown, not 0
+  // B's window against it (eq. 2): write_kb (1000 - 2a)/2a + open (100 - 2a')/2a'.
+  const double aw = 2 * 1200.0 / 7, ao = 2 * 120.0 / 7;
+  for (const auto& x : r.app_windows)
+    if (x.target == "B") {
+      CHECK(x.risk_oss == Approx((1000 - aw) / aw));
+      CHECK(x.risk_mds == Approx((100 - ao) / ao));
+    }
+  // The file system's risk in each window is the sum of its applications'.
+  for (const auto& f : r.fs_windows) {
+    double so = 0, sm = 0;
+    for (const auto& x : r.app_windows)
+      if (x.start_ns == f.start_ns) so += x.risk_oss, sm += x.risk_mds;
+    CHECK(f.risk_oss == Approx(so));
+    CHECK(f.risk_mds == Approx(sm));
+  }
+  // A stored baseline replaces the range's average.
+  Baseline stored;
+  stored.name = "long";
+  stored.window_ns = o.window_ns;
+  stored.fs.push_back({"fs", 1000, {}});
+  stored.fs[0].avg.oss[2] = 10;
+  Options o2 = o;
+  o2.baseline = stored;
+  Accumulator acc2(o2);
+  acc2.AddJob("fs", "2", "B", 3600 * kS + 10 * kS, big);
+  auto r2 = acc2.Compute();
+  REQUIRE(r2.app_windows.size() == 1);
+  CHECK(r2.app_windows[0].risk_oss == Approx((1000 - 20.0) / 20.0));
+  CHECK(r2.app_windows[0].risk_mds == 0);  // the stored baseline has no open average: no scale
+  CHECK_FALSE(r2.baseline.fallback);
+  CHECK(BaselineWarning(r2).empty());
+}

@@ -340,3 +340,63 @@ TEST_CASE("phases: from the SQLite store by BucketSums, and a too-long span is r
   REQUIRE(ok.ok());
   CHECK(ok->write.phases.size() == 2);
 }
+
+TEST_CASE("phases: a checkpoint of 3 s requests is one phase per checkpoint (bytes spread over the buckets they span)",
+          "[phases][beacon]") {
+  // 3 checkpoints (t = 10, 70, 130 s); in each, 4 ranks write 3 requests of
+  // 64 MiB, each taking 3 s, back to back: 9 s of writing per checkpoint.
+  // With every request's bytes in the bucket of its start, each checkpoint
+  // would be 3 bursts with 2 empty buckets between them.
+  const int64_t kSec = 1000000000, t0 = int64_t{1800000000} * kSec;
+  const int64_t req = 64ll << 20;
+  auto store_with = [&](const std::string& dir, int64_t pause_ns) {
+    int64_t seq = 0;
+    return test::StoreFromLines(dir, [&](const std::function<Status(std::string_view)>& sink) -> Status {
+      for (int c = 0; c < 3; ++c)
+        for (int rank = 0; rank < 4; ++rank)
+          for (int k = 0; k < 3; ++k) {
+            const int64_t start = t0 + (10 + 60 * c) * kSec + k * (3 * kSec + pause_ns);
+            const int64_t end = start + 3 * kSec;
+            const std::string line =
+                "{\"@timestamp\":\"" + FormatIsoMillis(start) + "\",\"event.dataset\":\"iosonar.trace\",\"event.stream\":" +
+                std::to_string(100 + rank) + ",\"event.seq\":" + std::to_string(++seq) +
+                ",\"host.name\":\"cn" + std::to_string(rank) + "\",\"job.id\":\"77\",\"process.pid\":" +
+                std::to_string(1000 + rank) + ",\"process.tid\":" + std::to_string(1000 + rank) + ",\"io.op\":\"write\",\"io.layer\":\"posix\",\"file.path\":\"/scratch/ckpt." +
+                std::to_string(c) + "." + std::to_string(rank) + "\",\"io.size\":" + std::to_string(req) +
+                ",\"io.bytes\":" + std::to_string(req) + ",\"io.count\":1,\"event.start_ns\":" + std::to_string(start) +
+                ",\"event.end_ns\":" + std::to_string(end) + ",\"io.duration_ns\":" + std::to_string(end - start) + "}";
+            if (Status st = sink(line); !st.ok()) return st;
+          }
+      return Status::Ok();
+    });
+  };
+  test::TempDir d;
+  auto check = [&](const JobPhases& jp) {
+    REQUIRE(jp.write.phases.size() == 3);
+    for (int c = 0; c < 3; ++c) {
+      const auto& p = jp.write.phases[static_cast<size_t>(c)];
+      INFO("checkpoint " << c);
+      CHECK(p.start_ns == t0 + (10 + 60 * c) * kSec);
+      CHECK(p.bytes == static_cast<uint64_t>(4 * 3 * req));  // every byte of the checkpoint, none of another
+    }
+  };
+  {
+    auto st = store_with(d / "back-to-back", 0);
+    auto jp = PhasesForJob(*st, "77", {});
+    REQUIRE(jp.ok());
+    check(*jp);
+    CHECK(jp->write.phases[0].duration_ns == 9 * kSec);
+  }
+  {
+    // 1.5 s pauses between requests: the configurable gap (2 empty buckets) merges them.
+    auto st = store_with(d / "pauses", 1500000000);
+    auto split = PhasesForJob(*st, "77", {});
+    REQUIRE(split.ok());
+    CHECK(split->write.phases.size() > 3);  // without a gap the pauses split each checkpoint
+    PhaseOptions o;
+    o.merge_gap = 3;  // fewer than 3 empty buckets apart: one phase
+    auto jp = PhasesForJob(*st, "77", o);
+    REQUIRE(jp.ok());
+    check(*jp);
+  }
+}

@@ -44,6 +44,7 @@ Config Small(const std::string& dir) {
   c.file_size = 8 * kBlock;
   c.pool_size = 5;
   c.seed = 12345;
+  c.allow_small_file = true;  // 8 MiB: smaller than any client's memory
   return c;
 }
 
@@ -244,7 +245,8 @@ TEST_CASE("probe: without precreate, and O_DIRECT on tmpfs, the errors say what 
 TEST_CASE("probe exporter: one record per op, every line validates, options are checked", "[probe][exporter]") {
   using namespace iosonar::exporters;
   test::TempDir d;
-  std::vector<std::string> args = {"probe", "--dir", d / "p", "--file-size", "4M", "--pool-size", "3", "--seed", "99"};
+  std::vector<std::string> args = {"probe", "--dir", d / "p", "--file-size", "4M", "--pool-size", "3", "--seed", "99",
+                                   "--allow-small-file"};
   auto argv_of = [](std::vector<std::string>& a) {
     std::vector<char*> v;
     for (auto& s : a) v.push_back(s.data());
@@ -257,6 +259,7 @@ TEST_CASE("probe exporter: one record per op, every line validates, options are 
   c.dir = d / "p";
   c.file_size = 4 * kBlock;
   c.pool_size = 3;
+  c.allow_small_file = true;
   std::string report;
   REQUIRE(Precreate(c, &report).ok());
 
@@ -299,4 +302,37 @@ TEST_CASE("probe exporter: one record per op, every line validates, options are 
   auto be = kProbeExporter.create(*bo);
   REQUIRE_FALSE(be.ok());
   CHECK(be.status().message().find("--dir") != std::string::npos);
+}
+
+TEST_CASE("probe: a large file the page cache can hold is refused unless --direct or --allow-small-file", "[probe]") {
+  // Kunkel & Betke §3.1: the large file must exceed the client's memory.
+  test::TempDir d;
+  Config c = Small(d / "p");  // 8 MiB
+  c.allow_small_file = false;
+  c.client_memory = 64 * kBlock;
+  std::string report;
+  Status st = Precreate(c, &report);
+  REQUIRE_FALSE(st.ok());
+  CHECK(st.message().find("page cache") != std::string::npos);
+  CHECK(st.message().find("--allow-small-file") != std::string::npos);
+  // The default size is larger than the memory: 64 MiB -> 1 GiB + 1 GiB.
+  CHECK(AutoFileSize(64 * kBlock) == 2 * 1024 * kBlock);
+  CHECK(AutoFileSize(3 * 1024 * kBlock) == 4 * 1024 * kBlock);
+  CHECK(AutoFileSize(ClientMemoryBytes()) > ClientMemoryBytes());
+  CHECK(CheckDefeatsCache(c, 65 * kBlock).ok());
+  CHECK_FALSE(CheckDefeatsCache(c, 64 * kBlock).ok());
+  Config direct = c;
+  direct.direct = true;  // O_DIRECT bypasses the page cache
+  CHECK(CheckDefeatsCache(direct, 8 * kBlock).ok());
+  // A file made with --allow-small-file is refused at start without it.
+  c.allow_small_file = true;
+  REQUIRE(Precreate(c, &report).ok());
+  c.allow_small_file = false;
+  auto p = Prober::Open(c, "n1");
+  REQUIRE_FALSE(p.ok());
+  CHECK(p.status().message().find("client's memory") != std::string::npos);
+  // The defaults: the paper's pool and a file sized from the memory.
+  Config def;
+  CHECK(def.pool_size == 100000);
+  CHECK(def.file_size == 0);
 }

@@ -98,3 +98,19 @@ TEST_CASE("url: secrets never appear in messages", "[url][validate]") {
   REQUIRE(ok.ok());
   CHECK(ok->ToString().find("hunter2") == std::string::npos);
 }
+
+TEST_CASE("record: io.op must be one of the ops the schema declares", "[record][validate]") {
+  const std::string ok = "2026-11-22T07:09:12.123Z";
+  std::string line = Trace(ok, "");
+  CHECK(Parse(line) == "");
+  std::string bogus = line;
+  bogus.replace(bogus.find("\"write\""), 7, "\"bogus-op\"");
+  CHECK(Parse(bogus) == "field io.op: not one of its declared values (iosonar schema lists them): \"bogus-op\"");
+  // Escaped (slow path) spelling of a declared op is still accepted; of an undeclared one still refused.
+  std::string esc = line;
+  esc.replace(esc.find("\"write\""), 7, "\"wr\\u0069te\"");
+  CHECK(Parse(esc) == "");
+  std::string real = line;  // the bit flip the store checksums now catch: "read" -> "real"
+  real.replace(real.find("\"write\""), 7, "\"real\"");
+  CHECK(Parse(real).find("field io.op: not one of its declared values") == 0);
+}

@@ -281,3 +281,15 @@ TEST_CASE("spool text round-trips byte for byte", "[sacct][spool]") {
   CHECK_FALSE(JobRecordFromSpoolText("iosonar-job-record 1\njob_id=5\nbogus=1\n").ok());
   CHECK_FALSE(JobRecordFromSpoolText("iosonar-job-record 1\njob_id=5").ok());  // truncated
 }
+
+TEST_CASE("sacct: times beyond what nanoseconds since 1970 hold are refused, not overflowed", "[sacct]") {
+  // Found by fuzz_sacct (scripts/fuzz.sh): year 7027 overflowed int64 nanoseconds.
+  bool bad = false;
+  CHECK(!iosonar::scheduler::ParseSlurmTime("7027-01-01T00:00:00", &bad));
+  CHECK(bad);
+  CHECK(!iosonar::scheduler::ParseSlurmTime("2026-01-01T-1:00:00", &bad));
+  CHECK(bad);
+  auto ok = iosonar::scheduler::ParseSlurmTime("2261-12-31T00:00:00", &bad);
+  CHECK(!bad);
+  CHECK(ok);
+}

@@ -1,0 +1,685 @@
+#include "analysis-jobs/anomaly/anomaly.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <set>
+#include <unordered_map>
+
+#include "analysis-jobs/anomaly/dbscan.h"
+#include "analysis-jobs/lassi/apps.h"
+#include "analysis-jobs/lib/result_record.h"
+#include "core/base/json.h"
+#include "core/base/timeutil.h"
+#include "core/records/fields.h"
+
+namespace iosonar::anomaly {
+namespace {
+
+constexpr int64_t kSec = 1000000000;
+
+bool IsMetaOp(std::string_view op) {
+  return op == "open" || op == "close" || op == "stat" || op == "access" || op == "unlink" || op == "rename" ||
+         op == "mkdir" || op == "rmdir";
+}
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// What the store says of a job: its nodes and window (trace records).
+struct JobFacts {
+  std::set<std::string> nodes;
+  int64_t start_ns = std::numeric_limits<int64_t>::max(), end_ns = std::numeric_limits<int64_t>::min();
+};
+
+Result<JobFacts> FactsFromStore(Store& store, const std::string& job_id) {
+  JobFacts f;
+  ScanQuery q;
+  q.dataset = dataset::kTrace;
+  q.filters = {{field::kJobId, job_id}};
+  q.fields = {field::kHostName, field::kTimestamp, field::kEventEndNs};
+  q.ordered = false;
+  std::string last;
+  Status st = store.Scan(q, [&](const Row& r) {
+    std::string_view h = r.Str(0);
+    if (h != last) {
+      last = std::string(h);
+      f.nodes.insert(last);
+    }
+    f.start_ns = std::min(f.start_ns, r.Int(1));
+    if (r.Has(2)) f.end_ns = std::max(f.end_ns, r.Int(2));
+    return true;
+  });
+  if (!st.ok()) return st;
+  if (f.nodes.empty()) return Status::NotFound("job " + job_id + " has no trace records in the store");
+  return f;
+}
+
+struct Run {
+  std::string id;
+  int64_t nodes = 0;
+  int64_t start_ns = 0, end_ns = 0;
+  std::string command;
+};
+
+// The job itself: command, nodes and window from the job database, else the apps file and the store.
+Result<Run> DescribeJob(Store& store, const std::string& job_id, const JobSource& src) {
+  Run r;
+  r.id = job_id;
+  if (src.db) {
+    auto j = src.db->FindJob(job_id, src.cluster);
+    if (!j.ok()) return j.status();
+    r.command = j->command.value_or("");
+    r.nodes = j->node_count.value_or(0);
+    r.start_ns = j->start_ns.value_or(0);
+    r.end_ns = j->end_ns.value_or(0);
+  }
+  if (auto it = src.apps.find(job_id); it != src.apps.end()) r.command = it->second;
+  if (r.nodes == 0 || r.start_ns == 0) {
+    auto f = FactsFromStore(store, job_id);
+    if (!f.ok()) return f.status();
+    if (r.nodes == 0) r.nodes = static_cast<int64_t>(f->nodes.size());
+    if (r.start_ns == 0) r.start_ns = f->start_ns;
+    if (r.end_ns == 0) r.end_ns = f->end_ns;
+  }
+  return r;
+}
+
+bool SameScale(int64_t nodes, int64_t job_nodes, double tol) {
+  return std::fabs(static_cast<double>(nodes - job_nodes)) <= tol * static_cast<double>(job_nodes) + 1e-9;
+}
+
+// Earlier runs of the same command at the same scale, most recent first.
+Result<std::vector<Run>> History(Store& store, const Run& job, const JobSource& src, const Options& opt) {
+  std::vector<Run> out;
+  if (job.command.empty()) return out;
+  if (src.db && src.apps.empty()) {
+    std::string cluster = src.cluster;
+    if (cluster.empty()) {
+      auto j = src.db->FindJob(job.id, "");
+      if (j.ok()) cluster = j->cluster;
+    }
+    auto runs = src.db->EarlierRuns(cluster, job.command, job.start_ns, opt.max_history * 4 + 10);
+    if (!runs.ok()) return runs.status();
+    for (const auto& j : *runs) {
+      if (std::to_string(j.job_id) == job.id) continue;
+      Run r{std::to_string(j.job_id), j.node_count.value_or(0), j.start_ns.value_or(0), j.end_ns.value_or(0), job.command};
+      if (r.nodes == 0) {
+        auto f = FactsFromStore(store, r.id);
+        if (!f.ok()) continue;
+        r.nodes = static_cast<int64_t>(f->nodes.size());
+      }
+      if (!SameScale(r.nodes, job.nodes, opt.node_tolerance)) continue;
+      out.push_back(r);
+      if (out.size() >= opt.max_history) break;
+    }
+    return out;
+  }
+  for (const auto& [id, cmd] : src.apps) {
+    if (id == job.id || cmd != job.command) continue;
+    auto f = FactsFromStore(store, id);
+    if (!f.ok()) continue;  // not in the store: not a run we can compare with
+    if (f->end_ns > job.start_ns) continue;  // not earlier
+    Run r{id, static_cast<int64_t>(f->nodes.size()), f->start_ns, f->end_ns, cmd};
+    if (!SameScale(r.nodes, job.nodes, opt.node_tolerance)) continue;
+    out.push_back(r);
+  }
+  std::sort(out.begin(), out.end(), [](const Run& a, const Run& b) { return a.start_ns > b.start_ns; });
+  if (out.size() > opt.max_history) out.resize(opt.max_history);
+  return out;
+}
+
+void Features(const analysis::Phase& p, double* x) {
+  x[0] = std::log10(std::max(1e-3, static_cast<double>(p.duration_ns) / 1e9));
+  x[1] = std::log10(std::max(1.0, static_cast<double>(p.bytes)));
+}
+
+// Clusters the history's phases per direction and labels the job's phases.
+struct HistPhase {
+  analysis::Phase phase;
+  size_t run = 0;
+};
+
+void Classify(const std::vector<HistPhase>& hist, AnomalyResult* res, const Options& opt) {
+  int base = 0;
+  for (const char* dir : {"read", "write"}) {
+    std::vector<double> pts;
+    std::vector<double> bw;
+    std::vector<size_t> run;
+    for (const auto& h : hist)
+      if (h.phase.direction == dir) {
+        double x[2];
+        Features(h.phase, x);
+        pts.insert(pts.end(), x, x + 2);
+        bw.push_back(h.phase.bw_mean);
+        run.push_back(h.run);
+      }
+    auto db = analysis::Dbscan(pts, 2, opt.eps, opt.min_samples);
+    // A cluster is a known pattern only when min_runs different runs have
+    // phases in it: one slow run's many phases do not vouch for each other.
+    std::map<int, std::set<size_t>> runs_of;
+    for (size_t i = 0; i < db.labels.size(); ++i)
+      if (db.labels[i] >= 0) runs_of[db.labels[i]].insert(run[i]);
+    for (size_t i = 0; i < db.labels.size(); ++i)
+      if (db.labels[i] >= 0 && runs_of[db.labels[i]].size() < opt.min_runs) db.core[i] = false;
+    const double hist_bw = Median(bw);
+    const double eps2 = opt.eps * opt.eps;
+    for (auto& pr : res->phases) {
+      if (pr.phase.direction != dir) continue;
+      double x[2];
+      Features(pr.phase, x);
+      double best = std::numeric_limits<double>::infinity();
+      int label = -1;
+      for (size_t i = 0; i < db.labels.size(); ++i) {
+        if (!db.core[i]) continue;
+        const double d0 = x[0] - pts[2 * i], d1 = x[1] - pts[2 * i + 1];
+        const double d2 = d0 * d0 + d1 * d1;
+        if (d2 <= eps2 && d2 < best) {
+          best = d2;
+          label = db.labels[i] + base;
+        }
+      }
+      pr.cluster = label;
+      if (label < 0 && pr.phase.bw_mean > 0 && hist_bw > 0) pr.slowdown = hist_bw / pr.phase.bw_mean;
+    }
+    base += db.clusters;
+  }
+}
+
+// ---- neighbours ----
+struct Activity {
+  std::set<std::string> hosts;
+  std::set<int64_t> seconds;
+  double md_ops = 0, data_ops = 0, bytes = 0;
+  std::map<std::string, std::set<std::string>> file_procs;  // file -> host:pid with data ops
+  std::set<std::string> osts;
+  // from job_stats when the job is not traced
+  std::set<int64_t> js_seconds;
+  double js_md_ops = 0, js_data_ops = 0, js_bytes = 0;
+};
+
+std::string FwdOf(const JobSource& src, const std::string& host) {
+  auto it = src.node_fwd.find(host);
+  return it == src.node_fwd.end() ? std::string() : it->second;
+}
+
+Status ScanWindow(Store& store, int64_t t0, int64_t t1, std::map<std::string, Activity>* acts) {
+  ScanQuery q;
+  q.dataset = dataset::kTrace;
+  q.range = {t0, t1};
+  q.fields = {field::kJobId, field::kHostName, field::kTimestamp, field::kIoOp, field::kIoCount, field::kIoBytes,
+              field::kFileId, field::kProcessPid};
+  q.ordered = false;
+  Status st = store.Scan(q, [&](const Row& r) {
+    if (!r.Has(0)) return true;
+    Activity& a = (*acts)[std::string(r.Str(0))];
+    a.hosts.insert(std::string(r.Str(1)));
+    a.seconds.insert(r.Int(2) / kSec);
+    const std::string_view op = r.Str(3);
+    const double n = r.Has(4) ? static_cast<double>(r.Int(4)) : 1;
+    if (op == "read" || op == "write") {
+      a.data_ops += n;
+      if (r.Has(5)) a.bytes += static_cast<double>(r.Int(5));
+      if (r.Has(6)) a.file_procs[std::string(r.Str(6))].insert(std::string(r.Str(1)) + ":" + std::to_string(r.Has(7) ? r.Int(7) : 0));
+    } else if (IsMetaOp(op)) {
+      a.md_ops += n;
+    }
+    return true;
+  });
+  if (!st.ok()) return st;
+  // Server records cover [@timestamp - 1 s, @timestamp): read one more second.
+  ScanQuery j;
+  j.dataset = dataset::kJobstats;
+  j.range = {t0 + kSec, t1 + kSec};
+  j.fields = {field::kJobId, field::kLustreTarget, field::kTimestamp, field::kOssReadBytes, field::kOssWriteBytes,
+              field::kOssReadOps, field::kOssWriteOps, field::kMdsOps};
+  j.ordered = false;
+  return store.Scan(j, [&](const Row& r) {
+    if (!r.Has(0)) return true;
+    Activity& a = (*acts)[std::string(r.Str(0))];
+    const std::string target(r.Str(1));
+    a.js_seconds.insert(r.Int(2) / kSec);
+    const double b = (r.Has(3) ? static_cast<double>(r.Int(3)) : 0) + (r.Has(4) ? static_cast<double>(r.Int(4)) : 0);
+    const double ops = (r.Has(5) ? static_cast<double>(r.Int(5)) : 0) + (r.Has(6) ? static_cast<double>(r.Int(6)) : 0);
+    a.js_bytes += b;
+    a.js_data_ops += ops;
+    if (r.Has(7)) a.js_md_ops += static_cast<double>(r.Int(7));
+    if (target.find("-OST") != std::string::npos && (b > 0 || ops > 0)) a.osts.insert(target);
+    return true;
+  });
+}
+
+void FindNeighbours(Store& store, AnomalyResult* res, const JobSource& src, const Options& opt) {
+  int64_t t0 = std::numeric_limits<int64_t>::max(), t1 = std::numeric_limits<int64_t>::min();
+  for (const auto& p : res->phases)
+    if (p.cluster < 0) {
+      t0 = std::min(t0, p.phase.start_ns);
+      t1 = std::max(t1, p.phase.start_ns + p.phase.duration_ns);
+    }
+  if (t0 >= t1) return;
+  std::map<std::string, Activity> acts;
+  if (!ScanWindow(store, t0, t1, &acts).ok()) return;
+  auto me = acts.find(res->job_id);
+  if (me == acts.end()) return;
+  std::set<std::string> my_fwd;
+  for (const auto& h : me->second.hosts)
+    if (auto f = FwdOf(src, h); !f.empty()) my_fwd.insert(f);
+  const std::set<std::string>& my_osts = me->second.osts;
+  for (auto& [id, a] : acts) {
+    if (id == res->job_id) continue;
+    Neighbour n;
+    n.job_id = id;
+    std::set<std::string> shared;
+    for (const auto& h : a.hosts)
+      if (auto f = FwdOf(src, h); !f.empty() && my_fwd.count(f)) shared.insert(f);
+    for (const auto& o : a.osts)
+      if (my_osts.count(o)) shared.insert(o);
+    if (shared.empty()) continue;
+    n.shared.assign(shared.begin(), shared.end());
+    const bool traced = !a.seconds.empty();
+    const double secs = static_cast<double>(std::max<size_t>(1, traced ? a.seconds.size() : a.js_seconds.size()));
+    n.overlap_s = static_cast<int64_t>(secs);
+    n.md_ops_per_s = (traced ? a.md_ops : a.js_md_ops) / secs;
+    n.bytes_per_s = (traced ? a.bytes : a.js_bytes) / secs;
+    n.data_ops_per_s = (traced ? a.data_ops : a.js_data_ops) / secs;
+    auto check = [&](double v, double thr, const char* what) {
+      if (thr > 0 && v > thr) {
+        n.evidence.push_back(what);
+        n.score = std::max(n.score, v / thr);
+      }
+    };
+    check(n.md_ops_per_s, opt.high_mdops, "high_mdops");
+    check(n.bytes_per_s, opt.high_bw, "high_bw");
+    check(n.data_ops_per_s, opt.high_iops, "high_iops");
+    for (const auto& [file, procs] : a.file_procs)
+      if (procs.size() > 1) {
+        n.evidence.push_back("n1_mode");
+        break;
+      }
+    res->neighbours.push_back(std::move(n));
+  }
+  std::sort(res->neighbours.begin(), res->neighbours.end(), [](const Neighbour& x, const Neighbour& y) {
+    if (x.evidence.size() != y.evidence.size()) return x.evidence.size() > y.evidence.size();
+    if (x.score != y.score) return x.score > y.score;
+    if (x.overlap_s != y.overlap_s) return x.overlap_s > y.overlap_s;
+    return x.job_id < y.job_id;
+  });
+}
+
+// ---- servers inside the job ----
+struct ServerLoad {
+  double bytes = 0;
+  std::set<int64_t> seconds;
+};
+
+void Outliers(const std::string& kind, const std::map<std::string, ServerLoad>& load, AnomalyResult* res,
+              const Options& opt) {
+  std::vector<std::string> names;
+  std::vector<double> pts, bw, secs;
+  for (const auto& [name, l] : load) {
+    if (l.bytes <= 0 || l.seconds.empty()) continue;
+    const double s = static_cast<double>(l.seconds.size());
+    names.push_back(name);
+    bw.push_back(l.bytes / s);
+    secs.push_back(s);
+    pts.push_back(std::log10(s));
+  }
+  if (names.size() < 3) return;
+  const auto db = analysis::Dbscan(pts, 1, opt.server_eps, opt.server_min_samples);
+  std::map<int, int> sizes;
+  for (int l : db.labels)
+    if (l >= 0) sizes[l]++;
+  if (sizes.empty()) return;
+  int major = -1, best = 0;
+  for (auto [l, n] : sizes)
+    if (n > best) major = l, best = n;
+  std::vector<double> peer_s;
+  for (size_t i = 0; i < names.size(); ++i)
+    if (db.labels[i] == major) peer_s.push_back(secs[i]);
+  const double ms = Median(peer_s);
+  for (size_t i = 0; i < names.size(); ++i) {
+    // Lagging: apart from the peers and busy longer than they were.
+    if (db.labels[i] == major || secs[i] <= ms) continue;
+    ServerOutlier o;
+    o.kind = kind;
+    o.name = names[i];
+    o.bandwidth = bw[i];
+    o.bandwidth_ratio = ms / secs[i];
+    o.io_time_s = secs[i];
+    o.cost_s = secs[i] - ms;
+    o.peers = best;
+    res->server_outliers.push_back(o);
+  }
+}
+
+Status ServerOutliers(Store& store, AnomalyResult* res, const JobSource& src, const Options& opt) {
+  std::map<std::string, ServerLoad> fwd, ost;
+  if (!src.node_fwd.empty()) {
+    ScanQuery q;
+    q.dataset = dataset::kTrace;
+    q.filters = {{field::kJobId, res->job_id}};
+    q.fields = {field::kHostName, field::kTimestamp, field::kIoBytes, field::kIoOp};
+    q.ordered = false;
+    std::string last_host, last_fwd;
+    Status st = store.Scan(q, [&](const Row& r) {
+      if (!r.Has(2)) return true;
+      const std::string_view op = r.Str(3);
+      if (op != "read" && op != "write") return true;
+      if (r.Str(0) != last_host) {
+        last_host = std::string(r.Str(0));
+        last_fwd = FwdOf(src, last_host);
+      }
+      if (last_fwd.empty()) return true;
+      ServerLoad& l = fwd[last_fwd];
+      l.bytes += static_cast<double>(r.Int(2));
+      l.seconds.insert(r.Int(1) / kSec);
+      return true;
+    });
+    if (!st.ok()) return st;
+  }
+  ScanQuery j;
+  j.dataset = dataset::kJobstats;
+  j.range = {res->start_ns, res->end_ns + 2 * kSec};
+  j.filters = {{field::kJobId, res->job_id}};
+  j.fields = {field::kLustreTarget, field::kTimestamp, field::kOssReadBytes, field::kOssWriteBytes};
+  j.ordered = false;
+  Status st = store.Scan(j, [&](const Row& r) {
+    const std::string_view t = r.Str(0);
+    if (t.find("-OST") == std::string_view::npos) return true;
+    const double b = (r.Has(2) ? static_cast<double>(r.Int(2)) : 0) + (r.Has(3) ? static_cast<double>(r.Int(3)) : 0);
+    if (b <= 0) return true;
+    ServerLoad& l = ost[std::string(t)];
+    l.bytes += b;
+    l.seconds.insert(r.Int(1) / kSec);
+    return true;
+  });
+  if (!st.ok()) return st;
+  const bool large = res->nodes >= opt.large_job_nodes;
+  const bool anomalous = res->verdict == "anomalous";
+  if (large || (anomalous && fwd.size() >= 3)) Outliers("forwarding", fwd, res, opt);
+  if (large || (anomalous && ost.size() >= 3)) Outliers("ost", ost, res, opt);
+  std::sort(res->server_outliers.begin(), res->server_outliers.end(),
+            [](const ServerOutlier& a, const ServerOutlier& b) {
+              if (a.bandwidth_ratio != b.bandwidth_ratio) return a.bandwidth_ratio < b.bandwidth_ratio;
+              return a.kind != b.kind ? a.kind < b.kind : a.name < b.name;
+            });
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::map<std::string, std::string>> LoadApps(const std::string& path) {
+  std::map<std::string, std::string> apps;
+  Status st = lassi::ForEachDataLine(path, [&](const std::string& line, int n) -> Status {
+    const size_t tab = line.find('\t');
+    if (tab == std::string::npos || tab == 0)
+      return Status::Invalid(path + ":" + std::to_string(n) + ": expected JOB_ID<TAB>COMMAND LINE");
+    apps[line.substr(0, tab)] = line.substr(tab + 1);
+    return Status::Ok();
+  });
+  if (!st.ok()) return st;
+  return apps;
+}
+
+Result<AnomalyResult> Analyze(Store& store, const std::string& job_id, const JobSource& src, const Options& opt) {
+  if (!(opt.eps > 0) || opt.min_samples < 1 || !(opt.server_eps > 0) || opt.server_min_samples < 1)
+    return Status::Invalid("eps must be > 0 and min_samples >= 1");
+  AnomalyResult res;
+  res.options = opt;
+  res.job_id = job_id;
+  auto job = DescribeJob(store, job_id, src);
+  if (!job.ok()) return job.status();
+  res.command = job->command;
+  res.nodes = job->nodes;
+  res.start_ns = job->start_ns;
+  res.end_ns = job->end_ns;
+  auto jp = analysis::PhasesForJob(store, job_id, opt.phases);
+  if (!jp.ok()) return jp.status();
+  for (const auto& p : jp->phases) res.phases.push_back({p, -1, 0});
+  auto hist = History(store, *job, src, opt);
+  if (!hist.ok()) return hist.status();
+  std::vector<HistPhase> hist_phases;
+  for (const auto& r : *hist) {
+    auto hp = analysis::PhasesForJob(store, r.id, opt.phases);
+    if (!hp.ok() || hp->phases.empty()) continue;
+    for (const auto& p : hp->phases) hist_phases.push_back({p, res.history.size()});
+    res.history.push_back(r.id);
+  }
+  if (res.history.size() < opt.min_history) {
+    res.verdict = "not_enough_history";
+  } else {
+    Classify(hist_phases, &res, opt);
+    bool noise = false;
+    for (const auto& p : res.phases) {
+      noise |= p.cluster < 0;
+      res.slowdown = std::max(res.slowdown, p.slowdown);
+    }
+    res.verdict = noise ? "anomalous" : "normal";
+  }
+  if (res.verdict == "anomalous") FindNeighbours(store, &res, src, opt);
+  if (Status st = ServerOutliers(store, &res, src, opt); !st.ok()) return st;
+  return res;
+}
+
+std::string ToJson(const AnomalyResult& r, bool pretty) {
+  std::string out;
+  JsonWriter w(&out, pretty ? 2 : 0);
+  w.BeginObject();
+  w.Kv("job_id", r.job_id);
+  w.Kv("verdict", r.verdict);
+  w.Kv("command", r.command);
+  w.Kv("nodes", r.nodes);
+  w.Kv("start", FormatIsoMillis(r.start_ns));
+  w.Kv("end", FormatIsoMillis(r.end_ns));
+  w.Kv("history_runs", r.history.size());
+  w.Key("history");
+  w.BeginArray();
+  for (const auto& h : r.history) w.String(h);
+  w.EndArray();
+  w.Kv("slowdown", r.slowdown);
+  w.Key("phases");
+  w.BeginArray();
+  for (const auto& p : r.phases) {
+    w.BeginObject();
+    w.Kv("direction", p.phase.direction);
+    w.Kv("start", FormatIsoMillis(p.phase.start_ns));
+    w.Kv("duration_s", static_cast<double>(p.phase.duration_ns) / 1e9);
+    w.Kv("bytes", p.phase.bytes);
+    w.Kv("bw_mean", p.phase.bw_mean);
+    w.Kv("cluster", p.cluster);
+    if (p.cluster < 0 && p.slowdown > 0) w.Kv("slowdown", p.slowdown);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("neighbours");
+  w.BeginArray();
+  for (const auto& n : r.neighbours) {
+    w.BeginObject();
+    w.Kv("job_id", n.job_id);
+    w.Key("shared");
+    w.BeginArray();
+    for (const auto& s : n.shared) w.String(s);
+    w.EndArray();
+    w.Key("evidence");
+    w.BeginArray();
+    for (const auto& e : n.evidence) w.String(e);
+    w.EndArray();
+    w.Kv("md_ops_per_s", n.md_ops_per_s);
+    w.Kv("bytes_per_s", n.bytes_per_s);
+    w.Kv("data_ops_per_s", n.data_ops_per_s);
+    w.Kv("overlap_s", n.overlap_s);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("server_outliers");
+  w.BeginArray();
+  for (const auto& o : r.server_outliers) {
+    w.BeginObject();
+    w.Kv("kind", o.kind);
+    w.Kv("name", o.name);
+    w.Kv("bandwidth_ratio", o.bandwidth_ratio);
+    w.Kv("bandwidth", o.bandwidth);
+    w.Kv("io_time_s", o.io_time_s);
+    w.Kv("cost_s", o.cost_s);
+    w.Kv("peers", o.peers);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("options");
+  w.BeginObject();
+  w.Kv("eps", r.options.eps);
+  w.Kv("min_samples", r.options.min_samples);
+  w.Kv("min_history", r.options.min_history);
+  w.Kv("node_tolerance", r.options.node_tolerance);
+  w.Kv("high_mdops", r.options.high_mdops);
+  w.Kv("large_job_nodes", r.options.large_job_nodes);
+  w.EndObject();
+  w.EndObject();
+  out.push_back('\n');
+  return out;
+}
+
+std::string ToTable(const AnomalyResult& r) {
+  std::string out;
+  char b[256];
+  std::snprintf(b, sizeof b, "job %s: %s (%zu earlier runs at %lld nodes", r.job_id.c_str(), r.verdict.c_str(),
+                r.history.size(), static_cast<long long>(r.nodes));
+  out += b;
+  if (r.slowdown > 0) {
+    std::snprintf(b, sizeof b, "; slowest phase %.1fx its history", r.slowdown);
+    out += b;
+  }
+  out += ")\n";
+  out += "phases:\n  direction  start                     duration_s        bytes  cluster\n";
+  for (const auto& p : r.phases) {
+    std::snprintf(b, sizeof b, "  %-9s  %-24s  %10.1f  %11llu  %7d\n", p.phase.direction.c_str(),
+                  FormatIsoMillis(p.phase.start_ns).c_str(), static_cast<double>(p.phase.duration_ns) / 1e9,
+                  static_cast<unsigned long long>(p.phase.bytes), p.cluster);
+    out += b;
+  }
+  if (!r.neighbours.empty()) {
+    out += "neighbours (most likely interference first):\n";
+    for (const auto& n : r.neighbours) {
+      std::string ev, sh;
+      for (const auto& e : n.evidence) ev += (ev.empty() ? "" : ",") + e;
+      for (const auto& s : n.shared) sh += (sh.empty() ? "" : ",") + s;
+      std::snprintf(b, sizeof b, "  job %-10s %-24s md %.0f/s, %.1f MB/s, %.0f ops/s; shares %s\n", n.job_id.c_str(),
+                    ev.empty() ? "-" : ev.c_str(), n.md_ops_per_s, n.bytes_per_s / 1e6, n.data_ops_per_s, sh.c_str());
+      out += b;
+    }
+  }
+  if (!r.server_outliers.empty()) {
+    out += "lagging servers:\n";
+    for (const auto& o : r.server_outliers) {
+      std::snprintf(b, sizeof b, "  %-10s %-20s %.2f of its %d peers' bandwidth, cost ~%.0f s\n", o.kind.c_str(),
+                    o.name.c_str(), o.bandwidth_ratio, o.peers, o.cost_s);
+      out += b;
+    }
+  }
+  return out;
+}
+
+std::string ToRecords(const AnomalyResult& r, const std::string& host) {
+  std::string out;
+  const std::string summary = ToJson(r, false);
+  const int64_t stream = analysis::ResultStreamId(dataset::kResultAnomaly.name(), {std::string_view("job"), r.job_id, summary});
+  int64_t seq = 0;
+  auto begin = [&](JsonWriter& w, const char* analysis) {
+    analysis::BeginResultRecord(w, r.start_ns, dataset::kResultAnomaly, stream, seq++, host);
+    w.Kv(field::kJobId, r.job_id);
+    w.Kv(field::kResultAnalysis, analysis);
+  };
+  {
+    JsonWriter w(&out, 0);
+    begin(w, "job");
+    w.Kv(field::kResultReason, r.verdict);
+    w.Kv(field::kResultScore, r.slowdown);
+    w.EndObject();
+    out.push_back('\n');
+  }
+  for (const auto& n : r.neighbours) {
+    JsonWriter w(&out, 0);
+    begin(w, "neighbour");
+    w.Kv(field::kResultTarget, n.job_id);
+    std::string ev;
+    for (const auto& e : n.evidence) ev += (ev.empty() ? "" : ",") + e;
+    w.Kv(field::kResultReason, ev.empty() ? std::string("shared") : ev);
+    w.Kv(field::kResultScore, n.score);
+    w.EndObject();
+    out.push_back('\n');
+  }
+  for (const auto& o : r.server_outliers) {
+    JsonWriter w(&out, 0);
+    begin(w, o.kind == "ost" ? "ost" : "forwarding");
+    w.Kv(field::kResultTarget, o.name);
+    w.Kv(field::kResultMetric, "bandwidth_ratio");
+    w.Kv(field::kResultScore, o.bandwidth_ratio);
+    w.Kv(field::kResultReason, "lags its peers serving the same job");
+    w.EndObject();
+    out.push_back('\n');
+  }
+  return out;
+}
+
+Status WriteToDb(MysqlConn& db, const std::string& cluster, uint64_t job_id, const AnomalyResult& r) {
+  const std::string now = SqlDatetime(NowNs());
+  const auto id = static_cast<int64_t>(job_id);
+  const std::string json = ToJson(r, false);
+  return db.Transaction([&]() -> Status {
+    for (const char* t : {"job_anomaly", "job_anomaly_neighbour", "job_server_outlier"}) {
+      auto del = db.Exec(std::string("DELETE FROM ") + t + " WHERE cluster = ? AND job_id = ?", {cluster, id});
+      if (!del.ok()) return del.status();
+    }
+    auto ins = db.Exec("INSERT INTO job_anomaly (cluster, job_id, computed_at, verdict, history_runs, slowdown, result_json) "
+                       "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                       {cluster, id, now, r.verdict, static_cast<int64_t>(r.history.size()), r.slowdown, json});
+    if (!ins.ok()) return ins.status();
+    int64_t rank = 0;
+    for (const auto& n : r.neighbours) {
+      std::string shared, ev;
+      for (const auto& x : n.shared) shared += (shared.empty() ? "" : ",") + x;
+      for (const auto& x : n.evidence) ev += (ev.empty() ? "" : ",") + x;
+      auto a = db.Exec("INSERT INTO job_anomaly_neighbour (cluster, job_id, rank_no, neighbour, shared, evidence, md_ops_per_s) "
+                       "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                       {cluster, id, rank++, n.job_id, shared, ev, n.md_ops_per_s});
+      if (!a.ok()) return a.status();
+    }
+    for (const auto& o : r.server_outliers) {
+      auto a = db.Exec("INSERT INTO job_server_outlier (cluster, job_id, kind, server, bandwidth_ratio, cost_s) "
+                       "VALUES (?, ?, ?, ?, ?, ?)",
+                       {cluster, id, o.kind, o.name, o.bandwidth_ratio, o.cost_s});
+      if (!a.ok()) return a.status();
+    }
+    return Status::Ok();
+  });
+}
+
+Result<std::string> StoredVerdictLine(MysqlConn& db, const std::string& cluster, uint64_t job_id) {
+  const auto id = static_cast<int64_t>(job_id);
+  auto rows = db.Query("SELECT verdict, history_runs, slowdown FROM job_anomaly WHERE cluster = ? AND job_id = ?", {cluster, id});
+  if (!rows.ok()) return rows.status();
+  if (rows->empty() || !(*rows)[0][0]) return std::string();
+  const auto& r = (*rows)[0];
+  std::string line = "I/O anomaly: " + *r[0] + " against " + r[1].value_or("0") + " earlier runs";
+  const double slow = r[2] ? std::atof(r[2]->c_str()) : 0;
+  if (slow > 0) {
+    char b[64];
+    std::snprintf(b, sizeof b, ", slowest phase %.1fx its history", slow);
+    line += b;
+  }
+  auto nb = db.Query("SELECT neighbour, evidence FROM job_anomaly_neighbour WHERE cluster = ? AND job_id = ? ORDER BY rank_no "
+                     "LIMIT 1", {cluster, id});
+  if (nb.ok() && !nb->empty() && (*nb)[0][0])
+    line += "; first neighbour " + *(*nb)[0][0] + ((*nb)[0][1] && !(*nb)[0][1]->empty() ? " (" + *(*nb)[0][1] + ")" : "");
+  auto so = db.Query("SELECT server FROM job_server_outlier WHERE cluster = ? AND job_id = ? ORDER BY bandwidth_ratio, kind, "
+                     "server LIMIT 1", {cluster, id});
+  if (so.ok() && !so->empty() && (*so)[0][0]) line += "; lagging " + *(*so)[0][0];
+  return line + "\n";
+}
+
+}  // namespace iosonar::anomaly

@@ -1,0 +1,141 @@
+// Job I/O anomaly detection (Beacon, NSDI'19 §3.3, §4.1-4.2, Appendix B):
+// a finished job's I/O phases against the phases of the same application's
+// earlier runs at the same scale, the neighbour jobs that may have interfered,
+// and the forwarding nodes / OSTs that lagged their peers inside the job.
+//
+// Definitions (docs/anomaly.md has the reasons for each default):
+//  - Same application: the exact command line (LASSi's key), from the job
+//    database (jobs.command) or an apps file (JOB_ID<TAB>COMMAND LINE).
+//    Same scale: |nodes - nodes_job| <= node_tolerance * nodes_job.
+//  - Phases: analysis::PhasesForJob (DWT on the 1 s trace bandwidth series).
+//  - Features: per phase (log10 duration_s, log10 bytes). On a log scale eps
+//    is a relative tolerance the same for every application and unit:
+//    eps = 0.1 joins phases whose durations and volumes differ by up to ~26 %
+//    (10^0.1) in one coordinate (Euclidean in both).
+//  - Clustering: DBSCAN (sklearn's labels) over the history's phases, one
+//    direction (read, write) at a time; cluster ids are numbered across
+//    directions (read first). A cluster is a known pattern only when phases
+//    of at least min_runs different runs are in it (its samples are not core
+//    otherwise), so one slow earlier run does not make slowness normal. A phase of the job belongs to the cluster of the
+//    nearest history core sample within eps (sklearn's rule for a border
+//    point), else it is noise (-1). The job's own phases never make a cluster,
+//    so ten slow checkpoints of one run do not vouch for each other.
+//  - Verdict: not_enough_history with fewer than min_history earlier runs
+//    that have phases; anomalous when any phase is noise; else normal.
+//  - Slowdown of an anomalous phase: the median mean bandwidth of the
+//    history's phases of the same direction over the phase's mean bandwidth.
+//  - Neighbours (for an anomalous job): other jobs active during the
+//    anomalous phases on a forwarding node (from the node -> forwarding map)
+//    or an OST (job_stats) the job used then. Evidence over the neighbour's
+//    active seconds in that window: high_mdops (metadata ops/s > high_mdops,
+//    Beacon: 300), high_bw (bytes/s > high_bw), high_iops (data ops/s >
+//    high_iops), n1_mode (a file read or written by several processes).
+//    Ranked by the number of evidence items, then the strongest ratio of a
+//    metric to its threshold, then the seconds shared.
+//  - Server outliers: for jobs of at least large_job_nodes nodes (Beacon:
+//    1,024), or any anomalous job with at least 3 servers of a kind, each
+//    forwarding node / OST that served the job: bytes of the job through it
+//    and its I/O time (seconds in which it moved the job's bytes). Servers
+//    carry unequal shares (files land on OSTs by hash, nodes per forwarding
+//    node differ), so raw bandwidths differ without any fault; what a
+//    homogeneous load makes equal is the time each server needs for its
+//    share. DBSCAN on log10 I/O time with server_eps (0.15: ~41 %); the
+//    largest cluster is the peers; a server outside it that was busy longer
+//    than the peers' median I/O time is an outlier. bandwidth_ratio: the
+//    bandwidth it reached on its own load over the bandwidth that would have
+//    served that load in the peers' median time (= median time / its time);
+//    cost_s = its I/O time - the peers' median, the time the job waited.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "analysis-jobs/phases/phases.h"
+#include "core/base/status.h"
+#include "core/jobdb/jobdb.h"
+#include "core/jobdb/mysql.h"
+#include "core/store/store.h"
+
+namespace iosonar::anomaly {
+
+struct Options {
+  double eps = 0.1;             // log10 units
+  size_t min_samples = 3;       // history phases (a phase seen in >= 3 runs is a pattern)
+  size_t min_history = 3;       // earlier runs with phases
+  size_t min_runs = 3;          // a history cluster is known when phases of >= min_runs runs are in it
+  size_t max_history = 50;      // most recent earlier runs used
+  double node_tolerance = 0.1;  // relative
+  double high_mdops = 300;      // metadata ops/s (Beacon)
+  double high_bw = 1073741824;  // bytes/s
+  double high_iops = 10000;     // data ops/s
+  int64_t large_job_nodes = 1024;
+  double server_eps = 0.15;     // log10 units
+  size_t server_min_samples = 2;
+  analysis::PhaseOptions phases;
+};
+
+// Where the application and scale of jobs come from.
+struct JobSource {
+  JobDb* db = nullptr;        // the job database (command, nodes, window), or
+  std::string cluster;        // its cluster ("" = the only one with the id)
+  std::map<std::string, std::string> apps;       // job id -> command line (an apps file)
+  std::map<std::string, std::string> node_fwd;   // node -> forwarding node (maps file)
+};
+
+// JOB_ID<TAB>COMMAND LINE lines (blank and '#' lines skipped); errors name file:line.
+Result<std::map<std::string, std::string>> LoadApps(const std::string& path);
+
+struct PhaseResult {
+  analysis::Phase phase;
+  int cluster = -1;
+  double slowdown = 0;  // anomalous phases: history median bandwidth / this phase's
+};
+
+struct Neighbour {
+  std::string job_id;
+  std::vector<std::string> shared;  // forwarding node and OST names
+  std::vector<std::string> evidence;
+  double md_ops_per_s = 0, bytes_per_s = 0, data_ops_per_s = 0;
+  int64_t overlap_s = 0;
+  double score = 0;  // strongest metric / threshold
+};
+
+struct ServerOutlier {
+  std::string kind;  // forwarding or ost
+  std::string name;
+  double bandwidth = 0, bandwidth_ratio = 0;  // bytes/s; to the peers' median
+  double io_time_s = 0, cost_s = 0;
+  int peers = 0;
+};
+
+struct AnomalyResult {
+  std::string job_id;
+  std::string command;
+  int64_t nodes = 0;
+  int64_t start_ns = 0, end_ns = 0;
+  std::string verdict;  // normal, anomalous, not_enough_history
+  std::vector<std::string> history;  // job ids used
+  std::vector<PhaseResult> phases;
+  std::vector<Neighbour> neighbours;
+  std::vector<ServerOutlier> server_outliers;
+  double slowdown = 0;  // largest phase slowdown
+  Options options;
+};
+
+Result<AnomalyResult> Analyze(Store& store, const std::string& job_id, const JobSource& src, const Options& opt);
+
+std::string ToJson(const AnomalyResult& r, bool pretty = true);
+std::string ToTable(const AnomalyResult& r);
+// iosonar.result.anomaly records: one for the job (verdict), then one per
+// neighbour and per server outlier; deterministic event.stream.
+std::string ToRecords(const AnomalyResult& r, const std::string& host);
+// Into the job database (migration 35): replaces the job's job_anomaly,
+// job_anomaly_neighbour and job_server_outlier rows in one transaction.
+Status WriteToDb(MysqlConn& db, const std::string& cluster, uint64_t job_id, const AnomalyResult& r);
+// The stored verdict of a job as one line for people ("I/O anomaly: anomalous
+// against 6 earlier runs, slowest phase 4.0x its history; first neighbour
+// 3999 (high_mdops); lagging fwd001"), "" when the job has no job_anomaly row.
+Result<std::string> StoredVerdictLine(MysqlConn& db, const std::string& cluster, uint64_t job_id);
+
+}  // namespace iosonar::anomaly

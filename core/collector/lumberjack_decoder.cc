@@ -1,0 +1,143 @@
+#include "core/collector/lumberjack_decoder.h"
+
+#include <zlib.h>
+
+#include <cstring>
+
+#include "core/transport/lumberjack.h"
+
+namespace iosonar {
+namespace {
+
+Status Bad(uint64_t at, const std::string& what) {
+  return Status::Invalid("lumberjack: " + what + " at stream offset " + std::to_string(at));
+}
+
+std::string Printable(char c) {
+  if (c >= 0x21 && c < 0x7f) return std::string("'") + c + "'";
+  char b[8];
+  std::snprintf(b, sizeof b, "0x%02x", static_cast<unsigned char>(c));
+  return b;
+}
+
+// zlib-inflates in into *out, at most max bytes.
+Status Inflate(std::string_view in, size_t max, std::string* out) {
+  z_stream z{};
+  if (inflateInit(&z) != Z_OK) return Status::Internal("lumberjack: inflateInit failed");
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+  z.avail_in = static_cast<uInt>(in.size());
+  out->clear();
+  int rc = Z_OK;
+  char chunk[65536];
+  while (rc != Z_STREAM_END) {
+    z.next_out = reinterpret_cast<Bytef*>(chunk);
+    z.avail_out = sizeof chunk;
+    rc = inflate(&z, Z_NO_FLUSH);
+    if (rc != Z_OK && rc != Z_STREAM_END) {
+      inflateEnd(&z);
+      return Status::Invalid(std::string("bad zlib data in a compressed frame (") + (z.msg ? z.msg : "inflate failed") + ")");
+    }
+    out->append(chunk, sizeof chunk - z.avail_out);
+    if (out->size() > max) {
+      inflateEnd(&z);
+      return Status::Invalid("a compressed frame inflates past " + std::to_string(max) + " bytes");
+    }
+    if (rc == Z_OK && z.avail_in == 0 && z.avail_out != 0) {
+      inflateEnd(&z);
+      return Status::Invalid("a compressed frame ends before its zlib stream does");
+    }
+  }
+  inflateEnd(&z);
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status LumberjackDecoder::Frames(std::string_view s, bool nested, size_t* used, Handler* h) {
+  namespace lj = lumberjack;
+  size_t p = 0;
+  while (p < s.size()) {
+    const uint64_t at = offset_ + (nested ? 0 : p);
+    const size_t left = s.size() - p;
+    if (left < 2) break;
+    if (s[p] != lj::kVersion) {
+      if (s[p] == '1') return Bad(at, "protocol version 1 is not supported (send version 2, as Beats do)");
+      return Bad(at, "expected protocol version '2', got " + Printable(s[p]));
+    }
+    const char type = s[p + 1];
+    if (type == lj::kWindow) {
+      if (left < 6) break;
+      h->Window(lj::GetU32(s.data() + p + 2));
+      p += 6;
+    } else if (type == lj::kJson) {
+      if (left < 10) break;
+      const uint32_t seq = lj::GetU32(s.data() + p + 2);
+      const uint32_t len = lj::GetU32(s.data() + p + 6);
+      if (len > max_event_)
+        return Bad(at, "an event of " + std::to_string(len) + " bytes (the bound is " + std::to_string(max_event_) + ")");
+      if (left < 10 + size_t{len}) break;
+      h->Event(seq, s.substr(p + 10, len));
+      p += 10 + size_t{len};
+    } else if (type == lj::kCompressed) {
+      if (nested) return Bad(at, "a compressed frame inside a compressed frame");
+      if (left < 6) break;
+      const uint32_t len = lj::GetU32(s.data() + p + 2);
+      if (len > max_compressed_)
+        return Bad(at, "a compressed frame of " + std::to_string(len) + " bytes (the bound is " +
+                           std::to_string(max_compressed_) + ")");
+      if (left < 6 + size_t{len}) break;
+      std::string inflated;
+      if (Status st = Inflate(s.substr(p + 6, len), max_inflated_, &inflated); !st.ok())
+        return Bad(at, st.message());
+      size_t inner = 0;
+      if (Status st = Frames(inflated, true, &inner, h); !st.ok()) return st;
+      if (inner != inflated.size()) return Bad(at, "a compressed frame ends inside a frame");
+      p += 6 + size_t{len};
+    } else if (type == 'D') {
+      return Bad(at, "v1 data frames ('D') are not supported: send JSON frames ('J')");
+    } else if (type == lj::kAck) {
+      return Bad(at, "an ACK frame from the sender");
+    } else {
+      return Bad(at, "unknown frame type " + Printable(type));
+    }
+  }
+  *used = p;
+  return Status::Ok();
+}
+
+Status LumberjackDecoder::Feed(const char* data, size_t n, Handler* h) {
+  // Decode straight from the caller's buffer when nothing is pending.
+  std::string_view s;
+  if (pos_ == buf_.size()) {
+    buf_.clear();
+    pos_ = 0;
+    s = std::string_view(data, n);
+  } else {
+    buf_.append(data, n);
+    s = std::string_view(buf_).substr(pos_);
+  }
+  size_t used = 0;
+  Status st = Frames(s, false, &used, h);
+  if (!st.ok()) return st;
+  offset_ += used;
+  if (s.data() == data) {
+    buf_.assign(data + used, n - used);  // the partial frame, if any
+    pos_ = 0;
+  } else {
+    pos_ += used;
+    if (pos_ == buf_.size()) {
+      buf_.clear();
+      buf_.shrink_to_fit();
+      pos_ = 0;
+    } else if (pos_ > (1u << 20)) {
+      buf_.erase(0, pos_);
+      pos_ = 0;
+    }
+  }
+  // A partial frame never holds more than its own bound plus a header.
+  if (buffered() > max_compressed_ + max_event_ + 16)
+    return Bad(offset_, "a partial frame of " + std::to_string(buffered()) + " bytes");
+  return Status::Ok();
+}
+
+}  // namespace iosonar

@@ -1,0 +1,373 @@
+#include "core/transport/lumberjack_sender.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "core/base/host.h"
+#include "core/base/munge.h"
+#include "core/base/timeutil.h"
+#include "core/transport/lumberjack.h"
+
+namespace iosonar {
+namespace {
+
+constexpr std::string_view kSpoolPrefix = "lj-";
+constexpr std::string_view kSpoolSuffix = ".jsonl";
+
+bool WriteAllPoll(int fd, const char* p, size_t n, int timeout_ms) {
+  while (n > 0) {
+    ssize_t w = send(fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (w > 0) {
+      p += w;
+      n -= static_cast<size_t>(w);
+      continue;
+    }
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      pollfd pf{fd, POLLOUT, 0};
+      int r = poll(&pf, 1, timeout_ms);
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) return false;  // the receiver stopped reading
+      continue;
+    }
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+LumberjackSender::~LumberjackSender() {
+  if (!pending_.empty()) Deliver();
+  Disconnect();
+  if (own_fd_ >= 0) {
+    if (own_records_ == 0) unlink(own_path_.c_str());  // nothing left to resend
+    close(own_fd_);  // releases the lock: the next sender resends what is left
+  }
+}
+
+Status LumberjackSender::Init(const Options& o) {
+  o_ = o;
+  if (o_.host.empty() || o_.port.empty()) return Status::Invalid("lumberjack output: no host or port");
+  if (o_.window == 0) return Status::Invalid("lumberjack output: the window must be at least 1");
+  if (o_.spool_dir.empty()) return Status::Ok();
+  if (mkdir(o_.spool_dir.c_str(), 0700) != 0 && errno != EEXIST)
+    return Status::FromErrno("spool directory " + o_.spool_dir, errno);
+  struct stat st;
+  if (lstat(o_.spool_dir.c_str(), &st) != 0) return Status::FromErrno("spool directory " + o_.spool_dir, errno);
+  if (!S_ISDIR(st.st_mode))
+    return Status::Invalid("spool directory " + o_.spool_dir + ": not a directory (a symbolic link is not followed)");
+  if (st.st_uid != geteuid())
+    return Status::Invalid("spool directory " + o_.spool_dir + ": owned by uid " + std::to_string(st.st_uid) +
+                           ", not by this user (" + std::to_string(geteuid()) + "): refusing to use it");
+  if (st.st_mode & 022)
+  {
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%03o", st.st_mode & 0777);
+    return Status::Invalid("spool directory " + o_.spool_dir + ": writable by others (mode " + mode +
+                           "): refusing to use it (chmod 700)");
+  }
+  return Status::Ok();
+}
+
+Status LumberjackSender::Send(std::string_view lines) {
+  const uint64_t dropped = c_.dropped;
+  size_t pos = 0;
+  while (pos < lines.size()) {
+    size_t nl = lines.find('\n', pos);
+    if (nl == std::string_view::npos) nl = lines.size();
+    if (nl > pos) {
+      pending_.emplace_back(lines.substr(pos, nl - pos));
+      pending_bytes_ += nl - pos;
+    }
+    pos = nl + 1;
+  }
+  if (pending_.size() >= o_.window || pending_bytes_ >= (8u << 20)) Deliver();
+  if (c_.dropped != dropped)
+    return Status::Unavailable("lumberjack output " + o_.host + ":" + o_.port + ": " +
+                               std::to_string(c_.dropped - dropped) + " records neither acknowledged nor spooled");
+  return Status::Ok();
+}
+
+Status LumberjackSender::Flush() {
+  const uint64_t dropped = c_.dropped;
+  Deliver();
+  if (c_.dropped != dropped)
+    return Status::Unavailable("lumberjack output " + o_.host + ":" + o_.port + ": " +
+                               std::to_string(c_.dropped - dropped) + " records neither acknowledged nor spooled");
+  return Status::Ok();
+}
+
+bool LumberjackSender::Connect() {
+  if (sock_ >= 0) return true;
+  const int64_t now = MonotonicNs();
+  if (now < next_try_ns_) return false;
+  auto fail = [&] {
+    ++c_.failures;
+    next_try_ns_ = MonotonicNs() + int64_t{o_.retry_interval_ms} * 1000000;
+    return false;
+  };
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* res = nullptr;
+  if (getaddrinfo(o_.host.c_str(), o_.port.c_str(), &hints, &res) != 0) return fail();
+  for (addrinfo* a = res; a; a = a->ai_next) {
+    int fd = socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, a->ai_protocol);
+    if (fd < 0) continue;
+    int r = connect(fd, a->ai_addr, a->ai_addrlen);
+    if (r != 0 && errno == EINPROGRESS) {
+      pollfd pf{fd, POLLOUT, 0};
+      int err = 0;
+      socklen_t len = sizeof err;
+      if (poll(&pf, 1, o_.connect_timeout_ms) == 1 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err == 0)
+        r = 0;
+    }
+    if (r == 0) {
+      int one = 1;
+      setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+      sock_ = fd;
+      break;
+    }
+    close(fd);
+  }
+  freeaddrinfo(res);
+  if (sock_ < 0) return fail();
+  if (o_.munge && !Authenticate()) return false;
+  return true;
+}
+
+bool LumberjackSender::Authenticate() {
+  auto cred = MungeEncode(o_.munge_socket, o_.auth_host.empty() ? HostName() : o_.auth_host);
+  if (!cred.ok()) {
+    if (auth_error_ != cred.status().message()) {  // said once per change, not per retry
+      auth_error_ = cred.status().message();
+      std::fprintf(stderr, "iosonar: lumberjack output %s:%s: %s\n", o_.host.c_str(), o_.port.c_str(),
+                   auth_error_.c_str());
+    }
+    return Fail();
+  }
+  const std::string line = "{\"iosonar.auth\":\"munge\",\"credential\":\"" + *cred + "\"}";
+  return SendWindow({std::string_view(line)});  // a refused credential: the receiver closes, this fails
+}
+
+void LumberjackSender::Disconnect() {
+  if (sock_ >= 0) close(sock_);
+  sock_ = -1;
+}
+
+bool LumberjackSender::Fail() {
+  Disconnect();
+  ++c_.failures;
+  next_try_ns_ = MonotonicNs() + int64_t{o_.retry_interval_ms} * 1000000;
+  return false;
+}
+
+bool LumberjackSender::WriteWindow(const std::vector<std::string_view>& lines) {
+  namespace lj = lumberjack;
+  std::string buf;
+  size_t bytes = 6;
+  for (auto l : lines) bytes += 10 + l.size();
+  buf.reserve(bytes);
+  buf += lj::kVersion;
+  buf += lj::kWindow;
+  lj::PutU32(&buf, static_cast<uint32_t>(lines.size()));
+  uint32_t seq = 0;
+  for (auto l : lines) {
+    buf += lj::kVersion;
+    buf += lj::kJson;
+    lj::PutU32(&buf, ++seq);
+    lj::PutU32(&buf, static_cast<uint32_t>(l.size()));
+    buf.append(l);
+  }
+  if (!WriteAllPoll(sock_, buf.data(), buf.size(), o_.ack_timeout_ms)) return Fail();
+  return true;
+}
+
+// ACKs come in window order: partial ones (the receiver's progress) reset the
+// wait; the one for the window's last event ends it.
+bool LumberjackSender::WaitAck(uint32_t n) {
+  namespace lj = lumberjack;
+  char ack[6];
+  size_t have = 0;
+  for (;;) {
+    pollfd pf{sock_, POLLIN, 0};
+    int r = poll(&pf, 1, o_.ack_timeout_ms);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return Fail();
+    ssize_t got = recv(sock_, ack + have, sizeof ack - have, 0);
+    if (got < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    if (got <= 0) return Fail();
+    have += static_cast<size_t>(got);
+    if (have < sizeof ack) continue;
+    have = 0;
+    if (ack[0] != lj::kVersion || ack[1] != lj::kAck) return Fail();
+    if (lj::GetU32(ack + 2) >= n) break;
+  }
+  ++c_.windows;
+  return true;
+}
+
+bool LumberjackSender::SendWindow(const std::vector<std::string_view>& lines) {
+  if (lines.empty()) return true;
+  return WriteWindow(lines) && WaitAck(static_cast<uint32_t>(lines.size()));
+}
+
+Status LumberjackSender::OpenOwnSpool() {
+  static std::atomic<uint32_t> counter{0};
+  own_path_ = o_.spool_dir + "/" + std::string(kSpoolPrefix) + std::to_string(getpid()) + "-" +
+              std::to_string(counter.fetch_add(1)) + std::string(kSpoolSuffix);
+  own_fd_ = open(own_path_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (own_fd_ < 0) return Status::FromErrno("spool file " + own_path_, errno);
+  flock(own_fd_, LOCK_EX);  // ours for as long as we live: no other sender resends it meanwhile
+  return Status::Ok();
+}
+
+void LumberjackSender::SpoolPending() {
+  const uint64_t n = pending_.size();
+  if (n == 0) return;
+  bool ok = !o_.spool_dir.empty() && own_bytes_ + pending_bytes_ + n <= o_.spool_max_bytes;
+  if (ok && own_fd_ < 0) ok = OpenOwnSpool().ok();
+  if (ok) {
+    std::string buf;
+    buf.reserve(pending_bytes_ + n);
+    for (const auto& l : pending_) (buf += l) += '\n';
+    const off_t end = static_cast<off_t>(own_bytes_);
+    if (pwrite(own_fd_, buf.data(), buf.size(), end) == static_cast<ssize_t>(buf.size())) {
+      own_bytes_ += buf.size();
+      own_records_ += n;
+      c_.spooled += n;
+    } else {
+      // A full disk: cut the partial write off again, and count the loss.
+      if (ftruncate(own_fd_, end) != 0) {
+      }
+      ok = false;
+    }
+  }
+  if (!ok) c_.dropped += n;
+  pending_.clear();
+  pending_bytes_ = 0;
+}
+
+bool LumberjackSender::ResendFile(int fd, bool own) {
+  std::string carry;
+  std::vector<std::string> owned;
+  std::vector<std::string_view> window;
+  char chunk[1 << 16];
+  off_t off = 0;
+  auto send_window = [&]() {
+    if (window.empty()) return true;
+    if (!SendWindow(window)) return false;
+    c_.acked += window.size();
+    c_.resent += window.size();
+    if (own) own_records_ -= std::min<uint64_t>(own_records_, window.size());
+    window.clear();
+    owned.clear();
+    return true;
+  };
+  for (;;) {
+    ssize_t n = pread(fd, chunk, sizeof chunk, off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return false;
+    if (n == 0) break;
+    off += n;
+    carry.append(chunk, static_cast<size_t>(n));
+    size_t pos = 0, nl;
+    while ((nl = carry.find('\n', pos)) != std::string::npos) {
+      if (nl > pos) owned.emplace_back(carry, pos, nl - pos);
+      pos = nl + 1;
+    }
+    carry.erase(0, pos);
+    if (owned.size() >= o_.window) {
+      for (const auto& l : owned) window.emplace_back(l);
+      if (!send_window()) return false;
+    }
+  }
+  for (const auto& l : owned) window.emplace_back(l);
+  if (!send_window()) return false;
+  if (!carry.empty()) ++c_.dropped;  // a record cut off by a crash mid-write: counted, not sent half
+  return true;
+}
+
+bool LumberjackSender::ResendSpool() {
+  if (o_.spool_dir.empty()) return true;
+  if (own_fd_ >= 0 && own_bytes_ > 0) {
+    if (!ResendFile(own_fd_, true)) return false;
+    if (ftruncate(own_fd_, 0) == 0) own_bytes_ = own_records_ = 0;
+  }
+  DIR* d = opendir(o_.spool_dir.c_str());
+  if (!d) return true;
+  bool all = true;
+  while (dirent* e = readdir(d)) {
+    std::string_view name = e->d_name;
+    if (!name.starts_with(kSpoolPrefix) || !name.ends_with(kSpoolSuffix)) continue;
+    const std::string path = o_.spool_dir + "/" + std::string(name);
+    if (path == own_path_) continue;
+    // Never through a link, never a FIFO or device, never another user's file.
+    int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) continue;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+        flock(fd, LOCK_EX | LOCK_NB) != 0) {  // locked: its sender is alive and resends it itself
+      close(fd);
+      continue;
+    }
+    if (ResendFile(fd, false)) {
+      unlink(path.c_str());
+    } else {
+      all = false;
+    }
+    close(fd);
+    if (!all) break;
+  }
+  closedir(d);
+  return all;
+}
+
+void LumberjackSender::Deliver() {
+  if (!Connect()) return SpoolPending();
+  if (!ResendSpool()) return SpoolPending();
+  // Two windows in flight: the next one is on the wire while the receiver
+  // stores the last (Beats' pipelining); on a failure, everything from the
+  // oldest unacknowledged window on is spooled.
+  size_t sent = 0, done = 0;
+  std::vector<size_t> inflight;  // window sizes, oldest first
+  std::vector<std::string_view> window;
+  bool ok = true;
+  while (ok && (sent < pending_.size() || !inflight.empty())) {
+    while (ok && inflight.size() < 2 && sent < pending_.size()) {
+      window.clear();
+      const size_t end = std::min(pending_.size(), sent + o_.window);
+      for (size_t k = sent; k < end; ++k) window.emplace_back(pending_[k]);
+      ok = WriteWindow(window);
+      inflight.push_back(end - sent);
+      sent = end;
+    }
+    if (!ok) break;
+    ok = WaitAck(static_cast<uint32_t>(inflight.front()));
+    if (ok) {
+      c_.acked += inflight.front();
+      done += inflight.front();
+      inflight.erase(inflight.begin());
+    }
+  }
+  if (done > 0) {
+    for (size_t k = 0; k < done; ++k) pending_bytes_ -= pending_[k].size();
+    pending_.erase(pending_.begin(), pending_.begin() + static_cast<ptrdiff_t>(done));
+  }
+  SpoolPending();  // what could not be delivered now
+}
+
+}  // namespace iosonar

@@ -1,0 +1,91 @@
+// The sending side of Lumberjack v2 (lumberjack.h): at-least-once delivery to
+// Logstash's beats input or `iosonar collect`. A record is kept until the
+// receiver's ACK covers it: in memory while its window is in flight, in the
+// spool when the receiver is unreachable or the ACK does not come. Spool files
+// are deleted only once every record in them is acknowledged; a record sent
+// twice (a lost ACK) is stored once, because receivers deduplicate on
+// event.stream + event.seq.
+//
+// The spool directory must be the sender's own (created 0700; refused if
+// another user owns it or others can write it); files are 0600, opened with
+// O_NOFOLLOW and read only when they are regular files owned by this user.
+// Each process appends to its own file (lj-PID-N.jsonl, locked with flock);
+// files of dead processes are resent by the next sender that connects.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/base/status.h"
+
+namespace iosonar {
+
+class LumberjackSender {
+ public:
+  struct Options {
+    std::string host, port;
+    std::string spool_dir;               // "" = no spool: unacknowledged records are dropped (counted)
+    uint64_t spool_max_bytes = 64ull << 20;
+    uint32_t window = 4096;              // events per window; two windows are in flight at most
+    int connect_timeout_ms = 2000;
+    int ack_timeout_ms = 30000;          // without any ACK for this long, the window goes to the spool
+    int retry_interval_ms = 1000;        // after a failure, spool without trying for this long
+    // MUNGE: every connection starts with a credential whose payload is auth_host
+    // (`iosonar collect --auth munge` checks it; Logstash's beats input does not speak it).
+    bool munge = false;
+    std::string munge_socket;            // "" = libmunge's default
+    std::string auth_host;               // "" = HostName()
+  };
+  struct Counters {
+    uint64_t acked = 0;       // records the receiver acknowledged (first sends and resends)
+    uint64_t resent = 0;      // of those, records taken from the spool
+    uint64_t spooled = 0;     // records written to the spool
+    uint64_t dropped = 0;     // records neither acknowledged nor spooled (spool full or none)
+    uint64_t windows = 0;
+    uint64_t failures = 0;    // connects or windows that failed
+  };
+
+  LumberjackSender() = default;
+  ~LumberjackSender();
+  LumberjackSender(const LumberjackSender&) = delete;
+  LumberjackSender& operator=(const LumberjackSender&) = delete;
+
+  // host:port from "lumberjack://HOST:PORT" (or beats://); checks the spool directory.
+  Status Init(const Options& o);
+  // Whole '\n'-terminated lines; full windows are sent (and acknowledged) at once.
+  Status Send(std::string_view lines);
+  // Sends what is pending and, if the receiver is reachable, the spool.
+  Status Flush();
+  const Counters& counters() const { return c_; }
+  // Records waiting in this process's spool file.
+  uint64_t spooled_pending() const { return own_records_; }
+
+ private:
+  bool Connect();
+  void Disconnect();
+  // Sends lines as one window and waits for the ACK covering all of them.
+  bool SendWindow(const std::vector<std::string_view>& lines);
+  bool WriteWindow(const std::vector<std::string_view>& lines);
+  bool WaitAck(uint32_t n);  // the ACK of the oldest window in flight, of n events
+  bool Fail();
+  bool Authenticate();       // the MUNGE credential, as a window of one event               // disconnects, counts, and waits retry_interval before the next try
+  void Deliver();   // pending_ (and the spool first) to the receiver, else to the spool
+  bool ResendSpool();
+  bool ResendFile(int fd, bool own);
+  void SpoolPending();
+  Status OpenOwnSpool();
+
+  Options o_;
+  int sock_ = -1;
+  int64_t next_try_ns_ = 0;
+  std::vector<std::string> pending_;
+  size_t pending_bytes_ = 0;
+  int own_fd_ = -1;
+  std::string own_path_;
+  uint64_t own_bytes_ = 0, own_records_ = 0;
+  Counters c_;
+  std::string auth_error_;
+};
+
+}  // namespace iosonar

@@ -1,0 +1,148 @@
+// Anomaly detection benchmarks (Beacon's automatic diagnosis), on one core,
+// from the embedded SQLite store, with data from the simulator:
+//  1. `anomaly` of a 1,024-node job against its 50 earlier runs (target < 5 s):
+//     51 runs of one application (N-N, 1,024 nodes behind 8 forwarding nodes,
+//     64 OSTs, one stripe a file, 2 GiB checkpoints per rank every ~7 s, 40 s
+//     each), the last one on a slow OST; history from an apps map.
+//  2. the hourly screening of a TaihuLight-size system (400 OSTs, 288
+//     forwarding nodes) over one hour of 1 s samples (target < 10 s):
+//     2.48 M server/llite records, one small job so some OSTs have work.
+// Medians of REPS runs; wall and CPU seconds (the machine is shared).
+//
+// usage: bench_anomaly [DIR [REPS]]   (stores in DIR are reused when present)
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "analysis-jobs/anomaly/anomaly.h"
+#include "analysis-jobs/anomaly/screen.h"
+#include "analysis-jobs/simulate/simulate.h"
+#include "core/store/sqlite_store.h"
+#include "test/bench/bench_clock.h"
+
+using namespace iosonar;
+using iosonar::bench::Clock;
+using iosonar::bench::Cpu;
+using iosonar::bench::Since;
+
+namespace {
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+sim::Config History() {
+  sim::Config cfg;
+  cfg.seed = 18;
+  cfg.nodes = 1024;
+  cfg.fwd = 8;
+  cfg.osts = 64;
+  cfg.duration_s = 51 * 45;
+  cfg.background_bytes_per_ost_s = 0;
+  for (int k = 0; k < 51; ++k) {
+    auto j = sim::ParseJobSpec("id=" + std::to_string(6000 + k) + ",mode=N-N,first=0,nodes=1024,stripes=1,start=" +
+                               std::to_string(k * 45) + ",duration=40,period=5,phase=2G,cmd=./lammps%20-in%20ckpt");
+    cfg.jobs.push_back(*j);
+  }
+  cfg.faults.slow_ost = 9;
+  cfg.faults.slow_ost_from_s = 50 * 45;
+  return cfg;
+}
+
+sim::Config Screening() {
+  sim::Config cfg;
+  cfg.seed = 7;
+  cfg.nodes = 288 * 4;
+  cfg.fwd = 288;
+  cfg.osts = 400;
+  cfg.mdts = 4;
+  cfg.duration_s = 3600;
+  cfg.emit_trace = false;
+  cfg.jobs.push_back(*sim::ParseJobSpec("id=7000,mode=N-N,first=0,nodes=64,stripes=1,start=0,duration=3600,period=5,io=2,bytes=64M"));
+  return cfg;
+}
+
+std::unique_ptr<Store> Fill(const std::string& dir, const sim::Config& cfg, const char* what) {
+  const bool have = std::filesystem::exists(dir + "/store.db");
+  auto st = OpenSqliteStore(dir);
+  if (!st.ok()) {
+    std::fprintf(stderr, "%s\n", st.status().ToString().c_str());
+    std::exit(1);
+  }
+  if (!have) {
+    sim::SimResult res;
+    const auto t0 = Clock::now();
+    if (Status s = sim::SimulateIntoStore(cfg, *st.value(), &res); !s.ok()) {
+      std::fprintf(stderr, "simulate: %s\n", s.ToString().c_str());
+      std::exit(1);
+    }
+    std::printf("%s: %llu records simulated into %s in %.1f s\n", what, static_cast<unsigned long long>(res.lines),
+                dir.c_str(), Since(t0));
+  }
+  return std::move(st.value());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string dir = argc > 1 ? argv[1] : "/tmp/bench_anomaly";
+  const int reps = argc > 2 ? std::max(1, std::atoi(argv[2])) : 5;
+  std::filesystem::create_directories(dir);
+
+  {
+    const sim::Config cfg = History();
+    auto store = Fill(dir + "/history", cfg, "history");
+    anomaly::JobSource src;
+    for (const auto& j : cfg.jobs) src.apps[j.id] = sim::CommandOf(j);
+    for (int n = 0; n < cfg.nodes; ++n) src.node_fwd[sim::NodeName(n)] = sim::FwdName(sim::FwdOf(cfg, n));
+    anomaly::Options opt;
+    std::vector<double> wall, cpu;
+    std::string verdict;
+    size_t hist = 0, outliers = 0;
+    for (int r = 0; r < reps; ++r) {
+      const auto t0 = Clock::now();
+      const double c0 = Cpu();
+      auto res = anomaly::Analyze(*store, "6050", src, opt);
+      wall.push_back(Since(t0));
+      cpu.push_back(Cpu() - c0);
+      if (!res.ok()) {
+        std::fprintf(stderr, "anomaly: %s\n", res.status().ToString().c_str());
+        return 1;
+      }
+      verdict = res->verdict;
+      hist = res->history.size();
+      outliers = res->server_outliers.size();
+    }
+    std::printf("anomaly, 1,024-node job vs %zu earlier runs: verdict %s, %zu lagging servers; median of %d: %.3f s wall, "
+                "%.3f s CPU (target < 5 s)\n",
+                hist, verdict.c_str(), outliers, reps, Median(wall), Median(cpu));
+  }
+  {
+    const sim::Config cfg = Screening();
+    auto store = Fill(dir + "/screening", cfg, "screening");
+    std::vector<double> wall, cpu;
+    size_t servers = 0;
+    uint64_t records = 0;
+    for (int r = 0; r < reps; ++r) {
+      const auto t0 = Clock::now();
+      const double c0 = Cpu();
+      auto res = anomaly::Screen(*store, cfg.start_ns, cfg.start_ns + 3600ll * 1000000000, {}, anomaly::ScreenOptions{}, nullptr);
+      wall.push_back(Since(t0));
+      cpu.push_back(Cpu() - c0);
+      if (!res.ok()) {
+        std::fprintf(stderr, "screen: %s\n", res.status().ToString().c_str());
+        return 1;
+      }
+      servers = res->servers;
+      records = res->records;
+    }
+    std::printf("screening, %zu servers, %llu records (1 h of 1 s samples): median of %d: %.3f s wall, %.3f s CPU "
+                "(target < 10 s)\n",
+                servers, static_cast<unsigned long long>(records), reps, Median(wall), Median(cpu));
+  }
+  return 0;
+}

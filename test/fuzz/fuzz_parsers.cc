@@ -1,0 +1,86 @@
+// libFuzzer entry points, one per parser (built with -DFUZZ_<NAME>=1 by
+// test/fuzz/CMakeLists.txt; run by scripts/fuzz.sh, seeded from
+// test/fixtures). Each feeds the bytes exactly as the network or the source
+// file would, and checks what the parser promises beyond "no crash".
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/collector/lumberjack_decoder.h"
+#include "core/records/record.h"
+#include "exporters/health/health.h"
+#include "exporters/lustre/parse.h"
+#include "exporters/scheduler/sacct.h"
+
+using namespace iosonar;
+using namespace iosonar::lustre;
+using namespace iosonar::health;
+
+namespace {
+[[noreturn]] void Broken(const char* what) {
+  std::fprintf(stderr, "fuzz: broken promise: %s\n", what);
+  std::abort();
+}
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string_view text(reinterpret_cast<const char*>(data), size);
+#if defined(FUZZ_RECORD)
+  // The collector's path: a heap buffer of exactly the line plus the NUL the
+  // in-place parser may write (so ASan sees any read or write past it).
+  std::vector<char> buf(text.begin(), text.end());
+  buf.push_back('\0');
+  ParsedRecord rec;
+  Status st = ParseRecordInsitu(buf.data(), size, &rec);
+  if (st.ok() && !rec.dataset) Broken("a record accepted without a dataset");
+#elif defined(FUZZ_LUMBERJACK)
+  struct H : LumberjackDecoder::Handler {
+    size_t events = 0, bytes = 0;
+    void Window(uint32_t) override {}
+    void Event(uint32_t, std::string_view json) override {
+      ++events;
+      bytes += json.size();
+    }
+  } h;
+  LumberjackDecoder d(4096, 4096, 1 << 20);
+  // Fed in two pieces at a split the input chooses: framing must not depend on it.
+  const size_t cut = size ? data[0] % (size + 1) : 0;
+  Status st = d.Feed(text.data(), cut, &h);
+  if (st.ok()) st = d.Feed(text.data() + cut, size - cut, &h);
+  if (st.ok() && d.buffered() > 4096 + 4096 + 16) Broken("a partial frame beyond the bound");
+  if (h.bytes > size * 1100 + (1 << 20)) Broken("more event bytes than the input can inflate to");
+#elif defined(FUZZ_LUSTRE_STATS)
+  ParsedStats p;
+  ParseStats(text, &p);
+  ParsedHist h;
+  ParseRpcStats(text, &h);
+#elif defined(FUZZ_JOB_STATS)
+  ParsedJobStats p;
+  ParseJobStats(text, &p);
+#elif defined(FUZZ_BRW_STATS)
+  ParsedHist h;
+  ParseBrwStats(text, &h);
+#elif defined(FUZZ_LCTL_DUMP)
+  std::vector<LctlParam> params;
+  std::vector<Issue> issues;
+  ParseLctlDump(text, &params, &issues);
+  for (const auto& p : params)
+    if (p.name.data() < text.data() || p.name.data() + p.name.size() > text.data() + size)
+      Broken("a parameter name outside the input");
+#elif defined(FUZZ_LFS_DF)
+  (void)ParseLfsDf(text);
+#elif defined(FUZZ_LCTL_DL)
+  (void)ParseLctlDlT(text);
+#elif defined(FUZZ_SACCT)
+  (void)scheduler::ParseSacct(text, "c1");
+  (void)scheduler::ParseSacct(text, "c1", "\x1f");
+#else
+#error "define one FUZZ_<NAME>"
+#endif
+  return 0;
+}

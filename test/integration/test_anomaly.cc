@@ -1,0 +1,254 @@
+// `iosonar anomaly` on simulated clusters (the checks of Beacon's job I/O
+// anomaly detection): normal runs of one application are normal; a run
+// through a slow forwarding node and a run on a slow OST beside a metadata
+// storm are anomalous, the lagging server is named and the storm is the
+// first neighbour with high_mdops; a 1,024-node job on a slow OST names it.
+#include <rapidjson/document.h>
+
+#include <catch2/catch.hpp>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "test/testutil/mariadb_server.h"
+#include "test/testutil/testutil.h"
+
+using namespace iosonar::test;
+
+namespace {
+
+rapidjson::Document Json(const RunResult& r) {
+  rapidjson::Document d;
+  d.Parse(r.out.c_str());
+  INFO(r.out << r.err);
+  REQUIRE(d.IsObject());
+  return d;
+}
+
+// The application: 14 nodes (4 per forwarding node: fwd000-fwd002, and two
+// behind fwd003), N-N, one stripe a file, 2 GiB per rank per checkpoint at
+// 1 GiB/s, 5 s of compute between checkpoints; run k starts at k*60 s. The
+// storm (2 nodes behind fwd003, 1,200 metadata ops/s) and a light N-N job
+// run beside run 3008.
+std::vector<std::string> SimArgs(const std::string& store, const std::string& dir) {
+  std::vector<std::string> a = {IosonarBin(), "simulate", "--store", store, "--nodes", "32", "--fwd", "8", "--osts",
+                                "8", "--duration", "480", "--maps", dir + "/maps.json", "--apps", dir + "/apps.tsv"};
+  for (int k = 0; k < 8; ++k) {
+    a.push_back("--job");
+    a.push_back("id=" + std::to_string(3001 + k) + ",mode=N-N,first=0,nodes=14,stripes=1,start=" + std::to_string(k * 60) +
+                ",duration=50,period=5,phase=2G,cmd=./app%20-n%2014");
+  }
+  a.insert(a.end(), {"--job", "id=3999,mode=meta,first=14,nodes=2,start=420,duration=60,meta=200,cmd=./storm", "--job",
+                     "id=3998,mode=N-N,first=16,nodes=8,stripes=2,start=420,duration=60,bytes=8M,period=1,io=1,cmd=./other"});
+  return a;
+}
+
+}  // namespace
+
+TEST_CASE("anomaly: normal runs normal, slow forwarding node and slow OST + storm anomalous", "[anomaly][simulate]") {
+  TempDir dir;
+  // A dry run for the layouts: the slow OST is the one most of run 3008's
+  // files are on (a rank alone at a quarter speed moves under 2 % of the
+  // job's bandwidth: the phase finder sees that trickle as no phase).
+  auto dry = SimArgs(dir / "dry", dir.path());
+  auto r = Run(dry);
+  REQUIRE(r.exit_code == 0);
+  rapidjson::Document maps;
+  maps.Parse(ReadFile(dir / "maps.json").c_str());
+  REQUIRE(maps.IsObject());
+  std::map<int, int> files_on;
+  for (const auto& L : maps["layouts"].GetArray())
+    if (std::string(L["job_id"].GetString()) == "3008") files_on[L["osts"][0].GetInt()]++;
+  int slow_ost = -1;
+  for (auto [o, n] : files_on)
+    if (slow_ost < 0 || n > files_on[slow_ost]) slow_ost = o;
+  REQUIRE(slow_ost >= 0);
+  REQUIRE(files_on[slow_ost] >= 2);
+  char ost_name[32];
+  std::snprintf(ost_name, sizeof ost_name, "simfs-OST%04x", slow_ost);
+
+  const std::string store = dir / "store";
+  auto args = SimArgs(store, dir.path());
+  args.insert(args.end(), {"--slow-fwd", "1", "--slow-fwd-from", "360", "--slow-fwd-to", "420", "--slow-ost",
+                           std::to_string(slow_ost), "--slow-ost-from", "420", "--slow-ost-to", "480"});
+  r = Run(args);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  auto anomaly = [&](const std::string& job, std::vector<std::string> extra = {}) {
+    std::vector<std::string> a = {IosonarBin(), "anomaly", job, "--store", store, "--apps", dir / "apps.tsv",
+                                  "--maps", dir / "maps.json", "--format", "json"};
+    a.insert(a.end(), extra.begin(), extra.end());
+    auto res = Run(a);
+    INFO(res.err);
+    REQUIRE(res.exit_code == 0);
+    return Json(res);
+  };
+
+  // Too few earlier runs: no guess.
+  auto d = anomaly("3002");
+  CHECK(std::string(d["verdict"].GetString()) == "not_enough_history");
+  CHECK(d["history_runs"].GetInt() == 1);
+
+  for (const char* job : {"3004", "3005", "3006"}) {
+    INFO("job " << job);
+    d = anomaly(job);
+    CHECK(std::string(d["verdict"].GetString()) == "normal");
+    CHECK(d["history_runs"].GetInt() == std::stoi(job) - 3001);
+    REQUIRE(d["phases"].Size() >= 5);
+    for (const auto& p : d["phases"].GetArray()) {
+      CHECK(p["cluster"].GetInt() >= 0);
+      CHECK(p["duration_s"].GetDouble() > 0);
+      CHECK(p["bytes"].GetUint64() > 0);
+    }
+    CHECK(d["neighbours"].Size() == 0);
+    CHECK(d["server_outliers"].Size() == 0);
+  }
+
+  // Through the slow forwarding node: 4 of 14 ranks at a quarter of their
+  // bandwidth, so each checkpoint takes 4x as long; the node is named.
+  d = anomaly("3007");
+  CHECK(std::string(d["verdict"].GetString()) == "anomalous");
+  bool noise = false;
+  for (const auto& p : d["phases"].GetArray()) noise |= p["cluster"].GetInt() == -1;
+  CHECK(noise);
+  CHECK(d["slowdown"].GetDouble() > 3);
+  bool fwd_named = false;
+  for (const auto& o : d["server_outliers"].GetArray())
+    if (std::string(o["kind"].GetString()) == "forwarding") {
+      CHECK(std::string(o["name"].GetString()) == "fwd001");
+      CHECK(o["bandwidth_ratio"].GetDouble() < 0.5);
+      fwd_named = true;
+    }
+  CHECK(fwd_named);
+
+  // On the slow OST beside the storm: anomalous, the storm first with
+  // high_mdops (it shares fwd003), the OST named.
+  d = anomaly("3008");
+  CHECK(std::string(d["verdict"].GetString()) == "anomalous");
+  REQUIRE(d["neighbours"].Size() >= 2);
+  const auto& first = d["neighbours"][0];
+  CHECK(std::string(first["job_id"].GetString()) == "3999");
+  bool mdops = false;
+  for (const auto& e : first["evidence"].GetArray()) mdops |= std::string(e.GetString()) == "high_mdops";
+  CHECK(mdops);
+  CHECK(std::string(first["shared"][0].GetString()) == "fwd003");
+  bool ost_named = false;
+  for (const auto& o : d["server_outliers"].GetArray())
+    ost_named |= std::string(o["kind"].GetString()) == "ost" && std::string(o["name"].GetString()) == ost_name;
+  CHECK(ost_named);
+  // Beacon's threshold is configurable: above the storm's rate it is no evidence.
+  d = anomaly("3008", {"--high-mdops", "5000"});
+  for (const auto& n : d["neighbours"].GetArray())
+    for (const auto& e : n["evidence"].GetArray()) CHECK(std::string(e.GetString()) != "high_mdops");
+
+  // Bad input names what is wrong.
+  auto bad = Run({IosonarBin(), "anomaly", "3008", "--store", store, "--eps", "0"});
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("--eps") != std::string::npos);
+}
+
+TEST_CASE("anomaly: a 1,024-node job on a slow OST names that OST", "[anomaly][simulate]") {
+  TempDir dir;
+  for (int slow : {5, 12}) {
+    INFO("slow OST " << slow);
+    const std::string store = dir / ("big" + std::to_string(slow));
+    auto r = Run({IosonarBin(), "simulate", "--store", store, "--nodes", "1024", "--fwd", "8", "--osts", "16",
+                  "--duration", "30", "--seed", std::to_string(slow), "--job",
+                  "id=5000,mode=N-N,first=0,nodes=1024,stripes=1,start=0,duration=30,period=5,phase=2G", "--slow-ost",
+                  std::to_string(slow), "--maps", dir / "bigmaps.json"});
+    REQUIRE(r.exit_code == 0);
+    auto a = Run({IosonarBin(), "anomaly", "5000", "--store", store, "--maps", dir / "bigmaps.json", "--format", "json"});
+    INFO(a.err);
+    REQUIRE(a.exit_code == 0);
+    auto d = Json(a);
+    CHECK(std::string(d["verdict"].GetString()) == "not_enough_history");
+    REQUIRE(d["server_outliers"].Size() == 1);
+    char name[32];
+    std::snprintf(name, sizeof name, "simfs-OST%04x", slow);
+    CHECK(std::string(d["server_outliers"][0]["name"].GetString()) == name);
+    CHECK(std::string(d["server_outliers"][0]["kind"].GetString()) == "ost");
+    // A quarter of the bandwidth; loads per OST differ a little (files land by hash).
+    CHECK(d["server_outliers"][0]["bandwidth_ratio"].GetDouble() < 0.5);
+    // Below the size threshold a normal-size job is not screened.
+    a = Run({IosonarBin(), "anomaly", "5000", "--store", store, "--maps", dir / "bigmaps.json", "--format", "json",
+             "--large-job-nodes", "2048"});
+    REQUIRE(a.exit_code == 0);
+    CHECK(Json(a)["server_outliers"].Size() == 0);
+  }
+  // A lagging server inside a job of >= 1,024 nodes is e-mailed at once, and once.
+  if (Run({"/usr/bin/python3", "-c", "import aiosmtpd"}).exit_code != 0) {
+    WARN("python3-aiosmtpd is not installed: the alert part is skipped");
+    return;
+  }
+  const int port = FreePort();
+  const std::string mbox = dir / "mail";
+  Child smtpd({"/usr/bin/python3", "-m", "aiosmtpd", "-n", "-l", "127.0.0.1:" + std::to_string(port), "-c",
+               "aiosmtpd.handlers.Mailbox", mbox},
+              {}, dir / "smtpd.log");
+  REQUIRE(WaitUntil([&] { return CanConnect(port); }, 20000));
+  for (int run = 0; run < 2; ++run) {
+    auto a = Run({IosonarBin(), "anomaly", "5000", "--store", dir / "big5", "--maps", dir / "bigmaps.json",
+                  "--alert-to", "admin@example.org", "--alert-state", dir / "alerted", "--smtp",
+                  "smtp://127.0.0.1:" + std::to_string(port)});
+    INFO(a.err);
+    REQUIRE(a.exit_code == 0);
+  }
+  const auto mails = SplitLines(Run({"/bin/sh", "-c", "ls " + mbox + "/new"}).out);
+  REQUIRE(mails.size() == 1);
+  const std::string text = ReadFile(mbox + "/new/" + mails[0]);
+  CHECK(text.find("Subject: iosonar: job 5000 slowed by ost simfs-OST0005") != std::string::npos);
+  CHECK(text.find("iosonar anomaly 5000 --store") != std::string::npos);
+}
+
+TEST_CASE("anomaly: history from the job database, results in MySQL and as records", "[anomaly][mysql]") {
+  if (!HaveMariaDb()) {
+    WARN("mariadb-server is not installed: test skipped");
+    return;
+  }
+  MariaDbServer db;
+  TempDir dir;
+  const std::string store = dir / "store";
+  auto args = SimArgs(store, dir.path());
+  args.insert(args.end(), {"--slow-fwd", "1", "--slow-fwd-from", "360", "--slow-fwd-to", "420", "--mysql", db.url()});
+  auto r = Run(args);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const std::string rec = dir / "anomaly.jsonl";
+  // No --apps: the command lines, node counts and the forwarding map come from MySQL.
+  auto a = Run({IosonarBin(), "anomaly", "3007", "--store", store, "--mysql", db.url(), "--format", "json", "--output", rec});
+  INFO(a.err);
+  REQUIRE(a.exit_code == 0);
+  auto d = Json(a);
+  CHECK(std::string(d["verdict"].GetString()) == "anomalous");
+  CHECK(d["history_runs"].GetInt() == 6);
+  std::string fwd;
+  for (const auto& o : d["server_outliers"].GetArray())
+    if (std::string(o["kind"].GetString()) == "forwarding") fwd += std::string(o["name"].GetString()) + " ";
+  CHECK(fwd == "fwd001 ");
+  a = Run({IosonarBin(), "anomaly", "3005", "--store", store, "--mysql", db.url(), "--format", "json"});
+  REQUIRE(a.exit_code == 0);
+  CHECK(std::string(Json(a)["verdict"].GetString()) == "normal");
+
+  // The records are schema-valid: one for the job, one per neighbour and server outlier.
+  ParsedLines lines;
+  const auto text = SplitLines(ReadFile(rec));
+  for (const auto& l : text) lines.Add(l);
+  CHECK(text.size() == 1 + d["neighbours"].Size() + d["server_outliers"].Size());
+  CHECK(text[0].find("\"result.reason\":\"anomalous\"") != std::string::npos);
+
+  auto q = Run({"/usr/bin/mariadb", "-S", db.socket(), "-uroot", "-N", "-B", "iosonar", "-e",
+                "SELECT job_id, verdict, history_runs FROM job_anomaly ORDER BY job_id; "
+                "SELECT kind, server FROM job_server_outlier WHERE job_id = 3007 AND kind = 'forwarding'"});
+  INFO(q.err);
+  REQUIRE(q.exit_code == 0);
+  CHECK(q.out == "3005\tnormal\t4\n3007\tanomalous\t6\nforwarding\tfwd001\n");
+
+  // The job summary shows the verdict (a light touch: one line under the job's metadata).
+  auto js = Run({IosonarBin(), "job-summary", "3007", "--store", store, "--mysql", db.url()});
+  INFO(js.err);
+  REQUIRE(js.exit_code == 0);
+  CHECK(js.out.find("I/O anomaly: anomalous against 6 earlier runs, slowest phase 4.0x its history") != std::string::npos);
+  js = Run({IosonarBin(), "job-summary", "3001", "--store", store, "--mysql", db.url()});
+  REQUIRE(js.exit_code == 0);
+  CHECK(js.out.find("I/O anomaly") == std::string::npos);  // never analysed
+}

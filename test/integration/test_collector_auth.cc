@@ -1,0 +1,130 @@
+// `iosonar collect --auth munge`: identity from MUNGE, as Slurm has it. A real
+// munged (private key, socket and pid file) started by the test; senders are
+// the Lumberjack output and raw JSON lines with a credential made by the
+// `munge` command as another user.
+#include <pwd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <optional>
+#include <random>
+#include <string>
+
+#include "core/transport/lumberjack_sender.h"
+#include "test/testutil/golden.h"
+#include "test/testutil/testutil.h"
+
+using namespace iosonar;
+using namespace iosonar::test;
+
+namespace {
+
+// munged on a socket in a directory every user can reach (the test's other
+// user must be able to ask it for a credential).
+struct Munged {
+  TempDir dir;
+  std::string sock;
+  std::optional<Child> proc;
+  Munged() {
+    if (!HaveProgram("munge") || access("/usr/sbin/munged", X_OK) != 0)
+      FAIL("munge is not installed (scripts/setup.sh --test installs it)");
+    chmod(dir.path().c_str(), 0755);
+    sock = dir / "munge.sock";
+    std::random_device rd;
+    std::string key(1024, '\0');
+    for (auto& c : key) c = static_cast<char>(rd() & 0xff);
+    WriteFile(dir / "munge.key", key);
+    chmod((dir / "munge.key").c_str(), 0600);
+    proc.emplace(std::vector<std::string>{"/usr/sbin/munged", "--foreground", "--force", "--socket=" + sock,
+                                          "--key-file=" + dir / "munge.key", "--pid-file=" + dir / "munged.pid",
+                                          "--log-file=" + dir / "munged.log", "--seed-file=" + dir / "munged.seed"},
+                 std::map<std::string, std::string>{}, dir / "munged.out");
+    REQUIRE(WaitUntil([&] { return Run({"munge", "-S", sock, "-n"}).exit_code == 0; }, 20000));
+  }
+};
+
+std::string Record(const std::string& dataset, const std::string& host, int seq) {
+  if (dataset == "iosonar.trace")
+    return "{\"@timestamp\":\"2026-11-22T07:09:12.123Z\",\"event.dataset\":\"iosonar.trace\",\"event.stream\":11,"
+           "\"event.seq\":" + std::to_string(seq) + ",\"host.name\":\"" + host + "\",\"job.id\":\"7\",\"process.pid\":1,"
+           "\"process.tid\":1,\"io.op\":\"write\",\"io.layer\":\"posix\",\"io.count\":1,\"io.bytes\":4096,"
+           "\"event.start_ns\":1,\"event.end_ns\":2,\"io.duration_ns\":1}\n";
+  return "{\"@timestamp\":\"2026-11-22T07:09:12.123Z\",\"event.dataset\":\"iosonar.oss\",\"event.stream\":12,"
+         "\"event.seq\":" + std::to_string(seq) + ",\"host.name\":\"" + host + "\",\"lustre.target\":\"fs-OST0000\","
+         "\"lustre.elapsed_ns\":1000000000,\"oss.write_bytes\":1099511627776}\n";
+}
+
+size_t Stored(const std::string& store, const std::string& dataset) {
+  auto exp = Run({IosonarBin(), "store-export", "--store", store, "--dataset", dataset});
+  REQUIRE(exp.exit_code == 0);
+  return static_cast<size_t>(Count(exp.out, "\n"));
+}
+
+}  // namespace
+
+TEST_CASE("collector --auth munge: an authenticated sender is stored, and none, a replay, a wrong host or another "
+          "user's server records are refused",
+          "[collector][auth]") {
+  Munged m;
+  TempDir tmp;
+  const int port = FreePort();
+  Child c({IosonarBin(), "collect", "--store", tmp / "st", "--listen", "tcp://127.0.0.1:" + std::to_string(port),
+           "--auth", "munge", "--munge-socket", m.sock},
+          {}, tmp / "collect.log");
+  REQUIRE(WaitUntil([&] { return CanConnect(port); }, 20000));
+
+  // 1. The Lumberjack output with a credential for host n1: stored, acknowledged.
+  {
+    LumberjackSender s;
+    LumberjackSender::Options o;
+    o.host = "127.0.0.1";
+    o.port = std::to_string(port);
+    o.munge = true;
+    o.munge_socket = m.sock;
+    o.auth_host = "n1";
+    REQUIRE(s.Init(o).ok());
+    std::string lines;
+    for (int i = 0; i < 50; ++i) lines += Record("iosonar.trace", "n1", i);
+    for (int i = 0; i < 5; ++i) lines += Record("iosonar.oss", "n1", i);  // root may send server records
+    REQUIRE(s.Send(lines).ok());
+    REQUIRE(s.Flush().ok());
+    CHECK(s.counters().acked == 55);
+  }
+  // 2. No credential: the connection is refused, nothing stored.
+  {
+    int fd = ConnectLoopback(port);
+    REQUIRE(fd >= 0);
+    SendAll(fd, Record("iosonar.trace", "n1", 100));
+    close(fd);
+  }
+  // 3. Another user's credential (payload n1): tracer records pass, a server record and a
+  //    record for host n9 are set aside; the same credential used twice is refused (replay).
+  const passwd* nobody = getpwnam("nobody");
+  REQUIRE(nobody);
+  auto cred = Run({"setpriv", "--reuid=" + std::to_string(nobody->pw_uid), "--regid=" + std::to_string(nobody->pw_gid),
+                   "--clear-groups", "munge", "-S", m.sock, "-s", "n1"});
+  INFO(cred.err);
+  REQUIRE(cred.exit_code == 0);
+  std::string credential = cred.out;
+  while (!credential.empty() && credential.back() == '\n') credential.pop_back();
+  const std::string auth_line = "{\"iosonar.auth\":\"munge\",\"credential\":\"" + credential + "\"}\n";
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    int fd = ConnectLoopback(port);
+    REQUIRE(fd >= 0);
+    SendAll(fd, auth_line + Record("iosonar.trace", "n1", 200 + attempt) + Record("iosonar.oss", "n1", 300 + attempt) +
+                    Record("iosonar.trace", "n9", 400 + attempt));
+    close(fd);
+  }
+  REQUIRE(WEXITSTATUS(c.Stop(30000)) == 0);
+  const std::string log = ReadFile(tmp / "collect.log");
+  INFO(log);
+  CHECK(Stored(tmp / "st", "iosonar.trace") == 51);  // 50 + nobody's one trace record
+  CHECK(Stored(tmp / "st", "iosonar.oss") == 5);     // root's only
+  const std::string dl = ReadFile(tmp / "st/deadletter.jsonl");
+  CHECK(dl.find("auth: the first line must be {") != std::string::npos);
+  CHECK(dl.find("auth: uid " + std::to_string(nobody->pw_uid) +
+                " may send only iosonar.trace and iosonar.tracer records, not iosonar.oss") != std::string::npos);
+  CHECK(dl.find("auth: a record for host 'n9' on a connection authenticated for host 'n1'") != std::string::npos);
+  CHECK(dl.find("auth: credential refused: munge: Replayed credential") != std::string::npos);
+}

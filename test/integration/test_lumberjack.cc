@@ -1,0 +1,147 @@
+// Acknowledged delivery end to end: a Lumberjack v2 (Beats) sender and the
+// collector. The collector acknowledges an event only once it is stored, the
+// sender keeps every record until acknowledged (spooling it while the
+// receiver is away), so a collector killed with SIGKILL mid-stream loses
+// nothing and stores nothing twice.
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <atomic>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "core/transport/lumberjack_sender.h"
+#include "test/testutil/testutil.h"
+
+using namespace iosonar;
+using namespace iosonar::test;
+
+namespace {
+
+std::string Lines(int from, int n) {
+  std::string out;
+  for (int i = from; i < from + n; ++i)
+    out += "{\"@timestamp\":\"2026-11-22T07:09:12.123Z\",\"event.dataset\":\"iosonar.trace\",\"event.stream\":9,"
+           "\"event.seq\":" + std::to_string(i) + ",\"host.name\":\"n1\",\"job.id\":\"7\",\"process.pid\":1,"
+           "\"process.tid\":1,\"io.op\":\"write\",\"io.layer\":\"posix\",\"file.path\":\"/scratch/out\",\"io.fd\":3,"
+           "\"io.offset\":" + std::to_string(int64_t{i} * 4096) + ",\"io.size\":4096,\"io.count\":1,\"io.bytes\":4096,"
+           "\"event.start_ns\":1,\"event.end_ns\":2,\"io.duration_ns\":1}\n";
+  return out;
+}
+
+size_t StoredRecords(const std::string& store) {
+  auto exp = Run({IosonarBin(), "store-export", "--store", store});
+  REQUIRE(exp.exit_code == 0);
+  size_t n = 0;
+  for (char ch : exp.out) n += ch == '\n';
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("lumberjack: every record acknowledged once stored, and JSON lines on the same port still work",
+          "[lumberjack][collector]") {
+  TempDir tmp;
+  const int port = FreePort();
+  Child c({IosonarBin(), "collect", "--store", tmp / "st", "--listen", "tcp://127.0.0.1:" + std::to_string(port)}, {},
+          tmp / "collect.log");
+  REQUIRE(WaitUntil([&] { return CanConnect(port); }, 20000));
+  LumberjackSender s;
+  LumberjackSender::Options o;
+  o.host = "127.0.0.1";
+  o.port = std::to_string(port);
+  o.window = 500;
+  REQUIRE(s.Init(o).ok());
+  for (int i = 0; i < 10; ++i) REQUIRE(s.Send(Lines(i * 1000, 1000)).ok());
+  REQUIRE(s.Flush().ok());
+  CHECK(s.counters().acked == 10000);
+  CHECK(s.counters().windows == 20);
+  CHECK(s.counters().dropped == 0);
+  CHECK(s.counters().spooled == 0);
+  // A JSON-lines sender beside it.
+  int fd = ConnectLoopback(port);
+  REQUIRE(fd >= 0);
+  SendAll(fd, Lines(10000, 100));
+  close(fd);
+  REQUIRE(WEXITSTATUS(c.Stop(30000)) == 0);
+  const std::string log = ReadFile(tmp / "collect.log");
+  INFO(log);
+  CHECK(log.find("stored 10100,") != std::string::npos);
+  CHECK(StoredRecords(tmp / "st") == 10100);
+}
+
+TEST_CASE("lumberjack: collector killed with SIGKILL mid-stream and restarted: 0 lost, 0 stored twice, counts true",
+          "[lumberjack][collector]") {
+  TempDir tmp;
+  const int port = FreePort();
+  const std::vector<std::string> argv = {IosonarBin(), "collect", "--store", tmp / "st", "--listen",
+                                         "tcp://127.0.0.1:" + std::to_string(port)};
+  auto c = std::make_unique<Child>(argv, std::map<std::string, std::string>{}, tmp / "collect1.log");
+  REQUIRE(WaitUntil([&] { return CanConnect(port); }, 20000));
+  REQUIRE(mkdir((tmp / "spool").c_str(), 0700) == 0);
+  LumberjackSender s;
+  LumberjackSender::Options o;
+  o.host = "127.0.0.1";
+  o.port = std::to_string(port);
+  o.window = 256;
+  o.spool_dir = tmp / "spool";
+  o.retry_interval_ms = 50;
+  o.ack_timeout_ms = 2000;
+  REQUIRE(s.Init(o).ok());
+  const int n = 30000, chunk = 100;
+  bool killed = false, restarted = false;
+  // The kill comes from another thread while the sender goes on, so it lands
+  // at any point of a window: sent, stored, acknowledged or not.
+  std::atomic<int> handed{0};
+  const pid_t first = c->pid();
+  std::thread killer([&] {
+    if (WaitUntil([&] { return handed.load() >= 8000; }, 60000)) kill(first, SIGKILL);  // (no REQUIRE off the test's thread)
+  });
+  for (int i = 0; i < n; i += chunk) {
+    (void)s.Send(Lines(i, chunk));
+    handed = i + chunk;
+    if (!killed && i >= 12000) {
+      killer.join();
+      c->Stop(5000);  // reaps it
+      killed = true;
+    }
+    if (killed && !restarted && i >= 16000) {
+      CHECK(s.counters().spooled > 0);  // the sender kept them while the collector was away
+      c = std::make_unique<Child>(argv, std::map<std::string, std::string>{}, tmp / "collect2.log");
+      REQUIRE(WaitUntil([&] { return CanConnect(port); }, 20000));
+      restarted = true;
+    }
+  }
+  REQUIRE(WaitUntil([&] { return s.Flush().ok() && s.spooled_pending() == 0; }, 30000));
+  INFO("acked " << s.counters().acked << " resent " << s.counters().resent << " spooled " << s.counters().spooled
+                << " dropped " << s.counters().dropped << " failures " << s.counters().failures);
+  CHECK(s.counters().dropped == 0);
+  CHECK(s.counters().acked == static_cast<uint64_t>(n));  // each record acknowledged exactly once
+  CHECK(s.counters().resent == s.counters().spooled);
+  CHECK(s.counters().failures > 0);
+  REQUIRE(WEXITSTATUS(c->Stop(30000)) == 0);
+  CHECK(StoredRecords(tmp / "st") == static_cast<size_t>(n));  // none lost, none twice
+  // The spool holds nothing once everything is acknowledged (the sender's own
+  // file is emptied now and removed when the sender ends).
+  auto bytes = Run({"/bin/sh", "-c", "cat '" + tmp / "spool" + "'/* 2>/dev/null | wc -c"});
+  CHECK(bytes.out == "0\n");
+}
+
+TEST_CASE("lumberjack: a spool directory another user could write to is refused", "[lumberjack]") {
+  TempDir tmp;
+  REQUIRE(mkdir((tmp / "open").c_str(), 0777) == 0);
+  REQUIRE(chmod((tmp / "open").c_str(), 0777) == 0);
+  LumberjackSender s;
+  LumberjackSender::Options o;
+  o.host = "127.0.0.1";
+  o.port = "1";
+  o.spool_dir = tmp / "open";
+  CHECK(s.Init(o).message() == "spool directory " + tmp / "open" +
+                                   ": writable by others (mode 777): refusing to use it (chmod 700)");
+  REQUIRE(symlink((tmp / "open").c_str(), (tmp / "link").c_str()) == 0);
+  o.spool_dir = tmp / "link";
+  CHECK(s.Init(o).message().find("not a directory (a symbolic link is not followed)") != std::string::npos);
+}
