@@ -145,8 +145,81 @@ std::string JobsPage(const Identity& who, const std::vector<ListedJob>& jobs, co
   return h + kFoot;
 }
 
+std::string AnomalyJson(const AnomalyView& a) {
+  std::string b;
+  JsonWriter w(&b);
+  w.BeginObject();
+  w.Kv("analysed", a.analysed);
+  w.Key("verdict");
+  if (a.analysed) w.String(a.verdict);
+  else w.Null();
+  w.Kv("history_runs", a.history_runs);
+  w.Kv("slowdown", a.slowdown);
+  w.Key("neighbours");
+  w.BeginArray();
+  for (const auto& n : a.neighbours) {
+    w.BeginObject();
+    w.Key("job_id");
+    if (n.job_id.empty()) w.Null();
+    else w.String(n.job_id);
+    w.Kv("shared", n.shared);
+    w.Kv("evidence", n.evidence);
+    w.Kv("md_ops_per_s", n.md_ops_per_s);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("server_outliers");
+  w.BeginArray();
+  for (const auto& o : a.outliers) {
+    w.BeginObject();
+    w.Kv("kind", o.kind);
+    w.Kv("server", o.server);
+    w.Kv("bandwidth_ratio", o.bandwidth_ratio);
+    w.Kv("cost_s", o.cost_s);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+  return b + "\n";
+}
+
+std::string AnomalyBoardJson(const AnomalyBoard& bd) {
+  std::string b;
+  JsonWriter w(&b);
+  w.BeginObject();
+  w.Key("open_server_anomalies");
+  w.BeginArray();
+  for (const auto& o : bd.open) {
+    w.BeginObject();
+    w.Kv("kind", o.kind);
+    w.Kv("server", o.server);
+    w.Kv("start", o.start);
+    w.Kv("end", o.end);
+    w.Kv("duration_s", o.duration_s);
+    w.Kv("max_bw_ratio", o.max_bw_ratio);
+    w.Key("alerted");
+    if (o.alerted.empty()) w.Null();
+    else w.String(o.alerted);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("anomalous_jobs");
+  w.BeginArray();
+  for (const auto& j : bd.jobs) {
+    w.BeginObject();
+    w.Kv("cluster", j.cluster);
+    w.Kv("job_id", j.job_id);
+    w.Kv("computed", j.computed);
+    w.Kv("slowdown", j.slowdown);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+  return b + "\n";
+}
+
 std::string JobPage(const Identity& who, const analysis::JobMeta& meta, const analysis::JobSummary& s,
-                    const std::vector<report::Advice>& advice) {
+                    const std::vector<report::Advice>& advice, const AnomalyView* anomaly) {
   const JobRecord& j = meta.job;
   const std::string id = std::to_string(j.job_id);
   std::string h = Head("Job " + id, who);
@@ -199,6 +272,34 @@ std::string JobPage(const Identity& who, const analysis::JobMeta& meta, const an
     for (const auto& a : advice)
       h += "<li><strong>" + HtmlEscape(a.kind) + "</strong>: " + HtmlEscape(a.evidence) + ". " + HtmlEscape(a.change) + "</li>";
     h += "</ul>\n";
+  }
+  h += "<h2>I/O anomaly</h2>\n";
+  if (!anomaly || !anomaly->analysed) {
+    h += "<p>Not analysed (`iosonar anomaly` has not compared this job with its application's earlier runs).</p>\n";
+  } else {
+    const AnomalyView& a = *anomaly;
+    h += "<p class=\"verdict\"><strong>" + HtmlEscape(a.verdict) + "</strong> against " +
+         std::to_string(a.history_runs) + " earlier runs of the same application at the same scale" +
+         (a.slowdown > 0 ? Fmt(", slowest phase %.1fx slower than its history", a.slowdown) : std::string()) +
+         ".</p>\n";
+    if (!a.neighbours.empty()) {
+      h += "<h3>Neighbours that may have interfered</h3>\n<table class=\"files\"><thead><tr><th>Job</th><th>Shared "
+           "servers</th><th>Evidence</th><th>Metadata ops/s</th></tr></thead><tbody>";
+      for (const auto& n : a.neighbours)
+        h += "<tr>" +
+             (n.job_id.empty() ? std::string("<td>another job</td>")
+                               : "<td><a href=\"/jobs/" + HtmlEscape(n.job_id) + "\">" + HtmlEscape(n.job_id) + "</a></td>") +
+             Cell(n.shared) + Cell(n.evidence) + Cell(Fmt("%.0f", n.md_ops_per_s), "n") + "</tr>";
+      h += "</tbody></table>\n";
+    }
+    if (!a.outliers.empty()) {
+      h += "<h3>Servers that lagged their peers</h3>\n<table class=\"files\"><thead><tr><th>Kind</th><th>Server</th>"
+           "<th>Bandwidth vs peers</th><th>Time lost</th></tr></thead><tbody>";
+      for (const auto& o : a.outliers)
+        h += "<tr>" + Cell(o.kind) + Cell(o.server) + Cell(Fmt("%.2fx", o.bandwidth_ratio), "n") +
+             Cell(Fmt("%.1f s", o.cost_s), "n") + "</tr>";
+      h += "</tbody></table>\n";
+    }
   }
   h += "<h2>Top files</h2>\n";
   if (s.top_files.empty()) h += "<p>No file moved data.</p>\n";
@@ -331,7 +432,7 @@ std::string NeighboursJson(const std::string& job, const Neighbours& n) {
 }
 
 std::string AdminPage(const Identity& who, const Heatmap& hm, const std::string& day, const std::string& job,
-                      const Neighbours* n) {
+                      const Neighbours* n, const AnomalyBoard* board) {
   std::string h = Head("Administration", who);
   h += "<h1>Administration</h1>\n<form method=\"get\" action=\"/admin\"><label>Day <input name=\"day\" value=\"" +
        HtmlEscape(day) + "\" pattern=\"[0-9]{4}-[0-9]{2}-[0-9]{2}\"></label> <label>Job <input name=\"job\" value=\"" +
@@ -339,6 +440,29 @@ std::string AdminPage(const Identity& who, const Heatmap& hm, const std::string&
   h += "<h2>Hourly peak load, " + HtmlEscape(day) + " (UTC)</h2>\n";
   h += HeatSvg("OSTs", hm.osts);
   h += HeatSvg("Forwarding nodes", hm.forwarding);
+  if (board) {
+    h += "<h2>Open anomaly occurrences</h2>\n";
+    if (board->open.empty()) h += "<p>None open (`iosonar screen`).</p>\n";
+    else {
+      h += "<table class=\"jobs\"><thead><tr><th>Kind</th><th>Server</th><th>Since (UTC)</th><th>Until (UTC)</th>"
+           "<th>Duration</th><th>Worst bandwidth / peak</th><th>Alerted</th></tr></thead><tbody>";
+      for (const auto& o : board->open)
+        h += "<tr>" + Cell(o.kind) + Cell(o.server) + Cell(o.start, "t") + Cell(o.end, "t") +
+             Cell(Fmt("%.0f s", o.duration_s), "n") + Cell(Fmt("%.2f", o.max_bw_ratio), "n") +
+             Cell(o.alerted.empty() ? "-" : o.alerted, "t") + "</tr>";
+      h += "</tbody></table>\n";
+    }
+    h += "<h2>Latest anomalous jobs</h2>\n";
+    if (board->jobs.empty()) h += "<p>None.</p>\n";
+    else {
+      h += "<table class=\"jobs\"><thead><tr><th>Job</th><th>Cluster</th><th>Slowdown</th><th>Analysed (UTC)</th>"
+           "</tr></thead><tbody>";
+      for (const auto& j : board->jobs)
+        h += "<tr><td><a href=\"/jobs/" + HtmlEscape(j.job_id) + "\">" + HtmlEscape(j.job_id) + "</a></td>" +
+             Cell(j.cluster) + Cell(Fmt("%.1fx", j.slowdown), "n") + Cell(j.computed, "t") + "</tr>";
+      h += "</tbody></table>\n";
+    }
+  }
   h += "<h2>LASSi file-system risk and probe slowdown, " + HtmlEscape(day) +
        "</h2>\n<p class=\"note\">Risk per hour window against the week's averages (LASSi, alpha 2); slowdown: probe "
        "latency statistic over its baseline median.</p>\n<div class=\"chart\" data-chart=\"lassi\" data-day=\"" +

@@ -50,7 +50,9 @@ const std::vector<std::string>& Routes() {
       "GET /api/jobs/{job}/series",
       "GET /api/jobs/{job}/phases",
       "GET /api/jobs/{job}/advice",
+      "GET /api/jobs/{job}/anomaly",
       "GET /api/admin/heatmap",
+      "GET /api/admin/anomalies",
       "GET /api/admin/lassi",
       "GET /api/admin/jobs/{job}/osts",
       "GET /api/admin/jobs/{job}/neighbours",
@@ -441,6 +443,7 @@ struct Service::Impl {
         j.verdict = VerdictOf(AdviceFor(j.job_id, *s));
       }
     }
+    AddAnomalyVerdicts(&out);
     return out;
   }
 
@@ -571,6 +574,102 @@ struct Service::Impl {
     return n;
   }
 
+  // ---- stored anomaly verdicts (`iosonar anomaly` / `iosonar screen`, migration 35) ----
+  // The job's verdict; neighbours the caller may not see lose their id.
+  AnomalyView AnomalyOf(const Identity& who, const JobRecord& j) {
+    AnomalyView a;
+    auto db = GetDb();
+    if (!db.ok()) return a;
+    MysqlConn& c = (*db)->conn();
+    const std::vector<SqlParam> key{j.cluster, static_cast<int64_t>(j.job_id)};
+    auto row = c.Query("SELECT verdict, history_runs, slowdown FROM job_anomaly WHERE cluster = ? AND job_id = ?", key);
+    if (!row.ok()) {
+      Log("anomaly of job " + std::to_string(j.job_id) + ": " + row.status().ToString());
+      return a;
+    }
+    if (row->empty()) return a;
+    a.analysed = true;
+    a.verdict = (*row)[0][0].value_or("");
+    a.history_runs = std::strtoll((*row)[0][1].value_or("0").c_str(), nullptr, 10);
+    a.slowdown = std::strtod((*row)[0][2].value_or("0").c_str(), nullptr);
+    auto nb = c.Query(
+        "SELECT neighbour, shared, evidence, md_ops_per_s FROM job_anomaly_neighbour WHERE cluster = ? AND job_id = ? "
+        "ORDER BY rank_no",
+        key);
+    if (nb.ok())
+      for (const auto& r : *nb) {
+        AnomalyView::Neighbour n;
+        n.job_id = r[0].value_or("");
+        n.shared = r[1].value_or("");
+        n.evidence = r[2].value_or("");
+        n.md_ops_per_s = std::strtod(r[3].value_or("0").c_str(), nullptr);
+        // Another user's job is named only to administrators (and co-members of a shared project).
+        if (!who.admin) {
+          auto m = ValidJobId(n.job_id) ? Meta(n.job_id) : Result<std::optional<analysis::JobMeta>>(std::nullopt);
+          if (!m.ok() || !*m || !MaySee(who, (*m)->job)) n.job_id.clear();
+        }
+        a.neighbours.push_back(std::move(n));
+      }
+    auto so = c.Query(
+        "SELECT kind, server, bandwidth_ratio, cost_s FROM job_server_outlier WHERE cluster = ? AND job_id = ? "
+        "ORDER BY cost_s DESC",
+        key);
+    if (so.ok())
+      for (const auto& r : *so)
+        a.outliers.push_back({r[0].value_or(""), r[1].value_or(""), std::strtod(r[2].value_or("0").c_str(), nullptr),
+                              std::strtod(r[3].value_or("0").c_str(), nullptr)});
+    return a;
+  }
+
+  Result<AnomalyBoard> Board() {
+    auto db = GetDb();
+    if (!db.ok()) return db.status();
+    MysqlConn& c = (*db)->conn();
+    AnomalyBoard b;
+    auto open = c.Query(
+        "SELECT kind, server, CAST(start_time AS CHAR), CAST(end_time AS CHAR), duration_s, max_bw_ratio, "
+        "CAST(alerted_at AS CHAR) FROM open_server_anomalies LIMIT 200");
+    if (!open.ok()) return open.status();
+    for (const auto& r : *open)
+      b.open.push_back({r[0].value_or(""), r[1].value_or(""), r[2].value_or(""), r[3].value_or(""), r[6].value_or(""),
+                        std::strtod(r[4].value_or("0").c_str(), nullptr), std::strtod(r[5].value_or("0").c_str(), nullptr)});
+    auto jobs = c.Query(
+        "SELECT cluster, job_id, CAST(computed_at AS CHAR), slowdown FROM job_anomaly WHERE verdict = 'anomalous' "
+        "ORDER BY computed_at DESC LIMIT 100");
+    if (!jobs.ok()) return jobs.status();
+    for (const auto& r : *jobs)
+      b.jobs.push_back({r[0].value_or(""), r[1].value_or(""), r[2].value_or(""),
+                        std::strtod(r[3].value_or("0").c_str(), nullptr)});
+    return b;
+  }
+
+  // The stored verdicts of listed jobs, into their verdict column.
+  void AddAnomalyVerdicts(std::vector<ListedJob>* jobs) {
+    if (jobs->empty()) return;
+    auto db = GetDb();
+    if (!db.ok()) return;
+    std::string sql = "SELECT cluster, job_id, verdict, slowdown FROM job_anomaly WHERE job_id IN (";
+    std::vector<SqlParam> p;
+    for (size_t i = 0; i < jobs->size(); ++i) {
+      sql += i ? ", ?" : "?";
+      p.push_back(static_cast<int64_t>(std::stoull((*jobs)[i].job_id)));
+    }
+    auto rows = (*db)->conn().Query(sql + ")", p);
+    if (!rows.ok()) return;
+    for (const auto& r : *rows)
+      for (auto& j : *jobs) {
+        if (j.cluster != r[0].value_or("") || j.job_id != r[1].value_or("")) continue;
+        const std::string v = r[2].value_or("");
+        std::string text = v == "anomalous" ? "I/O anomaly" : v;
+        if (v == "anomalous") {
+          char b[48];
+          std::snprintf(b, sizeof b, " (%.1fx slower)", std::strtod(r[3].value_or("0").c_str(), nullptr));
+          text += b;
+        }
+        j.verdict = j.verdict ? text + "; " + *j.verdict : text;
+      }
+  }
+
   // ---- routing ----
   Response Route(const Request& r);
   Response JobRoute(const Identity& who, const std::string& job, const std::string& sub, bool html);
@@ -600,7 +699,8 @@ Response Service::Impl::JobRoute(const Identity& who, const std::string& job, co
     auto s = Summary(job, m);
     if (!s.ok()) return no_records(s.status());
     if (!html) return Json(200, s->api);
-    return Html(200, JobPage(who, m, *s->summary, AdviceFor(job, *s->summary)));
+    AnomalyView a = AnomalyOf(who, m.job);
+    return Html(200, JobPage(who, m, *s->summary, AdviceFor(job, *s->summary), &a));
   }
   if (sub == "series") {
     auto x = XlayerJson(job);
@@ -610,6 +710,7 @@ Response Service::Impl::JobRoute(const Identity& who, const std::string& job, co
     auto p = PhasesJson(job);
     return p.ok() ? Json(200, std::move(p).value()) : no_records(p.status());
   }
+  if (sub == "anomaly") return Json(200, AnomalyJson(AnomalyOf(who, m.job)));
   if (sub == "advice") {
     auto s = Summary(job, m);
     if (!s.ok()) return no_records(s.status());
@@ -694,6 +795,14 @@ Response Service::Impl::Route(const Request& r) {
         }
         return Json(200, std::move(h).value());
       }
+      if (parts.size() == 3 && parts[2] == "anomalies") {
+        auto b = Board();
+        if (!b.ok()) {
+          Log("anomalies: " + b.status().ToString());
+          return ErrorJson(503, "the service cannot answer now");
+        }
+        return Json(200, AnomalyBoardJson(*b));
+      }
       if (parts.size() == 3 && parts[2] == "lassi") {
         auto day = DayStart(q("day"));
         if (!day) return ErrorJson(400, "day=YYYY-MM-DD is required");
@@ -770,7 +879,9 @@ Response Service::Impl::Route(const Request& r) {
     if (!job.empty())
       if (auto meta = Meta(job); meta.ok() && *meta)
         if (auto got = NeighboursOf((*meta)->job); got.ok()) n = std::move(got).value();
-    return Html(200, AdminPage(id, *h, day, job, n ? &*n : nullptr));
+    auto board = Board();
+    if (!board.ok()) Log("anomalies: " + board.status().ToString());
+    return Html(200, AdminPage(id, *h, day, job, n ? &*n : nullptr, board.ok() ? &*board : nullptr));
   }
   return Html(404, ErrorPage(404, "Not found."));
 }

@@ -297,6 +297,39 @@ TEST_CASE("serve: isolation, identity, escaping, cache and the API contract", "[
     CHECK(text.find("kept in memory meanwhile") != std::string::npos);
   }
 
+  SECTION("stored anomaly verdicts: shown to the owner, neighbours named only when the caller may see them") {
+    auto sql = Run({"mariadb", "--socket=" + w.db.socket(), "-uroot", "iosonar", "-e",
+                    "INSERT INTO job_anomaly VALUES ('sim', 101, UTC_TIMESTAMP(6), 'anomalous', 4, 3.5, '{}');"
+                    "INSERT INTO job_anomaly_neighbour VALUES ('sim', 101, 0, '102', 'fwd000', 'high_mdops', 450),"
+                    " ('sim', 101, 1, '103', 'fwd000', 'high_bw', 10);"
+                    "INSERT INTO job_server_outlier VALUES ('sim', 101, 'ost', 'simfs-OST0001', 0.4, 2.5);"
+                    "INSERT INTO server_anomaly VALUES ('ost', 'simfs-OST0002', '2026-11-22 00:00:00',"
+                    " '2026-11-22 01:00:00', 3600, 0.2, 1e9, 1, NULL, UTC_TIMESTAMP(6));"});
+    REQUIRE(sql.exit_code == 0);
+    auto mine = w.Get("/api/jobs/101/anomaly", As("daemon"));
+    REQUIRE(mine.status == 200);
+    CHECK(mine.body.find("\"verdict\":\"anomalous\"") != std::string::npos);
+    CHECK(mine.body.find("\"job_id\":\"102\"") == std::string::npos);  // bin's job: not named
+    CHECK(mine.body.find("\"job_id\":null") != std::string::npos);
+    CHECK(mine.body.find("\"job_id\":\"103\"") != std::string::npos);  // daemon's own
+    CHECK(mine.body.find("simfs-OST0001") != std::string::npos);
+    auto page = w.Get("/jobs/101", As("daemon"));
+    CHECK(page.body.find("another job") != std::string::npos);
+    CHECK(page.body.find("href=\"/jobs/102\"") == std::string::npos);
+    CHECK(w.Get("/api/jobs/101/anomaly", As("root")).body.find("\"job_id\":\"102\"") != std::string::npos);
+    CHECK(w.Get("/api/jobs/101/anomaly", As("bin")).status == 404);
+    CHECK(w.Get("/api/jobs", As("daemon")).body.find("I/O anomaly (3.5x slower)") != std::string::npos);
+    auto board = w.Get("/api/admin/anomalies", As("root"));
+    REQUIRE(board.status == 200);
+    CHECK(board.body.find("simfs-OST0002") != std::string::npos);
+    CHECK(board.body.find("\"job_id\":\"101\"") != std::string::npos);
+    CHECK(w.Get("/api/admin/anomalies", As("daemon")).status == 404);
+    CHECK(w.Get("/admin?day=2026-11-22", As("root")).body.find("simfs-OST0002") != std::string::npos);
+    // not analysed: said so
+    auto none = w.Get("/api/jobs/103/anomaly", As("daemon"));
+    CHECK(none.body.find("\"analysed\":false") != std::string::npos);
+  }
+
   SECTION("every route is in docs/openapi.yaml and responses have the declared fields") {
     TempDir samples;
     auto save = [&](const std::string& name, const std::string& path, const std::string& user) {
@@ -314,6 +347,8 @@ TEST_CASE("serve: isolation, identity, escaping, cache and the API contract", "[
     save("GET_api_admin_jobs_job_osts", "/api/admin/jobs/101/osts", "root");
     save("GET_api_admin_lassi", "/api/admin/lassi?day=2026-11-22", "root");
     save("GET_api_admin_jobs_job_neighbours", "/api/admin/jobs/101/neighbours", "root");
+    save("GET_api_jobs_job_anomaly", "/api/jobs/101/anomaly", "daemon");
+    save("GET_api_admin_anomalies", "/api/admin/anomalies", "root");
     auto routes = Run({IosonarBin(), "serve", "--print-routes"});
     REQUIRE(routes.exit_code == 0);
     WriteFile(samples / "routes.txt", routes.out);
