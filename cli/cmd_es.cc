@@ -2,8 +2,11 @@
 // schema) and `iosonar es-setup` (install them over REST, idempotently).
 #include <sys/stat.h>
 
+#include <rapidjson/document.h>
+
 #include <boost/program_options.hpp>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -113,10 +116,14 @@ int CmdEsSetup(int argc, char** argv) {
   po::options_description desc(
       "usage: iosonar es-setup --url https://HOST:9200 [--user U --password P | --api-key K]\n"
       "                        [--ca-file F] [--insecure] [--retention 180d] ...\n\n"
-      "Installs the ILM policies, component templates and index templates generated from the\n"
-      "record schema (see `iosonar es-templates`) with PUT, so running it again is safe.\n"
+      "Installs the lifecycle policies, component templates and index templates generated from the\n"
+      "record schema (see `iosonar es-templates`) with PUT, so running it again is safe. It asks\n"
+      "the engine what it is and has (GET /, _ilm/status, _plugins/_ism) and installs what that\n"
+      "engine accepts: ILM policies on Elasticsearch with ILM, ISM policies on OpenSearch with the\n"
+      "ISM plugin, none (with a warning: retention is then the operator's) elsewhere.\n"
       "TLS certificates are verified unless --insecure is given. The password and API key can\n"
-      "also come from IOSONAR_ES_PASSWORD and IOSONAR_ES_API_KEY, the URL from IOSONAR_ES or the\n"
+      "also come from IOSONAR_ES_PASSWORD and IOSONAR_ES_API_KEY (the user and CA file from\n"
+      "IOSONAR_ES_USER and IOSONAR_ES_CA_FILE), the URL from IOSONAR_ES or the\n"
       "config file key `elasticsearch`.\n\noptions");
   std::string url, config;
   EsOptions es;
@@ -135,13 +142,15 @@ int CmdEsSetup(int argc, char** argv) {
   url = ResolveSetting(url, "IOSONAR_ES", "elasticsearch", config);
   if (es.password.empty()) es.password = ResolveSetting("", "IOSONAR_ES_PASSWORD", "elasticsearch_password", config);
   if (es.api_key.empty()) es.api_key = ResolveSetting("", "IOSONAR_ES_API_KEY", "elasticsearch_api_key", config);
+  // As for --store: the user and CA file may come from the environment too.
+  if (const char* v = std::getenv("IOSONAR_ES_USER"); es.user.empty() && v) es.user = v;
+  if (const char* v = std::getenv("IOSONAR_ES_CA_FILE"); es.ca_file.empty() && v) es.ca_file = v;
   if (url.empty()) {
     std::cerr << "iosonar es-setup: --url is required (or IOSONAR_ES)\n";
     return 2;
   }
-  auto arts = GenerateEsTemplates(t);
-  if (!arts.ok()) {
-    std::cerr << "iosonar es-setup: " << arts.status().message() << "\n";
+  if (Status st = GenerateEsTemplates(t).status(); !st.ok()) {  // bad options fail before any connection
+    std::cerr << "iosonar es-setup: " << st.message() << "\n";
     return 2;
   }
   es.max_attempts = 4;
@@ -151,23 +160,47 @@ int CmdEsSetup(int argc, char** argv) {
     return 2;
   }
   auto& c = **client;
+  // Ask the engine what it is and has (GET /, _ilm/status, _plugins/_ism) and
+  // generate the artifacts it accepts.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(wait_s);
   for (;;) {
-    auto r = c.http().Request("GET", "/", "");
-    if (r.ok() && r->status == 200) break;
+    auto e = c.Engine(/*probe_policies=*/true);
+    if (e.ok()) {
+      t.target = *e;
+      break;
+    }
     if (std::chrono::steady_clock::now() >= deadline) {
-      std::cerr << "iosonar es-setup: " << RedactUrl(url) << " does not answer: "
-                << (r.ok() ? "HTTP " + std::to_string(r->status) + " " + r->body.substr(0, 200) : r.status().message()) << "\n";
+      std::cerr << "iosonar es-setup: " << RedactUrl(url) << " does not answer: " << e.status().message() << "\n";
       return 1;
     }
     std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+  std::cout << "engine: " << t.target.Describe() << "\n";
+  if (!t.target.ilm && !t.target.ism)
+    std::cerr << "iosonar es-setup: warning: " << t.target.Describe()
+              << ": no lifecycle management (neither Elasticsearch ILM nor the OpenSearch ISM plugin answers); "
+                 "no retention or rollover policy is installed: deleting old backing indices is left to the operator\n";
+  auto arts = GenerateEsTemplates(t);
+  if (!arts.ok()) {
+    std::cerr << "iosonar es-setup: " << arts.status().message() << "\n";
+    return 2;
   }
   int failed = 0, created = 0, updated = 0;
   for (const auto& a : *arts) {
     auto g = c.Call("GET", a.api_path);
     bool existed = g.ok() && g->status == 200;
-    auto r = c.Call("PUT", a.api_path, a.body);
-    if (!r.ok() || r->status != 200) {
+    std::string put_path = a.api_path;
+    if (existed && a.api_path.starts_with("/_plugins/_ism/")) {
+      // ISM updates a policy only with the sequence number and primary term it has.
+      rapidjson::Document d;
+      d.Parse(g->body.data(), g->body.size());
+      if (!d.HasParseError() && d.IsObject() && d.HasMember("_seq_no") && d["_seq_no"].IsInt64() &&
+          d.HasMember("_primary_term") && d["_primary_term"].IsInt64())
+        put_path += "?if_seq_no=" + std::to_string(d["_seq_no"].GetInt64()) +
+                    "&if_primary_term=" + std::to_string(d["_primary_term"].GetInt64());
+    }
+    auto r = c.Call("PUT", put_path, a.body);
+    if (!r.ok() || (r->status != 200 && r->status != 201)) {
       ++failed;
       std::cerr << "iosonar es-setup: PUT " << a.api_path << ": "
                 << (r.ok() ? "HTTP " + std::to_string(r->status) + " " + r->body.substr(0, 300) : r.status().message()) << "\n";

@@ -12,6 +12,7 @@
 #include "cli/cli_options.h"
 #include "cli/commands.h"
 #include "core/jobdb/jobdb.h"
+#include "core/store/es_store.h"
 #include "core/transport/sink.h"
 #include "core/store/sqlite_store.h"
 #include "analysis-jobs/simulate/simulate.h"
@@ -105,7 +106,9 @@ int RunSimulation(const sim::Config& cfg, const std::string& store_dir, const st
     }
     st = sim::SimulateIntoStore(cfg, *store.value(), &res);
   } else {
-    auto sink = OpenSink(output, SinkOptions{});
+    SinkOptions so;
+    so.es = EsOptionsFromEnv();  // an Elasticsearch URL: credentials, CA and namespace as for --store
+    auto sink = OpenSink(output, so);
     if (!sink.ok()) return UsageError("simulate", sink.status().message());
     st = sim::SimulateToSink(cfg, *sink.value(), &res);
   }

@@ -7,6 +7,7 @@
 
 #include "redis-cache/cache.h"
 #include "cli/commands.h"
+#include "core/store/es_store.h"
 #include "core/transport/sink.h"
 
 namespace iosonar::cli {
@@ -28,7 +29,11 @@ void Publisher::Report(const std::string& where, const Status& st, bool given_as
 void Publisher::Send(const std::string& lines) {
   if (flags_.output.empty()) return;
   Status st;
-  auto sink = OpenSink(flags_.output, SinkOptions{});
+  // An Elasticsearch output authenticates and names its namespace as --store does (found on a
+  // real Elasticsearch with security: result records were sent without credentials).
+  SinkOptions so;
+  so.es = EsOptionsFromEnv();
+  auto sink = OpenSink(flags_.output, so);
   if (!sink.ok()) {
     st = sink.status();
   } else if (!lines.empty()) {

@@ -24,8 +24,17 @@ TEST_PKGS=(redis-server fio python3 python3-yaml
            # iosonar serve's benchmark (64 connections on loopback)
            wrk curl
            # anomaly: scikit-learn's DBSCAN as the oracle, a real SMTP server for alerts
-           python3-sklearn python3-aiosmtpd)
+           python3-sklearn python3-aiosmtpd
+           # real OpenSearch / Elasticsearch (scripts/engines.sh fetches them with Maven; Java 17 runs them)
+           maven openjdk-17-jre-headless unzip openssl util-linux)
 pkgs=("${BUILD_PKGS[@]}")
+# The search engines refuse to run as root: the tests run them as this unprivileged system user.
+make_engine_user() {
+  if [[ "${1:-}" == "--test" ]] && [[ $(id -u) -eq 0 ]] && ! id iosonar-test >/dev/null 2>&1; then
+    useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin iosonar-test
+    echo "setup: created system user iosonar-test (runs the test search engines)"
+  fi
+}
 if [[ "${1:-}" == "--test" ]]; then pkgs+=("${TEST_PKGS[@]}"); fi
 
 missing=()
@@ -33,6 +42,7 @@ for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if ((${#missing[@]} == 0)); then
+  make_engine_user "${1:-}"
   echo "setup: all ${#pkgs[@]} packages present"
   exit 0
 fi
@@ -44,4 +54,5 @@ DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recomme
 # The redis-server package starts a system instance; tests start their own on private ports.
 # Likewise mariadb-server, munge and the slurm packages may start system services: the tests
 # never use them (private datadirs, sockets, ports and keys under a temporary directory).
+make_engine_user "${1:-}"
 echo "setup: done"

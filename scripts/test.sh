@@ -13,6 +13,10 @@ if [[ "${SANITIZE:-0}" == 1 ]]; then
   BUILD_DIR=build-asan
 fi
 BUILD_DIR=$BUILD_DIR bash scripts/build.sh "${extra[@]}"
+# The real OpenSearch and Elasticsearch of the real-opensearch:/real-es: tests (fetched
+# through Maven into a cache outside the build tree; fails loudly if they cannot be;
+# IOSONAR_SKIP_REAL_ENGINES=1 skips them, and those tests then report SKIP).
+bash scripts/engines.sh "$BUILD_DIR"
 (cd "$BUILD_DIR" && ctest --output-on-failure -j2 --timeout 600)
 # libFuzzer on every parser, a bounded time each, under ASan/UBSan (scripts/fuzz.sh).
 if [[ "${FUZZ_SECONDS:-15}" != 0 ]]; then

@@ -28,6 +28,7 @@
 
 #include "core/collector/lumberjack_decoder.h"
 #include "core/collector/ingest.h"
+#include "core/jobdb/jobdb.h"
 #include "core/base/json.h"
 #include "core/base/hash.h"
 #include "core/base/host.h"
@@ -148,11 +149,39 @@ bool IsBlank(std::string_view s) {
 // refused) and names the user; every record after it must carry that host,
 // and a user other than root, the collector's own user or --trusted-uid may
 // send only what the tracer sends (iosonar.trace, iosonar.tracer).
+// --auth munge with --mysql: who owns a job, from the job database, cached
+// (a minute; an unknown job or an unreachable database for ten seconds).
+class JobOwners {
+ public:
+  explicit JobOwners(std::unique_ptr<JobDb> db) : db_(std::move(db)) {}
+  // The owner's uid; nullopt when the database does not know the job (yet).
+  std::optional<int64_t> Owner(std::string_view job) {
+    const int64_t now = MonotonicNs();
+    auto it = cache_.find(std::string(job));
+    if (it != cache_.end() && it->second.second > now) return it->second.first;
+    if (cache_.size() > 100000) cache_.clear();
+    std::optional<int64_t> uid;
+    int64_t ttl = 10;
+    auto j = db_->FindJob(std::string(job), "");
+    if (j.ok() && j->uid) {
+      uid = j->uid;
+      ttl = 60;
+    }
+    cache_[std::string(job)] = {uid, now + ttl * 1000000000};
+    return uid;
+  }
+
+ private:
+  std::unique_ptr<JobDb> db_;
+  std::unordered_map<std::string, std::pair<std::optional<int64_t>, int64_t>> cache_;
+};
+
 struct ConnAuth final : RecordCheck {
   bool ok = false, failed = false;
   uid_t uid = 0;
   std::string host;
   bool privileged = false;
+  JobOwners* owners = nullptr;  // with a job database: a user's records only for the user's own jobs
   Status Check(const ParsedRecord& r) const override {
     const FieldValue& h = r[field::kHostName];
     if (h.s != host)
@@ -161,6 +190,16 @@ struct ConnAuth final : RecordCheck {
     if (!privileged && r.dataset->name != dataset::kTrace.name() && r.dataset->name != dataset::kTracer.name())
       return Status::Invalid("auth: uid " + std::to_string(uid) + " may send only iosonar.trace and iosonar.tracer records, not " +
                              std::string(r.dataset->name));
+    if (!privileged && owners) {
+      const FieldValue& job = r[field::kJobId];
+      if (job.kind == FieldValue::kString && !job.s.empty()) {
+        // A job the database does not know (yet) is taken: the prolog writes a
+        // job before its tasks start, so this is a lag, not an impostor.
+        if (auto owner = owners->Owner(job.s); owner && *owner != static_cast<int64_t>(uid))
+          return Status::Invalid("auth: job " + std::string(job.s.substr(0, 32)) + " belongs to uid " +
+                                 std::to_string(*owner) + ", not to the credential's uid " + std::to_string(uid));
+      }
+    }
     return Status::Ok();
   }
 };
@@ -189,6 +228,18 @@ class Pipeline {
       forward_ = std::move(fw.value());
     }
     dl_path_ = opts_.dead_letter_path.empty() ? opts_.store_dir + "/deadletter.jsonl" : opts_.dead_letter_path;
+    if (!opts_.jobdb_url.empty()) {
+      auto db = JobDb::Open(opts_.jobdb_url);
+      if (!db.ok()) return Status(db.status().code(), "collector: job database: " + db.status().message());
+      owners_ = std::make_unique<JobOwners>(std::move(db.value()));
+    }
+    if (forward_) {
+      spool_path_ = opts_.forward_spool_path.empty() ? opts_.store_dir + "/forward-spool.jsonl" : opts_.forward_spool_path;
+      // A spool left by an earlier run is sent first.
+      std::string left = ReadSpool();
+      spool_bytes_ = left.size();
+      stats_.forward_spooled = static_cast<uint64_t>(std::count(left.begin(), left.end(), '\n'));
+    }
     if (!opts_.redis_url.empty()) {
       auto r = RedisClient::Connect(opts_.redis_url);
       // A bad URL or a refused password is a configuration error worth
@@ -246,6 +297,7 @@ class Pipeline {
     auth->uid = c->uid;
     auth->host = c->payload;
     auth->privileged = c->uid == 0 || c->uid == geteuid();
+    auth->owners = owners_.get();
     for (uid_t t : opts_.trusted_uids) auth->privileged = auth->privileged || c->uid == t;
     ++stats_.authenticated_connections;
     return Status::Ok();
@@ -434,31 +486,146 @@ class Pipeline {
     }
   }
 
-  // The batch's accepted lines to the forward output, after the store;
-  // skipped while the output is down (fw_retry_).
+  // The batch's accepted lines to the forward output, after the store.
+  // While the output is down (fw_retry_) or failing they go to the forward
+  // spool; the spool is sent first, oldest first, once it answers.
   void Forward() {
     auto lines = batch_->raw_lines();
-    if (!fw_retry_.Due(MonotonicNs())) {
-      stats_.forward_errors += lines.size();
-      return;
-    }
     fw_buf_.clear();
     for (auto l : lines) {
       fw_buf_.append(l);
       fw_buf_.push_back('\n');
     }
+    if (!fw_retry_.Due(MonotonicNs()) || !ReplayForwardSpool()) {
+      SpoolForward(fw_buf_, lines.size());
+      return;
+    }
+    Status s = SendForward(fw_buf_, lines.size());
+    if (!s.ok()) SpoolForward(fw_buf_, lines.size());
+  }
+
+ public:
+  // True if lines wait in the forward spool.
+  bool forward_spool_waiting() const { return forward_ && spool_bytes_ > 0; }
+
+  // Sends the forward spool when the output is due; true once it is empty.
+  bool ReplayForwardSpool() {
+    if (spool_bytes_ == 0) return true;
+    if (!fw_retry_.Due(MonotonicNs())) return false;
+    std::string all = ReadSpool();
+    size_t pos = 0;
+    while (pos < all.size()) {
+      // Chunks of whole lines, ~4 MiB.
+      size_t end = std::min(all.size(), pos + (4u << 20));
+      if (end < all.size()) {
+        size_t nl = all.rfind('\n', end);
+        end = nl == std::string::npos || nl < pos ? all.find('\n', pos) + 1 : nl + 1;
+      }
+      std::string_view chunk(all.data() + pos, end - pos);
+      const auto n = static_cast<uint64_t>(std::count(chunk.begin(), chunk.end(), '\n'));
+      if (!SendForward(chunk, n).ok()) {
+        // Keep what was not sent (this chunk on), in order.
+        WriteSpool(std::string_view(all).substr(pos));
+        return false;
+      }
+      stats_.forward_spooled -= std::min(stats_.forward_spooled, n);
+      pos = end;
+    }
+    WriteSpool({});
+    return true;
+  }
+
+ private:
+  // One forward attempt; counts what arrived (created or already stored).
+  Status SendForward(std::string_view buf, uint64_t n) {
     const SinkCounters before = forward_->counters();
-    Status s = forward_->Send(fw_buf_, lines.size());
+    Status s = forward_->Send(buf, n);
     if (s.ok()) s = forward_->Flush();
     const SinkCounters after = forward_->counters();
     const uint64_t done = (after.lines_sent - before.lines_sent) + (after.already_stored - before.already_stored);
+    if (!s.ok()) {
+      fw_retry_.Failed(MonotonicNs());
+      Warn(kForwardWarn, "forward to " + opts_.forward_output + ": " + s.message() + " (records are stored; " +
+                             std::to_string(stats_.forward_spooled + n) + " lines wait in " + spool_path_ + ")");
+      return s;
+    }
+    fw_retry_.Succeeded();
     stats_.forwarded += done;
-    stats_.forward_errors += lines.size() > done ? lines.size() - done : 0;
-    if (!s.ok()) fw_retry_.Failed(MonotonicNs());
-    else fw_retry_.Succeeded();
-    if (!s.ok() || done < lines.size())
-      Warn(kForwardWarn, "forward to " + opts_.forward_output + ": " + (s.ok() ? std::string("some records rejected") : s.message()) +
-                             " (records are stored; " + std::to_string(stats_.forward_errors) + " not forwarded so far)");
+    if (done < n) {  // rejected by the output (4xx): its dead letters
+      stats_.forward_errors += n - done;
+      Warn(kForwardWarn, "forward to " + opts_.forward_output + ": some records rejected (records are stored; " +
+                             std::to_string(stats_.forward_errors) + " not forwarded so far)");
+    }
+    return Status::Ok();
+  }
+
+  void SpoolForward(std::string_view buf, uint64_t n) {
+    if (spool_bytes_ + buf.size() > opts_.forward_spool_max_bytes) {
+      stats_.forward_errors += n;
+      Warn(kForwardWarn, "forward spool " + spool_path_ + " is full (" + std::to_string(opts_.forward_spool_max_bytes) +
+                             " bytes): " + std::to_string(stats_.forward_errors) + " records not forwarded so far (they are stored)");
+      return;
+    }
+    int fd = open(spool_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
+    bool ok = fd >= 0;
+    size_t off = 0;
+    while (ok && off < buf.size()) {
+      ssize_t w = write(fd, buf.data() + off, buf.size() - off);
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) ok = false;
+      else off += static_cast<size_t>(w);
+    }
+    if (fd >= 0) close(fd);
+    if (!ok) {
+      stats_.forward_errors += n;
+      Warn(kForwardWarn, Status::FromErrno("forward spool " + spool_path_, errno).message());
+      return;
+    }
+    spool_bytes_ += buf.size();
+    stats_.forward_spooled += n;
+  }
+
+  std::string ReadSpool() const {
+    std::string out;
+    int fd = open(spool_path_.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return out;
+    char buf[1 << 16];
+    for (;;) {
+      ssize_t r = read(fd, buf, sizeof buf);
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) break;
+      out.append(buf, static_cast<size_t>(r));
+    }
+    close(fd);
+    // A torn last line (a crash mid-write) is not resent.
+    out.resize(out.rfind('\n') == std::string::npos ? 0 : out.rfind('\n') + 1);
+    return out;
+  }
+
+  // Replaces the spool with rest (empty: removes it).
+  void WriteSpool(std::string_view rest) {
+    if (rest.empty()) {
+      unlink(spool_path_.c_str());
+      spool_bytes_ = 0;
+      stats_.forward_spooled = 0;
+      return;
+    }
+    const std::string tmp = spool_path_ + ".tmp";
+    int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+    bool ok = fd >= 0;
+    size_t off = 0;
+    while (ok && off < rest.size()) {
+      ssize_t w = write(fd, rest.data() + off, rest.size() - off);
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) ok = false;
+      else off += static_cast<size_t>(w);
+    }
+    if (fd >= 0) close(fd);
+    if (ok && rename(tmp.c_str(), spool_path_.c_str()) == 0) {
+      spool_bytes_ = rest.size();
+      stats_.forward_spooled = static_cast<uint64_t>(std::count(rest.begin(), rest.end(), '\n'));
+    }
+    // else: the old spool stays as it was (a later replay resends more; _ids make that harmless)
   }
 
   void RedisDown(const Status& why) {
@@ -535,6 +702,8 @@ class Pipeline {
   std::unique_ptr<RedisClient> redis_;
   std::unique_ptr<RecordSink> forward_;
   std::string fw_buf_;
+  std::string spool_path_;
+  uint64_t spool_bytes_ = 0;
   // A connection attempt can take the whole connect timeout (a host that
   // drops packets), so a down Redis or forward output is skipped for 1 s
   // doubling to 30 s rather than stall ingest with its retries.
@@ -548,6 +717,7 @@ class Pipeline {
   bool held_ = false;
   std::vector<std::string> held_lines_;
   size_t buffer_bytes_ = 0;
+  std::unique_ptr<JobOwners> owners_;  // --mysql with --auth munge
   std::string self_host_;
   int64_t self_stream_ = 0, self_seq_ = 0;
   uint64_t reported_set_aside_ = 0, reported_stored_ = 0;
@@ -954,6 +1124,12 @@ class TcpCollector final : public Collector {
         int64_t left = pipe_.first_pending_ns() + int64_t{opts_.flush_interval_ms} * 1000000 - MonotonicNs();
         timeout = static_cast<int>(std::max<int64_t>(0, left / 1000000 + 1));
       }
+      // Lines wait in the forward spool: try the output again (it backs off by itself).
+      if (pipe_.forward_spool_waiting() && !pipe_.held()) {
+        (void)pipe_.ReplayForwardSpool();
+        Publish();
+        if (pipe_.forward_spool_waiting() && (timeout < 0 || timeout > 1000)) timeout = 1000;
+      }
       int n = epoll_wait(epoll_fd_, events, 64, timeout);
       if (n < 0 && errno != EINTR) {
         std::fprintf(stderr, "iosonar collector: epoll_wait: %s\n", std::strerror(errno));
@@ -1254,6 +1430,7 @@ Result<CollectorStats> IngestFile(const CollectorOptions& opts, const std::strin
   if (!is_stdin) close(fd);
   framer.Finish(&pipe, kTruncatedAtEof);
   pipe.Flush();
+  (void)pipe.ReplayForwardSpool();  // a spool left by an earlier run, even when this one brought nothing
   if (!st.ok()) return st;
   return pipe.stats();
 }

@@ -46,13 +46,21 @@ struct CollectorOptions {
   std::string auth;
   std::string munge_socket;                     // munged's socket ("" = the default)
   std::vector<uid_t> trusted_uids;
+  std::string jobdb_url;                        // with auth: users' records only for their own jobs
   int self_report_ms = 60000;                   // the collector's own iosonar.sampler record; 0 = never              // besides root and our own user: may send any dataset
   int flush_interval_ms = 200;                  // a partial batch waits at most this long
   // also forward accepted lines to this output (sink.h: an
   // Elasticsearch URL for _bulk, tcp://LOGSTASH:PORT, a file); "" = none.
-  // Forwarding failures are counted; the records stay in the store.
+  // Lines the output cannot take (unreachable, 5xx/429 after the retries)
+  // go to the forward spool and are resent, oldest first, once it answers
+  // again (every second at most, backing off to 30 s; also at the next
+  // start): Elasticsearch's deterministic _id makes a resend of what had
+  // arrived a 409, so nothing is stored twice. Lines it rejects (4xx) are
+  // the sink's dead letters, not spooled.
   std::string forward_output;
   SinkOptions forward;
+  std::string forward_spool_path;               // default: <store_dir>/forward-spool.jsonl (0600)
+  uint64_t forward_spool_max_bytes = 1ull << 30;  // beyond, lines are counted as forward errors
 };
 
 struct CollectorStats {
@@ -73,7 +81,8 @@ struct CollectorStats {
   uint64_t redis_errors = 0;      // accepted records not pushed (they stay in the store)
   uint64_t store_errors = 0;      // accepted records the store failed to write (see stderr)
   uint64_t forwarded = 0;         // accepted by the forward output (ES: created or already stored)
-  uint64_t forward_errors = 0;    // not forwarded (rejected, or the output unreachable after retries)
+  uint64_t forward_errors = 0;    // not forwarded: rejected, or unreachable with the forward spool full
+  uint64_t forward_spooled = 0;   // lines in the forward spool now, waiting for the output
   uint64_t lumberjack_connections = 0;  // senders that spoke Lumberjack v2 (Beats), acknowledged delivery
   uint64_t lumberjack_windows = 0;
   uint64_t lumberjack_acks = 0;         // ACK frames sent (each after the events it covers were stored)

@@ -14,6 +14,10 @@
 namespace iosonar {
 namespace {
 
+// Hits per PIT page: fewer round trips (each sorts and fetches again); at
+// most index.max_result_window (10,000 by default).
+constexpr size_t kScanPage = 5000;
+
 // ceil(ns / 1e6) for the half-open [start, end) range in epoch ms.
 int64_t CeilMs(int64_t ns) { return ns / 1000000 + (ns > 0 && ns % 1000000 != 0); }
 
@@ -82,7 +86,18 @@ class EsStore final : public Store {
     row.idx = &idx;
     std::string buf;
     Status bad;
-    Status st = es_->ScanPit(*index, *query, 1000, [&](std::string_view src) {
+    // Only the dataset's own fields are read back: what else a document
+    // carries (data_stream.* and tags added by Logstash, @version) is not a
+    // record field and is left on the server.
+    std::string source = "{\"includes\":[";
+    bool first_field = true;
+    for (const auto* f : schema::FieldsOf(q.dataset)) {
+      if (!first_field) source += ",";
+      first_field = false;
+      AppendJsonString(&source, f->name);
+    }
+    source += "]}";
+    Status st = es_->ScanPit(*index, *query, kScanPage, [&](std::string_view src) {
       buf.assign(src);
       buf.push_back('\0');
       if (auto s = ParseRecordInsitu(buf.data(), buf.size() - 1, &rec); !s.ok()) {
@@ -90,7 +105,7 @@ class EsStore final : public Store {
         return false;
       }
       return fn(row);
-    });
+    }, source);
     if (!st.ok()) return st;
     return bad;
   }
@@ -224,20 +239,22 @@ Result<std::unique_ptr<Store>> OpenElasticsearchStore(const std::string& url, co
   return std::unique_ptr<Store>(std::make_unique<EsStore>(std::move(*c)));
 }
 
+EsOptions EsOptionsFromEnv() {
+  EsOptions o;
+  auto env = [](const char* k) -> std::string {
+    const char* v = std::getenv(k);
+    return v ? v : "";
+  };
+  o.user = env("IOSONAR_ES_USER");
+  o.password = env("IOSONAR_ES_PASSWORD");
+  o.api_key = env("IOSONAR_ES_API_KEY");
+  o.ca_file = env("IOSONAR_ES_CA_FILE");
+  if (!env("IOSONAR_NAMESPACE").empty()) o.name_space = env("IOSONAR_NAMESPACE");
+  return o;
+}
+
 Result<std::unique_ptr<Store>> OpenStoreAt(const std::string& where) {
-  if (IsElasticsearchOutput(where)) {
-    EsOptions o;
-    auto env = [](const char* k) -> std::string {
-      const char* v = std::getenv(k);
-      return v ? v : "";
-    };
-    o.user = env("IOSONAR_ES_USER");
-    o.password = env("IOSONAR_ES_PASSWORD");
-    o.api_key = env("IOSONAR_ES_API_KEY");
-    o.ca_file = env("IOSONAR_ES_CA_FILE");
-    if (!env("IOSONAR_NAMESPACE").empty()) o.name_space = env("IOSONAR_NAMESPACE");
-    return OpenElasticsearchStore(where, o);
-  }
+  if (IsElasticsearchOutput(where)) return OpenElasticsearchStore(where, EsOptionsFromEnv());
   std::error_code ec;
   if (!std::filesystem::exists(std::filesystem::path(where) / "store.db", ec))
     return Status::NotFound("no record store in " + where + " (no store.db)");

@@ -32,6 +32,11 @@ namespace iosonar {
 
 Result<std::unique_ptr<Store>> OpenElasticsearchStore(const std::string& url, const EsOptions& opts);
 
+// Elasticsearch options from the environment: IOSONAR_ES_USER /
+// IOSONAR_ES_PASSWORD or IOSONAR_ES_API_KEY, IOSONAR_ES_CA_FILE,
+// IOSONAR_NAMESPACE (for --store URLs and the result outputs).
+EsOptions EsOptionsFromEnv();
+
 // The store a --store argument names: an Elasticsearch URL (http(s)://,
 // es+http(s)://; credentials from IOSONAR_ES_USER/IOSONAR_ES_PASSWORD or
 // IOSONAR_ES_API_KEY, CA from IOSONAR_ES_CA_FILE, namespace from

@@ -46,16 +46,27 @@ struct Node {
   std::map<std::string, std::unique_ptr<Node>> kids;
 };
 
-void WriteChildren(JsonWriter& w, const Node& n, bool metrics);
+// What the mappings of one dataset may mark: time-series parameters only in
+// metrics streams and only on an engine that has them (Elasticsearch >= 8;
+// OpenSearch rejects the unknown parameters), boolean dimensions only where
+// accepted (Elasticsearch >= 8.16; 8.15 rejects the whole template).
+struct Marks {
+  bool metrics = false;   // time_series_* on this dataset
+  bool bool_dim = false;  // time_series_dimension on boolean
+};
+
+void WriteChildren(JsonWriter& w, const Node& n, const Marks& marks);
 
 // One field (leaf) or object (its properties).
-void WriteNode(JsonWriter& w, const Node& kid, bool metrics) {
+void WriteNode(JsonWriter& w, const Node& kid, const Marks& marks) {
+  const bool metrics = marks.metrics;
   w.BeginObject();
   if (kid.leaf) {
     const auto& f = *kid.leaf;
     const bool numeric = f.type == schema::Type::kLong || f.type == schema::Type::kDouble;
     const bool dimension = metrics && f.metric == schema::Metric::kDimension &&
-                           (f.type == schema::Type::kKeyword || f.type == schema::Type::kLong || f.type == schema::Type::kBool);
+                           (f.type == schema::Type::kKeyword || f.type == schema::Type::kLong ||
+                            (f.type == schema::Type::kBool && marks.bool_dim));
     w.Kv("type", EsType(f.type));
     // Dimensions must index every value, so ignore_above only on the others.
     if (f.type == schema::Type::kKeyword && !dimension) w.Kv("ignore_above", 1024);
@@ -75,16 +86,16 @@ void WriteNode(JsonWriter& w, const Node& kid, bool metrics) {
     }
   } else {
     w.Key("properties");
-    WriteChildren(w, kid, metrics);
+    WriteChildren(w, kid, marks);
   }
   w.EndObject();
 }
 
-void WriteChildren(JsonWriter& w, const Node& n, bool metrics) {
+void WriteChildren(JsonWriter& w, const Node& n, const Marks& marks) {
   w.BeginObject();
   for (const auto& [name, kid] : n.kids) {
     w.Key(name);
-    WriteNode(w, *kid, metrics);
+    WriteNode(w, *kid, marks);
   }
   w.EndObject();
 }
@@ -157,8 +168,77 @@ EsArtifact IlmPolicy(const std::string& name, const std::string& retention, cons
   return {"ilm/" + name + ".json", "/_ilm/policy/" + name, Finish(b)};
 }
 
+// The same policy for OpenSearch's Index State Management plugin: hot
+// (rollover by age or primary shard size) -> delete at `retention`, attached
+// to the data streams' backing indices by its ism_template.
+EsArtifact IsmPolicy(const std::string& name, const std::string& retention, const EsTemplateOptions& o) {
+  std::string b;
+  JsonWriter w(&b, 2);
+  w.BeginObject();
+  w.Key("policy");
+  w.BeginObject();
+  w.Kv("description", name == "iosonar-raw" ? "iosonar raw records (traces, samples, events); managed by iosonar"
+                                            : "iosonar analysis results; managed by iosonar");
+  w.Kv("default_state", "hot");
+  w.Key("states");
+  w.BeginArray();
+  w.BeginObject();
+  w.Kv("name", "hot");
+  w.Key("actions");
+  w.BeginArray();
+  w.BeginObject();
+  w.Key("rollover");
+  w.BeginObject();
+  w.Kv("min_index_age", o.rollover_max_age);
+  w.Kv("min_primary_shard_size", o.rollover_max_primary_shard_size);
+  w.EndObject();
+  w.EndObject();
+  w.EndArray();
+  w.Key("transitions");
+  w.BeginArray();
+  w.BeginObject();
+  w.Kv("state_name", "delete");
+  w.Key("conditions");
+  w.BeginObject();
+  w.Kv("min_index_age", retention);
+  w.EndObject();
+  w.EndObject();
+  w.EndArray();
+  w.EndObject();
+  w.BeginObject();
+  w.Kv("name", "delete");
+  w.Key("actions");
+  w.BeginArray();
+  w.BeginObject();
+  w.Key("delete");
+  w.BeginObject();
+  w.EndObject();
+  w.EndObject();
+  w.EndArray();
+  w.Key("transitions");
+  w.BeginArray();
+  w.EndArray();
+  w.EndObject();
+  w.EndArray();
+  w.Key("ism_template");
+  w.BeginArray();
+  w.BeginObject();
+  w.Key("index_patterns");
+  w.BeginArray();
+  const bool results = name == "iosonar-results";
+  for (const auto& ds : schema::Datasets())
+    if (IsResult(ds.name) == results) w.String(std::string(ds.stream_type) + "-" + std::string(ds.name) + "-*");
+  w.EndArray();
+  w.Kv("priority", o.priority);
+  w.EndObject();
+  w.EndArray();
+  w.EndObject();
+  w.EndObject();
+  return {"ism/" + name + ".json", "/_plugins/_ism/policies/" + name, Finish(b)};
+}
+
 // iosonar@settings-raw / -results: the lifecycle policy, compression, one shard.
-EsArtifact SettingsComponent(const char* kind) {
+EsArtifact SettingsComponent(const char* kind, const EngineInfo& e) {
   std::string name = std::string("iosonar@settings-") + kind;
   std::string b;
   JsonWriter w(&b, 2);
@@ -167,7 +247,7 @@ EsArtifact SettingsComponent(const char* kind) {
   w.BeginObject();
   w.Key("settings");
   w.BeginObject();
-  w.Kv("index.lifecycle.name", std::string("iosonar-") + kind);
+  if (e.ilm) w.Kv("index.lifecycle.name", std::string("iosonar-") + kind);
   w.Kv("index.codec", "best_compression");
   w.Kv("index.number_of_shards", 1);
   w.Kv("index.refresh_interval", "5s");
@@ -205,7 +285,11 @@ Status FieldTree(const schema::Dataset& ds, Node* root) {
 
 // BASE@mappings: the fields' mappings (data_stream.* is added by
 // Elasticsearch/Logstash routing: constant per stream).
-Result<EsArtifact> MappingsComponent(const schema::Dataset& ds, const std::string& base, const Node& root, bool metrics) {
+Result<EsArtifact> MappingsComponent(const schema::Dataset& ds, const std::string& base, const Node& root, bool metrics,
+                                     const EngineInfo& e) {
+  Marks marks;
+  marks.metrics = metrics && e.time_series();
+  marks.bool_dim = e.bool_dimension();
   std::string b;
   JsonWriter w(&b, 2);
   w.BeginObject();
@@ -224,7 +308,9 @@ Result<EsArtifact> MappingsComponent(const schema::Dataset& ds, const std::strin
   for (const char* k : {"type", "dataset", "namespace"}) {
     w.Key(k);
     w.BeginObject();
-    w.Kv("type", "constant_keyword");
+    // constant_keyword where the engine has it without a fixed value (Elasticsearch's
+    // constant-keyword module); else keyword (the integ-test distributions, OpenSearch).
+    w.Kv("type", e.constant_keyword ? "constant_keyword" : "keyword");
     w.EndObject();
   }
   w.EndObject();
@@ -232,7 +318,7 @@ Result<EsArtifact> MappingsComponent(const schema::Dataset& ds, const std::strin
   for (const auto& [name, kid] : root.kids) {
     if (name == "data_stream") return Status::Invalid("the schema may not define data_stream.* fields");
     w.Key(name);
-    WriteNode(w, *kid, metrics);
+    WriteNode(w, *kid, marks);
   }
   w.EndObject();
   w.EndObject();
@@ -283,10 +369,12 @@ EsArtifact IndexTemplate(const schema::Dataset& ds, const std::string& base, con
   w.String(base + "@mappings");
   w.String(base + "@custom");
   w.EndArray();
-  w.Key("ignore_missing_component_templates");
-  w.BeginArray();
-  w.String(base + "@custom");
-  w.EndArray();
+  if (o.target.ignore_missing_components()) {
+    w.Key("ignore_missing_component_templates");
+    w.BeginArray();
+    w.String(base + "@custom");
+    w.EndArray();
+  }
   w.Key("_meta");
   w.BeginObject();
   w.Kv("managed_by", "iosonar");
@@ -306,16 +394,21 @@ Result<std::vector<EsArtifact>> GenerateEsTemplates(const EsTemplateOptions& o) 
   if (!ValidEsByteSize(o.rollover_max_primary_shard_size))
     return Status::Invalid("rollover size '" + o.rollover_max_primary_shard_size + "': expected e.g. 50gb");
   std::vector<EsArtifact> out;
-  out.push_back(IlmPolicy("iosonar-raw", o.raw_retention, o));
-  out.push_back(IlmPolicy("iosonar-results", o.results_retention, o));
-  for (const char* kind : {"raw", "results"}) out.push_back(SettingsComponent(kind));
+  if (o.target.ilm) {
+    out.push_back(IlmPolicy("iosonar-raw", o.raw_retention, o));
+    out.push_back(IlmPolicy("iosonar-results", o.results_retention, o));
+  } else if (o.target.ism) {
+    out.push_back(IsmPolicy("iosonar-raw", o.raw_retention, o));
+    out.push_back(IsmPolicy("iosonar-results", o.results_retention, o));
+  }
+  for (const char* kind : {"raw", "results"}) out.push_back(SettingsComponent(kind, o.target));
   // Per-dataset mappings and @custom; the index templates after all of them.
   std::vector<EsArtifact> index_templates;
   for (const auto& ds : schema::Datasets()) {
     const std::string base = std::string(ds.stream_type) + "-" + std::string(ds.name);
     Node root;
     if (Status st = FieldTree(ds, &root); !st.ok()) return st;
-    auto mappings = MappingsComponent(ds, base, root, ds.stream_type == "metrics");
+    auto mappings = MappingsComponent(ds, base, root, ds.stream_type == "metrics", o.target);
     if (!mappings.ok()) return mappings.status();
     out.push_back(std::move(mappings).value());
     out.push_back(CustomComponent(base));

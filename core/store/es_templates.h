@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "core/base/status.h"
+#include "core/transport/es_client.h"
 
 namespace iosonar {
 
@@ -33,6 +34,14 @@ struct EsTemplateOptions {
   std::string rollover_max_age = "1d";
   std::string rollover_max_primary_shard_size = "50gb";
   int priority = 200;
+  // The engine the artifacts are for (es-setup asks the engine; the default,
+  // and the committed es-templates/, is a full Elasticsearch 8.15 distribution).
+  // What changes with it: ILM policies (Elasticsearch with ILM) or ISM
+  // policies (OpenSearch with the ISM plugin) or none (retention left to the
+  // operator); index.lifecycle.name; time_series_* markings (Elasticsearch
+  // only; on boolean fields from 8.16); constant_keyword or keyword for
+  // data_stream.*; ignore_missing_component_templates (Elasticsearch >= 8.7).
+  EngineInfo target;
 };
 
 struct EsArtifact {
@@ -41,7 +50,7 @@ struct EsArtifact {
   std::string body;      // JSON, 2-space indented, ending in '\n'
 };
 
-// In the order they must be PUT: ILM policies, component templates, index templates.
+// In the order they must be PUT: policies (ILM or ISM, if any), component templates, index templates.
 // Fails if a retention or size is malformed or the schema's dotted names clash.
 Result<std::vector<EsArtifact>> GenerateEsTemplates(const EsTemplateOptions& opts);
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <charconv>
 #include <chrono>
+#include <cstdio>
 #include <set>
 #include <thread>
 
@@ -48,7 +49,44 @@ bool PitExpired(const HttpResponse& r) {
   return r.status == 404 && r.body.find("search_context_missing_exception") != std::string::npos;
 }
 
+// A search/count answer that is partial: some shards failed or it timed out.
+// Such an answer is an error, never read as if it were complete.
+Status CheckComplete(const rapidjson::Document& d, const std::string& what) {
+  if (d.HasMember("timed_out") && d["timed_out"].IsBool() && d["timed_out"].GetBool())
+    return Status::Unavailable(what + ": the search timed out (timed_out: true): a partial answer is not used");
+  if (d.HasMember("_shards") && d["_shards"].IsObject()) {
+    const auto& sh = d["_shards"];
+    if (sh.HasMember("failed") && sh["failed"].IsUint64() && sh["failed"].GetUint64() > 0) {
+      std::string why;
+      if (sh.HasMember("failures") && sh["failures"].IsArray() && !sh["failures"].Empty() &&
+          sh["failures"][0].IsObject() && sh["failures"][0].HasMember("reason"))
+        why = ": " + ErrorReason(sh["failures"][0]["reason"]);
+      return Status::Unavailable(what + ": " + std::to_string(sh["failed"].GetUint64()) + " of " +
+                                 (sh.HasMember("total") && sh["total"].IsUint64() ? std::to_string(sh["total"].GetUint64()) : "?") +
+                                 " shards failed" + why + ": a partial answer is not used");
+    }
+  }
+  return Status::Ok();
+}
+
+bool ParseVersion(const std::string& v, EngineInfo* e) {
+  int ma = 0, mi = 0;
+  if (std::sscanf(v.c_str(), "%d.%d", &ma, &mi) != 2) return false;
+  e->major = ma;
+  e->minor = mi;
+  e->version = v;
+  return true;
+}
+
 }  // namespace
+
+std::string EngineInfo::Describe() const {
+  std::string s = opensearch() ? "OpenSearch " : "Elasticsearch ";
+  s += version;
+  if (!probed) s += " (assumed, not asked)";
+  s += opensearch() ? (ism ? ", ISM plugin" : ", no ISM plugin") : (ilm ? ", ILM" : ", no ILM");
+  return s;
+}
 
 std::string DataStreamName(const schema::Dataset& ds, std::string_view name_space) {
   std::string s(ds.stream_type);
@@ -131,6 +169,69 @@ Result<std::unique_ptr<EsClient>> EsClient::Open(const std::string& url, const E
   auto h = HttpClient::Open(url, opts);
   if (!h.ok()) return h.status();
   return std::make_unique<EsClient>(std::move(*h), opts);
+}
+
+Result<EngineInfo> EsClient::Engine(bool probe_policies) {
+  if (!engine_known_) {
+    EngineInfo e;
+    auto r = Call("GET", "/");
+    if (!r.ok()) return r.status();
+    rapidjson::Document d;
+    bool found = false;
+    if (r->status == 200) {
+      d.Parse(r->body.data(), r->body.size());
+      if (!d.HasParseError() && d.IsObject() && d.HasMember("version") && d["version"].IsObject() &&
+          d["version"].HasMember("number") && d["version"]["number"].IsString()) {
+        const auto& v = d["version"];
+        if (v.HasMember("distribution") && v["distribution"].IsString() && std::string(v["distribution"].GetString()) == "opensearch")
+          e.flavor = EngineInfo::kOpenSearch;
+        found = ParseVersion(v["number"].GetString(), &e);
+      }
+    }
+    if (!found) {
+      // Elasticsearch without its rest-root module (the integ-test distribution)
+      // answers GET / with 405: ask the node itself. OpenSearch's nodes info has
+      // no build_flavor, Elasticsearch's has.
+      auto n = Call("GET", "/_nodes/_local?filter_path=nodes.*.version,nodes.*.build_flavor,nodes.*.modules.name");
+      if (!n.ok()) return n.status();
+      if (n->status != 200)
+        return Status::Io("cannot tell what engine this is: GET / answered HTTP " + std::to_string(r->status) +
+                          ", GET /_nodes/_local HTTP " + std::to_string(n->status) + ": " + Snippet(n->body));
+      d.Parse(n->body.data(), n->body.size());
+      if (d.HasParseError() || !d.IsObject() || !d.HasMember("nodes") || !d["nodes"].IsObject() ||
+          d["nodes"].MemberCount() == 0 || !d["nodes"].MemberBegin()->value.HasMember("version") ||
+          !d["nodes"].MemberBegin()->value["version"].IsString())
+        return Status::Io("cannot tell what engine this is: no version in GET /_nodes/_local: " + Snippet(n->body));
+      const auto& node = d["nodes"].MemberBegin()->value;
+      e.flavor = node.HasMember("build_flavor") ? EngineInfo::kElasticsearch : EngineInfo::kOpenSearch;
+      if (!ParseVersion(node["version"].GetString(), &e))
+        return Status::Io("cannot tell what engine this is: version '" + std::string(node["version"].GetString()) + "'");
+    }
+    e.probed = true;
+    engine_ = e;
+    engine_known_ = true;
+  }
+  if (probe_policies && !policies_known_) {
+    EngineInfo& e = engine_;
+    if (e.opensearch()) {
+      e.ilm = false;
+      e.constant_keyword = false;  // OpenSearch's constant_keyword needs its value in the mapping
+      auto r = Call("GET", "/_plugins/_ism/policies");
+      if (!r.ok()) return r.status();
+      // Without the plugin: 400 "no handler found" (or 404/405 from a proxy); with it: 200.
+      e.ism = r->status == 200;
+    } else {
+      e.ism = false;
+      auto r = Call("GET", "/_ilm/status");
+      if (!r.ok()) return r.status();
+      e.ilm = r->status == 200;
+      auto n = Call("GET", "/_nodes/_local?filter_path=nodes.*.modules.name");
+      if (!n.ok()) return n.status();
+      e.constant_keyword = n->status == 200 && n->body.find("\"constant-keyword\"") != std::string::npos;
+    }
+    policies_known_ = true;
+  }
+  return engine_;
 }
 
 int EsClient::BackoffMs(int attempt) {
@@ -237,73 +338,58 @@ Status EsClient::Bulk(std::vector<BulkDoc> docs, BulkStats* stats, std::vector<B
 
 namespace {
 
-// Where a PIT scan is: the search_after of the next page and, to go on after
-// the PIT expired and was reopened, the last @timestamp given and the ids
-// given at it.
-struct PitCursor {
-  std::string after;  // search_after JSON array text ("" = from the start)
-  bool have_last = false;
-  int64_t last_ts = 0;                   // the last hit's @timestamp sort value (epoch ms)
-  std::set<std::string> ids_at_last_ts;  // ids given at last_ts (to skip after a PIT reopen)
-  bool skip_mode = false;                // after a reopen: skip hits at last_ts already given
-
-  std::string PageBody(size_t page_size, const std::string& query_json, const std::string& pit_id) const {
-    std::string body = "{\"size\":" + std::to_string(page_size) + ",\"query\":" + query_json + ",\"pit\":{\"id\":";
-    AppendJsonString(&body, pit_id);
-    body += ",\"keep_alive\":\"2m\"},\"sort\":[{";
-    body += field::kTimestamp.key();
-    body += "\"asc\"},{\"_shard_doc\":\"asc\"}],\"track_total_hits\":false";
-    if (!after.empty()) body += ",\"search_after\":" + after;
-    body += "}";
-    return body;
-  }
-  // Continue after the last timestamp seen: start at it again (the
-  // tiebreaker of the old PIT means nothing in the new one) and skip the ids
-  // already given there.
-  void Reopened() {
-    if (!have_last) return;
-    after = "[" + std::to_string(last_ts - 1) + ",9223372036854775807]";
-    skip_mode = true;
-  }
-  // A hit with these sort values: false if it was given before the reopen.
-  bool Take(int64_t ts, const std::string& id, std::string sort_json) {
-    after = std::move(sort_json);
-    if (skip_mode) {
-      if (ts == last_ts && ids_at_last_ts.count(id)) return false;
-      if (ts != last_ts) skip_mode = false;
-    }
-    if (!have_last || ts != last_ts) ids_at_last_ts.clear();
-    have_last = true;
-    last_ts = ts;
-    ids_at_last_ts.insert(id);
-    return true;
-  }
-};
+// Where a PIT scan is: the sort values of the last hit given. The sort
+// [@timestamp, event.stream, event.seq] is unique per record and means the
+// same in any PIT, so after a reopen the scan goes on from there.
+std::string PageBody(size_t page_size, const std::string& query_json, const std::string& pit_id, const std::string& after,
+                     const std::string& source_json) {
+  std::string body = "{\"size\":" + std::to_string(page_size) + ",\"query\":" + query_json + ",\"pit\":{\"id\":";
+  AppendJsonString(&body, pit_id);
+  body += ",\"keep_alive\":\"2m\"},\"sort\":[{";
+  body += field::kTimestamp.key();
+  body += "\"asc\"},{";
+  body += field::kEventStream.key();
+  body += "\"asc\"},{";
+  body += field::kEventSeq.key();
+  body += "\"asc\"}],\"track_total_hits\":false";
+  if (!after.empty()) body += ",\"search_after\":" + after;
+  if (!source_json.empty()) body += ",\"_source\":" + source_json;
+  body += "}";
+  return body;
+}
 
 }  // namespace
 
 Result<std::string> EsClient::OpenPit(const std::string& index) {
-  auto r = Call("POST", "/" + index + "/_pit?keep_alive=2m");
+  auto eng = Engine();
+  if (!eng.ok()) return eng.status();
+  const bool os = eng->opensearch_pit();
+  auto r = Call("POST", "/" + index + (os ? "/_search/point_in_time?keep_alive=2m" : "/_pit?keep_alive=2m"));
   if (!r.ok()) return r.status();
   if (r->status == 404) return std::string();  // no such index: nothing to scan
   if (r->status != 200) return Status::Io("open PIT on " + index + ": HTTP " + std::to_string(r->status) + ": " + Snippet(r->body));
   rapidjson::Document d;
   d.Parse(r->body.data(), r->body.size());
-  if (d.HasParseError() || !d.IsObject() || !d.HasMember("id") || !d["id"].IsString())
-    return Status::Io("open PIT on " + index + ": no id in " + Snippet(r->body));
-  return std::string(d["id"].GetString());
+  const char* key = os ? "pit_id" : "id";
+  if (d.HasParseError() || !d.IsObject() || !d.HasMember(key) || !d[key].IsString())
+    return Status::Io("open PIT on " + index + ": no " + key + " in " + Snippet(r->body));
+  if (os && d.HasMember("_shards") && d["_shards"].IsObject() && d["_shards"].HasMember("failed") &&
+      d["_shards"]["failed"].IsUint64() && d["_shards"]["failed"].GetUint64() > 0)
+    return Status::Unavailable("open PIT on " + index + ": shards failed: " + Snippet(r->body));
+  return std::string(d[key].GetString());
 }
 
 Status EsClient::ScanPit(const std::string& index, const std::string& query_json, size_t page_size,
-                         const std::function<bool(std::string_view source)>& fn) {
+                         const std::function<bool(std::string_view source)>& fn, const std::string& source_json) {
   auto pit = OpenPit(index);
   if (!pit.ok()) return pit.status();
   std::string pit_id = *pit;
   if (pit_id.empty()) return Status::Ok();
-  PitCursor cur;
+  std::string after;  // the last hit's sort values
+  size_t after_values = 0;
   Status result;
   for (;;) {
-    auto r = Call("POST", "/_search", cur.PageBody(page_size, query_json, pit_id));
+    auto r = Call("POST", "/_search", PageBody(page_size, query_json, pit_id, after, source_json));
     if (!r.ok()) {
       result = r.status();
       break;
@@ -317,7 +403,10 @@ Status EsClient::ScanPit(const std::string& index, const std::string& query_json
       }
       pit_id = *p;
       if (pit_id.empty()) break;
-      cur.Reopened();
+      // Elasticsearch appends an implicit _shard_doc tiebreaker to the sort
+      // values of a PIT search; in the new PIT it means nothing, and the three
+      // values before it already name one record: go on after all of it.
+      if (!after.empty() && after_values > 3) after = after.substr(0, after.rfind(',')) + ",9223372036854775807]";
       continue;
     }
     if (r->status != 200) {
@@ -331,21 +420,23 @@ Status EsClient::ScanPit(const std::string& index, const std::string& query_json
       result = Status::Io("search " + index + ": not a search response: " + Snippet(r->body));
       break;
     }
+    if (Status c = CheckComplete(d, "search " + index); !c.ok()) {
+      result = c;
+      break;
+    }
     if (d.HasMember("pit_id") && d["pit_id"].IsString()) pit_id = d["pit_id"].GetString();
     const auto& hits = d["hits"]["hits"].GetArray();
     if (hits.Empty()) break;
     bool stop = false;
     for (const auto& h : hits) {
-      if (!h.IsObject() || !h.HasMember("sort") || !h["sort"].IsArray() || h["sort"].Size() < 1 ||
+      if (!h.IsObject() || !h.HasMember("sort") || !h["sort"].IsArray() || h["sort"].Size() < 3 ||
           !h.HasMember("_source")) {
-        result = Status::Io("search " + index + ": hit without sort values or _source");
+        result = Status::Io("search " + index + ": hit without its sort values or _source");
         stop = true;
         break;
       }
-      const auto& sv = h["sort"][0];
-      int64_t ts = sv.IsInt64() ? sv.GetInt64() : sv.IsString() ? std::atoll(sv.GetString()) : 0;
-      std::string id = h.HasMember("_id") && h["_id"].IsString() ? h["_id"].GetString() : std::string();
-      if (!cur.Take(ts, id, ToJsonText(h["sort"]))) continue;
+      after = ToJsonText(h["sort"]);  // all of them, with the tiebreaker Elasticsearch may have added
+      after_values = h["sort"].Size();
       if (!fn(ToJsonText(h["_source"]))) {
         stop = true;
         break;
@@ -353,10 +444,17 @@ Status EsClient::ScanPit(const std::string& index, const std::string& query_json
     }
     if (stop || hits.Size() < page_size) break;
   }
-  std::string close = "{\"id\":";
-  AppendJsonString(&close, pit_id);
-  close += "}";
-  (void)http_->Request("DELETE", "/_pit", close);  // best effort: an unclosed PIT expires by itself
+  if (engine_known_ && engine_.opensearch_pit()) {
+    std::string close = "{\"pit_id\":[";
+    AppendJsonString(&close, pit_id);
+    close += "]}";
+    (void)http_->Request("DELETE", "/_search/point_in_time", close);  // best effort: an unclosed PIT expires by itself
+  } else {
+    std::string close = "{\"id\":";
+    AppendJsonString(&close, pit_id);
+    close += "}";
+    (void)http_->Request("DELETE", "/_pit", close);
+  }
   return result;
 }
 
@@ -380,6 +478,7 @@ Status EsClient::CompositePages(const std::string& index, const std::string& que
     if (d.HasParseError() || !d.IsObject() || !d.HasMember("aggregations") || !d["aggregations"].HasMember("pages") ||
         !d["aggregations"]["pages"].HasMember("buckets") || !d["aggregations"]["pages"]["buckets"].IsArray())
       return Status::Io("aggregate " + index + ": not a composite aggregation response: " + Snippet(r->body));
+    if (Status c = CheckComplete(d, "aggregate " + index); !c.ok()) return c;
     const auto& pages = d["aggregations"]["pages"];
     for (const auto& b : pages["buckets"].GetArray())
       if (!fn(ToJsonText(b))) return Status::Ok();
@@ -398,6 +497,7 @@ Result<uint64_t> EsClient::CountDocs(const std::string& index, const std::string
   d.Parse(r->body.data(), r->body.size());
   if (d.HasParseError() || !d.IsObject() || !d.HasMember("count") || !d["count"].IsUint64())
     return Status::Io("count " + index + ": no count in " + Snippet(r->body));
+  if (Status c = CheckComplete(d, "count " + index); !c.ok()) return c;
   return d["count"].GetUint64();
 }
 

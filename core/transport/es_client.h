@@ -59,6 +59,34 @@ void AppendRecordJson(std::string* out, const ParsedRecord& rec);
 // One _bulk `create` action line and its source line, both '\n'-terminated.
 void AppendBulkCreate(std::string* out, const BulkDoc& d);
 
+// What the engine at the other end is and has, asked of it (never guessed
+// from a version alone where an endpoint can be probed): GET / (or, where the
+// root handler is absent as in Elasticsearch's integ-test distribution,
+// GET /_nodes/_local), GET /_ilm/status, GET /_plugins/_ism/policies.
+struct EngineInfo {
+  enum Flavor { kElasticsearch, kOpenSearch };
+  Flavor flavor = kElasticsearch;
+  int major = 8, minor = 15;  // version.number
+  std::string version = "8.15";
+  bool ilm = true;               // Elasticsearch ILM (_ilm/status answers)
+  bool ism = false;              // OpenSearch Index State Management plugin (_plugins/_ism answers)
+  bool constant_keyword = true;  // Elasticsearch's constant_keyword mapper (module constant-keyword)
+  bool probed = false;           // false: the defaults above (Elasticsearch 8.15, full distribution)
+
+  bool opensearch() const { return flavor == kOpenSearch; }
+  bool AtLeast(int ma, int mi) const { return major > ma || (major == ma && minor >= mi); }
+  // time_series_dimension / time_series_metric mapping parameters (Elasticsearch >= 8.0 only).
+  bool time_series() const { return !opensearch() && major >= 8; }
+  // time_series_dimension on a boolean field: Elasticsearch >= 8.16.
+  bool bool_dimension() const { return !opensearch() && AtLeast(8, 16); }
+  // ignore_missing_component_templates in an index template: Elasticsearch >= 8.7.
+  bool ignore_missing_components() const { return !opensearch() && AtLeast(8, 7); }
+  // The point-in-time API: OpenSearch's /_search/point_in_time (2.4+) or Elasticsearch's /_pit.
+  bool opensearch_pit() const { return opensearch(); }
+  // "OpenSearch 2.19.1 (no ISM plugin)" ...
+  std::string Describe() const;
+};
+
 class EsClient {
  public:
   EsClient(std::unique_ptr<HttpClient> http, const EsOptions& opts);
@@ -77,12 +105,17 @@ class EsClient {
 
   // Every hit of index matching query_json (a JSON "query" object, e.g.
   // {"bool":{"filter":[...]}}), in @timestamp order, through a point in
-  // time and search_after (tiebreaker _shard_doc). An expired PIT is
-  // reopened and the scan continues after the last timestamp seen, skipping
-  // the ids already given at that timestamp. fn gets each hit's _source as
-  // JSON text and returns false to stop. A missing index is an empty scan.
+  // time (Elasticsearch /_pit or OpenSearch /_search/point_in_time, as the
+  // engine has) and search_after on [@timestamp, event.stream, event.seq]:
+  // a sort both engines accept (_shard_doc is Elasticsearch-only, OpenSearch
+  // >= 3.3) and unique per record, so an expired PIT is reopened and the
+  // scan goes on exactly after the last record given. fn gets each hit's
+  // _source as JSON text and returns false to stop. A missing index is an
+  // empty scan. A page with failed shards or timed_out is an error, never a
+  // silently partial answer (likewise for aggregations and counts).
+  // source_json, if given, is the request's "_source" (source filtering).
   Status ScanPit(const std::string& index, const std::string& query_json, size_t page_size,
-                 const std::function<bool(std::string_view source)>& fn);
+                 const std::function<bool(std::string_view source)>& fn, const std::string& source_json = "");
 
   // Pages a composite aggregation: body_prefix is the "sources" array and
   // optional sub-aggregations, as the JSON text that follows
@@ -90,6 +123,10 @@ class EsClient {
   Status CompositePages(const std::string& index, const std::string& query_json, const std::string& sources_json,
                         const std::string& sub_aggs_json, size_t page_size,
                         const std::function<bool(std::string_view bucket)>& fn);
+
+  // Asks the engine what it is (GET /, else GET /_nodes/_local). With
+  // policies, also whether ILM / ISM answer. Cached after the first call.
+  Result<EngineInfo> Engine(bool probe_policies = false);
 
   Result<uint64_t> CountDocs(const std::string& index, const std::string& query_json);
   Status Refresh(const std::string& index);
@@ -102,6 +139,8 @@ class EsClient {
   int BackoffMs(int attempt);
   // A point in time on index: its id, "" when the index does not exist.
   Result<std::string> OpenPit(const std::string& index);
+  EngineInfo engine_;
+  bool engine_known_ = false, policies_known_ = false;
   std::unique_ptr<HttpClient> http_;
   EsOptions opts_;
   Backoff backoff_;  // backoff_initial_ms, backoff_max_ms

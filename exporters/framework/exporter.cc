@@ -280,6 +280,7 @@ int RunExporter(const Descriptor& d, int argc, char** argv) {
   so.es.insecure = opts.Flag("es-insecure");
   if (const char* pw = getenv("IOSONAR_ES_PASSWORD"); pw && *pw) so.es.password = pw;
   if (const char* k = getenv("IOSONAR_ES_API_KEY"); k && *k) so.es.api_key = k;
+  if (const char* ns = getenv("IOSONAR_NAMESPACE"); ns && *ns) so.es.name_space = ns;  // data stream namespace
   auto sink = OpenSink(opts.Get("output"), so);
   if (!sink.ok()) {
     std::fprintf(stderr, "%s %s: --output: %s\n", ProgramName(), d.name, sink.status().message().c_str());

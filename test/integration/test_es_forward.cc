@@ -2,6 +2,8 @@
 // Elasticsearch with _bulk; checked against the loopback responder that
 // plays Elasticsearch's documented responses (a contract test).
 #include <catch2/catch.hpp>
+#include <sys/stat.h>
+
 #include <string>
 
 #include "test/testutil/http_responder.h"
@@ -46,7 +48,8 @@ TEST_CASE("contract (loopback ES responder): iosonar collect --es forwards accep
   CHECK(es.Violations().empty());
 }
 
-TEST_CASE("contract (loopback ES responder): iosonar collect --es keeps storing when Elasticsearch is down",
+TEST_CASE("contract (loopback ES responder): iosonar collect --es keeps storing when Elasticsearch is down, "
+          "spools the records and sends them when it is back",
           "[es][contract]") {
   test::TempDir dir;
   std::string data;
@@ -57,7 +60,23 @@ TEST_CASE("contract (loopback ES responder): iosonar collect --es keeps storing 
                      {{"IOSONAR_CONFIG", "/nonexistent"}});
   INFO(r.err);
   CHECK(r.err.find("stored 20") != std::string::npos);
-  CHECK(r.err.find("forwarded 0, forward errors 20") != std::string::npos);
+  CHECK(r.err.find("forwarded 0, forward errors 0") != std::string::npos);
+  CHECK(r.err.find("forward spooled 20") != std::string::npos);
+  struct stat sb {};
+  REQUIRE(stat((dir / "store/forward-spool.jsonl").c_str(), &sb) == 0);
+  CHECK((sb.st_mode & 0777) == 0600);
+  // Elasticsearch is back: the next run sends the spool first (nothing new to read).
+  test::FakeElasticsearch es;
+  test::WriteFile(dir / "empty.jsonl", "");
+  auto r2 = test::Run({test::IosonarBin(), "collect", "--store", dir / "store", "--from-file", dir / "empty.jsonl", "--es",
+                       es.url()},
+                      {{"IOSONAR_CONFIG", "/nonexistent"}});
+  INFO(r2.err);
+  CHECK(r2.err.find("forwarded 20, forward errors 0") != std::string::npos);
+  CHECK(r2.err.find("forward spooled 0") != std::string::npos);
+  CHECK(es.DocCount("logs-iosonar.tracer-default") == 20);
+  CHECK(stat((dir / "store/forward-spool.jsonl").c_str(), &sb) != 0);
+  CHECK(es.Violations().empty());
 }
 
 namespace {

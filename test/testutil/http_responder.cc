@@ -12,7 +12,9 @@
 #include <rapidjson/writer.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
+#include <tuple>
 #include <set>
 
 #include "core/base/json.h"
@@ -190,8 +192,8 @@ struct Doc {
 
 struct Pit {
   std::string index;
-  std::vector<const Doc*> docs;  // sorted by (ts, shard_doc)
-  std::vector<int64_t> shard_doc;
+  std::vector<const Doc*> docs;  // sorted by (ts, event.stream, event.seq)
+  std::vector<std::pair<int64_t, int64_t>> key;  // (event.stream, event.seq) of docs[i]
   bool expired = false;
 };
 
@@ -207,6 +209,8 @@ std::string Quote(std::string_view s) {
   iosonar::AppendJsonString(&o, s);
   return o;
 }
+
+constexpr const char* kShardsOk = "\"_shards\":{\"total\":1,\"successful\":1,\"skipped\":0,\"failed\":0}";
 
 HttpReply Error(int status, const std::string& type, const std::string& reason) {
   HttpReply r;
@@ -428,6 +432,13 @@ HttpReply FakeElasticsearch::Handle(const HttpRequest& r) {
     return finish({200, "{\"name\":\"loopback\",\"cluster_name\":\"iosonar-contract\",\"version\":{\"number\":\"8.15.0\"},"
                         "\"tagline\":\"You Know, for Search\"}"});
 
+  // The node: a full Elasticsearch distribution's modules.
+  if (r.method == "GET" && r.path == "/_nodes/_local")
+    return finish({200, "{\"nodes\":{\"n1\":{\"version\":\"8.15.0\",\"build_flavor\":\"default\",\"modules\":["
+                        "{\"name\":\"constant-keyword\"},{\"name\":\"data-streams\"},{\"name\":\"x-pack-ilm\"}]}}}"});
+  // ILM is there (the responder plays a full Elasticsearch distribution).
+  if (r.method == "GET" && r.path == "/_ilm/status") return finish({200, "{\"operation_mode\":\"RUNNING\"}"});
+
   // Templates and policies.
   for (const char* prefix : {"/_component_template/", "/_index_template/", "/_ilm/policy/"}) {
     if (r.path.rfind(prefix, 0) == 0) {
@@ -561,13 +572,18 @@ HttpReply FakeElasticsearch::Handle(const HttpRequest& r) {
     if (!s.indices.count(index)) return missing();
     Pit p;
     p.index = index;
-    std::vector<std::pair<const Doc*, int64_t>> v;
-    int64_t sd = 0;
-    for (const auto& d : s.indices[index]) v.emplace_back(d.get(), sd++);
-    std::stable_sort(v.begin(), v.end(), [](auto& a, auto& b) { return a.first->ts_ms < b.first->ts_ms; });
-    for (auto& [d, n] : v) {
+    std::vector<std::pair<const Doc*, std::pair<int64_t, int64_t>>> v;
+    for (const auto& d : s.indices[index]) {
+      long long st = 0, sq = 0;
+      std::sscanf(d->id.c_str(), "%lld-%lld", &st, &sq);
+      v.emplace_back(d.get(), std::make_pair(static_cast<int64_t>(st), static_cast<int64_t>(sq)));
+    }
+    std::stable_sort(v.begin(), v.end(), [](auto& a, auto& b) {
+      return std::make_pair(a.first->ts_ms, a.second) < std::make_pair(b.first->ts_ms, b.second);
+    });
+    for (auto& [d, k] : v) {
       p.docs.push_back(d);
-      p.shard_doc.push_back(n);
+      p.key.push_back(k);
     }
     std::string id = "pit-" + std::to_string(s.next_pit++);
     s.pits[id] = std::move(p);
@@ -607,34 +623,32 @@ HttpReply FakeElasticsearch::Handle(const HttpRequest& r) {
     }
     if (s.expire_after > 0) --s.expire_after;
     Pit& p = it->second;
-    if (!body.HasMember("sort") || !body["sort"].IsArray() || body["sort"].Size() != 2 ||
-        Json(body["sort"]).find("@timestamp") == std::string::npos || Json(body["sort"]).find("_shard_doc") == std::string::npos)
-      violation("PIT search not sorted on @timestamp then _shard_doc");
+    if (!body.HasMember("sort") || Json(body["sort"]) != "[{\"@timestamp\":\"asc\"},{\"event.stream\":\"asc\"},{\"event.seq\":\"asc\"}]")
+      violation("PIT search not sorted on @timestamp, event.stream, event.seq");
     size_t size = body.HasMember("size") ? body["size"].GetUint() : 10;
-    int64_t after_ts = std::numeric_limits<int64_t>::min(), after_sd = std::numeric_limits<int64_t>::min();
+    std::tuple<int64_t, int64_t, int64_t> after{std::numeric_limits<int64_t>::min(), 0, 0};
     bool has_after = body.HasMember("search_after");
     if (has_after) {
       const auto& sa = body["search_after"];
-      if (!sa.IsArray() || sa.Size() != 2 || !sa[0].IsInt64() || !sa[1].IsInt64()) {
-        violation("search_after is not [long, long]");
+      if (!sa.IsArray() || sa.Size() != 3 || !sa[0].IsInt64() || !sa[1].IsInt64() || !sa[2].IsInt64()) {
+        violation("search_after is not [long, long, long]");
         return finish(Error(400, "illegal_argument_exception", "search_after has wrong sort values"));
       }
-      after_ts = sa[0].GetInt64();
-      after_sd = sa[1].GetInt64();
+      after = {sa[0].GetInt64(), sa[1].GetInt64(), sa[2].GetInt64()};
     }
     std::string unsupported, hits;
     size_t n = 0;
     for (size_t i = 0; i < p.docs.size() && n < size; ++i) {
       const Doc* d = p.docs[i];
-      if (has_after && (d->ts_ms < after_ts || (d->ts_ms == after_ts && p.shard_doc[i] <= after_sd))) continue;
+      if (has_after && std::make_tuple(d->ts_ms, p.key[i].first, p.key[i].second) <= after) continue;
       if (body.HasMember("query") && !Matches(*d, body["query"], &unsupported)) continue;
       if (n++) hits += ",";
       hits += "{\"_index\":" + Quote(".ds-" + p.index + "-2026.11.22-000001") + ",\"_id\":" + Quote(d->id) +
               ",\"_score\":null,\"_source\":" + d->source + ",\"sort\":[" + std::to_string(d->ts_ms) + "," +
-              std::to_string(p.shard_doc[i]) + "]}";
+              std::to_string(p.key[i].first) + "," + std::to_string(p.key[i].second) + "]}";
     }
     if (!unsupported.empty()) violation(unsupported);
-    return finish({200, "{\"pit_id\":" + Quote(pid) + ",\"took\":1,\"timed_out\":false,\"hits\":{\"max_score\":null,\"hits\":[" +
+    return finish({200, "{\"pit_id\":" + Quote(pid) + ",\"took\":1,\"timed_out\":false," + kShardsOk + ",\"hits\":{\"max_score\":null,\"hits\":[" +
                             hits + "]}}"});
   }
 
@@ -707,7 +721,7 @@ HttpReply FakeElasticsearch::Handle(const HttpRequest& r) {
       }
       out += "}";
     }
-    std::string res = "{\"took\":1,\"timed_out\":false,\"hits\":{\"hits\":[]},\"aggregations\":{" + Quote(agg_name) + ":{";
+    std::string res = "{\"took\":1,\"timed_out\":false," + std::string(kShardsOk) + ",\"hits\":{\"hits\":[]},\"aggregations\":{" + Quote(agg_name) + ":{";
     if (n) res += "\"after_key\":" + last + ",";
     res += "\"buckets\":[" + out + "]}}}";
     return finish({200, res});

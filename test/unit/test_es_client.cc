@@ -5,7 +5,9 @@
 // sends (method, path, headers, NDJSON) and how it handles the answers
 // Elasticsearch documents, including failures, and that across retries
 // nothing is lost and nothing is stored twice.
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <mutex>
 #include <set>
 #include <string>
 #include <vector>
@@ -309,4 +311,88 @@ TEST_CASE("contract (loopback ES responder): a search answered 5xx mid-scan is r
   size_t n = 0;
   REQUIRE((*c)->ScanPit(kTraceIndex, "{\"match_all\":{}}", 100, [&](std::string_view) { return ++n, true; }).ok());
   CHECK(n == 300);
+}
+
+TEST_CASE("contract: the client asks the engine what it is (GET /, else /_nodes/_local) and uses its PIT API",
+          "[es][contract]") {
+  // An OpenSearch: GET / names the distribution; PIT is /_search/point_in_time with pit_id.
+  std::vector<std::string> seen;
+  std::mutex mu;
+  test::HttpResponder os([&](const test::HttpRequest& r) {
+    std::lock_guard<std::mutex> g(mu);
+    seen.push_back(r.method + " " + r.path);
+    if (r.path == "/") return test::HttpReply{200, R"({"version":{"distribution":"opensearch","number":"2.19.1"}})"};
+    if (r.path.ends_with("/_search/point_in_time") && r.method == "POST")
+      return test::HttpReply{200, R"({"pit_id":"P1","_shards":{"total":1,"successful":1,"failed":0}})"};
+    if (r.path == "/_search")
+      return test::HttpReply{200, R"({"pit_id":"P1","timed_out":false,"_shards":{"total":1,"successful":1,"failed":0},)"
+                                  R"("hits":{"hits":[{"_id":"1-0","_source":{"a":1},"sort":[5,1,0]}]}})"};
+    if (r.path == "/_search/point_in_time" && r.method == "DELETE") return test::HttpReply{200, "{}"};
+    return test::HttpReply{400, R"({"error":"no handler found for uri"})"};
+  });
+  EsOptions o;
+  o.max_attempts = 1;
+  auto c = EsClient::Open(os.url(), o);
+  REQUIRE(c.ok());
+  auto e = (*c)->Engine(true);
+  REQUIRE(e.ok());
+  CHECK(e->opensearch());
+  CHECK(e->major == 2);
+  CHECK_FALSE(e->ism);  // "no handler found" for _plugins/_ism
+  CHECK_FALSE(e->ilm);
+  CHECK(e->Describe() == "OpenSearch 2.19.1, no ISM plugin");
+  int rows = 0;
+  REQUIRE((*c)->ScanPit("logs-x", "{\"match_all\":{}}", 10, [&](std::string_view) { return ++rows, true; }).ok());
+  CHECK(rows == 1);
+  std::lock_guard<std::mutex> g(mu);
+  CHECK(std::find(seen.begin(), seen.end(), "POST /logs-x/_search/point_in_time") != seen.end());
+  CHECK(std::find(seen.begin(), seen.end(), "DELETE /_search/point_in_time") != seen.end());
+  CHECK(std::find(seen.begin(), seen.end(), "GET /_plugins/_ism/policies") != seen.end());
+
+  // An Elasticsearch without its rest-root module answers GET / with 405: the node says what it is.
+  test::HttpResponder es([&](const test::HttpRequest& r) {
+    if (r.path == "/") return test::HttpReply{405, R"({"error":"Incorrect HTTP method for uri [/] and method [GET], allowed: [DELETE]"})"};
+    if (r.path == "/_nodes/_local")
+      return test::HttpReply{200, R"({"nodes":{"x":{"version":"8.15.5","build_flavor":"default","modules":[{"name":"x-pack-core"}]}}})"};
+    return test::HttpReply{405, R"({"error":"Incorrect HTTP method"})"};
+  });
+  auto c2 = EsClient::Open(es.url(), o);
+  REQUIRE(c2.ok());
+  auto e2 = (*c2)->Engine(true);
+  REQUIRE(e2.ok());
+  CHECK_FALSE(e2->opensearch());
+  CHECK(e2->minor == 15);
+  CHECK_FALSE(e2->ilm);
+  CHECK_FALSE(e2->constant_keyword);
+  CHECK_FALSE(e2->bool_dimension());
+}
+
+TEST_CASE("contract: a search with failed shards or timed_out is an error, never a partial answer", "[es][contract]") {
+  for (const std::string partial : {R"("timed_out":true,"_shards":{"total":2,"successful":2,"failed":0})",
+                                    R"("timed_out":false,"_shards":{"total":2,"successful":1,"failed":1,"failures":[{"reason":{"type":"node_disconnected_exception","reason":"gone"}}]})"}) {
+    test::HttpResponder srv([&](const test::HttpRequest& r) {
+      if (r.path == "/") return test::HttpReply{200, R"({"version":{"number":"8.15.5"}})"};
+      if (r.path.ends_with("/_pit")) return test::HttpReply{200, R"({"id":"P"})"};
+      if (r.path.ends_with("/_count")) return test::HttpReply{200, "{\"count\":3," + partial + "}"};
+      if (r.path == "/_search")
+        return test::HttpReply{200, "{" + partial + R"(,"hits":{"hits":[{"_id":"1-0","_source":{},"sort":[1,1,0]}]}})"};
+      if (r.path.ends_with("/_search"))
+        return test::HttpReply{200, "{" + partial + R"(,"aggregations":{"pages":{"buckets":[]}}})"};
+      return test::HttpReply{200, "{}"};
+    });
+    EsOptions o;
+    o.max_attempts = 1;
+    auto c = EsClient::Open(srv.url(), o);
+    REQUIRE(c.ok());
+    INFO(partial);
+    int rows = 0;
+    Status s = (*c)->ScanPit("i", "{\"match_all\":{}}", 10, [&](std::string_view) { return ++rows, true; });
+    CHECK_FALSE(s.ok());
+    CHECK(rows == 0);
+    CHECK(s.message().find("partial answer is not used") != std::string::npos);
+    auto n = (*c)->CountDocs("i", "{\"match_all\":{}}");
+    CHECK_FALSE(n.ok());
+    Status a = (*c)->CompositePages("i", "{\"match_all\":{}}", "[]", "", 10, [](std::string_view) { return true; });
+    CHECK_FALSE(a.ok());
+  }
 }

@@ -121,3 +121,79 @@ TEST_CASE("static: logstash-pipelines/iosonar-stream-types.yml matches the schem
           "[es][static]") {
   CHECK(test::ReadFile(test::SourceDir() + "/logstash-pipelines/iosonar-stream-types.yml") == StreamTypesYaml());
 }
+
+namespace {
+
+std::string AllBodies(const iosonar::EsTemplateOptions& o) {
+  auto arts = iosonar::GenerateEsTemplates(o);
+  REQUIRE(arts.ok());
+  std::string all;
+  for (const auto& a : *arts) all += a.api_path + "\n" + a.body;
+  return all;
+}
+
+}  // namespace
+
+TEST_CASE("es-templates: only what the target engine accepts (Elasticsearch 8.15 / 8.16, integ-test, OpenSearch)",
+          "[es]") {
+  using iosonar::EngineInfo;
+  iosonar::EsTemplateOptions es815;  // the default: full Elasticsearch 8.15 (docker-compose.yml's)
+  const std::string a = AllBodies(es815);
+  // A boolean time_series_dimension makes Elasticsearch 8.15 reject the whole
+  // template (seen on the real 8.15.5): health.inodes is a boolean dimension.
+  rapidjson::Document d;
+  auto arts = iosonar::GenerateEsTemplates(es815);
+  REQUIRE(arts.ok());
+  int bool_dims = 0, dims = 0;
+  for (const auto& art : *arts) {
+    for (size_t p = art.body.find("\"time_series_dimension\""); p != std::string::npos;
+         p = art.body.find("\"time_series_dimension\"", p + 1)) {
+      ++dims;
+      size_t open = art.body.rfind('{', p);
+      if (art.body.substr(open, p - open).find("\"boolean\"") != std::string::npos) ++bool_dims;
+    }
+  }
+  CHECK(dims > 0);
+  CHECK(bool_dims == 0);
+  CHECK(a.find("/_ilm/policy/iosonar-raw") != std::string::npos);
+  CHECK(a.find("index.lifecycle.name") != std::string::npos);
+  CHECK(a.find("constant_keyword") != std::string::npos);
+  CHECK(a.find("ignore_missing_component_templates") != std::string::npos);
+
+  iosonar::EsTemplateOptions es816;
+  es816.target.major = 8;
+  es816.target.minor = 16;
+  const std::string b = AllBodies(es816);
+  CHECK(b.find("\"type\": \"boolean\",\n              \"time_series_dimension\": true") != std::string::npos);
+
+  // Elasticsearch's integ-test distribution: no ILM, no constant_keyword module.
+  iosonar::EsTemplateOptions integ;
+  integ.target.ilm = false;
+  integ.target.constant_keyword = false;
+  const std::string c = AllBodies(integ);
+  CHECK(c.find("_ilm") == std::string::npos);
+  CHECK(c.find("index.lifecycle.name") == std::string::npos);
+  CHECK(c.find("constant_keyword") == std::string::npos);
+  CHECK(c.find("time_series_metric") != std::string::npos);
+
+  // OpenSearch: no time_series_*, no ignore_missing_component_templates, no
+  // ILM; ISM policies where the plugin is.
+  iosonar::EsTemplateOptions os;
+  os.target.flavor = EngineInfo::kOpenSearch;
+  os.target.major = 2;
+  os.target.minor = 19;
+  os.target.ilm = false;
+  os.target.constant_keyword = false;
+  const std::string e = AllBodies(os);
+  CHECK(e.find("time_series") == std::string::npos);
+  CHECK(e.find("ignore_missing_component_templates") == std::string::npos);
+  CHECK(e.find("_ilm") == std::string::npos);
+  CHECK(e.find("_plugins/_ism") == std::string::npos);
+  os.target.ism = true;
+  const std::string f = AllBodies(os);
+  CHECK(f.find("/_plugins/_ism/policies/iosonar-raw") != std::string::npos);
+  CHECK(f.find("/_plugins/_ism/policies/iosonar-results") != std::string::npos);
+  CHECK(f.find("\"logs-iosonar.trace-*\"") != std::string::npos);
+  CHECK(f.find("\"min_index_age\": \"180d\"") != std::string::npos);
+  CHECK(f.find("index.lifecycle.name") == std::string::npos);
+}

@@ -1,0 +1,206 @@
+// es-setup, the store conformance suite and what Logstash-written documents
+// carry, on a real OpenSearch and a real Elasticsearch (test/testutil/search_engine.h).
+#include <map>
+#include <mutex>
+#include <set>
+
+#include "core/records/fields.h"
+#include "core/store/es_store.h"
+#include "core/store/es_templates.h"
+#include "core/transport/es_client.h"
+#include "test/real/real_engine.h"
+#include "test/testutil/store_conformance.h"
+#include "test/testutil/testutil.h"
+
+using namespace iosonar;
+using namespace iosonar::test;
+
+namespace iosonar::test {
+
+void EnsureTemplates(SearchEngine& e) {
+  static std::set<SearchEngine*> done;
+  if (done.count(&e)) return;
+  auto r = Run({IosonarBin(), "es-setup", "--url", e.url()}, e.Env());
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  REQUIRE(r.out.find(" 0 failed") != std::string::npos);
+  done.insert(&e);
+}
+
+}  // namespace iosonar::test
+
+namespace {
+
+std::unique_ptr<Store> OpenStore(SearchEngine& e, const std::string& ns) {
+  auto s = OpenElasticsearchStore(e.url(), e.options(ns));
+  REQUIRE(s.ok());
+  return std::move(*s);
+}
+
+void EsSetup(SearchEngine& e) {
+  auto r1 = Run({IosonarBin(), "es-setup", "--url", e.url()}, e.Env());
+  INFO(r1.out << r1.err);
+  REQUIRE(r1.exit_code == 0);
+  // It asked the engine what it is.
+  if (e.kind() == EngineKind::kOpenSearch) {
+    CHECK(r1.out.find("engine: OpenSearch 2.") != std::string::npos);
+  } else {
+    CHECK(r1.out.find("engine: Elasticsearch 8.") != std::string::npos);
+  }
+  // Neither integ-test distribution has ILM or ISM: no policy, and a warning saying so.
+  CHECK(r1.err.find("retention") != std::string::npos);
+  CHECK(r1.err.find("left to the operator") != std::string::npos);
+  CHECK(r1.out.find("_ilm/policy") == std::string::npos);
+  CHECK(r1.out.find("_plugins/_ism") == std::string::npos);
+  EsTemplateOptions want;
+  want.target.ilm = false;
+  want.target.flavor = e.kind() == EngineKind::kOpenSearch ? EngineInfo::kOpenSearch : EngineInfo::kElasticsearch;
+  auto arts = GenerateEsTemplates(want);
+  REQUIRE(arts.ok());
+  CHECK(r1.out.find(" 0 failed") != std::string::npos);
+  // Run again: everything is there and updated in place.
+  auto r2 = Run({IosonarBin(), "es-setup", "--url", e.url()}, e.Env());
+  INFO(r2.out << r2.err);
+  REQUIRE(r2.exit_code == 0);
+  CHECK(r2.out.find("0 created, " + std::to_string(arts->size()) + " updated, 0 failed") != std::string::npos);
+  for (const auto& a : *arts) {
+    INFO(a.api_path);
+    CHECK(e.Admin("GET", a.api_path).status == 200);
+  }
+  // A metrics template with a boolean dimension field (health.inodes) was accepted.
+  CHECK(e.Admin("GET", "/_index_template/metrics-iosonar.health").status == 200);
+  // ... and what es-setup leaves out is what the engine rejects: on Elasticsearch 8.15 the
+  // boolean time_series_dimension (accepted from 8.16); on OpenSearch the time_series_*
+  // markings and constant_keyword of the templates made for a full Elasticsearch.
+  EsTemplateOptions other;
+  if (e.kind() == EngineKind::kElasticsearch) {
+    other.target.major = 8;
+    other.target.minor = 16;
+    other.target.constant_keyword = false;
+  }
+  auto other_arts = GenerateEsTemplates(other);
+  REQUIRE(other_arts.ok());
+  for (const auto& a : *other_arts) {
+    if (a.api_path != "/_component_template/metrics-iosonar.health@mappings") continue;
+    auto rej = e.Admin("PUT", "/_component_template/iosonar-test-rejected", a.body);
+    INFO(rej.body);
+    CHECK(rej.status == 400);
+    CHECK(rej.body.find("mapper_parsing_exception") != std::string::npos);
+    if (e.kind() == EngineKind::kElasticsearch) {
+      CHECK(rej.body.find("unknown parameter [time_series_dimension]") != std::string::npos);
+      CHECK(rej.body.find("of type [boolean]") != std::string::npos);
+    }
+  }
+
+  // The first record written makes the data stream, mapped by the template.
+  const std::string ns = UniqueNamespace("setup");
+  auto st = OpenStore(e, ns);
+  StoreCorpus c;
+  AppendStats as;
+  REQUIRE(st->Append(std::span<const ParsedRecord* const>(c.ptrs.data(), 3), &as).message() == "");
+  CHECK(as.inserted == 3);
+  auto ind = e.Admin("GET", "/_cat/indices/.ds-logs-iosonar.trace-" + ns + "-*?h=index&expand_wildcards=all");
+  INFO(ind.body);
+  CHECK(ind.status == 200);
+  CHECK(ind.body.find(".ds-logs-iosonar.trace-" + ns) != std::string::npos);
+  auto map = e.Admin("GET", "/logs-iosonar.trace-" + ns + "/_mapping");
+  INFO(map.body);
+  CHECK(map.body.find("\"bytes\":{\"type\":\"long\"") != std::string::npos);
+  CHECK(map.body.find("\"dynamic\":\"false\"") != std::string::npos);
+  EnsureTemplates(e);
+}
+REAL_ENGINE_TEST("es-setup installs the templates the engine accepts, idempotently, and data streams use them", "[es-setup]",
+                 EsSetup)
+
+void Conformance(SearchEngine& e) {
+  EnsureTemplates(e);
+  auto st = OpenStore(e, UniqueNamespace("conf"));
+  RunStoreConformance(*st, e.name());
+}
+REAL_ENGINE_TEST("the store conformance suite", "[store][conformance]", Conformance)
+
+// Documents Logstash writes carry data_stream.* (an object), tags and
+// @version beside the record's fields: Scan reads the record and ignores them.
+void LogstashDocuments(SearchEngine& e) {
+  EnsureTemplates(e);
+  const std::string ns = UniqueNamespace("ls");
+  const std::string stream = "logs-iosonar.trace-" + ns;
+  StoreCorpus c;
+  std::string body;
+  for (int i = 0; i < 3; ++i) {
+    std::string src;
+    AppendRecordJson(&src, *c.ptrs[static_cast<size_t>(i)]);
+    src.pop_back();  // the closing brace
+    src += ",\"data_stream\":{\"type\":\"logs\",\"dataset\":\"iosonar.trace\",\"namespace\":\"" + ns +
+           "\"},\"tags\":[\"iosonar\",\"beats_input_raw_event\"],\"@version\":\"1\"}";
+    body += "{\"create\":{\"_index\":\"" + stream + "\",\"_id\":\"77-" + std::to_string(i) + "\"}}\n" + src + "\n";
+  }
+  auto r = e.Admin("POST", "/_bulk?refresh=true", body);
+  INFO(r.body);
+  REQUIRE(r.status == 200);
+  REQUIRE(r.body.find("\"errors\":false") != std::string::npos);
+  auto st = OpenStore(e, ns);
+  ScanQuery q;
+  q.dataset = dataset::kTrace;
+  q.fields = {field::kEventSeq, field::kIoBytes};
+  std::vector<int64_t> seqs;
+  Status s = st->Scan(q, [&](const Row& row) { return seqs.push_back(row.Int(0)), true; });
+  INFO(s.message());
+  REQUIRE(s.ok());
+  CHECK(seqs == std::vector<int64_t>{0, 1, 2});
+}
+REAL_ENGINE_TEST("Scan reads documents that carry data_stream.*, tags and @version (as Logstash writes them)", "[store]",
+                 LogstashDocuments)
+
+}  // namespace
+
+namespace {
+
+// A point in time that disappears mid-scan (OpenSearch can delete them all:
+// DELETE /_search/point_in_time/_all) is reopened and the scan goes on after
+// the last record given: each record once, in order.
+TEST_CASE("real-opensearch: a scan whose point in time is deleted mid-way reopens it and gives each record once",
+          "[real][opensearch][store]") {
+  SearchEngine* e = EngineOrSkip(EngineKind::kOpenSearch);
+  if (!e) return;
+  EnsureTemplates(*e);
+  const std::string ns = UniqueNamespace("pit");
+  auto st = OpenStore(*e, ns);
+  ParsedLines pl;
+  for (int i = 0; i < 12000; ++i)
+    pl.Add("{\"@timestamp\":\"2026-11-22T07:09:" + std::string(i % 2 ? "12" : "13") + ".000Z\",\"event.dataset\":\"iosonar.tracer\","
+           "\"event.stream\":" + std::to_string(9 + i % 3) + ",\"event.seq\":" + std::to_string(i) + ",\"host.name\":\"n1\","
+           "\"process.pid\":7,\"event.action\":\"exit\",\"tracer.raw_ops\":1,\"tracer.records\":1,\"tracer.dropped\":0,"
+           "\"tracer.spooled\":0}");
+  AppendStats as;
+  REQUIRE(st->Append(pl.span(), &as).message() == "");
+  REQUIRE(as.inserted == 12000);
+  ScanQuery q;
+  q.dataset = dataset::kTracer;
+  q.fields = {field::kTimestamp, field::kEventStream, field::kEventSeq};
+  std::set<int64_t> seen;
+  size_t rows = 0, dupes = 0;
+  bool ordered = true, deleted = false;
+  std::tuple<int64_t, int64_t, int64_t> last{0, 0, 0};
+  Status s = st->Scan(q, [&](const Row& r) {
+    ++rows;
+    if (!seen.insert(r.Int(2)).second) ++dupes;
+    std::tuple<int64_t, int64_t, int64_t> k{r.Int(0), r.Int(1), r.Int(2)};
+    if (k < last) ordered = false;
+    last = k;
+    if (rows == 7000) {  // mid second page (5,000 a page): the scan's PIT is deleted
+      auto d = e->Admin("DELETE", "/_search/point_in_time/_all");
+      deleted = d.status == 200 && d.body.find("\"successful\":true") != std::string::npos;
+    }
+    return true;
+  });
+  INFO(s.message());
+  REQUIRE(s.ok());
+  CHECK(deleted);
+  CHECK(rows == 12000);
+  CHECK(dupes == 0);
+  CHECK(seen.size() == 12000);
+  CHECK(ordered);
+}
+
+}  // namespace

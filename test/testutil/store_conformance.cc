@@ -1,0 +1,179 @@
+#include "test/testutil/store_conformance.h"
+
+#include <catch2/catch.hpp>
+#include <map>
+#include <set>
+
+#include "core/base/timeutil.h"
+#include "core/records/fields.h"
+
+namespace iosonar::test {
+namespace {
+
+constexpr int64_t kT0 = kConfT0;
+constexpr int64_t kMs = 1000000;
+constexpr int64_t kSec = 1000 * kMs;
+
+}  // namespace
+
+StoreCorpus::StoreCorpus() {
+  for (int64_t i = 0; i < 600; ++i) {
+    Gen g{i, kT0 + i * 50 * kMs + (i % 4 == 0 ? 0 : 0), 1000 + i * 3, i % 4, i % 3 ? "A" : "B", i % 5 ? "write" : "read"};
+    if (i % 7 == 0 && i > 0) g.ts = trace.back().ts;  // ties on @timestamp
+    trace.push_back(g);
+    Add("{\"@timestamp\":\"" + FormatIsoMillis(g.ts) + "\",\"event.dataset\":\"iosonar.trace\",\"event.stream\":77,"
+        "\"event.seq\":" + std::to_string(g.seq) + ",\"host.name\":\"n" + std::to_string(i % 2) + "\",\"job.id\":\"" + g.job +
+        "\",\"process.pid\":9,\"process.tid\":9,\"process.rank\":" + std::to_string(g.rank) + ",\"io.op\":\"" + g.op +
+        "\",\"io.layer\":\"posix\",\"file.path\":\"/scratch/f" + std::to_string(i % 3) + "\",\"io.size\":4096,\"io.count\":2,"
+        "\"io.bytes\":" + std::to_string(g.bytes) + ",\"event.start_ns\":" + std::to_string(g.ts) +
+        ",\"event.end_ns\":" + std::to_string(g.ts + 700) + ",\"io.duration_ns\":" + std::to_string(100 + i) + "}");
+  }
+  for (int64_t i = 0; i < 10; ++i)
+    Add("{\"@timestamp\":\"" + FormatIsoMillis(kT0 + i * kSec) + "\",\"event.dataset\":\"iosonar.tracer\",\"event.stream\":78,"
+        "\"event.seq\":" + std::to_string(i) + ",\"host.name\":\"n0\",\"job.id\":\"A\",\"process.pid\":9,\"event.action\":\"" +
+        (i ? "exit" : "start") + "\",\"tracer.raw_ops\":" + std::to_string(i * 10) +
+        ",\"tracer.records\":1,\"tracer.dropped\":0,\"tracer.spooled\":0}");
+}
+
+// The conformance cases, run once per backend.
+void RunStoreConformance(Store& st, const std::string& which) {
+  StoreCorpus c;
+  INFO("backend: " << which);
+
+  // Append, then resend everything: all duplicates, nothing stored twice.
+  AppendStats a1, a2;
+  REQUIRE(st.Append(c.ptrs, &a1).message() == "");
+  CHECK(a1.inserted == 610);
+  CHECK(a1.duplicates == 0);
+  REQUIRE(st.Append(c.ptrs, &a2).message() == "");
+  CHECK(a2.inserted == 0);
+  CHECK(a2.duplicates == 610);
+
+  // Count, with keyword and long filters.
+  auto n = st.Count("iosonar.trace", {});
+  REQUIRE(n.ok());
+  CHECK(*n == 600);
+  uint64_t want_a = 0, want_rank2 = 0;
+  for (const auto& g : c.trace) {
+    want_a += g.job == "A";
+    want_rank2 += g.rank == 2;
+  }
+  auto na = st.Count("iosonar.trace", {{field::kJobId, "A"}});
+  REQUIRE(na.ok());
+  CHECK(*na == want_a);
+  auto nr = st.Count("iosonar.trace", {{field::kProcessRank, "2"}});
+  REQUIRE(nr.ok());
+  CHECK(*nr == want_rank2);
+  auto nt = st.Count("iosonar.tracer", {});
+  REQUIRE(nt.ok());
+  CHECK(*nt == 10);
+
+  // Scan: time range + filters, asked-for fields, @timestamp order.
+  ScanQuery q;
+  q.dataset = dataset::kTrace;
+  q.range = {kT0 + 5 * kSec, kT0 + 20 * kSec};
+  q.filters = {{field::kJobId, "A"}, {field::kIoOp, "write"}};
+  q.fields = {field::kEventSeq, field::kTimestamp, field::kIoBytes, field::kHostName, field::kIoErrno};
+  std::multiset<int64_t> want_seqs;
+  std::map<int64_t, int64_t> want_bytes;
+  for (const auto& g : c.trace)
+    if (g.ts >= q.range.start_ns && g.ts < q.range.end_ns && g.job == "A" && g.op == "write") {
+      want_seqs.insert(g.seq);
+      want_bytes[g.seq] = g.bytes;
+    }
+  std::multiset<int64_t> got;
+  int64_t last = 0;
+  bool ordered = true, bytes_ok = true, no_errno = true, host_ok = true;
+  REQUIRE(st.Scan(q, [&](const Row& r) {
+              int64_t seq = r.Int(0);
+              got.insert(seq);
+              if (r.Int(1) < last) ordered = false;
+              last = r.Int(1);
+              if (r.Int(2) != want_bytes[seq]) bytes_ok = false;
+              if (r.Has(4)) no_errno = false;
+              if (r.Str(3) != "n" + std::to_string(seq % 2)) host_ok = false;
+              return true;
+            }).message() == "");
+  CHECK(got == want_seqs);
+  CHECK(ordered);
+  CHECK(bytes_ok);
+  CHECK(no_errno);
+  CHECK(host_ok);
+
+  // Early stop.
+  size_t rows = 0;
+  ScanQuery all;
+  all.dataset = dataset::kTrace;
+  all.fields = {field::kEventSeq};
+  REQUIRE(st.Scan(all, [&](const Row&) { return ++rows < 5; }).ok());
+  CHECK(rows == 5);
+
+  // Bucketed sums, 1 s and 7 s buckets, aligned to the epoch, with a filter.
+  for (int64_t w : {kSec, 7 * kSec}) {
+    BucketQuery bq;
+    bq.dataset = dataset::kTrace;
+    bq.bucket_ns = w;
+    bq.filters = {{field::kIoOp, "write"}};
+    bq.sum_fields = {field::kIoBytes, field::kIoCount};
+    std::map<int64_t, std::pair<uint64_t, double>> want;
+    for (const auto& g : c.trace)
+      if (g.op == "write") {
+        auto& x = want[g.ts / w * w];
+        ++x.first;
+        x.second += static_cast<double>(g.bytes);
+      }
+    auto buckets = st.BucketSums(bq);
+    REQUIRE(buckets.ok());
+    REQUIRE(buckets->size() == want.size());
+    size_t k = 0;
+    for (const auto& [start, x] : want) {
+      const Bucket& got_b = (*buckets)[k++];
+      CHECK(got_b.start_ns == start);
+      CHECK(got_b.doc_count == x.first);
+      REQUIRE(got_b.sums.size() == 2);
+      CHECK(got_b.sums[0] == x.second);
+      CHECK(got_b.sums[1] == 2.0 * static_cast<double>(x.first));
+    }
+  }
+
+  // An empty range scans nothing and sums to no buckets.
+  ScanQuery empty = q;
+  empty.range = {kT0 - 10 * kSec, kT0 - 5 * kSec};
+  size_t none = 0;
+  REQUIRE(st.Scan(empty, [&](const Row&) { return ++none, true; }).ok());
+  CHECK(none == 0);
+
+  // A dataset of the schema with nothing stored: empty, not an error.
+  auto none_count = st.Count("iosonar.sampler", {});
+  REQUIRE(none_count.ok());
+  CHECK(*none_count == 0);
+  ScanQuery none_q;
+  none_q.dataset = dataset::kSampler;
+  none_q.fields = {field::kTimestamp};
+  size_t none_rows = 0;
+  REQUIRE(st.Scan(none_q, [&](const Row&) { return ++none_rows, true; }).ok());
+  CHECK(none_rows == 0);
+  BucketQuery none_b;
+  none_b.dataset = dataset::kSampler;
+  auto none_buckets = st.BucketSums(none_b);
+  REQUIRE(none_buckets.ok());
+  CHECK(none_buckets->empty());
+
+  // Errors name what was wrong.
+  auto bad_ds = st.Count("iosonar.nope", {});
+  CHECK_FALSE(bad_ds.ok());
+  BucketQuery bad_sum;
+  bad_sum.dataset = dataset::kTrace;
+  bad_sum.sum_fields = {field::kHostName};
+  auto bs = st.BucketSums(bad_sum);
+  REQUIRE_FALSE(bs.ok());
+  CHECK(bs.status().message().find("host.name") != std::string::npos);
+  ScanQuery bad_field = all;
+  bad_field.fields = {field::kTracerDropped};  // a field, but of iosonar.tracer
+  Status sf = st.Scan(bad_field, [](const Row&) { return true; });
+  REQUIRE_FALSE(sf.ok());
+  CHECK(sf.message().find("tracer.dropped") != std::string::npos);
+}
+
+
+}  // namespace iosonar::test
