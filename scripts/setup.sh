@@ -7,8 +7,8 @@ set -euo pipefail
 BUILD_PKGS=(build-essential cmake pkg-config libcurl4-openssl-dev rapidjson-dev libhiredis-dev libmariadb-dev
             libmariadb-dev-compat libboost-program-options-dev catch2 libsqlite3-dev
             zlib1g-dev   # zlib1g-dev: health reads .gz captures
-            # iosonar serve: HTTP server, MUNGE credentials, npm ci of the pinned charting library
-            libmicrohttpd-dev libmunge-dev npm)
+            # iosonar serve: HTTP server (loaded at run time), npm ci of the pinned charting library
+            libmicrohttpd-dev npm)
 TEST_PKGS=(redis-server fio python3 python3-yaml
            # job DB, Slurm: a private MariaDB and a one-node Slurm started by the tests
            mariadb-server munge slurmctld slurmd slurm-client slurmdbd
