@@ -15,7 +15,8 @@
 // Environment: IOSONAR_OUTPUT (tcp://HOST:PORT, a path or -; default -),
 // IOSONAR_JOB_ID, IOSONAR_WINDOW_MS (default 1000), IOSONAR_SPOOL_DIR
 // (default /tmp/iosonar-spool-UID), IOSONAR_SPOOL_MAX_MB (default 64),
-// IOSONAR_EXCLUDE (colon-separated path prefixes; default /proc/:/sys/:/dev/),
+// IOSONAR_EXCLUDE (colon-separated path prefixes; default the system paths
+// /etc/ /usr/ /lib/ /lib64/ /bin/ /sbin/ /boot/ /opt/ /var/ /run/ /proc/ /sys/ /dev/),
 // IOSONAR_INCLUDE (prefixes traced even when excluded; default /dev/shm/),
 // IOSONAR_DISABLE, IOSONAR_CLOCK=gettime (do not use the TSC), IOSONAR_FLUSHER=1|0
 // (background flush thread always | never; default: only in multi-threaded processes).
@@ -129,7 +130,11 @@ uint64_t g_seq = 0;  // under g_fmt_mu
 int64_t g_window_ns = 1000000000;
 uint64_t g_window_ticks = 0;
 uint64_t g_sweep_ticks = 0;
-char g_exclude[1024] = "/proc/:/sys/:/dev/";
+// System and runtime paths, as Darshan's darshan_path_exclusions (plus
+// /lib64/ and /run/): configuration, libraries and runtime state that every
+// process reads (MPI and PMIx configuration, locale, NSS) and that would
+// otherwise decide a job's I/O mode.
+char g_exclude[1024] = "/etc/:/usr/:/lib/:/lib64/:/bin/:/sbin/:/boot/:/opt/:/var/:/run/:/proc/:/sys/:/dev/";
 char g_include[1024] = "/dev/shm/";  // wins over g_exclude
 std::atomic<uint64_t> g_raw_ops{0};
 std::atomic<uint64_t> g_records{0};
