@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -41,6 +42,7 @@
 #include <atomic>
 #include <new>
 #include <type_traits>
+#include <utility>
 
 #include "core/records/fields.h"
 #include "core/base/hash.h"
@@ -166,6 +168,13 @@ struct FdInfo {
 };
 constexpr int kMaxFds = 1 << 16;
 FdInfo g_fds[kMaxFds];  // BSS: pages become resident only for fds in use
+int g_fd_hwm = -1;      // highest fd whose entry was ever set: close_range scans no further
+
+inline void MarkFd(int fd) {
+  int cur = __atomic_load_n(&g_fd_hwm, __ATOMIC_RELAXED);
+  while (fd > cur && !__atomic_compare_exchange_n(&g_fd_hwm, &cur, fd, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+  }
+}
 
 // ---------------------------------------------------------------- paths
 constexpr int kPathSlots = 8192;
@@ -292,6 +301,7 @@ uint64_t IdForPath(int dirfd, const char* p) {
 // After a successful open of a path: decide whether to trace the fd.
 void TrackOpenedFd(int fd, uint64_t id, int flags) {
   if (fd < 0 || fd >= kMaxFds) return;
+  MarkFd(fd);
   FdInfo& f = g_fds[fd];
   if (!id) {
     f.kind = kFdIgnored;
@@ -311,6 +321,7 @@ void TrackOpenedFd(int fd, uint64_t id, int flags) {
 // First data op on an fd we did not see opened (inherited, or opened before
 // init): classify it once.
 bool ClassifyFd(int fd) {
+  MarkFd(fd);
   FdInfo& f = g_fds[fd];
   f.kind = kFdIgnored;
   if (SenderOwns(fd)) return false;
@@ -516,9 +527,9 @@ void FmtCommon(JsonLine& j, PrefixKind kind, int64_t ts_ns) {
 }
 
 void FmtSendLocked() {
-  if (g_fmt_len) {
-    if (!Sender().Send(g_fmt, g_fmt_len, g_fmt_lines)) g_dropped.fetch_add(g_fmt_lines, std::memory_order_relaxed);
-  }
+  // Lines the sender can neither send nor spool are counted by the sender
+  // (lines_dropped), once: tracer.dropped adds its counter to ours.
+  if (g_fmt_len) Sender().Send(g_fmt, g_fmt_len, g_fmt_lines);
   g_fmt_len = 0;
   g_fmt_lines = 0;
 }
@@ -896,7 +907,10 @@ int OpenOp(Layer layer, int dirfd, const char* path, int flags, Call&& call) {
   if (!s) {
     int fd = call();
     // Excluded paths are never traced; otherwise classify on first use.
-    if (fd >= 0 && fd < kMaxFds) g_fds[fd].kind = (path && !id && g_state.load() == kActive && !t_busy) ? kFdIgnored : kFdUnknown;
+    if (fd >= 0 && fd < kMaxFds) {
+      MarkFd(fd);
+      g_fds[fd].kind = (path && !id && g_state.load() == kActive && !t_busy) ? kFdIgnored : kFdUnknown;
+    }
     return fd;
   }
   ++t_busy;
@@ -914,9 +928,7 @@ int OpenOp(Layer layer, int dirfd, const char* path, int flags, Call&& call) {
 
 // The fd is gone (closed or replaced by dup2): close its runs in this thread.
 void ForgetFd(int fd) {
-  if (fd < 0) return;
-  if (SenderOwns(fd)) Sender().ForgetFd(fd);
-  if (fd >= kMaxFds) return;
+  if (fd < 0 || fd >= kMaxFds) return;
   if (Slot* s = t_slot; s && g_fds[fd].kind == kFdTraced) {
     LockSlot(s);
     SlotSink sink(s);
@@ -928,7 +940,50 @@ void ForgetFd(int fd) {
 
 void CopyFd(int from, int to) {
   if (from < 0 || to < 0 || from >= kMaxFds || to >= kMaxFds) return;
+  MarkFd(to);
   g_fds[to] = g_fds[from];
+}
+
+// The program closed [first, last]: forget what we knew of those fds.
+void ForgetRange(unsigned first, unsigned last) {
+  int hi = __atomic_load_n(&g_fd_hwm, __ATOMIC_RELAXED);
+  if (static_cast<int64_t>(last) > hi) last = hi < 0 ? 0 : static_cast<unsigned>(hi);
+  for (int64_t fd = first; fd <= static_cast<int64_t>(last) && fd < kMaxFds; ++fd)
+    if (g_fds[fd].kind != kFdUnknown) ForgetFd(static_cast<int>(fd));
+}
+
+// Our own descriptors are not the program's: they are protected from its
+// close, close_range, closefrom, dup2 and dup3 (the tracer's own calls, under
+// t_busy, are not the program's).
+inline bool Protected(int fd) { return !t_busy && fd >= 0 && SenderOwns(fd); }
+
+// close_range(first, last, flags) that leaves our descriptors open: the range
+// is split around them, so the program's other descriptors still close.
+// Raw system calls; returns 0 or -1 with errno (ENOSYS from an old kernel).
+int CloseRangeAround(unsigned first, unsigned last, int flags) {
+  int own[4];
+  int n = (g_sender_ready && !t_busy && !(flags & CLOSE_RANGE_CLOEXEC) && first <= last) ? Sender().OwnFds(own, 4) : 0;
+  if (n == 2 && own[0] > own[1]) std::swap(own[0], own[1]);
+  unsigned lo = first;
+  int rc = 0, err = 0;
+  auto close_part = [&](unsigned a, unsigned b) {
+    if (syscall(SYS_close_range, a, b, flags) != 0 && rc == 0) {
+      rc = -1;
+      err = errno;
+    }
+  };
+  bool done = false;
+  for (int i = 0; i < n && !done; ++i) {
+    unsigned o = static_cast<unsigned>(own[i]);
+    if (o < lo || o > last) continue;
+    if (o > lo) close_part(lo, o - 1);
+    done = o == last;
+    lo = o + 1;
+  }
+  if (!done && lo <= last) close_part(lo, last);
+  if (n == 0 && first > last) close_part(first, last);  // the kernel's EINVAL, as without us
+  if (rc != 0) errno = err;
+  return rc;
 }
 
 DECLARE_REAL(open);
@@ -1045,6 +1100,10 @@ EXPORT int creat64(const char* path, mode_t mode) {
   return OpenOp(kPosix, AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC, [&] { return REAL(creat64)(path, mode); });
 }
 EXPORT int close(int fd) {
+  if (Protected(fd)) {  // not the program's: to it, this number is not open
+    errno = EBADF;
+    return -1;
+  }
   int r = MetaOp(kOpClose, kPosix, fd, 0, [&] { return REAL(close)(fd); });
   int e = errno;
   if (r == 0 || e != EBADF) ForgetFd(fd);
@@ -1159,18 +1218,55 @@ EXPORT int mkdirat(int dirfd, const char* p, mode_t m) {
 EXPORT int rmdir(const char* p) { return MetaOp(kOpRmdir, kPosix, -1, PathId(AT_FDCWD, p), [&] { return REAL(rmdir)(p); }); }
 
 // ---------------------------------------------------------------- dup
+// glibc 2.34+ exports both; closefrom calls its internal close_range, not
+// this one, so it is wrapped too.
+EXPORT int close_range(unsigned first, unsigned last, int flags) {
+  int r = CloseRangeAround(first, last, flags);
+  int e = errno;
+  if (r == 0 && !(flags & CLOSE_RANGE_CLOEXEC)) ForgetRange(first, last);
+  errno = e;
+  return r;
+}
+EXPORT void closefrom(int lowfd) {
+  int e = errno;
+  unsigned lo = lowfd < 0 ? 0u : static_cast<unsigned>(lowfd);
+  if (CloseRangeAround(lo, ~0u, 0) != 0) {
+    // No close_range (kernel < 5.9): close one by one up to the limit, ours excepted.
+    struct rlimit rl;
+    unsigned top = syscall(SYS_getrlimit, RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < (1u << 20) ? static_cast<unsigned>(rl.rlim_cur) : 1u << 20;
+    for (unsigned fd = lo; fd < top; ++fd)
+      if (!Protected(static_cast<int>(fd))) syscall(SYS_close, fd);
+  }
+  ForgetRange(lo, ~0u);
+  errno = e;
+}
+
 EXPORT int dup(int fd) {
+  if (Protected(fd)) {
+    errno = EBADF;
+    return -1;
+  }
   int r = MetaOp(kOpDup, kPosix, fd, 0, [&] { return REAL(dup)(fd); });
   if (r >= 0) CopyFd(fd, r);
   return r;
 }
 EXPORT int dup2(int fd, int fd2) {
+  if (Protected(fd)) {
+    errno = EBADF;
+    return -1;
+  }
+  if (fd != fd2 && Protected(fd2)) Sender().Relocate(fd2);  // the number becomes the program's
   if (fd != fd2) ForgetFd(fd2);
   int r = MetaOp(kOpDup, kPosix, fd, 0, [&] { return REAL(dup2)(fd, fd2); });
   if (r >= 0 && fd != fd2) CopyFd(fd, r);
   return r;
 }
 EXPORT int dup3(int fd, int fd2, int flags) {
+  if (Protected(fd)) {
+    errno = EBADF;
+    return -1;
+  }
+  if (fd != fd2 && Protected(fd2)) Sender().Relocate(fd2);
   if (fd != fd2) ForgetFd(fd2);
   int r = MetaOp(kOpDup, kPosix, fd, 0, [&] { return REAL(dup3)(fd, fd2, flags); });
   if (r >= 0) CopyFd(fd, r);

@@ -2,9 +2,11 @@
 // through the collector's own schema validation (ParseRecordInsitu), so any
 // undeclared or mistyped field fails the test that produced it.
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "test/testutil/testutil.h"
@@ -28,7 +30,24 @@ struct Traced {
 Traced RunTraced(const std::vector<std::string>& argv, const std::string& out_file,
                  std::map<std::string, std::string> env = {});
 
-std::string ProgramPath(const std::string& name);  // test programs in the build tree
+std::string ProgramPath(const std::string& name);
+
+// A loopback TCP receiver that keeps everything sent to it, connection after
+// connection, until Finish() (call it once the senders have exited).
+class LineListener {
+ public:
+  LineListener();
+  ~LineListener();
+  int port() const { return port_; }
+  std::string Finish();
+
+ private:
+  int fd_ = -1;
+  int port_ = 0;
+  std::atomic<bool> stop_{false};
+  std::thread th_;
+  std::string data_;
+};  // test programs in the build tree
 
 // Sum of io.bytes and io.count of op records on a path.
 struct OpTotals {
