@@ -20,6 +20,7 @@
 #include "core/collector/collector.h"
 #include "core/store/store.h"
 #include "core/base/url.h"
+#include "exporters/trace/ring.h"
 #include "analysis-jobs/job-summary/job_summary.h"
 
 namespace po = boost::program_options;
@@ -31,8 +32,22 @@ struct TraceEnv {
   std::string output;
   std::string job_id;
   std::string spool_dir;
+  std::string ring_dir;
   int window_ms = -1;
 };
+
+// Ships what processes of the run that died without their exit path (SIGTERM,
+// SIGKILL, a crash) left in their rings, and records their end.
+void DrainRings(const char* cmd, const TraceEnv& te) {
+  std::string output = te.output.empty() ? "-" : te.output;
+  std::string spool = te.spool_dir;
+  if (spool.empty()) spool = "/tmp/iosonar-spool-" + std::to_string(geteuid());
+  bool ok = false;
+  trace::DrainStats st = trace::DrainDeadRingsTo(te.ring_dir.c_str(), output.c_str(), spool.c_str(), &ok);
+  if (st.rings)
+    std::fprintf(stderr, "iosonar %s: shipped the unsent records of %llu process(es) that ended without exiting (%llu lines)\n",
+                 cmd, static_cast<unsigned long long>(st.rings), static_cast<unsigned long long>(st.lines));
+}
 
 // Splits argv at "--" (or at the first positional) into options and the command.
 void SplitCommand(int argc, char** argv, std::vector<std::string>* opts, std::vector<std::string>* cmd) {
@@ -62,6 +77,7 @@ pid_t SpawnTraced(const std::vector<std::string>& cmd, const std::string& lib, c
   if (!te.output.empty()) setenv("IOSONAR_OUTPUT", te.output.c_str(), 1);
   if (!te.job_id.empty()) setenv("IOSONAR_JOB_ID", te.job_id.c_str(), 1);
   if (!te.spool_dir.empty()) setenv("IOSONAR_SPOOL_DIR", te.spool_dir.c_str(), 1);
+  if (!te.ring_dir.empty()) setenv("IOSONAR_RING_DIR", te.ring_dir.c_str(), 1);
   if (te.window_ms >= 0) setenv("IOSONAR_WINDOW_MS", std::to_string(te.window_ms).c_str(), 1);
   std::vector<char*> args;
   for (const auto& a : cmd) args.push_back(const_cast<char*>(a.c_str()));
@@ -180,7 +196,12 @@ int CmdTrace(int argc, char** argv) {
     std::cerr << "iosonar trace: libiosonar-trace.so not found (set IOSONAR_TRACE_LIB)\n";
     return 1;
   }
-  return WaitChild(SpawnTraced(cmd, lib, te));
+  char ring[512];
+  trace::DefaultRingDir(ring, sizeof ring);
+  te.ring_dir = ring;
+  int rc = WaitChild(SpawnTraced(cmd, lib, te));
+  DrainRings("trace", te);
+  return rc;
 }
 
 int CmdRun(int argc, char** argv) {
@@ -230,10 +251,12 @@ int CmdRun(int argc, char** argv) {
   te.output = "tcp://127.0.0.1:" + std::to_string((*col)->port());
   te.job_id = job_id;
   te.spool_dir = store_dir + "/spool";
+  te.ring_dir = store_dir + "/ring";
   te.window_ms = window_ms;
   std::cerr << "iosonar run: job " << job_id << ", store " << store_dir << "\n";
   int rc = WaitChild(SpawnTraced(cmd, lib, te));
-  // Every traced process flushed at exit; wait until the collector stored it all.
+  DrainRings("run", te);
+  // Every traced process flushed at exit or was drained; wait until the collector stored it all.
   if (Status s = (*col)->Drain(0, 30000); !s.ok()) std::cerr << "iosonar run: " << s.message() << "\n";
   CollectorStats cs = (*col)->stats();
   if (Status s = (*col)->Stop(); !s.ok()) std::cerr << "iosonar run: " << s.message() << "\n";

@@ -15,6 +15,9 @@
  *                     descriptor from 3 up (HOW: close_range, closefrom, loop) or dup2()s a
  *                     file onto every number from 3 to the limit less 16 (HOW: dup2), then
  *                     writes two files and checks they hold exactly its bytes
+ *   die DIR HOW       writes DIR/die.dat (2048 sequential 4 KiB writes, then 100 at scattered
+ *                     offsets), reads 16 blocks back, writes its pid to DIR/ready, then ends
+ *                     without its exit path: HOW wait (sleeps until killed), segv, _exit
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -320,6 +323,31 @@ static int mode_closeall(const char* dir, const char* how) {
   return 0;
 }
 
+static int mode_die(const char* dir, const char* how) {
+  char p[4096];
+  snprintf(p, sizeof p, "%s/die.dat", dir);
+  int fd = open(p, O_RDWR | O_CREAT | O_TRUNC, 0644);
+  CHECK(fd >= 0);
+  for (int i = 0; i < 2048; ++i) CHECK(write(fd, block, 4096) == 4096);
+  for (int i = 0; i < 100; ++i) CHECK(pwrite(fd, block, 4096, (off_t)((i * 7919) % 2048) * 4096 * 3) == 4096);
+  for (int i = 0; i < 16; ++i) CHECK(pread(fd, block, 4096, (off_t)i * 4096) == 4096);
+  char tmp[4096], ready[4096], pid[32];
+  snprintf(tmp, sizeof tmp, "%s/ready.tmp", dir);
+  snprintf(ready, sizeof ready, "%s/ready", dir);
+  int n = snprintf(pid, sizeof pid, "%d\n", (int)getpid());
+  int r = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  CHECK(r >= 0 && write(r, pid, (size_t)n) == n && close(r) == 0);
+  CHECK(rename(tmp, ready) == 0);
+  if (!strcmp(how, "segv")) {
+    struct rlimit no_core = {0, 0};
+    setrlimit(RLIMIT_CORE, &no_core);
+    volatile int* null = NULL;
+    *null = 1;
+  }
+  if (!strcmp(how, "_exit")) _exit(3);
+  for (;;) pause();
+}
+
 int main(int argc, char** argv) {
   memset(block, 'x', sizeof block);
   if (argc < 3) {
@@ -338,6 +366,7 @@ int main(int argc, char** argv) {
   if (!strcmp(m, "stdio")) return mode_stdio(argv[2]);
   if (!strcmp(m, "meta")) return mode_meta(argv[2]);
   if (!strcmp(m, "closeall") && argc > 3) return mode_closeall(argv[2], argv[3]);
+  if (!strcmp(m, "die") && argc > 3) return mode_die(argv[2], argv[3]);
   if (!strcmp(m, "idle")) return mode_idle(argv[2], argc > 3 ? atoi(argv[3]) : 1000);
   fprintf(stderr, "unknown mode %s\n", m);
   return 2;
