@@ -20,7 +20,7 @@
 #include "core/collector/collector.h"
 #include "core/store/store.h"
 #include "core/base/url.h"
-#include "exporters/trace/ring.h"
+#include "exporters/trace/ring_drainer.h"
 #include "analysis-jobs/job-summary/job_summary.h"
 
 namespace po = boost::program_options;
@@ -36,18 +36,26 @@ struct TraceEnv {
   int window_ms = -1;
 };
 
-// Ships what processes of the run that died without their exit path (SIGTERM,
-// SIGKILL, a crash) left in their rings, and records their end.
-void DrainRings(const char* cmd, const TraceEnv& te) {
-  std::string output = te.output.empty() ? "-" : te.output;
-  std::string spool = te.spool_dir;
-  if (spool.empty()) spool = "/tmp/iosonar-spool-" + std::to_string(geteuid());
-  bool ok = false;
-  trace::DrainStats st = trace::DrainDeadRingsTo(te.ring_dir.c_str(), output.c_str(), spool.c_str(), &ok);
-  if (st.rings)
-    std::fprintf(stderr, "iosonar %s: shipped the unsent records of %llu process(es) that ended without exiting (%llu lines)\n",
-                 cmd, static_cast<unsigned long long>(st.rings), static_cast<unsigned long long>(st.lines));
-}
+// While the program runs, a drainer ships what its processes' rings hold
+// (closed runs, and runs whose window ended while the program computes) and,
+// once they die without their exit path (SIGTERM, SIGKILL, a crash), what
+// they left; their end is recorded.
+struct Drainer {
+  Drainer(const char* cmd, const TraceEnv& te) : cmd_(cmd) {
+    std::string spool = te.spool_dir.empty() ? "/tmp/iosonar-spool-" + std::to_string(geteuid()) : te.spool_dir;
+    std::string err;
+    if (!d_.Start(te.ring_dir, te.output.empty() ? "-" : te.output, spool, 500, &err))
+      std::fprintf(stderr, "iosonar %s: no ring drainer: %s\n", cmd, err.c_str());
+  }
+  void Finish() {
+    trace::DrainStats st = d_.Stop();
+    if (st.rings)
+      std::fprintf(stderr, "iosonar %s: shipped the unsent records of %llu process(es) that ended without exiting (%llu lines)\n",
+                   cmd_, static_cast<unsigned long long>(st.rings), static_cast<unsigned long long>(st.lines));
+  }
+  const char* cmd_;
+  trace::RingDrainer d_;
+};
 
 // Splits argv at "--" (or at the first positional) into options and the command.
 void SplitCommand(int argc, char** argv, std::vector<std::string>* opts, std::vector<std::string>* cmd) {
@@ -199,8 +207,10 @@ int CmdTrace(int argc, char** argv) {
   char ring[512];
   trace::DefaultRingDir(ring, sizeof ring);
   te.ring_dir = ring;
-  int rc = WaitChild(SpawnTraced(cmd, lib, te));
-  DrainRings("trace", te);
+  pid_t child = SpawnTraced(cmd, lib, te);
+  Drainer drain("trace", te);  // started after the fork: the child execs at once
+  int rc = WaitChild(child);
+  drain.Finish();
   return rc;
 }
 
@@ -254,8 +264,10 @@ int CmdRun(int argc, char** argv) {
   te.ring_dir = store_dir + "/ring";
   te.window_ms = window_ms;
   std::cerr << "iosonar run: job " << job_id << ", store " << store_dir << "\n";
-  int rc = WaitChild(SpawnTraced(cmd, lib, te));
-  DrainRings("run", te);
+  pid_t child = SpawnTraced(cmd, lib, te);
+  Drainer drain("run", te);  // started after the fork: the child execs at once
+  int rc = WaitChild(child);
+  drain.Finish();
   // Every traced process flushed at exit or was drained; wait until the collector stored it all.
   if (Status s = (*col)->Drain(0, 30000); !s.ok()) std::cerr << "iosonar run: " << s.message() << "\n";
   CollectorStats cs = (*col)->stats();

@@ -264,7 +264,75 @@ uint64_t ShipRing(void* base, LineSender* sender) {
 
 }  // namespace
 
-DrainStats DrainDeadRings(const char* dir, LineSender* sender) {
+namespace {
+
+// Runs copied out of a live ring under the slot lock, formatted after it is released.
+class CopySink final : public RunSink {
+ public:
+  bool Put(const Run& r) override {
+    if (n_ == kCap) return false;
+    runs_[n_++] = r;
+    return true;
+  }
+  static constexpr int kCap = kBufRuns + Compressor::kOpenRuns;
+  Run runs_[kCap];
+  int n_ = 0;
+};
+
+uint64_t NowTicks(const RingHeader& h) {
+  if (h.use_tsc) return __rdtsc();
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000 + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+// Takes from a live process's ring (a shared mapping) the runs its threads
+// have closed and those whose window has ended, as the process's own flusher
+// would, under each slot's lock (a slot whose thread holds it is skipped).
+uint64_t DrainLive(void* base, LineSender* sender) {
+  RingHeader& h = *RingHead(base);
+  auto* c = new FmtContext();
+  BuildPrefixes(c, h.stream, h.host, h.job, h.pid, h.rank);
+  c->tick0 = h.tick0;
+  c->real0 = h.real0;
+  c->ns_per_tick = h.ns_per_tick > 0 ? h.ns_per_tick : 1.0;
+  c->paths = RingPaths(base);
+  auto* copy = new CopySink();
+  __atomic_store_n(&h.drainer_pid, static_cast<int32_t>(getpid()), __ATOMIC_RELAXED);
+  uint64_t lines = 0;
+  uint64_t window_ticks = h.window_ns > 0 ? static_cast<uint64_t>(static_cast<double>(h.window_ns) / c->ns_per_tick) : 0;
+  Slot* slots = RingSlots(base);
+  uint32_t hwm = __atomic_load_n(&h.slots_hwm, __ATOMIC_ACQUIRE);
+  for (uint32_t i = 0; i < hwm && i < kMaxThreads; ++i) {
+    Slot& s = slots[i];
+    int expect = 0;
+    if (!__atomic_compare_exchange_n(&s.lock, &expect, kLockDrainer, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) continue;
+    copy->n_ = 0;
+    int nbuf = s.nbuf < 0 ? 0 : s.nbuf > kBufRuns ? kBufRuns : s.nbuf;
+    for (int k = 0; k < nbuf; ++k) copy->Put(s.buf[k]);
+    s.nbuf = 0;
+    int open = s.comp().open_runs();
+    if (open > 0 && open <= Compressor::kOpenRuns && window_ticks) s.comp().CloseExpired(NowTicks(h), copy);
+    int tid = s.tid;
+    uint64_t seq = copy->n_ ? __atomic_fetch_add(&h.drain_seq, static_cast<uint64_t>(copy->n_), __ATOMIC_RELAXED) : 0;
+    if (copy->n_) __atomic_fetch_add(&h.drained_records, static_cast<uint64_t>(copy->n_), __ATOMIC_RELAXED);
+    __atomic_store_n(&s.lock, 0, __ATOMIC_RELEASE);
+    if (!copy->n_) continue;
+    auto* out = new DrainOut(sender, *c, seq);
+    out->tid = tid;
+    for (int k = 0; k < copy->n_; ++k) out->Put(copy->runs_[k]);
+    out->Flush();
+    lines += out->sent();
+    delete out;
+  }
+  delete copy;
+  delete c;
+  return lines;
+}
+
+}  // namespace
+
+DrainStats DrainDeadRings(const char* dir, LineSender* sender, bool live) {
   DrainStats st;
   int dfd = OpenRingDir(dir);
   if (dfd < 0) return st;
@@ -294,7 +362,20 @@ DrainStats DrainDeadRings(const char* dir, LineSender* sender) {
     }
     RingHeader& h = *RingHead(base);
     bool ok = LayoutMatches(h);
-    if (!ok || (!h.finished && ProcessAlive(h.pid, h.start_time))) {
+    bool alive = ok && !h.finished && ProcessAlive(h.pid, h.start_time);
+    if (ok && alive && live) {
+      // The live process's own ring, shared: remap it so the drainer's
+      // changes (runs taken, under the slot locks) are the process's.
+      munmap(base, kRingBytes);
+      base = mmap(nullptr, kRingBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+      if (base != MAP_FAILED) {
+        st.live_lines += DrainLive(base, sender);
+        munmap(base, kRingBytes);
+      }
+      SysClose(fd);
+      continue;
+    }
+    if (!ok || alive) {
       ++st.skipped;  // a live process's ring (or not a ring of this version): left alone
     } else {
       if (!h.finished) {

@@ -37,6 +37,9 @@ struct PathSlot {
 
 // A thread's tracing state (zero-initialised; the Compressor is placement-new'd).
 struct Slot {
+  // The slot's spinlock, in the ring so a drainer can take it: 0 free,
+  // kLockThread (its thread, the flusher, exit paths) or kLockDrainer.
+  int lock;
   int tid;
   int index;
   int nbuf;
@@ -47,8 +50,13 @@ struct Slot {
   Compressor& comp() { return *reinterpret_cast<Compressor*>(comp_mem); }
 };
 
+constexpr int kLockThread = 1;
+constexpr int kLockDrainer = 2;
+
 constexpr uint64_t kRingMagic = 0x314e4952534f49ull;  // "IOSRIN1"
-constexpr uint32_t kRingVersion = 1;
+constexpr uint32_t kRingVersion = 2;
+// event.seq of lines a drainer sends for a live process: a range of their own.
+constexpr uint64_t kDrainSeqBase = uint64_t{1} << 62;
 
 struct RingHeader {
   uint64_t magic;
@@ -73,6 +81,12 @@ struct RingHeader {
   uint32_t finished;   // everything was sent (exit, exec): nothing to drain
   uint32_t cmdline_len;
   uint64_t records, dropped;
+  // Written by a drainer (atomics): its next event.seq, the runs it sent, its pid
+  // (a thread that finds a slot held by a drainer that died takes it back).
+  uint64_t drain_seq;
+  uint64_t drained_records;
+  int32_t drainer_pid;
+  uint32_t pad1;
   char host[256];
   char job[128];
   char cmdline[1024];
@@ -119,10 +133,15 @@ struct DrainStats {
   uint64_t rings = 0;     // rings of dead processes shipped
   uint64_t lines = 0;     // lines sent from them
   uint64_t skipped = 0;   // rings of live processes, or not ours / malformed (left alone)
+  uint64_t live_lines = 0;  // lines taken from live processes' rings
 };
 // Ships the leftovers of every dead process's ring in dir through sender and
 // removes those rings (and the rings of processes that finished cleanly).
-DrainStats DrainDeadRings(const char* dir, LineSender* sender);
+// live: also take from live processes' rings what is closed or whose time
+// window has ended (slots whose thread is inside the tracer are skipped this
+// round): a program that computes without I/O, and without any thread of the
+// tracer's, still has its records shipped within about a window.
+DrainStats DrainDeadRings(const char* dir, LineSender* sender, bool live = false);
 // The same through a sender of its own to output (tcp://, a path or -), with
 // spool_dir as the tracer's (null: none). ok is false if output is malformed.
 DrainStats DrainDeadRingsTo(const char* dir, const char* output, const char* spool_dir, bool* ok);

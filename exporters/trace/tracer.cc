@@ -382,6 +382,7 @@ void FillHeader() {
   h.start_time = ProcessStartTime(g_pid);
   h.stream = g_stream;
   h.seq = g_seq;
+  h.drain_seq = kDrainSeqBase;
   h.window_ns = g_window_ns;
   h.tick0 = g_tick0;
   h.real0 = g_real0;
@@ -459,7 +460,6 @@ void FlushBuffered(Slot* s);
 // the process; a slot's pages are backed only once a thread uses it. The
 // flags that every scan reads live apart, in g_slot_flags (BSS).
 struct SlotFlags {
-  std::atomic<int> lock;
   std::atomic<int> in_use;
 };
 SlotFlags g_slot_flags[kMaxThreads];
@@ -467,10 +467,28 @@ __thread Slot* t_slot __attribute__((tls_model("initial-exec"))) = nullptr;
 __thread bool t_no_slot __attribute__((tls_model("initial-exec"))) = false;
 
 inline SlotFlags& Flags(const Slot* s) { return g_slot_flags[s->index]; }
-inline void LockSlot(Slot* s) {
-  while (Flags(s).lock.exchange(1, std::memory_order_acquire)) __builtin_ia32_pause();
+inline bool TryLockSlot(Slot* s) { return __atomic_exchange_n(&s->lock, kLockThread, __ATOMIC_ACQUIRE) == 0; }
+// The lock is held by a drainer only for a copy (microseconds); one that died
+// holding it (SIGKILL) must not hang the program: after ~10 ms of spinning on
+// a drainer that no longer exists, the slot is taken back.
+__attribute__((noinline)) void LockSlotSlow(Slot* s) {
+  for (uint64_t spins = 1;; ++spins) {
+    __builtin_ia32_pause();
+    int cur = __atomic_load_n(&s->lock, __ATOMIC_RELAXED);
+    if (cur == 0 && TryLockSlot(s)) return;
+    if (cur == kLockDrainer && (spins & 0xfffff) == 0) {
+      RingHeader* h = Hdr();
+      int dp = h ? __atomic_load_n(&h->drainer_pid, __ATOMIC_RELAXED) : 0;
+      if (dp > 0 && syscall(SYS_kill, dp, 0) != 0 && errno == ESRCH &&
+          __atomic_compare_exchange_n(&s->lock, &cur, kLockThread, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+        return;
+    }
+  }
 }
-inline void UnlockSlot(Slot* s) { Flags(s).lock.store(0, std::memory_order_release); }
+inline void LockSlot(Slot* s) {
+  if (__builtin_expect(!TryLockSlot(s), 0)) LockSlotSlow(s);
+}
+inline void UnlockSlot(Slot* s) { __atomic_store_n(&s->lock, 0, __ATOMIC_RELEASE); }
 
 // Closed runs go to the slot's buffer; a full buffer is flushed first, so a
 // run is dropped only if the flush could not make room.
@@ -513,12 +531,12 @@ void* FlusherMain(void*) {
     uint64_t now = Ticks();
     for (int i = 0; i < kMaxThreads && g_state.load(std::memory_order_acquire) == kActive; ++i) {
       SlotFlags& fl = g_slot_flags[i];
-      if (!fl.in_use.load(std::memory_order_acquire) || fl.lock.exchange(1, std::memory_order_acquire)) continue;
       Slot* s = &g_slots[i];
+      if (!fl.in_use.load(std::memory_order_acquire) || !TryLockSlot(s)) continue;
       SlotSink sink(s);
       s->comp().CloseExpired(now, &sink);
       FlushBuffered(s);
-      fl.lock.store(0, std::memory_order_release);
+      UnlockSlot(s);
     }
   }
   return nullptr;
@@ -568,12 +586,14 @@ Slot* AcquireSlot() {
     if (fl.in_use.load(std::memory_order_relaxed) == 0 && fl.in_use.compare_exchange_strong(expect, 1)) {
       Slot* s = &g_slots[i];
       BackRingPage(s, sizeof *s);
+      LockSlot(s);  // a drainer may look at any slot of the ring
       s->index = i;
       s->tid = static_cast<int>(syscall(SYS_gettid));
       new (s->comp_mem) Compressor(g_window_ticks);
       s->nbuf = 0;
       s->raw_ops = 0;
       s->next_sweep = 0;
+      UnlockSlot(s);
       t_slot = s;
       pthread_setspecific(g_thread_key, s);
       uint32_t hwm = static_cast<uint32_t>(i + 1);
@@ -640,7 +660,8 @@ void FmtTracerRecordLocked(const char* action) {
     for (int i = 0; i < kMaxThreads; ++i)
       if (g_slot_flags[i].in_use.load(std::memory_order_relaxed)) raw += g_slots[i].raw_ops;
     j.KInt(field::kTracerRawOps, static_cast<int64_t>(raw));
-    j.KInt(field::kTracerRecords, static_cast<int64_t>(g_records.load()));
+    uint64_t drained = Hdr() ? __atomic_load_n(&Hdr()->drained_records, __ATOMIC_RELAXED) : 0;
+    j.KInt(field::kTracerRecords, static_cast<int64_t>(g_records.load() + drained));
     j.KInt(field::kTracerDropped, static_cast<int64_t>(g_dropped.load() + c.lines_dropped));
     j.KInt(field::kTracerSpooled, static_cast<int64_t>(c.lines_spooled));
     j.KInt(field::kTracerWindowNs, g_window_ns);
@@ -750,8 +771,6 @@ void AtForkChild() {
   // threads' slots went with their threads.
   int my = t_slot ? t_slot->index : -1;
   for (int i = 0; i < kMaxThreads; ++i) {
-    if (!g_slot_flags[i].in_use.load() && !g_slot_flags[i].lock.load()) continue;
-    g_slot_flags[i].lock.store(0);
     if (i != my) g_slot_flags[i].in_use.store(0);
   }
   g_ppid = g_pid;

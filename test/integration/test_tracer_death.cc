@@ -59,3 +59,35 @@ TEST_CASE("tracer: SIGTERM, SIGKILL, SIGSEGV and _exit after I/O: every byte rea
     }
   }
 }
+
+TEST_CASE("tracer: a single-threaded program that writes, then computes, has its records out within 3 s", "[tracer][death][realtime]") {
+  TempDir d;
+  LineListener rx;
+  // No flusher thread (single-threaded, IOSONAR_FLUSHER unset): the drainer
+  // of `iosonar trace` takes the runs from the program's ring.
+  Child trace({IosonarBin(), "trace", "--output", "tcp://127.0.0.1:" + std::to_string(rx.port()), "--", ProgramPath("tp_behaviour"),
+               "die", d.path(), "wait"},
+              {{"IOSONAR_RING_DIR", d / "ring"}, {"IOSONAR_FLUSHER", ""}}, d / "trace.log");
+  REQUIRE(WaitUntil([&] { return std::filesystem::exists(d / "ready"); }, 30000));
+  int pid = std::stoi(ReadFile(d / "ready"));
+  // The program now sleeps; within 3 s every byte it wrote and read is out.
+  bool out = WaitUntil(
+      [&] {
+        auto lines = ParseTraceLines(rx.Snapshot());
+        return Totals(lines, "write", "/die.dat").bytes == (2048 + 100) * 4096 && Totals(lines, "read", "/die.dat").bytes == 16 * 4096;
+      },
+      3000);
+  CHECK(out);
+  CHECK(kill(pid, 0) == 0);  // still running
+  REQUIRE(kill(pid, SIGKILL) == 0);
+  REQUIRE(WaitUntil([&] { return !trace.Alive(); }, 30000));
+  // After its death nothing is shipped twice (the live drain took the runs out of the ring).
+  auto lines = ParseTraceLines(rx.Finish());
+  INFO(ReadFile(d / "trace.log"));
+  CHECK(Totals(lines, "write", "/die.dat").bytes == (2048 + 100) * 4096);
+  CHECK(Totals(lines, "write", "/die.dat").count == 2048 + 100);
+  CHECK(Totals(lines, "read", "/die.dat").count == 16);
+  int64_t killed = 0;
+  for (const auto& l : lines) killed += l.action == "killed" && l.pid == pid;
+  CHECK(killed == 1);
+}

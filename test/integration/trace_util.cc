@@ -82,7 +82,10 @@ LineListener::LineListener() {
       if (c < 0) continue;
       char buf[65536];
       ssize_t n;
-      while ((n = read(c, buf, sizeof buf)) > 0) data_.append(buf, static_cast<size_t>(n));
+      while ((n = read(c, buf, sizeof buf)) > 0) {
+        std::lock_guard<std::mutex> l(mu_);
+        data_.append(buf, static_cast<size_t>(n));
+      }
       close(c);
     }
   });
@@ -90,6 +93,12 @@ LineListener::LineListener() {
 
 LineListener::~LineListener() {
   if (th_.joinable()) Finish();
+}
+
+std::string LineListener::Snapshot() {
+  std::lock_guard<std::mutex> l(mu_);
+  size_t end = data_.rfind('\n');
+  return end == std::string::npos ? std::string() : data_.substr(0, end + 1);
 }
 
 std::string LineListener::Finish() {

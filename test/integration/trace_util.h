@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -40,8 +41,10 @@ class LineListener {
   ~LineListener();
   int port() const { return port_; }
   std::string Finish();
+  std::string Snapshot();  // the complete lines received so far
 
  private:
+  std::mutex mu_;
   int fd_ = -1;
   int port_ = 0;
   std::atomic<bool> stop_{false};
