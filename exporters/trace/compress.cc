@@ -87,4 +87,80 @@ void Compressor::CloseAll(RunSink* sink) {
   }
 }
 
+// ---------------------------------------------------------------- aggregates
+void Aggregator::Emit(int i, RunSink* sink) {
+  sink->Put(e_[i].r);
+  e_[i] = e_[--n_];
+}
+
+void Aggregator::Fold(const Run& r, uint64_t epoch, RunSink* sink) {
+  int i = 0;
+  for (; i < n_; ++i) {
+    const Run& a = e_[i].r;
+    if (e_[i].epoch == epoch && a.file_id == r.file_id && a.op == r.op && a.layer == r.layer && a.size == r.size &&
+        a.err == r.err && (r.file_id || a.fd == r.fd))
+      break;
+  }
+  ++clock_;
+  if (i == n_) {
+    if (n_ == kEntries) {
+      int lru = 0;
+      for (int k = 1; k < n_; ++k)
+        if (e_[k].r.last_use < e_[lru].r.last_use) lru = k;
+      Emit(lru, sink);
+    }
+    i = n_++;
+    Entry& e = e_[i];
+    e.r = r;
+    e.r.agg = 1;
+    e.r.offset = -1;
+    e.r.next_offset = -1;
+    e.r.count = 0;
+    e.r.bytes = 0;
+    e.r.dur = 0;
+    e.r.n_seq = e.r.n_strided = e.r.n_random = 0;
+    e.epoch = epoch;
+    e.prev_start = e.prev_end = -1;
+    e.prev_delta = 0;
+  }
+  Entry& e = e_[i];
+  Run& a = e.r;
+  a.count += r.count;
+  a.bytes += r.bytes;
+  a.dur += r.dur;
+  if (r.t_start < a.t_start) a.t_start = r.t_start;
+  if (r.t_end > a.t_end) a.t_end = r.t_end;
+  a.last_use = clock_;
+  if (r.offset < 0 || r.size <= 0) {
+    a.n_seq += r.count;  // no offsets (a pipe, O_APPEND): a stream
+    return;
+  }
+  // The run's first op against the previous op on this key; the rest of the
+  // run continues it by definition.
+  if (e.prev_end == r.offset) {
+    ++a.n_seq;
+  } else if (e.prev_start >= 0 && r.offset - e.prev_start == e.prev_delta && e.prev_delta != 0) {
+    ++a.n_strided;
+  } else {
+    ++a.n_random;
+  }
+  if (e.prev_start >= 0) e.prev_delta = r.offset - e.prev_start;
+  a.n_seq += r.count - 1;
+  int64_t last = r.next_offset >= r.size ? r.next_offset - r.size : r.offset;
+  if (r.count > 1) e.prev_delta = r.size;
+  e.prev_start = last;
+  e.prev_end = r.next_offset;
+}
+
+void Aggregator::CloseBefore(uint64_t epoch, RunSink* sink) {
+  for (int i = 0; i < n_;) {
+    if (e_[i].epoch < epoch) Emit(i, sink);
+    else ++i;
+  }
+}
+
+void Aggregator::CloseAll(RunSink* sink) {
+  while (n_ > 0) Emit(n_ - 1, sink);
+}
+
 }  // namespace iosonar::trace

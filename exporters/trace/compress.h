@@ -43,10 +43,12 @@ struct RawOp {
   uint64_t t0, t1;     // ticks (see Clock in tracer.cc); t1 >= t0
 };
 
-// A closed (or open) run.
+// A closed (or open) run; or, flagged agg, a per-interval aggregate of runs
+// (Aggregator) with the share of its ops by access pattern.
 struct Run {
   Op op;
   Layer layer;
+  uint8_t agg;          // 1: an aggregate past the detail budget (offset -1, n_* set)
   int32_t fd;
   int32_t err;
   uint64_t file_id;
@@ -58,6 +60,7 @@ struct Run {
   uint64_t t_start, t_end;  // first op start, last op end (ticks)
   uint64_t dur;             // summed op durations (ticks)
   uint64_t last_use;        // LRU stamp
+  uint64_t n_seq, n_strided, n_random;  // aggregates: ops continuing the previous one, at its stride, elsewhere
 };
 
 // Where closed runs go. Returns false if the run had to be dropped.
@@ -123,6 +126,34 @@ class Compressor {
   uint64_t window_;
   uint64_t clock_ = 0;
   uint64_t dropped_ = 0;
+};
+
+// Past the detail budget, closed runs fold into per-interval aggregates, one
+// per (file, op, layer, request size, errno) and interval: count, bytes and
+// time stay exact, the request size is exact (it is in the key), and each op
+// is classed sequential (it starts where the previous op on that key ended),
+// strided (same step as the previous one) or random. No allocation: a fixed
+// table; when it is full the least recently used aggregate is emitted early.
+// Not thread-safe: owned by one thread (or whoever holds its slot's lock).
+class Aggregator {
+ public:
+  static constexpr int kEntries = 16;
+  void Fold(const Run& r, uint64_t epoch, RunSink* sink);
+  void CloseBefore(uint64_t epoch, RunSink* sink);  // emits aggregates of earlier intervals
+  void CloseAll(RunSink* sink);
+  void Reset() { n_ = 0; }
+  int open() const { return n_; }
+
+ private:
+  struct Entry {
+    Run r;
+    uint64_t epoch;
+    int64_t prev_start, prev_end, prev_delta;
+  };
+  void Emit(int i, RunSink* sink);
+  Entry e_[kEntries];
+  int n_ = 0;
+  uint64_t clock_ = 0;
 };
 
 }  // namespace iosonar::trace

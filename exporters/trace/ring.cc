@@ -139,6 +139,13 @@ void FormatRun(JsonLine& j, const FmtContext& c, const Run& r, int tid, uint64_t
   j.KInt(field::kEventStartNs, start);
   j.KInt(field::kEventEndNs, end > start ? end : start);
   j.KInt(field::kIoDurationNs, static_cast<int64_t>(static_cast<double>(r.dur) * c.ns_per_tick));
+  if (r.agg) {
+    j.Key(field::kIoAggregated);
+    j.Bool(true);
+    j.KInt(field::kIoOpsSequential, static_cast<int64_t>(r.n_seq));
+    j.KInt(field::kIoOpsStrided, static_cast<int64_t>(r.n_strided));
+    j.KInt(field::kIoOpsRandom, static_cast<int64_t>(r.n_random));
+  }
   j.End();
 }
 
@@ -253,6 +260,7 @@ uint64_t ShipRing(void* base, LineSender* sender) {
     int nbuf = s.nbuf < 0 ? 0 : s.nbuf > kBufRuns ? kBufRuns : s.nbuf;
     for (int k = 0; k < nbuf; ++k) out->Put(s.buf[k]);
     if (s.comp().open_runs() > 0 && s.comp().open_runs() <= Compressor::kOpenRuns) s.comp().CloseAll(out);
+    if (s.agg().open() > 0 && s.agg().open() <= Aggregator::kEntries) s.agg().CloseAll(out);
   }
   tracer_record("killed");
   out->Flush();
@@ -312,7 +320,10 @@ uint64_t DrainLive(void* base, LineSender* sender) {
     for (int k = 0; k < nbuf; ++k) copy->Put(s.buf[k]);
     s.nbuf = 0;
     int open = s.comp().open_runs();
-    if (open > 0 && open <= Compressor::kOpenRuns && window_ticks) s.comp().CloseExpired(NowTicks(h), copy);
+    uint64_t now = NowTicks(h);
+    if (open > 0 && open <= Compressor::kOpenRuns && window_ticks) s.comp().CloseExpired(now, copy);
+    int aggs = s.agg().open();
+    if (aggs > 0 && aggs <= Aggregator::kEntries && h.budget_interval_ticks) s.agg().CloseBefore(now / h.budget_interval_ticks, copy);
     int tid = s.tid;
     uint64_t seq = copy->n_ ? __atomic_fetch_add(&h.drain_seq, static_cast<uint64_t>(copy->n_), __ATOMIC_RELAXED) : 0;
     if (copy->n_) __atomic_fetch_add(&h.drained_records, static_cast<uint64_t>(copy->n_), __ATOMIC_RELAXED);

@@ -46,15 +46,17 @@ struct Slot {
   uint64_t raw_ops;
   uint64_t next_sweep;
   alignas(Compressor) unsigned char comp_mem[sizeof(Compressor)];
+  alignas(Aggregator) unsigned char agg_mem[sizeof(Aggregator)];
   Run buf[kBufRuns];
   Compressor& comp() { return *reinterpret_cast<Compressor*>(comp_mem); }
+  Aggregator& agg() { return *reinterpret_cast<Aggregator*>(agg_mem); }
 };
 
 constexpr int kLockThread = 1;
 constexpr int kLockDrainer = 2;
 
 constexpr uint64_t kRingMagic = 0x314e4952534f49ull;  // "IOSRIN1"
-constexpr uint32_t kRingVersion = 2;
+constexpr uint32_t kRingVersion = 3;
 // event.seq of lines a drainer sends for a live process: a range of their own.
 constexpr uint64_t kDrainSeqBase = uint64_t{1} << 62;
 
@@ -69,6 +71,7 @@ struct RingHeader {
   uint64_t stream;
   uint64_t seq;  // event.seq of the first line not yet sent (updated after each send)
   int64_t window_ns;
+  uint64_t budget_interval_ticks;  // aggregates close at the end of their interval
   uint64_t tick0;
   int64_t real0;
   int64_t mono0;

@@ -18,7 +18,9 @@
 // IOSONAR_EXCLUDE (colon-separated path prefixes; default the system paths
 // /etc/ /usr/ /lib/ /lib64/ /bin/ /sbin/ /boot/ /opt/ /var/ /run/ /proc/ /sys/ /dev/),
 // IOSONAR_INCLUDE (prefixes traced even when excluded; default /dev/shm/),
-// IOSONAR_DISABLE, IOSONAR_CLOCK=gettime (do not use the TSC), IOSONAR_FLUSHER=1|0
+// IOSONAR_DETAIL_BUDGET (records a second per process before runs fold into
+// per-interval aggregates; default 4000, 0 = no limit), IOSONAR_RING_DIR
+// (default /dev/shm/iosonar-ring-UID), IOSONAR_DISABLE, IOSONAR_CLOCK=gettime (do not use the TSC), IOSONAR_FLUSHER=1|0
 // (background flush thread always | never; default: only in multi-threaded processes).
 #include <dlfcn.h>
 #include <errno.h>
@@ -134,6 +136,8 @@ uint64_t g_seq = 0;  // under g_fmt_mu
 int64_t g_window_ns = 1000000000;
 uint64_t g_window_ticks = 0;
 uint64_t g_sweep_ticks = 0;
+uint64_t g_budget = 4000;              // detail records a second (IOSONAR_DETAIL_BUDGET), see OverBudget
+uint64_t g_budget_interval_ticks = 1;  // one second
 // System and runtime paths, as Darshan's darshan_path_exclusions (plus
 // /lib64/ and /run/): configuration, libraries and runtime state that every
 // process reads (MPI and PMIx configuration, locale, NSS) and that would
@@ -384,6 +388,7 @@ void FillHeader() {
   h.seq = g_seq;
   h.drain_seq = kDrainSeqBase;
   h.window_ns = g_window_ns;
+  h.budget_interval_ticks = g_budget ? g_budget_interval_ticks : 0;
   h.tick0 = g_tick0;
   h.real0 = g_real0;
   h.mono0 = g_mono0;
@@ -492,10 +497,29 @@ inline void UnlockSlot(Slot* s) { __atomic_store_n(&s->lock, 0, __ATOMIC_RELEASE
 
 // Closed runs go to the slot's buffer; a full buffer is flushed first, so a
 // run is dropped only if the flush could not make room.
+// The detail budget: at most g_budget records a second per process (the
+// first ones of each second); past it, runs fold into per-interval aggregates
+// (compress.h: Aggregator), so cost and volume stay bounded on patterns that
+// do not compress while bytes and ops stay exact. 0: no budget.
+std::atomic<uint64_t> g_budget_epoch{0};
+std::atomic<uint64_t> g_budget_used{0};
+
+inline uint64_t BudgetEpoch(uint64_t ticks) { return ticks / g_budget_interval_ticks; }
+bool OverBudget(uint64_t epoch) {
+  uint64_t e = g_budget_epoch.load(std::memory_order_relaxed);
+  if (epoch > e && g_budget_epoch.compare_exchange_strong(e, epoch, std::memory_order_relaxed))
+    g_budget_used.store(0, std::memory_order_relaxed);
+  return g_budget_used.fetch_add(1, std::memory_order_relaxed) >= g_budget;
+}
+
 class SlotSink final : public RunSink {
  public:
   explicit SlotSink(Slot* s) : s_(s) {}
   bool Put(const Run& r) override {
+    if (g_budget && !r.agg && OverBudget(BudgetEpoch(r.t_end))) {
+      s_->agg().Fold(r, BudgetEpoch(r.t_end), this);
+      return true;
+    }
     if (s_->nbuf == kBufRuns) FlushBuffered(s_);
     if (s_->nbuf == kBufRuns) return false;
     s_->buf[s_->nbuf++] = r;
@@ -535,6 +559,7 @@ void* FlusherMain(void*) {
       if (!fl.in_use.load(std::memory_order_acquire) || !TryLockSlot(s)) continue;
       SlotSink sink(s);
       s->comp().CloseExpired(now, &sink);
+      if (s->agg().open()) s->agg().CloseBefore(BudgetEpoch(now), &sink);
       FlushBuffered(s);
       UnlockSlot(s);
     }
@@ -590,6 +615,7 @@ Slot* AcquireSlot() {
       s->index = i;
       s->tid = static_cast<int>(syscall(SYS_gettid));
       new (s->comp_mem) Compressor(g_window_ticks);
+      new (s->agg_mem) Aggregator();
       s->nbuf = 0;
       s->raw_ops = 0;
       s->next_sweep = 0;
@@ -700,6 +726,7 @@ void FlushBuffered(Slot* s) {
 void FlushSlot(Slot* s) {
   SlotSink sink(s);
   s->comp().CloseAll(&sink);
+  s->agg().CloseAll(&sink);
   FlushBuffered(s);
   g_dropped.fetch_add(s->comp().dropped(), std::memory_order_relaxed);
 }
@@ -728,6 +755,7 @@ void ThreadExit(void* p) {
   LockSlot(s);
   FlushSlot(s);
   s->comp().Reset();
+  s->agg().Reset();
   g_raw_ops.fetch_add(s->raw_ops, std::memory_order_relaxed);
   s->raw_ops = 0;
   UnlockSlot(s);
@@ -806,6 +834,7 @@ void AtForkChild() {
       BackRingPage(s, sizeof *s);
       s->index = my;
       new (s->comp_mem) Compressor(g_window_ticks);
+      new (s->agg_mem) Aggregator();
       t_slot = s;
       pthread_setspecific(g_thread_key, s);
       Hdr()->slots_hwm = static_cast<uint32_t>(my + 1);
@@ -845,6 +874,9 @@ void Init() {
     if (ms >= 0) g_window_ns = ms * 1000000;
   }
   g_window_ticks = NsToTicks(g_window_ns);
+  if (const char* b = getenv("IOSONAR_DETAIL_BUDGET"); b && *b) g_budget = strtoull(b, nullptr, 10);
+  g_budget_interval_ticks = NsToTicks(1000000000);
+  if (g_budget_interval_ticks == 0) g_budget_interval_ticks = 1;
   g_sweep_ticks = NsToTicks(g_window_ns > 0 ? g_window_ns / 4 : 250000000);
   if (gethostname(g_host, sizeof g_host - 1) != 0) strcpy(g_host, "unknown");
   CopyEnv("SLURM_JOB_ID", g_job, sizeof g_job);
@@ -934,6 +966,7 @@ __attribute__((noinline)) void RecordSlow(Slot* s, const RawOp& op, bool extende
   if (op.t1 >= s->next_sweep) {
     SlotSink sink(s);
     s->comp().CloseExpired(op.t1, &sink);
+    if (s->agg().open()) s->agg().CloseBefore(BudgetEpoch(op.t1), &sink);
     if (s->nbuf) FlushBuffered(s);
     s->next_sweep = op.t1 + g_sweep_ticks;
   }
