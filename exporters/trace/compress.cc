@@ -13,7 +13,7 @@ const char* OpName(Op op) {
 
 void Compressor::Emit(int i, RunSink* sink) {
   if (!sink->Put(runs_[i])) ++dropped_;
-  runs_[i] = runs_[--n_];
+  if (i != --n_) runs_[i] = runs_[n_];
 }
 
 void Compressor::Add(const RawOp& o, RunSink* sink) {
@@ -90,17 +90,18 @@ void Compressor::CloseAll(RunSink* sink) {
 // ---------------------------------------------------------------- aggregates
 void Aggregator::Emit(int i, RunSink* sink) {
   sink->Put(e_[i].r);
-  e_[i] = e_[--n_];
+  if (i != --n_) e_[i] = e_[n_];
 }
 
 void Aggregator::Fold(const Run& r, uint64_t epoch, RunSink* sink) {
-  int i = 0;
-  for (; i < n_; ++i) {
-    const Run& a = e_[i].r;
-    if (e_[i].epoch == epoch && a.file_id == r.file_id && a.op == r.op && a.layer == r.layer && a.size == r.size &&
-        a.err == r.err && (r.file_id || a.fd == r.fd))
-      break;
-  }
+  auto same = [&](const Entry& e) {
+    return e.epoch == epoch && e.r.file_id == r.file_id && e.r.op == r.op && e.r.layer == r.layer && e.r.size == r.size &&
+           e.r.err == r.err && (r.file_id || e.r.fd == r.fd);
+  };
+  int i = last_;  // the usual case: the same key as the previous run
+  if (i >= n_ || !same(e_[i]))
+    for (i = 0; i < n_ && !same(e_[i]); ++i) {
+    }
   ++clock_;
   if (i == n_) {
     if (n_ == kEntries) {
@@ -123,6 +124,7 @@ void Aggregator::Fold(const Run& r, uint64_t epoch, RunSink* sink) {
     e.prev_start = e.prev_end = -1;
     e.prev_delta = 0;
   }
+  last_ = i;
   Entry& e = e_[i];
   Run& a = e.r;
   a.count += r.count;

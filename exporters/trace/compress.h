@@ -141,7 +141,7 @@ class Aggregator {
   void Fold(const Run& r, uint64_t epoch, RunSink* sink);
   void CloseBefore(uint64_t epoch, RunSink* sink);  // emits aggregates of earlier intervals
   void CloseAll(RunSink* sink);
-  void Reset() { n_ = 0; }
+  void Reset() { n_ = last_ = 0; }
   int open() const { return n_; }
 
  private:
@@ -153,6 +153,7 @@ class Aggregator {
   void Emit(int i, RunSink* sink);
   Entry e_[kEntries];
   int n_ = 0;
+  int last_ = 0;  // the entry folded into last
   uint64_t clock_ = 0;
 };
 
