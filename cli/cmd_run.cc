@@ -204,13 +204,22 @@ int CmdTrace(int argc, char** argv) {
     std::cerr << "iosonar trace: libiosonar-trace.so not found (set IOSONAR_TRACE_LIB)\n";
     return 1;
   }
+  // The program's rings in a directory of this run's own (the drainer ships
+  // what it finds there to this run's output, never another job's), unless
+  // IOSONAR_RING_DIR names one (e.g. to ship what killed processes left there).
   char ring[512];
   trace::DefaultRingDir(ring, sizeof ring);
+  bool own_dir = !getenv("IOSONAR_RING_DIR") || !*getenv("IOSONAR_RING_DIR");
   te.ring_dir = ring;
+  if (own_dir) {
+    if (int fd = trace::OpenRingDir(ring); fd >= 0) close(fd);
+    te.ring_dir = std::string(ring) + "/trace-" + std::to_string(getpid());
+  }
   pid_t child = SpawnTraced(cmd, lib, te);
   Drainer drain("trace", te);  // started after the fork: the child execs at once
   int rc = WaitChild(child);
   drain.Finish();
+  if (own_dir) rmdir(te.ring_dir.c_str());  // empty unless a process of the program still runs
   return rc;
 }
 
