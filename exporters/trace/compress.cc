@@ -27,6 +27,12 @@ void Compressor::Add(const RawOp& o, RunSink* sink) {
       Extend(i, o);
       return;
     }
+    if (CanStride(r, o)) {
+      r.strided = 1;
+      r.stride = o.offset - r.offset;
+      Extend(i, o);
+      return;
+    }
     Emit(i, sink);  // same key, cannot continue: the old run ends here
     break;
   }
@@ -46,6 +52,9 @@ void Compressor::Add(const RawOp& o, RunSink* sink) {
   r.file_id = o.file_id;
   r.offset = o.offset;
   r.next_offset = o.offset >= 0 ? o.offset + (o.result > 0 ? o.result : 0) : -1;
+  r.strided = 0;
+  r.stride = 0;
+  r.agg = 0;
   r.size = o.size;
   r.count = 1;
   r.bytes = o.result > 0 ? static_cast<uint64_t>(o.result) : 0;
@@ -114,6 +123,8 @@ void Aggregator::Fold(const Run& r, uint64_t epoch, RunSink* sink) {
     Entry& e = e_[i];
     e.r = r;
     e.r.agg = 1;
+    e.r.strided = 0;
+    e.r.stride = 0;
     e.r.offset = -1;
     e.r.next_offset = -1;
     e.r.count = 0;
@@ -147,11 +158,19 @@ void Aggregator::Fold(const Run& r, uint64_t epoch, RunSink* sink) {
     ++a.n_random;
   }
   if (e.prev_start >= 0) e.prev_delta = r.offset - e.prev_start;
-  a.n_seq += r.count - 1;
-  int64_t last = r.next_offset >= r.size ? r.next_offset - r.size : r.offset;
-  if (r.count > 1) e.prev_delta = r.size;
+  int64_t step = r.strided ? r.stride : r.size;
+  if (r.count > 1 && !r.strided) {
+    a.n_seq += r.count - 1;
+  } else if (r.count > 1) {
+    // The run's second op sets its step: strided only if that is the step
+    // seen before; the ops after it repeat the step.
+    ++(step == e.prev_delta ? a.n_strided : a.n_random);
+    a.n_strided += r.count - 2;
+  }
+  int64_t last = r.offset + static_cast<int64_t>(r.count - 1) * step;
+  if (r.count > 1) e.prev_delta = step;
   e.prev_start = last;
-  e.prev_end = r.next_offset;
+  e.prev_end = last + r.size;
 }
 
 void Aggregator::CloseBefore(uint64_t epoch, RunSink* sink) {

@@ -131,6 +131,7 @@ void FormatRun(JsonLine& j, const FmtContext& c, const Run& r, int tid, uint64_t
   if (r.fd >= 0) j.KInt(field::kIoFd, r.fd);
   if (IsDataOp(r.op)) {
     if (r.offset >= 0) j.KInt(field::kIoOffset, r.offset);
+    if (r.strided) j.KInt(field::kIoStride, r.stride);
     j.KInt(field::kIoSize, r.size);
     j.KInt(field::kIoBytes, static_cast<int64_t>(r.bytes));
   }

@@ -5,6 +5,7 @@
 // and op counts stay exact, and the job summary counts them right.
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <map>
 #include <rapidjson/document.h>
 
 #include "test/integration/trace_util.h"
@@ -64,15 +65,43 @@ TEST_CASE("tracer: past the detail budget random I/O is aggregated, bytes and op
   CHECK(last.dropped == 0);
 }
 
-TEST_CASE("tracer: strided writes past the budget are classed strided", "[tracer][budget]") {
+TEST_CASE("tracer: strided writes compress into strided runs", "[tracer][budget][compression]") {
   TempDir d;
   // 4 processes, each writing every 4th 4 KiB block: a constant step of 16 KiB.
-  auto t = RunTraced({ProgramPath("tp_pattern"), "strided", d / "s.dat", "4096", "20000", "4"}, d / "out.jsonl",
-                     {{"IOSONAR_DETAIL_BUDGET", "100"}});
+  auto t = RunTraced({ProgramPath("tp_pattern"), "strided", d / "s.dat", "4096", "20000", "4"}, d / "out.jsonl");
+  REQUIRE(t.run.exit_code == 0);
+  int64_t ops = 0, bytes = 0, records = 0, strided = 0;
+  std::map<int64_t, int64_t> residue;
+  for (const auto& l : t.lines) {
+    if (l.dataset != "iosonar.trace" || l.op != "write" || !l.path.ends_with("/s.dat")) continue;
+    ops += l.count;
+    bytes += l.bytes;
+    ++records;
+    if (l.stride) {
+      ++strided;
+      CHECK(l.stride == 4 * 4096);
+      CHECK(l.offset % 4096 == 0);
+    }
+    // Each process writes only its own blocks (r, r+4, ...): its runs all start on them.
+    auto [it, fresh] = residue.emplace(l.pid, l.offset / 4096 % 4);
+    CHECK(it->second == l.offset / 4096 % 4);
+  }
+  CHECK(ops == 4 * 20000);
+  CHECK(bytes == 4 * 20000 * 4096);
+  CHECK(strided > 0);
+  CHECK(residue.size() == 4);
+  CHECK(records < 4 * 20);  // a run per process and window (or a few where one is cut), not one per op
+}
+
+TEST_CASE("tracer: past the budget, strided ops are classed strided", "[tracer][budget]") {
+  TempDir d;
+  // A 1 ms window cuts the strided runs often; a budget of 10 records a second aggregates them.
+  auto t = RunTraced({ProgramPath("tp_pattern"), "strided", d / "s.dat", "4096", "20000", "2"}, d / "out.jsonl",
+                     {{"IOSONAR_DETAIL_BUDGET", "10"}, {"IOSONAR_WINDOW_MS", "1"}});
   REQUIRE(t.run.exit_code == 0);
   Split s = SplitOf(t.lines, "write", "/s.dat");
-  CHECK(s.ops == 4 * 20000);
-  CHECK(s.bytes == 4 * 20000 * 4096);
+  CHECK(s.ops == 2 * 20000);
+  CHECK(s.bytes == 2 * 20000 * 4096);
   REQUIRE(s.agg_ops > 0);
   CHECK(s.seq + s.strided + s.random == s.agg_ops);
   CHECK(s.strided > s.agg_ops * 9 / 10);
