@@ -171,12 +171,11 @@ int CmdAnalyze(int argc, char** argv) {
       if (g_stop) break;
       anomaly::JobSource js = src;
       js.cluster = it.cluster;
-      if (db && js.node_fwd.empty()) {
-        auto j = db->FindJob(it.job_id, it.cluster);
-        if (j.ok())
-          if (auto f = db->JobForwardingNodes(j->cluster, j->job_id); f.ok())
-            for (const auto& [n, fw] : *f) js.node_fwd[n] = fw;
-      }
+      if (db && maps.empty())  // the map may have changed since the last job: read it again
+        if (auto f = db->ForwardingMap(); f.ok()) {
+          js.node_fwd.clear();
+          for (const auto& [n, fw] : *f) js.node_fwd[n] = fw;
+        }
       auto out = worker::AnalyzeFinishedJob(*store.value(), it.job_id, js, anomaly::Options{}, host);
       if (!out.ok()) {
         std::cerr << "iosonar analyze: job " << it.job_id << ": " << out.status().ToString() << "\n";
@@ -201,7 +200,8 @@ int CmdAnalyze(int argc, char** argv) {
         std::cerr << "iosonar analyze: --screen-state: " << st.status().ToString() << "\n";
         return 1;
       }
-      for (auto [from, to] : worker::DueScreenings(st->to_ns, NowNs(), *every_ns)) {
+      const auto due = worker::DueScreenings(st->to_ns, NowNs(), *every_ns);
+      for (auto [from, to] : due) {
         auto res = anomaly::Screen(*store.value(), from, to, peaks, anomaly::ScreenOptions{}, &*st);
         if (!res.ok()) {
           std::cerr << "iosonar analyze: screening: " << res.status().ToString() << "\n";
@@ -218,7 +218,7 @@ int CmdAnalyze(int argc, char** argv) {
         std::cout << "screened " << FormatIsoMillis(from) << " .. " << FormatIsoMillis(to) << ": "
                   << res->occurrences.size() << " occurrence(s)" << std::endl;
       }
-      if (Status s = anomaly::SaveScreenState(screen_state, *st); !s.ok()) {
+      if (Status s = due.empty() ? Status::Ok() : anomaly::SaveScreenState(screen_state, *st); !s.ok()) {
         std::cerr << "iosonar analyze: --screen-state: " << s.ToString() << "\n";
         return 1;
       }

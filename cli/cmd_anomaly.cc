@@ -143,13 +143,13 @@ int CmdAnomaly(int argc, char** argv) {
     }
     db = std::move(*d);
     src.db = db.get();
-    if (src.node_fwd.empty()) {
-      auto j = db->FindJob(job_id, cluster);
-      if (j.ok()) {
-        auto f = db->JobForwardingNodes(j->cluster, j->job_id);
-        if (f.ok())
-          for (const auto& [n, fw] : *f) src.node_fwd[n] = fw;
+    if (src.node_fwd.empty()) {  // the whole map: the neighbours' nodes too
+      auto f = db->ForwardingMap();
+      if (!f.ok()) {
+        std::cerr << "iosonar anomaly: job database: " << f.status().ToString() << "\n";
+        return 1;
       }
+      for (const auto& [n, fw] : *f) src.node_fwd[n] = fw;
     }
   }
   auto store = OpenStoreAt(store_dir);

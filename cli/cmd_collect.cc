@@ -25,7 +25,7 @@ void PrintStats(const char* what, const CollectorStats& s) {
                "iosonar collect: %s: connections %llu, lines %llu, accepted %llu, rejected %llu, stored %llu, "
                "duplicates %llu, redis pushed %llu, redis errors %llu, store errors %llu, forwarded %llu, "
                "forward errors %llu, refused connections %llu, lines over the memory bound %llu, dead-letter "
-               "rotations %llu, store stalls %llu, lumberjack connections %llu, acks %llu, forward spooled %llu\n",
+               "rotations %llu, store stalls %llu, forward spooled %llu, lumberjack connections %llu, acks %llu\n",
                what, static_cast<unsigned long long>(s.connections), static_cast<unsigned long long>(s.lines),
                static_cast<unsigned long long>(s.accepted), static_cast<unsigned long long>(s.rejected),
                static_cast<unsigned long long>(s.stored), static_cast<unsigned long long>(s.duplicates),
@@ -34,9 +34,9 @@ void PrintStats(const char* what, const CollectorStats& s) {
                static_cast<unsigned long long>(s.forward_errors), static_cast<unsigned long long>(s.refused_connections),
                static_cast<unsigned long long>(s.memory_bound_lines),
                static_cast<unsigned long long>(s.dead_letter_rotations),
-               static_cast<unsigned long long>(s.store_stalls),
+               static_cast<unsigned long long>(s.store_stalls), static_cast<unsigned long long>(s.forward_spooled),
                static_cast<unsigned long long>(s.lumberjack_connections),
-               static_cast<unsigned long long>(s.lumberjack_acks), static_cast<unsigned long long>(s.forward_spooled));
+               static_cast<unsigned long long>(s.lumberjack_acks));
 }
 
 // --from-file: each file ingested and counted, then the total.
@@ -143,6 +143,9 @@ int CmdCollect(int argc, char** argv) {
        "require a MUNGE credential at the start of every connection (iosonar senders: ?auth=munge on "
        "lumberjack:// outputs); records must then carry the credential's host, and users other than "
        "root, this user and --trusted-uid may send only tracer records")  //
+      ("mysql", po::value(&o.jobdb_url)->value_name("URL"),
+       "with --auth munge: the job database, so a user's records are taken only for the user's own jobs "
+       "(else $IOSONAR_MYSQL)")  //
       ("munge-socket", po::value(&o.munge_socket)->value_name("PATH"), "munged's socket (default: libmunge's)")  //
       ("trusted-uid", po::value(&o.trusted_uids)->multitoken()->value_name("UID"),
        "with --auth munge: users (besides root and this user) that may send any dataset, e.g. the exporters' user")  //
@@ -169,6 +172,8 @@ int CmdCollect(int argc, char** argv) {
     return 2;
   }
   o.redis_url = ResolveSetting(redis_flag, "IOSONAR_REDIS", "redis", config);
+  if (o.jobdb_url.empty() && !o.auth.empty())
+    if (const char* m = std::getenv("IOSONAR_MYSQL"); m && *m) o.jobdb_url = m;
   // secrets from the environment rather than the command line
   if (o.forward.es.api_key.empty())
     if (const char* k = std::getenv("IOSONAR_ES_API_KEY"); k && *k) o.forward.es.api_key = k;

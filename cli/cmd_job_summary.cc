@@ -126,10 +126,11 @@ int CmdJobSummary(int argc, char** argv) {
 
   // The join with the job database: metadata in, job_summary out.
   std::optional<analysis::JobMeta> meta;
-  std::string verdict;  // the anomaly analysis's stored verdict, when there is one
+  std::string verdict, verdict_json;  // the anomaly analysis's stored verdict, when there is one
   pub.WithJob(job_id, cluster, [&](JobDb& db, const JobRecord& job) {
     meta = analysis::JobMeta{job, {}};
     if (auto v = anomaly::StoredVerdictLine(db.conn(), job.cluster, job.job_id); v.ok()) verdict = *v;
+    if (auto v = anomaly::StoredVerdictJson(db.conn(), job.cluster, job.job_id); v.ok()) verdict_json = *v;
     if (auto n = db.JobNodes(job.cluster, job.job_id); n.ok()) meta->nodes = std::move(n).value();
     Status w = db.WriteJobSummary(analysis::ToJobSummaryRow(*summary, job.cluster, job.job_id));
     return w.ok() ? w : Status(w.code(), "writing job_summary: " + w.message());
@@ -138,11 +139,14 @@ int CmdJobSummary(int argc, char** argv) {
 
   int rc = 0;
   if (!json_path.empty())
-    if (Status s = WriteTextFile(json_path, analysis::SummaryJsonWithJob(*summary, m, true)); !s.ok()) {
+    if (Status s = WriteTextFile(json_path, analysis::WithMember(analysis::SummaryJsonWithJob(*summary, m, true),
+                                                                 "anomaly", verdict_json, true));
+        !s.ok()) {
       std::cerr << "iosonar job-summary: " << s.message() << "\n";
       rc = 1;
     }
-  if (format == "json") std::cout << analysis::SummaryJsonWithJob(*summary, m, true);
+  if (format == "json")
+    std::cout << analysis::WithMember(analysis::SummaryJsonWithJob(*summary, m, true), "anomaly", verdict_json, true);
   else std::cout << (m ? analysis::JobMetaToTable(*m) : "") << verdict << analysis::SummaryToTable(*summary);
   std::cout.flush();
   if (!cached) pub.Cache(cache::JobSummaryKey(job_id), analysis::SummaryToJson(*summary, false));

@@ -10,6 +10,7 @@
 #include "redis-cache/cache.h"
 #include "cli/cli_options.h"
 #include "cli/commands.h"
+#include "analysis-jobs/anomaly/screen.h"
 #include "cli/publish.h"
 #include "core/base/host.h"
 #include "core/base/timeutil.h"
@@ -159,6 +160,11 @@ int LoadBaseline(const char* name, const LassiArgs& a, const std::string& where,
   if (*sel) {
     o->baseline = std::move(**sel);
     std::cerr << "iosonar " << name << ": LASSi baseline " << lassi::BaselineDescription(*o->baseline) << "\n";
+  } else if (!all->empty()) {
+    std::string have;
+    for (const auto& b : *all) have += (have.empty() ? "" : ", ") + b.name + " (" + std::to_string(b.window_ns / kS) + " s)";
+    std::cerr << "iosonar " << name << ": no stored LASSi baseline has windows of " << o->window_ns / kS
+              << " s (stored: " << have << "): compute one with `iosonar lassi baseline --window ...`\n";
   }
   return 0;
 }
@@ -252,7 +258,7 @@ int CmdLassiBaseline(int argc, char** argv) {
       "LASSi's avg_fs (Tables 1-2): per file system and op the average per application-hour\n"
       "(application window: every window of a run of one of its jobs, 0 where a counter did not\n"
       "move) over the history [--from, --to) (30 days back is typical). Stored in the job\n"
-      "database's lassi_baseline table with --mysql (migration 027), else in DIR/lassi-baselines.jsonl\n"
+      "database's lassi_baseline table with --mysql (migration 036), else in DIR/lassi-baselines.jsonl\n"
       "beside the embedded store (0600). `iosonar lassi` and `iosonar report` use the newest one of\n"
       "their --window unless given --baseline NAME or --history.\n\noptions");
   desc.add_options()("help,h", "show this help")("store", po::value(&store_dir)->value_name("DIR|URL"), "record store")  //
@@ -521,6 +527,8 @@ int CmdReport(int argc, char** argv) {
     if (!runs) return 1;
     in.runs = lassi::CorrelateRuns(in.lassi, lassi::RunsFs(in.lassi, runs_fs), *runs);
   }
+  if (auto an = anomaly::ReportSection(*store.value(), range.from_ns, range.to_ns); an.ok() && !an->first.empty())
+    in.extra_sections.push_back(std::move(*an));
   auto out = report::RenderReport(in);
   for (auto [path, body] : {std::pair{html, &out.html}, {json, &out.json}, {text, &out.text}})
     if (!path.empty()) WriteOutputFile("report", path, *body, &rc);

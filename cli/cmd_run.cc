@@ -20,6 +20,7 @@
 #include "core/collector/collector.h"
 #include "core/store/store.h"
 #include "core/base/url.h"
+#include "exporters/trace/ring_drainer.h"
 #include "analysis-jobs/job-summary/job_summary.h"
 
 namespace po = boost::program_options;
@@ -31,7 +32,29 @@ struct TraceEnv {
   std::string output;
   std::string job_id;
   std::string spool_dir;
+  std::string ring_dir;
   int window_ms = -1;
+};
+
+// While the program runs, a drainer ships what its processes' rings hold
+// (closed runs, and runs whose window ended while the program computes) and,
+// once they die without their exit path (SIGTERM, SIGKILL, a crash), what
+// they left; their end is recorded.
+struct Drainer {
+  Drainer(const char* cmd, const TraceEnv& te) : cmd_(cmd) {
+    std::string spool = te.spool_dir.empty() ? "/tmp/iosonar-spool-" + std::to_string(geteuid()) : te.spool_dir;
+    std::string err;
+    if (!d_.Start(te.ring_dir, te.output.empty() ? "-" : te.output, spool, 500, &err))
+      std::fprintf(stderr, "iosonar %s: no ring drainer: %s\n", cmd, err.c_str());
+  }
+  void Finish() {
+    trace::DrainStats st = d_.Stop();
+    if (st.rings)
+      std::fprintf(stderr, "iosonar %s: shipped the unsent records of %llu process(es) that ended without exiting (%llu lines)\n",
+                   cmd_, static_cast<unsigned long long>(st.rings), static_cast<unsigned long long>(st.lines));
+  }
+  const char* cmd_;
+  trace::RingDrainer d_;
 };
 
 // Splits argv at "--" (or at the first positional) into options and the command.
@@ -62,6 +85,7 @@ pid_t SpawnTraced(const std::vector<std::string>& cmd, const std::string& lib, c
   if (!te.output.empty()) setenv("IOSONAR_OUTPUT", te.output.c_str(), 1);
   if (!te.job_id.empty()) setenv("IOSONAR_JOB_ID", te.job_id.c_str(), 1);
   if (!te.spool_dir.empty()) setenv("IOSONAR_SPOOL_DIR", te.spool_dir.c_str(), 1);
+  if (!te.ring_dir.empty()) setenv("IOSONAR_RING_DIR", te.ring_dir.c_str(), 1);
   if (te.window_ms >= 0) setenv("IOSONAR_WINDOW_MS", std::to_string(te.window_ms).c_str(), 1);
   std::vector<char*> args;
   for (const auto& a : cmd) args.push_back(const_cast<char*>(a.c_str()));
@@ -180,7 +204,23 @@ int CmdTrace(int argc, char** argv) {
     std::cerr << "iosonar trace: libiosonar-trace.so not found (set IOSONAR_TRACE_LIB)\n";
     return 1;
   }
-  return WaitChild(SpawnTraced(cmd, lib, te));
+  // The program's rings in a directory of this run's own (the drainer ships
+  // what it finds there to this run's output, never another job's), unless
+  // IOSONAR_RING_DIR names one (e.g. to ship what killed processes left there).
+  char ring[512];
+  trace::DefaultRingDir(ring, sizeof ring);
+  bool own_dir = !getenv("IOSONAR_RING_DIR") || !*getenv("IOSONAR_RING_DIR");
+  te.ring_dir = ring;
+  if (own_dir) {
+    if (int fd = trace::OpenRingDir(ring); fd >= 0) close(fd);
+    te.ring_dir = std::string(ring) + "/trace-" + std::to_string(getpid());
+  }
+  pid_t child = SpawnTraced(cmd, lib, te);
+  Drainer drain("trace", te);  // started after the fork: the child execs at once
+  int rc = WaitChild(child);
+  drain.Finish();
+  if (own_dir) rmdir(te.ring_dir.c_str());  // empty unless a process of the program still runs
+  return rc;
 }
 
 int CmdRun(int argc, char** argv) {
@@ -230,10 +270,14 @@ int CmdRun(int argc, char** argv) {
   te.output = "tcp://127.0.0.1:" + std::to_string((*col)->port());
   te.job_id = job_id;
   te.spool_dir = store_dir + "/spool";
+  te.ring_dir = store_dir + "/ring";
   te.window_ms = window_ms;
   std::cerr << "iosonar run: job " << job_id << ", store " << store_dir << "\n";
-  int rc = WaitChild(SpawnTraced(cmd, lib, te));
-  // Every traced process flushed at exit; wait until the collector stored it all.
+  pid_t child = SpawnTraced(cmd, lib, te);
+  Drainer drain("run", te);  // started after the fork: the child execs at once
+  int rc = WaitChild(child);
+  drain.Finish();
+  // Every traced process flushed at exit or was drained; wait until the collector stored it all.
   if (Status s = (*col)->Drain(0, 30000); !s.ok()) std::cerr << "iosonar run: " << s.message() << "\n";
   CollectorStats cs = (*col)->stats();
   if (Status s = (*col)->Stop(); !s.ok()) std::cerr << "iosonar run: " << s.message() << "\n";

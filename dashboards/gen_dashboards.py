@@ -195,10 +195,10 @@ def job_io():
         metric("f", "last_value", "result.fs", "File system", dtype="string"),
         metric("r", "max", "result.bytes_read", "Read", "bytes"),
         metric("w", "max", "result.bytes_written", "Written", "bytes"),
-        metric("rb", "max", "result.read_bw", "Read bandwidth", "bytes/s"),
-        metric("wb", "max", "result.write_bw", "Write bandwidth", "bytes/s"),
-        metric("io", "max", "result.iops", "IOPS", "num"),
-        metric("md", "max", "result.metadata_ops", "Metadata ops", "num"),
+        metric("rb", "max", "result.read_bw", "Read bandwidth (bytes over the first-to-last read span)", "bytes/s"),
+        metric("wb", "max", "result.write_bw", "Write bandwidth (bytes over the first-to-last write span)", "bytes/s"),
+        metric("io", "max", "result.iops", "IOPS over the whole run (read + write ops / runtime)", "num"),
+        metric("md", "max", "result.metadata_ops", "Metadata ops (count)", "num"),
         metric("mo", "last_value", "result.io_mode", "I/O mode", dtype="string"),
         metric("pr", "max", "result.processes", "Processes", "num"),
         metric("fi", "max", "result.files", "Files", "num"),
@@ -217,10 +217,10 @@ def job_io():
                               [metric("t", "sum", "io.duration_ns", "Time in I/O", "ns")])))
     p.append((24, 12, table_lens("Cross-layer view (iosonar xlayer)", RESULTS, "iosonar.result.xlayer", [
         terms("j", "job.id", "b", 10, label="Job"),
-        metric("b", "max", "xlayer.job_bytes", "Job bytes", "bytes"),
-        metric("fb", "max", "xlayer.fs_bytes", "All OSTs' bytes", "bytes"),
-        metric("cb", "max", "xlayer.coverage_bytes", "Coverage (bytes)", "num"),
-        metric("co", "max", "xlayer.coverage_opens", "Coverage (opens)", "num"),
+        metric("b", "max", "xlayer.job_bytes", "Job bytes (all its files, node-local ones too)", "bytes"),
+        metric("fb", "max", "xlayer.fs_bytes", "File system bytes over the job's window (all OSTs)", "bytes"),
+        metric("cb", "max", "xlayer.coverage_bytes", "TOKIO coverage: job bytes on the file system / its bytes", "num"),
+        metric("co", "max", "xlayer.coverage_opens", "TOKIO coverage: job opens on the file system / its opens", "num"),
         metric("n", "max", "xlayer.nodes", "Nodes", "num"),
         metric("f", "max", "xlayer.files", "Files", "num"),
         metric("os", "last_value", "xlayer.ost_source", "OST source", dtype="string")])))
@@ -508,7 +508,7 @@ def grafana_jobs(src):
         "       JSON_EXTRACT(t.row_json, '$.darshan_agg_perf_by_slowest_posix') AS agg_perf_gibs,\n"
         "       JSON_EXTRACT(t.row_json, '$.fshealth_ost_most_full_pct') AS ost_most_full_pct,\n"
         "       JSON_EXTRACT(t.row_json, '$.fshealth_ost_overloaded_oss_count') AS overloaded_oss,\n"
-        "       JSON_EXTRACT(t.row_json, '$.iosonar_coverage_factor_bw') AS coverage_bw\n"
+        "       JSON_EXTRACT(t.row_json, '$.iosonar_coverage_factor_bw') AS coverage_job_fs_bytes_over_fs_bytes\n"
         "FROM job_tokio_summary t\nWHERE t.cluster IN ($cluster) AND t.job_id = $job_id"))],
         12, 18, 12, 9))
     p.append(g_panel(5, "Users: jobs, node-hours and I/O", "table", *M, [sql_target("A", (

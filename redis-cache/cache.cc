@@ -81,6 +81,13 @@ std::string SlowdownKey(std::string_view fs, std::string_view from_iso, std::str
 
 // (stored and read with CacheResult / CachedResult below)
 
+std::string HeatmapKey(std::string_view day) {
+  std::string key(kKeyPrefix);
+  key += "heatmap:";
+  key += day;
+  return key;
+}
+
 std::string JobPhasesKey(std::string_view job_id) { return JobResultKey(job_id, "phases"); }
 std::string JobTokioSummaryKey(std::string_view job_id) { return JobResultKey(job_id, "tokio_summary"); }
 

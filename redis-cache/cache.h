@@ -55,6 +55,9 @@ Result<std::optional<std::string>> CachedResult(const std::string& redis_url, co
 std::string LassiKey(std::string_view fs, std::string_view from_iso, std::string_view to_iso, int64_t window_s);
 std::string SlowdownKey(std::string_view fs, std::string_view from_iso, std::string_view to_iso);
 // (CacheResult / CachedResult above store and read them.)
+// "iosonar:heatmap:<YYYY-MM-DD>": the hourly peak load of every OST and
+// forwarding node over a UTC day (`iosonar serve`'s /api/admin/heatmap).
+std::string HeatmapKey(std::string_view day);
 
 // ---- results to MySQL, Redis and a stream ----
 // "iosonar:scoreboard:<cluster or all>:<from>:<to>" (`iosonar scoreboard

@@ -7,8 +7,8 @@ set -euo pipefail
 BUILD_PKGS=(build-essential cmake pkg-config libcurl4-openssl-dev rapidjson-dev libhiredis-dev libmariadb-dev
             libmariadb-dev-compat libboost-program-options-dev catch2 libsqlite3-dev
             zlib1g-dev   # zlib1g-dev: health reads .gz captures
-            # iosonar serve: HTTP server, MUNGE credentials, npm ci of the pinned charting library
-            libmicrohttpd-dev libmunge-dev npm)
+            # iosonar serve: HTTP server (loaded at run time), npm ci of the pinned charting library
+            libmicrohttpd-dev npm)
 TEST_PKGS=(redis-server fio python3 python3-yaml
            # job DB, Slurm: a private MariaDB and a one-node Slurm started by the tests
            mariadb-server munge slurmctld slurmd slurm-client slurmdbd
@@ -16,8 +16,6 @@ TEST_PKGS=(redis-server fio python3 python3-yaml
            python3-pywt python3-scipy openmpi-bin libopenmpi-dev
            # LASSi, slowdown, report: pandas/numpy oracles, headless Chromium
            python3-pandas python3-numpy chromium
-           # real OpenSearch / Elasticsearch (scripts/engines.sh fetches them with Maven; Java 17 runs them)
-           maven openjdk-17-jre-headless unzip openssl util-linux
            # deployment artifacts: `docker-compose config` parses the compose files (no Docker
            # engine is needed for that), shellcheck checks the shell embedded in them
            docker-compose shellcheck
@@ -26,7 +24,9 @@ TEST_PKGS=(redis-server fio python3 python3-yaml
            # iosonar serve's benchmark (64 connections on loopback)
            wrk curl
            # anomaly: scikit-learn's DBSCAN as the oracle, a real SMTP server for alerts
-           python3-sklearn python3-aiosmtpd)
+           python3-sklearn python3-aiosmtpd
+           # real OpenSearch / Elasticsearch (scripts/engines.sh fetches them with Maven; Java 17 runs them)
+           maven openjdk-17-jre-headless unzip openssl util-linux)
 pkgs=("${BUILD_PKGS[@]}")
 # The search engines refuse to run as root: the tests run them as this unprivileged system user.
 make_engine_user() {

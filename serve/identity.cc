@@ -2,7 +2,6 @@
 
 #include <arpa/inet.h>
 #include <grp.h>
-#include <munge.h>
 #include <netinet/in.h>
 #include <pwd.h>
 #include <unistd.h>
@@ -10,6 +9,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+
+#include "core/base/munge.h"
 
 namespace iosonar::serve {
 
@@ -66,21 +67,11 @@ bool AddressMatch::Matches(const sockaddr* sa) const {
 }
 
 Result<uint32_t> MungeUid(const std::string& credential, const std::string& socket) {
-  munge_ctx_t ctx = munge_ctx_create();
-  if (!ctx) return Status::Internal("munge_ctx_create failed");
-  if (!socket.empty() && munge_ctx_set(ctx, MUNGE_OPT_SOCKET, socket.c_str()) != EMUNGE_SUCCESS) {
-    munge_ctx_destroy(ctx);
-    return Status::Internal("cannot set the munge socket " + socket);
-  }
-  uid_t uid = 0;
-  gid_t gid = 0;
-  // The payload (if any) is not needed; libmunge allocates it only when asked.
-  munge_err_t e = munge_decode(credential.c_str(), ctx, nullptr, nullptr, &uid, &gid);
-  std::string why = e == EMUNGE_SUCCESS ? "" : munge_ctx_strerror(ctx) ? munge_ctx_strerror(ctx) : munge_strerror(e);
-  munge_ctx_destroy(ctx);
-  if (e == EMUNGE_SUCCESS) return static_cast<uint32_t>(uid);
-  if (e == EMUNGE_SOCKET || e == EMUNGE_TIMEOUT) return Status::Unavailable("munged: " + why);
-  return Status::Invalid("MUNGE credential rejected: " + why);
+  auto c = MungeDecode(socket, credential);  // core/base/munge.h: libmunge loaded at run time
+  if (c.ok()) return static_cast<uint32_t>(c->uid);
+  if (c.status().code() == Code::kInvalid)
+    return Status::Invalid("MUNGE credential rejected: " + c.status().message());
+  return c.status();  // munged unreachable, or no libmunge: Unavailable (503)
 }
 
 Result<std::string> UserName(uint32_t uid) {

@@ -4,7 +4,8 @@
 //    reverse proxy, believed only when the TCP peer is one of the configured
 //    --trusted-proxy addresses (the header from anyone else is ignored);
 //  - a MUNGE credential (the output of `munge -n`) in X-Munge-Credential,
-//    decoded by the local munged (libmunge's munge_decode, as Slurm does):
+//    decoded by the local munged (core/base/munge.h: libmunge's
+//    munge_decode, loaded at run time, as Slurm does):
 //    munged rejects expired, replayed and foreign-key credentials; the
 //    credential's uid is mapped to a user name with getpwuid.
 // A credential, when present, decides (a bad one is a 401, not a fallback).

@@ -4,6 +4,8 @@
 #include <cinttypes>
 #include <cstdio>
 
+#include <rapidjson/document.h>
+
 #include "core/base/json.h"
 #include "core/base/timeutil.h"
 
@@ -134,7 +136,7 @@ std::string JobsPage(const Identity& who, const std::vector<ListedJob>& jobs, co
   h += "</tr></thead><tbody>\n";
   for (const auto& j : jobs) {
     h += "<tr><td><a href=\"/jobs/" + HtmlEscape(j.job_id) + "\">" + HtmlEscape(j.job_id) + "</a></td>" + Cell(j.name) +
-         Cell(j.user) + Cell(j.state) + Cell(Time(j.start_ns)) +
+         Cell(j.user) + Cell(j.state) + Cell(Time(j.start_ns), "t") +
          Cell(j.summarized ? HumanBytes(static_cast<double>(j.read_bytes + j.write_bytes)) : "-", "n") +
          Cell(j.summarized ? HumanBytes(j.bandwidth) + "/s" : "-", "n") + Cell(j.summarized ? j.mode : "-") +
          Cell(j.verdict.value_or("-")) + "</tr>\n";
@@ -143,8 +145,81 @@ std::string JobsPage(const Identity& who, const std::vector<ListedJob>& jobs, co
   return h + kFoot;
 }
 
+std::string AnomalyJson(const AnomalyView& a) {
+  std::string b;
+  JsonWriter w(&b);
+  w.BeginObject();
+  w.Kv("analysed", a.analysed);
+  w.Key("verdict");
+  if (a.analysed) w.String(a.verdict);
+  else w.Null();
+  w.Kv("history_runs", a.history_runs);
+  w.Kv("slowdown", a.slowdown);
+  w.Key("neighbours");
+  w.BeginArray();
+  for (const auto& n : a.neighbours) {
+    w.BeginObject();
+    w.Key("job_id");
+    if (n.job_id.empty()) w.Null();
+    else w.String(n.job_id);
+    w.Kv("shared", n.shared);
+    w.Kv("evidence", n.evidence);
+    w.Kv("md_ops_per_s", n.md_ops_per_s);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("server_outliers");
+  w.BeginArray();
+  for (const auto& o : a.outliers) {
+    w.BeginObject();
+    w.Kv("kind", o.kind);
+    w.Kv("server", o.server);
+    w.Kv("bandwidth_ratio", o.bandwidth_ratio);
+    w.Kv("cost_s", o.cost_s);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+  return b + "\n";
+}
+
+std::string AnomalyBoardJson(const AnomalyBoard& bd) {
+  std::string b;
+  JsonWriter w(&b);
+  w.BeginObject();
+  w.Key("open_server_anomalies");
+  w.BeginArray();
+  for (const auto& o : bd.open) {
+    w.BeginObject();
+    w.Kv("kind", o.kind);
+    w.Kv("server", o.server);
+    w.Kv("start", o.start);
+    w.Kv("end", o.end);
+    w.Kv("duration_s", o.duration_s);
+    w.Kv("max_bw_ratio", o.max_bw_ratio);
+    w.Key("alerted");
+    if (o.alerted.empty()) w.Null();
+    else w.String(o.alerted);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("anomalous_jobs");
+  w.BeginArray();
+  for (const auto& j : bd.jobs) {
+    w.BeginObject();
+    w.Kv("cluster", j.cluster);
+    w.Kv("job_id", j.job_id);
+    w.Kv("computed", j.computed);
+    w.Kv("slowdown", j.slowdown);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+  return b + "\n";
+}
+
 std::string JobPage(const Identity& who, const analysis::JobMeta& meta, const analysis::JobSummary& s,
-                    const std::vector<report::Advice>& advice) {
+                    const std::vector<report::Advice>& advice, const AnomalyView* anomaly) {
   const JobRecord& j = meta.job;
   const std::string id = std::to_string(j.job_id);
   std::string h = Head("Job " + id, who);
@@ -175,7 +250,13 @@ std::string JobPage(const Identity& who, const analysis::JobMeta& meta, const an
   h += "</table>\n<h2>I/O mode</h2>\n<table class=\"kv\">";
   for (const auto& [name, m] : {std::pair{"Write", &s.mode_write}, std::pair{"Read", &s.mode_read}}) {
     h += std::string("<tr><th>") + name + "</th><td><strong>" + HtmlEscape(m->mode) + "</strong> " +
-         HtmlEscape(m->explanation) + "</td></tr>";
+         HtmlEscape(m->explanation);
+    if (m->mode != "none")
+      h += "<br><span class=\"note\">Evidence: " + std::to_string(m->kept_processes) + " of " +
+           std::to_string(m->processes) + " processes and " + std::to_string(m->kept_files) + " of " +
+           std::to_string(m->files) + " files carry " + Fmt("%.0f", 100 * m->kept_share) + " % of the bytes; " +
+           std::to_string(m->private_files) + " of those files are written or read by one process.</span>";
+    h += "</td></tr>";
   }
   h += "</table>\n";
   h += "<h2>Bandwidth and metadata rate across layers</h2>\n"
@@ -191,6 +272,34 @@ std::string JobPage(const Identity& who, const analysis::JobMeta& meta, const an
     for (const auto& a : advice)
       h += "<li><strong>" + HtmlEscape(a.kind) + "</strong>: " + HtmlEscape(a.evidence) + ". " + HtmlEscape(a.change) + "</li>";
     h += "</ul>\n";
+  }
+  h += "<h2>I/O anomaly</h2>\n";
+  if (!anomaly || !anomaly->analysed) {
+    h += "<p>Not analysed (`iosonar anomaly` has not compared this job with its application's earlier runs).</p>\n";
+  } else {
+    const AnomalyView& a = *anomaly;
+    h += "<p class=\"verdict\"><strong>" + HtmlEscape(a.verdict) + "</strong> against " +
+         std::to_string(a.history_runs) + " earlier runs of the same application at the same scale" +
+         (a.slowdown > 0 ? Fmt(", slowest phase %.1fx slower than its history", a.slowdown) : std::string()) +
+         ".</p>\n";
+    if (!a.neighbours.empty()) {
+      h += "<h3>Neighbours that may have interfered</h3>\n<table class=\"files\"><thead><tr><th>Job</th><th>Shared "
+           "servers</th><th>Evidence</th><th>Metadata ops/s</th></tr></thead><tbody>";
+      for (const auto& n : a.neighbours)
+        h += "<tr>" +
+             (n.job_id.empty() ? std::string("<td>another job</td>")
+                               : "<td><a href=\"/jobs/" + HtmlEscape(n.job_id) + "\">" + HtmlEscape(n.job_id) + "</a></td>") +
+             Cell(n.shared) + Cell(n.evidence) + Cell(Fmt("%.0f", n.md_ops_per_s), "n") + "</tr>";
+      h += "</tbody></table>\n";
+    }
+    if (!a.outliers.empty()) {
+      h += "<h3>Servers that lagged their peers</h3>\n<table class=\"files\"><thead><tr><th>Kind</th><th>Server</th>"
+           "<th>Bandwidth vs peers</th><th>Time lost</th></tr></thead><tbody>";
+      for (const auto& o : a.outliers)
+        h += "<tr>" + Cell(o.kind) + Cell(o.server) + Cell(Fmt("%.2fx", o.bandwidth_ratio), "n") +
+             Cell(Fmt("%.1f s", o.cost_s), "n") + "</tr>";
+      h += "</tbody></table>\n";
+    }
   }
   h += "<h2>Top files</h2>\n";
   if (s.top_files.empty()) h += "<p>No file moved data.</p>\n";
@@ -228,6 +337,30 @@ std::string HeatmapJson(const Heatmap& hm) {
   }
   w.EndObject();
   return b + "\n";
+}
+
+Result<Heatmap> HeatmapFromJson(std::string_view json) {
+  rapidjson::Document d;
+  d.Parse(json.data(), json.size());
+  if (d.HasParseError() || !d.IsObject() || !d.HasMember("day") || !d["day"].IsString())
+    return Status::Invalid("heatmap JSON: not an object with a day");
+  Heatmap h;
+  auto day = ParseIso8601(std::string(d["day"].GetString()) + "T00:00:00Z");
+  if (!day) return Status::Invalid("heatmap JSON: bad day");
+  h.day_start_ns = *day;
+  for (const auto& [k, rows] : {std::pair{"osts", &h.osts}, std::pair{"forwarding", &h.forwarding}}) {
+    if (!d.HasMember(k) || !d[k].IsArray()) return Status::Invalid(std::string("heatmap JSON: no ") + k);
+    for (const auto& r : d[k].GetArray()) {
+      if (!r.IsObject() || !r.HasMember("name") || !r["name"].IsString() || !r.HasMember("peak") || !r["peak"].IsArray() ||
+          r["peak"].Size() != 24)
+        return Status::Invalid(std::string("heatmap JSON: a bad row in ") + k);
+      HeatRow row;
+      row.name = r["name"].GetString();
+      for (rapidjson::SizeType i = 0; i < 24; ++i) row.peak[i] = r["peak"][i].IsNumber() ? r["peak"][i].GetDouble() : 0;
+      rows->push_back(std::move(row));
+    }
+  }
+  return h;
 }
 
 namespace {
@@ -270,7 +403,36 @@ std::string HeatSvg(const std::string& title, const std::vector<HeatRow>& rows) 
 
 }  // namespace
 
-std::string AdminPage(const Identity& who, const Heatmap& hm, const std::string& day, const std::string& job) {
+std::string NeighboursJson(const std::string& job, const Neighbours& n) {
+  std::string b;
+  JsonWriter w(&b);
+  w.BeginObject();
+  w.Kv("job_id", job);
+  for (const auto& [k, list] : {std::pair{"forwarding", &n.forwarding}, std::pair{"osts", &n.osts}}) {
+    w.Key(k);
+    w.BeginArray();
+    for (const auto& j : *list) {
+      w.BeginObject();
+      w.Kv("job_id", std::to_string(j.job_id));
+      w.Kv("cluster", j.cluster);
+      w.Kv("user", j.user.value_or(""));
+      w.Kv("name", j.name.value_or(""));
+      w.Key("start");
+      if (j.start_ns) w.String(FormatIsoMillis(*j.start_ns));
+      else w.Null();
+      w.Key("end");
+      if (j.end_ns) w.String(FormatIsoMillis(*j.end_ns));
+      else w.Null();
+      w.EndObject();
+    }
+    w.EndArray();
+  }
+  w.EndObject();
+  return b + "\n";
+}
+
+std::string AdminPage(const Identity& who, const Heatmap& hm, const std::string& day, const std::string& job,
+                      const Neighbours* n, const AnomalyBoard* board) {
   std::string h = Head("Administration", who);
   h += "<h1>Administration</h1>\n<form method=\"get\" action=\"/admin\"><label>Day <input name=\"day\" value=\"" +
        HtmlEscape(day) + "\" pattern=\"[0-9]{4}-[0-9]{2}-[0-9]{2}\"></label> <label>Job <input name=\"job\" value=\"" +
@@ -278,6 +440,29 @@ std::string AdminPage(const Identity& who, const Heatmap& hm, const std::string&
   h += "<h2>Hourly peak load, " + HtmlEscape(day) + " (UTC)</h2>\n";
   h += HeatSvg("OSTs", hm.osts);
   h += HeatSvg("Forwarding nodes", hm.forwarding);
+  if (board) {
+    h += "<h2>Open anomaly occurrences</h2>\n";
+    if (board->open.empty()) h += "<p>None open (`iosonar screen`).</p>\n";
+    else {
+      h += "<table class=\"jobs\"><thead><tr><th>Kind</th><th>Server</th><th>Since (UTC)</th><th>Until (UTC)</th>"
+           "<th>Duration</th><th>Worst bandwidth / peak</th><th>Alerted</th></tr></thead><tbody>";
+      for (const auto& o : board->open)
+        h += "<tr>" + Cell(o.kind) + Cell(o.server) + Cell(o.start, "t") + Cell(o.end, "t") +
+             Cell(Fmt("%.0f s", o.duration_s), "n") + Cell(Fmt("%.2f", o.max_bw_ratio), "n") +
+             Cell(o.alerted.empty() ? "-" : o.alerted, "t") + "</tr>";
+      h += "</tbody></table>\n";
+    }
+    h += "<h2>Latest anomalous jobs</h2>\n";
+    if (board->jobs.empty()) h += "<p>None.</p>\n";
+    else {
+      h += "<table class=\"jobs\"><thead><tr><th>Job</th><th>Cluster</th><th>Slowdown</th><th>Analysed (UTC)</th>"
+           "</tr></thead><tbody>";
+      for (const auto& j : board->jobs)
+        h += "<tr><td><a href=\"/jobs/" + HtmlEscape(j.job_id) + "\">" + HtmlEscape(j.job_id) + "</a></td>" +
+             Cell(j.cluster) + Cell(Fmt("%.1fx", j.slowdown), "n") + Cell(j.computed, "t") + "</tr>";
+      h += "</tbody></table>\n";
+    }
+  }
   h += "<h2>LASSi file-system risk and probe slowdown, " + HtmlEscape(day) +
        "</h2>\n<p class=\"note\">Risk per hour window against the week's averages (LASSi, alpha 2); slowdown: probe "
        "latency statistic over its baseline median.</p>\n<div class=\"chart\" data-chart=\"lassi\" data-day=\"" +
@@ -285,6 +470,23 @@ std::string AdminPage(const Identity& who, const Heatmap& hm, const std::string&
   if (!job.empty()) {
     h += "<h2>Job " + HtmlEscape(job) + ": bytes per OST</h2>\n<div class=\"chart\" data-chart=\"osts\" data-job=\"" +
          HtmlEscape(job) + "\"></div>\n<p><a href=\"/jobs/" + HtmlEscape(job) + "\">The job's page</a></p>\n";
+    if (n) {
+      for (const auto& [title, list] : {std::pair{"Jobs that shared its forwarding nodes during its run", &n->forwarding},
+                                        std::pair{"Jobs that shared its OSTs during its run", &n->osts}}) {
+        h += std::string("<h3>") + title + "</h3>\n";
+        if (list->empty()) {
+          h += "<p>None known (the job database's node, forwarding and OST maps).</p>\n";
+          continue;
+        }
+        h += "<table class=\"jobs\"><thead><tr><th>Job</th><th>User</th><th>Name</th><th>Start (UTC)</th><th>End (UTC)</th>"
+             "</tr></thead><tbody>";
+        for (const auto& j : *list)
+          h += "<tr><td><a href=\"/jobs/" + std::to_string(j.job_id) + "\">" + std::to_string(j.job_id) + "</a></td>" +
+               Cell(j.user.value_or("")) + Cell(j.name.value_or("")) + Cell(Time(j.start_ns), "t") +
+               Cell(Time(j.end_ns), "t") + "</tr>";
+        h += "</tbody></table>\n";
+      }
+    }
   }
   h += "<p class=\"note\">JSON: <a href=\"/api/admin/heatmap?day=" + HtmlEscape(day) + "\">heatmap</a>.</p>\n";
   return h + kFoot;

@@ -13,6 +13,7 @@
 #include "analysis-jobs/job-summary/job_meta.h"
 #include "analysis-jobs/job-summary/job_summary.h"
 #include "analysis-jobs/report/report.h"
+#include "core/base/status.h"
 #include "serve/identity.h"
 
 namespace iosonar::serve {
@@ -34,8 +35,46 @@ std::string JobListJson(const std::vector<ListedJob>& jobs);
 void SortJobs(std::vector<ListedJob>* jobs, const std::string& sort, bool desc);
 std::string JobsPage(const Identity& who, const std::vector<ListedJob>& jobs, const std::string& sort, bool desc);
 
+// A job's stored anomaly verdict (`iosonar anomaly`, job_anomaly and its
+// neighbour and server-outlier rows). Neighbours the caller may not see have
+// an empty job_id (the page says "another job").
+struct AnomalyView {
+  bool analysed = false;
+  std::string verdict;  // normal, anomalous, not_enough_history
+  int64_t history_runs = 0;
+  double slowdown = 0;
+  struct Neighbour {
+    std::string job_id;  // "" = hidden from the caller
+    std::string shared, evidence;
+    double md_ops_per_s = 0;
+  };
+  std::vector<Neighbour> neighbours;
+  struct Outlier {
+    std::string kind, server;
+    double bandwidth_ratio = 0, cost_s = 0;
+  };
+  std::vector<Outlier> outliers;
+};
+std::string AnomalyJson(const AnomalyView& a);
+
 std::string JobPage(const Identity& who, const analysis::JobMeta& meta, const analysis::JobSummary& s,
-                    const std::vector<report::Advice>& advice);
+                    const std::vector<report::Advice>& advice, const AnomalyView* anomaly = nullptr);
+
+// What the administrators' page lists of the anomaly detection: open system
+// occurrences (open_server_anomalies) and the latest anomalous jobs.
+struct AnomalyBoard {
+  struct Occurrence {
+    std::string kind, server, start, end, alerted;
+    double duration_s = 0, max_bw_ratio = 0;
+  };
+  struct Job {
+    std::string cluster, job_id, computed;
+    double slowdown = 0;
+  };
+  std::vector<Occurrence> open;
+  std::vector<Job> jobs;
+};
+std::string AnomalyBoardJson(const AnomalyBoard& b);
 
 // Hourly peak load of one server over a day (Beacon Fig. 5): the largest
 // bytes/s of its records in each hour (0 when it has none).
@@ -48,7 +87,17 @@ struct Heatmap {
   std::vector<HeatRow> osts, forwarding;
 };
 std::string HeatmapJson(const Heatmap& h);
-std::string AdminPage(const Identity& who, const Heatmap& h, const std::string& day, const std::string& job);
+// Reads back what HeatmapJson wrote (a cached heatmap).
+Result<Heatmap> HeatmapFromJson(std::string_view json);
+// The jobs that shared a forwarding node / an OST with a job during its run
+// (Beacon's interference suspects; administrators only).
+struct Neighbours {
+  std::vector<JobRecord> forwarding, osts;
+};
+std::string NeighboursJson(const std::string& job, const Neighbours& n);
+// job: "" or a job the administrator asked for; n: its neighbours (when job is set and known).
+std::string AdminPage(const Identity& who, const Heatmap& h, const std::string& day, const std::string& job,
+                      const Neighbours* n = nullptr, const AnomalyBoard* board = nullptr);
 
 std::string ErrorPage(int status, const std::string& message);
 

@@ -50,9 +50,12 @@ const std::vector<std::string>& Routes() {
       "GET /api/jobs/{job}/series",
       "GET /api/jobs/{job}/phases",
       "GET /api/jobs/{job}/advice",
+      "GET /api/jobs/{job}/anomaly",
       "GET /api/admin/heatmap",
+      "GET /api/admin/anomalies",
       "GET /api/admin/lassi",
       "GET /api/admin/jobs/{job}/osts",
+      "GET /api/admin/jobs/{job}/neighbours",
       "GET /",
       "GET /jobs",
       "GET /jobs/{job}",
@@ -228,10 +231,14 @@ struct Service::Impl {
       return std::optional<std::string>(it->second);
     }
     auto r = GetRedis();
-    if (!r.ok()) return r.status();
-    auto v = (*r)->Get(key);
-    if (!v.ok()) Mine().redis.reset();
-    return v;
+    auto v = r.ok() ? (*r)->Get(key) : Result<std::optional<std::string>>(r.status());
+    if (v.ok()) return v;
+    Mine().redis.reset();
+    // Redis is down: what was computed meanwhile is kept in memory (CachePut).
+    std::lock_guard<std::mutex> l(mem_mu);
+    auto it = mem.find(key);
+    if (it != mem.end()) return std::optional<std::string>(it->second);
+    return v.status();
   }
   void CachePut(const std::string& key, const std::string& value) {
     if (opt.redis.empty()) {
@@ -244,7 +251,10 @@ struct Service::Impl {
     Status s = r.ok() ? (*r)->Set(key, value) : r.status();
     if (!s.ok()) {
       Mine().redis.reset();
-      Log("warning: caching " + key + ": " + s.ToString());
+      Log("warning: caching " + key + ": " + s.ToString() + " (kept in memory meanwhile)");
+      std::lock_guard<std::mutex> l(mem_mu);
+      if (mem.size() > 4096) mem.clear();
+      mem[key] = value;
     }
   }
 
@@ -433,6 +443,7 @@ struct Service::Impl {
         j.verdict = VerdictOf(AdviceFor(j.job_id, *s));
       }
     }
+    AddAnomalyVerdicts(&out);
     return out;
   }
 
@@ -486,9 +497,7 @@ struct Service::Impl {
   Result<std::string> LassiDay(int64_t day_ns, int64_t window_s) {
     constexpr int64_t kDay = 86400LL * 1000000000LL;
     const int64_t to = day_ns + kDay;
-    const int64_t now =
-        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-    const bool over = to + 600LL * 1000000000LL < now;  // a day still filling is computed, not cached
+    const bool over = DayIsOver(day_ns);  // a day still filling is computed, not cached
     const std::string from_iso = FormatIsoMillis(day_ns), to_iso = FormatIsoMillis(to);
     auto lassi = Cached(
         cache::LassiKey("all", from_iso, to_iso, window_s), "LASSi for " + from_iso.substr(0, 10),
@@ -527,6 +536,140 @@ struct Service::Impl {
            ",\"lassi\":" + trim(*lassi) + ",\"slowdown\":" + trim(*slow) + "}\n";
   }
 
+  // The heatmap JSON of a day: cached in Redis once the day is over.
+  Result<std::string> HeatmapDay(int64_t day_ns) {
+    const std::string day = FormatIsoMillis(day_ns).substr(0, 10);
+    return Cached(
+        cache::HeatmapKey(day), "the heatmap of " + day,
+        [&]() -> Result<std::string> {
+          auto h = HeatmapFor(day_ns);
+          if (!h.ok()) return h.status();
+          return HeatmapJson(*h);
+        },
+        DayIsOver(day_ns));
+  }
+  static bool DayIsOver(int64_t day_ns) {
+    const int64_t now =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+    return day_ns + 86400LL * 1000000000LL + 600LL * 1000000000LL < now;
+  }
+
+  // The jobs that overlapped the job's run on its forwarding nodes / OSTs.
+  Result<Neighbours> NeighboursOf(const JobRecord& j) {
+    auto db = GetDb();
+    if (!db.ok()) return db.status();
+    Neighbours n;
+    auto f = (*db)->JobsSharingForwardingNode(j.cluster, j.job_id);
+    if (!f.ok()) {
+      Mine().db.reset();
+      return f.status();
+    }
+    auto o = (*db)->JobsSharingOst(j.cluster, j.job_id);
+    if (!o.ok()) {
+      Mine().db.reset();
+      return o.status();
+    }
+    n.forwarding = std::move(f).value();
+    n.osts = std::move(o).value();
+    return n;
+  }
+
+  // ---- stored anomaly verdicts (`iosonar anomaly` / `iosonar screen`, migration 35) ----
+  // The job's verdict; neighbours the caller may not see lose their id.
+  AnomalyView AnomalyOf(const Identity& who, const JobRecord& j) {
+    AnomalyView a;
+    auto db = GetDb();
+    if (!db.ok()) return a;
+    MysqlConn& c = (*db)->conn();
+    const std::vector<SqlParam> key{j.cluster, static_cast<int64_t>(j.job_id)};
+    auto row = c.Query("SELECT verdict, history_runs, slowdown FROM job_anomaly WHERE cluster = ? AND job_id = ?", key);
+    if (!row.ok()) {
+      Log("anomaly of job " + std::to_string(j.job_id) + ": " + row.status().ToString());
+      return a;
+    }
+    if (row->empty()) return a;
+    a.analysed = true;
+    a.verdict = (*row)[0][0].value_or("");
+    a.history_runs = std::strtoll((*row)[0][1].value_or("0").c_str(), nullptr, 10);
+    a.slowdown = std::strtod((*row)[0][2].value_or("0").c_str(), nullptr);
+    auto nb = c.Query(
+        "SELECT neighbour, shared, evidence, md_ops_per_s FROM job_anomaly_neighbour WHERE cluster = ? AND job_id = ? "
+        "ORDER BY rank_no",
+        key);
+    if (nb.ok())
+      for (const auto& r : *nb) {
+        AnomalyView::Neighbour n;
+        n.job_id = r[0].value_or("");
+        n.shared = r[1].value_or("");
+        n.evidence = r[2].value_or("");
+        n.md_ops_per_s = std::strtod(r[3].value_or("0").c_str(), nullptr);
+        // Another user's job is named only to administrators (and co-members of a shared project).
+        if (!who.admin) {
+          auto m = ValidJobId(n.job_id) ? Meta(n.job_id) : Result<std::optional<analysis::JobMeta>>(std::nullopt);
+          if (!m.ok() || !*m || !MaySee(who, (*m)->job)) n.job_id.clear();
+        }
+        a.neighbours.push_back(std::move(n));
+      }
+    auto so = c.Query(
+        "SELECT kind, server, bandwidth_ratio, cost_s FROM job_server_outlier WHERE cluster = ? AND job_id = ? "
+        "ORDER BY cost_s DESC",
+        key);
+    if (so.ok())
+      for (const auto& r : *so)
+        a.outliers.push_back({r[0].value_or(""), r[1].value_or(""), std::strtod(r[2].value_or("0").c_str(), nullptr),
+                              std::strtod(r[3].value_or("0").c_str(), nullptr)});
+    return a;
+  }
+
+  Result<AnomalyBoard> Board() {
+    auto db = GetDb();
+    if (!db.ok()) return db.status();
+    MysqlConn& c = (*db)->conn();
+    AnomalyBoard b;
+    auto open = c.Query(
+        "SELECT kind, server, CAST(start_time AS CHAR), CAST(end_time AS CHAR), duration_s, max_bw_ratio, "
+        "CAST(alerted_at AS CHAR) FROM open_server_anomalies LIMIT 200");
+    if (!open.ok()) return open.status();
+    for (const auto& r : *open)
+      b.open.push_back({r[0].value_or(""), r[1].value_or(""), r[2].value_or(""), r[3].value_or(""), r[6].value_or(""),
+                        std::strtod(r[4].value_or("0").c_str(), nullptr), std::strtod(r[5].value_or("0").c_str(), nullptr)});
+    auto jobs = c.Query(
+        "SELECT cluster, job_id, CAST(computed_at AS CHAR), slowdown FROM job_anomaly WHERE verdict = 'anomalous' "
+        "ORDER BY computed_at DESC LIMIT 100");
+    if (!jobs.ok()) return jobs.status();
+    for (const auto& r : *jobs)
+      b.jobs.push_back({r[0].value_or(""), r[1].value_or(""), r[2].value_or(""),
+                        std::strtod(r[3].value_or("0").c_str(), nullptr)});
+    return b;
+  }
+
+  // The stored verdicts of listed jobs, into their verdict column.
+  void AddAnomalyVerdicts(std::vector<ListedJob>* jobs) {
+    if (jobs->empty()) return;
+    auto db = GetDb();
+    if (!db.ok()) return;
+    std::string sql = "SELECT cluster, job_id, verdict, slowdown FROM job_anomaly WHERE job_id IN (";
+    std::vector<SqlParam> p;
+    for (size_t i = 0; i < jobs->size(); ++i) {
+      sql += i ? ", ?" : "?";
+      p.push_back(static_cast<int64_t>(std::stoull((*jobs)[i].job_id)));
+    }
+    auto rows = (*db)->conn().Query(sql + ")", p);
+    if (!rows.ok()) return;
+    for (const auto& r : *rows)
+      for (auto& j : *jobs) {
+        if (j.cluster != r[0].value_or("") || j.job_id != r[1].value_or("")) continue;
+        const std::string v = r[2].value_or("");
+        std::string text = v == "anomalous" ? "I/O anomaly" : v;
+        if (v == "anomalous") {
+          char b[48];
+          std::snprintf(b, sizeof b, " (%.1fx slower)", std::strtod(r[3].value_or("0").c_str(), nullptr));
+          text += b;
+        }
+        j.verdict = j.verdict ? text + "; " + *j.verdict : text;
+      }
+  }
+
   // ---- routing ----
   Response Route(const Request& r);
   Response JobRoute(const Identity& who, const std::string& job, const std::string& sub, bool html);
@@ -556,7 +699,8 @@ Response Service::Impl::JobRoute(const Identity& who, const std::string& job, co
     auto s = Summary(job, m);
     if (!s.ok()) return no_records(s.status());
     if (!html) return Json(200, s->api);
-    return Html(200, JobPage(who, m, *s->summary, AdviceFor(job, *s->summary)));
+    AnomalyView a = AnomalyOf(who, m.job);
+    return Html(200, JobPage(who, m, *s->summary, AdviceFor(job, *s->summary), &a));
   }
   if (sub == "series") {
     auto x = XlayerJson(job);
@@ -566,6 +710,7 @@ Response Service::Impl::JobRoute(const Identity& who, const std::string& job, co
     auto p = PhasesJson(job);
     return p.ok() ? Json(200, std::move(p).value()) : no_records(p.status());
   }
+  if (sub == "anomaly") return Json(200, AnomalyJson(AnomalyOf(who, m.job)));
   if (sub == "advice") {
     auto s = Summary(job, m);
     if (!s.ok()) return no_records(s.status());
@@ -643,12 +788,20 @@ Response Service::Impl::Route(const Request& r) {
       if (parts.size() == 3 && parts[2] == "heatmap") {
         auto day = DayStart(q("day"));
         if (!day) return ErrorJson(400, "day=YYYY-MM-DD is required");
-        auto h = HeatmapFor(*day);
+        auto h = HeatmapDay(*day);
         if (!h.ok()) {
           Log("heatmap: " + h.status().ToString());
           return ErrorJson(503, "the service cannot answer now");
         }
-        return Json(200, HeatmapJson(*h));
+        return Json(200, std::move(h).value());
+      }
+      if (parts.size() == 3 && parts[2] == "anomalies") {
+        auto b = Board();
+        if (!b.ok()) {
+          Log("anomalies: " + b.status().ToString());
+          return ErrorJson(503, "the service cannot answer now");
+        }
+        return Json(200, AnomalyBoardJson(*b));
       }
       if (parts.size() == 3 && parts[2] == "lassi") {
         auto day = DayStart(q("day"));
@@ -665,6 +818,21 @@ Response Service::Impl::Route(const Request& r) {
           return ErrorJson(503, "the service cannot answer now");
         }
         return Json(200, std::move(l).value());
+      }
+      if (parts.size() == 5 && parts[2] == "jobs" && parts[4] == "neighbours") {
+        const std::string& job = parts[3];
+        auto meta = ValidJobId(job) ? Meta(job) : Result<std::optional<analysis::JobMeta>>(std::nullopt);
+        if (!meta.ok()) {
+          Log("job " + job + ": " + meta.status().ToString());
+          return ErrorJson(503, "the service cannot answer now");
+        }
+        if (!*meta) return ErrorJson(404, "no such job");
+        auto n = NeighboursOf((*meta)->job);
+        if (!n.ok()) {
+          Log("neighbours of job " + job + ": " + n.status().ToString());
+          return ErrorJson(503, "the service cannot answer now");
+        }
+        return Json(200, NeighboursJson(job, *n));
       }
       if (parts.size() == 5 && parts[2] == "jobs" && parts[4] == "osts") {
         Response x = JobRoute(id, parts[3], "series", false);
@@ -699,14 +867,21 @@ Response Service::Impl::Route(const Request& r) {
                                .substr(0, 10);
     auto start = DayStart(day);
     if (!start) return Html(400, ErrorPage(400, "day must be YYYY-MM-DD."));
-    auto h = HeatmapFor(*start);
+    auto hj = HeatmapDay(*start);
+    auto h = hj.ok() ? HeatmapFromJson(*hj) : Result<Heatmap>(hj.status());
     if (!h.ok()) {
       Log("heatmap: " + h.status().ToString());
       return Html(503, ErrorPage(503, "The service cannot answer now."));
     }
     std::string job = q("job");
     if (!ValidJobId(job)) job.clear();
-    return Html(200, AdminPage(id, *h, day, job));
+    std::optional<Neighbours> n;
+    if (!job.empty())
+      if (auto meta = Meta(job); meta.ok() && *meta)
+        if (auto got = NeighboursOf((*meta)->job); got.ok()) n = std::move(got).value();
+    auto board = Board();
+    if (!board.ok()) Log("anomalies: " + board.status().ToString());
+    return Html(200, AdminPage(id, *h, day, job, n ? &*n : nullptr, board.ok() ? &*board : nullptr));
   }
   return Html(404, ErrorPage(404, "Not found."));
 }
@@ -723,9 +898,8 @@ Service::~Service() = default;
 const IdentityOptions& Service::identity_options() const { return impl_->opt.identity; }
 
 Response Service::Handle(const Request& r) {
-  Response x = impl_->Route(r);
-  if (r.method == "HEAD") x.body.clear();
-  return x;
+  // HEAD keeps the body: the HTTP layer sends its length and not the bytes.
+  return impl_->Route(r);
 }
 
 }  // namespace iosonar::serve

@@ -15,7 +15,8 @@
 // time (SingleFlight), written to Redis and served from there afterwards; the
 // cross-layer view and the phases likewise under their keys
 // (iosonar:job:JOB:xlayer, iosonar:job:JOB:phases). Without Redis the
-// results are kept in memory. A summary just read from Redis is served from
+// results are kept in memory, and while Redis is unreachable what is
+// computed meanwhile is kept in memory too (not recomputed). A summary just read from Redis is served from
 // memory for ServeOptions::memo_ms (1 s) before Redis is asked again, so a
 // popular page costs Redis one GET a second. Read-only towards the store and the job
 // database.

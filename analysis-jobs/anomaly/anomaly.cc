@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <set>
 #include <unordered_map>
@@ -353,8 +354,69 @@ void Outliers(const std::string& kind, const std::map<std::string, ServerLoad>& 
     o.io_time_s = secs[i];
     o.cost_s = secs[i] - ms;
     o.peers = best;
+    o.peer_io_time_s = ms;
     res->server_outliers.push_back(o);
   }
+}
+
+// Cross-layer attribution. A slow forwarding node stretches the I/O time of
+// the OSTs its ranks write to, and a slow OST that of the forwarding nodes in
+// front of its ranks, so both layers can list a server that only waited for
+// the other. The Lustre clients' osc records (iosonar.client, per forwarding
+// node and OST, per second) tell them apart: an OST whose RPCs from the
+// forwarding nodes that do not lag ended with its peers (busy for some
+// seconds, but no more than the peers' median) was only slowed by the lagging
+// forwarding nodes; then a forwarding node whose RPCs to the OSTs still
+// lagging ended with its peers was only slowed by those OSTs. Such servers
+// leave the list (explained_by names the others). Without osc records nothing
+// changes.
+Status Attribute(Store& store, AnomalyResult* res) {
+  std::set<std::string> lag_fwd, lag_ost;
+  for (const auto& o : res->server_outliers) (o.kind == "ost" ? lag_ost : lag_fwd).insert(o.name);
+  if (lag_fwd.empty() || lag_ost.empty()) return Status::Ok();
+  // (fwd, ost) -> seconds with RPCs
+  std::map<std::pair<std::string, std::string>, std::set<int64_t>> rpc;
+  ScanQuery q;
+  q.dataset = dataset::kClient;
+  q.range = {res->start_ns, res->end_ns + 2 * kSec};
+  q.filters = {{field::kClientLayer, "osc"}};
+  q.fields = {field::kHostName, field::kLustreTarget, field::kTimestamp, field::kClientRpcReads, field::kClientRpcWrites};
+  q.ordered = false;
+  Status st = store.Scan(q, [&](const Row& r) {
+    const int64_t n = (r.Has(3) ? r.Int(3) : 0) + (r.Has(4) ? r.Int(4) : 0);
+    if (n <= 0 || !r.Has(1)) return true;
+    const std::string_view t = r.Str(1);
+    const size_t osc = t.find("-osc-");
+    rpc[{std::string(r.Str(0)), std::string(t.substr(0, osc))}].insert(r.Int(2) / kSec);
+    return true;
+  });
+  if (!st.ok() || rpc.empty()) return st;
+  auto healthy_time = [&](const std::string& name, bool ost, const std::set<std::string>& lagging) {
+    std::set<int64_t> secs;
+    for (const auto& [key, s] : rpc) {
+      const std::string& self = ost ? key.second : key.first;
+      const std::string& other = ost ? key.first : key.second;
+      if (self == name && !lagging.count(other)) secs.insert(s.begin(), s.end());
+    }
+    return static_cast<double>(secs.size());
+  };
+  auto explain = [&](bool ost, const std::set<std::string>& others) {
+    for (auto& o : res->server_outliers) {
+      if ((o.kind == "ost") != ost) continue;
+      const double h = healthy_time(o.name, ost, others);
+      if (h > 0 && h <= o.peer_io_time_s) {
+        for (const auto& x : others) o.explained_by += (o.explained_by.empty() ? "" : ",") + x;
+        (ost ? lag_ost : lag_fwd).erase(o.name);
+      }
+    }
+  };
+  explain(true, lag_fwd);   // OSTs that only waited for lagging forwarding nodes
+  explain(false, lag_ost);  // forwarding nodes that only waited for the OSTs still lagging
+  std::vector<ServerOutlier> kept, explained;
+  for (auto& o : res->server_outliers) (o.explained_by.empty() ? kept : explained).push_back(std::move(o));
+  res->server_outliers = std::move(kept);
+  res->explained_servers = std::move(explained);
+  return Status::Ok();
 }
 
 Status ServerOutliers(Store& store, AnomalyResult* res, const JobSource& src, const Options& opt) {
@@ -403,6 +465,7 @@ Status ServerOutliers(Store& store, AnomalyResult* res, const JobSource& src, co
   const bool anomalous = res->verdict == "anomalous";
   if (large || (anomalous && fwd.size() >= 3)) Outliers("forwarding", fwd, res, opt);
   if (large || (anomalous && ost.size() >= 3)) Outliers("ost", ost, res, opt);
+  if (Status a = Attribute(store, res); !a.ok()) return a;
   std::sort(res->server_outliers.begin(), res->server_outliers.end(),
             [](const ServerOutlier& a, const ServerOutlier& b) {
               if (a.bandwidth_ratio != b.bandwidth_ratio) return a.bandwidth_ratio < b.bandwidth_ratio;
@@ -527,6 +590,17 @@ std::string ToJson(const AnomalyResult& r, bool pretty) {
     w.Kv("io_time_s", o.io_time_s);
     w.Kv("cost_s", o.cost_s);
     w.Kv("peers", o.peers);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("explained_servers");  // slow only because of the lagging servers of the other layer
+  w.BeginArray();
+  for (const auto& o : r.explained_servers) {
+    w.BeginObject();
+    w.Kv("kind", o.kind);
+    w.Kv("name", o.name);
+    w.Kv("bandwidth_ratio", o.bandwidth_ratio);
+    w.Kv("explained_by", o.explained_by);
     w.EndObject();
   }
   w.EndArray();
@@ -680,6 +754,24 @@ Result<std::string> StoredVerdictLine(MysqlConn& db, const std::string& cluster,
                      "server LIMIT 1", {cluster, id});
   if (so.ok() && !so->empty() && (*so)[0][0]) line += "; lagging " + *(*so)[0][0];
   return line + "\n";
+}
+
+Result<std::string> StoredVerdictJson(MysqlConn& db, const std::string& cluster, uint64_t job_id) {
+  auto rows = db.Query("SELECT verdict, history_runs, slowdown, UNIX_TIMESTAMP(computed_at) FROM job_anomaly "
+                       "WHERE cluster = ? AND job_id = ?",
+                       {cluster, static_cast<int64_t>(job_id)});
+  if (!rows.ok()) return rows.status();
+  if (rows->empty() || !(*rows)[0][0]) return std::string();
+  const auto& r = (*rows)[0];
+  std::string out;
+  JsonWriter w(&out, 0);
+  w.BeginObject();
+  w.Kv("verdict", *r[0]);
+  w.Kv("history_runs", static_cast<int64_t>(std::atoll(r[1].value_or("0").c_str())));
+  w.Kv("slowdown", std::atof(r[2].value_or("0").c_str()));
+  w.Kv("computed_at", FormatIsoMillis(static_cast<int64_t>(std::atof(r[3].value_or("0").c_str()) * 1e9)));
+  w.EndObject();
+  return out;
 }
 
 }  // namespace iosonar::anomaly

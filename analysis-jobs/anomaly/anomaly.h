@@ -45,6 +45,11 @@
 //    bandwidth it reached on its own load over the bandwidth that would have
 //    served that load in the peers' median time (= median time / its time);
 //    cost_s = its I/O time - the peers' median, the time the job waited.
+//    Cross-layer attribution (from the clients' osc records, when there are
+//    any): an OST whose RPCs through forwarding nodes that do not lag ended
+//    with its peers only waited for the lagging forwarding nodes, and is moved
+//    to explained_servers; then likewise a forwarding node whose RPCs to the
+//    OSTs still lagging ended with its peers.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -107,6 +112,8 @@ struct ServerOutlier {
   double bandwidth = 0, bandwidth_ratio = 0;  // bytes/s; to the peers' median
   double io_time_s = 0, cost_s = 0;
   int peers = 0;
+  double peer_io_time_s = 0;  // the peers' median I/O time
+  std::string explained_by;   // lagging servers of the other layer that explain it (then it is not listed)
 };
 
 struct AnomalyResult {
@@ -119,6 +126,7 @@ struct AnomalyResult {
   std::vector<PhaseResult> phases;
   std::vector<Neighbour> neighbours;
   std::vector<ServerOutlier> server_outliers;
+  std::vector<ServerOutlier> explained_servers;  // slow only because of the other layer's lagging servers
   double slowdown = 0;  // largest phase slowdown
   Options options;
 };
@@ -137,5 +145,8 @@ Status WriteToDb(MysqlConn& db, const std::string& cluster, uint64_t job_id, con
 // against 6 earlier runs, slowest phase 4.0x its history; first neighbour
 // 3999 (high_mdops); lagging fwd001"), "" when the job has no job_anomaly row.
 Result<std::string> StoredVerdictLine(MysqlConn& db, const std::string& cluster, uint64_t job_id);
+// The same as a compact JSON object {"verdict", "history_runs", "slowdown",
+// "computed_at"}, "" when the job has no job_anomaly row.
+Result<std::string> StoredVerdictJson(MysqlConn& db, const std::string& cluster, uint64_t job_id);
 
 }  // namespace iosonar::anomaly

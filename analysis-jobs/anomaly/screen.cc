@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <climits>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -364,6 +365,97 @@ Status WriteOccurrencesToDb(MysqlConn& db, const ScreenResult& r) {
     if (!c.ok()) return c.status();
     return Status::Ok();
   });
+}
+
+Result<std::pair<std::string, std::string>> ReportSection(Store& store, int64_t from_ns, int64_t to_ns) {
+  struct Occ {
+    int64_t start = 0, dur = 0;
+    double ratio = 0;
+    std::string reason;
+  };
+  struct Job {
+    double slowdown = 0;
+    int64_t first_seq = INT64_MAX;
+    std::string neighbour, evidence;
+    bool anomalous = false;
+  };
+  std::map<std::pair<std::string, int64_t>, Occ> occ;  // (server, start)
+  std::map<std::string, Job> jobs;
+  ScanQuery q;
+  q.dataset = dataset::kResultAnomaly;
+  q.range = {from_ns, to_ns};
+  q.fields = {field::kTimestamp, field::kResultAnalysis, field::kResultTarget, field::kResultReason, field::kResultScore,
+              field::kResultIntervalNs, field::kJobId, field::kEventSeq};
+  Status st = store.Scan(q, [&](const Row& r) {
+    const std::string_view a = r.Has(1) ? r.Str(1) : std::string_view();
+    if (a == "occurrence" && r.Has(2)) {
+      Occ& o = occ[{std::string(r.Str(2)), r.Int(0)}];
+      o.start = r.Int(0);
+      o.dur = std::max(o.dur, r.Has(5) ? r.Int(5) : 0);
+      o.ratio = std::max(o.ratio, r.Has(4) ? r.Double(4) : 0.0);
+      if (r.Has(3)) o.reason = std::string(r.Str(3));
+    } else if (r.Has(6) && a == "job") {
+      Job& j = jobs[std::string(r.Str(6))];
+      j.anomalous = r.Has(3) && r.Str(3) == "anomalous";
+      j.slowdown = r.Has(4) ? r.Double(4) : 0;
+    } else if (r.Has(6) && a == "neighbour" && r.Has(7)) {
+      Job& j = jobs[std::string(r.Str(6))];
+      if (r.Int(7) < j.first_seq) {
+        j.first_seq = r.Int(7);
+        j.neighbour = r.Has(2) ? std::string(r.Str(2)) : "";
+        j.evidence = r.Has(3) ? std::string(r.Str(3)) : "";
+      }
+    }
+    return true;
+  });
+  if (!st.ok()) return st;
+  auto esc = [](const std::string& s) {
+    std::string o;
+    for (char c : s) {
+      if (c == '<') o += "&lt;";
+      else if (c == '>') o += "&gt;";
+      else if (c == '&') o += "&amp;";
+      else if (c == '"') o += "&quot;";
+      else o += c;
+    }
+    return o;
+  };
+  std::string h, t;
+  char b[256];
+  size_t anomalous = 0;
+  for (const auto& [id, j] : jobs) anomalous += j.anomalous;
+  if (occ.empty() && anomalous == 0) return std::pair<std::string, std::string>();
+  h += "<h2>I/O anomalies (iosonar screen, iosonar anomaly)</h2>\n";
+  t += "I/O anomalies\n";
+  if (!occ.empty()) {
+    h += "<h3>Servers under 30 % of their peak while busy</h3>\n<table><tr><th>server</th><th>start</th>"
+         "<th>minutes</th><th>max % of peak</th></tr>\n";
+    for (const auto& [key, o] : occ) {
+      std::snprintf(b, sizeof b, "<td class=\"n\">%.0f</td><td class=\"n\">%.0f</td></tr>\n",
+                    static_cast<double>(o.dur) / 6e10, 100 * o.ratio);
+      h += "<tr><td>" + esc(key.first) + "</td><td>" + FormatIsoMillis(o.start) + "</td>" + b;
+      std::snprintf(b, sizeof b, "  %s from %s for %.0f min, at most %.0f %% of its peak\n", key.first.c_str(),
+                    FormatIsoMillis(o.start).c_str(), static_cast<double>(o.dur) / 6e10, 100 * o.ratio);
+      t += b;
+    }
+    h += "</table>\n";
+  }
+  if (anomalous) {
+    h += "<h3>Jobs slower than their earlier runs</h3>\n<table><tr><th>job</th><th>slowdown</th>"
+         "<th>first neighbour</th><th>evidence</th></tr>\n";
+    for (const auto& [id, j] : jobs) {
+      if (!j.anomalous) continue;
+      std::snprintf(b, sizeof b, "<td class=\"n\">%.1fx</td>", j.slowdown);
+      h += "<tr><td>" + esc(id) + "</td>" + b + "<td>" + esc(j.neighbour) + "</td><td>" + esc(j.evidence) + "</td></tr>\n";
+      std::snprintf(b, sizeof b, "  job %s: %.1fx its history", id.c_str(), j.slowdown);
+      t += b;
+      if (!j.neighbour.empty()) t += "; first neighbour " + j.neighbour + " (" + j.evidence + ")";
+      t += "\n";
+    }
+    h += "</table>\n";
+  }
+  t += "\n";
+  return std::make_pair(h, t);
 }
 
 }  // namespace iosonar::anomaly

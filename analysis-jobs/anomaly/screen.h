@@ -30,6 +30,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/base/status.h"
@@ -99,5 +100,10 @@ std::string ScreenToRecords(const ScreenResult& r, const std::string& host);
 // latest screening, alerted_at is kept. Rows still open for a server that
 // this screening covered and found closed are closed too.
 Status WriteOccurrencesToDb(MysqlConn& db, const ScreenResult& r);
+// The daily report's anomaly section (HTML, text) from the
+// iosonar.result.anomaly records stamped in [from, to): the system
+// occurrences (longest record of each) and the anomalous jobs with their
+// slowdown and first neighbour. ("", "") when there are none.
+Result<std::pair<std::string, std::string>> ReportSection(Store& store, int64_t from_ns, int64_t to_ns);
 
 }  // namespace iosonar::anomaly

@@ -94,6 +94,18 @@ std::string SummaryJsonWithJob(const JobSummary& s, const JobMeta* meta, bool pr
   return js;
 }
 
+std::string WithMember(std::string json, const std::string& key, const std::string& value_json, bool pretty) {
+  const size_t close = json.find_last_of('}');
+  if (close == std::string::npos || value_json.empty()) return json;
+  const std::string head = std::string(pretty ? ",\n  " : ",") + "\"" + key + "\": ";
+  json.insert(close, head + value_json + (pretty ? "\n" : ""));
+  if (pretty) {  // trailing whitespace before the inserted text
+    size_t ins = json.rfind(head);
+    while (ins > 0 && (json[ins - 1] == '\n' || json[ins - 1] == ' ')) json.erase(--ins, 1);
+  }
+  return json;
+}
+
 std::string JobMetaToTable(const JobMeta& meta) {
   const JobRecord& j = meta.job;
   auto v = [](const std::optional<std::string>& s) { return s ? *s : std::string("-"); };

@@ -24,6 +24,9 @@ JobSummaryRow ToJobSummaryRow(const JobSummary& s, const std::string& cluster, u
 // job_id, user, name, command, partition, node_list, nodes, array ids, start,
 // end, state, exit_code; unknown values null) when meta is given.
 std::string SummaryJsonWithJob(const JobSummary& s, const JobMeta* meta, bool pretty);
+// json (an object) with one more top-level member key: value_json, in the
+// layout SummaryJsonWithJob uses (the anomaly verdict in job-summary's JSON).
+std::string WithMember(std::string json, const std::string& key, const std::string& value_json, bool pretty);
 
 // "Job N on CLUSTER (job database)" and the user, name, command, nodes,
 // start, end and state lines that head the table; ends with a blank line.

@@ -1013,7 +1013,7 @@ std::string CountList(const M& m, KeyFn key) {
 
 void Line(std::string* out, const std::string& label, const std::string& r, const std::string& w) {
   char b[256];
-  std::snprintf(b, sizeof b, "  %-18s %14s %14s\n", label.c_str(), r.c_str(), w.c_str());
+  std::snprintf(b, sizeof b, "  %-26s %14s %14s\n", label.c_str(), r.c_str(), w.c_str());
   out->append(b);
 }
 
@@ -1083,10 +1083,15 @@ void TableDirections(const JobSummary& s, std::string* out) {
   Line(&o, "data", HumanBytes(static_cast<double>(rd.bytes)), HumanBytes(static_cast<double>(wr.bytes)));
   Line(&o, "ops", HumanCount(static_cast<double>(rd.ops)), HumanCount(static_cast<double>(wr.ops)));
   Line(&o, "avg request", HumanBytes(rd.avg_request_bytes), HumanBytes(wr.avg_request_bytes));
-  Line(&o, "avg bandwidth", HumanRate(rd.bw_avg), HumanRate(wr.bw_avg));
+  Line(&o, "avg bandwidth (span)", HumanRate(rd.bw_avg), HumanRate(wr.bw_avg));
+  Line(&o, "avg bandwidth (I/O time)", HumanRate(rd.bw_io_time), HumanRate(wr.bw_io_time));
+  Line(&o, "avg bandwidth (whole run)", HumanRate(rd.bw_run), HumanRate(wr.bw_run));
   Line(&o, "peak bandwidth", HumanRate(rd.bw_peak), HumanRate(wr.bw_peak));
-  Line(&o, "IOPS", HumanCount(rd.iops), HumanCount(wr.iops));
+  Line(&o, "IOPS (span)", HumanCount(rd.iops), HumanCount(wr.iops));
+  Line(&o, "IOPS (I/O time)", HumanCount(rd.iops_io_time), HumanCount(wr.iops_io_time));
+  Line(&o, "IOPS (whole run)", HumanCount(rd.iops_run), HumanCount(wr.iops_run));
   Line(&o, "active span", HumanSeconds(rd.span_s), HumanSeconds(wr.span_s));
+  Line(&o, "I/O time (1 s buckets)", HumanSeconds(rd.io_time_s), HumanSeconds(wr.io_time_s));
   Line(&o, "time in calls", HumanSeconds(rd.busy_s), HumanSeconds(wr.busy_s));
   Line(&o, "I/O mode", s.mode_read.mode, s.mode_write.mode);
   o += "\n";

@@ -1,6 +1,6 @@
 // Stored LASSi baselines (avg_fs per application-hour, `iosonar lassi
 // baseline`): a JSON-lines file beside an embedded store (0600), or the
-// job database's lassi_baseline table (migration 027). `lassi` and `report`
+// job database's lassi_baseline table (migration 036). `lassi` and `report`
 // take the newest one of the window length they analyse, or a named one.
 #pragma once
 #include <optional>

@@ -234,24 +234,33 @@ Accumulator::Filled Accumulator::FillRuns() const {
     const Split js = SplitKey(names_[jid]);
     const std::string app = job_app_.size() > jid && job_app_[jid] != UINT32_MAX ? SplitKey(names_[job_app_[jid]]).target
                                                                                   : "job " + js.target;
-    int64_t lo = INT64_MAX, hi = INT64_MIN;
-    for (const auto& [w, v] : ws) lo = std::min(lo, w), hi = std::max(hi, w);
-    if (auto r = runs_.find(js.target); r != runs_.end()) {
-      lo = std::min(lo, WindowIndex(r->second.first));
-      hi = std::max(hi, WindowIndex(r->second.second - 1));
-    }
-    lo = std::max(lo, wlo);
-    hi = std::min(hi, whi);
     const auto& c = carried[js.fs];
     auto& series = f.jobs[{js.fs, js.target}];
     for (const auto& [w, v] : ws) series[w] = *v;
-    for (int64_t w = lo; w <= hi; ++w) {
-      OpSums& x = series[w];
-      for (size_t i = 0; i < kOssOps; ++i)
-        if (c.first[i] && !x.oss[i]) x.oss[i] = 0;
-      for (size_t i = 0; i < kMdsOps; ++i)
-        if (c.second[i] && !x.mds[i]) x.mds[i] = 0;
+    auto fill = [&](int64_t from, int64_t to) {  // windows [from, to], clipped to the history
+      for (int64_t w = std::max(from, wlo); w <= std::min(to, whi); ++w) {
+        OpSums& x = series[w];
+        for (size_t i = 0; i < kOssOps; ++i)
+          if (c.first[i] && !x.oss[i]) x.oss[i] = 0;
+        for (size_t i = 0; i < kMdsOps; ++i)
+          if (c.second[i] && !x.mds[i]) x.mds[i] = 0;
+      }
+    };
+    std::vector<int64_t> wins;
+    for (const auto& [w, v] : ws) wins.push_back(w);
+    std::sort(wins.begin(), wins.end());
+    // Runs without scheduler data: consecutive record windows, a silence of at
+    // most max_silent_ns between them filled with zeros.
+    const int64_t max_gap = opt_.max_silent_ns / opt_.window_ns;
+    size_t k = 0;
+    while (k < wins.size()) {
+      size_t e = k;
+      while (e + 1 < wins.size() && wins[e + 1] - wins[e] - 1 <= max_gap) ++e;
+      fill(wins[k], wins[e]);
+      k = e + 1;
     }
+    if (auto r = runs_.find(js.target); r != runs_.end())
+      fill(WindowIndex(r->second.first), WindowIndex(r->second.second - 1));
     f.app_of_job[{js.fs, js.target}] = app;
     auto& as = f.apps[{js.fs, app}];
     auto& aj = f.app_jobs[{js.fs, app}];

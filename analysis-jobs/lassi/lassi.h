@@ -112,6 +112,11 @@ struct Options {
   // avg_fs per file system; nullopt: computed from [history_from, to) and
   // flagged as the fallback. A file system missing from it falls back alone.
   std::optional<Baseline> baseline;
+  // Without the job's run from the scheduler, silent windows between two of
+  // its job_stats windows count as zeros only up to this long a silence;
+  // a longer one ends the run (job ids are reused, e.g. by a simulator run
+  // day after day, and a run without scheduler data has no other end).
+  int64_t max_silent_ns = 6 * 3600LL * 1000000000;
 };
 
 struct WindowRow {

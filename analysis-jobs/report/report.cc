@@ -375,7 +375,12 @@ void RenderFileSystem(const lassi::LassiResult& r, const std::string& fs, Doc* d
     ++nwin;
   }
   h += "<h2>File system " + HtmlEscape(fs) + "</h2>\n";
-  h += Chart(fs + ": risk_oss and risk_mds (LASSi Fig. 2)", v.xs, {so, sm}, "risk", false, r.opt.window_ns);
+  bool server_basis = false;
+  for (const auto& w : r.fs_windows) server_basis |= w.fs == fs && w.server_basis;
+  h += Chart(fs + ": risk_oss and risk_mds (LASSi Fig. 2" +
+                 (server_basis ? std::string("; no job_stats: its server windows against their mean)")
+                               : std::string(": the sum of its applications' risks per window)")),
+             v.xs, {so, sm}, "risk", false, r.opt.window_ns);
   const auto sa = StackedApps(r, fs, v, true, 8), sb = StackedApps(r, fs, v, false, 8);
   if (!sa.empty() || !sb.empty()) {
     h += Chart(fs + ": risk_oss by application (LASSi Fig. 3)", v.xs, sa, "risk_oss", true, r.opt.window_ns);
@@ -581,6 +586,10 @@ ReportOutput RenderReport(const ReportInput& in) {
   if (!in.slowdown.empty()) RenderSlowdown(in.slowdown, &d);
   if (in.runs) RenderRuns(*in.runs, &d);
   RenderTop(r, in.top_n, &d);
+  for (const auto& [html, text] : in.extra_sections) {
+    d.h += html;
+    d.t += text;
+  }
   RenderAdvice(advice, &d);
   d.h += "<script>document.body.setAttribute('data-plots', String(document.querySelectorAll('svg.plot').length));"
          "</script>\n</body></html>\n";

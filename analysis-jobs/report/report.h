@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "analysis-jobs/job-summary/job_summary.h"
@@ -41,6 +42,9 @@ struct ReportInput {
   AdviceOptions advice;
   std::optional<lassi::RunCorrelation> runs;  // the runs of one command vs risk (LASSi Table 3, Fig. 6)
   size_t top_n = 10;
+  // Sections other analyses add, rendered before the advice (HTML, and the
+  // same as plain text): the anomaly section (analysis-jobs/anomaly/screen.h).
+  std::vector<std::pair<std::string, std::string>> extra_sections;
 };
 
 std::vector<Advice> FindAdvice(const ReportInput& in);

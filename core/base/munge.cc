@@ -93,7 +93,9 @@ Result<MungeCred> MungeDecode(const std::string& socket, const std::string& cred
   int err = lib.decode(credential.c_str(), g.ctx, &buf, &len, &c.uid, &c.gid);
   if (buf && len > 0) c.payload.assign(static_cast<const char*>(buf), static_cast<size_t>(len));
   std::free(buf);
-  // Refused: invalid, expired, rewound or replayed (a second use), or munged unreachable.
+  // munged unreachable (EMUNGE_SOCKET, EMUNGE_TIMEOUT): worth retrying; else refused:
+  // invalid, expired, rewound or replayed (a second use).
+  if (err == 6 || err == 7) return Status::Unavailable(Reason(lib, g.ctx, err));
   if (err != 0) return Status::Invalid(Reason(lib, g.ctx, err));
   return c;
 }

@@ -28,6 +28,7 @@
 
 #include "core/collector/lumberjack_decoder.h"
 #include "core/collector/ingest.h"
+#include "core/jobdb/jobdb.h"
 #include "core/base/json.h"
 #include "core/base/hash.h"
 #include "core/base/host.h"
@@ -148,11 +149,39 @@ bool IsBlank(std::string_view s) {
 // refused) and names the user; every record after it must carry that host,
 // and a user other than root, the collector's own user or --trusted-uid may
 // send only what the tracer sends (iosonar.trace, iosonar.tracer).
+// --auth munge with --mysql: who owns a job, from the job database, cached
+// (a minute; an unknown job or an unreachable database for ten seconds).
+class JobOwners {
+ public:
+  explicit JobOwners(std::unique_ptr<JobDb> db) : db_(std::move(db)) {}
+  // The owner's uid; nullopt when the database does not know the job (yet).
+  std::optional<int64_t> Owner(std::string_view job) {
+    const int64_t now = MonotonicNs();
+    auto it = cache_.find(std::string(job));
+    if (it != cache_.end() && it->second.second > now) return it->second.first;
+    if (cache_.size() > 100000) cache_.clear();
+    std::optional<int64_t> uid;
+    int64_t ttl = 10;
+    auto j = db_->FindJob(std::string(job), "");
+    if (j.ok() && j->uid) {
+      uid = j->uid;
+      ttl = 60;
+    }
+    cache_[std::string(job)] = {uid, now + ttl * 1000000000};
+    return uid;
+  }
+
+ private:
+  std::unique_ptr<JobDb> db_;
+  std::unordered_map<std::string, std::pair<std::optional<int64_t>, int64_t>> cache_;
+};
+
 struct ConnAuth final : RecordCheck {
   bool ok = false, failed = false;
   uid_t uid = 0;
   std::string host;
   bool privileged = false;
+  JobOwners* owners = nullptr;  // with a job database: a user's records only for the user's own jobs
   Status Check(const ParsedRecord& r) const override {
     const FieldValue& h = r[field::kHostName];
     if (h.s != host)
@@ -161,6 +190,16 @@ struct ConnAuth final : RecordCheck {
     if (!privileged && r.dataset->name != dataset::kTrace.name() && r.dataset->name != dataset::kTracer.name())
       return Status::Invalid("auth: uid " + std::to_string(uid) + " may send only iosonar.trace and iosonar.tracer records, not " +
                              std::string(r.dataset->name));
+    if (!privileged && owners) {
+      const FieldValue& job = r[field::kJobId];
+      if (job.kind == FieldValue::kString && !job.s.empty()) {
+        // A job the database does not know (yet) is taken: the prolog writes a
+        // job before its tasks start, so this is a lag, not an impostor.
+        if (auto owner = owners->Owner(job.s); owner && *owner != static_cast<int64_t>(uid))
+          return Status::Invalid("auth: job " + std::string(job.s.substr(0, 32)) + " belongs to uid " +
+                                 std::to_string(*owner) + ", not to the credential's uid " + std::to_string(uid));
+      }
+    }
     return Status::Ok();
   }
 };
@@ -189,6 +228,11 @@ class Pipeline {
       forward_ = std::move(fw.value());
     }
     dl_path_ = opts_.dead_letter_path.empty() ? opts_.store_dir + "/deadletter.jsonl" : opts_.dead_letter_path;
+    if (!opts_.jobdb_url.empty()) {
+      auto db = JobDb::Open(opts_.jobdb_url);
+      if (!db.ok()) return Status(db.status().code(), "collector: job database: " + db.status().message());
+      owners_ = std::make_unique<JobOwners>(std::move(db.value()));
+    }
     if (forward_) {
       spool_path_ = opts_.forward_spool_path.empty() ? opts_.store_dir + "/forward-spool.jsonl" : opts_.forward_spool_path;
       // A spool left by an earlier run is sent first.
@@ -253,6 +297,7 @@ class Pipeline {
     auth->uid = c->uid;
     auth->host = c->payload;
     auth->privileged = c->uid == 0 || c->uid == geteuid();
+    auth->owners = owners_.get();
     for (uid_t t : opts_.trusted_uids) auth->privileged = auth->privileged || c->uid == t;
     ++stats_.authenticated_connections;
     return Status::Ok();
@@ -672,6 +717,7 @@ class Pipeline {
   bool held_ = false;
   std::vector<std::string> held_lines_;
   size_t buffer_bytes_ = 0;
+  std::unique_ptr<JobOwners> owners_;  // --mysql with --auth munge
   std::string self_host_;
   int64_t self_stream_ = 0, self_seq_ = 0;
   uint64_t reported_set_aside_ = 0, reported_stored_ = 0;

@@ -46,6 +46,7 @@ struct CollectorOptions {
   std::string auth;
   std::string munge_socket;                     // munged's socket ("" = the default)
   std::vector<uid_t> trusted_uids;
+  std::string jobdb_url;                        // with auth: users' records only for their own jobs
   int self_report_ms = 60000;                   // the collector's own iosonar.sampler record; 0 = never              // besides root and our own user: may send any dataset
   int flush_interval_ms = 200;                  // a partial batch waits at most this long
   // also forward accepted lines to this output (sink.h: an

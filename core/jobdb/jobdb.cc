@@ -467,6 +467,15 @@ Status JobDb::PutFileLayouts(const std::vector<FileLayoutRow>& layouts) {
                     7, params);
 }
 
+Result<std::vector<std::pair<std::string, std::string>>> JobDb::ForwardingMap() {
+  auto rows = conn_->Query("SELECT node, fwd_node FROM node_forwarding ORDER BY node");
+  if (!rows.ok()) return rows.status();
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& r : *rows)
+    if (r.size() == 2 && r[0] && r[1]) out.emplace_back(*r[0], *r[1]);
+  return out;
+}
+
 Result<std::vector<std::pair<std::string, std::string>>> JobDb::JobForwardingNodes(const std::string& cluster,
                                                                                    uint64_t job_id) {
   auto fw = conn_->Query("SELECT nf.node, nf.fwd_node FROM node_forwarding nf JOIN job_nodes jn ON jn.node = nf.node "

@@ -146,6 +146,9 @@ class JobDb {
   Status PutFileLayouts(const std::vector<FileLayoutRow>& layouts);
   // node -> forwarding node of each of the job's nodes that has one.
   Result<std::vector<std::pair<std::string, std::string>>> JobForwardingNodes(const std::string& cluster, uint64_t job_id);
+  // The whole node -> forwarding node map (for the jobs beside a job: its
+  // neighbours' nodes are not its own).
+  Result<std::vector<std::pair<std::string, std::string>>> ForwardingMap();
   // The job's file layouts; rows without a path or OSTs are left out.
   Result<std::vector<FileLayoutRow>> FileLayouts(const std::string& cluster, uint64_t job_id);
 

@@ -8,6 +8,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -27,7 +28,6 @@ ssize_t SysWrite(int fd, const void* b, size_t n) { return syscall(SYS_write, fd
 ssize_t SysRead(int fd, void* b, size_t n) { return syscall(SYS_read, fd, b, n); }
 int SysOpen(const char* p, int flags, int mode) { return static_cast<int>(syscall(SYS_openat, AT_FDCWD, p, flags, mode)); }
 int SysClose(int fd) { return static_cast<int>(syscall(SYS_close, fd)); }
-int SysUnlink(const char* p) { return static_cast<int>(syscall(SYS_unlinkat, AT_FDCWD, p, 0)); }
 int SysMkdir(const char* p, int mode) { return static_cast<int>(syscall(SYS_mkdirat, AT_FDCWD, p, mode)); }
 int SysFstat(int fd, struct stat* st) { return static_cast<int>(syscall(SYS_fstat, fd, st)); }
 
@@ -43,6 +43,19 @@ void CopyStr(char* dst, size_t n, const char* src, size_t len) {
   dst[len] = '\0';
 }
 
+bool Identity(int fd, uint64_t* dev, uint64_t* ino) {
+  struct stat st;
+  if (fd < 0 || SysFstat(fd, &st) != 0) return false;
+  *dev = st.st_dev;
+  *ino = st.st_ino;
+  return true;
+}
+// fd still refers to the object (dev, ino) we opened.
+bool Same(int fd, uint64_t dev, uint64_t ino) {
+  struct stat st;
+  return fd >= 0 && SysFstat(fd, &st) == 0 && st.st_dev == dev && st.st_ino == ino;
+}
+
 struct Lock {
   explicit Lock(pthread_mutex_t* m) : m_(m) { pthread_mutex_lock(m_); }
   ~Lock() { pthread_mutex_unlock(m_); }
@@ -50,6 +63,28 @@ struct Lock {
 };
 
 }  // namespace
+
+int HighFdBase() {
+  struct rlimit rl;
+  if (syscall(SYS_getrlimit, RLIMIT_NOFILE, &rl) != 0) return 3;
+  uint64_t cur = rl.rlim_cur == RLIM_INFINITY ? 1u << 20 : rl.rlim_cur;
+  uint64_t base = cur > 64 ? cur - 32 : 3;
+  return static_cast<int>(base > 1000 ? 1000 : base);
+}
+
+int MoveFdHigh(int fd) {
+  if (fd < 0) return fd;
+  int saved = errno;
+  int hi = static_cast<int>(syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, HighFdBase()));
+  if (hi < 0) {
+    syscall(SYS_fcntl, fd, F_SETFD, FD_CLOEXEC);
+    hi = fd;
+  } else {
+    SysClose(fd);
+  }
+  errno = saved;
+  return hi;
+}
 
 LineSender::~LineSender() { Close(); }
 
@@ -60,9 +95,15 @@ bool LineSender::Init(const Options& opts, char* err, size_t err_len) {
   opts_.spool_dir = nullptr;  // we keep our own copy
   if (strcmp(out, "-") == 0) {
     kind_ = Kind::kStdout;
-    // A private duplicate: the program may close or redirect its stdout.
-    file_fd_ = fcntl(1, F_DUPFD_CLOEXEC, 100);
-    if (file_fd_ < 0) file_fd_ = fcntl(1, F_DUPFD_CLOEXEC, 3);
+    // A private duplicate of fd 1 as it is now: the program may close or
+    // redirect its stdout; records keep going where stdout pointed at start,
+    // never into what the program puts on fd 1 later.
+    file_fd_ = static_cast<int>(syscall(SYS_fcntl, 1, F_DUPFD_CLOEXEC, HighFdBase()));
+    if (file_fd_ < 0) file_fd_ = static_cast<int>(syscall(SYS_fcntl, 1, F_DUPFD_CLOEXEC, 3));
+    if (file_fd_ >= 0 && !Identity(file_fd_, &file_dev_, &file_ino_)) {
+      SysClose(file_fd_);
+      file_fd_ = -1;
+    }
     return true;
   }
   if (strncmp(out, "tcp://", 6) == 0) {
@@ -108,8 +149,36 @@ bool LineSender::WriteAll(int fd, const char* data, size_t len) {
   return true;
 }
 
+bool LineSender::SockValid() {
+  if (sock_ < 0) return false;
+  if (Same(sock_, sock_dev_, sock_ino_)) return true;
+  sock_ = -1;  // closed or replaced under us: the number is not ours any more
+  ++c_.fds_lost;
+  return false;
+}
+
+bool LineSender::FileValid() {
+  if (file_fd_ < 0) return false;
+  if (Same(file_fd_, file_dev_, file_ino_)) return true;
+  file_fd_ = -1;
+  ++c_.fds_lost;
+  return false;
+}
+
+bool LineSender::OpenFile() {
+  int fd = SysOpen(path_, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  if (fd < 0) return false;
+  fd = MoveFdHigh(fd);
+  if (!Identity(fd, &file_dev_, &file_ino_)) {
+    SysClose(fd);
+    return false;
+  }
+  file_fd_ = fd;
+  return true;
+}
+
 bool LineSender::EnsureConnected() {
-  if (sock_ >= 0) return true;
+  if (SockValid()) return true;
   int64_t now = MonoNs();
   if (now < next_retry_ns_) return false;
   addrinfo hints{};
@@ -125,6 +194,7 @@ bool LineSender::EnsureConnected() {
   for (addrinfo* a = res; a && fd < 0; a = a->ai_next) {
     fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol);
     if (fd < 0) continue;
+    fd = MoveFdHigh(fd);
     int rc = connect(fd, a->ai_addr, a->ai_addrlen);
     if (rc < 0 && errno == EINPROGRESS) {
       pollfd p{fd, POLLOUT, 0};
@@ -150,47 +220,99 @@ bool LineSender::EnsureConnected() {
   setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
   int one = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  if (!Identity(fd, &sock_dev_, &sock_ino_)) {
+    SysClose(fd);
+    return false;
+  }
   sock_ = fd;
   if (spool_pending_) ResendSpoolLocked();
   return sock_ >= 0;
 }
 
-void LineSender::SpoolPath(char* out, size_t n) const {
-  snprintf(out, n, "%s/iosonar-%016llx.jsonl", spool_dir_, static_cast<unsigned long long>(stream_));
+void LineSender::SpoolName(char* out, size_t n) const {
+  snprintf(out, n, "iosonar-%016llx.jsonl", static_cast<unsigned long long>(stream_));
+}
+
+// The spool directory, opened and verified: a directory, not a link to one,
+// owned by us and writable by no one else (a directory another local user
+// prepared could hold links that would make us read, and ship, what they
+// point at, or hang on a FIFO). Refused once, it is replaced for this process
+// by a fresh private directory beside it (mkdtemp, 0700); failing that, no
+// spool. Returns the directory's descriptor (the caller closes it) or -1.
+int LineSender::OpenSpoolDir() {
+  for (int attempt = 0; attempt < 2 && spool_dir_[0]; ++attempt) {
+    SysMkdir(spool_dir_, 0700);
+    int fd = SysOpen(spool_dir_, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
+    struct stat st{};
+    bool have = fd >= 0 && SysFstat(fd, &st) == 0;
+    if (have && S_ISDIR(st.st_mode) && st.st_uid == geteuid() && (st.st_mode & 022) == 0) return MoveFdHigh(fd);
+    if (fd >= 0) SysClose(fd);
+    ++c_.spool_dirs_refused;
+    char fresh[sizeof spool_dir_];
+    int fl = snprintf(fresh, sizeof fresh, "%s-XXXXXX", spool_dir_);
+    bool made = fl > 0 && static_cast<size_t>(fl) < sizeof fresh && mkdtemp(fresh) != nullptr;
+    char msg[sizeof spool_dir_ * 2 + 200];
+    int ml = snprintf(msg, sizeof msg,
+                      "iosonar: spool directory %s refused (%s%u, mode %03o: must be a directory of uid %u writable by no one "
+                      "else); %s%s\n",
+                      spool_dir_, have ? "owner uid " : "cannot open it, uid ", have ? st.st_uid : 0u,
+                      have ? static_cast<unsigned>(st.st_mode & 07777) : 0u, static_cast<unsigned>(geteuid()),
+                      made ? "spooling to " : "no spool", made ? fresh : "");
+    if (ml > 0) SysWrite(2, msg, static_cast<size_t>(ml) < sizeof msg ? static_cast<size_t>(ml) : sizeof msg - 1);
+    if (!made) break;
+    CopyStr(spool_dir_, sizeof spool_dir_, fresh, strlen(fresh));
+  }
+  spool_dir_[0] = '\0';
+  return -1;
+}
+
+// A spool file: opened without following a link and without blocking (a FIFO
+// or device never hangs us), and used only if it is a regular file of ours.
+int LineSender::OpenSpoolFile(int dirfd, const char* name, int flags) {
+  int fd = static_cast<int>(syscall(SYS_openat, dirfd, name, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600));
+  if (fd < 0) return -1;
+  struct stat st;
+  if (SysFstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
+    SysClose(fd);
+    return -1;
+  }
+  return fd;
 }
 
 bool LineSender::Spool(const char* data, size_t len, uint64_t nlines) {
-  if (!spool_dir_[0]) return false;
-  SysMkdir(spool_dir_, 0700);
-  char path[1200];
-  SpoolPath(path, sizeof path);
+  int dirfd = OpenSpoolDir();
+  if (dirfd < 0) return false;
+  char name[64];
+  SpoolName(name, sizeof name);
+  bool ok = false;
   for (int attempt = 0; attempt < 3; ++attempt) {
-    int fd = SysOpen(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-    if (fd < 0) return false;
+    int fd = OpenSpoolFile(dirfd, name, O_WRONLY | O_CREAT | O_APPEND);
+    if (fd < 0) break;
     flock(fd, LOCK_EX);
     struct stat st;
     if (SysFstat(fd, &st) != 0) {
       SysClose(fd);
-      return false;
+      break;
     }
     if (st.st_nlink == 0) {  // a resender took the file between our open and lock
       SysClose(fd);
       continue;
     }
-    bool ok = static_cast<uint64_t>(st.st_size) + len <= opts_.spool_max_bytes && WriteAll(fd, data, len);
+    ok = static_cast<uint64_t>(st.st_size) + len <= opts_.spool_max_bytes && WriteAll(fd, data, len);
     SysClose(fd);  // releases the lock
     if (ok) {
       c_.lines_spooled += nlines;
       spool_pending_ = true;
     }
-    return ok;
+    break;
   }
-  return false;
+  SysClose(dirfd);
+  return ok;
 }
 
-bool LineSender::ResendFile(const char* path) {
-  int fd = SysOpen(path, O_RDWR | O_CLOEXEC, 0);
-  if (fd < 0) return true;  // already taken by someone else
+bool LineSender::ResendFile(int dirfd, const char* name) {
+  int fd = OpenSpoolFile(dirfd, name, O_RDWR);
+  if (fd < 0) return true;  // gone (taken by someone else), or not a regular file of ours: never read
   if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
     SysClose(fd);
     return true;  // its writer or another resender holds it: leave it for later
@@ -200,15 +322,20 @@ bool LineSender::ResendFile(const char* path) {
     SysClose(fd);
     return true;
   }
-  // Send in chunks that end on line boundaries.
+  // Send in chunks that end on line boundaries; no more than the file held
+  // when locked (its writers append only under the lock).
   static char buf[1 << 16];
   size_t have = 0;
   bool ok = true;
   uint64_t lines = 0;
+  uint64_t left = static_cast<uint64_t>(st.st_size);
   for (;;) {
-    ssize_t n = SysRead(fd, buf + have, sizeof buf - have);
+    size_t want = sizeof buf - have;
+    if (want > left) want = static_cast<size_t>(left);
+    ssize_t n = want ? SysRead(fd, buf + have, want) : 0;
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) { ok = false; break; }
+    left -= static_cast<uint64_t>(n);
     have += static_cast<size_t>(n);
     size_t upto = have;
     if (n > 0) {
@@ -222,7 +349,7 @@ bool LineSender::ResendFile(const char* path) {
     if (n == 0) break;
   }
   if (ok) {
-    SysUnlink(path);
+    syscall(SYS_unlinkat, dirfd, name, 0);
     c_.lines_resent += lines;
   }
   SysClose(fd);
@@ -231,27 +358,29 @@ bool LineSender::ResendFile(const char* path) {
 
 void LineSender::ResendSpoolLocked() {
   if (!spool_dir_[0] || sock_ < 0) return;
-  DIR* d = opendir(spool_dir_);
+  int dirfd = OpenSpoolDir();
+  DIR* d = dirfd >= 0 ? fdopendir(dirfd) : nullptr;
   if (!d) {
+    if (dirfd >= 0) SysClose(dirfd);
     spool_pending_ = false;
     return;
   }
   bool all_ok = true;
-  char path[1400];
+  char name[64];
   // Our own file first, so this process's records keep their order.
-  SpoolPath(path, sizeof path);
-  if (!ResendFile(path)) all_ok = false;
+  SpoolName(name, sizeof name);
+  if (!ResendFile(dirfd, name)) all_ok = false;
   while (all_ok) {
     dirent* e = readdir(d);
     if (!e) break;
     size_t nl = strlen(e->d_name);
     if (strncmp(e->d_name, "iosonar-", 8) != 0 || nl < 6 || strcmp(e->d_name + nl - 6, ".jsonl") != 0) continue;
-    snprintf(path, sizeof path, "%s/%s", spool_dir_, e->d_name);
-    if (!ResendFile(path)) all_ok = false;
+    if (e->d_type != DT_REG && e->d_type != DT_UNKNOWN) continue;  // links, FIFOs, devices: never opened
+    if (!ResendFile(dirfd, e->d_name)) all_ok = false;
   }
-  closedir(d);
+  closedir(d);  // closes dirfd
   if (!all_ok) {  // the connection broke mid-resend: what was sent may come again, receivers dedupe
-    SysClose(sock_);
+    if (SockValid()) SysClose(sock_);
     sock_ = -1;
     next_retry_ns_ = MonoNs() + int64_t{opts_.retry_interval_ms} * 1000000;
     return;
@@ -276,8 +405,10 @@ bool LineSender::Send(const char* data, size_t len, uint64_t nlines) {
       return false;
     case Kind::kStdout:
     case Kind::kFile: {
-      if (file_fd_ < 0 && kind_ == Kind::kFile)
-        file_fd_ = SysOpen(path_, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+      // Checked before every write: a descriptor that is no longer ours is
+      // never written to. A file is reopened; stdout as it was at start
+      // cannot be, so its lines are dropped (and counted).
+      if (!FileValid() && kind_ == Kind::kFile) OpenFile();
       if (file_fd_ >= 0 && WriteAll(file_fd_, data, len)) {
         c_.lines_sent += nlines;
         return true;
@@ -293,7 +424,7 @@ bool LineSender::Send(const char* data, size_t len, uint64_t nlines) {
         }
         // Part of the batch may have gone out; the receiver drops the cut
         // line and deduplicates the rest when the spool is resent.
-        SysClose(sock_);
+        if (SockValid()) SysClose(sock_);
         sock_ = -1;
         next_retry_ns_ = MonoNs() + int64_t{opts_.retry_interval_ms} * 1000000;
       }
@@ -307,17 +438,51 @@ bool LineSender::Send(const char* data, size_t len, uint64_t nlines) {
 
 void LineSender::Close() {
   Lock l(&mu_);
-  if (sock_ >= 0) {
+  if (SockValid()) {
     shutdown(sock_, SHUT_WR);
     SysClose(sock_);
   }
-  if (file_fd_ >= 0) SysClose(file_fd_);
+  if (FileValid()) SysClose(file_fd_);
   sock_ = file_fd_ = -1;
 }
 
+bool LineSender::OwnsFd(int fd) {
+  // Without the lock (the tracer's close() must not wait for a send): the
+  // numbers and identities change only under the lock, a stale read is at
+  // worst one more fstat.
+  if (fd < 0) return false;
+  if (fd == __atomic_load_n(&sock_, __ATOMIC_ACQUIRE))
+    return Same(fd, __atomic_load_n(&sock_dev_, __ATOMIC_RELAXED), __atomic_load_n(&sock_ino_, __ATOMIC_RELAXED));
+  if (fd == __atomic_load_n(&file_fd_, __ATOMIC_ACQUIRE))
+    return Same(fd, __atomic_load_n(&file_dev_, __ATOMIC_RELAXED), __atomic_load_n(&file_ino_, __ATOMIC_RELAXED));
+  return false;
+}
+
+int LineSender::OwnFds(int* out, int cap) {
+  int n = 0;
+  const int fds[2] = {__atomic_load_n(&sock_, __ATOMIC_ACQUIRE), __atomic_load_n(&file_fd_, __ATOMIC_ACQUIRE)};
+  for (int fd : fds)
+    if (n < cap && fd >= 0 && OwnsFd(fd)) out[n++] = fd;
+  return n;
+}
+
+void LineSender::Relocate(int fd) {
+  Lock l(&mu_);
+  int* mine = fd == sock_ ? &sock_ : fd == file_fd_ ? &file_fd_ : nullptr;
+  if (!mine || !(mine == &sock_ ? SockValid() : FileValid())) return;
+  int saved = errno;
+  int hi = static_cast<int>(syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, HighFdBase()));
+  if (hi < 0) hi = static_cast<int>(syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, 3));
+  // The duplicate is the same open file description: same identity. Without
+  // one (no free descriptor) we give ours up rather than keep the number.
+  SysClose(fd);
+  __atomic_store_n(mine, hi, __ATOMIC_RELEASE);
+  if (hi < 0) ++c_.fds_lost;
+  errno = saved;
+}
+
 void LineSender::ForgetFd(int fd) {
-  // Called from the tracer's close()/dup2() wrappers, possibly while another
-  // thread sends: the descriptor number is gone either way.
+  Lock l(&mu_);
   if (fd == sock_) sock_ = -1;
   if (fd == file_fd_) file_fd_ = -1;
 }
@@ -325,9 +490,9 @@ void LineSender::ForgetFd(int fd) {
 void LineSender::AfterForkChild(uint64_t new_stream) {
   pthread_mutex_init(&mu_, nullptr);
   // The parent's connection is shared with us: close our copy, connect anew.
-  if (sock_ >= 0) SysClose(sock_);
+  if (SockValid()) SysClose(sock_);
   sock_ = -1;
-  if (kind_ == Kind::kFile && file_fd_ >= 0) {
+  if (kind_ == Kind::kFile && FileValid()) {
     SysClose(file_fd_);
     file_fd_ = -1;
   }

@@ -23,6 +23,14 @@
 
 namespace iosonar {
 
+// The lowest number the tracer's own descriptors use: 32 below the soft
+// RLIMIT_NOFILE, at most 1000 (programs open their files at the lowest free
+// numbers, so ours stay out of their way).
+int HighFdBase();
+// Moves fd to a number >= HighFdBase() with FD_CLOEXEC (raw system calls);
+// returns the new number (fd itself, made close-on-exec, if none is free).
+int MoveFdHigh(int fd);
+
 class LineSender {
  public:
   enum class Kind { kNone, kTcp, kFile, kStdout };
@@ -40,6 +48,8 @@ class LineSender {
     uint64_t lines_dropped = 0;
     uint64_t lines_resent = 0;
     uint64_t connect_failures = 0;
+    uint64_t fds_lost = 0;  // our descriptor was closed or replaced under us
+    uint64_t spool_dirs_refused = 0;  // not ours, or writable by others (see OpenSpoolDir)
   };
 
   LineSender() = default;
@@ -56,10 +66,20 @@ class LineSender {
   void ResendSpool();
   void Close();
   void AfterForkChild(uint64_t new_stream);
-  // Our own descriptors, so the tracer leaves them alone if the traced program
-  // closes or dup2()s over them.
-  bool OwnsFd(int fd) const { return fd >= 0 && (fd == sock_ || fd == file_fd_); }
-  void ForgetFd(int fd);  // the program closed it under us: reopen next time
+  // Our own descriptors. They sit at a high number (HighFdBase()) with
+  // FD_CLOEXEC, and their identity (st_dev, st_ino) is recorded when opened
+  // and checked before every write: a number that no longer refers to what we
+  // opened (the program closed it with a raw system call and reused it) is
+  // never written to nor closed, only forgotten (a file or TCP output is then
+  // reopened; stdout, which cannot be, is counted as dropped).
+  // OwnsFd: fd is ours and still what we opened (callable without the lock).
+  bool OwnsFd(int fd);
+  // Our live descriptors (at most 2), for the tracer's close_range/closefrom.
+  int OwnFds(int* out, int cap);
+  // The program is about to make fd (ours) refer to something else (dup2,
+  // dup3): move ours to another high number first.
+  void Relocate(int fd);
+  void ForgetFd(int fd);  // the number is no longer ours: forget it, never close it
   Counters counters();
   Kind kind() const { return kind_; }
   void set_stream(uint64_t stream) { stream_ = stream; }
@@ -69,8 +89,13 @@ class LineSender {
   bool WriteAll(int fd, const char* data, size_t len);
   bool Spool(const char* data, size_t len, uint64_t nlines);
   void ResendSpoolLocked();
-  bool ResendFile(const char* path);
-  void SpoolPath(char* out, size_t n) const;
+  bool ResendFile(int dirfd, const char* name);
+  void SpoolName(char* out, size_t n) const;
+  int OpenSpoolDir();
+  int OpenSpoolFile(int dirfd, const char* name, int flags);
+  bool OpenFile();
+  bool FileValid();
+  bool SockValid();
 
   Kind kind_ = Kind::kNone;
   Options opts_{};
@@ -80,6 +105,7 @@ class LineSender {
   char spool_dir_[1024] = {0};
   int sock_ = -1;
   int file_fd_ = -1;
+  uint64_t sock_dev_ = 0, sock_ino_ = 0, file_dev_ = 0, file_ino_ = 0;
   uint64_t stream_ = 0;
   int64_t next_retry_ns_ = 0;
   bool spool_pending_ = false;  // spool files may exist: try a resend after connecting

@@ -13,7 +13,7 @@ const char* OpName(Op op) {
 
 void Compressor::Emit(int i, RunSink* sink) {
   if (!sink->Put(runs_[i])) ++dropped_;
-  runs_[i] = runs_[--n_];
+  if (i != --n_) runs_[i] = runs_[n_];
 }
 
 void Compressor::Add(const RawOp& o, RunSink* sink) {
@@ -24,6 +24,12 @@ void Compressor::Add(const RawOp& o, RunSink* sink) {
     if (r.op != o.op || r.fd != o.fd || r.layer != o.layer) continue;
     if (by_path && r.file_id != o.file_id) continue;
     if (Continues(r, o)) {
+      Extend(i, o);
+      return;
+    }
+    if (CanStride(r, o)) {
+      r.strided = 1;
+      r.stride = o.offset - r.offset;
       Extend(i, o);
       return;
     }
@@ -46,6 +52,9 @@ void Compressor::Add(const RawOp& o, RunSink* sink) {
   r.file_id = o.file_id;
   r.offset = o.offset;
   r.next_offset = o.offset >= 0 ? o.offset + (o.result > 0 ? o.result : 0) : -1;
+  r.strided = 0;
+  r.stride = 0;
+  r.agg = 0;
   r.size = o.size;
   r.count = 1;
   r.bytes = o.result > 0 ? static_cast<uint64_t>(o.result) : 0;
@@ -85,6 +94,94 @@ void Compressor::CloseAll(RunSink* sink) {
       if (runs_[i].t_start < runs_[first].t_start) first = i;
     Emit(first, sink);
   }
+}
+
+// ---------------------------------------------------------------- aggregates
+void Aggregator::Emit(int i, RunSink* sink) {
+  sink->Put(e_[i].r);
+  if (i != --n_) e_[i] = e_[n_];
+}
+
+void Aggregator::Fold(const Run& r, uint64_t epoch, RunSink* sink) {
+  auto same = [&](const Entry& e) {
+    return e.epoch == epoch && e.r.file_id == r.file_id && e.r.op == r.op && e.r.layer == r.layer && e.r.size == r.size &&
+           e.r.err == r.err && (r.file_id || e.r.fd == r.fd);
+  };
+  int i = last_;  // the usual case: the same key as the previous run
+  if (i >= n_ || !same(e_[i]))
+    for (i = 0; i < n_ && !same(e_[i]); ++i) {
+    }
+  ++clock_;
+  if (i == n_) {
+    if (n_ == kEntries) {
+      int lru = 0;
+      for (int k = 1; k < n_; ++k)
+        if (e_[k].r.last_use < e_[lru].r.last_use) lru = k;
+      Emit(lru, sink);
+    }
+    i = n_++;
+    Entry& e = e_[i];
+    e.r = r;
+    e.r.agg = 1;
+    e.r.strided = 0;
+    e.r.stride = 0;
+    e.r.offset = -1;
+    e.r.next_offset = -1;
+    e.r.count = 0;
+    e.r.bytes = 0;
+    e.r.dur = 0;
+    e.r.n_seq = e.r.n_strided = e.r.n_random = 0;
+    e.epoch = epoch;
+    e.prev_start = e.prev_end = -1;
+    e.prev_delta = 0;
+  }
+  last_ = i;
+  Entry& e = e_[i];
+  Run& a = e.r;
+  a.count += r.count;
+  a.bytes += r.bytes;
+  a.dur += r.dur;
+  if (r.t_start < a.t_start) a.t_start = r.t_start;
+  if (r.t_end > a.t_end) a.t_end = r.t_end;
+  a.last_use = clock_;
+  if (r.offset < 0 || r.size <= 0) {
+    a.n_seq += r.count;  // no offsets (a pipe, O_APPEND): a stream
+    return;
+  }
+  // The run's first op against the previous op on this key; the rest of the
+  // run continues it by definition.
+  if (e.prev_end == r.offset) {
+    ++a.n_seq;
+  } else if (e.prev_start >= 0 && r.offset - e.prev_start == e.prev_delta && e.prev_delta != 0) {
+    ++a.n_strided;
+  } else {
+    ++a.n_random;
+  }
+  if (e.prev_start >= 0) e.prev_delta = r.offset - e.prev_start;
+  int64_t step = r.strided ? r.stride : r.size;
+  if (r.count > 1 && !r.strided) {
+    a.n_seq += r.count - 1;
+  } else if (r.count > 1) {
+    // The run's second op sets its step: strided only if that is the step
+    // seen before; the ops after it repeat the step.
+    ++(step == e.prev_delta ? a.n_strided : a.n_random);
+    a.n_strided += r.count - 2;
+  }
+  int64_t last = r.offset + static_cast<int64_t>(r.count - 1) * step;
+  if (r.count > 1) e.prev_delta = step;
+  e.prev_start = last;
+  e.prev_end = last + r.size;
+}
+
+void Aggregator::CloseBefore(uint64_t epoch, RunSink* sink) {
+  for (int i = 0; i < n_;) {
+    if (e_[i].epoch < epoch) Emit(i, sink);
+    else ++i;
+  }
+}
+
+void Aggregator::CloseAll(RunSink* sink) {
+  while (n_ > 0) Emit(n_ - 1, sink);
 }
 
 }  // namespace iosonar::trace

@@ -1,7 +1,8 @@
 // First-pass online compression of I/O ops (Beacon §3.2), one instance per
 // thread: consecutive ops on the same fd with the same op and request size
 // over contiguous offsets merge into one run with a count; the run keeps its
-// start offset. A run ends when the op, fd or size changes for that fd, the
+// start offset. Ops at a constant step other than contiguous (strided: every
+// N-th block) merge the same way into a strided run (offset + k * stride). A run ends when the op, fd or size changes for that fd, the
 // offset jumps, the result changes kind (error vs success), or the run's time
 // window (default 1 s) ends, so per-second bandwidth stays reconstructable.
 //
@@ -43,21 +44,26 @@ struct RawOp {
   uint64_t t0, t1;     // ticks (see Clock in tracer.cc); t1 >= t0
 };
 
-// A closed (or open) run.
+// A closed (or open) run; or, flagged agg, a per-interval aggregate of runs
+// (Aggregator) with the share of its ops by access pattern.
 struct Run {
   Op op;
   Layer layer;
+  uint8_t agg;          // 1: an aggregate past the detail budget (offset -1, n_* set)
+  uint8_t strided;      // 1: ops at offset + k * stride (a constant step other than contiguous)
   int32_t fd;
   int32_t err;
   uint64_t file_id;
   int64_t offset;       // start offset, -1 if unknown
-  int64_t next_offset;  // where a contiguous next op must start
+  int64_t next_offset;  // where the next op must start to continue the run
+  int64_t stride;       // strided runs: the step between op starts
   int64_t size;
   uint64_t count;
   uint64_t bytes;
   uint64_t t_start, t_end;  // first op start, last op end (ticks)
   uint64_t dur;             // summed op durations (ticks)
   uint64_t last_use;        // LRU stamp
+  uint64_t n_seq, n_strided, n_random;  // aggregates: ops continuing the previous one, at its stride, elsewhere
 };
 
 // Where closed runs go. Returns false if the run had to be dropped.
@@ -95,6 +101,13 @@ class Compressor {
 
  private:
   void Emit(int i, RunSink* sink);
+  // A run of one data op and a second one of the same size elsewhere: the
+  // run becomes strided with that (forward) step; a third op must follow at the same step.
+  bool CanStride(const Run& r, const RawOp& o) const {
+    return r.count == 1 && !r.strided && IsDataOp(o.op) && o.err == 0 && r.err == 0 && r.size == o.size &&
+           r.file_id == o.file_id && r.offset >= 0 && o.offset > r.offset &&
+           static_cast<int64_t>(r.bytes) == r.size && o.result == o.size && (window_ == 0 || o.t0 - r.t_start < window_ - 1);
+  }
   // The one rule for merging, given the same (fd, op, layer) key: same size,
   // file and error, inside the run's window, and — for successful data ops —
   // starting where the run's last op ended (unknown offsets, from pipes or
@@ -110,7 +123,7 @@ class Compressor {
     ++r.count;
     if (o.result > 0) {
       r.bytes += static_cast<uint64_t>(o.result);
-      if (o.offset >= 0) r.next_offset = o.offset + o.result;
+      if (o.offset >= 0) r.next_offset = o.offset + (r.strided ? r.stride : o.result);
     }
     if (o.t1 > r.t_end) r.t_end = o.t1;
     r.dur += o.t1 - o.t0;
@@ -123,6 +136,35 @@ class Compressor {
   uint64_t window_;
   uint64_t clock_ = 0;
   uint64_t dropped_ = 0;
+};
+
+// Past the detail budget, closed runs fold into per-interval aggregates, one
+// per (file, op, layer, request size, errno) and interval: count, bytes and
+// time stay exact, the request size is exact (it is in the key), and each op
+// is classed sequential (it starts where the previous op on that key ended),
+// strided (same step as the previous one) or random. No allocation: a fixed
+// table; when it is full the least recently used aggregate is emitted early.
+// Not thread-safe: owned by one thread (or whoever holds its slot's lock).
+class Aggregator {
+ public:
+  static constexpr int kEntries = 16;
+  void Fold(const Run& r, uint64_t epoch, RunSink* sink);
+  void CloseBefore(uint64_t epoch, RunSink* sink);  // emits aggregates of earlier intervals
+  void CloseAll(RunSink* sink);
+  void Reset() { n_ = last_ = 0; }
+  int open() const { return n_; }
+
+ private:
+  struct Entry {
+    Run r;
+    uint64_t epoch;
+    int64_t prev_start, prev_end, prev_delta;
+  };
+  void Emit(int i, RunSink* sink);
+  Entry e_[kEntries];
+  int n_ = 0;
+  int last_ = 0;  // the entry folded into last
+  uint64_t clock_ = 0;
 };
 
 }  // namespace iosonar::trace

@@ -15,9 +15,12 @@
 // Environment: IOSONAR_OUTPUT (tcp://HOST:PORT, a path or -; default -),
 // IOSONAR_JOB_ID, IOSONAR_WINDOW_MS (default 1000), IOSONAR_SPOOL_DIR
 // (default /tmp/iosonar-spool-UID), IOSONAR_SPOOL_MAX_MB (default 64),
-// IOSONAR_EXCLUDE (colon-separated path prefixes; default /proc/:/sys/:/dev/),
+// IOSONAR_EXCLUDE (colon-separated path prefixes; default the system paths
+// /etc/ /usr/ /lib/ /lib64/ /bin/ /sbin/ /boot/ /opt/ /var/ /run/ /proc/ /sys/ /dev/),
 // IOSONAR_INCLUDE (prefixes traced even when excluded; default /dev/shm/),
-// IOSONAR_DISABLE, IOSONAR_CLOCK=gettime (do not use the TSC), IOSONAR_FLUSHER=1|0
+// IOSONAR_DETAIL_BUDGET (records a second per process before runs fold into
+// per-interval aggregates; default 4000, 0 = no limit), IOSONAR_RING_DIR
+// (default /dev/shm/iosonar-ring-UID), IOSONAR_DISABLE, IOSONAR_CLOCK=gettime (do not use the TSC), IOSONAR_FLUSHER=1|0
 // (background flush thread always | never; default: only in multi-threaded processes).
 #include <dlfcn.h>
 #include <errno.h>
@@ -28,7 +31,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -40,11 +45,13 @@
 #include <atomic>
 #include <new>
 #include <type_traits>
+#include <utility>
 
 #include "core/records/fields.h"
 #include "core/base/hash.h"
 #include "exporters/trace/compress.h"
 #include "core/base/redact.h"
+#include "exporters/trace/ring.h"
 #include "core/records/json_line.h"
 #include "core/transport/line_sender.h"
 
@@ -99,18 +106,18 @@ bool InvariantTsc() {
   __get_cpuid(0x80000007, &a, &b, &c, &d);
   return (d >> 8) & 1;
 }
+FmtContext& Fc();
 void CalibrateClock() {
-  if (!g_use_tsc) {
+  if (g_use_tsc) {
+    uint64_t t = __rdtsc();
+    int64_t m = ClockNs(CLOCK_MONOTONIC);
+    if (m - g_mono0 > 100000 && t > g_tick0) g_ns_per_tick = static_cast<double>(m - g_mono0) / static_cast<double>(t - g_tick0);
+  } else {
     g_ns_per_tick = 1.0;
-    return;
   }
-  uint64_t t = __rdtsc();
-  int64_t m = ClockNs(CLOCK_MONOTONIC);
-  if (m - g_mono0 > 100000 && t > g_tick0) g_ns_per_tick = static_cast<double>(m - g_mono0) / static_cast<double>(t - g_tick0);
-}
-int64_t TicksToEpochNs(uint64_t t) {
-  double d = static_cast<double>(static_cast<int64_t>(t - g_tick0)) * g_ns_per_tick;
-  return g_real0 + static_cast<int64_t>(d);
+  Fc().tick0 = g_tick0;
+  Fc().real0 = g_real0;
+  Fc().ns_per_tick = g_ns_per_tick;
 }
 uint64_t NsToTicks(int64_t ns) { return static_cast<uint64_t>(static_cast<double>(ns) / g_ns_per_tick); }
 
@@ -130,7 +137,13 @@ uint64_t g_seq = 0;  // under g_fmt_mu
 int64_t g_window_ns = 1000000000;
 uint64_t g_window_ticks = 0;
 uint64_t g_sweep_ticks = 0;
-char g_exclude[1024] = "/proc/:/sys/:/dev/";
+uint64_t g_budget = 4000;              // detail records a second (IOSONAR_DETAIL_BUDGET), see OverBudget
+uint64_t g_budget_interval_ticks = 1;  // one second
+// System and runtime paths, as Darshan's darshan_path_exclusions (plus
+// /lib64/ and /run/): configuration, libraries and runtime state that every
+// process reads (MPI and PMIx configuration, locale, NSS) and that would
+// otherwise decide a job's I/O mode.
+char g_exclude[1024] = "/etc/:/usr/:/lib/:/lib64/:/bin/:/sbin/:/boot/:/opt/:/var/:/run/:/proc/:/sys/:/dev/";
 char g_include[1024] = "/dev/shm/";  // wins over g_exclude
 std::atomic<uint64_t> g_raw_ops{0};
 std::atomic<uint64_t> g_records{0};
@@ -162,15 +175,23 @@ struct FdInfo {
 };
 constexpr int kMaxFds = 1 << 16;
 FdInfo g_fds[kMaxFds];  // BSS: pages become resident only for fds in use
+int g_fd_hwm = -1;      // highest fd whose entry was ever set: close_range scans no further
+
+inline void MarkFd(int fd) {
+  int cur = __atomic_load_n(&g_fd_hwm, __ATOMIC_RELAXED);
+  while (fd > cur && !__atomic_compare_exchange_n(&g_fd_hwm, &cur, fd, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+  }
+}
 
 // ---------------------------------------------------------------- paths
-constexpr int kPathSlots = 8192;
-constexpr int kPathMax = 256;
-struct PathSlot {
-  uint64_t id;  // 0 = free; accessed with __atomic builtins (a std::atomic would need a static constructor)
-  char path[kPathMax - 8];
-};
-PathSlot g_paths[kPathSlots];
+// The path table lives in the ring (ring.h), so a drainer can name the files
+// of a process that died; null until the ring exists.
+PathSlot* g_paths = nullptr;
+uint16_t g_path_used[kPathSlots];  // indices of claimed path slots (copied into a fork child's ring)
+std::atomic<int> g_path_count{0};
+Slot* g_slots = nullptr;  // the thread slots, in the ring too
+bool EnsureRing();
+void BackRingPage(const void* p, size_t n);
 
 // file.id of a path: FNV-1a-64 (core/base/hash.h: constexpr, no allocation or
 // library calls), 0 kept for "free".
@@ -242,6 +263,7 @@ bool MatchesPrefix(const char* abs, const char* list) {
 bool Excluded(const char* abs) { return !MatchesPrefix(abs, g_include) && MatchesPrefix(abs, g_exclude); }
 
 void RememberPath(uint64_t id, const char* abs, size_t n) {
+  if (!EnsureRing() || !g_paths) return;
   for (int probe = 0; probe < 16; ++probe) {
     PathSlot& s = g_paths[(id + static_cast<uint64_t>(probe)) % kPathSlots];
     uint64_t cur = __atomic_load_n(&s.id, __ATOMIC_ACQUIRE);
@@ -253,6 +275,9 @@ void RememberPath(uint64_t id, const char* abs, size_t n) {
         if (expect == id) return;
         continue;
       }
+      BackRingPage(&s, sizeof s);
+      int k = g_path_count.fetch_add(1, std::memory_order_relaxed);
+      if (k < kPathSlots) g_path_used[k] = static_cast<uint16_t>((id + static_cast<uint64_t>(probe)) % kPathSlots);
       size_t m = n < sizeof s.path - 1 ? n : sizeof s.path - 1;
       memcpy(s.path, abs, m);
       s.path[m] = '\0';
@@ -261,17 +286,6 @@ void RememberPath(uint64_t id, const char* abs, size_t n) {
     }
   }
   // Table full: records of this file carry no path, only file.id.
-}
-
-const char* LookupPath(uint64_t id) {
-  if (!id) return nullptr;
-  for (int probe = 0; probe < 16; ++probe) {
-    PathSlot& s = g_paths[(id + static_cast<uint64_t>(probe)) % kPathSlots];
-    uint64_t cur = __atomic_load_n(&s.id, __ATOMIC_ACQUIRE);
-    if (cur == id) return s.path;
-    if (cur == 0) return nullptr;
-  }
-  return nullptr;
 }
 
 // Returns the file id of a path, or 0 if the path is excluded.
@@ -288,6 +302,7 @@ uint64_t IdForPath(int dirfd, const char* p) {
 // After a successful open of a path: decide whether to trace the fd.
 void TrackOpenedFd(int fd, uint64_t id, int flags) {
   if (fd < 0 || fd >= kMaxFds) return;
+  MarkFd(fd);
   FdInfo& f = g_fds[fd];
   if (!id) {
     f.kind = kFdIgnored;
@@ -307,6 +322,7 @@ void TrackOpenedFd(int fd, uint64_t id, int flags) {
 // First data op on an fd we did not see opened (inherited, or opened before
 // init): classify it once.
 bool ClassifyFd(int fd) {
+  MarkFd(fd);
   FdInfo& f = g_fds[fd];
   f.kind = kFdIgnored;
   if (SenderOwns(fd)) return false;
@@ -335,46 +351,176 @@ inline FdInfo* TracedFd(int fd) {
   return nullptr;
 }
 
+// ---------------------------------------------------------------- the ring
+void* g_ring = nullptr;
+std::atomic<int> g_ring_state{0};  // 0 none, 1 being made, 2 made (g_ring may still be null: no memory)
+char g_ring_path[700];             // "" when the ring is anonymous memory (does not survive)
+bool g_ring_populate = true;       // MADV_POPULATE_WRITE works: back pages before first use
+FmtContext g_fc;  // the record prefixes, clock and path table formatting uses
+
+FmtContext& Fc() { return g_fc; }
+inline RingHeader* Hdr() { return g_ring ? RingHead(g_ring) : nullptr; }
+
+// A page of a file mapping that cannot be backed (a full tmpfs) would kill
+// the program with SIGBUS when first touched: back it first. Where it cannot
+// be, the ring is abandoned for anonymous memory at creation (see MakeRing).
+void BackRingPage(const void* p, size_t n) {
+  if (!g_ring_path[0] || !g_ring_populate) return;
+  uintptr_t a = reinterpret_cast<uintptr_t>(p) & ~uintptr_t{4095};
+  uintptr_t e = (reinterpret_cast<uintptr_t>(p) + n + 4095) & ~uintptr_t{4095};
+  syscall(SYS_madvise, a, e - a, 23 /* MADV_POPULATE_WRITE */);
+}
+
+void FillHeader() {
+  RingHeader& h = *Hdr();
+  h.magic = kRingMagic;
+  h.version = kRingVersion;
+  h.header_size = sizeof(RingHeader);
+  h.slot_size = sizeof(Slot);
+  h.path_slot_size = sizeof(PathSlot);
+  h.compressor_size = sizeof(Compressor);
+  h.run_size = sizeof(Run);
+  h.max_threads = kMaxThreads;
+  h.path_slots = kPathSlots;
+  h.pid = g_pid;
+  h.ppid = g_ppid;
+  h.start_time = ProcessStartTime(g_pid);
+  h.stream = g_stream;
+  h.seq = g_seq;
+  h.drain_seq = kDrainSeqBase;
+  h.window_ns = g_window_ns;
+  h.budget_interval_ticks = g_budget ? g_budget_interval_ticks : 0;
+  h.tick0 = g_tick0;
+  h.real0 = g_real0;
+  h.mono0 = g_mono0;
+  h.use_tsc = g_use_tsc;
+  h.ns_per_tick = g_ns_per_tick;
+  h.rank = g_rank;
+  memcpy(h.host, g_host, sizeof h.host - 1);
+  memcpy(h.job, g_job, sizeof h.job - 1);
+  h.cmdline_len = static_cast<uint32_t>(g_cmdline_len < sizeof h.cmdline ? g_cmdline_len : sizeof h.cmdline - 1);
+  memcpy(h.cmdline, g_cmdline, h.cmdline_len);
+}
+
+// Creates this process's ring: a file in the verified ring directory, else
+// (no such directory, a full or old kernel's tmpfs) anonymous memory that
+// works the same but does not survive the process.
+void MakeRing() {
+  g_ring = nullptr;
+  g_ring_path[0] = '\0';
+  char dir[512];
+  DefaultRingDir(dir, sizeof dir);
+  int dfd = OpenRingDir(dir);
+  void* base = MAP_FAILED;
+  if (dfd >= 0) {
+    char name[96];
+    snprintf(name, sizeof name, "ring-%d-%016llx.bin", g_pid, static_cast<unsigned long long>(g_stream));
+    int fd = static_cast<int>(syscall(SYS_openat, dfd, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+    if (fd >= 0 && syscall(SYS_ftruncate, fd, kRingBytes) == 0)
+      base = mmap(nullptr, kRingBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    // The header page backed, or no file ring at all (MADV_POPULATE_WRITE: Linux 5.14).
+    if (base != MAP_FAILED && syscall(SYS_madvise, base, kRingHeaderBytes, 23) != 0) {
+      munmap(base, kRingBytes);
+      base = MAP_FAILED;
+    }
+    if (base == MAP_FAILED && fd >= 0) syscall(SYS_unlinkat, dfd, name, 0);
+    if (fd >= 0) SysClose(fd);  // the mapping stays
+    if (base != MAP_FAILED) snprintf(g_ring_path, sizeof g_ring_path, "%s/%s", dir, name);
+    SysClose(dfd);
+  }
+  if (base == MAP_FAILED) base = mmap(nullptr, kRingBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (base == MAP_FAILED) return;  // no memory: no slots, ops are counted as dropped
+  g_ring = base;
+  g_slots = RingSlots(base);
+  g_paths = RingPaths(base);
+  g_fc.paths = g_paths;
+  FillHeader();
+}
+
+bool EnsureRing() {
+  if (__builtin_expect(g_ring_state.load(std::memory_order_acquire) == 2, 1)) return g_ring != nullptr;
+  int expect = 0;
+  if (g_ring_state.compare_exchange_strong(expect, 1)) {
+    ++t_busy;
+    MakeRing();
+    --t_busy;
+    g_ring_state.store(2, std::memory_order_release);
+  }
+  while (g_ring_state.load(std::memory_order_acquire) != 2) __builtin_ia32_pause();
+  return g_ring != nullptr;
+}
+
+// The process ends through its exit path (or execs) having sent everything:
+// nothing for a drainer; the ring file goes.
+void RetireRing() {
+  if (RingHeader* h = Hdr()) __atomic_store_n(&h->finished, 1u, __ATOMIC_RELEASE);
+  if (g_ring_path[0]) syscall(SYS_unlinkat, AT_FDCWD, g_ring_path, 0);
+  g_ring_path[0] = '\0';
+}
+
 // ---------------------------------------------------------------- thread slots
-constexpr int kMaxThreads = 512;
-constexpr int kBufRuns = 1024;
+void FlushBuffered(Slot* s);
 
-void FlushBuffered(struct Slot* s);
-
-// A thread's tracing state. Zero-initialised (no vtable, no constructors) so
-// the 512 slots stay in BSS and cost memory only once a thread uses one; the
-// flags that every scan reads live apart, in g_slot_flags.
-struct Slot {
-  int tid;
-  int index;  // position in g_slots and g_slot_flags
-  int nbuf;
-  uint64_t raw_ops;  // summed over slots for the tracer record (no shared atomic on the hot path)
-  uint64_t next_sweep;
-  alignas(Compressor) unsigned char comp_mem[sizeof(Compressor)];  // placement-new in AcquireSlot
-  Run buf[kBufRuns];
-  Compressor& comp() { return *reinterpret_cast<Compressor*>(comp_mem); }
-};
+// A thread's tracing state (ring.h: struct Slot) lives in the ring, a shared
+// mapping of a file, so what a thread has not yet sent survives the death of
+// the process; a slot's pages are backed only once a thread uses it. The
+// flags that every scan reads live apart, in g_slot_flags (BSS).
 struct SlotFlags {
-  std::atomic<int> lock;
   std::atomic<int> in_use;
 };
-Slot g_slots[kMaxThreads];
 SlotFlags g_slot_flags[kMaxThreads];
 __thread Slot* t_slot __attribute__((tls_model("initial-exec"))) = nullptr;
 __thread bool t_no_slot __attribute__((tls_model("initial-exec"))) = false;
 
 inline SlotFlags& Flags(const Slot* s) { return g_slot_flags[s->index]; }
-inline void LockSlot(Slot* s) {
-  while (Flags(s).lock.exchange(1, std::memory_order_acquire)) __builtin_ia32_pause();
+inline bool TryLockSlot(Slot* s) { return __atomic_exchange_n(&s->lock, kLockThread, __ATOMIC_ACQUIRE) == 0; }
+// The lock is held by a drainer only for a copy (microseconds); one that died
+// holding it (SIGKILL) must not hang the program: after ~10 ms of spinning on
+// a drainer that no longer exists, the slot is taken back.
+__attribute__((noinline)) void LockSlotSlow(Slot* s) {
+  for (uint64_t spins = 1;; ++spins) {
+    __builtin_ia32_pause();
+    int cur = __atomic_load_n(&s->lock, __ATOMIC_RELAXED);
+    if (cur == 0 && TryLockSlot(s)) return;
+    if (cur == kLockDrainer && (spins & 0xfffff) == 0) {
+      RingHeader* h = Hdr();
+      int dp = h ? __atomic_load_n(&h->drainer_pid, __ATOMIC_RELAXED) : 0;
+      if (dp > 0 && syscall(SYS_kill, dp, 0) != 0 && errno == ESRCH &&
+          __atomic_compare_exchange_n(&s->lock, &cur, kLockThread, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+        return;
+    }
+  }
 }
-inline void UnlockSlot(Slot* s) { Flags(s).lock.store(0, std::memory_order_release); }
+inline void LockSlot(Slot* s) {
+  if (__builtin_expect(!TryLockSlot(s), 0)) LockSlotSlow(s);
+}
+inline void UnlockSlot(Slot* s) { __atomic_store_n(&s->lock, 0, __ATOMIC_RELEASE); }
 
 // Closed runs go to the slot's buffer; a full buffer is flushed first, so a
 // run is dropped only if the flush could not make room.
+// The detail budget: at most g_budget records a second per process (the
+// first ones of each second); past it, runs fold into per-interval aggregates
+// (compress.h: Aggregator), so cost and volume stay bounded on patterns that
+// do not compress while bytes and ops stay exact. 0: no budget.
+std::atomic<uint64_t> g_budget_epoch{0};
+std::atomic<uint64_t> g_budget_used{0};
+
+inline uint64_t BudgetEpoch(uint64_t ticks) { return ticks / g_budget_interval_ticks; }
+bool OverBudget(uint64_t epoch) {
+  uint64_t e = g_budget_epoch.load(std::memory_order_relaxed);
+  if (epoch > e && g_budget_epoch.compare_exchange_strong(e, epoch, std::memory_order_relaxed))
+    g_budget_used.store(0, std::memory_order_relaxed);
+  return g_budget_used.fetch_add(1, std::memory_order_relaxed) >= g_budget;
+}
+
 class SlotSink final : public RunSink {
  public:
   explicit SlotSink(Slot* s) : s_(s) {}
   bool Put(const Run& r) override {
+    if (g_budget && !r.agg && OverBudget(BudgetEpoch(r.t_end))) {
+      s_->agg().Fold(r, BudgetEpoch(r.t_end), this);
+      return true;
+    }
     if (s_->nbuf == kBufRuns) FlushBuffered(s_);
     if (s_->nbuf == kBufRuns) return false;
     s_->buf[s_->nbuf++] = r;
@@ -410,12 +556,13 @@ void* FlusherMain(void*) {
     uint64_t now = Ticks();
     for (int i = 0; i < kMaxThreads && g_state.load(std::memory_order_acquire) == kActive; ++i) {
       SlotFlags& fl = g_slot_flags[i];
-      if (!fl.in_use.load(std::memory_order_acquire) || fl.lock.exchange(1, std::memory_order_acquire)) continue;
       Slot* s = &g_slots[i];
+      if (!fl.in_use.load(std::memory_order_acquire) || !TryLockSlot(s)) continue;
       SlotSink sink(s);
       s->comp().CloseExpired(now, &sink);
+      if (s->agg().open()) s->agg().CloseBefore(BudgetEpoch(now), &sink);
       FlushBuffered(s);
-      fl.lock.store(0, std::memory_order_release);
+      UnlockSlot(s);
     }
   }
   return nullptr;
@@ -454,20 +601,32 @@ void StartFlusher() {
 
 Slot* AcquireSlot() {
   if (t_no_slot) return nullptr;
+  if (!EnsureRing()) {
+    t_no_slot = true;
+    return nullptr;
+  }
   StartFlusher();
   for (int i = 0; i < kMaxThreads; ++i) {
     auto& fl = g_slot_flags[i];
     int expect = 0;
     if (fl.in_use.load(std::memory_order_relaxed) == 0 && fl.in_use.compare_exchange_strong(expect, 1)) {
       Slot* s = &g_slots[i];
+      BackRingPage(s, sizeof *s);
+      LockSlot(s);  // a drainer may look at any slot of the ring
       s->index = i;
       s->tid = static_cast<int>(syscall(SYS_gettid));
       new (s->comp_mem) Compressor(g_window_ticks);
+      new (s->agg_mem) Aggregator();
       s->nbuf = 0;
       s->raw_ops = 0;
       s->next_sweep = 0;
+      UnlockSlot(s);
       t_slot = s;
       pthread_setspecific(g_thread_key, s);
+      uint32_t hwm = static_cast<uint32_t>(i + 1);
+      uint32_t cur = __atomic_load_n(&Hdr()->slots_hwm, __ATOMIC_RELAXED);
+      while (hwm > cur && !__atomic_compare_exchange_n(&Hdr()->slots_hwm, &cur, hwm, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+      }
       return s;
     }
   }
@@ -481,40 +640,26 @@ char g_fmt[kFmtBuf];
 size_t g_fmt_len = 0;
 uint64_t g_fmt_lines = 0;
 
-// The fields every record of this process shares, pre-rendered once per
-// process (and again after fork): most of a record's bytes cost a memcpy.
-char g_prefix[2][640];
-size_t g_prefix_len[2];
-enum PrefixKind { kPrefixTrace = 0, kPrefixTracer = 1 };
+// The fields every record of this process shares (g_fc), pre-rendered once
+// per process (and again after fork): most of a record's bytes cost a memcpy.
+void BuildPrefixes() { trace::BuildPrefixes(&g_fc, g_stream, g_host, g_job, g_pid, g_rank); }
+void FmtCommon(JsonLine& j, PrefixKind kind, int64_t ts_ns) { FormatCommon(j, g_fc, kind, ts_ns, g_seq); }
 
-void BuildPrefixes() {
-  const char* datasets[2] = {"iosonar.trace", "iosonar.tracer"};
-  for (int k = 0; k < 2; ++k) {
-    JsonLine j(g_prefix[k], sizeof g_prefix[k]);
-    j.Raw(",", 1);
-    j.Key(field::kEventDataset);
-    j.Str(datasets[k]);
-    j.KInt(field::kEventStream, static_cast<int64_t>(g_stream));
-    j.KStr(field::kHostName, g_host);
-    if (g_job[0]) j.KStr(field::kJobId, g_job);
-    j.KInt(field::kProcessPid, g_pid);
-    if (g_rank >= 0) j.KInt(field::kProcessRank, g_rank);
-    g_prefix_len[k] = j.ok() ? j.size() : 0;
-  }
-}
-
-void FmtCommon(JsonLine& j, PrefixKind kind, int64_t ts_ns) {
-  j.Begin();
-  j.Key(field::kTimestamp);
-  j.IsoMillis(ts_ns);
-  j.KInt(field::kEventSeq, static_cast<int64_t>(g_seq));
-  j.Raw(g_prefix[kind], g_prefix_len[kind]);
+// What a drainer needs to go on where this process stopped: the next
+// event.seq, the counters, the clock. Under g_fmt_mu, after a send.
+void CommitLocked() {
+  RingHeader* h = Hdr();
+  if (!h) return;
+  h->seq = g_seq;
+  h->started = g_started_emitted;
+  h->records = g_records.load(std::memory_order_relaxed);
+  h->ns_per_tick = g_ns_per_tick;
 }
 
 void FmtSendLocked() {
-  if (g_fmt_len) {
-    if (!Sender().Send(g_fmt, g_fmt_len, g_fmt_lines)) g_dropped.fetch_add(g_fmt_lines, std::memory_order_relaxed);
-  }
+  // Lines the sender can neither send nor spool are counted by the sender
+  // (lines_dropped), once: tracer.dropped adds its counter to ours.
+  if (g_fmt_len) Sender().Send(g_fmt, g_fmt_len, g_fmt_lines);
   g_fmt_len = 0;
   g_fmt_lines = 0;
 }
@@ -542,7 +687,8 @@ void FmtTracerRecordLocked(const char* action) {
     for (int i = 0; i < kMaxThreads; ++i)
       if (g_slot_flags[i].in_use.load(std::memory_order_relaxed)) raw += g_slots[i].raw_ops;
     j.KInt(field::kTracerRawOps, static_cast<int64_t>(raw));
-    j.KInt(field::kTracerRecords, static_cast<int64_t>(g_records.load()));
+    uint64_t drained = Hdr() ? __atomic_load_n(&Hdr()->drained_records, __ATOMIC_RELAXED) : 0;
+    j.KInt(field::kTracerRecords, static_cast<int64_t>(g_records.load() + drained));
     j.KInt(field::kTracerDropped, static_cast<int64_t>(g_dropped.load() + c.lines_dropped));
     j.KInt(field::kTracerSpooled, static_cast<int64_t>(c.lines_spooled));
     j.KInt(field::kTracerWindowNs, g_window_ns);
@@ -551,33 +697,7 @@ void FmtTracerRecordLocked(const char* action) {
 }
 
 void FmtRunLocked(const Run& r, int tid) {
-  FmtLineLocked([&](JsonLine& j) {
-    int64_t start = TicksToEpochNs(r.t_start);
-    int64_t end = TicksToEpochNs(r.t_end);
-    FmtCommon(j, kPrefixTrace, start);
-    j.KInt(field::kProcessTid, tid);
-    j.KStr(field::kIoOp, OpName(r.op));
-    j.KStr(field::kIoLayer, r.layer == kStdio ? "stdio" : "posix");
-    if (r.file_id) {
-      if (const char* p = LookupPath(r.file_id)) j.KStr(field::kFilePath, p);
-      char hex[17];
-      static const char kHex[] = "0123456789abcdef";
-      for (int i = 0; i < 16; ++i) hex[i] = kHex[(r.file_id >> (60 - 4 * i)) & 15];
-      j.KStr(field::kFileId, hex, 16);
-    }
-    if (r.fd >= 0) j.KInt(field::kIoFd, r.fd);
-    if (IsDataOp(r.op)) {
-      if (r.offset >= 0) j.KInt(field::kIoOffset, r.offset);
-      j.KInt(field::kIoSize, r.size);
-      j.KInt(field::kIoBytes, static_cast<int64_t>(r.bytes));
-    }
-    j.KInt(field::kIoCount, static_cast<int64_t>(r.count));
-    if (r.err) j.KInt(field::kIoErrno, r.err);
-    j.KInt(field::kEventStartNs, start);
-    j.KInt(field::kEventEndNs, end > start ? end : start);
-    j.KInt(field::kIoDurationNs, static_cast<int64_t>(static_cast<double>(r.dur) * g_ns_per_tick));
-    j.End();
-  });
+  FmtLineLocked([&](JsonLine& j) { FormatRun(j, g_fc, r, tid, g_seq); });
   g_records.fetch_add(1, std::memory_order_relaxed);
 }
 
@@ -595,8 +715,11 @@ void FlushBuffered(Slot* s) {
   CalibrateClock();
   EmitStartLocked();
   for (int i = 0; i < s->nbuf; ++i) FmtRunLocked(s->buf[i], s->tid);
-  s->nbuf = 0;
   FmtSendLocked();
+  // Only now are the runs out of the ring: a death before this point has a
+  // drainer send them again under the same event.seq (deduplicated).
+  s->nbuf = 0;
+  CommitLocked();
   pthread_mutex_unlock(&g_fmt_mu);
   --t_busy;
 }
@@ -604,6 +727,7 @@ void FlushBuffered(Slot* s) {
 void FlushSlot(Slot* s) {
   SlotSink sink(s);
   s->comp().CloseAll(&sink);
+  s->agg().CloseAll(&sink);
   FlushBuffered(s);
   g_dropped.fetch_add(s->comp().dropped(), std::memory_order_relaxed);
 }
@@ -620,6 +744,7 @@ void FlushAll(const char* action) {
   pthread_mutex_lock(&g_fmt_mu);
   if (g_started_emitted) FmtTracerRecordLocked(action);
   FmtSendLocked();
+  CommitLocked();
   pthread_mutex_unlock(&g_fmt_mu);
   --t_busy;
 }
@@ -631,6 +756,7 @@ void ThreadExit(void* p) {
   LockSlot(s);
   FlushSlot(s);
   s->comp().Reset();
+  s->agg().Reset();
   g_raw_ops.fetch_add(s->raw_ops, std::memory_order_relaxed);
   s->raw_ops = 0;
   UnlockSlot(s);
@@ -670,16 +796,12 @@ void AtForkParent() {
 }
 void AtForkChild() {
   pthread_mutex_init(&g_fmt_mu, nullptr);
-  // Everything buffered belongs to the parent, which will send it.
+  // Everything buffered belongs to the parent, which will send it; the other
+  // threads' slots went with their threads.
+  int my = t_slot ? t_slot->index : -1;
   for (int i = 0; i < kMaxThreads; ++i) {
-    if (!g_slot_flags[i].in_use.load() && !g_slot_flags[i].lock.load()) continue;  // untouched: leave its pages alone
-    g_slot_flags[i].lock.store(0);
-    g_slots[i].nbuf = 0;
-    g_slots[i].raw_ops = 0;
-    g_slots[i].comp().Reset();
-    if (&g_slots[i] != t_slot) g_slot_flags[i].in_use.store(0);
+    if (i != my) g_slot_flags[i].in_use.store(0);
   }
-  if (t_slot) t_slot->tid = static_cast<int>(syscall(SYS_gettid));
   g_ppid = g_pid;
   g_pid = static_cast<int>(syscall(SYS_getpid));
   g_stream = NewStream();
@@ -691,6 +813,39 @@ void AtForkChild() {
   g_raw_ops.store(0);
   g_records.store(0);
   g_dropped.store(0);
+  // The parent's ring is shared memory of the parent's: never written here.
+  // The child makes its own (with the paths known so far) before anything
+  // else touches a slot.
+  if (void* old = g_ring) {
+    g_ring = nullptr;
+    g_slots = nullptr;
+    g_paths = nullptr;
+    g_fc.paths = nullptr;
+    MakeRing();
+    if (g_ring) {
+      int n = g_path_count.load();
+      for (int k = 0; k < n && k < kPathSlots; ++k) {
+        PathSlot& d = g_paths[g_path_used[k]];
+        BackRingPage(&d, sizeof d);
+        memcpy(&d, &RingPaths(old)[g_path_used[k]], sizeof d);
+      }
+    }
+    if (g_ring && my >= 0) {
+      Slot* s = &g_slots[my];
+      BackRingPage(s, sizeof *s);
+      s->index = my;
+      new (s->comp_mem) Compressor(g_window_ticks);
+      new (s->agg_mem) Aggregator();
+      t_slot = s;
+      pthread_setspecific(g_thread_key, s);
+      Hdr()->slots_hwm = static_cast<uint32_t>(my + 1);
+    } else if (my >= 0) {
+      g_slot_flags[my].in_use.store(0);
+      t_slot = nullptr;
+    }
+    munmap(old, kRingBytes);
+  }
+  if (t_slot) t_slot->tid = static_cast<int>(syscall(SYS_gettid));
   Sender().AfterForkChild(g_stream);
   BuildPrefixes();
   --t_busy;
@@ -713,13 +868,16 @@ void Init() {
   g_tick0 = Ticks();
   if (g_use_tsc) {  // a first rate for window arithmetic; refined at every flush
     while (ClockNs(CLOCK_MONOTONIC) - g_mono0 < 200000) __builtin_ia32_pause();
-    CalibrateClock();
   }
+  CalibrateClock();
   if (const char* w = getenv("IOSONAR_WINDOW_MS"); w && *w) {
     long ms = strtol(w, nullptr, 10);
     if (ms >= 0) g_window_ns = ms * 1000000;
   }
   g_window_ticks = NsToTicks(g_window_ns);
+  if (const char* b = getenv("IOSONAR_DETAIL_BUDGET"); b && *b) g_budget = strtoull(b, nullptr, 10);
+  g_budget_interval_ticks = NsToTicks(1000000000);
+  if (g_budget_interval_ticks == 0) g_budget_interval_ticks = 1;
   g_sweep_ticks = NsToTicks(g_window_ns > 0 ? g_window_ns / 4 : 250000000);
   if (gethostname(g_host, sizeof g_host - 1) != 0) strcpy(g_host, "unknown");
   CopyEnv("SLURM_JOB_ID", g_job, sizeof g_job);
@@ -775,6 +933,7 @@ void Finish(const char* action) {
   if (!g_state.compare_exchange_strong(expect, kFinished)) return;
   FlushAll(action);
   Sender().Close();
+  RetireRing();
 }
 
 __attribute__((destructor)) void Dtor() { Finish("exit"); }
@@ -808,6 +967,7 @@ __attribute__((noinline)) void RecordSlow(Slot* s, const RawOp& op, bool extende
   if (op.t1 >= s->next_sweep) {
     SlotSink sink(s);
     s->comp().CloseExpired(op.t1, &sink);
+    if (s->agg().open()) s->agg().CloseBefore(BudgetEpoch(op.t1), &sink);
     if (s->nbuf) FlushBuffered(s);
     s->next_sweep = op.t1 + g_sweep_ticks;
   }
@@ -892,7 +1052,10 @@ int OpenOp(Layer layer, int dirfd, const char* path, int flags, Call&& call) {
   if (!s) {
     int fd = call();
     // Excluded paths are never traced; otherwise classify on first use.
-    if (fd >= 0 && fd < kMaxFds) g_fds[fd].kind = (path && !id && g_state.load() == kActive && !t_busy) ? kFdIgnored : kFdUnknown;
+    if (fd >= 0 && fd < kMaxFds) {
+      MarkFd(fd);
+      g_fds[fd].kind = (path && !id && g_state.load() == kActive && !t_busy) ? kFdIgnored : kFdUnknown;
+    }
     return fd;
   }
   ++t_busy;
@@ -910,9 +1073,7 @@ int OpenOp(Layer layer, int dirfd, const char* path, int flags, Call&& call) {
 
 // The fd is gone (closed or replaced by dup2): close its runs in this thread.
 void ForgetFd(int fd) {
-  if (fd < 0) return;
-  if (SenderOwns(fd)) Sender().ForgetFd(fd);
-  if (fd >= kMaxFds) return;
+  if (fd < 0 || fd >= kMaxFds) return;
   if (Slot* s = t_slot; s && g_fds[fd].kind == kFdTraced) {
     LockSlot(s);
     SlotSink sink(s);
@@ -924,7 +1085,50 @@ void ForgetFd(int fd) {
 
 void CopyFd(int from, int to) {
   if (from < 0 || to < 0 || from >= kMaxFds || to >= kMaxFds) return;
+  MarkFd(to);
   g_fds[to] = g_fds[from];
+}
+
+// The program closed [first, last]: forget what we knew of those fds.
+void ForgetRange(unsigned first, unsigned last) {
+  int hi = __atomic_load_n(&g_fd_hwm, __ATOMIC_RELAXED);
+  if (static_cast<int64_t>(last) > hi) last = hi < 0 ? 0 : static_cast<unsigned>(hi);
+  for (int64_t fd = first; fd <= static_cast<int64_t>(last) && fd < kMaxFds; ++fd)
+    if (g_fds[fd].kind != kFdUnknown) ForgetFd(static_cast<int>(fd));
+}
+
+// Our own descriptors are not the program's: they are protected from its
+// close, close_range, closefrom, dup2 and dup3 (the tracer's own calls, under
+// t_busy, are not the program's).
+inline bool Protected(int fd) { return !t_busy && fd >= 0 && SenderOwns(fd); }
+
+// close_range(first, last, flags) that leaves our descriptors open: the range
+// is split around them, so the program's other descriptors still close.
+// Raw system calls; returns 0 or -1 with errno (ENOSYS from an old kernel).
+int CloseRangeAround(unsigned first, unsigned last, int flags) {
+  int own[4];
+  int n = (g_sender_ready && !t_busy && !(flags & CLOSE_RANGE_CLOEXEC) && first <= last) ? Sender().OwnFds(own, 4) : 0;
+  if (n == 2 && own[0] > own[1]) std::swap(own[0], own[1]);
+  unsigned lo = first;
+  int rc = 0, err = 0;
+  auto close_part = [&](unsigned a, unsigned b) {
+    if (syscall(SYS_close_range, a, b, flags) != 0 && rc == 0) {
+      rc = -1;
+      err = errno;
+    }
+  };
+  bool done = false;
+  for (int i = 0; i < n && !done; ++i) {
+    unsigned o = static_cast<unsigned>(own[i]);
+    if (o < lo || o > last) continue;
+    if (o > lo) close_part(lo, o - 1);
+    done = o == last;
+    lo = o + 1;
+  }
+  if (!done && lo <= last) close_part(lo, last);
+  if (n == 0 && first > last) close_part(first, last);  // the kernel's EINVAL, as without us
+  if (rc != 0) errno = err;
+  return rc;
 }
 
 DECLARE_REAL(open);
@@ -1041,6 +1245,10 @@ EXPORT int creat64(const char* path, mode_t mode) {
   return OpenOp(kPosix, AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC, [&] { return REAL(creat64)(path, mode); });
 }
 EXPORT int close(int fd) {
+  if (Protected(fd)) {  // not the program's: to it, this number is not open
+    errno = EBADF;
+    return -1;
+  }
   int r = MetaOp(kOpClose, kPosix, fd, 0, [&] { return REAL(close)(fd); });
   int e = errno;
   if (r == 0 || e != EBADF) ForgetFd(fd);
@@ -1155,18 +1363,55 @@ EXPORT int mkdirat(int dirfd, const char* p, mode_t m) {
 EXPORT int rmdir(const char* p) { return MetaOp(kOpRmdir, kPosix, -1, PathId(AT_FDCWD, p), [&] { return REAL(rmdir)(p); }); }
 
 // ---------------------------------------------------------------- dup
+// glibc 2.34+ exports both; closefrom calls its internal close_range, not
+// this one, so it is wrapped too.
+EXPORT int close_range(unsigned first, unsigned last, int flags) {
+  int r = CloseRangeAround(first, last, flags);
+  int e = errno;
+  if (r == 0 && !(flags & CLOSE_RANGE_CLOEXEC)) ForgetRange(first, last);
+  errno = e;
+  return r;
+}
+EXPORT void closefrom(int lowfd) {
+  int e = errno;
+  unsigned lo = lowfd < 0 ? 0u : static_cast<unsigned>(lowfd);
+  if (CloseRangeAround(lo, ~0u, 0) != 0) {
+    // No close_range (kernel < 5.9): close one by one up to the limit, ours excepted.
+    struct rlimit rl;
+    unsigned top = syscall(SYS_getrlimit, RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < (1u << 20) ? static_cast<unsigned>(rl.rlim_cur) : 1u << 20;
+    for (unsigned fd = lo; fd < top; ++fd)
+      if (!Protected(static_cast<int>(fd))) syscall(SYS_close, fd);
+  }
+  ForgetRange(lo, ~0u);
+  errno = e;
+}
+
 EXPORT int dup(int fd) {
+  if (Protected(fd)) {
+    errno = EBADF;
+    return -1;
+  }
   int r = MetaOp(kOpDup, kPosix, fd, 0, [&] { return REAL(dup)(fd); });
   if (r >= 0) CopyFd(fd, r);
   return r;
 }
 EXPORT int dup2(int fd, int fd2) {
+  if (Protected(fd)) {
+    errno = EBADF;
+    return -1;
+  }
+  if (fd != fd2 && Protected(fd2)) Sender().Relocate(fd2);  // the number becomes the program's
   if (fd != fd2) ForgetFd(fd2);
   int r = MetaOp(kOpDup, kPosix, fd, 0, [&] { return REAL(dup2)(fd, fd2); });
   if (r >= 0 && fd != fd2) CopyFd(fd, r);
   return r;
 }
 EXPORT int dup3(int fd, int fd2, int flags) {
+  if (Protected(fd)) {
+    errno = EBADF;
+    return -1;
+  }
+  if (fd != fd2 && Protected(fd2)) Sender().Relocate(fd2);
   if (fd != fd2) ForgetFd(fd2);
   int r = MetaOp(kOpDup, kPosix, fd, 0, [&] { return REAL(dup3)(fd, fd2, flags); });
   if (r >= 0) CopyFd(fd, r);
@@ -1246,7 +1491,10 @@ EXPORT void rewind(FILE* fp) {
 // exec replaces the image: send everything first. The new image loads the
 // tracer again from LD_PRELOAD and starts a new stream.
 static void BeforeExec() {
-  if (g_state.load() == kActive && !t_busy) FlushAll("exec");
+  if (g_state.load() == kActive && !t_busy) {
+    FlushAll("exec");
+    RetireRing();  // the new image makes its own
+  }
 }
 EXPORT int execve(const char* p, char* const argv[], char* const envp[]) {
   BeforeExec();

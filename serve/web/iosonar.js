@@ -41,7 +41,7 @@
         return o;
       })),
       axes: [names ? { values: function (u, vals) { return vals.map(function (v) { return names[v] || ''; }); } } : {},
-             { size: 80, values: function (u, vals) { return vals.map(function (v) { return human(v) + unit; }); } }],
+             { size: 96, values: function (u, vals) { return vals.map(function (v) { return human(v) + unit; }); } }],
       tzDate: function (ts) { return uPlot.tzDate(new Date(ts * 1e3), 'Etc/UTC'); }
     };
     new uPlot(opts, [xs].concat(series.map(function (s) { return s.y; })), el);

@@ -2,7 +2,8 @@
 // call (ns and callgrind instructions), first-pass compression ratios and
 // bytes on the wire, and the RSS the tracer adds.
 //
-//   bench_tracer [--pairs N] [--quick]
+//   bench_tracer [--pairs N] [--quick] [--lib PATH] [--only overhead,percall,fio4k,compression,memory]
+// --lib measures another build of the tracer (an older one, for before/after).
 // Needs fio and valgrind on PATH, the build tree's libiosonar-trace.so and
 // tp_pattern. Traced and untraced runs alternate so both see the same noise.
 #include <rapidjson/document.h>
@@ -89,13 +90,14 @@ double FioBw(const std::string& json, const char* dir) {
   return static_cast<double>(d["jobs"][0][dir]["bw_bytes"].GetInt64());
 }
 
-void Overhead(const char* bs, const char* size, int pairs, int seconds) {
+void Overhead(const char* bs, const char* size, int pairs, int seconds, const char* rw = "write") {
   std::string file = g_dir + "/fio.dat";
+  const char* dir = strstr(rw, "read") ? "read" : "write";
   // Time-based runs over a page-cache file: every run lasts the same, long
   // enough that start-up and the tracer's exit flush do not count.
   // Pinned to one CPU (taskset, util-linux): on these VMs the spread of
   // unpinned tmpfs runs is +-30 %, pinned a few %.
-  std::vector<std::string> fio{"taskset", "-c", "1", "fio", "--name=o", "--filename=" + file, "--rw=write", std::string("--bs=") + bs,
+  std::vector<std::string> fio{"taskset", "-c", "1", "fio", "--name=o", "--filename=" + file, std::string("--rw=") + rw, std::string("--bs=") + bs,
                                std::string("--size=") + size, "--time_based", "--runtime=" + std::to_string(seconds),
                                "--output-format=json"};
   RunCmd(fio, {});  // warm up: file exists, page cache populated
@@ -104,11 +106,11 @@ void Overhead(const char* bs, const char* size, int pairs, int seconds) {
     // Alternate which runs first, so drift does not favour one side.
     double a, b;
     if (i % 2 == 0) {
-      a = FioBw(RunCmd(fio, {}).out, "write");
-      b = FioBw(RunCmd(fio, TraceEnv(g_dir + "/trace.jsonl")).out, "write");
+      a = FioBw(RunCmd(fio, {}).out, dir);
+      b = FioBw(RunCmd(fio, TraceEnv(g_dir + "/trace.jsonl")).out, dir);
     } else {
-      b = FioBw(RunCmd(fio, TraceEnv(g_dir + "/trace.jsonl")).out, "write");
-      a = FioBw(RunCmd(fio, {}).out, "write");
+      b = FioBw(RunCmd(fio, TraceEnv(g_dir + "/trace.jsonl")).out, dir);
+      a = FioBw(RunCmd(fio, {}).out, dir);
     }
     plain.push_back(a);
     traced.push_back(b);
@@ -116,21 +118,23 @@ void Overhead(const char* bs, const char* size, int pairs, int seconds) {
     unlink((g_dir + "/trace.jsonl").c_str());
   }
   std::sort(over.begin(), over.end());
-  std::printf("fio seq write bs=%-3s file=%-4s %ds  untraced median %8.1f MiB/s  traced median %8.1f MiB/s  "
-              "overhead median %+5.2f%% (pairs %d, spread %+.2f%% .. %+.2f%%, ratio of medians %+.2f%%)\n",
-              bs, size, seconds, Median(plain) / 1048576, Median(traced) / 1048576, Median(over), pairs, over.front(), over.back(),
-              (1 - Median(traced) / Median(plain)) * 100);
+  std::printf("fio %s bs=%-3s file=%-4s %ds  untraced median %8.1f MiB/s  traced median %8.1f MiB/s  "
+              "overhead median %+5.2f%% (pairs %d, spread %+.2f%% .. %+.2f%%, ratio of medians %+.2f%%, traced/untraced %.3f)\n",
+              rw, bs, size, seconds, Median(plain) / 1048576, Median(traced) / 1048576, Median(over), pairs, over.front(), over.back(),
+              (1 - Median(traced) / Median(plain)) * 100, Median(traced) / Median(plain));
   unlink(file.c_str());
 }
 
-void PerCall(int reps, const char* mode, const char* what) {
+void PerCall(int reps, const char* mode, const char* what, const std::map<std::string, std::string>& extra = {}) {
   std::string file = g_dir + "/loop.dat";
   const long n = 1000000;
   std::vector<std::string> loop{g_bin + "/test/tp_pattern", mode, file, "4096", std::to_string(n)};
   double best_plain = 1e9, best_traced = 1e9;
   for (int i = 0; i < reps; ++i) {
     best_plain = std::min(best_plain, RunCmd(loop, {}).wall_s);
-    best_traced = std::min(best_traced, RunCmd(loop, TraceEnv(g_dir + "/t.jsonl")).wall_s);
+    auto te = TraceEnv(g_dir + "/t.jsonl");
+    te.insert(extra.begin(), extra.end());
+    best_traced = std::min(best_traced, RunCmd(loop, te).wall_s);
     unlink((g_dir + "/t.jsonl").c_str());
   }
   std::printf("%s (%ld calls, min of %d): untraced %.1f ns/call, traced %.1f ns/call, added %.1f ns/call\n", what, n,
@@ -146,6 +150,7 @@ void PerCall(int reps, const char* mode, const char* what) {
     std::vector<std::string> v{"valgrind", "--tool=callgrind", "--callgrind-out-file=" + cg, g_bin + "/test/tp_pattern",
                                mode, file, "4096", std::to_string(calls)};
     auto env = traced ? TraceEnv(g_dir + "/cg.jsonl") : std::map<std::string, std::string>{};
+    if (traced) env.insert(extra.begin(), extra.end());
     // The flusher thread wakes on wall-clock time, and valgrind slows the
     // program ~50x: leave it out so the count is the per-call cost alone.
     if (traced) env["IOSONAR_FLUSHER"] = "0";
@@ -198,6 +203,7 @@ void Compression() {
       {"fio seq write 4k 256m", {"fio", "--name=c", "--filename=" + f, "--rw=write", "--bs=4k", "--size=256m"}},
       {"fio seq read 4k 256m", {"fio", "--name=c", "--filename=" + f, "--rw=read", "--bs=4k", "--size=256m"}},
       {"fio rand write 4k 64m", {"fio", "--name=c", "--filename=" + f, "--rw=randwrite", "--bs=4k", "--size=64m"}},
+      {"fio rand read 4k 512m", {"fio", "--name=c", "--filename=" + f, "--rw=randread", "--bs=4k", "--size=512m"}},
       {"seq write 4k x 65536 (tp_pattern)", {tp, "seq-write", f, "4096", "65536"}},
       {"rand write 4k x 16384 (tp_pattern)", {tp, "rand-write", f, "4096", "16384"}},
       {"strided shared file, 4 procs x 4096 x 4k", {tp, "strided", f, "4096", "4096", "4"}},
@@ -206,7 +212,7 @@ void Compression() {
   for (const auto& c : cases) {
     unlink(t.c_str());
     if (c.name.find("read") != std::string::npos)
-      RunCmd({"fio", "--name=lay", "--filename=" + f, "--rw=write", "--bs=1M", "--size=256m"}, {});
+      RunCmd({"fio", "--name=lay", "--filename=" + f, "--rw=write", "--bs=1M", c.name.find("512m") != std::string::npos ? "--size=512m" : "--size=256m"}, {});
     RunCmd(c.argv, TraceEnv(t));
     Ratio r = CountTrace(t);
     std::printf("%-42s %10lld %8lld %10.1f %12.2f %12.1f\n", c.name.c_str(), r.raw, r.records,
@@ -237,26 +243,47 @@ void Memory() {
 int main(int argc, char** argv) {
   int pairs = 11;
   bool quick = false;
+  std::string only;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--pairs") && i + 1 < argc) pairs = std::atoi(argv[++i]);
     if (!std::strcmp(argv[i], "--quick")) quick = true;
+    if (!std::strcmp(argv[i], "--lib") && i + 1 < argc) g_lib = argv[++i];
+    if (!std::strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
   }
+  auto want = [&](const char* s) { return only.empty() || ("," + only + ",").find(std::string(",") + s + ",") != std::string::npos; };
   char tmpl[] = "/dev/shm/iosonar-bench-XXXXXX";
   char tmpl2[] = "/tmp/iosonar-bench-XXXXXX";
   const char* d = mkdtemp(tmpl);
   if (!d) d = mkdtemp(tmpl2);
   g_dir = d;
-  std::printf("work directory %s (tmpfs when /dev/shm exists)\n\n", g_dir.c_str());
-  std::printf("== overhead on fio (traced vs untraced, alternating)\n");
-  Overhead("1M", "64m", quick ? 3 : pairs, quick ? 1 : 2);
-  Overhead("4k", "64m", quick ? 3 : pairs, quick ? 1 : 2);
-  std::printf("\n== cost per intercepted call\n");
-  PerCall(quick ? 2 : 9, "pwrite-loop", "sequential 4 KiB pwrite loop, runs compress");
-  PerCall(quick ? 2 : 9, "pwrite-same", "4 KiB pwrite at one offset, one record per call");
-  std::printf("\n== first-pass compression\n");
-  Compression();
-  std::printf("\n== memory\n");
-  Memory();
+  std::printf("work directory %s (tmpfs when /dev/shm exists), tracer %s\n\n", g_dir.c_str(), g_lib.c_str());
+  if (want("overhead")) {
+    std::printf("== overhead on fio (traced vs untraced, alternating)\n");
+    Overhead("1M", "64m", quick ? 3 : pairs, quick ? 1 : 2);
+    Overhead("4k", "64m", quick ? 3 : pairs, quick ? 1 : 2);
+  }
+  if (want("fio4k")) {
+    std::printf("\n== fio 4 KiB random read and sequential write (traced vs untraced, alternating)\n");
+    Overhead("4k", "256m", quick ? 3 : pairs, quick ? 1 : 2, "randread");
+    Overhead("4k", "64m", quick ? 3 : pairs, quick ? 1 : 2, "write");
+  }
+  if (want("percall")) {
+    std::printf("\n== cost per intercepted call\n");
+    PerCall(quick ? 2 : 9, "pwrite-loop", "sequential 4 KiB pwrite loop, runs compress");
+    PerCall(quick ? 2 : 9, "pwrite-same", "4 KiB pwrite at one offset, one record per call");
+    PerCall(quick ? 2 : 9, "pwrite-rand", "4 KiB pwrite at never-adjacent random offsets, one record per call");
+    // Past the detail budget (here from the first second: 10 records/s) runs fold into aggregates.
+    PerCall(quick ? 2 : 9, "pwrite-rand", "the same past the detail budget (IOSONAR_DETAIL_BUDGET=10)",
+            {{"IOSONAR_DETAIL_BUDGET", "10"}});
+  }
+  if (want("compression")) {
+    std::printf("\n== first-pass compression\n");
+    Compression();
+  }
+  if (want("memory")) {
+    std::printf("\n== memory\n");
+    Memory();
+  }
   std::string rm = "rm -rf " + g_dir;
   return system(rm.c_str()) == 0 ? 0 : 1;
 }

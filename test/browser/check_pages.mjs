@@ -65,6 +65,7 @@ await asUser('daemon', async (page) => {
   const list = await page.goto(`${base}/jobs`);
   const text = await page.textContent('table.jobs');
   if (list.status() !== 200 || !text.includes('101') || text.includes('bins-app')) fail('daemon /jobs: wrong list');
+  await page.screenshot({ path: `${out}/jobs.png`, fullPage: true });
 });
 await asUser('bin', async (page) => {
   await checkJob(page, 'bin', '102', 'job-102.png');

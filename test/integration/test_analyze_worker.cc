@@ -91,6 +91,20 @@ TEST_CASE("analyze: a job that ends while the worker is stopped is analysed afte
   }
   const std::string log = ReadFile(dir / "worker2.log");
   CHECK(log.find("job 3004: normal") < log.find("job 3005: anomalous"));
+  // The result records, stored (as the collector stores the worker's
+  // --output in a deployment), give the daily report its anomaly section.
+  auto c = Run({IosonarBin(), "collect", "--store", store, "--from-file", out});
+  REQUIRE(c.exit_code == 0);
+  auto rep = Run({IosonarBin(), "report", "--store", store, "--from", "2026-11-22T00:00:00Z", "--to",
+                  "2026-11-22T01:00:00Z", "--html", dir / "report.html", "--text", dir / "report.txt"});
+  INFO(rep.err);
+  REQUIRE(rep.exit_code == 0);
+  const std::string text = ReadFile(dir / "report.txt");
+  const size_t at = text.find("I/O anomalies\n");
+  REQUIRE(at != std::string::npos);
+  const std::string section = text.substr(at, text.find("\n\n", at) - at);
+  CHECK(section == "I/O anomalies\n  job 3005: 4.0x its history");  // 3003 and 3004 are not anomalous
+  CHECK(ReadFile(dir / "report.html").find("<h2>I/O anomalies") != std::string::npos);
   // A job id that is not one is refused.
   auto bad = Run({IosonarBin(), "analyze", "--queue", queue, "--enqueue", "../x"});
   CHECK(bad.exit_code == 2);

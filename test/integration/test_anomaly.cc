@@ -7,6 +7,7 @@
 
 #include <catch2/catch.hpp>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -120,6 +121,35 @@ TEST_CASE("anomaly: normal runs normal, slow forwarding node and slow OST + stor
       fwd_named = true;
     }
   CHECK(fwd_named);
+  // Cross-layer attribution: an OST still listed got all its traffic from
+  // ranks behind fwd001 (nodes 4-7: the other layer gives no evidence); the
+  // OSTs that also served ranks elsewhere are explained by fwd001.
+  std::map<std::string, std::set<int>> ranks_on;  // OST -> ranks of job 3007 writing to it
+  for (const auto& L : maps["layouts"].GetArray())
+    if (std::string(L["job_id"].GetString()) == "3007") {
+      const std::string path = L["path"].GetString();
+      char ost[32];
+      std::snprintf(ost, sizeof ost, "simfs-OST%04x", L["osts"][0].GetInt());
+      ranks_on[ost].insert(std::stoi(path.substr(path.rfind('.') + 1)));
+    }
+  for (const auto& o : d["server_outliers"].GetArray())
+    if (std::string(o["kind"].GetString()) == "ost")
+      for (int rk : ranks_on[o["name"].GetString()]) CHECK((rk >= 4 && rk <= 7));
+  REQUIRE(d["explained_servers"].IsArray());
+  std::set<std::string> explained;
+  for (const auto& o : d["explained_servers"].GetArray()) explained.insert(o["name"].GetString());
+  for (const auto& [ost, rs] : ranks_on) {  // both kinds of ranks: lagging only through fwd001
+    bool slow = false, fast = false;
+    for (int rk : rs) (rk >= 4 && rk <= 7 ? slow : fast) = true;
+    if (slow && fast) CHECK(explained.count(ost) == 1);
+  }
+  for (const auto& o : d["explained_servers"].GetArray()) {
+    CHECK(std::string(o["kind"].GetString()) == "ost");
+    CHECK(std::string(o["explained_by"].GetString()) == "fwd001");
+    bool elsewhere = false;
+    for (int rk : ranks_on[o["name"].GetString()]) elsewhere |= rk < 4 || rk > 7;
+    CHECK(elsewhere);
+  }
 
   // On the slow OST beside the storm: anomalous, the storm first with
   // high_mdops (it shares fwd003), the OST named.
@@ -209,7 +239,8 @@ TEST_CASE("anomaly: history from the job database, results in MySQL and as recor
   TempDir dir;
   const std::string store = dir / "store";
   auto args = SimArgs(store, dir.path());
-  args.insert(args.end(), {"--slow-fwd", "1", "--slow-fwd-from", "360", "--slow-fwd-to", "420", "--mysql", db.url()});
+  // fwd003 (nodes 12-15: two of the application's ranks and the storm) is slow for runs 3007 and 3008.
+  args.insert(args.end(), {"--slow-fwd", "3", "--slow-fwd-from", "360", "--slow-fwd-to", "480", "--mysql", db.url()});
   auto r = Run(args);
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
@@ -224,7 +255,15 @@ TEST_CASE("anomaly: history from the job database, results in MySQL and as recor
   std::string fwd;
   for (const auto& o : d["server_outliers"].GetArray())
     if (std::string(o["kind"].GetString()) == "forwarding") fwd += std::string(o["name"].GetString()) + " ";
-  CHECK(fwd == "fwd001 ");
+  CHECK(fwd == "fwd003 ");
+  // The neighbours' nodes are mapped from the job database too: the storm shares fwd003.
+  auto a8 = Run({IosonarBin(), "anomaly", "3008", "--store", store, "--mysql", db.url(), "--format", "json"});
+  REQUIRE(a8.exit_code == 0);
+  auto d8 = Json(a8);
+  CHECK(std::string(d8["verdict"].GetString()) == "anomalous");
+  REQUIRE(d8["neighbours"].Size() >= 1);
+  CHECK(std::string(d8["neighbours"][0]["job_id"].GetString()) == "3999");
+  CHECK(std::string(d8["neighbours"][0]["shared"][0].GetString()) == "fwd003");
   a = Run({IosonarBin(), "anomaly", "3005", "--store", store, "--mysql", db.url(), "--format", "json"});
   REQUIRE(a.exit_code == 0);
   CHECK(std::string(Json(a)["verdict"].GetString()) == "normal");
@@ -241,13 +280,20 @@ TEST_CASE("anomaly: history from the job database, results in MySQL and as recor
                 "SELECT kind, server FROM job_server_outlier WHERE job_id = 3007 AND kind = 'forwarding'"});
   INFO(q.err);
   REQUIRE(q.exit_code == 0);
-  CHECK(q.out == "3005\tnormal\t4\n3007\tanomalous\t6\nforwarding\tfwd001\n");
+  CHECK(q.out == "3005\tnormal\t4\n3007\tanomalous\t6\n3008\tanomalous\t7\nforwarding\tfwd003\n");
 
   // The job summary shows the verdict (a light touch: one line under the job's metadata).
   auto js = Run({IosonarBin(), "job-summary", "3007", "--store", store, "--mysql", db.url()});
   INFO(js.err);
   REQUIRE(js.exit_code == 0);
   CHECK(js.out.find("I/O anomaly: anomalous against 6 earlier runs, slowest phase 4.0x its history") != std::string::npos);
+  js = Run({IosonarBin(), "job-summary", "3007", "--store", store, "--mysql", db.url(), "--format", "json"});
+  REQUIRE(js.exit_code == 0);
+  auto jd = Json(js);
+  REQUIRE(jd.HasMember("anomaly"));
+  CHECK(std::string(jd["anomaly"]["verdict"].GetString()) == "anomalous");
+  CHECK(jd["anomaly"]["history_runs"].GetInt() == 6);
+  CHECK(jd.HasMember("job"));
   js = Run({IosonarBin(), "job-summary", "3001", "--store", store, "--mysql", db.url()});
   REQUIRE(js.exit_code == 0);
   CHECK(js.out.find("I/O anomaly") == std::string::npos);  // never analysed

@@ -11,8 +11,10 @@
 #include <random>
 #include <string>
 
+#include "core/jobdb/jobdb.h"
 #include "core/transport/lumberjack_sender.h"
 #include "test/testutil/golden.h"
+#include "test/testutil/mariadb_server.h"
 #include "test/testutil/testutil.h"
 
 using namespace iosonar;
@@ -127,4 +129,55 @@ TEST_CASE("collector --auth munge: an authenticated sender is stored, and none, 
                 " may send only iosonar.trace and iosonar.tracer records, not iosonar.oss") != std::string::npos);
   CHECK(dl.find("auth: a record for host 'n9' on a connection authenticated for host 'n1'") != std::string::npos);
   CHECK(dl.find("auth: credential refused: munge: Replayed credential") != std::string::npos);
+}
+
+TEST_CASE("collector --auth munge --mysql: a user's records only for the user's own jobs", "[collector][auth]") {
+  Munged m;
+  MariaDbServer db;
+  {
+    auto j = JobDb::Open(db.url());
+    REQUIRE(j.ok());
+    REQUIRE(j.value()->Migrate().ok());
+    const passwd* nobody = getpwnam("nobody");
+    REQUIRE(nobody);
+    JobRecord mine, theirs;
+    mine.cluster = theirs.cluster = "c1";
+    mine.job_id = 7;
+    mine.uid = nobody->pw_uid;
+    theirs.job_id = 8;
+    theirs.uid = 0;
+    mine.source = theirs.source = "prolog";
+    REQUIRE(j.value()->Upsert(mine).ok());
+    REQUIRE(j.value()->Upsert(theirs).ok());
+  }
+  TempDir tmp;
+  const int port = FreePort();
+  Child c({IosonarBin(), "collect", "--store", tmp / "st", "--listen", "tcp://127.0.0.1:" + std::to_string(port),
+           "--auth", "munge", "--munge-socket", m.sock, "--mysql", db.url()},
+          {}, tmp / "collect.log");
+  REQUIRE(WaitUntil([&] { return CanConnect(port); }, 20000));
+  const passwd* nobody = getpwnam("nobody");
+  auto cred = Run({"setpriv", "--reuid=" + std::to_string(nobody->pw_uid), "--regid=" + std::to_string(nobody->pw_gid),
+                   "--clear-groups", "munge", "-S", m.sock, "-s", "n1"});
+  REQUIRE(cred.exit_code == 0);
+  std::string credential = cred.out;
+  while (!credential.empty() && credential.back() == '\n') credential.pop_back();
+  auto job = [](const std::string& line, const std::string& id) {
+    std::string l = line;
+    l.replace(l.find("\"job.id\":\"7\""), 12, "\"job.id\":\"" + id + "\"");
+    return l;
+  };
+  int fd = ConnectLoopback(port);
+  REQUIRE(fd >= 0);
+  SendAll(fd, "{\"iosonar.auth\":\"munge\",\"credential\":\"" + credential + "\"}\n" +
+                  Record("iosonar.trace", "n1", 1) +               // job 7: nobody's own
+                  job(Record("iosonar.trace", "n1", 2), "8") +     // job 8: root's
+                  job(Record("iosonar.trace", "n1", 3), "999"));  // not in the database (yet): taken
+  close(fd);
+  REQUIRE(WEXITSTATUS(c.Stop(30000)) == 0);
+  INFO(ReadFile(tmp / "collect.log"));
+  CHECK(Stored(tmp / "st", "iosonar.trace") == 2);
+  CHECK(ReadFile(tmp / "st/deadletter.jsonl")
+            .find("auth: job 8 belongs to uid 0, not to the credential's uid " + std::to_string(nobody->pw_uid)) !=
+        std::string::npos);
 }

@@ -199,3 +199,55 @@ TEST_CASE("LASSi: a metadata storm after normal days, against the stored baselin
     CHECK(aw[i]["risk_mds"].GetDouble() == Approx(es["app_windows"][i]["risk_mds"].GetDouble()).epsilon(1e-5));
   }
 }
+
+TEST_CASE("LASSi: simulate --storm after normal days of the generated jobs (ids reused day after day)",
+          "[lassi][report][baseline]") {
+  test::TempDir tmp;
+  const std::string store = tmp / "store";
+  std::string apps;
+  for (int d = 0; d < 4; ++d) {
+    std::vector<std::string> a = {test::IosonarBin(), "simulate", "--store", store, "--seed", std::to_string(d + 1),
+                                  "--start", std::to_string((kDay0 + d * 86400) * kS), "--nodes", "16", "--osts", "8",
+                                  "--duration", "7200", "--no-trace", "--no-client", "--apps",
+                                  tmp / ("apps" + std::to_string(d) + ".tsv")};
+    if (d == 3) a.push_back("--storm");
+    auto r = test::Run(a);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    apps += test::ReadFile(tmp / ("apps" + std::to_string(d) + ".tsv"));
+  }
+  test::WriteFile(tmp / "apps.tsv", apps);
+  auto b = test::Run({test::IosonarBin(), "lassi", "baseline", "--store", store, "--from", "2026-11-22T00:00:00Z", "--to",
+                      "2026-11-25T00:00:00Z", "--apps", tmp / "apps.tsv"});
+  INFO(b.out << b.err);
+  REQUIRE(b.exit_code == 0);
+  // 4 generated jobs x 2 hours x 3 days: the reused ids are not one long run of zeros.
+  CHECK(b.out.find("24 application windows") != std::string::npos);
+  auto r = test::Run({test::IosonarBin(), "report", "--store", store, "--day", "2026-11-25", "--apps", tmp / "apps.tsv",
+                      "--html", tmp / "r.html", "--json", tmp / "r.json", "--text", tmp / "r.txt"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  auto d = Json(test::ReadFile(tmp / "r.json"));
+  const auto& fw = d["lassi"]["fs_windows"];
+  const auto& aw = d["lassi"]["app_windows"];
+  REQUIRE(fw.Size() == 2);
+  // The storm job (id 1999) is the whole day: its application is in both windows with risk_mds > 0.
+  std::string storm_app;
+  for (const auto& line : test::SplitLines(apps))
+    if (line.rfind("1999\t", 0) == 0) storm_app = line.substr(5);
+  REQUIRE_FALSE(storm_app.empty());
+  for (const auto& f : fw.GetArray()) {
+    double so = 0, sm = 0, storm = 0;
+    for (const auto& a : aw.GetArray())
+      if (std::string(a["start"].GetString()) == f["start"].GetString()) {
+        so += a["risk_oss"].GetDouble();
+        sm += a["risk_mds"].GetDouble();
+        if (a["app"].GetString() == storm_app) storm = a["risk_mds"].GetDouble();
+      }
+    INFO(f["start"].GetString());
+    CHECK(storm > 0);
+    CHECK(f["risk_mds"].GetDouble() > 0);
+    CHECK(f["risk_oss"].GetDouble() == Approx(so).margin(1e-9));
+    CHECK(f["risk_mds"].GetDouble() == Approx(sm).margin(1e-9));
+  }
+}

@@ -83,7 +83,7 @@ TEST_CASE("lassi and slowdown write MySQL rows and Redis keys", "[lassi][report]
   CHECK(redis.Command({"EXISTS", "iosonar:lassi:all:2026-11-20T00:00:00.000Z:2026-11-21T00:00:00.000Z:3600"}) == "1");
   CHECK(l.err.find("WARNING: no stored LASSi baseline") != std::string::npos);
 
-  // A baseline into lassi_baseline (migration 027); lassi then uses it and says so.
+  // A baseline into lassi_baseline (migration 036); lassi then uses it and says so.
   auto b = test::Run({test::IosonarBin(), "lassi", "baseline", "--store", tmp / "store", "--from",
                       "2026-11-20T00:00:00Z", "--to", "2026-11-21T00:00:00Z", "--mysql", db.url(), "--name", "day1"});
   INFO(b.out << b.err);

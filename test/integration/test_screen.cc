@@ -134,6 +134,22 @@ TEST_CASE("screen: an OST slowed for 70 minutes is one ~70 min occurrence, 50 mi
       WARN("mariadb-server is not installed: the MySQL part is skipped");
     }
 
+    // The worker screens every whole hour not yet screened (here: since the
+    // state's 00:00 up to now), continuing the occurrence across hours.
+    const std::string wstate = dir / ("worker-state" + std::to_string(minutes) + ".json");
+    WriteFile(wstate, "{\"to_ns\": 1795305600000000000}\n");  // 2026-11-22T00:00:00Z
+    const std::string wout = dir / ("worker" + std::to_string(minutes) + ".jsonl");
+    auto w = Run({IosonarBin(), "analyze", "--queue", dir / "queue", "--store", store, "--screen-state", wstate,
+                  "--output", wout});
+    INFO(w.err);
+    REQUIRE(w.exit_code == 0);
+    CHECK(w.out.find("screened 2026-11-22T00:00:00.000Z .. 2026-11-22T01:00:00.000Z: 0 occurrence(s)") != std::string::npos);
+    CHECK(w.out.find("screened 2026-11-22T01:00:00.000Z .. 2026-11-22T02:00:00.000Z: 1 occurrence(s)") != std::string::npos);
+    const auto wrecs = SplitLines(ReadFile(wout));
+    REQUIRE(wrecs.size() == 1);
+    CHECK(wrecs[0].find(name) != std::string::npos);
+    CHECK(wrecs[0].find("\"result.interval_ns\":4200000000000") != std::string::npos);  // 70 min
+
     // A known peak from a file: 10x the observed one puts every busy server under 30 %.
     const std::string peaks = dir / "peaks.txt";
     FILE* f = std::fopen(peaks.c_str(), "w");

@@ -150,6 +150,10 @@ TEST_CASE("serve: isolation, identity, escaping, cache and the API contract", "[
     CHECK(Lists(mine.body, "101"));
     CHECK(Lists(mine.body, "103"));
     CHECK_FALSE(Lists(mine.body, "102"));
+    // parameters choose nothing: no user= or job= widens a listing
+    auto param = w.Get("/api/jobs?user=bin&all=1&job=102", As("daemon"));
+    CHECK(param.body == mine.body);
+    CHECK(w.Get("/jobs?user=bin&sort=user", As("daemon")).body.find("bins-app") == std::string::npos);
     auto theirs = w.Get("/api/jobs", As("bin"));
     CHECK(Lists(theirs.body, "102"));
     CHECK_FALSE(Lists(theirs.body, "101"));
@@ -169,6 +173,7 @@ TEST_CASE("serve: isolation, identity, escaping, cache and the API contract", "[
     CHECK(w.Get("/api/admin/heatmap?day=2026-11-22", As("daemon")).status == 404);
     CHECK(w.Get("/api/admin/jobs/101/osts", As("daemon")).status == 404);
     CHECK(w.Get("/api/admin/lassi?day=2026-11-22", As("daemon")).status == 404);
+    CHECK(w.Get("/api/admin/jobs/101/neighbours", As("daemon")).status == 404);
     // a job id that is no number names no job
     CHECK(w.Get("/api/jobs/..%2f102", As("daemon")).status == 404);
     CHECK(w.Get("/api/jobs/0101", As("daemon")).status == 404);  // only the canonical form
@@ -183,11 +188,19 @@ TEST_CASE("serve: isolation, identity, escaping, cache and the API contract", "[
     auto hm = w.Get("/api/admin/heatmap?day=2026-11-22", As("root"));
     REQUIRE(hm.status == 200);
     CHECK(hm.body.find("simfs-OST0000") != std::string::npos);
+    // the day is over: cached under the key scheme, and the page reads it back
+    CHECK(w.redis.Command({"GET", "iosonar:heatmap:2026-11-22"}) == hm.body);
     auto lassi = w.Get("/api/admin/lassi?day=2026-11-22", As("root"));
     REQUIRE(lassi.status == 200);
     CHECK(lassi.body.find("\"fs\":\"simfs\"") != std::string::npos);
     CHECK(w.Get("/api/admin/lassi?day=22.11.2026", As("root")).status == 400);
+    // 101 (nodes 0-3) and 102 (nodes 4-7) ran at once behind forwarding node fwd000
+    auto nb = w.Get("/api/admin/jobs/101/neighbours", As("root"));
+    REQUIRE(nb.status == 200);
+    CHECK(nb.body.find("\"job_id\":\"102\"") != std::string::npos);
+    CHECK(w.Get("/api/admin/jobs/999999/neighbours", As("root")).status == 404);
     auto page = w.Get("/admin?day=2026-11-22&job=102", As("root"));
+    CHECK(page.body.find("href=\"/jobs/101\"") != std::string::npos);  // 102's neighbour
     CHECK(page.status == 200);
     CHECK(page.body.find("<svg") != std::string::npos);
   }
@@ -262,6 +275,61 @@ TEST_CASE("serve: isolation, identity, escaping, cache and the API contract", "[
     CHECK(list.body.find("\"verdict\": \"N-1 with many processes") != std::string::npos);
   }
 
+  SECTION("with Redis unreachable results are served, computed once and kept in memory") {
+    const int port = FreePort();
+    const std::string log = w.dir / "serve-noredis.log";
+    Child s({IosonarBin(), "serve", "--store", w.dir / "store", "--mysql", w.db.url(), "--redis",
+             "redis://127.0.0.1:" + std::to_string(FreePort()) + "/0", "--listen", "127.0.0.1:" + std::to_string(port),
+             "--trusted-proxy", "127.0.0.1"},
+            {}, log);
+    REQUIRE(WaitUntil([&] { return !s.Alive() || CanConnect(port); }, 20000));
+    // the cross-layer view: no other in-memory layer in front of the cache
+    auto a = test::Get(port, "/api/jobs/101/series", As("daemon"));
+    auto b = test::Get(port, "/api/jobs/101/series", As("daemon"));
+    CHECK(a.status == 200);
+    CHECK(b.body == a.body);
+    const std::string text = ReadFile(log);
+    size_t n = 0;
+    for (size_t at = text.find("computed the cross-layer view of job 101"); at != std::string::npos;
+         at = text.find("computed the cross-layer view of job 101", at + 1))
+      ++n;
+    CHECK(n == 1);
+    CHECK(text.find("kept in memory meanwhile") != std::string::npos);
+  }
+
+  SECTION("stored anomaly verdicts: shown to the owner, neighbours named only when the caller may see them") {
+    auto sql = Run({"mariadb", "--socket=" + w.db.socket(), "-uroot", "iosonar", "-e",
+                    "INSERT INTO job_anomaly VALUES ('sim', 101, UTC_TIMESTAMP(6), 'anomalous', 4, 3.5, '{}');"
+                    "INSERT INTO job_anomaly_neighbour VALUES ('sim', 101, 0, '102', 'fwd000', 'high_mdops', 450),"
+                    " ('sim', 101, 1, '103', 'fwd000', 'high_bw', 10);"
+                    "INSERT INTO job_server_outlier VALUES ('sim', 101, 'ost', 'simfs-OST0001', 0.4, 2.5);"
+                    "INSERT INTO server_anomaly VALUES ('ost', 'simfs-OST0002', '2026-11-22 00:00:00',"
+                    " '2026-11-22 01:00:00', 3600, 0.2, 1e9, 1, NULL, UTC_TIMESTAMP(6));"});
+    REQUIRE(sql.exit_code == 0);
+    auto mine = w.Get("/api/jobs/101/anomaly", As("daemon"));
+    REQUIRE(mine.status == 200);
+    CHECK(mine.body.find("\"verdict\":\"anomalous\"") != std::string::npos);
+    CHECK(mine.body.find("\"job_id\":\"102\"") == std::string::npos);  // bin's job: not named
+    CHECK(mine.body.find("\"job_id\":null") != std::string::npos);
+    CHECK(mine.body.find("\"job_id\":\"103\"") != std::string::npos);  // daemon's own
+    CHECK(mine.body.find("simfs-OST0001") != std::string::npos);
+    auto page = w.Get("/jobs/101", As("daemon"));
+    CHECK(page.body.find("another job") != std::string::npos);
+    CHECK(page.body.find("href=\"/jobs/102\"") == std::string::npos);
+    CHECK(w.Get("/api/jobs/101/anomaly", As("root")).body.find("\"job_id\":\"102\"") != std::string::npos);
+    CHECK(w.Get("/api/jobs/101/anomaly", As("bin")).status == 404);
+    CHECK(w.Get("/api/jobs", As("daemon")).body.find("I/O anomaly (3.5x slower)") != std::string::npos);
+    auto board = w.Get("/api/admin/anomalies", As("root"));
+    REQUIRE(board.status == 200);
+    CHECK(board.body.find("simfs-OST0002") != std::string::npos);
+    CHECK(board.body.find("\"job_id\":\"101\"") != std::string::npos);
+    CHECK(w.Get("/api/admin/anomalies", As("daemon")).status == 404);
+    CHECK(w.Get("/admin?day=2026-11-22", As("root")).body.find("simfs-OST0002") != std::string::npos);
+    // not analysed: said so
+    auto none = w.Get("/api/jobs/103/anomaly", As("daemon"));
+    CHECK(none.body.find("\"analysed\":false") != std::string::npos);
+  }
+
   SECTION("every route is in docs/openapi.yaml and responses have the declared fields") {
     TempDir samples;
     auto save = [&](const std::string& name, const std::string& path, const std::string& user) {
@@ -278,6 +346,9 @@ TEST_CASE("serve: isolation, identity, escaping, cache and the API contract", "[
     save("GET_api_admin_heatmap", "/api/admin/heatmap?day=2026-11-22", "root");
     save("GET_api_admin_jobs_job_osts", "/api/admin/jobs/101/osts", "root");
     save("GET_api_admin_lassi", "/api/admin/lassi?day=2026-11-22", "root");
+    save("GET_api_admin_jobs_job_neighbours", "/api/admin/jobs/101/neighbours", "root");
+    save("GET_api_jobs_job_anomaly", "/api/jobs/101/anomaly", "daemon");
+    save("GET_api_admin_anomalies", "/api/admin/anomalies", "root");
     auto routes = Run({IosonarBin(), "serve", "--print-routes"});
     REQUIRE(routes.exit_code == 0);
     WriteFile(samples / "routes.txt", routes.out);
@@ -381,7 +452,48 @@ TEST_CASE("serve: libmicrohttpd and GnuTLS are loaded by serve only, not linked 
   CHECK(full.out.find("libc.so") != std::string::npos);  // ldd did list the libraries
   CHECK(full.out.find("libmicrohttpd") == std::string::npos);
   CHECK(full.out.find("libgnutls") == std::string::npos);
-  CHECK(full.out.find("libmunge") != std::string::npos);  // the control: small, linked
+  CHECK(full.out.find("libmariadb") != std::string::npos);  // the control: linked
+}
+
+}  // namespace iosonar::test
+
+namespace iosonar::test {
+
+TEST_CASE("serve: bad command lines are usage errors that name the option", "[serve][integration]") {
+  const std::string bin = IosonarBin();
+  auto help = Run({bin, "serve", "--help"});
+  CHECK(help.exit_code == 0);
+  CHECK(help.out.find("--trusted-proxy") != std::string::npos);
+  struct Case {
+    std::vector<std::string> args;
+    const char* says;
+  };
+  const std::string m = "mysql://root@localhost/x?socket=/nonexistent";
+  for (const Case& c : std::vector<Case>{
+           {{"--mysql", m, "--listen", "127.0.0.1:1"}, "--store"},
+           {{"--store", "/tmp", "--listen", "127.0.0.1:1"}, "--mysql"},
+           {{"--store", "/tmp", "--mysql", m}, "--listen"},
+           {{"--store", "/tmp", "--mysql", m, "--listen", "127.0.0.1:1", "--trusted-proxy", "proxy.example"}, "--trusted-proxy proxy.example"},
+           {{"--store", "/tmp", "--mysql", m, "--listen", "127.0.0.1:1", "--share-by", "project"}, "--share-by"},
+           {{"--store", "/tmp", "--mysql", m, "--listen", "localhost"}, "--listen localhost"},
+           {{"--store", "/tmp", "--mysql", m, "--listen", "127.0.0.1:1", "--threads", "0"}, "--threads"},
+       }) {
+    std::vector<std::string> argv{bin, "serve"};
+    argv.insert(argv.end(), c.args.begin(), c.args.end());
+    auto r = Run(argv, {{"IOSONAR_MYSQL", ""}, {"IOSONAR_REDIS", ""}, {"IOSONAR_CONFIG", "/nonexistent"}});
+    INFO(c.says << ": " << r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find(c.says) != std::string::npos);
+  }
+  // A port already taken: cannot start (1), saying where.
+  TempDir d;
+  const int port = FreePort();
+  Child first({bin, "serve", "--store", d.path(), "--mysql", m, "--listen", "127.0.0.1:" + std::to_string(port)}, {},
+              d / "first.log");
+  REQUIRE(WaitUntil([&] { return !first.Alive() || CanConnect(port); }, 20000));
+  auto second = Run({bin, "serve", "--store", d.path(), "--mysql", m, "--listen", "127.0.0.1:" + std::to_string(port)});
+  CHECK(second.exit_code == 1);
+  CHECK(second.err.find("cannot listen on 127.0.0.1:" + std::to_string(port)) != std::string::npos);
 }
 
 }  // namespace iosonar::test

@@ -298,7 +298,8 @@ TEST_CASE("tracer: records of a thread that stops doing I/O still leave within a
   // 100 ms windows; the program then computes for 60 s without any I/O. It is
   // single-threaded, where the flusher thread is opt-in.
   Child prog({ProgramPath("tp_behaviour"), "idle", d.path(), "60000"},
-             {{"LD_PRELOAD", TracerLib()}, {"IOSONAR_OUTPUT", out}, {"IOSONAR_WINDOW_MS", "100"}, {"IOSONAR_FLUSHER", "1"}});
+             {{"LD_PRELOAD", TracerLib()}, {"IOSONAR_OUTPUT", out}, {"IOSONAR_WINDOW_MS", "100"}, {"IOSONAR_FLUSHER", "1"},
+              {"IOSONAR_RING_DIR", d / "ring"}});  // it is stopped by SIGTERM: its ring stays there, not in /dev/shm
   // open, the write run and close (and the tracer's start record) arrive while it is still running.
   bool arrived = WaitUntil([&] { return (*col)->stats().stored >= 4; }, 20000);
   CHECK(prog.Alive());

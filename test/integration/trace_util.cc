@@ -1,5 +1,10 @@
 #include "test/integration/trace_util.h"
 
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <vector>
 
@@ -51,9 +56,62 @@ std::vector<TraceLine> ParseTraceLines(const std::string& text) {
     t.records = I(rec, "tracer.records");
     t.dropped = I(rec, "tracer.dropped");
     t.spooled = I(rec, "tracer.spooled");
+    const auto& agg = rec.v[static_cast<size_t>(FieldIndex("io.aggregated"))];
+    t.aggregated = agg.kind == FieldValue::kBool && agg.i != 0;
+    t.ops_seq = I(rec, "io.ops_sequential");
+    t.stride = I(rec, "io.stride");
+    t.ops_strided = I(rec, "io.ops_strided");
+    t.ops_random = I(rec, "io.ops_random");
     out.push_back(t);
   }
   return out;
+}
+
+LineListener::LineListener() {
+  fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  REQUIRE(fd_ >= 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+  REQUIRE(listen(fd_, 64) == 0);
+  socklen_t len = sizeof a;
+  REQUIRE(getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len) == 0);
+  port_ = ntohs(a.sin_port);
+  th_ = std::thread([this] {
+    for (;;) {
+      pollfd p{fd_, POLLIN, 0};
+      int r = poll(&p, 1, 50);
+      if (r == 0 && stop_.load()) return;  // nothing pending and the senders are gone
+      if (r <= 0) continue;
+      int c = accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
+      if (c < 0) continue;
+      char buf[65536];
+      ssize_t n;
+      while ((n = read(c, buf, sizeof buf)) > 0) {
+        std::lock_guard<std::mutex> l(mu_);
+        data_.append(buf, static_cast<size_t>(n));
+      }
+      close(c);
+    }
+  });
+}
+
+LineListener::~LineListener() {
+  if (th_.joinable()) Finish();
+}
+
+std::string LineListener::Snapshot() {
+  std::lock_guard<std::mutex> l(mu_);
+  size_t end = data_.rfind('\n');
+  return end == std::string::npos ? std::string() : data_.substr(0, end + 1);
+}
+
+std::string LineListener::Finish() {
+  stop_ = true;
+  th_.join();
+  close(fd_);
+  return data_;
 }
 
 std::string ProgramPath(const std::string& name) { return BinaryDir() + "/test/" + name; }

@@ -12,8 +12,9 @@ lassi.txt §2.3 and §3.2-3.3 (../shared/seeds/lassi.txt):
 
 Reading of the inputs (docs/lassi.md): an application-hour is a window of a
 run of one of the application's jobs, from the job's first to its last
-job_stats window; job_stats only report changed counters, so inside the run
-an op the file system's job_stats carry and the job did not move is 0. A
+job_stats window (a silence longer than 6 h ends a run); job_stats only
+report changed counters, so inside the run an op the file system's job_stats
+carry and the job did not move is 0. A
 file system without job_stats is compared with the mean of its own server
 windows.
 
@@ -117,7 +118,17 @@ def main():
         per_job = []
         for job, gj in g.groupby("job"):
             s = gj.groupby("w")[OPS].sum(min_count=1)
-            full = s.reindex(range(int(s.index.min()), int(s.index.max()) + 1, window))
+            # The run: consecutive windows, silences of at most 6 h filled (a
+            # longer one ends a run whose end the scheduler did not give).
+            ws = [int(w) for w in s.index]
+            segs, a = [], ws[0]
+            for prev, cur in zip(ws, ws[1:]):
+                if (cur - prev) // window - 1 > 6 * 3600 // window:
+                    segs.append((a, prev))
+                    a = cur
+            segs.append((a, ws[-1]))
+            idx = [w for lo, hi in segs for w in range(lo, hi + 1, window)]
+            full = s.reindex(idx)
             full[carried] = full[carried].fillna(0.0)
             full["app"] = apps.get(job, "job " + job)
             per_job.append(full.reset_index().rename(columns={"index": "w"}))

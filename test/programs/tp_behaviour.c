@@ -11,6 +11,13 @@
  *   stdio DIR         fopen/fwrite/fread/fclose
  *   meta DIR          mkdir, stat, access, rename, unlink, rmdir
  *   idle DIR MS       writes a file, then computes (sleeps) MS milliseconds without I/O
+ *   closeall DIR HOW  does I/O (so the tracer has opened its output), then closes every
+ *                     descriptor from 3 up (HOW: close_range, closefrom, loop) or dup2()s a
+ *                     file onto every number from 3 to the limit less 16 (HOW: dup2), then
+ *                     writes two files and checks they hold exactly its bytes
+ *   die DIR HOW       writes DIR/die.dat (2048 sequential 4 KiB writes, then 100 at scattered
+ *                     offsets), reads 16 blocks back, writes its pid to DIR/ready, then ends
+ *                     without its exit path: HOW wait (sleeps until killed), segv, _exit
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -19,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -226,6 +234,120 @@ static int mode_idle(const char* dir, int ms) {
   return 0;
 }
 
+static void pause_ms(int ms) {
+  struct timespec ts = {0, ms * 1000000L};
+  while (nanosleep(&ts, &ts) != 0) {
+  }
+}
+
+/* Block i of file k: bytes no tracer record could imitate. */
+static void fill(char* b, int k, int i) {
+  for (int j = 0; j < 4096; ++j) b[j] = (char)('A' + (k * 7 + i * 13 + j) % 26);
+}
+
+static int mode_closeall(const char* dir, const char* how) {
+  char p[4096];
+  /* With a short window, the pause makes the next op's sweep send: the
+   * tracer's output descriptor (file or socket) is open before the close-all. */
+  for (int i = 0; i < 3; ++i) {
+    snprintf(p, sizeof p, "%s/before.%d", dir, i);
+    CHECK(write_file(p, 4, 4096) == 0);
+    pause_ms(15);
+  }
+  snprintf(p, sizeof p, "%s/kept.dat", dir);
+  int kept = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  CHECK(kept >= 3);
+  struct rlimit rl;
+  CHECK(getrlimit(RLIMIT_NOFILE, &rl) == 0);
+  int top = rl.rlim_cur > 4096 ? 4096 : (int)rl.rlim_cur;
+  if (!strcmp(how, "close_range")) {
+    CHECK(close_range(3, ~0U, 0) == 0);
+  } else if (!strcmp(how, "closefrom")) {
+    errno = 4242;
+    closefrom(3);
+    CHECK(errno == 4242);
+  } else if (!strcmp(how, "loop")) {
+    int closed = 0;
+    for (int fd = 3; fd < top; ++fd) {
+      errno = 0;
+      int r = close(fd);
+      CHECK(r == 0 || errno == EBADF);
+      closed += r == 0;
+    }
+    CHECK(closed >= 1); /* kept.dat at least */
+  } else if (!strcmp(how, "dup2")) {
+    snprintf(p, sizeof p, "%s/dup-src.dat", dir);
+    int src = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    CHECK(src >= 3);
+    for (int fd = 3; fd < top - 16; ++fd)
+      if (fd != src) CHECK(dup2(src, fd) == fd);
+    for (int fd = 3; fd < top - 16; ++fd)
+      if (fd != src) CHECK(close(fd) == 0);
+    CHECK(close(src) == 0);
+  } else {
+    fprintf(stderr, "unknown HOW %s\n", how);
+    return 2;
+  }
+  errno = 0;
+  CHECK(fcntl(kept, F_GETFD) == -1 && errno == EBADF); /* the program's own descriptor is closed */
+  /* Its files now take the lowest numbers, where the tracer's were before. */
+  int fds[2];
+  for (int k = 0; k < 2; ++k) {
+    snprintf(p, sizeof p, "%s/data.%d", dir, k);
+    fds[k] = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    CHECK(fds[k] >= 0);
+  }
+  char b[4096];
+  for (int i = 0; i < 200; ++i) {
+    for (int k = 0; k < 2; ++k) {
+      fill(b, k, i);
+      CHECK(write(fds[k], b, sizeof b) == (ssize_t)sizeof b);
+    }
+    if (i % 50 == 49) pause_ms(5); /* the tracer sends meanwhile */
+  }
+  for (int k = 0; k < 2; ++k) CHECK(close(fds[k]) == 0);
+  for (int k = 0; k < 2; ++k) {
+    snprintf(p, sizeof p, "%s/data.%d", dir, k);
+    int fd = open(p, O_RDONLY);
+    CHECK(fd >= 0);
+    struct stat st;
+    CHECK(fstat(fd, &st) == 0 && st.st_size == 200 * 4096);
+    char got[4096];
+    for (int i = 0; i < 200; ++i) {
+      fill(b, k, i);
+      CHECK(read(fd, got, sizeof got) == (ssize_t)sizeof got);
+      CHECK(memcmp(got, b, sizeof b) == 0);
+    }
+    CHECK(close(fd) == 0);
+  }
+  return 0;
+}
+
+static int mode_die(const char* dir, const char* how) {
+  char p[4096];
+  snprintf(p, sizeof p, "%s/die.dat", dir);
+  int fd = open(p, O_RDWR | O_CREAT | O_TRUNC, 0644);
+  CHECK(fd >= 0);
+  for (int i = 0; i < 2048; ++i) CHECK(write(fd, block, 4096) == 4096);
+  for (int i = 0; i < 100; ++i) CHECK(pwrite(fd, block, 4096, (off_t)((i * 7919) % 2048) * 4096 * 3) == 4096);
+  for (int i = 0; i < 16; ++i) CHECK(pread(fd, block, 4096, (off_t)i * 4096) == 4096);
+  char tmp[4096], ready[4096], pid[32];
+  snprintf(tmp, sizeof tmp, "%s/ready.tmp", dir);
+  snprintf(ready, sizeof ready, "%s/ready", dir);
+  int n = snprintf(pid, sizeof pid, "%d\n", (int)getpid());
+  int r = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  CHECK(r >= 0 && write(r, pid, (size_t)n) == n && close(r) == 0);
+  CHECK(rename(tmp, ready) == 0);
+  if (!strcmp(how, "segv")) {
+    struct rlimit no_core = {0, 0};
+    setrlimit(RLIMIT_CORE, &no_core);
+    volatile int* null = NULL;
+    *null = 1;
+  }
+  if (!strcmp(how, "_exit")) _exit(3);
+  for (;;) pause();
+}
+
 int main(int argc, char** argv) {
   memset(block, 'x', sizeof block);
   if (argc < 3) {
@@ -243,6 +365,8 @@ int main(int argc, char** argv) {
   if (!strcmp(m, "interleave")) return mode_interleave(argv[2]);
   if (!strcmp(m, "stdio")) return mode_stdio(argv[2]);
   if (!strcmp(m, "meta")) return mode_meta(argv[2]);
+  if (!strcmp(m, "closeall") && argc > 3) return mode_closeall(argv[2], argv[3]);
+  if (!strcmp(m, "die") && argc > 3) return mode_die(argv[2], argv[3]);
   if (!strcmp(m, "idle")) return mode_idle(argv[2], argc > 3 ? atoi(argv[3]) : 1000);
   fprintf(stderr, "unknown mode %s\n", m);
   return 2;

@@ -6,6 +6,7 @@
  *   tp_pattern pwrite-loop FILE BS COUNT     (tight sequential pwrite loop, wrapping every 16384 blocks:
  *                                             per-call overhead when runs compress)
  *   tp_pattern pwrite-same FILE BS COUNT     (pwrite loop at offset 0: every call is its own record)
+ *   tp_pattern pwrite-rand FILE BS COUNT     (pwrite at random even blocks of 16384: never adjacent)
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -56,6 +57,10 @@ int main(int argc, char** argv) {
     else if (!strcmp(mode, "seq-read")) r = read(fd, buf, bs);
     else if (!strcmp(mode, "pwrite-loop")) r = pwrite(fd, buf, bs, (off_t)((i % 16384) * (long)bs));
     else if (!strcmp(mode, "pwrite-same")) r = pwrite(fd, buf, bs, 0);
+    else if (!strcmp(mode, "pwrite-rand")) {
+      x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+      r = pwrite(fd, buf, bs, (off_t)((x % 16384) * 2 * bs));
+    }
     else if (!strcmp(mode, "rand-write")) {
       x ^= x << 13; x ^= x >> 7; x ^= x << 17;
       r = pwrite(fd, buf, bs, (off_t)((x % (unsigned long long)count) * bs));

@@ -69,7 +69,7 @@ TEST_CASE("worker: the whole hours not yet screened are due, oldest first", "[wo
   CHECK(worker::DueScreenings(t0 + 3 * H, t0 + 3 * H + H / 2, H).empty());
 }
 
-TEST_CASE("screen state: round trip, 0600; a missing file is empty; garbage is an error naming the file", "[screen]") {
+TEST_CASE("screen state: round trip in a 0600 file, a missing file is empty, garbage is an error naming the file", "[screen]") {
   TempDir dir;
   auto empty = anomaly::LoadScreenState(dir / "none.json");
   REQUIRE(empty.ok());
@@ -99,7 +99,7 @@ TEST_CASE("screen state: round trip, 0600; a missing file is empty; garbage is a
   CHECK(bad.status().message().find("bad.json") != std::string::npos);
 }
 
-TEST_CASE("peak file: NAME BYTES_PER_S; a bad line is named with file:line", "[screen]") {
+TEST_CASE("peak file: NAME BYTES_PER_S lines, a bad line is named with file:line", "[screen]") {
   TempDir dir;
   FILE* f = std::fopen((dir / "p.txt").c_str(), "w");
   std::fputs("# peaks\nfs-OST0000 2e9\nfwd001\t1500000000\n\nfs-OST0001 fast\n", f);

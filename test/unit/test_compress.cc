@@ -41,14 +41,41 @@ TEST_CASE("compress: a run ends when size, op or offset changes", "[compress]") 
   c.Add(W(3, 0, 4096, 1), &s);
   c.Add(W(3, 4096, 4096, 2), &s);
   c.Add(W(3, 8192, 8192, 3), &s);           // size change
-  c.Add(W(3, 100000, 8192, 4), &s);         // gap
-  c.Add(W(3, 108192, 8192, 5, kOpRead), &s);  // other op: its own run on the same fd
+  c.Add(W(3, 16384, 8192, 4), &s);
+  c.Add(W(3, 100000, 8192, 5), &s);         // gap
+  c.Add(W(3, 108192, 8192, 6, kOpRead), &s);  // other op: its own run on the same fd
   c.CloseAll(&s);
   REQUIRE(s.runs.size() == 4);
   CHECK(s.runs[0].count == 2);
   CHECK(s.runs[1].offset == 8192);
+  CHECK(s.runs[1].count == 2);
   CHECK(s.runs[2].offset == 100000);
   CHECK(s.runs[3].op == kOpRead);
+  for (const auto& r : s.runs) CHECK_FALSE(r.strided);
+}
+
+TEST_CASE("compress: ops at a constant step merge into a strided run", "[compress]") {
+  Compressor c(1000000);
+  VecSink s;
+  for (int i = 0; i < 100; ++i) c.Add(W(3, i * 16384LL, 4096, static_cast<uint64_t>(i + 1)), &s);  // every 4th block
+  c.Add(W(3, 100 * 16384LL + 8192, 4096, 200), &s);  // another step: the run ends
+  c.CloseAll(&s);
+  REQUIRE(s.runs.size() == 2);
+  CHECK(s.runs[0].strided);
+  CHECK(s.runs[0].stride == 16384);
+  CHECK(s.runs[0].count == 100);
+  CHECK(s.runs[0].bytes == 100 * 4096);
+  CHECK(s.runs[0].offset == 0);
+  CHECK(s.runs[1].offset == 100 * 16384LL + 8192);
+  CHECK(s.runs[1].count == 1);
+  // A backward step or a step of a different size does not make a strided run.
+  Compressor b(1000000);
+  VecSink t;
+  b.Add(W(3, 65536, 4096, 1), &t);
+  b.Add(W(3, 0, 4096, 2), &t);
+  b.Add(W(3, 1 << 20, 8192, 3), &t);
+  b.CloseAll(&t);
+  CHECK(t.runs.size() == 3);
 }
 
 TEST_CASE("compress: interleaved fds each keep their own run", "[compress]") {

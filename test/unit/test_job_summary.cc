@@ -586,7 +586,7 @@ TEST_CASE("job summary cache keys and a round trip through a real redis-server",
                   .ok());
 }
 
-TEST_CASE("Beacon's 1-1 is one process doing sequential I/O on one file; random I/O is named so", "[job-summary][beacon]") {
+TEST_CASE("Beacon's 1-1 is one process doing sequential I/O on one file, random I/O is named so", "[job-summary][beacon]") {
   // 8 runs of 1 MiB by one process on one file.
   auto at = [](int64_t off, int k) {
     TraceRun r = Write("n", 0, "f", kMiB, kT0 + k * 200 * kMs);

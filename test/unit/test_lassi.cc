@@ -1,6 +1,7 @@
 // LASSi metrics: hand-checked cases from the paper's definitions
 // and an independent pandas computation on the same records.
 #include <rapidjson/document.h>
+#include <sys/stat.h>
 
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -11,6 +12,7 @@
 
 #include "core/records/record.h"
 #include "core/base/timeutil.h"
+#include "analysis-jobs/lassi/baseline.h"
 #include "analysis-jobs/lassi/lassi.h"
 #include "analysis-jobs/lassi/lassi_store.h"
 #include "analysis-jobs/lassi/results.h"
@@ -484,4 +486,84 @@ TEST_CASE("LASSi application-hours: a run's silent windows are zero, against avg
   CHECK(r2.app_windows[0].risk_mds == 0);  // the stored baseline has no open average: no scale
   CHECK_FALSE(r2.baseline.fallback);
   CHECK(BaselineWarning(r2).empty());
+}
+
+TEST_CASE("LASSi application-hours: a silence longer than max_silent_ns ends a run without scheduler data", "[lassi]") {
+  // Job 7 writes at 00:00 and 02:00 (a 1 h silence: zero) and again 22 h later
+  // (the id reused the next day: not 21 hours of zeros).
+  Options o;
+  o.window_ns = 3600 * kS;
+  o.from_ns = o.history_from_ns = 0;
+  o.to_ns = 48 * 3600 * kS;
+  Accumulator acc(o);
+  OpSums w;
+  w.oss[2] = 50;
+  for (int h : {0, 2, 24}) acc.AddJob("fs", "7", "A", h * 3600 * kS + kS, w);
+  auto r = acc.Compute();
+  std::vector<int64_t> hours;
+  for (const auto& x : r.app_windows) hours.push_back(x.start_ns / (3600 * kS));
+  CHECK(hours == std::vector<int64_t>{0, 1, 2, 24});
+  CHECK(r.baseline.fs[0].app_hours == 4);
+  CHECK(*r.baseline.fs[0].avg.oss[2] == Approx(150.0 / 4));
+  // With the run known from the scheduler, the whole run counts.
+  Accumulator acc2(o);
+  for (int h : {0, 2, 24}) acc2.AddJob("fs", "7", "A", h * 3600 * kS + kS, w);
+  acc2.SetJobRun("7", 0, 25 * 3600 * kS);
+  CHECK(acc2.Compute().baseline.fs[0].app_hours == 25);
+}
+
+TEST_CASE("LASSi baselines: file round trip (0600), newest of the window, a named one, bad lines named", "[lassi]") {
+  test::TempDir d;
+  const std::string path = BaselineFileOf(d.path());
+  Baseline a;
+  a.name = "old";
+  a.computed_at_ns = 100;
+  a.from_ns = 1;
+  a.to_ns = 2;
+  a.window_ns = 3600 * kS;
+  a.fs.push_back({"scratch", 720, {}});
+  a.fs[0].avg.oss[2] = 1234.5;
+  a.fs[0].avg.mds[0] = 0.25;
+  Baseline b = a;
+  b.name = "new";
+  b.computed_at_ns = 200;
+  Baseline c = a;
+  c.name = "ten-minutes";
+  c.computed_at_ns = 300;
+  c.window_ns = 600 * kS;
+  for (const auto* x : {&a, &b, &c}) REQUIRE(AppendBaselineFile(path, *x).ok());
+  struct stat st {};
+  REQUIRE(stat(path.c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0600);
+  auto all = ReadBaselineFile(path);
+  REQUIRE(all.ok());
+  REQUIRE(all->size() == 3);
+  CHECK((*all)[0].source == "file " + path);
+  CHECK((*all)[0].fs[0].app_hours == 720);
+  CHECK(*(*all)[0].fs[0].avg.oss[2] == 1234.5);
+  CHECK(*(*all)[0].fs[0].avg.mds[0] == 0.25);
+  CHECK_FALSE((*all)[0].fs[0].avg.oss[0].has_value());
+  auto newest = SelectBaseline(*all, "", 3600 * kS);
+  REQUIRE(newest.ok());
+  REQUIRE(newest->has_value());
+  CHECK((*newest)->name == "new");  // the newest of the hourly ones, not the 10-minute one
+  auto named = SelectBaseline(*all, "old", 3600 * kS);
+  REQUIRE(named.ok());
+  CHECK((*named)->name == "old");
+  auto none = SelectBaseline(*all, "", 60 * kS);
+  REQUIRE(none.ok());
+  CHECK_FALSE(none->has_value());
+  auto missing = SelectBaseline(*all, "nope", 3600 * kS);
+  REQUIRE_FALSE(missing.ok());
+  CHECK(missing.status().message().find("stored: old, new, ten-minutes") != std::string::npos);
+  // No file yet: no baselines, not an error.
+  auto empty = ReadBaselineFile(d / "none.jsonl");
+  REQUIRE(empty.ok());
+  CHECK(empty->empty());
+  // A bad line is named by file and line.
+  test::WriteFile(d / "bad.jsonl", BaselineLine(a) + "{\"name\":\"x\",\"computed_at_ns\":1,\"from_ns\":0,\"to_ns\":1,"
+                                                     "\"window_s\":3600,\"fs\":[{\"fs\":\"s\",\"avg\":{\"bogus\":1}}]}\n");
+  auto bad = ReadBaselineFile(d / "bad.jsonl");
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.status().message().find("bad.jsonl:2: unknown op 'bogus'") != std::string::npos);
 }

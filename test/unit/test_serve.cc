@@ -195,4 +195,28 @@ TEST_CASE("serve: job lists escape what users typed, and sort", "[serve]") {
   CHECK(js.find("\"bytes\": null") != std::string::npos);  // job 11 is not summarized
 }
 
+TEST_CASE("serve: a cached heatmap reads back as it was written", "[serve]") {
+  Heatmap h;
+  h.day_start_ns = 1795305600000000000;  // 2026-11-22
+  h.osts.push_back({"fs-OST0000", {}});
+  h.osts[0].peak[0] = 1.5e9;
+  h.osts[0].peak[23] = 3;
+  h.forwarding.push_back({"fwd<0>", {}});
+  auto back = HeatmapFromJson(HeatmapJson(h));
+  REQUIRE(back.ok());
+  CHECK(back->day_start_ns == h.day_start_ns);
+  REQUIRE(back->osts.size() == 1);
+  CHECK(back->osts[0].name == "fs-OST0000");
+  CHECK(back->osts[0].peak == h.osts[0].peak);
+  REQUIRE(back->forwarding.size() == 1);
+  CHECK(back->forwarding[0].name == "fwd<0>");
+  CHECK_FALSE(HeatmapFromJson("{\"day\":\"2026-11-22\",\"osts\":[{\"name\":\"x\",\"peak\":[1]}],\"forwarding\":[]}").ok());
+  CHECK_FALSE(HeatmapFromJson("[]").ok());
+  // the SVG escapes server names
+  Identity admin{"root", true, "proxy", {}};
+  std::string page = AdminPage(admin, *back, "2026-11-22", "");
+  CHECK(page.find("fwd&lt;0&gt;") != std::string::npos);
+  CHECK(page.find("fwd<0>") == std::string::npos);
+}
+
 }  // namespace iosonar::serve

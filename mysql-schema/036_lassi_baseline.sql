@@ -1,4 +1,4 @@
--- Migration 27: LASSi baselines (avg_fs, `iosonar lassi baseline`): per file
+-- Migration 36: LASSi baselines (avg_fs, `iosonar lassi baseline`): per file
 -- system and op the average per application-hour over a history. One row per
 -- (baseline, fs, op); `lassi` and `report` read the newest baseline of the
 -- window length they analyse unless told which.

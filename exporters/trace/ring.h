@@ -1,0 +1,152 @@
+// The tracer's per-process ring: its thread slots (each thread's open runs and
+// closed-but-unsent runs) and its path table live in a shared mapping of a
+// file, <ring dir>/ring-PID-STREAM.bin, created 0600 in a directory of the
+// user's own (verified: not a link, owned, writable by no one else), so that
+// what a process had not yet sent survives its death by any signal, SIGKILL
+// included. A process that ends through its exit path sends everything and
+// removes its ring; a drainer (`iosonar trace`, `iosonar run`; later the node
+// agent) ships the leftovers of processes that died otherwise, and records
+// their end (an iosonar.tracer record with event.action "killed").
+//
+// Also the record formatting both share, so a drained run is the line the
+// process would have sent itself (same event.stream, event.seq continuing
+// from the last line it sent: a line sent just before the death and drained
+// again is deduplicated by the receivers).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "exporters/trace/compress.h"
+
+namespace iosonar {
+class JsonLine;
+class LineSender;
+}  // namespace iosonar
+
+namespace iosonar::trace {
+
+constexpr int kMaxThreads = 512;
+constexpr int kBufRuns = 1024;
+constexpr int kPathSlots = 8192;
+constexpr int kPathMax = 256;
+
+struct PathSlot {
+  uint64_t id;  // 0 = free; accessed with __atomic builtins
+  char path[kPathMax - 8];
+};
+
+// A thread's tracing state (zero-initialised; the Compressor is placement-new'd).
+struct Slot {
+  // The slot's spinlock, in the ring so a drainer can take it: 0 free,
+  // kLockThread (its thread, the flusher, exit paths) or kLockDrainer.
+  int lock;
+  int tid;
+  int index;
+  int nbuf;
+  uint64_t raw_ops;
+  uint64_t next_sweep;
+  alignas(Compressor) unsigned char comp_mem[sizeof(Compressor)];
+  alignas(Aggregator) unsigned char agg_mem[sizeof(Aggregator)];
+  Run buf[kBufRuns];
+  Compressor& comp() { return *reinterpret_cast<Compressor*>(comp_mem); }
+  Aggregator& agg() { return *reinterpret_cast<Aggregator*>(agg_mem); }
+};
+
+constexpr int kLockThread = 1;
+constexpr int kLockDrainer = 2;
+
+constexpr uint64_t kRingMagic = 0x314e4952534f49ull;  // "IOSRIN1"
+constexpr uint32_t kRingVersion = 4;
+// event.seq of lines a drainer sends for a live process: a range of their own.
+constexpr uint64_t kDrainSeqBase = uint64_t{1} << 62;
+
+struct RingHeader {
+  uint64_t magic;
+  uint32_t version;
+  uint32_t header_size;
+  uint64_t slot_size, path_slot_size, compressor_size, run_size;
+  uint32_t max_threads, path_slots;
+  int32_t pid, ppid;
+  uint64_t start_time;  // /proc/PID/stat field 22: a pid reused later is another process
+  uint64_t stream;
+  uint64_t seq;  // event.seq of the first line not yet sent (updated after each send)
+  int64_t window_ns;
+  uint64_t budget_interval_ticks;  // aggregates close at the end of their interval
+  uint64_t tick0;
+  int64_t real0;
+  int64_t mono0;
+  uint32_t use_tsc;  // ticks are TSC cycles (else CLOCK_MONOTONIC ns)
+  uint32_t pad0;
+  double ns_per_tick;
+  int64_t rank;
+  uint32_t slots_hwm;  // slots [0, hwm) were ever used
+  uint32_t started;    // the "start" record was sent
+  uint32_t finished;   // everything was sent (exit, exec): nothing to drain
+  uint32_t cmdline_len;
+  uint64_t records, dropped;
+  // Written by a drainer (atomics): its next event.seq, the runs it sent, its pid
+  // (a thread that finds a slot held by a drainer that died takes it back).
+  uint64_t drain_seq;
+  uint64_t drained_records;
+  int32_t drainer_pid;
+  uint32_t pad1;
+  char host[256];
+  char job[128];
+  char cmdline[1024];
+};
+
+constexpr size_t kRingHeaderBytes = 4096;
+static_assert(sizeof(RingHeader) <= kRingHeaderBytes, "ring header too large");
+constexpr size_t kRingSlotsOffset = kRingHeaderBytes;
+constexpr size_t kRingPathsOffset = kRingSlotsOffset + sizeof(Slot) * kMaxThreads;
+constexpr size_t kRingBytes = (kRingPathsOffset + sizeof(PathSlot) * kPathSlots + 4095) & ~size_t{4095};
+
+inline RingHeader* RingHead(void* base) { return static_cast<RingHeader*>(base); }
+inline Slot* RingSlots(void* base) { return reinterpret_cast<Slot*>(static_cast<char*>(base) + kRingSlotsOffset); }
+inline PathSlot* RingPaths(void* base) { return reinterpret_cast<PathSlot*>(static_cast<char*>(base) + kRingPathsOffset); }
+
+// The ring directory: $IOSONAR_RING_DIR, else /dev/shm/iosonar-ring-UID (or
+// /tmp/... without /dev/shm). Raw system calls only (usable in the tracer).
+void DefaultRingDir(char* out, size_t cap);
+// Creates (0700) and verifies the directory: a directory, not a link, owned by
+// the effective uid, writable by no one else. Returns its fd or -1.
+int OpenRingDir(const char* dir);
+// Start time of a process (clock ticks since boot), 0 if it does not exist;
+// state (if given) gets its state letter (R, S, Z, ...).
+uint64_t ProcessStartTime(int pid, char* state = nullptr);
+
+// ---- formatting shared by the tracer and the drainer
+enum PrefixKind { kPrefixTrace = 0, kPrefixTracer = 1 };
+struct FmtContext {
+  char prefix[2][640];
+  size_t prefix_len[2];
+  uint64_t tick0;
+  int64_t real0;
+  double ns_per_tick;
+  const PathSlot* paths;  // may be null
+};
+void BuildPrefixes(FmtContext* c, uint64_t stream, const char* host, const char* job, int pid, int64_t rank);
+int64_t TicksToEpochNs(const FmtContext& c, uint64_t t);
+const char* LookupPath(const PathSlot* paths, uint64_t id);
+void FormatCommon(JsonLine& j, const FmtContext& c, PrefixKind kind, int64_t ts_ns, uint64_t seq);
+void FormatRun(JsonLine& j, const FmtContext& c, const Run& r, int tid, uint64_t seq);
+
+// ---- the drainer
+struct DrainStats {
+  uint64_t rings = 0;     // rings of dead processes shipped
+  uint64_t lines = 0;     // lines sent from them
+  uint64_t skipped = 0;   // rings of live processes, or not ours / malformed (left alone)
+  uint64_t live_lines = 0;  // lines taken from live processes' rings
+};
+// Ships the leftovers of every dead process's ring in dir through sender and
+// removes those rings (and the rings of processes that finished cleanly).
+// live: also take from live processes' rings what is closed or whose time
+// window has ended (slots whose thread is inside the tracer are skipped this
+// round): a program that computes without I/O, and without any thread of the
+// tracer's, still has its records shipped within about a window.
+DrainStats DrainDeadRings(const char* dir, LineSender* sender, bool live = false);
+// The same through a sender of its own to output (tcp://, a path or -), with
+// spool_dir as the tracer's (null: none). ok is false if output is malformed.
+DrainStats DrainDeadRingsTo(const char* dir, const char* output, const char* spool_dir, bool* ok);
+
+}  // namespace iosonar::trace
