@@ -1235,19 +1235,26 @@ class TcpCollector final : public Collector {
   }
 
   void ReadLumberjack(Conn* c) {
-    char buf[65536];
-    ssize_t n = read(c->fd, buf, sizeof buf);
-    if (n > 0) return FeedLumberjack(c, buf, static_cast<size_t>(n));
+    Lj& lj = *c->lj;
+    const size_t before = lj.decoder.buffered();
+    auto [p, room] = lj.decoder.Space();
+    ssize_t n = read(c->fd, p, room);
+    const int err = errno;
+    if (n > 0) return FeedLumberjack(c, nullptr, static_cast<size_t>(n), before);
+    (void)lj.decoder.Commit(0, &lj);  // nothing read: give the room back
+    errno = err;
     if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
     // EOF: what was received is stored, acknowledged or not (the sender resends
     // what it has no ACK for; the store deduplicates).
     CloseConn(c);
   }
 
-  void FeedLumberjack(Conn* c, const char* data, size_t n) {
+  // data: bytes to feed, or nullptr when n bytes were read into the decoder's
+  // Space() (before: what it held before that).
+  void FeedLumberjack(Conn* c, const char* data, size_t n, size_t before = SIZE_MAX) {
     Lj& lj = *c->lj;
-    const size_t before = lj.decoder.buffered();
-    Status st = lj.decoder.Feed(data, n, &lj);
+    if (data) before = lj.decoder.buffered();
+    Status st = data ? lj.decoder.Feed(data, n, &lj) : lj.decoder.Commit(n, &lj);
     auto& total = pipe_.buffer_bytes();
     total = total - before + lj.decoder.buffered();
     if (st.ok() && total > pipe_.max_buffer_bytes()) {
@@ -1257,7 +1264,8 @@ class TcpCollector final : public Collector {
     }
     if (!st.ok()) {
       ++pipe_.stats().lines;
-      pipe_.Reject(st.message(), c->framer.source(), lj.events + 1, std::string_view(data, std::min<size_t>(n, 256)));
+      pipe_.Reject(st.message(), c->framer.source(), lj.events + 1,
+                   data ? std::string_view(data, std::min<size_t>(n, 256)) : std::string_view());
       CloseConn(c);
       return;
     }

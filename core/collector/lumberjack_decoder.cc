@@ -105,6 +105,35 @@ Status LumberjackDecoder::Frames(std::string_view s, bool nested, size_t* used, 
   return Status::Ok();
 }
 
+std::pair<char*, size_t> LumberjackDecoder::Space() {
+  constexpr size_t kRoom = 64 * 1024;
+  if (pos_ > 0 && (pos_ == buf_.size() || buf_.size() - pos_ < pos_)) {  // move the partial frame to the front
+    buf_.erase(0, pos_);
+    pos_ = 0;
+  }
+  filled_ = buf_.size();
+  buf_.resize(filled_ + kRoom);
+  return {buf_.data() + filled_, kRoom};
+}
+
+Status LumberjackDecoder::Commit(size_t n, Handler* h) {
+  buf_.resize(filled_ + n);
+  std::string_view s = std::string_view(buf_).substr(pos_);
+  size_t used = 0;
+  Status st = Frames(s, false, &used, h);
+  if (!st.ok()) return st;
+  offset_ += used;
+  pos_ += used;
+  if (pos_ == buf_.size()) {
+    buf_.clear();
+    pos_ = 0;
+  }
+  if (buffered() > max_compressed_ + max_event_ + 16)
+    return Status::Invalid("lumberjack: a partial frame of " + std::to_string(buffered()) + " bytes at stream offset " +
+                           std::to_string(offset_));
+  return Status::Ok();
+}
+
 Status LumberjackDecoder::Feed(const char* data, size_t n, Handler* h) {
   // Decode straight from the caller's buffer when nothing is pending.
   std::string_view s;

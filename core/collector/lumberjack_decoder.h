@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "core/base/status.h"
 
@@ -28,6 +29,9 @@ class LumberjackDecoder {
 
   // Consumes n bytes; complete frames go to h, a partial one is kept.
   Status Feed(const char* data, size_t n, Handler* h);
+  // Zero-copy reading: read() into Space(), then Commit(n) decodes in place.
+  std::pair<char*, size_t> Space();
+  Status Commit(size_t n, Handler* h);
   // Bytes held for a partial frame (the collector counts them in its bound).
   size_t buffered() const { return buf_.size() - pos_; }
   uint64_t offset() const { return offset_; }  // stream offset of the next frame (for errors)
@@ -40,6 +44,7 @@ class LumberjackDecoder {
   size_t max_event_, max_compressed_, max_inflated_;
   std::string buf_;
   size_t pos_ = 0;
+  size_t filled_ = 0;  // bytes of buf_ before the last Space()
   uint64_t offset_ = 0;
 };
 

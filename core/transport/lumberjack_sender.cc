@@ -85,17 +85,18 @@ Status LumberjackSender::Init(const Options& o) {
 
 Status LumberjackSender::Send(std::string_view lines) {
   const uint64_t dropped = c_.dropped;
-  size_t pos = 0;
-  while (pos < lines.size()) {
-    size_t nl = lines.find('\n', pos);
-    if (nl == std::string_view::npos) nl = lines.size();
-    if (nl > pos) {
-      pending_.emplace_back(lines.substr(pos, nl - pos));
-      pending_bytes_ += nl - pos;
-    }
-    pos = nl + 1;
+  const size_t base = pending_buf_.size();
+  pending_buf_.append(lines);
+  if (lines.back() != '\n') pending_buf_ += '\n';
+  const char* b = pending_buf_.data();
+  size_t pos = base;
+  while (pos < pending_buf_.size()) {
+    const char* nl = static_cast<const char*>(std::memchr(b + pos, '\n', pending_buf_.size() - pos));
+    const size_t end = static_cast<size_t>(nl - b);
+    if (end > pos) pending_.emplace_back(pos, end - pos);
+    pos = end + 1;
   }
-  if (pending_.size() >= o_.window || pending_bytes_ >= (8u << 20)) Deliver();
+  if (pending_.size() >= o_.window || pending_buf_.size() >= (8u << 20)) Deliver();
   if (c_.dropped != dropped)
     return Status::Unavailable("lumberjack output " + o_.host + ":" + o_.port + ": " +
                                std::to_string(c_.dropped - dropped) + " records neither acknowledged nor spooled");
@@ -235,30 +236,33 @@ Status LumberjackSender::OpenOwnSpool() {
   return Status::Ok();
 }
 
-void LumberjackSender::SpoolPending() {
-  const uint64_t n = pending_.size();
-  if (n == 0) return;
-  bool ok = !o_.spool_dir.empty() && own_bytes_ + pending_bytes_ + n <= o_.spool_max_bytes;
-  if (ok && own_fd_ < 0) ok = OpenOwnSpool().ok();
-  if (ok) {
-    std::string buf;
-    buf.reserve(pending_bytes_ + n);
-    for (const auto& l : pending_) (buf += l) += '\n';
-    const off_t end = static_cast<off_t>(own_bytes_);
-    if (pwrite(own_fd_, buf.data(), buf.size(), end) == static_cast<ssize_t>(buf.size())) {
-      own_bytes_ += buf.size();
-      own_records_ += n;
-      c_.spooled += n;
-    } else {
-      // A full disk: cut the partial write off again, and count the loss.
-      if (ftruncate(own_fd_, end) != 0) {
+void LumberjackSender::SpoolPending(size_t from) {
+  const uint64_t n = pending_.size() > from ? pending_.size() - from : 0;
+  if (n > 0) {
+    // The lines as they came, from the first not delivered on (blank lines, if
+    // any, go along: the resend skips them).
+    const size_t off = pending_[from].first;
+    const std::string_view bytes = std::string_view(pending_buf_).substr(off);
+    bool ok = !o_.spool_dir.empty() && own_bytes_ + bytes.size() <= o_.spool_max_bytes;
+    if (ok && own_fd_ < 0) ok = OpenOwnSpool().ok();
+    if (ok) {
+      const off_t end = static_cast<off_t>(own_bytes_);
+      if (pwrite(own_fd_, bytes.data(), bytes.size(), end) == static_cast<ssize_t>(bytes.size())) {
+        own_bytes_ += bytes.size();
+        own_records_ += n;
+        c_.spooled += n;
+      } else {
+        // A full disk: cut the partial write off again, and count the loss.
+        if (ftruncate(own_fd_, end) != 0) {
+        }
+        ok = false;
       }
-      ok = false;
     }
+    if (!ok) c_.dropped += n;
   }
-  if (!ok) c_.dropped += n;
   pending_.clear();
-  pending_bytes_ = 0;
+  pending_buf_.clear();
+  if (pending_buf_.capacity() > (16u << 20)) pending_buf_.shrink_to_fit();
 }
 
 bool LumberjackSender::ResendFile(int fd, bool own) {
@@ -350,7 +354,7 @@ void LumberjackSender::Deliver() {
     while (ok && inflight.size() < 2 && sent < pending_.size()) {
       window.clear();
       const size_t end = std::min(pending_.size(), sent + o_.window);
-      for (size_t k = sent; k < end; ++k) window.emplace_back(pending_[k]);
+      for (size_t k = sent; k < end; ++k) window.emplace_back(PendingLine(k));
       ok = WriteWindow(window);
       inflight.push_back(end - sent);
       sent = end;
@@ -363,11 +367,7 @@ void LumberjackSender::Deliver() {
       inflight.erase(inflight.begin());
     }
   }
-  if (done > 0) {
-    for (size_t k = 0; k < done; ++k) pending_bytes_ -= pending_[k].size();
-    pending_.erase(pending_.begin(), pending_.begin() + static_cast<ptrdiff_t>(done));
-  }
-  SpoolPending();  // what could not be delivered now
+  SpoolPending(done);  // what could not be delivered now
 }
 
 }  // namespace iosonar

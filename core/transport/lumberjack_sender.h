@@ -73,14 +73,17 @@ class LumberjackSender {
   void Deliver();   // pending_ (and the spool first) to the receiver, else to the spool
   bool ResendSpool();
   bool ResendFile(int fd, bool own);
-  void SpoolPending();
+  void SpoolPending(size_t from = 0);  // pending_[from..] to the spool (or counted as dropped); clears pending_
   Status OpenOwnSpool();
 
   Options o_;
   int sock_ = -1;
   int64_t next_try_ns_ = 0;
-  std::vector<std::string> pending_;
-  size_t pending_bytes_ = 0;
+  // Records not yet acknowledged: their bytes in one buffer ('\n'-separated, as
+  // they came), each line by offset and length (no allocation per record).
+  std::string pending_buf_;
+  std::vector<std::pair<size_t, size_t>> pending_;
+  std::string_view PendingLine(size_t k) const { return std::string_view(pending_buf_).substr(pending_[k].first, pending_[k].second); }
   int own_fd_ = -1;
   std::string own_path_;
   uint64_t own_bytes_ = 0, own_records_ = 0;
