@@ -39,6 +39,9 @@ if [[ "${1:-}" == "--test" ]]; then pkgs+=("${TEST_PKGS[@]}"); fi
 
 missing=()
 for p in "${pkgs[@]}"; do
+  # npm: a Node.js from elsewhere (NodeSource's nodejs package carries its own
+  # npm and conflicts with Debian's) is as good as Debian's npm package.
+  if [[ $p == npm ]] && command -v npm >/dev/null; then continue; fi
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if ((${#missing[@]} == 0)); then
