@@ -107,18 +107,7 @@ int CmdAnalyze(int argc, char** argv) {
   const bool follow = vm.count("follow") > 0;
 
   anomaly::JobSource src;
-  if (!apps.empty()) {
-    auto a = anomaly::LoadApps(apps);
-    if (!a.ok()) return usage_error("--apps: " + a.status().message());
-    src.apps = std::move(*a);
-  }
-  if (!maps.empty()) {
-    auto text = ReadTextFile(maps);
-    if (!text.ok()) return usage_error("--maps: " + text.status().message());
-    auto m = xlayer::MapsFromJson(*text);
-    if (!m.ok()) return usage_error("--maps " + maps + ": " + m.status().message());
-    src.node_fwd = m->node_fwd;
-  }
+  if (Status st = LoadJobSourceFiles(apps, maps, &src); !st.ok()) return usage_error(st.message());
   std::map<std::string, double> peaks;
   if (!peak.empty()) {
     auto p = anomaly::LoadPeaks(peak);

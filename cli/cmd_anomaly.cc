@@ -51,6 +51,22 @@ constexpr const char* kUsage =
     "options";
 }  // namespace
 
+Status LoadJobSourceFiles(const std::string& apps, const std::string& maps, anomaly::JobSource* src) {
+  if (!apps.empty()) {
+    auto a = anomaly::LoadApps(apps);
+    if (!a.ok()) return Status::Invalid("--apps: " + a.status().message());
+    src->apps = std::move(*a);
+  }
+  if (!maps.empty()) {
+    auto text = ReadTextFile(maps);
+    if (!text.ok()) return Status::Invalid("--maps: " + text.status().message());
+    auto m = xlayer::MapsFromJson(*text);
+    if (!m.ok()) return Status::Invalid("--maps " + maps + ": " + m.status().message());
+    src->node_fwd = m->node_fwd;
+  }
+  return Status::Ok();
+}
+
 int CmdAnomaly(int argc, char** argv) {
   std::string job_id, store_dir, format = "table", apps, maps, cluster, config, output, redis_flag, mysql_flag;
   std::string alert_to, alert_from, alert_state, smtp_flag, smtp_user;
@@ -121,18 +137,7 @@ int CmdAnomaly(int argc, char** argv) {
   }
   anomaly::JobSource src;
   src.cluster = cluster;
-  if (!apps.empty()) {
-    auto a = anomaly::LoadApps(apps);
-    if (!a.ok()) return usage_error("--apps: " + a.status().message());
-    src.apps = std::move(*a);
-  }
-  if (!maps.empty()) {
-    auto text = ReadTextFile(maps);
-    if (!text.ok()) return usage_error("--maps: " + text.status().message());
-    auto m = xlayer::MapsFromJson(*text);
-    if (!m.ok()) return usage_error("--maps " + maps + ": " + m.status().message());
-    src.node_fwd = m->node_fwd;
-  }
+  if (Status st = LoadJobSourceFiles(apps, maps, &src); !st.ok()) return usage_error(st.message());
   Publisher pub("anomaly", {output, redis_flag, mysql_flag, config});
   std::unique_ptr<JobDb> db;
   if (!pub.mysql_url().empty() && src.apps.empty()) {

@@ -5,6 +5,10 @@
 
 #include "core/base/status.h"
 
+namespace iosonar::anomaly {
+struct JobSource;
+}
+
 namespace iosonar::cli {
 
 int CmdCollect(int argc, char** argv);     // cmd_collect.cc
@@ -54,5 +58,9 @@ std::string FindTracerLib();
 // (Io "cannot write PATH"): the commands' input and --json/--html/... files.
 Result<std::string> ReadTextFile(const std::string& path);
 Status WriteTextFile(const std::string& path, const std::string& text);
+
+// anomaly and analyze: --apps FILE (job id<TAB>command) and --maps FILE (the
+// node -> forwarding node map) into src; errors name the option (cmd_anomaly.cc).
+Status LoadJobSourceFiles(const std::string& apps, const std::string& maps, anomaly::JobSource* src);
 
 }  // namespace iosonar::cli
