@@ -185,10 +185,16 @@ int CmdEsSetup(int argc, char** argv) {
     std::cerr << "iosonar es-setup: " << arts.status().message() << "\n";
     return 2;
   }
-  int failed = 0, created = 0, updated = 0;
+  int failed = 0, created = 0, updated = 0, kept = 0;
   for (const auto& a : *arts) {
     auto g = c.Call("GET", a.api_path);
     bool existed = g.ok() && g->status == 200;
+    // BASE@custom is the operator's: created empty once, never overwritten.
+    if (existed && a.api_path.ends_with("@custom")) {
+      ++kept;
+      std::cout << "kept " << a.api_path << " (the operator's)\n";
+      continue;
+    }
     std::string put_path = a.api_path;
     if (existed && a.api_path.starts_with("/_plugins/_ism/")) {
       // ISM updates a policy only with the sequence number and primary term it has.
@@ -209,7 +215,8 @@ int CmdEsSetup(int argc, char** argv) {
     existed ? ++updated : ++created;
     std::cout << (existed ? "updated " : "created ") << a.api_path << "\n";
   }
-  std::cout << "es-setup: " << created << " created, " << updated << " updated, " << failed << " failed\n";
+  std::cout << "es-setup: " << created << " created, " << updated << " updated, " << kept << " kept, " << failed
+            << " failed\n";
   return failed ? 1 : 0;
 }
 

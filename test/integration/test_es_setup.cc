@@ -23,7 +23,10 @@ TEST_CASE("contract (loopback ES responder): iosonar es-setup PUTs every artifac
   auto r1 = run();
   INFO(r1.out << r1.err);
   REQUIRE(r1.exit_code == 0);
-  CHECK(r1.out.find(std::to_string(arts->size()) + " created, 0 updated, 0 failed") != std::string::npos);
+  CHECK(r1.out.find(std::to_string(arts->size()) + " created, 0 updated, 0 kept, 0 failed") != std::string::npos);
+  size_t custom = 0;
+  for (const auto& a : *arts) custom += a.api_path.ends_with("@custom");
+  REQUIRE(custom > 0);
   auto res = es.Resources();
   CHECK(res.size() == arts->size());
   for (const auto& a : *arts) CHECK(res.count(a.api_path));
@@ -35,9 +38,18 @@ TEST_CASE("contract (loopback ES responder): iosonar es-setup PUTs every artifac
   REQUIRE(puts.size() == arts->size());
   for (size_t i = 0; i < puts.size(); ++i) CHECK(puts[i] == (*arts)[i].api_path);
 
+  // The operator's @custom templates are kept as they are on a second run.
+  const std::string custom_path = "/_component_template/logs-iosonar.trace@custom";
+  REQUIRE(es.Resources().count(custom_path));
   auto r2 = run();
   REQUIRE(r2.exit_code == 0);
-  CHECK(r2.out.find("0 created, " + std::to_string(arts->size()) + " updated, 0 failed") != std::string::npos);
+  CHECK(r2.out.find("0 created, " + std::to_string(arts->size() - custom) + " updated, " + std::to_string(custom) +
+                    " kept, 0 failed") != std::string::npos);
+  CHECK(r2.out.find("kept " + custom_path + " (the operator's)") != std::string::npos);
+  size_t custom_puts = 0;
+  for (const auto& q : es.Requests())
+    if (q.method == "PUT" && q.path == custom_path) ++custom_puts;
+  CHECK(custom_puts == 1);  // the first run's only
   CHECK(es.Violations().empty());
 }
 
