@@ -92,7 +92,13 @@ TEST_CASE("collector bounds: 1,000 connections with unterminated megabyte lines 
   INFO(log << "\nbase " << base_kib << " KiB, peak " << peak_kib << " KiB");
   // 32 MiB of line buffers at most, plus the process itself; before the bound
   // this flood took 1.13 GB.
+#if defined(__SANITIZE_ADDRESS__)
+  // Under ASan (SANITIZE=1) freed memory sits in the allocator's quarantine
+  // (256 MiB by default), so RSS says nothing about the bound: the counts below still do.
+  WARN("ASan build: the collector's RSS (" << (peak_kib - base_kib) << " KiB over base) is not checked");
+#else
   CHECK(peak_kib - base_kib < 64 * 1024);
+#endif
   CHECK(log.find("accepted 1, rejected 1000,") != std::string::npos);
   CHECK(log.find("lines over the memory bound 0") == std::string::npos);
   CHECK(log.find("stored 1,") != std::string::npos);
