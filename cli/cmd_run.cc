@@ -68,11 +68,28 @@ void SplitCommand(int argc, char** argv, std::vector<std::string>* opts, std::ve
     }
     if (a.empty() || a[0] != '-') break;
     opts->push_back(a);
-    // Every option of run and trace but --help takes a value; it may follow as the next argument.
-    if (a.find('=') == std::string::npos && i + 1 < argc && a != "--help" && a != "-h")
+    // Every option of run and trace but --help and --mpi takes a value; it may follow as the next argument.
+    if (a.find('=') == std::string::npos && i + 1 < argc && a != "--help" && a != "-h" && a != "--mpi")
       opts->push_back(argv[++i]);
   }
   for (; i < argc; ++i) cmd->push_back(argv[i]);
+}
+
+// --mpi: the MPI-IO layer, libiosonar-mpiio.so ($IOSONAR_MPIIO_LIB, else
+// beside the tracer library). "" with a message when it is not there.
+std::string FindMpiioLib(const std::string& tracer, const char* cmd) {
+  std::string lib;
+  if (const char* e = getenv("IOSONAR_MPIIO_LIB"); e && *e) {
+    lib = e;
+  } else {
+    lib = tracer.substr(0, tracer.rfind('/') + 1) + "libiosonar-mpiio.so";
+  }
+  if (access(lib.c_str(), R_OK) != 0) {
+    std::cerr << "iosonar " << cmd << ": --mpi: " << lib
+              << " not found (it is built only where MPI's headers are: Debian's libopenmpi-dev; or set IOSONAR_MPIIO_LIB)\n";
+    return "";
+  }
+  return lib;
 }
 
 // Forks and execs cmd under the tracer; returns the child's pid.
@@ -189,7 +206,8 @@ int CmdTrace(int argc, char** argv) {
   desc.add_options()("help,h", "show this help")("output,o", po::value(&te.output), "where records go (also $IOSONAR_OUTPUT)")(
       "job-id", po::value(&te.job_id), "job id for the records (default $SLURM_JOB_ID, $IOSONAR_JOB_ID)")(
       "window-ms", po::value(&te.window_ms), "compression time window in ms (default 1000)")(
-      "spool-dir", po::value(&te.spool_dir), "spool directory (default /tmp/iosonar-spool-UID)");
+      "spool-dir", po::value(&te.spool_dir), "spool directory (default /tmp/iosonar-spool-UID)")(
+      "mpi", po::bool_switch(), "also record the MPI-IO layer (preloads libiosonar-mpiio.so beside the tracer)");
   po::variables_map vm;
   if (int rc = ParseOpts("trace", desc, opts, cmd, &vm); rc >= 0) return rc;
   te.output = ResolveSetting(te.output, "IOSONAR_OUTPUT", "output");
@@ -203,6 +221,11 @@ int CmdTrace(int argc, char** argv) {
   if (lib.empty()) {
     std::cerr << "iosonar trace: libiosonar-trace.so not found (set IOSONAR_TRACE_LIB)\n";
     return 1;
+  }
+  if (vm["mpi"].as<bool>()) {
+    std::string m = FindMpiioLib(lib, "trace");
+    if (m.empty()) return 1;
+    lib += ":" + m;
   }
   // The program's rings in a directory of this run's own (the drainer ships
   // what it finds there to this run's output, never another job's), unless
@@ -238,7 +261,9 @@ int CmdRun(int argc, char** argv) {
       "store", po::value(&store_dir), "store directory (default ./iosonar-run-JOBID)")(
       "redis", po::value(&redis), "cache the summary in Redis (redis://HOST:PORT/DB; also $IOSONAR_REDIS)")(
       "job-id", po::value(&job_id), "job id to use (default: a fresh run-... id)")(
-      "window-ms", po::value(&window_ms), "tracer compression window in ms (default 1000)");
+      "window-ms", po::value(&window_ms), "tracer compression window in ms (default 1000)")(
+      "mpi", po::bool_switch(), "also record the MPI-IO layer (preloads libiosonar-mpiio.so beside the tracer): "
+      "the summary then shows the logical mode of the MPI-IO calls beside the physical one");
   po::variables_map vm;
   if (int rc = ParseOpts("run", desc, opts, cmd, &vm); rc >= 0) return rc;
   redis = ResolveSetting(redis, "IOSONAR_REDIS", "redis");
@@ -255,6 +280,11 @@ int CmdRun(int argc, char** argv) {
   if (lib.empty()) {
     std::cerr << "iosonar run: libiosonar-trace.so not found (set IOSONAR_TRACE_LIB)\n";
     return 1;
+  }
+  if (vm["mpi"].as<bool>()) {
+    std::string m = FindMpiioLib(lib, "run");
+    if (m.empty()) return 1;
+    lib += ":" + m;
   }
 
   CollectorOptions co;

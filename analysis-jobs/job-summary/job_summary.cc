@@ -447,6 +447,52 @@ void BytesSeries(const DirAgg& rd, const DirAgg& wr, int64_t width, const Summar
   }
 }
 
+// The MPI-IO view (MpiioView): the logical mode over the mpiio runs, and
+// which processes did the POSIX work on the files accessed through MPI-IO.
+void SummarizeMpiio(const std::vector<const TraceRun*>& mpi, std::span<const TraceRun> runs, int64_t width,
+                    const SummaryOptions& opt, JobSummary* out) {
+  MpiioView& v = out->mpiio;
+  v.records = mpi.size();
+  JobSummary logical;
+  RunTally lt(&logical, width);
+  uint64_t coll_bytes[2] = {0, 0};
+  std::unordered_set<std::string> files[2];  // [read, write]: files with mpiio bytes
+  for (const TraceRun* r : mpi) {
+    lt.Add(*r);
+    v.comm_size_max = std::max(v.comm_size_max, r->comm_size);
+    const OpKind k = Classify(r->op);
+    if (k != OpKind::kRead && k != OpKind::kWrite) continue;
+    const int d = k == OpKind::kWrite;
+    MpiioDirection& md = d ? v.write : v.read;
+    if (r->collective) md.collective_ops += static_cast<uint64_t>(std::max<int64_t>(r->count, 0));
+    if (r->bytes > 0) {
+      if (r->collective) coll_bytes[d] += static_cast<uint64_t>(r->bytes);
+      files[d].insert(FileKey(*r, true));
+    }
+  }
+  lt.Finish();
+  v.mode_read = DecideMode(lt.files(), false, opt.mode, opt.top_files);
+  v.mode_write = DecideMode(lt.files(), true, opt.mode, opt.top_files);
+  std::unordered_set<std::string> aggregators[2];
+  for (const TraceRun& r : runs) {
+    if (r.layer == "mpiio" || r.bytes <= 0) continue;
+    const OpKind k = Classify(r.op);
+    if (k != OpKind::kRead && k != OpKind::kWrite) continue;
+    const int d = k == OpKind::kWrite;
+    if (files[d].count(FileKey(r, true))) aggregators[d].insert(ProcessKey(r));
+  }
+  for (int d = 0; d < 2; ++d) {
+    MpiioDirection& md = d ? v.write : v.read;
+    const DirectionStats& ds = d ? logical.write : logical.read;
+    md.bytes = ds.bytes;
+    md.ops = ds.ops;
+    md.collective_share = md.bytes ? static_cast<double>(coll_bytes[d]) / static_cast<double>(md.bytes) : 0;
+    md.ranks = (d ? v.mode_write : v.mode_read).processes;
+    md.files = files[d].size();
+    md.aggregators = aggregators[d].size();
+  }
+}
+
 }  // namespace
 
 JobSummary Summarize(std::span<const TraceRun> runs, const SummaryOptions& opt) {
@@ -454,13 +500,18 @@ JobSummary Summarize(std::span<const TraceRun> runs, const SummaryOptions& opt) 
   const int64_t width = opt.bucket_ns > 0 ? opt.bucket_ns : 1000000000;
   js.records = runs.size();
   RunTally tally(&js, width);
-  for (const TraceRun& r : runs) tally.Add(r);
+  std::vector<const TraceRun*> mpi;  // the logical layer, apart
+  for (const TraceRun& r : runs) {
+    if (r.layer == "mpiio") mpi.push_back(&r);
+    else tally.Add(r);
+  }
   if (runs.empty()) return js;
   tally.Finish();
   js.mode_read = DecideMode(tally.files(), false, opt.mode, opt.top_files);
   js.mode_write = DecideMode(tally.files(), true, opt.mode, opt.top_files);
   TopFiles(tally.files(), opt.top_files, &js);
   BytesSeries(tally.read(), tally.write(), width, opt, &js);
+  if (!mpi.empty()) SummarizeMpiio(mpi, runs, width, opt, &js);
   return js;
 }
 
@@ -468,7 +519,8 @@ const std::vector<FieldId>& TraceRunFields() {
   static const std::vector<FieldId> k = {
       field::kHostName, field::kProcessPid, field::kProcessTid, field::kProcessRank, field::kIoOp, field::kIoLayer,
       field::kFilePath, field::kFileId, field::kIoFd, field::kIoOffset, field::kIoSize, field::kIoCount,
-      field::kIoBytes, field::kIoErrno, field::kEventStartNs, field::kEventEndNs, field::kIoDurationNs};
+      field::kIoBytes, field::kIoErrno, field::kEventStartNs, field::kEventEndNs, field::kIoDurationNs,
+      field::kMpiCollective, field::kMpiCommSize};
   return k;
 }
 
@@ -493,6 +545,8 @@ TraceRun TraceRunFromRow(const Row& row) {
   r.start_ns = num(14, 0);
   r.end_ns = num(15, 0);
   r.duration_ns = num(16, 0);
+  r.collective = num(17, 0) != 0;
+  r.comm_size = num(18, 0);
   return r;
 }
 
@@ -647,6 +701,43 @@ void WriteTopFilesAndSeries(JsonWriter& w, const JobSummary& s) {
   w.EndObject();
 }
 
+void WriteMpiioDirection(JsonWriter& w, const MpiioDirection& d) {
+  w.BeginObject();
+  w.Kv("bytes", d.bytes);
+  w.Kv("ops", d.ops);
+  w.Kv("collective_ops", d.collective_ops);
+  w.Kv("collective_share", d.collective_share);
+  w.Kv("ranks", d.ranks);
+  w.Kv("aggregators", d.aggregators);
+  w.Kv("files", d.files);
+  w.EndObject();
+}
+
+// "mpiio": the logical layer (records 0: none).
+void WriteMpiio(JsonWriter& w, const MpiioView& v) {
+  w.Key("mpiio");
+  w.BeginObject();
+  w.Kv("records", v.records);
+  w.Kv("comm_size_max", v.comm_size_max);
+  w.Key("read");
+  WriteMpiioDirection(w, v.read);
+  w.Key("write");
+  WriteMpiioDirection(w, v.write);
+  w.Key("io_mode");
+  w.BeginObject();
+  w.Kv("read", v.mode_read.mode);
+  w.Kv("write", v.mode_write.mode);
+  w.EndObject();
+  w.Key("io_mode_evidence");
+  w.BeginObject();
+  w.Key("read");
+  WriteEvidence(w, v.mode_read);
+  w.Key("write");
+  WriteEvidence(w, v.mode_write);
+  w.EndObject();
+  w.EndObject();
+}
+
 }  // namespace
 
 std::string SummaryToJson(const JobSummary& s, bool pretty) {
@@ -693,6 +784,7 @@ std::string SummaryToJson(const JobSummary& s, bool pretty) {
   if (s.tracer_dropped < 0) w.Null();
   else w.Int(s.tracer_dropped);
   w.EndObject();
+  WriteMpiio(w, s.mpiio);
   w.EndObject();
   if (pretty) out.push_back('\n');
   return out;
@@ -836,6 +928,33 @@ void ReadEvidence(Reader& rd, const JVal* o, ModeEvidence* e, const std::string&
   }
 }
 
+void ReadMpiio(Reader& rd, const JVal* o, MpiioView* v) {
+  if (!o) return;
+  rd.U64(*o, "records", &v->records, "mpiio.");
+  rd.I64(*o, "comm_size_max", &v->comm_size_max, "mpiio.");
+  for (int d = 0; d < 2; ++d) {
+    const std::string path = d ? "mpiio.write." : "mpiio.read.";
+    MpiioDirection& md = d ? v->write : v->read;
+    const JVal* m = rd.Obj(*o, d ? "write" : "read", "mpiio.");
+    if (!m) continue;
+    rd.U64(*m, "bytes", &md.bytes, path);
+    rd.U64(*m, "ops", &md.ops, path);
+    rd.U64(*m, "collective_ops", &md.collective_ops, path);
+    rd.Dbl(*m, "collective_share", &md.collective_share, path);
+    rd.U64(*m, "ranks", &md.ranks, path);
+    rd.U64(*m, "aggregators", &md.aggregators, path);
+    rd.U64(*m, "files", &md.files, path);
+  }
+  if (const JVal* m = rd.Obj(*o, "io_mode", "mpiio.")) {
+    rd.Str(*m, "read", &v->mode_read.mode, "mpiio.io_mode.");
+    rd.Str(*m, "write", &v->mode_write.mode, "mpiio.io_mode.");
+  }
+  if (const JVal* m = rd.Obj(*o, "io_mode_evidence", "mpiio.")) {
+    ReadEvidence(rd, rd.Obj(*m, "read", "mpiio.io_mode_evidence."), &v->mode_read, "mpiio.io_mode_evidence.read.");
+    ReadEvidence(rd, rd.Obj(*m, "write", "mpiio.io_mode_evidence."), &v->mode_write, "mpiio.io_mode_evidence.write.");
+  }
+}
+
 }  // namespace
 
 Result<JobSummary> SummaryFromJson(std::string_view json) {
@@ -907,6 +1026,7 @@ Result<JobSummary> SummaryFromJson(std::string_view json) {
     rd.Doubles(rd.Arr(*m, "write_bytes", "series."), &s.series_write, "series.write_bytes");
   }
   if (const JVal* t = rd.Obj(doc, "tracer", "")) rd.I64(*t, "dropped", &s.tracer_dropped, "tracer.");
+  ReadMpiio(rd, rd.Obj(doc, "mpiio", ""), &s.mpiio);
   if (!rd.error.empty()) return Status::Invalid("job summary JSON: " + rd.error);
   return s;
 }
@@ -1102,6 +1222,40 @@ void TableDirections(const JobSummary& s, std::string* out) {
 
 }
 
+// The MPI-IO layer beside the physical modes above.
+void TableMpiio(const JobSummary& s, std::string* out) {
+  const MpiioView& v = s.mpiio;
+  if (!v.records) return;
+  std::string& o = *out;
+  o += "MPI-IO (logical: the calls the program made; the modes above are the POSIX calls under them)\n";
+  for (int d = 0; d < 2; ++d) {
+    const MpiioDirection& md = d ? v.write : v.read;
+    const ModeEvidence& e = d ? v.mode_write : v.mode_read;
+    const char* name = d ? "write" : "read ";
+    if (md.bytes == 0) {
+      o += std::string("  ") + name + "  none\n";
+      continue;
+    }
+    o += std::string("  ") + name + "  " + e.mode + ": " + e.explanation + "\n";
+    std::string how = md.collective_share >= 0.995 ? "collective calls"
+                      : md.collective_share <= 0.005 ? "independent calls"
+                                                     : Percent(md.collective_share) + " of the bytes by collective calls";
+    o += "         " + HumanBytes(static_cast<double>(md.bytes)) + " in " + HumanCount(static_cast<double>(md.ops)) +
+         " calls, " + how;
+    if (v.comm_size_max > 0) o += ", communicator of " + std::to_string(v.comm_size_max);
+    o += "\n         physical: ";
+    const char* verb = d ? "wrote" : "read";
+    const std::string it = md.files == 1 ? "it" : "them";
+    if (md.aggregators == 0) o += "no POSIX " + std::string(d ? "writes" : "reads") + " traced on " + it;
+    else if (md.aggregators < md.ranks)
+      o += Plural(md.aggregators, "aggregator", "aggregators") + " " + verb + " " + it + " (" +
+           Plural(md.ranks, "rank's", "ranks'") + " data through " + (md.aggregators == 1 ? "one process" : "fewer processes") + ")";
+    else o += Plural(md.aggregators, "process", "processes") + " " + verb + " " + it + " (each rank its own POSIX I/O)";
+    o += "\n";
+  }
+  o += "\n";
+}
+
 void TableOtherOps(const JobSummary& s, std::string* out) {
   std::string& o = *out;
   char b[512];
@@ -1192,7 +1346,40 @@ std::vector<std::string> Hints(const JobSummary& s) {
                       "aggregate them.");
     }
   }
-  if (s.mode_write.mode == "N-1") {
+  // Collective MPI-IO (MpiioView): the physical mode is the aggregators',
+  // not the program's; the advice is about the collective, not about the
+  // POSIX pattern its aggregators chose.
+  bool collective[2] = {false, false};
+  for (int dir = 0; dir < 2; ++dir) {
+    const MpiioDirection& md = dir ? s.mpiio.write : s.mpiio.read;
+    const ModeEvidence& logical = dir ? s.mpiio.mode_write : s.mpiio.mode_read;
+    if (!s.mpiio.records || md.bytes == 0 || md.ranks < 2) continue;
+    const char* verb = dir ? "write" : "read";
+    const std::string ranks = std::to_string(md.ranks) + " ranks " + verb + " ";
+    const std::string files = logical.mode == "N-1" ? "one shared file" : Plural(md.files, "file", "files");
+    if (md.collective_share >= 0.5) {
+      collective[dir] = true;
+      std::string h = ranks + files + " with collective MPI-IO (" + logical.mode + " as the program sees it); " +
+                      Plural(md.aggregators, "aggregator", "aggregators") + " did the POSIX " + verb + "s (" +
+                      (dir ? s.mode_write.mode : s.mode_read.mode) + " on the file system). ";
+      if (md.aggregators == 1)
+        h += "One aggregator bounds the bandwidth to one client's: if this I/O is slow, raise the number of "
+             "aggregators (ROMIO's cb_nodes hint, OMPIO's " + Unbroken("--mca io_ompio_num_aggregators") +
+             ") and stripe the file over as many OSTs.";
+      else
+        h += "Stripe the file over at least " + std::to_string(md.aggregators) + " OSTs (" +
+             Unbroken("lfs setstripe -c " + std::to_string(md.aggregators)) +
+             ") and align the collective buffer (cb_buffer_size) to the stripe size, so each aggregator writes "
+             "whole stripes of its own.";
+      hints.push_back(h);
+    } else if (logical.mode == "N-1") {
+      hints.push_back(ranks + "one shared file with independent MPI-IO calls: each rank's requests reach the file "
+                      "system as they are, contending for the file's locks; the collective calls (" +
+                      std::string(dir ? "MPI_File_write_at_all" : "MPI_File_read_at_all") +
+                      ") let a few aggregators turn them into large contiguous requests.");
+    }
+  }
+  if (s.mode_write.mode == "N-1" && !collective[1]) {
     hints.push_back(std::to_string(s.mode_write.kept_processes) +
                     " processes write one shared file (N-1). Shared-file writes contend for locks and stripes: on "
                     "Lustre stripe the file over many OSTs (" +
@@ -1202,7 +1389,7 @@ std::vector<std::string> Hints(const JobSummary& s) {
   }
   for (int dir = 0; dir < 2; ++dir) {
     const ModeEvidence& e = dir == 0 ? s.mode_read : s.mode_write;
-    if (e.mode == "1-1" && s.processes > 1) {
+    if (e.mode == "1-1" && s.processes > 1 && !collective[dir]) {
       hints.push_back("One process does all the " + std::string(dir == 0 ? "reading" : "writing") + " of " +
                       std::to_string(s.processes) +
                       " traced processes (1-1): that I/O is serial and cannot use more than one client's "
@@ -1249,6 +1436,7 @@ std::string SummaryToTable(const JobSummary& s) {
   }
   TableSpan(s, &o);
   TableDirections(s, &o);
+  TableMpiio(s, &o);
   TableOtherOps(s, &o);
   TableRequestSizes(s, &o);
   TableTopFiles(s, &o);

@@ -88,7 +88,7 @@ struct TraceRun {
   int64_t tid = 0;
   std::optional<int64_t> rank;
   std::string op;     // read, write, open, close, seek, sync, stat, ...
-  std::string layer;  // posix, stdio
+  std::string layer;  // posix, stdio, mpiio
   std::string file_path;
   std::string file_id;
   int64_t fd = -1;
@@ -100,6 +100,8 @@ struct TraceRun {
   int64_t start_ns = 0;
   int64_t end_ns = 0;
   int64_t duration_ns = 0;  // time inside the ops, summed
+  bool collective = false;  // mpiio runs: collective calls
+  int64_t comm_size = 0;    // mpiio runs: processes in the file's communicator
 };
 
 struct ModeOptions {
@@ -167,6 +169,33 @@ struct TopFile {
   uint64_t processes = 0;  // distinct processes moving bytes
 };
 
+// The MPI-IO layer (io.layer "mpiio", libiosonar-mpiio.so): the logical view
+// of the I/O, as the program called it, beside the physical one of the
+// POSIX calls (the rest of JobSummary). With collective buffering the two
+// differ: 8 ranks writing one shared file with MPI_File_write_at_all are
+// logically N-1, while the POSIX writes come from the aggregators only.
+//  - Logical mode: the same rule as the physical one (DecideMode), over the
+//    mpiio runs: processes are the ranks that called MPI-IO with bytes.
+//  - collective_share: bytes of collective calls / bytes, per direction.
+//  - ranks: processes with mpiio bytes in the direction; aggregators:
+//    processes with POSIX bytes in that direction on the files accessed
+//    through MPI-IO (those that did the file system's work).
+struct MpiioDirection {
+  uint64_t bytes = 0;
+  uint64_t ops = 0;
+  uint64_t collective_ops = 0;
+  double collective_share = 0;
+  uint64_t ranks = 0;
+  uint64_t aggregators = 0;
+  uint64_t files = 0;  // files with mpiio bytes in this direction
+};
+struct MpiioView {
+  uint64_t records = 0;  // mpiio trace runs; 0: the job has no MPI-IO layer
+  int64_t comm_size_max = 0;
+  MpiioDirection read, write;
+  ModeEvidence mode_read, mode_write;  // logical
+};
+
 struct JobSummary {
   std::string job_id;
   int64_t start_ns = 0;
@@ -198,6 +227,9 @@ struct JobSummary {
   int64_t series_bucket_ns = 0;
   std::vector<double> series_read, series_write;
   int64_t tracer_dropped = -1;  // records the tracer lost (-1: no tracer records seen)
+  // The MPI-IO layer. Everything above is physical: mpiio runs are left out
+  // of bytes, ops, modes and files (their bytes are the POSIX ones again).
+  MpiioView mpiio;
 };
 
 JobSummary Summarize(std::span<const TraceRun> runs, const SummaryOptions& opt = {});

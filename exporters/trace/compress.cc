@@ -11,6 +11,16 @@ const char* OpName(Op op) {
   return op < kOpCount ? kNames[op] : "unknown";
 }
 
+const char* LayerName(Layer l) {
+  switch (l) {
+    case kPosix: return "posix";
+    case kStdio: return "stdio";
+    case kMpiio:
+    case kMpiioCollective: return "mpiio";
+  }
+  return "posix";
+}
+
 void Compressor::Emit(int i, RunSink* sink) {
   if (!sink->Put(runs_[i])) ++dropped_;
   if (i != --n_) runs_[i] = runs_[n_];
@@ -49,6 +59,7 @@ void Compressor::Add(const RawOp& o, RunSink* sink) {
   r.layer = o.layer;
   r.fd = o.fd;
   r.err = o.err;
+  r.comm_size = o.comm_size;
   r.file_id = o.file_id;
   r.offset = o.offset;
   r.next_offset = o.offset >= 0 ? o.offset + (o.result > 0 ? o.result : 0) : -1;

@@ -29,7 +29,13 @@ enum Op : uint8_t {
 const char* OpName(Op op);  // the io.op value
 inline bool IsDataOp(Op op) { return op == kOpRead || op == kOpWrite; }
 
-enum Layer : uint8_t { kPosix, kStdio };
+// The interface the ops came through. MPI-IO ops (recorded by
+// libiosonar-mpiio.so through iosonar_trace_record, the logical layer above
+// the POSIX calls the MPI library makes) carry collective vs independent in
+// the layer, so the two never merge into one run.
+enum Layer : uint8_t { kPosix, kStdio, kMpiio, kMpiioCollective };
+inline bool IsMpiio(Layer l) { return l == kMpiio || l == kMpiioCollective; }
+const char* LayerName(Layer l);  // io.layer: posix, stdio, mpiio
 
 // One intercepted call.
 struct RawOp {
@@ -42,6 +48,7 @@ struct RawOp {
   int32_t err;         // errno if the call failed, else 0
   uint64_t file_id;    // 0 if unknown
   uint64_t t0, t1;     // ticks (see Clock in tracer.cc); t1 >= t0
+  int32_t comm_size;   // MPI-IO: processes in the file's communicator; mmap: prot | flags << 8 (else 0)
 };
 
 // A closed (or open) run; or, flagged agg, a per-interval aggregate of runs
@@ -53,6 +60,7 @@ struct Run {
   uint8_t strided;      // 1: ops at offset + k * stride (a constant step other than contiguous)
   int32_t fd;
   int32_t err;
+  int32_t comm_size;    // MPI-IO runs: processes in the file's communicator; mmap: prot | flags << 8 (else 0; was padding)
   uint64_t file_id;
   int64_t offset;       // start offset, -1 if unknown
   int64_t next_offset;  // where the next op must start to continue the run
@@ -116,7 +124,7 @@ class Compressor {
     if (r.size != o.size || r.file_id != o.file_id || r.err != o.err) return false;
     if (o.t0 - r.t_start >= window_ - 1 && window_ != 0) return false;  // also refuses o.t0 < t_start (wraps)
     if (IsDataOp(o.op) && o.err == 0) return o.offset == r.next_offset;
-    return true;
+    return r.comm_size == o.comm_size;  // mmap: the same prot and flags (data ops never get here)
   }
   __attribute__((always_inline)) void Extend(int i, const RawOp& o) {
     Run& r = runs_[i];

@@ -114,13 +114,37 @@ void FormatCommon(JsonLine& j, const FmtContext& c, PrefixKind kind, int64_t ts_
   j.Raw(c.prefix[kind], c.prefix_len[kind]);
 }
 
+// mmap's prot as "rwx" letters ("none" for PROT_NONE), its flags as words.
+static void MmapProtName(int prot, char* out, size_t cap) {
+  size_t n = 0;
+  if (prot & 1) out[n++] = 'r';
+  if (prot & 2) out[n++] = 'w';
+  if (prot & 4) out[n++] = 'x';
+  if (n == 0) {
+    snprintf(out, cap, "none");
+    return;
+  }
+  out[n] = '\0';
+}
+static void MmapFlagsName(int flags, char* out, size_t cap) {
+  static const struct {
+    int bit;
+    const char* name;
+  } kFlags[] = {{0x10, "fixed"}, {0x2000, "locked"}, {0x4000, "noreserve"}, {0x8000, "populate"}, {0x80000, "sync"},
+                {0x100000, "fixed_noreplace"}};
+  int type = flags & 3;
+  size_t n = static_cast<size_t>(snprintf(out, cap, "%s", type == 1 ? "shared" : type == 2 ? "private" : type == 3 ? "shared_validate" : "none"));
+  for (const auto& f : kFlags)
+    if ((flags & f.bit) && n + 1 + strlen(f.name) < cap) n += static_cast<size_t>(snprintf(out + n, cap - n, ",%s", f.name));
+}
+
 void FormatRun(JsonLine& j, const FmtContext& c, const Run& r, int tid, uint64_t seq) {
   int64_t start = TicksToEpochNs(c, r.t_start);
   int64_t end = TicksToEpochNs(c, r.t_end);
   FormatCommon(j, c, kPrefixTrace, start, seq);
   j.KInt(field::kProcessTid, tid);
   j.KStr(field::kIoOp, OpName(r.op));
-  j.KStr(field::kIoLayer, r.layer == kStdio ? "stdio" : "posix");
+  j.KStr(field::kIoLayer, LayerName(r.layer));
   if (r.file_id) {
     if (const char* p = LookupPath(c.paths, r.file_id)) j.KStr(field::kFilePath, p);
     char hex[17];
@@ -146,6 +170,20 @@ void FormatRun(JsonLine& j, const FmtContext& c, const Run& r, int tid, uint64_t
     j.KInt(field::kIoOpsSequential, static_cast<int64_t>(r.n_seq));
     j.KInt(field::kIoOpsStrided, static_cast<int64_t>(r.n_strided));
     j.KInt(field::kIoOpsRandom, static_cast<int64_t>(r.n_random));
+  }
+  if (r.op == kOpMmap) {  // the mapping: its length and file offset, prot and flags
+    if (r.offset >= 0) j.KInt(field::kIoOffset, r.offset);
+    j.KInt(field::kIoSize, r.size);
+    char prot[8], flags[64];
+    MmapProtName(r.comm_size & 0xff, prot, sizeof prot);
+    MmapFlagsName(r.comm_size >> 8, flags, sizeof flags);
+    j.KStr(field::kIoMmapProt, prot);
+    j.KStr(field::kIoMmapFlags, flags);
+  }
+  if (IsMpiio(r.layer)) {
+    j.Key(field::kMpiCollective);
+    j.Bool(r.layer == kMpiioCollective);
+    if (r.comm_size > 0) j.KInt(field::kMpiCommSize, r.comm_size);
   }
   j.End();
 }

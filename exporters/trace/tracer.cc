@@ -50,12 +50,23 @@
 #include "core/records/fields.h"
 #include "core/base/hash.h"
 #include "exporters/trace/compress.h"
+#include "exporters/trace/iosonar_trace.h"
 #include "core/base/redact.h"
 #include "exporters/trace/ring.h"
 #include "core/records/json_line.h"
 #include "core/transport/line_sender.h"
 
 #define EXPORT extern "C" __attribute__((visibility("default")))
+
+// glibc entry points no header declares (fortified and legacy stdio).
+extern "C" {
+int __vfprintf_chk(FILE* fp, int flag, const char* fmt, va_list ap);
+int __fprintf_chk(FILE* fp, int flag, const char* fmt, ...);
+char* __fgets_chk(char* str, size_t cap, int n, FILE* fp);
+size_t __fread_chk(void* ptr, size_t cap, size_t size, size_t n, FILE* fp);
+int _IO_putc(int c, FILE* fp);
+int _IO_getc(FILE* fp);
+}
 
 namespace iosonar::trace {
 namespace {
@@ -988,8 +999,9 @@ __attribute__((always_inline)) inline void Record(Slot* s, const RawOp& op) {
 }
 
 // Data op on an fd. off >= 0: positional (pread/pwrite); off < 0: at the
-// shadow offset, which then advances.
-template <typename Call>
+// shadow offset, which then advances. kSizeIsResult: the request's size is
+// known only from the result (fprintf, fscanf): it is the bytes moved.
+template <bool kSizeIsResult = false, typename Call>
 ssize_t DataOp(Op op, Layer layer, int fd, int64_t off, size_t size, Call&& call) {
   Slot* s = Begin();
   FdInfo* f = s ? TracedFd(fd) : nullptr;
@@ -1001,6 +1013,7 @@ ssize_t DataOp(Op op, Layer layer, int fd, int64_t off, size_t size, Call&& call
   int* errp = &errno;  // one TLS lookup for both the read and the restore
   int e = *errp;
   if (off < 0 && r > 0 && at >= 0) (layer == kStdio ? f->stdio_offset : f->offset) = at + r;
+  if constexpr (kSizeIsResult) size = r > 0 ? static_cast<size_t>(r) : 0;
   RawOp o{op, layer, fd, at, static_cast<int64_t>(size), r, r < 0 ? e : 0, f->file_id, t0, t1};
   Record(s, o);
   *errp = e;
@@ -1184,6 +1197,31 @@ DECLARE_REAL(fflush);
 DECLARE_REAL(fseek);
 DECLARE_REAL(fseeko);
 DECLARE_REAL(rewind);
+DECLARE_REAL(fseeko64);
+DECLARE_REAL(ftello);
+DECLARE_REAL(ftello64);
+DECLARE_REAL(vfprintf);
+DECLARE_REAL(__vfprintf_chk);
+DECLARE_REAL(fputc);
+DECLARE_REAL(putc);
+DECLARE_REAL(_IO_putc);
+DECLARE_REAL(fputc_unlocked);
+DECLARE_REAL(putc_unlocked);
+DECLARE_REAL(fputs);
+DECLARE_REAL(fputs_unlocked);
+DECLARE_REAL(fwrite_unlocked);
+DECLARE_REAL(fgetc);
+DECLARE_REAL(getc);
+DECLARE_REAL(_IO_getc);
+DECLARE_REAL(fgetc_unlocked);
+DECLARE_REAL(getc_unlocked);
+DECLARE_REAL(fgets);
+DECLARE_REAL(fgets_unlocked);
+DECLARE_REAL(__fgets_chk);
+DECLARE_REAL(fread_unlocked);
+DECLARE_REAL(__fread_chk);
+DECLARE_REAL(mmap);
+DECLARE_REAL(mmap64);
 DECLARE_REAL(execve);
 DECLARE_REAL(execv);
 DECLARE_REAL(execvp);
@@ -1462,29 +1500,221 @@ EXPORT int fflush(FILE* fp) {
   if (!fp) return REAL(fflush)(fp);
   return MetaOp(kOpFlush, kStdio, fileno_unlocked(fp), 0, [&] { return REAL(fflush)(fp); });
 }
+// The stream's position after a seek (REAL: never our own wrappers).
 static void StdioRepositioned(FILE* fp) {
   int fd = fileno_unlocked(fp);
-  if (fd >= 0 && fd < kMaxFds && g_fds[fd].kind == kFdTraced) g_fds[fd].stdio_offset = ftello(fp);
+  if (fd >= 0 && fd < kMaxFds && g_fds[fd].kind == kFdTraced) g_fds[fd].stdio_offset = REAL(ftello)(fp);
 }
-EXPORT int fseek(FILE* fp, long off, int whence) {
-  int r = REAL(fseek)(fp, off, whence);
+// Seeks of a stream: recorded as stdio seeks, and the stdio offset follows.
+template <typename Call>
+static auto StdioSeek(FILE* fp, Call&& call) -> decltype(call()) {
+  auto r = fp ? MetaOp(kOpSeek, kStdio, fileno_unlocked(fp), 0, call) : call();
   int e = errno;
-  if (r == 0) StdioRepositioned(fp);
+  if (fp && r == 0) StdioRepositioned(fp);
   errno = e;
   return r;
 }
-EXPORT int fseeko(FILE* fp, off_t off, int whence) {
-  int r = REAL(fseeko)(fp, off, whence);
-  int e = errno;
-  if (r == 0) StdioRepositioned(fp);
-  errno = e;
-  return r;
+EXPORT int fseek(FILE* fp, long off, int whence) { return StdioSeek(fp, [&] { return REAL(fseek)(fp, off, whence); }); }
+EXPORT int fseeko(FILE* fp, off_t off, int whence) { return StdioSeek(fp, [&] { return REAL(fseeko)(fp, off, whence); }); }
+EXPORT int fseeko64(FILE* fp, off64_t off, int whence) {
+  return StdioSeek(fp, [&] { return REAL(fseeko64)(fp, off, whence); });
 }
 EXPORT void rewind(FILE* fp) {
-  REAL(rewind)(fp);
+  StdioSeek(fp, [&] {
+    REAL(rewind)(fp);
+    return 0;
+  });
+}
+
+// ---- the rest of stdio: each call one stdio op with the bytes it moved
+// (the stream's buffer is not the file system's business: the POSIX calls
+// glibc makes for it are internal and never reach the POSIX wrappers).
+static inline int StreamFd(FILE* fp) { return fp ? fileno_unlocked(fp) : -1; }
+
+// Formatted output: the bytes are the result.
+template <typename Call>
+static int StdioPrint(FILE* fp, Call&& call) {
+  int out = 0;
+  DataOp<true>(kOpWrite, kStdio, StreamFd(fp), -1, 0, [&] {
+    out = call();
+    return static_cast<ssize_t>(out);
+  });
+  return out;
+}
+EXPORT int vfprintf(FILE* fp, const char* fmt, va_list ap) { return StdioPrint(fp, [&] { return REAL(vfprintf)(fp, fmt, ap); }); }
+EXPORT int fprintf(FILE* fp, const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int r = StdioPrint(fp, [&] { return REAL(vfprintf)(fp, fmt, ap); });
+  va_end(ap);
+  return r;
+}
+// _FORTIFY_SOURCE builds call these instead.
+EXPORT int __vfprintf_chk(FILE* fp, int flag, const char* fmt, va_list ap) {
+  return StdioPrint(fp, [&] { return REAL(__vfprintf_chk)(fp, flag, fmt, ap); });
+}
+EXPORT int __fprintf_chk(FILE* fp, int flag, const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int r = StdioPrint(fp, [&] { return REAL(__vfprintf_chk)(fp, flag, fmt, ap); });
+  va_end(ap);
+  return r;
+}
+
+// Character and string output: 1 byte, or the string's length, when they succeed.
+template <typename Call>
+static int StdioPutc(int c, FILE* fp, Call&& call) {
+  int out = EOF;
+  DataOp(kOpWrite, kStdio, StreamFd(fp), -1, 1, [&] {
+    out = call();
+    return static_cast<ssize_t>(out == EOF ? -1 : 1);
+  });
+  (void)c;
+  return out;
+}
+EXPORT int fputc(int c, FILE* fp) { return StdioPutc(c, fp, [&] { return REAL(fputc)(c, fp); }); }
+EXPORT int putc(int c, FILE* fp) { return StdioPutc(c, fp, [&] { return REAL(putc)(c, fp); }); }
+EXPORT int _IO_putc(int c, FILE* fp) { return StdioPutc(c, fp, [&] { return REAL(_IO_putc)(c, fp); }); }
+EXPORT int fputc_unlocked(int c, FILE* fp) { return StdioPutc(c, fp, [&] { return REAL(fputc_unlocked)(c, fp); }); }
+EXPORT int putc_unlocked(int c, FILE* fp) { return StdioPutc(c, fp, [&] { return REAL(putc_unlocked)(c, fp); }); }
+template <typename Call>
+static int StdioPuts(const char* str, FILE* fp, Call&& call) {
+  int out = EOF;
+  size_t n = str ? strlen(str) : 0;
+  DataOp(kOpWrite, kStdio, StreamFd(fp), -1, n, [&] {
+    out = call();
+    return static_cast<ssize_t>(out == EOF ? -1 : static_cast<ssize_t>(n));
+  });
+  return out;
+}
+EXPORT int fputs(const char* str, FILE* fp) { return StdioPuts(str, fp, [&] { return REAL(fputs)(str, fp); }); }
+EXPORT int fputs_unlocked(const char* str, FILE* fp) { return StdioPuts(str, fp, [&] { return REAL(fputs_unlocked)(str, fp); }); }
+EXPORT size_t fwrite_unlocked(const void* ptr, size_t size, size_t n, FILE* fp) {
+  size_t put = 0;
+  DataOp(kOpWrite, kStdio, StreamFd(fp), -1, size * n, [&] {
+    put = REAL(fwrite_unlocked)(ptr, size, n, fp);
+    return static_cast<ssize_t>(put * size);
+  });
+  return put;
+}
+
+// Character and line input: 1 byte, or the line's length.
+template <typename Call>
+static int StdioGetc(FILE* fp, Call&& call) {
+  int out = EOF;
+  DataOp(kOpRead, kStdio, StreamFd(fp), -1, 1, [&] {
+    out = call();
+    return static_cast<ssize_t>(out == EOF ? (ferror_unlocked(fp) ? -1 : 0) : 1);
+  });
+  return out;
+}
+EXPORT int fgetc(FILE* fp) { return StdioGetc(fp, [&] { return REAL(fgetc)(fp); }); }
+EXPORT int getc(FILE* fp) { return StdioGetc(fp, [&] { return REAL(getc)(fp); }); }
+EXPORT int _IO_getc(FILE* fp) { return StdioGetc(fp, [&] { return REAL(_IO_getc)(fp); }); }
+EXPORT int fgetc_unlocked(FILE* fp) { return StdioGetc(fp, [&] { return REAL(fgetc_unlocked)(fp); }); }
+EXPORT int getc_unlocked(FILE* fp) { return StdioGetc(fp, [&] { return REAL(getc_unlocked)(fp); }); }
+template <typename Call>
+static char* StdioGets(int n, FILE* fp, Call&& call) {
+  char* out = nullptr;
+  DataOp(kOpRead, kStdio, StreamFd(fp), -1, n > 0 ? static_cast<size_t>(n) : 0, [&] {
+    out = call();
+    return static_cast<ssize_t>(out ? static_cast<ssize_t>(strlen(out)) : (ferror_unlocked(fp) ? -1 : 0));
+  });
+  return out;
+}
+EXPORT char* fgets(char* str, int n, FILE* fp) { return StdioGets(n, fp, [&] { return REAL(fgets)(str, n, fp); }); }
+EXPORT char* fgets_unlocked(char* str, int n, FILE* fp) {
+  return StdioGets(n, fp, [&] { return REAL(fgets_unlocked)(str, n, fp); });
+}
+EXPORT char* __fgets_chk(char* str, size_t cap, int n, FILE* fp) {
+  return StdioGets(n, fp, [&] { return REAL(__fgets_chk)(str, cap, n, fp); });
+}
+EXPORT size_t fread_unlocked(void* ptr, size_t size, size_t n, FILE* fp) {
+  size_t got = 0;
+  DataOp(kOpRead, kStdio, StreamFd(fp), -1, size * n, [&] {
+    got = REAL(fread_unlocked)(ptr, size, n, fp);
+    return static_cast<ssize_t>(got * size);
+  });
+  return got;
+}
+EXPORT size_t __fread_chk(void* ptr, size_t cap, size_t size, size_t n, FILE* fp) {
+  size_t got = 0;
+  DataOp(kOpRead, kStdio, StreamFd(fp), -1, size * n, [&] {
+    got = REAL(__fread_chk)(ptr, cap, size, n, fp);
+    return static_cast<ssize_t>(got * size);
+  });
+  return got;
+}
+
+// Formatted input: the bytes consumed are the stream's advance.
+template <typename Call>
+static int StdioScan(FILE* fp, Call&& call) {
+  int out = EOF;
+  off64_t before = fp ? REAL(ftello64)(fp) : -1;
+  DataOp<true>(kOpRead, kStdio, StreamFd(fp), -1, 0, [&] {
+    out = call();
+    int e = errno;
+    off64_t after = REAL(ftello64)(fp);
+    errno = e;
+    if (out == EOF && ferror_unlocked(fp)) return ssize_t{-1};
+    return static_cast<ssize_t>(before >= 0 && after >= before ? after - before : 0);
+  });
+  return out;
+}
+// glibc names: fscanf/vfscanf (GNU %a), __isoc99_* (C99, what C99 and C++
+// programs bind to); the asm labels keep the header's redirects out of the way.
+using VfscanfFn = int (*)(FILE*, const char*, va_list);
+static VfscanfFn real_vfscanf_gnu = nullptr, real_vfscanf_c99 = nullptr;
+EXPORT int ScanV(FILE* fp, const char* fmt, va_list ap) __asm__("vfscanf");
+EXPORT int ScanV99(FILE* fp, const char* fmt, va_list ap) __asm__("__isoc99_vfscanf");
+EXPORT int Scan(FILE* fp, const char* fmt, ...) __asm__("fscanf");
+EXPORT int Scan99(FILE* fp, const char* fmt, ...) __asm__("__isoc99_fscanf");
+int ScanV(FILE* fp, const char* fmt, va_list ap) {
+  return StdioScan(fp, [&] { return Real<VfscanfFn>("vfscanf", &real_vfscanf_gnu)(fp, fmt, ap); });
+}
+int ScanV99(FILE* fp, const char* fmt, va_list ap) {
+  return StdioScan(fp, [&] { return Real<VfscanfFn>("__isoc99_vfscanf", &real_vfscanf_c99)(fp, fmt, ap); });
+}
+int Scan(FILE* fp, const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int r = StdioScan(fp, [&] { return Real<VfscanfFn>("vfscanf", &real_vfscanf_gnu)(fp, fmt, ap); });
+  va_end(ap);
+  return r;
+}
+int Scan99(FILE* fp, const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int r = StdioScan(fp, [&] { return Real<VfscanfFn>("__isoc99_vfscanf", &real_vfscanf_c99)(fp, fmt, ap); });
+  va_end(ap);
+  return r;
+}
+
+// ---- mmap of files: the mapping is recorded (file, length, offset, prot,
+// flags), not the bytes the program then touches through it.
+template <typename Call>
+static void* MmapOp(size_t len, int prot, int flags, int fd, off64_t off, Call&& call) {
+  if (fd < 0 || (flags & MAP_ANONYMOUS)) return call();
+  Slot* s = Begin();
+  FdInfo* f = s ? TracedFd(fd) : nullptr;
+  if (!f) return call();
+  ++t_busy;
+  uint64_t t0 = Ticks();
+  void* r = call();
+  uint64_t t1 = Ticks();
   int e = errno;
-  StdioRepositioned(fp);
+  RawOp o{kOpMmap, kPosix, fd, off, static_cast<int64_t>(len), 0, r == MAP_FAILED ? e : 0, f->file_id, t0, t1,
+          static_cast<int32_t>((prot & 0xff) | ((flags & 0xffffff) << 8))};
+  Record(s, o);
+  --t_busy;
   errno = e;
+  return r;
+}
+EXPORT void* mmap(void* addr, size_t len, int prot, int flags, int fd, off_t off) {
+  return MmapOp(len, prot, flags, fd, off, [&] { return REAL(mmap)(addr, len, prot, flags, fd, off); });
+}
+EXPORT void* mmap64(void* addr, size_t len, int prot, int flags, int fd, off64_t off) {
+  return MmapOp(len, prot, flags, fd, off, [&] { return REAL(mmap64)(addr, len, prot, flags, fd, off); });
 }
 
 // ---------------------------------------------------------------- process lifetime
@@ -1564,4 +1794,39 @@ EXPORT void _Exit(int status) {
   Finish("exit");
   REAL(_Exit)(status);
   __builtin_unreachable();
+}
+
+// ---------------------------------------------------------------- layers above POSIX
+// The C entry points of iosonar_trace.h, for libiosonar-mpiio.so: its ops go
+// into this thread's runs like the POSIX ones (fd -1: keyed by file id).
+static_assert(int{IOSONAR_LAYER_MPIIO} == int{kMpiio} && int{IOSONAR_LAYER_MPIIO_COLLECTIVE} == int{kMpiioCollective}, "layers");
+static_assert(int{IOSONAR_OP_Read} == int{kOpRead} && int{IOSONAR_OP_COUNT} == int{kOpCount}, "op values");
+EXPORT uint64_t iosonar_trace_ticks(void) {
+  if (__builtin_expect(g_state.load(std::memory_order_relaxed) == kUninit, 0)) {
+    int e = errno;
+    Init();
+    errno = e;
+  }
+  return Ticks();
+}
+EXPORT uint64_t iosonar_trace_file_id(const char* path) {
+  int e = errno;
+  if (g_state.load(std::memory_order_relaxed) == kUninit) Init();
+  uint64_t id = PathId(AT_FDCWD, path);
+  errno = e;
+  return id;
+}
+EXPORT int iosonar_trace_record(const struct iosonar_trace_op* p) {
+  if (!p || !p->file_id || p->op < 0 || p->op >= kOpCount || !IsMpiio(static_cast<Layer>(p->layer))) return 0;
+  int e = errno;
+  Slot* s = Begin();
+  if (!s) {
+    errno = e;
+    return 0;
+  }
+  RawOp o{static_cast<Op>(p->op), static_cast<Layer>(p->layer), -1, p->offset, p->size, p->result, p->err,
+          p->file_id, p->t0, p->t1 >= p->t0 ? p->t1 : p->t0, p->comm_size};
+  Record(s, o);
+  errno = e;
+  return 1;
 }

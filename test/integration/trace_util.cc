@@ -62,6 +62,11 @@ std::vector<TraceLine> ParseTraceLines(const std::string& text) {
     t.stride = I(rec, "io.stride");
     t.ops_strided = I(rec, "io.ops_strided");
     t.ops_random = I(rec, "io.ops_random");
+    t.mmap_prot = S(rec, "io.mmap_prot");
+    t.mmap_flags = S(rec, "io.mmap_flags");
+    const auto& coll = rec.v[static_cast<size_t>(FieldIndex("mpi.collective"))];
+    t.collective = coll.kind == FieldValue::kBool && coll.i != 0;
+    t.comm_size = I(rec, "mpi.comm_size");
     out.push_back(t);
   }
   return out;

@@ -1,0 +1,317 @@
+// libiosonar-mpiio.so: the MPI-IO layer, through the MPI profiling interface.
+//
+// Preloaded beside libiosonar-trace.so (`iosonar run --mpi`, `iosonar trace
+// --mpi`, or LD_PRELOAD=".../libiosonar-trace.so:.../libiosonar-mpiio.so"),
+// it defines MPI_File_open/close/sync and the read/write family (plain, _at,
+// _all, _at_all, _shared, _ordered, and the nonblocking i* variants) and
+// calls the MPI library's PMPI_* entry points. Each call is recorded with
+// io.layer "mpiio", collective or independent, the size of the file's
+// communicator, the bytes, the absolute byte offset (through the file view:
+// MPI_File_get_byte_offset) and the duration, through the tracer's own
+// compression and ring (iosonar_trace.h). The POSIX calls the MPI library
+// makes underneath (ROMIO's or OMPIO's aggregators) are still traced by the
+// tracer as layer "posix": the job summary reads the logical mode from the
+// first and the physical one from the second.
+//
+// The MPI library is not a link dependency: PMPI_* are looked up at the first
+// call (dlsym), so preloading this into non-MPI processes (mpirun, shells,
+// the job script) costs nothing. Without the tracer loaded nothing is recorded.
+//
+// Rules as the tracer's: no allocation, errno as the MPI library left it,
+// nested MPI-IO calls (an MPI library calling its own public entry points)
+// recorded once, the outermost.
+//
+// Not covered: split collectives (MPI_File_*_begin/_end), Fortran bindings
+// that call PMPI_* directly. Nonblocking calls count their requested bytes at
+// the call (the completion is not waited on); their duration is the call's.
+#include <dlfcn.h>
+#include <errno.h>
+#include <mpi.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "exporters/trace/iosonar_trace.h"
+
+#pragma weak iosonar_trace_ticks
+#pragma weak iosonar_trace_file_id
+#pragma weak iosonar_trace_record
+
+#define EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace {
+
+// ---------------------------------------------------------------- PMPI entry points
+template <typename F>
+F Pmpi(const char* name, F* slot) {
+  F f = __atomic_load_n(slot, __ATOMIC_RELAXED);
+  if (__builtin_expect(f == nullptr, 0)) {
+    int e = errno;
+    f = reinterpret_cast<F>(dlsym(RTLD_NEXT, name));
+    if (!f) f = reinterpret_cast<F>(dlsym(RTLD_DEFAULT, name));
+    errno = e;
+    __atomic_store_n(slot, f, __ATOMIC_RELAXED);
+  }
+  return f;
+}
+#define DECLARE_PMPI(name) decltype(&::P##name) pmpi_##name = nullptr
+#define PMPI(name) Pmpi<decltype(pmpi_##name)>("P" #name, &pmpi_##name)
+
+DECLARE_PMPI(MPI_File_open);
+DECLARE_PMPI(MPI_File_close);
+DECLARE_PMPI(MPI_File_sync);
+DECLARE_PMPI(MPI_File_read);
+DECLARE_PMPI(MPI_File_write);
+DECLARE_PMPI(MPI_File_read_all);
+DECLARE_PMPI(MPI_File_write_all);
+DECLARE_PMPI(MPI_File_read_at);
+DECLARE_PMPI(MPI_File_write_at);
+DECLARE_PMPI(MPI_File_read_at_all);
+DECLARE_PMPI(MPI_File_write_at_all);
+DECLARE_PMPI(MPI_File_read_shared);
+DECLARE_PMPI(MPI_File_write_shared);
+DECLARE_PMPI(MPI_File_read_ordered);
+DECLARE_PMPI(MPI_File_write_ordered);
+DECLARE_PMPI(MPI_File_iread);
+DECLARE_PMPI(MPI_File_iwrite);
+DECLARE_PMPI(MPI_File_iread_at);
+DECLARE_PMPI(MPI_File_iwrite_at);
+DECLARE_PMPI(MPI_File_iread_all);
+DECLARE_PMPI(MPI_File_iwrite_all);
+DECLARE_PMPI(MPI_File_iread_at_all);
+DECLARE_PMPI(MPI_File_iwrite_at_all);
+DECLARE_PMPI(MPI_File_iread_shared);
+DECLARE_PMPI(MPI_File_iwrite_shared);
+DECLARE_PMPI(MPI_File_get_byte_offset);
+DECLARE_PMPI(MPI_File_get_position);
+DECLARE_PMPI(MPI_Comm_size);
+DECLARE_PMPI(MPI_Type_size);
+DECLARE_PMPI(MPI_Get_count);
+
+__thread int t_in __attribute__((tls_model("initial-exec"))) = 0;  // inside one of our wrappers
+
+inline bool TracerLoaded() { return iosonar_trace_record != nullptr && iosonar_trace_ticks != nullptr; }
+
+// ---------------------------------------------------------------- open files
+// MPI_File handle -> file id and communicator size, filled at open. Open
+// addressing over a fixed table; 0 empty, 1 a closed entry (reusable).
+struct FileEntry {
+  uintptr_t key;  // __atomic
+  uint64_t file_id;
+  int32_t comm_size;
+};
+constexpr int kFiles = 4096;
+constexpr int kProbe = 64;
+FileEntry g_files[kFiles];
+
+inline uint32_t Hash(uintptr_t k) { return static_cast<uint32_t>((k >> 4) * 0x9E3779B97F4A7C15ull >> 40) % kFiles; }
+
+void Remember(MPI_File fh, uint64_t id, int32_t comm_size) {
+  uintptr_t k = reinterpret_cast<uintptr_t>(fh);
+  if (k <= 1) return;
+  for (int p = 0; p < kProbe; ++p) {
+    FileEntry& e = g_files[(Hash(k) + static_cast<uint32_t>(p)) % kFiles];
+    uintptr_t cur = __atomic_load_n(&e.key, __ATOMIC_ACQUIRE);
+    if (cur == k || ((cur == 0 || cur == 1) && __atomic_compare_exchange_n(&e.key, &cur, k, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))) {
+      __atomic_store_n(&e.comm_size, comm_size, __ATOMIC_RELAXED);
+      __atomic_store_n(&e.file_id, id, __ATOMIC_RELEASE);
+      return;
+    }
+  }
+  // Table full: this file's MPI-IO calls are not recorded (its POSIX ones are).
+}
+
+FileEntry* Find(MPI_File fh) {
+  uintptr_t k = reinterpret_cast<uintptr_t>(fh);
+  if (k <= 1) return nullptr;
+  for (int p = 0; p < kProbe; ++p) {
+    FileEntry& e = g_files[(Hash(k) + static_cast<uint32_t>(p)) % kFiles];
+    uintptr_t cur = __atomic_load_n(&e.key, __ATOMIC_ACQUIRE);
+    if (cur == k) return __atomic_load_n(&e.file_id, __ATOMIC_ACQUIRE) ? &e : nullptr;
+    if (cur == 0) return nullptr;
+  }
+  return nullptr;
+}
+
+void Forget(MPI_File fh) {
+  if (FileEntry* e = Find(fh)) {
+    __atomic_store_n(&e->file_id, uint64_t{0}, __ATOMIC_RELAXED);
+    __atomic_store_n(&e->key, uintptr_t{1}, __ATOMIC_RELEASE);
+  }
+}
+
+// ROMIO-style file-system prefixes ("ufs:", "lustre:", "nfs:") name the
+// driver, not the file.
+const char* StripPrefix(const char* p) {
+  if (!p) return p;
+  const char* c = p;
+  while ((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '_') ++c;
+  return (*c == ':' && c - p >= 2) ? c + 1 : p;
+}
+
+// ---------------------------------------------------------------- the wrapper shapes
+enum Where { kAt, kIndividual, kShared };
+
+void Emit(int op, bool collective, const FileEntry& f, int64_t offset, int64_t size, int64_t result, int err,
+          uint64_t t0, uint64_t t1) {
+  iosonar_trace_op o{};
+  o.op = op;
+  o.layer = collective ? IOSONAR_LAYER_MPIIO_COLLECTIVE : IOSONAR_LAYER_MPIIO;
+  o.comm_size = f.comm_size;
+  o.err = err;
+  o.file_id = f.file_id;
+  o.offset = offset;
+  o.size = size;
+  o.result = result;
+  o.t0 = t0;
+  o.t1 = t1;
+  iosonar_trace_record(&o);
+}
+
+// A read or write of count elements of dt. call(status) makes the real call
+// (status: where the MPI library may write; nullptr for nonblocking calls).
+template <typename Call>
+int DataOp(int op, bool collective, MPI_File fh, Where where, MPI_Offset at, int count, MPI_Datatype dt,
+           MPI_Status* user_status, bool nonblocking, Call&& call) {
+  if (t_in || !TracerLoaded()) return call(user_status);
+  FileEntry* f = Find(fh);
+  if (!f) return call(user_status);
+  ++t_in;
+  const int e0 = errno;
+  int64_t offset = -1;
+  MPI_Offset pos = at, byte = 0;
+  if (where == kIndividual && PMPI(MPI_File_get_position)(fh, &pos) != MPI_SUCCESS) where = kShared;
+  if (where != kShared && PMPI(MPI_File_get_byte_offset)(fh, pos, &byte) == MPI_SUCCESS) offset = byte;
+  int tsize = 0;
+  if (PMPI(MPI_Type_size)(dt, &tsize) != MPI_SUCCESS || tsize < 0) tsize = 0;
+  const int64_t size = static_cast<int64_t>(count) * tsize;
+  MPI_Status local;
+  MPI_Status* st = nonblocking ? nullptr : (user_status == MPI_STATUS_IGNORE ? &local : user_status);
+  errno = e0;
+  const uint64_t t0 = iosonar_trace_ticks();
+  const int rc = call(st);
+  const uint64_t t1 = iosonar_trace_ticks();
+  const int e1 = errno;
+  int64_t result = size;
+  if (rc != MPI_SUCCESS) {
+    result = -1;
+  } else if (st) {
+    int n = 0;  // elements moved (a read at the end of the file moves fewer)
+    if (PMPI(MPI_Get_count)(st, dt, &n) == MPI_SUCCESS && n != MPI_UNDEFINED && n >= 0 && n <= count)
+      result = static_cast<int64_t>(n) * tsize;
+  }
+  Emit(op, collective, *f, offset, size, result, rc != MPI_SUCCESS ? EIO : 0, t0, t1);
+  errno = e1;
+  --t_in;
+  return rc;
+}
+
+// A call without bytes (sync) on an open file.
+template <typename Call>
+int MetaOp(int op, bool collective, MPI_File fh, Call&& call) {
+  if (t_in || !TracerLoaded()) return call();
+  FileEntry* f = Find(fh);
+  if (!f) return call();
+  ++t_in;
+  const uint64_t t0 = iosonar_trace_ticks();
+  const int rc = call();
+  const uint64_t t1 = iosonar_trace_ticks();
+  const int e = errno;
+  Emit(op, collective, *f, -1, 0, 0, rc != MPI_SUCCESS ? EIO : 0, t0, t1);
+  errno = e;
+  --t_in;
+  return rc;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- open, close, sync
+EXPORT int MPI_File_open(MPI_Comm comm, const char* filename, int amode, MPI_Info info, MPI_File* fh) {
+  if (t_in || !TracerLoaded() || !iosonar_trace_file_id) return PMPI(MPI_File_open)(comm, filename, amode, info, fh);
+  ++t_in;
+  const int e0 = errno;
+  FileEntry f{};
+  f.file_id = iosonar_trace_file_id(StripPrefix(filename));
+  int n = 0;
+  if (f.file_id && PMPI(MPI_Comm_size)(comm, &n) == MPI_SUCCESS) f.comm_size = n;
+  errno = e0;
+  const uint64_t t0 = iosonar_trace_ticks();
+  const int rc = PMPI(MPI_File_open)(comm, filename, amode, info, fh);
+  const uint64_t t1 = iosonar_trace_ticks();
+  const int e = errno;
+  if (f.file_id) {
+    if (rc == MPI_SUCCESS) Remember(*fh, f.file_id, f.comm_size);
+    Emit(IOSONAR_OP_Open, true, f, -1, 0, 0, rc != MPI_SUCCESS ? EIO : 0, t0, t1);
+  }
+  errno = e;
+  --t_in;
+  return rc;
+}
+
+EXPORT int MPI_File_close(MPI_File* fh) {
+  if (!fh) return PMPI(MPI_File_close)(fh);
+  MPI_File h = *fh;  // the call sets *fh to MPI_FILE_NULL
+  if (t_in || !TracerLoaded()) return PMPI(MPI_File_close)(fh);
+  FileEntry* e = Find(h);
+  if (!e) return PMPI(MPI_File_close)(fh);
+  FileEntry f = *e;
+  ++t_in;
+  const uint64_t t0 = iosonar_trace_ticks();
+  const int rc = PMPI(MPI_File_close)(fh);
+  const uint64_t t1 = iosonar_trace_ticks();
+  const int err = errno;
+  Forget(h);
+  Emit(IOSONAR_OP_Close, true, f, -1, 0, 0, rc != MPI_SUCCESS ? EIO : 0, t0, t1);
+  errno = err;
+  --t_in;
+  return rc;
+}
+
+EXPORT int MPI_File_sync(MPI_File fh) {
+  return MetaOp(IOSONAR_OP_Sync, true, fh, [&] { return PMPI(MPI_File_sync)(fh); });
+}
+
+// ---------------------------------------------------------------- reads and writes
+// Blocking: (op, collective, where, name, buffer constness)
+#define IOSONAR_BLOCKING(NAME, OP, COLL, WHERE, BUF)                                                              \
+  EXPORT int NAME(MPI_File fh, BUF buf, int count, MPI_Datatype dt, MPI_Status* status) {                     \
+    return DataOp(OP, COLL, fh, WHERE, 0, count, dt, status, false,                                            \
+                  [&](MPI_Status* st) { return PMPI(NAME)(fh, buf, count, dt, st); });                         \
+  }
+#define IOSONAR_BLOCKING_AT(NAME, OP, COLL, BUF)                                                                   \
+  EXPORT int NAME(MPI_File fh, MPI_Offset offset, BUF buf, int count, MPI_Datatype dt, MPI_Status* status) {  \
+    return DataOp(OP, COLL, fh, kAt, offset, count, dt, status, false,                                         \
+                  [&](MPI_Status* st) { return PMPI(NAME)(fh, offset, buf, count, dt, st); });                 \
+  }
+#define IOSONAR_NONBLOCKING(NAME, OP, COLL, WHERE, BUF)                                                           \
+  EXPORT int NAME(MPI_File fh, BUF buf, int count, MPI_Datatype dt, MPI_Request* req) {                       \
+    return DataOp(OP, COLL, fh, WHERE, 0, count, dt, nullptr, true,                                            \
+                  [&](MPI_Status*) { return PMPI(NAME)(fh, buf, count, dt, req); });                           \
+  }
+#define IOSONAR_NONBLOCKING_AT(NAME, OP, COLL, BUF)                                                                \
+  EXPORT int NAME(MPI_File fh, MPI_Offset offset, BUF buf, int count, MPI_Datatype dt, MPI_Request* req) {    \
+    return DataOp(OP, COLL, fh, kAt, offset, count, dt, nullptr, true,                                         \
+                  [&](MPI_Status*) { return PMPI(NAME)(fh, offset, buf, count, dt, req); });                   \
+  }
+
+IOSONAR_BLOCKING(MPI_File_read, IOSONAR_OP_Read, false, kIndividual, void*)
+IOSONAR_BLOCKING(MPI_File_write, IOSONAR_OP_Write, false, kIndividual, const void*)
+IOSONAR_BLOCKING(MPI_File_read_all, IOSONAR_OP_Read, true, kIndividual, void*)
+IOSONAR_BLOCKING(MPI_File_write_all, IOSONAR_OP_Write, true, kIndividual, const void*)
+IOSONAR_BLOCKING(MPI_File_read_shared, IOSONAR_OP_Read, false, kShared, void*)
+IOSONAR_BLOCKING(MPI_File_write_shared, IOSONAR_OP_Write, false, kShared, const void*)
+IOSONAR_BLOCKING(MPI_File_read_ordered, IOSONAR_OP_Read, true, kShared, void*)
+IOSONAR_BLOCKING(MPI_File_write_ordered, IOSONAR_OP_Write, true, kShared, const void*)
+IOSONAR_BLOCKING_AT(MPI_File_read_at, IOSONAR_OP_Read, false, void*)
+IOSONAR_BLOCKING_AT(MPI_File_write_at, IOSONAR_OP_Write, false, const void*)
+IOSONAR_BLOCKING_AT(MPI_File_read_at_all, IOSONAR_OP_Read, true, void*)
+IOSONAR_BLOCKING_AT(MPI_File_write_at_all, IOSONAR_OP_Write, true, const void*)
+IOSONAR_NONBLOCKING(MPI_File_iread, IOSONAR_OP_Read, false, kIndividual, void*)
+IOSONAR_NONBLOCKING(MPI_File_iwrite, IOSONAR_OP_Write, false, kIndividual, const void*)
+IOSONAR_NONBLOCKING(MPI_File_iread_all, IOSONAR_OP_Read, true, kIndividual, void*)
+IOSONAR_NONBLOCKING(MPI_File_iwrite_all, IOSONAR_OP_Write, true, kIndividual, const void*)
+IOSONAR_NONBLOCKING(MPI_File_iread_shared, IOSONAR_OP_Read, false, kShared, void*)
+IOSONAR_NONBLOCKING(MPI_File_iwrite_shared, IOSONAR_OP_Write, false, kShared, const void*)
+IOSONAR_NONBLOCKING_AT(MPI_File_iread_at, IOSONAR_OP_Read, false, void*)
+IOSONAR_NONBLOCKING_AT(MPI_File_iwrite_at, IOSONAR_OP_Write, false, const void*)
+IOSONAR_NONBLOCKING_AT(MPI_File_iread_at_all, IOSONAR_OP_Read, true, void*)
+IOSONAR_NONBLOCKING_AT(MPI_File_iwrite_at_all, IOSONAR_OP_Write, true, const void*)
