@@ -214,10 +214,11 @@ Status ScanWindow(Store& store, int64_t t0, int64_t t1, std::map<std::string, Ac
   q.dataset = dataset::kTrace;
   q.range = {t0, t1};
   q.fields = {field::kJobId, field::kHostName, field::kTimestamp, field::kIoOp, field::kIoCount, field::kIoBytes,
-              field::kFileId, field::kProcessPid};
+              field::kFileId, field::kProcessPid, field::kIoLayer};
   q.ordered = false;
+  // mpiio runs (the MPI-IO layer) are the POSIX bytes again: counted once, as POSIX.
   Status st = store.Scan(q, [&](const Row& r) {
-    if (!r.Has(0)) return true;
+    if (!r.Has(0) || (r.Has(8) && r.Str(8) == "mpiio")) return true;
     Activity& a = (*acts)[std::string(r.Str(0))];
     a.hosts.insert(std::string(r.Str(1)));
     a.seconds.insert(r.Int(2) / kSec);
@@ -425,11 +426,11 @@ Status ServerOutliers(Store& store, AnomalyResult* res, const JobSource& src, co
     ScanQuery q;
     q.dataset = dataset::kTrace;
     q.filters = {{field::kJobId, res->job_id}};
-    q.fields = {field::kHostName, field::kTimestamp, field::kIoBytes, field::kIoOp};
+    q.fields = {field::kHostName, field::kTimestamp, field::kIoBytes, field::kIoOp, field::kIoLayer};
     q.ordered = false;
     std::string last_host, last_fwd;
     Status st = store.Scan(q, [&](const Row& r) {
-      if (!r.Has(2)) return true;
+      if (!r.Has(2) || (r.Has(4) && r.Str(4) == "mpiio")) return true;  // the POSIX bytes again
       const std::string_view op = r.Str(3);
       if (op != "read" && op != "write") return true;
       if (r.Str(0) != last_host) {

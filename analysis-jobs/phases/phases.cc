@@ -150,10 +150,11 @@ Result<JobPhases> PhasesForJob(Store& store, const std::string& job_id, const Ph
   ScanQuery q;
   q.dataset = dataset::kTrace;
   q.filters = {{field::kJobId, job_id}};
-  q.fields = {field::kIoOp, field::kIoBytes, field::kEventStartNs, field::kEventEndNs, field::kTimestamp};
+  q.fields = {field::kIoOp, field::kIoBytes, field::kEventStartNs, field::kEventEndNs, field::kTimestamp, field::kIoLayer};
   q.ordered = false;
+  // mpiio runs (the MPI-IO layer) are the POSIX bytes again: counted once, as POSIX.
   Status st = store.Scan(q, [&](const Row& r) {
-    if (!r.Has(0) || !r.Has(1)) return true;
+    if (!r.Has(0) || !r.Has(1) || (r.Has(5) && r.Str(5) == "mpiio")) return true;
     const std::string_view op = r.Str(0);
     const int dir = op == "read" ? 0 : op == "write" ? 1 : -1;
     if (dir < 0 || r.Int(1) <= 0) return true;

@@ -245,7 +245,8 @@ TraceFacts FactsOf(const JobTrace& jt) {
   std::set<int64_t> ranks;
   for (const auto& r : jt.runs) {
     if (r.rank) ranks.insert(*r.rank);
-    if (IsData(r.op) || IsMeta(r.op)) busy[r.host + ":" + std::to_string(r.pid)] += r.duration_ns;
+    // Time in calls: the POSIX layer's (an MPI-IO call's time holds its POSIX calls').
+    if ((IsData(r.op) || IsMeta(r.op)) && r.layer != "mpiio") busy[r.host + ":" + std::to_string(r.pid)] += r.duration_ns;
     if (!IsData(r.op) || r.bytes <= 0) continue;
     const std::string layer = r.layer.empty() ? "posix" : r.layer;
     LayerBytes& a = f.api[r.op == "write" ? 1 : 0][layer];
@@ -592,9 +593,11 @@ Result<std::vector<JobTally>> TallyJobs(Store& store, const TimeRange& range) {
   ScanQuery q;
   q.dataset = dataset::kTrace;
   q.range = range;
-  q.fields = {field::kJobId, field::kIoOp, field::kIoCount, field::kIoBytes, field::kEventStartNs, field::kEventEndNs};
+  q.fields = {field::kJobId, field::kIoOp, field::kIoCount, field::kIoBytes, field::kEventStartNs, field::kEventEndNs,
+              field::kIoLayer};
   Status st = store.Scan(q, [&](const Row& row) {
     if (!row.Has(0)) return true;  // records outside any job
+    if (row.Has(6) && row.Str(6) == "mpiio") return true;  // the MPI-IO layer: the POSIX bytes again
     const std::string job(row.Str(0));
     auto [it, fresh] = by_job.try_emplace(job);
     JobTally& t = it->second;

@@ -489,9 +489,11 @@ class Analysis {
     q.dataset = dataset::kTrace;
     q.filters = {{field::kJobId, job_id_}};
     q.fields = {field::kHostName, field::kIoOp, field::kFilePath, field::kIoBytes, field::kIoCount,
-                field::kEventStartNs, field::kEventEndNs};
+                field::kEventStartNs, field::kEventEndNs, field::kIoLayer};
     q.ordered = false;  // only sums, min and max: any order gives the same view
+    // mpiio runs (the MPI-IO layer) are the POSIX bytes again: counted once, as POSIX.
     Status st = store_.Scan(q, [&](const Row& row) {
+      if (row.Has(7) && row.Str(7) == "mpiio") return true;
       ClientRun r{};
       std::string_view h = row.Has(0) ? row.Str(0) : std::string_view();
       if (host_in_.Next(h, &last_host_i).second) host_fwd_.push_back(streaming ? FwdOfHost(host_in_.names[last_host_i]) : -1);

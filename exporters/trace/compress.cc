@@ -54,7 +54,34 @@ void Compressor::Add(const RawOp& o, RunSink* sink) {
     Emit(lru, sink);
   }
   last_ = n_;
-  Run& r = runs_[n_++];
+  Start(n_++, o);
+  // Ops that never continue (failed, or metadata ops on an fd other than
+  // repeated seeks/syncs) could close at once, but keeping them open lets a
+  // loop of identical calls (stat in a loop, fsync after each write) compress.
+}
+
+void Compressor::AddMissed(const RawOp& o, RunSink* sink) {
+  if (last_ < n_) {
+    Run& r = runs_[last_];
+    if (r.op == o.op && r.fd == o.fd && r.layer == o.layer && (o.fd >= 0 || r.file_id == o.file_id)) {
+      // The key's one open run, which TryExtend found does not continue o.
+      if (CanStride(r, o)) {
+        r.strided = 1;
+        r.stride = o.offset - r.offset;
+        Extend(last_, o);
+        return;
+      }
+      if (!sink->Put(r)) ++dropped_;
+      ++clock_;
+      Start(last_, o);
+      return;
+    }
+  }
+  Add(o, sink);
+}
+
+void Compressor::Start(int i, const RawOp& o) {
+  Run& r = runs_[i];
   r.op = o.op;
   r.layer = o.layer;
   r.fd = o.fd;
@@ -73,9 +100,6 @@ void Compressor::Add(const RawOp& o, RunSink* sink) {
   r.t_end = o.t1;
   r.dur = o.t1 - o.t0;
   r.last_use = clock_;
-  // Ops that never continue (failed, or metadata ops on an fd other than
-  // repeated seeks/syncs) could close at once, but keeping them open lets a
-  // loop of identical calls (stat in a loop, fsync after each write) compress.
 }
 
 void Compressor::CloseFd(int32_t fd, RunSink* sink) {

@@ -89,6 +89,11 @@ class Compressor {
   void set_window(uint64_t ticks) { window_ = ticks; }
 
   void Add(const RawOp& op, RunSink* sink);
+  // Add() after TryExtend(op) returned false: the most recent run, when it
+  // has op's key, is known not to continue it, so it is strided or replaced
+  // in place without a search (random offsets: the common case past the
+  // detail budget).
+  void AddMissed(const RawOp& op, RunSink* sink);
   // The hot path: extends the most recently used run if op continues it.
   // Returns false when the caller must fall back to Add().
   __attribute__((always_inline)) bool TryExtend(const RawOp& o) {
@@ -109,6 +114,7 @@ class Compressor {
 
  private:
   void Emit(int i, RunSink* sink);
+  void Start(int i, const RawOp& o);  // runs_[i] becomes a new run of o
   // A run of one data op and a second one of the same size elsewhere: the
   // run becomes strided with that (forward) step; a third op must follow at the same step.
   bool CanStride(const Run& r, const RawOp& o) const {

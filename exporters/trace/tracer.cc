@@ -524,13 +524,21 @@ bool OverBudget(uint64_t epoch) {
   return g_budget_used.fetch_add(1, std::memory_order_relaxed) >= g_budget;
 }
 
+// The budget interval this thread last found over budget: once over, an
+// interval stays over, so further runs of it fold without the shared counter.
+__thread uint64_t t_over_epoch __attribute__((tls_model("initial-exec"))) = ~uint64_t{0};
+
 class SlotSink final : public RunSink {
  public:
   explicit SlotSink(Slot* s) : s_(s) {}
   bool Put(const Run& r) override {
-    if (g_budget && !r.agg && OverBudget(BudgetEpoch(r.t_end))) {
-      s_->agg().Fold(r, BudgetEpoch(r.t_end), this);
-      return true;
+    if (g_budget && !r.agg) {
+      const uint64_t epoch = BudgetEpoch(r.t_end);
+      if (epoch == t_over_epoch || OverBudget(epoch)) {
+        t_over_epoch = epoch;
+        s_->agg().Fold(r, epoch, this);
+        return true;
+      }
     }
     if (s_->nbuf == kBufRuns) FlushBuffered(s_);
     if (s_->nbuf == kBufRuns) return false;
@@ -973,7 +981,7 @@ inline Slot* Begin() {
 __attribute__((noinline)) void RecordSlow(Slot* s, const RawOp& op, bool extended) {
   if (!extended) {
     SlotSink sink(s);
-    s->comp().Add(op, &sink);
+    s->comp().AddMissed(op, &sink);
   }
   if (op.t1 >= s->next_sweep) {
     SlotSink sink(s);

@@ -18,12 +18,15 @@ struct ModeRun {
   std::string read, write;
   int64_t read_bytes = 0, write_bytes = 0, procs = 0, kept_files_write = 0, kept_procs_write = 0;
   std::string table;
+  rapidjson::Document json;  // the whole summary
 };
 
 ModeRun SummarizeRun(const TempDir& d, const std::string& job, const std::vector<std::string>& cmd,
-                  const std::map<std::string, std::string>& env = {}) {
+                  const std::map<std::string, std::string>& env = {}, bool mpi_layer = false) {
   std::vector<std::string> argv{IosonarBin(), "run", "--store", d / "store", "--json", d / (job + ".json"),
-                                "--job-id", job, "--"};
+                                "--job-id", job};
+  if (mpi_layer) argv.push_back("--mpi");
+  argv.push_back("--");
   argv.insert(argv.end(), cmd.begin(), cmd.end());
   // The tracer's default exclusions (system and runtime paths, as Darshan's):
   // the runtime's configuration reads must not decide a mode.
@@ -44,6 +47,7 @@ ModeRun SummarizeRun(const TempDir& d, const std::string& job, const std::vector
   m.kept_files_write = s["io_mode_evidence"]["write"]["kept_files"].GetInt64();
   m.kept_procs_write = s["io_mode_evidence"]["write"]["kept_processes"].GetInt64();
   m.table = r.out;
+  m.json.CopyFrom(s, m.json.GetAllocator());
   return m;
 }
 
@@ -114,6 +118,88 @@ TEST_CASE("modes: MPI-IO with 4 ranks in N-N, N-1, N-M and 1-1 is classified rig
     // Only rank 0's read-back (all 4 ranks' share) is read I/O: no MPI, PMIx
     // or hwloc configuration file counts.
     CHECK(r.read_bytes == 4 * per_rank);
+  }
+}
+
+// The MPI-IO layer (libiosonar-mpiio.so, `iosonar run --mpi`): 8 ranks write
+// one shared file with MPI_File_write_at_all. As the program sees it that is
+// N-1, collective; on the file system only OMPIO's aggregators do the POSIX
+// I/O. The aggregator count is pinned with OMPIO's own parameter, so the
+// expected physical picture does not depend on its heuristics.
+TEST_CASE("modes: collective MPI-IO of 8 ranks is N-1 logically, its aggregators physically", "[modes][mpi]") {
+  const std::string mpirun = IOSONAR_MPIEXEC;
+  if (mpirun.empty() || access(mpirun.c_str(), X_OK) != 0) {
+    WARN("mpirun not found (openmpi-bin): MPI mode test skipped");
+    return;
+  }
+  TempDir d;
+  const int64_t per_rank = 4 << 20;
+  auto mpi = [&](const std::string& mode, const std::string& job, const std::vector<std::string>& extra) {
+    std::filesystem::create_directories(d / job);
+    std::vector<std::string> cmd{mpirun, "--oversubscribe", "--allow-run-as-root", "-np", "8", "--mca", "btl", "self,vader"};
+    cmd.insert(cmd.end(), extra.begin(), extra.end());
+    for (const char* v : {"LD_PRELOAD", "IOSONAR_OUTPUT", "IOSONAR_JOB_ID"}) {
+      cmd.push_back("-x");
+      cmd.push_back(v);
+    }
+    cmd.insert(cmd.end(), {ProgramPath("tp_mpiio"), mode, d / job, std::to_string(per_rank)});
+    if (mode == "nm") cmd.push_back("3");
+    return SummarizeRun(d, job, cmd, {}, /*mpi_layer=*/true);
+  };
+  for (int aggregators : {1, 2}) {
+    DYNAMIC_SECTION("collective shared file, " << aggregators << " aggregator(s)") {
+      auto r = mpi("coll", "mpi-coll" + std::to_string(aggregators),
+                   {"--mca", "io", "ompio", "--mca", "io_ompio_num_aggregators", std::to_string(aggregators)});
+      INFO(r.table);
+      std::string flat = r.table;  // the hints wrapped at 80 columns, joined again
+      for (size_t at; (at = flat.find("\n    ")) != std::string::npos;) flat.replace(at, 5, " ");
+      const auto& m = r.json["mpiio"];
+      REQUIRE(m["records"].GetInt64() > 0);
+      // Logical: 8 ranks, one shared file, every byte through collective calls.
+      CHECK(std::string(m["io_mode"]["write"].GetString()) == "N-1");
+      CHECK(std::string(m["io_mode"]["read"].GetString()) == "N-1");
+      CHECK(m["comm_size_max"].GetInt64() == 8);
+      for (const char* dir : {"write", "read"}) {
+        INFO(dir);
+        CHECK(m[dir]["bytes"].GetInt64() == 8 * per_rank);
+        CHECK(m[dir]["ops"].GetInt64() == 8 * 4);  // 4 calls of 1 MiB per rank
+        CHECK(m[dir]["collective_share"].GetDouble() == 1.0);
+        CHECK(m[dir]["ranks"].GetInt64() == 8);
+        CHECK(m[dir]["files"].GetInt64() == 1);
+        // Physical: only the aggregators did POSIX I/O on the file.
+        CHECK(m[dir]["aggregators"].GetInt64() == aggregators);
+      }
+      CHECK(r.write == (aggregators == 1 ? "1-1" : "N-1"));
+      CHECK(r.kept_procs_write == aggregators);
+      // The physical totals are the POSIX bytes alone (the MPI-IO layer's are
+      // the same bytes again, not added), and no configuration read counts.
+      CHECK(r.read_bytes == 8 * per_rank);
+      CHECK(r.write_bytes >= 8 * per_rank);
+      CHECK(r.write_bytes < 8 * per_rank + (1 << 20));
+      CHECK(r.table.find(aggregators == 1 ? "1 aggregator wrote it" : "2 aggregators wrote it") != std::string::npos);
+      CHECK(flat.find("8 ranks write one shared file with collective MPI-IO (N-1 as the program sees it)") !=
+            std::string::npos);
+      // The physical N-1 / 1-1 advice (stripe for contention, spread the
+      // serial writer) is not given for what the collective chose.
+      CHECK(flat.find("processes write one shared file (N-1)") == std::string::npos);
+      CHECK(flat.find("One process does all the writing") == std::string::npos);
+    }
+  }
+  SECTION("independent N-M with M=3: the same mode logically and physically") {
+    auto r = mpi("nm", "mpi-nm3-mpiio", {});
+    INFO(r.table);
+    CHECK(r.write == "N-M");
+    CHECK(r.read == "N-M");
+    CHECK(r.kept_files_write == 3);
+    CHECK(r.kept_procs_write == 8);
+    CHECK(r.read_bytes == 8 * per_rank);
+    const auto& m = r.json["mpiio"];
+    CHECK(std::string(m["io_mode"]["write"].GetString()) == "N-M");
+    CHECK(m["write"]["collective_share"].GetDouble() == 0.0);
+    CHECK(m["write"]["ranks"].GetInt64() == 8);
+    CHECK(m["write"]["aggregators"].GetInt64() == 8);
+    CHECK(m["write"]["bytes"].GetInt64() == 8 * per_rank);
+    CHECK(r.table.find("8 processes wrote them (each rank its own POSIX I/O)") != std::string::npos);
   }
 }
 #endif

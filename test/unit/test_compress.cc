@@ -179,3 +179,52 @@ TEST_CASE("compress: one compressor per thread, several threads at once", "[comp
     CHECK(s.runs[0].count == 10000);
   }
 }
+
+// The tracer's slow path (TryExtend, then AddMissed) must compress exactly as
+// Add alone: same runs, same order, for a mix of contiguous, strided, random,
+// interleaved-fd, by-path and failed ops.
+TEST_CASE("compress: AddMissed after a failed TryExtend gives the runs Add gives", "[compress]") {
+  Compressor a(5000), b(5000);
+  VecSink sa, sb;
+  uint64_t x = 88172645463325252ull;
+  for (int i = 0; i < 20000; ++i) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    const int kind = static_cast<int>(x % 7);
+    const int fd = 3 + static_cast<int>((x >> 8) % 3);
+    const int64_t off = kind < 2 ? (i % 64) * 4096LL : kind < 4 ? static_cast<int64_t>((x >> 16) % 4096) * 4096 : (i % 32) * 8192LL;
+    RawOp o = W(fd, off, kind == 6 ? 512 : 4096, static_cast<uint64_t>(i) * 3, (x >> 20) % 5 == 0 ? kOpRead : kOpWrite,
+                static_cast<uint64_t>(fd));
+    if ((x >> 24) % 11 == 0) {  // a failed op
+      o.result = -1;
+      o.err = 5;
+    }
+    if ((x >> 28) % 13 == 0) {  // a path-only metadata op
+      o.op = kOpStat;
+      o.fd = -1;
+      o.file_id = 100 + (x >> 32) % 3;
+    }
+    a.Add(o, &sa);
+    if (!b.TryExtend(o)) b.AddMissed(o, &sb);
+  }
+  a.CloseAll(&sa);
+  b.CloseAll(&sb);
+  REQUIRE(sa.runs.size() == sb.runs.size());
+  CHECK(sa.runs.size() > 1000);
+  for (size_t i = 0; i < sa.runs.size(); ++i) {
+    INFO("run " << i);
+    const Run &p = sa.runs[i], &q = sb.runs[i];
+    CHECK(p.op == q.op);
+    CHECK(p.fd == q.fd);
+    CHECK(p.file_id == q.file_id);
+    CHECK(p.offset == q.offset);
+    CHECK(p.stride == q.stride);
+    CHECK(p.strided == q.strided);
+    CHECK(p.count == q.count);
+    CHECK(p.bytes == q.bytes);
+    CHECK(p.err == q.err);
+    CHECK(p.t_start == q.t_start);
+    CHECK(p.t_end == q.t_end);
+  }
+}
