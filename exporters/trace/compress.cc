@@ -26,14 +26,14 @@ void Compressor::Emit(int i, RunSink* sink) {
   if (i != --n_) runs_[i] = runs_[n_];
 }
 
-void Compressor::Add(const RawOp& o, RunSink* sink) {
+void Compressor::Add(const RawOp& o, RunSink* sink, int32_t extra) {
   // Path-only metadata ops (stat by name, unlink, ...) key on the file id.
   const bool by_path = o.fd < 0;
   for (int i = 0; i < n_; ++i) {
     Run& r = runs_[i];
     if (r.op != o.op || r.fd != o.fd || r.layer != o.layer) continue;
     if (by_path && r.file_id != o.file_id) continue;
-    if (Continues(r, o)) {
+    if (Continues(r, o, extra)) {
       Extend(i, o);
       return;
     }
@@ -54,13 +54,13 @@ void Compressor::Add(const RawOp& o, RunSink* sink) {
     Emit(lru, sink);
   }
   last_ = n_;
-  Start(n_++, o);
+  Start(n_++, o, extra);
   // Ops that never continue (failed, or metadata ops on an fd other than
   // repeated seeks/syncs) could close at once, but keeping them open lets a
   // loop of identical calls (stat in a loop, fsync after each write) compress.
 }
 
-void Compressor::AddMissed(const RawOp& o, RunSink* sink) {
+void Compressor::AddMissed(const RawOp& o, RunSink* sink, int32_t extra) {
   if (last_ < n_) {
     Run& r = runs_[last_];
     if (r.op == o.op && r.fd == o.fd && r.layer == o.layer && (o.fd >= 0 || r.file_id == o.file_id)) {
@@ -73,20 +73,20 @@ void Compressor::AddMissed(const RawOp& o, RunSink* sink) {
       }
       if (!sink->Put(r)) ++dropped_;
       ++clock_;
-      Start(last_, o);
+      Start(last_, o, extra);
       return;
     }
   }
-  Add(o, sink);
+  Add(o, sink, extra);
 }
 
-void Compressor::Start(int i, const RawOp& o) {
+void Compressor::Start(int i, const RawOp& o, int32_t extra) {
   Run& r = runs_[i];
   r.op = o.op;
   r.layer = o.layer;
   r.fd = o.fd;
   r.err = o.err;
-  r.comm_size = o.comm_size;
+  r.comm_size = extra;
   r.file_id = o.file_id;
   r.offset = o.offset;
   r.next_offset = o.offset >= 0 ? o.offset + (o.result > 0 ? o.result : 0) : -1;

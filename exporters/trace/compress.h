@@ -48,8 +48,10 @@ struct RawOp {
   int32_t err;         // errno if the call failed, else 0
   uint64_t file_id;    // 0 if unknown
   uint64_t t0, t1;     // ticks (see Clock in tracer.cc); t1 >= t0
-  int32_t comm_size;   // MPI-IO: processes in the file's communicator; mmap: prot | flags << 8 (else 0)
 };
+// Built on every intercepted call: nothing more in it. The few ops that carry
+// more (MPI-IO's communicator size, mmap's prot and flags) pass it beside the
+// op as `extra` (Run::comm_size), which keys their runs too.
 
 // A closed (or open) run; or, flagged agg, a per-interval aggregate of runs
 // (Aggregator) with the share of its ops by access pattern.
@@ -88,18 +90,18 @@ class Compressor {
   explicit Compressor(uint64_t window_ticks = 0) : window_(window_ticks) {}
   void set_window(uint64_t ticks) { window_ = ticks; }
 
-  void Add(const RawOp& op, RunSink* sink);
+  void Add(const RawOp& op, RunSink* sink, int32_t extra = 0);
   // Add() after TryExtend(op) returned false: the most recent run, when it
   // has op's key, is known not to continue it, so it is strided or replaced
   // in place without a search (random offsets: the common case past the
   // detail budget).
-  void AddMissed(const RawOp& op, RunSink* sink);
+  void AddMissed(const RawOp& op, RunSink* sink, int32_t extra = 0);
   // The hot path: extends the most recently used run if op continues it.
   // Returns false when the caller must fall back to Add().
-  __attribute__((always_inline)) bool TryExtend(const RawOp& o) {
+  __attribute__((always_inline)) bool TryExtend(const RawOp& o, int32_t extra = 0) {
     if (last_ >= n_) return false;
     Run& r = runs_[last_];
-    if (r.fd != o.fd || r.op != o.op || r.layer != o.layer || !Continues(r, o)) return false;
+    if (r.fd != o.fd || r.op != o.op || r.layer != o.layer || !Continues(r, o, extra)) return false;
     Extend(last_, o);
     return true;
   }
@@ -114,7 +116,7 @@ class Compressor {
 
  private:
   void Emit(int i, RunSink* sink);
-  void Start(int i, const RawOp& o);  // runs_[i] becomes a new run of o
+  void Start(int i, const RawOp& o, int32_t extra);  // runs_[i] becomes a new run of o
   // A run of one data op and a second one of the same size elsewhere: the
   // run becomes strided with that (forward) step; a third op must follow at the same step.
   bool CanStride(const Run& r, const RawOp& o) const {
@@ -126,11 +128,11 @@ class Compressor {
   // file and error, inside the run's window, and — for successful data ops —
   // starting where the run's last op ended (unknown offsets, from pipes or
   // O_APPEND, are contiguous by definition).
-  __attribute__((always_inline)) bool Continues(const Run& r, const RawOp& o) const {
+  __attribute__((always_inline)) bool Continues(const Run& r, const RawOp& o, int32_t extra) const {
     if (r.size != o.size || r.file_id != o.file_id || r.err != o.err) return false;
     if (o.t0 - r.t_start >= window_ - 1 && window_ != 0) return false;  // also refuses o.t0 < t_start (wraps)
     if (IsDataOp(o.op) && o.err == 0) return o.offset == r.next_offset;
-    return r.comm_size == o.comm_size;  // mmap: the same prot and flags (data ops never get here)
+    return r.comm_size == extra;  // mmap: the same prot and flags; MPI-IO: the same communicator size
   }
   __attribute__((always_inline)) void Extend(int i, const RawOp& o) {
     Run& r = runs_[i];

@@ -978,10 +978,10 @@ inline Slot* Begin() {
 
 // The slow half of Record: a new run, or the periodic sweep. Called with the
 // slot locked; unlocks it.
-__attribute__((noinline)) void RecordSlow(Slot* s, const RawOp& op, bool extended) {
+__attribute__((noinline)) void RecordSlow(Slot* s, const RawOp& op, bool extended, int32_t extra = 0) {
   if (!extended) {
     SlotSink sink(s);
-    s->comp().AddMissed(op, &sink);
+    s->comp().AddMissed(op, &sink, extra);
   }
   if (op.t1 >= s->next_sweep) {
     SlotSink sink(s);
@@ -1004,6 +1004,19 @@ __attribute__((always_inline)) inline void Record(Slot* s, const RawOp& op) {
     return;
   }
   RecordSlow(s, op, extended);
+}
+
+// Record for the ops that carry more than a RawOp (mmap, MPI-IO): out of
+// line, so the POSIX wrappers' inline path stays as it was.
+__attribute__((noinline)) void RecordExtra(Slot* s, const RawOp& op, int32_t extra) {
+  LockSlot(s);
+  ++s->raw_ops;
+  bool extended = s->comp().TryExtend(op, extra);
+  if (extended && op.t1 < s->next_sweep) {
+    UnlockSlot(s);
+    return;
+  }
+  RecordSlow(s, op, extended, extra);
 }
 
 // Data op on an fd. off >= 0: positional (pread/pwrite); off < 0: at the
@@ -1711,9 +1724,8 @@ static void* MmapOp(size_t len, int prot, int flags, int fd, off64_t off, Call&&
   void* r = call();
   uint64_t t1 = Ticks();
   int e = errno;
-  RawOp o{kOpMmap, kPosix, fd, off, static_cast<int64_t>(len), 0, r == MAP_FAILED ? e : 0, f->file_id, t0, t1,
-          static_cast<int32_t>((prot & 0xff) | ((flags & 0xffffff) << 8))};
-  Record(s, o);
+  RawOp o{kOpMmap, kPosix, fd, off, static_cast<int64_t>(len), 0, r == MAP_FAILED ? e : 0, f->file_id, t0, t1};
+  RecordExtra(s, o, static_cast<int32_t>((prot & 0xff) | ((flags & 0xffffff) << 8)));
   --t_busy;
   errno = e;
   return r;
@@ -1833,8 +1845,8 @@ EXPORT int iosonar_trace_record(const struct iosonar_trace_op* p) {
     return 0;
   }
   RawOp o{static_cast<Op>(p->op), static_cast<Layer>(p->layer), -1, p->offset, p->size, p->result, p->err,
-          p->file_id, p->t0, p->t1 >= p->t0 ? p->t1 : p->t0, p->comm_size};
-  Record(s, o);
+          p->file_id, p->t0, p->t1 >= p->t0 ? p->t1 : p->t0};
+  RecordExtra(s, o, p->comm_size);
   errno = e;
   return 1;
 }
