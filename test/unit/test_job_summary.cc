@@ -624,3 +624,72 @@ TEST_CASE("Beacon rates: bandwidth and IOPS over the I/O time and over the whole
   for (const char* k : {"\"bw_io_time\"", "\"iops_io_time\"", "\"bw_run\"", "\"iops_run\"", "\"io_time_s\""})
     CHECK(js.find(k) != std::string::npos);
 }
+
+// The MPI-IO layer beside the POSIX one: 8 ranks each write 4 MiB of one
+// shared file with collective calls (mpiio runs); one aggregator (rank 0's
+// process) does all 32 MiB of POSIX writes. By hand: physical = 1 process, 1
+// file, 32 MiB (sequential) -> "1-1"; logical = 8 processes, 1 file -> "N-1",
+// collective share 1, 8 ranks, 1 aggregator; the mpiio bytes are not added
+// to the physical totals.
+TEST_CASE("job summary: collective MPI-IO is N-1 logically and its aggregator physically", "[job_summary]") {
+  std::vector<TraceRun> runs;
+  for (int rank = 0; rank < 8; ++rank) {
+    TraceRun m = Write("n1", 100 + rank, "shared.dat", 4 * kMiB);
+    m.layer = "mpiio";
+    m.fd = -1;
+    m.offset = rank * 4 * kMiB;
+    m.collective = true;
+    m.comm_size = 8;
+    runs.push_back(m);
+  }
+  TraceRun p = Write("n1", 100, "shared.dat", 32 * kMiB);
+  p.offset = 0;
+  runs.push_back(p);
+  JobSummary s = Sum(runs);
+  CHECK(s.write.bytes == static_cast<uint64_t>(32 * kMiB));  // POSIX only
+  CHECK(s.write.ops == 32);
+  CHECK(s.processes_with_io == 1);
+  CHECK(s.mode_write.mode == "1-1");
+  REQUIRE(s.mpiio.records == 8);
+  CHECK(s.mpiio.comm_size_max == 8);
+  CHECK(s.mpiio.mode_write.mode == "N-1");
+  CHECK(s.mpiio.mode_write.kept_processes == 8);
+  CHECK(s.mpiio.write.bytes == static_cast<uint64_t>(32 * kMiB));
+  CHECK(s.mpiio.write.ops == 32);
+  CHECK(s.mpiio.write.collective_ops == 32);
+  CHECK(s.mpiio.write.collective_share == 1.0);
+  CHECK(s.mpiio.write.ranks == 8);
+  CHECK(s.mpiio.write.aggregators == 1);
+  CHECK(s.mpiio.write.files == 1);
+  CHECK(s.mpiio.read.bytes == 0);
+  CHECK(s.mpiio.mode_read.mode == "none");
+  const std::string t = Squash(iosonar::analysis::SummaryToTable(s));
+  INFO(t);
+  CHECK(t.find("write N-1: 8 processes wrote one shared file") != std::string::npos);
+  CHECK(t.find("1 aggregator wrote it (8 ranks' data through one process)") != std::string::npos);
+  CHECK(t.find("8 ranks write one shared file with collective MPI-IO (N-1 as the program sees it); 1 aggregator did "
+               "the POSIX writes (1-1 on the file system)") != std::string::npos);
+  CHECK(t.find("One process does all the writing") == std::string::npos);
+  // The cached summary keeps the MPI-IO view.
+  auto back = iosonar::analysis::SummaryFromJson(iosonar::analysis::SummaryToJson(s));
+  REQUIRE(back.ok());
+  CHECK(back->mpiio.records == 8);
+  CHECK(back->mpiio.mode_write.mode == "N-1");
+  CHECK(back->mpiio.write.aggregators == 1);
+  CHECK(back->mpiio.write.collective_share == 1.0);
+  CHECK(back->mpiio.mode_write.explanation == s.mpiio.mode_write.explanation);
+
+  SECTION("independent calls on one shared file: the advice is the collective") {
+    for (auto& r : runs) r.collective = false;
+    JobSummary i = Sum(runs);
+    CHECK(i.mpiio.write.collective_share == 0.0);
+    const std::string ti = Squash(iosonar::analysis::SummaryToTable(i));
+    CHECK(ti.find("8 ranks write one shared file with independent MPI-IO calls") != std::string::npos);
+    CHECK(ti.find("MPI_File_write_at_all") != std::string::npos);
+  }
+  SECTION("no mpiio runs: no MPI-IO section") {
+    JobSummary n = Sum({p});
+    CHECK(n.mpiio.records == 0);
+    CHECK(iosonar::analysis::SummaryToTable(n).find("MPI-IO (logical") == std::string::npos);
+  }
+}
