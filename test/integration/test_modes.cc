@@ -169,7 +169,9 @@ TEST_CASE("modes: collective MPI-IO of 8 ranks is N-1 logically, its aggregators
         // Physical: only the aggregators did POSIX I/O on the file.
         CHECK(m[dir]["aggregators"].GetInt64() == aggregators);
       }
-      CHECK(r.write == (aggregators == 1 ? "1-1" : "N-1"));
+      // One aggregator writes each collective call's 8 pieces at 8 places:
+      // "1-1 random" (one process, one file, not sequential); two: "N-1".
+      CHECK(r.write == (aggregators == 1 ? "1-1 random" : "N-1"));
       CHECK(r.kept_procs_write == aggregators);
       // The physical totals are the POSIX bytes alone (the MPI-IO layer's are
       // the same bytes again, not added), and no configuration read counts.
