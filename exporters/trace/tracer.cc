@@ -1685,11 +1685,25 @@ static int StdioScan(FILE* fp, Call&& call) {
 // glibc names: fscanf/vfscanf (GNU %a), __isoc99_* (C99, what C99 and C++
 // programs bind to); the asm labels keep the header's redirects out of the way.
 using VfscanfFn = int (*)(FILE*, const char*, va_list);
-static VfscanfFn real_vfscanf_gnu = nullptr, real_vfscanf_c99 = nullptr;
+static VfscanfFn real_vfscanf_gnu = nullptr, real_vfscanf_c99 = nullptr, real_vfscanf_c23 = nullptr;
 EXPORT int ScanV(FILE* fp, const char* fmt, va_list ap) __asm__("vfscanf");
 EXPORT int ScanV99(FILE* fp, const char* fmt, va_list ap) __asm__("__isoc99_vfscanf");
+EXPORT int ScanV23(FILE* fp, const char* fmt, va_list ap) __asm__("__isoc23_vfscanf");
 EXPORT int Scan(FILE* fp, const char* fmt, ...) __asm__("fscanf");
 EXPORT int Scan99(FILE* fp, const char* fmt, ...) __asm__("__isoc99_fscanf");
+EXPORT int Scan23(FILE* fp, const char* fmt, ...) __asm__("__isoc23_fscanf");
+// glibc 2.38+ binds C2x and _GNU_SOURCE programs to __isoc23_*; an older
+// glibc has no such symbol, and then no program calls these two.
+int ScanV23(FILE* fp, const char* fmt, va_list ap) {
+  return StdioScan(fp, [&] { return Real<VfscanfFn>("__isoc23_vfscanf", &real_vfscanf_c23)(fp, fmt, ap); });
+}
+int Scan23(FILE* fp, const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int r = StdioScan(fp, [&] { return Real<VfscanfFn>("__isoc23_vfscanf", &real_vfscanf_c23)(fp, fmt, ap); });
+  va_end(ap);
+  return r;
+}
 int ScanV(FILE* fp, const char* fmt, va_list ap) {
   return StdioScan(fp, [&] { return Real<VfscanfFn>("vfscanf", &real_vfscanf_gnu)(fp, fmt, ap); });
 }
