@@ -64,6 +64,8 @@ int __vfprintf_chk(FILE* fp, int flag, const char* fmt, va_list ap);
 int __fprintf_chk(FILE* fp, int flag, const char* fmt, ...);
 char* __fgets_chk(char* str, size_t cap, int n, FILE* fp);
 size_t __fread_chk(void* ptr, size_t cap, size_t size, size_t n, FILE* fp);
+char* __fgets_unlocked_chk(char* str, size_t cap, int n, FILE* fp);
+size_t __fread_unlocked_chk(void* ptr, size_t cap, size_t size, size_t n, FILE* fp);
 int _IO_putc(int c, FILE* fp);
 int _IO_getc(FILE* fp);
 }
@@ -1241,6 +1243,8 @@ DECLARE_REAL(fgets_unlocked);
 DECLARE_REAL(__fgets_chk);
 DECLARE_REAL(fread_unlocked);
 DECLARE_REAL(__fread_chk);
+DECLARE_REAL(__fgets_unlocked_chk);
+DECLARE_REAL(__fread_unlocked_chk);
 DECLARE_REAL(mmap);
 DECLARE_REAL(mmap64);
 DECLARE_REAL(execve);
@@ -1649,6 +1653,17 @@ EXPORT char* fgets_unlocked(char* str, int n, FILE* fp) {
 }
 EXPORT char* __fgets_chk(char* str, size_t cap, int n, FILE* fp) {
   return StdioGets(n, fp, [&] { return REAL(__fgets_chk)(str, cap, n, fp); });
+}
+EXPORT char* __fgets_unlocked_chk(char* str, size_t cap, int n, FILE* fp) {
+  return StdioGets(n, fp, [&] { return REAL(__fgets_unlocked_chk)(str, cap, n, fp); });
+}
+EXPORT size_t __fread_unlocked_chk(void* ptr, size_t cap, size_t size, size_t n, FILE* fp) {
+  size_t got = 0;
+  DataOp(kOpRead, kStdio, StreamFd(fp), -1, size * n, [&] {
+    got = REAL(__fread_unlocked_chk)(ptr, cap, size, n, fp);
+    return static_cast<ssize_t>(got * size);
+  });
+  return got;
 }
 EXPORT size_t fread_unlocked(void* ptr, size_t size, size_t n, FILE* fp) {
   size_t got = 0;
