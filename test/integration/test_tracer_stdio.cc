@@ -28,13 +28,16 @@ Sum OpSum(const std::vector<TraceLine>& lines, const std::string& op) {
 }  // namespace
 
 TEST_CASE("tracer: the rest of stdio and mmap: exact bytes and calls, offsets, errno, output unchanged", "[tracer]") {
+  // Plain, and fortified as distributions build (fprintf -> __fprintf_chk, ...).
+  const std::string prog = GENERATE(as<std::string>{}, "tp_stdio", "tp_stdio_fortify");
+  INFO(prog);
   TempDir d;
   std::filesystem::create_directories(d / "plain");
   std::filesystem::create_directories(d / "traced");
-  auto plain = Run({ProgramPath("tp_stdio"), d / "plain"});
+  auto plain = Run({ProgramPath(prog), d / "plain"});
   INFO("untraced: " << plain.err);
   REQUIRE(plain.exit_code == 0);
-  auto t = RunTraced({ProgramPath("tp_stdio"), d / "traced"}, d / "out.jsonl");
+  auto t = RunTraced({ProgramPath(prog), d / "traced"}, d / "out.jsonl");
   INFO("traced: " << t.run.err << "\n" << t.run.out);
   REQUIRE(t.run.exit_code == 0);
   // The program's output and its file, byte for byte; errno as untraced

@@ -4,6 +4,9 @@
  * and how often a successful call changed errno, so a traced run's output can
  * be compared byte for byte with an untraced one.
  *   tp_stdio DIR
+ * Built twice: plain, and with _FORTIFY_SOURCE=2 (tp_stdio_fortify), where
+ * fprintf/vfprintf become __fprintf_chk/__vfprintf_chk, as in distributions'
+ * packages.
  *
  * Writes (33 calls, 360 bytes, offsets in brackets):
  *   fprintf "line-%d\n" x10 [0,70)        vfprintf "v%03d\n" x5 [70,95)
@@ -94,7 +97,9 @@ int main(int argc, char** argv) {
   KEEP(fseeko(f, 0, SEEK_SET));
   char line[64];
   for (int i = 0; i < 10; ++i) {
-    KEEP(fgets(line, sizeof line, f));
+    char* got = NULL;
+    KEEP(got = fgets(line, sizeof line, f));
+    if (!got) return 1;
     fputs(line, stdout);
   }
   char c[21];
