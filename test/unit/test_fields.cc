@@ -120,8 +120,9 @@ TEST_CASE("io.op's values are the tracer's ops, and its description lists them",
   }
   CHECK(op.description == listed);
   CHECK(op.description ==
-        "Operation: read, write, open, close, seek, sync, stat, access, unlink, rename, mkdir, rmdir, dup, flush");
+        "Operation: read, write, open, close, seek, sync, stat, access, unlink, rename, mkdir, rmdir, dup, flush, mmap");
   CHECK(trace::OpName(trace::kOpFlush) == std::string_view("flush"));
+  CHECK(trace::OpName(trace::kOpMmap) == std::string_view("mmap"));
   // Only io.op has a closed list of values.
   for (const auto& f : schema::Fields())
     if (f.name != "io.op") CHECK(f.values.empty());
