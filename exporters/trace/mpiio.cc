@@ -21,6 +21,9 @@
 // nested MPI-IO calls (an MPI library calling its own public entry points)
 // recorded once, the outermost.
 //
+// A failed call is recorded with io.errno EIO (an MPI error code is not an
+// errno; the program gets the MPI library's code unchanged).
+//
 // Not covered: split collectives (MPI_File_*_begin/_end), Fortran bindings
 // that call PMPI_* directly. Nonblocking calls count their requested bytes at
 // the call (the completion is not waited on); their duration is the call's.

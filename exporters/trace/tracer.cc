@@ -961,15 +961,29 @@ __attribute__((destructor)) void Dtor() { Finish("exit"); }
 
 // ---------------------------------------------------------------- the wrapper shape
 // Returns the caller's slot, locked, or nullptr when this call is not traced.
+// The cold paths (Init, a thread's first slot: the ring directory's mkdir
+// gives EEXIST) keep the program's errno: a wrapper that then passes the call
+// through untraced (stdin, a pipe) must not leave ours behind.
+__attribute__((noinline, cold)) void InitKeepErrno() {
+  int e = errno;
+  Init();
+  errno = e;
+}
+__attribute__((noinline, cold)) Slot* AcquireSlotKeepErrno() {
+  int e = errno;
+  Slot* s = AcquireSlot();
+  errno = e;
+  return s;
+}
 inline Slot* Begin() {
   if (__builtin_expect(g_state.load(std::memory_order_relaxed) != kActive, 0)) {
-    if (g_state.load() == kUninit) Init();
+    if (g_state.load() == kUninit) InitKeepErrno();
     if (g_state.load() != kActive) return nullptr;
   }
   if (t_busy) return nullptr;
   Slot* s = t_slot;
   if (__builtin_expect(s == nullptr, 0)) {
-    s = AcquireSlot();
+    s = AcquireSlotKeepErrno();
     if (!s) {
       g_dropped.fetch_add(1, std::memory_order_relaxed);
       return nullptr;
@@ -1686,7 +1700,9 @@ EXPORT size_t __fread_chk(void* ptr, size_t cap, size_t size, size_t n, FILE* fp
 template <typename Call>
 static int StdioScan(FILE* fp, Call&& call) {
   int out = EOF;
+  int e0 = errno;  // ftello of a pipe or terminal (fscanf(stdin)) sets ESPIPE: not the program's
   off64_t before = fp ? REAL(ftello64)(fp) : -1;
+  errno = e0;
   DataOp<true>(kOpRead, kStdio, StreamFd(fp), -1, 0, [&] {
     out = call();
     int e = errno;

@@ -34,15 +34,19 @@ TEST_CASE("tracer: the rest of stdio and mmap: exact bytes and calls, offsets, e
   TempDir d;
   std::filesystem::create_directories(d / "plain");
   std::filesystem::create_directories(d / "traced");
-  auto plain = Run({ProgramPath(prog), d / "plain"});
+  auto plain = Run({ProgramPath(prog), d / "plain"}, {}, "12 34\n");
   INFO("untraced: " << plain.err);
   REQUIRE(plain.exit_code == 0);
-  auto t = RunTraced({ProgramPath(prog), d / "traced"}, d / "out.jsonl");
+  Traced t;
+  t.run = Run({ProgramPath(prog), d / "traced"}, {{"LD_PRELOAD", TracerLib()}, {"IOSONAR_OUTPUT", d / "out.jsonl"}},
+              "12 34\n");
+  t.lines = ParseTraceLines(ReadFile(d / "out.jsonl"));
   INFO("traced: " << t.run.err << "\n" << t.run.out);
   REQUIRE(t.run.exit_code == 0);
   // The program's output and its file, byte for byte; errno as untraced
   // (the program counts successful calls that changed it: none).
   CHECK(t.run.out == plain.out);
+  CHECK(t.run.out.find("stdin: 2: 12 34") != std::string::npos);
   CHECK(t.run.out.find("errno changed by 0 successful calls") != std::string::npos);
   CHECK(t.run.out.find("fputc on a read stream: -1 errno 9; fputs: -1 errno 9") != std::string::npos);
   CHECK(ReadFile(d / "traced/stdio2.dat") == ReadFile(d / "plain/stdio2.dat"));
