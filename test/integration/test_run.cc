@@ -28,16 +28,18 @@ TEST_CASE("run: the demo workload's diagnosis, stored, cached in Redis and reada
   CHECK(std::string(s["job_id"].GetString()) == "demo-1");
   CHECK(s["runtime_s"].GetDouble() > 0);
   CHECK(s["read"]["bytes"].GetInt64() == 8 * mib);            // 4 ranks read 2 MiB each of the shared input
-  CHECK(s["write"]["bytes"].GetInt64() == 8 * mib + 4 * 8 * mib);  // the input, then 4 checkpoints
+  // The input, 4 checkpoints, and each rank's 20 fprintf lines "rank R step I\n"
+  // to its small files (stdio: 10 of 14 bytes and 10 of 15 bytes a rank).
+  CHECK(s["write"]["bytes"].GetInt64() == 8 * mib + 4 * 8 * mib + 4 * (10 * 14 + 10 * 15));
   CHECK(s["read"]["ops"].GetInt64() == 32);                   // 256 KiB reads
-  CHECK(s["write"]["ops"].GetInt64() == 40);                  // 1 MiB writes
+  CHECK(s["write"]["ops"].GetInt64() == 40 + 4 * 20);         // 1 MiB writes, and the fprintf calls
   CHECK(s["read"]["bw_peak"].GetDouble() >= s["read"]["bw_avg"].GetDouble());
   CHECK(s["write"]["bw_avg"].GetDouble() > 0);
   CHECK(s["meta"]["ops"].GetInt64() >= 4 * 20 * 3);          // open, close, stat of the small files
   CHECK(s["meta"]["ops_per_s"].GetDouble() > 0);
   CHECK(s["processes_with_io"].GetInt64() == 5);
   CHECK(s["nodes_with_io"].GetInt64() == 1);
-  CHECK(s["files"].GetInt64() == 5);
+  CHECK(s["files"].GetInt64() == 5 + 4 * 4);  // input, checkpoints, and 4 small files a rank (log.R.0-3)
   CHECK(std::string(s["io_mode"]["read"].GetString()) == "N-1");
   CHECK(std::string(s["io_mode"]["write"].GetString()) == "N-N");
 
