@@ -396,7 +396,7 @@ void FillHeader() {
   h.seq = g_seq;
   h.drain_seq = kDrainSeqBase;
   h.window_ns = g_window_ns;
-  h.budget_interval_ticks = g_budget ? g_budget_interval_ticks : 0;
+  h.budget_interval_ticks = g_budget || g_agent ? g_budget_interval_ticks : 0;  // agent mode folds a full buffer
   h.tick0 = g_tick0;
   h.real0 = g_real0;
   h.mono0 = g_mono0;
@@ -638,7 +638,7 @@ Slot* AcquireSlot() {
       Slot* s = &g_slots[i];
       BackRingPage(s, sizeof *s);
       LockSlot(s);  // a drainer may look at any slot of the ring
-      if (g_agent && s->nbuf > 0) {  // an exited thread's runs the agent has not taken yet
+      if (g_agent && (s->nbuf > 0 || s->comp().open_runs() || s->agg().open())) {  // an exited thread's runs, not yet taken
         UnlockSlot(s);
         fl.in_use.store(0, std::memory_order_release);
         continue;
@@ -764,16 +764,13 @@ void FlushSlot(Slot* s) {
 
 // Flushes every thread's runs and sends a tracer record (exit, exec).
 void FlushAll(const char* action) {
+  if (g_agent) return;  // the agent closes what is open and sends the tracer record
   ++t_busy;
   for (int i = 0; i < kMaxThreads; ++i) {
     if (!g_slot_flags[i].in_use.load(std::memory_order_acquire)) continue;
     LockSlot(&g_slots[i]);
     FlushSlot(&g_slots[i]);
     UnlockSlot(&g_slots[i]);
-  }
-  if (g_agent) {  // closed into the slots; the agent sends the tracer record
-    --t_busy;
-    return;
   }
   pthread_mutex_lock(&g_fmt_mu);
   if (g_started_emitted) FmtTracerRecordLocked(action);
@@ -788,9 +785,11 @@ void ThreadExit(void* p) {
   if (!s || g_state.load() != kActive) return;
   ++t_busy;
   LockSlot(s);
-  FlushSlot(s);
-  s->comp().Reset();
-  s->agg().Reset();
+  if (!g_agent) {  // agent mode: the slot keeps its runs until the agent has taken them (AcquireSlot)
+    FlushSlot(s);
+    s->comp().Reset();
+    s->agg().Reset();
+  }
   g_raw_ops.fetch_add(s->raw_ops, std::memory_order_relaxed);
   if (g_agent && Hdr()) __atomic_fetch_add(&Hdr()->raw_ops_gone, s->raw_ops, __ATOMIC_RELAXED);
   s->raw_ops = 0;
