@@ -234,6 +234,9 @@ bool RingReader::Take(char* base, size_t len, const TakeParams& p, RingTake* out
   if (!agent) records = h.records;
   const int32_t me = static_cast<int32_t>(getpid());
   for (uint32_t i = 0; i < h.slots_hwm; ++i) {
+    // Bounded memory: a live ring's other slots wait for the next pass (a
+    // finished ring is shipped whole: at most its slots' buffers).
+    if (!whole && out->lines.size() >= (size_t{32} << 20)) break;
     Slot& s = m.slot();
     Slot* sh = RingSlots(base) + i;
     m.extra.n = 0;
@@ -243,7 +246,13 @@ bool RingReader::Take(char* base, size_t len, const TakeParams& p, RingTake* out
       bool held = false;
       if (locks) {
         int expect = 0;
-        if (!__atomic_compare_exchange_n(&sh->lock, &expect, kLockDrainer, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+        // A thread holds its lock for the bookkeeping of one call (tens of ns): worth a short wait.
+        for (int spin = 0; spin < 2000; ++spin) {
+          expect = 0;
+          if (__atomic_compare_exchange_n(&sh->lock, &expect, kLockDrainer, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) break;
+          __builtin_ia32_pause();
+        }
+        if (expect != 0) {
           // A lock left by an agent that died is taken back; a thread's is respected.
           int dp = __atomic_load_n(&RingHead(base)->drainer_pid, __ATOMIC_RELAXED);
           if (expect != kLockDrainer || dp == me || (dp > 0 && !(kill(dp, 0) != 0 && errno == ESRCH)) ||
