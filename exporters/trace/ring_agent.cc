@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <x86intrin.h>
 
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -25,7 +26,9 @@ namespace iosonar::trace {
 namespace {
 
 // ---- the SIGBUS guard: a ring truncated by its owner while the agent reads it
-thread_local sigjmp_buf* t_guard = nullptr;
+// volatile, and fenced below: the compiler must neither drop the store before
+// the guarded accesses (nothing it can see reads it) nor move them across it.
+thread_local sigjmp_buf* volatile t_guard = nullptr;
 
 void OnBus(int sig, siginfo_t*, void*) {
   if (sigjmp_buf* g = t_guard) siglongjmp(*g, 1);
@@ -43,7 +46,9 @@ __attribute__((noinline)) bool Guarded(F&& f) {
     return false;
   }
   t_guard = &jb;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
   f();
+  std::atomic_signal_fence(std::memory_order_seq_cst);
   t_guard = nullptr;
   return true;
 }
