@@ -419,3 +419,67 @@ TEST_CASE("agent: a ring truncated while it is read is abandoned (SIGBUS guarded
   munmap(m, kRingBytes);
   close(fd);
 }
+
+namespace {
+
+// Bytes and ops per (op, path below dir, layer): what a run of a program did, as its records say.
+std::map<std::string, std::pair<int64_t, int64_t>> Activity(const std::vector<TraceLine>& lines, const std::string& dir) {
+  std::map<std::string, std::pair<int64_t, int64_t>> m;
+  for (const auto& l : lines) {
+    if (l.dataset != "iosonar.trace" || l.path.rfind(dir + "/", 0) != 0) continue;
+    auto& v = m[l.op + " " + l.layer + " " + l.path.substr(dir.size())];
+    v.first += l.bytes;
+    v.second += l.count;
+  }
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("agent mode: threads, fork, exec, a thread that exits the process: the same bytes and ops as the tracer's own output",
+          "[tracer][agent]") {
+  const std::vector<std::vector<std::string>> modes = {{"threads", "8"}, {"fork"}, {"forkexec", ProgramPath("tp_behaviour")},
+                                                       {"threadexit"}, {"interleave"}, {"stdio"}, {"meta"}};
+  for (const auto& mode : modes) {
+    DYNAMIC_SECTION(mode[0]) {
+      TempDir d;
+      fs::create_directories(d / "own");
+      fs::create_directories(d / "agent");
+      auto argv = [&](const std::string& dir) {
+        std::vector<std::string> a = {ProgramPath("tp_behaviour"), mode[0], dir};
+        a.insert(a.end(), mode.begin() + 1, mode.end());
+        return a;
+      };
+      // The tracer sending for itself, into a file: the reference.
+      auto own = RunTraced(argv(d / "own"), d / "own.jsonl");
+      // The same program in agent mode; the agent ships it once it has ended.
+      const std::string ring = RingDir(d / "shm", geteuid());
+      auto r = Run(argv(d / "agent"), AgentEnv(ring));
+      CHECK(r.exit_code == own.run.exit_code);
+      auto a = Run({LeanBin(), "agent", "--ring-root", d / "shm", "--output", d / "agent.jsonl", "--count", "1"});
+      INFO(a.err);
+      REQUIRE(a.exit_code == 0);
+      CHECK(DirEmpty(ring));
+      auto lines = ParseTraceLines(ReadFile(d / "agent.jsonl"));
+      auto want = Activity(own.lines, d / "own");
+      CHECK(!want.empty());
+      CHECK(Activity(lines, d / "agent") == want);
+      CHECK(Duplicates(lines) == 0);
+      // Every process instance (event.stream) starts once and ends once.
+      std::map<int64_t, std::pair<int, int>> ends;
+      for (const auto& l : lines) {
+        if (l.dataset != "iosonar.tracer") continue;
+        if (l.action == "start") ++ends[l.stream].first;
+        else ++ends[l.stream].second;
+      }
+      std::set<int64_t> streams;
+      for (const auto& l : lines) streams.insert(l.stream);
+      CHECK(ends.size() == streams.size());
+      for (auto [stream, se] : ends) {
+        INFO(stream);
+        CHECK(se.first == 1);
+        CHECK(se.second == 1);
+      }
+    }
+  }
+}
