@@ -183,7 +183,7 @@ bool RingReader::Take(char* base, size_t len, const TakeParams& p, RingTake* out
   c.ns_per_tick = h.ns_per_tick;
   const int64_t mono = MonoNs();
   const uint64_t now_ticks = h.use_tsc ? __rdtsc() : static_cast<uint64_t>(mono);
-  if (h.use_tsc && mono - h.mono0 > 100000000 && now_ticks > h.tick0) {
+  if (h.use_tsc && h.mono0 > 0 && h.mono0 < mono - 100000000 && now_ticks > h.tick0) {
     // Same node, same TSC: the rate over the process's whole life (an agent-mode
     // process never recalibrates its header's).
     double r = static_cast<double>(mono - h.mono0) / static_cast<double>(now_ticks - h.tick0);
