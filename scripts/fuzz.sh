@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # libFuzzer on every parser of the network and of the exporters (record line,
 # Lumberjack frames, Lustre stats/md_stats/rpc_stats, job_stats, brw_stats,
-# lctl get_param dumps, lfs df, lctl dl -t, sacct), under ASan and UBSan,
+# lctl get_param dumps, lfs df, lctl dl -t, sacct) and of the node agent's
+# reader of the tracer's rings (shared memory any user writes), under ASan and UBSan,
 # seeded from test/fixtures and test/golden. A crash, a sanitizer report or a
 # broken promise (see test/fuzz/fuzz_parsers.cc) fails the run and leaves the
 # input in build-fuzz/crashes/.
@@ -45,7 +46,10 @@ printf '2W\0\0\0\x02''2J\0\0\0\x01\0\0\0\x02{}''2J\0\0\0\x02\0\0\0\x03[1]' > "$c
 python3 -c 'import sys,zlib; inner=b"2W\0\0\0\x01"+b"2J\0\0\0\x01\0\0\0\x02{}"; z=zlib.compress(inner); sys.stdout.buffer.write(b"2C"+len(z).to_bytes(4,"big")+z)' > "$corpus/lumberjack/c"
 mkdir -p "$BUILD/crashes"
 fail=0
-for t in record lumberjack lustre_stats job_stats brw_stats lctl_dump lfs_df lctl_dl sacct; do
+mkdir -p "$corpus/ring"
+printf '\x00' > "$corpus/ring/dead"
+printf '\x13' > "$corpus/ring/live-agent-commit"
+for t in record lumberjack lustre_stats job_stats brw_stats lctl_dump lfs_df lctl_dl sacct ring; do
   log="$BUILD/fuzz_$t.log"
   if "$BUILD/fuzz_$t" -max_total_time="$secs" -rss_limit_mb=2048 -max_len=65536 -timeout=10 \
        -artifact_prefix="$BUILD/crashes/$t-" -print_final_stats=1 "$corpus/$t" >"$log" 2>&1; then

@@ -113,6 +113,8 @@ class Compressor {
   void Reset() { n_ = 0; last_ = 0; }  // forget open runs (after fork, in the child)
   int open_runs() const { return n_; }
   uint64_t dropped() const { return dropped_; }
+  // The indices are in range (a copy read from another process's memory is checked before use).
+  bool Sane() const { return n_ >= 0 && n_ <= kOpenRuns && last_ >= 0 && last_ < kOpenRuns; }
 
  private:
   void Emit(int i, RunSink* sink);
@@ -169,6 +171,7 @@ class Aggregator {
   void CloseAll(RunSink* sink);
   void Reset() { n_ = last_ = 0; }
   int open() const { return n_; }
+  bool Sane() const { return n_ >= 0 && n_ <= kEntries && last_ >= 0 && last_ < kEntries; }
 
  private:
   struct Entry {

@@ -90,9 +90,12 @@ void BuildPrefixes(FmtContext* c, uint64_t stream, const char* host, const char*
   }
 }
 
+// A double in int64_t's range, else 0 (a damaged or hostile ring's clock must not be undefined behaviour).
+static int64_t SafeNs(double d) { return d > -4e18 && d < 4e18 ? static_cast<int64_t>(d) : 0; }
+
 int64_t TicksToEpochNs(const FmtContext& c, uint64_t t) {
   double d = static_cast<double>(static_cast<int64_t>(t - c.tick0)) * c.ns_per_tick;
-  return c.real0 + static_cast<int64_t>(d);
+  return static_cast<int64_t>(static_cast<uint64_t>(c.real0) + static_cast<uint64_t>(SafeNs(d)));
 }
 
 const char* LookupPath(const PathSlot* paths, uint64_t id) {
@@ -163,7 +166,7 @@ void FormatRun(JsonLine& j, const FmtContext& c, const Run& r, int tid, uint64_t
   if (r.err) j.KInt(field::kIoErrno, r.err);
   j.KInt(field::kEventStartNs, start);
   j.KInt(field::kEventEndNs, end > start ? end : start);
-  j.KInt(field::kIoDurationNs, static_cast<int64_t>(static_cast<double>(r.dur) * c.ns_per_tick));
+  j.KInt(field::kIoDurationNs, SafeNs(static_cast<double>(r.dur) * c.ns_per_tick));
   if (r.agg) {
     j.Key(field::kIoAggregated);
     j.Bool(true);

@@ -56,9 +56,14 @@ constexpr int kLockThread = 1;
 constexpr int kLockDrainer = 2;
 
 constexpr uint64_t kRingMagic = 0x314e4952534f49ull;  // "IOSRIN1"
-constexpr uint32_t kRingVersion = 4;
+constexpr uint32_t kRingVersion = 5;
 // event.seq of lines a drainer sends for a live process: a range of their own.
 constexpr uint64_t kDrainSeqBase = uint64_t{1} << 62;
+// event.seq of lines the node agent ships for a process in agent mode: per
+// slot a range of 2^32 (slot kMaxThreads: the start and end records), so a
+// line shipped again after the agent died is the same line (deduplicated).
+constexpr uint64_t kAgentSeqBase = uint64_t{3} << 61;
+constexpr uint64_t AgentSeq(uint32_t slot, uint64_t n) { return kAgentSeqBase + (uint64_t{slot} << 32) + n; }
 
 struct RingHeader {
   uint64_t magic;
@@ -76,7 +81,7 @@ struct RingHeader {
   int64_t real0;
   int64_t mono0;
   uint32_t use_tsc;  // ticks are TSC cycles (else CLOCK_MONOTONIC ns)
-  uint32_t pad0;
+  uint32_t agent;    // IOSONAR_OUTPUT=agent: the process formats and sends nothing; a node agent ships it all
   double ns_per_tick;
   int64_t rank;
   uint32_t slots_hwm;  // slots [0, hwm) were ever used
@@ -89,10 +94,18 @@ struct RingHeader {
   uint64_t drain_seq;
   uint64_t drained_records;
   int32_t drainer_pid;
-  uint32_t pad1;
+  // Agent mode: the process went through its exit path (1) or exec'd (2)
+  // with everything closed into its slots, finished but unsent: the agent
+  // ships it and removes the ring once its sender holds it durably.
+  uint32_t ended;
   char host[256];
   char job[128];
   char cmdline[1024];
+  // Agent mode (ring_agent.h): raw ops of threads that have exited, and per
+  // slot the runs an agent has shipped durably (the next event.seq of the
+  // slot's range, AgentSeq), written by the agent under the slot's lock.
+  uint64_t raw_ops_gone;
+  uint32_t shipped[kMaxThreads];
 };
 
 constexpr size_t kRingHeaderBytes = 4096;

@@ -12,7 +12,8 @@
 // off. Threads own their slot; the slot's spinlock is held only for the
 // bookkeeping after a call, so exit() in any thread can flush every slot.
 //
-// Environment: IOSONAR_OUTPUT (tcp://HOST:PORT, a path or -; default -),
+// Environment: IOSONAR_OUTPUT (tcp://HOST:PORT, a path or -; default -; or
+// "agent": a node agent ships everything from the ring, see g_agent),
 // IOSONAR_JOB_ID, IOSONAR_WINDOW_MS (default 1000), IOSONAR_SPOOL_DIR
 // (default /tmp/iosonar-spool-UID), IOSONAR_SPOOL_MAX_MB (default 64),
 // IOSONAR_EXCLUDE (colon-separated path prefixes; default the system paths
@@ -162,6 +163,12 @@ std::atomic<uint64_t> g_raw_ops{0};
 std::atomic<uint64_t> g_records{0};
 std::atomic<uint64_t> g_dropped{0};
 bool g_started_emitted = false;  // under g_fmt_mu
+// IOSONAR_OUTPUT=agent: the process never formats nor sends anything, not even
+// at exit. Closed runs stay in the ring's slots (a full buffer folds runs into
+// the per-interval aggregates); the node agent (`iosonar-exporter agent`,
+// exporters/trace/ring_agent.h) closes expired runs, ships them, and removes
+// the ring once its sender holds them durably. No flusher thread, no socket.
+bool g_agent = false;
 // In raw storage: constructed in Init(), never destroyed, so no static
 // constructor touches it and no atexit destructor closes it before the final flush.
 alignas(LineSender) unsigned char g_sender_mem[sizeof(LineSender)];
@@ -402,11 +409,12 @@ void FillHeader() {
   h.seq = g_seq;
   h.drain_seq = kDrainSeqBase;
   h.window_ns = g_window_ns;
-  h.budget_interval_ticks = g_budget ? g_budget_interval_ticks : 0;
+  h.budget_interval_ticks = g_budget || g_agent ? g_budget_interval_ticks : 0;  // agent mode folds a full buffer
   h.tick0 = g_tick0;
   h.real0 = g_real0;
   h.mono0 = g_mono0;
   h.use_tsc = g_use_tsc;
+  h.agent = g_agent;
   h.ns_per_tick = g_ns_per_tick;
   h.rank = g_rank;
   memcpy(h.host, g_host, sizeof h.host - 1);
@@ -465,7 +473,14 @@ bool EnsureRing() {
 
 // The process ends through its exit path (or execs) having sent everything:
 // nothing for a drainer; the ring file goes.
-void RetireRing() {
+void RetireRing(uint32_t ended = 1) {
+  if (g_agent) {  // finished but unsent: the agent ships it and removes the ring
+    if (RingHeader* h = Hdr()) {
+      __atomic_store_n(&h->dropped, g_dropped.load(), __ATOMIC_RELAXED);
+      __atomic_store_n(&h->ended, ended, __ATOMIC_RELEASE);
+    }
+    return;
+  }
   if (RingHeader* h = Hdr()) __atomic_store_n(&h->finished, 1u, __ATOMIC_RELEASE);
   if (g_ring_path[0]) syscall(SYS_unlinkat, AT_FDCWD, g_ring_path, 0);
   g_ring_path[0] = '\0';
@@ -542,6 +557,16 @@ class SlotSink final : public RunSink {
         return true;
       }
     }
+    if (s_->nbuf == kBufRuns && g_agent) {
+      // Until the agent takes them: a run folds into the aggregates (bytes and
+      // ops stay exact); an aggregate that finds no room is counted as dropped.
+      if (!r.agg) {
+        s_->agg().Fold(r, BudgetEpoch(r.t_end), this);
+        return true;
+      }
+      g_dropped.fetch_add(r.count, std::memory_order_relaxed);
+      return true;  // counted here, not again by the compressor
+    }
     if (s_->nbuf == kBufRuns) FlushBuffered(s_);
     if (s_->nbuf == kBufRuns) return false;
     s_->buf[s_->nbuf++] = r;
@@ -608,7 +633,7 @@ int ThreadCount() {
 }
 
 void StartFlusher() {
-  if (g_flusher_mode == 0 || g_flusher_started.load(std::memory_order_relaxed)) return;
+  if (g_agent || g_flusher_mode == 0 || g_flusher_started.load(std::memory_order_relaxed)) return;
   if (g_flusher_mode < 0 && ThreadCount() < 2) return;  // single-threaded: keep glibc's fast paths
   if (g_flusher_started.exchange(true)) return;
   pthread_attr_t a;
@@ -634,6 +659,11 @@ Slot* AcquireSlot() {
       Slot* s = &g_slots[i];
       BackRingPage(s, sizeof *s);
       LockSlot(s);  // a drainer may look at any slot of the ring
+      if (g_agent && (s->nbuf > 0 || s->comp().open_runs() || s->agg().open())) {  // an exited thread's runs, not yet taken
+        UnlockSlot(s);
+        fl.in_use.store(0, std::memory_order_release);
+        continue;
+      }
       s->index = i;
       s->tid = static_cast<int>(syscall(SYS_gettid));
       new (s->comp_mem) Compressor(g_window_ticks);
@@ -730,7 +760,7 @@ void EmitStartLocked() {
 
 // Caller holds s->lock (or s is otherwise exclusively ours).
 void FlushBuffered(Slot* s) {
-  if (s->nbuf == 0) return;
+  if (s->nbuf == 0 || g_agent) return;  // agent mode: the runs stay for the agent
   ++t_busy;  // sending may reach NSS modules that call wrapped functions
   pthread_mutex_lock(&g_fmt_mu);
   CalibrateClock();
@@ -755,6 +785,7 @@ void FlushSlot(Slot* s) {
 
 // Flushes every thread's runs and sends a tracer record (exit, exec).
 void FlushAll(const char* action) {
+  if (g_agent) return;  // the agent closes what is open and sends the tracer record
   ++t_busy;
   for (int i = 0; i < kMaxThreads; ++i) {
     if (!g_slot_flags[i].in_use.load(std::memory_order_acquire)) continue;
@@ -775,10 +806,13 @@ void ThreadExit(void* p) {
   if (!s || g_state.load() != kActive) return;
   ++t_busy;
   LockSlot(s);
-  FlushSlot(s);
-  s->comp().Reset();
-  s->agg().Reset();
+  if (!g_agent) {  // agent mode: the slot keeps its runs until the agent has taken them (AcquireSlot)
+    FlushSlot(s);
+    s->comp().Reset();
+    s->agg().Reset();
+  }
   g_raw_ops.fetch_add(s->raw_ops, std::memory_order_relaxed);
+  if (g_agent && Hdr()) __atomic_fetch_add(&Hdr()->raw_ops_gone, s->raw_ops, __ATOMIC_RELAXED);
   s->raw_ops = 0;
   UnlockSlot(s);
   Flags(s).in_use.store(0, std::memory_order_release);
@@ -928,10 +962,11 @@ void Init() {
   LineSender::Options o;
   const char* out = getenv("IOSONAR_OUTPUT");
   o.output = out && *out ? out : "-";
+  g_agent = strcmp(o.output, "agent") == 0;  // the sender stays unopened: no descriptor, never used
   o.spool_dir = spool;
   if (const char* m = getenv("IOSONAR_SPOOL_MAX_MB"); m && *m) o.spool_max_bytes = strtoull(m, nullptr, 10) << 20;
   char err[256];
-  if (!Sender().Init(o, err, sizeof err)) {
+  if (!g_agent && !Sender().Init(o, err, sizeof err)) {
     static const char kPre[] = "iosonar-trace: ";
     syscall(SYS_write, 2, kPre, sizeof kPre - 1);
     syscall(SYS_write, 2, err, strlen(err));
@@ -953,7 +988,7 @@ void Finish(const char* action) {
   int expect = kActive;
   if (!g_state.compare_exchange_strong(expect, kFinished)) return;
   FlushAll(action);
-  Sender().Close();
+  if (!g_agent) Sender().Close();
   RetireRing();
 }
 
@@ -1000,6 +1035,7 @@ __attribute__((noinline)) void RecordSlow(Slot* s, const RawOp& op, bool extende
     s->comp().AddMissed(op, &sink, extra);
   }
   if (op.t1 >= s->next_sweep) {
+    if (g_agent) __atomic_store_n(&Hdr()->dropped, g_dropped.load(std::memory_order_relaxed), __ATOMIC_RELAXED);
     SlotSink sink(s);
     s->comp().CloseExpired(op.t1, &sink);
     if (s->agg().open()) s->agg().CloseBefore(BudgetEpoch(op.t1), &sink);
@@ -1788,7 +1824,7 @@ EXPORT void* mmap64(void* addr, size_t len, int prot, int flags, int fd, off64_t
 static void BeforeExec() {
   if (g_state.load() == kActive && !t_busy) {
     FlushAll("exec");
-    RetireRing();  // the new image makes its own
+    RetireRing(2);  // the new image makes its own
   }
 }
 EXPORT int execve(const char* p, char* const argv[], char* const envp[]) {

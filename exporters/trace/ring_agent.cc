@@ -1,0 +1,229 @@
+#include "exporters/trace/ring_agent.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "core/transport/sink.h"
+
+namespace iosonar::trace {
+namespace {
+
+// Conservative: a process we cannot prove dead is alive. Dead: no such pid,
+// a zombie, or the pid now names a process started at another time.
+bool ProcessAlive(int pid, uint64_t start_time) {
+  if (pid <= 0) return false;
+  if (kill(pid, 0) != 0 && errno == ESRCH) return false;
+  char state = 0;
+  uint64_t t = ProcessStartTime(pid, &state);
+  if (state == 'Z' || state == 'X') return false;
+  return t == 0 || t == start_time;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- the agent
+RingAgent::RingAgent(const Options& o, RecordSink* sink) : o_(o), sink_(sink) {}
+
+RingAgent::~RingAgent() {
+  for (auto& p : pending_) {
+    if (p.base) munmap(p.base, kRingBytes);
+    if (p.fd >= 0) close(p.fd);
+  }
+}
+
+void RingAgent::Report(const std::string& key, const std::string& msg) {
+  if (reported_.size() > 10000) reported_.clear();
+  if (!reported_.insert(key).second) return;
+  if (!o_.quiet) std::fprintf(stderr, "iosonar agent: %s\n", msg.c_str());
+}
+
+bool RingAgent::Pass() {
+  ++st_.passes;
+  ok_ = true;
+  const uid_t me = geteuid();
+  if (o_.all_users) {
+    DIR* d = opendir(o_.ring_root.c_str());
+    if (d) {
+      std::vector<std::pair<std::string, uid_t>> dirs;
+      while (dirent* e = readdir(d)) {
+        const char* n = e->d_name;
+        if (strncmp(n, "iosonar-ring-", 13) != 0) continue;
+        const char* u = n + 13;
+        if (!*u || strspn(u, "0123456789") != strlen(u) || strlen(u) > 10) continue;
+        unsigned long uid = strtoul(u, nullptr, 10);
+        if (uid > 0xfffffffeul) continue;
+        dirs.emplace_back(o_.ring_root + "/" + n, static_cast<uid_t>(uid));
+      }
+      closedir(d);
+      for (auto& [path, uid] : dirs) PassDir(path, uid);
+    }
+  } else {
+    PassDir(o_.ring_root + "/iosonar-ring-" + std::to_string(me), me);
+  }
+  // Nothing new: the sink still gets its chance to resend what it spooled.
+  if (Status s = sink_->Flush(); !s.ok()) ok_ = false;
+  return ok_;
+}
+
+void RingAgent::PassDir(const std::string& dir, uid_t uid) {
+  int dfd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (dfd < 0) {
+    if (errno != ENOENT) {
+      ++st_.refused;
+      Report("dir:" + dir + std::to_string(errno), dir + ": not opened as a directory without following links (" +
+                                                       std::strerror(errno) + "); skipped");
+    }
+    return;
+  }
+  struct stat ds;
+  if (fstat(dfd, &ds) != 0 || !S_ISDIR(ds.st_mode) || ds.st_uid != uid || (ds.st_mode & 07777) != 0700) {
+    ++st_.refused;
+    char mode[16];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(ds.st_mode & 07777));
+    Report("dir:" + dir + ":" + std::to_string(ds.st_uid) + mode,
+           dir + ": owned by uid " + std::to_string(ds.st_uid) + " with mode " + mode + ", expected uid " +
+               std::to_string(uid) + " and mode 0700; refused");
+    close(dfd);
+    return;
+  }
+  int lfd = dup(dfd);
+  DIR* d = lfd >= 0 ? fdopendir(lfd) : nullptr;
+  if (!d) {
+    if (lfd >= 0) close(lfd);
+    close(dfd);
+    return;
+  }
+  std::vector<std::string> names;
+  while (dirent* e = readdir(d)) {
+    const char* n = e->d_name;
+    size_t nl = strlen(n);
+    if (strncmp(n, "ring-", 5) != 0 || nl < 9 || strcmp(n + nl - 4, ".bin") != 0) continue;
+    if (e->d_type != DT_REG && e->d_type != DT_UNKNOWN) {
+      ++st_.refused;
+      Report("file:" + dir + "/" + n, dir + "/" + n + ": not a regular file; refused");
+      continue;
+    }
+    names.emplace_back(n);
+    if (names.size() >= 65536) break;  // bounded work per directory and pass
+  }
+  closedir(d);
+  for (const auto& name : names) {
+    const std::string path = dir + "/" + name;
+    int pid = atoi(name.c_str() + 5);
+    int fd = openat(dfd, name.c_str(), O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) {
+      if (errno != ENOENT) {
+        ++st_.refused;
+        Report("file:" + path, path + ": not opened (" + std::string(std::strerror(errno)) + "; links are not followed); refused");
+      }
+      continue;
+    }
+    struct stat fs;
+    if (fstat(fd, &fs) != 0 || !S_ISREG(fs.st_mode) || fs.st_uid != uid || fs.st_nlink != 1 ||
+        static_cast<size_t>(fs.st_size) != kRingBytes) {
+      ++st_.refused;
+      Report("file:" + path + ":" + std::to_string(fs.st_ino),
+             path + ": not a regular file of uid " + std::to_string(uid) + " with one link and a ring's size; refused");
+      close(fd);
+      continue;
+    }
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {  // another drainer has it this moment
+      close(fd);
+      continue;
+    }
+    void* m = mmap(nullptr, kRingBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (m == MAP_FAILED) {
+      close(fd);
+      continue;
+    }
+    char* base = static_cast<char*>(m);
+    RingHeader h;
+    std::string why;
+    bool good = reader_.Header(base, kRingBytes, &h, &why);
+    Open op;
+    if (good) {
+      TakeParams tp;
+      tp.uid = uid;
+      tp.name_pid = pid;
+      tp.alive = ProcessAlive(h.pid, h.start_time);
+      tp.host = o_.host.c_str();
+      good = reader_.Take(base, kRingBytes, tp, &op.take, &why);
+    }
+    if (!good) {
+      ++st_.malformed;
+      Report("bad:" + path + ":" + std::to_string(fs.st_ino), path + ": malformed ring (" + why + "); skipped");
+      munmap(m, kRingBytes);
+      close(fd);
+      continue;
+    }
+    if (h.agent && !h.ended && !op.take.remove) ++st_.rings_live;
+    if (op.take.nlines == 0 && op.take.slots.empty() && !op.take.remove && !op.take.start) {
+      munmap(m, kRingBytes);
+      close(fd);
+      continue;
+    }
+    op.path = path;
+    op.name = name;
+    op.dirfd = dfd;
+    op.fd = fd;
+    op.base = base;
+    op.dev = fs.st_dev;
+    op.ino = fs.st_ino;
+    pending_bytes_ += op.take.lines.size();
+    pending_.push_back(std::move(op));
+    if (pending_bytes_ >= o_.flush_bytes) FlushAndCommit();
+  }
+  FlushAndCommit();
+  close(dfd);
+}
+
+bool RingAgent::FlushAndCommit() {
+  bool ok = true;
+  for (auto& p : pending_) {
+    if (p.take.lines.empty()) continue;
+    if (Status s = sink_->Send(p.take.lines, p.take.nlines); !s.ok()) {
+      ok = false;
+      if (!o_.quiet) Report("send:" + s.message(), "output: " + s.message());
+    }
+  }
+  if (Status s = sink_->Flush(); !s.ok()) {
+    ok = false;
+    if (!o_.quiet) std::fprintf(stderr, "iosonar agent: output: %s (kept in the rings, retried)\n", s.message().c_str());
+  }
+  for (auto& p : pending_) {
+    if (ok) {
+      reader_.Commit(p.base, kRingBytes, p.take);
+      st_.lines += p.take.nlines;
+      st_.runs += p.take.runs;
+      if (p.take.remove) {
+        // The name still this file (its owner may have replaced it): then it goes.
+        struct stat now;
+        if (fstatat(p.dirfd, p.name.c_str(), &now, AT_SYMLINK_NOFOLLOW) == 0 && now.st_dev == p.dev &&
+            now.st_ino == p.ino)
+          unlinkat(p.dirfd, p.name.c_str(), 0);
+        if (p.take.finished) ++st_.rings_finished;
+      }
+    }
+    munmap(p.base, kRingBytes);
+    close(p.fd);  // releases the lock
+  }
+  if (!ok) {
+    ++st_.flush_failures;
+    ok_ = false;
+  }
+  pending_.clear();
+  pending_bytes_ = 0;
+  return ok;
+}
+
+}  // namespace iosonar::trace

@@ -1,0 +1,115 @@
+// libFuzzer target for the node agent's ring reader (exporters/trace/ring_agent.h):
+// the agent runs as root and reads shared memory that any user's program
+// writes, so a ring is hostile input. The input is a plausible ring header
+// (so the search starts past the magic) overlaid with patches anywhere in the
+// header, the first two thread slots and the path table; flags choose a live
+// or dead process, agent mode, ended, started, and whether to commit.
+// Promises beyond "no crash, no sanitizer report": every taken line is one
+// '\n'-terminated JSON object, and nlines counts them.
+#include <sys/mman.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "exporters/trace/ring.h"
+#include "exporters/trace/ring_agent.h"
+
+using namespace iosonar::trace;
+
+namespace {
+[[noreturn]] void Broken(const char* what) {
+  std::fprintf(stderr, "fuzz: broken promise: %s\n", what);
+  std::abort();
+}
+
+char* Ring() {
+  static char* base = [] {
+    void* m = mmap(nullptr, kRingBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (m == MAP_FAILED) std::abort();
+    return static_cast<char*>(m);
+  }();
+  return base;
+}
+
+void Skeleton(char* b, uint8_t flags) {
+  RingHeader& h = *RingHead(b);
+  h.magic = kRingMagic;
+  h.version = kRingVersion;
+  h.header_size = sizeof(RingHeader);
+  h.slot_size = sizeof(Slot);
+  h.path_slot_size = sizeof(PathSlot);
+  h.compressor_size = sizeof(Compressor);
+  h.run_size = sizeof(Run);
+  h.max_threads = kMaxThreads;
+  h.path_slots = kPathSlots;
+  h.pid = 1234;
+  h.ppid = 1;
+  h.stream = 77;
+  h.window_ns = 1000000000;
+  h.budget_interval_ticks = 1000000000;
+  h.real0 = int64_t{1} << 60;
+  h.ns_per_tick = 1.0;
+  h.slots_hwm = 2;
+  h.agent = flags & 2 ? 1 : 0;
+  h.ended = flags & 4 ? 1 : 0;
+  h.started = flags & 8 ? 1 : 0;
+  std::memcpy(h.job, "42", 3);
+  std::memcpy(h.cmdline, "prog", 4);
+  h.cmdline_len = 4;
+}
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  static RingReader reader;
+  char* b = Ring();
+  const uint8_t flags = size ? data[0] : 0;
+  Skeleton(b, flags);
+  // Patches: u32 offset (little-endian), u8 length, the bytes.
+  constexpr size_t kSlots = 2 * sizeof(Slot);
+  constexpr size_t kPaths = sizeof(PathSlot) * kPathSlots;
+  std::vector<std::pair<size_t, size_t>> patched;
+  for (size_t i = 1; i + 5 <= size;) {
+    uint32_t off;
+    std::memcpy(&off, data + i, 4);
+    size_t len = data[i + 4];
+    i += 5;
+    if (len > size - i) len = size - i;
+    size_t r = off % (kRingHeaderBytes + kSlots + kPaths);
+    size_t at = r < kRingHeaderBytes + kSlots ? r : kRingPathsOffset + (r - kRingHeaderBytes - kSlots);
+    if (r < kRingHeaderBytes && at + len > kRingHeaderBytes) len = kRingHeaderBytes - at;
+    if (at + len > kRingBytes) len = kRingBytes - at;
+    std::memcpy(b + at, data + i, len);
+    patched.emplace_back(at, len);
+    i += len;
+  }
+  TakeParams p;
+  p.name_pid = 1234;
+  p.alive = flags & 1;
+  p.host = "fuzz";
+  RingTake t;
+  std::string why;
+  RingHeader h;
+  reader.Header(b, kRingBytes, &h, &why);
+  if (reader.Take(b, kRingBytes, p, &t, &why)) {
+    uint64_t n = 0;
+    size_t start = 0;
+    for (size_t k = 0; k < t.lines.size(); ++k) {
+      if (t.lines[k] != '\n') continue;
+      if (t.lines[start] != '{' || t.lines[k - 1] != '}') Broken("a taken line that is not one JSON object");
+      ++n;
+      start = k + 1;
+    }
+    if (start != t.lines.size()) Broken("taken lines not newline-terminated");
+    if (n != t.nlines) Broken("nlines is not the number of lines");
+    if (flags & 16) reader.Commit(b, kRingBytes, t);
+  }
+  // Back to zero: the header, the two slots, the patched path entries.
+  std::memset(b, 0, kRingHeaderBytes + kSlots);
+  for (auto [at, len] : patched) std::memset(b + at, 0, len);
+  return 0;
+}

@@ -1,0 +1,485 @@
+// The node agent (`iosonar-exporter agent`) and the tracer's agent mode
+// (IOSONAR_OUTPUT=agent), end to end with a real `iosonar collect` over
+// Lumberjack: processes that die by any signal lose nothing, a sleeping
+// single-threaded program's records are stored within 3 s without a thread
+// of the tracer's, a collector killed with SIGKILL mid-stream loses nothing
+// and stores nothing twice, and rings are read as hostile input (directories
+// of other users that are links, not theirs or group-writable are refused;
+// crafted rings are skipped, reported once, and never crash the agent).
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <set>
+
+#include "exporters/trace/ring.h"
+#include "exporters/trace/ring_agent.h"
+#include "test/integration/trace_util.h"
+
+using namespace iosonar;
+using namespace iosonar::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string LeanBin() { return BinaryDir() + "/iosonar-exporter"; }
+
+// A ring directory as the tracer makes it: ROOT/iosonar-ring-UID, 0700.
+std::string RingDir(const std::string& root, uid_t uid) {
+  std::string d = root + "/iosonar-ring-" + std::to_string(uid);
+  fs::create_directories(root);
+  mkdir(d.c_str(), 0700);
+  REQUIRE(chmod(d.c_str(), 0700) == 0);
+  REQUIRE(chown(d.c_str(), uid, 0) == 0);
+  return d;
+}
+
+std::map<std::string, std::string> AgentEnv(const std::string& ring_dir) {
+  return {{"LD_PRELOAD", TracerLib()}, {"IOSONAR_OUTPUT", "agent"}, {"IOSONAR_RING_DIR", ring_dir}, {"IOSONAR_FLUSHER", ""}};
+}
+
+bool DirEmpty(const std::string& d) { return !fs::exists(d) || fs::is_empty(d); }
+
+struct Collector {
+  Collector(const std::string& store, int p, const std::string& log)
+      : argv{IosonarBin(), "collect", "--store", store, "--listen", "tcp://127.0.0.1:" + std::to_string(p)}, port(p) {
+    Start(log);
+  }
+  void Start(const std::string& log) {
+    c = std::make_unique<Child>(argv, std::map<std::string, std::string>{}, log);
+    REQUIRE(WaitUntil([&] { return CanConnect(port); }, 20000));
+  }
+  std::vector<std::string> argv;
+  int port;
+  std::unique_ptr<Child> c;
+};
+
+std::vector<TraceLine> Stored(const std::string& store) {
+  auto a = Run({IosonarBin(), "store-export", "--store", store});
+  auto b = Run({IosonarBin(), "store-export", "--store", store, "--dataset", "iosonar.tracer"});
+  REQUIRE(a.exit_code == 0);
+  REQUIRE(b.exit_code == 0);
+  return ParseTraceLines(a.out + b.out);
+}
+
+// No (event.stream, event.seq) twice.
+size_t Duplicates(const std::vector<TraceLine>& lines) {
+  std::set<std::pair<int64_t, int64_t>> keys;
+  size_t dup = 0;
+  for (const auto& l : lines) dup += !keys.emplace(l.stream, l.seq).second;
+  return dup;
+}
+
+}  // namespace
+
+TEST_CASE("agent: SIGTERM, SIGKILL, SIGSEGV and _exit under IOSONAR_OUTPUT=agent: every byte stored, exact, the end recorded",
+          "[tracer][agent][death]") {
+  TempDir d;
+  const std::string ring = RingDir(d / "shm", geteuid());
+  const int port = FreePort();
+  Collector col(d / "store", port, d / "collect.log");
+  REQUIRE(mkdir((d / "spool").c_str(), 0700) == 0);
+  Child agent({LeanBin(), "agent", "--ring-root", d / "shm", "--output", "lumberjack://127.0.0.1:" + std::to_string(port),
+               "--spool-dir", d / "spool", "--interval", "0.2"},
+              {}, d / "agent.log");
+  const std::vector<std::string> hows = {"SIGTERM", "SIGKILL", "segv", "_exit"};
+  std::map<std::string, int> pids;
+  std::vector<std::unique_ptr<Child>> progs;
+  for (const auto& how : hows) {
+    fs::create_directories(d / how);
+    std::string prog_how = how == "segv" || how == "_exit" ? how : "wait";
+    progs.push_back(std::make_unique<Child>(std::vector<std::string>{ProgramPath("tp_behaviour"), "die", d / how, prog_how},
+                                            AgentEnv(ring), d / (how + ".log")));
+  }
+  for (size_t i = 0; i < hows.size(); ++i) {
+    const std::string& how = hows[i];
+    REQUIRE(WaitUntil([&] { return fs::exists(d / (how + "/ready")); }, 30000));
+    pids[how] = std::stoi(ReadFile(d / (how + "/ready")));
+    if (how == "SIGTERM") REQUIRE(kill(pids[how], SIGTERM) == 0);
+    if (how == "SIGKILL") REQUIRE(kill(pids[how], SIGKILL) == 0);
+    REQUIRE(WaitUntil([&] { return !progs[i]->Alive(); }, 30000));
+  }
+  // Shipped and acknowledged (the collector acknowledges once stored): the agent removes the rings.
+  bool gone = WaitUntil([&] { return DirEmpty(ring); }, 20000);
+  INFO(ReadFile(d / "agent.log"));
+  REQUIRE(gone);
+  REQUIRE(WEXITSTATUS(agent.Stop(10000)) == 0);
+  REQUIRE(WEXITSTATUS(col.c->Stop(30000)) == 0);
+  auto lines = Stored(d / "store");
+  CHECK(Duplicates(lines) == 0);
+  for (const auto& how : hows) {
+    INFO(how);
+    auto w = Totals(lines, "write", "/" + how + "/die.dat");
+    CHECK(w.bytes == (2048 + 100) * 4096);
+    CHECK(w.count == 2048 + 100);
+    auto r = Totals(lines, "read", "/" + how + "/die.dat");
+    CHECK(r.bytes == 16 * 4096);
+    CHECK(r.count == 16);
+    int64_t starts = 0, ends = 0, other_ends = 0;
+    for (const auto& l : lines) {
+      if (l.dataset != "iosonar.tracer" || l.pid != pids[how]) continue;
+      starts += l.action == "start";
+      if (l.action == (how == "_exit" ? "exit" : "killed")) {
+        ++ends;
+        CHECK(l.records > 0);
+        CHECK(l.raw_ops >= 2048 + 100 + 16);
+      } else if (l.action != "start") {
+        ++other_ends;
+      }
+    }
+    CHECK(starts == 1);
+    CHECK(ends == 1);
+    CHECK(other_ends == 0);
+  }
+}
+
+TEST_CASE("agent: a single-threaded program that writes, then sleeps, has its records stored within 3 s",
+          "[tracer][agent][realtime]") {
+  TempDir d;
+  const std::string ring = RingDir(d / "shm", geteuid());
+  const int port = FreePort();
+  Collector col(d / "store", port, d / "collect.log");
+  Child agent({LeanBin(), "agent", "--ring-root", d / "shm", "--output", "lumberjack://127.0.0.1:" + std::to_string(port),
+               "--interval", "0.25"},
+              {}, d / "agent.log");
+  Child prog({ProgramPath("tp_behaviour"), "die", d.path(), "wait"}, AgentEnv(ring), d / "prog.log");
+  REQUIRE(WaitUntil([&] { return fs::exists(d / "ready"); }, 30000));
+  const int pid = std::stoi(ReadFile(d / "ready"));
+  // No thread of the tracer's in the program: only its own.
+  CHECK(fs::exists("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid)));
+  size_t threads = 0;
+  for (auto& e : fs::directory_iterator("/proc/" + std::to_string(pid) + "/task")) threads += e.is_directory();
+  CHECK(threads == 1);
+  // While it sleeps, every byte it wrote and read is in the store within 3 s.
+  bool stored = WaitUntil(
+      [&] {
+        auto a = Run({IosonarBin(), "store-export", "--store", d / "store"});
+        if (a.exit_code != 0) return false;
+        auto lines = ParseTraceLines(a.out);
+        return Totals(lines, "write", "/die.dat").bytes == (2048 + 100) * 4096 &&
+               Totals(lines, "read", "/die.dat").bytes == 16 * 4096;
+      },
+      3000);
+  CHECK(stored);
+  CHECK(kill(pid, 0) == 0);  // still sleeping
+  REQUIRE(kill(pid, SIGKILL) == 0);
+  REQUIRE(WaitUntil([&] { return !prog.Alive(); }, 10000));
+  REQUIRE(WaitUntil([&] { return DirEmpty(ring); }, 20000));
+  agent.Stop(10000);
+  col.c->Stop(30000);
+  auto lines = Stored(d / "store");
+  CHECK(Duplicates(lines) == 0);
+  CHECK(Totals(lines, "write", "/die.dat").count == 2048 + 100);  // nothing shipped twice after the death
+  int64_t killed = 0;
+  for (const auto& l : lines) killed += l.action == "killed" && l.pid == pid;
+  CHECK(killed == 1);
+}
+
+TEST_CASE("agent: collector killed with SIGKILL while the agent ships, restarted: 0 lost, 0 stored twice",
+          "[tracer][agent][lumberjack]") {
+  TempDir d;
+  const std::string ring = RingDir(d / "shm", geteuid());
+  const int port = FreePort();
+  Collector col(d / "store", port, d / "collect1.log");
+  REQUIRE(mkdir((d / "spool").c_str(), 0700) == 0);
+  Child agent({LeanBin(), "agent", "--ring-root", d / "shm", "--output", "lumberjack://127.0.0.1:" + std::to_string(port),
+               "--spool-dir", d / "spool", "--interval", "0.1"},
+              {}, d / "agent.log");
+  // 24 programs one after another, each 3,000 pwrites at never-adjacent
+  // offsets and no detail budget: one record per op (past a slot's buffer
+  // between two passes, exact per-interval aggregates).
+  auto env = AgentEnv(ring);
+  env["IOSONAR_DETAIL_BUDGET"] = "0";
+  const int programs = 24, ops = 3000;
+  for (int i = 0; i < programs; ++i) {
+    if (i == 8) REQUIRE(kill(col.c->pid(), SIGKILL) == 0);  // mid-stream: windows in flight, rings being shipped
+    if (i == 8) col.c->Stop(5000);                           // reaps it
+    if (i == 14) col.Start(d / "collect2.log");
+    auto r = Run({ProgramPath("tp_pattern"), "pwrite-rand", d / ("f" + std::to_string(i)), "4096", std::to_string(ops)}, env);
+    REQUIRE(r.exit_code == 0);
+  }
+  bool gone = WaitUntil([&] { return DirEmpty(ring); }, 60000);
+  // The agent's spool is resent once the collector is back; then it is empty.
+  bool spool_empty = WaitUntil(
+      [&] {
+        for (auto& e : fs::directory_iterator(d / "spool"))
+          if (e.file_size() > 0) return false;
+        return true;
+      },
+      60000);
+  CHECK(gone);
+  CHECK(spool_empty);
+  REQUIRE(WEXITSTATUS(agent.Stop(10000)) == 0);
+  // The outage happened while the agent shipped: it spooled, and then everything was acknowledged.
+  const std::string log = ReadFile(d / "agent.log");
+  INFO(log);
+  auto at = log.find("spooled ");
+  REQUIRE(at != std::string::npos);
+  CHECK(std::stoll(log.substr(at + 8)) > 0);
+  CHECK(log.find("dropped 0)") != std::string::npos);
+  REQUIRE(WEXITSTATUS(col.c->Stop(30000)) == 0);
+  auto lines = Stored(d / "store");
+  CHECK(Duplicates(lines) == 0);
+  int64_t bytes = 0, count = 0, exits = 0;
+  for (const auto& l : lines) {
+    if (l.dataset == "iosonar.trace" && l.op == "write") {
+      bytes += l.bytes;
+      count += l.count;
+    }
+    exits += l.dataset == "iosonar.tracer" && l.action == "exit";
+  }
+  CHECK(count == int64_t{programs} * ops);
+  CHECK(bytes == int64_t{programs} * ops * 4096);
+  CHECK(exits == programs);
+}
+
+namespace {
+
+// A ring as a traced program leaves it when it exits in agent mode (finished, unsent), moved to dir.
+std::string MakeEndedRing(const TempDir& d, const std::string& tag) {
+  const std::string src_root = d / ("src-" + tag);
+  const std::string src = RingDir(src_root, geteuid());
+  fs::create_directories(d / ("data-" + tag));
+  auto r = Run({ProgramPath("tp_behaviour"), "die", d / ("data-" + tag), "_exit"}, AgentEnv(src));
+  REQUIRE(r.exit_code == 3);
+  std::string name;
+  for (auto& e : fs::directory_iterator(src)) name = e.path().filename();
+  REQUIRE(!name.empty());
+  return src + "/" + name;
+}
+
+void PlaceRing(const std::string& ring, const std::string& dir, uid_t uid) {
+  std::string to = dir + "/" + fs::path(ring).filename().string();
+  fs::copy_file(ring, to, fs::copy_options::overwrite_existing);
+  REQUIRE(chown(to.c_str(), uid, 0) == 0);
+  REQUIRE(chmod(to.c_str(), 0600) == 0);
+}
+
+}  // namespace
+
+TEST_CASE("agent: as root, ring directories of another uid that are links, not theirs or group-writable are refused",
+          "[tracer][agent][hostile]") {
+  REQUIRE(geteuid() == 0);  // the agent's privileged case; the suite runs as root here
+  TempDir d;
+  const std::string ring = MakeEndedRing(d, "a");
+  const std::string root = d / "shm";
+  fs::create_directories(root);
+  // The control: a proper directory of uid 65531 with its own ring is shipped.
+  PlaceRing(ring, RingDir(root, 65531), 65531);
+  // A link to a proper-looking directory of uid 65534.
+  const std::string real = RingDir(d / "elsewhere", 65534);
+  PlaceRing(ring, real, 65534);
+  REQUIRE(symlink(real.c_str(), (root + "/iosonar-ring-65534").c_str()) == 0);
+  // A directory named for uid 65533 but owned by 65534.
+  const std::string wrong = RingDir(root, 65533);
+  REQUIRE(chown(wrong.c_str(), 65534, 0) == 0);
+  PlaceRing(ring, wrong, 65534);
+  PlaceRing(ring, wrong, 65533);
+  // Group-writable.
+  const std::string gw = RingDir(root, 65532);
+  REQUIRE(chmod(gw.c_str(), 0770) == 0);
+  PlaceRing(ring, gw, 65532);
+  // A proper directory holding a ring of another uid, and a link to a ring.
+  const std::string other = RingDir(root, 65530);
+  PlaceRing(ring, other, 65531);
+  const std::string name = fs::path(ring).filename();
+  const std::string linked = RingDir(root, 65528);
+  REQUIRE(symlink(ring.c_str(), (linked + "/" + name).c_str()) == 0);
+
+  auto r = Run({LeanBin(), "agent", "--ring-root", root, "--output", d / "out.jsonl", "--count", "1"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  auto lines = ParseTraceLines(ReadFile(d / "out.jsonl"));
+  // Only the control ring went out (one start, one exit, its writes once).
+  CHECK(Totals(lines, "write", "/die.dat").bytes == (2048 + 100) * 4096);
+  CHECK(!fs::exists(root + "/iosonar-ring-65531/" + name));  // shipped and removed
+  CHECK(fs::exists(real + "/" + name));                      // untouched
+  CHECK(fs::exists(wrong + "/" + name));
+  CHECK(fs::exists(gw + "/" + name));
+  CHECK(fs::exists(other + "/" + name));
+  CHECK(fs::exists(ring));  // the link's target
+  CHECK(r.err.find("iosonar-ring-65534: not opened as a directory") != std::string::npos);
+  CHECK(r.err.find("iosonar-ring-65533: owned by uid 65534") != std::string::npos);
+  CHECK(r.err.find("iosonar-ring-65532: owned by uid 65532 with mode 0770") != std::string::npos);
+  CHECK(r.err.find("iosonar-ring-65530/" + name + ": not a regular file of uid 65530") != std::string::npos);
+  CHECK(r.err.find("iosonar-ring-65528/" + name) != std::string::npos);
+}
+
+namespace {
+
+// Applies fn to a mapping of a copy of ring named name in dir.
+template <typename Fn>
+void Craft(const std::string& ring, const std::string& dir, const std::string& name, Fn&& fn) {
+  std::string to = dir + "/" + name;
+  fs::copy_file(ring, to, fs::copy_options::overwrite_existing);
+  int fd = open(to.c_str(), O_RDWR);
+  REQUIRE(fd >= 0);
+  void* m = mmap(nullptr, trace::kRingBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  REQUIRE(m != MAP_FAILED);
+  fn(static_cast<char*>(m), fd);
+  munmap(m, trace::kRingBytes);
+  close(fd);
+}
+
+}  // namespace
+
+TEST_CASE("agent: crafted malformed rings are skipped, reported once, and never crash the agent", "[tracer][agent][hostile]") {
+  using namespace iosonar::trace;
+  TempDir d;
+  const std::string ring = MakeEndedRing(d, "m");
+  const std::string name = fs::path(ring).filename();
+  const int pid = std::stoi(name.substr(5));
+  const std::string root = d / "shm";
+  const std::string dir = RingDir(root, geteuid());
+  auto nm = [&](int k) { return "ring-" + std::to_string(pid) + "-" + std::string(15, '0') + std::to_string(k) + ".bin"; };
+  Craft(ring, dir, nm(1), [](char* b, int) { RingHead(b)->slots_hwm = 100000; });
+  Craft(ring, dir, nm(2), [](char* b, int) { RingSlots(b)[0].nbuf = 1 << 30; });
+  Craft(ring, dir, nm(3), [](char* b, int) { RingSlots(b)[0].nbuf = -7; });
+  Craft(ring, dir, nm(4), [](char* b, int) { memset(RingSlots(b)[0].comp_mem, 0x7f, sizeof RingSlots(b)[0].comp_mem); });
+  Craft(ring, dir, nm(5), [](char* b, int) { memset(RingSlots(b)[0].agg_mem, 0xff, sizeof RingSlots(b)[0].agg_mem); });
+  Craft(ring, dir, nm(6), [](char* b, int) { RingHead(b)->ns_per_tick = std::nan(""); });
+  Craft(ring, dir, nm(7), [](char* b, int) { memset(RingHead(b)->job, 'j', sizeof RingHead(b)->job); });
+  Craft(ring, dir, nm(8), [](char* b, int) { RingHead(b)->cmdline_len = 1u << 31; });
+  Craft(ring, dir, nm(9), [](char* b, int) { RingHead(b)->pid = 1; });  // not the file name's pid
+  Craft(ring, dir, nm(10), [](char*, int fd) { REQUIRE(ftruncate(fd, 8192) == 0); });
+  Craft(ring, dir, nm(11), [](char* b, int) { memset(b, 0x41, 4096); });
+  // Well-formed where it matters, hostile in content: paths without a NUL, a
+  // huge clock offset and counts, an unknown op. Shipped, never crashing.
+  Craft(ring, dir, nm(12), [](char* b, int) {
+    for (int i = 0; i < kPathSlots; ++i) {
+      PathSlot& p = RingPaths(b)[i];
+      if (p.id) memset(p.path, 'A', sizeof p.path);
+    }
+    RingHead(b)->tick0 = ~uint64_t{0} / 3;
+    RingHead(b)->real0 = int64_t{1} << 61;
+    Slot& s = RingSlots(b)[0];
+    for (int k = 0; k < s.nbuf && k < 4; ++k) {
+      s.buf[k].op = static_cast<Op>(200);
+      s.buf[k].dur = ~uint64_t{0};
+      s.buf[k].count = ~uint64_t{0};
+    }
+  });
+  Craft(ring, dir, nm(13), [](char*, int) {});  // an intact copy: shipped
+  auto r = iosonar::test::Run({LeanBin(), "agent", "--ring-root", root, "--output", d / "out.jsonl", "--count", "3"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  for (int k : {1, 2, 3, 4, 5, 6, 7, 8, 9, 11}) {
+    INFO(k);
+    size_t at = r.err.find(nm(k) + ": malformed ring");
+    CHECK(at != std::string::npos);
+    CHECK(r.err.find(nm(k) + ": malformed ring", at + 1) == std::string::npos);  // once, over three passes
+    CHECK(fs::exists(dir + "/" + nm(k)));                                          // left where it is
+  }
+  CHECK(r.err.find(nm(10) + ": not a regular file of uid") != std::string::npos);  // the wrong size
+  CHECK(!fs::exists(dir + "/" + nm(12)));
+  CHECK(!fs::exists(dir + "/" + nm(13)));
+  // The intact copy's records are all there (the hostile one's may fail the schema: its owner's loss only).
+  auto text = ReadFile(d / "out.jsonl");
+  CHECK(text.find("\"file.path\":\"" + (d / "data-m") + "/die.dat\"") != std::string::npos);
+  CHECK(text.find(std::string(200, 'A')) != std::string::npos);
+  CHECK(text.find(std::string(sizeof(PathSlot::path), 'A')) == std::string::npos);  // cut at the slot's end
+}
+
+TEST_CASE("agent: a ring truncated while it is read is abandoned (SIGBUS guarded), not a crash", "[tracer][agent][hostile]") {
+  using namespace iosonar::trace;
+  TempDir d;
+  const std::string ring = MakeEndedRing(d, "t");
+  const std::string name = fs::path(ring).filename();
+  int fd = open(ring.c_str(), O_RDWR);
+  REQUIRE(fd >= 0);
+  void* m = mmap(nullptr, kRingBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  REQUIRE(m != MAP_FAILED);
+  InstallRingGuard();
+  RingReader reader;
+  TakeParams p;
+  p.name_pid = std::stoi(name.substr(5));
+  p.alive = false;
+  p.host = "h";
+  RingTake t;
+  std::string why;
+  REQUIRE(reader.Take(static_cast<char*>(m), kRingBytes, p, &t, &why));  // intact: taken whole
+  CHECK(t.remove);
+  CHECK(t.runs > 0);
+  // The owner truncates the file under the mapping: the slot pages are gone.
+  REQUIRE(ftruncate(fd, 4096) == 0);
+  CHECK(!reader.Take(static_cast<char*>(m), kRingBytes, p, &t, &why));
+  CHECK(why == "truncated while read");
+  REQUIRE(ftruncate(fd, 0) == 0);
+  RingHeader h;
+  CHECK(!reader.Header(static_cast<char*>(m), kRingBytes, &h, &why));
+  CHECK(why == "truncated while read");
+  munmap(m, kRingBytes);
+  close(fd);
+}
+
+namespace {
+
+// Bytes and ops per (op, path below dir, layer): what a run of a program did, as its records say.
+std::map<std::string, std::pair<int64_t, int64_t>> Activity(const std::vector<TraceLine>& lines, const std::string& dir) {
+  std::map<std::string, std::pair<int64_t, int64_t>> m;
+  for (const auto& l : lines) {
+    if (l.dataset != "iosonar.trace" || l.path.rfind(dir + "/", 0) != 0) continue;
+    auto& v = m[l.op + " " + l.layer + " " + l.path.substr(dir.size())];
+    v.first += l.bytes;
+    v.second += l.count;
+  }
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("agent mode: threads, fork, exec, a thread that exits the process: the same bytes and ops as the tracer's own output",
+          "[tracer][agent]") {
+  const std::vector<std::vector<std::string>> modes = {{"threads", "8"}, {"fork"}, {"forkexec", ProgramPath("tp_behaviour")},
+                                                       {"threadexit"}, {"interleave"}, {"stdio"}, {"meta"}};
+  for (const auto& mode : modes) {
+    DYNAMIC_SECTION(mode[0]) {
+      TempDir d;
+      fs::create_directories(d / "own");
+      fs::create_directories(d / "agent");
+      auto argv = [&](const std::string& dir) {
+        std::vector<std::string> a = {ProgramPath("tp_behaviour"), mode[0], dir};
+        a.insert(a.end(), mode.begin() + 1, mode.end());
+        return a;
+      };
+      // The tracer sending for itself, into a file: the reference.
+      auto own = RunTraced(argv(d / "own"), d / "own.jsonl");
+      // The same program in agent mode; the agent ships it once it has ended.
+      const std::string ring = RingDir(d / "shm", geteuid());
+      auto r = Run(argv(d / "agent"), AgentEnv(ring));
+      CHECK(r.exit_code == own.run.exit_code);
+      auto a = Run({LeanBin(), "agent", "--ring-root", d / "shm", "--output", d / "agent.jsonl", "--count", "1"});
+      INFO(a.err);
+      REQUIRE(a.exit_code == 0);
+      CHECK(DirEmpty(ring));
+      auto lines = ParseTraceLines(ReadFile(d / "agent.jsonl"));
+      auto want = Activity(own.lines, d / "own");
+      CHECK(!want.empty());
+      CHECK(Activity(lines, d / "agent") == want);
+      CHECK(Duplicates(lines) == 0);
+      // Every process instance (event.stream) starts once and ends once.
+      std::map<int64_t, std::pair<int, int>> ends;
+      for (const auto& l : lines) {
+        if (l.dataset != "iosonar.tracer") continue;
+        if (l.action == "start") ++ends[l.stream].first;
+        else ++ends[l.stream].second;
+      }
+      std::set<int64_t> streams;
+      for (const auto& l : lines) streams.insert(l.stream);
+      CHECK(ends.size() == streams.size());
+      for (auto [stream, se] : ends) {
+        INFO(stream);
+        CHECK(se.first == 1);
+        CHECK(se.second == 1);
+      }
+    }
+  }
+}
