@@ -63,6 +63,17 @@ Status LumberjackSender::Init(const Options& o) {
   o_ = o;
   if (o_.host.empty() || o_.port.empty()) return Status::Invalid("lumberjack output: no host or port");
   if (o_.window == 0) return Status::Invalid("lumberjack output: the window must be at least 1");
+  if (o_.tls) {
+    TlsConfig tc;
+    tc.ca_file = o_.tls_ca;
+    tc.cert_file = o_.tls_cert;
+    tc.key_file = o_.tls_key;
+    auto ctx = TlsContext::Client(tc);
+    if (!ctx.ok()) return Status(ctx.status().code(), "lumberjack output: " + ctx.status().message());
+    tls_ctx_ = std::move(ctx.value());
+  } else if (!o_.tls_ca.empty() || !o_.tls_cert.empty() || !o_.tls_key.empty()) {
+    return Status::Invalid("lumberjack output: a CA, certificate or key without TLS (use lumberjacks:// or tls=1)");
+  }
   if (o_.spool_dir.empty()) return Status::Ok();
   if (mkdir(o_.spool_dir.c_str(), 0700) != 0 && errno != EEXIST)
     return Status::FromErrno("spool directory " + o_.spool_dir, errno);
@@ -146,25 +157,54 @@ bool LumberjackSender::Connect() {
   }
   freeaddrinfo(res);
   if (sock_ < 0) return fail();
-  if (o_.munge && !Authenticate()) return false;
+  if (tls_ctx_ && !Handshake()) return false;
   return true;
 }
 
-bool LumberjackSender::Authenticate() {
-  auto cred = MungeEncode(o_.munge_socket, o_.auth_host.empty() ? HostName() : o_.auth_host);
-  if (!cred.ok()) {
-    if (auth_error_ != cred.status().message()) {  // said once per change, not per retry
-      auth_error_ = cred.status().message();
-      std::fprintf(stderr, "iosonar: lumberjack output %s:%s: %s\n", o_.host.c_str(), o_.port.c_str(),
-                   auth_error_.c_str());
-    }
+void LumberjackSender::SayOnce(const std::string& what) {
+  if (auth_error_ == what) return;  // said once per change, not per retry
+  auth_error_ = what;
+  std::fprintf(stderr, "iosonar: lumberjack output %s:%s: %s\n", o_.host.c_str(), o_.port.c_str(), what.c_str());
+}
+
+bool LumberjackSender::Handshake() {
+  auto t = TlsConn::New(tls_ctx_, sock_, o_.host);
+  if (!t.ok()) {
+    SayOnce(t.status().message());
     return Fail();
   }
-  const std::string line = "{\"iosonar.auth\":\"munge\",\"credential\":\"" + *cred + "\"}";
-  return SendWindow({std::string_view(line)});  // a refused credential: the receiver closes, this fails
+  tls_ = std::move(t.value());
+  const int64_t deadline = MonotonicNs() + int64_t{o_.connect_timeout_ms} * 1000000;
+  for (;;) {
+    int r = tls_->Handshake();
+    if (r == 1) break;
+    if (r < 0) {
+      SayOnce(tls_->error());  // e.g. the server's certificate is not from the CA, or names another host
+      return Fail();
+    }
+    const int64_t left_ms = (deadline - MonotonicNs()) / 1000000;
+    pollfd pf{sock_, static_cast<short>(tls_->want() == TlsConn::kWantWrite ? POLLOUT : POLLIN), 0};
+    if (left_ms <= 0 || poll(&pf, 1, static_cast<int>(left_ms)) == 0) {
+      SayOnce("tls: handshake timed out");
+      return Fail();
+    }
+  }
+  auth_error_.clear();  // a later failure is said again
+  return true;
+}
+
+bool LumberjackSender::Credential(std::string* event) {
+  auto cred = MungeEncode(o_.munge_socket, o_.auth_host.empty() ? HostName() : o_.auth_host);
+  if (!cred.ok()) {
+    SayOnce(cred.status().message());
+    return false;
+  }
+  *event = "{\"iosonar.auth\":\"munge\",\"credential\":\"" + *cred + "\"}";
+  return true;
 }
 
 void LumberjackSender::Disconnect() {
+  tls_.reset();
   if (sock_ >= 0) close(sock_);
   sock_ = -1;
 }
@@ -178,38 +218,81 @@ bool LumberjackSender::Fail() {
 
 bool LumberjackSender::WriteWindow(const std::vector<std::string_view>& lines) {
   namespace lj = lumberjack;
-  std::string buf;
-  size_t bytes = 6;
+  // --auth munge: a fresh credential as the window's first event, so every
+  // window (not only the connection) is authenticated; munged refuses a replay.
+  std::string cred;
+  if (o_.munge && !Credential(&cred)) return Fail();
+  const size_t events = lines.size() + (o_.munge ? 1 : 0);
+  std::string& buf = wbuf_;
+  buf.clear();
+  size_t bytes = 6 + (cred.empty() ? 0 : 10 + cred.size());
   for (auto l : lines) bytes += 10 + l.size();
   buf.reserve(bytes);
   buf += lj::kVersion;
   buf += lj::kWindow;
-  lj::PutU32(&buf, static_cast<uint32_t>(lines.size()));
+  lj::PutU32(&buf, static_cast<uint32_t>(events));
   uint32_t seq = 0;
-  for (auto l : lines) {
+  auto event = [&](std::string_view l) {
     buf += lj::kVersion;
     buf += lj::kJson;
     lj::PutU32(&buf, ++seq);
     lj::PutU32(&buf, static_cast<uint32_t>(l.size()));
     buf.append(l);
-  }
-  if (!WriteAllPoll(sock_, buf.data(), buf.size(), o_.ack_timeout_ms)) return Fail();
+  };
+  if (o_.munge) event(cred);
+  for (auto l : lines) event(l);
+  if (!WriteAll(buf.data(), buf.size())) return Fail();
+  if (buf.capacity() > (16u << 20)) std::string().swap(buf);
   return true;
+}
+
+bool LumberjackSender::WriteAll(const char* p, size_t n) {
+  if (!tls_) return WriteAllPoll(sock_, p, n, o_.ack_timeout_ms);
+  while (n > 0) {
+    ssize_t w = tls_->Write(p, n);
+    if (w > 0) {
+      p += w;
+      n -= static_cast<size_t>(w);
+      continue;
+    }
+    if (w < -1) return false;
+    pollfd pf{sock_, static_cast<short>(tls_->want() == TlsConn::kWantRead ? POLLIN : POLLOUT), 0};
+    int r = poll(&pf, 1, o_.ack_timeout_ms);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return false;  // the receiver stopped reading
+  }
+  return true;
+}
+
+ssize_t LumberjackSender::ReadSome(char* p, size_t n) {
+  for (;;) {
+    if (!tls_ || !tls_->HasPending()) {
+      pollfd pf{sock_, POLLIN, 0};
+      if (tls_ && tls_->want() == TlsConn::kWantWrite) pf.events = POLLOUT;
+      int r = poll(&pf, 1, o_.ack_timeout_ms);
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) return -1;
+    }
+    if (tls_) {
+      ssize_t got = tls_->Read(p, n);
+      if (got == -1) continue;  // a record not complete yet
+      return got;
+    }
+    ssize_t got = recv(sock_, p, n, 0);
+    if (got < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    return got;
+  }
 }
 
 // ACKs come in window order: partial ones (the receiver's progress) reset the
 // wait; the one for the window's last event ends it.
 bool LumberjackSender::WaitAck(uint32_t n) {
   namespace lj = lumberjack;
+  if (o_.munge) ++n;  // the credential event
   char ack[6];
   size_t have = 0;
   for (;;) {
-    pollfd pf{sock_, POLLIN, 0};
-    int r = poll(&pf, 1, o_.ack_timeout_ms);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) return Fail();
-    ssize_t got = recv(sock_, ack + have, sizeof ack - have, 0);
-    if (got < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    ssize_t got = ReadSome(ack + have, sizeof ack - have);
     if (got <= 0) return Fail();
     have += static_cast<size_t>(got);
     if (have < sizeof ack) continue;
