@@ -6,10 +6,15 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
+
+#include <climits>
 
 #include <atomic>
 #include <cerrno>
@@ -47,6 +52,30 @@ bool WriteAllPoll(int fd, const char* p, size_t n, int timeout_ms) {
   }
   return true;
 }
+
+// OpenSSL writes to the socket with write(): a receiver gone would raise
+// SIGPIPE in a process that does not ignore it. Blocked around the write, and
+// a SIGPIPE it raised taken back (one that was pending before stays).
+struct NoSigpipe {
+  sigset_t pipe_set, old;
+  bool was_pending = false;
+  NoSigpipe() {
+    sigemptyset(&pipe_set);
+    sigaddset(&pipe_set, SIGPIPE);
+    sigset_t pending;
+    sigpending(&pending);
+    was_pending = sigismember(&pending, SIGPIPE) == 1;
+    pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+  }
+  ~NoSigpipe() {
+    if (!was_pending) {
+      timespec zero{0, 0};
+      while (sigtimedwait(&pipe_set, nullptr, &zero) > 0) {
+      }
+    }
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  }
+};
 
 }  // namespace
 
@@ -96,6 +125,35 @@ Status LumberjackSender::Init(const Options& o) {
 
 Status LumberjackSender::Send(std::string_view lines) {
   const uint64_t dropped = c_.dropped;
+  if (pending_.empty() && !lines.empty()) {
+    // Whole windows go straight from the caller's buffer (no copy); the lines
+    // after the last whole window are kept below, as any others. (Small sends,
+    // an exporter's sample, are simply kept: indexed once, below.)
+    size_t pos = lines.size() >= size_t{o_.window} * 64 ? 0 : lines.size();
+    while (pos < lines.size()) {
+      const char* nl = static_cast<const char*>(std::memchr(lines.data() + pos, '\n', lines.size() - pos));
+      const size_t end = nl ? static_cast<size_t>(nl - lines.data()) : lines.size();
+      if (end > pos) pending_.emplace_back(pos, end - pos);
+      pos = end + 1;
+    }
+    const size_t whole = pending_.size() - pending_.size() % o_.window;
+    if (whole == 0) {
+      pending_.clear();
+    } else {
+      const size_t tail = whole < pending_.size() ? pending_[whole].first : lines.size();
+      pending_.resize(whole);
+      direct_ = lines.substr(0, tail);
+      Deliver();
+      direct_ = {};
+      lines.remove_prefix(std::min(tail, lines.size()));
+      if (lines.empty()) {
+        if (c_.dropped != dropped)
+          return Status::Unavailable("lumberjack output " + o_.host + ":" + o_.port + ": " +
+                                     std::to_string(c_.dropped - dropped) + " records neither acknowledged nor spooled");
+        return Status::Ok();
+      }
+    }
+  }
   const size_t base = pending_buf_.size();
   pending_buf_.append(lines);
   if (lines.back() != '\n') pending_buf_ += '\n';
@@ -174,6 +232,7 @@ bool LumberjackSender::Handshake() {
     return Fail();
   }
   tls_ = std::move(t.value());
+  NoSigpipe guard;
   const int64_t deadline = MonotonicNs() + int64_t{o_.connect_timeout_ms} * 1000000;
   for (;;) {
     int r = tls_->Handshake();
@@ -223,6 +282,38 @@ bool LumberjackSender::WriteWindow(const std::vector<std::string_view>& lines) {
   std::string cred;
   if (o_.munge && !Credential(&cred)) return Fail();
   const size_t events = lines.size() + (o_.munge ? 1 : 0);
+  if (!tls_) {
+    // Plain TCP: the frame headers in one buffer, the events where they are,
+    // gathered by sendmsg (no copy of the records).
+    std::string& hdr = wbuf_;
+    hdr.assign(6 + 10 * events, '\0');
+    char* h = hdr.data();
+    h[0] = lj::kVersion;
+    h[1] = lj::kWindow;
+    auto put = [](char* at, uint32_t v) {
+      at[0] = static_cast<char>(v >> 24);
+      at[1] = static_cast<char>(v >> 16);
+      at[2] = static_cast<char>(v >> 8);
+      at[3] = static_cast<char>(v);
+    };
+    put(h + 2, static_cast<uint32_t>(events));
+    iov_.clear();
+    iov_.push_back({h, 6});
+    uint32_t seq = 0;
+    auto event = [&](std::string_view l) {
+      char* e = h + 6 + 10 * seq;
+      e[0] = lj::kVersion;
+      e[1] = lj::kJson;
+      put(e + 2, ++seq);
+      put(e + 6, static_cast<uint32_t>(l.size()));
+      iov_.push_back({e, 10});
+      iov_.push_back({const_cast<char*>(l.data()), l.size()});
+    };
+    if (o_.munge) event(cred);
+    for (auto l : lines) event(l);
+    if (!WriteIov()) return Fail();
+    return true;
+  }
   std::string& buf = wbuf_;
   buf.clear();
   size_t bytes = 6 + (cred.empty() ? 0 : 10 + cred.size());
@@ -246,8 +337,35 @@ bool LumberjackSender::WriteWindow(const std::vector<std::string_view>& lines) {
   return true;
 }
 
+bool LumberjackSender::WriteIov() {
+  size_t i = 0;
+  while (i < iov_.size()) {
+    msghdr m{};
+    m.msg_iov = iov_.data() + i;
+    m.msg_iovlen = std::min<size_t>(iov_.size() - i, IOV_MAX);
+    ssize_t w = sendmsg(sock_, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      pollfd pf{sock_, POLLOUT, 0};
+      int r = poll(&pf, 1, o_.ack_timeout_ms);
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) return false;  // the receiver stopped reading
+      continue;
+    }
+    if (w <= 0) return false;
+    auto left = static_cast<size_t>(w);
+    while (i < iov_.size() && left >= iov_[i].iov_len) left -= iov_[i++].iov_len;
+    if (left > 0) {
+      iov_[i].iov_base = static_cast<char*>(iov_[i].iov_base) + left;
+      iov_[i].iov_len -= left;
+    }
+  }
+  return true;
+}
+
 bool LumberjackSender::WriteAll(const char* p, size_t n) {
   if (!tls_) return WriteAllPoll(sock_, p, n, o_.ack_timeout_ms);
+  NoSigpipe guard;
   while (n > 0) {
     ssize_t w = tls_->Write(p, n);
     if (w > 0) {
@@ -325,13 +443,15 @@ void LumberjackSender::SpoolPending(size_t from) {
     // The lines as they came, from the first not delivered on (blank lines, if
     // any, go along: the resend skips them).
     const size_t off = pending_[from].first;
-    const std::string_view bytes = std::string_view(pending_buf_).substr(off);
+    const std::string_view bytes = Src().substr(off);
     bool ok = !o_.spool_dir.empty() && own_bytes_ + bytes.size() <= o_.spool_max_bytes;
     if (ok && own_fd_ < 0) ok = OpenOwnSpool().ok();
     if (ok) {
       const off_t end = static_cast<off_t>(own_bytes_);
-      if (pwrite(own_fd_, bytes.data(), bytes.size(), end) == static_cast<ssize_t>(bytes.size())) {
-        own_bytes_ += bytes.size();
+      const bool nl = bytes.back() != '\n';  // a caller's last line without its '\n'
+      if (pwrite(own_fd_, bytes.data(), bytes.size(), end) == static_cast<ssize_t>(bytes.size()) &&
+          (!nl || pwrite(own_fd_, "\n", 1, end + static_cast<off_t>(bytes.size())) == 1)) {
+        own_bytes_ += bytes.size() + (nl ? 1 : 0);
         own_records_ += n;
         c_.spooled += n;
       } else {

@@ -18,6 +18,8 @@
 #include <string_view>
 #include <vector>
 
+#include <sys/uio.h>
+
 #include "core/base/status.h"
 #include "core/base/tls.h"
 
@@ -80,6 +82,7 @@ class LumberjackSender {
   bool Credential(std::string* event);  // a fresh MUNGE credential event for the next window
   bool Handshake();                     // TLS, within connect_timeout_ms
   bool WriteAll(const char* p, size_t n);
+  bool WriteIov();  // iov_ to the (plain) socket
   ssize_t ReadSome(char* p, size_t n);  // >0, or <=0: failed (timed out, closed, error)
   void SayOnce(const std::string& what);  // a reason on stderr, once per change
   void Deliver();   // pending_ (and the spool first) to the receiver, else to the spool
@@ -95,13 +98,18 @@ class LumberjackSender {
   // they came), each line by offset and length (no allocation per record).
   std::string pending_buf_;
   std::vector<std::pair<size_t, size_t>> pending_;
-  std::string_view PendingLine(size_t k) const { return std::string_view(pending_buf_).substr(pending_[k].first, pending_[k].second); }
+  // While Send() delivers whole windows straight from the caller's buffer,
+  // pending_ indexes direct_ instead of pending_buf_.
+  std::string_view direct_;
+  std::string_view Src() const { return direct_.data() ? direct_ : std::string_view(pending_buf_); }
+  std::string_view PendingLine(size_t k) const { return Src().substr(pending_[k].first, pending_[k].second); }
   int own_fd_ = -1;
   std::string own_path_;
   uint64_t own_bytes_ = 0, own_records_ = 0;
   Counters c_;
   std::string auth_error_;
-  std::string wbuf_;  // the window being written (kept: no allocation per window)
+  std::string wbuf_;  // the window being written, or its frame headers (kept: no allocation per window)
+  std::vector<struct iovec> iov_;
   std::shared_ptr<TlsContext> tls_ctx_;
   std::unique_ptr<TlsConn> tls_;
 };
