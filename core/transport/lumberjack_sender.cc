@@ -125,34 +125,18 @@ Status LumberjackSender::Init(const Options& o) {
 
 Status LumberjackSender::Send(std::string_view lines) {
   const uint64_t dropped = c_.dropped;
-  if (pending_.empty() && !lines.empty()) {
-    // Whole windows go straight from the caller's buffer (no copy); the lines
-    // after the last whole window are kept below, as any others. (Small sends,
-    // an exporter's sample, are simply kept: indexed once, below.)
-    size_t pos = lines.size() >= size_t{o_.window} * 64 ? 0 : lines.size();
-    while (pos < lines.size()) {
-      const char* nl = static_cast<const char*>(std::memchr(lines.data() + pos, '\n', lines.size() - pos));
-      const size_t end = nl ? static_cast<size_t>(nl - lines.data()) : lines.size();
-      if (end > pos) pending_.emplace_back(pos, end - pos);
-      pos = end + 1;
-    }
-    const size_t whole = pending_.size() - pending_.size() % o_.window;
-    if (whole == 0) {
-      pending_.clear();
-    } else {
-      const size_t tail = whole < pending_.size() ? pending_[whole].first : lines.size();
-      pending_.resize(whole);
-      direct_ = lines.substr(0, tail);
-      Deliver();
-      direct_ = {};
-      lines.remove_prefix(std::min(tail, lines.size()));
-      if (lines.empty()) {
-        if (c_.dropped != dropped)
-          return Status::Unavailable("lumberjack output " + o_.host + ":" + o_.port + ": " +
-                                     std::to_string(c_.dropped - dropped) + " records neither acknowledged nor spooled");
-        return Status::Ok();
-      }
-    }
+  if (pending_.empty() && lines.size() >= size_t{o_.window} * 64) {
+    // A big send (a resend, a forwarder's batch) goes straight from the
+    // caller's buffer: lines indexed as the windows go out, no copy. (Small
+    // sends, an exporter's sample, are kept below until a window fills.)
+    direct_ = lines;
+    direct_scan_ = 0;
+    Deliver();
+    direct_ = {};
+    if (c_.dropped != dropped)
+      return Status::Unavailable("lumberjack output " + o_.host + ":" + o_.port + ": " +
+                                 std::to_string(c_.dropped - dropped) + " records neither acknowledged nor spooled");
+    return Status::Ok();
   }
   const size_t base = pending_buf_.size();
   pending_buf_.append(lines);
@@ -437,7 +421,18 @@ Status LumberjackSender::OpenOwnSpool() {
   return Status::Ok();
 }
 
+void LumberjackSender::IndexDirect(size_t want) {
+  while (pending_.size() < want && direct_scan_ < direct_.size()) {
+    const char* b = direct_.data();
+    const char* nl = static_cast<const char*>(std::memchr(b + direct_scan_, '\n', direct_.size() - direct_scan_));
+    const size_t end = nl ? static_cast<size_t>(nl - b) : direct_.size();
+    if (end > direct_scan_) pending_.emplace_back(direct_scan_, end - direct_scan_);
+    direct_scan_ = end + 1;
+  }
+}
+
 void LumberjackSender::SpoolPending(size_t from) {
+  if (direct_.data()) IndexDirect(SIZE_MAX);  // every line not delivered is counted and kept
   const uint64_t n = pending_.size() > from ? pending_.size() - from : 0;
   if (n > 0) {
     // The lines as they came, from the first not delivered on (blank lines, if
@@ -553,8 +548,10 @@ void LumberjackSender::Deliver() {
   std::vector<size_t> inflight;  // window sizes, oldest first
   std::vector<std::string_view> window;
   bool ok = true;
-  while (ok && (sent < pending_.size() || !inflight.empty())) {
-    while (ok && inflight.size() < 2 && sent < pending_.size()) {
+  for (;;) {
+    while (ok && inflight.size() < 2) {
+      if (direct_.data()) IndexDirect(sent + o_.window);
+      if (sent >= pending_.size()) break;
       window.clear();
       const size_t end = std::min(pending_.size(), sent + o_.window);
       for (size_t k = sent; k < end; ++k) window.emplace_back(PendingLine(k));
@@ -562,7 +559,7 @@ void LumberjackSender::Deliver() {
       inflight.push_back(end - sent);
       sent = end;
     }
-    if (!ok) break;
+    if (!ok || inflight.empty()) break;
     ok = WaitAck(static_cast<uint32_t>(inflight.front()));
     if (ok) {
       c_.acked += inflight.front();

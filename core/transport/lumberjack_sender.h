@@ -98,9 +98,11 @@ class LumberjackSender {
   // they came), each line by offset and length (no allocation per record).
   std::string pending_buf_;
   std::vector<std::pair<size_t, size_t>> pending_;
-  // While Send() delivers whole windows straight from the caller's buffer,
+  // While Send() delivers a big send straight from the caller's buffer,
   // pending_ indexes direct_ instead of pending_buf_.
   std::string_view direct_;
+  size_t direct_scan_ = 0;         // direct_ is indexed up to here
+  void IndexDirect(size_t want);   // pending_ from direct_ up to want lines (or its end)
   std::string_view Src() const { return direct_.data() ? direct_ : std::string_view(pending_buf_); }
   std::string_view PendingLine(size_t k) const { return Src().substr(pending_[k].first, pending_[k].second); }
   int own_fd_ = -1;
