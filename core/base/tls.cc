@@ -269,7 +269,7 @@ int TlsConn::Handshake() {
     int m = Result_(r, "handshake");
     if (m == -3) {
       error_ = "tls: handshake: the peer closed the connection";
-      return -1;
+      return -2;
     }
     return m;
   }

@@ -59,7 +59,8 @@ class TlsConn {
   TlsConn(const TlsConn&) = delete;
   TlsConn& operator=(const TlsConn&) = delete;
 
-  // 1 done, 0 not yet (want() says on what), -1 failed (error() says why).
+  // 1 done, 0 not yet (want() says on what), -1 failed (error() says why),
+  // -2 the peer closed the connection before the handshake ended.
   int Handshake();
   bool established() const { return established_; }
   // >0 bytes, 0 end of stream (close_notify or EOF), -1 would block (want()), -2 error (error()).

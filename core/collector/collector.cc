@@ -1365,6 +1365,10 @@ class TcpCollector final : public Collector {
       if (c->tls->want() == TlsConn::kWantWrite) WatchIn(c, true);
       return;
     }
+    if (r == -2) {  // closed before the handshake ended (a port probe): nothing was refused
+      CloseConn(c);
+      return;
+    }
     if (r < 0) {
       ++pipe_.stats().auth_failures;
       ++pipe_.stats().lines;
