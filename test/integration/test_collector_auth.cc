@@ -229,7 +229,7 @@ std::string Strip(std::string s) {
 
 }  // namespace
 
-TEST_CASE("collector --auth munge: a fresh credential with every batch; a window without one, a replayed one and "
+TEST_CASE("collector --auth munge: a fresh credential with every batch, and a window without one, a replayed one and "
           "JSON lines past a credential's 4096 are refused",
           "[collector][auth]") {
   signal(SIGPIPE, SIG_IGN);  // the collector closes a refused connection while the test still writes

@@ -116,7 +116,7 @@ double TimeOfDay(const std::string& line) {
 
 }  // namespace
 
-TEST_CASE("lustre exporter: a read that blocks inside the kernel is abandoned at its deadline and reported; the "
+TEST_CASE("lustre exporter: a read that blocks inside the kernel is abandoned at its deadline and reported, the "
           "other sources keep their interval",
           "[lustre][sources]") {
   TempDir d;
