@@ -168,15 +168,16 @@ class LumberjackSink final : public RecordSink {
     lo.tls = u->scheme == "lumberjacks" || u->scheme == "beatss";
     for (const auto& [k, v] : u->query) {
       if (k == "auth" && v == "munge") lo.munge = true;
-      // Filebeat's names would be ssl.certificate_authorities, ssl.certificate, ssl.key.
+      // Also by Logstash's names (Filebeat's are the same with dots: ssl.certificate_authorities, ...).
       else if (k == "tls" && (v == "1" || v == "0")) lo.tls = lo.tls || v == "1";
-      else if (k == "ca") lo.tls_ca = v;
-      else if (k == "cert") lo.tls_cert = v;
-      else if (k == "key") lo.tls_key = v;
+      else if (k == "ca" || k == "ssl_certificate_authorities") lo.tls_ca = v;
+      else if (k == "cert" || k == "ssl_certificate") lo.tls_cert = v;
+      else if (k == "key" || k == "ssl_key") lo.tls_key = v;
       else if (k == "munge_socket") lo.munge_socket = v;
       else if (k == "window") lo.window = static_cast<uint32_t>(std::strtoul(v.c_str(), nullptr, 10));
       else return Status::Invalid("output '" + RedactUrl(output) + "': unknown parameter '" + k +
-                                  "' (known: auth=munge, munge_socket=PATH, window=N, tls=1, ca=FILE, cert=FILE, key=FILE)");
+                                  "' (known: auth=munge, munge_socket=PATH, window=N, tls=1, ca=FILE, cert=FILE, key=FILE; ca, cert, key also as Logstash spells them: "
+                                  "ssl_certificate_authorities, ssl_certificate, ssl_key)");
     }
     if (auto st = sender_.Init(lo); !st.ok()) return Status::Invalid("output '" + RedactUrl(output) + "': " + st.message());
     return Status::Ok();
