@@ -25,7 +25,8 @@ void PrintStats(const char* what, const CollectorStats& s) {
                "iosonar collect: %s: connections %llu, lines %llu, accepted %llu, rejected %llu, stored %llu, "
                "duplicates %llu, redis pushed %llu, redis errors %llu, store errors %llu, forwarded %llu, "
                "forward errors %llu, refused connections %llu, lines over the memory bound %llu, dead-letter "
-               "rotations %llu, store stalls %llu, forward spooled %llu, lumberjack connections %llu, acks %llu\n",
+               "rotations %llu, store stalls %llu, forward spooled %llu, lumberjack connections %llu, acks %llu, "
+               "credentials %llu, tls connections %llu, client certificates %llu, auth failures %llu\n",
                what, static_cast<unsigned long long>(s.connections), static_cast<unsigned long long>(s.lines),
                static_cast<unsigned long long>(s.accepted), static_cast<unsigned long long>(s.rejected),
                static_cast<unsigned long long>(s.stored), static_cast<unsigned long long>(s.duplicates),
@@ -36,7 +37,9 @@ void PrintStats(const char* what, const CollectorStats& s) {
                static_cast<unsigned long long>(s.dead_letter_rotations),
                static_cast<unsigned long long>(s.store_stalls), static_cast<unsigned long long>(s.forward_spooled),
                static_cast<unsigned long long>(s.lumberjack_connections),
-               static_cast<unsigned long long>(s.lumberjack_acks));
+               static_cast<unsigned long long>(s.lumberjack_acks), static_cast<unsigned long long>(s.credentials),
+               static_cast<unsigned long long>(s.tls_connections), static_cast<unsigned long long>(s.client_certs),
+               static_cast<unsigned long long>(s.auth_failures));
 }
 
 // --from-file: each file ingested and counted, then the total.
@@ -140,9 +143,17 @@ int CmdCollect(int argc, char** argv) {
       ("max-dead-letter-bytes", po::value(&o.max_dead_letter_bytes)->default_value(o.max_dead_letter_bytes)->value_name("N"),
        "the dead-letter file is rotated to FILE.1 beyond this size")                                    //
       ("auth", po::value(&o.auth)->value_name("munge"),
-       "require a MUNGE credential at the start of every connection (iosonar senders: ?auth=munge on "
-       "lumberjack:// outputs); records must then carry the credential's host, and users other than "
-       "root, this user and --trusted-uid may send only tracer records")  //
+       "require a fresh MUNGE credential with every batch: each Lumberjack window, or every 4096 JSON lines "
+       "(iosonar senders: ?auth=munge on lumberjack:// outputs); the records it covers must carry the "
+       "credential's host, and users other than root, this user and --trusted-uid may send only tracer records")  //
+      ("tls-cert", po::value(&o.tls_cert)->value_name("FILE"), "TLS on the listener: its certificate (PEM, chain)")  //
+      ("tls-key", po::value(&o.tls_key)->value_name("FILE"), "the private key of --tls-cert (PEM)")  //
+      ("tls-ca", po::value(&o.tls_ca)->value_name("FILE"),
+       "CA certificate(s) of the client certificates (Logstash's ssl_certificate_authorities); a client "
+       "certificate shown is verified against it")  //
+      ("require-client-cert", po::bool_switch(&o.require_client_cert),
+       "refuse clients without a certificate from --tls-ca (ssl_verify_mode => force_peer); the certificate's "
+       "CN (or a DNS subjectAltName) is the host every record of the connection must carry")  //
       ("mysql", po::value(&o.jobdb_url)->value_name("URL"),
        "with --auth munge: the job database, so a user's records are taken only for the user's own jobs "
        "(else $IOSONAR_MYSQL)")  //

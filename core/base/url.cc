@@ -128,7 +128,8 @@ Result<Url> ParseUrl(const std::string& text) {
     else if (u.scheme == "mysql") u.port = 3306;
     else if (u.scheme == "https" || u.scheme == "http") u.port = 9200;
     else if (u.scheme == "tcp") return bad("tcp:// needs a port");
-    else if (u.scheme == "lumberjack" || u.scheme == "beats") u.port = 5044;  // Logstash's beats input
+    else if (u.scheme == "lumberjack" || u.scheme == "beats" || u.scheme == "lumberjacks" || u.scheme == "beatss")
+      u.port = 5044;  // Logstash's beats input
   }
   return u;
 }

@@ -33,6 +33,7 @@
 #include "core/base/hash.h"
 #include "core/base/host.h"
 #include "core/base/munge.h"
+#include "core/base/tls.h"
 #include "core/records/json_line.h"
 #include "core/records/record.h"
 #include "core/transport/lumberjack.h"
@@ -143,12 +144,20 @@ bool IsBlank(std::string_view s) {
 
 // ---- Pipeline: validation -> batch -> store, Redis, dead letters ------------
 // Shared by the TCP loop and IngestFile. Owned and used by one thread.
-// --auth munge: a connection's first line (or Lumberjack event) is
-// {"iosonar.auth":"munge","credential":"MUNGE:..."}, a credential whose
-// payload is the sender's host name. munged decodes it once (a replay is
-// refused) and names the user; every record after it must carry that host,
-// and a user other than root, the collector's own user or --trusted-uid may
-// send only what the tracer sends (iosonar.trace, iosonar.tracer).
+// --auth munge: credentials per batch. Every Lumberjack window starts with an
+// event {"iosonar.auth":"munge","credential":"MUNGE:..."}, a credential whose
+// payload is the sender's host name, and it covers that window's events only;
+// on a JSON-lines connection a credential line covers the next
+// kLinesPerCredential lines (a new credential line may come at any time).
+// munged decodes each credential once (its replay cache refuses a second use,
+// and one past its time to live), and names the user; every record the
+// credential covers must carry its host, and a user other than root, the
+// collector's own user or --trusted-uid may send only what the tracer sends
+// (iosonar.trace, iosonar.tracer).
+// TLS with a verified client certificate (--tls-ca --require-client-cert):
+// the certificate names a host (its subject's CN, or a DNS name among its
+// subjectAltNames); every record on that connection must carry it.
+constexpr uint32_t kLinesPerCredential = 4096;
 // --auth munge with --mysql: who owns a job, from the job database, cached
 // (a minute; an unknown job or an unreachable database for ten seconds).
 class JobOwners {
@@ -177,13 +186,29 @@ class JobOwners {
 };
 
 struct ConnAuth final : RecordCheck {
+  // MUNGE (--auth munge): ok while a credential covers what comes next.
+  bool munge = false;
+  bool per_window = false;  // Lumberjack: a credential covers one window (else lines_left lines)
   bool ok = false, failed = false;
+  uint32_t lines_left = 0;  // JSON lines: how many more lines the last credential covers
   uid_t uid = 0;
   std::string host;
   bool privileged = false;
   JobOwners* owners = nullptr;  // with a job database: a user's records only for the user's own jobs
+  // A verified TLS client certificate: the host it names (its CN), and the
+  // certificate itself for the other names it may carry (TlsConn::MatchesHost).
+  const TlsConn* cert = nullptr;
+  std::string cert_host;
+  mutable std::string cert_also;  // the last other host name the certificate was found to match
   Status Check(const ParsedRecord& r) const override {
     const FieldValue& h = r[field::kHostName];
+    if (cert && h.s != cert_host && h.s != cert_also) {
+      if (!cert->MatchesHost(h.s))
+        return Status::Invalid("tls: a record for host '" + std::string(h.s.substr(0, 64)) +
+                               "' on a connection whose client certificate is for '" + cert_host + "'");
+      cert_also = std::string(h.s);
+    }
+    if (!munge) return Status::Ok();  // a node's certificate: any dataset, for its own host
     if (h.s != host)
       return Status::Invalid("auth: a record for host '" + std::string(h.s.substr(0, 64)) +
                              "' on a connection authenticated for host '" + host + "' (uid " + std::to_string(uid) + ")");
@@ -260,14 +285,17 @@ class Pipeline {
       Reject(OversizedReason(line.size()), source, line_no, line);
       return;
     }
-    if (auth && !auth->ok) {
+    if (auth && auth->munge) {
       if (auth->failed) return;  // the connection is being closed: nothing after a refusal is taken
-      if (Status s = Authenticate(line, auth); !s.ok()) {
-        auth->failed = true;
-        ++stats_.auth_failures;
-        Reject(s.message(), source, line_no, line.substr(0, 64));
+      if (!auth->ok || line.starts_with(kAuthHead)) {
+        if (Status s = Authenticate(line, auth); !s.ok()) {
+          auth->failed = true;
+          ++stats_.auth_failures;
+          Reject(s.message(), source, line_no, line.substr(0, 64));
+        }
+        return;
       }
-      return;
+      if (!auth->per_window && auth->lines_left > 0 && --auth->lines_left == 0) auth->ok = false;  // JSON lines: the next one is due
     }
     if (batch_->empty() && dl_buf_.empty()) first_pending_ns_ = MonotonicNs();
     Status s = batch_->Add(line, auth);
@@ -279,11 +307,14 @@ class Pipeline {
     if (batch_->full()) Flush();
   }
 
+  // Exactly {"iosonar.auth":"munge","credential":"MUNGE:<base64>:"} (what
+  // the senders write; a credential has no quote or backslash in it).
+  static constexpr std::string_view kAuthHead = "{\"iosonar.auth\":\"munge\",\"credential\":\"";
   Status Authenticate(std::string_view line, ConnAuth* auth) {
-    // Exactly {"iosonar.auth":"munge","credential":"MUNGE:<base64>:"} (what
-    // the senders write; a credential has no quote or backslash in it).
-    constexpr std::string_view kHead = "{\"iosonar.auth\":\"munge\",\"credential\":\"";
-    const std::string_view want = "the first line must be {\"iosonar.auth\":\"munge\",\"credential\":\"MUNGE:...\"} (--auth munge)";
+    const std::string_view want =
+        "the first line of every batch (Lumberjack window, or 4096 JSON lines) must be "
+        "{\"iosonar.auth\":\"munge\",\"credential\":\"MUNGE:...\"} (--auth munge)";
+    const std::string_view kHead = kAuthHead;
     if (!line.starts_with(kHead) || !line.ends_with("\"}")) return Status::Invalid("auth: " + std::string(want));
     const std::string_view body = line.substr(kHead.size(), line.size() - kHead.size() - 2);
     if (body.find_first_of("\"\\") != std::string_view::npos || !body.starts_with("MUNGE:"))
@@ -294,12 +325,13 @@ class Pipeline {
     if (c->payload.empty() || c->payload.size() > 255)
       return Status::Invalid("auth: the credential's payload must be the sender's host name");
     auth->ok = true;
+    auth->lines_left = kLinesPerCredential;
     auth->uid = c->uid;
     auth->host = c->payload;
     auth->privileged = c->uid == 0 || c->uid == geteuid();
     auth->owners = owners_.get();
     for (uid_t t : opts_.trusted_uids) auth->privileged = auth->privileged || c->uid == t;
-    ++stats_.authenticated_connections;
+    ++stats_.credentials;
     return Status::Ok();
   }
 
@@ -946,10 +978,31 @@ class TcpCollector final : public Collector {
     if (auto s = ParseListen(opts_.listen, &host, &port); !s.ok()) return s;
     if (!opts_.auth.empty() && opts_.auth != "munge")
       return Status::Invalid("--auth " + opts_.auth + ": unknown (known: munge)");
-    if (opts_.auth.empty() && host != "127.0.0.1" && host != "::1" && host != "localhost")
+    const bool loopback = host == "127.0.0.1" || host == "::1" || host == "localhost";
+    if (opts_.tls_cert.empty() && (!opts_.tls_key.empty() || !opts_.tls_ca.empty() || opts_.require_client_cert))
+      return Status::Invalid("--tls-key, --tls-ca and --require-client-cert need --tls-cert (the listener's certificate)");
+    if (opts_.require_client_cert && opts_.tls_ca.empty())
+      return Status::Invalid("--require-client-cert needs --tls-ca (the CA that issues the client certificates)");
+    if (!opts_.tls_cert.empty()) {
+      TlsConfig tc;
+      tc.cert_file = opts_.tls_cert;
+      tc.key_file = opts_.tls_key;
+      tc.ca_file = opts_.tls_ca;
+      tc.require_peer_cert = opts_.require_client_cert;
+      auto ctx = TlsContext::Server(tc);
+      if (!ctx.ok()) return Status(ctx.status().code(), "collector: " + ctx.status().message());
+      tls_ctx_ = std::move(ctx.value());
+    }
+    if (opts_.auth.empty() && !opts_.require_client_cert && !loopback)
       std::fprintf(stderr,
-                   "iosonar collector: WARNING: listening on %s without --auth: anyone who can reach it can write "
-                   "records for any job and host (use --auth munge, or keep it on loopback)\n",
+                   "iosonar collector: WARNING: listening on %s without --auth or --require-client-cert: anyone who "
+                   "can reach it can write records for any job and host (use --auth munge or client certificates, "
+                   "or keep it on loopback)\n",
+                   opts_.listen.c_str());
+    else if (!loopback && !tls_ctx_)
+      std::fprintf(stderr,
+                   "iosonar collector: WARNING: listening on %s without TLS: senders are authenticated per batch, "
+                   "but what they send can be read and altered on the way (use --tls-cert/--tls-key)\n",
                    opts_.listen.c_str());
     if (auto s = pipe_.Open(); !s.ok()) return s;
     pipe_.set_hold_on_store_error(true);
@@ -1049,6 +1102,7 @@ class TcpCollector final : public Collector {
         : owner(o), decoder(max_event, max_buffer, max_buffer) {}
     void Window(uint32_t size) override {
       if (received > acked) owner->FlushAndAck();  // a sender that pipelines windows
+      if (auth && auth->munge) auth->ok = false;     // every window brings its own credential
       window = size;
       received = acked = 0;
       ++owner->pipe_.stats().lumberjack_windows;
@@ -1070,7 +1124,10 @@ class TcpCollector final : public Collector {
     Framer framer;
     int proto = 0;  // 0: not known yet, 1: JSON lines, 2: Lumberjack v2
     std::unique_ptr<Lj> lj;
-    std::unique_ptr<ConnAuth> auth;  // --auth munge
+    std::unique_ptr<ConnAuth> auth;  // --auth munge, or a verified client certificate
+    std::unique_ptr<TlsConn> tls;    // --tls-cert: a TLS connection
+    bool want_out = false;           // TLS wants the socket writable (watched for EPOLLOUT)
+    bool ready = false;              // in ready_: TLS holds bytes the socket's readiness will not announce
   };
 
   // Back-pressure: while the store cannot write, no descriptor is watched
@@ -1130,6 +1187,7 @@ class TcpCollector final : public Collector {
         Publish();
         if (pipe_.forward_spool_waiting() && (timeout < 0 || timeout > 1000)) timeout = 1000;
       }
+      if (!ready_.empty() && !paused_) timeout = 0;  // TLS holds bytes already read from a socket
       int n = epoll_wait(epoll_fd_, events, 64, timeout);
       if (n < 0 && errno != EINTR) {
         std::fprintf(stderr, "iosonar collector: epoll_wait: %s\n", std::strerror(errno));
@@ -1148,6 +1206,13 @@ class TcpCollector final : public Collector {
         } else {
           ReadConn(static_cast<Conn*>(tag));
         }
+      }
+      if (!paused_ && !ready_.empty()) {
+        std::vector<Conn*> ready;
+        ready.swap(ready_);
+        for (Conn* c : ready) c->ready = false;
+        for (Conn* c : ready)
+          if (conns_.count(c) && !paused_) ReadConn(c);
       }
       // Flush a partial batch when its wait is over, and at once when every
       // sender has gone (nothing more is coming, so a Drain can finish).
@@ -1198,9 +1263,20 @@ class TcpCollector final : public Collector {
         close(fd);
         continue;
       }
+      if (tls_ctx_) {
+        auto t = TlsConn::New(tls_ctx_, fd);
+        if (!t.ok()) {
+          std::fprintf(stderr, "iosonar collector: %s\n", t.status().message().c_str());
+          epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
+          close(fd);
+          continue;
+        }
+        c->tls = std::move(t.value());
+      }
       ++pipe_.stats().connections;
       if (opts_.auth == "munge") {
         c->auth = std::make_unique<ConnAuth>();
+        c->auth->munge = true;
         c->framer.set_auth(c->auth.get());
       }
       conns_.emplace(c.get(), std::move(c));
@@ -1209,9 +1285,11 @@ class TcpCollector final : public Collector {
 
   // One read per readiness event keeps many senders fair.
   void ReadConn(Conn* c) {
+    if (c->want_out) WatchIn(c, false);
+    if (c->tls && !c->tls->established()) return TlsHandshake(c);
     if (c->proto == 2) return ReadLumberjack(c);
     auto [p, room] = c->framer.Space(&pipe_);
-    ssize_t n = read(c->fd, p, room);
+    ssize_t n = ConnRead(c, p, room);
     if (n > 0) {
       if (c->proto == 0) {
         if (p[0] == lumberjack::kVersion) {  // JSON lines start with '{' (or blanks): this is Beats
@@ -1219,6 +1297,7 @@ class TcpCollector final : public Collector {
           c->lj = std::make_unique<Lj>(this, pipe_.max_line_bytes(), pipe_.max_buffer_bytes());
           c->lj->source = &c->framer.source();
           c->lj->auth = c->auth.get();
+          if (c->auth) c->auth->per_window = true;
           ++pipe_.stats().lumberjack_connections;
           return FeedLumberjack(c, p, static_cast<size_t>(n));
         }
@@ -1238,7 +1317,7 @@ class TcpCollector final : public Collector {
     Lj& lj = *c->lj;
     const size_t before = lj.decoder.buffered();
     auto [p, room] = lj.decoder.Space();
-    ssize_t n = read(c->fd, p, room);
+    ssize_t n = ConnRead(c, p, room);
     const int err = errno;
     if (n > 0) return FeedLumberjack(c, nullptr, static_cast<size_t>(n), before);
     (void)lj.decoder.Commit(0, &lj);  // nothing read: give the room back
@@ -1276,6 +1355,75 @@ class TcpCollector final : public Collector {
     if (ack_due_) FlushAndAck();
   }
 
+  // TLS: the handshake goes on at each readiness; once done, a verified client
+  // certificate names the connection's host. A refused handshake (no
+  // certificate, one from another CA, a client that does not speak TLS) is
+  // counted and set aside with OpenSSL's reason.
+  void TlsHandshake(Conn* c) {
+    const int r = c->tls->Handshake();
+    if (r == 0) {
+      if (c->tls->want() == TlsConn::kWantWrite) WatchIn(c, true);
+      return;
+    }
+    if (r == -2) {  // closed before the handshake ended (a port probe): nothing was refused
+      CloseConn(c);
+      return;
+    }
+    if (r < 0) {
+      ++pipe_.stats().auth_failures;
+      ++pipe_.stats().lines;
+      pipe_.Reject(c->tls->error(), c->framer.source(), 0, "");
+      CloseConn(c);
+      return;
+    }
+    ++pipe_.stats().tls_connections;
+    if (c->tls->peer_verified()) {
+      ++pipe_.stats().client_certs;
+      if (!c->auth) {
+        c->auth = std::make_unique<ConnAuth>();
+        c->auth->ok = true;
+        c->framer.set_auth(c->auth.get());
+      }
+      c->auth->cert = c->tls.get();
+      c->auth->cert_host = c->tls->peer_cn();
+    }
+    if (c->tls->HasPending()) MarkReady(c);
+  }
+
+  // read() through TLS when the connection has it: >0 bytes, 0 end of stream,
+  // -1 with errno (EAGAIN: nothing yet).
+  ssize_t ConnRead(Conn* c, char* p, size_t n) {
+    if (!c->tls) return read(c->fd, p, n);
+    const ssize_t r = c->tls->Read(p, n);
+    if (r > 0 && c->tls->HasPending()) MarkReady(c);
+    if (r >= 0) return r;
+    if (r == -1) {
+      if (c->tls->want() == TlsConn::kWantWrite) WatchIn(c, true);
+      errno = EAGAIN;
+      return -1;
+    }
+    errno = EPROTO;
+    return -1;
+  }
+  bool ConnWrite(Conn* c, const char* p, size_t n) {
+    if (!c->tls) return write(c->fd, p, n) == static_cast<ssize_t>(n);
+    return c->tls->Write(p, n) == static_cast<ssize_t>(n);
+  }
+  // out: also wait for the socket to be writable (TLS asked for it).
+  void WatchIn(Conn* c, bool out) {
+    c->want_out = out;
+    if (paused_) return;
+    epoll_event ev{};
+    ev.events = EPOLLIN | EPOLLRDHUP | (out ? EPOLLOUT : 0u);
+    ev.data.ptr = c;
+    epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, c->fd, &ev);
+  }
+  void MarkReady(Conn* c) {
+    if (c->ready) return;
+    c->ready = true;
+    ready_.push_back(c);
+  }
+
   // Stores what is pending, then acknowledges every Lumberjack event received
   // (unless the store cannot write: then nothing is acknowledged, and the
   // senders keep their records).
@@ -1290,7 +1438,7 @@ class TcpCollector final : public Collector {
       // 6 bytes to a sender that reads its ACKs: a short write means it is gone.
       // (Not closed here: this runs amid a batch of epoll events that may name
       // it; the shutdown makes its next read end it.)
-      if (write(c->fd, frame.data(), frame.size()) != static_cast<ssize_t>(frame.size())) {
+      if (!ConnWrite(c, frame.data(), frame.size())) {
         shutdown(c->fd, SHUT_RDWR);
         continue;
       }
@@ -1300,6 +1448,7 @@ class TcpCollector final : public Collector {
   }
 
   void CloseConn(Conn* c) {
+    if (c->ready) std::erase(ready_, c);
     if (c->lj) pipe_.buffer_bytes() -= c->lj->decoder.buffered();
     epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, c->fd, nullptr);
     close(c->fd);
@@ -1317,10 +1466,14 @@ class TcpCollector final : public Collector {
     std::vector<Conn*> open;
     for (auto& [k, v] : conns_) open.push_back(k);
     for (Conn* c : open) {
+      if (c->tls && !c->tls->established()) {
+        CloseConn(c);
+        continue;
+      }
       if (c->proto == 2) {  // what is in the socket is taken in; the final Flush stores it
         char buf[65536];
         for (int reads = 0; reads < 1024; ++reads) {
-          ssize_t n = read(c->fd, buf, sizeof buf);
+          ssize_t n = ConnRead(c, buf, sizeof buf);
           if (n < 0 && errno == EINTR) continue;
           if (n <= 0) break;
           FeedLumberjack(c, buf, static_cast<size_t>(n));
@@ -1336,7 +1489,7 @@ class TcpCollector final : public Collector {
       bool eof = false;
       for (int reads = 0; reads < 1024 && !eof; ++reads) {
         auto [p, room] = c->framer.Space(&pipe_);
-        ssize_t n = read(c->fd, p, room);
+        ssize_t n = ConnRead(c, p, room);
         if (n > 0) c->framer.Commit(static_cast<size_t>(n), &pipe_);
         else if (n < 0 && errno == EINTR) continue;
         else {
@@ -1378,6 +1531,8 @@ class TcpCollector final : public Collector {
   }
   int64_t next_retry_ns_ = 0;
   std::unordered_map<Conn*, std::unique_ptr<Conn>> conns_;
+  std::vector<Conn*> ready_;                // TLS connections with bytes inside (MarkReady)
+  std::shared_ptr<TlsContext> tls_ctx_;     // --tls-cert
   std::thread thread_;
   std::atomic<bool> stop_{false};
   std::mutex stop_mu_;

@@ -41,9 +41,16 @@ struct CollectorOptions {
                                                 // that would need more is set aside as oversized
   size_t max_dead_letter_bytes = 64u << 20;     // the dead-letter file is rotated to FILE.1 beyond
   size_t batch_records = 8192;                  // store/Redis batch size
-  // "munge": every connection starts with a MUNGE credential naming its user and
-  // host (see ConnAuth in collector.cc); "" = none (keep the listener on loopback).
+  // "munge": every batch (Lumberjack window, or up to 4096 JSON lines) starts with
+  // a MUNGE credential naming its user and host (see ConnAuth in collector.cc);
+  // "" = none (keep the listener on loopback, or require client certificates).
   std::string auth;
+  // TLS on the listener (every connection, both protocols): certificate and key;
+  // with tls_ca, client certificates from that CA are verified, and with
+  // require_client_cert a client without one is refused and the certificate
+  // names the host every record of the connection must carry.
+  std::string tls_cert, tls_key, tls_ca;
+  bool require_client_cert = false;
   std::string munge_socket;                     // munged's socket ("" = the default)
   std::vector<uid_t> trusted_uids;
   std::string jobdb_url;                        // with auth: users' records only for their own jobs
@@ -86,8 +93,11 @@ struct CollectorStats {
   uint64_t lumberjack_connections = 0;  // senders that spoke Lumberjack v2 (Beats), acknowledged delivery
   uint64_t lumberjack_windows = 0;
   uint64_t lumberjack_acks = 0;         // ACK frames sent (each after the events it covers were stored)
-  uint64_t authenticated_connections = 0;  // --auth munge: credentials accepted
-  uint64_t auth_failures = 0;              // connections refused for a missing, bad or replayed credential
+  uint64_t credentials = 0;                // --auth munge: credentials accepted (one per batch)
+  uint64_t auth_failures = 0;              // connections refused for a missing, bad or replayed credential,
+                                           // or a failed TLS handshake (no or a foreign client certificate)
+  uint64_t tls_connections = 0;            // TLS handshakes completed
+  uint64_t client_certs = 0;               // of those, with a verified client certificate
 };
 
 class Collector {

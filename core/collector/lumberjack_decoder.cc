@@ -105,29 +105,39 @@ Status LumberjackDecoder::Frames(std::string_view s, bool nested, size_t* used, 
   return Status::Ok();
 }
 
-std::pair<char*, size_t> LumberjackDecoder::Space() {
-  constexpr size_t kRoom = 64 * 1024;
-  if (pos_ > 0 && (pos_ == buf_.size() || buf_.size() - pos_ < pos_)) {  // move the partial frame to the front
-    buf_.erase(0, pos_);
+// buf_[pos_, end_) holds a partial frame; buf_ only grows (zero-filled only
+// then), so reading into it costs no clearing per read.
+void LumberjackDecoder::Room(size_t n) {
+  if (pos_ > 0 && (pos_ == end_ || end_ - pos_ < pos_)) {  // move the partial frame to the front
+    std::memmove(buf_.data(), buf_.data() + pos_, end_ - pos_);
+    end_ -= pos_;
     pos_ = 0;
   }
-  filled_ = buf_.size();
-  buf_.resize(filled_ + kRoom);
-  return {buf_.data() + filled_, kRoom};
+  if (buf_.size() < end_ + n) buf_.resize(end_ + n);
+}
+
+void LumberjackDecoder::Consumed(size_t used) {
+  offset_ += used;
+  pos_ += used;
+  if (pos_ == end_) {
+    pos_ = end_ = 0;
+    if (buf_.size() > (1u << 20)) std::string().swap(buf_);  // one big frame does not keep its memory
+  }
+}
+
+std::pair<char*, size_t> LumberjackDecoder::Space() {
+  constexpr size_t kRoom = 64 * 1024;
+  Room(kRoom);
+  return {buf_.data() + end_, buf_.size() - end_};
 }
 
 Status LumberjackDecoder::Commit(size_t n, Handler* h) {
-  buf_.resize(filled_ + n);
-  std::string_view s = std::string_view(buf_).substr(pos_);
+  end_ += n;
+  std::string_view s(buf_.data() + pos_, end_ - pos_);
   size_t used = 0;
   Status st = Frames(s, false, &used, h);
   if (!st.ok()) return st;
-  offset_ += used;
-  pos_ += used;
-  if (pos_ == buf_.size()) {
-    buf_.clear();
-    pos_ = 0;
-  }
+  Consumed(used);
   if (buffered() > max_compressed_ + max_event_ + 16)
     return Status::Invalid("lumberjack: a partial frame of " + std::to_string(buffered()) + " bytes at stream offset " +
                            std::to_string(offset_));
@@ -137,31 +147,26 @@ Status LumberjackDecoder::Commit(size_t n, Handler* h) {
 Status LumberjackDecoder::Feed(const char* data, size_t n, Handler* h) {
   // Decode straight from the caller's buffer when nothing is pending.
   std::string_view s;
-  if (pos_ == buf_.size()) {
-    buf_.clear();
-    pos_ = 0;
+  const bool direct = pos_ == end_;
+  if (direct) {
+    pos_ = end_ = 0;
     s = std::string_view(data, n);
   } else {
-    buf_.append(data, n);
-    s = std::string_view(buf_).substr(pos_);
+    Room(n);
+    std::memcpy(buf_.data() + end_, data, n);
+    end_ += n;
+    s = std::string_view(buf_.data() + pos_, end_ - pos_);
   }
   size_t used = 0;
   Status st = Frames(s, false, &used, h);
   if (!st.ok()) return st;
-  offset_ += used;
-  if (s.data() == data) {
-    buf_.assign(data + used, n - used);  // the partial frame, if any
-    pos_ = 0;
+  if (direct) {
+    offset_ += used;
+    Room(n - used);  // the partial frame, if any
+    std::memcpy(buf_.data(), data + used, n - used);
+    end_ = n - used;
   } else {
-    pos_ += used;
-    if (pos_ == buf_.size()) {
-      buf_.clear();
-      buf_.shrink_to_fit();
-      pos_ = 0;
-    } else if (pos_ > (1u << 20)) {
-      buf_.erase(0, pos_);
-      pos_ = 0;
-    }
+    Consumed(used);
   }
   // A partial frame never holds more than its own bound plus a header.
   if (buffered() > max_compressed_ + max_event_ + 16)

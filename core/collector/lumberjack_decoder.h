@@ -33,7 +33,7 @@ class LumberjackDecoder {
   std::pair<char*, size_t> Space();
   Status Commit(size_t n, Handler* h);
   // Bytes held for a partial frame (the collector counts them in its bound).
-  size_t buffered() const { return buf_.size() - pos_; }
+  size_t buffered() const { return end_ - pos_; }
   uint64_t offset() const { return offset_; }  // stream offset of the next frame (for errors)
 
  private:
@@ -44,7 +44,9 @@ class LumberjackDecoder {
   size_t max_event_, max_compressed_, max_inflated_;
   std::string buf_;
   size_t pos_ = 0;
-  size_t filled_ = 0;  // bytes of buf_ before the last Space()
+  size_t end_ = 0;  // buf_[pos_, end_): a partial frame; buf_ beyond end_ is room
+  void Room(size_t n);           // at least n bytes of room after end_
+  void Consumed(size_t used);    // used bytes from pos_ decoded
   uint64_t offset_ = 0;
 };
 

@@ -6,10 +6,15 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
+
+#include <climits>
 
 #include <atomic>
 #include <cerrno>
@@ -48,6 +53,30 @@ bool WriteAllPoll(int fd, const char* p, size_t n, int timeout_ms) {
   return true;
 }
 
+// OpenSSL writes to the socket with write(): a receiver gone would raise
+// SIGPIPE in a process that does not ignore it. Blocked around the write, and
+// a SIGPIPE it raised taken back (one that was pending before stays).
+struct NoSigpipe {
+  sigset_t pipe_set, old;
+  bool was_pending = false;
+  NoSigpipe() {
+    sigemptyset(&pipe_set);
+    sigaddset(&pipe_set, SIGPIPE);
+    sigset_t pending;
+    sigpending(&pending);
+    was_pending = sigismember(&pending, SIGPIPE) == 1;
+    pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+  }
+  ~NoSigpipe() {
+    if (!was_pending) {
+      timespec zero{0, 0};
+      while (sigtimedwait(&pipe_set, nullptr, &zero) > 0) {
+      }
+    }
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  }
+};
+
 }  // namespace
 
 LumberjackSender::~LumberjackSender() {
@@ -63,6 +92,17 @@ Status LumberjackSender::Init(const Options& o) {
   o_ = o;
   if (o_.host.empty() || o_.port.empty()) return Status::Invalid("lumberjack output: no host or port");
   if (o_.window == 0) return Status::Invalid("lumberjack output: the window must be at least 1");
+  if (o_.tls) {
+    TlsConfig tc;
+    tc.ca_file = o_.tls_ca;
+    tc.cert_file = o_.tls_cert;
+    tc.key_file = o_.tls_key;
+    auto ctx = TlsContext::Client(tc);
+    if (!ctx.ok()) return Status(ctx.status().code(), "lumberjack output: " + ctx.status().message());
+    tls_ctx_ = std::move(ctx.value());
+  } else if (!o_.tls_ca.empty() || !o_.tls_cert.empty() || !o_.tls_key.empty()) {
+    return Status::Invalid("lumberjack output: a CA, certificate or key without TLS (use lumberjacks:// or tls=1)");
+  }
   if (o_.spool_dir.empty()) return Status::Ok();
   if (mkdir(o_.spool_dir.c_str(), 0700) != 0 && errno != EEXIST)
     return Status::FromErrno("spool directory " + o_.spool_dir, errno);
@@ -85,6 +125,19 @@ Status LumberjackSender::Init(const Options& o) {
 
 Status LumberjackSender::Send(std::string_view lines) {
   const uint64_t dropped = c_.dropped;
+  if (pending_.empty() && lines.size() >= size_t{o_.window} * 64) {
+    // A big send (a resend, a forwarder's batch) goes straight from the
+    // caller's buffer: lines indexed as the windows go out, no copy. (Small
+    // sends, an exporter's sample, are kept below until a window fills.)
+    direct_ = lines;
+    direct_scan_ = 0;
+    Deliver();
+    direct_ = {};
+    if (c_.dropped != dropped)
+      return Status::Unavailable("lumberjack output " + o_.host + ":" + o_.port + ": " +
+                                 std::to_string(c_.dropped - dropped) + " records neither acknowledged nor spooled");
+    return Status::Ok();
+  }
   const size_t base = pending_buf_.size();
   pending_buf_.append(lines);
   if (lines.back() != '\n') pending_buf_ += '\n';
@@ -146,25 +199,55 @@ bool LumberjackSender::Connect() {
   }
   freeaddrinfo(res);
   if (sock_ < 0) return fail();
-  if (o_.munge && !Authenticate()) return false;
+  if (tls_ctx_ && !Handshake()) return false;
   return true;
 }
 
-bool LumberjackSender::Authenticate() {
-  auto cred = MungeEncode(o_.munge_socket, o_.auth_host.empty() ? HostName() : o_.auth_host);
-  if (!cred.ok()) {
-    if (auth_error_ != cred.status().message()) {  // said once per change, not per retry
-      auth_error_ = cred.status().message();
-      std::fprintf(stderr, "iosonar: lumberjack output %s:%s: %s\n", o_.host.c_str(), o_.port.c_str(),
-                   auth_error_.c_str());
-    }
+void LumberjackSender::SayOnce(const std::string& what) {
+  if (auth_error_ == what) return;  // said once per change, not per retry
+  auth_error_ = what;
+  std::fprintf(stderr, "iosonar: lumberjack output %s:%s: %s\n", o_.host.c_str(), o_.port.c_str(), what.c_str());
+}
+
+bool LumberjackSender::Handshake() {
+  auto t = TlsConn::New(tls_ctx_, sock_, o_.host);
+  if (!t.ok()) {
+    SayOnce(t.status().message());
     return Fail();
   }
-  const std::string line = "{\"iosonar.auth\":\"munge\",\"credential\":\"" + *cred + "\"}";
-  return SendWindow({std::string_view(line)});  // a refused credential: the receiver closes, this fails
+  tls_ = std::move(t.value());
+  NoSigpipe guard;
+  const int64_t deadline = MonotonicNs() + int64_t{o_.connect_timeout_ms} * 1000000;
+  for (;;) {
+    int r = tls_->Handshake();
+    if (r == 1) break;
+    if (r < 0) {
+      SayOnce(tls_->error());  // e.g. the server's certificate is not from the CA, or names another host
+      return Fail();
+    }
+    const int64_t left_ms = (deadline - MonotonicNs()) / 1000000;
+    pollfd pf{sock_, static_cast<short>(tls_->want() == TlsConn::kWantWrite ? POLLOUT : POLLIN), 0};
+    if (left_ms <= 0 || poll(&pf, 1, static_cast<int>(left_ms)) == 0) {
+      SayOnce("tls: handshake timed out");
+      return Fail();
+    }
+  }
+  auth_error_.clear();  // a later failure is said again
+  return true;
+}
+
+bool LumberjackSender::Credential(std::string* event) {
+  auto cred = MungeEncode(o_.munge_socket, o_.auth_host.empty() ? HostName() : o_.auth_host);
+  if (!cred.ok()) {
+    SayOnce(cred.status().message());
+    return false;
+  }
+  *event = "{\"iosonar.auth\":\"munge\",\"credential\":\"" + *cred + "\"}";
+  return true;
 }
 
 void LumberjackSender::Disconnect() {
+  tls_.reset();
   if (sock_ >= 0) close(sock_);
   sock_ = -1;
 }
@@ -178,38 +261,140 @@ bool LumberjackSender::Fail() {
 
 bool LumberjackSender::WriteWindow(const std::vector<std::string_view>& lines) {
   namespace lj = lumberjack;
-  std::string buf;
-  size_t bytes = 6;
+  // --auth munge: a fresh credential as the window's first event, so every
+  // window (not only the connection) is authenticated; munged refuses a replay.
+  std::string cred;
+  if (o_.munge && !Credential(&cred)) return Fail();
+  const size_t events = lines.size() + (o_.munge ? 1 : 0);
+  if (!tls_) {
+    // Plain TCP: the frame headers in one buffer, the events where they are,
+    // gathered by sendmsg (no copy of the records).
+    std::string& hdr = wbuf_;
+    hdr.assign(6 + 10 * events, '\0');
+    char* h = hdr.data();
+    h[0] = lj::kVersion;
+    h[1] = lj::kWindow;
+    auto put = [](char* at, uint32_t v) {
+      at[0] = static_cast<char>(v >> 24);
+      at[1] = static_cast<char>(v >> 16);
+      at[2] = static_cast<char>(v >> 8);
+      at[3] = static_cast<char>(v);
+    };
+    put(h + 2, static_cast<uint32_t>(events));
+    iov_.clear();
+    iov_.push_back({h, 6});
+    uint32_t seq = 0;
+    auto event = [&](std::string_view l) {
+      char* e = h + 6 + 10 * seq;
+      e[0] = lj::kVersion;
+      e[1] = lj::kJson;
+      put(e + 2, ++seq);
+      put(e + 6, static_cast<uint32_t>(l.size()));
+      iov_.push_back({e, 10});
+      iov_.push_back({const_cast<char*>(l.data()), l.size()});
+    };
+    if (o_.munge) event(cred);
+    for (auto l : lines) event(l);
+    if (!WriteIov()) return Fail();
+    return true;
+  }
+  std::string& buf = wbuf_;
+  buf.clear();
+  size_t bytes = 6 + (cred.empty() ? 0 : 10 + cred.size());
   for (auto l : lines) bytes += 10 + l.size();
   buf.reserve(bytes);
   buf += lj::kVersion;
   buf += lj::kWindow;
-  lj::PutU32(&buf, static_cast<uint32_t>(lines.size()));
+  lj::PutU32(&buf, static_cast<uint32_t>(events));
   uint32_t seq = 0;
-  for (auto l : lines) {
+  auto event = [&](std::string_view l) {
     buf += lj::kVersion;
     buf += lj::kJson;
     lj::PutU32(&buf, ++seq);
     lj::PutU32(&buf, static_cast<uint32_t>(l.size()));
     buf.append(l);
-  }
-  if (!WriteAllPoll(sock_, buf.data(), buf.size(), o_.ack_timeout_ms)) return Fail();
+  };
+  if (o_.munge) event(cred);
+  for (auto l : lines) event(l);
+  if (!WriteAll(buf.data(), buf.size())) return Fail();
+  if (buf.capacity() > (16u << 20)) std::string().swap(buf);
   return true;
+}
+
+bool LumberjackSender::WriteIov() {
+  size_t i = 0;
+  while (i < iov_.size()) {
+    msghdr m{};
+    m.msg_iov = iov_.data() + i;
+    m.msg_iovlen = std::min<size_t>(iov_.size() - i, IOV_MAX);
+    ssize_t w = sendmsg(sock_, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      pollfd pf{sock_, POLLOUT, 0};
+      int r = poll(&pf, 1, o_.ack_timeout_ms);
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) return false;  // the receiver stopped reading
+      continue;
+    }
+    if (w <= 0) return false;
+    auto left = static_cast<size_t>(w);
+    while (i < iov_.size() && left >= iov_[i].iov_len) left -= iov_[i++].iov_len;
+    if (left > 0) {
+      iov_[i].iov_base = static_cast<char*>(iov_[i].iov_base) + left;
+      iov_[i].iov_len -= left;
+    }
+  }
+  return true;
+}
+
+bool LumberjackSender::WriteAll(const char* p, size_t n) {
+  if (!tls_) return WriteAllPoll(sock_, p, n, o_.ack_timeout_ms);
+  NoSigpipe guard;
+  while (n > 0) {
+    ssize_t w = tls_->Write(p, n);
+    if (w > 0) {
+      p += w;
+      n -= static_cast<size_t>(w);
+      continue;
+    }
+    if (w < -1) return false;
+    pollfd pf{sock_, static_cast<short>(tls_->want() == TlsConn::kWantRead ? POLLIN : POLLOUT), 0};
+    int r = poll(&pf, 1, o_.ack_timeout_ms);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return false;  // the receiver stopped reading
+  }
+  return true;
+}
+
+ssize_t LumberjackSender::ReadSome(char* p, size_t n) {
+  for (;;) {
+    if (!tls_ || !tls_->HasPending()) {
+      pollfd pf{sock_, POLLIN, 0};
+      if (tls_ && tls_->want() == TlsConn::kWantWrite) pf.events = POLLOUT;
+      int r = poll(&pf, 1, o_.ack_timeout_ms);
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) return -1;
+    }
+    if (tls_) {
+      ssize_t got = tls_->Read(p, n);
+      if (got == -1) continue;  // a record not complete yet
+      return got;
+    }
+    ssize_t got = recv(sock_, p, n, 0);
+    if (got < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    return got;
+  }
 }
 
 // ACKs come in window order: partial ones (the receiver's progress) reset the
 // wait; the one for the window's last event ends it.
 bool LumberjackSender::WaitAck(uint32_t n) {
   namespace lj = lumberjack;
+  if (o_.munge) ++n;  // the credential event
   char ack[6];
   size_t have = 0;
   for (;;) {
-    pollfd pf{sock_, POLLIN, 0};
-    int r = poll(&pf, 1, o_.ack_timeout_ms);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) return Fail();
-    ssize_t got = recv(sock_, ack + have, sizeof ack - have, 0);
-    if (got < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    ssize_t got = ReadSome(ack + have, sizeof ack - have);
     if (got <= 0) return Fail();
     have += static_cast<size_t>(got);
     if (have < sizeof ack) continue;
@@ -236,19 +421,32 @@ Status LumberjackSender::OpenOwnSpool() {
   return Status::Ok();
 }
 
+void LumberjackSender::IndexDirect(size_t want) {
+  while (pending_.size() < want && direct_scan_ < direct_.size()) {
+    const char* b = direct_.data();
+    const char* nl = static_cast<const char*>(std::memchr(b + direct_scan_, '\n', direct_.size() - direct_scan_));
+    const size_t end = nl ? static_cast<size_t>(nl - b) : direct_.size();
+    if (end > direct_scan_) pending_.emplace_back(direct_scan_, end - direct_scan_);
+    direct_scan_ = end + 1;
+  }
+}
+
 void LumberjackSender::SpoolPending(size_t from) {
+  if (direct_.data()) IndexDirect(SIZE_MAX);  // every line not delivered is counted and kept
   const uint64_t n = pending_.size() > from ? pending_.size() - from : 0;
   if (n > 0) {
     // The lines as they came, from the first not delivered on (blank lines, if
     // any, go along: the resend skips them).
     const size_t off = pending_[from].first;
-    const std::string_view bytes = std::string_view(pending_buf_).substr(off);
+    const std::string_view bytes = Src().substr(off);
     bool ok = !o_.spool_dir.empty() && own_bytes_ + bytes.size() <= o_.spool_max_bytes;
     if (ok && own_fd_ < 0) ok = OpenOwnSpool().ok();
     if (ok) {
       const off_t end = static_cast<off_t>(own_bytes_);
-      if (pwrite(own_fd_, bytes.data(), bytes.size(), end) == static_cast<ssize_t>(bytes.size())) {
-        own_bytes_ += bytes.size();
+      const bool nl = bytes.back() != '\n';  // a caller's last line without its '\n'
+      if (pwrite(own_fd_, bytes.data(), bytes.size(), end) == static_cast<ssize_t>(bytes.size()) &&
+          (!nl || pwrite(own_fd_, "\n", 1, end + static_cast<off_t>(bytes.size())) == 1)) {
+        own_bytes_ += bytes.size() + (nl ? 1 : 0);
         own_records_ += n;
         c_.spooled += n;
       } else {
@@ -350,8 +548,10 @@ void LumberjackSender::Deliver() {
   std::vector<size_t> inflight;  // window sizes, oldest first
   std::vector<std::string_view> window;
   bool ok = true;
-  while (ok && (sent < pending_.size() || !inflight.empty())) {
-    while (ok && inflight.size() < 2 && sent < pending_.size()) {
+  for (;;) {
+    while (ok && inflight.size() < 2) {
+      if (direct_.data()) IndexDirect(sent + o_.window);
+      if (sent >= pending_.size()) break;
       window.clear();
       const size_t end = std::min(pending_.size(), sent + o_.window);
       for (size_t k = sent; k < end; ++k) window.emplace_back(PendingLine(k));
@@ -359,7 +559,7 @@ void LumberjackSender::Deliver() {
       inflight.push_back(end - sent);
       sent = end;
     }
-    if (!ok) break;
+    if (!ok || inflight.empty()) break;
     ok = WaitAck(static_cast<uint32_t>(inflight.front()));
     if (ok) {
       c_.acked += inflight.front();

@@ -13,11 +13,15 @@
 // files of dead processes are resent by the next sender that connects.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include <sys/uio.h>
+
 #include "core/base/status.h"
+#include "core/base/tls.h"
 
 namespace iosonar {
 
@@ -31,11 +35,17 @@ class LumberjackSender {
     int connect_timeout_ms = 2000;
     int ack_timeout_ms = 30000;          // without any ACK for this long, the window goes to the spool
     int retry_interval_ms = 1000;        // after a failure, spool without trying for this long
-    // MUNGE: every connection starts with a credential whose payload is auth_host
-    // (`iosonar collect --auth munge` checks it; Logstash's beats input does not speak it).
+    // MUNGE: every window starts with an event carrying a fresh credential whose
+    // payload is auth_host (`iosonar collect --auth munge` checks it against that
+    // window's records; Logstash's beats input does not speak it).
     bool munge = false;
     std::string munge_socket;            // "" = libmunge's default
     std::string auth_host;               // "" = HostName()
+    // TLS (lumberjacks:// or ?tls=1): the receiver's certificate is verified
+    // against tls_ca (else the system's CAs) and the host name or address;
+    // tls_cert/tls_key, when given, are this sender's identity (client certificate).
+    bool tls = false;
+    std::string tls_ca, tls_cert, tls_key;
   };
   struct Counters {
     uint64_t acked = 0;       // records the receiver acknowledged (first sends and resends)
@@ -69,7 +79,12 @@ class LumberjackSender {
   bool WriteWindow(const std::vector<std::string_view>& lines);
   bool WaitAck(uint32_t n);  // the ACK of the oldest window in flight, of n events
   bool Fail();
-  bool Authenticate();       // the MUNGE credential, as a window of one event               // disconnects, counts, and waits retry_interval before the next try
+  bool Credential(std::string* event);  // a fresh MUNGE credential event for the next window
+  bool Handshake();                     // TLS, within connect_timeout_ms
+  bool WriteAll(const char* p, size_t n);
+  bool WriteIov();  // iov_ to the (plain) socket
+  ssize_t ReadSome(char* p, size_t n);  // >0, or <=0: failed (timed out, closed, error)
+  void SayOnce(const std::string& what);  // a reason on stderr, once per change
   void Deliver();   // pending_ (and the spool first) to the receiver, else to the spool
   bool ResendSpool();
   bool ResendFile(int fd, bool own);
@@ -83,12 +98,22 @@ class LumberjackSender {
   // they came), each line by offset and length (no allocation per record).
   std::string pending_buf_;
   std::vector<std::pair<size_t, size_t>> pending_;
-  std::string_view PendingLine(size_t k) const { return std::string_view(pending_buf_).substr(pending_[k].first, pending_[k].second); }
+  // While Send() delivers a big send straight from the caller's buffer,
+  // pending_ indexes direct_ instead of pending_buf_.
+  std::string_view direct_;
+  size_t direct_scan_ = 0;         // direct_ is indexed up to here
+  void IndexDirect(size_t want);   // pending_ from direct_ up to want lines (or its end)
+  std::string_view Src() const { return direct_.data() ? direct_ : std::string_view(pending_buf_); }
+  std::string_view PendingLine(size_t k) const { return Src().substr(pending_[k].first, pending_[k].second); }
   int own_fd_ = -1;
   std::string own_path_;
   uint64_t own_bytes_ = 0, own_records_ = 0;
   Counters c_;
   std::string auth_error_;
+  std::string wbuf_;  // the window being written, or its frame headers (kept: no allocation per window)
+  std::vector<struct iovec> iov_;
+  std::shared_ptr<TlsContext> tls_ctx_;
+  std::unique_ptr<TlsConn> tls_;
 };
 
 }  // namespace iosonar

@@ -165,12 +165,19 @@ class LumberjackSink final : public RecordSink {
     lo.port = std::to_string(u->port);
     lo.spool_dir = o.spool_dir;
     lo.spool_max_bytes = o.spool_max_bytes;
+    lo.tls = u->scheme == "lumberjacks" || u->scheme == "beatss";
     for (const auto& [k, v] : u->query) {
       if (k == "auth" && v == "munge") lo.munge = true;
+      // Also by Logstash's names (Filebeat's are the same with dots: ssl.certificate_authorities, ...).
+      else if (k == "tls" && (v == "1" || v == "0")) lo.tls = lo.tls || v == "1";
+      else if (k == "ca" || k == "ssl_certificate_authorities") lo.tls_ca = v;
+      else if (k == "cert" || k == "ssl_certificate") lo.tls_cert = v;
+      else if (k == "key" || k == "ssl_key") lo.tls_key = v;
       else if (k == "munge_socket") lo.munge_socket = v;
       else if (k == "window") lo.window = static_cast<uint32_t>(std::strtoul(v.c_str(), nullptr, 10));
       else return Status::Invalid("output '" + RedactUrl(output) + "': unknown parameter '" + k +
-                                  "' (known: auth=munge, munge_socket=PATH, window=N)");
+                                  "' (known: auth=munge, munge_socket=PATH, window=N, tls=1, ca=FILE, cert=FILE, key=FILE; ca, cert, key also as Logstash spells them: "
+                                  "ssl_certificate_authorities, ssl_certificate, ssl_key)");
     }
     if (auto st = sender_.Init(lo); !st.ok()) return Status::Invalid("output '" + RedactUrl(output) + "': " + st.message());
     return Status::Ok();
@@ -196,7 +203,8 @@ class LumberjackSink final : public RecordSink {
 };
 
 Result<std::unique_ptr<RecordSink>> OpenSink(const std::string& output, const SinkOptions& opts) {
-  if (output.starts_with("lumberjack://") || output.starts_with("beats://")) {
+  if (output.starts_with("lumberjack://") || output.starts_with("beats://") || output.starts_with("lumberjacks://") ||
+      output.starts_with("beatss://")) {
     auto s = std::make_unique<LumberjackSink>();
     if (auto st = s->Init(output, opts); !st.ok()) return st;
     return std::unique_ptr<RecordSink>(std::move(s));

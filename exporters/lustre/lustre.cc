@@ -21,6 +21,7 @@
 #include "core/records/fields.h"
 #include "core/base/timeutil.h"
 #include "exporters/lustre/parse.h"
+#include "exporters/lustre/read_watchdog.h"
 
 namespace iosonar::lustre {
 namespace {
@@ -351,6 +352,10 @@ bool ReadWhole(const std::string& path, std::string* buf, size_t* len, int64_t m
     ::close(fd);
     return false;
   }
+  // O_NONBLOCK was for the open. The reads are plain blocking reads, as a
+  // statistics file's are anyway (procfs ignores the flag): a read that blocks
+  // is bounded by the ReadWatchdog, not by the flag.
+  fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
   if (buf->size() < 65536) buf->resize(65536);
   size_t n = 0;
   while (true) {
@@ -383,7 +388,11 @@ bool ReadWhole(const std::string& path, std::string* buf, size_t* len, int64_t m
 
 class LustreExporter final : public exporters::Exporter {
  public:
-  explicit LustreExporter(LustreOptions o) : o_(std::move(o)) {
+  explicit LustreExporter(LustreOptions o)
+      : o_(std::move(o)),
+        wd_([](const std::string& path, std::string* buf, size_t* len, int64_t max, std::string* err,
+               bool* vanished) { return ReadWhole(path, buf, len, max, err, vanished); },
+            o_.read_timeout_ms) {
     std::string r = o_.proc_root;
     while (r.size() > 1 && r.back() == '/') r.pop_back();
     if (r == "/") r.clear();
@@ -438,6 +447,7 @@ class LustreExporter final : public exporters::Exporter {
   }
 
   LustreOptions o_;
+  ReadWatchdog wd_;  // every file read, on a reader thread with a deadline
   std::vector<std::string> roots_;
   uint64_t gen_ = 0;
   int64_t mono_ = 0;
@@ -541,7 +551,8 @@ void LustreExporter::FromDump(Context& ctx) {
   items_.clear();
   size_t len = 0;
   std::string err;
-  if (!ReadWhole(o_.lctl_dump, &dump_, &len, o_.max_file_bytes, &err)) {
+  bool vanished = false;
+  if (wd_.Read(o_.lctl_dump, &dump_, &len, o_.max_file_bytes, &err, &vanished) != ReadWatchdog::kOk) {
     ctx.SourceDone("lctl-dump", false, 0, err);
     return;
   }
@@ -579,7 +590,7 @@ bool LustreExporter::Text(Context& ctx, const Item& it, std::string_view* text) 
   }
   std::string err;
   bool vanished = false;
-  if (!ReadWhole(it.path, &buf_, &buf_len_, o_.max_file_bytes, &err, &vanished)) {
+  if (wd_.Read(it.path, &buf_, &buf_len_, o_.max_file_bytes, &err, &vanished) != ReadWatchdog::kOk) {
     if (vanished) return false;  // gone since it was listed: the target is leaving
     ctx.SourceDone(Source(it), false, 0, err);
     return false;
@@ -985,6 +996,9 @@ constexpr OptionSpec kLustreOptions[] = {
     opt::Int("jobstats-every", "N", "1", "read each target's job_stats every N samples, the targets spread over the N phases (deltas then span N intervals)").Min(1),
     opt::Flag("per-file-sources", "self-report (iosonar.sampler) per file instead of per kind"),
     opt::Bytes("max-file-size", "BYTES", "64M", "skip (with an error) any statistics file larger than this"),
+    opt::Duration("read-timeout", "SECONDS", "0.5",
+                  "a file read that takes longer (blocked in the kernel: a hung server) is abandoned for the sample "
+                  "and reported; that file is not read again until the read returns (0 = no watchdog)").Min(0),
 };
 
 Result<std::unique_ptr<Exporter>> CreateLustre(const Options& opts) {
@@ -997,6 +1011,7 @@ Result<std::unique_ptr<Exporter>> CreateLustre(const Options& opts) {
   o.jobstats_max_jobs = opts.Int("jobstats-max-jobs");
   o.jobstats_every = opts.Int("jobstats-every");
   o.max_file_bytes = opts.Bytes("max-file-size");
+  o.read_timeout_ms = static_cast<int>(opts.Seconds("read-timeout") * 1000);
   o.per_file_sources = opts.Flag("per-file-sources");
   o.oss = opts.Contains("sources", "oss");
   o.mds = opts.Contains("sources", "mds");

@@ -34,6 +34,8 @@ struct LustreOptions {
   bool oss = true, mds = true, jobstats = true, brw = true, client = true;
   bool per_file_sources = false;   // self-report per file instead of per kind
   int64_t max_file_bytes = 64ll << 20;
+  // Every read on a reader thread with this deadline (read_watchdog.h); 0 = read in the sampling thread.
+  int read_timeout_ms = 500;
 };
 
 std::unique_ptr<exporters::Exporter> MakeLustreExporter(const LustreOptions& o);

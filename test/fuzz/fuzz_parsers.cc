@@ -2,6 +2,7 @@
 // test/fuzz/CMakeLists.txt; run by scripts/fuzz.sh, seeded from
 // test/fixtures). Each feeds the bytes exactly as the network or the source
 // file would, and checks what the parser promises beyond "no crash".
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -54,6 +55,22 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (st.ok()) st = d.Feed(text.data() + cut, size - cut, &h);
   if (st.ok() && d.buffered() > 4096 + 4096 + 16) Broken("a partial frame beyond the bound");
   if (h.bytes > size * 1100 + (1 << 20)) Broken("more event bytes than the input can inflate to");
+  // The collector's read path (read() into Space(), then Commit()) in chunks
+  // the input chooses: the same events, the same verdict.
+  H h2;
+  LumberjackDecoder d2(4096, 4096, 1 << 20);
+  const size_t step = size ? 1 + data[size - 1] % 257 : 1;
+  Status st2;
+  for (size_t pos = 0; st2.ok() && pos < size;) {
+    auto [p, room] = d2.Space();
+    const size_t n = std::min(room, std::min(step, size - pos));
+    std::memcpy(p, text.data() + pos, n);
+    st2 = d2.Commit(n, &h2);
+    pos += n;
+  }
+  if (st.ok() != st2.ok()) Broken("Feed and Space/Commit disagree on the input's validity");
+  if (st.ok() && (h.events != h2.events || h.bytes != h2.bytes)) Broken("Feed and Space/Commit decode differently");
+  if (st2.ok() && d2.buffered() != d.buffered()) Broken("Feed and Space/Commit hold different partial frames");
 #elif defined(FUZZ_LUSTRE_STATS)
   ParsedStats p;
   ParseStats(text, &p);

@@ -3,6 +3,7 @@
 // the Lumberjack output and raw JSON lines with a credential made by the
 // `munge` command as another user.
 #include <pwd.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 #include <string>
 
 #include "core/jobdb/jobdb.h"
+#include "core/transport/lumberjack.h"
 #include "core/transport/lumberjack_sender.h"
 #include "test/testutil/golden.h"
 #include "test/testutil/mariadb_server.h"
@@ -92,6 +94,7 @@ TEST_CASE("collector --auth munge: an authenticated sender is stored, and none, 
     REQUIRE(s.Send(lines).ok());
     REQUIRE(s.Flush().ok());
     CHECK(s.counters().acked == 55);
+    CHECK(s.counters().windows == 1);
   }
   // 2. No credential: the connection is refused, nothing stored.
   {
@@ -124,7 +127,8 @@ TEST_CASE("collector --auth munge: an authenticated sender is stored, and none, 
   CHECK(Stored(tmp / "st", "iosonar.trace") == 51);  // 50 + nobody's one trace record
   CHECK(Stored(tmp / "st", "iosonar.oss") == 5);     // root's only
   const std::string dl = ReadFile(tmp / "st/deadletter.jsonl");
-  CHECK(dl.find("auth: the first line must be {") != std::string::npos);
+  CHECK(dl.find("auth: the first line of every batch (Lumberjack window, or 4096 JSON lines) must be {") !=
+        std::string::npos);
   CHECK(dl.find("auth: uid " + std::to_string(nobody->pw_uid) +
                 " may send only iosonar.trace and iosonar.tracer records, not iosonar.oss") != std::string::npos);
   CHECK(dl.find("auth: a record for host 'n9' on a connection authenticated for host 'n1'") != std::string::npos);
@@ -180,4 +184,129 @@ TEST_CASE("collector --auth munge --mysql: a user's records only for the user's 
   CHECK(ReadFile(tmp / "st/deadletter.jsonl")
             .find("auth: job 8 belongs to uid 0, not to the credential's uid " + std::to_string(nobody->pw_uid)) !=
         std::string::npos);
+}
+
+namespace {
+
+// Lumberjack v2 frames written by hand: a window of JSON events.
+std::string Window(const std::vector<std::string>& events) {
+  namespace lj = lumberjack;
+  std::string out{lj::kVersion, lj::kWindow};
+  lj::PutU32(&out, static_cast<uint32_t>(events.size()));
+  uint32_t seq = 0;
+  for (const auto& e : events) {
+    out += lj::kVersion;
+    out += lj::kJson;
+    lj::PutU32(&out, ++seq);
+    lj::PutU32(&out, static_cast<uint32_t>(e.size()));
+    out += e;
+  }
+  return out;
+}
+
+// Reads ACK frames until one covers n events; false if the connection ends first.
+bool AwaitAck(int fd, uint32_t n) {
+  char ack[6];
+  size_t have = 0;
+  for (;;) {
+    ssize_t r = read(fd, ack + have, sizeof ack - have);
+    if (r <= 0) return false;
+    have += static_cast<size_t>(r);
+    if (have < sizeof ack) continue;
+    have = 0;
+    if (lumberjack::GetU32(ack + 2) >= n) return true;
+  }
+}
+
+std::string AuthEvent(const std::string& credential) {
+  return "{\"iosonar.auth\":\"munge\",\"credential\":\"" + credential + "\"}";
+}
+
+std::string Strip(std::string s) {
+  while (!s.empty() && s.back() == '\n') s.pop_back();
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("collector --auth munge: a fresh credential with every batch, and a window without one, a replayed one and "
+          "JSON lines past a credential's 4096 are refused",
+          "[collector][auth]") {
+  signal(SIGPIPE, SIG_IGN);  // the collector closes a refused connection while the test still writes
+  Munged m;
+  TempDir tmp;
+  const int port = FreePort();
+  Child c({IosonarBin(), "collect", "--store", tmp / "st", "--listen", "tcp://127.0.0.1:" + std::to_string(port),
+           "--auth", "munge", "--munge-socket", m.sock},
+          {}, tmp / "collect.log");
+  REQUIRE(WaitUntil([&] { return CanConnect(port); }, 20000));
+  // 1. The sender: 55 records in windows of 10, six windows, six credentials.
+  {
+    LumberjackSender s;
+    LumberjackSender::Options o;
+    o.host = "127.0.0.1";
+    o.port = std::to_string(port);
+    o.munge = true;
+    o.munge_socket = m.sock;
+    o.auth_host = "n1";
+    o.window = 10;
+    REQUIRE(s.Init(o).ok());
+    std::string lines;
+    for (int i = 0; i < 55; ++i) lines += Record("iosonar.trace", "n1", i);
+    REQUIRE(s.Send(lines).ok());
+    REQUIRE(s.Flush().ok());
+    CHECK(s.counters().acked == 55);
+    CHECK(s.counters().windows == 6);
+  }
+  auto cred = [&] { return Strip(Run({"munge", "-S", m.sock, "-n", "-s", "n1"}).out); };
+  auto rec = [](int seq) { return Strip(Record("iosonar.trace", "n1", seq)); };
+  // 2. A credential opens the first window; the second window comes without one: refused.
+  {
+    int fd = ConnectLoopback(port);
+    REQUIRE(fd >= 0);
+    SendAll(fd, Window({AuthEvent(cred()), rec(100)}));
+    REQUIRE(AwaitAck(fd, 2));
+    SendAll(fd, Window({rec(101)}));
+    CHECK_FALSE(AwaitAck(fd, 1));  // closed, not acknowledged
+    close(fd);
+  }
+  // 3. The second window replays the first window's credential: munged refuses it.
+  {
+    const std::string first = cred();
+    int fd = ConnectLoopback(port);
+    REQUIRE(fd >= 0);
+    SendAll(fd, Window({AuthEvent(first), rec(200)}));
+    REQUIRE(AwaitAck(fd, 2));
+    SendAll(fd, Window({AuthEvent(first), rec(201)}));
+    CHECK_FALSE(AwaitAck(fd, 2));
+    close(fd);
+  }
+  // 4. JSON lines: one credential covers 4096 lines; line 4097 needs a new one, and
+  //    after a new credential line the next 4096 are covered again.
+  {
+    int fd = ConnectLoopback(port);
+    REQUIRE(fd >= 0);
+    std::string lines = AuthEvent(cred()) + "\n";
+    for (int i = 0; i < 4096; ++i) lines += Record("iosonar.trace", "n1", 1000 + i);
+    lines += AuthEvent(cred()) + "\n";
+    for (int i = 0; i < 10; ++i) lines += Record("iosonar.trace", "n1", 6000 + i);
+    SendAll(fd, lines);
+    close(fd);
+    fd = ConnectLoopback(port);
+    REQUIRE(fd >= 0);
+    lines = AuthEvent(cred()) + "\n";
+    for (int i = 0; i < 4097; ++i) lines += Record("iosonar.trace", "n1", 7000 + i);
+    SendAll(fd, lines);
+    close(fd);
+  }
+  REQUIRE(WEXITSTATUS(c.Stop(30000)) == 0);
+  const std::string log = ReadFile(tmp / "collect.log");
+  INFO(log);
+  // 55 + 1 (case 2) + 1 (case 3) + 4106 + 4096
+  CHECK(Stored(tmp / "st", "iosonar.trace") == 55u + 1 + 1 + 4106 + 4096);
+  const std::string dl = ReadFile(tmp / "st/deadletter.jsonl");
+  CHECK(Count(dl, "auth: the first line of every batch") == 2);  // case 2's second window, case 4's line 4097
+  CHECK(dl.find("auth: credential refused: munge: Replayed credential") != std::string::npos);
+  CHECK(log.find("credentials 11,") != std::string::npos);  // 6 + 1 + 1 (the replay refused) + 3
+  CHECK(log.find("auth failures 3\n") != std::string::npos);
 }

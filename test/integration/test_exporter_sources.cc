@@ -103,3 +103,73 @@ TEST_CASE("health: a hanging lfs with a child of its own is killed with its chil
   CHECK(Count(out, "lfs: no answer within 0.300 s (killed)") == 2);
   CHECK(CountProcesses("sleep " + marker) == 0);
 }
+
+namespace {
+
+// Seconds of the day in an @timestamp "....THH:MM:SS.mmmZ".
+double TimeOfDay(const std::string& line) {
+  const auto p = line.find("\"@timestamp\":\"");
+  REQUIRE(p != std::string::npos);
+  const std::string t = line.substr(p + 14 + 11, 12);  // HH:MM:SS.mmm
+  return std::stoi(t.substr(0, 2)) * 3600.0 + std::stoi(t.substr(3, 2)) * 60.0 + std::stod(t.substr(6));
+}
+
+}  // namespace
+
+TEST_CASE("lustre exporter: a read that blocks inside the kernel is abandoned at its deadline and reported, the "
+          "other sources keep their interval",
+          "[lustre][sources]") {
+  TempDir d;
+  const std::string root = d / "root";
+  fx::State s;
+  s.osts["fs1-OST0000"].write_ops = 10;
+  s.osts["fs1-OST0001"].write_ops = 5;
+  fx::Write(root, s, fx::Layout::k210);
+  // tracefs's trace_pipe stands for a Lustre file on a hung server: the kernel
+  // calls it a regular file, and read() blocks inside the kernel until trace
+  // data comes (none does: no tracer or event is enabled).
+  const std::string tfs = d / "tracefs";
+  REQUIRE(mkdir(tfs.c_str(), 0700) == 0);
+  auto m = Run({"mount", "-t", "tracefs", "nodev", tfs});
+  if (m.exit_code != 0) FAIL("cannot mount tracefs (the test needs root): " + m.err);
+  struct Unmount {
+    std::string dir;
+    ~Unmount() { Run({"umount", "-l", dir}); }
+  } unmount{tfs};
+  REQUIRE(ReadFile(tfs + "/current_tracer") == "nop\n");
+  const std::string hung = root + "/proc/fs/lustre/obdfilter/fs1-OST0001/stats";
+  REQUIRE(unlink(hung.c_str()) == 0);
+  REQUIRE(symlink((tfs + "/trace_pipe").c_str(), hung.c_str()) == 0);
+
+  const int samples = 6;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto r = Run({IosonarBin(), "lustre", "--proc-root", root, "--per-file-sources", "--count", std::to_string(samples),
+                "--interval", "0.5", "--read-timeout", "0.2", "--output", d / "out.jsonl", "--host-name", "oss1"});
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(secs < samples * 0.5 + 2.0);  // without the watchdog the first sample never ends
+  const auto lines = SplitLines(ReadFile(d / "out.jsonl"));
+  std::vector<std::string> good, bad;
+  for (const auto& l : lines) {
+    if (l.find("\"sampler.source\":\"obdfilter/fs1-OST0000/stats\"") != std::string::npos) good.push_back(l);
+    if (l.find("\"sampler.source\":\"obdfilter/fs1-OST0001/stats\"") != std::string::npos) bad.push_back(l);
+  }
+  // The healthy OST: read in every sample, every 0.5 s.
+  REQUIRE(good.size() == static_cast<size_t>(samples));
+  for (size_t k = 0; k < good.size(); ++k) {
+    INFO(good[k]);
+    CHECK(good[k].find("\"sampler.ok\":true") != std::string::npos);
+    if (k > 0) CHECK(TimeOfDay(good[k]) - TimeOfDay(good[k - 1]) < 0.5 + 0.15);
+  }
+  CHECK(Count(ReadFile(d / "out.jsonl"), "\"lustre.target\":\"fs1-OST0000\"") >= samples - 1);  // deltas after the baseline
+  // The hung one: abandoned once at its deadline, then not read again while that read is stuck.
+  REQUIRE(bad.size() == static_cast<size_t>(samples));
+  CHECK(bad[0].find("\"sampler.ok\":false") != std::string::npos);
+  CHECK(bad[0].find("the read did not return within 200 ms (blocked in the kernel?)") != std::string::npos);
+  for (size_t k = 1; k < bad.size(); ++k) {
+    INFO(bad[k]);
+    CHECK(bad[k].find("\"sampler.ok\":false") != std::string::npos);
+    CHECK(bad[k].find("has not returned (blocked in the kernel?): not read again until it does") != std::string::npos);
+  }
+}

@@ -98,3 +98,26 @@ TEST_CASE("lumberjack: protocol errors name what was wrong and where, bounds hol
   // A compressed frame whose content ends inside a frame.
   CHECK(err(C(J(1, "{}").substr(0, 8))) == "lumberjack: a compressed frame ends inside a frame at stream offset 0");
 }
+
+#include "core/transport/sink.h"
+
+TEST_CASE("lumberjack output URLs: TLS by scheme or tls=1, Logstash's option names, bad files named", "[lumberjack][sink]") {
+  using iosonar::OpenSink;
+  using iosonar::SinkOptions;
+  auto r = OpenSink("lumberjacks://127.0.0.1:1?ca=/nonexistent/ca.pem", SinkOptions{});
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().message().find("CA file /nonexistent/ca.pem") != std::string::npos);
+  r = OpenSink("lumberjack://127.0.0.1:1?tls=1&ssl_certificate_authorities=/nonexistent/ca2.pem", SinkOptions{});
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().message().find("CA file /nonexistent/ca2.pem") != std::string::npos);
+  r = OpenSink("lumberjack://127.0.0.1:1?cert=/x.pem&key=/x.key", SinkOptions{});
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().message().find("without TLS (use lumberjacks:// or tls=1)") != std::string::npos);
+  r = OpenSink("lumberjacks://127.0.0.1:1?cert=/x.pem", SinkOptions{});
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().message().find("both or neither") != std::string::npos);
+  r = OpenSink("lumberjacks://127.0.0.1:1?verify=none", SinkOptions{});
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().message().find("unknown parameter 'verify'") != std::string::npos);
+  CHECK(OpenSink("lumberjacks://127.0.0.1:1", SinkOptions{}).ok());  // the system's CAs
+}
