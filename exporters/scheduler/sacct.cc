@@ -279,7 +279,7 @@ std::map<std::string, std::string> ParseScontrolLine(std::string_view line) {
   std::string key;
   size_t pos = 0;
   while (pos < line.size()) {
-    if (pos == cmd_at + 1) {  // Command=... up to " WorkDir="
+    if (cmd_at != std::string_view::npos && pos == cmd_at + 1) {  // Command=... up to " WorkDir="
       kv["Command"] = std::string(line.substr(cmd_at + 9, cmd_end - (cmd_at + 9)));
       key = "Command";
       pos = cmd_end + 1;
