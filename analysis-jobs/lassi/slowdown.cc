@@ -175,6 +175,7 @@ std::string SlowdownBaselineDescription(const SlowdownOptions& opt) {
 
 std::string SlowdownBaselineWarning(const std::vector<SlowdownRow>& rows, const SlowdownOptions& opt) {
   std::string w;
+  if (rows.empty()) return w;  // no probe records: nothing was measured against a baseline
   if (opt.BaselineMode() == "history")
     w = "no stored probe baseline: t_expected is the median of " + SlowdownBaselineDescription(opt) +
         " (compute one with `iosonar slowdown baseline --from T --to T`)";

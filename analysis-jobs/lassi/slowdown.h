@@ -84,7 +84,7 @@ Result<std::vector<ProbeSample>> LoadProbeSamples(Store& store, int64_t from_ns,
 // baseline), then ComputeSlowdown.
 Result<std::vector<SlowdownRow>> SlowdownFromStore(Store& store, const SlowdownOptions& opt);
 
-// "" when the stored baseline gave every row its median; else what people
+// "" when there are no rows or the stored baseline gave every row its median; else what people
 // must be told: no stored baseline (t_expected re-read from the history), or
 // rows whose op had no stored median / no history.
 std::string SlowdownBaselineWarning(const std::vector<SlowdownRow>& rows, const SlowdownOptions& opt);

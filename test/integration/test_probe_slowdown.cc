@@ -181,8 +181,8 @@ TEST_CASE("probe slowdown: a slow day against the stored baseline (file and MySQ
     CheckRows(sd, p, p.t0, b_to, "stored");
   }
   const std::string html = test::ReadFile(tmp / "r.html");
-  CHECK(html.find("id=\"slowdown-baseline\">Baseline median (t_expected): stored probe baseline 'first-20-days'") !=
-        std::string::npos);
+  CHECK(html.find("id=\"slowdown-baseline\">Baseline median (t_expected): stored probe baseline "
+                  "&#39;first-20-days&#39;") != std::string::npos);  // the name HTML-escaped
   CHECK(html.find("slowdown-baseline-warning") == std::string::npos);
   CHECK(test::ReadFile(tmp / "r.txt").find("t_expected: stored probe baseline 'first-20-days'") != std::string::npos);
 

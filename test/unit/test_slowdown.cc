@@ -168,7 +168,8 @@ TEST_CASE("probe baselines: medians per file system and per host, file round tri
         std::string::npos);
   CHECK(SlowdownBaselineDescription(o).find("stored probe baseline 'hand'") == 0);
   o.stored.reset();
-  CHECK(SlowdownBaselineWarning({}, o).find("no stored probe baseline") == 0);
+  CHECK(SlowdownBaselineWarning(rows, o).find("no stored probe baseline") == 0);
+  CHECK(SlowdownBaselineWarning({}, o).empty());  // no probe records: nothing to warn about
 
   test::TempDir d;
   const std::string path = ProbeBaselineFileOf(d.path());
