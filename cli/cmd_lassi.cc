@@ -144,6 +144,27 @@ Result<std::vector<B>> StoredBaselinesOf(const std::string& where, Publisher& pu
   return from_file(file_of(where));
 }
 
+// Stores a computed baseline where StoredBaselinesOf reads it: the job
+// database's table with --mysql, else the file beside the embedded store.
+// 0 or the exit status (the failure said).
+template <typename B>
+int StoreBaseline(const char* name, B& b, const std::string& store_dir, Publisher& pub, const char* table,
+                  Status (*to_db)(MysqlConn&, const B&), Status (*to_file)(const std::string&, const B&),
+                  std::string (*file_of)(const std::string&)) {
+  if (!pub.mysql_url().empty()) {
+    b.source = std::string("mysql ") + table;
+    pub.WithJobDb([&](JobDb& db) { return to_db(db.conn(), b); });
+    return pub.rc();
+  }
+  const std::string path = file_of(store_dir);
+  b.source = "file " + path;
+  if (Status st = to_file(path, b); !st.ok()) {
+    std::cerr << "iosonar " << name << ": " << st.ToString() << "\n";
+    return 1;
+  }
+  return 0;
+}
+
 Result<std::vector<lassi::Baseline>> StoredBaselines(const std::string& where, Publisher& pub) {
   return StoredBaselinesOf<lassi::Baseline>(where, pub, lassi::ReadBaselinesFromDb, lassi::ReadBaselineFile,
                                             lassi::BaselineFileOf);
@@ -345,18 +366,10 @@ int CmdLassiBaseline(int argc, char** argv) {
   if (b.fs.empty())
     std::cerr << "iosonar lassi baseline: WARNING: no job_stats (iosonar.jobstats) in " << FormatIsoMillis(range.from_ns)
               << " - " << FormatIsoMillis(range.to_ns) << ": the baseline has no file system\n";
-  if (!pub.mysql_url().empty()) {
-    b.source = "mysql lassi_baseline";
-    pub.WithJobDb([&](JobDb& db) { return lassi::WriteBaselineToDb(db.conn(), b); });
-    if (pub.rc() != 0) return pub.rc();
-  } else {
-    const std::string path = lassi::BaselineFileOf(store_dir);
-    b.source = "file " + path;
-    if (Status s = lassi::AppendBaselineFile(path, b); !s.ok()) {
-      std::cerr << "iosonar lassi baseline: " << s.ToString() << "\n";
-      return 1;
-    }
-  }
+  if (int r = StoreBaseline("lassi baseline", b, store_dir, pub, "lassi_baseline", lassi::WriteBaselineToDb,
+                            lassi::AppendBaselineFile, lassi::BaselineFileOf);
+      r != 0)
+    return r;
   std::cout << "stored LASSi baseline " << lassi::BaselineDescription(b) << "\n";
   for (const auto& f : b.fs) {
     std::cout << "  " << f.fs << ": " << f.app_hours << " application windows;";
@@ -475,18 +488,10 @@ int CmdSlowdownBaseline(int argc, char** argv) {
   if (b.medians.empty())
     std::cerr << "iosonar slowdown baseline: WARNING: no successful iosonar.probe records in "
               << FormatIsoMillis(range.from_ns) << " - " << FormatIsoMillis(range.to_ns) << ": the baseline is empty\n";
-  if (!pub.mysql_url().empty()) {
-    b.source = "mysql probe_baseline";
-    pub.WithJobDb([&](JobDb& db) { return lassi::WriteProbeBaselineToDb(db.conn(), b); });
-    if (pub.rc() != 0) return pub.rc();
-  } else {
-    const std::string path = lassi::ProbeBaselineFileOf(store_dir);
-    b.source = "file " + path;
-    if (Status st = lassi::AppendProbeBaselineFile(path, b); !st.ok()) {
-      std::cerr << "iosonar slowdown baseline: " << st.ToString() << "\n";
-      return 1;
-    }
-  }
+  if (int r = StoreBaseline("slowdown baseline", b, store_dir, pub, "probe_baseline", lassi::WriteProbeBaselineToDb,
+                            lassi::AppendProbeBaselineFile, lassi::ProbeBaselineFileOf);
+      r != 0)
+    return r;
   std::cout << "stored probe baseline " << lassi::ProbeBaselineDescription(b) << "\n";
   for (const auto& m : b.medians)
     std::cout << "  " << m.fs << " " << (m.host.empty() ? "(all hosts)" : m.host) << " " << m.op << ": median "

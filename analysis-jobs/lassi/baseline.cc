@@ -94,16 +94,7 @@ Status AppendBaselineFile(const std::string& path, const Baseline& b) {
 }
 
 Result<std::vector<Baseline>> ReadBaselineFile(const std::string& path) {
-  std::vector<Baseline> out;
-  Status st = analysis::ForEachBaselineLine(path, [&](std::string_view line) -> Status {
-    auto b = ParseBaselineLine(line);
-    if (!b.ok()) return b.status();
-    b->source = "file " + path;
-    out.push_back(std::move(b).value());
-    return Status::Ok();
-  });
-  if (!st.ok()) return st;
-  return out;
+  return analysis::ReadBaselineFileWith<Baseline>(path, ParseBaselineLine);
 }
 
 Status WriteBaselineToDb(MysqlConn& c, const Baseline& b) {

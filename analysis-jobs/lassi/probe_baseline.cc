@@ -90,16 +90,7 @@ Status AppendProbeBaselineFile(const std::string& path, const ProbeBaseline& b) 
 }
 
 Result<std::vector<ProbeBaseline>> ReadProbeBaselineFile(const std::string& path) {
-  std::vector<ProbeBaseline> out;
-  Status st = analysis::ForEachBaselineLine(path, [&](std::string_view line) -> Status {
-    auto b = ParseProbeBaselineLine(line);
-    if (!b.ok()) return b.status();
-    b->source = "file " + path;
-    out.push_back(std::move(b).value());
-    return Status::Ok();
-  });
-  if (!st.ok()) return st;
-  return out;
+  return analysis::ReadBaselineFileWith<ProbeBaseline>(path, ParseProbeBaselineLine);
 }
 
 Status WriteProbeBaselineToDb(MysqlConn& c, const ProbeBaseline& b) {

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <rapidjson/document.h>
@@ -40,6 +41,23 @@ Status AppendBaselineLine(const std::string& path, std::string_view line);
 // Calls each(line) for every non-empty line of path (none when the file does
 // not exist); an error of `each` becomes Invalid "PATH:LINE: why".
 Status ForEachBaselineLine(const std::string& path, const std::function<Status(std::string_view line)>& each);
+
+// Every baseline of the file parsed by parse(line) -> Result<B> (none if the
+// file does not exist), each with source "file PATH"; a bad line is an
+// Invalid error naming PATH:LINE.
+template <typename B, typename Parse>
+Result<std::vector<B>> ReadBaselineFileWith(const std::string& path, Parse parse) {
+  std::vector<B> out;
+  Status st = ForEachBaselineLine(path, [&](std::string_view line) -> Status {
+    Result<B> b = parse(line);
+    if (!b.ok()) return b.status();
+    b->source = "file " + path;
+    out.push_back(std::move(b).value());
+    return Status::Ok();
+  });
+  if (!st.ok()) return st;
+  return out;
+}
 
 // Replaces the rows of baseline `name` in `table` by what insert() writes,
 // in one transaction; errors say to run `iosonar db-migrate`.
