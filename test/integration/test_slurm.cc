@@ -46,6 +46,26 @@ JobRecord MustGet(JobDb& db, const std::string& cluster, const std::string& id) 
   return *g.value();
 }
 
+// PrologSlurmctld / EpilogSlurmctld: slurmctld runs them with a bare
+// environment, so the wrapper names the config (written to
+// WORK/slurm-conf-path once the cluster is up). A "paused" file makes them
+// skip, standing in for connector downtime the poller must catch up on.
+// The options of a cluster running them, with accounting in the MariaDB at mysql_port.
+SlurmClusterOptions PrologEpilogCluster(const TempDir& work, const std::string& url, const std::string& spool,
+                                        int mysql_port) {
+  for (const char* mode : {"prolog", "epilog"})
+    WriteScript(work / (std::string(mode) + ".sh"),
+                "[ -e " + work / "paused" + " ] && exit 0\nexport SLURM_CONF=$(cat " + work / "slurm-conf-path" +
+                    ")\nexport IOSONAR_MYSQL='" + url + "'\nexport IOSONAR_JOBDB_SPOOL=" + spool + "\nexec " +
+                    IosonarBin() + " scheduler " + mode + " >> " + work / (std::string(mode) + ".log") + " 2>&1\n");
+  SlurmClusterOptions so;
+  so.prolog_slurmctld = work / "prolog.sh";
+  so.epilog_slurmctld = work / "epilog.sh";
+  so.mysql_host = "127.0.0.1";
+  so.mysql_port = mysql_port;
+  return so;
+}
+
 }  // namespace
 
 TEST_CASE("slurm: prolog/epilog and sacct poll feed the job database, job-summary joins", "[slurm][mysql]") {
@@ -70,22 +90,9 @@ TEST_CASE("slurm: prolog/epilog and sacct poll feed the job database, job-summar
   REQUIRE(coll.ok());
   const std::string output = "tcp://127.0.0.1:" + std::to_string(coll.value()->port());
 
-  // PrologSlurmctld / EpilogSlurmctld: slurmctld runs them with a bare
-  // environment, so the wrapper names the config. A "paused" file makes them
-  // skip, standing in for connector downtime the poller must catch up on.
+  // The prolog/epilog pair (PrologEpilogCluster); "paused" stands for connector downtime.
   const std::string spool = work / "spool";
-  for (const char* mode : {"prolog", "epilog"})
-    WriteScript(work / (std::string(mode) + ".sh"),
-                "[ -e " + work / "paused" + " ] && exit 0\nexport SLURM_CONF=" + work / "slurm-conf-path" +
-                    "\nexport SLURM_CONF=$(cat $SLURM_CONF)\nexport IOSONAR_MYSQL='" + url +
-                    "'\nexport IOSONAR_JOBDB_SPOOL=" + spool + "\nexec " + IosonarBin() + " scheduler " + mode +
-                    " >> " + work / (std::string(mode) + ".log") + " 2>&1\n");
-  SlurmClusterOptions so;
-  so.prolog_slurmctld = work / "prolog.sh";
-  so.epilog_slurmctld = work / "epilog.sh";
-  so.mysql_host = "127.0.0.1";
-  so.mysql_port = mysql.port();
-  SlurmCluster slurm(so);
+  SlurmCluster slurm(PrologEpilogCluster(work, url, spool, mysql.port()));
   WriteFile(work / "slurm-conf-path", slurm.conf());
   const std::string cl = slurm.cluster();
 
@@ -289,17 +296,7 @@ TEST_CASE("slurm: a script job with arguments has one application key from the p
   }
   TempDir work;
   const std::string spool = work / "spool";
-  for (const char* mode : {"prolog", "epilog"})
-    WriteScript(work / (std::string(mode) + ".sh"),
-                "[ -e " + work / "paused" + " ] && exit 0\nexport SLURM_CONF=$(cat " + work / "slurm-conf-path" +
-                    ")\nexport IOSONAR_MYSQL='" + url_a + "'\nexport IOSONAR_JOBDB_SPOOL=" + spool + "\nexec " +
-                    IosonarBin() + " scheduler " + mode + " >> " + work / (std::string(mode) + ".log") + " 2>&1\n");
-  SlurmClusterOptions so;
-  so.prolog_slurmctld = work / "prolog.sh";
-  so.epilog_slurmctld = work / "epilog.sh";
-  so.mysql_host = "127.0.0.1";
-  so.mysql_port = mysql.port();
-  SlurmCluster slurm(so);
+  SlurmCluster slurm(PrologEpilogCluster(work, url_a, spool, mysql.port()));
   WriteFile(work / "slurm-conf-path", slurm.conf());
   const std::string cl = slurm.cluster();
   WriteScript(work / "run.sh", "echo \"$@\"\n");
