@@ -23,6 +23,7 @@
 #include "analysis-jobs/lassi/lassi.h"
 #include "analysis-jobs/lassi/lassi_store.h"
 #include "analysis-jobs/lassi/lmt_import.h"
+#include "analysis-jobs/lassi/probe_baseline.h"
 #include "analysis-jobs/lassi/results.h"
 #include "analysis-jobs/lassi/slowdown.h"
 #include "analysis-jobs/report/report.h"
@@ -124,19 +125,70 @@ struct LassiArgs {
 
 bool IsStoreDir(const std::string& where) { return where.find("://") == std::string::npos; }
 
-// The stored baselines: the job database's with --mysql, else the file beside an embedded store.
-Result<std::vector<lassi::Baseline>> StoredBaselines(const LassiArgs& a, const std::string& where, Publisher& pub) {
+// Stored baselines of one kind (LASSi's, the probe slowdown's): the job
+// database's with --mysql, else the file beside an embedded store.
+template <typename B>
+Result<std::vector<B>> StoredBaselinesOf(const std::string& where, Publisher& pub,
+                                         Result<std::vector<B>> (*from_db)(MysqlConn&),
+                                         Result<std::vector<B>> (*from_file)(const std::string&),
+                                         std::string (*file_of)(const std::string&)) {
   if (!pub.mysql_url().empty()) {
-    Result<std::vector<lassi::Baseline>> got = std::vector<lassi::Baseline>{};
+    Result<std::vector<B>> got = std::vector<B>{};
     pub.WithJobDb([&](JobDb& db) {
-      got = lassi::ReadBaselinesFromDb(db.conn());
+      got = from_db(db.conn());
       return got.ok() ? Status::Ok() : got.status();
     });
     return got;
   }
-  (void)a;
-  if (!IsStoreDir(where)) return std::vector<lassi::Baseline>{};
-  return lassi::ReadBaselineFile(lassi::BaselineFileOf(where));
+  if (!IsStoreDir(where)) return std::vector<B>{};
+  return from_file(file_of(where));
+}
+
+// Stores a computed baseline where StoredBaselinesOf reads it: the job
+// database's table with --mysql, else the file beside the embedded store.
+// 0 or the exit status (the failure said).
+template <typename B>
+int StoreBaseline(const char* name, B& b, const std::string& store_dir, Publisher& pub, const char* table,
+                  Status (*to_db)(MysqlConn&, const B&), Status (*to_file)(const std::string&, const B&),
+                  std::string (*file_of)(const std::string&)) {
+  if (!pub.mysql_url().empty()) {
+    b.source = std::string("mysql ") + table;
+    pub.WithJobDb([&](JobDb& db) { return to_db(db.conn(), b); });
+    return pub.rc();
+  }
+  const std::string path = file_of(store_dir);
+  b.source = "file " + path;
+  if (Status st = to_file(path, b); !st.ok()) {
+    std::cerr << "iosonar " << name << ": " << st.ToString() << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+Result<std::vector<lassi::Baseline>> StoredBaselines(const std::string& where, Publisher& pub) {
+  return StoredBaselinesOf<lassi::Baseline>(where, pub, lassi::ReadBaselinesFromDb, lassi::ReadBaselineFile,
+                                            lassi::BaselineFileOf);
+}
+
+// t_expected of the probe slowdown: the named or newest stored probe
+// baseline into o->stored; without one, the history fallback, said on stderr.
+// 0 or the exit status.
+int LoadProbeBaseline(const char* name, const std::string& baseline_name, const std::string& where, Publisher& pub,
+                      lassi::SlowdownOptions* o) {
+  auto all = StoredBaselinesOf<lassi::ProbeBaseline>(where, pub, lassi::ReadProbeBaselinesFromDb,
+                                                     lassi::ReadProbeBaselineFile, lassi::ProbeBaselineFileOf);
+  if (!all.ok()) {
+    std::cerr << "iosonar " << name << ": probe baseline: " << all.status().ToString() << "\n";
+    return 1;
+  }
+  auto sel = lassi::SelectProbeBaseline(*all, baseline_name);
+  if (!sel.ok()) {
+    std::cerr << "iosonar " << name << ": " << sel.status().message() << "\n";
+    return 1;
+  }
+  if (*sel) o->stored = std::make_shared<const lassi::ProbeBaseline>(std::move(**sel));
+  std::cerr << "iosonar " << name << ": probe slowdown baseline: " << lassi::SlowdownBaselineDescription(*o) << "\n";
+  return 0;
 }
 
 // avg_fs: with --history, the range's (the fallback, on purpose); else the
@@ -147,7 +199,7 @@ int LoadBaseline(const char* name, const LassiArgs& a, const std::string& where,
               << ": avg_fs over the history and the analysed range\n";
     return 0;
   }
-  auto all = StoredBaselines(a, where, pub);
+  auto all = StoredBaselines(where, pub);
   if (!all.ok()) {
     std::cerr << "iosonar " << name << ": LASSi baseline: " << all.status().ToString() << "\n";
     return 1;
@@ -314,18 +366,10 @@ int CmdLassiBaseline(int argc, char** argv) {
   if (b.fs.empty())
     std::cerr << "iosonar lassi baseline: WARNING: no job_stats (iosonar.jobstats) in " << FormatIsoMillis(range.from_ns)
               << " - " << FormatIsoMillis(range.to_ns) << ": the baseline has no file system\n";
-  if (!pub.mysql_url().empty()) {
-    b.source = "mysql lassi_baseline";
-    pub.WithJobDb([&](JobDb& db) { return lassi::WriteBaselineToDb(db.conn(), b); });
-    if (pub.rc() != 0) return pub.rc();
-  } else {
-    const std::string path = lassi::BaselineFileOf(store_dir);
-    b.source = "file " + path;
-    if (Status s = lassi::AppendBaselineFile(path, b); !s.ok()) {
-      std::cerr << "iosonar lassi baseline: " << s.ToString() << "\n";
-      return 1;
-    }
-  }
+  if (int r = StoreBaseline("lassi baseline", b, store_dir, pub, "lassi_baseline", lassi::WriteBaselineToDb,
+                            lassi::AppendBaselineFile, lassi::BaselineFileOf);
+      r != 0)
+    return r;
   std::cout << "stored LASSi baseline " << lassi::BaselineDescription(b) << "\n";
   for (const auto& f : b.fs) {
     std::cout << "  " << f.fs << ": " << f.app_hours << " application windows;";
@@ -403,21 +447,77 @@ int CmdLassi(int argc, char** argv) {
 }
 
 // ---------------------------------------------------------------------------
+// `iosonar slowdown baseline`: t_expected per file system (and host) and op over a history, stored.
+int CmdSlowdownBaseline(int argc, char** argv) {
+  RangeOpts range;
+  std::string store_dir, mysql, name, json_path;
+  po::options_description desc(
+      "usage: iosonar slowdown baseline --store DIR|URL --from T --to T [--mysql URL] [--name NAME]\n\n"
+      "The probe slowdown's t_expected (Kunkel & Betke §3.3: the median of all observed values of an op\n"
+      "over a long baseline; the paper uses 30-60 days): per file system and probe op, and per file\n"
+      "system, probing host and op, the median latency (type 7 quantile) and the sample count of the\n"
+      "successful iosonar.probe records in [--from, --to). Stored in the job database's probe_baseline\n"
+      "table with --mysql (migration 038), else in DIR/probe-baselines.jsonl beside the embedded store\n"
+      "(0600). `iosonar slowdown` and `iosonar report` use the newest one unless told otherwise.\n\noptions");
+  desc.add_options()("help,h", "show this help")("store", po::value(&store_dir)->value_name("DIR|URL"), "record store")  //
+      ("from", po::value(&range.from)->value_name("TIME"), "history start (ISO 8601; 30 days back is typical)")  //
+      ("to", po::value(&range.to)->value_name("TIME"), "history end")                                         //
+      ("mysql", po::value(&mysql)->value_name("URL"), "job database: where the baseline goes")                //
+      ("name", po::value(&name)->value_name("NAME"), "the baseline's name (default FROM..TO)")                //
+      ("json", po::value(&json_path)->value_name("FILE"), "also write the baseline as a JSON line to FILE");
+  po::variables_map vm;
+  int rc = 0;
+  if (!ParseArgs("slowdown baseline", argc, argv, desc, vm, &rc)) return rc;
+  Usage usage{"slowdown baseline"};
+  if (store_dir.empty()) return usage("missing --store");
+  if (range.from.empty() || range.to.empty()) return usage("give --from T --to T (the history)");
+  if (std::string e = range.Parse(); !e.empty()) return usage(e);
+  auto store = OpenStoreOrSay("slowdown baseline", store_dir);
+  if (!store.ok()) return 1;
+  Publisher pub("slowdown baseline", {"", "", mysql, ""});
+  if (pub.mysql_url().empty() && !IsStoreDir(store_dir))
+    return usage("the store " + store_dir + " has no directory to keep the baseline beside: give --mysql URL");
+  auto samples = lassi::LoadProbeSamples(*store.value(), range.from_ns, range.to_ns);
+  if (!samples.ok()) {
+    std::cerr << "iosonar slowdown baseline: " << samples.status().ToString() << "\n";
+    return 1;
+  }
+  lassi::ProbeBaseline b = lassi::ComputeProbeBaseline(*samples, range.from_ns, range.to_ns);
+  b.name = !name.empty() ? name : FormatIsoMillis(range.from_ns) + ".." + FormatIsoMillis(range.to_ns);
+  b.computed_at_ns = NowNs();
+  if (b.medians.empty())
+    std::cerr << "iosonar slowdown baseline: WARNING: no successful iosonar.probe records in "
+              << FormatIsoMillis(range.from_ns) << " - " << FormatIsoMillis(range.to_ns) << ": the baseline is empty\n";
+  if (int r = StoreBaseline("slowdown baseline", b, store_dir, pub, "probe_baseline", lassi::WriteProbeBaselineToDb,
+                            lassi::AppendProbeBaselineFile, lassi::ProbeBaselineFileOf);
+      r != 0)
+    return r;
+  std::cout << "stored probe baseline " << lassi::ProbeBaselineDescription(b) << "\n";
+  for (const auto& m : b.medians)
+    std::cout << "  " << m.fs << " " << (m.host.empty() ? "(all hosts)" : m.host) << " " << m.op << ": median "
+              << m.median_s << " s over " << m.samples << " samples\n";
+  if (!json_path.empty()) WriteOutputFile("slowdown baseline", json_path, lassi::ProbeBaselineLine(b), &rc);
+  return rc;
+}
+
 int CmdSlowdown(int argc, char** argv) {
+  if (argc > 1 && std::string_view(argv[1]) == "baseline") return CmdSlowdownBaseline(argc - 1, argv + 1);
   RangeOpts range;
   std::string store_dir, format = "table", json_path, redis_flag, results_output, intervals = "10m,4h", baseline_from,
-                         baseline_to, sliding, mysql_flag;
+                         baseline_to, sliding, mysql_flag, stored_name;
   int baseline_days = 30;
   po::options_description desc(
-      "usage: iosonar slowdown --store DIR|URL (--day D | --from T --to T) [options]\n\n"
+      "usage: iosonar slowdown --store DIR|URL (--day D | --from T --to T) [options]\n"
+      "       iosonar slowdown baseline --store DIR|URL --from T --to T [--mysql URL]\n\n"
       "Probe slowdown (Kunkel & Betke): per file system, op and interval the count, mean, min,\n"
       "median, p90/p95/p99 and max latency of the iosonar.probe records (quantiles: linear\n"
       "interpolation, Hyndman-Fan type 7 = numpy's default), and slowdown = statistic / t_expected,\n"
-      "the median latency of the op over a long baseline: by default the --baseline-days (30) days\n"
-      "before --from (the paper's 30-day period), the analysed range only for an op without history\n"
-      "(flagged \"analysed range\" in the rows); or fixed --baseline-from/--baseline-to, or\n"
-      "--baseline-sliding DUR before each interval. Rows per file system and op, and per probing\n"
-      "host (each against its own baseline median; JSON host_rows).\n\noptions");
+      "the median latency of the op over a long baseline: by default the newest stored baseline\n"
+      "(`slowdown baseline`; --baseline NAME for another; with --mysql the job database's), else\n"
+      "(said loudly) the --baseline-days (30) days before --from, re-read from the store; the\n"
+      "analysed range only for an op without either (flagged \"analysed range\" in the rows); or fixed\n"
+      "--baseline-from/--baseline-to, or --baseline-sliding DUR before each interval. Rows per file\n"
+      "system and op, and per probing host (each against its own baseline median; JSON host_rows).\n\noptions");
   desc.add_options()("help,h", "show this help")("store", po::value(&store_dir)->value_name("DIR|URL"), "record store")  //
       ("day", po::value(&range.day)->value_name("YYYY-MM-DD"), "the UTC day")("from", po::value(&range.from), "start")  //
       ("to", po::value(&range.to), "end")("intervals", po::value(&intervals)->default_value("10m,4h"), "interval widths")  //
@@ -425,7 +525,8 @@ int CmdSlowdown(int argc, char** argv) {
       ("baseline-to", po::value(&baseline_to), "fixed baseline end")                                                //
       ("baseline-sliding", po::value(&sliding)->value_name("DUR"), "sliding baseline: the DUR before each interval")  //
       ("baseline-days", po::value(&baseline_days)->default_value(30)->value_name("N"),
-       "default baseline: the N days before --from")  //
+       "no stored baseline (or given explicitly): the N days before --from")  //
+      ("baseline", po::value(&stored_name)->value_name("NAME"), "the stored probe baseline of that name")  //
       ("format", po::value(&format)->default_value("table"), "table or json")                                       //
       ("json", po::value(&json_path), "also write the JSON to FILE")                                                //
       ("redis", po::value(&redis_flag), "cache the JSON under iosonar:slowdown:...")                                //
@@ -442,18 +543,28 @@ int CmdSlowdown(int argc, char** argv) {
     return usage(e);
   if (baseline_days < 1) return usage("--baseline-days must be >= 1");
   o.history_ns = baseline_days * 86400LL * kS;
+  const bool explicit_days = vm.count("baseline-days") && !vm["baseline-days"].defaulted();
+  if (!stored_name.empty() && (explicit_days || o.BaselineMode() != "history"))
+    return usage("--baseline NAME excludes --baseline-days, --baseline-from/--baseline-to and --baseline-sliding");
   auto store = OpenStoreOrSay("slowdown", store_dir);
   if (!store.ok()) return 1;
+  Publisher pub("slowdown", {results_output, redis_flag, mysql_flag, "", "--results-output"});
+  if (o.BaselineMode() == "history" && !explicit_days)
+    if (int r = LoadProbeBaseline("slowdown", stored_name, store_dir, pub, &o); r != 0) return r;
+  if (pub.rc() != 0) return pub.rc();
   auto rows = lassi::SlowdownFromStore(*store.value(), o);
   if (!rows.ok()) {
     std::cerr << "iosonar slowdown: " << rows.status().ToString() << "\n";
     return 1;
   }
   const std::string js = lassi::SlowdownToJson(*rows, o, true);
-  std::cout << (format == "json" ? js : lassi::SlowdownToTable(*rows));
+  if (const std::string warn = lassi::SlowdownBaselineWarning(*rows, o); !warn.empty())
+    std::cerr << "iosonar slowdown: WARNING: " << warn << "\n";
+  std::cout << (format == "json" ? js
+                                 : "baseline (t_expected): " + lassi::SlowdownBaselineDescription(o) + "\n" +
+                                       lassi::SlowdownToTable(*rows));
   std::cout.flush();
   if (!json_path.empty()) WriteOutputFile("slowdown", json_path, js, &rc);
-  Publisher pub("slowdown", {results_output, redis_flag, mysql_flag, "", "--results-output"});
   pub.Cache(cache::SlowdownKey("", FormatIsoMillis(o.from_ns), FormatIsoMillis(o.to_ns)),
             lassi::SlowdownToJson(*rows, o, false));
   pub.WithJobDb([&](JobDb& db) { return lassi::WriteSlowdownToDb(db.conn(), *rows); });
@@ -466,7 +577,8 @@ int CmdSlowdown(int argc, char** argv) {
 int CmdReport(int argc, char** argv) {
   RangeOpts range;
   LassiArgs la;
-  std::string store_dir, html = "iosonar-report.html", text, json, intervals = "10m", title, runs_file, runs_fs;
+  std::string store_dir, html = "iosonar-report.html", text, json, intervals = "10m", title, runs_file, runs_fs,
+      slowdown_baseline;
   size_t top = 10;
   int slowdown_days = 30;
   po::options_description desc(
@@ -481,7 +593,10 @@ int CmdReport(int argc, char** argv) {
       ("text", po::value(&text), "plain-text summary file (default: stdout)")("json", po::value(&json), "JSON file")  //
       ("slowdown-interval", po::value(&intervals)->default_value("10m"), "probe slowdown interval")                 //
       ("slowdown-baseline-days", po::value(&slowdown_days)->default_value(30)->value_name("N"),
-       "probe slowdown: t_expected = the op's median latency over the N days before the report")  //
+       "probe slowdown without a stored baseline (or given explicitly): t_expected = the op's median latency "
+       "over the N days before the report")  //
+      ("slowdown-baseline", po::value(&slowdown_baseline)->value_name("NAME"),
+       "probe slowdown: the stored baseline of that name (default: the newest; `iosonar slowdown baseline`)")  //
       ("title", po::value(&title), "report title (default: the day or the range)")                                 //
       ("top", po::value(&top)->default_value(10), "rows in the top tables")  //
       ("runs", po::value(&runs_file)->value_name("FILE"),
@@ -513,13 +628,20 @@ int CmdReport(int argc, char** argv) {
   so.intervals_ns = {*sd};
   if (slowdown_days < 1) return usage("--slowdown-baseline-days must be >= 1");
   so.history_ns = slowdown_days * 86400LL * kS;
+  const bool explicit_days = vm.count("slowdown-baseline-days") && !vm["slowdown-baseline-days"].defaulted();
+  if (explicit_days && !slowdown_baseline.empty())
+    return usage("give --slowdown-baseline or --slowdown-baseline-days, not both");
+  if (!explicit_days)
+    if (int r = LoadProbeBaseline("report", slowdown_baseline, store_dir, pub, &so); r != 0) return r;
   auto slowdown = lassi::SlowdownFromStore(*store.value(), so);
   if (!slowdown.ok()) {
     std::cerr << "iosonar report: " << slowdown.status().ToString() << "\n";
     return 1;
   }
   in.slowdown = std::move(slowdown).value();
-  in.slowdown_history_ns = so.history_ns;
+  in.slowdown_options = so;
+  if (const std::string warn = lassi::SlowdownBaselineWarning(in.slowdown, so); !warn.empty())
+    std::cerr << "iosonar report: WARNING: " << warn << "\n";
   if (Status st = report::SummarizeTracedJobs(*store.value(), range.from_ns, range.to_ns, &in.summaries); !st.ok())
     std::cerr << "iosonar report: warning: listing traced jobs: " << st.ToString() << "\n";
   if (!runs_file.empty()) {

@@ -17,6 +17,7 @@
 #include "core/base/json.h"
 #include "core/base/timeutil.h"
 #include "core/records/fields.h"
+#include "analysis-jobs/phases/phases.h"
 
 namespace iosonar::analysis {
 
@@ -306,6 +307,10 @@ class RunTally {
     }
 
     const OpKind kind = Classify(r.op);
+    if (kind == OpKind::kMeta && ops > 0)
+      ForEachBucket(r.start_ns, end, width_, [&](int64_t b, double frac) {
+        meta_buckets_[b] += static_cast<double>(ops) * frac;
+      });
     if (kind == OpKind::kMeta || kind == OpKind::kOther) {
       (kind == OpKind::kMeta ? js_->meta_ops : js_->other_ops) += ops;
       (kind == OpKind::kMeta ? js_->meta_by_op : js_->other_by_op)[r.op] += ops;
@@ -386,6 +391,7 @@ class RunTally {
   const std::vector<FileAgg>& files() const { return files_; }
   const DirAgg& read() const { return rd_; }
   const DirAgg& write() const { return wr_; }
+  const std::map<int64_t, double>& meta_buckets() const { return meta_buckets_; }
 
  private:
   JobSummary* js_;
@@ -398,6 +404,7 @@ class RunTally {
   std::vector<FileAgg> files_;
   std::unordered_set<std::string> all_files_;
   std::set<int64_t> active_;
+  std::map<int64_t, double> meta_buckets_;  // metadata ops per bucket (spread like bytes)
   int64_t busy_ns_ = 0;
   bool first_ = true;
 };
@@ -493,6 +500,49 @@ void SummarizeMpiio(const std::vector<const TraceRun*>& mpi, std::span<const Tra
   }
 }
 
+// Beacon's metadata rate during I/O phases: the wavelet-detected phases
+// (analysis-jobs/phases, default options) of the read and write byte series,
+// their union's buckets, and the metadata ops in them.
+void MetaDuringPhases(const DirAgg& rd, const DirAgg& wr, const std::map<int64_t, double>& meta, int64_t width,
+                      JobSummary* out) {
+  JobSummary& js = *out;
+  if (rd.buckets.empty() && wr.buckets.empty()) return;
+  const int64_t b0 = FloorDiv(js.start_ns, width);
+  const int64_t b1 = js.end_ns > js.start_ns ? FloorDiv(js.end_ns - 1, width) : b0;
+  int64_t w = width, origin_ns = b0 * width;
+  std::vector<double> rs, ws;
+  if (b1 - b0 + 1 <= kMaxPhaseSummaryBuckets) {
+    rs.assign(static_cast<size_t>(b1 - b0 + 1), 0.0);
+    ws.assign(rs.size(), 0.0);
+    for (const auto& [b, v] : rd.buckets) rs[static_cast<size_t>(b - b0)] += v;
+    for (const auto& [b, v] : wr.buckets) ws[static_cast<size_t>(b - b0)] += v;
+  } else {  // a very long job: its coarsened series
+    w = js.series_bucket_ns;
+    origin_ns = js.series_start_ns;
+    rs = js.series_read;
+    ws = js.series_write;
+  }
+  if (w <= 0 || rs.empty()) return;
+  PhaseOptions po;
+  po.bucket_ns = w;
+  const size_t n = rs.size();
+  const JobPhases jp = PhasesFromSeries(js.job_id, origin_ns, std::move(rs), std::move(ws), po);
+  std::vector<char> in(n, 0);
+  for (const Phase& p : jp.phases)
+    for (size_t i = p.first_bucket; i < p.first_bucket + p.buckets && i < n; ++i) in[i] = 1;
+  size_t covered = 0;
+  for (char c : in) covered += c != 0;
+  js.io_phases = jp.phases.size();
+  js.io_phases_s = static_cast<double>(covered) * (static_cast<double>(w) / 1e9);
+  double m = 0;
+  for (const auto& [b, v] : meta) {
+    const int64_t i = FloorDiv(b * width - origin_ns, w);
+    if (i >= 0 && static_cast<size_t>(i) < n && in[static_cast<size_t>(i)]) m += v;
+  }
+  js.meta_ops_in_io_phases = m;
+  if (js.io_phases_s > 0) js.meta_ops_per_s_io_phases = m / js.io_phases_s;
+}
+
 }  // namespace
 
 JobSummary Summarize(std::span<const TraceRun> runs, const SummaryOptions& opt) {
@@ -512,6 +562,7 @@ JobSummary Summarize(std::span<const TraceRun> runs, const SummaryOptions& opt) 
   TopFiles(tally.files(), opt.top_files, &js);
   BytesSeries(tally.read(), tally.write(), width, opt, &js);
   if (!mpi.empty()) SummarizeMpiio(mpi, runs, width, opt, &js);
+  MetaDuringPhases(tally.read(), tally.write(), tally.meta_buckets(), width, &js);
   return js;
 }
 
@@ -760,7 +811,14 @@ std::string SummaryToJson(const JobSummary& s, bool pretty) {
   w.BeginObject();
   w.Kv("ops", s.meta_ops);
   w.Kv("ops_per_s", s.meta_ops_per_s);
+  w.Kv("ops_per_s_label", "metadata ops per second over the seconds with any I/O (io_phase_s)");
   w.Kv("io_phase_s", s.io_phase_s);
+  w.Kv("io_phases", static_cast<uint64_t>(s.io_phases));
+  w.Kv("io_phases_s", s.io_phases_s);
+  w.Kv("ops_in_io_phases", s.meta_ops_in_io_phases);
+  w.Kv("ops_per_s_io_phases", s.meta_ops_per_s_io_phases);
+  w.Kv("ops_per_s_io_phases_label",
+       "metadata ops per second during the wavelet-detected I/O phases (Beacon §3.3): ops_in_io_phases / io_phases_s");
   w.Key("by_op");
   WriteCounts(w, s.meta_by_op);
   w.EndObject();
@@ -979,6 +1037,12 @@ Result<JobSummary> SummaryFromJson(std::string_view json) {
     rd.U64(*m, "ops", &s.meta_ops, "meta.");
     rd.Dbl(*m, "ops_per_s", &s.meta_ops_per_s, "meta.");
     rd.Dbl(*m, "io_phase_s", &s.io_phase_s, "meta.");
+    uint64_t phases = 0;
+    rd.U64(*m, "io_phases", &phases, "meta.");
+    s.io_phases = static_cast<size_t>(phases);
+    rd.Dbl(*m, "io_phases_s", &s.io_phases_s, "meta.");
+    rd.Dbl(*m, "ops_in_io_phases", &s.meta_ops_in_io_phases, "meta.");
+    rd.Dbl(*m, "ops_per_s_io_phases", &s.meta_ops_per_s_io_phases, "meta.");
     rd.Counts(rd.Obj(*m, "by_op", "meta."), &s.meta_by_op, "meta.by_op.");
   }
   if (const JVal* m = rd.Obj(doc, "other", "")) {
@@ -1039,7 +1103,7 @@ namespace {
 constexpr double kSmallRequestBytes = 64 * 1024;
 constexpr uint64_t kSmallRequestMinOps = 1000;  // a handful of small requests costs nothing
 constexpr uint64_t kMetaHeavyMinOps = 1000;
-constexpr double kMetaHeavyRate = 1000;  // ops/s during I/O phases
+constexpr double kMetaHeavyRate = 1000;  // ops/s over the seconds with any I/O (meta_ops_per_s)
 constexpr uint64_t kManyErrors = 100;
 constexpr double kManyErrorsShare = 0.01;
 
@@ -1262,8 +1326,12 @@ void TableOtherOps(const JobSummary& s, std::string* out) {
   std::snprintf(b, sizeof b, "%-20s %s", "metadata ops", HumanCount(static_cast<double>(s.meta_ops)).c_str());
   o += b;
   if (s.meta_ops) {
-    o += " (" + CountList(s.meta_by_op, [](const std::string& k) { return k; }) + "), " +
-         HumanCount(s.meta_ops_per_s) + "/s over " + HumanSeconds(s.io_phase_s) + " with I/O activity";
+    o += " (" + CountList(s.meta_by_op, [](const std::string& k) { return k; }) + ")\n";
+    std::snprintf(b, sizeof b, "%-20s %s/s during %zu I/O phase%s (%s, wavelet-detected; Beacon)", "  metadata rate",
+                  HumanCount(s.meta_ops_per_s_io_phases).c_str(), s.io_phases, s.io_phases == 1 ? "" : "s",
+                  HumanSeconds(s.io_phases_s).c_str());
+    o += b;
+    o += "; " + HumanCount(s.meta_ops_per_s) + "/s over " + HumanSeconds(s.io_phase_s) + " with any I/O activity";
   }
   o += "\n";
   std::snprintf(b, sizeof b, "%-20s %s", "other ops", HumanCount(static_cast<double>(s.other_ops)).c_str());

@@ -34,10 +34,22 @@
 //    close, stat, access, unlink, rename, mkdir, rmdir. Every other non-data
 //    op (seek, sync, dup, flush, ...) is counted under "other": lseek never
 //    reaches a server and fsync is data traffic to the OSTs.
-//  - I/O phase time (io_phase_s): the number of distinct bucket_ns-wide
-//    epoch-aligned buckets that any traced op (data, metadata or other)
-//    overlaps, times the bucket width. meta.ops_per_s = meta.ops / io_phase_s,
-//    i.e. the metadata rate while the job was doing I/O at all.
+//  - Metadata rate during I/O phases (Beacon §3.3, App. B: "average metadata
+//    operations per second during I/O phases"): the I/O phases are those the
+//    wavelet method of analysis-jobs/phases finds (default PhaseOptions) in
+//    the job's bucket_ns-wide read and write byte series (the union of the
+//    read and write phases' buckets; io_phases = how many phases,
+//    io_phases_s = the union's buckets x width); meta.ops_in_io_phases = the
+//    metadata ops in those buckets (a run's ops spread over the buckets its
+//    [start, end] spans, as its bytes are); meta.ops_per_s_io_phases =
+//    ops_in_io_phases / io_phases_s (0 without phases: a job without data
+//    bytes has none). Over a span of more than kMaxPhaseSummaryBuckets
+//    buckets the phases are found on the coarsened series below.
+//  - Seconds with any I/O (io_phase_s, a name kept for the cached JSON): the
+//    number of distinct bucket_ns-wide epoch-aligned buckets that any traced
+//    op (data, metadata or other) overlaps, times the bucket width.
+//    meta.ops_per_s = meta.ops / io_phase_s, i.e. the metadata rate over the
+//    seconds the job did any I/O at all (not Beacon's phases).
 //  - A process is host + pid; processes_with_io / nodes_with_io count those
 //    that moved read or write bytes (> 0). files counts distinct files of
 //    read/write runs; files_total also counts files only touched by metadata
@@ -109,6 +121,10 @@ struct ModeOptions {
   double tie_ratio = 0.5;      // ... plus those at least this large relative to the smallest kept
   double private_share = 0.9;  // one process carrying this share of a file makes it private
 };
+
+// Longest span (in bucket_ns buckets) whose I/O phases are found on the
+// bucket_ns series itself; longer jobs use the coarsened summary series.
+inline constexpr int64_t kMaxPhaseSummaryBuckets = int64_t{1} << 20;
 
 struct SummaryOptions {
   int64_t bucket_ns = 1000000000;  // bw_peak and I/O phase buckets, epoch-aligned
@@ -205,8 +221,13 @@ struct JobSummary {
   double busy_s = 0;     // time inside all traced calls, summed over threads
   DirectionStats read, write;
   uint64_t meta_ops = 0;
-  double meta_ops_per_s = 0;
-  double io_phase_s = 0;
+  double meta_ops_per_s = 0;  // over io_phase_s, the seconds with any I/O
+  double io_phase_s = 0;      // seconds (buckets) with any traced op
+  // Beacon's rate: over the wavelet-detected I/O phases (see above).
+  size_t io_phases = 0;
+  double io_phases_s = 0;
+  double meta_ops_in_io_phases = 0;
+  double meta_ops_per_s_io_phases = 0;
   std::map<std::string, uint64_t> meta_by_op;
   uint64_t other_ops = 0;
   std::map<std::string, uint64_t> other_by_op;

@@ -65,8 +65,7 @@ std::string AppSource::Of(std::string_view job) const {
   }
   if (cl.empty()) return "";
   auto g = db_->Get(cl, id);
-  if (g.ok() && g.value() && g.value()->command)
-    return ApplicationKey(*g.value()->command, g.value()->work_dir.value_or(""));
+  if (g.ok() && g.value()) return ApplicationKeyOf(*g.value());  // jobs.app_key, as written
   return "";
 }
 

@@ -1,8 +1,8 @@
 // The application of a job for LASSi's per-application risk: its exact
 // command line, from a file of JOB_ID<TAB>COMMAND LINE lines and/or the job
-// database (a job's `command`), as ApplicationKey (core/jobdb/jobdb.h) makes
-// it: the same key whether the prolog or the sacct poller wrote the job. The
-// file wins where both know a job.
+// database (the job's app_key column, written once by the prolog or the sacct
+// poller with ApplicationKey, core/jobdb/jobdb.h; computed from `command` only
+// for rows older than that column). The file wins where both know a job.
 #pragma once
 #include <functional>
 #include <map>

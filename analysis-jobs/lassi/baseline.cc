@@ -1,18 +1,11 @@
 #include "analysis-jobs/lassi/baseline.h"
 
-#include <fcntl.h>
-#include <rapidjson/document.h>
-#include <rapidjson/error/en.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cstdlib>
-#include <fstream>
 #include <map>
-#include <tuple>
 
+#include "analysis-jobs/lib/stored_baselines.h"
 #include "core/base/json.h"
-#include "core/base/timeutil.h"
+#include "core/jobdb/jobdb.h"
 
 namespace iosonar::lassi {
 
@@ -28,14 +21,6 @@ std::optional<double>* Slot(OpSums& s, std::string_view op) {
   return nullptr;
 }
 
-std::string SqlTime(int64_t ns) {
-  std::string s = FormatIsoMillis(ns);  // 2026-11-22T00:00:00.000Z -> 2026-11-22 00:00:00.000
-  if (s.size() >= 24) {
-    s[10] = ' ';
-    s.pop_back();
-  }
-  return s;
-}
 }  // namespace
 
 std::string BaselineFileOf(const std::string& store_dir) { return store_dir + "/lassi-baselines.jsonl"; }
@@ -44,10 +29,7 @@ std::string BaselineLine(const Baseline& b) {
   std::string out;
   JsonWriter w(&out, 0);
   w.BeginObject();
-  w.Kv("name", b.name);
-  w.Kv("computed_at_ns", b.computed_at_ns);
-  w.Kv("from_ns", b.from_ns);
-  w.Kv("to_ns", b.to_ns);
+  analysis::WriteBaselineHead(w, {b.name, b.source, b.computed_at_ns, b.from_ns, b.to_ns});
   w.Kv("window_s", b.window_ns / kS);
   w.Key("fs");
   w.BeginArray();
@@ -78,24 +60,17 @@ std::string BaselineLine(const Baseline& b) {
 
 Result<Baseline> ParseBaselineLine(std::string_view line) {
   rapidjson::Document d;
-  d.Parse(line.data(), line.size());
-  if (d.HasParseError())
-    return Status::Invalid(std::string("not JSON: ") + rapidjson::GetParseError_En(d.GetParseError()) + " at offset " +
-                           std::to_string(d.GetErrorOffset()));
-  if (!d.IsObject()) return Status::Invalid("not a JSON object");
-  auto i64 = [&](const char* k) -> std::optional<int64_t> {
-    if (!d.HasMember(k) || !d[k].IsInt64()) return std::nullopt;
-    return d[k].GetInt64();
-  };
+  if (Status s = analysis::ParseJsonObjectLine(line, &d); !s.ok()) return s;
+  analysis::BaselineHead h;
+  if (Status s = analysis::ParseBaselineHead(d, &h); !s.ok()) return s;
   Baseline b;
-  if (!d.HasMember("name") || !d["name"].IsString()) return Status::Invalid("no \"name\" string");
-  b.name = d["name"].GetString();
-  auto c = i64("computed_at_ns"), f = i64("from_ns"), t = i64("to_ns"), ws = i64("window_s");
-  if (!c || !f || !t || !ws || *ws <= 0) return Status::Invalid("needs integers computed_at_ns, from_ns, to_ns, window_s > 0");
-  b.computed_at_ns = *c;
-  b.from_ns = *f;
-  b.to_ns = *t;
-  b.window_ns = *ws * kS;
+  b.name = h.name;
+  b.computed_at_ns = h.computed_at_ns;
+  b.from_ns = h.from_ns;
+  b.to_ns = h.to_ns;
+  if (!d.HasMember("window_s") || !d["window_s"].IsInt64() || d["window_s"].GetInt64() <= 0)
+    return Status::Invalid("needs an integer \"window_s\" > 0");
+  b.window_ns = d["window_s"].GetInt64() * kS;
   if (!d.HasMember("fs") || !d["fs"].IsArray()) return Status::Invalid("no \"fs\" array");
   for (const auto& e : d["fs"].GetArray()) {
     if (!e.IsObject() || !e.HasMember("fs") || !e["fs"].IsString() || !e.HasMember("avg") || !e["avg"].IsObject())
@@ -115,54 +90,23 @@ Result<Baseline> ParseBaselineLine(std::string_view line) {
 }
 
 Status AppendBaselineFile(const std::string& path, const Baseline& b) {
-  const std::string line = BaselineLine(b);
-  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-  if (fd < 0) return Status::FromErrno("cannot open " + path, errno);
-  size_t off = 0;
-  while (off < line.size()) {
-    const ssize_t n = write(fd, line.data() + off, line.size() - off);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      const int e = errno;
-      close(fd);
-      return Status::FromErrno("cannot write " + path, e);
-    }
-    off += static_cast<size_t>(n);
-  }
-  if (close(fd) != 0) return Status::FromErrno("cannot write " + path, errno);
-  return Status::Ok();
+  return analysis::AppendBaselineLine(path, BaselineLine(b));
 }
 
 Result<std::vector<Baseline>> ReadBaselineFile(const std::string& path) {
-  std::vector<Baseline> out;
-  std::ifstream in(path);
-  if (!in) {
-    if (access(path.c_str(), F_OK) != 0) return out;  // none stored yet
-    return Status::Io("cannot read " + path);
-  }
-  std::string line;
-  for (int n = 1; std::getline(in, line); ++n) {
-    if (line.empty()) continue;
-    auto b = ParseBaselineLine(line);
-    if (!b.ok()) return Status::Invalid(path + ":" + std::to_string(n) + ": " + b.status().message());
-    b->source = "file " + path;
-    out.push_back(std::move(b).value());
-  }
-  return out;
+  return analysis::ReadBaselineFileWith<Baseline>(path, ParseBaselineLine);
 }
 
 Status WriteBaselineToDb(MysqlConn& c, const Baseline& b) {
-  Status st = c.Transaction([&]() -> Status {
-    auto del = c.Exec("DELETE FROM lassi_baseline WHERE name = ?", {b.name});
-    if (!del.ok()) return del.status();
+  return analysis::ReplaceBaselineRows(c, "lassi_baseline", b.name, [&]() -> Status {
     for (const auto& f : b.fs) {
       auto put = [&](std::string_view op, const std::optional<double>& v) -> Status {
         if (!v) return Status::Ok();
         auto e = c.Exec(
             "INSERT INTO lassi_baseline (name, fs, op, avg_per_window, app_windows, window_s, history_from, history_to, "
             "computed_at, history_from_ns, history_to_ns, computed_at_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-            {b.name, f.fs, std::string(op), *v, static_cast<int64_t>(f.app_hours), b.window_ns / kS, SqlTime(b.from_ns),
-             SqlTime(b.to_ns), SqlTime(b.computed_at_ns), b.from_ns, b.to_ns, b.computed_at_ns});
+            {b.name, f.fs, std::string(op), *v, static_cast<int64_t>(f.app_hours), b.window_ns / kS, SqlDatetime(b.from_ns),
+             SqlDatetime(b.to_ns), SqlDatetime(b.computed_at_ns), b.from_ns, b.to_ns, b.computed_at_ns});
         return e.ok() ? Status::Ok() : e.status();
       };
       for (size_t i = 0; i < kOssOps; ++i)
@@ -172,17 +116,13 @@ Status WriteBaselineToDb(MysqlConn& c, const Baseline& b) {
     }
     return Status::Ok();
   });
-  if (st.ok()) return st;
-  return Status(st.code(), "writing lassi_baseline (run `iosonar db-migrate` first?): " + st.message());
 }
 
 Result<std::vector<Baseline>> ReadBaselinesFromDb(MysqlConn& c) {
   auto rows = c.Query(
       "SELECT name, fs, op, avg_per_window, app_windows, window_s, history_from_ns, history_to_ns, computed_at_ns "
       "FROM lassi_baseline ORDER BY computed_at_ns, name, fs, op");
-  if (!rows.ok())
-    return Status(rows.status().code(),
-                  "reading lassi_baseline (run `iosonar db-migrate` first?): " + rows.status().message());
+  if (!rows.ok()) return analysis::BaselineTableError("lassi_baseline", rows.status());
   std::map<std::string, Baseline> by_name;
   std::vector<std::string> order;
   for (const auto& r : *rows) {
@@ -216,18 +156,8 @@ Result<std::vector<Baseline>> ReadBaselinesFromDb(MysqlConn& c) {
 
 Result<std::optional<Baseline>> SelectBaseline(const std::vector<Baseline>& all, const std::string& name,
                                                int64_t window_ns) {
-  if (!name.empty()) {
-    for (const auto& b : all)
-      if (b.name == name) return std::optional<Baseline>(b);
-    std::string known;
-    for (const auto& b : all) known += (known.empty() ? "" : ", ") + b.name;
-    return Status::NotFound("no LASSi baseline named '" + name + "' (stored: " + (known.empty() ? "none" : known) + ")");
-  }
-  const Baseline* best = nullptr;
-  for (const auto& b : all)
-    if (b.window_ns == window_ns && (!best || b.computed_at_ns >= best->computed_at_ns)) best = &b;
-  if (!best) return std::optional<Baseline>();
-  return std::optional<Baseline>(*best);
+  return analysis::SelectStoredBaseline(all, name, "LASSi baseline",
+                                        [&](const Baseline& b) { return b.window_ns == window_ns; });
 }
 
 }  // namespace iosonar::lassi

@@ -6,6 +6,7 @@
 #include <set>
 #include <tuple>
 
+#include "analysis-jobs/lassi/probe_baseline.h"
 #include "core/base/json.h"
 #include "core/base/timeutil.h"
 #include "core/records/fields.h"
@@ -61,6 +62,13 @@ void GroupRows(std::span<const ProbeSample> g, const std::string& host, const Sl
     if (opt.baseline_from_ns || opt.baseline_to_ns) {
       fixed = median_in(opt.baseline_from_ns.value_or(opt.from_ns), opt.baseline_to_ns.value_or(opt.to_ns));
       kind = "fixed";
+    } else if (opt.stored) {
+      if (const ProbeMedian* m = opt.stored->Find(g.front().fs, host, g.front().op)) fixed = m->median_s;
+      kind = "stored";
+      if (!fixed) {
+        fixed = median_in(opt.from_ns, opt.to_ns);
+        kind = "analysed range";
+      }
     } else {
       fixed = opt.history_ns > 0 ? median_in(opt.from_ns - opt.history_ns, opt.from_ns) : std::nullopt;
       kind = "history";
@@ -147,6 +155,44 @@ Result<std::vector<ProbeSample>> LoadProbeSamples(Store& store, int64_t from_ns,
   return out;
 }
 
+std::string SlowdownOptions::BaselineMode() const {
+  if (sliding_ns > 0) return "sliding";
+  if (baseline_from_ns || baseline_to_ns) return "fixed";
+  return stored ? "stored" : "history";
+}
+
+std::string SlowdownBaselineDescription(const SlowdownOptions& opt) {
+  const std::string mode = opt.BaselineMode();
+  if (mode == "stored") return "stored probe baseline " + ProbeBaselineDescription(*opt.stored);
+  if (mode == "sliding") return "the " + std::to_string(opt.sliding_ns / 1000000000) + " s before each interval";
+  if (mode == "fixed")
+    return "fixed range " + FormatIsoMillis(opt.baseline_from_ns.value_or(opt.from_ns)) + " - " +
+           FormatIsoMillis(opt.baseline_to_ns.value_or(opt.to_ns));
+  return "the probe records of the " + std::to_string(opt.history_ns / 86400000000000LL) + " days before " +
+         FormatIsoMillis(opt.from_ns) + " (" + FormatIsoMillis(opt.from_ns - opt.history_ns) + " - " +
+         FormatIsoMillis(opt.from_ns) + "), re-read from the store";
+}
+
+std::string SlowdownBaselineWarning(const std::vector<SlowdownRow>& rows, const SlowdownOptions& opt) {
+  std::string w;
+  if (rows.empty()) return w;  // no probe records: nothing was measured against a baseline
+  if (opt.BaselineMode() == "history")
+    w = "no stored probe baseline: t_expected is the median of " + SlowdownBaselineDescription(opt) +
+        " (compute one with `iosonar slowdown baseline --from T --to T`)";
+  std::set<std::string> fallback;
+  for (const auto& r : rows)
+    if (r.baseline_kind == "analysed range") fallback.insert(r.fs + " " + (r.host.empty() ? "" : r.host + " ") + r.op);
+  if (!fallback.empty()) {
+    std::string list;
+    for (const auto& f : fallback) list += (list.empty() ? "" : ", ") + f;
+    w += std::string(w.empty() ? "" : "; ") +
+         (opt.BaselineMode() == "stored" ? "the stored probe baseline '" + opt.stored->name + "' has no median for "
+                                         : "no probe history for ") +
+         list + ": their t_expected is the median of the analysed range itself";
+  }
+  return w;
+}
+
 std::string SlowdownToJson(const std::vector<SlowdownRow>& rows, const SlowdownOptions& opt, bool pretty) {
   std::string out;
   JsonWriter w(&out, pretty ? 2 : 0);
@@ -155,10 +201,22 @@ std::string SlowdownToJson(const std::vector<SlowdownRow>& rows, const SlowdownO
   w.Kv("quantile_method", "linear interpolation, Hyndman-Fan type 7 (numpy default)");
   w.Kv("from", FormatIsoMillis(opt.from_ns));
   w.Kv("to", FormatIsoMillis(opt.to_ns));
-  const bool fixed = opt.baseline_from_ns || opt.baseline_to_ns;
-  w.Kv("baseline", opt.sliding_ns > 0 ? "sliding" : fixed ? "fixed" : "history");
+  const std::string mode = opt.BaselineMode();
+  w.Kv("baseline", mode);
+  w.Kv("baseline_description", SlowdownBaselineDescription(opt));
+  w.Kv("baseline_warning", SlowdownBaselineWarning(rows, opt));
   if (opt.sliding_ns > 0) w.Kv("baseline_sliding_s", opt.sliding_ns / 1000000000);
-  if (opt.sliding_ns <= 0 && !fixed) {
+  if (mode == "stored") {
+    w.Key("stored_baseline");
+    w.BeginObject();
+    w.Kv("name", opt.stored->name);
+    w.Kv("source", opt.stored->source);
+    w.Kv("from", FormatIsoMillis(opt.stored->from_ns));
+    w.Kv("to", FormatIsoMillis(opt.stored->to_ns));
+    w.Kv("computed_at", FormatIsoMillis(opt.stored->computed_at_ns));
+    w.EndObject();
+  }
+  if (mode == "history") {
     w.Kv("baseline_history_s", opt.history_ns / 1000000000);
     w.Kv("baseline_from", FormatIsoMillis(opt.from_ns - opt.history_ns));
     w.Kv("baseline_to", FormatIsoMillis(opt.from_ns));
@@ -206,7 +264,7 @@ std::string SlowdownToJson(const std::vector<SlowdownRow>& rows, const SlowdownO
 
 Result<std::vector<SlowdownRow>> SlowdownFromStore(Store& store, const SlowdownOptions& opt) {
   int64_t lo = opt.from_ns - opt.sliding_ns;
-  if (opt.sliding_ns <= 0 && !opt.baseline_from_ns && !opt.baseline_to_ns) lo = opt.from_ns - opt.history_ns;
+  if (opt.BaselineMode() == "history") lo = opt.from_ns - opt.history_ns;  // a stored baseline needs only the range
   if (opt.baseline_from_ns) lo = std::min(lo, *opt.baseline_from_ns);
   int64_t hi = opt.to_ns;
   if (opt.baseline_to_ns) hi = std::max(hi, *opt.baseline_to_ns);

@@ -2,17 +2,20 @@
 // user-perceived slowdown", §3.2-3.3): per file system, op and interval the
 // latency statistics of the probe, and slowdown = statistic / t_expected,
 // the median latency of that op over a long baseline (§3.3: "the median of
-// all observed values"; §4.5 uses a 30-day period): by default the 30 days
-// before the analysed range, read from the store; the analysed range itself
-// only when that history has no sample of the op (flagged in the row). Rows
-// per file system and op, and per file system, probing host and op (§4.4:
-// host variability) with that host's own baseline median.
+// all observed values"; §4.5 uses a 30-day period): by default the newest
+// stored baseline (`iosonar slowdown baseline`, probe_baseline.h); without
+// one, the 30 days before the analysed range, re-read from the store (said
+// loudly: SlowdownBaselineWarning); the analysed range itself only for an
+// op without a sample there (flagged in the row). Rows per file system and
+// op, and per file system, probing host and op (§4.4: host variability)
+// with that host's own baseline median.
 //
 // Quantiles use linear interpolation between order statistics, Hyndman & Fan
 // type 7 (numpy's default method='linear', R's default): for sorted x[0..n-1]
 // and q in [0,1], h = (n-1) q, Q = x[floor h] + (h - floor h)(x[floor h + 1] - x[floor h]).
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -38,23 +41,30 @@ struct ProbeSample {
   std::string host;  // host.name of the probe
 };
 
+struct ProbeBaseline;  // probe_baseline.h
+
 struct SlowdownOptions {
   std::vector<int64_t> intervals_ns = {600LL * 1000000000, 4 * 3600LL * 1000000000};
   int64_t from_ns = 0, to_ns = 0;
   // Baseline: fixed [baseline_from, baseline_to); or, when sliding_ns > 0,
-  // the sliding_ns before each interval's start; else the history_ns before
-  // `from` (default 30 days), falling back to [from, to) for an op without
-  // samples there.
+  // the sliding_ns before each interval's start; else the stored baseline
+  // when there is one (an op it has no median for: [from, to)); else the
+  // history_ns before `from` (default 30 days), falling back to [from, to)
+  // for an op without samples there.
   std::optional<int64_t> baseline_from_ns, baseline_to_ns;
   int64_t sliding_ns = 0;
   int64_t history_ns = 30 * 86400LL * 1000000000;
+  std::shared_ptr<const ProbeBaseline> stored;
+  // "sliding", "fixed", "stored" or "history": which of the above applies.
+  std::string BaselineMode() const;
 };
 
 struct SlowdownRow {
   std::string fs, op;
   std::string host;  // "" for the file system's row (every probing host); else that host's
-  // Where baseline_median came from: "history" (history_ns before from),
-  // "fixed", "sliding", or "analysed range" (no history: the fallback).
+  // Where baseline_median came from: "stored" (the stored baseline),
+  // "history" (history_ns before from), "fixed", "sliding", or "analysed
+  // range" (no stored median or history for the op: the fallback).
   std::string baseline_kind;
   int64_t interval_ns = 0, start_ns = 0;
   LatencyStats stats;
@@ -74,7 +84,17 @@ Result<std::vector<ProbeSample>> LoadProbeSamples(Store& store, int64_t from_ns,
 // baseline), then ComputeSlowdown.
 Result<std::vector<SlowdownRow>> SlowdownFromStore(Store& store, const SlowdownOptions& opt);
 
-// "rows": the file-system rows; "host_rows": per probing host.
+// "" when there are no rows or the stored baseline gave every row its median; else what people
+// must be told: no stored baseline (t_expected re-read from the history), or
+// rows whose op had no stored median / no history.
+std::string SlowdownBaselineWarning(const std::vector<SlowdownRow>& rows, const SlowdownOptions& opt);
+// Which baseline was used, for people: the stored one's name, source and
+// range, or the history read.
+std::string SlowdownBaselineDescription(const SlowdownOptions& opt);
+
+// "rows": the file-system rows; "host_rows": per probing host; "baseline",
+// "baseline_description", "baseline_warning" and with a stored baseline
+// "stored_baseline" {name, source, from, to, computed_at}.
 std::string SlowdownToJson(const std::vector<SlowdownRow>& rows, const SlowdownOptions& opt, bool pretty);
 
 }  // namespace iosonar::lassi

@@ -413,7 +413,7 @@ void RenderFileSystem(const lassi::LassiResult& r, const std::string& fs, Doc* d
   if (!have_ops) t += "  (no OST op counts in the source: ops quality undefined)\n";
 }
 
-void RenderSlowdown(const std::vector<lassi::SlowdownRow>& slowdown, Doc* d) {
+void RenderSlowdown(const std::vector<lassi::SlowdownRow>& slowdown, const lassi::SlowdownOptions& opt, Doc* d) {
   std::string &h = d->h, &t = d->t;
   h += "<h2>Probe slowdown (latency / t_expected, the op's median latency over the baseline)</h2>\n";
   std::map<std::pair<std::string, int64_t>, std::vector<const lassi::SlowdownRow*>> by;  // (fs, interval)
@@ -431,12 +431,15 @@ void RenderSlowdown(const std::vector<lassi::SlowdownRow>& slowdown, Doc* d) {
   }
   std::string basis;
   for (const auto& [k, n] : kinds) basis += (basis.empty() ? "" : ", ") + std::to_string(n) + " rows: " + k;
-  h += "<p class=\"note\">Baseline median (t_expected) from: " + HtmlEscape(basis) +
-       " (\"history\": the 30 days before the report; \"analysed range\": no history for that op).</p>\n";
-  if (kinds.count("analysed range"))
-    h += "<p class=\"warn\">WARNING: some ops have no probe history before the report: their slowdown is against the "
-         "median of the reported range itself.</p>\n";
-  t += "\nProbe slowdown (median latency / baseline median; baseline " + basis + "):\n";
+  const std::string used = lassi::SlowdownBaselineDescription(opt), warn = lassi::SlowdownBaselineWarning(slowdown, opt);
+  h += "<p class=\"note\" id=\"slowdown-baseline\">Baseline median (t_expected): " + HtmlEscape(used) + ". Rows: " +
+       HtmlEscape(basis) +
+       " (\"stored\": the stored baseline; \"history\": re-read from the records before the report; \"analysed "
+       "range\": neither has the op).</p>\n";
+  if (!warn.empty())
+    h += "<p class=\"warn\" id=\"slowdown-baseline-warning\"><b>WARNING:</b> " + HtmlEscape(warn) + "</p>\n";
+  t += "\nProbe slowdown (median latency / baseline median; baseline " + basis + "):\n  t_expected: " + used + "\n";
+  if (!warn.empty()) t += "  WARNING: " + warn + "\n";
   for (const auto& [k, rows] : by) {
     std::set<int64_t> ts;
     std::set<std::string> ops;
@@ -555,15 +558,16 @@ std::string ReportJson(const ReportInput& in, const std::vector<Advice>& advice)
     }
     w.EndArray();
   }
-  lassi::SlowdownOptions so;
+  lassi::SlowdownOptions so = in.slowdown_options;
   so.from_ns = r.opt.from_ns;
   so.to_ns = r.opt.to_ns;
-  so.history_ns = in.slowdown_history_ns;
   std::string title;
   JsonWriter(&title).String(in.title);
-  std::string warn;
+  std::string warn, sd_warn;
   JsonWriter(&warn).String(lassi::BaselineWarning(r));
+  JsonWriter(&sd_warn).String(lassi::SlowdownBaselineWarning(in.slowdown, so));
   return "{\"report\":\"iosonar-report/1\",\"title\":" + title + ",\"baseline_warning\":" + warn +
+         ",\"slowdown_baseline_warning\":" + sd_warn +
          ",\"lassi\":" + lassi::ResultToJson(r, false) +
          ",\"slowdown\":" + lassi::SlowdownToJson(in.slowdown, so, false) + ",\"advice\":" + adv + "}\n";
 }
@@ -583,7 +587,7 @@ ReportOutput RenderReport(const ReportInput& in) {
     d.h += "<p>No iosonar.oss, iosonar.mds or iosonar.jobstats records in this range.</p>\n";
     d.t += "No server-side records in this range.\n";
   }
-  if (!in.slowdown.empty()) RenderSlowdown(in.slowdown, &d);
+  if (!in.slowdown.empty()) RenderSlowdown(in.slowdown, in.slowdown_options, &d);
   if (in.runs) RenderRuns(*in.runs, &d);
   RenderTop(r, in.top_n, &d);
   for (const auto& [html, text] : in.extra_sections) {

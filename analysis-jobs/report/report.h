@@ -37,7 +37,7 @@ struct ReportInput {
   std::string title;  // e.g. "2018-01-28"
   lassi::LassiResult lassi;
   std::vector<lassi::SlowdownRow> slowdown;
-  int64_t slowdown_history_ns = 30 * 86400LL * 1000000000;  // the probe baseline: this long before `from`
+  lassi::SlowdownOptions slowdown_options;  // as the rows were computed (the baseline they used)
   std::map<std::string, analysis::JobSummary> summaries;  // by job id (trace records present)
   AdviceOptions advice;
   std::optional<lassi::RunCorrelation> runs;  // the runs of one command vs risk (LASSi Table 3, Fig. 6)

@@ -642,8 +642,8 @@ Status NameTalliesFromJobDb(JobDb& db, const std::string& cluster, std::vector<J
       return meta.status();
     }
     if (meta->user) t.user = *meta->user;
-    const std::string app =
-        meta->command ? ApplicationKey(*meta->command, meta->work_dir.value_or("")) : meta->name.value_or("");
+    const std::string key = ApplicationKeyOf(*meta);  // jobs.app_key, as written
+    const std::string app = !key.empty() ? key : meta->name.value_or("");
     if (!app.empty()) t.app = MainExecutable({app});
   }
   return Status::Ok();

@@ -28,7 +28,7 @@ constexpr const char* kJobCols =
     "j.cluster, j.job_id, j.step, j.array_job_id, j.array_task_id, j.user_name, j.uid, j.group_name, j.gid, "
     "j.account, j.partition_name, j.job_name, j.command, j.work_dir, j.node_list, j.node_count, j.task_count, "
     "UNIX_TIMESTAMP(j.submit_time), UNIX_TIMESTAMP(j.start_time), UNIX_TIMESTAMP(j.end_time), j.state, "
-    "j.exit_code, j.exit_signal, j.source";
+    "j.exit_code, j.exit_signal, j.source, j.app_key";
 
 std::optional<int64_t> ToInt(const std::optional<std::string>& s) {
   if (!s) return std::nullopt;
@@ -81,6 +81,7 @@ JobRecord RowToJob(const SqlRow& r) {
   j.exit_code = ToInt(r[21]);
   j.exit_signal = ToInt(r[22]);
   j.source = r[23].value_or("");
+  if (r.size() > 24) j.app_key = r[24];
   return j;
 }
 
@@ -150,8 +151,16 @@ bool LongIsFlag(std::string_view o) {
 }
 }  // namespace
 
-std::string ApplicationKey(std::string_view command, std::string_view work_dir) {
+std::string ApplicationKeyOf(const JobRecord& r) {
+  if (r.app_key) return *r.app_key;
+  if (!r.command) return "";
+  return ApplicationKey(*r.command, r.work_dir.value_or(""), r.name.value_or(""));
+}
+
+std::string ApplicationKey(std::string_view command, std::string_view work_dir, std::string_view job_name) {
   const std::vector<std::string> w = Words(command);
+  // The value of -J / --job-name takes as many words as the job's name.
+  const size_t name_words = std::max<size_t>(1, Words(job_name).size());
   if (w.empty()) return "";
   const std::string& first = w[0];
   const bool sbatch = first == "sbatch" || (first.size() > 7 && first.compare(first.size() - 7, 7, "/sbatch") == 0);
@@ -169,6 +178,14 @@ std::string ApplicationKey(std::string_view command, std::string_view work_dir) 
       return Unquote(Join(rest, 0));
     }
     if (a == "--") continue;
+    if (a == "-J" || a == "--job-name") {
+      i += name_words;  // the name's words
+      continue;
+    }
+    if (a.rfind("--job-name=", 0) == 0 || (a.size() > 2 && a.rfind("-J", 0) == 0)) {
+      i += name_words - 1;  // the first word of the name is attached
+      continue;
+    }
     if (a.rfind("--", 0) == 0) {
       if (a.find('=') == std::string::npos && !LongIsFlag(a)) ++i;  // its value is the next word
       continue;
@@ -260,8 +277,10 @@ Status JobDb::Upsert(const JobRecord& r) {
   static constexpr std::string_view kUpsert =
       "INSERT INTO jobs (cluster, job_id, step, array_job_id, array_task_id, user_name, uid, group_name, gid, account, "
       "partition_name, job_name, command, work_dir, node_list, node_count, task_count, submit_time, start_time, "
-      "end_time, state, exit_code, exit_signal, source) VALUES "
-      "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON DUPLICATE KEY UPDATE "
+      "end_time, state, exit_code, exit_signal, source, app_key) VALUES "
+      "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON DUPLICATE KEY UPDATE "
+      // The run's application key is written once: the first path to report it fixes it.
+      "app_key = COALESCE(app_key, VALUES(app_key)), "
       "array_job_id = COALESCE(VALUES(array_job_id), array_job_id), "
       "array_task_id = COALESCE(VALUES(array_task_id), array_task_id), "
       "user_name = COALESCE(VALUES(user_name), user_name), uid = COALESCE(VALUES(uid), uid), "
@@ -278,13 +297,15 @@ Status JobDb::Upsert(const JobRecord& r) {
       "state = IF(VALUES(end_time) IS NULL AND end_time IS NOT NULL, state, COALESCE(VALUES(state), state)), "
       "exit_code = COALESCE(VALUES(exit_code), exit_code), exit_signal = COALESCE(VALUES(exit_signal), exit_signal), "
       "end_time = COALESCE(VALUES(end_time), end_time), source = VALUES(source)";
+  const std::string app_key = ApplicationKeyOf(r);
   return conn_->Transaction([&]() -> Status {
     auto ins = conn_->Exec(kUpsert, {r.cluster, static_cast<int64_t>(r.job_id), r.step, SqlOpt(r.array_job_id),
                                      SqlOpt(r.array_task_id), SqlOpt(r.user), SqlOpt(r.uid), SqlOpt(r.group),
                                      SqlOpt(r.gid), SqlOpt(r.account), SqlOpt(r.partition), SqlOpt(r.name),
                                      SqlOpt(r.command), SqlOpt(r.work_dir), SqlOpt(r.node_list), SqlOpt(r.node_count),
                                      SqlOpt(r.task_count), Time(r.submit_ns), Time(r.start_ns), Time(r.end_ns),
-                                     SqlOpt(r.state), SqlOpt(r.exit_code), SqlOpt(r.exit_signal), r.source});
+                                     SqlOpt(r.state), SqlOpt(r.exit_code), SqlOpt(r.exit_signal), r.source,
+                                     app_key.empty() ? SqlParam(SqlNull()) : SqlParam(app_key)});
     if (!ins.ok()) return ins.status();
     if (set_nodes) {
       auto del = conn_->Exec("DELETE FROM job_nodes WHERE cluster = ? AND job_id = ?",
@@ -669,6 +690,7 @@ void ForEachField(JobRecord& r, F&& f) {
   f("state", r.state);
   f("exit_code", r.exit_code);
   f("exit_signal", r.exit_signal);
+  f("app_key", r.app_key);
 }
 
 }  // namespace

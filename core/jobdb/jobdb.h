@@ -28,21 +28,39 @@ struct JobRecord {
   std::optional<int64_t> uid, gid, node_count, task_count, exit_code, exit_signal;
   std::optional<int64_t> submit_ns, start_ns, end_ns;  // epoch ns, UTC
   std::string source;  // who reported it: prolog, epilog, sacct
+  // The application key (ApplicationKey), computed once by whoever reports
+  // the run (jobs.app_key, migration 037): the prolog from scontrol's
+  // Command (as "sbatch COMMAND") or the --wrap line, the sacct poller from
+  // SubmitLine, WorkDir and JobName. Upsert computes it from command,
+  // work_dir and name when absent, and keeps the first key stored for a run.
+  std::optional<std::string> app_key;
   bool operator==(const JobRecord&) const = default;
 };
 
 // The application a run belongs to (LASSi groups runs "based on the exact
-// command used"), one key whoever reported the job: the prolog stores
-// scontrol's SubmitLine, its Command (the script's absolute path and
-// arguments) or the line an `sbatch --wrap` script wraps; the sacct poller
-// stores sacct's SubmitLine ("sbatch [options] SCRIPT ARGS" or "sbatch
-// [options] --wrap CMD"). The key of all of them: the wrapped command for
-// --wrap (the rest of the line after --wrap / --wrap=, quotes removed), else
-// the script made absolute against work_dir, then its arguments; sbatch's
-// options are dropped. A command that is no sbatch line keeps its words, its
-// first made absolute when it is a relative path with a '/' (./run.sh) and
-// work_dir is known. Runs of whitespace become one space.
-std::string ApplicationKey(std::string_view command, std::string_view work_dir);
+// command used"), one key whoever reported the job. What each path has
+// (Slurm 22.05, found with the real Slurm of the tests): scontrol's Command
+// is the batch script as typed followed by its arguments, joined by single
+// spaces without quotes ("./run.sh in.nml two words n=4"), "(null)" for an
+// `sbatch --wrap` job (whose batch script holds the wrapped line), and no
+// SubmitLine; sacct's SubmitLine is sbatch's argv joined the same way
+// ("sbatch -J my run -N 1 ./run.sh in.nml two words n=4"), WorkDir and
+// JobName as the prolog's. The key of all of them: for an sbatch line, the
+// wrapped command for --wrap (the rest of the line after --wrap /
+// --wrap=, outer quotes removed), else the script made absolute against
+// work_dir, then its arguments; sbatch's options are dropped (the value of
+// -J/--job-name spans as many words as job_name has, so a job name with
+// spaces is not taken for the script; any other option value with a space
+// is not told apart). The prolog keys scontrol's Command as "sbatch
+// COMMAND" and a wrapped line as "sbatch --wrap LINE", so both paths go
+// through this one function over the same words. A command that is no
+// sbatch line keeps its words, its first made absolute when it is a relative
+// path with a '/' (./run.sh) and work_dir is known. Runs of whitespace become
+// one space.
+std::string ApplicationKey(std::string_view command, std::string_view work_dir, std::string_view job_name = "");
+// The key a record gives: its app_key if it has one, else ApplicationKey of
+// its command, work_dir and name ("" without a command).
+std::string ApplicationKeyOf(const JobRecord& r);
 
 // The job_summary row (the numbers of analysis::JobSummary that are columns).
 struct JobSummaryRow {

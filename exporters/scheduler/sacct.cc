@@ -268,9 +268,23 @@ std::map<std::string, std::string> ParseScontrolLine(std::string_view line) {
     }
     return true;
   };
+  // Command= holds the batch script's arguments as typed, which may look like
+  // Key=Value (n=4): it runs up to the last " WorkDir=", the key Slurm prints after it.
+  size_t cmd_at = line.find(" Command=");
+  size_t cmd_end = std::string_view::npos;
+  if (cmd_at != std::string_view::npos) {
+    cmd_end = line.rfind(" WorkDir=");
+    if (cmd_end == std::string_view::npos || cmd_end < cmd_at) cmd_at = std::string_view::npos;
+  }
   std::string key;
   size_t pos = 0;
   while (pos < line.size()) {
+    if (cmd_at != std::string_view::npos && pos == cmd_at + 1) {  // Command=... up to " WorkDir="
+      kv["Command"] = std::string(line.substr(cmd_at + 9, cmd_end - (cmd_at + 9)));
+      key = "Command";
+      pos = cmd_end + 1;
+      continue;
+    }
     size_t sp = line.find(' ', pos);
     if (sp == std::string_view::npos) sp = line.size();
     std::string_view tok = line.substr(pos, sp - pos);

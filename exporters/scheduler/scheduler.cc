@@ -145,8 +145,18 @@ Status RecordPrologEpilog(const Options& o, bool epilog, const std::map<std::str
       auto kv = ParseScontrolLine(text.value());
       auto sc = JobFromScontrol(kv);
       if (sc.ok()) {
-        if (auto it = kv.find("SubmitLine"); it != kv.end() && !it->second.empty()) sc->command = RedactedCommandLine(it->second);
+        const bool submit_line = kv.count("SubmitLine") && !kv["SubmitLine"].empty();
+        if (submit_line) sc->command = RedactedCommandLine(kv["SubmitLine"]);
         Complete(&r, sc.value(), epilog);
+        // The application key, from the same words sacct's SubmitLine gives (ApplicationKey):
+        // a SubmitLine as it is; a batch job's Command (the script as typed and its
+        // arguments) as the sbatch line without options.
+        if (submit_line)
+          r.app_key = ApplicationKey(*sc->command, r.work_dir.value_or(""), r.name.value_or(""));
+        else if (sc->command)
+          r.app_key = ApplicationKey(kv["BatchFlag"] == "0" ? *sc->command : "sbatch " + *sc->command,
+                                     r.work_dir.value_or(""));
+        if (r.app_key && r.app_key->empty()) r.app_key.reset();
       } else {
         out->note += "scontrol: " + sc.status().message() + "; ";
       }
@@ -157,7 +167,10 @@ Status RecordPrologEpilog(const Options& o, bool epilog, const std::map<std::str
     if (!r.command && !epilog) {
       auto script = RunCapture({o.scontrol, "write", "batch_script", std::to_string(r.job_id), "-"}, 10000);
       if (script.ok())
-        if (auto cmd = WrappedCommand(script.value())) r.command = RedactedCommandLine(std::move(*cmd));
+        if (auto cmd = WrappedCommand(script.value())) {
+          r.command = RedactedCommandLine(std::move(*cmd));
+          r.app_key = ApplicationKey("sbatch --wrap " + *r.command, r.work_dir.value_or(""));  // as sacct's "--wrap CMD"
+        }
     }
   }
   if (r.cluster.empty()) r.cluster = "default";

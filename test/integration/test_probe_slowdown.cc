@@ -1,10 +1,12 @@
 // Probe slowdown against a long baseline (issue 14; Kunkel & Betke §3.3:
 // s = t_observed / t_expected, t_expected the median of all observed values
 // of the op; §4.5: over a 30-day period): 30 normal days of probes from two
-// hosts, then a day on which stat and create take 4x as long. The expected
-// factors are computed here from the definition (numpy's linear quantile),
-// not by iosonar.
+// hosts, then a day on which stat and create take 4x as long; without and
+// with a stored baseline (`iosonar slowdown baseline`, in the file beside
+// the store and in the real MariaDB). The expected factors are computed here
+// from the definition (numpy's linear quantile), not by iosonar.
 #include <rapidjson/document.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <catch2/catch.hpp>
@@ -16,6 +18,7 @@
 
 #include "core/base/timeutil.h"
 #include "core/store/store.h"
+#include "test/testutil/mariadb_server.h"
 #include "test/testutil/testutil.h"
 
 using namespace iosonar;
@@ -31,65 +34,78 @@ double Median(std::vector<double> x) {
   if (lo + 1 >= x.size()) return x.back();
   return x[lo] + (h - static_cast<double>(lo)) * (x[lo + 1] - x[lo]);
 }
-}  // namespace
 
-TEST_CASE("probe slowdown: a slow day after 30 normal days, against their median", "[report][probe-slowdown]") {
-  test::TempDir tmp;
-  const int64_t slow_day = *ParseIso8601("2026-12-31T00:00:00Z");
-  const int64_t t0 = slow_day - 30 * 86400 * kS;
-  const std::vector<std::string> ops = {"write", "read", "stat", "delete", "create"};
-  const std::vector<std::string> hosts = {"login1", "login2"};
-  std::map<std::string, std::vector<double>> history;                       // op -> latencies (s), all hosts
-  std::map<std::pair<std::string, std::string>, std::vector<double>> host_history;  // (host, op)
-  std::map<std::pair<std::string, int64_t>, std::vector<double>> day;         // (op, 10-min start) on the slow day
+
+// 30 normal days of probes from two hosts before 2026-12-31, then that day
+// with stat and create 4x as slow; every sample kept for the expectations.
+struct ProbeDays {
+  int64_t slow_day = 0, t0 = 0;
+  std::vector<std::string> ops = {"write", "read", "stat", "delete", "create"};
+  std::vector<std::string> hosts = {"login1", "login2"};
+  struct Sample {
+    int64_t t;
+    std::string host, op;
+    double s;
+  };
+  std::vector<Sample> samples;
+  // Latencies of op (and host, if given) with t in [from, to).
+  std::vector<double> Of(const std::string& op, int64_t from, int64_t to, const std::string& host = "") const {
+    std::vector<double> x;
+    for (const auto& v : samples)
+      if (v.op == op && v.t >= from && v.t < to && (host.empty() || v.host == host)) x.push_back(v.s);
+    return x;
+  }
+};
+
+ProbeDays WriteProbeDays(const std::string& store) {
+  ProbeDays p;
+  p.slow_day = *ParseIso8601("2026-12-31T00:00:00Z");
+  p.t0 = p.slow_day - 30 * 86400 * kS;
   std::mt19937_64 rng(11);
   std::lognormal_distribution<double> ln(std::log(0.002), 0.3);
   int64_t seq = 0;
-  test::StoreFromLines(tmp / "store", [&](const std::function<Status(std::string_view)>& sink) -> Status {
-    for (int64_t t = t0; t < slow_day + 86400 * kS; t += 600 * kS)
-      for (size_t h = 0; h < hosts.size(); ++h)
-        for (const auto& op : ops) {
+  test::StoreFromLines(store, [&](const std::function<Status(std::string_view)>& sink) -> Status {
+    for (int64_t t = p.t0; t < p.slow_day + 86400 * kS; t += 600 * kS)
+      for (size_t h = 0; h < p.hosts.size(); ++h)
+        for (const auto& op : p.ops) {
           double lat = ln(rng);
-          const bool slow = t >= slow_day && (op == "stat" || op == "create");
-          if (slow) lat *= 4;
+          if (t >= p.slow_day && (op == "stat" || op == "create")) lat *= 4;
           const auto ns = static_cast<int64_t>(std::llround(lat * 1e9));
-          const double s = static_cast<double>(ns) / 1e9;
-          if (t < slow_day) {
-            history[op].push_back(s);
-            host_history[{hosts[h], op}].push_back(s);
-          } else {
-            day[{op, t}].push_back(s);
-          }
-          const std::string line = "{\"@timestamp\":\"" + FormatIsoMillis(t + static_cast<int64_t>(h) * kS) +
+          const int64_t at = t + static_cast<int64_t>(h) * kS;
+          p.samples.push_back({at, p.hosts[h], op, static_cast<double>(ns) / 1e9});
+          const std::string line = "{\"@timestamp\":\"" + FormatIsoMillis(at) +
                                    "\",\"event.dataset\":\"iosonar.probe\",\"event.stream\":" + std::to_string(20 + h) +
-                                   ",\"event.seq\":" + std::to_string(++seq) + ",\"host.name\":\"" + hosts[h] +
+                                   ",\"event.seq\":" + std::to_string(++seq) + ",\"host.name\":\"" + p.hosts[h] +
                                    "\",\"lustre.fs\":\"scratch\",\"probe.dir\":\"/scratch/probe\",\"probe.op\":\"" + op +
                                    "\",\"probe.latency_ns\":" + std::to_string(ns) + ",\"probe.ok\":true}";
           if (Status st = sink(line); !st.ok()) return st;
         }
     return Status::Ok();
   });
-  auto r = test::Run({test::IosonarBin(), "report", "--store", tmp / "store", "--day", "2026-12-31", "--html",
-                      tmp / "r.html", "--json", tmp / "r.json", "--text", tmp / "r.txt"});
-  INFO(r.err);
-  REQUIRE(r.exit_code == 0);
+  return p;
+}
+
+rapidjson::Document ReadJson(const std::string& path) {
   rapidjson::Document d;
-  d.Parse(test::ReadFile(tmp / "r.json").c_str());
+  d.Parse(test::ReadFile(path).c_str());
   REQUIRE_FALSE(d.HasParseError());
-  const auto& sd = d["slowdown"];
-  CHECK(std::string(sd["baseline"].GetString()) == "history");
-  CHECK(sd["rows_without_history"].GetInt() == 0);
+  return d;
+}
+
+// Every row's t_expected and slowdown of the median against the medians of
+// [base_from, base_to), per host for host rows; the slow ops above 1.
+void CheckRows(const rapidjson::Value& sd, const ProbeDays& p, int64_t base_from, int64_t base_to, const char* kind) {
   const auto& rows = sd["rows"];
-  REQUIRE(rows.Size() == ops.size() * 144);
+  REQUIRE(rows.Size() == p.ops.size() * 144);
   size_t slow_rows = 0;
   for (const auto& row : rows.GetArray()) {
     const std::string op = row["op"].GetString();
     const int64_t start = *ParseIso8601(row["start"].GetString());
     INFO(op << " " << row["start"].GetString());
-    CHECK(std::string(row["baseline_kind"].GetString()) == "history");
-    const double t_expected = Median(history[op]);
+    CHECK(std::string(row["baseline_kind"].GetString()) == kind);
+    const double t_expected = Median(p.Of(op, base_from, base_to));
     CHECK(row["baseline_median"].GetDouble() == Approx(t_expected).epsilon(1e-12));
-    const double expected = Median(day[{op, start}]) / t_expected;
+    const double expected = Median(p.Of(op, start, start + 600 * kS)) / t_expected;
     CHECK(row["slowdown_median"].GetDouble() == Approx(expected).epsilon(1e-9));
     if (op == "stat" || op == "create") {
       slow_rows += expected > 1;
@@ -97,14 +113,123 @@ TEST_CASE("probe slowdown: a slow day after 30 normal days, against their median
     }
   }
   CHECK(slow_rows == 2 * 144);
-  // Per host: each host against its own 30-day median.
   const auto& hr = sd["host_rows"];
-  REQUIRE(hr.Size() == hosts.size() * ops.size() * 144);
+  REQUIRE(hr.Size() == p.hosts.size() * p.ops.size() * 144);
   for (const auto& row : hr.GetArray()) {
-    const std::pair<std::string, std::string> k{row["host"].GetString(), row["op"].GetString()};
-    CHECK(row["baseline_median"].GetDouble() == Approx(Median(host_history[k])).epsilon(1e-12));
+    const std::string host = row["host"].GetString(), op = row["op"].GetString();
+    CHECK(std::string(row["baseline_kind"].GetString()) == kind);
+    CHECK(row["baseline_median"].GetDouble() == Approx(Median(p.Of(op, base_from, base_to, host))).epsilon(1e-12));
   }
+}
+}  // namespace
+
+TEST_CASE("probe slowdown: a slow day after 30 normal days, no stored baseline: the history, said loudly", "[report][probe-slowdown]") {
+  test::TempDir tmp;
+  const ProbeDays p = WriteProbeDays(tmp / "store");
+  auto r = test::Run({test::IosonarBin(), "report", "--store", tmp / "store", "--day", "2026-12-31", "--html",
+                      tmp / "r.html", "--json", tmp / "r.json", "--text", tmp / "r.txt"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const rapidjson::Document d = ReadJson(tmp / "r.json");
+  const auto& sd = d["slowdown"];
+  CHECK(std::string(sd["baseline"].GetString()) == "history");
+  CHECK(sd["rows_without_history"].GetInt() == 0);
+  CheckRows(sd, p, p.t0, p.slow_day, "history");
+  // No stored baseline: said in the JSON, the HTML, the text and on stderr.
+  CHECK_THAT(std::string(d["slowdown_baseline_warning"].GetString()),
+             Catch::StartsWith("no stored probe baseline: t_expected is the median of the probe records of the 30 days"));
   const std::string html = test::ReadFile(tmp / "r.html");
   CHECK(html.find("Per probing host") != std::string::npos);
-  CHECK(html.find("no probe history before the report") == std::string::npos);
+  CHECK(html.find("id=\"slowdown-baseline-warning\"><b>WARNING:</b> no stored probe baseline") != std::string::npos);
+  CHECK(test::ReadFile(tmp / "r.txt").find("WARNING: no stored probe baseline") != std::string::npos);
+  CHECK(r.err.find("WARNING: no stored probe baseline") != std::string::npos);
+}
+
+// With `slowdown baseline` stored (the file beside the store, then the job
+// database), `slowdown` and `report` take t_expected from it without reading
+// the history: the baseline here covers only the first 20 of the 30 days, so
+// its medians differ from the 30-day ones and the expectations below (medians
+// of those 20 days, computed here) hold only if the stored one was used.
+TEST_CASE("probe slowdown: a slow day against the stored baseline (file and MySQL)", "[report][probe-slowdown][mysql]") {
+  test::TempDir tmp;
+  const ProbeDays p = WriteProbeDays(tmp / "store");
+  const int64_t b_to = p.t0 + 20 * 86400 * kS;
+  auto b = test::Run({test::IosonarBin(), "slowdown", "baseline", "--store", tmp / "store", "--from",
+                      FormatIsoMillis(p.t0), "--to", FormatIsoMillis(b_to), "--name", "first-20-days"});
+  INFO(b.out << b.err);
+  REQUIRE(b.exit_code == 0);
+  CHECK(b.out.find("stored probe baseline 'first-20-days' from file " + tmp / "store" + "/probe-baselines.jsonl") !=
+        std::string::npos);
+  struct stat st {};
+  REQUIRE(stat((tmp / "store/probe-baselines.jsonl").c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0600);
+  CHECK(Median(p.Of("stat", p.t0, b_to)) != Median(p.Of("stat", p.t0, p.slow_day)));  // the test can tell them apart
+
+  auto r = test::Run({test::IosonarBin(), "report", "--store", tmp / "store", "--day", "2026-12-31", "--html",
+                      tmp / "r.html", "--json", tmp / "r.json", "--text", tmp / "r.txt"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.find("probe slowdown baseline: stored probe baseline 'first-20-days'") != std::string::npos);
+  {
+    const rapidjson::Document d = ReadJson(tmp / "r.json");
+    const auto& sd = d["slowdown"];
+    CHECK(std::string(sd["baseline"].GetString()) == "stored");
+    CHECK(std::string(sd["stored_baseline"]["name"].GetString()) == "first-20-days");
+    CHECK(std::string(sd["stored_baseline"]["from"].GetString()) == FormatIsoMillis(p.t0));
+    CHECK(std::string(sd["stored_baseline"]["to"].GetString()) == FormatIsoMillis(b_to));
+    CHECK(std::string(d["slowdown_baseline_warning"].GetString()).empty());
+    CheckRows(sd, p, p.t0, b_to, "stored");
+  }
+  const std::string html = test::ReadFile(tmp / "r.html");
+  CHECK(html.find("id=\"slowdown-baseline\">Baseline median (t_expected): stored probe baseline "
+                  "&#39;first-20-days&#39;") != std::string::npos);  // the name HTML-escaped
+  CHECK(html.find("slowdown-baseline-warning") == std::string::npos);
+  CHECK(test::ReadFile(tmp / "r.txt").find("t_expected: stored probe baseline 'first-20-days'") != std::string::npos);
+
+  // `slowdown` alone: the same rows; --baseline-days asks for the history instead.
+  auto s = test::Run({test::IosonarBin(), "slowdown", "--store", tmp / "store", "--day", "2026-12-31", "--intervals",
+                      "10m", "--format", "json"});
+  INFO(s.err);
+  REQUIRE(s.exit_code == 0);
+  {
+    rapidjson::Document d;
+    d.Parse(s.out.c_str());
+    REQUIRE_FALSE(d.HasParseError());
+    CheckRows(d, p, p.t0, b_to, "stored");
+  }
+  auto h = test::Run({test::IosonarBin(), "slowdown", "--store", tmp / "store", "--day", "2026-12-31", "--intervals",
+                      "10m", "--format", "json", "--baseline-days", "30"});
+  REQUIRE(h.exit_code == 0);
+  {
+    rapidjson::Document d;
+    d.Parse(h.out.c_str());
+    REQUIRE_FALSE(d.HasParseError());
+    CheckRows(d, p, p.t0, p.slow_day, "history");
+  }
+  auto bad = test::Run({test::IosonarBin(), "slowdown", "--store", tmp / "store", "--day", "2026-12-31", "--baseline",
+                        "nope"});
+  CHECK(bad.exit_code == 1);
+  CHECK(bad.err.find("no probe baseline named 'nope' (stored: first-20-days)") != std::string::npos);
+
+  // The job database: the baseline in probe_baseline (migration 038), read back by report --mysql.
+  if (!test::HaveMariaDb()) FAIL("needs mariadb-server (scripts/setup.sh --test)");
+  test::MariaDbServer mysql;
+  const std::string url = mysql.url("iosonar");
+  auto m = test::Run({test::IosonarBin(), "db-migrate", "--mysql", url});
+  INFO(m.out << m.err);
+  REQUIRE(m.exit_code == 0);
+  auto bm = test::Run({test::IosonarBin(), "slowdown", "baseline", "--store", tmp / "store", "--from",
+                       FormatIsoMillis(p.t0), "--to", FormatIsoMillis(b_to), "--mysql", url});
+  INFO(bm.out << bm.err);
+  REQUIRE(bm.exit_code == 0);
+  const std::string name = FormatIsoMillis(p.t0) + ".." + FormatIsoMillis(b_to);  // the default name
+  CHECK(bm.out.find("stored probe baseline '" + name + "' from mysql probe_baseline") != std::string::npos);
+  auto rm = test::Run({test::IosonarBin(), "report", "--store", tmp / "store", "--day", "2026-12-31", "--mysql", url,
+                       "--html", tmp / "m.html", "--json", tmp / "m.json", "--text", tmp / "m.txt"});
+  INFO(rm.err);
+  REQUIRE(rm.exit_code == 0);
+  const rapidjson::Document d = ReadJson(tmp / "m.json");
+  CHECK(std::string(d["slowdown"]["stored_baseline"]["name"].GetString()) == name);
+  CHECK(std::string(d["slowdown"]["stored_baseline"]["source"].GetString()) == "mysql probe_baseline");
+  CheckRows(d["slowdown"], p, p.t0, b_to, "stored");
 }

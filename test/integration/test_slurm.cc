@@ -46,6 +46,26 @@ JobRecord MustGet(JobDb& db, const std::string& cluster, const std::string& id) 
   return *g.value();
 }
 
+// PrologSlurmctld / EpilogSlurmctld: slurmctld runs them with a bare
+// environment, so the wrapper names the config (written to
+// WORK/slurm-conf-path once the cluster is up). A "paused" file makes them
+// skip, standing in for connector downtime the poller must catch up on.
+// The options of a cluster running them, with accounting in the MariaDB at mysql_port.
+SlurmClusterOptions PrologEpilogCluster(const TempDir& work, const std::string& url, const std::string& spool,
+                                        int mysql_port) {
+  for (const char* mode : {"prolog", "epilog"})
+    WriteScript(work / (std::string(mode) + ".sh"),
+                "[ -e " + work / "paused" + " ] && exit 0\nexport SLURM_CONF=$(cat " + work / "slurm-conf-path" +
+                    ")\nexport IOSONAR_MYSQL='" + url + "'\nexport IOSONAR_JOBDB_SPOOL=" + spool + "\nexec " +
+                    IosonarBin() + " scheduler " + mode + " >> " + work / (std::string(mode) + ".log") + " 2>&1\n");
+  SlurmClusterOptions so;
+  so.prolog_slurmctld = work / "prolog.sh";
+  so.epilog_slurmctld = work / "epilog.sh";
+  so.mysql_host = "127.0.0.1";
+  so.mysql_port = mysql_port;
+  return so;
+}
+
 }  // namespace
 
 TEST_CASE("slurm: prolog/epilog and sacct poll feed the job database, job-summary joins", "[slurm][mysql]") {
@@ -70,22 +90,9 @@ TEST_CASE("slurm: prolog/epilog and sacct poll feed the job database, job-summar
   REQUIRE(coll.ok());
   const std::string output = "tcp://127.0.0.1:" + std::to_string(coll.value()->port());
 
-  // PrologSlurmctld / EpilogSlurmctld: slurmctld runs them with a bare
-  // environment, so the wrapper names the config. A "paused" file makes them
-  // skip, standing in for connector downtime the poller must catch up on.
+  // The prolog/epilog pair (PrologEpilogCluster); "paused" stands for connector downtime.
   const std::string spool = work / "spool";
-  for (const char* mode : {"prolog", "epilog"})
-    WriteScript(work / (std::string(mode) + ".sh"),
-                "[ -e " + work / "paused" + " ] && exit 0\nexport SLURM_CONF=" + work / "slurm-conf-path" +
-                    "\nexport SLURM_CONF=$(cat $SLURM_CONF)\nexport IOSONAR_MYSQL='" + url +
-                    "'\nexport IOSONAR_JOBDB_SPOOL=" + spool + "\nexec " + IosonarBin() + " scheduler " + mode +
-                    " >> " + work / (std::string(mode) + ".log") + " 2>&1\n");
-  SlurmClusterOptions so;
-  so.prolog_slurmctld = work / "prolog.sh";
-  so.epilog_slurmctld = work / "epilog.sh";
-  so.mysql_host = "127.0.0.1";
-  so.mysql_port = mysql.port();
-  SlurmCluster slurm(so);
+  SlurmCluster slurm(PrologEpilogCluster(work, url, spool, mysql.port()));
   WriteFile(work / "slurm-conf-path", slurm.conf());
   const std::string cl = slurm.cluster();
 
@@ -265,4 +272,100 @@ TEST_CASE("slurm: prolog/epilog and sacct poll feed the job database, job-summar
   CHECK(tbl.exit_code == 0);
   CHECK_THAT(tbl.out, Catch::Contains("(job database)") && Catch::Contains("COMPLETED"));
   CHECK((!std::filesystem::exists(spool) || std::filesystem::is_empty(spool)));
+}
+
+// Issue 14: one application key for a run whichever path records it. Slurm
+// 22.05's scontrol prints a batch job's Command as the script as typed and
+// its arguments ("./run.sh in.nml two words n=4", no quotes, no SubmitLine);
+// sacct's SubmitLine is sbatch's argv joined the same way, options and a job
+// name with spaces included. The prolog (database A, then also polled) and
+// the sacct poller alone (database B) must store the same jobs.app_key for
+// the same run, and a second run of the application that only the poller saw
+// gets that key too. The expected key is written out here: the script made
+// absolute against the working directory, then its arguments.
+TEST_CASE("slurm: a script job with arguments has one application key from the prolog and from sacct", "[slurm][mysql][appkey]") {
+  if (!HaveSlurm(true) || !HaveMariaDb())
+    FAIL("needs munge, slurmctld, slurmd, slurmdbd, slurm-client and mariadb-server (scripts/setup.sh --test)");
+  const int64_t t0 = NowNs() - 2 * kS;
+  MariaDbServer mysql;
+  const std::string url_a = mysql.url("jobs_prolog"), url_b = mysql.url("jobs_sacct");
+  for (const auto& u : {url_a, url_b}) {
+    auto m = Run({IosonarBin(), "db-migrate", "--mysql", u});
+    INFO(m.out << m.err);
+    REQUIRE(m.exit_code == 0);
+  }
+  TempDir work;
+  const std::string spool = work / "spool";
+  SlurmCluster slurm(PrologEpilogCluster(work, url_a, spool, mysql.port()));
+  WriteFile(work / "slurm-conf-path", slurm.conf());
+  const std::string cl = slurm.cluster();
+  WriteScript(work / "run.sh", "echo \"$@\"\n");
+  // sbatch runs in `work` (the script path relative to it); the job name has spaces.
+  const std::vector<std::string> submit = {"-J", "my run 'q'", "-N", "1", "--time=00:05:00", "-D", work.path(),
+                                           "./run.sh", "in.nml", "two words", "--flag=3", "n=4"};
+  auto sbatch = [&](const std::vector<std::string>& args) {
+    std::vector<std::string> argv{"sh", "-c", "cd \"$0\" && exec sbatch --parsable \"$@\"", work.path()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    auto r = slurm.Cmd(argv);
+    INFO("sbatch: " << r.out << r.err);
+    REQUIRE(r.exit_code == 0);
+    return r.out.substr(0, r.out.find_first_of(";\n"));
+  };
+  const std::string expected = work.path() + "/run.sh in.nml two words --flag=3 n=4";
+  const std::string run1 = sbatch(submit);
+  const std::string wrap1 = sbatch({"-J", "wrapped", "-D", work.path(), "--wrap", "echo 'a  b' n=4"});
+  INFO(slurm.Logs());
+  REQUIRE(slurm.WaitDone({run1, wrap1}, 60000));
+  auto db_a = JobDb::Open(url_a);
+  auto db_b = JobDb::Open(url_b);
+  REQUIRE(db_a.ok());
+  REQUIRE(db_b.ok());
+  REQUIRE(WaitUntil(
+      [&] {
+        auto a = db_a.value()->Get(cl, std::stoull(run1)), w = db_a.value()->Get(cl, std::stoull(wrap1));
+        return a.ok() && a.value() && a.value()->end_ns && w.ok() && w.value() && w.value()->end_ns;
+      },
+      30000));
+  INFO("prolog log: " << ReadFile(work / "prolog.log") << "\nepilog log: " << ReadFile(work / "epilog.log"));
+  // What the prolog/epilog pair stored (before any poll).
+  JobRecord p1 = MustGet(*db_a.value(), cl, run1), pw = MustGet(*db_a.value(), cl, wrap1);
+  CHECK(p1.command == std::optional<std::string>("./run.sh in.nml two words --flag=3 n=4"));  // scontrol's Command
+  CHECK(p1.app_key == std::optional<std::string>(expected));
+  CHECK(pw.app_key == std::optional<std::string>("echo 'a b' n=4"));
+  // A second run of the same application that the prolog does not see.
+  WriteFile(work / "paused", "");
+  const std::string run2 = sbatch(submit);
+  REQUIRE(slurm.WaitDone({run2}, 60000));
+  // Poll both databases until sacct has the second run's end.
+  for (const auto& u : {url_a, url_b}) {
+    RunResult poll;
+    auto& db = u == url_a ? *db_a.value() : *db_b.value();
+    REQUIRE(WaitUntil(
+        [&] {
+          poll = slurm.Cmd({IosonarBin(), "scheduler", "poll", "--mysql", u, "--since", FormatIsoMillis(t0)});
+          auto g = db.Get(cl, std::stoull(run2));
+          return poll.exit_code != 0 || (g.ok() && g.value() && g.value()->end_ns);
+        },
+        60000));
+    INFO("poll: " << poll.out << poll.err);
+    REQUIRE(poll.exit_code == 0);
+  }
+  const JobRecord s1 = MustGet(*db_b.value(), cl, run1), s2 = MustGet(*db_b.value(), cl, run2),
+                  sw = MustGet(*db_b.value(), cl, wrap1);
+  REQUIRE(s1.command);
+  CHECK_THAT(*s1.command, Catch::StartsWith("sbatch --parsable -J my run 'q' -N 1"));  // sacct's SubmitLine
+  CHECK(s1.source == "sacct");
+  // The sacct poller alone gives each run the key the prolog gave.
+  CHECK(s1.app_key == std::optional<std::string>(expected));
+  CHECK(s2.app_key == std::optional<std::string>(expected));
+  CHECK(sw.app_key == pw.app_key);
+  // In the database both paths wrote, the runs keep one key; the second run (sacct only) has it too.
+  CHECK(MustGet(*db_a.value(), cl, run1).app_key == std::optional<std::string>(expected));
+  CHECK(MustGet(*db_a.value(), cl, run1).source == "sacct");  // the poll did write over the row
+  CHECK(MustGet(*db_a.value(), cl, run2).app_key == std::optional<std::string>(expected));
+  CHECK(MustGet(*db_a.value(), cl, wrap1).app_key == pw.app_key);
+  // app_stats groups the two runs as one application.
+  auto app = db_a.value()->conn().Query("SELECT runs FROM app_stats WHERE cluster = ? AND app_key = ?", {cl, expected});
+  REQUIRE(app.ok());
+  CHECK(app.value() == std::vector<SqlRow>{{"2"}});
 }

@@ -617,9 +617,13 @@ TEST_CASE("Beacon rates: bandwidth and IOPS over the I/O time and over the whole
   CHECK(s.write.iops_io_time == Approx(4.0));
   CHECK(s.write.bw_run == Approx(4.0 * kMiB / 10.0));         // bytes / runtime
   CHECK(s.write.iops_run == Approx(0.4));
-  // Metadata rate during I/O phases: 1 op over the 2 buckets with any I/O.
+  // Metadata rate over the seconds with any I/O: 1 op over the 2 buckets with any I/O.
   CHECK(s.io_phase_s == Approx(2));
   CHECK(s.meta_ops_per_s == Approx(0.5));
+  // During the I/O phases (Beacon): the one phase is second 0, the stat (second 9) is outside it.
+  CHECK(s.io_phases == 1);
+  CHECK(s.io_phases_s == Approx(1));
+  CHECK(s.meta_ops_per_s_io_phases == 0);
   const std::string js = SummaryToJson(s, false);
   for (const char* k : {"\"bw_io_time\"", "\"iops_io_time\"", "\"bw_run\"", "\"iops_run\"", "\"io_time_s\""})
     CHECK(js.find(k) != std::string::npos);
@@ -692,4 +696,47 @@ TEST_CASE("job summary: collective MPI-IO is N-1 logically and its aggregator ph
     CHECK(n.mpiio.records == 0);
     CHECK(iosonar::analysis::SummaryToTable(n).find("MPI-IO (logical") == std::string::npos);
   }
+}
+
+// Beacon §3.3 / App. B: "average metadata operations per second during I/O
+// phases". By hand: 3 MiB written over seconds 0-3 (1 MiB in each of seconds
+// 0, 1, 2) and 1 MiB in second 10; nothing else moves bytes, so the I/O
+// phases are seconds 0-2 and second 10: 2 phases, 4 s. Metadata: 50 opens at
+// 0.5 s (in), 60 stats at 5.2 s (out), 20 closes at 10.4 s (in), 8 stats
+// spread over [2.5 s, 3.5 s) (4 in second 2, in; 4 in second 3, out). In the
+// phases: 50 + 20 + 4 = 74 ops over 4 s = 18.5/s. Over the seconds with any
+// I/O (0, 1, 2, 3, 5, 10: 6 s): 138 / 6 = 23/s, the other rate, kept.
+TEST_CASE("Beacon: metadata ops per second during the wavelet-detected I/O phases", "[job-summary][beacon][phases]") {
+  std::vector<TraceRun> runs = {
+      Op("n", 0, "write", "f", kMiB, 3, 3 * kMiB, kT0, kT0 + 3 * kS, 3 * kS),
+      Op("n", 0, "write", "f", kMiB, 1, kMiB, kT0 + 10 * kS, kT0 + 10500 * kMs, 500 * kMs),
+      Op("n", 0, "open", "f", 0, 50, 0, kT0 + 500 * kMs, kT0 + 500 * kMs),
+      Op("n", 0, "stat", "f", 0, 60, 0, kT0 + 5200 * kMs, kT0 + 5200 * kMs),
+      Op("n", 0, "close", "f", 0, 20, 0, kT0 + 10400 * kMs, kT0 + 10400 * kMs),
+      Op("n", 0, "stat", "g", 0, 8, 0, kT0 + 2500 * kMs, kT0 + 3500 * kMs),
+  };
+  JobSummary s = Sum(runs);
+  CHECK(s.meta_ops == 138);
+  CHECK(s.io_phases == 2);
+  CHECK(s.io_phases_s == Approx(4));
+  CHECK(s.meta_ops_in_io_phases == Approx(74));
+  CHECK(s.meta_ops_per_s_io_phases == Approx(18.5));
+  CHECK(s.io_phase_s == Approx(6));
+  CHECK(s.meta_ops_per_s == Approx(23));
+  // Labelled in the JSON and the table; the JSON reads back.
+  const std::string js = SummaryToJson(s, false);
+  CHECK(js.find("\"ops_per_s_io_phases\":18.5") != std::string::npos);
+  CHECK(js.find("during the wavelet-detected I/O phases") != std::string::npos);
+  auto back = iosonar::analysis::SummaryFromJson(js);
+  REQUIRE(back.ok());
+  CHECK(back->meta_ops_per_s_io_phases == Approx(18.5));
+  CHECK(back->io_phases == 2);
+  CHECK(back->io_phases_s == Approx(4));
+  const std::string table = Squash(iosonar::analysis::SummaryToTable(s));
+  CHECK(table.find("18.5/s during 2 I/O phases (4") != std::string::npos);
+  CHECK(table.find("23/s over 6") != std::string::npos);
+  // A job with metadata only has no I/O phase: no rate during phases.
+  JobSummary m = Sum({Op("n", 0, "stat", "f", 0, 10, 0, kT0, kT0)});
+  CHECK(m.io_phases == 0);
+  CHECK(m.meta_ops_per_s_io_phases == 0);
 }

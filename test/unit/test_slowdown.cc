@@ -7,6 +7,11 @@
 #include <string>
 #include <vector>
 
+#include <sys/stat.h>
+
+#include <memory>
+
+#include "analysis-jobs/lassi/probe_baseline.h"
 #include "analysis-jobs/lassi/slowdown.h"
 #include "test/testutil/testutil.h"
 
@@ -117,4 +122,92 @@ for op in sorted(set(ops)):
     CHECK(*r.slowdown_p90 == Approx(sd90).epsilon(1e-12));
   }
   CHECK(k == rows.size());
+}
+
+// The stored probe baseline (Kunkel & Betke §3.3: t_expected = the median of
+// the op's observed values over the baseline), by hand: write latencies
+// 1, 3, 2, 10 s from two hosts -> median of all (type 7) 2.5; host a (1, 2)
+// 1.5, host b (3, 10) 6.5. A sample outside [from, to) does not count.
+TEST_CASE("probe baselines: medians per file system and per host, file round trip (0600), bad lines named", "[slowdown]") {
+  std::vector<ProbeSample> ss = {{"fs", "write", 0, 1.0, "a"}, {"fs", "write", 1 * kS, 3.0, "b"},
+                                 {"fs", "write", 2 * kS, 2.0, "a"}, {"fs", "write", 3 * kS, 10.0, "b"},
+                                 {"fs", "write", 100 * kS, 99.0, "a"}};
+  ProbeBaseline b = ComputeProbeBaseline(ss, 0, 100 * kS);
+  REQUIRE(b.medians.size() == 3);
+  REQUIRE(b.Find("fs", "", "write"));
+  CHECK(b.Find("fs", "", "write")->median_s == Approx(2.5));
+  CHECK(b.Find("fs", "", "write")->samples == 4);
+  CHECK(b.Find("fs", "a", "write")->median_s == Approx(1.5));
+  CHECK(b.Find("fs", "b", "write")->median_s == Approx(6.5));
+  CHECK(b.Find("fs", "", "read") == nullptr);
+  b.name = "hand";
+  b.computed_at_ns = 5;
+  // The slowdown against it: an interval of write latencies 5, 5, 5 s from host a -> 5 / 2.5 = 2 for the
+  // file system, 5 / 1.5 for host a; a read without a stored median falls back to the range, flagged.
+  SlowdownOptions o;
+  o.from_ns = 1000 * kS;
+  o.to_ns = 1600 * kS;
+  o.intervals_ns = {600 * kS};
+  o.stored = std::make_shared<const ProbeBaseline>(b);
+  std::vector<ProbeSample> day = {{"fs", "write", 1000 * kS, 5.0, "a"}, {"fs", "write", 1001 * kS, 5.0, "a"},
+                                  {"fs", "write", 1002 * kS, 5.0, "a"}, {"fs", "read", 1003 * kS, 1.0, "a"}};
+  auto rows = ComputeSlowdown(day, o);
+  REQUIRE(rows.size() == 4);  // fs read, fs write, host a read, host a write
+  for (const auto& r : rows) {
+    INFO(r.host << " " << r.op);
+    if (r.op == "write") {
+      CHECK(r.baseline_kind == "stored");
+      CHECK(*r.slowdown_median == Approx(r.host.empty() ? 2.0 : 5.0 / 1.5));
+    } else {
+      CHECK(r.baseline_kind == "analysed range");
+    }
+  }
+  // Both rows of the read (the file system's and host a's) are named.
+  CHECK(SlowdownBaselineWarning(rows, o).find("the stored probe baseline 'hand' has no median for fs a read, fs read: "
+                                              "their t_expected is the median of the analysed range itself") !=
+        std::string::npos);
+  CHECK(SlowdownBaselineDescription(o).find("stored probe baseline 'hand'") == 0);
+  o.stored.reset();
+  CHECK(SlowdownBaselineWarning(rows, o).find("no stored probe baseline") == 0);
+  CHECK(SlowdownBaselineWarning({}, o).empty());  // no probe records: nothing to warn about
+
+  test::TempDir d;
+  const std::string path = ProbeBaselineFileOf(d.path());
+  ProbeBaseline older = b;
+  older.name = "older";
+  older.computed_at_ns = 1;
+  REQUIRE(AppendProbeBaselineFile(path, older).ok());
+  REQUIRE(AppendProbeBaselineFile(path, b).ok());
+  struct stat st {};
+  REQUIRE(stat(path.c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0600);
+  auto all = ReadProbeBaselineFile(path);
+  REQUIRE(all.ok());
+  REQUIRE(all->size() == 2);
+  CHECK((*all)[1].source == "file " + path);
+  CHECK((*all)[1].medians.size() == 3);
+  CHECK((*all)[1].Find("fs", "b", "write")->median_s == 6.5);
+  CHECK((*all)[1].Find("fs", "b", "write")->samples == 2);
+  auto newest = SelectProbeBaseline(*all, "");
+  REQUIRE(newest.ok());
+  CHECK((*newest)->name == "hand");
+  auto named = SelectProbeBaseline(*all, "older");
+  REQUIRE(named.ok());
+  CHECK((*named)->name == "older");
+  auto missing = SelectProbeBaseline(*all, "nope");
+  REQUIRE_FALSE(missing.ok());
+  CHECK(missing.status().message().find("stored: older, hand") != std::string::npos);
+  auto none = ReadProbeBaselineFile(d / "none.jsonl");
+  REQUIRE(none.ok());
+  CHECK(none->empty());
+  test::WriteFile(d / "bad.jsonl", ProbeBaselineLine(b) + ProbeBaselineLine(older) +
+                                       "{\"name\":\"x\",\"computed_at_ns\":1,\"from_ns\":0,\"to_ns\":1,"
+                                       "\"medians\":[{\"fs\":\"s\",\"host\":\"\",\"op\":\"write\",\"median_s\":-1,\"samples\":3}]}\n");
+  auto bad = ReadProbeBaselineFile(d / "bad.jsonl");
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.status().message().find("bad.jsonl:3: medians[0]: \"median_s\" must be a number >= 0") != std::string::npos);
+  test::WriteFile(d / "bad2.jsonl", "\n{\"name\":\"x\"}\n");
+  auto bad2 = ReadProbeBaselineFile(d / "bad2.jsonl");
+  REQUIRE_FALSE(bad2.ok());
+  CHECK(bad2.status().message().find("bad2.jsonl:2: needs an integer \"computed_at_ns\"") != std::string::npos);
 }
