@@ -77,6 +77,11 @@ class WorkerPool {
   std::vector<std::thread> threads_;
 };
 
+// The mark of a request whose first call was seen (OnRequest).
+namespace {
+char seen;
+}  // namespace
+
 // What the request handler is given.
 struct Context {
   Service* service;
@@ -196,12 +201,20 @@ MHD_Result Send(MHD_Connection* c, Response& x) {
 MHD_Result OnRequest(void* cls, MHD_Connection* c, const char* url, const char* method, const char*, const char*,
                      size_t* upload_size, void** con_cls) {
   auto* ctx = static_cast<Context*>(cls);
-  if (*con_cls) {  // resumed: the worker's answer
+  // The first call only marks the request as seen: libmicrohttpd 0.9.75
+  // closes the connection after a response queued in the first call (no
+  // keep-alive: every request a new TCP connection, measured), and keeps it
+  // open for one queued in the next.
+  if (*con_cls == nullptr) {
+    *con_cls = &seen;
+    return MHD_YES;
+  }
+  if (*con_cls != &seen) {  // resumed: the worker's answer
     auto* p = static_cast<Pending*>(*con_cls);
     if (!p->done.load(std::memory_order_acquire)) return MHD_YES;
     return Send(c, p->resp);
   }
-  // A body is never read: answer at once (GET/HEAD have none; the rest get 405).
+  // A body is never read (GET/HEAD have none; the rest get 405 once it is skipped).
   if (*upload_size != 0) {
     *upload_size = 0;
     return MHD_YES;
@@ -244,7 +257,7 @@ MHD_Result OnRequest(void* cls, MHD_Connection* c, const char* url, const char* 
 }
 
 void OnCompleted(void*, MHD_Connection*, void** con_cls, MHD_RequestTerminationCode) {
-  delete static_cast<Pending*>(*con_cls);
+  if (*con_cls != &seen) delete static_cast<Pending*>(*con_cls);
   *con_cls = nullptr;
 }
 
@@ -311,22 +324,20 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptions& o, Serv
   srv->pool_ = std::make_unique<WorkerPool>(o.compute_threads < 1 ? 1 : o.compute_threads,
                                             o.compute_queue < 1 ? 1 : o.compute_queue);
   srv->ctx_ = std::make_unique<Context>(Context{service, srv->pool_.get(), o.retry_after_s, o.quiet});
-  // One polling thread: no pool (MHD_OPTION_THREAD_POOL_SIZE 1 would add a thread and a lock for nothing).
-  const unsigned threads = static_cast<unsigned>(o.threads <= 1 ? 0 : o.threads);
-  void* ctx = srv->ctx_.get();
-  const auto timeout = static_cast<unsigned>(o.connection_timeout_s);
-  const auto* sa = reinterpret_cast<sockaddr*>(&addr);
-  if (tls)
-    srv->daemon_ = mhd.start_daemon(flags, static_cast<uint16_t>(port), nullptr, nullptr, &OnRequest, ctx,
-                                    MHD_OPTION_SOCK_ADDR, sa, MHD_OPTION_THREAD_POOL_SIZE, threads,
-                                    MHD_OPTION_CONNECTION_TIMEOUT, timeout, MHD_OPTION_NOTIFY_COMPLETED, &OnCompleted,
-                                    nullptr, MHD_OPTION_HTTPS_MEM_CERT, cert.c_str(), MHD_OPTION_HTTPS_MEM_KEY,
-                                    key.c_str(), MHD_OPTION_END);
-  else
-    srv->daemon_ = mhd.start_daemon(flags, static_cast<uint16_t>(port), nullptr, nullptr, &OnRequest, ctx,
-                                    MHD_OPTION_SOCK_ADDR, sa, MHD_OPTION_THREAD_POOL_SIZE, threads,
-                                    MHD_OPTION_CONNECTION_TIMEOUT, timeout, MHD_OPTION_NOTIFY_COMPLETED, &OnCompleted,
-                                    nullptr, MHD_OPTION_END);
+  // One polling thread: no pool (libmicrohttpd warns about a pool of 0 or 1).
+  const auto threads = static_cast<intptr_t>(o.threads);
+  std::vector<MHD_OptionItem> opts;
+  opts.push_back({MHD_OPTION_SOCK_ADDR, 0, &addr});
+  if (threads > 1) opts.push_back({MHD_OPTION_THREAD_POOL_SIZE, threads, nullptr});
+  opts.push_back({MHD_OPTION_CONNECTION_TIMEOUT, static_cast<intptr_t>(o.connection_timeout_s), nullptr});
+  opts.push_back({MHD_OPTION_NOTIFY_COMPLETED, reinterpret_cast<intptr_t>(&OnCompleted), nullptr});
+  if (tls) {
+    opts.push_back({MHD_OPTION_HTTPS_MEM_CERT, 0, const_cast<char*>(cert.c_str())});
+    opts.push_back({MHD_OPTION_HTTPS_MEM_KEY, 0, const_cast<char*>(key.c_str())});
+  }
+  opts.push_back({MHD_OPTION_END, 0, nullptr});
+  srv->daemon_ = mhd.start_daemon(flags, static_cast<uint16_t>(port), nullptr, nullptr, &OnRequest, srv->ctx_.get(),
+                                  MHD_OPTION_ARRAY, opts.data(), MHD_OPTION_END);
   if (!srv->daemon_) return Status::Io("cannot listen on " + o.listen + (tls ? " (or the TLS certificate/key is bad)" : ""));
   const MHD_DaemonInfo* di = mhd.get_daemon_info(srv->daemon_, MHD_DAEMON_INFO_BIND_PORT);
   srv->port_ = di ? di->port : port;

@@ -21,8 +21,16 @@
 // popular page costs Redis one GET a second. Read-only towards the store and the job
 // database.
 //
-// Thread-safe: each thread that calls Handle gets its own store, job
-// database and Redis connections.
+// Clusters: a job is (cluster, job id) as in the job database; ?cluster=
+// picks the cluster (default ServeOptions::cluster), a job of another
+// cluster than the default is cached under iosonar:job:JOB@CLUSTER:... and
+// read from its cluster's store (cluster_stores, else store).
+//
+// Handle(r, true) never computes: a request that needs an uncached result
+// gets a Response whose deferred() does it (HttpServer runs it in a worker).
+//
+// Thread-safe: each thread that calls Handle or deferred() gets its own
+// store, job database and Redis connections.
 #pragma once
 #include <atomic>
 #include <cstdint>
