@@ -517,7 +517,7 @@ size_t Count(const std::string& text, const std::string& what) {
 
 // Deterministic (no timing): the test-only hook IOSONAR_SERVE_TEST_HOLD=JOB:FIFO
 // holds the computation of JOB's summary until a byte is written to FIFO.
-TEST_CASE("serve: an uncached computation holds no server thread; its queue is bounded", "[serve][integration]") {
+TEST_CASE("serve: an uncached computation holds no server thread, and its queue is bounded", "[serve][integration]") {
   if (!HaveMariaDb()) FAIL("mariadbd is not installed (scripts/setup.sh --test)");
   TempDir dir;
   MariaDbServer db;
