@@ -11,7 +11,10 @@
 //       epoll thread) and wrk on CPU 1 (`taskset -c 1 wrk -t1`): neither
 //       preempts the other;
 //     - "shared": as measured before, `--threads 2` and `wrk -t2`, all four
-//       threads on the same two cores (the scheduler interleaves them).
+//       threads on the same two cores (the scheduler interleaves them);
+//     - "shared, Connection: close": the same with a new TCP connection per
+//       request, which is what the server did before the keep-alive fix
+//       (libmicrohttpd closed after a response queued in the handler's first call).
 // RUNS: $IOSONAR_BENCH_SERVE_RUNS (default 5).
 // A Catch2 program only to reuse the test servers; run by `run-bench-serve`.
 #include <catch2/catch.hpp>
@@ -120,6 +123,9 @@ TEST_CASE("bench: iosonar serve", "[bench]") {
   const std::vector<Setup> setups = {
       {"pinned", "1", "0", {"taskset", "-c", "1", "wrk", "-t1"}},
       {"shared", "2", "", {"wrk", "-t2"}},
+      // What the server did before the keep-alive fix (it closed every
+      // connection after one response): each request a new TCP connection.
+      {"shared, Connection: close", "2", "", {"wrk", "-t2", "-H", "Connection: close"}},
   };
   std::vector<std::string> table;
   for (const auto& setup : setups) {
