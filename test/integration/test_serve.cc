@@ -119,7 +119,13 @@ struct World {
                     "--job", "id=102,user=bin,name=bins-app,mode=N-N,first=4,nodes=4,ppn=1,duration=10,period=2,io=1,bytes=8M",
                     "--job", "id=103,user=daemon,name=second,mode=1-1,first=8,nodes=1,ppn=1,duration=8,period=2,io=1,bytes=8M"});
     REQUIRE(sim.exit_code == 0);
-    server.emplace(std::vector<std::string>{IosonarBin(), "serve", "--store", dir / "store", "--mysql", db.url(),
+    // bin's job 104 on a second cluster, beta, whose records are in a store of its own.
+    auto beta = Run({IosonarBin(), "simulate", "--cluster", "beta", "--store", dir / "beta", "--nodes", "4", "--fwd", "1",
+                     "--osts", "2", "--duration", "10", "--mysql", db.url(), "--job",
+                     "id=104,user=bin,name=on-beta,mode=N-N,first=0,nodes=2,ppn=1,duration=8,period=2,io=1,bytes=4M"});
+    REQUIRE(beta.exit_code == 0);
+    server.emplace(std::vector<std::string>{IosonarBin(), "serve", "--store", dir / "store", "--cluster-store",
+                                            "beta=" + std::string(dir / "beta"), "--mysql", db.url(),
                                             "--redis", redis.url(), "--listen", "127.0.0.1:" + std::to_string(port),
                                             "--trusted-proxy", "127.0.0.1", "--admins", "root", "--munge-socket",
                                             munge.socket(), "--threads", "4", "--cluster", "sim"},
@@ -389,6 +395,8 @@ TEST_CASE("serve: pages in headless Chromium have plots for each user", "[serve]
   CHECK(r.exit_code == 0);
   CHECK(r.out.find("daemon /jobs/101: plots 2,") != std::string::npos);
   CHECK(r.out.find("bin /jobs/102: plots 2,") != std::string::npos);
+  // a job of another cluster than the default: the page's charts ask for it with ?cluster=
+  CHECK(r.out.find("bin /jobs/104?cluster=beta: plots 2,") != std::string::npos);
   // 4 OSTs + 2 forwarding nodes; the job's per-OST chart and LASSi's risk
   CHECK(r.out.find("root /admin: heatmap cells 144, plots 2") != std::string::npos);
   CHECK(std::filesystem::file_size(shots + "/job-101.png") > 10000);
