@@ -492,6 +492,10 @@ TEST_CASE("serve: bad command lines are usage errors that name the option", "[se
            {{"--store", "/tmp", "--mysql", m, "--listen", "127.0.0.1:1", "--share-by", "project"}, "--share-by"},
            {{"--store", "/tmp", "--mysql", m, "--listen", "localhost"}, "--listen localhost"},
            {{"--store", "/tmp", "--mysql", m, "--listen", "127.0.0.1:1", "--threads", "0"}, "--threads"},
+           {{"--store", "/tmp", "--mysql", m, "--listen", "127.0.0.1:1", "--compute-threads", "0"}, "--compute-threads"},
+           {{"--store", "/tmp", "--mysql", m, "--listen", "127.0.0.1:1", "--compute-queue", "0"}, "--compute-queue"},
+           {{"--store", "/tmp", "--mysql", m, "--listen", "127.0.0.1:1", "--cluster", "a/b"}, "--cluster 'a/b'"},
+           {{"--store", "/tmp", "--mysql", m, "--listen", "127.0.0.1:1", "--cluster-store", "beta"}, "--cluster-store 'beta'"},
        }) {
     std::vector<std::string> argv{bin, "serve"};
     argv.insert(argv.end(), c.args.begin(), c.args.end());
