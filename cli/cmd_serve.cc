@@ -2,6 +2,7 @@
 #include <signal.h>
 
 #include <boost/program_options.hpp>
+#include <cctype>
 #include <iostream>
 #include <sstream>
 #include <string>
@@ -22,6 +23,7 @@ constexpr const char* kUsage =
     "usage: iosonar serve --store DIR|URL --mysql URL [--redis URL] --listen HOST:PORT [--trusted-proxy ADDR]...\n"
     "                     [--user-header NAME] [--admins USER,...] [--admin-group GROUP] [--share-by account|group]\n"
     "                     [--munge-socket PATH] [--threads N] [--tls-cert FILE --tls-key FILE]\n"
+    "                     [--cluster NAME] [--cluster-store NAME=DIR|URL]... [--compute-threads N] [--compute-queue N]\n"
     "\n"
     "Serves each user the pages of their own jobs (summary, I/O mode and its evidence,\n"
     "per-second bandwidth and metadata rate across client, forwarding, OST and MDT\n"
@@ -31,7 +33,9 @@ constexpr const char* kUsage =
     "a --trusted-proxy address, or a MUNGE credential (`munge -n`) in the\n"
     "X-Munge-Credential header, checked by munged. Without either: 401. Another\n"
     "user's job is 404 everywhere. Summaries are cached in Redis\n"
-    "(iosonar:job:JOB:summary) and computed once.\n"
+    "(iosonar:job:JOB:summary) and computed once, by --compute-threads workers,\n"
+    "never by the threads that serve cached answers. Job ids repeat across Slurm\n"
+    "clusters: ?cluster=NAME picks one (default --cluster).\n"
     "Runs until SIGINT or SIGTERM.\n"
     "\n"
     "Exit status: 0 stopped by a signal, 1 cannot start, 2 usage error.\n"
@@ -53,7 +57,9 @@ int CmdServe(int argc, char** argv) {
   std::string store, mysql_flag, redis_flag, listen, user_header = "X-Remote-User", admins, admin_group, share_by,
                                                      munge_socket, tls_cert, tls_key, config;
   std::vector<std::string> proxies;
-  int threads = 4;
+  int threads = 4, compute_threads = 2, compute_queue = 64;
+  std::string cluster;
+  std::vector<std::string> cluster_stores;
   size_t list_limit = 500;
   po::options_description desc(kUsage);
   desc.add_options()("help,h", "show this help")  //
@@ -71,6 +77,14 @@ int CmdServe(int argc, char** argv) {
        "shared projects: users also see jobs whose Slurm account / Unix group is one of their Unix groups")  //
       ("munge-socket", po::value(&munge_socket)->value_name("PATH"), "munged's socket (default libmunge's)")  //
       ("threads", po::value(&threads)->default_value(4)->value_name("N"), "polling threads (each serves many connections)")  //
+      ("compute-threads", po::value(&compute_threads)->default_value(2)->value_name("N"),
+       "workers computing uncached results (a job's summary, series, phases; a day's heatmap, LASSi)")  //
+      ("compute-queue", po::value(&compute_queue)->default_value(64)->value_name("N"),
+       "computations waiting for a worker, at most; beyond: 503 with Retry-After")  //
+      ("cluster", po::value(&cluster)->value_name("NAME"),
+       "the default cluster of requests (job ids repeat across clusters; ?cluster=NAME picks another)")  //
+      ("cluster-store", po::value(&cluster_stores)->value_name("NAME=DIR|URL"),
+       "the record store of cluster NAME, when it is not --store (repeatable)")  //
       ("list-limit", po::value(&list_limit)->default_value(500)->value_name("N"), "jobs in a listing, latest first")  //
       ("tls-cert", po::value(&tls_cert)->value_name("FILE"), "serve HTTPS with this PEM certificate (and --tls-key)")  //
       ("tls-key", po::value(&tls_key)->value_name("FILE"), "the certificate's PEM private key")  //
@@ -92,6 +106,23 @@ int CmdServe(int argc, char** argv) {
   if (listen.empty()) return usage_error("missing --listen HOST:PORT");
   if (threads < 1 || threads > 256) return usage_error("--threads must be in 1..256");
   if (list_limit < 1) return usage_error("--list-limit must be at least 1");
+  if (compute_threads < 1 || compute_threads > 64) return usage_error("--compute-threads must be in 1..64");
+  if (compute_queue < 1 || compute_queue > 100000) return usage_error("--compute-queue must be in 1..100000");
+  auto valid_cluster = [](const std::string& c) {
+    if (c.empty() || c.size() > 64) return false;
+    for (char ch : c)
+      if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '_' && ch != '-' && ch != '.') return false;
+    return true;
+  };
+  if (vm.count("cluster") && !valid_cluster(cluster))
+    return usage_error("--cluster '" + cluster + "': a cluster name is letters, digits, '_', '-' and '.'");
+  o.cluster = cluster;
+  for (const auto& cs : cluster_stores) {
+    size_t eq = cs.find('=');
+    if (eq == std::string::npos || !valid_cluster(cs.substr(0, eq)) || eq + 1 == cs.size())
+      return usage_error("--cluster-store '" + cs + "': expected NAME=DIR|URL");
+    o.cluster_stores[cs.substr(0, eq)] = cs.substr(eq + 1);
+  }
   if (!share_by.empty() && share_by != "account" && share_by != "group")
     return usage_error("--share-by must be account or group, not '" + share_by + "'");
   if (user_header.empty()) return usage_error("--user-header must not be empty");
@@ -119,6 +150,8 @@ int CmdServe(int argc, char** argv) {
   serve::HttpOptions h;
   h.listen = listen;
   h.threads = threads;
+  h.compute_threads = compute_threads;
+  h.compute_queue = compute_queue;
   h.tls_cert = tls_cert;
   h.tls_key = tls_key;
   auto srv = serve::HttpServer::Start(h, &service);

@@ -5,12 +5,90 @@
 #include <netdb.h>
 #include <sys/socket.h>
 
+#include <atomic>
+#include <condition_variable>
 #include <cstring>
+#include <deque>
 #include <fstream>
+#include <iostream>
+#include <functional>
 #include <mutex>
 #include <sstream>
+#include <thread>
+#include <vector>
 
 namespace iosonar::serve {
+
+// The workers of uncached computations: a fixed number of threads and a
+// bounded number of tasks waiting for one (Reserve says whether there is room).
+class WorkerPool {
+ public:
+  WorkerPool(int threads, int queue) : bound_(queue) {
+    for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { Work(); });
+  }
+  ~WorkerPool() { Stop(); }
+  // Room for one more task (then Push it); false when the queue is full or stopping.
+  bool Reserve(int* waiting) {
+    std::lock_guard<std::mutex> l(mu_);
+    if (stopping_ || waiting_ >= bound_) return false;
+    *waiting = ++waiting_;
+    return true;
+  }
+  void Push(std::function<void()> task) {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      tasks_.push_back(std::move(task));
+    }
+    cv_.notify_one();
+  }
+  // Runs what was reserved, then joins the threads.
+  void Stop() {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      stopping_ = true;
+    }
+    cv_.notify_all();
+    for (auto& t : threads_)
+      if (t.joinable()) t.join();
+  }
+
+ private:
+  void Work() {
+    for (;;) {
+      std::function<void()> task;
+      {
+        std::unique_lock<std::mutex> l(mu_);
+        cv_.wait(l, [&] { return !tasks_.empty() || (stopping_ && waiting_ == 0); });
+        if (tasks_.empty()) return;
+        task = std::move(tasks_.front());
+        tasks_.pop_front();
+        --waiting_;
+      }
+      task();
+      cv_.notify_all();  // a stopping pool may be done now
+    }
+  }
+  const int bound_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> tasks_;
+  int waiting_ = 0;  // reserved and not yet started
+  bool stopping_ = false;
+  std::vector<std::thread> threads_;
+};
+
+// The mark of a request whose first call was seen (OnRequest).
+namespace {
+char seen;
+}  // namespace
+
+// What the request handler is given.
+struct Context {
+  Service* service;
+  WorkerPool* pool;
+  int retry_after_s;
+  bool quiet;
+};
 
 namespace {
 
@@ -24,7 +102,9 @@ struct Mhd {
   decltype(&MHD_get_connection_values) get_connection_values = nullptr;
   decltype(&MHD_get_connection_info) get_connection_info = nullptr;
   decltype(&MHD_lookup_connection_value) lookup_connection_value = nullptr;
-  decltype(&MHD_create_response_from_buffer) create_response_from_buffer = nullptr;
+  decltype(&MHD_create_response_from_buffer_with_free_callback_cls) create_response_from_buffer_cls = nullptr;
+  decltype(&MHD_suspend_connection) suspend_connection = nullptr;
+  decltype(&MHD_resume_connection) resume_connection = nullptr;
   decltype(&MHD_add_response_header) add_response_header = nullptr;
   decltype(&MHD_queue_response) queue_response = nullptr;
   decltype(&MHD_destroy_response) destroy_response = nullptr;
@@ -58,7 +138,9 @@ Status LoadMhd() {
           Sym(h, "MHD_get_connection_values", &m.get_connection_values) &&
           Sym(h, "MHD_get_connection_info", &m.get_connection_info) &&
           Sym(h, "MHD_lookup_connection_value", &m.lookup_connection_value) &&
-          Sym(h, "MHD_create_response_from_buffer", &m.create_response_from_buffer) &&
+          Sym(h, "MHD_create_response_from_buffer_with_free_callback_cls", &m.create_response_from_buffer_cls) &&
+          Sym(h, "MHD_suspend_connection", &m.suspend_connection) &&
+          Sym(h, "MHD_resume_connection", &m.resume_connection) &&
           Sym(h, "MHD_add_response_header", &m.add_response_header) && Sym(h, "MHD_queue_response", &m.queue_response) &&
           Sym(h, "MHD_destroy_response", &m.destroy_response) &&
           Sym(h, "MHD_is_feature_supported", &m.is_feature_supported)) {
@@ -80,27 +162,29 @@ MHD_Result AddArg(void* cls, MHD_ValueKind, const char* key, const char* value) 
   return MHD_YES;
 }
 
-MHD_Result OnRequest(void* cls, MHD_Connection* c, const char* url, const char* method, const char*, const char*,
-                     size_t* upload_size, void** con_cls) {
-  auto* service = static_cast<Service*>(cls);
-  // A body is never read: answer at once (GET/HEAD have none; the rest get 405).
-  if (*upload_size != 0) {
-    *upload_size = 0;
-    return MHD_YES;
+// A request answered by a worker: the answer, once done (the connection is
+// suspended until then). Lives in the connection's *con_cls until the request completes.
+struct Pending {
+  Response resp;
+  std::atomic<bool> done{false};
+};
+
+// Queues x on c: the body is handed to libmicrohttpd without a copy (a shared
+// body by reference: the last response using it releases it).
+MHD_Result Send(MHD_Connection* c, Response& x) {
+  MHD_Response* resp = nullptr;
+  if (x.shared_body) {
+    auto* hold = new std::shared_ptr<const std::string>(std::move(x.shared_body));
+    resp = mhd.create_response_from_buffer_cls(
+        (*hold)->size(), const_cast<char*>((*hold)->data()),
+        [](void* p) { delete static_cast<std::shared_ptr<const std::string>*>(p); }, hold);
+    if (!resp) delete hold;
+  } else {
+    auto* hold = new std::string(std::move(x.body));
+    resp = mhd.create_response_from_buffer_cls(
+        hold->size(), hold->data(), [](void* p) { delete static_cast<std::string*>(p); }, hold);
+    if (!resp) delete hold;
   }
-  (void)con_cls;
-  Request r;
-  r.method = method ? method : "";
-  r.path = url ? url : "/";
-  mhd.get_connection_values(c, MHD_GET_ARGUMENT_KIND, AddArg, &r.query);
-  const MHD_ConnectionInfo* ci = mhd.get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-  r.cred.peer = ci ? ci->client_addr : nullptr;
-  const auto& idopt = service->identity_options();
-  r.cred.user_header = mhd.lookup_connection_value(c, MHD_HEADER_KIND, idopt.user_header.c_str());
-  r.cred.munge_credential = mhd.lookup_connection_value(c, MHD_HEADER_KIND, idopt.munge_header.c_str());
-  Response x = service->Handle(r);
-  MHD_Response* resp =
-      mhd.create_response_from_buffer(x.body.size(), x.body.data(), MHD_RESPMEM_MUST_COPY);
   if (!resp) return MHD_NO;
   mhd.add_response_header(resp, "Content-Type", x.content_type.c_str());
   for (const auto& [k, v] : SecurityHeaders()) {
@@ -112,6 +196,69 @@ MHD_Result OnRequest(void* cls, MHD_Connection* c, const char* url, const char* 
   MHD_Result ret = mhd.queue_response(c, static_cast<unsigned>(x.status), resp);
   mhd.destroy_response(resp);
   return ret;
+}
+
+MHD_Result OnRequest(void* cls, MHD_Connection* c, const char* url, const char* method, const char*, const char*,
+                     size_t* upload_size, void** con_cls) {
+  auto* ctx = static_cast<Context*>(cls);
+  // The first call only marks the request as seen: libmicrohttpd 0.9.75
+  // closes the connection after a response queued in the first call (no
+  // keep-alive: every request a new TCP connection, measured), and keeps it
+  // open for one queued in the next.
+  if (*con_cls == nullptr) {
+    *con_cls = &seen;
+    return MHD_YES;
+  }
+  if (*con_cls != &seen) {  // resumed: the worker's answer
+    auto* p = static_cast<Pending*>(*con_cls);
+    if (!p->done.load(std::memory_order_acquire)) return MHD_YES;
+    return Send(c, p->resp);
+  }
+  // A body is never read (GET/HEAD have none; the rest get 405 once it is skipped).
+  if (*upload_size != 0) {
+    *upload_size = 0;
+    return MHD_YES;
+  }
+  Service* service = ctx->service;
+  Request r;
+  r.method = method ? method : "";
+  r.path = url ? url : "/";
+  mhd.get_connection_values(c, MHD_GET_ARGUMENT_KIND, AddArg, &r.query);
+  const MHD_ConnectionInfo* ci = mhd.get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+  r.cred.peer = ci ? ci->client_addr : nullptr;
+  const auto& idopt = service->identity_options();
+  r.cred.user_header = mhd.lookup_connection_value(c, MHD_HEADER_KIND, idopt.user_header.c_str());
+  r.cred.munge_credential = mhd.lookup_connection_value(c, MHD_HEADER_KIND, idopt.munge_header.c_str());
+  Response x = service->Handle(r, true);
+  if (x.deferred) {
+    int waiting = 0;
+    if (!ctx->pool->Reserve(&waiting)) {
+      if (!ctx->quiet) std::cerr << "iosonar serve: busy (the computation queue is full): " + r.method + " " + r.path + "\n";
+      Response busy;
+      busy.status = 503;
+      busy.body = "{\"error\": \"too many computations are waiting; retry later\"}\n";
+      busy.headers.push_back({"Retry-After", std::to_string(ctx->retry_after_s)});
+      return Send(c, busy);
+    }
+    if (!ctx->quiet)
+      std::cerr << "iosonar serve: computing off the server thread: " + r.method + " " + r.path + " (" +
+                       std::to_string(waiting) + " waiting)\n";
+    auto* p = new Pending;
+    *con_cls = p;
+    mhd.suspend_connection(c);
+    ctx->pool->Push([p, c, work = std::move(x.deferred)] {
+      p->resp = work();
+      p->done.store(true, std::memory_order_release);
+      mhd.resume_connection(c);
+    });
+    return MHD_YES;
+  }
+  return Send(c, x);
+}
+
+void OnCompleted(void*, MHD_Connection*, void** con_cls, MHD_RequestTerminationCode) {
+  if (*con_cls != &seen) delete static_cast<Pending*>(*con_cls);
+  *con_cls = nullptr;
 }
 
 Result<std::string> ReadPem(const std::string& path, const char* what) {
@@ -155,7 +302,9 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptions& o, Serv
   const bool v6 = ai->ai_family == AF_INET6;
   freeaddrinfo(ai);
 
-  unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
+  // TURBO: no shutdown() before close, optimistic reads (epoll); suspend/resume: deferred computations.
+  unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_TURBO | MHD_ALLOW_SUSPEND_RESUME |
+                   MHD_USE_ERROR_LOG;
   if (v6) flags |= MHD_USE_IPv6;
   std::string cert, key;
   const bool tls = !o.tls_cert.empty() || !o.tls_key.empty();
@@ -172,18 +321,23 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptions& o, Serv
     flags |= MHD_USE_TLS;
   }
   std::unique_ptr<HttpServer> srv(new HttpServer());
-  const unsigned threads = static_cast<unsigned>(o.threads < 1 ? 1 : o.threads);
-  if (tls)
-    srv->daemon_ = mhd.start_daemon(flags, static_cast<uint16_t>(port), nullptr, nullptr, &OnRequest, service,
-                                    MHD_OPTION_SOCK_ADDR, reinterpret_cast<sockaddr*>(&addr),
-                                    MHD_OPTION_THREAD_POOL_SIZE, threads, MHD_OPTION_CONNECTION_TIMEOUT,
-                                    static_cast<unsigned>(o.connection_timeout_s), MHD_OPTION_HTTPS_MEM_CERT,
-                                    cert.c_str(), MHD_OPTION_HTTPS_MEM_KEY, key.c_str(), MHD_OPTION_END);
-  else
-    srv->daemon_ = mhd.start_daemon(flags, static_cast<uint16_t>(port), nullptr, nullptr, &OnRequest, service,
-                                    MHD_OPTION_SOCK_ADDR, reinterpret_cast<sockaddr*>(&addr),
-                                    MHD_OPTION_THREAD_POOL_SIZE, threads, MHD_OPTION_CONNECTION_TIMEOUT,
-                                    static_cast<unsigned>(o.connection_timeout_s), MHD_OPTION_END);
+  srv->pool_ = std::make_unique<WorkerPool>(o.compute_threads < 1 ? 1 : o.compute_threads,
+                                            o.compute_queue < 1 ? 1 : o.compute_queue);
+  srv->ctx_ = std::make_unique<Context>(Context{service, srv->pool_.get(), o.retry_after_s, o.quiet});
+  // One polling thread: no pool (libmicrohttpd warns about a pool of 0 or 1).
+  const auto threads = static_cast<intptr_t>(o.threads);
+  std::vector<MHD_OptionItem> opts;
+  opts.push_back({MHD_OPTION_SOCK_ADDR, 0, &addr});
+  if (threads > 1) opts.push_back({MHD_OPTION_THREAD_POOL_SIZE, threads, nullptr});
+  opts.push_back({MHD_OPTION_CONNECTION_TIMEOUT, static_cast<intptr_t>(o.connection_timeout_s), nullptr});
+  opts.push_back({MHD_OPTION_NOTIFY_COMPLETED, reinterpret_cast<intptr_t>(&OnCompleted), nullptr});
+  if (tls) {
+    opts.push_back({MHD_OPTION_HTTPS_MEM_CERT, 0, const_cast<char*>(cert.c_str())});
+    opts.push_back({MHD_OPTION_HTTPS_MEM_KEY, 0, const_cast<char*>(key.c_str())});
+  }
+  opts.push_back({MHD_OPTION_END, 0, nullptr});
+  srv->daemon_ = mhd.start_daemon(flags, static_cast<uint16_t>(port), nullptr, nullptr, &OnRequest, srv->ctx_.get(),
+                                  MHD_OPTION_ARRAY, opts.data(), MHD_OPTION_END);
   if (!srv->daemon_) return Status::Io("cannot listen on " + o.listen + (tls ? " (or the TLS certificate/key is bad)" : ""));
   const MHD_DaemonInfo* di = mhd.get_daemon_info(srv->daemon_, MHD_DAEMON_INFO_BIND_PORT);
   srv->port_ = di ? di->port : port;
@@ -191,6 +345,9 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptions& o, Serv
 }
 
 HttpServer::~HttpServer() {
+  // Computations still queued or running finish and resume their connections
+  // first: stopping the daemon with a suspended connection is not allowed.
+  if (pool_) pool_->Stop();
   if (daemon_) mhd.stop_daemon(daemon_);
 }
 

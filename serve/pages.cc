@@ -135,7 +135,8 @@ std::string JobsPage(const Identity& who, const std::vector<ListedJob>& jobs, co
   }
   h += "</tr></thead><tbody>\n";
   for (const auto& j : jobs) {
-    h += "<tr><td><a href=\"/jobs/" + HtmlEscape(j.job_id) + "\">" + HtmlEscape(j.job_id) + "</a></td>" + Cell(j.name) +
+    h += "<tr><td><a href=\"/jobs/" + HtmlEscape(j.job_id) + HtmlEscape(j.cluster_query) + "\">" + HtmlEscape(j.job_id) +
+         "</a></td>" + Cell(j.name) +
          Cell(j.user) + Cell(j.state) + Cell(Time(j.start_ns), "t") +
          Cell(j.summarized ? HumanBytes(static_cast<double>(j.read_bytes + j.write_bytes)) : "-", "n") +
          Cell(j.summarized ? HumanBytes(j.bandwidth) + "/s" : "-", "n") + Cell(j.summarized ? j.mode : "-") +
@@ -219,7 +220,9 @@ std::string AnomalyBoardJson(const AnomalyBoard& bd) {
 }
 
 std::string JobPage(const Identity& who, const analysis::JobMeta& meta, const analysis::JobSummary& s,
-                    const std::vector<report::Advice>& advice, const AnomalyView* anomaly) {
+                    const std::vector<report::Advice>& advice, const AnomalyView* anomaly,
+                    const std::string& cluster_query) {
+  const std::string cq = HtmlEscape(cluster_query);
   const JobRecord& j = meta.job;
   const std::string id = std::to_string(j.job_id);
   std::string h = Head("Job " + id, who);
@@ -262,9 +265,9 @@ std::string JobPage(const Identity& who, const analysis::JobMeta& meta, const an
   h += "<h2>Bandwidth and metadata rate across layers</h2>\n"
        "<p class=\"note\">Per second: the job's own client traces, all traffic through its forwarding nodes "
        "(Lustre clients), its OSTs, and the MDTs.</p>\n"
-       "<div class=\"chart\" data-chart=\"bandwidth\" data-job=\"" + HtmlEscape(id) + "\"></div>\n"
-       "<div class=\"chart\" data-chart=\"metadata\" data-job=\"" + HtmlEscape(id) + "\"></div>\n"
-       "<h2>I/O phases</h2>\n<div class=\"phases\" data-job=\"" + HtmlEscape(id) + "\"></div>\n";
+       "<div class=\"chart\" data-chart=\"bandwidth\" data-job=\"" + HtmlEscape(id) + "\" data-query=\"" + cq + "\"></div>\n"
+       "<div class=\"chart\" data-chart=\"metadata\" data-job=\"" + HtmlEscape(id) + "\" data-query=\"" + cq + "\"></div>\n"
+       "<h2>I/O phases</h2>\n<div class=\"phases\" data-job=\"" + HtmlEscape(id) + "\" data-query=\"" + cq + "\"></div>\n";
   h += "<h2>Advice</h2>\n";
   if (advice.empty()) h += "<p>Nothing to change was found.</p>\n";
   else {
@@ -288,7 +291,8 @@ std::string JobPage(const Identity& who, const analysis::JobMeta& meta, const an
       for (const auto& n : a.neighbours)
         h += "<tr>" +
              (n.job_id.empty() ? std::string("<td>another job</td>")
-                               : "<td><a href=\"/jobs/" + HtmlEscape(n.job_id) + "\">" + HtmlEscape(n.job_id) + "</a></td>") +
+                               : "<td><a href=\"/jobs/" + HtmlEscape(n.job_id) + cq + "\">" + HtmlEscape(n.job_id) +
+                                     "</a></td>") +
              Cell(n.shared) + Cell(n.evidence) + Cell(Fmt("%.0f", n.md_ops_per_s), "n") + "</tr>";
       h += "</tbody></table>\n";
     }
@@ -310,8 +314,9 @@ std::string JobPage(const Identity& who, const analysis::JobMeta& meta, const an
            Cell(HumanBytes(static_cast<double>(f.write_bytes)), "n") + Cell(std::to_string(f.processes), "n") + "</tr>";
     h += "</tbody></table>\n";
   }
-  h += "<p class=\"note\">JSON: <a href=\"/api/jobs/" + HtmlEscape(id) + "\">summary</a>, <a href=\"/api/jobs/" +
-       HtmlEscape(id) + "/series\">per-second series</a>, <a href=\"/api/jobs/" + HtmlEscape(id) + "/phases\">phases</a>.</p>\n";
+  h += "<p class=\"note\">JSON: <a href=\"/api/jobs/" + HtmlEscape(id) + cq + "\">summary</a>, <a href=\"/api/jobs/" +
+       HtmlEscape(id) + "/series" + cq + "\">per-second series</a>, <a href=\"/api/jobs/" + HtmlEscape(id) + "/phases" +
+       cq + "\">phases</a>.</p>\n";
   return h + kFoot;
 }
 
@@ -432,7 +437,12 @@ std::string NeighboursJson(const std::string& job, const Neighbours& n) {
 }
 
 std::string AdminPage(const Identity& who, const Heatmap& hm, const std::string& day, const std::string& job,
-                      const Neighbours* n, const AnomalyBoard* board) {
+                      const Neighbours* n, const AnomalyBoard* board, const std::string& default_cluster,
+                      const std::string& job_query) {
+  auto cq = [&](const std::string& cluster) {
+    return cluster.empty() || cluster == default_cluster ? std::string() : HtmlEscape("?cluster=" + cluster);
+  };
+  const std::string jq = HtmlEscape(job_query);
   std::string h = Head("Administration", who);
   h += "<h1>Administration</h1>\n<form method=\"get\" action=\"/admin\"><label>Day <input name=\"day\" value=\"" +
        HtmlEscape(day) + "\" pattern=\"[0-9]{4}-[0-9]{2}-[0-9]{2}\"></label> <label>Job <input name=\"job\" value=\"" +
@@ -458,8 +468,8 @@ std::string AdminPage(const Identity& who, const Heatmap& hm, const std::string&
       h += "<table class=\"jobs\"><thead><tr><th>Job</th><th>Cluster</th><th>Slowdown</th><th>Analysed (UTC)</th>"
            "</tr></thead><tbody>";
       for (const auto& j : board->jobs)
-        h += "<tr><td><a href=\"/jobs/" + HtmlEscape(j.job_id) + "\">" + HtmlEscape(j.job_id) + "</a></td>" +
-             Cell(j.cluster) + Cell(Fmt("%.1fx", j.slowdown), "n") + Cell(j.computed, "t") + "</tr>";
+        h += "<tr><td><a href=\"/jobs/" + HtmlEscape(j.job_id) + cq(j.cluster) + "\">" + HtmlEscape(j.job_id) +
+             "</a></td>" + Cell(j.cluster) + Cell(Fmt("%.1fx", j.slowdown), "n") + Cell(j.computed, "t") + "</tr>";
       h += "</tbody></table>\n";
     }
   }
@@ -469,7 +479,8 @@ std::string AdminPage(const Identity& who, const Heatmap& hm, const std::string&
        HtmlEscape(day) + "\"></div>\n<div class=\"slowdown\" data-day=\"" + HtmlEscape(day) + "\"></div>\n";
   if (!job.empty()) {
     h += "<h2>Job " + HtmlEscape(job) + ": bytes per OST</h2>\n<div class=\"chart\" data-chart=\"osts\" data-job=\"" +
-         HtmlEscape(job) + "\"></div>\n<p><a href=\"/jobs/" + HtmlEscape(job) + "\">The job's page</a></p>\n";
+         HtmlEscape(job) + "\" data-query=\"" + jq + "\"></div>\n<p><a href=\"/jobs/" + HtmlEscape(job) + jq +
+         "\">The job's page</a></p>\n";
     if (n) {
       for (const auto& [title, list] : {std::pair{"Jobs that shared its forwarding nodes during its run", &n->forwarding},
                                         std::pair{"Jobs that shared its OSTs during its run", &n->osts}}) {
@@ -481,7 +492,8 @@ std::string AdminPage(const Identity& who, const Heatmap& hm, const std::string&
         h += "<table class=\"jobs\"><thead><tr><th>Job</th><th>User</th><th>Name</th><th>Start (UTC)</th><th>End (UTC)</th>"
              "</tr></thead><tbody>";
         for (const auto& j : *list)
-          h += "<tr><td><a href=\"/jobs/" + std::to_string(j.job_id) + "\">" + std::to_string(j.job_id) + "</a></td>" +
+          h += "<tr><td><a href=\"/jobs/" + std::to_string(j.job_id) + cq(j.cluster) + "\">" +
+               std::to_string(j.job_id) + "</a></td>" +
                Cell(j.user.value_or("")) + Cell(j.name.value_or("")) + Cell(Time(j.start_ns), "t") +
                Cell(Time(j.end_ns), "t") + "</tr>";
         h += "</tbody></table>\n";

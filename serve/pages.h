@@ -28,6 +28,7 @@ struct ListedJob {
   double bandwidth = 0;   // read + write average bandwidth, bytes/s
   std::string mode;       // "write N-1, read none"
   std::optional<std::string> verdict;  // the advice kinds, or "no issue found" (needs the full summary)
+  std::string cluster_query;  // "" or "?cluster=NAME" (a job of another cluster than the default): links
 };
 
 std::string JobListJson(const std::vector<ListedJob>& jobs);
@@ -57,8 +58,10 @@ struct AnomalyView {
 };
 std::string AnomalyJson(const AnomalyView& a);
 
+// cluster_query: "" or "?cluster=NAME", added to the links of the job and its neighbours (same cluster).
 std::string JobPage(const Identity& who, const analysis::JobMeta& meta, const analysis::JobSummary& s,
-                    const std::vector<report::Advice>& advice, const AnomalyView* anomaly = nullptr);
+                    const std::vector<report::Advice>& advice, const AnomalyView* anomaly = nullptr,
+                    const std::string& cluster_query = "");
 
 // What the administrators' page lists of the anomaly detection: open system
 // occurrences (open_server_anomalies) and the latest anomalous jobs.
@@ -96,8 +99,11 @@ struct Neighbours {
 };
 std::string NeighboursJson(const std::string& job, const Neighbours& n);
 // job: "" or a job the administrator asked for; n: its neighbours (when job is set and known).
+// default_cluster: the service's --cluster (links to jobs of others carry ?cluster=);
+// job_query: "" or "?cluster=NAME" of the job asked for.
 std::string AdminPage(const Identity& who, const Heatmap& h, const std::string& day, const std::string& job,
-                      const Neighbours* n = nullptr, const AnomalyBoard* board = nullptr);
+                      const Neighbours* n = nullptr, const AnomalyBoard* board = nullptr,
+                      const std::string& default_cluster = "", const std::string& job_query = "");
 
 std::string ErrorPage(int status, const std::string& message);
 

@@ -1,5 +1,8 @@
 #include "serve/service.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <chrono>
@@ -101,6 +104,39 @@ bool ValidJobId(const std::string& s) {
          std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
+// A cluster name in a URL (Slurm's ClusterName: letters, digits, '_', '-',
+// '.'), else it names no cluster.
+bool ValidCluster(const std::string& s) {
+  return !s.empty() && s.size() <= 64 && std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
+           c == '.';
+  });
+}
+
+// While a server thread answers with defer on: a computation is wanted
+// (Cached missed), so the answer is deferred to a worker.
+thread_local bool t_may_defer = false;
+thread_local bool t_deferred = false;
+
+// The test-only hook (docs/serve.md): IOSONAR_SERVE_TEST_HOLD=JOB:FIFO holds
+// the computation of JOB's summary until a byte can be read from FIFO.
+void TestHold(const std::string& key_id, const std::function<void(const std::string&)>& log) {
+  static const char* env = std::getenv("IOSONAR_SERVE_TEST_HOLD");
+  if (!env || !*env) return;
+  std::string v(env);
+  size_t colon = v.find(':');
+  if (colon == std::string::npos || v.substr(0, colon) != key_id) return;
+  log("test hook: holding the summary of job " + key_id);
+  int fd = open(v.substr(colon + 1).c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    char c;
+    while (read(fd, &c, 1) < 0 && errno == EINTR) {
+    }
+    close(fd);
+  }
+  log("test hook: released the summary of job " + key_id);
+}
+
 std::vector<std::string> SplitPath(const std::string& path) {
   std::vector<std::string> out;
   size_t i = 0;
@@ -128,7 +164,7 @@ struct Service::Impl {
 
   // Per-thread connections.
   struct Conns {
-    std::unique_ptr<Store> store;
+    std::map<std::string, std::unique_ptr<Store>> stores;  // by location
     std::unique_ptr<JobDb> db;
     std::unique_ptr<RedisClient> redis;
   };
@@ -136,14 +172,21 @@ struct Service::Impl {
     thread_local std::map<uint64_t, Conns> conns;
     return conns[serial];
   }
-  Result<Store*> GetStore() {
+  // The store of a cluster's records: its --cluster-store, else --store.
+  const std::string& StoreOf(const std::string& cluster) const {
+    auto it = opt.cluster_stores.find(cluster);
+    return it == opt.cluster_stores.end() ? opt.store : it->second;
+  }
+  Result<Store*> GetStore(const std::string& cluster = "") {
+    const std::string& where = StoreOf(cluster);
     Conns& c = Mine();
-    if (!c.store) {
-      auto s = OpenStoreAt(opt.store);
-      if (!s.ok()) return s.status();
-      c.store = std::move(s).value();
+    auto& s = c.stores[where];
+    if (!s) {
+      auto o = OpenStoreAt(where);
+      if (!o.ok()) return o.status();
+      s = std::move(o).value();
     }
-    return c.store.get();
+    return s.get();
   }
   Result<JobDb*> GetDb() {
     Conns& c = Mine();
@@ -165,7 +208,8 @@ struct Service::Impl {
   }
 
   void Log(const std::string& s) {
-    if (!opt.quiet) std::cerr << "iosonar serve: " << s << "\n";
+    // Once deferred, what this thread still does is discarded (the worker redoes it): no noise.
+    if (!opt.quiet && !t_deferred) std::cerr << "iosonar serve: " << s << "\n";
   }
 
   // ---- the job database's rows, kept meta_ttl_s ----
@@ -176,19 +220,20 @@ struct Service::Impl {
   std::mutex meta_mu;
   std::map<std::string, MetaEntry> meta_cache;
 
-  // The job (with its nodes), nullopt if the database has no such job; an
-  // error if the database failed.
-  Result<std::optional<analysis::JobMeta>> Meta(const std::string& job) {
+  // The job (with its nodes) on a cluster, nullopt if the database has no
+  // such job; an error if the database failed.
+  Result<std::optional<analysis::JobMeta>> Meta(const std::string& cluster, const std::string& job) {
+    const std::string ck = cluster + "\n" + job;
     {
       std::lock_guard<std::mutex> l(meta_mu);
-      auto it = meta_cache.find(job);
+      auto it = meta_cache.find(ck);
       if (it != meta_cache.end() && Clock::now() - it->second.at < std::chrono::seconds(opt.meta_ttl_s))
         return it->second.meta;
     }
     auto db = GetDb();
     if (!db.ok()) return db.status();
     std::optional<analysis::JobMeta> m;
-    auto j = (*db)->FindJob(job, "");
+    auto j = (*db)->FindJob(job, cluster);
     if (j.ok()) {
       m = analysis::JobMeta{*j, {}};
       auto n = (*db)->JobNodes(j->cluster, j->job_id);
@@ -203,8 +248,81 @@ struct Service::Impl {
     }
     std::lock_guard<std::mutex> l(meta_mu);
     if (meta_cache.size() > 100000) meta_cache.clear();
-    meta_cache[job] = {m, Clock::now()};
+    meta_cache[ck] = {m, Clock::now()};
     return m;
+  }
+
+  // The clusters whose jobs have this id (job database), kept meta_ttl_s.
+  struct ClustersEntry {
+    std::vector<std::string> clusters;
+    Clock::time_point at;
+  };
+  std::map<std::string, ClustersEntry> clusters_cache;  // under meta_mu
+  Result<std::vector<std::string>> ClustersOf(const std::string& job) {
+    {
+      std::lock_guard<std::mutex> l(meta_mu);
+      auto it = clusters_cache.find(job);
+      if (it != clusters_cache.end() && Clock::now() - it->second.at < std::chrono::seconds(opt.meta_ttl_s))
+        return it->second.clusters;
+    }
+    auto db = GetDb();
+    if (!db.ok()) return db.status();
+    auto c = (*db)->ClustersOf(std::stoull(job));
+    if (!c.ok()) {
+      Mine().db.reset();
+      return c.status();
+    }
+    std::lock_guard<std::mutex> l(meta_mu);
+    if (clusters_cache.size() > 100000) clusters_cache.clear();
+    clusters_cache[job] = {*c, Clock::now()};
+    return *c;
+  }
+
+  // A job as a request names it, once the caller may see it: its row, and the
+  // id its cache keys are spelled with: the plain job id for the default
+  // cluster (--cluster; without one, for an id only one cluster has: the keys
+  // `job-summary --redis` writes), else "JOB@CLUSTER".
+  struct Target {
+    analysis::JobMeta meta;
+    std::string key_id;
+  };
+  enum class Found { kYes, kNo, kAmbiguous };
+  // cluster: ?cluster= ("" = the default cluster, else the only one holding
+  // the id that the caller may see). kNo alike for a job that does not exist
+  // and one the caller may not see.
+  Result<Found> Resolve(const Identity& who, const std::string& job, const std::string& cluster, Target* t) {
+    if (!ValidJobId(job)) return Found::kNo;
+    if (!cluster.empty() && !ValidCluster(cluster)) return Found::kNo;
+    std::string cl = cluster.empty() ? opt.cluster : cluster;
+    if (cl.empty()) {
+      auto cls = ClustersOf(job);
+      if (!cls.ok()) return cls.status();
+      std::vector<analysis::JobMeta> seen;
+      for (const auto& c : *cls) {
+        auto m = Meta(c, job);
+        if (!m.ok()) return m.status();
+        if (*m && MaySee(who, (*m)->job)) seen.push_back(**m);
+      }
+      if (seen.empty()) return Found::kNo;
+      if (seen.size() > 1) return Found::kAmbiguous;  // only jobs the caller may see: nothing leaks
+      t->meta = std::move(seen.front());
+      t->key_id = cls->size() == 1 ? job : job + "@" + t->meta.job.cluster;
+      return Found::kYes;
+    }
+    auto m = Meta(cl, job);
+    if (!m.ok()) return m.status();
+    if (!*m || !MaySee(who, (*m)->job)) return Found::kNo;
+    t->meta = std::move(**m);
+    if (cl == opt.cluster) {
+      t->key_id = job;
+    } else if (opt.cluster.empty()) {
+      auto cls = ClustersOf(job);
+      if (!cls.ok()) return cls.status();
+      t->key_id = cls->size() == 1 ? job : job + "@" + cl;
+    } else {
+      t->key_id = job + "@" + cl;
+    }
+    return Found::kYes;
   }
 
   bool MaySee(const Identity& who, const JobRecord& j) const {
@@ -265,6 +383,11 @@ struct Service::Impl {
     auto hit = keep ? CacheGet(key) : Result<std::optional<std::string>>(std::optional<std::string>());
     if (!hit.ok()) Log("warning: reading the cache: " + hit.status().ToString());
     else if (*hit) return std::move(**hit);
+    if (t_may_defer) {
+      // A server thread: the computation is done by a worker (Handle's deferred).
+      t_deferred = true;
+      return Status::Unavailable("deferred to a worker: " + what);
+    }
     return flights.Do(key, [&]() -> Result<std::string> {
       // Another flight may have landed between our miss and our take-off.
       if (keep)
@@ -285,9 +408,11 @@ struct Service::Impl {
     });
   }
 
-  Result<std::string> SummaryJson(const std::string& job) {
-    return Cached(cache::JobSummaryKey(job), "the summary of job " + job, [&]() -> Result<std::string> {
-      auto store = GetStore();
+  Result<std::string> SummaryJson(const Target& t) {
+    const std::string job = std::to_string(t.meta.job.job_id);
+    return Cached(cache::JobSummaryKey(t.key_id), "the summary of job " + t.key_id, [&]() -> Result<std::string> {
+      TestHold(t.key_id, [&](const std::string& m) { Log(m); });
+      auto store = GetStore(t.meta.job.cluster);
       if (!store.ok()) return store.status();
       auto s = analysis::SummarizeJob(**store, job);
       if (!s.ok()) return s.status();
@@ -295,55 +420,61 @@ struct Service::Impl {
     });
   }
 
-  // The parsed summary and its API form, kept while the cached JSON is unchanged.
+  // The parsed summary and its API form, kept while the cached JSON is
+  // unchanged. Immutable once made: requests share it (no copy of the JSON).
   struct Rendered {
-    Clock::time_point checked;  // when the cache last had exactly `cached`
     std::string cached;
     std::shared_ptr<const analysis::JobSummary> summary;
-    std::string api;  // as `job-summary --format json` prints it
+    std::shared_ptr<const std::string> api;  // as `job-summary --format json` prints it
+  };
+  struct RenderedEntry {
+    Clock::time_point checked;  // when the cache last had exactly r->cached
+    std::shared_ptr<const Rendered> r;
   };
   std::mutex rendered_mu;
-  std::map<std::string, Rendered> rendered;
+  std::map<std::string, RenderedEntry> rendered;  // by key id
 
-  Result<Rendered> Summary(const std::string& job, const analysis::JobMeta& meta) {
+  Result<std::shared_ptr<const Rendered>> Summary(const Target& t) {
     const auto now = Clock::now();
     {
       // Asked again within memo_ms of the last look at the cache: no round trip.
       std::lock_guard<std::mutex> l(rendered_mu);
-      auto it = rendered.find(job);
-      if (it != rendered.end() && now - it->second.checked < std::chrono::milliseconds(opt.memo_ms)) return it->second;
+      auto it = rendered.find(t.key_id);
+      if (it != rendered.end() && now - it->second.checked < std::chrono::milliseconds(opt.memo_ms)) return it->second.r;
     }
-    auto js = SummaryJson(job);
+    auto js = SummaryJson(t);
     if (!js.ok()) return js.status();
     {
       std::lock_guard<std::mutex> l(rendered_mu);
-      auto it = rendered.find(job);
-      if (it != rendered.end() && it->second.cached == *js) {
+      auto it = rendered.find(t.key_id);
+      if (it != rendered.end() && it->second.r->cached == *js) {
         it->second.checked = now;
-        return it->second;
+        return it->second.r;
       }
     }
     auto s = analysis::SummaryFromJson(*js);
-    if (!s.ok()) return Status::Internal("the cached summary of job " + job + " does not parse: " + s.status().message());
-    Rendered r;
-    r.checked = now;
-    r.cached = std::move(js).value();
-    r.summary = std::make_shared<const analysis::JobSummary>(std::move(s).value());
-    r.api = analysis::SummaryJsonWithJob(*r.summary, &meta, true);
+    if (!s.ok())
+      return Status::Internal("the cached summary of job " + t.key_id + " does not parse: " + s.status().message());
+    auto r = std::make_shared<Rendered>();
+    r->cached = std::move(js).value();
+    r->summary = std::make_shared<const analysis::JobSummary>(std::move(s).value());
+    r->api = std::make_shared<const std::string>(analysis::SummaryJsonWithJob(*r->summary, &t.meta, true));
     std::lock_guard<std::mutex> l(rendered_mu);
     if (rendered.size() > 4096) rendered.clear();
-    rendered[job] = r;
-    return r;
+    rendered[t.key_id] = {now, r};
+    return std::shared_ptr<const Rendered>(r);
   }
 
-  Result<std::string> XlayerJson(const std::string& job) {
-    return Cached(cache::JobXlayerKey(job), "the cross-layer view of job " + job, [&]() -> Result<std::string> {
-      auto store = GetStore();
+  Result<std::string> XlayerJson(const Target& t) {
+    const std::string job = std::to_string(t.meta.job.job_id);
+    return Cached(cache::JobXlayerKey(t.key_id), "the cross-layer view of job " + t.key_id, [&]() -> Result<std::string> {
+      auto store = GetStore(t.meta.job.cluster);
       if (!store.ok()) return store.status();
       xlayer::Maps maps;
       auto db = GetDb();
       if (db.ok()) {
-        if (Status s = xlayer::MapsFromJobDb(**db, "", job, &maps); !s.ok()) Log("maps of job " + job + ": " + s.ToString());
+        if (Status s = xlayer::MapsFromJobDb(**db, t.meta.job.cluster, job, &maps); !s.ok())
+          Log("maps of job " + t.key_id + ": " + s.ToString());
       }
       auto v = xlayer::Analyze(**store, job, maps);
       if (!v.ok()) return v.status();
@@ -351,9 +482,10 @@ struct Service::Impl {
     });
   }
 
-  Result<std::string> PhasesJson(const std::string& job) {
-    return Cached(cache::JobPhasesKey(job), "the phases of job " + job, [&]() -> Result<std::string> {
-      auto store = GetStore();
+  Result<std::string> PhasesJson(const Target& t) {
+    const std::string job = std::to_string(t.meta.job.job_id);
+    return Cached(cache::JobPhasesKey(t.key_id), "the phases of job " + t.key_id, [&]() -> Result<std::string> {
+      auto store = GetStore(t.meta.job.cluster);
       if (!store.ok()) return store.status();
       auto p = analysis::PhasesForJob(**store, job, analysis::PhaseOptions{});
       if (!p.ok()) return p.status();
@@ -372,6 +504,33 @@ struct Service::Impl {
     std::string v;
     for (const auto& a : advice) v += (v.empty() ? "" : "; ") + a.kind;
     return v;
+  }
+
+  // "?cluster=NAME" for a link to a job of another cluster than the default.
+  std::string ClusterQuery(const std::string& cluster) const {
+    return cluster.empty() || cluster == opt.cluster ? std::string() : "?cluster=" + cluster;
+  }
+
+  // The cache key ids of listed jobs (Resolve's rule), in one query at most.
+  std::vector<std::string> KeyIds(const std::vector<ListedJob>& jobs) {
+    std::vector<std::string> ids;
+    std::map<std::string, int64_t> clusters_of;  // job id -> clusters with it
+    if (opt.cluster.empty() && !jobs.empty()) {
+      std::string sql = "SELECT job_id, COUNT(DISTINCT cluster) FROM jobs WHERE step = '' AND job_id IN (";
+      std::vector<SqlParam> p;
+      for (size_t i = 0; i < jobs.size(); ++i) {
+        sql += i ? ", ?" : "?";
+        p.push_back(static_cast<int64_t>(std::stoull(jobs[i].job_id)));
+      }
+      if (auto db = GetDb(); db.ok())
+        if (auto rows = (*db)->conn().Query(sql + ") GROUP BY job_id", p); rows.ok())
+          for (const auto& r : *rows) clusters_of[r[0].value_or("")] = std::strtoll(r[1].value_or("0").c_str(), nullptr, 10);
+    }
+    for (const auto& j : jobs) {
+      bool plain = opt.cluster.empty() ? clusters_of[j.job_id] == 1 : j.cluster == opt.cluster;
+      ids.push_back(plain ? j.job_id : j.job_id + "@" + j.cluster);
+    }
+    return ids;
   }
 
   // ---- the job list ----
@@ -413,7 +572,11 @@ struct Service::Impl {
     // job_summary lacks and the verdict.
     if (!out.empty()) {
       std::vector<std::string> keys;
-      for (const auto& j : out) keys.push_back(cache::JobSummaryKey(j.job_id));
+      const auto ids = KeyIds(out);
+      for (size_t i = 0; i < out.size(); ++i) {
+        keys.push_back(cache::JobSummaryKey(ids[i]));
+        out[i].cluster_query = ClusterQuery(out[i].cluster);
+      }
       std::vector<std::optional<std::string>> vals(keys.size());
       if (opt.redis.empty()) {
         std::lock_guard<std::mutex> l(mem_mu);
@@ -605,7 +768,8 @@ struct Service::Impl {
         n.md_ops_per_s = std::strtod(r[3].value_or("0").c_str(), nullptr);
         // Another user's job is named only to administrators (and co-members of a shared project).
         if (!who.admin) {
-          auto m = ValidJobId(n.job_id) ? Meta(n.job_id) : Result<std::optional<analysis::JobMeta>>(std::nullopt);
+          auto m = ValidJobId(n.job_id) ? Meta(j.cluster, n.job_id)
+                                        : Result<std::optional<analysis::JobMeta>>(std::nullopt);
           if (!m.ok() || !*m || !MaySee(who, (*m)->job)) n.job_id.clear();
         }
         a.neighbours.push_back(std::move(n));
@@ -671,11 +835,14 @@ struct Service::Impl {
   }
 
   // ---- routing ----
-  Response Route(const Request& r);
-  Response JobRoute(const Identity& who, const std::string& job, const std::string& sub, bool html);
+  Response Route(const Request& r, bool defer);
+  Response RouteAs(const Identity& who, const Request& r);
+  Response JobRoute(const Identity& who, const std::string& job, const std::string& cluster, const std::string& sub,
+                    bool html);
 };
 
-Response Service::Impl::JobRoute(const Identity& who, const std::string& job, const std::string& sub, bool html) {
+Response Service::Impl::JobRoute(const Identity& who, const std::string& job, const std::string& cluster,
+                                  const std::string& sub, bool html) {
   auto not_found = [&] {
     return html ? Html(404, ErrorPage(404, "No such job.")) : ErrorJson(404, "no such job");
   };
@@ -683,12 +850,18 @@ Response Service::Impl::JobRoute(const Identity& who, const std::string& job, co
     Log("job " + job + ": " + s.ToString());
     return html ? Html(503, ErrorPage(503, "The service cannot answer now.")) : ErrorJson(503, "the service cannot answer now");
   };
-  if (!ValidJobId(job)) return not_found();
-  auto meta = Meta(job);
-  if (!meta.ok()) return failed(meta.status());
+  Target t;
+  auto found = Resolve(who, job, cluster, &t);
+  if (!found.ok()) return failed(found.status());
   // Not in the database and not the caller's: the same answer, so nobody learns whether it exists.
-  if (!*meta || !MaySee(who, (*meta)->job)) return not_found();
-  const analysis::JobMeta& m = **meta;
+  if (*found == Found::kNo) return not_found();
+  if (*found == Found::kAmbiguous) {
+    // Only when the caller may see the job on each of its clusters.
+    const std::string m = "job " + job + " is on several clusters; add ?cluster=NAME";
+    return html ? Html(404, ErrorPage(404, m + ".")) : ErrorJson(404, m);
+  }
+  const analysis::JobMeta& m = t.meta;
+  const std::string cq = ClusterQuery(m.job.cluster);
   auto no_records = [&](const Status& s) {
     if (s.code() == Code::kNotFound)
       return html ? Html(404, ErrorPage(404, "The job has no I/O records (yet)."))
@@ -696,28 +869,37 @@ Response Service::Impl::JobRoute(const Identity& who, const std::string& job, co
     return failed(s);
   };
   if (sub.empty()) {
-    auto s = Summary(job, m);
+    auto s = Summary(t);
     if (!s.ok()) return no_records(s.status());
-    if (!html) return Json(200, s->api);
+    if (!html) {
+      Response x;
+      x.shared_body = (*s)->api;
+      return x;
+    }
     AnomalyView a = AnomalyOf(who, m.job);
-    return Html(200, JobPage(who, m, *s->summary, AdviceFor(job, *s->summary), &a));
+    return Html(200, JobPage(who, m, *(*s)->summary, AdviceFor(job, *(*s)->summary), &a, cq));
   }
   if (sub == "series") {
-    auto x = XlayerJson(job);
+    auto x = XlayerJson(t);
     return x.ok() ? Json(200, std::move(x).value()) : no_records(x.status());
   }
   if (sub == "phases") {
-    auto p = PhasesJson(job);
+    auto p = PhasesJson(t);
     return p.ok() ? Json(200, std::move(p).value()) : no_records(p.status());
   }
   if (sub == "anomaly") return Json(200, AnomalyJson(AnomalyOf(who, m.job)));
+  if (sub == "neighbours") {  // administrators only (Route checks)
+    auto n = NeighboursOf(m.job);
+    if (!n.ok()) return failed(n.status());
+    return Json(200, NeighboursJson(job, *n));
+  }
   if (sub == "advice") {
-    auto s = Summary(job, m);
+    auto s = Summary(t);
     if (!s.ok()) return no_records(s.status());
     std::string b;
     JsonWriter w(&b);
     w.BeginArray();
-    for (const auto& a : AdviceFor(job, *s->summary)) {
+    for (const auto& a : AdviceFor(job, *(*s)->summary)) {
       w.BeginObject();
       w.Kv("kind", a.kind);
       w.Kv("evidence", a.evidence);
@@ -730,7 +912,7 @@ Response Service::Impl::JobRoute(const Identity& who, const std::string& job, co
   return not_found();
 }
 
-Response Service::Impl::Route(const Request& r) {
+Response Service::Impl::Route(const Request& r, bool defer) {
   const auto parts = SplitPath(r.path);
   if (r.method != "GET" && r.method != "HEAD") {
     Response x = ErrorJson(405, "read-only: GET only");
@@ -741,9 +923,17 @@ Response Service::Impl::Route(const Request& r) {
   if (parts.size() == 2 && parts[0] == "static") {
     const Asset* a = FindAsset(parts[1]);
     if (!a) return ErrorJson(404, "no such file");
+    // Each file's bytes once, shared by every response that sends it.
+    static std::mutex static_mu;
+    static std::map<const Asset*, std::shared_ptr<const std::string>> bodies;
     Response x;
     x.content_type = std::string(a->content_type);
-    x.body = std::string(a->data);
+    {
+      std::lock_guard<std::mutex> l(static_mu);
+      auto& b = bodies[a];
+      if (!b) b = std::make_shared<const std::string>(a->data);
+      x.shared_body = b;
+    }
     x.headers.push_back({"Cache-Control", "public, max-age=3600"});
     return x;
   }
@@ -757,7 +947,22 @@ Response Service::Impl::Route(const Request& r) {
     Response x = api ? ErrorJson(401, who.status().message()) : Html(401, ErrorPage(401, who.status().message()));
     return x;
   }
-  const Identity& id = *who;
+  t_may_defer = defer;
+  t_deferred = false;
+  Response x = RouteAs(*who, r);
+  t_may_defer = false;
+  if (!t_deferred) return x;
+  t_deferred = false;
+  // A computation is needed: the caller runs it off its thread, as this same
+  // identity (a MUNGE credential is not decoded twice: munged refuses replays).
+  Response d;
+  d.deferred = [this, id = *who, rq = Request{r.method, r.path, r.query, Credentials{}}]() { return RouteAs(id, rq); };
+  return d;
+}
+
+Response Service::Impl::RouteAs(const Identity& id, const Request& r) {
+  const auto parts = SplitPath(r.path);
+  const bool api = !parts.empty() && parts[0] == "api";
   auto q = [&](const char* k) {
     auto it = r.query.find(k);
     return it == r.query.end() ? std::string() : it->second;
@@ -781,8 +986,8 @@ Response Service::Impl::Route(const Request& r) {
       }
       return Json(200, JobListJson(*l));
     }
-    if ((parts.size() == 3 || parts.size() == 4) && parts[1] == "jobs")
-      return JobRoute(id, parts[2], parts.size() == 4 ? parts[3] : "", false);
+    if ((parts.size() == 3 || parts.size() == 4) && parts[1] == "jobs" && (parts.size() == 3 || parts[3] != "neighbours"))
+      return JobRoute(id, parts[2], q("cluster"), parts.size() == 4 ? parts[3] : "", false);
     if (parts.size() >= 2 && parts[1] == "admin") {
       if (!id.admin) return ErrorJson(404, "not found");
       if (parts.size() == 3 && parts[2] == "heatmap") {
@@ -819,23 +1024,10 @@ Response Service::Impl::Route(const Request& r) {
         }
         return Json(200, std::move(l).value());
       }
-      if (parts.size() == 5 && parts[2] == "jobs" && parts[4] == "neighbours") {
-        const std::string& job = parts[3];
-        auto meta = ValidJobId(job) ? Meta(job) : Result<std::optional<analysis::JobMeta>>(std::nullopt);
-        if (!meta.ok()) {
-          Log("job " + job + ": " + meta.status().ToString());
-          return ErrorJson(503, "the service cannot answer now");
-        }
-        if (!*meta) return ErrorJson(404, "no such job");
-        auto n = NeighboursOf((*meta)->job);
-        if (!n.ok()) {
-          Log("neighbours of job " + job + ": " + n.status().ToString());
-          return ErrorJson(503, "the service cannot answer now");
-        }
-        return Json(200, NeighboursJson(job, *n));
-      }
+      if (parts.size() == 5 && parts[2] == "jobs" && parts[4] == "neighbours")
+        return JobRoute(id, parts[3], q("cluster"), "neighbours", false);
       if (parts.size() == 5 && parts[2] == "jobs" && parts[4] == "osts") {
-        Response x = JobRoute(id, parts[3], "series", false);
+        Response x = JobRoute(id, parts[3], q("cluster"), "series", false);
         return x;  // the cross-layer view: its "osts" are the job's bytes per OST
       }
     }
@@ -857,7 +1049,7 @@ Response Service::Impl::Route(const Request& r) {
     SortJobs(&*l, sort, desc);
     return Html(200, JobsPage(id, *l, sort, desc));
   }
-  if (parts[0] == "jobs" && parts.size() == 2) return JobRoute(id, parts[1], "", true);
+  if (parts[0] == "jobs" && parts.size() == 2) return JobRoute(id, parts[1], q("cluster"), "", true);
   if (parts[0] == "admin" && parts.size() == 1) {
     if (!id.admin) return Html(404, ErrorPage(404, "Not found."));
     std::string day = q("day");
@@ -876,12 +1068,17 @@ Response Service::Impl::Route(const Request& r) {
     std::string job = q("job");
     if (!ValidJobId(job)) job.clear();
     std::optional<Neighbours> n;
-    if (!job.empty())
-      if (auto meta = Meta(job); meta.ok() && *meta)
-        if (auto got = NeighboursOf((*meta)->job); got.ok()) n = std::move(got).value();
+    std::string cq;
+    if (!job.empty()) {
+      Target t;
+      if (auto f = Resolve(id, job, q("cluster"), &t); f.ok() && *f == Found::kYes) {
+        cq = ClusterQuery(t.meta.job.cluster);
+        if (auto got = NeighboursOf(t.meta.job); got.ok()) n = std::move(got).value();
+      }
+    }
     auto board = Board();
     if (!board.ok()) Log("anomalies: " + board.status().ToString());
-    return Html(200, AdminPage(id, *h, day, job, n ? &*n : nullptr, board.ok() ? &*board : nullptr));
+    return Html(200, AdminPage(id, *h, day, job, n ? &*n : nullptr, board.ok() ? &*board : nullptr, opt.cluster, cq));
   }
   return Html(404, ErrorPage(404, "Not found."));
 }
@@ -897,9 +1094,9 @@ Service::~Service() = default;
 
 const IdentityOptions& Service::identity_options() const { return impl_->opt.identity; }
 
-Response Service::Handle(const Request& r) {
+Response Service::Handle(const Request& r, bool defer) {
   // HEAD keeps the body: the HTTP layer sends its length and not the bytes.
-  return impl_->Route(r);
+  return impl_->Route(r, defer);
 }
 
 }  // namespace iosonar::serve

@@ -21,11 +21,20 @@
 // popular page costs Redis one GET a second. Read-only towards the store and the job
 // database.
 //
-// Thread-safe: each thread that calls Handle gets its own store, job
-// database and Redis connections.
+// Clusters: a job is (cluster, job id) as in the job database; ?cluster=
+// picks the cluster (default ServeOptions::cluster), a job of another
+// cluster than the default is cached under iosonar:job:JOB@CLUSTER:... and
+// read from its cluster's store (cluster_stores, else store).
+//
+// Handle(r, true) never computes: a request that needs an uncached result
+// gets a Response whose deferred() does it (HttpServer runs it in a worker).
+//
+// Thread-safe: each thread that calls Handle or deferred() gets its own
+// store, job database and Redis connections.
 #pragma once
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -42,6 +51,12 @@ struct ServeOptions {
   std::string store;  // DIR (SQLite) or an Elasticsearch URL
   std::string mysql;  // the job database
   std::string redis;  // "" = cache in memory only
+  // The default cluster of requests (--cluster): a job id without ?cluster=
+  // is this cluster's, and its cache keys are the plain iosonar:job:JOB:...
+  // ones. "" = the only cluster holding the id (that the caller may see).
+  std::string cluster;
+  // A cluster's own record store (--cluster-store NAME=DIR|URL); the others' records are in `store`.
+  std::map<std::string, std::string> cluster_stores;
   IdentityOptions identity;
   size_t list_limit = 500;   // jobs in a listing
   int meta_ttl_s = 60;       // a job's database row is re-read after this
@@ -62,7 +77,17 @@ struct Response {
   int status = 200;
   std::string content_type = "application/json";
   std::string body;
+  // When set, the body instead of `body`: an immutable buffer shared by every
+  // response that sends it (a cached summary), never copied.
+  std::shared_ptr<const std::string> shared_body;
   std::vector<std::pair<std::string, std::string>> headers;  // besides the security headers
+  // When set, the answer needs a computation (a cache miss): the caller runs
+  // deferred() off its server thread (HttpServer: a bounded worker pool,
+  // the connection suspended meanwhile) and sends what it returns; the rest
+  // of this Response is not an answer.
+  std::function<Response()> deferred;
+
+  const std::string& Body() const { return shared_body ? *shared_body : body; }
 };
 
 // The security headers every response carries (a strict Content-Security-Policy:
@@ -79,7 +104,12 @@ class Service {
   Service(const Service&) = delete;
   Service& operator=(const Service&) = delete;
 
-  Response Handle(const Request& r);
+  // Answers r; with defer, a request that needs an uncached computation
+  // (a job's summary, series or phases, a day's heatmap or LASSi) gets a
+  // Response whose deferred() computes and answers it (identity already
+  // checked), so the caller's thread is not held. Without defer it is
+  // computed here.
+  Response Handle(const Request& r, bool defer = false);
   const IdentityOptions& identity_options() const;
   // Results computed from the store so far (not read from a cache).
   uint64_t computations() const { return computations_.load(); }

@@ -132,9 +132,14 @@
   }
 
   var jobs = {}, work = [];
-  function view(job) {
-    if (!jobs[job]) jobs[job] = getJson('/api/jobs/' + encodeURIComponent(job) + '/series');
-    return jobs[job];
+  // "?cluster=NAME" when the job is on another cluster than the service's default.
+  function query(el) {
+    var q = el.getAttribute('data-query') || '';
+    return q.indexOf('?cluster=') === 0 ? '?cluster=' + encodeURIComponent(q.slice(9)) : '';
+  }
+  function view(job, q) {
+    if (!jobs[job + q]) jobs[job + q] = getJson('/api/jobs/' + encodeURIComponent(job) + '/series' + q);
+    return jobs[job + q];
   }
   var days = {};
   function lassi(day) {
@@ -152,12 +157,13 @@
         .catch(function (e) { note(el, 'No chart: ' + e.message); }));
       return;
     }
-    var src = kind === 'osts' ? getJson('/api/admin/jobs/' + encodeURIComponent(job) + '/osts') : view(job);
+    var src = kind === 'osts' ? getJson('/api/admin/jobs/' + encodeURIComponent(job) + '/osts' + query(el))
+                              : view(job, query(el));
     work.push(src.then(function (v) { kind === 'osts' ? ostChart(el, v) : layersChart(el, v, kind); })
       .catch(function (e) { note(el, 'No chart: ' + e.message); }));
   });
   document.querySelectorAll('div.phases').forEach(function (el) {
-    work.push(getJson('/api/jobs/' + encodeURIComponent(el.getAttribute('data-job')) + '/phases')
+    work.push(getJson('/api/jobs/' + encodeURIComponent(el.getAttribute('data-job')) + '/phases' + query(el))
       .then(function (p) { phases(el, p); })
       .catch(function (e) { note(el, 'No phases: ' + e.message); }));
   });

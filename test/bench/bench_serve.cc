@@ -4,10 +4,18 @@
 //  1. The first, uncached request for the job's summary (/api/jobs/JOB) and
 //     for its per-second cross-layer series: wall time, each on a freshly
 //     started server with the Redis keys deleted (RUNS times, median).
-//  2. The cached summary under load: wrk (Debian), 64 connections, 2
-//     threads, 10 s, --latency: p50, p99 and requests/s (RUNS times, medians).
-// The server's --threads: argv-free, from $IOSONAR_BENCH_SERVE_THREADS (default 2,
-// the machine's cores).
+//  2. The cached summary under load: wrk (Debian), 64 connections, 10 s,
+//     --latency: p50, p99 and requests/s (RUNS times, medians), beside the
+//     floor of the HTTP layer (a static file), in two setups:
+//     - "pinned": the server on CPU 0 (`taskset -c 0`, --threads 1: one
+//       epoll thread) and wrk on CPU 1 (`taskset -c 1 wrk -t1`): neither
+//       preempts the other;
+//     - "shared": as measured before, `--threads 2` and `wrk -t2`, all four
+//       threads on the same two cores (the scheduler interleaves them);
+//     - "shared, Connection: close": the same with a new TCP connection per
+//       request, which is what the server did before the keep-alive fix
+//       (libmicrohttpd closed after a response queued in the handler's first call).
+// RUNS: $IOSONAR_BENCH_SERVE_RUNS (default 5).
 // A Catch2 program only to reuse the test servers; run by `run-bench-serve`.
 #include <catch2/catch.hpp>
 #include <algorithm>
@@ -36,19 +44,25 @@ double Ms(const std::string& v) {
   return x;
 }
 
-std::string Threads() {
-  const char* t = std::getenv("IOSONAR_BENCH_SERVE_THREADS");
-  return t && *t ? t : "2";
+int Runs() {
+  const char* t = std::getenv("IOSONAR_BENCH_SERVE_RUNS");
+  return t && *t ? std::atoi(t) : 5;
 }
 
 struct Server {
   std::optional<Child> proc;
   int port = FreePort();
-  Server(const std::string& store, const std::string& mysql, const std::string& redis, const std::string& log) {
-    proc.emplace(std::vector<std::string>{IosonarBin(), "serve", "--store", store, "--mysql", mysql, "--redis", redis,
-                                          "--listen", "127.0.0.1:" + std::to_string(port), "--trusted-proxy",
-                                          "127.0.0.1", "--threads", Threads()},
-                 std::map<std::string, std::string>{}, log);
+  // cpu: "" = unpinned, else `taskset -c CPU`.
+  Server(const std::string& store, const std::string& mysql, const std::string& redis, const std::string& log,
+         const std::string& threads = "1", const std::string& cpu = "") {
+    std::vector<std::string> argv;
+    if (!cpu.empty()) argv = {"taskset", "-c", cpu};
+    for (const std::string& a : {IosonarBin(), std::string("serve"), std::string("--store"), store,
+                                 std::string("--mysql"), mysql, std::string("--redis"), redis, std::string("--listen"),
+                                 "127.0.0.1:" + std::to_string(port), std::string("--trusted-proxy"),
+                                 std::string("127.0.0.1"), std::string("--threads"), threads})
+      argv.push_back(a);
+    proc.emplace(argv, std::map<std::string, std::string>{}, log);
     REQUIRE(WaitUntil([&] { return !proc->Alive() || CanConnect(port); }, 20000));
     REQUIRE(proc->Alive());
   }
@@ -58,8 +72,9 @@ struct Server {
 }  // namespace
 
 TEST_CASE("bench: iosonar serve", "[bench]") {
-  const int runs = 3;
+  const int runs = Runs();
   REQUIRE(HaveProgram("wrk"));
+  REQUIRE(HaveProgram("taskset"));
   REQUIRE(HaveProgram("curl"));
   TempDir dir;
   MariaDbServer db;
@@ -100,34 +115,71 @@ TEST_CASE("bench: iosonar serve", "[bench]") {
               *std::max_element(first_series.begin(), first_series.end()));
   std::printf("one cached /api/jobs/5000 with curl (process start included): median %.1f ms\n", Median(cached_one));
 
-  Server s(dir / "store", db.url(), redis.url(), dir / "serve-wrk.log");
-  curl_ms(s.Url("/api/jobs/5000"));  // cached in Redis already; warms the job's row
-  auto size = Run({"curl", "-s", "-H", "X-Remote-User: daemon", s.Url("/api/jobs/5000")});
-  std::printf("summary response: %zu bytes\n", size.out.size());
-  // The same load on the cached summary and, for the floor of the HTTP layer
-  // on this machine, on a 0.8 KB static file (no identity, no lookups).
-  for (const char* path : {"/api/jobs/5000", "/static/iosonar.css"}) {
-    std::vector<double> p50, p99, rps;
-    for (int i = 0; i < runs; ++i) {
-      auto w = Run({"wrk", "-t2", "-c64", "-d10s", "--latency", "-H", "X-Remote-User: daemon", s.Url(path)});
-      REQUIRE(w.exit_code == 0);
-      std::smatch a, b, c;
-      std::regex r50("\\n\\s*50%\\s+([0-9.]+[a-z]+)"), r99("\\n\\s*99%\\s+([0-9.]+[a-z]+)"),
-          rr("Requests/sec:\\s+([0-9.]+)");
-      REQUIRE(std::regex_search(w.out, a, r50));
-      REQUIRE(std::regex_search(w.out, b, r99));
-      REQUIRE(std::regex_search(w.out, c, rr));
-      INFO(w.out);
-      CHECK(w.out.find("Non-2xx") == std::string::npos);
-      p50.push_back(Ms(a[1].str()));
-      p99.push_back(Ms(b[1].str()));
-      rps.push_back(std::stod(c[1].str()));
-      std::printf("wrk %s run %d: p50 %.2f ms, p99 %.2f ms, %.0f req/s\n", path, i + 1, p50.back(), p99.back(), rps.back());
+  struct Setup {
+    const char* name;
+    std::string threads, server_cpu;
+    std::vector<std::string> wrk;  // the command before wrk's own options
+  };
+  const std::vector<Setup> setups = {
+      {"pinned", "1", "0", {"taskset", "-c", "1", "wrk", "-t1"}},
+      {"shared", "2", "", {"wrk", "-t2"}},
+      // What the server did before the keep-alive fix (it closed every
+      // connection after one response): each request a new TCP connection.
+      {"shared, Connection: close", "2", "", {"wrk", "-t2", "-H", "Connection: close"}},
+  };
+  std::vector<std::string> table;
+  for (const auto& setup : setups) {
+    Server s(dir / "store", db.url(), redis.url(), dir / (std::string("serve-wrk-") + setup.name + ".log"),
+             setup.threads, setup.server_cpu);
+    curl_ms(s.Url("/api/jobs/5000"));  // cached in Redis already; warms the job's row
+    auto size = Run({"curl", "-s", "-H", "X-Remote-User: daemon", s.Url("/api/jobs/5000")});
+    std::printf("summary response: %zu bytes\n", size.out.size());
+    // The same load on the cached summary and, for the floor of the HTTP layer
+    // on this machine, on a 0.8 KB static file (no identity, no lookups),
+    // alternating run by run so both see the same machine.
+    const std::vector<std::string> paths = {"/api/jobs/5000", "/static/iosonar.css"};
+    std::map<std::string, std::vector<double>> p50, p99, rps;
+    for (int i = 0; i < runs; ++i)
+      for (const auto& path : paths) {
+        std::vector<std::string> argv = setup.wrk;
+        for (const std::string& a : {std::string("-c64"), std::string("-d10s"), std::string("--latency"),
+                                     std::string("-H"), std::string("X-Remote-User: daemon"), s.Url(path)})
+          argv.push_back(a);
+        auto w = Run(argv);
+        REQUIRE(w.exit_code == 0);
+        std::smatch a, b, c;
+        std::regex r50("\\n\\s*50%\\s+([0-9.]+[a-z]+)"), r99("\\n\\s*99%\\s+([0-9.]+[a-z]+)"),
+            rr("Requests/sec:\\s+([0-9.]+)");
+        INFO(w.out);
+        REQUIRE(std::regex_search(w.out, a, r50));
+        REQUIRE(std::regex_search(w.out, b, r99));
+        REQUIRE(std::regex_search(w.out, c, rr));
+        CHECK(w.out.find("Non-2xx") == std::string::npos);
+        CHECK(w.out.find("Socket errors") == std::string::npos);
+        p50[path].push_back(Ms(a[1].str()));
+        p99[path].push_back(Ms(b[1].str()));
+        rps[path].push_back(std::stod(c[1].str()));
+        std::printf("%s wrk %s run %d: p50 %.2f ms, p99 %.2f ms, %.0f req/s\n", setup.name, path.c_str(), i + 1,
+                    p50[path].back(), p99[path].back(), rps[path].back());
+      }
+    for (const auto& path : paths) {
+      auto mn = *std::min_element(p99[path].begin(), p99[path].end());
+      auto mx = *std::max_element(p99[path].begin(), p99[path].end());
+      char line[512];
+      std::snprintf(line, sizeof line, "| %s (--threads %s%s) | %s | %.2f ms | %.2f ms (%.2f-%.2f) | %.0f |", setup.name,
+                    setup.threads.c_str(), setup.server_cpu.empty() ? "" : ", CPU 0; wrk -t1 on CPU 1",
+                    path.c_str(), Median(p50[path]), Median(p99[path]), mn, mx, Median(rps[path]));
+      table.push_back(line);
     }
-    std::printf("%s, 64 connections: p50 %.2f ms, p99 %.2f ms, %.0f req/s (medians of %d)\n", path, Median(p50),
-                Median(p99), Median(rps), runs);
+    char ratio[256];
+    std::snprintf(ratio, sizeof ratio, "| %s: summary / static | | %.2fx | %.2fx | %.2fx |", setup.name,
+                  Median(p50[paths[0]]) / Median(p50[paths[1]]), Median(p99[paths[0]]) / Median(p99[paths[1]]),
+                  Median(rps[paths[0]]) / Median(rps[paths[1]]));
+    table.push_back(ratio);
   }
-  std::printf("server threads: %s\n", Threads().c_str());
+  std::printf("\n64 connections, 10 s a run, medians of %d runs (p99: range of the runs)\n\n", runs);
+  std::printf("| setup | path | p50 | p99 | requests/s |\n|---|---|---|---|---|\n");
+  for (const auto& l : table) std::printf("%s\n", l.c_str());
   auto la = ReadFile("/proc/loadavg");
   std::printf("load average: %s", la.c_str());
 }

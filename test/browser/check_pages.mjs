@@ -62,6 +62,8 @@ await asUser('daemon', async (page) => {
   if (name !== '<script>alert(1)</script>') fail(`daemon: the job name shows as '${name}'`);
   const other = await page.goto(`${base}/jobs/102`);
   if (other.status() !== 404) fail(`daemon /jobs/102: status ${other.status()}, not 404`);
+  const otherCluster = await page.goto(`${base}/jobs/104?cluster=beta`);
+  if (otherCluster.status() !== 404) fail(`daemon /jobs/104?cluster=beta: status ${otherCluster.status()}, not 404`);
   const list = await page.goto(`${base}/jobs`);
   const text = await page.textContent('table.jobs');
   if (list.status() !== 200 || !text.includes('101') || text.includes('bins-app')) fail('daemon /jobs: wrong list');
@@ -69,6 +71,7 @@ await asUser('daemon', async (page) => {
 });
 await asUser('bin', async (page) => {
   await checkJob(page, 'bin', '102', 'job-102.png');
+  await checkJob(page, 'bin', '104?cluster=beta', 'job-104-beta.png');  // another cluster's job
   const other = await page.goto(`${base}/jobs/101`);
   if (other.status() !== 404) fail(`bin /jobs/101: status ${other.status()}, not 404`);
 });

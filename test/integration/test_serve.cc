@@ -7,6 +7,9 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -41,6 +44,10 @@ HttpResult Get(int port, const std::string& path, const std::map<std::string, st
   dst.sin_port = htons(static_cast<uint16_t>(port));
   inet_pton(AF_INET, "127.0.0.1", &dst.sin_addr);
   REQUIRE(connect(fd, reinterpret_cast<sockaddr*>(&dst), sizeof dst) == 0);
+  // A safety net, not a timing assertion: a server that never answers fails
+  // the test instead of hanging it.
+  timeval tv{60, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   std::string req = "GET " + path + " HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n";
   for (const auto& [k, v] : headers) req += k + ": " + v + "\r\n";
   req += "\r\n";
@@ -112,10 +119,16 @@ struct World {
                     "--job", "id=102,user=bin,name=bins-app,mode=N-N,first=4,nodes=4,ppn=1,duration=10,period=2,io=1,bytes=8M",
                     "--job", "id=103,user=daemon,name=second,mode=1-1,first=8,nodes=1,ppn=1,duration=8,period=2,io=1,bytes=8M"});
     REQUIRE(sim.exit_code == 0);
-    server.emplace(std::vector<std::string>{IosonarBin(), "serve", "--store", dir / "store", "--mysql", db.url(),
+    // bin's job 104 on a second cluster, beta, whose records are in a store of its own.
+    auto beta = Run({IosonarBin(), "simulate", "--cluster", "beta", "--store", dir / "beta", "--nodes", "4", "--fwd", "1",
+                     "--osts", "2", "--duration", "10", "--mysql", db.url(), "--job",
+                     "id=104,user=bin,name=on-beta,mode=N-N,first=0,nodes=2,ppn=1,duration=8,period=2,io=1,bytes=4M"});
+    REQUIRE(beta.exit_code == 0);
+    server.emplace(std::vector<std::string>{IosonarBin(), "serve", "--store", dir / "store", "--cluster-store",
+                                            "beta=" + std::string(dir / "beta"), "--mysql", db.url(),
                                             "--redis", redis.url(), "--listen", "127.0.0.1:" + std::to_string(port),
                                             "--trusted-proxy", "127.0.0.1", "--admins", "root", "--munge-socket",
-                                            munge.socket(), "--threads", "4"},
+                                            munge.socket(), "--threads", "4", "--cluster", "sim"},
                    std::map<std::string, std::string>{}, log);
     REQUIRE(WaitUntil([&] { return !server->Alive() || CanConnect(port); }, 20000));
     REQUIRE(server->Alive());
@@ -382,6 +395,8 @@ TEST_CASE("serve: pages in headless Chromium have plots for each user", "[serve]
   CHECK(r.exit_code == 0);
   CHECK(r.out.find("daemon /jobs/101: plots 2,") != std::string::npos);
   CHECK(r.out.find("bin /jobs/102: plots 2,") != std::string::npos);
+  // a job of another cluster than the default: the page's charts ask for it with ?cluster=
+  CHECK(r.out.find("bin /jobs/104?cluster=beta: plots 2,") != std::string::npos);
   // 4 OSTs + 2 forwarding nodes; the job's per-OST chart and LASSi's risk
   CHECK(r.out.find("root /admin: heatmap cells 144, plots 2") != std::string::npos);
   CHECK(std::filesystem::file_size(shots + "/job-101.png") > 10000);
@@ -477,6 +492,10 @@ TEST_CASE("serve: bad command lines are usage errors that name the option", "[se
            {{"--store", "/tmp", "--mysql", m, "--listen", "127.0.0.1:1", "--share-by", "project"}, "--share-by"},
            {{"--store", "/tmp", "--mysql", m, "--listen", "localhost"}, "--listen localhost"},
            {{"--store", "/tmp", "--mysql", m, "--listen", "127.0.0.1:1", "--threads", "0"}, "--threads"},
+           {{"--store", "/tmp", "--mysql", m, "--listen", "127.0.0.1:1", "--compute-threads", "0"}, "--compute-threads"},
+           {{"--store", "/tmp", "--mysql", m, "--listen", "127.0.0.1:1", "--compute-queue", "0"}, "--compute-queue"},
+           {{"--store", "/tmp", "--mysql", m, "--listen", "127.0.0.1:1", "--cluster", "a/b"}, "--cluster 'a/b'"},
+           {{"--store", "/tmp", "--mysql", m, "--listen", "127.0.0.1:1", "--cluster-store", "beta"}, "--cluster-store 'beta'"},
        }) {
     std::vector<std::string> argv{bin, "serve"};
     argv.insert(argv.end(), c.args.begin(), c.args.end());
@@ -494,6 +513,221 @@ TEST_CASE("serve: bad command lines are usage errors that name the option", "[se
   auto second = Run({bin, "serve", "--store", d.path(), "--mysql", m, "--listen", "127.0.0.1:" + std::to_string(port)});
   CHECK(second.exit_code == 1);
   CHECK(second.err.find("cannot listen on 127.0.0.1:" + std::to_string(port)) != std::string::npos);
+}
+
+}  // namespace iosonar::test
+
+namespace iosonar::test {
+
+namespace {
+size_t Count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+}  // namespace
+
+// Deterministic (no timing): the test-only hook IOSONAR_SERVE_TEST_HOLD=JOB:FIFO
+// holds the computation of JOB's summary until a byte is written to FIFO.
+TEST_CASE("serve: an uncached computation holds no server thread, and its queue is bounded", "[serve][integration]") {
+  if (!HaveMariaDb()) FAIL("mariadbd is not installed (scripts/setup.sh --test)");
+  TempDir dir;
+  MariaDbServer db;
+  RedisServer redis;
+  auto sim = Run({IosonarBin(), "simulate", "--store", dir / "store", "--nodes", "8", "--fwd", "1", "--osts", "2",
+                  "--duration", "12", "--mysql", db.url(), "--job",
+                  "id=101,user=daemon,mode=N-N,first=0,nodes=2,ppn=2,duration=8,period=2,io=1,bytes=4M", "--job",
+                  "id=102,user=bin,mode=1-1,first=2,nodes=1,duration=8,period=2,io=1,bytes=4M", "--job",
+                  "id=103,user=daemon,mode=1-1,first=3,nodes=1,duration=8,period=2,io=1,bytes=4M"});
+  REQUIRE(sim.exit_code == 0);
+  const std::string fifo = dir / "hold";
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  const int port = FreePort();
+  const std::string log = dir / "serve.log";
+  // One server thread, one worker, at most 3 computations waiting.
+  Child server({IosonarBin(), "serve", "--store", dir / "store", "--mysql", db.url(), "--redis", redis.url(), "--listen",
+                "127.0.0.1:" + std::to_string(port), "--trusted-proxy", "127.0.0.1", "--admins", "root", "--threads",
+                "1", "--compute-threads", "1", "--compute-queue", "3"},
+               {{"IOSONAR_SERVE_TEST_HOLD", "101:" + fifo}}, log);
+  REQUIRE(WaitUntil([&] { return !server.Alive() || CanConnect(port); }, 20000));
+  REQUIRE(server.Alive());
+
+  // 103 computed and cached before (through the worker: nothing held).
+  auto cached = Get(port, "/api/jobs/103", As("daemon"));
+  REQUIRE(cached.status == 200);
+  CHECK(Count(ReadFile(log), "computing off the server thread: GET /api/jobs/103") == 1);
+
+  // Four concurrent first requests for 101: one computation, held by the hook;
+  // the other three wait in the queue (which is then full).
+  std::vector<HttpResult> held(4);
+  std::vector<std::thread> ts;
+  bool released = false;
+  auto release = [&] {
+    if (released) return;
+    released = true;
+    int fd = open(fifo.c_str(), O_WRONLY | O_CLOEXEC);  // the held worker has it open for reading
+    if (fd >= 0) {
+      CHECK(write(fd, "x", 1) == 1);
+      close(fd);
+    }
+  };
+  struct Guard {  // releases and joins even when a REQUIRE below fails
+    std::function<void()> f;
+    ~Guard() { f(); }
+  } guard{[&] {
+    release();
+    for (auto& t : ts)
+      if (t.joinable()) t.join();
+  }};
+  // The first, and once the worker holds it, three more.
+  ts.emplace_back([&] { held[0] = test::Get(port, "/api/jobs/101", As("daemon")); });
+  REQUIRE(WaitUntil([&] { return Count(ReadFile(log), "test hook: holding the summary of job 101") == 1; }, 60000));
+  for (size_t i = 1; i < held.size(); ++i)
+    ts.emplace_back([&, i] { held[i] = test::Get(port, "/api/jobs/101", As("daemon")); });
+  REQUIRE(WaitUntil(
+      [&] {
+        const std::string t = ReadFile(log);
+        return Count(t, "test hook: holding the summary of job 101") == 1 &&
+               Count(t, "computing off the server thread: GET /api/jobs/101") == 4;
+      },
+      60000));
+
+  // While it is held, the one server thread still answers: a cached summary,
+  // the job list, a static file.
+  auto again = Get(port, "/api/jobs/103", As("daemon"));
+  CHECK(again.status == 200);
+  CHECK(again.body == cached.body);
+  auto list = Get(port, "/api/jobs", As("daemon"));
+  CHECK(list.status == 200);
+  CHECK(Lists(list.body, "103"));
+  CHECK(Get(port, "/static/iosonar.css").status == 200);
+  // Another computation finds the queue full: 503 with Retry-After, nothing computed.
+  auto busy = Get(port, "/api/jobs/102", As("bin"));
+  CHECK(busy.status == 503);
+  CHECK(busy.headers["retry-after"] == "5");
+  CHECK(redis.Command({"EXISTS", "iosonar:job:102:summary"}) == "0");
+  // ... still isolation first: another user's job is 404, not 503
+  CHECK(Get(port, "/api/jobs/102", As("daemon")).status == 404);
+
+  // Released: all four get the job's summary, computed once.
+  release();
+  for (auto& t : ts) t.join();
+  auto cli = Run({IosonarBin(), "job-summary", "101", "--store", dir / "store", "--mysql", db.url(), "--format", "json"});
+  REQUIRE(cli.exit_code == 0);
+  for (const auto& r : held) {
+    CHECK(r.status == 200);
+    CHECK(r.body == cli.out);
+  }
+  const std::string text = ReadFile(log);
+  CHECK(Count(text, "computed the summary of job 101") == 1);
+  CHECK(Count(text, "test hook: released the summary of job 101") == 1);
+  // The queue has room again.
+  CHECK(Get(port, "/api/jobs/102", As("bin")).status == 200);
+  // The HTML page of an uncached job is deferred as well, and answers.
+  auto page = Get(port, "/jobs/102", As("bin"));
+  CHECK(page.status == 200);
+  CHECK(page.body.find("Job 102") != std::string::npos);
+}
+
+// Sites run several Slurm clusters into one job database, and job ids repeat
+// across them: job 5000 on alpha (daemon's, 8 MiB a rank) and on beta (bin's,
+// 2 MiB a rank), each cluster with its own store.
+TEST_CASE("serve: the same job id on two clusters: each user sees their own, 404 for the other's",
+          "[serve][integration]") {
+  if (!HaveMariaDb()) FAIL("mariadbd is not installed (scripts/setup.sh --test)");
+  TempDir dir;
+  MariaDbServer db;
+  RedisServer redis;
+  auto a = Run({IosonarBin(), "simulate", "--cluster", "alpha", "--store", dir / "alpha", "--nodes", "4", "--fwd", "1",
+                "--osts", "2", "--duration", "10", "--mysql", db.url(), "--job",
+                "id=5000,user=daemon,name=on-alpha,mode=N-N,first=0,nodes=2,ppn=1,duration=8,period=2,io=1,bytes=8M"});
+  INFO(a.err);
+  REQUIRE(a.exit_code == 0);
+  auto b = Run({IosonarBin(), "simulate", "--cluster", "beta", "--store", dir / "beta", "--nodes", "4", "--fwd", "1",
+                "--osts", "2", "--duration", "10", "--mysql", db.url(), "--job",
+                "id=5000,user=bin,name=on-beta,mode=N-N,first=0,nodes=2,ppn=1,duration=8,period=2,io=1,bytes=2M"});
+  INFO(b.err);
+  REQUIRE(b.exit_code == 0);
+  auto start = [&](const std::vector<std::string>& extra, const std::string& name, int* port) {
+    *port = FreePort();
+    std::vector<std::string> argv{IosonarBin(), "serve", "--store", dir / "alpha", "--cluster-store",
+                                  "beta=" + std::string(dir / "beta"), "--mysql", db.url(), "--redis", redis.url(),
+                                  "--listen", "127.0.0.1:" + std::to_string(*port), "--trusted-proxy", "127.0.0.1",
+                                  "--admins", "root"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return std::make_unique<Child>(argv, std::map<std::string, std::string>{}, dir / name);
+  };
+  int port = 0;
+  auto server = start({"--cluster", "alpha"}, "serve.log", &port);
+  REQUIRE(WaitUntil([&] { return !server->Alive() || CanConnect(port); }, 20000));
+  REQUIRE(server->Alive());
+  auto get = [&](const std::string& path, const std::string& user) { return Get(port, path, As(user)); };
+
+  // daemon: job 5000 is alpha's (the default cluster); beta's is not theirs.
+  auto mine = get("/api/jobs/5000", "daemon");
+  REQUIRE(mine.status == 200);
+  CHECK(mine.body.find("\"cluster\": \"alpha\"") != std::string::npos);
+  CHECK(mine.body.find("on-alpha") != std::string::npos);
+  auto not_mine = get("/api/jobs/5000?cluster=beta", "daemon");
+  CHECK(not_mine.status == 404);
+  CHECK(not_mine.body == get("/api/jobs/999999?cluster=beta", "daemon").body);
+  CHECK(not_mine.body == get("/api/jobs/5000?cluster=gamma", "daemon").body);
+  CHECK(get("/api/jobs/5000?cluster=..%2falpha", "daemon").status == 404);
+  for (const char* p : {"/api/jobs/5000/series?cluster=beta", "/api/jobs/5000/phases?cluster=beta",
+                        "/api/jobs/5000/advice?cluster=beta", "/jobs/5000?cluster=beta"})
+    CHECK(get(p, "daemon").status == 404);
+  // bin: the other way round.
+  CHECK(get("/api/jobs/5000", "bin").status == 404);
+  auto theirs = get("/api/jobs/5000?cluster=beta", "bin");
+  REQUIRE(theirs.status == 200);
+  CHECK(theirs.body.find("\"cluster\": \"beta\"") != std::string::npos);
+  CHECK(theirs.body.find("on-beta") != std::string::npos);
+  // Each from its own cluster's store: the CLI over each store agrees.
+  for (const auto& [cluster, body] : {std::pair<std::string, std::string>{"alpha", mine.body}, {"beta", theirs.body}}) {
+    auto cli = Run({IosonarBin(), "job-summary", "5000", "--cluster", cluster, "--store", dir / cluster, "--mysql",
+                    db.url(), "--format", "json"});
+    REQUIRE(cli.exit_code == 0);
+    CHECK(body == cli.out);
+  }
+  CHECK(mine.body != theirs.body);
+  // The default cluster keeps the plain key; the other's is qualified.
+  CHECK(redis.Command({"EXISTS", "iosonar:job:5000:summary"}) == "1");
+  CHECK(redis.Command({"EXISTS", "iosonar:job:5000@beta:summary"}) == "1");
+  CHECK(redis.Command({"GET", "iosonar:job:5000:summary"}) != redis.Command({"GET", "iosonar:job:5000@beta:summary"}));
+  // Lists: each their own, with the cluster; links to beta's job carry it.
+  auto dl = get("/api/jobs", "daemon");
+  CHECK(dl.body.find("on-alpha") != std::string::npos);
+  CHECK(dl.body.find("on-beta") == std::string::npos);
+  auto bl = get("/api/jobs", "bin");
+  CHECK(bl.body.find("on-beta") != std::string::npos);
+  CHECK(bl.body.find("on-alpha") == std::string::npos);
+  CHECK(get("/jobs", "bin").body.find("href=\"/jobs/5000?cluster=beta\"") != std::string::npos);
+  CHECK(get("/jobs", "daemon").body.find("href=\"/jobs/5000\"") != std::string::npos);
+  auto page = get("/jobs/5000?cluster=beta", "bin");
+  REQUIRE(page.status == 200);
+  CHECK(page.body.find("on-beta") != std::string::npos);
+  CHECK(page.body.find("data-query=\"?cluster=beta\"") != std::string::npos);
+  CHECK(get("/api/jobs/5000/series?cluster=beta", "bin").status == 200);
+  // The administrator sees both, by cluster.
+  CHECK(get("/api/jobs/5000", "root").body.find("on-alpha") != std::string::npos);
+  CHECK(get("/api/jobs/5000?cluster=beta", "root").body.find("on-beta") != std::string::npos);
+  server->Stop();
+
+  // Without --cluster: a job id is the one cluster's that the caller may see;
+  // on several (the administrator) ?cluster= is needed.
+  int port2 = 0;
+  auto server2 = start({}, "serve2.log", &port2);
+  REQUIRE(WaitUntil([&] { return !server2->Alive() || CanConnect(port2); }, 20000));
+  REQUIRE(server2->Alive());
+  CHECK(Get(port2, "/api/jobs/5000", As("daemon")).body == mine.body);
+  CHECK(Get(port2, "/api/jobs/5000", As("bin")).body == theirs.body);
+  auto several = Get(port2, "/api/jobs/5000", As("root"));
+  CHECK(several.status == 404);
+  CHECK(several.body.find("several clusters") != std::string::npos);
+  CHECK(Get(port2, "/api/jobs/5000?cluster=alpha", As("root")).body == mine.body);
+  CHECK(redis.Command({"EXISTS", "iosonar:job:5000@alpha:summary"}) == "1");  // ambiguous id: qualified keys
+  // and for daemon the other cluster's job stays invisible
+  CHECK(Get(port2, "/api/jobs/5000?cluster=beta", As("daemon")).status == 404);
 }
 
 }  // namespace iosonar::test

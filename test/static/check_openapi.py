@@ -5,7 +5,9 @@
   - each sample response (a file named GET_api_jobs_job... after the route,
     braces dropped, '/' as '_') is JSON with the properties the file declares
     as required for its 200 response (objects, and the items of arrays, one
-    level into nested objects that are declared with required properties).
+    level into nested objects that are declared with required properties);
+  - every route with a {job} declares the `cluster` query parameter, and the
+    routes that may compute a result declare the 503 of a full queue.
 usage: check_openapi.py OPENAPI.yaml ROUTES.txt SAMPLES_DIR"""
 import json
 import os
@@ -75,6 +77,18 @@ def main():
         errors.append(f"route {r} is not in {spec_path}")
     for r in sorted(documented - routes):
         errors.append(f"{spec_path} documents {r}, which the server does not have")
+    # Job routes take ?cluster= (job ids repeat across Slurm clusters); the
+    # routes that may compute declare the 503 of a full worker queue.
+    computing = {"/api/jobs/{job}", "/api/jobs/{job}/series", "/api/jobs/{job}/phases", "/api/jobs/{job}/advice",
+                 "/api/admin/heatmap", "/api/admin/lassi", "/api/admin/jobs/{job}/osts", "/jobs/{job}", "/admin"}
+    for r in sorted(routes & documented):
+        method, path = r.split(" ", 1)
+        op = spec["paths"][path][method.lower()]
+        names = {resolve(spec, p).get("name") + "@" + resolve(spec, p).get("in") for p in op.get("parameters", [])}
+        if "{job}" in path and "cluster@query" not in names:
+            errors.append(f"{r}: the cluster query parameter is not declared")
+        if path in computing and "503" not in op.get("responses", {}):
+            errors.append(f"{r}: the 503 of a full computation queue is not declared")
     checked = 0
     for r in sorted(routes & documented):
         method, path = r.split(" ", 1)
