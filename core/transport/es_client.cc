@@ -488,6 +488,18 @@ Status EsClient::CompositePages(const std::string& index, const std::string& que
   return Status::Ok();
 }
 
+Result<std::string> EsClient::Search(const std::string& index, const std::string& body) {
+  auto r = Call("POST", "/" + index + "/_search", body);
+  if (!r.ok()) return r.status();
+  if (r->status == 404) return std::string();
+  if (r->status != 200) return Status::Io("search " + index + ": HTTP " + std::to_string(r->status) + ": " + Snippet(r->body));
+  rapidjson::Document d;
+  d.Parse(r->body.data(), r->body.size());
+  if (d.HasParseError() || !d.IsObject()) return Status::Io("search " + index + ": not JSON: " + Snippet(r->body));
+  if (Status c = CheckComplete(d, "search " + index); !c.ok()) return c;
+  return std::move(r->body);
+}
+
 Result<uint64_t> EsClient::CountDocs(const std::string& index, const std::string& query_json) {
   auto r = Call("POST", "/" + index + "/_count", "{\"query\":" + query_json + "}");
   if (!r.ok()) return r.status();

@@ -129,6 +129,10 @@ class EsClient {
   Result<EngineInfo> Engine(bool probe_policies = false);
 
   Result<uint64_t> CountDocs(const std::string& index, const std::string& query_json);
+  // One search request (POST /index/_search with body): the answer's text,
+  // "" if the index does not exist; an answer with failed shards or
+  // timed_out is an error.
+  Result<std::string> Search(const std::string& index, const std::string& body);
   Status Refresh(const std::string& index);
 
   uint64_t pit_reopens() const { return pit_reopens_; }

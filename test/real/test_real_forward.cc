@@ -108,6 +108,7 @@ void ForwardFault(SearchEngine& e) {
   o.forward_output = e.url();
   o.forward.es = e.options(ns);
   o.forward.es.max_attempts = 3;
+  o.forward_spool_chunk_bytes = 65536;  // the spool (~1 MB) is resent in many pieces
   auto c = Collector::Start(o);
   REQUIRE(c.ok());
   Collector& col = **c;
@@ -137,6 +138,8 @@ void ForwardFault(SearchEngine& e) {
   const auto st = col.stats();
   CHECK(st.stored == 6000);
   CHECK(st.forward_errors == 0);
+  CHECK(st.forward_spool_buffer_max > 0);  // resent from the spool, a piece at a time
+  CHECK(st.forward_spool_buffer_max <= 65536 + 1024);
   CHECK(st.forwarded >= 6000);  // a batch cut off mid-send is resent: what had arrived counts twice (409)
   CHECK(CountIn(e, "logs-iosonar.tracer-" + ns) == 6000);
   // Every seq once: a terms count of distinct event.seq values.
@@ -147,6 +150,7 @@ void ForwardFault(SearchEngine& e) {
   CHECK(r.body.find("\"d\":{\"value\":6000}") != std::string::npos);
   CHECK(r.body.find("\"mx\":{\"value\":5999.0}") != std::string::npos);
   CHECK(!std::filesystem::exists(dir / "store/forward-spool.jsonl"));
+  CHECK(!std::filesystem::exists(dir / "store/forward-spool.jsonl.sent"));
 }
 REAL_ENGINE_TEST("fault: the engine stops while the collector forwards and comes back: nothing lost, nothing twice",
                  "[collector][fault]", ForwardFault)
