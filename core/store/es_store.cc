@@ -115,7 +115,7 @@ class EsStore final : public Store {
         return false;
       }
       return fn(row);
-    }, source);
+    }, source, q.ordered);
     if (!st.ok()) return st;
     return bad;
   }

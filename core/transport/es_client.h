@@ -114,8 +114,13 @@ class EsClient {
   // empty scan. A page with failed shards or timed_out is an error, never a
   // silently partial answer (likewise for aggregations and counts).
   // source_json, if given, is the request's "_source" (source filtering).
+  // ordered = false: the engine's index order ([_doc, event.stream,
+  // event.seq]), for callers that only add up: no sort on @timestamp per
+  // page; a PIT that expires mid-scan is then an error (_doc values mean
+  // nothing in a new PIT).
   Status ScanPit(const std::string& index, const std::string& query_json, size_t page_size,
-                 const std::function<bool(std::string_view source)>& fn, const std::string& source_json = "");
+                 const std::function<bool(std::string_view source)>& fn, const std::string& source_json = "",
+                 bool ordered = true);
 
   // Pages a composite aggregation: body_prefix is the "sources" array and
   // optional sub-aggregations, as the JSON text that follows

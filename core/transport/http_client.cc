@@ -141,7 +141,7 @@ class CurlClient final : public HttpClient {
   }
 
   Result<HttpResponse> Request(std::string_view method, std::string_view path, std::string_view body,
-                               std::string_view content_type) override {
+                               std::string_view content_type, std::string_view content_encoding) override {
     std::string url = base_;
     url.append(path);
     body_.clear();
@@ -153,6 +153,10 @@ class CurlClient final : public HttpClient {
     headers_ = c_.slist_append(headers_, ct.c_str());
     headers_ = c_.slist_append(headers_, "Accept: application/json");
     headers_ = c_.slist_append(headers_, "Expect:");  // no 100-continue round trip
+    if (!content_encoding.empty()) {
+      const std::string ce = "Content-Encoding: " + std::string(content_encoding);
+      headers_ = c_.slist_append(headers_, ce.c_str());
+    }
     if (!auth_header_.empty()) headers_ = c_.slist_append(headers_, auth_header_.c_str());
     std::string m(method);
     c_.easy_setopt(h_, CURLOPT_URL, url.c_str());

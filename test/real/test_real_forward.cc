@@ -66,6 +66,16 @@ void CollectorForwards(SearchEngine& e) {
   REQUIRE(r2.exit_code == 0);
   CHECK(r2.err.find("forwarded 3000, forward errors 0") != std::string::npos);
   CHECK(CountIn(e, "logs-iosonar.tracer-" + ns) == 3000);
+  // With gzip on _bulk (Content-Encoding: gzip), into a new namespace: the engine inflates, all stored.
+  const std::string nz = UniqueNamespace("fwz");
+  argv[3] = dir / "store3";
+  argv[9] = nz;
+  argv.push_back("--es-gzip");
+  auto r3 = Run(argv, e.Env(nz));
+  INFO(r3.err);
+  REQUIRE(r3.exit_code == 0);
+  CHECK(r3.err.find("forwarded 3000, forward errors 0") != std::string::npos);
+  CHECK(CountIn(e, "logs-iosonar.tracer-" + nz) == 3000);
 }
 REAL_ENGINE_TEST("the collector's forward output bulks into the data stream, a resend is stored once", "[collector]",
                  CollectorForwards)
