@@ -460,10 +460,11 @@ class Analysis {
   Status ClientLayer() {
     const std::vector<FieldFilter> jf = {{field::kJobId, job_id_}};
     if (!job_) {
-      auto span = store_.Span(dataset::kTrace, jf, field::kEventStartNs, field::kEventEndNs);
+      auto span = store_.Span(std::string(dataset::kTrace.name()), jf, field::kEventStartNs, field::kEventEndNs);
       if (!span.ok()) return span.status();
       if (!span->first) return Status::NotFound("job " + job_id_ + " has no iosonar.trace records and no window in the maps");
-      const int64_t tmin = *span->first, tmax = std::max(*span->first, span->second.value_or(*span->first));
+      const int64_t tmin = *span->first;
+      const int64_t tmax = std::max(tmin, span->second.value_or(tmin));
       v_.start_ns = tmin - ((tmin % B_) + B_) % B_;
       v_.end_ns = tmax - ((tmax % B_) + B_) % B_ + B_;
       v_.window_source = "trace";

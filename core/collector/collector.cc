@@ -549,7 +549,10 @@ class Pipeline {
         if (line_end != std::string::npos) break;
       }
       stats_.forward_spool_buffer_max = std::max<uint64_t>(stats_.forward_spool_buffer_max, buf.capacity());
-      if (line_end == std::string::npos) {  // a torn end (cannot happen: OpenSpool cut it): drop it
+      if (line_end == std::string::npos) {  // unreadable, or a torn end (OpenSpool cut it): said, and dropped
+        Warn(kForwardWarn, "forward spool " + spool_path_ + ": " + std::to_string(spool_size_ - spool_sent_) +
+                               " bytes from offset " + std::to_string(spool_sent_) +
+                               " could not be read as whole lines; not forwarded (they are stored)");
         spool_sent_ = spool_size_;
         break;
       }
