@@ -10,7 +10,9 @@
 //     from the engine and from SQLite, wall time (median of 3).
 // usage: bench_real_engines [catch options]; IOSONAR_BENCH_DURATION (s of
 // simulated time, default 900: ~10^6 records), IOSONAR_BENCH_ENGINES
-// (opensearch,es).
+// (opensearch,es), IOSONAR_BENCH_REPEAT (runs of each analysis on an
+// engine, default 3; the median is reported). Requests and body bytes of
+// each engine analysis are counted (IOSONAR_HTTP_STATS=1).
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -152,7 +154,9 @@ TEST_CASE("bench: real engines against the SQLite store", "[.bench]") {
     xs.clear();
     js.clear();
     RunResult a, b;
-    for (int i = 0; i < 3; ++i) {
+    const char* rep_env = std::getenv("IOSONAR_BENCH_REPEAT");
+    const int repeat = rep_env && std::atoi(rep_env) > 0 ? std::atoi(rep_env) : 3;
+    for (int i = 0; i < repeat; ++i) {
       xs.push_back(TimeRun({IosonarBin(), "xlayer", "5000", "--store", e->url(), "--maps", dir / "maps.json", "--format", "json"},
                            env, &a));
       js.push_back(TimeRun({IosonarBin(), "job-summary", "5000", "--store", e->url(), "--format", "json"}, env, &b));
