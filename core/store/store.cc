@@ -3,7 +3,10 @@
 // store computes them in the engine, es_store.cc).
 #include "core/store/store.h"
 
-#include <map>
+#include <cstring>
+#include <functional>
+#include <string_view>
+#include <unordered_map>
 
 #include "core/records/schema.h"
 
@@ -67,11 +70,19 @@ Status Store::Groups(std::span<const GroupQuery> qs, const std::function<bool(si
     uint64_t count = 0;
     std::vector<int64_t> sums;
   };
+  // Keys joined with '\0' (keywords hold no NUL), then the split's 8 bytes.
+  // Records come in runs of one host's or file's ops, so the previous group
+  // is tried before the hash table (no allocation per record either way).
+  struct Hash {
+    using is_transparent = void;
+    size_t operator()(std::string_view v) const { return std::hash<std::string_view>()(v); }
+  };
   struct Plan {
     std::vector<size_t> keys, sums;
     size_t split = 0;
-    // Keys joined with '\0' (keywords hold no NUL), then the split.
-    std::map<std::pair<std::string, size_t>, Acc> groups;
+    std::unordered_map<std::string, size_t, Hash, std::equal_to<>> index;
+    std::vector<std::pair<std::string, Acc>> groups;
+    size_t last = SIZE_MAX;
   };
   std::vector<Plan> plans(qs.size());
   for (size_t i = 0; i < qs.size(); ++i) {
@@ -89,43 +100,55 @@ Status Store::Groups(std::span<const GroupQuery> qs, const std::function<bool(si
         if (k) key.push_back('\0');
         if (row.Has(p.keys[k])) key.append(row.Str(p.keys[k]));
       }
-      size_t split = 0;
+      uint64_t split = 0;
       if (q.split_count > 0 && row.Has(p.split)) {
         const int64_t v = row.Int(p.split);
         if (v >= q.split_start) {
           // (v - start) / width without overflow: both are >= 0 here.
           const uint64_t b =
               (static_cast<uint64_t>(v) - static_cast<uint64_t>(q.split_start)) / static_cast<uint64_t>(q.split_width);
-          split = b < q.split_count ? static_cast<size_t>(b) : q.split_count - 1;
+          split = b < q.split_count ? b : q.split_count - 1;
         }
       }
-      auto it = p.groups.find({key, split});
-      if (it == p.groups.end()) {
-        it = p.groups.emplace(std::pair{key, split}, Acc{}).first;
-        it->second.sums.assign(p.sums.size(), 0);
+      key.append(reinterpret_cast<const char*>(&split), sizeof split);
+      size_t g = p.last;
+      if (g == SIZE_MAX || p.groups[g].first != key) {
+        auto it = p.index.find(std::string_view(key));
+        if (it == p.index.end()) {
+          g = p.groups.size();
+          p.groups.emplace_back(key, Acc{0, std::vector<int64_t>(p.sums.size(), 0)});
+          p.index.emplace(key, g);
+        } else {
+          g = it->second;
+        }
+        p.last = g;
       }
-      ++it->second.count;
+      Acc& acc = p.groups[g].second;
+      ++acc.count;
       for (size_t j = 0; j < p.sums.size(); ++j)
-        if (row.Has(p.sums[j])) it->second.sums[j] += row.Int(p.sums[j]);
+        if (row.Has(p.sums[j])) acc.sums[j] += row.Int(p.sums[j]);
     }
     return true;
   });
   if (!st.ok()) return st;
-  Group g;
+  Group out;
   for (size_t i = 0; i < qs.size(); ++i) {
     for (auto& [k, acc] : plans[i].groups) {
-      g.keys.clear();
+      out.keys.clear();
+      const std::string_view keys(k.data(), k.size() - sizeof(uint64_t));
       size_t pos = 0;
       for (size_t j = 0; j < qs[i].keys.size(); ++j) {
-        size_t end = k.first.find('\0', pos);
-        if (end == std::string::npos) end = k.first.size();
-        g.keys.push_back(k.first.substr(pos, end - pos));
+        size_t end = keys.find('\0', pos);
+        if (end == std::string_view::npos) end = keys.size();
+        out.keys.emplace_back(keys.substr(pos, end - pos));
         pos = end + 1;
       }
-      g.split = k.second;
-      g.count = acc.count;
-      g.sums = std::move(acc.sums);
-      if (!fn(i, g)) return Status::Ok();
+      uint64_t split = 0;
+      std::memcpy(&split, k.data() + keys.size(), sizeof split);
+      out.split = static_cast<size_t>(split);
+      out.count = acc.count;
+      out.sums = std::move(acc.sums);
+      if (!fn(i, out)) return Status::Ok();
     }
   }
   return Status::Ok();
