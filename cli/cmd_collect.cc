@@ -170,6 +170,7 @@ int CmdCollect(int argc, char** argv) {
       ("es-api-key", po::value(&o.forward.es.api_key)->value_name("KEY"), "Elasticsearch API key (else $IOSONAR_ES_API_KEY)")  //
       ("es-ca-file", po::value(&o.forward.es.ca_file)->value_name("FILE"), "CA certificate(s) for Elasticsearch's TLS")  //
       ("es-insecure", po::bool_switch(&o.forward.es.insecure), "do not verify Elasticsearch's certificate")  //
+      ("es-gzip", po::bool_switch(&o.forward.es.gzip), "gzip the _bulk bodies (Content-Encoding: gzip; else $IOSONAR_ES_GZIP=1)")  //
       ("es-namespace", po::value(&o.forward.es.name_space)->default_value("default")->value_name("NS"),
        "data stream namespace");
   po::variables_map vm;
@@ -189,6 +190,7 @@ int CmdCollect(int argc, char** argv) {
   if (o.forward.es.api_key.empty())
     if (const char* k = std::getenv("IOSONAR_ES_API_KEY"); k && *k) o.forward.es.api_key = k;
   if (const char* pw = std::getenv("IOSONAR_ES_PASSWORD"); pw && *pw) o.forward.es.password = pw;
+  if (const char* z = std::getenv("IOSONAR_ES_GZIP"); z && std::string_view(z) == "1") o.forward.es.gzip = true;
   o.forward.es.max_attempts = 3;  // then the collector skips forwarding for a while (collector.cc)
   o.forward.es.dead_letter_path =
       o.dead_letter_path.empty() ? o.store_dir + "/deadletter-es.jsonl" : o.dead_letter_path + ".es";

@@ -371,14 +371,6 @@ class Analysis {
   }
 
  private:
-  // A trace run, compactly (40 bytes), until the window is known.
-  struct ClientRun {
-    int64_t start;
-    uint32_t host, file;
-    uint8_t kind;  // 0 read, 1 write, 2 meta, 3 other
-    int64_t bytes, count;
-  };
-
   void SetUpWindow() {
     nb_ = static_cast<size_t>((v_.end_ns - v_.start_ns + B_ - 1) / B_);
     for (Series* s : {&v_.client, &v_.fwd, &v_.ost, &v_.mdt}) {
@@ -438,21 +430,6 @@ class Analysis {
       if (be >= hi) break;
     }
   }
-  void Consume(const ClientRun& r) {
-    const size_t b = Bucket(r.start);
-    v_.trace_records++;
-    if (r.kind <= 1) {
-      (r.kind == 0 ? v_.client.read_bytes : v_.client.write_bytes)[b] += static_cast<double>(r.bytes);
-      v_.client.data_ops[b] += static_cast<double>(r.count);
-      (r.kind == 0 ? v_.job_read_bytes : v_.job_write_bytes) += r.bytes;
-      if (host_fwd_[r.host] >= 0) fwd_job_bytes_[static_cast<size_t>(host_fwd_[r.host])] += static_cast<double>(r.bytes);
-      file_bytes_[r.file] += static_cast<double>(r.bytes);
-    } else if (r.kind == 2) {
-      v_.client.meta_ops[b] += static_cast<double>(r.count);
-      v_.job_meta_ops += r.count;
-    }
-  }
-
   // ---- TOKIO's coverage factors: the job's I/O on the file system only
   // (analysis-jobs/lib/coverage.h, shared with summarize-job) ----
   Status ComputeCoverage() {
@@ -473,68 +450,85 @@ class Analysis {
     return Status::Ok();
   }
 
-  // ---- client layer: the job's trace runs, one pass ----
+  // ---- client layer: the job's trace, as sums the store computes ----
+  // Per host and op: bytes (the forwarding nodes' share of the job); per file
+  // and op: bytes and ops (the files, their opens and stats); per op and
+  // bucket of event.start_ns: bytes and ops (the series and the job's
+  // totals). On an engine these are aggregations (no record leaves it); on
+  // SQLite one unordered scan. Without a window in the maps it is the trace's
+  // own (the first start and the last end, rounded out to whole buckets).
   Status ClientLayer() {
-    // With the window and nodes known (maps / job database) runs are counted as
-    // they stream by; otherwise they are kept compactly until the window is known.
-    const bool streaming = job_ && !job_->nodes.empty();
-    if (streaming) {
-      SetUpWindow();
-      SetUpFwd(job_->nodes);
+    const std::vector<FieldFilter> jf = {{field::kJobId, job_id_}};
+    if (!job_) {
+      auto span = store_.Span(std::string(dataset::kTrace.name()), jf, field::kEventStartNs, field::kEventEndNs);
+      if (!span.ok()) return span.status();
+      if (!span->first) return Status::NotFound("job " + job_id_ + " has no iosonar.trace records and no window in the maps");
+      const int64_t tmin = *span->first;
+      const int64_t tmax = std::max(tmin, span->second.value_or(tmin));
+      v_.start_ns = tmin - ((tmin % B_) + B_) % B_;
+      v_.end_ns = tmax - ((tmax % B_) + B_) % B_ + B_;
+      v_.window_source = "trace";
     }
-    std::vector<ClientRun> runs;
-    uint32_t last_host_i = UINT32_MAX, last_file_i = UINT32_MAX;
-    int64_t tmin = INT64_MAX, tmax = INT64_MIN;
-    ScanQuery q;
-    q.dataset = dataset::kTrace;
-    q.filters = {{field::kJobId, job_id_}};
-    q.fields = {field::kHostName, field::kIoOp, field::kFilePath, field::kIoBytes, field::kIoCount,
-                field::kEventStartNs, field::kEventEndNs, field::kIoLayer};
-    q.ordered = false;  // only sums, min and max: any order gives the same view
-    // mpiio runs (the MPI-IO layer) are the POSIX bytes again: counted once, as POSIX.
-    Status st = store_.Scan(q, [&](const Row& row) {
-      if (row.Has(7) && row.Str(7) == "mpiio") return true;
-      ClientRun r{};
-      std::string_view h = row.Has(0) ? row.Str(0) : std::string_view();
-      if (host_in_.Next(h, &last_host_i).second) host_fwd_.push_back(streaming ? FwdOfHost(host_in_.names[last_host_i]) : -1);
-      r.host = last_host_i;
-      std::string_view f = row.Has(2) ? row.Str(2) : std::string_view();
-      if (file_in_.Next(f, &last_file_i).second) {
-        file_bytes_.push_back(0);
-        file_opens_.push_back(0);
-        file_stats_.push_back(0);
+    SetUpWindow();
+    std::vector<GroupQuery> qs(3);
+    for (GroupQuery& q : qs) {
+      q.dataset = dataset::kTrace;
+      q.filters = jf;
+    }
+    // io.layer leads every key: mpiio runs (the MPI-IO layer) are the POSIX
+    // bytes again, counted once, as POSIX.
+    qs[0].keys = {field::kIoLayer, field::kHostName, field::kIoOp};
+    qs[0].sums = {field::kIoBytes};
+    qs[1].keys = {field::kIoLayer, field::kFilePath, field::kIoOp};
+    qs[1].sums = {field::kIoBytes, field::kIoCount};
+    qs[2].keys = {field::kIoLayer, field::kIoOp};
+    qs[2].sums = {field::kIoBytes, field::kIoCount};
+    if (nb_ > 0) {
+      qs[2].split_field = field::kEventStartNs;
+      qs[2].split_start = v_.start_ns;
+      qs[2].split_width = B_;
+      qs[2].split_count = nb_;
+    }
+    auto kind = [](std::string_view op) { return Is(op, "read") ? 0 : Is(op, "write") ? 1 : IsMetaOp(op) ? 2 : 3; };
+    std::vector<std::pair<uint32_t, int64_t>> host_bytes;  // host, bytes read or written
+    Status st = store_.Groups(qs, [&](size_t which, const Group& g) {
+      if (g.keys[0] == "mpiio") return true;
+      const int k = kind(g.keys.back());
+      const int64_t bytes = g.sums[0];
+      if (which == 0) {
+        const uint32_t h = host_in_.Intern(g.keys[1]).first;
+        if (k <= 1) host_bytes.emplace_back(h, bytes);
+      } else if (which == 1) {
+        auto [f, fresh] = file_in_.Intern(g.keys[1]);
+        if (fresh) {
+          file_bytes_.push_back(0);
+          file_opens_.push_back(0);
+          file_stats_.push_back(0);
+        }
+        const int64_t count = g.sums[1];
+        if (k <= 1) file_bytes_[f] += static_cast<double>(bytes);
+        else if (Is(g.keys[2], "open")) v_.job_opens += count, file_opens_[f] += static_cast<double>(count);
+        else if (Is(g.keys[2], "stat")) v_.job_stats += count, file_stats_[f] += static_cast<double>(count);
+      } else {
+        const int64_t count = g.sums[1];
+        v_.trace_records += g.count;
+        if (nb_ == 0) return true;
+        const size_t b = g.split;
+        if (k <= 1) {
+          (k == 0 ? v_.client.read_bytes : v_.client.write_bytes)[b] += static_cast<double>(bytes);
+          v_.client.data_ops[b] += static_cast<double>(count);
+          (k == 0 ? v_.job_read_bytes : v_.job_write_bytes) += bytes;
+        } else if (k == 2) {
+          v_.client.meta_ops[b] += static_cast<double>(count);
+          v_.job_meta_ops += count;
+        }
       }
-      r.file = last_file_i;
-      std::string_view op = row.Has(1) ? row.Str(1) : std::string_view();
-      r.kind = Is(op, "read") ? 0 : Is(op, "write") ? 1 : IsMetaOp(op) ? 2 : 3;
-      r.bytes = row.Has(3) ? row.Int(3) : 0;
-      r.count = row.Has(4) ? row.Int(4) : 0;
-      r.start = row.Has(5) ? row.Int(5) : 0;
-      const int64_t end = row.Has(6) ? row.Int(6) : r.start;
-      tmin = std::min(tmin, r.start);
-      tmax = std::max(tmax, end);
-      if (r.kind == 2) {
-        if (Is(op, "open")) v_.job_opens += r.count, file_opens_[r.file] += static_cast<double>(r.count);
-        else if (Is(op, "stat")) v_.job_stats += r.count, file_stats_[r.file] += static_cast<double>(r.count);
-      }
-      if (streaming) Consume(r);
-      else runs.push_back(r);
       return true;
     });
     if (!st.ok()) return st;
-    if (v_.trace_records == 0 && runs.empty() && !job_)
-      return Status::NotFound("job " + job_id_ + " has no iosonar.trace records and no window in the maps");
-    if (!streaming) {
-      if (!job_) {
-        v_.start_ns = tmin - ((tmin % B_) + B_) % B_;
-        v_.end_ns = tmax - ((tmax % B_) + B_) % B_ + B_;
-        v_.window_source = "trace";
-      }
-      SetUpWindow();
-      SetUpFwd(host_in_.names);
-      for (size_t h = 0; h < host_in_.names.size(); ++h) host_fwd_[h] = FwdOfHost(host_in_.names[h]);
-      for (const ClientRun& r : runs) Consume(r);
-    }
+    SetUpFwd(job_ && !job_->nodes.empty() ? job_->nodes : host_in_.names);
+    for (const auto& [h, bytes] : host_bytes)
+      if (const int f = FwdOfHost(host_in_.names[h]); f >= 0) fwd_job_bytes_[static_cast<size_t>(f)] += static_cast<double>(bytes);
     v_.job_bytes = v_.job_read_bytes + v_.job_write_bytes;
     v_.files = file_in_.names;
     std::sort(v_.files.begin(), v_.files.end());
@@ -764,7 +758,6 @@ class Analysis {
   TimeRange srange_;                // server records that can overlap the window
   // client layer
   Interner host_in_{true}, file_in_{false};
-  std::vector<int> host_fwd_;       // forwarding node index per host, -1: unmapped
   std::vector<double> file_bytes_;  // per file: job bytes (for the estimated OST split)
   std::vector<double> file_opens_, file_stats_;  // per file: for the coverage factors
   std::map<std::string, int> fwd_ix_;

@@ -20,6 +20,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <thread>
@@ -260,10 +261,8 @@ class Pipeline {
     }
     if (forward_) {
       spool_path_ = opts_.forward_spool_path.empty() ? opts_.store_dir + "/forward-spool.jsonl" : opts_.forward_spool_path;
-      // A spool left by an earlier run is sent first.
-      std::string left = ReadSpool();
-      spool_bytes_ = left.size();
-      stats_.forward_spooled = static_cast<uint64_t>(std::count(left.begin(), left.end(), '\n'));
+      // A spool left by an earlier run is sent first (from where it was acknowledged).
+      OpenSpool();
     }
     if (!opts_.redis_url.empty()) {
       auto r = RedisClient::Connect(opts_.redis_url);
@@ -538,32 +537,70 @@ class Pipeline {
 
  public:
   // True if lines wait in the forward spool.
-  bool forward_spool_waiting() const { return forward_ && spool_bytes_ > 0; }
+  bool forward_spool_waiting() const { return forward_ && spool_size_ > spool_sent_; }
 
   // Sends the forward spool when the output is due; true once it is empty.
+  // The spool is streamed in chunks of whole lines (forward_spool_chunk_bytes;
+  // one longer line is read whole): what the output acknowledged is recorded
+  // in SPOOL.sent after each chunk, so a failure (or a crash) resends from the
+  // first chunk not acknowledged; a chunk cut off mid-send is resent, and what
+  // of it had arrived is a 409 (deterministic _id), not stored twice.
   bool ReplayForwardSpool() {
-    if (spool_bytes_ == 0) return true;
+    if (spool_size_ <= spool_sent_) return true;
     if (!fw_retry_.Due(MonotonicNs())) return false;
-    std::string all = ReadSpool();
-    size_t pos = 0;
-    while (pos < all.size()) {
-      // Chunks of whole lines, ~4 MiB.
-      size_t end = std::min(all.size(), pos + (4u << 20));
-      if (end < all.size()) {
-        size_t nl = all.rfind('\n', end);
-        end = nl == std::string::npos || nl < pos ? all.find('\n', pos) + 1 : nl + 1;
-      }
-      std::string_view chunk(all.data() + pos, end - pos);
-      const auto n = static_cast<uint64_t>(std::count(chunk.begin(), chunk.end(), '\n'));
-      if (!SendForward(chunk, n).ok()) {
-        // Keep what was not sent (this chunk on), in order.
-        WriteSpool(std::string_view(all).substr(pos));
-        return false;
-      }
-      stats_.forward_spooled -= std::min(stats_.forward_spooled, n);
-      pos = end;
+    int fd = open(spool_path_.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {  // removed under us: nothing left to send
+      Warn(kForwardWarn, Status::FromErrno("forward spool " + spool_path_, errno).message());
+      ClearSpool();
+      return true;
     }
-    WriteSpool({});
+    const size_t chunk = std::max<size_t>(opts_.forward_spool_chunk_bytes, 1);
+    std::string buf;
+    bool ok = true;
+    while (spool_sent_ < spool_size_) {
+      // Read up to chunk bytes, more only while no newline ends a line.
+      buf.clear();
+      size_t line_end = std::string::npos;
+      uint64_t at = spool_sent_;
+      while (at < spool_size_) {
+        const size_t want = static_cast<size_t>(std::min<uint64_t>(chunk, spool_size_ - at));
+        const size_t old = buf.size();
+        buf.resize(old + want);
+        ssize_t r = pread(fd, buf.data() + old, want, static_cast<off_t>(at));
+        if (r < 0 && errno == EINTR) {
+          buf.resize(old);
+          continue;
+        }
+        if (r <= 0) {
+          buf.resize(old);
+          break;
+        }
+        buf.resize(old + static_cast<size_t>(r));
+        at += static_cast<uint64_t>(r);
+        line_end = buf.rfind('\n');
+        if (line_end != std::string::npos) break;
+      }
+      stats_.forward_spool_buffer_max = std::max<uint64_t>(stats_.forward_spool_buffer_max, buf.capacity());
+      if (line_end == std::string::npos) {  // unreadable, or a torn end (OpenSpool cut it): said, and dropped
+        Warn(kForwardWarn, "forward spool " + spool_path_ + ": " + std::to_string(spool_size_ - spool_sent_) +
+                               " bytes from offset " + std::to_string(spool_sent_) +
+                               " could not be read as whole lines; not forwarded (they are stored)");
+        spool_sent_ = spool_size_;
+        break;
+      }
+      std::string_view piece(buf.data(), line_end + 1);
+      const auto n = static_cast<uint64_t>(std::count(piece.begin(), piece.end(), '\n'));
+      if (!SendForward(piece, n).ok()) {
+        ok = false;
+        break;
+      }
+      spool_sent_ += piece.size();
+      stats_.forward_spooled -= std::min(stats_.forward_spooled, n);
+      if (spool_sent_ < spool_size_) WriteSpoolSent();
+    }
+    close(fd);
+    if (!ok) return false;
+    ClearSpool();
     return true;
   }
 
@@ -592,72 +629,142 @@ class Pipeline {
   }
 
   void SpoolForward(std::string_view buf, uint64_t n) {
-    if (spool_bytes_ + buf.size() > opts_.forward_spool_max_bytes) {
+    // The acknowledged head is dropped (the unsent tail copied) before the file would pass the bound.
+    if (spool_size_ + buf.size() > opts_.forward_spool_max_bytes && spool_sent_ > 0) CompactSpool();
+    if (spool_size_ + buf.size() > opts_.forward_spool_max_bytes) {
       stats_.forward_errors += n;
       Warn(kForwardWarn, "forward spool " + spool_path_ + " is full (" + std::to_string(opts_.forward_spool_max_bytes) +
                              " bytes): " + std::to_string(stats_.forward_errors) + " records not forwarded so far (they are stored)");
       return;
     }
     int fd = open(spool_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
-    bool ok = fd >= 0;
-    size_t off = 0;
-    while (ok && off < buf.size()) {
-      ssize_t w = write(fd, buf.data() + off, buf.size() - off);
-      if (w < 0 && errno == EINTR) continue;
-      if (w <= 0) ok = false;
-      else off += static_cast<size_t>(w);
-    }
+    bool ok = fd >= 0 && WriteAllFd(fd, buf);
     if (fd >= 0) close(fd);
     if (!ok) {
       stats_.forward_errors += n;
       Warn(kForwardWarn, Status::FromErrno("forward spool " + spool_path_, errno).message());
+      // A partly written batch is cut off again, so the next one starts a line.
+      if (truncate(spool_path_.c_str(), static_cast<off_t>(spool_size_)) != 0 && spool_size_ == 0) unlink(spool_path_.c_str());
       return;
     }
-    spool_bytes_ += buf.size();
+    spool_size_ += buf.size();
     stats_.forward_spooled += n;
   }
 
-  std::string ReadSpool() const {
-    std::string out;
-    int fd = open(spool_path_.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return out;
-    char buf[1 << 16];
-    for (;;) {
-      ssize_t r = read(fd, buf, sizeof buf);
+  static bool WriteAllFd(int fd, std::string_view b) {
+    size_t off = 0;
+    while (off < b.size()) {
+      ssize_t w = write(fd, b.data() + off, b.size() - off);
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) return false;
+      off += static_cast<size_t>(w);
+    }
+    return true;
+  }
+
+  std::string SentPath() const { return spool_path_ + ".sent"; }
+
+  // At start: the spool's size without a torn last line (a crash mid-write;
+  // cut off, not resent), the acknowledged offset from SPOOL.sent, and the
+  // lines after it (counted in bounded reads).
+  void OpenSpool() {
+    spool_size_ = spool_sent_ = 0;
+    stats_.forward_spooled = 0;
+    int fd = open(spool_path_.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) {
+      unlink(SentPath().c_str());
+      return;
+    }
+    struct stat sb {};
+    uint64_t size = fstat(fd, &sb) == 0 ? static_cast<uint64_t>(sb.st_size) : 0;
+    char b[1 << 16];
+    uint64_t end = size;  // just past the last newline
+    while (end > 0) {
+      const size_t want = static_cast<size_t>(std::min<uint64_t>(sizeof b, end));
+      ssize_t r = pread(fd, b, want, static_cast<off_t>(end - want));
+      if (r < 0 && errno == EINTR) continue;
+      if (r != static_cast<ssize_t>(want)) {
+        end = 0;
+        break;
+      }
+      const void* nl = memrchr(b, '\n', want);
+      if (nl) {
+        end = end - want + static_cast<uint64_t>(static_cast<const char*>(nl) - b) + 1;
+        break;
+      }
+      end -= want;
+    }
+    if (end < size && ftruncate(fd, static_cast<off_t>(end)) != 0) end = 0;
+    spool_size_ = end;
+    std::string sent = ReadSmallFile(SentPath());
+    char* e = nullptr;
+    unsigned long long off = std::strtoull(sent.c_str(), &e, 10);
+    // A missing or unreadable offset resends from the start (harmless: 409s).
+    spool_sent_ = (!sent.empty() && e && (*e == '\n' || *e == 0) && off <= spool_size_) ? off : 0;
+    for (uint64_t at = spool_sent_; at < spool_size_;) {
+      const size_t want = static_cast<size_t>(std::min<uint64_t>(sizeof b, spool_size_ - at));
+      ssize_t r = pread(fd, b, want, static_cast<off_t>(at));
       if (r < 0 && errno == EINTR) continue;
       if (r <= 0) break;
-      out.append(buf, static_cast<size_t>(r));
+      stats_.forward_spooled += static_cast<uint64_t>(std::count(b, b + r, '\n'));
+      at += static_cast<uint64_t>(r);
     }
     close(fd);
-    // A torn last line (a crash mid-write) is not resent.
-    out.resize(out.rfind('\n') == std::string::npos ? 0 : out.rfind('\n') + 1);
+    if (spool_size_ == 0 || spool_sent_ == spool_size_) ClearSpool();
+  }
+
+  static std::string ReadSmallFile(const std::string& path) {
+    std::string out;
+    int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return out;
+    char b[64];
+    ssize_t r;
+    while ((r = read(fd, b, sizeof b)) > 0 && out.size() < 64) out.append(b, static_cast<size_t>(r));
+    close(fd);
     return out;
   }
 
-  // Replaces the spool with rest (empty: removes it).
-  void WriteSpool(std::string_view rest) {
-    if (rest.empty()) {
-      unlink(spool_path_.c_str());
-      spool_bytes_ = 0;
-      stats_.forward_spooled = 0;
+  // Records the acknowledged offset (write and rename: a crash leaves the old or the new one).
+  void WriteSpoolSent() {
+    const std::string tmp = SentPath() + ".tmp";
+    int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+    bool ok = fd >= 0 && WriteAllFd(fd, std::to_string(spool_sent_) + "\n");
+    if (fd >= 0) close(fd);
+    if (!ok || rename(tmp.c_str(), SentPath().c_str()) != 0) unlink(tmp.c_str());
+    // else the old offset stays: a later replay resends more (409s, not twice)
+  }
+
+  void ClearSpool() {
+    unlink(spool_path_.c_str());
+    unlink(SentPath().c_str());
+    spool_size_ = spool_sent_ = 0;
+    stats_.forward_spooled = 0;
+  }
+
+  // Copies the unsent tail to a new spool in bounded pieces. The offset file
+  // goes first: a crash in between resends the old spool whole (409s), never skips.
+  void CompactSpool() {
+    const std::string tmp = spool_path_ + ".tmp";
+    int in = open(spool_path_.c_str(), O_RDONLY | O_CLOEXEC);
+    int out = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+    bool ok = in >= 0 && out >= 0;
+    std::string b(1 << 20, '\0');
+    for (uint64_t at = spool_sent_; ok && at < spool_size_;) {
+      const size_t want = static_cast<size_t>(std::min<uint64_t>(b.size(), spool_size_ - at));
+      ssize_t r = pread(in, b.data(), want, static_cast<off_t>(at));
+      if (r < 0 && errno == EINTR) continue;
+      ok = r > 0 && WriteAllFd(out, std::string_view(b.data(), static_cast<size_t>(r)));
+      at += r > 0 ? static_cast<uint64_t>(r) : 0;
+    }
+    if (in >= 0) close(in);
+    if (out >= 0) close(out);
+    if (ok && (unlink(SentPath().c_str()) == 0 || errno == ENOENT) && rename(tmp.c_str(), spool_path_.c_str()) == 0) {
+      spool_size_ -= spool_sent_;
+      spool_sent_ = 0;
       return;
     }
-    const std::string tmp = spool_path_ + ".tmp";
-    int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-    bool ok = fd >= 0;
-    size_t off = 0;
-    while (ok && off < rest.size()) {
-      ssize_t w = write(fd, rest.data() + off, rest.size() - off);
-      if (w < 0 && errno == EINTR) continue;
-      if (w <= 0) ok = false;
-      else off += static_cast<size_t>(w);
-    }
-    if (fd >= 0) close(fd);
-    if (ok && rename(tmp.c_str(), spool_path_.c_str()) == 0) {
-      spool_bytes_ = rest.size();
-      stats_.forward_spooled = static_cast<uint64_t>(std::count(rest.begin(), rest.end(), '\n'));
-    }
-    // else: the old spool stays as it was (a later replay resends more; _ids make that harmless)
+    unlink(tmp.c_str());
+    if (spool_sent_ > 0) WriteSpoolSent();  // the offset file may be gone: write it again
   }
 
   void RedisDown(const Status& why) {
@@ -735,7 +842,8 @@ class Pipeline {
   std::unique_ptr<RecordSink> forward_;
   std::string fw_buf_;
   std::string spool_path_;
-  uint64_t spool_bytes_ = 0;
+  uint64_t spool_size_ = 0;  // bytes in the spool file (whole lines)
+  uint64_t spool_sent_ = 0;  // its first bytes the output acknowledged (SPOOL.sent)
   // A connection attempt can take the whole connect timeout (a host that
   // drops packets), so a down Redis or forward output is skipped for 1 s
   // doubling to 30 s rather than stall ingest with its retries.

@@ -68,6 +68,10 @@ struct CollectorOptions {
   SinkOptions forward;
   std::string forward_spool_path;               // default: <store_dir>/forward-spool.jsonl (0600)
   uint64_t forward_spool_max_bytes = 1ull << 30;  // beyond, lines are counted as forward errors
+  // The spool is resent in pieces of about this many bytes (whole lines),
+  // never read whole; what the output acknowledged is recorded in
+  // FORWARD_SPOOL.sent after each piece.
+  size_t forward_spool_chunk_bytes = 4u << 20;
 };
 
 struct CollectorStats {
@@ -90,6 +94,7 @@ struct CollectorStats {
   uint64_t forwarded = 0;         // accepted by the forward output (ES: created or already stored)
   uint64_t forward_errors = 0;    // not forwarded: rejected, or unreachable with the forward spool full
   uint64_t forward_spooled = 0;   // lines in the forward spool now, waiting for the output
+  uint64_t forward_spool_buffer_max = 0;  // the most bytes of the spool held in memory at once while resending
   uint64_t lumberjack_connections = 0;  // senders that spoke Lumberjack v2 (Beats), acknowledged delivery
   uint64_t lumberjack_windows = 0;
   uint64_t lumberjack_acks = 0;         // ACK frames sent (each after the events it covers were stored)

@@ -453,7 +453,15 @@ std::optional<FieldId> FieldByName(std::string_view name) {
   return kAllFields[static_cast<size_t>(i)];
 }
 
-Status ParseRecordInsitu(char* line, size_t len, ParsedRecord* out) {
+namespace {
+Status ParseInsitu(char* line, size_t len, ParsedRecord* out, bool require_all);
+}  // namespace
+
+Status ParseRecordInsitu(char* line, size_t len, ParsedRecord* out) { return ParseInsitu(line, len, out, true); }
+Status ParseRecordFieldsInsitu(char* line, size_t len, ParsedRecord* out) { return ParseInsitu(line, len, out, false); }
+
+namespace {
+Status ParseInsitu(char* line, size_t len, ParsedRecord* out, bool require_all) {
   if (schema::Fields().size() > kMaxFields) return Status::Internal("schema has more fields than kMaxFields");
   ClearRecord(out);
   line[len] = '\0';
@@ -497,16 +505,17 @@ Status ParseRecordInsitu(char* line, size_t len, ParsedRecord* out) {
   if (!out->dataset) return Status::Invalid("field event.dataset: unknown dataset \"" + std::string(dsv.s.substr(0, 80)) + "\"");
   const Masks& mk = DatasetMasks()[static_cast<size_t>(out->dataset - schema::Datasets().data())];
   const FieldSet& present = h.present;
-  if (present.AnyNotIn(mk.allowed) || mk.required.AnyNotIn(present)) {
+  if (present.AnyNotIn(mk.allowed) || (require_all && mk.required.AnyNotIn(present))) {
     for (size_t i = 0; i < schema::Fields().size(); ++i) {
       const auto& f = schema::Fields()[i];
       if (present.Test(i) && !mk.allowed.Test(i))
         return Status::Invalid("field " + std::string(f.name) + ": not part of dataset " + std::string(out->dataset->name));
-      if (mk.required.Test(i) && !present.Test(i))
+      if (require_all && mk.required.Test(i) && !present.Test(i))
         return Status::Invalid("missing required field " + std::string(f.name) + " for dataset " + std::string(out->dataset->name));
     }
   }
   return Status::Ok();
 }
+}  // namespace
 
 }  // namespace iosonar

@@ -69,5 +69,9 @@ std::optional<FieldId> FieldByName(std::string_view name);
 // "field io.size: expected long, got string". Unknown fields, missing required
 // fields, wrong types, invalid UTF-8 and trailing garbage are all errors.
 Status ParseRecordInsitu(char* line, size_t len, ParsedRecord* out);
+// The same for a record read back with only some of its fields (a store's
+// narrowed _source): event.dataset is needed, the other required fields are
+// not; each field present is checked as above.
+Status ParseRecordFieldsInsitu(char* line, size_t len, ParsedRecord* out);
 
 }  // namespace iosonar

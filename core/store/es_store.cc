@@ -2,7 +2,10 @@
 
 #include <rapidjson/document.h>
 
+#include <cmath>
 #include <cstdlib>
+#include <functional>
+#include <optional>
 #include <filesystem>
 #include <set>
 
@@ -17,6 +20,11 @@ namespace {
 // Hits per PIT page: fewer round trips (each sorts and fetches again); at
 // most index.max_result_window (10,000 by default).
 constexpr size_t kScanPage = 5000;
+// Groups(): composite buckets a page; split buckets (filters) a request;
+// distinct values of a key under one split bucket.
+constexpr size_t kGroupPage = 5000;
+constexpr size_t kSplitsPerRequest = 256;
+constexpr size_t kTermsSize = 10000;
 
 // ceil(ns / 1e6) for the half-open [start, end) range in epoch ms.
 int64_t CeilMs(int64_t ns) { return ns / 1000000 + (ns > 0 && ns % 1000000 != 0); }
@@ -86,26 +94,28 @@ class EsStore final : public Store {
     row.idx = &idx;
     std::string buf;
     Status bad;
-    // Only the dataset's own fields are read back: what else a document
-    // carries (data_stream.* and tags added by Logstash, @version) is not a
-    // record field and is left on the server.
+    // Only the asked-for fields are read back (and event.dataset, which the
+    // parser needs): the engine filters _source, so a scan of three fields of
+    // a trace record moves those three, not the whole document; what else a
+    // document carries (data_stream.*, tags, @version from Logstash) stays on
+    // the server.
     std::string source = "{\"includes\":[";
-    bool first_field = true;
-    for (const auto* f : schema::FieldsOf(q.dataset)) {
-      if (!first_field) source += ",";
-      first_field = false;
-      AppendJsonString(&source, f->name);
+    AppendJsonString(&source, field::kEventDataset.name());
+    for (FieldId id : q.fields) {
+      if (id == field::kEventDataset) continue;
+      source += ",";
+      AppendJsonString(&source, id.name());
     }
     source += "]}";
     Status st = es_->ScanPit(*index, *query, kScanPage, [&](std::string_view src) {
       buf.assign(src);
       buf.push_back('\0');
-      if (auto s = ParseRecordInsitu(buf.data(), buf.size() - 1, &rec); !s.ok()) {
+      if (auto s = ParseRecordFieldsInsitu(buf.data(), buf.size() - 1, &rec); !s.ok()) {
         bad = Status::Io("document in " + *index + " does not match the schema: " + s.message());
         return false;
       }
       return fn(row);
-    }, source);
+    }, source, q.ordered);
     if (!st.ok()) return st;
     return bad;
   }
@@ -164,6 +174,214 @@ class EsStore final : public Store {
     if (!st.ok()) return st;
     if (!bad.ok()) return bad;
     return out;
+  }
+
+  // Groups in the engine: without a split, a composite aggregation of terms
+  // sources (missing_bucket: an absent key is ""), paged by after_key; with a
+  // split, a filters aggregation of one range query per bucket (exact on
+  // longs: a histogram would round epoch-ns values through a double), up to
+  // kSplitsPerRequest buckets a request, terms per key nested under it.
+  Status Groups(std::span<const GroupQuery> qs, const std::function<bool(size_t, const Group&)>& fn) override {
+    for (const GroupQuery& q : qs)
+      if (Status s = ValidateGroupQuery(q); !s.ok()) return s;
+    for (size_t i = 0; i < qs.size(); ++i) {
+      bool stop = false;
+      Status st = GroupsOf(qs[i], [&](const Group& g) { return (stop = !fn(i, g)) == false; });
+      if (!st.ok() || stop) return st;
+    }
+    return Status::Ok();
+  }
+
+  Status GroupsOf(const GroupQuery& q, const std::function<bool(const Group&)>& fn) {
+    auto index = IndexFor(q.dataset);
+    if (!index.ok()) return index.status();
+    auto query = QueryJson(q.dataset, q.range, q.filters);
+    if (!query.ok()) return query.status();
+    std::string sums = "{";
+    for (size_t j = 0; j < q.sums.size(); ++j) {
+      if (j) sums += ",";
+      sums += "\"s" + std::to_string(j) + "\":{\"sum\":{\"field\":";
+      AppendJsonString(&sums, q.sums[j].name());
+      sums += "}}";
+    }
+    sums += "}";
+    Group g;
+    auto read_sums = [&](const rapidjson::Value& b) {
+      g.sums.assign(q.sums.size(), 0);
+      for (size_t j = 0; j < q.sums.size(); ++j) {
+        const std::string k = "s" + std::to_string(j);
+        if (b.HasMember(k.c_str()) && b[k.c_str()].IsObject() && b[k.c_str()].HasMember("value") && b[k.c_str()]["value"].IsNumber())
+          g.sums[j] = std::llround(b[k.c_str()]["value"].GetDouble());
+      }
+    };
+    if (q.split_count == 0 && !q.keys.empty()) {
+      std::string sources = "[";
+      for (size_t k = 0; k < q.keys.size(); ++k) {
+        if (k) sources += ",";
+        sources += "{\"k" + std::to_string(k) + "\":{\"terms\":{\"field\":";
+        AppendJsonString(&sources, q.keys[k].name());
+        sources += ",\"missing_bucket\":true}}}";
+      }
+      sources += "]";
+      Status bad;
+      Status st = es_->CompositePages(*index, *query, sources, q.sums.empty() ? "" : sums, kGroupPage, [&](std::string_view b) {
+        rapidjson::Document d;
+        d.Parse(b.data(), b.size());
+        if (d.HasParseError() || !d.IsObject() || !d.HasMember("key") || !d["key"].IsObject() || !d.HasMember("doc_count") ||
+            !d["doc_count"].IsUint64()) {
+          bad = Status::Io("aggregate " + *index + ": malformed bucket " + std::string(b.substr(0, 200)));
+          return false;
+        }
+        g.keys.assign(q.keys.size(), std::string());
+        for (size_t k = 0; k < q.keys.size(); ++k) {
+          const std::string name = "k" + std::to_string(k);
+          if (d["key"].HasMember(name.c_str()) && d["key"][name.c_str()].IsString()) g.keys[k] = d["key"][name.c_str()].GetString();
+        }
+        g.split = 0;
+        g.count = d["doc_count"].GetUint64();
+        read_sums(d);
+        return fn(g);
+      });
+      if (!st.ok()) return st;
+      return bad;
+    }
+    // The filters path (also for no keys and no split: one bucket).
+    const size_t n = std::max<size_t>(q.split_count, 1);
+    const std::string f = q.split_count ? std::string(q.split_field.name()) : std::string();
+    auto lo = [&](size_t k) { return q.split_start + static_cast<int64_t>(k) * q.split_width; };
+    auto range = [&](std::optional<int64_t> gte, std::optional<int64_t> lt) {
+      std::string r = "{\"range\":{";
+      AppendJsonString(&r, f);
+      r += ":{";
+      if (gte) r += "\"gte\":" + std::to_string(*gte);
+      if (lt) r += std::string(gte ? "," : "") + "\"lt\":" + std::to_string(*lt);
+      r += "}}}";
+      return r;
+    };
+    auto missing = [&] {
+      std::string m = "{\"bool\":{\"must_not\":{\"exists\":{\"field\":";
+      AppendJsonString(&m, f);
+      return m + "}}}}";
+    };
+    // Records in buckets [a, b): from lo(a) (or anything before, and none, when a == 0) to lo(b) (or on, b == n).
+    auto span = [&](size_t a, size_t b) -> std::string {
+      if (n == 1 || (a == 0 && b == n)) return "{\"match_all\":{}}";
+      std::optional<int64_t> gte, lt;
+      if (a > 0) gte = lo(a);
+      if (b < n) lt = lo(b);
+      if (a > 0) return range(gte, lt);
+      return "{\"bool\":{\"should\":[" + (lt ? range(std::nullopt, lt) : std::string("{\"match_all\":{}}")) + "," + missing() +
+             "],\"minimum_should_match\":1}}";
+    };
+    std::string nest = q.sums.empty() ? std::string() : sums;
+    for (size_t k = q.keys.size(); k-- > 0;) {
+      std::string t = "{\"k" + std::to_string(k) + "\":{\"terms\":{\"field\":";
+      AppendJsonString(&t, q.keys[k].name());
+      t += ",\"missing\":\"\",\"size\":" + std::to_string(kTermsSize) + "}";
+      if (!nest.empty()) t += ",\"aggs\":" + nest;
+      t += "}}";
+      nest = std::move(t);
+    }
+    for (size_t a = 0; a < n; a += kSplitsPerRequest) {
+      const size_t b = std::min(n, a + kSplitsPerRequest);
+      std::string body = "{\"size\":0,\"track_total_hits\":false,\"query\":{\"bool\":{\"filter\":[" + *query + "," + span(a, b) +
+                         "]}},\"aggs\":{\"t\":{\"filters\":{\"filters\":{";
+      for (size_t k = a; k < b; ++k) {
+        if (k > a) body += ",";
+        body += "\"" + std::to_string(k) + "\":" + span(k, k + 1);
+      }
+      body += "}}";
+      if (!nest.empty()) body += ",\"aggs\":" + nest;
+      body += "}}}";
+      auto r = es_->Search(*index, body);
+      if (!r.ok()) return r.status();
+      if (r->empty()) return Status::Ok();  // no such data stream: no groups
+      rapidjson::Document d;
+      d.Parse(r->data(), r->size());
+      if (!d.HasMember("aggregations") || !d["aggregations"].HasMember("t") || !d["aggregations"]["t"].HasMember("buckets") ||
+          !d["aggregations"]["t"]["buckets"].IsObject())
+        return Status::Io("aggregate " + *index + ": not a filters aggregation response: " + r->substr(0, 300));
+      bool stop = false;
+      Status bad;
+      std::function<void(const rapidjson::Value&, size_t)> walk = [&](const rapidjson::Value& node, size_t level) {
+        if (stop) return;
+        if (level == q.keys.size()) {
+          if (!node.HasMember("doc_count") || !node["doc_count"].IsUint64() || node["doc_count"].GetUint64() == 0) return;
+          g.count = node["doc_count"].GetUint64();
+          read_sums(node);
+          if (!fn(g)) stop = true;
+          return;
+        }
+        const std::string name = "k" + std::to_string(level);
+        if (!node.HasMember(name.c_str()) || !node[name.c_str()].HasMember("buckets") || !node[name.c_str()]["buckets"].IsArray()) {
+          bad = Status::Io("aggregate " + *index + ": no terms buckets for " + std::string(q.keys[level].name()));
+          stop = true;
+          return;
+        }
+        const auto& t = node[name.c_str()];
+        if (t.HasMember("sum_other_doc_count") && t["sum_other_doc_count"].IsUint64() && t["sum_other_doc_count"].GetUint64() > 0) {
+          bad = Status::Io("aggregate " + *index + ": more than " + std::to_string(kTermsSize) + " distinct values of " +
+                           std::string(q.keys[level].name()) + " in one bucket: not supported");
+          stop = true;
+          return;
+        }
+        for (const auto& tb : t["buckets"].GetArray()) {
+          if (!tb.HasMember("key") || !tb["key"].IsString()) continue;
+          g.keys[level] = tb["key"].GetString();
+          walk(tb, level + 1);
+          if (stop) return;
+        }
+      };
+      for (auto it = d["aggregations"]["t"]["buckets"].MemberBegin(); it != d["aggregations"]["t"]["buckets"].MemberEnd(); ++it) {
+        g.keys.assign(q.keys.size(), std::string());
+        g.split = static_cast<size_t>(std::strtoull(it->name.GetString(), nullptr, 10));
+        walk(it->value, 0);
+        if (stop) break;
+      }
+      if (!bad.ok()) return bad;
+      if (stop) break;
+    }
+    return Status::Ok();
+  }
+
+  // Two searches of one hit each, sorted by the field (exact: sort values of
+  // a long come back as integers).
+  Result<std::pair<std::optional<int64_t>, std::optional<int64_t>>> Span(const std::string& dataset,
+                                                                         const std::vector<FieldFilter>& filters,
+                                                                         FieldId lo_field, FieldId hi_field) override {
+    GroupQuery check;
+    check.dataset = dataset;
+    check.sums = {lo_field, hi_field};
+    if (Status s = ValidateGroupQuery(check); !s.ok()) return s;
+    auto index = IndexFor(dataset);
+    if (!index.ok()) return index.status();
+    auto query = QueryJson(dataset, TimeRange{}, filters);
+    if (!query.ok()) return query.status();
+    auto first = [&](FieldId field, bool greatest) -> Result<std::optional<int64_t>> {
+      std::string body = "{\"size\":1,\"track_total_hits\":false,\"_source\":false,\"query\":{\"bool\":{\"filter\":[" +
+                         *query + ",{\"exists\":{\"field\":";
+      AppendJsonString(&body, field.name());
+      body += "}}]}},\"sort\":[{";
+      AppendJsonString(&body, field.name());
+      body += std::string(":{\"order\":\"") + (greatest ? "desc" : "asc") + "\"}}]}";
+      auto r = es_->Search(*index, body);
+      if (!r.ok()) return r.status();
+      if (r->empty()) return std::optional<int64_t>();
+      rapidjson::Document d;
+      d.Parse(r->data(), r->size());
+      if (!d.HasMember("hits") || !d["hits"].HasMember("hits") || !d["hits"]["hits"].IsArray())
+        return Status::Io("search " + *index + ": not a search response: " + r->substr(0, 300));
+      const auto& hits = d["hits"]["hits"];
+      if (hits.Empty()) return std::optional<int64_t>();
+      if (!hits[0].HasMember("sort") || !hits[0]["sort"].IsArray() || hits[0]["sort"].Empty() || !hits[0]["sort"][0].IsInt64())
+        return Status::Io("search " + *index + ": no integer sort value in " + r->substr(0, 300));
+      return std::optional<int64_t>(hits[0]["sort"][0].GetInt64());
+    };
+    auto lo = first(lo_field, false);
+    if (!lo.ok()) return lo.status();
+    auto hi = first(hi_field, true);
+    if (!hi.ok()) return hi.status();
+    return std::pair{*lo, *hi};
   }
 
   Result<uint64_t> Count(const std::string& dataset, const std::vector<FieldFilter>& filters) override {

@@ -7,7 +7,11 @@
 // duplicate, so resending is always safe.
 // Reads: Scan() streams the records of one dataset in a time range that match
 // keyword-equality filters, giving the asked-for fields of each row;
-// BucketSums() sums numeric fields per fixed-width time bucket.
+// BucketSums() sums numeric fields per fixed-width time bucket; Groups()
+// counts and sums per distinct key values (and per bucket of a long field),
+// and Extreme() finds the least or greatest value of a long field: analyses
+// that only add up ask these, so an engine computes them where the records
+// are instead of sending every record.
 //
 // A Store is used by one thread at a time.
 #pragma once
@@ -15,6 +19,7 @@
 #include <functional>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -78,6 +83,31 @@ struct Bucket {
   std::vector<double> sums;  // in the order of BucketQuery::sum_fields
 };
 
+// Groups: the records of a dataset grouped by the values of key fields, and
+// optionally split by a long field cut into fixed-width buckets; per group the
+// number of records and sums of long fields.
+struct GroupQuery {
+  std::string dataset;
+  TimeRange range;
+  std::vector<FieldFilter> filters;
+  std::vector<FieldId> keys;  // keyword fields; a record without one has "" there
+  // split_count > 0: each group is also split by split_field (a long) into
+  // buckets [split_start + k * split_width, + split_width), k < split_count.
+  // Values before the first bucket, and records without the field, count in
+  // bucket 0; values after the last bucket, in bucket split_count - 1.
+  FieldId split_field{};
+  int64_t split_start = 0, split_width = 0;
+  size_t split_count = 0;
+  std::vector<FieldId> sums;  // long fields; an absent value adds 0
+};
+
+struct Group {
+  std::vector<std::string> keys;  // in the order of GroupQuery::keys
+  size_t split = 0;               // the bucket of split_field (0 without a split)
+  uint64_t count = 0;             // records
+  std::vector<int64_t> sums;      // in the order of GroupQuery::sums
+};
+
 // A stored block that could not be read (checksum mismatch, undecodable):
 // its records were skipped.
 struct BlockDamage {
@@ -98,9 +128,25 @@ class Store {
   virtual Status Scan(const ScanQuery& q, const std::function<bool(const Row&)>& fn) = 0;
   virtual Result<std::vector<Bucket>> BucketSums(const BucketQuery& q) = 0;
   virtual Result<uint64_t> Count(const std::string& dataset, const std::vector<FieldFilter>& filters) = 0;
+  // Groups of several queries over the same records (one dataset, range and
+  // filters; keys, split and sums may differ): fn(which query, group) for each
+  // group, in no particular order; the same keys and split may come more than
+  // once (add them up). Sums are exact (engines: below 2^53). The default is
+  // one unordered Scan for all of them, summed in memory (the SQLite store).
+  virtual Status Groups(std::span<const GroupQuery> qs, const std::function<bool(size_t, const Group&)>& fn);
+  // The least value of lo_field and the greatest of hi_field (long fields)
+  // over the matching records that have them; nullopt where none has. Exact.
+  // The default is one Scan.
+  virtual Result<std::pair<std::optional<int64_t>, std::optional<int64_t>>> Span(const std::string& dataset,
+                                                                                 const std::vector<FieldFilter>& filters,
+                                                                                 FieldId lo_field, FieldId hi_field);
   // The damaged blocks the reads so far skipped (each reported once on stderr).
   virtual std::vector<BlockDamage> Damage() const { return {}; }
 };
+
+// The checks every Groups() makes (keys are keywords of the dataset, sums and
+// the split field longs, a positive split width).
+Status ValidateGroupQuery(const GroupQuery& q);
 
 // The embedded store: one SQLite file, store.db, in dir (created if missing).
 // Records are kept in compact blocks per dataset and job id, with per-stream

@@ -114,8 +114,13 @@ class EsClient {
   // empty scan. A page with failed shards or timed_out is an error, never a
   // silently partial answer (likewise for aggregations and counts).
   // source_json, if given, is the request's "_source" (source filtering).
+  // ordered = false: the engine's index order ([_doc, event.stream,
+  // event.seq]), for callers that only add up: no sort on @timestamp per
+  // page; a PIT that expires mid-scan is then an error (_doc values mean
+  // nothing in a new PIT).
   Status ScanPit(const std::string& index, const std::string& query_json, size_t page_size,
-                 const std::function<bool(std::string_view source)>& fn, const std::string& source_json = "");
+                 const std::function<bool(std::string_view source)>& fn, const std::string& source_json = "",
+                 bool ordered = true);
 
   // Pages a composite aggregation: body_prefix is the "sources" array and
   // optional sub-aggregations, as the JSON text that follows
@@ -129,6 +134,10 @@ class EsClient {
   Result<EngineInfo> Engine(bool probe_policies = false);
 
   Result<uint64_t> CountDocs(const std::string& index, const std::string& query_json);
+  // One search request (POST /index/_search with body): the answer's text,
+  // "" if the index does not exist; an answer with failed shards or
+  // timed_out is an error.
+  Result<std::string> Search(const std::string& index, const std::string& body);
   Status Refresh(const std::string& index);
 
   uint64_t pit_reopens() const { return pit_reopens_; }

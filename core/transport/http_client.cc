@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
@@ -100,6 +101,11 @@ class CurlClient final : public HttpClient {
  public:
   CurlClient(const CurlFns& c, std::string base, const EsOptions& opts) : c_(c), base_(std::move(base)), opts_(opts) {}
   ~CurlClient() override {
+    // IOSONAR_HTTP_STATS=1: what this client moved (the benchmarks count requests and bytes with it).
+    if (const char* v = std::getenv("IOSONAR_HTTP_STATS"); v && *v == '1' && requests_ > 0)
+      std::fprintf(stderr, "iosonar: http %s: %llu requests, %llu body bytes sent, %llu body bytes received\n",
+                   RedactUrl(base_).c_str(), static_cast<unsigned long long>(requests_),
+                   static_cast<unsigned long long>(sent_), static_cast<unsigned long long>(received_));
     if (headers_) c_.slist_free_all(headers_);
     if (h_) c_.easy_cleanup(h_);
   }
@@ -135,7 +141,7 @@ class CurlClient final : public HttpClient {
   }
 
   Result<HttpResponse> Request(std::string_view method, std::string_view path, std::string_view body,
-                               std::string_view content_type) override {
+                               std::string_view content_type, std::string_view content_encoding) override {
     std::string url = base_;
     url.append(path);
     body_.clear();
@@ -147,6 +153,10 @@ class CurlClient final : public HttpClient {
     headers_ = c_.slist_append(headers_, ct.c_str());
     headers_ = c_.slist_append(headers_, "Accept: application/json");
     headers_ = c_.slist_append(headers_, "Expect:");  // no 100-continue round trip
+    if (!content_encoding.empty()) {
+      const std::string ce = "Content-Encoding: " + std::string(content_encoding);
+      headers_ = c_.slist_append(headers_, ce.c_str());
+    }
     if (!auth_header_.empty()) headers_ = c_.slist_append(headers_, auth_header_.c_str());
     std::string m(method);
     c_.easy_setopt(h_, CURLOPT_URL, url.c_str());
@@ -164,7 +174,10 @@ class CurlClient final : public HttpClient {
       c_.easy_setopt(h_, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
       c_.easy_setopt(h_, CURLOPT_CUSTOMREQUEST, m == "POST" ? nullptr : m.c_str());
     }
+    ++requests_;
+    sent_ += body.size();
     CURLcode rc = c_.easy_perform(h_);
+    received_ += body_.size();
     if (rc != CURLE_OK)
       return Status::Unavailable(m + " " + RedactUrl(url) + ": " + c_.easy_strerror(rc));
     HttpResponse r;
@@ -187,6 +200,7 @@ class CurlClient final : public HttpClient {
   curl_slist* headers_ = nullptr;
   std::string auth_header_;
   std::string body_;
+  uint64_t requests_ = 0, sent_ = 0, received_ = 0;
 };
 
 }  // namespace

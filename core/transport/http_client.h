@@ -27,9 +27,11 @@ class HttpClient {
   // base_url: http(s)://HOST[:PORT][/PREFIX] (an es+ prefix is dropped).
   static Result<std::unique_ptr<HttpClient>> Open(const std::string& base_url, const EsOptions& opts);
   virtual ~HttpClient() = default;
-  // path starts with '/'; body may be empty. content_type defaults to application/json.
+  // path starts with '/'; body may be empty. content_type defaults to application/json;
+  // content_encoding, if given, is sent as Content-Encoding (the body is already encoded).
   virtual Result<HttpResponse> Request(std::string_view method, std::string_view path, std::string_view body,
-                                       std::string_view content_type = "application/json") = 0;
+                                       std::string_view content_type = "application/json",
+                                       std::string_view content_encoding = {}) = 0;
   virtual const std::string& base_url() const = 0;
 };
 

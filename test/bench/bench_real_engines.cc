@@ -10,7 +10,9 @@
 //     from the engine and from SQLite, wall time (median of 3).
 // usage: bench_real_engines [catch options]; IOSONAR_BENCH_DURATION (s of
 // simulated time, default 900: ~10^6 records), IOSONAR_BENCH_ENGINES
-// (opensearch,es).
+// (opensearch,es), IOSONAR_BENCH_REPEAT (runs of each analysis on an
+// engine, default 3; the median is reported). Requests and body bytes of
+// each engine analysis are counted (IOSONAR_HTTP_STATS=1).
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -66,6 +68,26 @@ uint64_t SumColumn(const std::string& body, const std::string& column) {
   return s;
 }
 
+// "iosonar: http URL: N requests, S body bytes sent, R body bytes received"
+// (IOSONAR_HTTP_STATS=1) summed over a run's clients.
+std::string HttpStats(const std::string& err) {
+  unsigned long long req = 0, sent = 0, recv = 0;
+  for (size_t p = err.find("iosonar: http "); p != std::string::npos; p = err.find("iosonar: http ", p + 1)) {
+    unsigned long long a = 0, b = 0, c = 0;
+    const size_t colon = err.find(": ", p + 14);
+    if (colon != std::string::npos &&
+        std::sscanf(err.c_str() + colon + 2, "%llu requests, %llu body bytes sent, %llu body bytes received", &a, &b, &c) == 3) {
+      req += a;
+      sent += b;
+      recv += c;
+    }
+  }
+  char buf[128];
+  std::snprintf(buf, sizeof buf, "%llu requests, %.2f MB sent, %.2f MB received", req, static_cast<double>(sent) / 1e6,
+                static_cast<double>(recv) / 1e6);
+  return buf;
+}
+
 }  // namespace
 
 TEST_CASE("bench: real engines against the SQLite store", "[.bench]") {
@@ -110,6 +132,7 @@ TEST_CASE("bench: real engines against the SQLite store", "[.bench]") {
       continue;
     }
     auto env = e->Env("bench");
+    env["IOSONAR_HTTP_STATS"] = "1";
     REQUIRE(Run({IosonarBin(), "es-setup", "--url", e->url()}, env).exit_code == 0);
     std::vector<std::string> argv = {IosonarBin(), "collect", "--store", dir / ("fw-" + key), "--from-file",
                                      dir / "sim.jsonl", "--es", e->url(), "--es-namespace", "bench"};
@@ -131,7 +154,9 @@ TEST_CASE("bench: real engines against the SQLite store", "[.bench]") {
     xs.clear();
     js.clear();
     RunResult a, b;
-    for (int i = 0; i < 3; ++i) {
+    const char* rep_env = std::getenv("IOSONAR_BENCH_REPEAT");
+    const int repeat = rep_env && std::atoi(rep_env) > 0 ? std::atoi(rep_env) : 3;
+    for (int i = 0; i < repeat; ++i) {
       xs.push_back(TimeRun({IosonarBin(), "xlayer", "5000", "--store", e->url(), "--maps", dir / "maps.json", "--format", "json"},
                            env, &a));
       js.push_back(TimeRun({IosonarBin(), "job-summary", "5000", "--store", e->url(), "--format", "json"}, env, &b));
@@ -139,8 +164,10 @@ TEST_CASE("bench: real engines against the SQLite store", "[.bench]") {
     auto sa = Run({IosonarBin(), "xlayer", "5000", "--store", dir / "sq", "--maps", dir / "maps.json", "--format", "json"},
                   {{"IOSONAR_CONFIG", "/nonexistent"}});
     CHECK(a.out == sa.out);
-    std::printf("| %s | xlayer %.2f s (%.1fx SQLite) | job-summary %.2f s (%.1fx SQLite) |\n", e->name().c_str(), Median(xs),
-                Median(xs) / sq_x, Median(js), Median(js) / sq_j);
+    auto sb = Run({IosonarBin(), "job-summary", "5000", "--store", dir / "sq", "--format", "json"}, {{"IOSONAR_CONFIG", "/nonexistent"}});
+    CHECK(b.out == sb.out);
+    std::printf("| %s | xlayer %.2f s (%.1fx SQLite; %s) | job-summary %.2f s (%.1fx SQLite; %s) |\n", e->name().c_str(),
+                Median(xs), Median(xs) / sq_x, HttpStats(a.err).c_str(), Median(js), Median(js) / sq_j, HttpStats(b.err).c_str());
     std::fflush(stdout);
   }
 }

@@ -66,6 +66,16 @@ void CollectorForwards(SearchEngine& e) {
   REQUIRE(r2.exit_code == 0);
   CHECK(r2.err.find("forwarded 3000, forward errors 0") != std::string::npos);
   CHECK(CountIn(e, "logs-iosonar.tracer-" + ns) == 3000);
+  // With gzip on _bulk (Content-Encoding: gzip), into a new namespace: the engine inflates, all stored.
+  const std::string nz = UniqueNamespace("fwz");
+  argv[3] = dir / "store3";
+  argv[9] = nz;
+  argv.push_back("--es-gzip");
+  auto r3 = Run(argv, e.Env(nz));
+  INFO(r3.err);
+  REQUIRE(r3.exit_code == 0);
+  CHECK(r3.err.find("forwarded 3000, forward errors 0") != std::string::npos);
+  CHECK(CountIn(e, "logs-iosonar.tracer-" + nz) == 3000);
 }
 REAL_ENGINE_TEST("the collector's forward output bulks into the data stream, a resend is stored once", "[collector]",
                  CollectorForwards)
@@ -108,6 +118,8 @@ void ForwardFault(SearchEngine& e) {
   o.forward_output = e.url();
   o.forward.es = e.options(ns);
   o.forward.es.max_attempts = 3;
+  o.forward_spool_chunk_bytes = 65536;  // the spool (~1 MB) is resent in many pieces
+  o.self_report_ms = 0;  // no iosonar.sampler record of its own in the counts (the test can outlast 60 s)
   auto c = Collector::Start(o);
   REQUIRE(c.ok());
   Collector& col = **c;
@@ -137,6 +149,8 @@ void ForwardFault(SearchEngine& e) {
   const auto st = col.stats();
   CHECK(st.stored == 6000);
   CHECK(st.forward_errors == 0);
+  CHECK(st.forward_spool_buffer_max > 0);  // resent from the spool, a piece at a time
+  CHECK(st.forward_spool_buffer_max <= 65536 + 1024);
   CHECK(st.forwarded >= 6000);  // a batch cut off mid-send is resent: what had arrived counts twice (409)
   CHECK(CountIn(e, "logs-iosonar.tracer-" + ns) == 6000);
   // Every seq once: a terms count of distinct event.seq values.
@@ -147,6 +161,7 @@ void ForwardFault(SearchEngine& e) {
   CHECK(r.body.find("\"d\":{\"value\":6000}") != std::string::npos);
   CHECK(r.body.find("\"mx\":{\"value\":5999.0}") != std::string::npos);
   CHECK(!std::filesystem::exists(dir / "store/forward-spool.jsonl"));
+  CHECK(!std::filesystem::exists(dir / "store/forward-spool.jsonl.sent"));
 }
 REAL_ENGINE_TEST("fault: the engine stops while the collector forwards and comes back: nothing lost, nothing twice",
                  "[collector][fault]", ForwardFault)

@@ -123,6 +123,14 @@ void Conformance(SearchEngine& e) {
 }
 REAL_ENGINE_TEST("the store conformance suite", "[store][conformance]", Conformance)
 
+// Groups (composite and filters aggregations) and Span (sorted searches) in the engine.
+void GroupConformance(SearchEngine& e) {
+  EnsureTemplates(e);
+  auto st = OpenStore(e, UniqueNamespace("grp"));
+  RunGroupConformance(*st, e.name());
+}
+REAL_ENGINE_TEST("the store conformance suite: groups and spans", "[store][conformance]", GroupConformance)
+
 // Documents Logstash writes carry data_stream.* (an object), tags and
 // @version beside the record's fields: Scan reads the record and ignores them.
 void LogstashDocuments(SearchEngine& e) {

@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
@@ -162,6 +163,27 @@ void HttpResponder::Serve(int fd) {
     }
     req.body = in.substr(0, clen);
     in.erase(0, clen);
+    // A gzip-encoded body (the client's --es-gzip) is inflated as Elasticsearch does.
+    if (req.Header("content-encoding") == "gzip") {
+      std::string plain;
+      z_stream z{};
+      bool ok = inflateInit2(&z, 15 + 16) == Z_OK;
+      z.next_in = reinterpret_cast<Bytef*>(req.body.data());
+      z.avail_in = static_cast<uInt>(req.body.size());
+      char zb[1 << 16];
+      int rc = Z_OK;
+      while (ok && rc != Z_STREAM_END) {
+        z.next_out = reinterpret_cast<Bytef*>(zb);
+        z.avail_out = sizeof zb;
+        rc = inflate(&z, Z_NO_FLUSH);
+        if (rc != Z_OK && rc != Z_STREAM_END) ok = false;
+        plain.append(zb, sizeof zb - z.avail_out);
+      }
+      inflateEnd(&z);
+      req.body = ok ? std::move(plain) : std::string("not gzip");
+      req.headers.erase("content-encoding");
+      gzip_requests_.fetch_add(1);
+    }
     HttpReply rep = handler_(req);
     std::string out = "HTTP/1.1 " + std::to_string(rep.status) + " " + Reason(rep.status) +
                       "\r\nContent-Type: " + rep.content_type + "\r\nContent-Length: " + std::to_string(rep.body.size()) +
@@ -623,8 +645,11 @@ HttpReply FakeElasticsearch::Handle(const HttpRequest& r) {
     }
     if (s.expire_after > 0) --s.expire_after;
     Pit& p = it->second;
-    if (!body.HasMember("sort") || Json(body["sort"]) != "[{\"@timestamp\":\"asc\"},{\"event.stream\":\"asc\"},{\"event.seq\":\"asc\"}]")
-      violation("PIT search not sorted on @timestamp, event.stream, event.seq");
+    // Unordered scans sort on the index order first ([_doc, event.stream, event.seq]); here the
+    // documents are kept in @timestamp order, so the timestamp stands for _doc (same sort values).
+    if (!body.HasMember("sort") || (Json(body["sort"]) != "[{\"@timestamp\":\"asc\"},{\"event.stream\":\"asc\"},{\"event.seq\":\"asc\"}]" &&
+                                    Json(body["sort"]) != "[{\"_doc\":\"asc\"},{\"event.stream\":\"asc\"},{\"event.seq\":\"asc\"}]"))
+      violation("PIT search not sorted on @timestamp (or _doc), event.stream, event.seq");
     size_t size = body.HasMember("size") ? body["size"].GetUint() : 10;
     std::tuple<int64_t, int64_t, int64_t> after{std::numeric_limits<int64_t>::min(), 0, 0};
     bool has_after = body.HasMember("search_after");

@@ -56,6 +56,7 @@ class HttpResponder {
   std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
   int port() const { return port_; }
   uint64_t connections() const { return connections_.load(); }
+  uint64_t gzip_requests() const { return gzip_requests_.load(); }  // bodies that came Content-Encoding: gzip
 
  private:
   void AcceptLoop();
@@ -65,6 +66,7 @@ class HttpResponder {
   int port_ = 0;
   std::atomic<bool> stop_{false};
   std::atomic<uint64_t> connections_{0};
+  std::atomic<uint64_t> gzip_requests_{0};
   std::thread acceptor_;
   std::mutex mu_;
   std::vector<std::thread> workers_;
@@ -75,6 +77,7 @@ class FakeElasticsearch {
   FakeElasticsearch();
   ~FakeElasticsearch();
   std::string url() const { return server_->url(); }
+  uint64_t gzip_requests() const { return server_->gzip_requests(); }
 
   // --- failure injection (documented Elasticsearch behaviours) ---
   // The next n requests (of any kind, or only those whose path contains

@@ -1,8 +1,11 @@
 #include "test/testutil/store_conformance.h"
 
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <map>
 #include <set>
+#include <span>
+#include <tuple>
 
 #include "core/base/timeutil.h"
 #include "core/records/fields.h"
@@ -175,5 +178,115 @@ void RunStoreConformance(Store& st, const std::string& which) {
   CHECK(sf.message().find("tracer.dropped") != std::string::npos);
 }
 
+
+}  // namespace iosonar::test
+
+namespace iosonar::test {
+
+// Groups() and Span() (what analyses that only add up ask): expected values
+// from the generated records, added up here.
+void RunGroupConformance(Store& st, const std::string& which) {
+  StoreCorpus c;
+  INFO("backend: " << which);
+  AppendStats a;
+  REQUIRE(st.Append(c.ptrs, &a).message() == "");
+  REQUIRE(a.inserted == 610);
+
+  using Key = std::tuple<std::string, std::string, size_t>;  // key 0, key 1, split
+  struct Sum {
+    uint64_t count = 0;
+    int64_t bytes = 0, ops = 0;
+    bool operator==(const Sum& o) const { return count == o.count && bytes == o.bytes && ops == o.ops; }
+  };
+  // Three queries in one call: per host and op of job A; per op and 2-s bucket
+  // of event.start_ns from an unaligned start (clamped at both ends); all records.
+  const int64_t split_start = kT0 + 3 * kSec + 1, width = 2 * kSec;
+  const size_t nsplit = 5;
+  std::vector<GroupQuery> qs(3);
+  for (auto& q : qs) q.dataset = "iosonar.trace";
+  qs[0].filters = {{field::kJobId, "A"}};
+  qs[0].keys = {field::kHostName, field::kIoOp};
+  qs[0].sums = {field::kIoBytes, field::kIoCount};
+  qs[1].keys = {field::kIoOp};
+  qs[1].split_field = field::kEventStartNs;
+  qs[1].split_start = split_start;
+  qs[1].split_width = width;
+  qs[1].split_count = nsplit;
+  qs[1].sums = {field::kIoBytes, field::kIoCount};
+  qs[2].sums = {field::kIoBytes, field::kIoCount};
+  std::vector<std::map<Key, Sum>> want(3), got(3);
+  for (size_t i = 0; i < c.trace.size(); ++i) {
+    const auto& g = c.trace[i];
+    const std::string host = "n" + std::to_string(i % 2);
+    auto add = [&](std::map<Key, Sum>& m, Key k) {
+      auto& s = m[k];
+      ++s.count;
+      s.bytes += g.bytes;
+      s.ops += 2;
+    };
+    if (g.job == "A") add(want[0], {host, g.op, 0});
+    int64_t b = g.ts < split_start ? 0 : (g.ts - split_start) / width;
+    if (b >= static_cast<int64_t>(nsplit)) b = nsplit - 1;
+    add(want[1], {g.op, "", static_cast<size_t>(b)});
+    add(want[2], {"", "", 0});
+  }
+  // The three queries share dataset, range and filters on SQLite's single scan:
+  // run the filtered one on its own.
+  auto collect = [&](std::span<const GroupQuery> q, size_t base) {
+    return st.Groups(q, [&](size_t which_q, const Group& g) {
+      const size_t w = base + which_q;
+      REQUIRE(g.sums.size() == 2);
+      Key k{g.keys.size() > 0 ? g.keys[0] : "", g.keys.size() > 1 ? g.keys[1] : "", g.split};
+      auto& s = got[w][k];
+      s.count += g.count;
+      s.bytes += g.sums[0];
+      s.ops += g.sums[1];
+      return true;
+    });
+  };
+  Status s0 = collect(std::span<const GroupQuery>(qs.data(), 1), 0);
+  REQUIRE(s0.message() == "");
+  Status s12 = collect(std::span<const GroupQuery>(qs.data() + 1, 2), 1);
+  REQUIRE(s12.message() == "");
+  for (size_t w = 0; w < 3; ++w) {
+    INFO("query " << w);
+    CHECK(got[w].size() == want[w].size());
+    for (const auto& [k, v] : want[w]) {
+      INFO(std::get<0>(k) << " " << std::get<1>(k) << " split " << std::get<2>(k));
+      auto it = got[w].find(k);
+      REQUIRE(it != got[w].end());
+      CHECK(it->second == v);
+    }
+  }
+  CHECK(got[1].size() == 2 * nsplit);  // every bucket has reads and writes, the ends clamped
+  CHECK(got[2].begin()->second.count == 600);
+
+  // Span: the first start and the last end of job B.
+  int64_t lo = INT64_MAX, hi = INT64_MIN;
+  for (const auto& g : c.trace)
+    if (g.job == "B") lo = std::min(lo, g.ts), hi = std::max(hi, g.ts + 700);
+  auto sp = st.Span("iosonar.trace", {{field::kJobId, "B"}}, field::kEventStartNs, field::kEventEndNs);
+  REQUIRE(sp.ok());
+  REQUIRE(sp->first.has_value());
+  REQUIRE(sp->second.has_value());
+  CHECK(*sp->first == lo);
+  CHECK(*sp->second == hi);
+  auto none = st.Span("iosonar.trace", {{field::kJobId, "nope"}}, field::kEventStartNs, field::kEventEndNs);
+  REQUIRE(none.ok());
+  CHECK(!none->first.has_value());
+  CHECK(!none->second.has_value());
+
+  // Errors name what was wrong.
+  GroupQuery bad;
+  bad.dataset = "iosonar.trace";
+  bad.sums = {field::kHostName};
+  Status e1 = st.Groups(std::span<const GroupQuery>(&bad, 1), [](size_t, const Group&) { return true; });
+  CHECK(e1.message().find("host.name") != std::string::npos);
+  bad.sums = {};
+  bad.split_field = field::kEventStartNs;
+  bad.split_count = 3;
+  Status e2 = st.Groups(std::span<const GroupQuery>(&bad, 1), [](size_t, const Group&) { return true; });
+  CHECK(e2.message().find("split width") != std::string::npos);
+}
 
 }  // namespace iosonar::test

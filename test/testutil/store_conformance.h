@@ -29,5 +29,8 @@ struct StoreCorpus : ParsedLines {
 
 // Runs every case on st, which must be empty; which names the backend in messages.
 void RunStoreConformance(Store& st, const std::string& which);
+// Groups() and Span() on st, which must be empty (SQLite and the real engines;
+// the loopback responder does not play these aggregations).
+void RunGroupConformance(Store& st, const std::string& which);
 
 }  // namespace iosonar::test

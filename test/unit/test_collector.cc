@@ -5,10 +5,13 @@
 #include <netinet/in.h>
 #include <rapidjson/document.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <map>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -16,10 +19,12 @@
 #include "core/collector/collector.h"
 #include "core/store/store.h"
 #include "core/base/timeutil.h"
+#include "test/testutil/http_responder.h"
 #include "test/testutil/testutil.h"
 
 using namespace iosonar;
 using iosonar::test::TempDir;
+
 
 namespace {
 
@@ -404,4 +409,89 @@ TEST_CASE("IngestFile runs the same validation and names the file in dead letter
   auto missing = IngestFile(o, dir / "nope.jsonl");
   CHECK(missing.status().code() == Code::kNotFound);
   CHECK(missing.status().message().find("nope.jsonl") != std::string::npos);
+}
+
+// The forward spool is resent in pieces of forward_spool_chunk_bytes, never
+// read whole: the output (a loopback responder answering _bulk) takes five
+// pieces and then fails; the acknowledged offset is kept in
+// forward-spool.jsonl.sent and the next run sends the rest from there. Every
+// record arrives exactly once and no more than a piece and a line is held.
+TEST_CASE("collector: the forward spool is resent in bounded pieces from where the output acknowledged",
+          "[collector][forward]") {
+  TempDir dir;
+  std::mutex mu;
+  int accept_requests = 0;  // bulk requests still answered 200; then 503
+  std::map<std::string, int> created;  // _id -> times sent in an answered request
+  iosonar::test::HttpResponder out([&](const iosonar::test::HttpRequest& r) {
+    iosonar::test::HttpReply rep;
+    if (r.path != "/_bulk") return rep;
+    std::lock_guard<std::mutex> g(mu);
+    if (accept_requests == 0) {
+      rep.status = 503;
+      rep.body = "{\"error\":\"down\"}";
+      return rep;
+    }
+    if (accept_requests > 0) --accept_requests;
+    rep.body = "{\"errors\":false,\"items\":[";
+    size_t pos = 0, k = 0;
+    while (pos < r.body.size()) {
+      size_t nl = r.body.find('\n', pos);
+      if (nl == std::string::npos) nl = r.body.size();
+      std::string_view action(r.body.data() + pos, nl - pos);
+      pos = r.body.find('\n', nl + 1);  // skip the source line
+      pos = pos == std::string::npos ? r.body.size() : pos + 1;
+      auto id = action.find("\"_id\":\"");
+      if (id == std::string_view::npos) return iosonar::test::HttpReply{400, "{\"error\":\"no _id\"}"};
+      id += 7;
+      ++created[std::string(action.substr(id, action.find('"', id) - id))];
+      rep.body += std::string(k++ ? "," : "") + "{\"create\":{\"status\":201}}";
+    }
+    rep.body += "]}";
+    return rep;
+  });
+  std::string lines;
+  for (int i = 0; i < 3000; ++i) lines += Line(77, i) + "\n";
+  iosonar::test::WriteFile(dir / "in.jsonl", lines);
+  iosonar::test::WriteFile(dir / "empty.jsonl", "");
+  CollectorOptions o;
+  o.store_dir = dir / "store";
+  o.forward_output = out.url();
+  o.forward.es.max_attempts = 1;
+  o.forward_spool_chunk_bytes = 16384;
+  const std::string spool = dir / "store/forward-spool.jsonl";
+  // The output is down: every record is stored and spooled.
+  auto r0 = IngestFile(o, dir / "in.jsonl");
+  REQUIRE(r0.ok());
+  CHECK(r0->stored == 3000);
+  CHECK(r0->forward_spooled == 3000);
+  struct stat sb {};
+  REQUIRE(stat(spool.c_str(), &sb) == 0);
+  CHECK((sb.st_mode & 0777) == 0600);
+  CHECK(static_cast<size_t>(sb.st_size) > 20 * o.forward_spool_chunk_bytes);
+  // Five pieces go through, then the output fails again.
+  { std::lock_guard<std::mutex> g(mu); accept_requests = 5; }
+  auto r1 = IngestFile(o, dir / "empty.jsonl");
+  REQUIRE(r1.ok());
+  CHECK(r1->forwarded > 0);
+  CHECK(r1->forwarded < 3000);
+  CHECK(r1->forward_spooled == 3000 - r1->forwarded);
+  CHECK(r1->forward_spool_buffer_max > 0);
+  CHECK(r1->forward_spool_buffer_max <= o.forward_spool_chunk_bytes + 1024);
+  CHECK(created.size() == r1->forwarded);
+  REQUIRE(stat((spool + ".sent").c_str(), &sb) == 0);
+  CHECK((sb.st_mode & 0777) == 0600);
+  // The output is back: the rest from the acknowledged offset, nothing twice.
+  { std::lock_guard<std::mutex> g(mu); accept_requests = -1; }
+  auto r2 = IngestFile(o, dir / "empty.jsonl");
+  REQUIRE(r2.ok());
+  CHECK(r2->forwarded == 3000 - r1->forwarded);
+  CHECK(r2->forward_spooled == 0);
+  CHECK(r2->forward_spool_buffer_max <= o.forward_spool_chunk_bytes + 1024);
+  CHECK(created.size() == 3000);
+  for (const auto& [id, n] : created) {
+    INFO(id);
+    CHECK(n == 1);
+  }
+  CHECK(stat(spool.c_str(), &sb) != 0);
+  CHECK(stat((spool + ".sent").c_str(), &sb) != 0);
 }

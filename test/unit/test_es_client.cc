@@ -113,6 +113,26 @@ TEST_CASE("contract (loopback ES responder): bulk create into the data stream, N
   }
 }
 
+TEST_CASE("contract (loopback ES responder): gzip on _bulk: the bodies go compressed, every record stored once",
+          "[es][contract]") {
+  FakeElasticsearch es;
+  SinkOptions o = FastOptions();
+  o.es.gzip = true;
+  o.es.max_batch_docs = 400;
+  auto sink = OpenEs(es.url(), o);
+  REQUIRE(sink->Send(Lines(9, 0, 1000), 1000).ok());
+  REQUIRE(sink->Flush().ok());
+  CHECK(es.Violations().empty());
+  RequireExactly(es, 9, 1000);
+  CHECK(es.gzip_requests() == 3);  // 400 + 400 + 200, each Content-Encoding: gzip
+  CHECK(sink->counters().lines_sent == 1000);
+  // A resend: 409s, nothing twice.
+  REQUIRE(sink->Send(Lines(9, 0, 1000), 1000).ok());
+  REQUIRE(sink->Flush().ok());
+  CHECK(sink->counters().already_stored == 1000);
+  RequireExactly(es, 9, 1000);
+}
+
 TEST_CASE("contract (loopback ES responder): mixed 201/400/409/429/503 items: nothing lost, nothing twice",
           "[es][contract]") {
   FakeElasticsearch es;

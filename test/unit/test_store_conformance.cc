@@ -57,6 +57,11 @@ TEST_CASE("store conformance: SQLite store (real)", "[store][conformance]") {
   test::RunStoreConformance(*b.store, "sqlite");
 }
 
+TEST_CASE("store conformance: SQLite store groups and spans (real)", "[store][conformance]") {
+  Backend b = Open("sqlite");
+  test::RunGroupConformance(*b.store, "sqlite");
+}
+
 TEST_CASE("store conformance: Elasticsearch store via the loopback responder that plays Elasticsearch (contract)",
           "[store][conformance][es][contract]") {
   Backend b = Open("es");
