@@ -2,6 +2,7 @@
 // main job: trace a program into an embedded collector and print its I/O
 // diagnosis; no server needed).
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -12,6 +13,8 @@
 #include <ctime>
 #include <filesystem>
 #include <iostream>
+#include <atomic>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -20,6 +23,9 @@
 #include "core/collector/collector.h"
 #include "core/store/store.h"
 #include "core/base/url.h"
+#include "core/base/host.h"
+#include "core/transport/sink.h"
+#include "exporters/trace/ring_agent.h"
 #include "exporters/trace/ring_drainer.h"
 #include "analysis-jobs/job-summary/job_summary.h"
 
@@ -55,6 +61,83 @@ struct Drainer {
   }
   const char* cmd_;
   trace::RingDrainer d_;
+};
+
+// `iosonar trace --output lumberjack://...`: acknowledged delivery for the
+// tracer too. The program runs in agent mode (IOSONAR_OUTPUT=agent: it sends
+// nothing itself) with its rings under a ring root of this run's own, and an
+// embedded RingAgent (ring_agent.h, the node agent's code) ships them every
+// 500 ms through the Lumberjack sender; a run leaves a ring only once the
+// receiver acknowledged it or it is in the sender's spool, so nothing is lost
+// when the receiver dies or the program is killed.
+bool IsAckedOutput(const std::string& o) {
+  return o.starts_with("lumberjack://") || o.starts_with("lumberjacks://") || o.starts_with("beats://") ||
+         o.starts_with("beatss://");
+}
+
+class EmbeddedAgent {
+ public:
+  // root: a directory of this run's own holding iosonar-ring-UID.
+  bool Start(const std::string& root, const std::string& output, const std::string& spool_dir, std::string* err) {
+    SinkOptions so;
+    so.spool_dir = spool_dir;
+    auto sink = OpenSink(output, so);
+    if (!sink.ok()) {
+      *err = sink.status().message();
+      return false;
+    }
+    sink_ = std::move(*sink);
+    trace::RingAgent::Options ao;
+    ao.ring_root = root;
+    ao.host = HostName();
+    ao.all_users = false;
+    ao.quiet = false;
+    trace::InstallRingGuard();
+    agent_ = std::make_unique<trace::RingAgent>(ao, sink_.get());
+    th_ = std::thread([this] {
+      while (!stop_.load()) {
+        agent_->Pass();
+        for (int i = 0; i < 50 && !stop_.load(); ++i) usleep(10000);
+      }
+    });
+    return true;
+  }
+  // Final passes after the program ended: until its rings are gone, or the
+  // receiver (and the spool) cannot take them; true if nothing is left.
+  bool Finish(const std::string& ring_dir) {
+    stop_.store(true);
+    if (th_.joinable()) th_.join();
+    if (!agent_) return true;
+    for (int i = 0; i < 20; ++i) {
+      if (agent_->Pass() && RingsLeft(ring_dir) == 0) break;
+      usleep(100000);
+    }
+    const auto& st = agent_->stats();
+    const SinkCounters c = sink_->counters();
+    std::fprintf(stderr,
+                 "iosonar trace: %llu lines shipped (%llu acknowledged, %llu spooled for a later resend, %llu dropped)\n",
+                 static_cast<unsigned long long>(st.lines), static_cast<unsigned long long>(c.lines_sent),
+                 static_cast<unsigned long long>(c.spooled), static_cast<unsigned long long>(c.dropped));
+    return RingsLeft(ring_dir) == 0;
+  }
+  ~EmbeddedAgent() {
+    stop_.store(true);
+    if (th_.joinable()) th_.join();
+  }
+  static size_t RingsLeft(const std::string& dir) {
+    std::error_code ec;
+    size_t n = 0;
+    for (auto it = std::filesystem::directory_iterator(dir, ec); !ec && it != std::filesystem::directory_iterator();
+         it.increment(ec))
+      n += it->path().filename().string().starts_with("ring-");
+    return n;
+  }
+
+ private:
+  std::unique_ptr<RecordSink> sink_;
+  std::unique_ptr<trace::RingAgent> agent_;
+  std::atomic<bool> stop_{false};
+  std::thread th_;
 };
 
 // Splits argv at "--" (or at the first positional) into options and the command.
@@ -192,6 +275,48 @@ int PrintDiagnosis(const std::string& store_dir, const std::string& job_id, cons
   return rc;
 }
 
+// iosonar trace with a lumberjack:// output (IsAckedOutput): the program in
+// agent mode, its rings under /dev/shm/iosonar-trace-UID-PID/iosonar-ring-UID
+// (both 0700, this run's own), shipped by an EmbeddedAgent.
+int TraceAcked(const std::vector<std::string>& cmd, const std::string& lib, TraceEnv te) {
+  const std::string uid = std::to_string(geteuid());
+  std::string base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
+  const std::string root = base + "/iosonar-trace-" + uid + "-" + std::to_string(getpid());
+  te.ring_dir = root + "/iosonar-ring-" + uid;
+  if (mkdir(root.c_str(), 0700) != 0) {
+    std::cerr << "iosonar trace: cannot create " << root << ": " << std::strerror(errno) << "\n";
+    return 1;
+  }
+  if (int fd = trace::OpenRingDir(te.ring_dir.c_str()); fd >= 0) {
+    close(fd);
+  } else {
+    std::cerr << "iosonar trace: cannot create the ring directory " << te.ring_dir << "\n";
+    rmdir(root.c_str());
+    return 1;
+  }
+  const std::string output = te.output;
+  if (te.spool_dir.empty()) te.spool_dir = "/tmp/iosonar-spool-" + uid;
+  EmbeddedAgent agent;
+  std::string err;
+  if (!agent.Start(root, output, te.spool_dir, &err)) {
+    std::cerr << "iosonar trace: --output: " << err << "\n";
+    rmdir(te.ring_dir.c_str());
+    rmdir(root.c_str());
+    return 2;
+  }
+  te.output = "agent";
+  pid_t child = SpawnTraced(cmd, lib, te);
+  int rc = WaitChild(child);
+  if (agent.Finish(te.ring_dir)) {
+    rmdir(te.ring_dir.c_str());
+    rmdir(root.c_str());
+  } else {
+    std::cerr << "iosonar trace: records could be neither delivered nor spooled; they stay in " << te.ring_dir
+              << " (ship them with `iosonar agent --ring-root " << root << " --output ... --count 1`)\n";
+  }
+  return rc;
+}
+
 }  // namespace
 
 int CmdTrace(int argc, char** argv) {
@@ -202,7 +327,10 @@ int CmdTrace(int argc, char** argv) {
       "usage: iosonar trace [OPTIONS] [--] COMMAND [ARGS...]\n\n"
       "Runs COMMAND with libiosonar-trace.so preloaded. Records (JSON lines) go to --output:\n"
       "tcp://HOST:PORT (the collector or Logstash), a file path, or - (stdout, the default).\n"
-      "When the receiver is unreachable they are spooled and resent later.\n\noptions");
+      "When the receiver is unreachable they are spooled and resent later.\n"
+      "lumberjack://HOST:PORT (also lumberjacks:// with TLS, beats://): acknowledged delivery; the\n"
+      "program then sends nothing itself and an embedded agent ships its rings, so nothing is lost\n"
+      "when the receiver dies or the program is killed.\n\noptions");
   desc.add_options()("help,h", "show this help")("output,o", po::value(&te.output), "where records go (also $IOSONAR_OUTPUT)")(
       "job-id", po::value(&te.job_id), "job id for the records (default $SLURM_JOB_ID, $IOSONAR_JOB_ID)")(
       "window-ms", po::value(&te.window_ms), "compression time window in ms (default 1000)")(
@@ -211,7 +339,8 @@ int CmdTrace(int argc, char** argv) {
   po::variables_map vm;
   if (int rc = ParseOpts("trace", desc, opts, cmd, &vm); rc >= 0) return rc;
   te.output = ResolveSetting(te.output, "IOSONAR_OUTPUT", "output");
-  if (!te.output.empty()) {
+  const bool acked = IsAckedOutput(te.output);
+  if (!te.output.empty() && !acked) {
     if (auto u = ParseOutputUrl(te.output); !u.ok()) {
       std::cerr << "iosonar trace: " << u.status().message() << "\n";
       return 2;
@@ -238,6 +367,7 @@ int CmdTrace(int argc, char** argv) {
     if (int fd = trace::OpenRingDir(ring); fd >= 0) close(fd);
     te.ring_dir = std::string(ring) + "/trace-" + std::to_string(getpid());
   }
+  if (acked) return TraceAcked(cmd, lib, te);
   pid_t child = SpawnTraced(cmd, lib, te);
   Drainer drain("trace", te);  // started after the fork: the child execs at once
   int rc = WaitChild(child);

@@ -241,6 +241,55 @@ TEST_CASE("agent: collector killed with SIGKILL while the agent ships, restarted
   CHECK(exits == programs);
 }
 
+TEST_CASE("trace --output lumberjack://: the program in agent mode, killed or exiting, every byte acknowledged once",
+          "[tracer][agent][lumberjack][trace]") {
+  TempDir d;
+  const int port = FreePort();
+  Collector col(d / "store", port, d / "collect.log");
+  REQUIRE(mkdir((d / "spool").c_str(), 0700) == 0);
+  const std::string out = "lumberjack://127.0.0.1:" + std::to_string(port);
+  // SIGKILL of the program while `iosonar trace` runs it (the ready file holds the program's pid).
+  fs::create_directories(d / "k");
+  Child tr({IosonarBin(), "trace", "--output", out, "--spool-dir", d / "spool", "--job-id", "ack-1", "--",
+            ProgramPath("tp_behaviour"), "die", d / "k", "wait"},
+           {{"IOSONAR_FLUSHER", ""}}, d / "trace-k.log");
+  REQUIRE(WaitUntil([&] { return fs::exists(d / "k/ready"); }, 30000));
+  const int pid = std::stoi(ReadFile(d / "k/ready"));
+  REQUIRE(kill(pid, SIGKILL) == 0);
+  const int st = tr.Wait();
+  INFO(ReadFile(d / "trace-k.log"));
+  CHECK(WEXITSTATUS(st) == 128 + SIGKILL);
+  // An exiting program under the same output.
+  fs::create_directories(d / "x");
+  auto r = Run({IosonarBin(), "trace", "--output", out, "--spool-dir", d / "spool", "--job-id", "ack-2", "--",
+                ProgramPath("tp_behaviour"), "die", d / "x", "_exit"});
+  INFO(r.err);
+  CHECK(r.exit_code == 3);
+  CHECK(r.err.find(" 0 spooled for a later resend, 0 dropped)") != std::string::npos);
+  // Nothing left behind: the run's ring root is gone.
+  for (auto& e : fs::directory_iterator("/dev/shm"))
+    CHECK(e.path().filename().string().find("iosonar-trace-" + std::to_string(geteuid()) + "-") == std::string::npos);
+  REQUIRE(WEXITSTATUS(col.c->Stop(30000)) == 0);
+  auto lines = Stored(d / "store");
+  CHECK(Duplicates(lines) == 0);
+  for (const std::string how : {"k", "x"}) {
+    INFO(how);
+    auto w = Totals(lines, "write", "/" + how + "/die.dat");
+    CHECK(w.bytes == (2048 + 100) * 4096);
+    CHECK(w.count == 2048 + 100);
+    auto rd = Totals(lines, "read", "/" + how + "/die.dat");
+    CHECK(rd.bytes == 16 * 4096);
+    CHECK(rd.count == 16);
+  }
+  int64_t killed = 0, exited = 0;
+  for (const auto& l : lines) {
+    killed += l.dataset == "iosonar.tracer" && l.action == "killed" && l.pid == pid;
+    exited += l.dataset == "iosonar.tracer" && l.action == "exit";
+  }
+  CHECK(killed == 1);
+  CHECK(exited == 1);
+}
+
 namespace {
 
 // A ring as a traced program leaves it when it exits in agent mode (finished, unsent), moved to dir.
