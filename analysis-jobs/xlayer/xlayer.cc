@@ -105,34 +105,6 @@ class Interner {
   // The index of s, and whether it is new.
   std::pair<uint32_t, bool> Intern(std::string_view s) { return Intern(s, Hash(s)); }
 
-  // The same for a sequence of strings: *last is the previous result (any
-  // value before the first call). Before the hash table (a cache miss per
-  // lookup once it outgrows the cache: 87 % of this function's time on
-  // 16,384 file paths) two guesses are tried: the previous string again, and
-  // the one that followed it last time. Trace runs come in runs of one
-  // process's file and host, or cycle through the ranks in the same order
-  // every second, so nearly every lookup is a guess that hits, in memory
-  // that is read in order. The answer is the one Intern() gives.
-  std::pair<uint32_t, bool> Next(std::string_view s, uint32_t* last) {
-    const uint32_t prev = *last;
-    const bool have = prev < names.size();
-    if (verify_) {
-      if (have) {
-        if (SameText(names[prev], s)) return {prev, false};
-        const uint32_t g = succ_[prev];
-        if (g != kEmpty && SameText(names[g], s)) return {*last = g, false};
-      }
-      return Learn(have, prev, Intern(s, Hash(s)), last);
-    }
-    const uint64_t h = Hash(s);
-    if (have) {
-      if (hashes_[prev] == h) return {prev, false};
-      const uint32_t g = succ_[prev];
-      if (g != kEmpty && hashes_[g] == h) return {*last = g, false};
-    }
-    return Learn(have, prev, Intern(s, h), last);
-  }
-
  private:
   static constexpr uint32_t kEmpty = UINT32_MAX;
   struct Slot {
@@ -146,17 +118,10 @@ class Interner {
       if (sl.idx == kEmpty) {
         sl = {h, static_cast<uint32_t>(names.size())};
         names.emplace_back(s);
-        hashes_.push_back(h);
-        succ_.push_back(kEmpty);
         return {sl.idx, true};
       }
       if (sl.hash == h && (!verify_ || SameText(names[sl.idx], s))) return {sl.idx, false};
     }
-  }
-  std::pair<uint32_t, bool> Learn(bool have, uint32_t prev, std::pair<uint32_t, bool> r, uint32_t* last) {
-    if (have) succ_[prev] = r.first;
-    *last = r.first;
-    return r;
   }
   // Eight bytes a step (byte-wise FNV-1a was a fifth of the scan on 40-byte
   // paths). Each step, h -> (h ^ w) * K then h ^= h >> 29, is a bijection of
@@ -195,8 +160,6 @@ class Interner {
     }
   }
   bool verify_;
-  std::vector<uint64_t> hashes_;  // by index
-  std::vector<uint32_t> succ_;    // by index: the index that followed it last time
   std::vector<Slot> slots_;
   size_t mask_ = 0;
 };
