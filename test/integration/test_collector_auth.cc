@@ -65,6 +65,46 @@ size_t Stored(const std::string& store, const std::string& dataset) {
   return static_cast<size_t>(Count(exp.out, "\n"));
 }
 
+// A collector with --auth munge on a private port (plus extra arguments), logging to log.
+struct MungeCollector {
+  int port = FreePort();
+  Child c;
+  MungeCollector(const Munged& m, const TempDir& tmp, std::vector<std::string> extra = {})
+      : c(Args(m, tmp, port, std::move(extra)), {}, tmp / "collect.log") {
+    REQUIRE(WaitUntil([&] { return CanConnect(port); }, 20000));
+  }
+  static std::vector<std::string> Args(const Munged& m, const TempDir& tmp, int port, std::vector<std::string> extra) {
+    std::vector<std::string> a = {IosonarBin(), "collect", "--store", tmp / "st", "--listen",
+                                  "tcp://127.0.0.1:" + std::to_string(port), "--auth", "munge", "--munge-socket", m.sock};
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  }
+};
+
+// A MUNGE credential of user nobody with payload host (the collector takes the host from it).
+std::string NobodyCredential(const Munged& m, const std::string& host) {
+  const passwd* nobody = getpwnam("nobody");
+  REQUIRE(nobody);
+  auto cred = Run({"setpriv", "--reuid=" + std::to_string(nobody->pw_uid), "--regid=" + std::to_string(nobody->pw_gid),
+                   "--clear-groups", "munge", "-S", m.sock, "-s", host});
+  INFO(cred.err);
+  REQUIRE(cred.exit_code == 0);
+  std::string credential = cred.out;
+  while (!credential.empty() && credential.back() == '\n') credential.pop_back();
+  return credential;
+}
+
+// The Lumberjack sender's options for that collector, credentials for host.
+LumberjackSender::Options MungeSenderOptions(int port, const Munged& m, const std::string& host) {
+  LumberjackSender::Options o;
+  o.host = "127.0.0.1";
+  o.port = std::to_string(port);
+  o.munge = true;
+  o.munge_socket = m.sock;
+  o.auth_host = host;
+  return o;
+}
+
 }  // namespace
 
 TEST_CASE("collector --auth munge: an authenticated sender is stored, and none, a replay, a wrong host or another "
@@ -72,21 +112,14 @@ TEST_CASE("collector --auth munge: an authenticated sender is stored, and none, 
           "[collector][auth]") {
   Munged m;
   TempDir tmp;
-  const int port = FreePort();
-  Child c({IosonarBin(), "collect", "--store", tmp / "st", "--listen", "tcp://127.0.0.1:" + std::to_string(port),
-           "--auth", "munge", "--munge-socket", m.sock},
-          {}, tmp / "collect.log");
-  REQUIRE(WaitUntil([&] { return CanConnect(port); }, 20000));
+  MungeCollector col(m, tmp);
+  const int port = col.port;
+  Child& c = col.c;
 
   // 1. The Lumberjack output with a credential for host n1: stored, acknowledged.
   {
     LumberjackSender s;
-    LumberjackSender::Options o;
-    o.host = "127.0.0.1";
-    o.port = std::to_string(port);
-    o.munge = true;
-    o.munge_socket = m.sock;
-    o.auth_host = "n1";
+    LumberjackSender::Options o = MungeSenderOptions(port, m, "n1");
     REQUIRE(s.Init(o).ok());
     std::string lines;
     for (int i = 0; i < 50; ++i) lines += Record("iosonar.trace", "n1", i);
@@ -107,12 +140,7 @@ TEST_CASE("collector --auth munge: an authenticated sender is stored, and none, 
   //    record for host n9 are set aside; the same credential used twice is refused (replay).
   const passwd* nobody = getpwnam("nobody");
   REQUIRE(nobody);
-  auto cred = Run({"setpriv", "--reuid=" + std::to_string(nobody->pw_uid), "--regid=" + std::to_string(nobody->pw_gid),
-                   "--clear-groups", "munge", "-S", m.sock, "-s", "n1"});
-  INFO(cred.err);
-  REQUIRE(cred.exit_code == 0);
-  std::string credential = cred.out;
-  while (!credential.empty() && credential.back() == '\n') credential.pop_back();
+  const std::string credential = NobodyCredential(m, "n1");
   const std::string auth_line = "{\"iosonar.auth\":\"munge\",\"credential\":\"" + credential + "\"}\n";
   for (int attempt = 0; attempt < 2; ++attempt) {
     int fd = ConnectLoopback(port);
@@ -155,17 +183,11 @@ TEST_CASE("collector --auth munge --mysql: a user's records only for the user's 
     REQUIRE(j.value()->Upsert(theirs).ok());
   }
   TempDir tmp;
-  const int port = FreePort();
-  Child c({IosonarBin(), "collect", "--store", tmp / "st", "--listen", "tcp://127.0.0.1:" + std::to_string(port),
-           "--auth", "munge", "--munge-socket", m.sock, "--mysql", db.url()},
-          {}, tmp / "collect.log");
-  REQUIRE(WaitUntil([&] { return CanConnect(port); }, 20000));
+  MungeCollector col(m, tmp, {"--mysql", db.url()});
+  const int port = col.port;
+  Child& c = col.c;
+  const std::string credential = NobodyCredential(m, "n1");
   const passwd* nobody = getpwnam("nobody");
-  auto cred = Run({"setpriv", "--reuid=" + std::to_string(nobody->pw_uid), "--regid=" + std::to_string(nobody->pw_gid),
-                   "--clear-groups", "munge", "-S", m.sock, "-s", "n1"});
-  REQUIRE(cred.exit_code == 0);
-  std::string credential = cred.out;
-  while (!credential.empty() && credential.back() == '\n') credential.pop_back();
   auto job = [](const std::string& line, const std::string& id) {
     std::string l = line;
     l.replace(l.find("\"job.id\":\"7\""), 12, "\"job.id\":\"" + id + "\"");
@@ -235,20 +257,13 @@ TEST_CASE("collector --auth munge: a fresh credential with every batch, and a wi
   signal(SIGPIPE, SIG_IGN);  // the collector closes a refused connection while the test still writes
   Munged m;
   TempDir tmp;
-  const int port = FreePort();
-  Child c({IosonarBin(), "collect", "--store", tmp / "st", "--listen", "tcp://127.0.0.1:" + std::to_string(port),
-           "--auth", "munge", "--munge-socket", m.sock},
-          {}, tmp / "collect.log");
-  REQUIRE(WaitUntil([&] { return CanConnect(port); }, 20000));
+  MungeCollector col(m, tmp);
+  const int port = col.port;
+  Child& c = col.c;
   // 1. The sender: 55 records in windows of 10, six windows, six credentials.
   {
     LumberjackSender s;
-    LumberjackSender::Options o;
-    o.host = "127.0.0.1";
-    o.port = std::to_string(port);
-    o.munge = true;
-    o.munge_socket = m.sock;
-    o.auth_host = "n1";
+    LumberjackSender::Options o = MungeSenderOptions(port, m, "n1");
     o.window = 10;
     REQUIRE(s.Init(o).ok());
     std::string lines;
