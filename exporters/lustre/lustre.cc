@@ -440,6 +440,15 @@ class LustreExporter final : public exporters::Exporter {
   void DoJobs(Context& ctx, const Item& it);
   void DoBrw(Context& ctx, const Item& it);
   void DoOsc(Context& ctx, const Item& it);
+  // This interval's parsed histograms (ph_) become target's snapshot in
+  // snaps; the changed buckets against the previous snapshot go to hd_.
+  struct HistStep {
+    const HistSnap& now;  // the new snapshot (its keys name hd_'s histograms)
+    bool baseline;        // no previous snapshot of the last interval: no deltas
+    bool ok;              // false: a histogram was cleared (no deltas this interval)
+    int64_t elapsed;      // ns since the previous snapshot (0 on a baseline)
+  };
+  HistStep StepHist(std::unordered_map<std::string, HistSnap>& snaps, const std::string& target);
   void WarnUnknown(Context& ctx, const Item& it, Role role, std::string_view op);
   int64_t Elapsed(int64_t prev_snap, int64_t cur_snap, int64_t prev_mono, int64_t cur_mono) const {
     if (prev_snap > 0 && cur_snap > prev_snap) return cur_snap - prev_snap;
@@ -860,26 +869,32 @@ void LustreExporter::DoJobs(Context& ctx, const Item& it) {
   }
 }
 
+LustreExporter::HistStep LustreExporter::StepHist(std::unordered_map<std::string, HistSnap>& snaps,
+                                                 const std::string& target) {
+  auto [sit, fresh] = snaps.try_emplace(target);
+  HistSnap& prev = sit->second;
+  hs_.From(ph_);
+  hs_.mono_ns = mono_;
+  hs_.gen = gen_;
+  const bool baseline = fresh || prev.gen + 1 != gen_;
+  const bool ok = baseline || HistDiff(prev, hs_, &hd_);
+  const int64_t elapsed = baseline ? 0 : Elapsed(prev.snapshot_ns, hs_.snapshot_ns, prev.mono_ns, mono_);
+  std::swap(prev, hs_);
+  return {prev, baseline, ok, elapsed};
+}
+
 void LustreExporter::DoBrw(Context& ctx, const Item& it) {
   std::string_view text;
   if (!Text(ctx, it, &text)) return;
   ParseBrwStats(text, &ph_);
   WarnIssues(ctx, it, ph_.issues);
-  auto [bit, fresh] = brw_.try_emplace(it.target);
-  HistSnap& prev = bit->second;
-  hs_.From(ph_);
-  hs_.mono_ns = mono_;
-  hs_.gen = gen_;
-  const bool baseline = fresh || prev.gen + 1 != gen_;
-  bool ok = baseline || HistDiff(prev, hs_, &hd_);
-  const int64_t elapsed = baseline ? 0 : Elapsed(prev.snapshot_ns, hs_.snapshot_ns, prev.mono_ns, mono_);
-  std::swap(prev, hs_);
+  const auto [now, baseline, ok, elapsed] = StepHist(brw_, it.target);
   if (baseline || !ok) return;  // a cleared histogram: no deltas this interval
   const std::string fs = FsOf(it.target);
   for (const auto& d : hd_) {
     Record& rec = ctx.Begin(dataset::kBrw);
     rec.Str(field::kLustreFs, fs).Str(field::kLustreTarget, it.target).Int(field::kLustreElapsedNs, elapsed);
-    rec.Str(field::kBrwHist, prev.h[d.hist].key).Int(field::kBrwBucket, I(std::min<uint64_t>(d.bucket, INT64_MAX)));
+    rec.Str(field::kBrwHist, now.h[d.hist].key).Int(field::kBrwBucket, I(std::min<uint64_t>(d.bucket, INT64_MAX)));
     rec.Int(field::kBrwRead, I(d.read)).Int(field::kBrwWrite, I(d.write));
   }
 }
@@ -889,15 +904,7 @@ void LustreExporter::DoOsc(Context& ctx, const Item& it) {
   if (!Text(ctx, it, &text)) return;
   ParseRpcStats(text, &ph_);
   WarnIssues(ctx, it, ph_.issues);
-  auto [oit, fresh] = osc_.try_emplace(it.target);
-  HistSnap& prev = oit->second;
-  hs_.From(ph_);
-  hs_.mono_ns = mono_;
-  hs_.gen = gen_;
-  const bool baseline = fresh || prev.gen + 1 != gen_;
-  const bool ok = baseline || HistDiff(prev, hs_, &hd_);
-  const int64_t elapsed = baseline ? 0 : Elapsed(prev.snapshot_ns, hs_.snapshot_ns, prev.mono_ns, mono_);
-  std::swap(prev, hs_);
+  const auto [now, baseline, ok, elapsed] = StepHist(osc_, it.target);
   if (baseline) return;
   Record& rec = ctx.Begin(dataset::kClient);
   rec.Str(field::kLustreFs, FsOf(it.target)).Str(field::kLustreTarget, it.target).Int(field::kLustreElapsedNs, elapsed);
@@ -913,7 +920,7 @@ void LustreExporter::DoOsc(Context& ctx, const Item& it) {
   uint64_t pr = 0, pw = 0, fr = 0, fw = 0;
   double pr_sum = 0, pw_sum = 0, fr_sum = 0, fw_sum = 0;
   for (const auto& d : hd_) {
-    const std::string& key = prev.h[d.hist].key;
+    const std::string& key = now.h[d.hist].key;
     const double b = static_cast<double>(d.bucket);
     if (key == "pages") {
       pr += d.read;
