@@ -13,6 +13,7 @@
 #include "analysis-jobs/lib/stats.h"
 #include "core/base/json.h"
 #include "core/records/record.h"
+#include "test/testutil/oracle.h"
 #include "test/testutil/testutil.h"
 
 using namespace iosonar::analysis;
@@ -39,12 +40,7 @@ rapidjson::Document Oracle(const std::vector<std::pair<std::vector<double>, std:
     j.EndObject();
   }
   j.EndArray();
-  auto r = iosonar::test::Run({"/usr/bin/python3", iosonar::test::SourceDir() + "/test/oracles/badost_pearson.py"}, {}, in);
-  INFO(r.err);
-  REQUIRE(r.exit_code == 0);
-  rapidjson::Document d;
-  d.Parse(r.out.c_str());
-  REQUIRE_FALSE(d.HasParseError());
+  rapidjson::Document d = iosonar::test::RunOracle("badost_pearson.py", {}, in);
   REQUIRE(d.Size() == pairs.size());
   return d;
 }

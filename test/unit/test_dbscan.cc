@@ -11,6 +11,7 @@
 
 #include "analysis-jobs/anomaly/dbscan.h"
 #include "core/base/json.h"
+#include "test/testutil/oracle.h"
 #include "test/testutil/testutil.h"
 
 using namespace iosonar;
@@ -107,12 +108,7 @@ TEST_CASE("dbscan: labels and core samples equal scikit-learn's", "[dbscan][orac
     }
     j.EndArray();
   }
-  auto r = iosonar::test::Run({"/usr/bin/python3", iosonar::test::SourceDir() + "/test/oracles/dbscan_sklearn.py"}, {}, in);
-  INFO(r.err);
-  REQUIRE(r.exit_code == 0);
-  rapidjson::Document d;
-  d.Parse(r.out.c_str());
-  REQUIRE_FALSE(d.HasParseError());
+  const rapidjson::Document d = iosonar::test::RunOracle("dbscan_sklearn.py", {}, in);
   REQUIRE(d.Size() == cases.size());
   for (size_t k = 0; k < cases.size(); ++k) {
     const auto& c = cases[k];

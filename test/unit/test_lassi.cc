@@ -16,6 +16,7 @@
 #include "analysis-jobs/lassi/lassi.h"
 #include "analysis-jobs/lassi/lassi_store.h"
 #include "analysis-jobs/lassi/results.h"
+#include "test/testutil/oracle.h"
 #include "test/testutil/testutil.h"
 
 using namespace iosonar;
@@ -274,14 +275,9 @@ TEST_CASE("LASSi risk and ops equal an independent pandas computation", "[lassi]
     ++parsed;
   }
   auto res = acc.Compute();
-  auto rr = test::Run({"/usr/bin/python3", test::SourceDir() + "/test/oracles/lassi_oracle.py", dir / "records.jsonl",
-                       dir / "apps.tsv", "2", "600", std::to_string(o.from_ns / kS), std::to_string(o.to_ns / kS),
-                       std::to_string(o.history_from_ns / kS)});
-  INFO(rr.err);
-  REQUIRE(rr.exit_code == 0);
-  rapidjson::Document d;
-  d.Parse(rr.out.c_str());
-  REQUIRE_FALSE(d.HasParseError());
+  const rapidjson::Document d =
+      test::RunOracle("lassi_oracle.py", {dir / "records.jsonl", dir / "apps.tsv", "2", "600", std::to_string(o.from_ns / kS),
+                                          std::to_string(o.to_ns / kS), std::to_string(o.history_from_ns / kS)});
   const auto& fw = d["fs_windows"];
   REQUIRE(fw.Size() == res.fs_windows.size());
   REQUIRE(fw.Size() == 12);  // 2 fs x 6 windows of 10 min in the reported hour

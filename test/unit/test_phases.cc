@@ -17,6 +17,7 @@
 #include "core/base/timeutil.h"
 #include "analysis-jobs/phases/phases.h"
 #include "analysis-jobs/phases/wavelet.h"
+#include "test/testutil/oracle.h"
 #include "test/testutil/testutil.h"
 
 using namespace iosonar;
@@ -91,12 +92,7 @@ TEST_CASE("phases: DWT coefficients and denoised reconstruction equal PyWavelets
     }
     j.EndArray();
   }
-  auto r = iosonar::test::Run({"/usr/bin/python3", iosonar::test::SourceDir() + "/test/oracles/phases_pywt.py"}, {}, in);
-  INFO(r.err);
-  REQUIRE(r.exit_code == 0);
-  rapidjson::Document d;
-  d.Parse(r.out.c_str());
-  REQUIRE_FALSE(d.HasParseError());
+  const rapidjson::Document d = iosonar::test::RunOracle("phases_pywt.py", {}, in);
   REQUIRE(d.Size() == cases.size());
   for (size_t k = 0; k < cases.size(); ++k) {
     const auto& c = cases[k];
