@@ -158,6 +158,14 @@ int CmdAnalyze(int argc, char** argv) {
     }
     for (const auto& it : *items) {
       if (g_stop) break;
+      if (it.once && queue.Analysed(it)) {  // the epilog and the poller both queued it
+        std::cout << "job " << it.job_id << ": already analysed, queued again by another source: skipped" << std::endl;
+        if (Status s = queue.Done(it); !s.ok()) {
+          std::cerr << "iosonar analyze: " << s.ToString() << "\n";
+          return 1;
+        }
+        continue;
+      }
       anomaly::JobSource js = src;
       js.cluster = it.cluster;
       if (db && maps.empty())  // the map may have changed since the last job: read it again
@@ -178,7 +186,7 @@ int CmdAnalyze(int argc, char** argv) {
       pub.WithJob(it.job_id, it.cluster,
                   [&](JobDb& d, const JobRecord& job) { return worker::WriteJobOutputs(d, job, *out); });
       std::cout << out->Line() << std::endl;
-      if (Status s = queue.Done(it); !s.ok()) {
+      if (Status s = queue.Done(it, /*analysed=*/true); !s.ok()) {
         std::cerr << "iosonar analyze: " << s.ToString() << "\n";
         return 1;
       }

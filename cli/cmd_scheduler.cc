@@ -59,7 +59,7 @@ int PrologEpilog(const scheduler::Options& o, const std::string& mode, bool stri
   // The job's end queues it for the analysis worker (`iosonar analyze`), whatever became of the record.
   if (mode == "epilog" && env.count("IOSONAR_ANALYSIS_QUEUE") && env.count("SLURM_JOB_ID"))
     if (Status q = worker::AnalysisQueue(env["IOSONAR_ANALYSIS_QUEUE"]).Enqueue(
-            env["SLURM_JOB_ID"], !o.cluster.empty() ? o.cluster : env["SLURM_CLUSTER_NAME"]);
+            env["SLURM_JOB_ID"], !o.cluster.empty() ? o.cluster : env["SLURM_CLUSTER_NAME"], /*once=*/true);
         !q.ok())
       std::cerr << "iosonar scheduler epilog: analysis queue: " << q.ToString() << "\n";
   if (!out.note.empty()) std::cerr << "iosonar scheduler " << mode << ": note: " << out.note << "\n";
@@ -111,9 +111,12 @@ int Poll(const scheduler::Options& o, const std::string& since) {
   if (const char* q = std::getenv("IOSONAR_ANALYSIS_QUEUE"); q && *q && !ps.ended.empty()) {
     worker::AnalysisQueue queue(q);
     size_t n = 0;
-    for (const auto& [cluster, job] : ps.ended)
-      if (Status e = queue.Enqueue(std::to_string(job), cluster); e.ok()) ++n;
-      else std::cerr << "iosonar scheduler poll: analysis queue: " << e.ToString() << "\n";
+    for (const auto& [cluster, job] : ps.ended) {
+      bool queued = false;  // not when the epilog queued it already, or it was analysed
+      if (Status e = queue.Enqueue(std::to_string(job), cluster, /*once=*/true, &queued); !e.ok())
+        std::cerr << "iosonar scheduler poll: analysis queue: " << e.ToString() << "\n";
+      n += queued;
+    }
     std::cout << "queued " << n << " finished job(s) for analysis\n";
   }
   if (!st.ok()) {

@@ -42,21 +42,73 @@ bool ValidJobId(const std::string& j) {
          std::all_of(j.begin(), j.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-'; });
 }
 
+constexpr int64_t kMarkerKeepNs = int64_t{30} * 86400 * 1000000000;
+
+bool PlainName(const std::string& s) {
+  return std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-'; });
+}
+
+// The entry's first line: JOB TAB CLUSTER [TAB "once"].
+bool ParseEntry(const std::string& line, QueueItem* it) {
+  const size_t tab = line.find('\t');
+  it->job_id = line.substr(0, tab);
+  if (tab != std::string::npos) {
+    std::string rest = line.substr(tab + 1);
+    const size_t t2 = rest.find('\t');
+    it->cluster = rest.substr(0, t2);
+    it->once = t2 != std::string::npos && rest.substr(t2 + 1) == "once";
+  }
+  return ValidJobId(it->job_id);
+}
+
 }  // namespace
 
 Status AnalysisQueue::EnsureDirs() {
   if (Status s = MakeDir(dir_); !s.ok()) return s;
+  if (Status s = MakeDir(dir_ + "/done"); !s.ok()) return s;
   return MakeDir(dir_ + "/failed");
 }
 
-Status AnalysisQueue::Enqueue(const std::string& job_id, const std::string& cluster) {
+// done/CLUSTER@JOB; a cluster name of other characters is written in hex.
+std::string AnalysisQueue::MarkerPath(const std::string& job_id, const std::string& cluster) const {
+  std::string c;
+  if (PlainName(cluster)) {
+    c = cluster;
+  } else {
+    static const char kHex[] = "0123456789abcdef";
+    c = "x";
+    for (unsigned char ch : cluster) c += {kHex[ch >> 4], kHex[ch & 15]};
+  }
+  return dir_ + "/done/" + c + "@" + job_id;
+}
+
+bool AnalysisQueue::Analysed(const QueueItem& it) const {
+  struct stat st {};
+  return ::lstat(MarkerPath(it.job_id, it.cluster).c_str(), &st) == 0;
+}
+
+Status AnalysisQueue::Enqueue(const std::string& job_id, const std::string& cluster, bool once, bool* queued) {
+  if (queued) *queued = false;
   if (!ValidJobId(job_id)) return Status::Invalid("not a job id: '" + job_id + "'");
+  if (cluster.find_first_of("\t\n") != std::string::npos) return Status::Invalid("cluster name with a tab or newline");
   if (Status s = EnsureDirs(); !s.ok()) return s;
+  if (once) {
+    QueueItem key;
+    key.job_id = job_id;
+    key.cluster = cluster;
+    if (Analysed(key)) return Status::Ok();
+    auto pending = List();
+    if (!pending.ok()) return pending.status();
+    for (const auto& p : *pending)
+      if (p.job_id == job_id && p.cluster == cluster) return Status::Ok();
+  }
   static std::atomic<unsigned> seq{0};
   char name[96];
   std::snprintf(name, sizeof name, "/%020lld-%06d-%04u-%s", static_cast<long long>(NowNs()), static_cast<int>(::getpid()),
                 seq++ % 10000, job_id.c_str());
-  return WriteFile0600(dir_ + name, job_id + "\t" + cluster + "\n");
+  Status w = WriteFile0600(dir_ + name, job_id + "\t" + cluster + (once ? "\tonce" : "") + "\n");
+  if (w.ok() && queued) *queued = true;
+  return w;
 }
 
 Result<std::vector<QueueItem>> AnalysisQueue::List() {
@@ -66,7 +118,7 @@ Result<std::vector<QueueItem>> AnalysisQueue::List() {
   if (!d) return Status::Io("cannot read " + dir_ + ": " + std::strerror(errno));
   while (dirent* e = ::readdir(d)) {
     std::string n = e->d_name;
-    if (n.empty() || n[0] == '.' || n == "failed" || (n.size() > 4 && n.compare(n.size() - 4, 4, ".tmp") == 0)) continue;
+    if (n.empty() || n[0] == '.' || n == "failed" || n == "done" || (n.size() > 4 && n.compare(n.size() - 4, 4, ".tmp") == 0)) continue;
     names.push_back(n);
   }
   ::closedir(d);
@@ -78,19 +130,30 @@ Result<std::vector<QueueItem>> AnalysisQueue::List() {
     std::ifstream f(it.path);
     std::string line;
     std::getline(f, line);
-    const size_t tab = line.find('\t');
-    it.job_id = line.substr(0, tab);
-    if (tab != std::string::npos) it.cluster = line.substr(tab + 1);
-    if (!ValidJobId(it.job_id)) {
+    if (!ParseEntry(line, &it)) {
       (void)Fail(it, "unreadable queue entry");
       continue;
     }
     out.push_back(it);
   }
+  // Markers of jobs analysed more than 30 days ago: a late duplicate is not expected any more.
+  if (DIR* dd = ::opendir((dir_ + "/done").c_str())) {
+    const int64_t now = NowNs();
+    while (dirent* e = ::readdir(dd)) {
+      if (e->d_name[0] == '.') continue;
+      const std::string p = dir_ + "/done/" + e->d_name;
+      struct stat st {};
+      if (::lstat(p.c_str(), &st) == 0 && now - static_cast<int64_t>(st.st_mtime) * 1000000000 > kMarkerKeepNs)
+        ::unlink(p.c_str());
+    }
+    ::closedir(dd);
+  }
   return out;
 }
 
-Status AnalysisQueue::Done(const QueueItem& it) {
+Status AnalysisQueue::Done(const QueueItem& it, bool analysed) {
+  if (analysed)
+    if (Status s = WriteFile0600(MarkerPath(it.job_id, it.cluster), std::to_string(NowNs()) + "\n"); !s.ok()) return s;
   if (::unlink(it.path.c_str()) != 0 && errno != ENOENT) return Status::Io("cannot remove " + it.path + ": " + std::strerror(errno));
   return Status::Ok();
 }

@@ -54,6 +54,58 @@ TEST_CASE("analysis queue: oldest first, removed when done, failures set aside w
   CHECK(items->size() == 1);
 }
 
+TEST_CASE("analysis queue: a job queued by the epilog and the poller is queued and analysed once, --enqueue always",
+          "[worker]") {
+  TempDir dir;
+  worker::AnalysisQueue q(dir / "q");
+  bool queued = false;
+  REQUIRE(q.Enqueue("81", "vm", true, &queued).ok());  // the epilog
+  CHECK(queued);
+  REQUIRE(q.Enqueue("81", "vm", true, &queued).ok());  // the poller, before the worker ran: already queued
+  CHECK_FALSE(queued);
+  REQUIRE(q.Enqueue("81", "other", true, &queued).ok());  // the same id on another cluster is another job
+  CHECK(queued);
+  auto items = q.List();
+  REQUIRE(items.ok());
+  REQUIRE(items->size() == 2);
+  CHECK((*items)[0].once);
+  CHECK_FALSE(q.Analysed((*items)[0]));
+  REQUIRE(q.Done((*items)[0], true).ok());  // analysed
+  CHECK(q.Analysed((*items)[0]));
+  struct stat st {};
+  REQUIRE(::stat((dir / "q/done/vm@81").c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0600);
+  // The poller again, after the analysis: not queued.
+  REQUIRE(q.Enqueue("81", "vm", true, &queued).ok());
+  CHECK_FALSE(queued);
+  // An administrator's --enqueue: queued although analysed, and not marked once.
+  REQUIRE(q.Enqueue("81", "vm", false, &queued).ok());
+  CHECK(queued);
+  items = q.List();
+  REQUIRE(items.ok());
+  REQUIRE(items->size() == 2);
+  CHECK((*items)[1].job_id == "81");
+  CHECK((*items)[1].cluster == "vm");
+  CHECK_FALSE((*items)[1].once);
+  // Two sources racing past the check both wrote an entry: the worker sees the
+  // second is of an analysed job (once) and drops it (cmd_analyze).
+  REQUIRE(q.Done((*items)[0], true).ok());
+  REQUIRE(q.Done((*items)[1], true).ok());
+  FILE* f = std::fopen((dir / "q/99999999999999999999-000001-0000-81").c_str(), "w");
+  REQUIRE(f);
+  std::fputs("81\tvm\tonce\n", f);
+  std::fclose(f);
+  items = q.List();
+  REQUIRE(items.ok());
+  REQUIRE(items->size() == 1);
+  CHECK((*items)[0].once);
+  CHECK(q.Analysed((*items)[0]));
+  // A cluster name that is not a plain file name is written in hex; tabs are refused.
+  REQUIRE(q.Done({"", "82", "../x", true}, true).ok());
+  CHECK(::stat((dir / "q/done/x2e2e2f78@82").c_str(), &st) == 0);
+  CHECK(q.Enqueue("83", "a\tb").code() == Code::kInvalid);
+}
+
 TEST_CASE("worker: the whole hours not yet screened are due, oldest first", "[worker]") {
   constexpr int64_t H = 3600ll * 1000000000;
   const int64_t t0 = 1795305600ll * 1000000000;  // a whole hour
