@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <optional>
 #include <atomic>
 #include <cerrno>
 #include <condition_variable>
@@ -216,14 +217,33 @@ struct ConnAuth final : RecordCheck {
     if (!privileged && r.dataset->name != dataset::kTrace.name() && r.dataset->name != dataset::kTracer.name())
       return Status::Invalid("auth: uid " + std::to_string(uid) + " may send only iosonar.trace and iosonar.tracer records, not " +
                              std::string(r.dataset->name));
-    if (!privileged && owners) {
+    // user.id: a user's own records must name the user; a privileged sender
+    // (the node agent as root) names the user whose ring it read, and the
+    // job check below applies to that user.
+    std::optional<int64_t> user;
+    if (const FieldValue& u = r[field::kUserId]; u.kind == FieldValue::kString) {
+      int64_t v = 0;
+      const bool digits = !u.s.empty() && u.s.size() <= 10 &&
+                          std::all_of(u.s.begin(), u.s.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
+      if (digits)
+        for (char ch : u.s) v = v * 10 + (ch - '0');
+      if (!digits || v > 0xfffffffe)
+        return Status::Invalid("auth: user.id '" + std::string(u.s.substr(0, 32)) + "' is not a uid");
+      if (!privileged && v != static_cast<int64_t>(uid))
+        return Status::Invalid("auth: a record for user.id " + std::to_string(v) + " on a connection of uid " +
+                               std::to_string(uid));
+      user = v;
+    }
+    if (owners && (!privileged || user)) {
+      const int64_t who = privileged ? *user : static_cast<int64_t>(uid);
       const FieldValue& job = r[field::kJobId];
       if (job.kind == FieldValue::kString && !job.s.empty()) {
         // A job the database does not know (yet) is taken: the prolog writes a
         // job before its tasks start, so this is a lag, not an impostor.
-        if (auto owner = owners->Owner(job.s); owner && *owner != static_cast<int64_t>(uid))
+        if (auto owner = owners->Owner(job.s); owner && *owner != who)
           return Status::Invalid("auth: job " + std::string(job.s.substr(0, 32)) + " belongs to uid " +
-                                 std::to_string(*owner) + ", not to the credential's uid " + std::to_string(uid));
+                                 std::to_string(*owner) + ", not to " +
+                                 (privileged ? "the record's user.id " : "the credential's uid ") + std::to_string(who));
       }
     }
     return Status::Ok();

@@ -74,7 +74,8 @@ uint64_t ProcessStartTime(int pid, char* state) {
 }
 
 // ---------------------------------------------------------------- formatting
-void BuildPrefixes(FmtContext* c, uint64_t stream, const char* host, const char* job, int pid, int64_t rank) {
+void BuildPrefixes(FmtContext* c, uint64_t stream, const char* host, const char* job, int pid, int64_t rank,
+                   int64_t uid) {
   const char* datasets[2] = {"iosonar.trace", "iosonar.tracer"};
   for (int k = 0; k < 2; ++k) {
     JsonLine j(c->prefix[k], sizeof c->prefix[k]);
@@ -86,6 +87,11 @@ void BuildPrefixes(FmtContext* c, uint64_t stream, const char* host, const char*
     if (job[0]) j.KStr(field::kJobId, job);
     j.KInt(field::kProcessPid, pid);
     if (rank >= 0) j.KInt(field::kProcessRank, rank);
+    if (uid >= 0) {
+      char u[24];
+      const int n = snprintf(u, sizeof u, "%lld", static_cast<long long>(uid));
+      j.KStr(field::kUserId, u, static_cast<size_t>(n));
+    }
     c->prefix_len[k] = j.ok() ? j.size() : 0;
   }
 }
@@ -265,7 +271,7 @@ bool LayoutMatches(const RingHeader& h) {
 uint64_t ShipRing(void* base, LineSender* sender) {
   RingHeader& h = *RingHead(base);
   auto* c = new FmtContext();
-  BuildPrefixes(c, h.stream, h.host, h.job, h.pid, h.rank);
+  BuildPrefixes(c, h.stream, h.host, h.job, h.pid, h.rank, static_cast<int64_t>(geteuid()));  // our own rings only
   c->tick0 = h.tick0;
   c->real0 = h.real0;
   c->ns_per_tick = h.ns_per_tick > 0 ? h.ns_per_tick : 1.0;
@@ -342,7 +348,7 @@ uint64_t NowTicks(const RingHeader& h) {
 uint64_t DrainLive(void* base, LineSender* sender) {
   RingHeader& h = *RingHead(base);
   auto* c = new FmtContext();
-  BuildPrefixes(c, h.stream, h.host, h.job, h.pid, h.rank);
+  BuildPrefixes(c, h.stream, h.host, h.job, h.pid, h.rank, static_cast<int64_t>(geteuid()));  // our own rings only
   c->tick0 = h.tick0;
   c->real0 = h.real0;
   c->ns_per_tick = h.ns_per_tick > 0 ? h.ns_per_tick : 1.0;

@@ -138,7 +138,9 @@ struct FmtContext {
   double ns_per_tick;
   const PathSlot* paths;  // may be null
 };
-void BuildPrefixes(FmtContext* c, uint64_t stream, const char* host, const char* job, int pid, int64_t rank);
+// uid: user.id (the process's user), -1 to leave it out.
+void BuildPrefixes(FmtContext* c, uint64_t stream, const char* host, const char* job, int pid, int64_t rank,
+                   int64_t uid);
 int64_t TicksToEpochNs(const FmtContext& c, uint64_t t);
 const char* LookupPath(const PathSlot* paths, uint64_t id);
 void FormatCommon(JsonLine& j, const FmtContext& c, PrefixKind kind, int64_t ts_ns, uint64_t seq);

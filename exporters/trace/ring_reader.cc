@@ -177,7 +177,7 @@ bool RingReader::Take(char* base, size_t len, const TakeParams& p, RingTake* out
   const bool locks = p.alive;
 
   FmtContext& c = m.c;
-  BuildPrefixes(&c, h.stream, p.host, h.job, h.pid, h.rank);
+  BuildPrefixes(&c, h.stream, p.host, h.job, h.pid, h.rank, static_cast<int64_t>(p.uid));
   c.tick0 = h.tick0;
   c.real0 = h.real0;
   c.ns_per_tick = h.ns_per_tick;

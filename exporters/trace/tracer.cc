@@ -693,7 +693,7 @@ uint64_t g_fmt_lines = 0;
 
 // The fields every record of this process shares (g_fc), pre-rendered once
 // per process (and again after fork): most of a record's bytes cost a memcpy.
-void BuildPrefixes() { trace::BuildPrefixes(&g_fc, g_stream, g_host, g_job, g_pid, g_rank); }
+void BuildPrefixes() { trace::BuildPrefixes(&g_fc, g_stream, g_host, g_job, g_pid, g_rank, static_cast<int64_t>(getuid())); }
 void FmtCommon(JsonLine& j, PrefixKind kind, int64_t ts_ns) { FormatCommon(j, g_fc, kind, ts_ns, g_seq); }
 
 // What a drainer needs to go on where this process stopped: the next

@@ -193,19 +193,39 @@ TEST_CASE("collector --auth munge --mysql: a user's records only for the user's 
     l.replace(l.find("\"job.id\":\"7\""), 12, "\"job.id\":\"" + id + "\"");
     return l;
   };
+  auto user = [](const std::string& line, const std::string& uid) {
+    std::string l = line;
+    l.insert(l.find("\"process.pid\""), "\"user.id\":\"" + uid + "\",");
+    return l;
+  };
   int fd = ConnectLoopback(port);
   REQUIRE(fd >= 0);
   SendAll(fd, "{\"iosonar.auth\":\"munge\",\"credential\":\"" + credential + "\"}\n" +
                   Record("iosonar.trace", "n1", 1) +               // job 7: nobody's own
                   job(Record("iosonar.trace", "n1", 2), "8") +     // job 8: root's
-                  job(Record("iosonar.trace", "n1", 3), "999"));  // not in the database (yet): taken
+                  job(Record("iosonar.trace", "n1", 3), "999") +  // not in the database (yet): taken
+                  user(Record("iosonar.trace", "n1", 4), "0"));   // naming another user: refused
+  close(fd);
+  // Root's connection (the node agent): a record naming the user whose ring it
+  // read is checked against that user's jobs; one naming no user is taken.
+  const std::string nob = std::to_string(nobody->pw_uid);
+  fd = ConnectLoopback(port);
+  REQUIRE(fd >= 0);
+  std::string root_cred = Run({"munge", "-S", m.sock, "-n", "-s", "n1"}).out;
+  while (!root_cred.empty() && root_cred.back() == '\n') root_cred.pop_back();
+  SendAll(fd, "{\"iosonar.auth\":\"munge\",\"credential\":\"" + root_cred + "\"}\n" + user(Record("iosonar.trace", "n1", 10), nob) +  // job 7 for nobody: stored
+                  user(job(Record("iosonar.trace", "n1", 11), "8"), nob) +      // job 8 is root's: refused
+                  job(Record("iosonar.trace", "n1", 12), "8") +                 // no user named: taken
+                  user(Record("iosonar.trace", "n1", 13), "x1"));              // not a uid: refused
   close(fd);
   REQUIRE(WEXITSTATUS(c.Stop(30000)) == 0);
   INFO(ReadFile(tmp / "collect.log"));
-  CHECK(Stored(tmp / "st", "iosonar.trace") == 2);
-  CHECK(ReadFile(tmp / "st/deadletter.jsonl")
-            .find("auth: job 8 belongs to uid 0, not to the credential's uid " + std::to_string(nobody->pw_uid)) !=
-        std::string::npos);
+  CHECK(Stored(tmp / "st", "iosonar.trace") == 4);
+  const std::string dl = ReadFile(tmp / "st/deadletter.jsonl");
+  CHECK(dl.find("auth: job 8 belongs to uid 0, not to the credential's uid " + nob) != std::string::npos);
+  CHECK(dl.find("auth: a record for user.id 0 on a connection of uid " + nob) != std::string::npos);
+  CHECK(dl.find("auth: job 8 belongs to uid 0, not to the record's user.id " + nob) != std::string::npos);
+  CHECK(dl.find("auth: user.id 'x1' is not a uid") != std::string::npos);
 }
 
 namespace {

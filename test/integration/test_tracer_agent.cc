@@ -181,6 +181,14 @@ TEST_CASE("agent: a single-threaded program that writes, then sleeps, has its re
   int64_t killed = 0;
   for (const auto& l : lines) killed += l.action == "killed" && l.pid == pid;
   CHECK(killed == 1);
+  // Every record names the ring's owner (user.id), checked by the agent.
+  auto exported = Run({IosonarBin(), "store-export", "--store", d / "store"});
+  REQUIRE(exported.exit_code == 0);
+  const std::string uid_field = "\"user.id\":\"" + std::to_string(geteuid()) + "\"";
+  size_t with_uid = 0, total = 0;
+  for (const auto& l : SplitLines(exported.out)) total += !l.empty(), with_uid += l.find(uid_field) != std::string::npos;
+  CHECK(total > 0);
+  CHECK(with_uid == total);
 }
 
 TEST_CASE("agent: collector killed with SIGKILL while the agent ships, restarted: 0 lost, 0 stored twice",
