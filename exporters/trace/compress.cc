@@ -29,8 +29,11 @@ void Compressor::Emit(int i, RunSink* sink) {
 void Compressor::EmitRemember(int i, RunSink* sink) {
   const Run& r = runs_[i];
   if (IsDataOp(r.op) && r.fd >= 0) {
-    Closed& c = closed_[closed_next_];
-    closed_next_ = (closed_next_ + 1) % kClosed;
+    // The index masked, not trusted: a copy read from another process's
+    // memory (a drainer's) is written here too.
+    const int k = static_cast<int>(static_cast<unsigned>(closed_next_) % kClosed);
+    Closed& c = closed_[k];
+    closed_next_ = (k + 1) % kClosed;
     c.fd = r.fd;
     c.op = r.op;
     c.layer = r.layer;

@@ -142,7 +142,9 @@ class Compressor {
   int open_runs() const { return n_; }
   uint64_t dropped() const { return dropped_; }
   // The indices are in range (a copy read from another process's memory is checked before use).
-  bool Sane() const { return n_ >= 0 && n_ <= kOpenRuns && last_ >= 0 && last_ < kOpenRuns; }
+  bool Sane() const {
+    return n_ >= 0 && n_ <= kOpenRuns && last_ >= 0 && last_ < kOpenRuns && closed_next_ >= 0 && closed_next_ < kClosed;
+  }
 
  private:
   void Emit(int i, RunSink* sink);
