@@ -26,6 +26,45 @@ void Compressor::Emit(int i, RunSink* sink) {
   if (i != --n_) runs_[i] = runs_[n_];
 }
 
+void Compressor::EmitRemember(int i, RunSink* sink) {
+  const Run& r = runs_[i];
+  if (IsDataOp(r.op) && r.fd >= 0) {
+    // The index masked, not trusted: a copy read from another process's
+    // memory (a drainer's) is written here too.
+    const int k = static_cast<int>(static_cast<unsigned>(closed_next_) % kClosed);
+    Closed& c = closed_[k];
+    closed_next_ = (k + 1) % kClosed;
+    c.fd = r.fd;
+    c.op = r.op;
+    c.layer = r.layer;
+    // A run ending in a failed op, at unknown offsets, or with a short op
+    // inside a strided run: its end is not known, nothing continues it.
+    c.end = -1;
+    if (r.err == 0 && r.offset >= 0) {
+      if (!r.strided) c.end = r.next_offset;
+      else if (r.bytes == r.count * static_cast<uint64_t>(r.size)) c.end = r.next_offset - r.stride + r.size;
+    }
+  }
+  Emit(i, sink);
+}
+
+bool Compressor::ContinuesEnd(const Run& r, const RawOp& o) {
+  if (!IsDataOp(o.op) || o.err != 0 || o.offset < 0 || r.err != 0 || r.offset < 0) return false;
+  if (!r.strided) return o.offset == r.next_offset;
+  return r.bytes == r.count * static_cast<uint64_t>(r.size) && o.offset == r.next_offset - r.stride + r.size;
+}
+
+bool Compressor::ContinuesClosed(const RawOp& o) {
+  if (!IsDataOp(o.op) || o.err != 0 || o.offset < 0) return false;
+  for (Closed& c : closed_)
+    if (c.fd == o.fd && c.op == o.op && c.layer == o.layer && c.end >= 0) {
+      bool cont = c.end == o.offset;
+      c = Closed{};  // the key has an open run again: it knows its own end
+      return cont;
+    }
+  return false;
+}
+
 void Compressor::Add(const RawOp& o, RunSink* sink, int32_t extra) {
   // Path-only metadata ops (stat by name, unlink, ...) key on the file id.
   const bool by_path = o.fd < 0;
@@ -43,18 +82,24 @@ void Compressor::Add(const RawOp& o, RunSink* sink, int32_t extra) {
       Extend(i, o);
       return;
     }
+    const bool seq = ContinuesEnd(r, o);
     Emit(i, sink);  // same key, cannot continue: the old run ends here
-    break;
+    StartRun(o, sink, seq, extra);
+    return;
   }
+  StartRun(o, sink, ContinuesClosed(o), extra);
+}
+
+void Compressor::StartRun(const RawOp& o, RunSink* sink, bool first_seq, int32_t extra) {
   ++clock_;
   if (n_ == kOpenRuns) {  // capacity: close the least recently used run
     int lru = 0;
     for (int i = 1; i < n_; ++i)
       if (runs_[i].last_use < runs_[lru].last_use) lru = i;
-    Emit(lru, sink);
+    EmitRemember(lru, sink);
   }
   last_ = n_;
-  Start(n_++, o, extra);
+  Start(n_++, o, extra, first_seq);
   // Ops that never continue (failed, or metadata ops on an fd other than
   // repeated seeks/syncs) could close at once, but keeping them open lets a
   // loop of identical calls (stat in a loop, fsync after each write) compress.
@@ -71,16 +116,17 @@ void Compressor::AddMissed(const RawOp& o, RunSink* sink, int32_t extra) {
         Extend(last_, o);
         return;
       }
+      const bool seq = ContinuesEnd(r, o);
       if (!sink->Put(r)) ++dropped_;
       ++clock_;
-      Start(last_, o, extra);
+      Start(last_, o, extra, seq);
       return;
     }
   }
   Add(o, sink, extra);
 }
 
-void Compressor::Start(int i, const RawOp& o, int32_t extra) {
+void Compressor::Start(int i, const RawOp& o, int32_t extra, bool first_seq) {
   Run& r = runs_[i];
   r.op = o.op;
   r.layer = o.layer;
@@ -100,9 +146,13 @@ void Compressor::Start(int i, const RawOp& o, int32_t extra) {
   r.t_end = o.t1;
   r.dur = o.t1 - o.t0;
   r.last_use = clock_;
+  r.n_seq = first_seq ? 1 : 0;
+  r.n_strided = r.n_random = 0;
 }
 
 void Compressor::CloseFd(int32_t fd, RunSink* sink) {
+  for (Closed& c : closed_)  // a later op on this fd number is on another open file
+    if (c.fd == fd) c = Closed{};
   // Emit in start order so a reader sees runs roughly as they happened.
   for (;;) {
     int first = -1;
@@ -116,7 +166,7 @@ void Compressor::CloseFd(int32_t fd, RunSink* sink) {
 void Compressor::CloseExpired(uint64_t now, RunSink* sink) {
   if (window_ == 0) return;
   for (int i = 0; i < n_;) {
-    if (now - runs_[i].t_start >= window_ && now >= runs_[i].t_start) Emit(i, sink);
+    if (now - runs_[i].t_start >= window_ && now >= runs_[i].t_start) EmitRemember(i, sink);
     else ++i;
   }
 }
@@ -127,7 +177,7 @@ void Compressor::CloseAll(RunSink* sink) {
     int first = 0;
     for (int i = 1; i < n_; ++i)
       if (runs_[i].t_start < runs_[first].t_start) first = i;
-    Emit(first, sink);
+    EmitRemember(first, sink);
   }
 }
 
@@ -138,24 +188,9 @@ void Aggregator::Emit(int i, RunSink* sink) {
 }
 
 void Aggregator::Fold(const Run& r, uint64_t epoch, RunSink* sink) {
-  auto same = [&](const Entry& e) {
-    return e.epoch == epoch && e.r.file_id == r.file_id && e.r.op == r.op && e.r.layer == r.layer && e.r.size == r.size &&
-           e.r.err == r.err && (r.file_id || e.r.fd == r.fd);
-  };
-  int i = last_;  // the usual case: the same key as the previous run
-  if (i >= n_ || !same(e_[i]))
-    for (i = 0; i < n_ && !same(e_[i]); ++i) {
-    }
-  ++clock_;
-  if (i == n_) {
-    if (n_ == kEntries) {
-      int lru = 0;
-      for (int k = 1; k < n_; ++k)
-        if (e_[k].r.last_use < e_[lru].r.last_use) lru = k;
-      Emit(lru, sink);
-    }
-    i = n_++;
-    Entry& e = e_[i];
+  bool made;
+  Entry& e = Find(r.file_id, r.op, r.layer, r.size, r.err, r.fd, epoch, sink, &made);
+  if (made) {
     e.r = r;
     e.r.agg = 1;
     e.r.strided = 0;
@@ -170,8 +205,6 @@ void Aggregator::Fold(const Run& r, uint64_t epoch, RunSink* sink) {
     e.prev_start = e.prev_end = -1;
     e.prev_delta = 0;
   }
-  last_ = i;
-  Entry& e = e_[i];
   Run& a = e.r;
   a.count += r.count;
   a.bytes += r.bytes;
@@ -205,7 +238,9 @@ void Aggregator::Fold(const Run& r, uint64_t epoch, RunSink* sink) {
   int64_t last = r.offset + static_cast<int64_t>(r.count - 1) * step;
   if (r.count > 1) e.prev_delta = step;
   e.prev_start = last;
-  e.prev_end = last + r.size;
+  // Where the last op ended: a contiguous run knows it exactly (a short
+  // transfer ends early; the op after it continues there).
+  e.prev_end = !r.strided && r.next_offset >= 0 ? r.next_offset : last + r.size;
 }
 
 void Aggregator::CloseBefore(uint64_t epoch, RunSink* sink) {

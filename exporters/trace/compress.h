@@ -73,8 +73,24 @@ struct Run {
   uint64_t t_start, t_end;  // first op start, last op end (ticks)
   uint64_t dur;             // summed op durations (ticks)
   uint64_t last_use;        // LRU stamp
-  uint64_t n_seq, n_strided, n_random;  // aggregates: ops continuing the previous one, at its stride, elsewhere
+  // Aggregates: ops continuing the previous one, at its stride, elsewhere.
+  // Detail runs: n_seq is 1 if the run's first op started exactly where the
+  // previous op of its (fd, op) key ended, else 0 (set at the run's start;
+  // OpsSequential adds the rest, implied by count), the other two 0.
+  uint64_t n_seq, n_strided, n_random;
 };
+
+// io.ops_sequential of a run: the ops that started exactly where the previous
+// op of the same thread on the same descriptor and direction ended. A
+// contiguous run: its first op (n_seq) and every later one; a strided run:
+// its first op only (the later ones skip); offsets unknown (a pipe,
+// O_APPEND): a stream, every op (as aggregates count them); failed ops: none.
+inline uint64_t OpsSequential(const Run& r) {
+  if (r.agg) return r.n_seq;
+  if (r.err != 0 || r.count == 0) return 0;
+  if (r.offset < 0) return r.count;
+  return r.n_seq + (r.strided ? 0 : r.count - 1);
+}
 
 // Where closed runs go. Returns false if the run had to be dropped.
 class RunSink {
@@ -105,20 +121,41 @@ class Compressor {
     Extend(last_, o);
     return true;
   }
+  // Past the detail budget, where the caller folds ops that do not continue
+  // a run straight into the aggregates (Aggregator::FoldOp): if o continues
+  // or strides its key's open run, extends it and returns true; otherwise
+  // closes that run (if any) and returns false: no run is open on o's key.
+  bool TakeOrRelease(const RawOp& o, RunSink* sink);
+  // Opens a run of o (its key has none open); first_seq: o starts where the
+  // previous op on its key ended (the run's n_seq).
+  void StartRun(const RawOp& o, RunSink* sink, bool first_seq, int32_t extra = 0);
   // Closes every open run on fd (the fd was closed or replaced).
   void CloseFd(int32_t fd, RunSink* sink);
   // Closes runs whose window began at or before now - window.
   void CloseExpired(uint64_t now, RunSink* sink);
   void CloseAll(RunSink* sink);
-  void Reset() { n_ = 0; last_ = 0; }  // forget open runs (after fork, in the child)
+  void Reset() {  // forget open runs (after fork, in the child)
+    n_ = 0;
+    last_ = 0;
+    for (Closed& c : closed_) c = Closed{};
+  }
   int open_runs() const { return n_; }
   uint64_t dropped() const { return dropped_; }
   // The indices are in range (a copy read from another process's memory is checked before use).
-  bool Sane() const { return n_ >= 0 && n_ <= kOpenRuns && last_ >= 0 && last_ < kOpenRuns; }
+  bool Sane() const {
+    return n_ >= 0 && n_ <= kOpenRuns && last_ >= 0 && last_ < kOpenRuns && closed_next_ >= 0 && closed_next_ < kClosed;
+  }
 
  private:
   void Emit(int i, RunSink* sink);
-  void Start(int i, const RawOp& o, int32_t extra);  // runs_[i] becomes a new run of o
+  // Emit for a run closed without a successor on its key (its window ended,
+  // capacity): where its last op ended is remembered for the key's next run.
+  void EmitRemember(int i, RunSink* sink);
+  void Start(int i, const RawOp& o, int32_t extra, bool first_seq);  // runs_[i] becomes a new run of o
+  // Whether o starts where the last op of run r (o's key) ended.
+  static bool ContinuesEnd(const Run& r, const RawOp& o);
+  // The same for a key with no open run, from the remembered ends (forgotten once used).
+  bool ContinuesClosed(const RawOp& o);
   // A run of one data op and a second one of the same size elsewhere: the
   // run becomes strided with that (forward) step; a third op must follow at the same step.
   bool CanStride(const Run& r, const RawOp& o) const {
@@ -149,6 +186,16 @@ class Compressor {
     last_ = i;
   }
   Run runs_[kOpenRuns];
+  // Where the last op of a few recently closed runs ended, by key (fd, op,
+  // layer), so a run cut by its window still counts its first op sequential.
+  struct Closed {
+    int32_t fd = -1;
+    uint8_t op = 0, layer = 0;
+    int64_t end = -1;
+  };
+  static constexpr int kClosed = 4;
+  Closed closed_[kClosed];
+  int closed_next_ = 0;
   int n_ = 0;
   int last_ = 0;  // index of the most recently extended or opened run
   uint64_t window_;
@@ -167,6 +214,12 @@ class Aggregator {
  public:
   static constexpr int kEntries = 16;
   void Fold(const Run& r, uint64_t epoch, RunSink* sink);
+  // One successful data op at a known offset, straight from the call (past
+  // the detail budget, without a run): folded and 0 returned if it is random
+  // on its key; not folded if it continues the key's previous op (1) or
+  // repeats its step (2): the caller opens a run of it, which folds later,
+  // so contiguous and strided ops still compress.
+  int FoldOp(const RawOp& o, uint64_t epoch, RunSink* sink);
   void CloseBefore(uint64_t epoch, RunSink* sink);  // emits aggregates of earlier intervals
   void CloseAll(RunSink* sink);
   void Reset() { n_ = last_ = 0; }
@@ -180,10 +233,110 @@ class Aggregator {
     int64_t prev_start, prev_end, prev_delta;
   };
   void Emit(int i, RunSink* sink);
+  // The entry of key (file, op, layer, size, errno; fd if no file) in epoch,
+  // else a free one (the least recently used emitted if full): *made is then
+  // true and the caller fills it.
+  Entry& Find(uint64_t file_id, Op op, Layer layer, int64_t size, int32_t err, int32_t fd, uint64_t epoch, RunSink* sink,
+              bool* made);
   Entry e_[kEntries];
   int n_ = 0;
   int last_ = 0;  // the entry folded into last
   uint64_t clock_ = 0;
 };
+
+// ---- inline: the tracer's past-budget path (RecordSlow) calls these per op.
+__attribute__((always_inline)) inline bool Compressor::TakeOrRelease(const RawOp& o, RunSink* sink) {
+  int i = last_;
+  auto key = [&](const Run& r) { return r.op == o.op && r.fd == o.fd && r.layer == o.layer; };
+  if (i >= n_ || !key(runs_[i]))
+    for (i = 0; i < n_ && !key(runs_[i]); ++i) {
+    }
+  if (i == n_) return false;
+  Run& r = runs_[i];
+  if (Continues(r, o, 0)) {
+    Extend(i, o);
+    return true;
+  }
+  if (CanStride(r, o)) {
+    r.strided = 1;
+    r.stride = o.offset - r.offset;
+    Extend(i, o);
+    return true;
+  }
+  Emit(i, sink);
+  return false;
+}
+
+__attribute__((always_inline)) inline Aggregator::Entry& Aggregator::Find(uint64_t file_id, Op op, Layer layer, int64_t size, int32_t err, int32_t fd,
+                                     uint64_t epoch, RunSink* sink, bool* made) {
+  auto same = [&](const Entry& e) {
+    return e.epoch == epoch && e.r.file_id == file_id && e.r.op == op && e.r.layer == layer && e.r.size == size &&
+           e.r.err == err && (file_id || e.r.fd == fd);
+  };
+  int i = last_;  // the usual case: the same key as the previous run
+  if (i >= n_ || !same(e_[i]))
+    for (i = 0; i < n_ && !same(e_[i]); ++i) {
+    }
+  ++clock_;
+  *made = i == n_;
+  if (i == n_) {
+    if (n_ == kEntries) {
+      int lru = 0;
+      for (int k = 1; k < n_; ++k)
+        if (e_[k].r.last_use < e_[lru].r.last_use) lru = k;
+      Emit(lru, sink);
+    }
+    i = n_++;
+  }
+  last_ = i;
+  return e_[i];
+}
+
+__attribute__((always_inline)) inline int Aggregator::FoldOp(const RawOp& o, uint64_t epoch, RunSink* sink) {
+  bool made;
+  Entry& e = Find(o.file_id, o.op, o.layer, o.size, o.err, o.fd, epoch, sink, &made);
+  Run& a = e.r;
+  if (made) {
+    a.op = o.op;
+    a.layer = o.layer;
+    a.agg = 1;
+    a.strided = 0;
+    a.fd = o.fd;
+    a.err = o.err;
+    a.comm_size = 0;
+    a.file_id = o.file_id;
+    a.offset = a.next_offset = -1;
+    a.stride = 0;
+    a.size = o.size;
+    a.count = a.bytes = a.dur = 0;
+    a.t_start = o.t0;
+    a.t_end = o.t1;
+    a.n_seq = a.n_strided = a.n_random = 0;
+    e.epoch = epoch;
+    e.prev_start = e.prev_end = -1;
+    e.prev_delta = 0;
+  } else if (e.prev_end == o.offset) {
+    return 1;  // continues the previous op: a run of its own
+  } else if (e.prev_start >= 0 && e.prev_delta != 0 && o.offset - e.prev_start == e.prev_delta) {
+    return 2;  // the same step again: a strided run
+  }
+  // As Fold of a run of this one op. The op's fields in locals first: the
+  // stores below could alias o for the compiler, which would reload them.
+  const int64_t off = o.offset, res = o.result, end = o.offset + (o.result > 0 ? o.result : 0);
+  const uint64_t t0 = o.t0, t1 = o.t1;
+  const int64_t prev_start = e.prev_start;
+  Run* __restrict ap = &a;
+  ++ap->count;
+  if (res > 0) ap->bytes += static_cast<uint64_t>(res);
+  ap->dur += t1 - t0;
+  if (t0 < ap->t_start) ap->t_start = t0;
+  if (t1 > ap->t_end) ap->t_end = t1;
+  ap->last_use = clock_;
+  ++ap->n_random;
+  if (prev_start >= 0) e.prev_delta = off - prev_start;
+  e.prev_start = off;
+  e.prev_end = end;
+  return 0;
+}
 
 }  // namespace iosonar::trace

@@ -179,6 +179,8 @@ void FormatRun(JsonLine& j, const FmtContext& c, const Run& r, int tid, uint64_t
     j.KInt(field::kIoOpsSequential, static_cast<int64_t>(r.n_seq));
     j.KInt(field::kIoOpsStrided, static_cast<int64_t>(r.n_strided));
     j.KInt(field::kIoOpsRandom, static_cast<int64_t>(r.n_random));
+  } else if (IsDataOp(r.op)) {  // every data record: its ops that continued the previous one (OpsSequential)
+    j.KInt(field::kIoOpsSequential, static_cast<int64_t>(OpsSequential(r)));
   }
   if (r.op == kOpMmap) {  // the mapping: its length and file offset, prot and flags
     if (r.offset >= 0) j.KInt(field::kIoOffset, r.offset);
@@ -195,6 +197,27 @@ void FormatRun(JsonLine& j, const FmtContext& c, const Run& r, int tid, uint64_t
     if (r.comm_size > 0) j.KInt(field::kMpiCommSize, r.comm_size);
   }
   j.End();
+}
+
+bool ProcessAlive(int pid, uint64_t start_time) {
+  if (pid <= 0) return false;
+  if (kill(pid, 0) != 0 && errno == ESRCH) return false;
+  char state = 0;
+  uint64_t t = ProcessStartTime(pid, &state);
+  if (state == 'Z' || state == 'X') return false;
+  return t == 0 || t == start_time;
+}
+
+void FillRingLayout(RingHeader& h) {
+  h.magic = kRingMagic;
+  h.version = kRingVersion;
+  h.header_size = sizeof(RingHeader);
+  h.slot_size = sizeof(Slot);
+  h.path_slot_size = sizeof(PathSlot);
+  h.compressor_size = sizeof(Compressor);
+  h.run_size = sizeof(Run);
+  h.max_threads = kMaxThreads;
+  h.path_slots = kPathSlots;
 }
 
 // ---------------------------------------------------------------- the drainer
@@ -247,17 +270,6 @@ class DrainOut final : public RunSink {
   size_t len_ = 0;
   uint64_t lines_ = 0, sent_ = 0, runs_ = 0;
 };
-
-// Conservative: a process we cannot prove dead is alive. Dead: no such pid,
-// a zombie, or the pid now names a process started at another time.
-bool ProcessAlive(int pid, uint64_t start_time) {
-  if (pid <= 0) return false;
-  if (kill(pid, 0) != 0 && errno == ESRCH) return false;
-  char state = 0;
-  uint64_t t = ProcessStartTime(pid, &state);
-  if (state == 'Z' || state == 'X') return false;
-  return t == 0 || t == start_time;
-}
 
 bool LayoutMatches(const RingHeader& h) {
   return h.magic == kRingMagic && h.version == kRingVersion && h.header_size == sizeof(RingHeader) &&

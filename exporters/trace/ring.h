@@ -56,7 +56,7 @@ constexpr int kLockThread = 1;
 constexpr int kLockDrainer = 2;
 
 constexpr uint64_t kRingMagic = 0x314e4952534f49ull;  // "IOSRIN1"
-constexpr uint32_t kRingVersion = 5;
+constexpr uint32_t kRingVersion = 6;  // 6: the Compressor remembers where closed runs ended
 // event.seq of lines a drainer sends for a live process: a range of their own.
 constexpr uint64_t kDrainSeqBase = uint64_t{1} << 62;
 // event.seq of lines the node agent ships for a process in agent mode: per
@@ -127,6 +127,12 @@ int OpenRingDir(const char* dir);
 // Start time of a process (clock ticks since boot), 0 if it does not exist;
 // state (if given) gets its state letter (R, S, Z, ...).
 uint64_t ProcessStartTime(int pid, char* state = nullptr);
+// Conservative: a process we cannot prove dead is alive. Dead: no such pid,
+// a zombie, or the pid now names a process started at another time.
+bool ProcessAlive(int pid, uint64_t start_time);
+// The header's layout fields (magic, version, structure sizes and counts):
+// what a reader checks before it trusts a ring's contents.
+void FillRingLayout(RingHeader& h);
 
 // ---- formatting shared by the tracer and the drainer
 enum PrefixKind { kPrefixTrace = 0, kPrefixTracer = 1 };

@@ -16,20 +16,6 @@
 #include "core/transport/sink.h"
 
 namespace iosonar::trace {
-namespace {
-
-// Conservative: a process we cannot prove dead is alive. Dead: no such pid,
-// a zombie, or the pid now names a process started at another time.
-bool ProcessAlive(int pid, uint64_t start_time) {
-  if (pid <= 0) return false;
-  if (kill(pid, 0) != 0 && errno == ESRCH) return false;
-  char state = 0;
-  uint64_t t = ProcessStartTime(pid, &state);
-  if (state == 'Z' || state == 'X') return false;
-  return t == 0 || t == start_time;
-}
-
-}  // namespace
 
 // ---------------------------------------------------------------- the agent
 RingAgent::RingAgent(const Options& o, RecordSink* sink) : o_(o), sink_(sink) {}

@@ -393,15 +393,7 @@ void BackRingPage(const void* p, size_t n) {
 
 void FillHeader() {
   RingHeader& h = *Hdr();
-  h.magic = kRingMagic;
-  h.version = kRingVersion;
-  h.header_size = sizeof(RingHeader);
-  h.slot_size = sizeof(Slot);
-  h.path_slot_size = sizeof(PathSlot);
-  h.compressor_size = sizeof(Compressor);
-  h.run_size = sizeof(Run);
-  h.max_threads = kMaxThreads;
-  h.path_slots = kPathSlots;
+  FillRingLayout(h);
   h.pid = g_pid;
   h.ppid = g_ppid;
   h.start_time = ProcessStartTime(g_pid);
@@ -541,18 +533,31 @@ bool OverBudget(uint64_t epoch) {
   return g_budget_used.fetch_add(1, std::memory_order_relaxed) >= g_budget;
 }
 
-// The budget interval this thread last found over budget: once over, an
-// interval stays over, so further runs of it fold without the shared counter.
+// The budget interval this thread last found over budget, and its ticks
+// [t_over_lo, t_over_hi): once over, an interval stays over, so further runs
+// of it fold without the shared counter (nor a division), and ops of it that
+// continue no run fold straight from the call (RecordSlow).
 __thread uint64_t t_over_epoch __attribute__((tls_model("initial-exec"))) = ~uint64_t{0};
+__thread uint64_t t_over_lo __attribute__((tls_model("initial-exec"))) = 0;
+__thread uint64_t t_over_hi __attribute__((tls_model("initial-exec"))) = 0;
+inline bool InOverInterval(uint64_t t) { return t >= t_over_lo && t < t_over_hi; }
 
 class SlotSink final : public RunSink {
  public:
   explicit SlotSink(Slot* s) : s_(s) {}
   bool Put(const Run& r) override {
     if (g_budget && !r.agg) {
+      if (InOverInterval(r.t_end)) {
+        s_->agg().Fold(r, t_over_epoch, this);
+        return true;
+      }
       const uint64_t epoch = BudgetEpoch(r.t_end);
       if (epoch == t_over_epoch || OverBudget(epoch)) {
-        t_over_epoch = epoch;
+        if (t_over_epoch == ~uint64_t{0} || epoch > t_over_epoch) {  // a later interval (not a late run of an earlier one)
+          t_over_epoch = epoch;
+          t_over_lo = epoch * g_budget_interval_ticks;
+          t_over_hi = t_over_lo + g_budget_interval_ticks;
+        }
         s_->agg().Fold(r, epoch, this);
         return true;
       }
@@ -1029,19 +1034,41 @@ inline Slot* Begin() {
 
 // The slow half of Record: a new run, or the periodic sweep. Called with the
 // slot locked; unlocks it.
+void Sweep(Slot* s, uint64_t now) {
+  if (g_agent) __atomic_store_n(&Hdr()->dropped, g_dropped.load(std::memory_order_relaxed), __ATOMIC_RELAXED);
+  SlotSink sink(s);
+  s->comp().CloseExpired(now, &sink);
+  if (s->agg().open()) s->agg().CloseBefore(BudgetEpoch(now), &sink);
+  if (s->nbuf) FlushBuffered(s);
+  s->next_sweep = now + g_sweep_ticks;
+}
+
+// Past the detail budget (this thread found this interval's records spent),
+// a successful data op at a known offset that continues no run: it folds
+// straight into the aggregates, without building (and closing) a run of its
+// own. Bytes, ops and the access classes come out as folding its run would
+// have made them. Called with the slot locked; unlocks it.
+__attribute__((noinline)) void RecordPastBudget(Slot* s, const RawOp& op) {
+  SlotSink sink(s);
+  Compressor& c = s->comp();
+  if (!c.TakeOrRelease(op, &sink)) {
+    if (int k = s->agg().FoldOp(op, t_over_epoch, &sink)) c.StartRun(op, &sink, k == 1);
+  }
+  if (__builtin_expect(op.t1 >= s->next_sweep, 0)) Sweep(s, op.t1);
+  UnlockSlot(s);
+}
+inline bool PastBudgetOp(const RawOp& op) {  // t_over_* are set only with a budget
+  return InOverInterval(op.t1) && IsDataOp(op.op) && op.err == 0 && op.offset >= 0 && op.size > 0;
+}
+
+// The slow half of Record: a new run, or the periodic sweep. Called with the
+// slot locked; unlocks it.
 __attribute__((noinline)) void RecordSlow(Slot* s, const RawOp& op, bool extended, int32_t extra = 0) {
   if (!extended) {
     SlotSink sink(s);
     s->comp().AddMissed(op, &sink, extra);
   }
-  if (op.t1 >= s->next_sweep) {
-    if (g_agent) __atomic_store_n(&Hdr()->dropped, g_dropped.load(std::memory_order_relaxed), __ATOMIC_RELAXED);
-    SlotSink sink(s);
-    s->comp().CloseExpired(op.t1, &sink);
-    if (s->agg().open()) s->agg().CloseBefore(BudgetEpoch(op.t1), &sink);
-    if (s->nbuf) FlushBuffered(s);
-    s->next_sweep = op.t1 + g_sweep_ticks;
-  }
+  if (op.t1 >= s->next_sweep) Sweep(s, op.t1);
   UnlockSlot(s);
 }
 
@@ -1055,6 +1082,7 @@ __attribute__((always_inline)) inline void Record(Slot* s, const RawOp& op) {
     UnlockSlot(s);
     return;
   }
+  if (!extended && PastBudgetOp(op)) return RecordPastBudget(s, op);
   RecordSlow(s, op, extended);
 }
 

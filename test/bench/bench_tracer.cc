@@ -284,6 +284,9 @@ int main(int argc, char** argv) {
     // Past the detail budget (here from the first record: 1 record/s) runs fold into aggregates.
     PerCall(quick ? 2 : 9, "pwrite-rand", "the same past the detail budget (IOSONAR_DETAIL_BUDGET=1)",
             {{"IOSONAR_DETAIL_BUDGET", "1"}});
+    // fio --rw=randread's psync engine: pread of whole blocks at random offsets, past the budget and within it.
+    PerCall(quick ? 2 : 9, "pread-rand", "4 KiB pread at never-adjacent random offsets past the detail budget (IOSONAR_DETAIL_BUDGET=1)",
+            {{"IOSONAR_DETAIL_BUDGET", "1"}});
   }
   if (want("compression")) {
     std::printf("\n== first-pass compression\n");

@@ -38,15 +38,7 @@ char* Ring() {
 
 void Skeleton(char* b, uint8_t flags) {
   RingHeader& h = *RingHead(b);
-  h.magic = kRingMagic;
-  h.version = kRingVersion;
-  h.header_size = sizeof(RingHeader);
-  h.slot_size = sizeof(Slot);
-  h.path_slot_size = sizeof(PathSlot);
-  h.compressor_size = sizeof(Compressor);
-  h.run_size = sizeof(Run);
-  h.max_threads = kMaxThreads;
-  h.path_slots = kPathSlots;
+  FillRingLayout(h);
   h.pid = 1234;
   h.ppid = 1;
   h.stream = 77;

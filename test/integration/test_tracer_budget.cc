@@ -122,3 +122,34 @@ TEST_CASE("tracer: the job summary counts bytes and ops right from aggregates", 
   CHECK(j["write"]["ops"].GetInt64() == n);
   CHECK(std::string(j["io_mode"]["write"].GetString()) == "1-1");
 }
+
+// io.ops_sequential on every data record, detail or aggregate: the ops that
+// started where the previous op of the same thread, fd and direction ended.
+// tp_pattern seq-then-rand-read: 2001 read()s from offset 0 (the first has
+// nothing before it: 2000 sequential), then 2001 preads of even 4 KiB blocks
+// (each ends at an odd block, as the last read() does: none sequential).
+// With a budget of 300 records a second, some of it is detail, some aggregates.
+TEST_CASE("tracer: io.ops_sequential on every data record sums to the ops that continued the previous one", "[tracer][budget]") {
+  TempDir d;
+  for (const char* budget : {"300", "0"}) {
+    INFO("IOSONAR_DETAIL_BUDGET=" << budget);
+    auto t = RunTraced({ProgramPath("tp_pattern"), "seq-then-rand-read", d / "r.dat", "4096", "4002"}, d / "out.jsonl",
+                       {{"IOSONAR_DETAIL_BUDGET", budget}});
+    REQUIRE(t.run.exit_code == 0);
+    int64_t ops = 0, seq = 0, records = 0, missing = 0;
+    for (const auto& l : t.lines) {
+      if (l.dataset != "iosonar.trace" || l.op != "read" || !l.path.ends_with("/r.dat")) continue;
+      ++records;
+      ops += l.count;
+      seq += l.ops_seq;
+      if (!l.has_ops_seq) ++missing;
+      CHECK(l.ops_seq <= l.count);
+    }
+    CHECK(ops == 4002);
+    CHECK(missing == 0);
+    CHECK(seq == 2000);
+    CHECK(records > 300);  // the random half is not one record
+    std::filesystem::remove(d / "out.jsonl");
+    std::filesystem::remove(d / "r.dat");
+  }
+}

@@ -59,6 +59,7 @@ std::vector<TraceLine> ParseTraceLines(const std::string& text) {
     const auto& agg = rec.v[static_cast<size_t>(FieldIndex("io.aggregated"))];
     t.aggregated = agg.kind == FieldValue::kBool && agg.i != 0;
     t.ops_seq = I(rec, "io.ops_sequential");
+    t.has_ops_seq = I(rec, "io.ops_sequential", -1) >= 0;
     t.stride = I(rec, "io.stride");
     t.ops_strided = I(rec, "io.ops_strided");
     t.ops_random = I(rec, "io.ops_random");

@@ -21,6 +21,7 @@ struct TraceLine {
   bool aggregated = false;
   int64_t stride = 0;
   int64_t ops_seq = 0, ops_strided = 0, ops_random = 0;
+  bool has_ops_seq = false;  // io.ops_sequential present (every data record, detail or aggregate)
   std::string mmap_prot, mmap_flags;  // mmap runs
   bool collective = false;            // mpiio runs: mpi.collective
   int64_t comm_size = 0;              // mpiio runs: mpi.comm_size

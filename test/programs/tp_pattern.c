@@ -7,6 +7,8 @@
  *                                             per-call overhead when runs compress)
  *   tp_pattern pwrite-same FILE BS COUNT     (pwrite loop at offset 0: every call is its own record)
  *   tp_pattern pwrite-rand FILE BS COUNT     (pwrite at random even blocks of 16384: never adjacent)
+ *   tp_pattern pread-rand FILE BS COUNT      (pread, the same offsets, of a file made 2 * 16384 blocks long: fio randread)
+ *   tp_pattern seq-then-rand-read FILE BS COUNT  (the same file: COUNT/2 read()s from offset 0, then preads as pread-rand)
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -45,9 +47,15 @@ int main(int argc, char** argv) {
     return bad != 0;
   }
   int write_mode = strstr(mode, "write") != NULL;
-  int fd = open(path, write_mode ? (O_WRONLY | O_CREAT) : O_RDONLY, 0644);
+  int rand_read = !strcmp(mode, "pread-rand") || !strcmp(mode, "seq-then-rand-read");
+  int fd = open(path, write_mode ? (O_WRONLY | O_CREAT) : rand_read ? (O_RDWR | O_CREAT) : O_RDONLY, 0644);
   if (fd < 0) {
     perror(path);
+    return 1;
+  }
+  /* pread-rand reads whole blocks anywhere in 2 * 16384 blocks (as fio's randread: every read full). */
+  if (rand_read && ftruncate(fd, (off_t)16384 * 2 * (off_t)bs) != 0) {
+    perror("ftruncate");
     return 1;
   }
   unsigned long long x = 88172645463325252ULL;
@@ -60,6 +68,11 @@ int main(int argc, char** argv) {
     else if (!strcmp(mode, "pwrite-rand")) {
       x ^= x << 13; x ^= x >> 7; x ^= x << 17;
       r = pwrite(fd, buf, bs, (off_t)((x % 16384) * 2 * bs));
+    }
+    else if (!strcmp(mode, "seq-then-rand-read") && i < count / 2) r = read(fd, buf, bs);
+    else if (rand_read) {
+      x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+      r = pread(fd, buf, bs, (off_t)((x % 16384) * 2 * bs));
     }
     else if (!strcmp(mode, "rand-write")) {
       x ^= x << 13; x ^= x >> 7; x ^= x << 17;

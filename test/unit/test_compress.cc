@@ -1,5 +1,8 @@
 // First-pass compression (exporters/trace/compress.h), driven op by op.
+#include <algorithm>
+#include <array>
 #include <catch2/catch.hpp>
+#include <map>
 #include <thread>
 #include <vector>
 
@@ -227,4 +230,139 @@ TEST_CASE("compress: AddMissed after a failed TryExtend gives the runs Add gives
     CHECK(p.t_start == q.t_start);
     CHECK(p.t_end == q.t_end);
   }
+}
+
+// io.ops_sequential of detail runs (OpsSequential): the ops that started
+// exactly where the previous op of the same fd and direction ended. Counted
+// by hand from the op sequence below (4 KiB writes on fd 3, 1000-tick window).
+TEST_CASE("compress: every run counts its ops that continue the previous op (io.ops_sequential)", "[compress]") {
+  Compressor c(1000);
+  VecSink s;
+  c.Add(W(3, 0, 4096, 1), &s);         // A: first op ever on the key: not sequential
+  c.Add(W(3, 4096, 4096, 2), &s);      // A: +1
+  c.Add(W(3, 8192, 4096, 3), &s);      // A: +1                      -> A = 2
+  c.Add(W(3, 12288, 4096, 1500), &s);  // window cut: B starts where A ended: +1
+  c.Add(W(3, 16384, 4096, 1501), &s);  // B: +1                      -> B = 2
+  c.Add(W(3, 100000, 4096, 1502), &s);  // a jump: C, not sequential
+  c.Add(W(3, 116384, 4096, 1503), &s);  // C strided (16 KiB step): skips
+  c.Add(W(3, 132768, 4096, 1504), &s);  // C: skips                  -> C = 0
+  c.Add(W(3, 136864, 4096, 1505), &s);  // where C's last op ended: D, +1 -> D = 1
+  c.Add(W(3, 500000, 4096, 1506, kOpRead), &s);  // another direction: its own key, first op: 0
+  c.CloseExpired(2600, &s);            // D's and the read's windows end: both close
+  c.Add(W(3, 140960, 4096, 2601), &s);  // E continues D, closed before it came: +1 -> E = 1
+  c.Add(W(3, 145056, 4096, 2602), &s);  // E: +1 -> E = 2
+  c.CloseFd(3, &s);                    // the fd closed: a later fd 3 is another file
+  c.Add(W(3, 149152, 4096, 2603), &s);  // F: nothing to continue: 0
+  RawOp bad = W(3, 153248, 4096, 2604);
+  bad.result = -1;
+  bad.err = 5;
+  c.Add(bad, &s);  // G: failed: 0
+  c.Add(bad, &s);
+  c.CloseAll(&s);
+  std::vector<uint64_t> seq, count;
+  for (const Run& r : s.runs) {
+    seq.push_back(OpsSequential(r));
+    count.push_back(r.count);
+  }
+  CHECK(count == std::vector<uint64_t>{3, 2, 3, 1, 1, 2, 1, 2});
+  // Runs in the order they closed: A, B, C, then D and the read (expired), E, F, G.
+  CHECK(seq == std::vector<uint64_t>{2, 2, 0, 1, 0, 2, 0, 0});
+  REQUIRE(s.runs.size() == 8);
+  CHECK(s.runs[2].strided == 1);
+  CHECK(s.runs[4].op == kOpRead);
+}
+
+// Unknown offsets (a pipe, O_APPEND) are a stream, as the aggregates count them.
+TEST_CASE("compress: a run at unknown offsets counts every op sequential", "[compress]") {
+  Compressor c(1000);
+  VecSink s;
+  for (int i = 0; i < 5; ++i) c.Add(W(4, -1, 100, static_cast<uint64_t>(i + 1)), &s);
+  c.CloseAll(&s);
+  REQUIRE(s.runs.size() == 1);
+  CHECK(OpsSequential(s.runs[0]) == 5);
+}
+
+// The tracer past the detail budget (RecordPastBudget): ops that continue no
+// run fold straight into the aggregates (FoldOp), the others run as before.
+// The aggregates must be those that folding every run gives: same ops,
+// bytes, times and the same sequential / strided / random classes.
+TEST_CASE("compress: folding ops straight past the budget gives the aggregates folding runs gives", "[compress]") {
+  struct AggSink : RunSink {
+    Aggregator* agg = nullptr;
+    std::vector<Run> out;
+    bool Put(const Run& r) override {
+      if (r.agg) out.push_back(r);
+      else agg->Fold(r, 0, this);
+      return true;
+    }
+  };
+  Compressor ca(1u << 30), cb(1u << 30);
+  Aggregator aa, ab;
+  AggSink sa, sb;
+  sa.agg = &aa;
+  sb.agg = &ab;
+  uint64_t x = 88172645463325252ull;
+  int64_t seq_next[3] = {0, 0, 0};
+  for (int i = 0; i < 30000; ++i) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    const int kind = static_cast<int>(x % 8);
+    const int fd = 3 + static_cast<int>((x >> 8) % 3);
+    int64_t off;
+    if (kind < 3) {  // a stretch of contiguous ops on this fd
+      off = seq_next[fd - 3];
+    } else if (kind < 5) {
+      off = static_cast<int64_t>((x >> 16) % 4096) * 4096;  // random
+    } else {
+      off = (i % 64) * 16384LL;  // strided
+    }
+    // One file per fd: an aggregate folds one fd's ops in their order either way.
+    RawOp o = W(fd, off, 4096, static_cast<uint64_t>(i) * 3, (x >> 20) % 4 == 0 ? kOpRead : kOpWrite,
+                static_cast<uint64_t>(fd));
+    // A short transfer, in a contiguous stretch (the op after it continues
+    // it). Where one ends a strided run (a coincidence of offsets) the run
+    // keeps no end of it, and the next op is classed random there but
+    // sequential by direct folding, which knows it: classes may differ by a
+    // few ops, nothing else may.
+    if (kind < 3 && (x >> 24) % 17 == 0) o.result = 1000;
+    seq_next[fd - 3] = off + (o.result > 0 ? o.result : 0);
+    ca.Add(o, &sa);
+    if (cb.TryExtend(o)) continue;
+    if (!cb.TakeOrRelease(o, &sb))
+      if (int k = ab.FoldOp(o, 0, &sb)) cb.StartRun(o, &sb, k == 1);
+  }
+  ca.CloseAll(&sa);
+  cb.CloseAll(&sb);
+  aa.CloseAll(&sa);
+  ab.CloseAll(&sb);
+  auto sum = [](const std::vector<Run>& v) {
+    std::map<std::pair<int, int>, std::array<uint64_t, 7>> m;  // (op, file) -> totals
+    for (const Run& r : v) {
+      auto& t = m[{r.op, static_cast<int>(r.file_id)}];
+      t[0] += r.count;
+      t[1] += r.bytes;
+      t[2] += r.dur;
+      t[3] += r.n_seq;
+      t[4] += r.n_strided;
+      t[5] += r.n_random;
+      t[6] = std::max(t[6], r.t_end);
+    }
+    return m;
+  };
+  auto ma = sum(sa.out), mb = sum(sb.out);
+  REQUIRE(ma.size() == 6);
+  for (const auto& [k, v] : ma) {
+    INFO("op " << k.first << " file " << k.second);
+    for (size_t f = 0; f < v.size(); ++f) {
+      INFO("total " << f);
+      if (f >= 3 && f <= 5) CHECK(std::max(v[f], mb[k][f]) - std::min(v[f], mb[k][f]) <= 2);  // the classes
+      else CHECK(v[f] == mb[k][f]);  // count, bytes, time: exact
+    }
+  }
+  const auto& w = ma[{kOpWrite, 3}];
+  CHECK(w[3] > 0);  // every class occurs
+  CHECK(w[4] > 0);
+  CHECK(w[5] > 0);
+  CHECK(w[0] == w[3] + w[4] + w[5]);
 }
