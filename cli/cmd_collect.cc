@@ -139,7 +139,8 @@ int CmdCollect(int argc, char** argv) {
       ("max-connections", po::value(&o.max_connections)->default_value(o.max_connections)->value_name("N"),
        "connections open at once; beyond, new ones are closed at once (counted)")                       //
       ("max-buffer-bytes", po::value(&o.max_buffer_bytes)->default_value(o.max_buffer_bytes)->value_name("N"),
-       "all connections' line buffers together; a line that would need more is set aside (counted)")    //
+       "all connections' line buffers together; a line that would need more is set aside (counted); also "
+       "what one compressed Lumberjack frame may inflate to (iosonar senders cut theirs at 4 MiB)")     //
       ("max-dead-letter-bytes", po::value(&o.max_dead_letter_bytes)->default_value(o.max_dead_letter_bytes)->value_name("N"),
        "the dead-letter file is rotated to FILE.1 beyond this size")                                    //
       ("auth", po::value(&o.auth)->value_name("munge"),

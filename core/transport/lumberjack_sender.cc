@@ -14,6 +14,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <zlib.h>
+
 #include <climits>
 
 #include <atomic>
@@ -79,6 +81,50 @@ struct NoSigpipe {
 
 }  // namespace
 
+// The zlib stream of the 'C' frames, made once and reset per frame.
+struct LumberjackSender::Deflater {
+  z_stream z{};
+  bool ok = false;
+  explicit Deflater(int level) { ok = deflateInit(&z, level) == Z_OK; }
+  ~Deflater() {
+    if (ok) deflateEnd(&z);
+  }
+  Deflater(const Deflater&) = delete;
+  Deflater& operator=(const Deflater&) = delete;
+};
+
+bool LumberjackSender::Deflate(std::string_view in, std::string* out) {
+  namespace lj = lumberjack;
+  if (!z_) z_ = std::make_unique<Deflater>(o_.compression_level);
+  if (!z_->ok || in.size() > UINT32_MAX) return false;
+  z_stream& z = z_->z;
+  if (deflateReset(&z) != Z_OK) return false;
+  const size_t at = out->size();
+  const uLong bound = deflateBound(&z, static_cast<uLong>(in.size()));
+  out->resize(at + 6 + bound);
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+  z.avail_in = static_cast<uInt>(in.size());
+  z.next_out = reinterpret_cast<Bytef*>(out->data() + at + 6);
+  z.avail_out = static_cast<uInt>(bound);
+  if (deflate(&z, Z_FINISH) != Z_STREAM_END) {  // deflateBound is enough for one call
+    out->resize(at);
+    return false;
+  }
+  const size_t len = bound - z.avail_out;
+  out->resize(at + 6 + len);
+  char* h = out->data() + at;
+  h[0] = lj::kVersion;
+  h[1] = lj::kCompressed;
+  h[2] = static_cast<char>(len >> 24);
+  h[3] = static_cast<char>(len >> 16);
+  h[4] = static_cast<char>(len >> 8);
+  h[5] = static_cast<char>(len);
+  ++c_.compressed_frames;
+  return true;
+}
+
+LumberjackSender::LumberjackSender() = default;
+
 LumberjackSender::~LumberjackSender() {
   if (!pending_.empty()) Deliver();
   Disconnect();
@@ -92,6 +138,10 @@ Status LumberjackSender::Init(const Options& o) {
   o_ = o;
   if (o_.host.empty() || o_.port.empty()) return Status::Invalid("lumberjack output: no host or port");
   if (o_.window == 0) return Status::Invalid("lumberjack output: the window must be at least 1");
+  if (o_.compression_level < 0 || o_.compression_level > 9)
+    return Status::Invalid("lumberjack output: compression_level must be 0 (off) to 9, not " +
+                           std::to_string(o_.compression_level));
+  if (o_.compress_max_inflated == 0) return Status::Invalid("lumberjack output: compress_max_inflated must be positive");
   if (o_.tls) {
     TlsConfig tc;
     tc.ca_file = o_.tls_ca;
@@ -266,6 +316,41 @@ bool LumberjackSender::WriteWindow(const std::vector<std::string_view>& lines) {
   std::string cred;
   if (o_.munge && !Credential(&cred)) return Fail();
   const size_t events = lines.size() + (o_.munge ? 1 : 0);
+  if (o_.compression_level > 0) {
+    // The window's JSON frames deflated into 'C' frames of at most
+    // compress_max_inflated bytes of frames each, after the 'W' frame.
+    std::string& out = wbuf_;
+    out.clear();
+    out += lj::kVersion;
+    out += lj::kWindow;
+    lj::PutU32(&out, static_cast<uint32_t>(events));
+    raw_.clear();
+    bool ok = true;
+    uint32_t seq = 0;
+    auto event = [&](std::string_view l) {
+      if (!raw_.empty() && raw_.size() + 10 + l.size() > o_.compress_max_inflated) {
+        ok = ok && Deflate(raw_, &out);
+        raw_.clear();
+      }
+      raw_ += lj::kVersion;
+      raw_ += lj::kJson;
+      lj::PutU32(&raw_, ++seq);
+      lj::PutU32(&raw_, static_cast<uint32_t>(l.size()));
+      raw_.append(l);
+    };
+    if (o_.munge) event(cred);
+    for (auto l : lines) event(l);
+    ok = ok && (raw_.empty() || Deflate(raw_, &out));
+    if (raw_.capacity() > (16u << 20)) std::string().swap(raw_);
+    if (!ok) {
+      SayOnce("zlib: compressing a window failed");
+      return Fail();
+    }
+    c_.bytes_sent += out.size();
+    if (!WriteAll(out.data(), out.size())) return Fail();
+    if (out.capacity() > (16u << 20)) std::string().swap(out);
+    return true;
+  }
   if (!tls_) {
     // Plain TCP: the frame headers in one buffer, the events where they are,
     // gathered by sendmsg (no copy of the records).
@@ -295,6 +380,7 @@ bool LumberjackSender::WriteWindow(const std::vector<std::string_view>& lines) {
     };
     if (o_.munge) event(cred);
     for (auto l : lines) event(l);
+    for (const auto& v : iov_) c_.bytes_sent += v.iov_len;
     if (!WriteIov()) return Fail();
     return true;
   }
@@ -316,6 +402,7 @@ bool LumberjackSender::WriteWindow(const std::vector<std::string_view>& lines) {
   };
   if (o_.munge) event(cred);
   for (auto l : lines) event(l);
+  c_.bytes_sent += buf.size();
   if (!WriteAll(buf.data(), buf.size())) return Fail();
   if (buf.capacity() > (16u << 20)) std::string().swap(buf);
   return true;

@@ -46,6 +46,14 @@ class LumberjackSender {
     // tls_cert/tls_key, when given, are this sender's identity (client certificate).
     bool tls = false;
     std::string tls_ca, tls_cert, tls_key;
+    // zlib level of the compressed ('C') frames each window's JSON frames go
+    // in (Filebeat's compression_level; its default is 3): 0 sends the JSON
+    // frames as they are, 1..9 compress. A window's frames are cut into 'C'
+    // frames of at most compress_max_inflated bytes each (whole frames; an
+    // event bigger than that goes alone), so a receiver's bound on the inflated
+    // size (`iosonar collect`: its --max-buffer, 64 MiB by default) is never hit.
+    int compression_level = 3;
+    size_t compress_max_inflated = 4u << 20;
   };
   struct Counters {
     uint64_t acked = 0;       // records the receiver acknowledged (first sends and resends)
@@ -54,9 +62,11 @@ class LumberjackSender {
     uint64_t dropped = 0;     // records neither acknowledged nor spooled (spool full or none)
     uint64_t windows = 0;
     uint64_t failures = 0;    // connects or windows that failed
+    uint64_t bytes_sent = 0;  // Lumberjack bytes handed to the connection (before TLS; resends included)
+    uint64_t compressed_frames = 0;  // 'C' frames sent
   };
 
-  LumberjackSender() = default;
+  LumberjackSender();
   ~LumberjackSender();
   LumberjackSender(const LumberjackSender&) = delete;
   LumberjackSender& operator=(const LumberjackSender&) = delete;
@@ -112,6 +122,11 @@ class LumberjackSender {
   std::string auth_error_;
   std::string wbuf_;  // the window being written, or its frame headers (kept: no allocation per window)
   std::vector<struct iovec> iov_;
+  // compression_level > 0: the window's JSON frames before deflating, and the zlib stream (reused).
+  std::string raw_;
+  struct Deflater;
+  std::unique_ptr<Deflater> z_;
+  bool Deflate(std::string_view in, std::string* out);  // appends a 'C' frame holding in
   std::shared_ptr<TlsContext> tls_ctx_;
   std::unique_ptr<TlsConn> tls_;
 };

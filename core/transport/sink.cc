@@ -175,8 +175,14 @@ class LumberjackSink final : public RecordSink {
       else if (k == "key" || k == "ssl_key") lo.tls_key = v;
       else if (k == "munge_socket") lo.munge_socket = v;
       else if (k == "window") lo.window = static_cast<uint32_t>(std::strtoul(v.c_str(), nullptr, 10));
+      else if (k == "compression_level") {  // Filebeat's and Logstash's name: zlib level, 0 = off
+        if (v.size() != 1 || v[0] < '0' || v[0] > '9')
+          return Status::Invalid("output '" + RedactUrl(output) + "': compression_level must be 0 (off) to 9, not '" +
+                                 v + "'");
+        lo.compression_level = v[0] - '0';
+      }
       else return Status::Invalid("output '" + RedactUrl(output) + "': unknown parameter '" + k +
-                                  "' (known: auth=munge, munge_socket=PATH, window=N, tls=1, ca=FILE, cert=FILE, key=FILE; ca, cert, key also as Logstash spells them: "
+                                  "' (known: auth=munge, munge_socket=PATH, window=N, compression_level=0..9 (default 3), tls=1, ca=FILE, cert=FILE, key=FILE; ca, cert, key also as Logstash spells them: "
                                   "ssl_certificate_authorities, ssl_certificate, ssl_key)");
     }
     if (auto st = sender_.Init(lo); !st.ok()) return Status::Invalid("output '" + RedactUrl(output) + "': " + st.message());

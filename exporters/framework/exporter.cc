@@ -278,6 +278,9 @@ int RunExporter(const Descriptor& d, int argc, char** argv) {
   so.es.user = opts.Get("es-user");
   so.es.ca_file = opts.Get("es-ca-file");
   so.es.insecure = opts.Flag("es-insecure");
+  // As `iosonar collect --es-gzip`: the flag, or IOSONAR_ES_GZIP=1.
+  so.es.gzip = opts.Flag("es-gzip");
+  if (const char* z = getenv("IOSONAR_ES_GZIP"); z && std::string_view(z) == "1") so.es.gzip = true;
   if (const char* pw = getenv("IOSONAR_ES_PASSWORD"); pw && *pw) so.es.password = pw;
   if (const char* k = getenv("IOSONAR_ES_API_KEY"); k && *k) so.es.api_key = k;
   if (const char* ns = getenv("IOSONAR_NAMESPACE"); ns && *ns) so.es.name_space = ns;  // data stream namespace

@@ -215,6 +215,7 @@ constexpr OptionSpec kCommon[] = {
     opt::String("es-user", "USER", nullptr, "Elasticsearch basic-auth user (password from $IOSONAR_ES_PASSWORD)"),
     opt::String("es-ca-file", "FILE", nullptr, "CA certificate(s) for Elasticsearch's TLS (verification is on by default)"),
     opt::Flag("es-insecure", "do not verify Elasticsearch's certificate"),
+    opt::Flag("es-gzip", "gzip the Elasticsearch _bulk bodies (Content-Encoding: gzip; else $IOSONAR_ES_GZIP=1)"),
     // The default is the exporter's (Descriptor::default_interval_s).
     opt::Duration("interval", "SECONDS", nullptr, "time between samples (fractions allowed)").Above(0),
     opt::Int("count", "N", "0", "stop after N samples (0 = run until SIGINT/SIGTERM)").Min(0),

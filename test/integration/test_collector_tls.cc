@@ -106,6 +106,8 @@ TEST_CASE("collector over TLS: collector killed with SIGKILL mid-stream and rest
   auto o = TlsSender(pki, port, "n1");
   o.window = 256;
   o.spool_dir = tmp / "spool";
+  o.compression_level = GENERATE(3, 0);  // zlib 'C' frames inside TLS (the default), and plain frames
+  INFO("compression_level " << o.compression_level);
   REQUIRE(s.Init(o).ok());
   const int n = 30000, chunk = 100;
   bool killed = false, restarted = false;
@@ -135,6 +137,7 @@ TEST_CASE("collector over TLS: collector killed with SIGKILL mid-stream and rest
   CHECK(s.counters().dropped == 0);
   CHECK(s.counters().acked == static_cast<uint64_t>(n));
   CHECK(s.counters().failures > 0);
+  CHECK((s.counters().compressed_frames > 0) == (o.compression_level > 0));
   REQUIRE(WEXITSTATUS(c->Stop(30000)) == 0);
   const std::string log = ReadFile(tmp / "collect2.log");
   INFO(log);

@@ -275,6 +275,12 @@ PLUGIN_OPTIONS = {
                       "ssl_extra_chain_certs ssl_key ssl_key_passphrase ssl_supported_protocols ssl_verification_mode "
                       "ssl_verify tcp_keep_alive",
     ("input", "redis"): "batch_count command_map data_type db host key password path port ssl timeout",
+    # logstash-input-beats 6.6+ (Logstash 8.15 bundles 6.8; 7.0 dropped ssl, ssl_verify_mode,
+    # ssl_peer_metadata, cipher_suites, tls_min/max_version): the options both accept.
+    ("input", "beats"): "add_hostname client_inactivity_timeout enrich event_loop_threads executor_threads host "
+                        "include_codec_tag port ssl_certificate ssl_certificate_authorities ssl_cipher_suites "
+                        "ssl_client_authentication ssl_enabled ssl_handshake_timeout ssl_key ssl_key_passphrase "
+                        "ssl_supported_protocols",
     ("output", "redis"): "batch batch_events batch_timeout congestion_interval congestion_threshold data_type db host "
                          "key password port reconnect_interval shuffle_hosts ssl_certificate ssl_certificate_authorities "
                          "ssl_cipher_suites ssl_enabled ssl_key ssl_key_passphrase ssl_supported_protocols "
@@ -343,14 +349,62 @@ def check_options(name, root):
     return n
 
 
+BEATS_ENRICH = {"source_metadata", "codec_metadata", "ssl_peer_metadata", "none", "all"}
+
+
+def check_beats(src, name, text, root):
+    """The Lumberjack v2 (beats) input that README's `--output lumberjack://LOGSTASH:5044` reaches."""
+    inp = section(root, "input")
+    beats = [b for b in walk(inp) if b.kind == "plugin" and b.header == "beats"] if inp else []
+    if not ok(len(beats) == 1, f"{name}: a beats input (the senders' lumberjack://HOST:5044) beside the tcp one"):
+        return
+    b = beats[0]
+    ok(setting(b, "port") == "5044", f"{name}: beats input on port 5044 (Beats' port, as README says), not {setting(b, 'port')}")
+    enrich = re.findall(r'"([^"]*)"', setting(b, "enrich") or "")
+    ok(enrich and set(enrich) <= BEATS_ENRICH and "codec_metadata" not in enrich and "all" not in enrich,
+       f"{name}: beats enrich {enrich} is set, valid ({sorted(BEATS_ENRICH)}) and adds no tags (codec_metadata "
+       f"tags every record beats_input_raw_event)")
+    ok(setting(b, "include_codec_tag") is None, f"{name}: beats has no include_codec_tag (deprecated; refused with enrich)")
+    # The TLS options shipped commented out must be ones Logstash accepts once uncommented.
+    m = re.search(r"\n\s*beats\s*\{(.*?)\n\s*\}", text, re.S)
+    commented = re.findall(r"^\s*#\s*([a-z_]+)\s*=>", m.group(1), re.M) if m else []
+    known = set(PLUGIN_OPTIONS[("input", "beats")].split())
+    ok("ssl_enabled" in commented, f"{name}: beats input shows its TLS options (commented): {commented}")
+    for opt in commented:
+        ok(opt in known, f"{name}: the commented beats option {opt} is one the beats input has")
+
+
+def check_beats_deployment(src):
+    # Records reach the beats input whole only when they have no "message"/"line"
+    # field (else the input runs its codec on that field alone).
+    fd = os.path.join(src, "core/records/fields.def")
+    if os.path.exists(fd):
+        names = re.findall(r'^X\(\w+,\s*"([^"]+)"', open(fd).read(), re.M)
+        ok(len(names) > 50 and not {"message", "line"} & set(names),
+           "fields.def declares no 'message' or 'line' field (the beats input would decode it with its codec)")
+    readme = os.path.join(src, "README.md")
+    if os.path.exists(readme):
+        ok("lumberjack://LOGSTASH:5044" in open(readme).read(), "README points the exporters at lumberjack://LOGSTASH:5044")
+    for cf in COMPOSE_FILES:
+        p = os.path.join(src, cf)
+        if not os.path.exists(p):
+            continue
+        ports = [str(x) for x in (yaml.safe_load(open(p)).get("services", {}).get("logstash", {}).get("ports") or [])]
+        ok(any(x.endswith(":5044") for x in ports), f"{cf}: logstash publishes the beats port 5044 ({ports})")
+
+
 def check_logstash(src):
     ld = os.path.join(src, "logstash-pipelines")
     n = nopts = 0
     for f in sorted(os.listdir(ld)):
         if f.endswith(".conf"):
-            root, outs = check_conf(f, open(os.path.join(ld, f)).read())
+            text = open(os.path.join(ld, f)).read()
+            root, outs = check_conf(f, text)
             nopts += check_options(f, root)
             n += len(outs)
+            if f in ("shipper.conf", "direct.conf"):  # the pipelines the senders reach (pipelines*.yml)
+                check_beats(src, f, text, root)
+    check_beats_deployment(src)
     ok(nopts > 50, f"logstash: found the plugins' options ({nopts})")
     ok(n >= 6, f"logstash: found the elasticsearch/opensearch outputs ({n})")
     print(f"logstash: {n} outputs checked")
@@ -474,6 +528,15 @@ MUTATIONS = [
      '      silence_error_in_log => ["version', "has no option silence_error_in_log"),
     ("logstash", "logstash-pipelines/shipper.conf", '    codec => json\n', '    codec => json\n    ecs => v8\n',
      "has no option ecs"),
+    ("logstash", "logstash-pipelines/shipper.conf", '  beats {\n    id => "iosonar_beats_in"', '  tcp {\n    id => "iosonar_beats_in"',
+     "a beats input (the senders' lumberjack://HOST:5044)"),
+    ("logstash", "logstash-pipelines/direct.conf", "    port => 5044\n", "    port => 5045\n", "beats input on port 5044"),
+    ("logstash", "logstash-pipelines/shipper.conf", '    enrich => ["source_metadata"]', '    enrich => ["codec_metadata"]',
+     "adds no tags"),
+    ("logstash", "logstash-pipelines/shipper.conf", "    # ssl_client_authentication", "    # ssl_verify_mode",
+     "the commented beats option ssl_verify_mode"),
+    ("logstash", "docker-compose.yml", '      - "5044:5044"\n', "", "logstash publishes the beats port 5044"),
+    ("logstash", "docker-compose-opensearch.yml", '      - "5044:5044"\n', "", "logstash publishes the beats port 5044"),
     ("logstash", "logstash-pipelines/indexer-opensearch.conf", '      action => "create"\n      # A record', '      # A record',
      "action => \"create\""),
     ("logstash", "logstash-pipelines/indexer.conf", "  } else {\n    elasticsearch {", "  } else if [x] {\n    elasticsearch {",

@@ -297,8 +297,9 @@ def check_compose(src):
         return {str(p).split(":")[-1] for p in svcs.get(n, {}).get("ports", [])}
     ld = os.path.join(src, "logstash-pipelines")
     for conf in ("shipper.conf", "direct.conf"):
-        m = re.search(r"tcp\s*\{[^}]*port\s*=>\s*(\d+)", open(os.path.join(ld, conf)).read())
-        ok(m is not None and m.group(1) in ports("logstash"), f"compose: logstash publishes the tcp input port of {conf}")
+        for inp in ("tcp", "beats"):
+            m = re.search(inp + r"\s*\{[^}]*?\n\s*port\s*=>\s*(\d+)", open(os.path.join(ld, conf)).read())
+            ok(m is not None and m.group(1) in ports("logstash"), f"compose: logstash publishes the {inp} input port of {conf}")
     ok("9200" in ports("elasticsearch"), "compose: elasticsearch publishes 9200")
     ok("5601" in ports("kibana"), "compose: kibana publishes 5601")
     ok("6379" in ports("redis"), "compose: redis publishes 6379")
