@@ -542,6 +542,10 @@ __thread uint64_t t_over_lo __attribute__((tls_model("initial-exec"))) = 0;
 __thread uint64_t t_over_hi __attribute__((tls_model("initial-exec"))) = 0;
 inline bool InOverInterval(uint64_t t) { return t >= t_over_lo && t < t_over_hi; }
 
+// Agent mode: places of a slot's buffer kept for aggregates.
+constexpr int kAggReserve = 4 * Aggregator::kEntries;
+static_assert(kAggReserve < kBufRuns / 4, "most of the buffer is for detail runs");
+
 class SlotSink final : public RunSink {
  public:
   explicit SlotSink(Slot* s) : s_(s) {}
@@ -562,15 +566,20 @@ class SlotSink final : public RunSink {
         return true;
       }
     }
-    if (s_->nbuf == kBufRuns && g_agent) {
+    if (g_agent && s_->nbuf >= kBufRuns - kAggReserve) {
       // Until the agent takes them: a run folds into the aggregates (bytes and
-      // ops stay exact); an aggregate that finds no room is counted as dropped.
+      // ops stay exact), and the last kAggReserve places are the aggregates'
+      // (the aggregator emits at most kEntries at a time), so an aggregate is
+      // dropped (and counted) only when the agent has been away for several
+      // intervals, not whenever detail runs filled the buffer first.
       if (!r.agg) {
         s_->agg().Fold(r, BudgetEpoch(r.t_end), this);
         return true;
       }
-      g_dropped.fetch_add(r.count, std::memory_order_relaxed);
-      return true;  // counted here, not again by the compressor
+      if (s_->nbuf == kBufRuns) {
+        g_dropped.fetch_add(r.count, std::memory_order_relaxed);
+        return true;  // counted here, not again by the compressor
+      }
     }
     if (s_->nbuf == kBufRuns) FlushBuffered(s_);
     if (s_->nbuf == kBufRuns) return false;

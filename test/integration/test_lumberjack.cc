@@ -149,7 +149,7 @@ TEST_CASE("lumberjack: collector killed with SIGKILL mid-stream and restarted: 0
   CHECK(bytes.out == "0\n");
 }
 
-TEST_CASE("lumberjack: a compressed frame inflating past the collector's --max-buffer-bytes is refused; the sender's "
+TEST_CASE("lumberjack: a compressed frame inflating past the collector's max-buffer-bytes bound is refused, the sender's "
           "cut at a smaller bound goes through",
           "[lumberjack][collector]") {
   TempDir tmp;

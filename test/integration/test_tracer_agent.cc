@@ -141,6 +141,40 @@ TEST_CASE("agent: SIGTERM, SIGKILL, SIGSEGV and _exit under IOSONAR_OUTPUT=agent
   }
 }
 
+TEST_CASE("agent mode: a buffer filled by detail runs while no agent drains keeps room for the aggregates: ops exact, "
+          "none dropped",
+          "[tracer][agent]") {
+  TempDir d;
+  const std::string ring = RingDir(d / "shm", geteuid());
+  // No budget: every run is a detail run, so random preads fill the 1,024-run
+  // buffer at once, with no agent running; the rest fold into aggregates, and
+  // each second boundary closes one (1.5 million preads take seconds).
+  auto env = AgentEnv(ring);
+  env["IOSONAR_DETAIL_BUDGET"] = "0";
+  auto r = Run({ProgramPath("tp_pattern"), "pread-rand", d / "f", "4096", "1500000"}, env);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  REQUIRE_FALSE(DirEmpty(ring));
+  const int port = FreePort();
+  Collector col(d / "store", port, d / "collect.log");
+  {
+    Child agent({LeanBin(), "agent", "--ring-root", d / "shm", "--output", "lumberjack://127.0.0.1:" + std::to_string(port),
+                 "--interval", "0.1"},
+                {}, d / "agent.log");
+    REQUIRE(WaitUntil([&] { return DirEmpty(ring); }, 20000));
+  }
+  col.c->Stop(30000);
+  auto lines = Stored(d / "store");
+  int64_t reads = 0, aggregated = 0, dropped = 0;
+  for (const auto& l : lines) {
+    if (l.dataset == "iosonar.trace" && l.op == "read") reads += l.count, aggregated += l.aggregated ? l.count : 0;
+    if (l.dataset == "iosonar.tracer") dropped = std::max(dropped, l.dropped);
+  }
+  CHECK(dropped == 0);
+  CHECK(reads == 1500000);
+  CHECK(aggregated > 0);  // the buffer did fill: the rest went into aggregates
+}
+
 TEST_CASE("agent: a single-threaded program that writes, then sleeps, has its records stored within 3 s",
           "[tracer][agent][realtime]") {
   TempDir d;
