@@ -4,6 +4,7 @@
 #include <boost/program_options.hpp>
 #include <cctype>
 #include <iostream>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -22,6 +23,7 @@ namespace {
 constexpr const char* kUsage =
     "usage: iosonar serve --store DIR|URL --mysql URL [--redis URL] --listen HOST:PORT [--trusted-proxy ADDR]...\n"
     "                     [--user-header NAME] [--admins USER,...] [--admin-group GROUP] [--share-by account|group]\n"
+    "                     [--group-ttl S] [--group-cache N]\n"
     "                     [--munge-socket PATH] [--threads N] [--tls-cert FILE --tls-key FILE]\n"
     "                     [--cluster NAME] [--cluster-store NAME=DIR|URL]... [--compute-threads N] [--compute-queue N]\n"
     "\n"
@@ -61,6 +63,7 @@ int CmdServe(int argc, char** argv) {
   std::string cluster;
   std::vector<std::string> cluster_stores;
   size_t list_limit = 500;
+  int64_t group_ttl = 60, group_cache = 4096;
   po::options_description desc(kUsage);
   desc.add_options()("help,h", "show this help")  //
       ("store", po::value(&store)->value_name("DIR|URL"), "the record store directory, or an Elasticsearch URL")  //
@@ -75,6 +78,10 @@ int CmdServe(int argc, char** argv) {
       ("admin-group", po::value(&admin_group)->value_name("GROUP"), "members of this Unix group are administrators")  //
       ("share-by", po::value(&share_by)->value_name("account|group"),
        "shared projects: users also see jobs whose Slurm account / Unix group is one of their Unix groups")  //
+      ("group-ttl", po::value(&group_ttl)->default_value(60)->value_name("S"),
+       "a user's Unix groups (--admin-group, --share-by) are asked of NSS again after S seconds (0: every request)")  //
+      ("group-cache", po::value(&group_cache)->default_value(4096)->value_name("N"),
+       "users whose groups are kept, at most (the least recently seen goes first)")  //
       ("munge-socket", po::value(&munge_socket)->value_name("PATH"), "munged's socket (default libmunge's)")  //
       ("threads", po::value(&threads)->default_value(4)->value_name("N"), "polling threads (each serves many connections)")  //
       ("compute-threads", po::value(&compute_threads)->default_value(2)->value_name("N"),
@@ -135,6 +142,10 @@ int CmdServe(int argc, char** argv) {
   for (const auto& a : SplitCommas(admins)) o.identity.admins.insert(a);
   o.identity.admin_group = admin_group;
   o.identity.share_by = share_by;
+  if (group_ttl < 0 || group_ttl > 86400) return usage_error("--group-ttl must be in 0..86400 seconds");
+  if (group_cache < 1 || group_cache > 10000000) return usage_error("--group-cache must be in 1..10000000");
+  o.identity.group_cache =
+      std::make_shared<serve::GroupCache>(group_ttl * 1000000000LL, static_cast<size_t>(group_cache));
   o.identity.munge_socket = munge_socket;
   o.list_limit = list_limit;
 

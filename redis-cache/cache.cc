@@ -68,7 +68,8 @@ std::string LassiKey(std::string_view fs, std::string_view from_iso, std::string
   return key;
 }
 
-std::string SlowdownKey(std::string_view fs, std::string_view from_iso, std::string_view to_iso) {
+std::string SlowdownKey(std::string_view fs, std::string_view from_iso, std::string_view to_iso,
+                        std::string_view baseline) {
   std::string key(kKeyPrefix);
   key += "slowdown:";
   key += fs.empty() ? std::string_view("all") : fs;
@@ -76,6 +77,10 @@ std::string SlowdownKey(std::string_view fs, std::string_view from_iso, std::str
   key += from_iso;
   key += ':';
   key += to_iso;
+  if (!baseline.empty()) {
+    key += ':';
+    key += baseline;
+  }
   return key;
 }
 

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 
@@ -111,6 +112,58 @@ bool InUnixGroup(const std::string& user, const std::string& group_name) {
   return false;
 }
 
+GroupCache::GroupCache(int64_t ttl_ns, size_t max_entries, Lookup lookup, Clock clock)
+    : ttl_ns_(ttl_ns), max_entries_(std::max<size_t>(1, max_entries)), lookup_(std::move(lookup)), clock_(std::move(clock)) {
+  if (!lookup_) lookup_ = UnixGroupsOf;
+  if (!clock_)
+    clock_ = [] {
+      return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+          .count();
+    };
+}
+
+std::vector<std::string> GroupCache::GroupsOf(const std::string& user) {
+  if (ttl_ns_ > 0) {
+    std::lock_guard<std::mutex> l(mu_);
+    auto it = entries_.find(user);
+    if (it != entries_.end() && clock_() - it->second.fetched_ns < ttl_ns_) {
+      lru_.splice(lru_.begin(), lru_, it->second.lru);
+      return it->second.groups;
+    }
+  }
+  const int64_t asked = clock_();
+  std::vector<std::string> groups = lookup_(user);
+  std::lock_guard<std::mutex> l(mu_);
+  ++lookups_;
+  if (ttl_ns_ <= 0) return groups;
+  auto it = entries_.find(user);
+  if (it == entries_.end()) {
+    while (entries_.size() >= max_entries_) {  // the least recently used goes
+      entries_.erase(lru_.back());
+      lru_.pop_back();
+    }
+    lru_.push_front(user);
+    it = entries_.emplace(user, Entry{{}, 0, lru_.begin()}).first;
+  } else {
+    lru_.splice(lru_.begin(), lru_, it->second.lru);
+  }
+  if (asked >= it->second.fetched_ns) {  // a slower concurrent lookup does not replace a newer answer
+    it->second.groups = groups;
+    it->second.fetched_ns = asked;
+  }
+  return groups;
+}
+
+size_t GroupCache::size() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return entries_.size();
+}
+
+uint64_t GroupCache::lookups() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return lookups_;
+}
+
 Result<Identity> Identify(const IdentityOptions& opt, const Credentials& c) {
   Identity id;
   if (c.munge_credential && *c.munge_credential) {
@@ -129,8 +182,15 @@ Result<Identity> Identify(const IdentityOptions& opt, const Credentials& c) {
   } else {
     return Status::NotFound("no identity");
   }
-  id.admin = opt.admins.count(id.user) > 0 || (!opt.admin_group.empty() && InUnixGroup(id.user, opt.admin_group));
-  if (!opt.share_by.empty()) id.groups = UnixGroupsOf(id.user);
+  const bool admin_listed = opt.admins.count(id.user) > 0;
+  if (opt.share_by.empty() && (admin_listed || opt.admin_group.empty())) {
+    id.admin = admin_listed;  // no group needed
+    return id;
+  }
+  std::vector<std::string> groups = opt.group_cache ? opt.group_cache->GroupsOf(id.user) : UnixGroupsOf(id.user);
+  id.admin = admin_listed ||
+             (!opt.admin_group.empty() && std::find(groups.begin(), groups.end(), opt.admin_group) != groups.end());
+  if (!opt.share_by.empty()) id.groups = std::move(groups);
   return id;
 }
 

@@ -11,13 +11,20 @@
 // A credential, when present, decides (a bad one is a 401, not a fallback).
 // Administrators: a user named in --admins or a member of --admin-group
 // (getgrnam members, or the group is the user's primary group).
+// Group lookups go through a GroupCache when one is given (serve gives one:
+// --group-ttl), so a page load's requests do not each ask NSS (LDAP, sssd).
 // Thread-safe (the reentrant getpw*/getgr* calls; one munge context a call).
 #pragma once
 #include <sys/socket.h>
 
 #include <cstdint>
+#include <functional>
+#include <list>
+#include <memory>
+#include <mutex>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/base/status.h"
@@ -38,6 +45,39 @@ class AddressMatch {
   std::string text_;
 };
 
+// The Unix groups of users (UnixGroupsOf), each user's asked of NSS at most
+// once per ttl: a change of membership is seen once the entry is older than
+// ttl. At most max_entries users are kept; a new one pushes out the least
+// recently used. The lookup runs outside the lock (a slow directory holds
+// no other request). Thread-safe.
+class GroupCache {
+ public:
+  using Lookup = std::function<std::vector<std::string>(const std::string& user)>;
+  using Clock = std::function<int64_t()>;  // ns, monotonic
+  // ttl_ns <= 0: no caching (every call asks NSS). lookup / clock: for tests
+  // (default UnixGroupsOf and the steady clock).
+  explicit GroupCache(int64_t ttl_ns = 60LL * 1000000000, size_t max_entries = 4096, Lookup lookup = nullptr,
+                      Clock clock = nullptr);
+  std::vector<std::string> GroupsOf(const std::string& user);
+  size_t size() const;
+  uint64_t lookups() const;  // how many times NSS (the lookup) was asked
+
+ private:
+  struct Entry {
+    std::vector<std::string> groups;
+    int64_t fetched_ns = 0;
+    std::list<std::string>::iterator lru;
+  };
+  const int64_t ttl_ns_;
+  const size_t max_entries_;
+  Lookup lookup_;
+  Clock clock_;
+  mutable std::mutex mu_;
+  std::unordered_map<std::string, Entry> entries_;
+  std::list<std::string> lru_;  // most recently used first
+  uint64_t lookups_ = 0;
+};
+
 struct IdentityOptions {
   std::vector<AddressMatch> trusted_proxies;
   std::string user_header = "X-Remote-User";
@@ -49,6 +89,9 @@ struct IdentityOptions {
   // also sees the jobs whose Slurm account / Unix group names one of the
   // user's Unix groups.
   std::string share_by;
+  // Where --admin-group and --share-by take a user's groups from; nullptr:
+  // NSS on every call.
+  std::shared_ptr<GroupCache> group_cache;
 };
 
 struct Identity {

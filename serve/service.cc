@@ -14,6 +14,7 @@
 #include "analysis-jobs/job-summary/job_meta.h"
 #include "analysis-jobs/job-summary/job_summary.h"
 #include "analysis-jobs/lassi/lassi_store.h"
+#include "analysis-jobs/lassi/probe_baseline.h"
 #include "analysis-jobs/lassi/slowdown.h"
 #include "analysis-jobs/phases/phases.h"
 #include "analysis-jobs/report/report.h"
@@ -657,6 +658,17 @@ struct Service::Impl {
   }
 
   // ---- LASSi risk and probe slowdown over a day ----
+  // The newest stored probe baseline of the job database (nullptr: none).
+  Result<std::shared_ptr<const lassi::ProbeBaseline>> StoredProbeBaseline() {
+    auto db = GetDb();
+    if (!db.ok()) return db.status();
+    auto all = lassi::ReadProbeBaselinesFromDb((*db)->conn());
+    if (!all.ok()) return all.status();
+    auto sel = lassi::SelectProbeBaseline(*all, "");
+    if (!sel.ok()) return sel.status();
+    if (!*sel) return std::shared_ptr<const lassi::ProbeBaseline>();
+    return std::make_shared<const lassi::ProbeBaseline>(std::move(**sel));
+  }
   Result<std::string> LassiDay(int64_t day_ns, int64_t window_s) {
     constexpr int64_t kDay = 86400LL * 1000000000LL;
     const int64_t to = day_ns + kDay;
@@ -677,14 +689,23 @@ struct Service::Impl {
         },
         over);
     if (!lassi.ok()) return lassi.status();
+    // t_expected as `slowdown` and `report --mysql` take it: the newest
+    // baseline in the job database's probe_baseline table (`iosonar slowdown
+    // baseline --mysql`); without one the 30 days before the day, which the
+    // JSON's baseline_warning (and so the page) says loudly.
+    lassi::SlowdownOptions so;
+    so.from_ns = day_ns;
+    so.to_ns = to;
+    auto stored = StoredProbeBaseline();
+    if (!stored.ok()) return stored.status();
+    so.stored = *stored;
+    const std::string tag = so.stored ? "stored:" + so.stored->name + "@" + std::to_string(so.stored->computed_at_ns)
+                                      : "history:" + std::to_string(so.history_ns / 86400000000000LL) + "d";
     auto slow = Cached(
-        cache::SlowdownKey("all", from_iso, to_iso), "the probe slowdown of " + from_iso.substr(0, 10),
+        cache::SlowdownKey("all", from_iso, to_iso, tag), "the probe slowdown of " + from_iso.substr(0, 10),
         [&]() -> Result<std::string> {
           auto store = GetStore();
           if (!store.ok()) return store.status();
-          lassi::SlowdownOptions so;
-          so.from_ns = day_ns;
-          so.to_ns = to;
           auto rows = lassi::SlowdownFromStore(**store, so);
           if (!rows.ok()) return rows.status();
           return lassi::SlowdownToJson(*rows, so, false);

@@ -66,6 +66,8 @@ struct Run {
   int64_t nodes = 0;
   int64_t start_ns = 0, end_ns = 0;
   std::string command;
+  std::string app_key;  // "" when matched by command
+  std::string match;    // app_key, command or apps_file (AnomalyResult::history_match)
 };
 
 // The job itself: command, nodes and window from the job database, else the apps file and the store.
@@ -76,11 +78,23 @@ Result<Run> DescribeJob(Store& store, const std::string& job_id, const JobSource
     auto j = src.db->FindJob(job_id, src.cluster);
     if (!j.ok()) return j.status();
     r.command = j->command.value_or("");
+    // The key the prolog or the poller stored (jobs.app_key); a row written
+    // before that column has none, and its runs are matched by command line.
+    if (j->app_key && !j->app_key->empty()) {
+      r.app_key = *j->app_key;
+      r.match = "app_key";
+    } else {
+      r.match = "command";
+    }
     r.nodes = j->node_count.value_or(0);
     r.start_ns = j->start_ns.value_or(0);
     r.end_ns = j->end_ns.value_or(0);
   }
-  if (auto it = src.apps.find(job_id); it != src.apps.end()) r.command = it->second;
+  if (auto it = src.apps.find(job_id); it != src.apps.end()) {
+    r.command = it->second;
+    r.app_key = ApplicationKey(it->second, "");  // as lassi's --apps: one key everywhere
+    r.match = "apps_file";
+  }
   if (r.nodes == 0 || r.start_ns == 0) {
     auto f = FactsFromStore(store, job_id);
     if (!f.ok()) return f.status();
@@ -95,17 +109,21 @@ bool SameScale(int64_t nodes, int64_t job_nodes, double tol) {
   return std::fabs(static_cast<double>(nodes - job_nodes)) <= tol * static_cast<double>(job_nodes) + 1e-9;
 }
 
-// Earlier runs of the same command at the same scale, most recent first.
+// Earlier runs of the same application at the same scale, most recent first:
+// the same jobs.app_key (or, for a job whose row has none, the same command
+// line), or the same ApplicationKey of the apps file's command lines.
 Result<std::vector<Run>> History(Store& store, const Run& job, const JobSource& src, const Options& opt) {
   std::vector<Run> out;
-  if (job.command.empty()) return out;
+  if (job.match == "app_key" ? job.app_key.empty() : job.command.empty()) return out;
   if (src.db && src.apps.empty()) {
     std::string cluster = src.cluster;
     if (cluster.empty()) {
       auto j = src.db->FindJob(job.id, "");
       if (j.ok()) cluster = j->cluster;
     }
-    auto runs = src.db->EarlierRuns(cluster, job.command, job.start_ns, opt.max_history * 4 + 10);
+    const size_t limit = opt.max_history * 4 + 10;
+    auto runs = job.match == "app_key" ? src.db->EarlierRunsOfApp(cluster, job.app_key, job.command, job.start_ns, limit)
+                                       : src.db->EarlierRunsByCommand(cluster, job.command, job.start_ns, limit);
     if (!runs.ok()) return runs.status();
     for (const auto& j : *runs) {
       if (std::to_string(j.job_id) == job.id) continue;
@@ -122,7 +140,7 @@ Result<std::vector<Run>> History(Store& store, const Run& job, const JobSource& 
     return out;
   }
   for (const auto& [id, cmd] : src.apps) {
-    if (id == job.id || cmd != job.command) continue;
+    if (id == job.id || ApplicationKey(cmd, "") != job.app_key) continue;
     auto f = FactsFromStore(store, id);
     if (!f.ok()) continue;  // not in the store: not a run we can compare with
     if (f->end_ns > job.start_ns) continue;  // not earlier
@@ -499,6 +517,8 @@ Result<AnomalyResult> Analyze(Store& store, const std::string& job_id, const Job
   auto job = DescribeJob(store, job_id, src);
   if (!job.ok()) return job.status();
   res.command = job->command;
+  res.app_key = job->app_key;
+  res.history_match = job->match.empty() ? "apps_file" : job->match;
   res.nodes = job->nodes;
   res.start_ns = job->start_ns;
   res.end_ns = job->end_ns;
@@ -537,6 +557,8 @@ std::string ToJson(const AnomalyResult& r, bool pretty) {
   w.Kv("job_id", r.job_id);
   w.Kv("verdict", r.verdict);
   w.Kv("command", r.command);
+  w.Kv("app_key", r.app_key);
+  w.Kv("history_match", r.history_match);
   w.Kv("nodes", r.nodes);
   w.Kv("start", FormatIsoMillis(r.start_ns));
   w.Kv("end", FormatIsoMillis(r.end_ns));
@@ -630,6 +652,12 @@ std::string ToTable(const AnomalyResult& r) {
     out += b;
   }
   out += ")\n";
+  if (r.history_match == "command")
+    out += "history: earlier runs with the same command line (the job database has no app_key for this job)\n";
+  else if (r.history_match == "app_key")
+    out += "history: earlier runs with the same application key (jobs.app_key): " + r.app_key + "\n";
+  else
+    out += "history: earlier runs whose --apps command line has the same application key: " + r.app_key + "\n";
   out += "phases:\n  direction  start                     duration_s        bytes  cluster\n";
   for (const auto& p : r.phases) {
     std::snprintf(b, sizeof b, "  %-9s  %-24s  %10.1f  %11llu  %7d\n", p.phase.direction.c_str(),

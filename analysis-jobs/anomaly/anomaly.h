@@ -4,8 +4,12 @@
 // and the forwarding nodes / OSTs that lagged their peers inside the job.
 //
 // Definitions (docs/anomaly.md has the reasons for each default):
-//  - Same application: the exact command line (LASSi's key), from the job
-//    database (jobs.command) or an apps file (JOB_ID<TAB>COMMAND LINE).
+//  - Same application: the application key (LASSi's "exact command used",
+//    ApplicationKey in core/jobdb/jobdb.h) the prolog or the sacct poller
+//    stored in jobs.app_key; for a job whose row has no app_key (written
+//    before migration 037) the exact command line (jobs.command), which the
+//    result says (history_match "command"); with an apps file
+//    (JOB_ID<TAB>COMMAND LINE) the ApplicationKey of its command lines.
 //    Same scale: |nodes - nodes_job| <= node_tolerance * nodes_job.
 //  - Phases: analysis::PhasesForJob (DWT on the 1 s trace bandwidth series).
 //  - Features: per phase (log10 duration_s, log10 bytes). On a log scale eps
@@ -119,6 +123,8 @@ struct ServerOutlier {
 struct AnomalyResult {
   std::string job_id;
   std::string command;
+  std::string app_key;        // the key the history was matched by ("" when by command)
+  std::string history_match;  // app_key (jobs.app_key), command (the job's row has no app_key) or apps_file
   int64_t nodes = 0;
   int64_t start_ns = 0, end_ns = 0;
   std::string verdict;  // normal, anomalous, not_enough_history

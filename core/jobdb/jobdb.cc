@@ -339,11 +339,25 @@ Result<std::vector<JobRecord>> JobDb::SelectJobs(std::string_view tail, const st
   return out;
 }
 
-Result<std::vector<JobRecord>> JobDb::EarlierRuns(const std::string& cluster, const std::string& command,
-                                                 int64_t before_ns, size_t limit) {
+Result<std::vector<JobRecord>> JobDb::EarlierRunsByCommand(const std::string& cluster, const std::string& command,
+                                                          int64_t before_ns, size_t limit) {
   return SelectJobs("FROM jobs j WHERE j.cluster = ? AND j.step = '' AND j.command = ? AND j.end_time IS NOT NULL "
                     "AND j.end_time <= ? ORDER BY UNIX_TIMESTAMP(j.start_time) DESC LIMIT " + std::to_string(limit),
                     {cluster, command, SqlDatetime(before_ns)});
+}
+
+Result<std::vector<JobRecord>> JobDb::EarlierRunsOfApp(const std::string& cluster, const std::string& app_key,
+                                                      const std::string& command, int64_t before_ns, size_t limit) {
+  auto rows = SelectJobs(
+      "FROM jobs j WHERE j.cluster = ? AND j.step = '' AND (j.app_key = ? OR (j.app_key IS NULL AND j.command = ?)) "
+      "AND j.end_time IS NOT NULL AND j.end_time <= ? ORDER BY UNIX_TIMESTAMP(j.start_time) DESC LIMIT " +
+          std::to_string(limit),
+      {cluster, app_key, command, SqlDatetime(before_ns)});
+  if (!rows.ok()) return rows.status();
+  std::vector<JobRecord> out;
+  for (auto& r : *rows)  // a row without a key belongs to the application when its computed key is this one
+    if (ApplicationKeyOf(r) == app_key) out.push_back(std::move(r));
+  return out;
 }
 
 Result<std::optional<JobRecord>> JobDb::Get(const std::string& cluster, uint64_t job_id, const std::string& step) {

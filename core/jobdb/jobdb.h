@@ -147,11 +147,16 @@ class JobDb {
   // Other jobs whose run overlaps J's and that used one of J's OSTs (job_osts).
   Result<std::vector<JobRecord>> JobsSharingOst(const std::string& cluster, uint64_t job_id);
 
-  // Earlier runs of one application (LASSi's grouping: the exact command
-  // line): jobs (step "") on `cluster` with this command that ended before
-  // before_ns, the most recent first, at most `limit`.
-  Result<std::vector<JobRecord>> EarlierRuns(const std::string& cluster, const std::string& command, int64_t before_ns,
-                                             size_t limit);
+  // Earlier runs of one application: jobs (step "") on `cluster` that ended
+  // before before_ns, the most recent first, at most `limit`. By key: the
+  // runs whose jobs.app_key is app_key, and the rows without an app_key
+  // (written before migration 037) whose command is `command` and whose key
+  // computed from it (ApplicationKeyOf) is app_key. By command (for a job
+  // whose own row has no app_key): the runs with this exact command line.
+  Result<std::vector<JobRecord>> EarlierRunsOfApp(const std::string& cluster, const std::string& app_key,
+                                                  const std::string& command, int64_t before_ns, size_t limit);
+  Result<std::vector<JobRecord>> EarlierRunsByCommand(const std::string& cluster, const std::string& command,
+                                                      int64_t before_ns, size_t limit);
 
   // The administrator's maps and the analyses' OST lists.
   Status SetForwardingNode(const std::string& node, const std::string& fwd_node);

@@ -101,6 +101,21 @@
     el.setAttribute('data-points', String(times.length * series.length));
   }
   function slowdown(el, d) {
+    // Which t_expected: the stored probe baseline, else the 30 days before (said loudly).
+    var used = document.createElement('p');
+    used.className = 'note';
+    used.id = 'slowdown-baseline';
+    used.textContent = 'Baseline median (t_expected): ' + (d.slowdown.baseline_description || d.slowdown.baseline) + '.';
+    el.appendChild(used);
+    if (d.slowdown.baseline_warning) {
+      var w = document.createElement('p'), b = document.createElement('b');
+      w.className = 'warn';
+      w.id = 'slowdown-baseline-warning';
+      b.textContent = 'WARNING:';
+      w.appendChild(b);
+      w.appendChild(document.createTextNode(' ' + d.slowdown.baseline_warning));
+      el.appendChild(w);
+    }
     var rows = (d.slowdown.rows || []).filter(function (r) { return r.slowdown_median != null; });
     if (!rows.length) { note(el, 'No probe slowdown this day (no probe samples with a baseline).'); return; }
     rows.sort(function (a, b) { return b.slowdown_median - a.slowdown_median; });

@@ -298,3 +298,69 @@ TEST_CASE("anomaly: history from the job database, results in MySQL and as recor
   REQUIRE(js.exit_code == 0);
   CHECK(js.out.find("I/O anomaly") == std::string::npos);  // never analysed
 }
+
+// The history is the earlier runs of the job's application as the prolog or
+// the sacct poller keyed it (jobs.app_key), not of its command line: runs
+// with the same command but another key (script arguments the key tells
+// apart) are not compared, a run with the same key but a differently written
+// command is. A row without a key (before migration 037) belongs to the
+// application when the key computed from its command is the job's; a job
+// whose own row has no key falls back to its command line, and says so.
+TEST_CASE("anomaly: earlier runs are the job's app_key, not its command", "[anomaly][mysql]") {
+  if (!HaveMariaDb()) {
+    WARN("mariadb-server is not installed: test skipped");
+    return;
+  }
+  MariaDbServer db;
+  TempDir dir;
+  const std::string store = dir / "store";
+  auto args = SimArgs(store, dir.path());
+  args.insert(args.end(), {"--mysql", db.url()});
+  auto r = Run(args);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  auto sql = [&](const std::string& q) {
+    auto res = Run({"/usr/bin/mariadb", "-S", db.socket(), "-uroot", "-N", "-B", "iosonar", "-e", q});
+    INFO(q << "\n" << res.err);
+    REQUIRE(res.exit_code == 0);
+    return res.out;
+  };
+  // Every run of the application has one command and one key.
+  REQUIRE(sql("SELECT COUNT(DISTINCT command), COUNT(DISTINCT app_key), COUNT(*) FROM jobs "
+              "WHERE job_id BETWEEN 3001 AND 3008") == "1\t1\t8\n");
+  const std::string key = sql("SELECT app_key FROM jobs WHERE job_id = 3005");
+  REQUIRE(key.size() > 1);
+  // 3001 and 3003: the same command, another application (other arguments in the key).
+  sql("UPDATE jobs SET app_key = CONCAT(app_key, ' other.nml') WHERE job_id IN (3001, 3003)");
+  // 3004: the same key, its command written differently.
+  sql("UPDATE jobs SET command = './app  -n 14' WHERE job_id = 3004");
+  // 3002: a row from before the key column, whose command keys to the job's key.
+  sql("UPDATE jobs SET app_key = NULL WHERE job_id IN (3002, 3006)");
+
+  auto a = Run({IosonarBin(), "anomaly", "3005", "--store", store, "--mysql", db.url(), "--format", "json"});
+  INFO(a.err);
+  REQUIRE(a.exit_code == 0);
+  auto d = Json(a);
+  std::vector<std::string> hist;
+  for (const auto& h : d["history"].GetArray()) hist.push_back(h.GetString());
+  CHECK(hist == std::vector<std::string>{"3004", "3002"});
+  CHECK(std::string(d["history_match"].GetString()) == "app_key");
+  CHECK(std::string(d["app_key"].GetString()) + "\n" == key);
+  auto t = Run({IosonarBin(), "anomaly", "3005", "--store", store, "--mysql", db.url()});
+  REQUIRE(t.exit_code == 0);
+  CHECK(t.out.find("history: earlier runs with the same application key (jobs.app_key): " + key) != std::string::npos);
+
+  // 3006 has no key: its history is the runs with its exact command line, whatever their key.
+  a = Run({IosonarBin(), "anomaly", "3006", "--store", store, "--mysql", db.url(), "--format", "json"});
+  INFO(a.err);
+  REQUIRE(a.exit_code == 0);
+  d = Json(a);
+  hist.clear();
+  for (const auto& h : d["history"].GetArray()) hist.push_back(h.GetString());
+  CHECK(hist == std::vector<std::string>{"3005", "3003", "3002", "3001"});
+  CHECK(std::string(d["history_match"].GetString()) == "command");
+  t = Run({IosonarBin(), "anomaly", "3006", "--store", store, "--mysql", db.url()});
+  REQUIRE(t.exit_code == 0);
+  CHECK(t.out.find("history: earlier runs with the same command line (the job database has no app_key for this job)") !=
+        std::string::npos);
+}

@@ -11,7 +11,9 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <filesystem>
 #include <map>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -93,9 +95,17 @@ rapidjson::Document ReadJson(const std::string& path) {
 }
 
 // Every row's t_expected and slowdown of the median against the medians of
-// [base_from, base_to), per host for host rows; the slow ops above 1.
+// [base_from, base_to), per host for host rows; the slow ops above 1. With
+// more intervals than the 10 minutes (serve's 10 min and 4 h), only the 10
+// minute rows are looked at.
 void CheckRows(const rapidjson::Value& sd, const ProbeDays& p, int64_t base_from, int64_t base_to, const char* kind) {
-  const auto& rows = sd["rows"];
+  rapidjson::Document keep;  // the 10-minute rows
+  keep.SetObject();
+  rapidjson::Value rows_v(rapidjson::kArrayType), host_v(rapidjson::kArrayType);
+  for (const auto& [from, to] : {std::pair{"rows", &rows_v}, std::pair{"host_rows", &host_v}})
+    for (const auto& row : sd[from].GetArray())
+      if (row["interval_s"].GetInt64() == 600) to->PushBack(rapidjson::Value(row, keep.GetAllocator()), keep.GetAllocator());
+  const auto& rows = rows_v;
   REQUIRE(rows.Size() == p.ops.size() * 144);
   size_t slow_rows = 0;
   for (const auto& row : rows.GetArray()) {
@@ -113,7 +123,7 @@ void CheckRows(const rapidjson::Value& sd, const ProbeDays& p, int64_t base_from
     }
   }
   CHECK(slow_rows == 2 * 144);
-  const auto& hr = sd["host_rows"];
+  const auto& hr = host_v;
   REQUIRE(hr.Size() == p.hosts.size() * p.ops.size() * 144);
   for (const auto& row : hr.GetArray()) {
     const std::string host = row["host"].GetString(), op = row["op"].GetString();
@@ -232,4 +242,95 @@ TEST_CASE("probe slowdown: a slow day against the stored baseline (file and MySQ
   CHECK(std::string(d["slowdown"]["stored_baseline"]["name"].GetString()) == name);
   CHECK(std::string(d["slowdown"]["stored_baseline"]["source"].GetString()) == "mysql probe_baseline");
   CheckRows(d["slowdown"], p, p.t0, b_to, "stored");
+}
+
+// `iosonar serve`'s daily administrator page takes t_expected as `slowdown`
+// and `report --mysql` do: with no stored baseline the 30 days before, with
+// the warning on the page; once `slowdown baseline --mysql` stored one (here
+// the first 20 days only, so the expectations tell it from the 30-day
+// history), that one, named on the page. The API's JSON is checked row by row
+// against the medians computed here; the page in headless Chromium.
+TEST_CASE("probe slowdown: serve's daily page uses the stored baseline, else the 30 days with a warning",
+          "[serve][probe-slowdown][mysql][browser]") {
+  if (!test::HaveMariaDb()) FAIL("needs mariadb-server (scripts/setup.sh --test)");
+  if (!test::HaveProgram("chromium") || !test::HaveProgram("npm") || !test::HaveProgram("curl"))
+    FAIL("chromium, npm and curl are needed (scripts/setup.sh --test)");
+  const std::string bdir = test::BinaryDir() + "/test-browser";
+  std::filesystem::create_directories(bdir);
+  for (const char* f : {"package.json", "package-lock.json", "check_slowdown.mjs"})
+    std::filesystem::copy_file(test::SourceDir() + "/test/browser/" + f, bdir + "/" + f,
+                               std::filesystem::copy_options::overwrite_existing);
+  if (!std::filesystem::exists(bdir + "/node_modules/playwright-core")) {
+    auto ci = test::Run({"npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error", "--prefix", bdir});
+    INFO(ci.out << ci.err);
+    REQUIRE(ci.exit_code == 0);
+  }
+  test::TempDir tmp;
+  const ProbeDays p = WriteProbeDays(tmp / "store");
+  const int64_t b_to = p.t0 + 20 * 86400 * kS;
+  test::MariaDbServer mysql;
+  const std::string url = mysql.url("iosonar");
+  auto m = test::Run({test::IosonarBin(), "db-migrate", "--mysql", url});
+  INFO(m.out << m.err);
+  REQUIRE(m.exit_code == 0);
+  const int port = test::FreePort();
+  const std::string log = tmp / "serve.log";
+  test::Child server({test::IosonarBin(), "serve", "--store", tmp / "store", "--mysql", url, "--listen",
+                      "127.0.0.1:" + std::to_string(port), "--trusted-proxy", "127.0.0.1", "--admins", "root"},
+                     {}, log);
+  REQUIRE(test::WaitUntil([&] { return !server.Alive() || test::CanConnect(port); }, 20000));
+  REQUIRE(server.Alive());
+  const std::string base = "http://127.0.0.1:" + std::to_string(port);
+  auto api = [&]() {
+    auto r = test::Run({"curl", "-s", "-H", "X-Remote-User: root", base + "/api/admin/lassi?day=2026-12-31"});
+    INFO(r.err << test::ReadFile(log));
+    REQUIRE(r.exit_code == 0);
+    auto d = std::make_unique<rapidjson::Document>();
+    d->Parse(r.out.c_str());
+    INFO(r.out.substr(0, 500));
+    REQUIRE_FALSE(d->HasParseError());
+    REQUIRE(d->HasMember("slowdown"));
+    return d;
+  };
+  auto page = [&]() {
+    auto r = test::Run({"node", bdir + "/check_slowdown.mjs", base, "2026-12-31", "root"});
+    INFO(r.out << r.err << test::ReadFile(log));
+    CHECK(r.exit_code == 0);
+    return r.out;
+  };
+
+  // No stored baseline: the 30 days before, said in the JSON and on the page.
+  {
+    auto d = api();
+    const auto& sd = (*d)["slowdown"];
+    CHECK(std::string(sd["baseline"].GetString()) == "history");
+    CHECK_THAT(std::string(sd["baseline_warning"].GetString()),
+               Catch::StartsWith("no stored probe baseline: t_expected is the median of the probe records of the 30 days"));
+    CheckRows(sd, p, p.t0, p.slow_day, "history");
+    const std::string shown = page();
+    CHECK(shown.find("baseline: Baseline median (t_expected): the probe records of the 30 days before "
+                     "2026-12-31T00:00:00.000Z") != std::string::npos);
+    CHECK(shown.find("warning: WARNING: no stored probe baseline") != std::string::npos);
+    CHECK(shown.find("rows: 20") != std::string::npos);
+  }
+
+  // The first 20 days stored in the job database: that baseline, named.
+  auto b = test::Run({test::IosonarBin(), "slowdown", "baseline", "--store", tmp / "store", "--from",
+                      FormatIsoMillis(p.t0), "--to", FormatIsoMillis(b_to), "--name", "first-20-days", "--mysql", url});
+  INFO(b.out << b.err);
+  REQUIRE(b.exit_code == 0);
+  CHECK(Median(p.Of("stat", p.t0, b_to)) != Median(p.Of("stat", p.t0, p.slow_day)));  // the test can tell them apart
+  {
+    auto d = api();
+    const auto& sd = (*d)["slowdown"];
+    CHECK(std::string(sd["baseline"].GetString()) == "stored");
+    CHECK(std::string(sd["stored_baseline"]["name"].GetString()) == "first-20-days");
+    CHECK(std::string(sd["stored_baseline"]["source"].GetString()) == "mysql probe_baseline");
+    CHECK(std::string(sd["baseline_warning"].GetString()).empty());
+    CheckRows(sd, p, p.t0, b_to, "stored");
+    const std::string shown = page();
+    CHECK(shown.find("baseline: Baseline median (t_expected): stored probe baseline 'first-20-days' from mysql "
+                     "probe_baseline") != std::string::npos);
+    CHECK(shown.find("warning:") == std::string::npos);
+  }
 }

@@ -8,6 +8,8 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <condition_variable>
+#include <map>
+#include <memory>
 #include <thread>
 
 #include "serve/assets.h"
@@ -78,6 +80,77 @@ TEST_CASE("serve: a user header counts only from a trusted proxy", "[serve]") {
   o.admin_group = "root";
   CHECK(Identify(o, {reinterpret_cast<sockaddr*>(&trusted), "root", nullptr})->admin);
   CHECK_FALSE(Identify(o, {reinterpret_cast<sockaddr*>(&trusted), "daemon", nullptr})->admin);
+}
+
+// The group cache (--group-ttl, --group-cache): NSS is asked once per user
+// per TTL; a membership changed in the directory is seen once the TTL has
+// passed (an injected clock and directory); at most N users are kept, the
+// least recently used pushed out first.
+TEST_CASE("serve: group lookups are cached for the TTL, changes seen after it, the cache bounded", "[serve]") {
+  std::map<std::string, std::vector<std::string>> directory = {{"alice", {"alice", "users"}}, {"bob", {"bob"}}};
+  std::map<std::string, int> asked;
+  int64_t now = 1000;
+  constexpr int64_t kS = 1000000000;
+  auto cache = std::make_shared<GroupCache>(
+      60 * kS, 3, [&](const std::string& u) { ++asked[u]; return directory[u]; }, [&] { return now; });
+
+  IdentityOptions o;
+  o.trusted_proxies.push_back(*AddressMatch::Parse("127.0.0.1"));
+  o.admin_group = "hpcadm";
+  o.share_by = "group";
+  o.group_cache = cache;
+  auto peer = V4("127.0.0.1");
+  auto who = [&](const char* user) {
+    auto id = Identify(o, {reinterpret_cast<sockaddr*>(&peer), user, nullptr});
+    REQUIRE(id.ok());
+    return *id;
+  };
+  // A page load: a dozen requests, one question to NSS.
+  for (int i = 0; i < 12; ++i) {
+    auto id = who("alice");
+    CHECK_FALSE(id.admin);
+    CHECK(id.groups == std::vector<std::string>{"alice", "users"});
+  }
+  CHECK(asked["alice"] == 1);
+  CHECK(cache->lookups() == 1);
+  // alice joins the administrators' group and leaves "users": not yet seen within the TTL ...
+  directory["alice"] = {"alice", "hpcadm"};
+  now += 59 * kS;
+  CHECK_FALSE(who("alice").admin);
+  CHECK(asked["alice"] == 1);
+  // ... seen once it has passed.
+  now += 1 * kS;
+  auto id = who("alice");
+  CHECK(id.admin);
+  CHECK(id.groups == std::vector<std::string>{"alice", "hpcadm"});
+  CHECK(asked["alice"] == 2);
+  // Bounded: 3 users at most; the least recently used goes first.
+  for (const char* u : {"bob", "carol", "alice", "dave"}) who(u);  // bob is the least recently used when dave comes
+  CHECK(cache->size() == 3);
+  who("alice");
+  who("carol");
+  CHECK(asked["alice"] == 2);  // kept
+  CHECK(asked["carol"] == 1);
+  who("bob");  // pushed out: asked again
+  CHECK(asked["bob"] == 2);
+  CHECK(cache->size() == 3);
+  for (int i = 0; i < 1000; ++i) cache->GroupsOf("user" + std::to_string(i));
+  CHECK(cache->size() == 3);
+
+  // TTL 0: NSS every time. And the real NSS through the cache: root's primary group counts.
+  GroupCache every(0, 8, [&](const std::string& u) { ++asked[u]; return directory[u]; });
+  every.GroupsOf("bob");
+  every.GroupsOf("bob");
+  CHECK(asked["bob"] == 4);
+  CHECK(every.size() == 0);
+  IdentityOptions real;
+  real.trusted_proxies = o.trusted_proxies;
+  real.admin_group = "root";
+  real.group_cache = std::make_shared<GroupCache>();
+  CHECK(Identify(real, {reinterpret_cast<sockaddr*>(&peer), "root", nullptr})->admin);
+  CHECK(Identify(real, {reinterpret_cast<sockaddr*>(&peer), "root", nullptr})->admin);
+  CHECK_FALSE(Identify(real, {reinterpret_cast<sockaddr*>(&peer), "daemon", nullptr})->admin);
+  CHECK(real.group_cache->lookups() == 2);
 }
 
 TEST_CASE("serve: listen addresses", "[serve]") {
