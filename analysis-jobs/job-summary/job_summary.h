@@ -4,7 +4,9 @@
 // for a user asking "why was my job's I/O slow?".
 //
 // Summarize() is a pure function over trace runs, so every number can be
-// checked on synthetic input; SummarizeJob() only adds the store scan.
+// checked on synthetic input; SummarizeJob() gives the same numbers from a
+// store, from its sums (Groups and Span) when they hold them, else from the
+// job's records.
 // Nothing here keeps state; all functions are thread-safe.
 //
 // Definitions (the numbers mean exactly this):
