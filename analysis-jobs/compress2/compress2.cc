@@ -50,7 +50,8 @@ bool Rec::operator==(const Rec& o) const {
   return stream == o.stream && seq == o.seq && a.host == b.host && a.pid == b.pid && a.tid == b.tid && a.rank == b.rank &&
          a.op == b.op && a.layer == b.layer && a.file_path == b.file_path && a.file_id == b.file_id && a.fd == b.fd &&
          a.offset == b.offset && a.size == b.size && a.count == b.count && a.bytes == b.bytes && a.errno_ == b.errno_ &&
-         a.start_ns == b.start_ns && a.end_ns == b.end_ns && a.duration_ns == b.duration_ns;
+         a.start_ns == b.start_ns && a.end_ns == b.end_ns && a.duration_ns == b.duration_ns &&
+         a.ops_sequential == b.ops_sequential && a.stride == b.stride;
 }
 
 namespace {
@@ -89,7 +90,7 @@ void EncodedSizes(const Options& opt, const std::unordered_map<std::string, uint
     const size_t n = g.members.size();
     const uint64_t head = Sv(g.window) + Uv(strings.at(g.op)) + Uv(strings.at(g.layer)) + Uv(strings.at(g.path_pattern)) +
                           (g.file_id.empty() ? 1 : Uv(strings.at(g.file_id))) + Sv(g.fd) + Sv(g.size) + Sv(g.count) +
-                          Sv(g.bytes) + Sv(g.errno_) + 1 /*flags*/ + Uv(n);
+                          Sv(g.bytes) + Sv(g.errno_) + Sv(g.ops_sequential) + Sv(g.stride) + 1 /*flags*/ + Uv(n);
     comp += head;
     if (g.offset_pattern) comp += Sv(g.offset_base) + Sv(g.offset_stride);
     if (opt.lossy && n) {  // the group's offset, and its first member's times
@@ -141,9 +142,10 @@ Compressed Compress(const std::vector<Rec>& recs, const Options& opt) {
     const bool derived = !x.file_path.empty() && x.file_id == analysis::format::FileIdOf(x.file_path);
     const std::string fid = derived ? std::string() : x.file_id;
     key.clear();
-    char num[160];
-    std::snprintf(num, sizeof num, "%" PRId64 "|%" PRId64 "|%" PRId64 "|%" PRId64 "|%" PRId64 "|%" PRId64 "|%d|", window,
-                  opt.lossy ? int64_t{-2} : x.fd, x.size, x.count, x.bytes, x.errno_, rip ? 1 : 0);
+    char num[224];
+    std::snprintf(num, sizeof num, "%" PRId64 "|%" PRId64 "|%" PRId64 "|%" PRId64 "|%" PRId64 "|%" PRId64 "|%" PRId64 "|%" PRId64 "|%d|",
+                  window, opt.lossy ? int64_t{-2} : x.fd, x.size, x.count, x.bytes, x.errno_, x.ops_sequential, x.stride,
+                  rip ? 1 : 0);
     key += num;
     key += x.op;
     key += '|';
@@ -166,6 +168,8 @@ Compressed Compress(const std::vector<Rec>& recs, const Options& opt) {
       g.count = x.count;
       g.bytes = x.bytes;
       g.errno_ = x.errno_;
+      g.ops_sequential = x.ops_sequential;
+      g.stride = x.stride;
       g.offset_base = x.offset;
       str(g.op);
       str(g.layer);
@@ -218,6 +222,8 @@ std::vector<Rec> Decompress(const Compressed& c) {
       x.count = g.count;
       x.bytes = g.bytes;
       x.errno_ = g.errno_;
+      x.ops_sequential = g.ops_sequential;
+      x.stride = g.stride;
       x.start_ns = g.window + m.start_delta;
       x.end_ns = x.start_ns + m.len;
       x.duration_ns = m.duration;

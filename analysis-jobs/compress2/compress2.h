@@ -2,7 +2,7 @@
 // and Table 8): the first pass (the tracer) merged each process's runs; the
 // second merges the runs that many nodes emit alike. Runs are grouped on
 // their feature vector <time, op, fd, size, offset pattern> -- here: the 1 s
-// window of the start, op, layer, fd, size, count, bytes, errno, duration-free
+// window of the start, op, layer, fd, size, count, bytes, errno, io.ops_sequential, io.stride, duration-free
 // file pattern (the path with the rank number written as {rank}) -- and a
 // group keeps the vector once plus, per member, what differs between nodes.
 //
@@ -67,6 +67,7 @@ struct Group {
   std::string op, layer, path_pattern, file_id;  // file_id "" when derived from the path
   bool rank_in_path = false;
   int64_t fd = -1, size = 0, count = 0, bytes = 0, errno_ = 0;
+  int64_t ops_sequential = -1, stride = 0;  // io.ops_sequential (-1: absent), io.stride (0: absent)
   bool offset_pattern = false;
   int64_t offset_base = -1, offset_stride = 0;
   std::vector<Member> members;

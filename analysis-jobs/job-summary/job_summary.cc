@@ -88,16 +88,17 @@ struct FileAgg {
   std::string path;
   std::unordered_map<size_t, uint64_t> read_by_proc, write_by_proc;
   uint64_t read_bytes = 0, write_bytes = 0;
-  // Sequential access: the offset each process's next run would continue at,
-  // and the bytes in runs that did continue (or had no offset, or came first).
+  uint64_t read_ops = 0, write_ops = 0;
+  // Consecutive ops (see ConsecutiveOps), and for runs without
+  // io.ops_sequential the offset each process's next run would continue at.
   std::unordered_map<size_t, int64_t> read_next, write_next;
-  uint64_t read_seq_bytes = 0, write_seq_bytes = 0;
+  uint64_t read_seq_ops = 0, write_seq_ops = 0;
 };
 
 struct DirAgg {
   DirectionStats* st;
   uint64_t requested = 0;
-  uint64_t seq_bytes = 0;
+  uint64_t seq_ops = 0;
   int64_t busy_ns = 0;
   std::map<int64_t, double> buckets;
 };
@@ -236,9 +237,12 @@ ModeEvidence DecideMode(const std::vector<FileAgg>& files, bool write, const Mod
   ev.private_files = private_files;
   ev.kept_share = static_cast<double>(kept_bytes) / static_cast<double>(total);
 
-  uint64_t seq_kept = 0;
-  for (size_t j = 0; j < m; ++j) seq_kept += write ? files[order[j]].write_seq_bytes : files[order[j]].read_seq_bytes;
-  const bool sequential = kept_bytes > 0 && static_cast<double>(seq_kept) >= o.volume_share * static_cast<double>(kept_bytes);
+  uint64_t seq_kept = 0, ops_kept = 0;
+  for (size_t j = 0; j < m; ++j) {
+    seq_kept += write ? files[order[j]].write_seq_ops : files[order[j]].read_seq_ops;
+    ops_kept += write ? files[order[j]].write_ops : files[order[j]].read_ops;
+  }
+  const bool sequential = ops_kept > 0 && static_cast<double>(seq_kept) >= o.volume_share * static_cast<double>(ops_kept);
   ev.explanation = ExplainMode(n, m, private_files, write, sequential, &ev);
   return ev;
 }
@@ -257,7 +261,7 @@ void FinishDirection(DirAgg& d, int64_t bucket_ns, double runtime_s) {
     s.bw_run = static_cast<double>(s.bytes) / runtime_s;
     s.iops_run = static_cast<double>(s.ops) / runtime_s;
   }
-  if (s.bytes) s.sequential_share = static_cast<double>(d.seq_bytes) / static_cast<double>(s.bytes);
+  if (s.ops) s.sequential_share = static_cast<double>(d.seq_ops) / static_cast<double>(s.ops);
   s.span_s = static_cast<double>(s.last_end_ns - s.first_start_ns) / 1e9;
   if (s.span_s > 0) {
     s.bw_avg = static_cast<double>(s.bytes) / s.span_s;
@@ -276,6 +280,26 @@ void FinishDirection(DirAgg& d, int64_t bucket_ns, double runtime_s) {
 }  // namespace
 
 namespace {
+
+// The consecutive ops of a data run (the header's "sequential"): its
+// io.ops_sequential when it has one (at most its ops); else, from offsets in
+// time order, its first op if it continues where this process's previous run
+// on the file in this direction ended (or is the first such run, or has no
+// offset), plus its other ops unless it is strided.
+uint64_t ConsecutiveOps(const TraceRun& r, uint64_t ops, uint64_t bytes, size_t proc,
+                        std::unordered_map<size_t, int64_t>& next) {
+  bool continues = true;
+  if (r.offset >= 0) {
+    auto nit = next.find(proc);
+    if (nit != next.end()) continues = nit->second == r.offset;
+    const int64_t step = r.stride != 0 ? r.stride : r.size;
+    next[proc] = r.stride != 0 && ops > 0 ? r.offset + static_cast<int64_t>(ops - 1) * step + r.size
+                                          : r.offset + static_cast<int64_t>(bytes);
+  }
+  if (r.ops_sequential >= 0) return std::min<uint64_t>(static_cast<uint64_t>(r.ops_sequential), ops);
+  if (ops == 0) return 0;
+  return (continues ? 1 : 0) + (r.stride != 0 ? 0 : ops - 1);
+}
 
 // The one pass over a job's runs: per direction totals and busy buckets,
 // processes (and which did I/O), files and who read or wrote them.
@@ -346,23 +370,21 @@ class RunTally {
       files_.back().key = key;
     }
     FileAgg& f = files_[fit->second];
-    if (f.path.empty()) f.path = r.file_path;
+    if (!r.file_path.empty() && (f.path.empty() || r.file_path < f.path)) f.path = r.file_path;
     auto& next = kind == OpKind::kRead ? f.read_next : f.write_next;
-    bool continues = true;  // the first run, and runs without an offset, count as sequential
-    if (r.offset >= 0) {
-      auto nit = next.find(proc);
-      if (nit != next.end()) continues = nit->second == r.offset;
-      next[proc] = r.offset + static_cast<int64_t>(bytes);
-    }
+    const uint64_t seq = ConsecutiveOps(r, ops, bytes, proc, next);
     if (kind == OpKind::kRead) {
       f.read_bytes += bytes;
+      f.read_ops += ops;
       f.read_by_proc[proc] += bytes;
-      if (continues) f.read_seq_bytes += bytes, d.seq_bytes += bytes;
+      f.read_seq_ops += seq;
     } else {
       f.write_bytes += bytes;
+      f.write_ops += ops;
       f.write_by_proc[proc] += bytes;
-      if (continues) f.write_seq_bytes += bytes, d.seq_bytes += bytes;
+      f.write_seq_ops += seq;
     }
+    d.seq_ops += seq;
   }
 
   // The totals that need every run: spans and rates, phases, processes,
@@ -386,6 +408,91 @@ class RunTally {
     js_->nodes_with_io = io_hosts.size();
     js_->files = files_.size();
     js_->files_total = all_files_.size();
+  }
+
+  // The same state fed from the store's groups instead of runs
+  // (SummarizeJob's sums path); each method does what Add() does for the
+  // records of one group.
+  void FeedSpan(int64_t start, int64_t end) {
+    js_->start_ns = start;
+    js_->end_ns = std::max(start, end);
+    first_ = false;
+  }
+  void FeedBusy(int64_t ns) { busy_ns_ += ns; }
+  // In one bucket (the records do not cross one): ops of kind, and bytes.
+  void FeedBucket(int64_t b, OpKind kind, uint64_t records, uint64_t ops, uint64_t bytes) {
+    if (records > 0) active_.insert(b);
+    if (kind == OpKind::kMeta && ops > 0) meta_buckets_[b] += static_cast<double>(ops);
+    if ((kind == OpKind::kRead || kind == OpKind::kWrite) && bytes > 0)
+      (kind == OpKind::kRead ? rd_ : wr_).buckets[b] += static_cast<double>(bytes);
+  }
+  // Records of one op, layer, request size and errno.
+  void FeedOps(const std::string& op, int64_t size, int64_t err, uint64_t records, uint64_t ops, uint64_t bytes,
+               int64_t busy_ns) {
+    if (err != 0) {
+      js_->errors += ops;
+      js_->errors_by_op[op] += ops;
+      js_->errors_by_errno[err] += ops;
+    }
+    const OpKind kind = Classify(op);
+    if (kind == OpKind::kMeta || kind == OpKind::kOther) {
+      (kind == OpKind::kMeta ? js_->meta_ops : js_->other_ops) += ops;
+      (kind == OpKind::kMeta ? js_->meta_by_op : js_->other_by_op)[op] += ops;
+      return;
+    }
+    DirAgg& d = kind == OpKind::kRead ? rd_ : wr_;
+    DirectionStats& st = *d.st;
+    st.runs += records;
+    st.ops += ops;
+    st.bytes += bytes;
+    d.busy_ns += busy_ns;
+    // size <= 0 only with no bytes (the caller checks): each op is then 0.
+    const int64_t each = size > 0 ? size : 0;
+    d.requested += static_cast<uint64_t>(each) * ops;
+    st.size_hist[SizeBin(each)] += ops;
+  }
+  void FeedDirectionSpan(bool write, int64_t first_start, int64_t last_end) {
+    DirectionStats& st = write ? js_->write : js_->read;
+    st.first_start_ns = first_start;
+    st.last_end_ns = last_end;
+  }
+  // Records of one op on one file (id, path, fd) by one process.
+  void FeedFile(const TraceRun& key, uint64_t ops, uint64_t bytes, uint64_t seq_ops) {
+    auto [pit, new_proc] = proc_index_.try_emplace(ProcessKey(key), proc_host_.size());
+    if (new_proc) {
+      proc_host_.push_back(key.host);
+      proc_io_.push_back(false);
+    }
+    const size_t proc = pit->second;
+    const OpKind kind = Classify(key.op);
+    if (kind == OpKind::kMeta || kind == OpKind::kOther) {
+      std::string fk = FileKey(key, false);
+      if (!fk.empty()) all_files_.insert(std::move(fk));
+      return;
+    }
+    if (bytes > 0) proc_io_[proc] = true;
+    std::string fk = FileKey(key, true);
+    all_files_.insert(fk);
+    auto [fit, new_file] = file_index_.try_emplace(fk, files_.size());
+    if (new_file) {
+      files_.emplace_back();
+      files_.back().key = fk;
+    }
+    FileAgg& f = files_[fit->second];
+    if (!key.file_path.empty() && (f.path.empty() || key.file_path < f.path)) f.path = key.file_path;
+    seq_ops = std::min(seq_ops, ops);
+    if (kind == OpKind::kRead) {
+      f.read_bytes += bytes;
+      f.read_ops += ops;
+      f.read_by_proc[proc] += bytes;
+      f.read_seq_ops += seq_ops;
+    } else {
+      f.write_bytes += bytes;
+      f.write_ops += ops;
+      f.write_by_proc[proc] += bytes;
+      f.write_seq_ops += seq_ops;
+    }
+    (kind == OpKind::kRead ? rd_ : wr_).seq_ops += seq_ops;
   }
 
   const std::vector<FileAgg>& files() const { return files_; }
@@ -543,6 +650,19 @@ void MetaDuringPhases(const DirAgg& rd, const DirAgg& wr, const std::map<int64_t
   if (js.io_phases_s > 0) js.meta_ops_per_s_io_phases = m / js.io_phases_s;
 }
 
+// What follows the tally, for runs and for sums alike.
+void FinishSummary(RunTally& tally, const std::vector<const TraceRun*>& mpi, std::span<const TraceRun> runs, int64_t width,
+                   const SummaryOptions& opt, JobSummary* out) {
+  JobSummary& js = *out;
+  tally.Finish();
+  js.mode_read = DecideMode(tally.files(), false, opt.mode, opt.top_files);
+  js.mode_write = DecideMode(tally.files(), true, opt.mode, opt.top_files);
+  TopFiles(tally.files(), opt.top_files, &js);
+  BytesSeries(tally.read(), tally.write(), width, opt, &js);
+  if (!mpi.empty()) SummarizeMpiio(mpi, runs, width, opt, &js);
+  MetaDuringPhases(tally.read(), tally.write(), tally.meta_buckets(), width, &js);
+}
+
 }  // namespace
 
 JobSummary Summarize(std::span<const TraceRun> runs, const SummaryOptions& opt) {
@@ -556,13 +676,7 @@ JobSummary Summarize(std::span<const TraceRun> runs, const SummaryOptions& opt) 
     else tally.Add(r);
   }
   if (runs.empty()) return js;
-  tally.Finish();
-  js.mode_read = DecideMode(tally.files(), false, opt.mode, opt.top_files);
-  js.mode_write = DecideMode(tally.files(), true, opt.mode, opt.top_files);
-  TopFiles(tally.files(), opt.top_files, &js);
-  BytesSeries(tally.read(), tally.write(), width, opt, &js);
-  if (!mpi.empty()) SummarizeMpiio(mpi, runs, width, opt, &js);
-  MetaDuringPhases(tally.read(), tally.write(), tally.meta_buckets(), width, &js);
+  FinishSummary(tally, mpi, runs, width, opt, &js);
   return js;
 }
 
@@ -571,7 +685,7 @@ const std::vector<FieldId>& TraceRunFields() {
       field::kHostName, field::kProcessPid, field::kProcessTid, field::kProcessRank, field::kIoOp, field::kIoLayer,
       field::kFilePath, field::kFileId, field::kIoFd, field::kIoOffset, field::kIoSize, field::kIoCount,
       field::kIoBytes, field::kIoErrno, field::kEventStartNs, field::kEventEndNs, field::kIoDurationNs,
-      field::kMpiCollective, field::kMpiCommSize};
+      field::kMpiCollective, field::kMpiCommSize, field::kIoOpsSequential, field::kIoStride};
   return k;
 }
 
@@ -598,6 +712,8 @@ TraceRun TraceRunFromRow(const Row& row) {
   r.duration_ns = num(16, 0);
   r.collective = num(17, 0) != 0;
   r.comm_size = num(18, 0);
+  r.ops_sequential = num(19, -1);
+  r.stride = num(20, 0);
   return r;
 }
 
@@ -636,10 +752,151 @@ Result<std::vector<TraceRun>> ReadTraceRuns(Store& store, const std::string& job
   return runs;
 }
 
+namespace {
+
+int64_t KeyLong(const std::string& k, int64_t absent) {
+  return k.empty() ? absent : std::strtoll(k.c_str(), nullptr, 10);
+}
+
+// Longest job (in bucket_ns buckets) summarized from sums; longer ones read
+// their records (each split bucket is a range filter on an engine).
+constexpr int64_t kMaxSumBuckets = 100000;
+
+}  // namespace
+
+Result<std::optional<JobSummary>> SummarizeJobFromSums(Store& store, const std::string& job_id, const SummaryOptions& opt) {
+  const int64_t width = opt.bucket_ns > 0 ? opt.bucket_ns : 1000000000;
+  const std::vector<FieldFilter> job = {{field::kJobId, job_id}};
+  auto span = store.Span(std::string(dataset::kTrace.name()), job, field::kEventStartNs, field::kEventEndNs);
+  if (!span.ok()) return span.status();
+  if (!span->first || !span->second) return Status::NotFound("job " + job_id + " has no iosonar.trace records in the store");
+  const int64_t start = *span->first, last = std::max(*span->first, *span->second);
+  const int64_t b0 = FloorDiv(start, width), b1 = FloorDiv(last, width);
+  const int64_t nb = b1 - b0 + 1;
+  if (nb > kMaxSumBuckets) return std::optional<JobSummary>();
+
+  enum { kOps, kFiles, kSeqField, kBytesField, kStarts, kEnds, kQueries };
+  std::vector<GroupQuery> qs(kQueries);
+  for (GroupQuery& q : qs) {
+    q.dataset = dataset::kTrace;
+    q.filters = job;
+    q.keys = {field::kIoLayer, field::kIoOp};
+  }
+  qs[kOps].keys = {field::kIoLayer, field::kIoOp, field::kIoSize, field::kIoErrno};
+  qs[kOps].sums = {field::kIoCount, field::kIoBytes, field::kIoDurationNs};
+  qs[kFiles].keys = {field::kIoLayer, field::kIoOp, field::kFileId, field::kFilePath, field::kHostName, field::kProcessPid,
+                     field::kIoFd};
+  qs[kFiles].sums = {field::kIoCount, field::kIoBytes, field::kIoOpsSequential};
+  // Bucket 0 of these: records without the field (or below -1).
+  for (int w : {kSeqField, kBytesField}) {
+    qs[w].split_field = w == kSeqField ? field::kIoOpsSequential : field::kIoBytes;
+    qs[w].split_start = -1;
+    qs[w].split_width = 1;
+    qs[w].split_count = 2;
+  }
+  for (int w : {kStarts, kEnds}) {
+    qs[w].split_field = w == kStarts ? field::kEventStartNs : field::kEventEndNs;
+    qs[w].split_start = b0 * width;
+    qs[w].split_width = width;
+    qs[w].split_count = static_cast<size_t>(nb);
+  }
+  qs[kStarts].sums = {field::kIoCount, field::kIoBytes};
+  qs[kEnds].keys = {};
+
+  JobSummary js;
+  RunTally tally(&js, width);
+  tally.FeedSpan(start, last);
+  bool ok = true;
+  std::vector<Group> files;
+  // Sums of bucket x records, by start and by end bucket: equal iff no record
+  // ends in a later bucket than it starts (given end >= start).
+  int64_t by_start = 0, by_end = 0;
+  struct BucketSums {
+    uint64_t records = 0, ops = 0, bytes = 0;
+  };
+  std::map<std::pair<int64_t, std::string>, BucketSums> buckets;  // (bucket, op)
+  bool has_read = false, has_write = false;
+  Status st = store.Groups(qs, [&](size_t which, const Group& g) {
+    const std::string& layer = g.keys.empty() ? std::string() : g.keys[0];
+    if (which != kEnds && layer == "mpiio") ok = false;
+    const OpKind kind = g.keys.size() > 1 ? Classify(g.keys[1]) : OpKind::kOther;
+    const bool data = kind == OpKind::kRead || kind == OpKind::kWrite;
+    switch (which) {
+      case kOps: {
+        const int64_t size = KeyLong(g.keys[2], 0);
+        const uint64_t bytes = static_cast<uint64_t>(std::max<int64_t>(g.sums[1], 0));
+        if (data && size <= 0 && bytes > 0) ok = false;
+        js.records += g.count;
+        tally.FeedBusy(g.sums[2]);
+        tally.FeedOps(g.keys[1], size, KeyLong(g.keys[3], 0), g.count, static_cast<uint64_t>(std::max<int64_t>(g.sums[0], 0)),
+                      bytes, g.sums[2]);
+        if (kind == OpKind::kRead) has_read = true;
+        if (kind == OpKind::kWrite) has_write = true;
+        break;
+      }
+      case kFiles:
+        files.push_back(g);
+        break;
+      case kSeqField:
+      case kBytesField:
+        if (data && g.split == 0 && g.count > 0) ok = false;
+        break;
+      case kStarts: {
+        by_start += static_cast<int64_t>(g.split) * static_cast<int64_t>(g.count);
+        BucketSums& b = buckets[{static_cast<int64_t>(g.split), g.keys[1]}];
+        b.records += g.count;
+        b.ops += static_cast<uint64_t>(std::max<int64_t>(g.sums[0], 0));
+        b.bytes += static_cast<uint64_t>(std::max<int64_t>(g.sums[1], 0));
+        break;
+      }
+      case kEnds:
+        by_end += static_cast<int64_t>(g.split) * static_cast<int64_t>(g.count);
+        break;
+    }
+    return true;
+  });
+  if (!st.ok()) return st;
+  if (!ok || by_start != by_end) return std::optional<JobSummary>();
+  for (const auto& [k, b] : buckets) tally.FeedBucket(b0 + k.first, Classify(k.second), b.records, b.ops, b.bytes);
+  for (const Group& g : files) {
+    TraceRun key;
+    key.layer = g.keys[0];
+    key.op = g.keys[1];
+    key.file_id = g.keys[2];
+    key.file_path = g.keys[3];
+    key.host = g.keys[4];
+    key.pid = KeyLong(g.keys[5], 0);
+    key.fd = KeyLong(g.keys[6], -1);
+    tally.FeedFile(key, static_cast<uint64_t>(std::max<int64_t>(g.sums[0], 0)),
+                   static_cast<uint64_t>(std::max<int64_t>(g.sums[1], 0)),
+                   static_cast<uint64_t>(std::max<int64_t>(g.sums[2], 0)));
+  }
+  for (bool write : {false, true}) {
+    if (!(write ? has_write : has_read)) continue;
+    std::vector<FieldFilter> f = job;
+    f.push_back({field::kIoOp, write ? "write" : "read"});
+    auto ds = store.Span(std::string(dataset::kTrace.name()), f, field::kEventStartNs, field::kEventEndNs);
+    if (!ds.ok()) return ds.status();
+    if (!ds->first || !ds->second) return Status::Internal("job " + job_id + ": " + (write ? "write" : "read") +
+                                                           " records counted but their span is missing");
+    tally.FeedDirectionSpan(write, *ds->first, std::max(*ds->first, *ds->second));
+  }
+  FinishSummary(tally, {}, {}, width, opt, &js);
+  js.job_id = job_id;
+  return std::optional<JobSummary>(std::move(js));
+}
+
 Result<JobSummary> SummarizeJob(Store& store, const std::string& job_id, const SummaryOptions& opt) {
-  auto runs = ReadTraceRuns(store, job_id);
-  if (!runs.ok()) return runs.status();
-  JobSummary js = Summarize(*runs, opt);
+  auto fast = SummarizeJobFromSums(store, job_id, opt);
+  if (!fast.ok()) return fast.status();
+  JobSummary js;
+  if (*fast) {
+    js = std::move(**fast);
+  } else {
+    auto runs = ReadTraceRuns(store, job_id);
+    if (!runs.ok()) return runs.status();
+    js = Summarize(*runs, opt);
+  }
   js.job_id = job_id;
   ScanQuery tq;
   tq.dataset = dataset::kTracer;

@@ -4,7 +4,9 @@
 // for a user asking "why was my job's I/O slow?".
 //
 // Summarize() is a pure function over trace runs, so every number can be
-// checked on synthetic input; SummarizeJob() only adds the store scan.
+// checked on synthetic input; SummarizeJob() gives the same numbers from a
+// store, from its sums (Groups and Span) when they hold them, else from the
+// job's records.
 // Nothing here keeps state; all functions are thread-safe.
 //
 // Definitions (the numbers mean exactly this):
@@ -54,7 +56,8 @@
 //    that moved read or write bytes (> 0). files counts distinct files of
 //    read/write runs; files_total also counts files only touched by metadata
 //    ops. A file is its file.id, else its path, else (for unnamed fds such as
-//    pipes) "fd N of host:pid".
+//    pipes) "fd N of host:pid"; its path is the least (byte order) non-empty
+//    file.path of its runs.
 //  - I/O mode, per direction, decided on byte volume (ModeOptions):
 //    1. Files sorted by bytes: keep the smallest set carrying >= volume_share
 //       (default 0.9) of the bytes, plus any file at least tie_ratio (0.5) as
@@ -69,9 +72,18 @@
 //       sequential -> "1-1"; M=1 and not sequential -> "1-1 random" (one
 //       process, random offsets in one file); M>1 -> "1-M" (one process, M
 //       files). A file's I/O in a direction is sequential when at least
-//       volume_share (0.9) of its bytes are in runs that begin where that
-//       process's previous run on it ended (the first run, and runs without
-//       an offset such as stdio's, count as sequential). N>1, M=1 -> "N-1";
+//       volume_share (0.9) of its ops (of the kept files) are consecutive:
+//       Darshan's consecutive-op view (POSIX_CONSEC_READS / POSIX_READS),
+//       in ops, so an engine can sum it. A run's consecutive ops are its
+//       io.ops_sequential (at most its count) when it has that field (the
+//       tracer's aggregates past the detail budget, and its data records:
+//       ops starting where the previous op of the same thread on the same fd
+//       and direction ended); a run without it gets them from offsets in time
+//       order: its first op if the run begins where that process's previous
+//       run on the file ended (the process's first run on it, and a run
+//       without an offset such as stdio's, count), plus its other count - 1
+//       ops unless it is strided (io.stride). sequential_share = consecutive
+//       ops / ops of the direction. N>1, M=1 -> "N-1";
 //       N>1, M>=N, every kept file private -> "N-N" (file per process, also
 //       several files per process); otherwise "N-M" (Beacon: N processes
 //       aggregate into M < N files; here also N processes sharing M >= N files).
@@ -114,6 +126,8 @@ struct TraceRun {
   int64_t duration_ns = 0;  // time inside the ops, summed
   bool collective = false;  // mpiio runs: collective calls
   int64_t comm_size = 0;    // mpiio runs: processes in the file's communicator
+  int64_t ops_sequential = -1;  // io.ops_sequential: ops continuing the previous one (-1: absent)
+  int64_t stride = 0;           // io.stride of a strided run (0: absent, contiguous)
 };
 
 struct ModeOptions {
@@ -153,7 +167,7 @@ struct DirectionStats {
   double io_time_s = 0;                // buckets with this direction's bytes x bucket width
   double bw_io_time = 0, iops_io_time = 0;  // over io_time_s (0 when it is 0)
   double bw_run = 0, iops_run = 0;          // over the job's runtime_s
-  double sequential_share = 0;         // bytes in runs continuing the previous run's offset / bytes
+  double sequential_share = 0;         // consecutive ops / ops (see "sequential" above)
   double avg_request_bytes = 0;  // requested bytes per op
   std::array<uint64_t, kSizeBins> size_hist{};  // ops per bin
 };
@@ -255,9 +269,26 @@ struct JobSummary {
 
 JobSummary Summarize(std::span<const TraceRun> runs, const SummaryOptions& opt = {});
 
-// Scans iosonar.trace (and iosonar.tracer for dropped counts) for job.id ==
-// job_id. NotFound if the job has no trace records.
+// The job's summary from a store: from its sums (SummarizeJobFromSums) when
+// they hold it, else from its iosonar.trace records in time order
+// (ReadTraceRuns + Summarize); the same numbers either way. Then the dropped
+// counts of iosonar.tracer. NotFound if the job has no trace records.
 Result<JobSummary> SummarizeJob(Store& store, const std::string& job_id, const SummaryOptions& opt = {});
+
+// Summarize() of the job's runs computed from the store's sums (Groups and
+// Span: an engine sends sums, not records): a few searches whatever the
+// number of records. It holds when every read/write record has
+// io.ops_sequential (so the consecutive ops are a sum), no run crosses a
+// bucket_ns boundary (each run then lies in the bucket of its start, so the
+// per-bucket spreading is a sum per bucket: checked by comparing the records'
+// start and end buckets), read/write records have io.bytes >= 0 and, where
+// they move bytes, io.size > 0, the job has no MPI-IO layer, and its span is
+// at most 100,000 buckets; nullopt when one does not (the caller then reads
+// the records). Assumes event.end_ns >= event.start_ns and io.ops_sequential
+// <= io.count per record, as the tracer writes them. tracer_dropped is left
+// at -1. NotFound if the job has no trace records.
+Result<std::optional<JobSummary>> SummarizeJobFromSums(Store& store, const std::string& job_id,
+                                                       const SummaryOptions& opt = {});
 
 // The job's iosonar.trace runs (TraceRunFields). NotFound if it has none.
 Result<std::vector<TraceRun>> ReadTraceRuns(Store& store, const std::string& job_id);

@@ -65,6 +65,7 @@ struct JobState {
   std::vector<Stream> streams;    // per rank
   std::vector<int> rank_file;     // file index (into files) per rank, -1: no I/O
   std::vector<int64_t> rank_off;  // next offset per rank (N-N)
+  std::vector<int64_t> rank_end;  // where each rank's previous data op ended (-1: none yet)
   int64_t iter = 0;               // I/O seconds so far (shared-file offsets)
   // Bandwidth-bound phases (JobSpec::phase_bytes): bytes each rank has left
   // in the current phase, and the job-relative second the next phase starts.
@@ -402,6 +403,7 @@ class Simulation {
     js->streams.resize(static_cast<size_t>(js->nranks));
     js->rank_file.assign(static_cast<size_t>(js->nranks), -1);
     js->rank_off.assign(static_cast<size_t>(js->nranks), 0);
+    js->rank_end.assign(static_cast<size_t>(js->nranks), -1);
     for (int r = 0; r < js->nranks; ++r) {
       js->streams[static_cast<size_t>(r)].id =
           static_cast<int64_t>(SplitMix(cfg_.seed ^ Fnv1a(s.id) ^ (uint64_t(r) << 20)) >> 1);
@@ -600,6 +602,11 @@ class Simulation {
     const int64_t bytes = count * s.request;
     const int64_t off = Offset(c, bytes);
     c.js.rank_off[static_cast<size_t>(c.r)] = off + bytes;
+    // As the tracer counts them: the run's ops after its first continue it;
+    // its first continues only where the rank's previous op ended.
+    int64_t& prev_end = c.js.rank_end[static_cast<size_t>(c.r)];
+    const int64_t consecutive = count - 1 + (prev_end == off ? 1 : 0);
+    prev_end = off + bytes;
     const int64_t dur = static_cast<int64_t>(static_cast<double>(bytes) * 1e9 / (static_cast<double>(cfg_.rank_bw) * f));
     JsonLine& j = TraceHead(c, s.read ? "read" : "write", c.cursor);
     j.KInt(field::kIoFd, 3);
@@ -607,6 +614,7 @@ class Simulation {
     j.KInt(field::kIoSize, s.request);
     j.KInt(field::kIoBytes, bytes);
     j.KInt(field::kIoCount, count);
+    j.KInt(field::kIoOpsSequential, consecutive);
     j.KInt(field::kEventStartNs, c.cursor);
     j.KInt(field::kEventEndNs, c.cursor + dur);
     j.KInt(field::kIoDurationNs, dur);

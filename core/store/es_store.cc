@@ -235,7 +235,14 @@ class EsStore final : public Store {
         g.keys.assign(q.keys.size(), std::string());
         for (size_t k = 0; k < q.keys.size(); ++k) {
           const std::string name = "k" + std::to_string(k);
-          if (d["key"].HasMember(name.c_str()) && d["key"][name.c_str()].IsString()) g.keys[k] = d["key"][name.c_str()].GetString();
+          if (!d["key"].HasMember(name.c_str())) continue;
+          const auto& kv = d["key"][name.c_str()];
+          if (kv.IsString()) g.keys[k] = kv.GetString();
+          else if (kv.IsInt64()) g.keys[k] = std::to_string(kv.GetInt64());
+          else if (!kv.IsNull()) {
+            bad = Status::Io("aggregate " + *index + ": a key of " + std::string(q.keys[k].name()) + " neither text nor integer");
+            return false;
+          }
         }
         g.split = 0;
         g.count = d["doc_count"].GetUint64();
@@ -273,11 +280,15 @@ class EsStore final : public Store {
       return "{\"bool\":{\"should\":[" + (lt ? range(std::nullopt, lt) : std::string("{\"match_all\":{}}")) + "," + missing() +
              "],\"minimum_should_match\":1}}";
     };
+    auto is_long = [&](size_t k) { return schema::FieldOf(q.keys[k]).type == schema::Type::kLong; };
+    constexpr int64_t kMissingLong = std::numeric_limits<int64_t>::min();
     std::string nest = q.sums.empty() ? std::string() : sums;
     for (size_t k = q.keys.size(); k-- > 0;) {
       std::string t = "{\"k" + std::to_string(k) + "\":{\"terms\":{\"field\":";
       AppendJsonString(&t, q.keys[k].name());
-      t += ",\"missing\":\"\",\"size\":" + std::to_string(kTermsSize) + "}";
+      // An absent key: "" for a keyword, the least long (read back as "") for a long.
+      t += is_long(k) ? ",\"missing\":" + std::to_string(kMissingLong) : std::string(",\"missing\":\"\"");
+      t += ",\"size\":" + std::to_string(kTermsSize) + "}";
       if (!nest.empty()) t += ",\"aggs\":" + nest;
       t += "}}";
       nest = std::move(t);
@@ -326,8 +337,10 @@ class EsStore final : public Store {
           return;
         }
         for (const auto& tb : t["buckets"].GetArray()) {
-          if (!tb.HasMember("key") || !tb["key"].IsString()) continue;
-          g.keys[level] = tb["key"].GetString();
+          if (!tb.HasMember("key")) continue;
+          if (tb["key"].IsString()) g.keys[level] = tb["key"].GetString();
+          else if (tb["key"].IsInt64()) g.keys[level] = tb["key"].GetInt64() == kMissingLong ? std::string() : std::to_string(tb["key"].GetInt64());
+          else continue;
           walk(tb, level + 1);
           if (stop) return;
         }

@@ -3,6 +3,7 @@
 // store computes them in the engine, es_store.cc).
 #include "core/store/store.h"
 
+#include <cstdio>
 #include <cstring>
 #include <functional>
 #include <string_view>
@@ -18,9 +19,10 @@ Status ValidateGroupQuery(const GroupQuery& q) {
     const schema::Field& f = schema::FieldOf(id);
     if (!schema::FieldInDataset(f, q.dataset))
       return Status::Invalid(std::string(what) + " " + std::string(id.name()) + ": not a field of dataset " + q.dataset);
-    if (keyword ? f.type != schema::Type::kKeyword : f.type != schema::Type::kLong)
+    const bool ok = f.type == schema::Type::kLong || (keyword && f.type == schema::Type::kKeyword);
+    if (!ok)
       return Status::Invalid(std::string(what) + " " + std::string(id.name()) + ": a " + std::string(schema::TypeName(f.type)) +
-                             ", not a " + (keyword ? "keyword" : "long"));
+                             ", not a " + (keyword ? "keyword or long" : "long"));
     return Status::Ok();
   };
   if (!schema::FindDataset(q.dataset)) return Status::Invalid("unknown dataset '" + q.dataset + "'");
@@ -79,6 +81,7 @@ Status Store::Groups(std::span<const GroupQuery> qs, const std::function<bool(si
   };
   struct Plan {
     std::vector<size_t> keys, sums;
+    std::vector<char> long_key;  // per key: a long field (its decimal text)
     size_t split = 0;
     std::unordered_map<std::string, size_t, Hash, std::equal_to<>> index;
     std::vector<std::pair<std::string, Acc>> groups;
@@ -86,7 +89,10 @@ Status Store::Groups(std::span<const GroupQuery> qs, const std::function<bool(si
   };
   std::vector<Plan> plans(qs.size());
   for (size_t i = 0; i < qs.size(); ++i) {
-    for (FieldId k : qs[i].keys) plans[i].keys.push_back(col(k));
+    for (FieldId k : qs[i].keys) {
+      plans[i].keys.push_back(col(k));
+      plans[i].long_key.push_back(schema::FieldOf(k).type == schema::Type::kLong);
+    }
     for (FieldId k : qs[i].sums) plans[i].sums.push_back(col(k));
     if (qs[i].split_count > 0) plans[i].split = col(qs[i].split_field);
   }
@@ -98,7 +104,14 @@ Status Store::Groups(std::span<const GroupQuery> qs, const std::function<bool(si
       key.clear();
       for (size_t k = 0; k < p.keys.size(); ++k) {
         if (k) key.push_back('\0');
-        if (row.Has(p.keys[k])) key.append(row.Str(p.keys[k]));
+        if (!row.Has(p.keys[k])) continue;
+        if (p.long_key[k]) {
+          char num[24];
+          const int n = std::snprintf(num, sizeof num, "%lld", static_cast<long long>(row.Int(p.keys[k])));
+          key.append(num, static_cast<size_t>(n));
+        } else {
+          key.append(row.Str(p.keys[k]));
+        }
       }
       uint64_t split = 0;
       if (q.split_count > 0 && row.Has(p.split)) {

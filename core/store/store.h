@@ -90,7 +90,9 @@ struct GroupQuery {
   std::string dataset;
   TimeRange range;
   std::vector<FieldFilter> filters;
-  std::vector<FieldId> keys;  // keyword fields; a record without one has "" there
+  // keyword or long fields; a long key is its decimal text; a record without
+  // one has "" there
+  std::vector<FieldId> keys;
   // split_count > 0: each group is also split by split_field (a long) into
   // buckets [split_start + k * split_width, + split_width), k < split_count.
   // Values before the first bucket, and records without the field, count in
@@ -144,7 +146,7 @@ class Store {
   virtual std::vector<BlockDamage> Damage() const { return {}; }
 };
 
-// The checks every Groups() makes (keys are keywords of the dataset, sums and
+// The checks every Groups() makes (keys are keywords or longs of the dataset, sums and
 // the split field longs, a positive split width).
 Status ValidateGroupQuery(const GroupQuery& q);
 

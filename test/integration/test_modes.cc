@@ -223,3 +223,33 @@ TEST_CASE("modes: fio with two shared files of two jobs each is N-M", "[modes][f
   CHECK(r.kept_procs_write == 4);
   CHECK(r.write_bytes == 4 * (8 << 20));
 }
+
+// Past the tracer's detail budget runs are per-second aggregates without an
+// offset; their io.ops_sequential decides. fio reads one 16 MiB file in 4 KiB
+// pread calls (4096 ops) with a budget of 100 records a second: random
+// offsets -> almost no op continues the previous one -> "1-1 random" (before
+// the fix the aggregates counted as wholly sequential: "1-1"); the same
+// sequentially -> each aggregate's ops but its first continue -> "1-1".
+TEST_CASE("modes: fio random reads past the detail budget are 1-1 random, sequential ones 1-1", "[modes][fio]") {
+  if (!HaveProgram("fio")) FAIL("fio is not installed (scripts/setup.sh --test installs it)");
+  for (const std::string rw : {"randread", "read"}) {
+    TempDir d;
+    std::string outdir = d / "fio-report";
+    std::filesystem::create_directories(outdir);
+    auto r = SummarizeRun(d, "fio-" + rw,
+                          {"fio", "--output-format=json", "--output=" + outdir + "/fio.json", "--name=r",
+                           "--filename=" + d / "r.dat", "--rw=" + rw, "--bs=4k", "--size=16m", "--ioengine=psync"},
+                          {{"IOSONAR_EXCLUDE", "/proc/:/sys/:/dev/:/usr/:/etc/:" + outdir + "/"},
+                           {"IOSONAR_DETAIL_BUDGET", "100"}});
+    INFO(rw << "\n" << r.table);
+    CHECK(r.read_bytes == 16 << 20);
+    const double share = r.json["read"]["sequential_share"].GetDouble();
+    if (rw == "randread") {
+      CHECK(r.read == "1-1 random");
+      CHECK(share < 0.05);
+    } else {
+      CHECK(r.read == "1-1");
+      CHECK(share > 0.9);
+    }
+  }
+}

@@ -3,6 +3,7 @@
 // report (HTML, JSON, text), on simulated records of several jobs.
 #include <catch2/catch.hpp>
 
+#include "analysis-jobs/job-summary/job_summary.h"
 #include "core/store/es_store.h"
 #include "test/real/real_engine.h"
 #include "test/testutil/testutil.h"
@@ -67,6 +68,27 @@ void AnalysesIdentical(SearchEngine& e) {
     REQUIRE(b.exit_code == 0);
     CHECK(a.out.size() > 50);
     CHECK(a.out == b.out);
+  }
+  // job-summary took the sums path (Groups and Span: no trace record read)
+  // on the engine and on SQLite, and both equal Summarize over the records.
+  {
+    auto es = OpenElasticsearchStore(e.url(), e.options(ns));
+    REQUIRE(es.ok());
+    auto sq_store = OpenSqliteStore(dir / "store");
+    REQUIRE(sq_store.ok());
+    auto a = analysis::SummarizeJobFromSums(**sq_store, "1000");
+    auto b = analysis::SummarizeJobFromSums(**es, "1000");
+    INFO(a.status().ToString() << " / " << b.status().ToString());
+    REQUIRE(a.ok());
+    REQUIRE(b.ok());
+    REQUIRE(a->has_value());
+    REQUIRE(b->has_value());
+    auto runs = analysis::ReadTraceRuns(**sq_store, "1000");
+    REQUIRE(runs.ok());
+    analysis::JobSummary c = analysis::Summarize(*runs);
+    c.job_id = "1000";
+    CHECK(analysis::SummaryToJson(**a) == analysis::SummaryToJson(**b));
+    CHECK(analysis::SummaryToJson(**a) == analysis::SummaryToJson(c));
   }
   // report: its three files.
   for (const std::string& s : {std::string("sq"), std::string("es")}) {

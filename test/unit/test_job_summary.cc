@@ -740,3 +740,126 @@ TEST_CASE("Beacon: metadata ops per second during the wavelet-detected I/O phase
   CHECK(m.io_phases == 0);
   CHECK(m.meta_ops_per_s_io_phases == 0);
 }
+
+// Past the tracer's detail budget a run is a per-second aggregate without an
+// offset, its ops classed io.ops_sequential / _strided / _random. By hand:
+// one process reads one file in 4 aggregates of 1000 ops of 4 KiB each;
+// random: 0 consecutive ops of 4000 -> share 0, "1-1 random"; sequential:
+// 999 of each 1000 (the first op of each second's aggregate is not counted
+// consecutive by the tracer) -> 3996/4000 = 0.999 >= 0.9 -> "1-1". Mixed:
+// 2 detail runs of 1 op at offsets 0 and 4096 (both consecutive: the first
+// run, then one continuing it) and 2 aggregates of 1000 ops with 100
+// consecutive each -> (2 + 200) / 2002.
+TEST_CASE("aggregated runs count their io.ops_sequential, not as wholly sequential", "[job-summary][beacon]") {
+  auto agg = [](int k, int64_t seq_ops) {
+    TraceRun r = Op("n", 0, "read", "f", 4096, 1000, 4096 * 1000, kT0 + k * kS, kT0 + k * kS + 900 * kMs, 500 * kMs);
+    r.ops_sequential = seq_ops;  // offset stays absent (-1), as in an aggregate
+    return r;
+  };
+  std::vector<TraceRun> rnd, seq;
+  for (int k = 0; k < 4; ++k) rnd.push_back(agg(k, 0)), seq.push_back(agg(k, 999));
+  JobSummary r = Sum(rnd), s = Sum(seq);
+  CHECK(r.read.sequential_share == 0);
+  CHECK(r.mode_read.mode == "1-1 random");
+  CHECK(s.read.sequential_share == Approx(3996.0 / 4000));
+  CHECK(s.mode_read.mode == "1-1");
+
+  std::vector<TraceRun> mixed;
+  for (int k = 0; k < 2; ++k) {
+    TraceRun d = Op("n", 0, "read", "f", 4096, 1, 4096, kT0 + k * kMs, kT0 + k * kMs + 10);
+    d.offset = k * 4096;
+    mixed.push_back(d);
+  }
+  mixed.push_back(agg(1, 100));
+  mixed.push_back(agg(2, 100));
+  JobSummary m = Sum(mixed);
+  CHECK(m.read.ops == 2002);
+  CHECK(m.read.sequential_share == Approx(202.0 / 2002));
+  CHECK(m.mode_read.mode == "1-1 random");
+
+  // A strided run without the field: only its first op can be consecutive.
+  TraceRun st = Op("n", 0, "read", "f", 4096, 10, 40960, kT0, kT0 + kMs);
+  st.offset = 0;
+  st.stride = 8192;
+  JobSummary t = Sum({st});
+  CHECK(t.read.sequential_share == Approx(1.0 / 10));
+}
+
+namespace {
+std::string WithSeq(std::string line, int64_t seq_ops) {
+  line.insert(line.size() - 1, R"(,"io.ops_sequential":)" + std::to_string(seq_ops));
+  return line;
+}
+}  // namespace
+
+// SummarizeJob from the store's sums (what an engine computes) gives the
+// same summary as Summarize over the records, and declines where the sums do
+// not hold it. By hand: n0 pid 1 reads a in 2 runs of 4 x 1 MiB (3 and 4
+// consecutive ops) in seconds 0 and 1; n1 pid 2 writes b in 1 run of
+// 2 x 1 MiB (1 consecutive) in second 0; an open of a; 3 failed stats.
+TEST_CASE("job summary from sums equals the summary from records on SQLite", "[job-summary][sqlite]") {
+  iosonar::test::TempDir dir;
+  auto opened = iosonar::OpenSqliteStore(dir.path());
+  REQUIRE(opened.ok());
+  iosonar::Store& store = *opened.value();
+  std::vector<std::string> lines = {
+      WithSeq(TraceLine("k", 0, "n0", 1, "read", "a", kMiB, 4, 4 * kMiB, kT0 + 100 * kMs, kT0 + 300 * kMs), 3),
+      WithSeq(TraceLine("k", 1, "n0", 1, "read", "a", kMiB, 4, 4 * kMiB, kT0 + 1200 * kMs, kT0 + 1400 * kMs), 4),
+      WithSeq(TraceLine("k", 2, "n1", 2, "write", "b", kMiB, 2, 2 * kMiB, kT0 + 500 * kMs, kT0 + 900 * kMs), 1),
+      TraceLine("k", 3, "n0", 1, "open", "a", 0, 1, 0, kT0, kT0 + kMs),
+      TraceLine("k", 4, "n0", 1, "stat", "nothere", 0, 3, 0, kT0 + 10 * kMs, kT0 + 20 * kMs, 2),
+  };
+  StoreLines(store, lines);
+  auto fast = iosonar::analysis::SummarizeJobFromSums(store, "k");
+  INFO(fast.status().ToString());
+  REQUIRE(fast.ok());
+  REQUIRE(fast->has_value());
+  const JobSummary& s = **fast;
+  CHECK(s.records == 5);
+  CHECK(s.read.ops == 8);
+  CHECK(s.read.bytes == 8 * kMiB);
+  CHECK(s.read.sequential_share == Approx(7.0 / 8));
+  CHECK(s.mode_read.mode == "1-1 random");  // 0.875 < 0.9
+  CHECK(s.write.sequential_share == Approx(0.5));
+  CHECK(s.read.span_s == Approx(1.3));
+  CHECK(s.read.bw_peak == Approx(8.0 * kMiB / 1.3));  // each second 4 MiB, below the average
+  CHECK(s.io_phase_s == Approx(2));
+  CHECK(s.meta_ops == 4);
+  CHECK(s.errors == 3);
+  CHECK(s.processes == 2);
+  CHECK(s.nodes == 2);
+  CHECK(s.files == 2);
+  CHECK(s.files_total == 3);
+  CHECK(s.read.size_hist[4] == 8);  // 1 MiB: the 100K-1M bin
+  auto runs = iosonar::analysis::ReadTraceRuns(store, "k");
+  REQUIRE(runs.ok());
+  JobSummary slow = Sum(*runs);
+  slow.job_id = "k";
+  CHECK(SummaryToJson(s, true) == SummaryToJson(slow, true));
+  auto full = iosonar::analysis::SummarizeJob(store, "k");
+  REQUIRE(full.ok());
+  CHECK(full->read.sequential_share == Approx(7.0 / 8));
+
+  // A data record without io.ops_sequential: the sums decline, the records decide.
+  StoreLines(store, {TraceLine("k2", 10, "n0", 1, "read", "a", kMiB, 4, 4 * kMiB, kT0, kT0 + 100 * kMs)});
+  auto no_field = iosonar::analysis::SummarizeJobFromSums(store, "k2");
+  REQUIRE(no_field.ok());
+  CHECK_FALSE(no_field->has_value());
+  auto k2 = iosonar::analysis::SummarizeJob(store, "k2");
+  REQUIRE(k2.ok());
+  CHECK(k2->read.sequential_share == Approx(1.0));  // its first run, contiguous: 4 of 4
+
+  // A run across a second boundary: spread over both seconds, so the sums decline.
+  StoreLines(store, {WithSeq(TraceLine("k3", 20, "n0", 1, "write", "c", kMiB, 4, 4 * kMiB, kT0 + 500 * kMs,
+                                       kT0 + 1500 * kMs), 3)});
+  auto across = iosonar::analysis::SummarizeJobFromSums(store, "k3");
+  REQUIRE(across.ok());
+  CHECK_FALSE(across->has_value());
+  auto k3 = iosonar::analysis::SummarizeJob(store, "k3");
+  REQUIRE(k3.ok());
+  CHECK(k3->write.io_time_s == Approx(2));  // 2 MiB in each second
+  CHECK(k3->write.bw_peak == Approx(4.0 * kMiB));  // 4 MiB over 1 s: the average is the larger
+
+  auto none = iosonar::analysis::SummarizeJobFromSums(store, "none");
+  CHECK(none.status().code() == iosonar::Code::kNotFound);
+}
