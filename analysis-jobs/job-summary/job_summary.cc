@@ -978,6 +978,22 @@ void WriteSeries(JsonWriter& w, const std::vector<double>& v) {
   w.EndArray();
 }
 
+// "io_mode" and "io_mode_evidence" (the physical modes, or MPI-IO's logical ones).
+void WriteModes(JsonWriter& w, const ModeEvidence& read, const ModeEvidence& write) {
+  w.Key("io_mode");
+  w.BeginObject();
+  w.Kv("read", read.mode);
+  w.Kv("write", write.mode);
+  w.EndObject();
+  w.Key("io_mode_evidence");
+  w.BeginObject();
+  w.Key("read");
+  WriteEvidence(w, read);
+  w.Key("write");
+  WriteEvidence(w, write);
+  w.EndObject();
+}
+
 // "errors", "io_mode" and "io_mode_evidence".
 void WriteErrorsAndModes(JsonWriter& w, const JobSummary& s) {
   w.Key("errors");
@@ -990,18 +1006,7 @@ void WriteErrorsAndModes(JsonWriter& w, const JobSummary& s) {
   for (const auto& [e, n] : s.errors_by_errno) w.Kv(std::to_string(e), n);
   w.EndObject();
   w.EndObject();
-  w.Key("io_mode");
-  w.BeginObject();
-  w.Kv("read", s.mode_read.mode);
-  w.Kv("write", s.mode_write.mode);
-  w.EndObject();
-  w.Key("io_mode_evidence");
-  w.BeginObject();
-  w.Key("read");
-  WriteEvidence(w, s.mode_read);
-  w.Key("write");
-  WriteEvidence(w, s.mode_write);
-  w.EndObject();
+  WriteModes(w, s.mode_read, s.mode_write);
 }
 
 // "top_files" and "series".
@@ -1051,18 +1056,7 @@ void WriteMpiio(JsonWriter& w, const MpiioView& v) {
   WriteMpiioDirection(w, v.read);
   w.Key("write");
   WriteMpiioDirection(w, v.write);
-  w.Key("io_mode");
-  w.BeginObject();
-  w.Kv("read", v.mode_read.mode);
-  w.Kv("write", v.mode_write.mode);
-  w.EndObject();
-  w.Key("io_mode_evidence");
-  w.BeginObject();
-  w.Key("read");
-  WriteEvidence(w, v.mode_read);
-  w.Key("write");
-  WriteEvidence(w, v.mode_write);
-  w.EndObject();
+  WriteModes(w, v.mode_read, v.mode_write);
   w.EndObject();
 }
 

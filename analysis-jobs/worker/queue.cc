@@ -87,6 +87,27 @@ bool AnalysisQueue::Analysed(const QueueItem& it) const {
   return ::lstat(MarkerPath(it.job_id, it.cluster).c_str(), &st) == 0;
 }
 
+// Whether an entry for it.job_id and it.cluster is queued. Only entries whose
+// name ends in "-JOB" are read; nothing is moved or removed (that is List's).
+bool AnalysisQueue::Pending(const QueueItem& it) const {
+  DIR* d = ::opendir(dir_.c_str());
+  if (!d) return false;
+  const std::string tail = "-" + it.job_id;
+  bool found = false;
+  while (!found) {
+    const dirent* e = ::readdir(d);
+    if (!e) break;
+    const std::string n = e->d_name;
+    if (n.size() <= tail.size() || n.compare(n.size() - tail.size(), tail.size(), tail) != 0) continue;
+    std::ifstream f(dir_ + "/" + n);
+    std::string line;
+    QueueItem q;
+    found = std::getline(f, line) && ParseEntry(line, &q) && q.job_id == it.job_id && q.cluster == it.cluster;
+  }
+  ::closedir(d);
+  return found;
+}
+
 Status AnalysisQueue::Enqueue(const std::string& job_id, const std::string& cluster, bool once, bool* queued) {
   if (queued) *queued = false;
   if (!ValidJobId(job_id)) return Status::Invalid("not a job id: '" + job_id + "'");
@@ -96,11 +117,7 @@ Status AnalysisQueue::Enqueue(const std::string& job_id, const std::string& clus
     QueueItem key;
     key.job_id = job_id;
     key.cluster = cluster;
-    if (Analysed(key)) return Status::Ok();
-    auto pending = List();
-    if (!pending.ok()) return pending.status();
-    for (const auto& p : *pending)
-      if (p.job_id == job_id && p.cluster == cluster) return Status::Ok();
+    if (Analysed(key) || Pending(key)) return Status::Ok();
   }
   static std::atomic<unsigned> seq{0};
   char name[96];

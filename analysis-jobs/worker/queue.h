@@ -47,6 +47,7 @@ class AnalysisQueue {
  private:
   Status EnsureDirs();
   std::string MarkerPath(const std::string& job_id, const std::string& cluster) const;
+  bool Pending(const QueueItem& it) const;
   std::string dir_;
 };
 

@@ -19,6 +19,7 @@
 #include <cstring>
 #include <new>
 
+#include "core/base/timeutil.h"
 #include "core/records/fields.h"
 #include "core/records/json_line.h"
 
@@ -53,16 +54,6 @@ __attribute__((noinline)) bool Guarded(F&& f) {
   return true;
 }
 
-int64_t RealNs() {
-  timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
-int64_t MonoNs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
 
 // Runs appended in the agent's memory (never fails: room for every run a
 // compressor and an aggregator can hold).
@@ -181,7 +172,7 @@ bool RingReader::Take(char* base, size_t len, const TakeParams& p, RingTake* out
   c.tick0 = h.tick0;
   c.real0 = h.real0;
   c.ns_per_tick = h.ns_per_tick;
-  const int64_t mono = MonoNs();
+  const int64_t mono = MonotonicNs();
   const uint64_t now_ticks = h.use_tsc ? __rdtsc() : static_cast<uint64_t>(mono);
   if (h.use_tsc && h.mono0 > 0 && h.mono0 < mono - 100000000 && now_ticks > h.tick0) {
     // Same node, same TSC: the rate over the process's whole life (an agent-mode
@@ -346,7 +337,7 @@ bool RingReader::Take(char* base, size_t len, const TakeParams& p, RingTake* out
   m.touched.clear();
   if (whole) {
     const char* action = !agent || h.ended == 0 ? "killed" : h.ended == 2 ? "exec" : "exit";
-    tracer_record(action, RealNs(), agent ? AgentSeq(kMaxThreads, 1) : seq++, raw, records, dropped);
+    tracer_record(action, NowNs(), agent ? AgentSeq(kMaxThreads, 1) : seq++, raw, records, dropped);
     out->remove = true;
     out->finished = true;
   }
