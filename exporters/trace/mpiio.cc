@@ -24,9 +24,16 @@
 // A failed call is recorded with io.errno EIO (an MPI error code is not an
 // errno; the program gets the MPI library's code unchanged).
 //
-// Not covered: split collectives (MPI_File_*_begin/_end), Fortran bindings
-// that call PMPI_* directly. Nonblocking calls count their requested bytes at
-// the call (the completion is not waited on); their duration is the call's.
+// Split collectives (MPI_File_{read,write}{_all,_at_all,_ordered}_begin and
+// _end) are one record, collective, emitted at _end: it starts when _begin
+// was called and ends when _end returns (the MPI library may do the I/O in
+// either, or between them), with the bytes _end's status reports. MPI allows
+// one split collective per file handle at a time, so the pending _begin is
+// kept beside the handle. A failed _begin is recorded at once.
+//
+// Not covered: Fortran bindings that call PMPI_* directly. Nonblocking calls
+// count their requested bytes at the call (the completion is not waited on);
+// their duration is the call's.
 #include <dlfcn.h>
 #include <errno.h>
 #include <mpi.h>
@@ -84,6 +91,18 @@ DECLARE_PMPI(MPI_File_iread_at_all);
 DECLARE_PMPI(MPI_File_iwrite_at_all);
 DECLARE_PMPI(MPI_File_iread_shared);
 DECLARE_PMPI(MPI_File_iwrite_shared);
+DECLARE_PMPI(MPI_File_read_all_begin);
+DECLARE_PMPI(MPI_File_read_all_end);
+DECLARE_PMPI(MPI_File_write_all_begin);
+DECLARE_PMPI(MPI_File_write_all_end);
+DECLARE_PMPI(MPI_File_read_at_all_begin);
+DECLARE_PMPI(MPI_File_read_at_all_end);
+DECLARE_PMPI(MPI_File_write_at_all_begin);
+DECLARE_PMPI(MPI_File_write_at_all_end);
+DECLARE_PMPI(MPI_File_read_ordered_begin);
+DECLARE_PMPI(MPI_File_read_ordered_end);
+DECLARE_PMPI(MPI_File_write_ordered_begin);
+DECLARE_PMPI(MPI_File_write_ordered_end);
 DECLARE_PMPI(MPI_File_get_byte_offset);
 DECLARE_PMPI(MPI_File_get_position);
 DECLARE_PMPI(MPI_Comm_size);
@@ -97,10 +116,19 @@ inline bool TracerLoaded() { return iosonar_trace_record != nullptr && iosonar_t
 // ---------------------------------------------------------------- open files
 // MPI_File handle -> file id and communicator size, filled at open. Open
 // addressing over a fixed table; 0 empty, 1 a closed entry (reusable).
+// A split collective's _begin, waiting for its _end (op 0: none).
+struct Pending {
+  int op;
+  int64_t offset, size;
+  int tsize;
+  MPI_Datatype dt;
+  uint64_t t0;
+};
 struct FileEntry {
   uintptr_t key;  // __atomic
   uint64_t file_id;
   int32_t comm_size;
+  Pending split;  // touched only by the thread calling the split collective
 };
 constexpr int kFiles = 4096;
 constexpr int kProbe = 64;
@@ -116,6 +144,7 @@ void Remember(MPI_File fh, uint64_t id, int32_t comm_size) {
     uintptr_t cur = __atomic_load_n(&e.key, __ATOMIC_ACQUIRE);
     if (cur == k || ((cur == 0 || cur == 1) && __atomic_compare_exchange_n(&e.key, &cur, k, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))) {
       __atomic_store_n(&e.comm_size, comm_size, __ATOMIC_RELAXED);
+      e.split.op = 0;
       __atomic_store_n(&e.file_id, id, __ATOMIC_RELEASE);
       return;
     }
@@ -170,6 +199,31 @@ void Emit(int op, bool collective, const FileEntry& f, int64_t offset, int64_t s
   iosonar_trace_record(&o);
 }
 
+// The absolute byte offset a call at `at` (kAt) or at the file pointer
+// starts at, through the file view; -1 when unknown (the shared pointer).
+int64_t ByteOffset(MPI_File fh, Where where, MPI_Offset at) {
+  MPI_Offset pos = at, byte = 0;
+  if (where == kIndividual && PMPI(MPI_File_get_position)(fh, &pos) != MPI_SUCCESS) where = kShared;
+  if (where != kShared && PMPI(MPI_File_get_byte_offset)(fh, pos, &byte) == MPI_SUCCESS) return byte;
+  return -1;
+}
+
+int TypeSize(MPI_Datatype dt) {
+  int tsize = 0;
+  if (PMPI(MPI_Type_size)(dt, &tsize) != MPI_SUCCESS || tsize < 0) tsize = 0;
+  return tsize;
+}
+
+// The bytes a completed call moved: status's element count (a read at the
+// end of the file moves fewer), else the requested size.
+int64_t Moved(MPI_Status* st, MPI_Datatype dt, int tsize, int64_t size) {
+  int n = 0;
+  if (st && PMPI(MPI_Get_count)(st, dt, &n) == MPI_SUCCESS && n != MPI_UNDEFINED && n >= 0 &&
+      static_cast<int64_t>(n) * tsize <= size)
+    return static_cast<int64_t>(n) * tsize;
+  return size;
+}
+
 // A read or write of count elements of dt. call(status) makes the real call
 // (status: where the MPI library may write; nullptr for nonblocking calls).
 template <typename Call>
@@ -180,12 +234,8 @@ int DataOp(int op, bool collective, MPI_File fh, Where where, MPI_Offset at, int
   if (!f) return call(user_status);
   ++t_in;
   const int e0 = errno;
-  int64_t offset = -1;
-  MPI_Offset pos = at, byte = 0;
-  if (where == kIndividual && PMPI(MPI_File_get_position)(fh, &pos) != MPI_SUCCESS) where = kShared;
-  if (where != kShared && PMPI(MPI_File_get_byte_offset)(fh, pos, &byte) == MPI_SUCCESS) offset = byte;
-  int tsize = 0;
-  if (PMPI(MPI_Type_size)(dt, &tsize) != MPI_SUCCESS || tsize < 0) tsize = 0;
+  const int64_t offset = ByteOffset(fh, where, at);
+  const int tsize = TypeSize(dt);
   const int64_t size = static_cast<int64_t>(count) * tsize;
   MPI_Status local;
   MPI_Status* st = nonblocking ? nullptr : (user_status == MPI_STATUS_IGNORE ? &local : user_status);
@@ -194,15 +244,59 @@ int DataOp(int op, bool collective, MPI_File fh, Where where, MPI_Offset at, int
   const int rc = call(st);
   const uint64_t t1 = iosonar_trace_ticks();
   const int e1 = errno;
-  int64_t result = size;
-  if (rc != MPI_SUCCESS) {
-    result = -1;
-  } else if (st) {
-    int n = 0;  // elements moved (a read at the end of the file moves fewer)
-    if (PMPI(MPI_Get_count)(st, dt, &n) == MPI_SUCCESS && n != MPI_UNDEFINED && n >= 0 && n <= count)
-      result = static_cast<int64_t>(n) * tsize;
-  }
+  const int64_t result = rc != MPI_SUCCESS ? -1 : Moved(st, dt, tsize, size);
   Emit(op, collective, *f, offset, size, result, rc != MPI_SUCCESS ? EIO : 0, t0, t1);
+  errno = e1;
+  --t_in;
+  return rc;
+}
+
+// A split collective's _begin: the call is made and remembered; a failure is
+// recorded at once (no _end is allowed to follow it).
+template <typename Call>
+int SplitBegin(int op, MPI_File fh, Where where, MPI_Offset at, int count, MPI_Datatype dt, Call&& call) {
+  if (t_in || !TracerLoaded()) return call();
+  FileEntry* f = Find(fh);
+  if (!f) return call();
+  ++t_in;
+  const int e0 = errno;
+  const int64_t offset = ByteOffset(fh, where, at);
+  const int tsize = TypeSize(dt);
+  const int64_t size = static_cast<int64_t>(count) * tsize;
+  errno = e0;
+  const uint64_t t0 = iosonar_trace_ticks();
+  const int rc = call();
+  const int e1 = errno;
+  if (rc != MPI_SUCCESS) {
+    f->split.op = 0;
+    Emit(op, true, *f, offset, size, -1, EIO, t0, iosonar_trace_ticks());
+  } else {
+    f->split = Pending{op, offset, size, tsize, dt, t0};
+  }
+  errno = e1;
+  --t_in;
+  return rc;
+}
+
+// Its _end: one record from _begin's call to _end's return. An _end whose
+// _begin was not seen (or of another direction) passes through unrecorded.
+template <typename Call>
+int SplitEnd(int op, MPI_File fh, MPI_Status* user_status, Call&& call) {
+  if (t_in || !TracerLoaded()) return call(user_status);
+  FileEntry* f = Find(fh);
+  if (!f || f->split.op != op) return call(user_status);
+  ++t_in;
+  const Pending p = f->split;
+  f->split.op = 0;
+  MPI_Status local;
+  MPI_Status* st = user_status == MPI_STATUS_IGNORE ? &local : user_status;
+  const int rc = call(st);
+  const uint64_t t1 = iosonar_trace_ticks();
+  const int e1 = errno;
+  // The bytes moved, counted in _begin's datatype (MPI keeps a freed
+  // datatype alive while an operation that uses it is pending).
+  const int64_t result = rc != MPI_SUCCESS ? -1 : Moved(st, p.dt, p.tsize, p.size);
+  Emit(op, true, *f, p.offset, p.size, result, rc != MPI_SUCCESS ? EIO : 0, p.t0, t1);
   errno = e1;
   --t_in;
   return rc;
@@ -318,3 +412,27 @@ IOSONAR_NONBLOCKING_AT(MPI_File_iread_at, IOSONAR_OP_Read, false, void*)
 IOSONAR_NONBLOCKING_AT(MPI_File_iwrite_at, IOSONAR_OP_Write, false, const void*)
 IOSONAR_NONBLOCKING_AT(MPI_File_iread_at_all, IOSONAR_OP_Read, true, void*)
 IOSONAR_NONBLOCKING_AT(MPI_File_iwrite_at_all, IOSONAR_OP_Write, true, const void*)
+
+// Split collectives: (name, op, where, buffer constness)
+#define IOSONAR_SPLIT(NAME, OP, WHERE, BUF)                                                                      \
+  EXPORT int NAME##_begin(MPI_File fh, BUF buf, int count, MPI_Datatype dt) {                                  \
+    return SplitBegin(OP, fh, WHERE, 0, count, dt, [&] { return PMPI(NAME##_begin)(fh, buf, count, dt); });   \
+  }                                                                                                            \
+  EXPORT int NAME##_end(MPI_File fh, BUF buf, MPI_Status* status) {                                            \
+    return SplitEnd(OP, fh, status, [&](MPI_Status* st) { return PMPI(NAME##_end)(fh, buf, st); });          \
+  }
+#define IOSONAR_SPLIT_AT(NAME, OP, BUF)                                                                          \
+  EXPORT int NAME##_begin(MPI_File fh, MPI_Offset offset, BUF buf, int count, MPI_Datatype dt) {               \
+    return SplitBegin(OP, fh, kAt, offset, count, dt,                                                           \
+                      [&] { return PMPI(NAME##_begin)(fh, offset, buf, count, dt); });                         \
+  }                                                                                                            \
+  EXPORT int NAME##_end(MPI_File fh, BUF buf, MPI_Status* status) {                                            \
+    return SplitEnd(OP, fh, status, [&](MPI_Status* st) { return PMPI(NAME##_end)(fh, buf, st); });          \
+  }
+
+IOSONAR_SPLIT(MPI_File_read_all, IOSONAR_OP_Read, kIndividual, void*)
+IOSONAR_SPLIT(MPI_File_write_all, IOSONAR_OP_Write, kIndividual, const void*)
+IOSONAR_SPLIT(MPI_File_read_ordered, IOSONAR_OP_Read, kShared, void*)
+IOSONAR_SPLIT(MPI_File_write_ordered, IOSONAR_OP_Write, kShared, const void*)
+IOSONAR_SPLIT_AT(MPI_File_read_at_all, IOSONAR_OP_Read, void*)
+IOSONAR_SPLIT_AT(MPI_File_write_at_all, IOSONAR_OP_Write, const void*)

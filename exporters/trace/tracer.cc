@@ -23,6 +23,7 @@
 // per-interval aggregates; default 4000, 0 = no limit), IOSONAR_RING_DIR
 // (default /dev/shm/iosonar-ring-UID), IOSONAR_DISABLE, IOSONAR_CLOCK=gettime (do not use the TSC), IOSONAR_FLUSHER=1|0
 // (background flush thread always | never; default: only in multi-threaded processes).
+#include <aio.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -1333,6 +1334,15 @@ DECLARE_REAL(__fread_chk);
 DECLARE_REAL(__fgets_unlocked_chk);
 DECLARE_REAL(__fread_unlocked_chk);
 DECLARE_REAL(mmap);
+DECLARE_REAL(aio_read);
+DECLARE_REAL(aio_write);
+DECLARE_REAL(aio_read64);
+DECLARE_REAL(aio_write64);
+DECLARE_REAL(aio_return);
+DECLARE_REAL(aio_return64);
+DECLARE_REAL(aio_error);
+DECLARE_REAL(lio_listio);
+DECLARE_REAL(lio_listio64);
 DECLARE_REAL(mmap64);
 DECLARE_REAL(execve);
 DECLARE_REAL(execv);
@@ -1353,6 +1363,133 @@ int OpenMode(int flags, va_list ap) {
 }
 
 int StdioFlags(const char* mode) { return mode && mode[0] == 'a' ? O_APPEND : 0; }
+
+// ---- POSIX AIO: glibc does the I/O in its own threads through internal
+// pread/pwrite calls that no wrapper sees, so the op is taken from the
+// control block: remembered at submission (aio_read, aio_write, lio_listio)
+// and recorded when the program collects its result (aio_return), from the
+// submission to the collection, with what aio_return and aio_error report.
+// A bounded table (open addressing, keyed by the aiocb's address): a program
+// that never calls aio_return fills it, and later submissions are counted
+// as dropped, never recorded wrong.
+struct AioPending {
+  uintptr_t cb;  // 0 empty, 1 a freed entry
+  uint64_t t0, file_id;
+  int64_t offset, size;
+  int32_t fd;
+  Op op;
+};
+constexpr int kAioSlots = 1024;
+AioPending g_aio[kAioSlots];
+std::atomic_flag g_aio_lock = ATOMIC_FLAG_INIT;
+struct AioLock {
+  AioLock() {
+    while (g_aio_lock.test_and_set(std::memory_order_acquire)) sched_yield();
+  }
+  ~AioLock() { g_aio_lock.clear(std::memory_order_release); }
+};
+inline uint32_t AioHash(uintptr_t k) { return static_cast<uint32_t>((k >> 4) * 0x9E3779B97F4A7C15ull >> 40) % kAioSlots; }
+
+// At submission, before the real call (which may complete the op at once).
+void AioSubmit(const struct aiocb* cb, Op op) {
+  if (!cb || t_busy || g_state.load(std::memory_order_relaxed) != kActive) return;
+  const int saved = errno;  // classifying a new fd may fstat it
+  FdInfo* f = TracedFd(cb->aio_fildes);
+  errno = saved;
+  if (!f) return;
+  const uintptr_t k = reinterpret_cast<uintptr_t>(cb);
+  AioPending p{k, Ticks(), f->file_id, static_cast<int64_t>(cb->aio_offset), static_cast<int64_t>(cb->aio_nbytes),
+               cb->aio_fildes, op};
+  AioLock lock;
+  AioPending* free_at = nullptr;
+  for (int i = 0; i < kAioSlots; ++i) {
+    AioPending& e = g_aio[(AioHash(k) + static_cast<uint32_t>(i)) % kAioSlots];
+    if (e.cb == k) {  // resubmitted without aio_return: the new op replaces it
+      e = p;
+      return;
+    }
+    if (e.cb <= 1 && !free_at) free_at = &e;
+    if (e.cb == 0) break;
+  }
+  if (free_at) *free_at = p;
+  else g_dropped.fetch_add(1, std::memory_order_relaxed);
+}
+
+// A submission that failed: no result will be collected.
+void AioForget(const struct aiocb* cb) {
+  const uintptr_t k = reinterpret_cast<uintptr_t>(cb);
+  AioLock lock;
+  for (int i = 0; i < kAioSlots; ++i) {
+    AioPending& e = g_aio[(AioHash(k) + static_cast<uint32_t>(i)) % kAioSlots];
+    if (e.cb == 0) return;
+    if (e.cb == k) {
+      e.cb = 1;
+      return;
+    }
+  }
+}
+
+bool AioTake(const struct aiocb* cb, AioPending* out) {
+  if (!cb) return false;
+  const uintptr_t k = reinterpret_cast<uintptr_t>(cb);
+  AioLock lock;
+  for (int i = 0; i < kAioSlots; ++i) {
+    AioPending& e = g_aio[(AioHash(k) + static_cast<uint32_t>(i)) % kAioSlots];
+    if (e.cb == 0) return false;
+    if (e.cb == k) {
+      *out = e;
+      e.cb = 1;
+      return true;
+    }
+  }
+  return false;
+}
+
+template <typename Submit>
+int AioSubmitOp(const struct aiocb* cb, Op op, Submit&& submit) {
+  AioSubmit(cb, op);
+  const int r = submit();
+  if (r != 0) {
+    const int e = errno;
+    AioForget(cb);
+    errno = e;
+  }
+  return r;
+}
+
+// aio_return: the op is recorded with the result the program gets.
+template <typename Error, typename Return>
+ssize_t AioReturnOp(const struct aiocb* cb, Error&& error, Return&& ret) {
+  AioPending p;
+  if (!AioTake(cb, &p)) return ret();
+  const int e0 = errno;
+  const int err = error();  // before aio_return, after which it is undefined
+  errno = e0;
+  const ssize_t r = ret();
+  const uint64_t t1 = Ticks();
+  int* errp = &errno;
+  const int e = *errp;
+  Slot* s = err == EINPROGRESS ? nullptr : Begin();
+  if (s) {
+    RawOp o{p.op, kPosix, p.fd, p.offset, p.size, r, r < 0 ? (err > 0 ? err : EIO) : 0, p.file_id, p.t0,
+            t1 > p.t0 ? t1 : p.t0};
+    Record(s, o);
+  } else if (err == EINPROGRESS) {
+    g_dropped.fetch_add(1, std::memory_order_relaxed);  // collected before it completed: not recorded
+  }
+  *errp = e;
+  return r;
+}
+
+template <typename Cb, typename Submit>
+int LioOp(Cb* const list[], int nent, Submit&& submit) {
+  for (int i = 0; i < nent && list; ++i)
+    if (list[i] && (list[i]->aio_lio_opcode == LIO_READ || list[i]->aio_lio_opcode == LIO_WRITE))
+      AioSubmit(reinterpret_cast<const struct aiocb*>(list[i]), list[i]->aio_lio_opcode == LIO_READ ? kOpRead : kOpWrite);
+  // A failed lio_listio may still have queued some entries (EIO): each one's
+  // aio_error/aio_return tells, so the entries stay remembered.
+  return submit();
+}
 
 }  // namespace
 }  // namespace iosonar::trace
@@ -1853,6 +1990,36 @@ EXPORT void* mmap(void* addr, size_t len, int prot, int flags, int fd, off_t off
 }
 EXPORT void* mmap64(void* addr, size_t len, int prot, int flags, int fd, off64_t off) {
   return MmapOp(len, prot, flags, fd, off, [&] { return REAL(mmap64)(addr, len, prot, flags, fd, off); });
+}
+
+// ---- POSIX AIO (see AioSubmit). The 64-bit names take the same control
+// block on LP64.
+static_assert(sizeof(struct aiocb) == sizeof(struct aiocb64) &&
+              offsetof(struct aiocb, aio_offset) == offsetof(struct aiocb64, aio_offset) &&
+              offsetof(struct aiocb, aio_nbytes) == offsetof(struct aiocb64, aio_nbytes) &&
+              offsetof(struct aiocb, aio_lio_opcode) == offsetof(struct aiocb64, aio_lio_opcode),
+              "aiocb64 is aiocb");
+EXPORT int aio_read(struct aiocb* cb) { return AioSubmitOp(cb, kOpRead, [&] { return REAL(aio_read)(cb); }); }
+EXPORT int aio_write(struct aiocb* cb) { return AioSubmitOp(cb, kOpWrite, [&] { return REAL(aio_write)(cb); }); }
+EXPORT int aio_read64(struct aiocb64* cb) {
+  return AioSubmitOp(reinterpret_cast<const struct aiocb*>(cb), kOpRead, [&] { return REAL(aio_read64)(cb); });
+}
+EXPORT int aio_write64(struct aiocb64* cb) {
+  return AioSubmitOp(reinterpret_cast<const struct aiocb*>(cb), kOpWrite, [&] { return REAL(aio_write64)(cb); });
+}
+EXPORT ssize_t aio_return(struct aiocb* cb) {
+  return AioReturnOp(cb, [&] { return REAL(aio_error)(cb); }, [&] { return REAL(aio_return)(cb); });
+}
+EXPORT ssize_t aio_return64(struct aiocb64* cb) {
+  return AioReturnOp(reinterpret_cast<const struct aiocb*>(cb),
+                     [&] { return REAL(aio_error)(reinterpret_cast<const struct aiocb*>(cb)); },
+                     [&] { return REAL(aio_return64)(cb); });
+}
+EXPORT int lio_listio(int mode, struct aiocb* const list[], int nent, struct sigevent* sig) {
+  return LioOp(list, nent, [&] { return REAL(lio_listio)(mode, list, nent, sig); });
+}
+EXPORT int lio_listio64(int mode, struct aiocb64* const list[], int nent, struct sigevent* sig) {
+  return LioOp(list, nent, [&] { return REAL(lio_listio64)(mode, list, nent, sig); });
 }
 
 // ---------------------------------------------------------------- process lifetime

@@ -9,6 +9,8 @@
  *   coll all ranks one shared file DIR/coll.dat, rank r at r*BYTES, with
  *        the collective MPI_File_write_at_all / MPI_File_read_at_all
  *        (N-1 as the program sees it; the POSIX I/O is the aggregators')
+ *   split as coll, with the split collectives MPI_File_write_at_all_begin/_end
+ *        and MPI_File_read_all_begin/_end (after a seek to r*BYTES)
  *   tp_mpiio MODE DIR BYTES [M]
  * Except coll: independent (not collective) I/O, so every rank's bytes reach
  * POSIX from that rank itself rather than through collective-buffering
@@ -32,6 +34,25 @@ static void io(MPI_Comm comm, const char* path, MPI_Offset off, long long bytes,
   int rc = MPI_File_open(comm, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh);
   if (rc != MPI_SUCCESS) fail(path, rc);
   MPI_Status st;
+  if (coll == 2) { /* split collectives */
+    for (long long done = 0; done < bytes; done += chunk) {
+      int n = bytes - done < chunk ? (int)(bytes - done) : chunk;
+      rc = MPI_File_write_at_all_begin(fh, off + done, buf, n, MPI_BYTE);
+      if (rc == MPI_SUCCESS) rc = MPI_File_write_at_all_end(fh, buf, &st);
+      if (rc != MPI_SUCCESS) fail("write", rc);
+    }
+    MPI_File_sync(fh);
+    rc = MPI_File_seek(fh, off, MPI_SEEK_SET);
+    if (rc != MPI_SUCCESS) fail("seek", rc);
+    for (long long done = 0; done < bytes; done += chunk) {
+      int n = bytes - done < chunk ? (int)(bytes - done) : chunk;
+      rc = MPI_File_read_all_begin(fh, buf, n, MPI_BYTE);
+      if (rc == MPI_SUCCESS) rc = MPI_File_read_all_end(fh, buf, MPI_STATUS_IGNORE);
+      if (rc != MPI_SUCCESS) fail("read", rc);
+    }
+    MPI_File_close(&fh);
+    return;
+  }
   for (long long done = 0; done < bytes; done += chunk) {
     int n = bytes - done < chunk ? (int)(bytes - done) : chunk;
     rc = coll ? MPI_File_write_at_all(fh, off + done, buf, n, MPI_BYTE, &st)
@@ -54,7 +75,7 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   if (argc < 4) {
-    if (rank == 0) fprintf(stderr, "usage: tp_mpiio nn|n1|nm|11|coll DIR BYTES [M]\n");
+    if (rank == 0) fprintf(stderr, "usage: tp_mpiio nn|n1|nm|11|coll|split DIR BYTES [M]\n");
     MPI_Finalize();
     return 2;
   }
@@ -79,9 +100,9 @@ int main(int argc, char** argv) {
     snprintf(path, sizeof path, "%s/nm.%d", dir, rank % m);
     io(group, path, (MPI_Offset)(rank / m) * bytes, bytes, buf, chunk, 0);
     MPI_Comm_free(&group);
-  } else if (strcmp(mode, "coll") == 0) {
-    snprintf(path, sizeof path, "%s/coll.dat", dir);
-    io(MPI_COMM_WORLD, path, (MPI_Offset)rank * bytes, bytes, buf, chunk, 1);
+  } else if (strcmp(mode, "coll") == 0 || strcmp(mode, "split") == 0) {
+    snprintf(path, sizeof path, "%s/%s.dat", dir, mode);
+    io(MPI_COMM_WORLD, path, (MPI_Offset)rank * bytes, bytes, buf, chunk, mode[0] == 's' ? 2 : 1);
   } else if (strcmp(mode, "11") == 0) {
     if (rank == 0) {
       snprintf(path, sizeof path, "%s/11.dat", dir);
