@@ -55,7 +55,8 @@ Result<std::optional<std::string>> CachedJobResult(const std::string& redis_url,
   return client.value()->Get(JobResultKey(job_id, kind));
 }
 // ---- LASSi and probe slowdown results ----
-std::string LassiKey(std::string_view fs, std::string_view from_iso, std::string_view to_iso, int64_t window_s) {
+std::string LassiKey(std::string_view fs, std::string_view from_iso, std::string_view to_iso, int64_t window_s,
+                     std::string_view baseline) {
   std::string key(kKeyPrefix);
   key += "lassi:";
   key += fs.empty() ? std::string_view("all") : fs;
@@ -65,6 +66,10 @@ std::string LassiKey(std::string_view fs, std::string_view from_iso, std::string
   key += to_iso;
   key += ':';
   key += std::to_string(window_s);
+  if (!baseline.empty()) {
+    key += ':';
+    key += baseline;
+  }
   return key;
 }
 

@@ -50,12 +50,14 @@ Status CacheResult(const std::string& redis_url, const std::string& key, const s
                    int ttl_seconds = 0);
 Result<std::optional<std::string>> CachedResult(const std::string& redis_url, const std::string& key);
 // ---- LASSi and probe slowdown results ----
-// "iosonar:lassi:<fs or all>:<from>:<to>:<window_s>" and
+// "iosonar:lassi:<fs or all>:<from>:<to>:<window_s>[:<baseline>]" and
 // "iosonar:slowdown:<fs or all>:<from>:<to>[:<baseline>]" (from/to as ISO
-// 8601 UTC; baseline, when given, names the t_expected used, e.g.
-// "stored:NAME@COMPUTED_NS" or "history:30d", so a newly stored baseline
-// is not answered from a result computed against another).
-std::string LassiKey(std::string_view fs, std::string_view from_iso, std::string_view to_iso, int64_t window_s);
+// 8601 UTC). Without baseline: the CLI's documented keys (the JSON names the
+// baseline it used). serve adds it (lassi::BaselineTag, SlowdownBaselineTag:
+// "stored:NAME@COMPUTED_NS", "history:...") so a newly stored baseline is
+// not answered from a result computed against another.
+std::string LassiKey(std::string_view fs, std::string_view from_iso, std::string_view to_iso, int64_t window_s,
+                     std::string_view baseline = "");
 std::string SlowdownKey(std::string_view fs, std::string_view from_iso, std::string_view to_iso,
                         std::string_view baseline = "");
 // (CacheResult / CachedResult above store and read them.)

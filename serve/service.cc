@@ -13,6 +13,7 @@
 
 #include "analysis-jobs/job-summary/job_meta.h"
 #include "analysis-jobs/job-summary/job_summary.h"
+#include "analysis-jobs/lassi/baseline.h"
 #include "analysis-jobs/lassi/lassi_store.h"
 #include "analysis-jobs/lassi/probe_baseline.h"
 #include "analysis-jobs/lassi/slowdown.h"
@@ -669,19 +670,34 @@ struct Service::Impl {
     if (!*sel) return std::shared_ptr<const lassi::ProbeBaseline>();
     return std::make_shared<const lassi::ProbeBaseline>(std::move(**sel));
   }
+  // The newest stored LASSi baseline of this window length in the job
+  // database's lassi_baseline table (`iosonar lassi baseline --mysql`), as
+  // `lassi` and `report` take it; nullopt: none.
+  Result<std::optional<lassi::Baseline>> StoredLassiBaseline(int64_t window_ns) {
+    auto db = GetDb();
+    if (!db.ok()) return db.status();
+    auto all = lassi::ReadBaselinesFromDb((*db)->conn());
+    if (!all.ok()) return all.status();
+    return lassi::SelectBaseline(*all, "", window_ns);
+  }
   Result<std::string> LassiDay(int64_t day_ns, int64_t window_s) {
     constexpr int64_t kDay = 86400LL * 1000000000LL;
     const int64_t to = day_ns + kDay;
     const bool over = DayIsOver(day_ns);  // a day still filling is computed, not cached
     const std::string from_iso = FormatIsoMillis(day_ns), to_iso = FormatIsoMillis(to);
+    lassi::Options o;
+    o.window_ns = window_s * 1000000000LL;
+    o.from_ns = day_ns;
+    o.to_ns = to;
+    // avg_fs: the stored baseline; without one the week before and the day
+    // (the JSON's baseline says which, and the page shows it).
+    o.history_from_ns = day_ns - 7 * kDay;
+    auto base = StoredLassiBaseline(o.window_ns);
+    if (!base.ok()) return base.status();
+    o.baseline = std::move(*base);
     auto lassi = Cached(
-        cache::LassiKey("all", from_iso, to_iso, window_s), "LASSi for " + from_iso.substr(0, 10),
+        cache::LassiKey("all", from_iso, to_iso, window_s, lassi::BaselineTag(o)), "LASSi for " + from_iso.substr(0, 10),
         [&]() -> Result<std::string> {
-          lassi::Options o;
-          o.window_ns = window_s * 1000000000LL;
-          o.from_ns = day_ns;
-          o.to_ns = to;
-          o.history_from_ns = day_ns - 7 * kDay;  // averages over the week before and the day
           auto r = lassi::ComputeFromStore([&] { return OpenStoreAt(opt.store); }, o, 1,
                                            [](std::string_view) { return std::string(); });
           if (!r.ok()) return r.status();
@@ -699,8 +715,7 @@ struct Service::Impl {
     auto stored = StoredProbeBaseline();
     if (!stored.ok()) return stored.status();
     so.stored = *stored;
-    const std::string tag = so.stored ? "stored:" + so.stored->name + "@" + std::to_string(so.stored->computed_at_ns)
-                                      : "history:" + std::to_string(so.history_ns / 86400000000000LL) + "d";
+    const std::string tag = lassi::SlowdownBaselineTag(so);
     auto slow = Cached(
         cache::SlowdownKey("all", from_iso, to_iso, tag), "the probe slowdown of " + from_iso.substr(0, 10),
         [&]() -> Result<std::string> {

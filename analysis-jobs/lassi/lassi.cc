@@ -532,6 +532,11 @@ std::string BaselineWarning(const LassiResult& r) {
   return "";
 }
 
+std::string BaselineTag(const Options& o) {
+  if (o.baseline) return "stored:" + o.baseline->name + "@" + std::to_string(o.baseline->computed_at_ns);
+  return "history:" + std::to_string(std::min(o.history_from_ns, o.from_ns));
+}
+
 std::string BaselineDescription(const Baseline& b) {
   if (b.fallback) return "the analysed range (no stored baseline)";
   uint64_t hours = 0;

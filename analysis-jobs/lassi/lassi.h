@@ -223,6 +223,10 @@ void BaselineJson(JsonWriter& w, const Baseline& b, const std::vector<std::strin
 // For people: "'NAME' from SOURCE: N application windows of 3600 s over FROM - TO, computed T",
 // or "the analysed range (no stored baseline)".
 std::string BaselineDescription(const Baseline& b);
+// The avg_fs baseline of a run as part of a Redis cache key: a stored one
+// "stored:NAME@COMPUTED_AT", else "history:HISTORY_FROM_NS" (the averages of
+// [history_from, to)).
+std::string BaselineTag(const Options& o);
 // What to shout when the risk is not against a stored long-term baseline ("" when it is).
 std::string BaselineWarning(const LassiResult& r);
 

@@ -173,6 +173,16 @@ std::string SlowdownBaselineDescription(const SlowdownOptions& opt) {
          FormatIsoMillis(opt.from_ns) + "), re-read from the store";
 }
 
+std::string SlowdownBaselineTag(const SlowdownOptions& opt) {
+  const std::string mode = opt.BaselineMode();
+  if (mode == "stored") return "stored:" + opt.stored->name + "@" + std::to_string(opt.stored->computed_at_ns);
+  if (mode == "sliding") return "sliding:" + std::to_string(opt.sliding_ns / 1000000000) + "s";
+  if (mode == "fixed")
+    return "fixed:" + std::to_string(opt.baseline_from_ns.value_or(opt.from_ns)) + "-" +
+           std::to_string(opt.baseline_to_ns.value_or(opt.to_ns));
+  return "history:" + std::to_string(opt.history_ns / 86400000000000LL) + "d";
+}
+
 std::string SlowdownBaselineWarning(const std::vector<SlowdownRow>& rows, const SlowdownOptions& opt) {
   std::string w;
   if (rows.empty()) return w;  // no probe records: nothing was measured against a baseline

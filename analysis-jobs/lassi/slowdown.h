@@ -91,6 +91,10 @@ std::string SlowdownBaselineWarning(const std::vector<SlowdownRow>& rows, const 
 // Which baseline was used, for people: the stored one's name, source and
 // range, or the history read.
 std::string SlowdownBaselineDescription(const SlowdownOptions& opt);
+// The baseline as part of a Redis cache key: results against different
+// baselines never share a key ("stored:NAME@COMPUTED_AT", "history:30d",
+// "sliding:600s", "fixed:FROM-TO").
+std::string SlowdownBaselineTag(const SlowdownOptions& opt);
 
 // "rows": the file-system rows; "host_rows": per probing host; "baseline",
 // "baseline_description", "baseline_warning" and with a stored baseline

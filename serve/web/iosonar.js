@@ -99,6 +99,15 @@
     var day0 = Date.parse(d.day + 'T00:00:00Z') / 1000;
     draw(el, 'LASSi risk per ' + d.window_s + ' s window', times, series, '', true, false, null, [day0, day0 + 86400]);
     el.setAttribute('data-points', String(times.length * series.length));
+    // Which avg_fs: a stored baseline (by name), else the fallback's range.
+    var b = d.lassi.baseline || {};
+    var used = document.createElement('p');
+    used.className = 'note';
+    used.id = 'lassi-baseline';
+    used.textContent = 'LASSi baseline (avg_fs): ' + (b.fallback
+      ? 'no stored baseline with ' + d.window_s + ' s windows; averages of ' + b.from + ' to ' + b.to
+      : 'stored baseline ' + b.name + ' (' + b.source + ', ' + b.from + ' to ' + b.to + ')') + '.';
+    el.appendChild(used);
   }
   function slowdown(el, d) {
     // Which t_expected: the stored probe baseline, else the 30 days before (said loudly).

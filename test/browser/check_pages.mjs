@@ -83,6 +83,8 @@ await asUser('root', async (page) => {
   if (cells < 24) fail(`root /admin: heatmap has ${cells} cells`);
   const plots = await plotsOf(page, 'root /admin');
   console.log(`root /admin: heatmap cells ${cells}, plots ${plots}`);
+  const lassiBase = await page.$eval('#lassi-baseline', (e) => e.textContent).catch(() => null);
+  console.log(`root /admin: ${lassiBase}`);
   await page.screenshot({ path: `${out}/admin-heatmap.png`, fullPage: true });
   await checkJob(page, 'root', '102', null);
 });

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <rapidjson/document.h>
 #include <filesystem>
 #include <thread>
 
@@ -207,6 +208,27 @@ TEST_CASE("serve: isolation, identity, escaping, cache and the API contract", "[
     REQUIRE(lassi.status == 200);
     CHECK(lassi.body.find("\"fs\":\"simfs\"") != std::string::npos);
     CHECK(w.Get("/api/admin/lassi?day=22.11.2026", As("root")).status == 400);
+    {
+      // avg_fs: without a stored baseline the week's averages (the fallback,
+      // said in the JSON); once `lassi baseline --mysql` stored one, that
+      // one, under a cache key of its own (the cached fallback is not served).
+      rapidjson::Document d0;
+      d0.Parse(lassi.body.c_str());
+      REQUIRE_FALSE(d0.HasParseError());
+      CHECK(d0["lassi"]["baseline"]["fallback"].GetBool());
+      auto b = Run({IosonarBin(), "lassi", "baseline", "--store", w.dir / "store", "--from", "2026-11-22T00:00:00Z",
+                    "--to", "2026-11-23T00:00:00Z", "--mysql", w.db.url(), "--name", "serve-test"});
+      INFO(b.out << b.err);
+      REQUIRE(b.exit_code == 0);
+      auto again = w.Get("/api/admin/lassi?day=2026-11-22", As("root"));
+      REQUIRE(again.status == 200);
+      rapidjson::Document d1;
+      d1.Parse(again.body.c_str());
+      REQUIRE_FALSE(d1.HasParseError());
+      CHECK_FALSE(d1["lassi"]["baseline"]["fallback"].GetBool());
+      CHECK(std::string(d1["lassi"]["baseline"]["name"].GetString()) == "serve-test");
+      CHECK(std::string(d1["lassi"]["baseline"]["source"].GetString()) == "mysql lassi_baseline");
+    }
     // 101 (nodes 0-3) and 102 (nodes 4-7) ran at once behind forwarding node fwd000
     auto nb = w.Get("/api/admin/jobs/101/neighbours", As("root"));
     REQUIRE(nb.status == 200);
@@ -394,6 +416,9 @@ TEST_CASE("serve: pages in headless Chromium have plots for each user", "[serve]
   INFO(r.out << r.err << ReadFile(w.log));
   CHECK(r.exit_code == 0);
   CHECK(r.out.find("daemon /jobs/101: plots 2,") != std::string::npos);
+  // The LASSi chart says which avg_fs it used: no baseline is stored here.
+  CHECK(r.out.find("root /admin: LASSi baseline (avg_fs): no stored baseline with 3600 s windows; averages of "
+                   "2026-11-15T00:00:00.000Z to 2026-11-23T00:00:00.000Z.") != std::string::npos);
   CHECK(r.out.find("bin /jobs/102: plots 2,") != std::string::npos);
   // a job of another cluster than the default: the page's charts ask for it with ?cluster=
   CHECK(r.out.find("bin /jobs/104?cluster=beta: plots 2,") != std::string::npos);
