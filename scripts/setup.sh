@@ -14,6 +14,8 @@ TEST_PKGS=(redis-server fio python3 python3-yaml
            mariadb-server munge slurmctld slurmd slurm-client slurmdbd
            # oracles (PyWavelets, SciPy) and MPI-IO runs (OpenMPI)
            python3-pywt python3-scipy openmpi-bin libopenmpi-dev
+           # a Fortran MPI-IO program (OpenMPI's Fortran bindings call PMPI_* directly)
+           gfortran
            # LASSi, slowdown, report: pandas/numpy oracles, headless Chromium
            python3-pandas python3-numpy chromium
            # deployment artifacts: `docker-compose config` parses the compose files (no Docker

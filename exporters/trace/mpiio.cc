@@ -31,14 +31,17 @@
 // one split collective per file handle at a time, so the pending _begin is
 // kept beside the handle. A failed _begin is recorded at once.
 //
-// Not covered: Fortran bindings that call PMPI_* directly. Nonblocking calls
-// count their requested bytes at the call (the completion is not waited on);
-// their duration is the call's.
+// Every wrapper is defined as MPI_* and as PMPI_*: OpenMPI's Fortran
+// bindings call PMPI_File_* directly (libmpi_mpifh), so Fortran programs are
+// seen too. Nonblocking calls count their requested bytes at the call (the
+// completion is not waited on); their duration is the call's.
 #include <dlfcn.h>
 #include <errno.h>
 #include <mpi.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "exporters/trace/iosonar_trace.h"
 
@@ -51,6 +54,14 @@
 namespace {
 
 // ---------------------------------------------------------------- PMPI entry points
+// True if p is in this library (whose PMPI_* must never be taken for the
+// MPI library's).
+bool Ours(const void* p) {
+  static int anchor;
+  Dl_info mine{}, it{};
+  return dladdr(&anchor, &mine) && dladdr(p, &it) && mine.dli_fbase == it.dli_fbase;
+}
+
 template <typename F>
 F Pmpi(const char* name, F* slot) {
   F f = __atomic_load_n(slot, __ATOMIC_RELAXED);
@@ -58,6 +69,16 @@ F Pmpi(const char* name, F* slot) {
     int e = errno;
     f = reinterpret_cast<F>(dlsym(RTLD_NEXT, name));
     if (!f) f = reinterpret_cast<F>(dlsym(RTLD_DEFAULT, name));
+    if (f && Ours(reinterpret_cast<const void*>(f))) f = nullptr;
+    if (!f) {
+      // No MPI library after this one (it was loaded RTLD_LOCAL, or this is
+      // not an MPI program calling MPI): nothing to pass the call to.
+      static const char kMsg[] = "libiosonar-mpiio: the MPI library's ";
+      (void)!write(2, kMsg, sizeof kMsg - 1);
+      (void)!write(2, name, strlen(name));
+      (void)!write(2, " is not found; preload libiosonar-mpiio.so only into MPI programs linked to libmpi\n", 83);
+      abort();
+    }
     errno = e;
     __atomic_store_n(slot, f, __ATOMIC_RELAXED);
   }
@@ -319,10 +340,8 @@ int MetaOp(int op, bool collective, MPI_File fh, Call&& call) {
   return rc;
 }
 
-}  // namespace
-
 // ---------------------------------------------------------------- open, close, sync
-EXPORT int MPI_File_open(MPI_Comm comm, const char* filename, int amode, MPI_Info info, MPI_File* fh) {
+int FileOpen(MPI_Comm comm, const char* filename, int amode, MPI_Info info, MPI_File* fh) {
   if (t_in || !TracerLoaded() || !iosonar_trace_file_id) return PMPI(MPI_File_open)(comm, filename, amode, info, fh);
   ++t_in;
   const int e0 = errno;
@@ -344,7 +363,7 @@ EXPORT int MPI_File_open(MPI_Comm comm, const char* filename, int amode, MPI_Inf
   return rc;
 }
 
-EXPORT int MPI_File_close(MPI_File* fh) {
+int FileClose(MPI_File* fh) {
   if (!fh) return PMPI(MPI_File_close)(fh);
   MPI_File h = *fh;  // the call sets *fh to MPI_FILE_NULL
   if (t_in || !TracerLoaded()) return PMPI(MPI_File_close)(fh);
@@ -363,32 +382,47 @@ EXPORT int MPI_File_close(MPI_File* fh) {
   return rc;
 }
 
-EXPORT int MPI_File_sync(MPI_File fh) {
+int FileSync(MPI_File fh) {
   return MetaOp(IOSONAR_OP_Sync, true, fh, [&] { return PMPI(MPI_File_sync)(fh); });
 }
+
+}  // namespace
+
+// Each call is defined under both names: MPI_* for C programs, PMPI_* for
+// OpenMPI's Fortran bindings (libmpi_mpifh calls PMPI_File_write_at_all and
+// the rest directly, so Fortran programs reach no MPI_* symbol). The real
+// entry points are the next PMPI_* after this library (Pmpi: RTLD_NEXT, never
+// these); a call nested in another of ours is passed through (t_in).
+#define IOSONAR_BOTH(RET, NAME, PARAMS, ...) \
+  EXPORT RET NAME PARAMS __VA_ARGS__         \
+  EXPORT RET P##NAME PARAMS __VA_ARGS__
+IOSONAR_BOTH(int, MPI_File_open, (MPI_Comm comm, const char* filename, int amode, MPI_Info info, MPI_File* fh),
+             { return FileOpen(comm, filename, amode, info, fh); })
+IOSONAR_BOTH(int, MPI_File_close, (MPI_File * fh), { return FileClose(fh); })
+IOSONAR_BOTH(int, MPI_File_sync, (MPI_File fh), { return FileSync(fh); })
 
 // ---------------------------------------------------------------- reads and writes
 // Blocking: (op, collective, where, name, buffer constness)
 #define IOSONAR_BLOCKING(NAME, OP, COLL, WHERE, BUF)                                                              \
-  EXPORT int NAME(MPI_File fh, BUF buf, int count, MPI_Datatype dt, MPI_Status* status) {                     \
+  IOSONAR_BOTH(int, NAME, (MPI_File fh, BUF buf, int count, MPI_Datatype dt, MPI_Status* status), {           \
     return DataOp(OP, COLL, fh, WHERE, 0, count, dt, status, false,                                            \
                   [&](MPI_Status* st) { return PMPI(NAME)(fh, buf, count, dt, st); });                         \
-  }
+  })
 #define IOSONAR_BLOCKING_AT(NAME, OP, COLL, BUF)                                                                   \
-  EXPORT int NAME(MPI_File fh, MPI_Offset offset, BUF buf, int count, MPI_Datatype dt, MPI_Status* status) {  \
+  IOSONAR_BOTH(int, NAME, (MPI_File fh, MPI_Offset offset, BUF buf, int count, MPI_Datatype dt, MPI_Status* status), { \
     return DataOp(OP, COLL, fh, kAt, offset, count, dt, status, false,                                         \
                   [&](MPI_Status* st) { return PMPI(NAME)(fh, offset, buf, count, dt, st); });                 \
-  }
+  })
 #define IOSONAR_NONBLOCKING(NAME, OP, COLL, WHERE, BUF)                                                           \
-  EXPORT int NAME(MPI_File fh, BUF buf, int count, MPI_Datatype dt, MPI_Request* req) {                       \
+  IOSONAR_BOTH(int, NAME, (MPI_File fh, BUF buf, int count, MPI_Datatype dt, MPI_Request* req), {             \
     return DataOp(OP, COLL, fh, WHERE, 0, count, dt, nullptr, true,                                            \
                   [&](MPI_Status*) { return PMPI(NAME)(fh, buf, count, dt, req); });                           \
-  }
+  })
 #define IOSONAR_NONBLOCKING_AT(NAME, OP, COLL, BUF)                                                                \
-  EXPORT int NAME(MPI_File fh, MPI_Offset offset, BUF buf, int count, MPI_Datatype dt, MPI_Request* req) {    \
+  IOSONAR_BOTH(int, NAME, (MPI_File fh, MPI_Offset offset, BUF buf, int count, MPI_Datatype dt, MPI_Request* req), { \
     return DataOp(OP, COLL, fh, kAt, offset, count, dt, nullptr, true,                                         \
                   [&](MPI_Status*) { return PMPI(NAME)(fh, offset, buf, count, dt, req); });                   \
-  }
+  })
 
 IOSONAR_BLOCKING(MPI_File_read, IOSONAR_OP_Read, false, kIndividual, void*)
 IOSONAR_BLOCKING(MPI_File_write, IOSONAR_OP_Write, false, kIndividual, const void*)
@@ -415,20 +449,20 @@ IOSONAR_NONBLOCKING_AT(MPI_File_iwrite_at_all, IOSONAR_OP_Write, true, const voi
 
 // Split collectives: (name, op, where, buffer constness)
 #define IOSONAR_SPLIT(NAME, OP, WHERE, BUF)                                                                      \
-  EXPORT int NAME##_begin(MPI_File fh, BUF buf, int count, MPI_Datatype dt) {                                  \
+  IOSONAR_BOTH(int, NAME##_begin, (MPI_File fh, BUF buf, int count, MPI_Datatype dt), {                       \
     return SplitBegin(OP, fh, WHERE, 0, count, dt, [&] { return PMPI(NAME##_begin)(fh, buf, count, dt); });   \
-  }                                                                                                            \
-  EXPORT int NAME##_end(MPI_File fh, BUF buf, MPI_Status* status) {                                            \
+  })                                                                                                           \
+  IOSONAR_BOTH(int, NAME##_end, (MPI_File fh, BUF buf, MPI_Status* status), {                                 \
     return SplitEnd(OP, fh, status, [&](MPI_Status* st) { return PMPI(NAME##_end)(fh, buf, st); });          \
-  }
+  })
 #define IOSONAR_SPLIT_AT(NAME, OP, BUF)                                                                          \
-  EXPORT int NAME##_begin(MPI_File fh, MPI_Offset offset, BUF buf, int count, MPI_Datatype dt) {               \
+  IOSONAR_BOTH(int, NAME##_begin, (MPI_File fh, MPI_Offset offset, BUF buf, int count, MPI_Datatype dt), {    \
     return SplitBegin(OP, fh, kAt, offset, count, dt,                                                           \
                       [&] { return PMPI(NAME##_begin)(fh, offset, buf, count, dt); });                         \
-  }                                                                                                            \
-  EXPORT int NAME##_end(MPI_File fh, BUF buf, MPI_Status* status) {                                            \
+  })                                                                                                           \
+  IOSONAR_BOTH(int, NAME##_end, (MPI_File fh, BUF buf, MPI_Status* status), {                                 \
     return SplitEnd(OP, fh, status, [&](MPI_Status* st) { return PMPI(NAME##_end)(fh, buf, st); });          \
-  }
+  })
 
 IOSONAR_SPLIT(MPI_File_read_all, IOSONAR_OP_Read, kIndividual, void*)
 IOSONAR_SPLIT(MPI_File_write_all, IOSONAR_OP_Write, kIndividual, const void*)

@@ -213,6 +213,37 @@ TEST_CASE("modes: collective MPI-IO of 8 ranks is N-1 logically, its aggregators
     CHECK(r.write_bytes >= 8 * per_rank);
     CHECK(r.write_bytes < 8 * per_rank + (1 << 20));
   }
+  SECTION("Fortran: OpenMPI's Fortran bindings reach the PMPI_* entry points, and are seen") {
+#ifndef IOSONAR_HAVE_MPI_FORTRAN
+    FAIL("tp_mpiio_f was not built: no Fortran compiler or MPI Fortran bindings (scripts/setup.sh --test installs gfortran)");
+#endif
+    const std::string job = "mpi-fortran";
+    std::filesystem::create_directories(d / job);
+    std::vector<std::string> cmd{mpirun, "--oversubscribe", "--allow-run-as-root", "-np", "8", "--mca", "btl", "self,vader",
+                                 "--mca", "io", "ompio", "--mca", "io_ompio_num_aggregators", "2"};
+    for (const char* v : {"LD_PRELOAD", "IOSONAR_OUTPUT", "IOSONAR_JOB_ID"}) {
+      cmd.push_back("-x");
+      cmd.push_back(v);
+    }
+    cmd.insert(cmd.end(), {ProgramPath("tp_mpiio_f"), d / job, std::to_string(per_rank)});
+    auto r = SummarizeRun(d, job, cmd, {}, /*mpi_layer=*/true);
+    INFO(r.table);
+    const auto& m = r.json["mpiio"];
+    REQUIRE(m["records"].GetInt64() > 0);
+    CHECK(std::string(m["io_mode"]["write"].GetString()) == "N-1");
+    CHECK(std::string(m["io_mode"]["read"].GetString()) == "N-1");
+    CHECK(m["comm_size_max"].GetInt64() == 8);
+    for (const char* dir : {"write", "read"}) {
+      INFO(dir);
+      CHECK(m[dir]["bytes"].GetInt64() == 8 * per_rank);
+      CHECK(m[dir]["ops"].GetInt64() == 8 * 4);
+      CHECK(m[dir]["collective_share"].GetDouble() == 1.0);
+      CHECK(m[dir]["ranks"].GetInt64() == 8);
+      CHECK(m[dir]["files"].GetInt64() == 1);
+      CHECK(m[dir]["aggregators"].GetInt64() == 2);
+    }
+    CHECK(r.read_bytes == 8 * per_rank);
+  }
   SECTION("independent N-M with M=3: the same mode logically and physically") {
     auto r = mpi("nm", "mpi-nm3-mpiio", {});
     INFO(r.table);
