@@ -8,7 +8,7 @@
 program tp_mpiio_f
   use mpi
   implicit none
-  integer :: ierr, rank, fh, n, chunk
+  integer :: ierr, rank, fh, n, chunk, pass
   integer(kind=MPI_OFFSET_KIND) :: off, done, bytes
   integer :: status(MPI_STATUS_SIZE)
   character(len=4096) :: dir, arg
@@ -31,20 +31,19 @@ program tp_mpiio_f
                      MPI_INFO_NULL, fh, ierr)
   if (ierr /= MPI_SUCCESS) call MPI_ABORT(MPI_COMM_WORLD, 1, ierr)
   off = int(rank, MPI_OFFSET_KIND) * bytes
-  done = 0
-  do while (done < bytes)
-    n = int(min(int(chunk, MPI_OFFSET_KIND), bytes - done))
-    call MPI_FILE_WRITE_AT_ALL(fh, off + done, buf, n, MPI_BYTE, status, ierr)
-    if (ierr /= MPI_SUCCESS) call MPI_ABORT(MPI_COMM_WORLD, 1, ierr)
-    done = done + n
-  end do
-  call MPI_FILE_SYNC(fh, ierr)
-  done = 0
-  do while (done < bytes)
-    n = int(min(int(chunk, MPI_OFFSET_KIND), bytes - done))
-    call MPI_FILE_READ_AT_ALL(fh, off + done, buf, n, MPI_BYTE, status, ierr)
-    if (ierr /= MPI_SUCCESS) call MPI_ABORT(MPI_COMM_WORLD, 1, ierr)
-    done = done + n
+  do pass = 1, 2
+    done = 0
+    do while (done < bytes)
+      n = int(min(int(chunk, MPI_OFFSET_KIND), bytes - done))
+      if (pass == 1) then
+        call MPI_FILE_WRITE_AT_ALL(fh, off + done, buf, n, MPI_BYTE, status, ierr)
+      else
+        call MPI_FILE_READ_AT_ALL(fh, off + done, buf, n, MPI_BYTE, status, ierr)
+      end if
+      if (ierr /= MPI_SUCCESS) call MPI_ABORT(MPI_COMM_WORLD, 1, ierr)
+      done = done + n
+    end do
+    if (pass == 1) call MPI_FILE_SYNC(fh, ierr)
   end do
   call MPI_FILE_CLOSE(fh, ierr)
   deallocate (buf)
