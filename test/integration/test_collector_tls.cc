@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "core/transport/lumberjack_sender.h"
+#include "test/integration/lumberjack_util.h"
 #include "test/testutil/golden.h"
 #include "test/testutil/testutil.h"
 
@@ -21,23 +22,6 @@ using namespace iosonar;
 using namespace iosonar::test;
 
 namespace {
-
-std::string Lines(const std::string& host, int from, int n) {
-  std::string out;
-  for (int i = from; i < from + n; ++i)
-    out += "{\"@timestamp\":\"2026-11-22T07:09:12.123Z\",\"event.dataset\":\"iosonar.trace\",\"event.stream\":9,"
-           "\"event.seq\":" + std::to_string(i) + ",\"host.name\":\"" + host + "\",\"job.id\":\"7\",\"process.pid\":1,"
-           "\"process.tid\":1,\"io.op\":\"write\",\"io.layer\":\"posix\",\"file.path\":\"/scratch/out\",\"io.fd\":3,"
-           "\"io.offset\":" + std::to_string(int64_t{i} * 4096) + ",\"io.size\":4096,\"io.count\":1,\"io.bytes\":4096,"
-           "\"event.start_ns\":1,\"event.end_ns\":2,\"io.duration_ns\":1}\n";
-  return out;
-}
-
-size_t StoredRecords(const std::string& store) {
-  auto exp = Run({IosonarBin(), "store-export", "--store", store});
-  REQUIRE(exp.exit_code == 0);
-  return static_cast<size_t>(Count(exp.out, "\n"));
-}
 
 // The test's PKI, made with the openssl command in dir.
 struct Pki {
@@ -109,34 +93,8 @@ TEST_CASE("collector over TLS: collector killed with SIGKILL mid-stream and rest
   o.compression_level = GENERATE(3, 0);  // zlib 'C' frames inside TLS (the default), and plain frames
   INFO("compression_level " << o.compression_level);
   REQUIRE(s.Init(o).ok());
-  const int n = 30000, chunk = 100;
-  bool killed = false, restarted = false;
-  std::atomic<int> handed{0};
-  const pid_t first = c->pid();
-  std::thread killer([&] {
-    if (WaitUntil([&] { return handed.load() >= 8000; }, 60000)) kill(first, SIGKILL);
-  });
-  for (int i = 0; i < n; i += chunk) {
-    (void)s.Send(Lines("n1", i, chunk));
-    handed = i + chunk;
-    if (!killed && i >= 12000) {
-      killer.join();
-      c->Stop(5000);
-      killed = true;
-    }
-    if (killed && !restarted && i >= 16000) {
-      CHECK(s.counters().spooled > 0);
-      c = std::make_unique<Child>(argv, std::map<std::string, std::string>{}, tmp / "collect2.log");
-      REQUIRE(WaitUntil([&] { return CanConnect(port); }, 20000));
-      restarted = true;
-    }
-  }
-  REQUIRE(WaitUntil([&] { return s.Flush().ok() && s.spooled_pending() == 0; }, 30000));
-  INFO("acked " << s.counters().acked << " resent " << s.counters().resent << " spooled " << s.counters().spooled
-                << " dropped " << s.counters().dropped << " failures " << s.counters().failures);
-  CHECK(s.counters().dropped == 0);
-  CHECK(s.counters().acked == static_cast<uint64_t>(n));
-  CHECK(s.counters().failures > 0);
+  const int n = 30000;
+  SendThroughCollectorKill(s, c, argv, tmp.path(), port, n);
   CHECK((s.counters().compressed_frames > 0) == (o.compression_level > 0));
   REQUIRE(WEXITSTATUS(c->Stop(30000)) == 0);
   const std::string log = ReadFile(tmp / "collect2.log");
@@ -162,31 +120,31 @@ TEST_CASE("collector over TLS: no client certificate, one from another CA, recor
     return s.counters();
   };
   // 1. n1's certificate from CA A: stored.
-  auto ok = deliver(TlsSender(pki, port, "n1"), Lines("n1", 0, 20));
+  auto ok = deliver(TlsSender(pki, port, "n1"), TraceLines("n1", 0, 20));
   CHECK(ok.acked == 20);
   // 2. The certificate names n2 and n2-ib (subjectAltNames): both pass; n3 does not.
-  auto alias = deliver(TlsSender(pki, port, "n2alias"), Lines("n2", 100, 3) + Lines("n2-ib", 200, 3) + Lines("n3", 300, 2));
+  auto alias = deliver(TlsSender(pki, port, "n2alias"), TraceLines("n2", 100, 3) + TraceLines("n2-ib", 200, 3) + TraceLines("n3", 300, 2));
   CHECK(alias.acked == 8);  // acknowledged: stored or set aside
   // 3. n1's certificate sending a record of host n9: set aside.
-  auto other = deliver(TlsSender(pki, port, "n1"), Lines("n9", 400, 1));
+  auto other = deliver(TlsSender(pki, port, "n1"), TraceLines("n9", 400, 1));
   CHECK(other.acked == 1);
   // 4. No client certificate, and one from CA B: the handshake is refused, nothing acknowledged.
-  auto none = deliver(TlsSender(pki, port, ""), Lines("n1", 500, 5));
+  auto none = deliver(TlsSender(pki, port, ""), TraceLines("n1", 500, 5));
   CHECK(none.acked == 0);
   CHECK(none.dropped == 5);
-  auto foreign = deliver(TlsSender(pki, port, "n1b"), Lines("n1", 600, 5));
+  auto foreign = deliver(TlsSender(pki, port, "n1b"), TraceLines("n1", 600, 5));
   CHECK(foreign.acked == 0);
   CHECK(foreign.dropped == 5);
   // 5. The sender trusts CA B only: the collector's certificate (from A) is refused by the sender.
   auto o = TlsSender(pki, port, "n1");
   o.tls_ca = pki / "caB.pem";
-  auto wrong_ca = deliver(o, Lines("n1", 700, 5));
+  auto wrong_ca = deliver(o, TraceLines("n1", 700, 5));
   CHECK(wrong_ca.acked == 0);
   CHECK(wrong_ca.failures > 0);
   // 6. Plain JSON lines to the TLS port.
   int fd = ConnectLoopback(port);
   REQUIRE(fd >= 0);
-  SendAll(fd, Lines("n1", 800, 3));
+  SendAll(fd, TraceLines("n1", 800, 3));
   close(fd);
   REQUIRE(WEXITSTATUS(c.Stop(30000)) == 0);
   const std::string log = ReadFile(tmp / "collect.log");

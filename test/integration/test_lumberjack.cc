@@ -14,33 +14,11 @@
 #include <thread>
 
 #include "core/transport/lumberjack_sender.h"
+#include "test/integration/lumberjack_util.h"
 #include "test/testutil/testutil.h"
 
 using namespace iosonar;
 using namespace iosonar::test;
-
-namespace {
-
-std::string Lines(int from, int n) {
-  std::string out;
-  for (int i = from; i < from + n; ++i)
-    out += "{\"@timestamp\":\"2026-11-22T07:09:12.123Z\",\"event.dataset\":\"iosonar.trace\",\"event.stream\":9,"
-           "\"event.seq\":" + std::to_string(i) + ",\"host.name\":\"n1\",\"job.id\":\"7\",\"process.pid\":1,"
-           "\"process.tid\":1,\"io.op\":\"write\",\"io.layer\":\"posix\",\"file.path\":\"/scratch/out\",\"io.fd\":3,"
-           "\"io.offset\":" + std::to_string(int64_t{i} * 4096) + ",\"io.size\":4096,\"io.count\":1,\"io.bytes\":4096,"
-           "\"event.start_ns\":1,\"event.end_ns\":2,\"io.duration_ns\":1}\n";
-  return out;
-}
-
-size_t StoredRecords(const std::string& store) {
-  auto exp = Run({IosonarBin(), "store-export", "--store", store});
-  REQUIRE(exp.exit_code == 0);
-  size_t n = 0;
-  for (char ch : exp.out) n += ch == '\n';
-  return n;
-}
-
-}  // namespace
 
 TEST_CASE("lumberjack: every record acknowledged once stored, and JSON lines on the same port still work",
           "[lumberjack][collector]") {
@@ -61,7 +39,7 @@ TEST_CASE("lumberjack: every record acknowledged once stored, and JSON lines on 
   REQUIRE(s.Init(o).ok());
   size_t json_bytes = 0;
   for (int i = 0; i < 10; ++i) {
-    const std::string lines = Lines(i * 1000, 1000);
+    const std::string lines = TraceLines("n1", i * 1000, 1000);
     json_bytes += lines.size();
     REQUIRE(s.Send(lines).ok());
   }
@@ -80,7 +58,7 @@ TEST_CASE("lumberjack: every record acknowledged once stored, and JSON lines on 
   // A JSON-lines sender beside it.
   int fd = ConnectLoopback(port);
   REQUIRE(fd >= 0);
-  SendAll(fd, Lines(10000, 100));
+  SendAll(fd, TraceLines("n1", 10000, 100));
   close(fd);
   REQUIRE(WEXITSTATUS(c.Stop(30000)) == 0);
   const std::string log = ReadFile(tmp / "collect.log");
@@ -109,35 +87,8 @@ TEST_CASE("lumberjack: collector killed with SIGKILL mid-stream and restarted: 0
   o.compression_level = GENERATE(3, 0);  // compressed windows (the default), and plain
   INFO("compression_level " << o.compression_level);
   REQUIRE(s.Init(o).ok());
-  const int n = 30000, chunk = 100;
-  bool killed = false, restarted = false;
-  // The kill comes from another thread while the sender goes on, so it lands
-  // at any point of a window: sent, stored, acknowledged or not.
-  std::atomic<int> handed{0};
-  const pid_t first = c->pid();
-  std::thread killer([&] {
-    if (WaitUntil([&] { return handed.load() >= 8000; }, 60000)) kill(first, SIGKILL);  // (no REQUIRE off the test's thread)
-  });
-  for (int i = 0; i < n; i += chunk) {
-    (void)s.Send(Lines(i, chunk));
-    handed = i + chunk;
-    if (!killed && i >= 12000) {
-      killer.join();
-      c->Stop(5000);  // reaps it
-      killed = true;
-    }
-    if (killed && !restarted && i >= 16000) {
-      CHECK(s.counters().spooled > 0);  // the sender kept them while the collector was away
-      c = std::make_unique<Child>(argv, std::map<std::string, std::string>{}, tmp / "collect2.log");
-      REQUIRE(WaitUntil([&] { return CanConnect(port); }, 20000));
-      restarted = true;
-    }
-  }
-  REQUIRE(WaitUntil([&] { return s.Flush().ok() && s.spooled_pending() == 0; }, 30000));
-  INFO("acked " << s.counters().acked << " resent " << s.counters().resent << " spooled " << s.counters().spooled
-                << " dropped " << s.counters().dropped << " failures " << s.counters().failures);
-  CHECK(s.counters().dropped == 0);
-  CHECK(s.counters().acked == static_cast<uint64_t>(n));  // each record acknowledged exactly once
+  const int n = 30000;
+  SendThroughCollectorKill(s, c, argv, tmp.path(), port, n);
   CHECK(s.counters().resent == s.counters().spooled);
   CHECK(s.counters().failures > 0);
   CHECK((s.counters().compressed_frames > 0) == (o.compression_level > 0));
@@ -168,7 +119,7 @@ TEST_CASE("lumberjack: a compressed frame inflating past the collector's max-buf
     o.ack_timeout_ms = 5000;
     o.compress_max_inflated = cut;
     REQUIRE(s.Init(o).ok());
-    (void)s.Send(Lines(from, 8000));
+    (void)s.Send(TraceLines("n1", from, 8000));
     (void)s.Flush();
     return s.counters();
   };
