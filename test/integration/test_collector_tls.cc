@@ -27,7 +27,7 @@ namespace {
 struct Pki {
   TempDir dir;
   explicit Pki() {
-    if (!HaveProgram("openssl")) FAIL("the openssl command is not installed");
+    if (!HaveProgram("openssl")) FAIL("the openssl command is not installed (scripts/setup.sh --test installs it)");
     const std::string script = R"(set -e
 cd "$1"
 ec="-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes"

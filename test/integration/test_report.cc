@@ -420,7 +420,7 @@ TEST_CASE("report for a synthetic day: apps, advice, slowdown, self-contained HT
   // Headless Chromium: no console errors, the inline script ran, the plots are drawn.
   const std::string chromium = "/usr/bin/chromium";
   if (!fs::exists(chromium)) {
-    WARN("skipped the Chromium check: /usr/bin/chromium is not installed (apt-get install chromium)");
+    FAIL("/usr/bin/chromium is not installed (apt-get install chromium)");
     return;
   }
   test::TempDir profile;

@@ -96,7 +96,7 @@ TEST_CASE("xlayer CLI: simulate a slow OST, the view of the job on it equals the
 
 TEST_CASE("xlayer CLI: jobs, maps and layouts through a real MariaDB job database", "[xlayer][mysql]") {
   if (!test::HaveMariaDb()) {
-    WARN("mariadbd is not installed: skipping");
+    FAIL("mariadbd is not installed (scripts/setup.sh --test installs it)");
     return;
   }
   test::MariaDbServer db;
@@ -125,7 +125,7 @@ TEST_CASE("xlayer CLI: jobs, maps and layouts through a real MariaDB job databas
 
 TEST_CASE("xlayer CLI: the view and the compression report are cached in a real redis-server", "[xlayer][redis]") {
   if (!test::HaveProgram("redis-server")) {
-    WARN("redis-server is not installed: skipping");
+    FAIL("redis-server is not installed (scripts/setup.sh --test installs it)");
     return;
   }
   test::RedisServer redis;
