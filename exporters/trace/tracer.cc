@@ -492,6 +492,17 @@ struct SlotFlags {
 SlotFlags g_slot_flags[kMaxThreads];
 __thread Slot* t_slot __attribute__((tls_model("initial-exec"))) = nullptr;
 __thread bool t_no_slot __attribute__((tls_model("initial-exec"))) = false;
+// Nonzero while this thread holds its own slot's lock (or the AIO table's).
+// A signal handler that runs then and does traced I/O on this thread must
+// not wait for the lock the interrupted code holds (that never returns: the
+// program hangs): its call passes through untraced and is counted in
+// tracer.dropped.
+__thread int t_recording __attribute__((tls_model("initial-exec"))) = 0;
+// Nonzero while a tcp:// sender sends the tracer's lines: the wrapped calls
+// made then (a reconnect's name lookup) are the tracer's, not the program's,
+// so they pass through uncounted even inside a Record (and so does a signal
+// handler's call in that window).
+__thread int t_sending __attribute__((tls_model("initial-exec"))) = 0;
 
 inline SlotFlags& Flags(const Slot* s) { return g_slot_flags[s->index]; }
 inline bool TryLockSlot(Slot* s) { return __atomic_exchange_n(&s->lock, kLockThread, __ATOMIC_ACQUIRE) == 0; }
@@ -725,7 +736,14 @@ void CommitLocked() {
 void FmtSendLocked() {
   // Lines the sender can neither send nor spool are counted by the sender
   // (lines_dropped), once: tracer.dropped adds its counter to ours.
-  if (g_fmt_len) Sender().Send(g_fmt, g_fmt_len, g_fmt_lines);
+  if (g_fmt_len) {
+    // Only a tcp:// sender calls wrapped functions (getaddrinfo's NSS files
+    // when it reconnects); files and stdout are raw system calls.
+    const int own = Sender().kind() == LineSender::Kind::kTcp;
+    t_sending += own;
+    Sender().Send(g_fmt, g_fmt_len, g_fmt_lines);
+    t_sending -= own;
+  }
   g_fmt_len = 0;
   g_fmt_lines = 0;
 }
@@ -1030,7 +1048,12 @@ inline Slot* Begin() {
     if (g_state.load() == kUninit) InitKeepErrno();
     if (g_state.load() != kActive) return nullptr;
   }
-  if (t_busy) return nullptr;
+  if (__builtin_expect((t_busy | t_recording) != 0, 0)) {
+    // Inside the tracer: its own calls pass through; a signal handler's, run
+    // while this thread's Record holds its slot, pass through counted.
+    if (t_recording && !t_sending) g_dropped.fetch_add(1, std::memory_order_relaxed);
+    return nullptr;
+  }
   Slot* s = t_slot;
   if (__builtin_expect(s == nullptr, 0)) {
     s = AcquireSlotKeepErrno();
@@ -1040,6 +1063,17 @@ inline Slot* Begin() {
     }
   }
   return s;
+}
+
+// This thread's slot, taken and given back by the Record paths; t_recording
+// says so to a signal handler that runs in between (see Begin).
+inline void Take(Slot* s) {
+  ++t_recording;
+  LockSlot(s);
+}
+inline void Release(Slot* s) {
+  UnlockSlot(s);
+  --t_recording;
 }
 
 // The slow half of Record: a new run, or the periodic sweep. Called with the
@@ -1065,7 +1099,7 @@ __attribute__((noinline)) void RecordPastBudget(Slot* s, const RawOp& op) {
     if (int k = s->agg().FoldOp(op, t_over_epoch, &sink)) c.StartRun(op, &sink, k == 1);
   }
   if (__builtin_expect(op.t1 >= s->next_sweep, 0)) Sweep(s, op.t1);
-  UnlockSlot(s);
+  Release(s);
 }
 inline bool PastBudgetOp(const RawOp& op) {  // t_over_* are set only with a budget
   return InOverInterval(op.t1) && IsDataOp(op.op) && op.err == 0 && op.offset >= 0 && op.size > 0;
@@ -1079,19 +1113,16 @@ __attribute__((noinline)) void RecordSlow(Slot* s, const RawOp& op, bool extende
     s->comp().AddMissed(op, &sink, extra);
   }
   if (op.t1 >= s->next_sweep) Sweep(s, op.t1);
-  UnlockSlot(s);
+  Release(s);
 }
 
 // The common case stays inline in every wrapper: the op extends the thread's
 // most recent run and no sweep is due.
 __attribute__((always_inline)) inline void Record(Slot* s, const RawOp& op) {
-  LockSlot(s);
+  Take(s);
   ++s->raw_ops;
   bool extended = s->comp().TryExtend(op);
-  if (__builtin_expect(extended && op.t1 < s->next_sweep, 1)) {
-    UnlockSlot(s);
-    return;
-  }
+  if (__builtin_expect(extended && op.t1 < s->next_sweep, 1)) return Release(s);
   if (!extended && PastBudgetOp(op)) return RecordPastBudget(s, op);
   RecordSlow(s, op, extended);
 }
@@ -1099,13 +1130,10 @@ __attribute__((always_inline)) inline void Record(Slot* s, const RawOp& op) {
 // Record for the ops that carry more than a RawOp (mmap, MPI-IO): out of
 // line, so the POSIX wrappers' inline path stays as it was.
 __attribute__((noinline)) void RecordExtra(Slot* s, const RawOp& op, int32_t extra) {
-  LockSlot(s);
+  Take(s);
   ++s->raw_ops;
   bool extended = s->comp().TryExtend(op, extra);
-  if (extended && op.t1 < s->next_sweep) {
-    UnlockSlot(s);
-    return;
-  }
+  if (extended && op.t1 < s->next_sweep) return Release(s);
   RecordSlow(s, op, extended, extra);
 }
 
@@ -1198,11 +1226,11 @@ int OpenOp(Layer layer, int dirfd, const char* path, int flags, Call&& call) {
 // The fd is gone (closed or replaced by dup2): close its runs in this thread.
 void ForgetFd(int fd) {
   if (fd < 0 || fd >= kMaxFds) return;
-  if (Slot* s = t_slot; s && g_fds[fd].kind == kFdTraced) {
-    LockSlot(s);
+  if (Slot* s = t_slot; s && g_fds[fd].kind == kFdTraced && !t_recording) {
+    Take(s);
     SlotSink sink(s);
     s->comp().CloseFd(fd, &sink);
-    UnlockSlot(s);
+    Release(s);
   }
   g_fds[fd].kind = kFdUnknown;
 }
@@ -1382,17 +1410,27 @@ struct AioPending {
 constexpr int kAioSlots = 1024;
 AioPending g_aio[kAioSlots];
 std::atomic_flag g_aio_lock = ATOMIC_FLAG_INIT;
+// Held only by wrappers on a thread not already inside one (t_recording: a
+// signal handler's aio_return must not wait for the lock its own thread holds).
 struct AioLock {
   AioLock() {
+    ++t_recording;
     while (g_aio_lock.test_and_set(std::memory_order_acquire)) sched_yield();
   }
-  ~AioLock() { g_aio_lock.clear(std::memory_order_release); }
+  ~AioLock() {
+    g_aio_lock.clear(std::memory_order_release);
+    --t_recording;
+  }
 };
 inline uint32_t AioHash(uintptr_t k) { return static_cast<uint32_t>((k >> 4) * 0x9E3779B97F4A7C15ull >> 40) % kAioSlots; }
 
 // At submission, before the real call (which may complete the op at once).
 void AioSubmit(const struct aiocb* cb, Op op) {
   if (!cb || t_busy || g_state.load(std::memory_order_relaxed) != kActive) return;
+  if (t_recording) {  // a signal handler inside our own wrapper: not recorded, counted
+    g_dropped.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
   const int saved = errno;  // classifying a new fd may fstat it
   FdInfo* f = TracedFd(cb->aio_fildes);
   errno = saved;
@@ -1417,6 +1455,7 @@ void AioSubmit(const struct aiocb* cb, Op op) {
 
 // A submission that failed: no result will be collected.
 void AioForget(const struct aiocb* cb) {
+  if (t_recording) return;  // (then it was not remembered either)
   const uintptr_t k = reinterpret_cast<uintptr_t>(cb);
   AioLock lock;
   for (int i = 0; i < kAioSlots; ++i) {
@@ -1431,6 +1470,10 @@ void AioForget(const struct aiocb* cb) {
 
 bool AioTake(const struct aiocb* cb, AioPending* out) {
   if (!cb) return false;
+  if (t_recording) {  // a signal handler inside our own wrapper: this op is not recorded, counted (its entry
+    g_dropped.fetch_add(1, std::memory_order_relaxed);  // stays until the block is submitted again)
+    return false;
+  }
   const uintptr_t k = reinterpret_cast<uintptr_t>(cb);
   AioLock lock;
   for (int i = 0; i < kAioSlots; ++i) {

@@ -18,6 +18,9 @@
  *   die DIR HOW       writes DIR/die.dat (2048 sequential 4 KiB writes, then 100 at scattered
  *                     offsets), reads 16 blocks back, writes its pid to DIR/ready, then ends
  *                     without its exit path: HOW wait (sleeps until killed), segv, _exit
+ *   signalio DIR N    N 4 KiB pwrites to DIR/main.dat while a SIGALRM handler (an interval
+ *                     timer of 20 us) writes one byte to DIR/handler.dat each time; prints the
+ *                     handler's count ("handler writes K") at the end
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -26,7 +29,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/resource.h>
+#include <sys/time.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -348,6 +353,42 @@ static int mode_die(const char* dir, const char* how) {
   for (;;) pause();
 }
 
+static int g_handler_fd = -1;
+static volatile sig_atomic_t g_handler_writes = 0;
+static void on_alarm(int sig) {
+  (void)sig;
+  int e = errno;  /* a handler keeps the interrupted code's errno */
+  if (write(g_handler_fd, "h", 1) == 1) g_handler_writes = g_handler_writes + 1;
+  errno = e;
+}
+
+/* A signal handler's traced I/O while the main thread is inside a traced
+ * call: the tracer must neither wait on its own thread's state (a hang) nor
+ * corrupt it. */
+static int mode_signalio(const char* dir, int n) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/handler.dat", dir);
+  g_handler_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  snprintf(path, sizeof path, "%s/main.dat", dir);
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0 || g_handler_fd < 0) return 1;
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_alarm;
+  sa.sa_flags = SA_RESTART;
+  sigaction(SIGALRM, &sa, NULL);
+  struct itimerval it = {{0, 20}, {0, 20}};
+  setitimer(ITIMER_REAL, &it, NULL);
+  for (int i = 0; i < n; ++i)
+    if (pwrite(fd, block, 4096, (off_t)(i % 1024) * 4096 * 2) != 4096) return 1;  /* every op its own place */
+  struct itimerval off = {{0, 0}, {0, 0}};
+  setitimer(ITIMER_REAL, &off, NULL);
+  close(fd);
+  close(g_handler_fd);
+  printf("handler writes %d\n", (int)g_handler_writes);
+  return 0;
+}
+
 int main(int argc, char** argv) {
   memset(block, 'x', sizeof block);
   if (argc < 3) {
@@ -367,6 +408,7 @@ int main(int argc, char** argv) {
   if (!strcmp(m, "meta")) return mode_meta(argv[2]);
   if (!strcmp(m, "closeall") && argc > 3) return mode_closeall(argv[2], argv[3]);
   if (!strcmp(m, "die") && argc > 3) return mode_die(argv[2], argv[3]);
+  if (!strcmp(m, "signalio")) return mode_signalio(argv[2], argc > 3 ? atoi(argv[3]) : 200000);
   if (!strcmp(m, "idle")) return mode_idle(argv[2], argc > 3 ? atoi(argv[3]) : 1000);
   fprintf(stderr, "unknown mode %s\n", m);
   return 2;
