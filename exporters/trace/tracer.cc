@@ -874,6 +874,7 @@ void CopyEnv(const char* name, char* dst, size_t cap) {
   }
 }
 
+void AioAfterForkChild();
 void AtForkPrepare() {
   ++t_busy;
   pthread_mutex_lock(&g_fmt_mu);
@@ -884,6 +885,7 @@ void AtForkParent() {
 }
 void AtForkChild() {
   pthread_mutex_init(&g_fmt_mu, nullptr);
+  AioAfterForkChild();
   // Everything buffered belongs to the parent, which will send it; the other
   // threads' slots went with their threads.
   int my = t_slot ? t_slot->index : -1;
@@ -1423,6 +1425,13 @@ struct AioLock {
   }
 };
 inline uint32_t AioHash(uintptr_t k) { return static_cast<uint32_t>((k >> 4) * 0x9E3779B97F4A7C15ull >> 40) % kAioSlots; }
+
+// A child inherits no asynchronous I/O (POSIX), and the table's lock may have
+// been held by a parent's thread that did not come along.
+void AioAfterForkChild() {
+  memset(static_cast<void*>(g_aio), 0, sizeof g_aio);
+  g_aio_lock.clear(std::memory_order_relaxed);
+}
 
 // At submission, before the real call (which may complete the op at once).
 void AioSubmit(const struct aiocb* cb, Op op) {
