@@ -184,7 +184,7 @@ class CurlClient final : public HttpClient {
       // IOSONAR_HTTP_STATS=2: each request as well, with the engine's "took" (where to look when an analysis is slow).
       const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       const size_t tk = body_.find("\"took\":");
-      const long took = tk != std::string::npos && tk < 64 ? std::strtol(body_.c_str() + tk + 7, nullptr, 10) : -1;
+      const long took = tk != std::string::npos && tk < 4096 ? std::strtol(body_.c_str() + tk + 7, nullptr, 10) : -1;
       std::fprintf(stderr, "iosonar: http %s %s: %.1f ms, took %ld ms, %zu body bytes sent, %zu received\n", m.c_str(),
                    std::string(path.substr(0, 120)).c_str(), ms, took, body.size(), body_.size());
     }
