@@ -8,6 +8,7 @@
 #include <optional>
 #include <filesystem>
 #include <set>
+#include <thread>
 
 #include "core/transport/es_client.h"
 #include "core/base/json.h"
@@ -22,8 +23,16 @@ namespace {
 constexpr size_t kScanPage = 5000;
 // Groups(): composite buckets a page; split buckets (filters) a request;
 // distinct values of a key under one split bucket.
-constexpr size_t kGroupPage = 5000;
-constexpr size_t kSplitsPerRequest = 256;
+// Each composite page is a full pass over the matching documents (no early
+// termination without index sorting), so pages are large: 50,000 buckets,
+// under the engines' search.max_buckets (65,535 OpenSearch, 65,536
+// Elasticsearch 8; sums are metrics and do not count). A filters
+// aggregation tests every document of the request against each of its
+// filters, so a request holds few split buckets: at 10^7 records and 610
+// buckets, 256 a request took ~100 s on OpenSearch, 8 ~10 s (RESULTS.md,
+// "10^7 trace records, issue 12"); two such requests are in flight.
+constexpr size_t kGroupPage = 50000;
+constexpr size_t kSplitsPerRequest = 8;
 constexpr size_t kTermsSize = 10000;
 
 // ceil(ns / 1e6) for the half-open [start, end) range in epoch ms.
@@ -293,7 +302,7 @@ class EsStore final : public Store {
       t += "}}";
       nest = std::move(t);
     }
-    for (size_t a = 0; a < n; a += kSplitsPerRequest) {
+    auto body_of = [&](size_t a) {
       const size_t b = std::min(n, a + kSplitsPerRequest);
       std::string body = "{\"size\":0,\"track_total_hits\":false,\"query\":{\"bool\":{\"filter\":[" + *query + "," + span(a, b) +
                          "]}},\"aggs\":{\"t\":{\"filters\":{\"filters\":{";
@@ -304,7 +313,28 @@ class EsStore final : public Store {
       body += "}}";
       if (!nest.empty()) body += ",\"aggs\":" + nest;
       body += "}}}";
-      auto r = es_->Search(*index, body);
+      return body;
+    };
+    // Two requests in flight: the next chunk's answer is fetched on a second
+    // connection while this one's is asked and read; answers are used in
+    // chunk order, at most two held.
+    std::optional<Result<std::string>> ahead;
+    for (size_t a = 0; a < n; a += kSplitsPerRequest) {
+      std::optional<Result<std::string>> got;
+      if (ahead) {
+        got = std::move(ahead);
+        ahead.reset();
+      } else {
+        const size_t a2 = a + kSplitsPerRequest;
+        EsClient* second = a2 < n ? Second() : nullptr;
+        std::thread t;
+        std::optional<Result<std::string>> next;
+        if (second) t = std::thread([&, second] { next.emplace(second->Search(*index, body_of(a2))); });
+        got.emplace(es_->Search(*index, body_of(a)));
+        if (t.joinable()) t.join();
+        ahead = std::move(next);
+      }
+      Result<std::string>& r = *got;
       if (!r.ok()) return r.status();
       if (r->empty()) return Status::Ok();  // no such data stream: no groups
       rapidjson::Document d;
@@ -357,6 +387,16 @@ class EsStore final : public Store {
     return Status::Ok();
   }
 
+  // A second connection for requests in flight beside es_'s; nullptr if it cannot be opened.
+  EsClient* Second() {
+    if (!second_tried_) {
+      second_tried_ = true;
+      auto c = EsClient::Open(es_->http().base_url(), es_->options());
+      if (c.ok()) second_ = std::move(*c);
+    }
+    return second_.get();
+  }
+
   // Two searches of one hit each, sorted by the field (exact: sort values of
   // a long come back as integers).
   Result<std::pair<std::optional<int64_t>, std::optional<int64_t>>> Span(const std::string& dataset,
@@ -406,6 +446,8 @@ class EsStore final : public Store {
   }
 
  private:
+  std::unique_ptr<EsClient> second_;
+  bool second_tried_ = false;
   Result<std::string> IndexFor(const std::string& dataset) {
     const auto* ds = schema::FindDataset(dataset);
     if (!ds) return Status::Invalid("unknown dataset '" + dataset + "'");

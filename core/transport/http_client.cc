@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -102,7 +103,7 @@ class CurlClient final : public HttpClient {
   CurlClient(const CurlFns& c, std::string base, const EsOptions& opts) : c_(c), base_(std::move(base)), opts_(opts) {}
   ~CurlClient() override {
     // IOSONAR_HTTP_STATS=1: what this client moved (the benchmarks count requests and bytes with it).
-    if (const char* v = std::getenv("IOSONAR_HTTP_STATS"); v && *v == '1' && requests_ > 0)
+    if (const char* v = std::getenv("IOSONAR_HTTP_STATS"); v && (*v == '1' || *v == '2') && requests_ > 0)
       std::fprintf(stderr, "iosonar: http %s: %llu requests, %llu body bytes sent, %llu body bytes received\n",
                    RedactUrl(base_).c_str(), static_cast<unsigned long long>(requests_),
                    static_cast<unsigned long long>(sent_), static_cast<unsigned long long>(received_));
@@ -176,8 +177,17 @@ class CurlClient final : public HttpClient {
     }
     ++requests_;
     sent_ += body.size();
+    const auto t0 = std::chrono::steady_clock::now();
     CURLcode rc = c_.easy_perform(h_);
     received_ += body_.size();
+    if (trace_) {
+      // IOSONAR_HTTP_STATS=2: each request as well, with the engine's "took" (where to look when an analysis is slow).
+      const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      const size_t tk = body_.find("\"took\":");
+      const long took = tk != std::string::npos && tk < 4096 ? std::strtol(body_.c_str() + tk + 7, nullptr, 10) : -1;
+      std::fprintf(stderr, "iosonar: http %s %s: %.1f ms, took %ld ms, %zu body bytes sent, %zu received\n", m.c_str(),
+                   std::string(path.substr(0, 120)).c_str(), ms, took, body.size(), body_.size());
+    }
     if (rc != CURLE_OK)
       return Status::Unavailable(m + " " + RedactUrl(url) + ": " + c_.easy_strerror(rc));
     HttpResponse r;
@@ -198,6 +208,10 @@ class CurlClient final : public HttpClient {
   EsOptions opts_;
   CURL* h_ = nullptr;
   curl_slist* headers_ = nullptr;
+  const bool trace_ = [] {
+    const char* v = std::getenv("IOSONAR_HTTP_STATS");
+    return v && *v == '2';
+  }();
   std::string auth_header_;
   std::string body_;
   uint64_t requests_ = 0, sent_ = 0, received_ = 0;

@@ -13,7 +13,26 @@
 // (opensearch,es), IOSONAR_BENCH_REPEAT (runs of each analysis on an
 // engine, default 3; the median is reported). Requests and body bytes of
 // each engine analysis are counted (IOSONAR_HTTP_STATS=1).
+//
+// "[.bench10m]" (run-bench-engines-10m): issue 12's 1,024-node job with ~10^7
+// trace records (1,024 nodes x 16 ranks x IOSONAR_BENCH10M_DURATION s, default
+// 610, of one 4 MiB write run a second, as bench_xlayer), SQLite against the
+// engines. The collector's forwarding is not measured: the engine is loaded
+// directly with _bulk bodies of 8,192 `create`s (the collector's data streams
+// and _id "<event.stream>-<event.seq>", the project's EsClient::Bulk), two
+// requests in flight, with refresh_interval -1 and translog.durability async
+// on the backing indices for the load only (restored, then _refresh). Then
+// xlayer and job-summary of the job from SQLite and from each engine (median
+// of IOSONAR_BENCH_REPEAT, default 3), requests and bytes, outputs compared
+// byte for byte. IOSONAR_ENGINE_HEAP (default here 3g) sizes the engine's heap.
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <fstream>
+#include <mutex>
+#include <set>
+#include <thread>
 
 #include <algorithm>
 #include <catch2/catch.hpp>
@@ -24,6 +43,8 @@
 #include <string>
 #include <vector>
 
+#include "core/records/record.h"
+#include "core/transport/es_client.h"
 #include "test/testutil/search_engine.h"
 #include "test/testutil/testutil.h"
 
@@ -86,6 +107,146 @@ std::string HttpStats(const std::string& err) {
   std::snprintf(buf, sizeof buf, "%llu requests, %.2f MB sent, %.2f MB received", req, static_cast<double>(sent) / 1e6,
                 static_cast<double>(recv) / 1e6);
   return buf;
+}
+
+std::string LoadAvg() {
+  std::ifstream f("/proc/loadavg");
+  std::string a, b, c;
+  f >> a >> b >> c;
+  return a + " " + b + " " + c;
+}
+
+// The first line of each data stream in the file, and the number of lines
+// (all, and those of iosonar.trace): one pass, without parsing.
+struct FileScan {
+  uint64_t lines = 0, trace = 0, bytes = 0;
+  std::map<std::string, std::string> first;  // event.dataset -> its first line
+};
+
+FileScan ScanFile(const std::string& path) {
+  FileScan fs;
+  std::ifstream in(path);
+  REQUIRE(in.good());
+  std::string line;
+  const std::string key = "\"event.dataset\":\"";
+  while (std::getline(in, line)) {
+    ++fs.lines;
+    fs.bytes += line.size() + 1;
+    const size_t p = line.find(key);
+    const size_t q = p == std::string::npos ? p : line.find('"', p + key.size());
+    if (q == std::string::npos) FAIL(path << ":" << fs.lines << ": no event.dataset: " << line.substr(0, 300));
+    const std::string_view ds(line.data() + p + key.size(), q - p - key.size());
+    if (ds == "iosonar.trace") ++fs.trace;
+    if (!fs.first.count(std::string(ds))) fs.first[std::string(ds)] = line;
+  }
+  return fs;
+}
+
+// Lines -> BulkDocs as the collector's EsSink makes them (the line as sent,
+// the data stream of its dataset, "<event.stream>-<event.seq>").
+void ToDocs(const std::vector<std::string>& lines, const std::string& ns, std::vector<BulkDoc>* docs) {
+  ParsedRecord rec;
+  std::string buf;
+  for (const auto& l : lines) {
+    buf.assign(l);
+    buf.push_back('\0');
+    const Status st = ParseRecordInsitu(buf.data(), l.size(), &rec);
+    INFO(l.substr(0, 300));
+    REQUIRE(st.ok());
+    BulkDoc d;
+    d.index = DataStreamName(*rec.dataset, ns);
+    d.id = DocId(rec);
+    d.source = l;
+    docs->push_back(std::move(d));
+  }
+}
+
+struct LoadResult {
+  BulkStats stats;
+  double seconds = 0;
+};
+
+// The whole file into the engine: `streams` threads, each with its own
+// EsClient (one keep-alive connection), taking 8,192 lines at a time.
+LoadResult LoadDirect(SearchEngine* e, const std::string& ns, const std::string& path, int streams, uint64_t expect) {
+  std::ifstream in(path);
+  REQUIRE(in.good());
+  std::mutex mu;
+  std::vector<BulkStats> per(static_cast<size_t>(streams));
+  std::vector<std::string> errors(static_cast<size_t>(streams));
+  std::atomic<uint64_t> done{0};
+  const auto t0 = std::chrono::steady_clock::now();
+  auto worker = [&](size_t w) {
+    EsOptions o = e->options(ns);
+    o.max_batch_docs = 8192;
+    o.max_batch_bytes = 64u << 20;  // the doc count bounds the body (~4 MB)
+    o.request_timeout_ms = 600000;
+    auto c = EsClient::Open(e->url(), o);
+    if (!c.ok()) {
+      errors[w] = c.status().message();
+      return;
+    }
+    std::vector<std::string> lines;
+    for (;;) {
+      lines.clear();
+      {
+        std::lock_guard<std::mutex> g(mu);
+        std::string l;
+        while (lines.size() < 8192 && std::getline(in, l)) lines.push_back(std::move(l));
+      }
+      if (lines.empty()) return;
+      std::vector<BulkDoc> docs;
+      docs.reserve(lines.size());
+      ParsedRecord rec;
+      std::string buf;
+      for (auto& l : lines) {
+        buf.assign(l);
+        buf.push_back('\0');
+        if (const Status st = ParseRecordInsitu(buf.data(), l.size(), &rec); !st.ok()) {
+          errors[w] = "bad line: " + st.message();
+          return;
+        }
+        BulkDoc d;
+        d.index = DataStreamName(*rec.dataset, ns);
+        d.id = DocId(rec);
+        d.source = std::move(l);
+        docs.push_back(std::move(d));
+      }
+      std::vector<BulkRejected> rej;
+      const size_t k = docs.size();
+      if (const Status st = (*c)->Bulk(std::move(docs), &per[w], &rej); !st.ok()) {
+        errors[w] = st.message();
+        return;
+      }
+      if (!rej.empty()) {
+        errors[w] = "rejected: " + rej.front().reason;
+        return;
+      }
+      const uint64_t before = done.fetch_add(k);
+      if ((before + k) / 1000000 != before / 1000000) {
+        std::printf("  loaded %llu of %llu (%.0f records/s, load average %s)\n", static_cast<unsigned long long>(before + k),
+                    static_cast<unsigned long long>(expect), static_cast<double>(before + k) / Seconds(t0), LoadAvg().c_str());
+        std::fflush(stdout);
+      }
+    }
+  };
+  std::vector<std::thread> ts;
+  for (int w = 0; w < streams; ++w) ts.emplace_back(worker, static_cast<size_t>(w));
+  for (auto& t : ts) t.join();
+  LoadResult r;
+  r.seconds = Seconds(t0);
+  for (size_t w = 0; w < per.size(); ++w) {
+    INFO("loader " << w << ": " << errors[w]);
+    CHECK(errors[w].empty());
+    r.stats.created += per[w].created;
+    r.stats.already_stored += per[w].already_stored;
+    r.stats.rejected += per[w].rejected;
+    r.stats.item_retries += per[w].item_retries;
+    r.stats.request_retries += per[w].request_retries;
+    r.stats.requests += per[w].requests;
+    r.stats.bytes += per[w].bytes;
+  }
+  return r;
 }
 
 }  // namespace
@@ -169,5 +330,152 @@ TEST_CASE("bench: real engines against the SQLite store", "[.bench]") {
     std::printf("| %s | xlayer %.2f s (%.1fx SQLite; %s) | job-summary %.2f s (%.1fx SQLite; %s) |\n", e->name().c_str(),
                 Median(xs), Median(xs) / sq_x, HttpStats(a.err).c_str(), Median(js), Median(js) / sq_j, HttpStats(b.err).c_str());
     std::fflush(stdout);
+  }
+}
+
+TEST_CASE("bench: 10^7 trace records of a 1,024-node job, engines loaded directly, against SQLite", "[.bench10m]") {
+  const char* dur_env = std::getenv("IOSONAR_BENCH10M_DURATION");
+  const std::string duration = dur_env && *dur_env ? dur_env : "610";
+  const char* eng_env = std::getenv("IOSONAR_BENCH_ENGINES");
+  const std::string engines = eng_env && *eng_env ? eng_env : "opensearch,es";
+  const char* rep_env = std::getenv("IOSONAR_BENCH_REPEAT");
+  const int repeat = rep_env && std::atoi(rep_env) > 0 ? std::atoi(rep_env) : 3;
+  if (!std::getenv("IOSONAR_ENGINE_HEAP")) setenv("IOSONAR_ENGINE_HEAP", "3g", 1);
+  TempDir dir;
+  const std::string job = "id=5000,mode=N-N,first=0,nodes=1024,ppn=16,stripes=4,start=0,duration=" + duration +
+                          ",period=1,io=1,bytes=4M,req=64K";
+  const std::vector<std::string> sim = {IosonarBin(), "simulate", "--output", dir / "sim.jsonl", "--nodes", "1024", "--fwd", "8",
+                                        "--osts", "64", "--duration", duration, "--seed", "2026", "--job", job, "--maps",
+                                        dir / "maps.json"};
+  std::printf("load average %s\n", LoadAvg().c_str());
+  const double t_sim = TimeRun(sim, {{"IOSONAR_CONFIG", "/nonexistent"}});
+  const FileScan fs = ScanFile(dir / "sim.jsonl");
+  const uint64_t n = fs.lines;
+  std::printf("simulated %llu records (%llu iosonar.trace, job 5000 = 1,024 nodes x 16 ranks x %s s; %.1f MB of JSON lines) in %.0f s;"
+              " datasets:", static_cast<unsigned long long>(n), static_cast<unsigned long long>(fs.trace), duration.c_str(),
+              static_cast<double>(fs.bytes) / 1e6, t_sim);
+  for (const auto& [ds, l] : fs.first) std::printf(" %s", ds.c_str());
+  std::printf("\n");
+  std::fflush(stdout);
+
+  const std::map<std::string, std::string> sq_env = {{"IOSONAR_CONFIG", "/nonexistent"}};
+  const double t_sq = TimeRun({IosonarBin(), "collect", "--store", dir / "sq", "--from-file", dir / "sim.jsonl"}, sq_env);
+  const uint64_t sq_bytes = FileSize(dir / "sq/store.db") + FileSize(dir / "sq/store.db-wal");
+  std::printf("| SQLite store (collect --from-file) | %.0f rec/s | %.1f B/record | load average %s |\n",
+              static_cast<double>(n) / t_sq, static_cast<double>(sq_bytes) / static_cast<double>(n), LoadAvg().c_str());
+  std::fflush(stdout);
+  const std::vector<std::string> xl = {"xlayer", "5000", "--maps", dir / "maps.json", "--format", "json"};
+  const std::vector<std::string> js = {"job-summary", "5000", "--format", "json"};
+  auto argv_for = [&](const std::vector<std::string>& cmd, const std::string& store) {
+    std::vector<std::string> a = {IosonarBin()};
+    a.insert(a.end(), cmd.begin(), cmd.end());
+    a.insert(a.end(), {"--store", store});
+    return a;
+  };
+  std::vector<double> xs, jss;
+  RunResult sq_x, sq_j;
+  for (int i = 0; i < repeat; ++i) {
+    xs.push_back(TimeRun(argv_for(xl, dir / "sq"), sq_env, &sq_x));
+    jss.push_back(TimeRun(argv_for(js, dir / "sq"), sq_env, &sq_j));
+  }
+  const double sq_xm = Median(xs), sq_jm = Median(jss);
+  std::printf("| SQLite | xlayer %.2f s | job-summary %.2f s | load average %s |\n", sq_xm, sq_jm, LoadAvg().c_str());
+  std::fflush(stdout);
+
+  for (const EngineKind kind : {EngineKind::kOpenSearch, EngineKind::kElasticsearch}) {
+    const std::string key = kind == EngineKind::kOpenSearch ? "opensearch" : "es";
+    if (engines.find(key) == std::string::npos) continue;
+    std::string skip;
+    SearchEngine* e = SearchEngine::Shared(kind, &skip);
+    if (!e) {
+      std::printf("%s: %s\n", key.c_str(), skip.c_str());
+      continue;
+    }
+    const std::string ns = "bench";
+    auto env = e->Env(ns);
+    env["IOSONAR_HTTP_STATS"] = "1";
+    REQUIRE(Run({IosonarBin(), "es-setup", "--url", e->url()}, env).exit_code == 0);
+    // The data streams exist before the load (each made by its first record,
+    // which the load sends again: 409, already stored), so their backing
+    // indices can be set for a bulk load.
+    std::vector<std::string> streams;
+    {
+      std::vector<std::string> firsts;
+      for (const auto& [ds, l] : fs.first) firsts.push_back(l);
+      std::vector<BulkDoc> docs;
+      ToDocs(firsts, ns, &docs);
+      for (const auto& d : docs) streams.push_back(d.index);
+      auto c = EsClient::Open(e->url(), e->options(ns));
+      REQUIRE(c.ok());
+      BulkStats st;
+      std::vector<BulkRejected> rej;
+      REQUIRE((*c)->Bulk(std::move(docs), &st, &rej).ok());
+      REQUIRE(st.created == fs.first.size());
+    }
+    std::string all;
+    for (const auto& s : streams) all += (all.empty() ? "" : ",") + s;
+    {
+      auto r = e->Admin("PUT", "/" + all + "/_settings", R"({"index":{"refresh_interval":"-1","translog.durability":"async"}})");
+      INFO(r.body);
+      REQUIRE(r.status == 200);
+    }
+    std::printf("%s: heap %s, load average %s; loading %llu records, 2 requests in flight\n", e->name().c_str(),
+                std::getenv("IOSONAR_ENGINE_HEAP"), LoadAvg().c_str(), static_cast<unsigned long long>(n));
+    std::fflush(stdout);
+    const LoadResult lr = LoadDirect(e, ns, dir / "sim.jsonl", 2, n);
+    CHECK(lr.stats.created + lr.stats.already_stored == n);
+    CHECK(lr.stats.already_stored == fs.first.size());
+    CHECK(lr.stats.rejected == 0);
+    const auto t_fin = std::chrono::steady_clock::now();
+    {
+      auto r = e->Admin("PUT", "/" + all + "/_settings", R"({"index":{"refresh_interval":null,"translog.durability":"request"}})");
+      INFO(r.body);
+      REQUIRE(r.status == 200);
+    }
+    REQUIRE(e->Admin("POST", "/" + all + "/_refresh").status == 200);
+    REQUIRE(e->Admin("POST", "/" + all + "/_flush").status == 200);
+    const double fin = Seconds(t_fin);
+    const std::string cat = "/_cat/indices/" + all + "?expand_wildcards=all&bytes=b&h=pri.store.size,docs.count";
+    const std::string cat_body = e->Admin("GET", cat + "&format=json").body;
+    const uint64_t stored = SumColumn(cat_body, "pri.store.size");
+    const uint64_t docs = SumColumn(cat_body, "docs.count");
+    CHECK(docs == n);
+    std::printf("| %s direct _bulk load | %.0f rec/s (%.0f s; + %.1f s settings restored, refresh, flush) | %.1f B/record "
+                "(primary store, no force-merge) | %llu requests, %.1f MB sent, %llu request retries, %llu item retries | "
+                "load average %s |\n",
+                e->name().c_str(), static_cast<double>(n) / lr.seconds, lr.seconds, fin,
+                static_cast<double>(stored) / static_cast<double>(n), static_cast<unsigned long long>(lr.stats.requests),
+                static_cast<double>(lr.stats.bytes) / 1e6, static_cast<unsigned long long>(lr.stats.request_retries),
+                static_cast<unsigned long long>(lr.stats.item_retries), LoadAvg().c_str());
+    std::printf("%s segments: %s\n", e->name().c_str(),
+                e->Admin("GET", "/_cat/indices/" + all + "?expand_wildcards=all&h=index,docs.count,pri.store.size,segments.count").body.c_str());
+    std::fflush(stdout);
+    xs.clear();
+    jss.clear();
+    RunResult a, b;
+    for (int i = 0; i < repeat; ++i) {
+      xs.push_back(TimeRun(argv_for(xl, e->url()), env, &a));
+      jss.push_back(TimeRun(argv_for(js, e->url()), env, &b));
+    }
+    CHECK(a.out == sq_x.out);
+    CHECK(b.out == sq_j.out);
+    std::printf("| %s | xlayer %.2f s (%.1fx SQLite; %s) | job-summary %.2f s (%.1fx SQLite; %s) | load average %s |\n",
+                e->name().c_str(), Median(xs), Median(xs) / sq_xm, HttpStats(a.err).c_str(), Median(jss), Median(jss) / sq_jm,
+                HttpStats(b.err).c_str(), LoadAvg().c_str());
+    std::printf("  runs: xlayer");
+    for (double x : xs) std::printf(" %.2f", x);
+    std::printf(" s; job-summary");
+    for (double x : jss) std::printf(" %.2f", x);
+    std::printf(" s\n");
+    std::fflush(stdout);
+    // IOSONAR_BENCH10M_HOLD=FILE: keep the loaded engine and the SQLite store
+    // for a look by hand; FILE names them and the run goes on once it is removed.
+    if (const char* hold = std::getenv("IOSONAR_BENCH10M_HOLD"); hold && *hold) {
+      WriteFile(hold, "url=" + e->url() + "\nsqlite=" + (dir / "sq") + "\nmaps=" + (dir / "maps.json") + "\nca=" + e->ca_file() + "\n");
+      std::printf("holding: %s names the engine and the store; remove it to go on\n", hold);
+      std::fflush(stdout);
+      while (access(hold, F_OK) == 0) std::this_thread::sleep_for(std::chrono::seconds(2));
+    }
+    e->Stop();  // its heap back before the next engine starts
   }
 }

@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <catch2/catch.hpp>
+#include <cctype>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -209,7 +210,12 @@ void SearchEngine::WriteConfig() {
         continue;
       out += line + "\n";
     }
-    out += "-Xms512m\n-Xmx512m\n-XX:HeapDumpPath=" + d + "/data\n-XX:ErrorFile=" + d + "/logs/hs_err_pid%p.log\n";
+    // IOSONAR_ENGINE_HEAP (e.g. 3g) for benches that load millions of records; tests keep 512m.
+    std::string heap = Setting("IOSONAR_ENGINE_HEAP");
+    if (heap.empty()) heap = "512m";
+    if (heap.find_first_not_of("0123456789kmgKMG") != std::string::npos || !std::isdigit(static_cast<unsigned char>(heap[0])))
+      FAIL("IOSONAR_ENGINE_HEAP='" << heap << "': expected a JVM size such as 512m or 3g");
+    out += "-Xms" + heap + "\n-Xmx" + heap + "\n-XX:HeapDumpPath=" + d + "/data\n-XX:ErrorFile=" + d + "/logs/hs_err_pid%p.log\n";
     WriteFile(conf + "/jvm.options", out);
   }
   if (kind_ == EngineKind::kElasticsearch) {

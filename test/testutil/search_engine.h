@@ -4,7 +4,8 @@
 // IOSONAR_ES_HOME or BUILD_DIR/engines.env), started by the test as the
 // unprivileged user iosonar-test (both refuse root) with a private config,
 // data and log dir under a TempDir, on private loopback ports (HTTP and
-// transport), single-node, a 512 MB heap; ready when _cluster/health answers
+// transport), single-node, a 512 MB heap (IOSONAR_ENGINE_HEAP=3g for benches);
+// ready when _cluster/health answers
 // (polled with a deadline; the engine's log is shown when it fails); stopped
 // by its process group.
 //
