@@ -117,10 +117,6 @@ TEST_CASE("analyze: a job that ends while the worker is stopped is analysed afte
 }
 
 TEST_CASE("analyze: the sacct poller queues each finished job once", "[analyze][worker][sacct]") {
-  if (!HaveMariaDb()) {
-    FAIL("mariadb-server is not installed (scripts/setup.sh --test installs it)");
-    return;
-  }
   MariaDbServer server;
   TempDir d;
   REQUIRE(Run({IosonarBin(), "db-migrate", "--mysql", server.url()}).exit_code == 0);

@@ -144,7 +144,6 @@ TEST_CASE("LASSi: a metadata storm after normal days, against the stored baselin
 
   if (!HavePandas()) {
     FAIL("/usr/bin/python3 with pandas is not installed (apt-get install python3-pandas)");
-    return;
   }
   // The baseline: avg_fs per application-hour over the normal days, as the paper's Tables 1-2.
   const std::string oracle = test::SourceDir() + "/test/oracles/lassi_oracle.py";

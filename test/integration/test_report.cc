@@ -421,7 +421,6 @@ TEST_CASE("report for a synthetic day: apps, advice, slowdown, self-contained HT
   const std::string chromium = "/usr/bin/chromium";
   if (!fs::exists(chromium)) {
     FAIL("/usr/bin/chromium is not installed (apt-get install chromium)");
-    return;
   }
   test::TempDir profile;
   const std::vector<std::string> common = {chromium,

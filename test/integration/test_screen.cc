@@ -172,7 +172,6 @@ TEST_CASE("screen: an OST slowed for 70 minutes is one ~70 min occurrence, 50 mi
 TEST_CASE("screen: an occurrence beyond --alert-after is e-mailed once to a real SMTP server", "[screen][alert]") {
   if (Run({"/usr/bin/python3", "-c", "import aiosmtpd"}).exit_code != 0) {
     FAIL("python3-aiosmtpd is not installed (scripts/setup.sh --test installs it)");
-    return;
   }
   TempDir dir;
   auto dry = Run({IosonarBin(), "simulate", "--output", "/dev/null", "--nodes", "8", "--fwd", "2", "--osts", "8",

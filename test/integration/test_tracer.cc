@@ -391,3 +391,19 @@ TEST_CASE("tracer: a signal handler's I/O during a traced call neither hangs the
   CHECK(handler_w.count + dropped == handler);
   CHECK(handler_w.bytes == handler_w.count);
 }
+
+// An AIO op the program never collects with aio_return is not recorded (its
+// result was never known), and counted as dropped at exit.
+TEST_CASE("tracer: AIO never collected with aio_return is counted as dropped", "[tracer]") {
+  TempDir d;
+  auto t = Behaviour(d, {"aionoreturn", d.path()});
+  INFO(t.run.err);
+  REQUIRE(t.run.exit_code == 0);
+  auto w = Totals(t.lines, "write", "/aio.dat");
+  CHECK(w.count == 1);
+  CHECK(w.bytes == 4096);
+  int64_t dropped = -1;
+  for (const auto& l : t.lines)
+    if (l.dataset == "iosonar.tracer" && l.action == "exit") dropped = std::max(dropped, l.dropped);
+  CHECK(dropped == 1);
+}

@@ -97,7 +97,6 @@ TEST_CASE("xlayer CLI: simulate a slow OST, the view of the job on it equals the
 TEST_CASE("xlayer CLI: jobs, maps and layouts through a real MariaDB job database", "[xlayer][mysql]") {
   if (!test::HaveMariaDb()) {
     FAIL("mariadbd is not installed (scripts/setup.sh --test installs it)");
-    return;
   }
   test::MariaDbServer db;
   test::TempDir dir;
@@ -126,7 +125,6 @@ TEST_CASE("xlayer CLI: jobs, maps and layouts through a real MariaDB job databas
 TEST_CASE("xlayer CLI: the view and the compression report are cached in a real redis-server", "[xlayer][redis]") {
   if (!test::HaveProgram("redis-server")) {
     FAIL("redis-server is not installed (scripts/setup.sh --test installs it)");
-    return;
   }
   test::RedisServer redis;
   test::TempDir dir;

@@ -21,9 +21,12 @@
  *   signalio DIR N    N 4 KiB pwrites to DIR/main.dat while a SIGALRM handler (an interval
  *                     timer of 20 us) writes one byte to DIR/handler.dat each time; prints the
  *                     handler's count ("handler writes K") at the end
+ *   aionoreturn DIR   two aio_writes to DIR/aio.dat, waits for both, collects only the first
+ *                     with aio_return, and exits
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <aio.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -389,6 +392,28 @@ static int mode_signalio(const char* dir, int n) {
   return 0;
 }
 
+static int mode_aionoreturn(const char* dir) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/aio.dat", dir);
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) return 1;
+  struct aiocb cb[2];
+  memset(cb, 0, sizeof cb);
+  for (int i = 0; i < 2; ++i) {
+    cb[i].aio_fildes = fd;
+    cb[i].aio_buf = block;
+    cb[i].aio_nbytes = 4096;
+    cb[i].aio_offset = (off_t)i * 4096;
+    if (aio_write(&cb[i]) != 0) return 1;
+  }
+  for (int i = 0; i < 2; ++i) {
+    const struct aiocb* l[1] = {&cb[i]};
+    while (aio_error(&cb[i]) == EINPROGRESS) aio_suspend(l, 1, NULL);
+  }
+  if (aio_return(&cb[0]) != 4096) return 1;
+  return 0;  /* cb[1] never collected */
+}
+
 int main(int argc, char** argv) {
   memset(block, 'x', sizeof block);
   if (argc < 3) {
@@ -408,6 +433,7 @@ int main(int argc, char** argv) {
   if (!strcmp(m, "meta")) return mode_meta(argv[2]);
   if (!strcmp(m, "closeall") && argc > 3) return mode_closeall(argv[2], argv[3]);
   if (!strcmp(m, "die") && argc > 3) return mode_die(argv[2], argv[3]);
+  if (!strcmp(m, "aionoreturn")) return mode_aionoreturn(argv[2]);
   if (!strcmp(m, "signalio")) return mode_signalio(argv[2], argc > 3 ? atoi(argv[3]) : 200000);
   if (!strcmp(m, "idle")) return mode_idle(argv[2], argc > 3 ? atoi(argv[3]) : 1000);
   fprintf(stderr, "unknown mode %s\n", m);

@@ -83,7 +83,6 @@ std::vector<FileObservation> SlowOstWorkload(unsigned seed, double slow_factor) 
 TEST_CASE("bad-ost: Pearson r and two-sided p equal scipy.stats.pearsonr", "[badost][oracle]") {
   if (!HaveScipy()) {
     FAIL("python3-scipy is not installed (scripts/setup.sh --test installs it)");
-    return;
   }
   std::mt19937 rng(42);
   std::normal_distribution<double> g(0, 1);

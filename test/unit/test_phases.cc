@@ -58,7 +58,6 @@ void CheckClose(const std::vector<double>& got, const rapidjson::Value& want, co
 TEST_CASE("phases: DWT coefficients and denoised reconstruction equal PyWavelets'", "[phases][oracle]") {
   if (!HavePywt()) {
     FAIL("python3-pywt is not installed (scripts/setup.sh --test installs it)");
-    return;
   }
   struct Case {
     std::vector<double> x;

@@ -63,7 +63,6 @@ TEST_CASE("slowdown factor against a fixed and a sliding baseline", "[slowdown]"
 TEST_CASE("slowdown quantiles equal numpy's (method='linear')", "[slowdown][oracle]") {
   if (test::Run({"/usr/bin/python3", "-c", "import numpy"}).exit_code != 0) {
     FAIL("/usr/bin/python3 with numpy is not installed (apt-get install python3-numpy)");
-    return;
   }
   std::mt19937_64 rng(3);
   std::lognormal_distribution<double> ln(-6, 1.2);
