@@ -186,8 +186,9 @@ class EsStore final : public Store {
   }
 
   // Groups in the engine: without a split, a composite aggregation of terms
-  // sources (missing_bucket: an absent key is ""), paged by after_key; with a
-  // split, a filters aggregation of one range query per bucket (exact on
+  // sources (missing_bucket: an absent key is ""), paged by after_key; with
+  // more split buckets than kSplitsPerRequest, the same with a date_histogram
+  // source of the split field last; with a few, a filters aggregation of one range query per bucket (exact on
   // longs: a histogram would round epoch-ns values through a double), up to
   // kSplitsPerRequest buckets a request, terms per key nested under it.
   Status Groups(std::span<const GroupQuery> qs, const std::function<bool(size_t, const Group&)>& fn) override {
@@ -223,12 +224,27 @@ class EsStore final : public Store {
           g.sums[j] = std::llround(b[k.c_str()]["value"].GetDouble());
       }
     };
-    if (q.split_count == 0 && !q.keys.empty()) {
+    // Many split buckets: a composite aggregation whose last source is a
+    // date_histogram of the split field. On a long field the engines read
+    // the values as epoch milliseconds and round them with integer arithmetic
+    // (a fixed interval of split_width "ms", offset split_start mod width),
+    // so the buckets are exact, and one pass over the records gives them all
+    // (a filters request tests every record against each of its buckets).
+    const bool histogram = q.split_count > kSplitsPerRequest;
+    if ((q.split_count == 0 && !q.keys.empty()) || histogram) {
       std::string sources = "[";
       for (size_t k = 0; k < q.keys.size(); ++k) {
         if (k) sources += ",";
         sources += "{\"k" + std::to_string(k) + "\":{\"terms\":{\"field\":";
         AppendJsonString(&sources, q.keys[k].name());
+        sources += ",\"missing_bucket\":true}}}";
+      }
+      if (histogram) {
+        const int64_t offset = ((q.split_start % q.split_width) + q.split_width) % q.split_width;
+        sources += std::string(q.keys.empty() ? "" : ",") + "{\"s\":{\"date_histogram\":{\"field\":";
+        AppendJsonString(&sources, q.split_field.name());
+        sources += ",\"fixed_interval\":\"" + std::to_string(q.split_width) + "ms\"";
+        if (offset) sources += ",\"offset\":\"+" + std::to_string(offset) + "ms\"";
         sources += ",\"missing_bucket\":true}}}";
       }
       sources += "]";
@@ -254,6 +270,19 @@ class EsStore final : public Store {
           }
         }
         g.split = 0;
+        if (histogram && d["key"].HasMember("s") && !d["key"]["s"].IsNull()) {
+          if (!d["key"]["s"].IsInt64()) {
+            bad = Status::Io("aggregate " + *index + ": a date_histogram key of " + std::string(q.split_field.name()) +
+                             " that is not an integer: " + std::string(b.substr(0, 200)));
+            return false;
+          }
+          // The bucket's first value; before split_start: bucket 0, past the last: the last.
+          const int64_t v = d["key"]["s"].GetInt64();
+          if (v > q.split_start) {
+            const uint64_t k = (static_cast<uint64_t>(v) - static_cast<uint64_t>(q.split_start)) / static_cast<uint64_t>(q.split_width);
+            g.split = static_cast<size_t>(std::min<uint64_t>(k, q.split_count - 1));
+          }
+        }
         g.count = d["doc_count"].GetUint64();
         read_sums(d);
         return fn(g);
