@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <set>
 #include <thread>
+#include <atomic>
+#include <mutex>
 
 #include "core/transport/es_client.h"
 #include "core/base/json.h"
@@ -34,6 +36,8 @@ constexpr size_t kScanPage = 5000;
 constexpr size_t kGroupPage = 50000;
 constexpr size_t kSplitsPerRequest = 8;
 constexpr size_t kTermsSize = 10000;
+// Groups() queries answered side by side (each with up to two requests in flight).
+constexpr size_t kGroupQueriesInFlight = 3;
 
 // ceil(ns / 1e6) for the half-open [start, end) range in epoch ms.
 int64_t CeilMs(int64_t ns) { return ns / 1000000 + (ns > 0 && ns % 1000000 != 0); }
@@ -191,20 +195,53 @@ class EsStore final : public Store {
   // source of the split field last; with a few, a filters aggregation of one range query per bucket (exact on
   // longs: a histogram would round epoch-ns values through a double), up to
   // kSplitsPerRequest buckets a request, terms per key nested under it.
+  // The queries run side by side, up to kGroupQueriesInFlight at once, each
+  // on connections of its own (an engine answers one request on one thread
+  // per shard); fn is called under a lock, one group at a time.
   Status Groups(std::span<const GroupQuery> qs, const std::function<bool(size_t, const Group&)>& fn) override {
     for (const GroupQuery& q : qs)
       if (Status s = ValidateGroupQuery(q); !s.ok()) return s;
+    std::vector<std::string> index(qs.size());
     for (size_t i = 0; i < qs.size(); ++i) {
-      bool stop = false;
-      Status st = GroupsOf(qs[i], [&](const Group& g) { return (stop = !fn(i, g)) == false; });
-      if (!st.ok() || stop) return st;
+      auto ix = IndexFor(qs[i].dataset);  // here: it may refresh, which changes dirty_
+      if (!ix.ok()) return ix.status();
+      index[i] = *ix;
     }
+    std::mutex mu;
+    std::atomic<bool> stop{false};
+    std::atomic<size_t> next{0};
+    std::vector<Status> errors(qs.size());
+    auto work = [&](EsClient* a, EsClient* b) {
+      for (size_t i; (i = next.fetch_add(1)) < qs.size() && !stop.load();) {
+        errors[i] = GroupsOf(qs[i], index[i], a, b, [&](const Group& g) {
+          std::lock_guard<std::mutex> lock(mu);
+          if (stop.load()) return false;
+          if (!fn(i, g)) stop.store(true);
+          return !stop.load();
+        });
+        if (!errors[i].ok()) stop.store(true);
+      }
+    };
+    const size_t workers = std::min(qs.size(), kGroupQueriesInFlight);
+    std::vector<std::pair<EsClient*, EsClient*>> conns = {{es_.get(), Conn(1)}};
+    for (size_t w = 1; w < workers; ++w) {
+      EsClient* a = Conn(2 * w);
+      if (!a) break;
+      conns.emplace_back(a, Conn(2 * w + 1));
+    }
+    std::vector<std::thread> threads;
+    for (size_t w = 1; w < conns.size(); ++w) threads.emplace_back(work, conns[w].first, conns[w].second);
+    work(conns[0].first, conns[0].second);
+    for (auto& t : threads) t.join();
+    for (const Status& e : errors)
+      if (!e.ok()) return e;
     return Status::Ok();
   }
 
-  Status GroupsOf(const GroupQuery& q, const std::function<bool(const Group&)>& fn) {
-    auto index = IndexFor(q.dataset);
-    if (!index.ok()) return index.status();
+  // One query's groups on connection c (and c2, if not null, for a second request in flight).
+  Status GroupsOf(const GroupQuery& q, const std::string& index_name, EsClient* c, EsClient* c2,
+                  const std::function<bool(const Group&)>& fn) {
+    const std::string* index = &index_name;
     auto query = QueryJson(q.dataset, q.range, q.filters);
     if (!query.ok()) return query.status();
     std::string sums = "{";
@@ -249,7 +286,7 @@ class EsStore final : public Store {
       }
       sources += "]";
       Status bad;
-      Status st = es_->CompositePages(*index, *query, sources, q.sums.empty() ? "" : sums, kGroupPage, [&](std::string_view b) {
+      Status st = c->CompositePages(*index, *query, sources, q.sums.empty() ? "" : sums, kGroupPage, [&](std::string_view b) {
         rapidjson::Document d;
         d.Parse(b.data(), b.size());
         if (d.HasParseError() || !d.IsObject() || !d.HasMember("key") || !d["key"].IsObject() || !d.HasMember("doc_count") ||
@@ -355,11 +392,11 @@ class EsStore final : public Store {
         ahead.reset();
       } else {
         const size_t a2 = a + kSplitsPerRequest;
-        EsClient* second = a2 < n ? Second() : nullptr;
+        EsClient* second = a2 < n ? c2 : nullptr;
         std::thread t;
         std::optional<Result<std::string>> next;
         if (second) t = std::thread([&, second] { next.emplace(second->Search(*index, body_of(a2))); });
-        got.emplace(es_->Search(*index, body_of(a)));
+        got.emplace(c->Search(*index, body_of(a)));
         if (t.joinable()) t.join();
         ahead = std::move(next);
       }
@@ -416,14 +453,17 @@ class EsStore final : public Store {
     return Status::Ok();
   }
 
-  // A second connection for requests in flight beside es_'s; nullptr if it cannot be opened.
-  EsClient* Second() {
-    if (!second_tried_) {
-      second_tried_ = true;
+  // Connection i beside es_ (connection 0), opened on first use; nullptr if it cannot be opened.
+  EsClient* Conn(size_t i) {
+    if (i == 0) return es_.get();
+    if (extra_.size() < i) extra_.resize(i);
+    auto& slot = extra_[i - 1];
+    if (!slot.tried) {
+      slot.tried = true;
       auto c = EsClient::Open(es_->http().base_url(), es_->options());
-      if (c.ok()) second_ = std::move(*c);
+      if (c.ok()) slot.client = std::move(*c);
     }
-    return second_.get();
+    return slot.client.get();
   }
 
   // Two searches of one hit each, sorted by the field (exact: sort values of
@@ -475,8 +515,11 @@ class EsStore final : public Store {
   }
 
  private:
-  std::unique_ptr<EsClient> second_;
-  bool second_tried_ = false;
+  struct Extra {
+    std::unique_ptr<EsClient> client;
+    bool tried = false;
+  };
+  std::vector<Extra> extra_;
   Result<std::string> IndexFor(const std::string& dataset) {
     const auto* ds = schema::FindDataset(dataset);
     if (!ds) return Status::Invalid("unknown dataset '" + dataset + "'");
