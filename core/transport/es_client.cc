@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
+#include <optional>
 #include <chrono>
 #include <cstdio>
 #include <set>
@@ -408,6 +410,78 @@ Result<std::string> EsClient::OpenPit(const std::string& index) {
   return std::string(d[key].GetString());
 }
 
+namespace {
+
+// The range clause of a time chunk [lo, hi) in epoch ms (an open end when absent).
+std::string ChunkRange(std::optional<int64_t> lo, std::optional<int64_t> hi) {
+  std::string r = "{\"range\":{";
+  r += field::kTimestamp.key();
+  r += "{\"format\":\"epoch_millis\"";
+  if (lo) r += ",\"gte\":" + std::to_string(*lo);
+  if (hi) r += ",\"lt\":" + std::to_string(*hi);
+  return r + "}}}";
+}
+
+}  // namespace
+
+// An ordered scan sorts the matching records on @timestamp for every page:
+// a page costs the whole match, so 10^6 records in pages of 5,000 would cost
+// 200 sorts of 10^6. The scan is cut into time chunks of about a page each
+// (from a date_histogram of the match), each paged on its own; @timestamp
+// leads the sort, so chunk after chunk is still one order. Boundaries are
+// @timestamp values in epoch ms; the first chunk is open below, the last
+// above, so every record is in exactly one. Empty: one chunk (a small
+// match, or no plan could be made: slower, never incomplete).
+std::vector<int64_t> EsClient::TimeChunks(const std::string& query_json, std::string* pit_id, size_t page_size) {
+  auto ask = [&](const std::string& aggs) -> std::optional<rapidjson::Document> {
+    std::string body = "{\"size\":0,\"track_total_hits\":true,\"query\":" + query_json + ",\"pit\":{\"id\":";
+    AppendJsonString(&body, *pit_id);
+    body += ",\"keep_alive\":\"2m\"},\"aggs\":" + aggs + "}";
+    auto r = Call("POST", "/_search", body);
+    if (!r.ok() || r->status != 200) return std::nullopt;
+    rapidjson::Document d;
+    d.Parse(r->body.data(), r->body.size());
+    if (d.HasParseError() || !d.IsObject() || !d.HasMember("aggregations") || !CheckComplete(d, "").ok()) return std::nullopt;
+    if (d.HasMember("pit_id") && d["pit_id"].IsString()) *pit_id = d["pit_id"].GetString();
+    return d;
+  };
+  const std::string ts(field::kTimestamp.name());
+  auto span = ask("{\"lo\":{\"min\":{\"field\":\"" + ts + "\"}},\"hi\":{\"max\":{\"field\":\"" + ts + "\"}}}");
+  if (!span) return {};
+  const auto& d = *span;
+  uint64_t total = 0;
+  if (d.HasMember("hits") && d["hits"].HasMember("total") && d["hits"]["total"].IsObject() &&
+      d["hits"]["total"].HasMember("value") && d["hits"]["total"]["value"].IsUint64())
+    total = d["hits"]["total"]["value"].GetUint64();
+  const auto& ag = d["aggregations"];
+  if (total <= page_size || !ag.HasMember("lo") || !ag.HasMember("hi") || !ag["lo"].HasMember("value") ||
+      !ag["hi"].HasMember("value") || !ag["lo"]["value"].IsNumber() || !ag["hi"]["value"].IsNumber())
+    return {};
+  const int64_t lo = std::llround(ag["lo"]["value"].GetDouble()), hi = std::llround(ag["hi"]["value"].GetDouble());
+  if (hi <= lo) return {};
+  // About four histogram buckets a page, at most 10,000 (under search.max_buckets).
+  const uint64_t want = std::min<uint64_t>(10000, 4 * (total / page_size + 1));
+  const int64_t interval = std::max<int64_t>(1, (hi - lo) / static_cast<int64_t>(want) + 1);
+  auto hist = ask("{\"t\":{\"date_histogram\":{\"field\":\"" + ts + "\",\"fixed_interval\":\"" + std::to_string(interval) +
+                  "ms\",\"min_doc_count\":1}}}");
+  if (!hist || !(*hist)["aggregations"].HasMember("t") || !(*hist)["aggregations"]["t"].HasMember("buckets") ||
+      !(*hist)["aggregations"]["t"]["buckets"].IsArray())
+    return {};
+  std::vector<int64_t> cuts;
+  uint64_t in_chunk = 0;
+  for (const auto& b : (*hist)["aggregations"]["t"]["buckets"].GetArray()) {
+    if (!b.IsObject() || !b.HasMember("key") || !b["key"].IsInt64() || !b.HasMember("doc_count") || !b["doc_count"].IsUint64())
+      return {};
+    const uint64_t n = b["doc_count"].GetUint64();
+    if (in_chunk > 0 && in_chunk + n > page_size) {
+      cuts.push_back(b["key"].GetInt64());
+      in_chunk = 0;
+    }
+    in_chunk += n;
+  }
+  return cuts;
+}
+
 Status EsClient::ScanPit(const std::string& index, const std::string& query_json, size_t page_size,
                          const std::function<bool(std::string_view source)>& fn, const std::string& source_json,
                          bool ordered) {
@@ -418,8 +492,18 @@ Status EsClient::ScanPit(const std::string& index, const std::string& query_json
   std::string after;  // the last hit's sort values
   size_t after_values = 0;
   Status result;
+  const std::vector<int64_t> cuts = ordered ? TimeChunks(query_json, &pit_id, page_size) : std::vector<int64_t>();
+  size_t chunk = 0;  // chunk k: [cuts[k-1], cuts[k])
+  auto chunk_query = [&]() -> std::string {
+    if (cuts.empty()) return query_json;
+    return "{\"bool\":{\"filter\":[" + query_json + "," +
+           ChunkRange(chunk > 0 ? std::optional<int64_t>(cuts[chunk - 1]) : std::nullopt,
+                      chunk < cuts.size() ? std::optional<int64_t>(cuts[chunk]) : std::nullopt) +
+           "]}}";
+  };
+  std::string cq = chunk_query();
   for (;;) {
-    auto r = Call("POST", "/_search", PageBody(page_size, query_json, pit_id, after, source_json, ordered));
+    auto r = Call("POST", "/_search", PageBody(page_size, cq, pit_id, after, source_json, ordered));
     if (!r.ok()) {
       result = r.status();
       break;
@@ -462,7 +546,18 @@ Status EsClient::ScanPit(const std::string& index, const std::string& query_json
     }
     if (d.HasMember("pit_id") && d["pit_id"].IsString()) pit_id = d["pit_id"].GetString();
     const auto& hits = d["hits"]["hits"].GetArray();
-    if (hits.Empty()) break;
+    auto next_chunk = [&] {
+      if (chunk >= cuts.size()) return false;
+      ++chunk;
+      cq = chunk_query();
+      after.clear();
+      after_values = 0;
+      return true;
+    };
+    if (hits.Empty()) {
+      if (next_chunk()) continue;
+      break;
+    }
     bool stop = false;
     for (const auto& h : hits) {
       if (!h.IsObject() || !h.HasMember("sort") || !h["sort"].IsArray() || h["sort"].Size() < 3 ||
@@ -478,7 +573,11 @@ Status EsClient::ScanPit(const std::string& index, const std::string& query_json
         break;
       }
     }
-    if (stop || hits.Size() < page_size) break;
+    if (stop) break;
+    if (hits.Size() < page_size) {
+      if (next_chunk()) continue;
+      break;
+    }
   }
   if (engine_known_ && engine_.opensearch_pit()) {
     std::string close = "{\"pit_id\":[";
@@ -518,7 +617,10 @@ Status EsClient::CompositePages(const std::string& index, const std::string& que
     const auto& pages = d["aggregations"]["pages"];
     for (const auto& b : pages["buckets"].GetArray())
       if (!fn(ToJsonText(b))) return Status::Ok();
-    if (!pages.HasMember("after_key") || pages["buckets"].Empty()) break;
+    // Fewer buckets than asked: the last page (the composite gives the first
+    // page_size keys after `after`); asking again would be one more full pass
+    // over the matching records for an empty page.
+    if (!pages.HasMember("after_key") || pages["buckets"].Size() < page_size) break;
     after = ToJsonText(pages["after_key"]);
   }
   return Status::Ok();

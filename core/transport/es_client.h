@@ -121,6 +121,8 @@ class EsClient {
   Status ScanPit(const std::string& index, const std::string& query_json, size_t page_size,
                  const std::function<bool(std::string_view source)>& fn, const std::string& source_json = "",
                  bool ordered = true);
+  // The time chunks of an ordered scan (es_client.cc); public for the tests.
+  std::vector<int64_t> TimeChunks(const std::string& query_json, std::string* pit_id, size_t page_size);
 
   // Pages a composite aggregation: body_prefix is the "sources" array and
   // optional sub-aggregations, as the JSON text that follows

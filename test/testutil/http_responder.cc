@@ -322,6 +322,7 @@ struct FakeElasticsearch::State {
   std::map<std::string, Pit> pits;
   int next_pit = 1;
   std::vector<std::string> violations;
+  uint64_t plan_requests = 0;  // PIT searches with aggregations (ordered scans' time chunks)
   std::vector<HttpRequest> requests;
   std::map<std::string, std::string> resources;
   struct Fail {
@@ -404,6 +405,11 @@ std::map<std::string, std::string> FakeElasticsearch::Resources() const {
   std::lock_guard<std::mutex> g(st_->mu);
   return st_->resources;
 }
+uint64_t FakeElasticsearch::plan_requests() const {
+  std::lock_guard<std::mutex> lock(st_->mu);
+  return st_->plan_requests;
+}
+
 uint64_t FakeElasticsearch::pit_expirations() const {
   std::lock_guard<std::mutex> g(st_->mu);
   return st_->pit_expirations;
@@ -645,6 +651,40 @@ HttpReply FakeElasticsearch::Handle(const HttpRequest& r) {
     }
     if (s.expire_after > 0) --s.expire_after;
     Pit& p = it->second;
+    if (body.HasMember("aggs")) {
+      // An ordered scan's plan (EsClient::TimeChunks): the total, the least
+      // and greatest @timestamp (lo, hi), or a date_histogram of @timestamp (t).
+      std::string unsupported;
+      std::vector<const Doc*> m;
+      for (const Doc* d : p.docs)
+        if (!body.HasMember("query") || Matches(*d, body["query"], &unsupported)) m.push_back(d);
+      if (!unsupported.empty()) violation(unsupported);
+      if (body.HasMember("size") && body["size"].GetUint() != 0) violation("PIT aggregation with hits");
+      const auto& aggs = body["aggs"];
+      std::string out;
+      if (aggs.HasMember("lo") && aggs.HasMember("hi") && aggs.MemberCount() == 2) {
+        int64_t lo = std::numeric_limits<int64_t>::max(), hi = std::numeric_limits<int64_t>::min();
+        for (const Doc* d : m) lo = std::min(lo, d->ts_ms), hi = std::max(hi, d->ts_ms);
+        out = m.empty() ? "\"lo\":{\"value\":null},\"hi\":{\"value\":null}"
+                        : "\"lo\":{\"value\":" + std::to_string(lo) + ".0},\"hi\":{\"value\":" + std::to_string(hi) + ".0}";
+      } else if (aggs.HasMember("t") && aggs.MemberCount() == 1 && aggs["t"].HasMember("date_histogram") &&
+                 aggs["t"]["date_histogram"].HasMember("fixed_interval")) {
+        const int64_t w = IntervalMs(aggs["t"]["date_histogram"]["fixed_interval"].GetString());
+        if (w <= 0) violation("date_histogram without a fixed_interval");
+        std::map<int64_t, uint64_t> b;
+        for (const Doc* d : m) ++b[w > 0 ? d->ts_ms - (((d->ts_ms % w) + w) % w) : 0];
+        out = "\"t\":{\"buckets\":[";
+        for (auto bi = b.begin(); bi != b.end(); ++bi)
+          out += std::string(bi == b.begin() ? "" : ",") + "{\"key\":" + std::to_string(bi->first) + ",\"doc_count\":" + std::to_string(bi->second) + "}";
+        out += "]}";
+      } else {
+        violation("PIT aggregation outside the supported subset (lo/hi, t)");
+      }
+      ++s.plan_requests;
+      return finish({200, "{\"pit_id\":" + Quote(pid) + ",\"took\":1,\"timed_out\":false," + kShardsOk +
+                              ",\"hits\":{\"total\":{\"value\":" + std::to_string(m.size()) +
+                              ",\"relation\":\"eq\"},\"max_score\":null,\"hits\":[]},\"aggregations\":{" + out + "}}"});
+    }
     // Unordered scans sort on the index order first ([_doc, event.stream, event.seq]); here the
     // documents are kept in @timestamp order, so the timestamp stands for _doc (same sort values).
     if (!body.HasMember("sort") || (Json(body["sort"]) != "[{\"@timestamp\":\"asc\"},{\"event.stream\":\"asc\"},{\"event.seq\":\"asc\"}]" &&

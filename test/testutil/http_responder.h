@@ -104,6 +104,8 @@ class FakeElasticsearch {
   std::vector<HttpRequest> Requests() const;
   std::map<std::string, std::string> Resources() const;  // "/_index_template/x" -> body PUT
   uint64_t pit_expirations() const;
+  // PIT searches with aggregations: the plans of ordered scans (time chunks).
+  uint64_t plan_requests() const;
 
   struct State;
 

@@ -303,6 +303,7 @@ TEST_CASE("contract (loopback ES responder): PIT + search_after scan survives an
   REQUIRE(st.message() == "");
   CHECK(es.pit_expirations() == 1);
   CHECK((*c)->pit_reopens() == 1);
+  CHECK(es.plan_requests() == 2);  // the time chunks of the ordered scan: lo/hi, then the histogram
   CHECK(ordered);
   CHECK(seen.size() == 1000);
   CHECK(std::set<std::string>(seen.begin(), seen.end()).size() == 1000);
