@@ -767,8 +767,11 @@ constexpr int64_t kMaxSumBuckets = 100000;
 Result<std::optional<JobSummary>> SummarizeJobFromSums(Store& store, const std::string& job_id, const SummaryOptions& opt) {
   const int64_t width = opt.bucket_ns > 0 ? opt.bucket_ns : 1000000000;
   const std::vector<FieldFilter> job = {{field::kJobId, job_id}};
-  auto span = store.Span(std::string(dataset::kTrace.name()), job, field::kEventStartNs, field::kEventEndNs);
-  if (!span.ok()) return span.status();
+  // The job's span, and its reads' and writes' (one pass on SQLite).
+  auto spans = store.Spans(std::string(dataset::kTrace.name()), job, field::kEventStartNs, field::kEventEndNs, field::kIoOp,
+                           {"read", "write"});
+  if (!spans.ok()) return spans.status();
+  const Store::SpanPair* span = &(*spans)[0];
   if (!span->first || !span->second) return Status::NotFound("job " + job_id + " has no iosonar.trace records in the store");
   const int64_t start = *span->first, last = std::max(*span->first, *span->second);
   const int64_t b0 = FloorDiv(start, width), b1 = FloorDiv(last, width);
@@ -873,10 +876,7 @@ Result<std::optional<JobSummary>> SummarizeJobFromSums(Store& store, const std::
   }
   for (bool write : {false, true}) {
     if (!(write ? has_write : has_read)) continue;
-    std::vector<FieldFilter> f = job;
-    f.push_back({field::kIoOp, write ? "write" : "read"});
-    auto ds = store.Span(std::string(dataset::kTrace.name()), f, field::kEventStartNs, field::kEventEndNs);
-    if (!ds.ok()) return ds.status();
+    const Store::SpanPair* ds = &(*spans)[write ? 2 : 1];
     if (!ds->first || !ds->second) return Status::Internal("job " + job_id + ": " + (write ? "write" : "read") +
                                                            " records counted but their span is missing");
     tally.FeedDirectionSpan(write, *ds->first, std::max(*ds->first, *ds->second));

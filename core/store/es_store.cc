@@ -506,6 +506,21 @@ class EsStore final : public Store {
     return std::pair{*lo, *hi};
   }
 
+  // One Span() each (two sorted one-hit searches: exact, and cheap in an engine).
+  Result<std::vector<SpanPair>> Spans(const std::string& dataset, const std::vector<FieldFilter>& filters, FieldId lo_field,
+                                      FieldId hi_field, FieldId key, const std::vector<std::string>& values) override {
+    if (Status s = ValidateSpansQuery(dataset, lo_field, hi_field, key); !s.ok()) return s;
+    std::vector<SpanPair> out;
+    for (size_t i = 0; i <= values.size(); ++i) {
+      std::vector<FieldFilter> f = filters;
+      if (i > 0) f.push_back({key, values[i - 1]});
+      auto s = Span(dataset, f, lo_field, hi_field);
+      if (!s.ok()) return s.status();
+      out.push_back(*s);
+    }
+    return out;
+  }
+
   Result<uint64_t> Count(const std::string& dataset, const std::vector<FieldFilter>& filters) override {
     auto index = IndexFor(dataset);
     if (!index.ok()) return index.status();

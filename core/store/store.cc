@@ -72,7 +72,8 @@ Status Store::Groups(std::span<const GroupQuery> qs, const std::function<bool(si
     uint64_t count = 0;
     std::vector<int64_t> sums;
   };
-  // Keys joined with '\0' (keywords hold no NUL), then the split's 8 bytes.
+  // Keys one after another (a keyword's text and a NUL, as keywords hold
+  // none; a long as a flag byte and its 8 bytes), then the split's 8 bytes.
   // Records come in runs of one host's or file's ops, so the previous group
   // is tried before the hash table (no allocation per record either way).
   struct Hash {
@@ -103,14 +104,17 @@ Status Store::Groups(std::span<const GroupQuery> qs, const std::function<bool(si
       Plan& p = plans[i];
       key.clear();
       for (size_t k = 0; k < p.keys.size(); ++k) {
-        if (k) key.push_back('\0');
-        if (!row.Has(p.keys[k])) continue;
-        if (p.long_key[k]) {
-          char num[24];
-          const int n = std::snprintf(num, sizeof num, "%lld", static_cast<long long>(row.Int(p.keys[k])));
-          key.append(num, static_cast<size_t>(n));
-        } else {
-          key.append(row.Str(p.keys[k]));
+        if (p.long_key[k]) {  // 0 (absent), or 1 and the value's 8 bytes: text only for the groups given
+          if (!row.Has(p.keys[k])) {
+            key.push_back('\0');
+            continue;
+          }
+          const int64_t v = row.Int(p.keys[k]);
+          key.push_back('\1');
+          key.append(reinterpret_cast<const char*>(&v), sizeof v);
+        } else {  // the text and a NUL (keywords hold none)
+          if (row.Has(p.keys[k])) key.append(row.Str(p.keys[k]));
+          key.push_back('\0');
         }
       }
       uint64_t split = 0;
@@ -151,10 +155,20 @@ Status Store::Groups(std::span<const GroupQuery> qs, const std::function<bool(si
       const std::string_view keys(k.data(), k.size() - sizeof(uint64_t));
       size_t pos = 0;
       for (size_t j = 0; j < qs[i].keys.size(); ++j) {
-        size_t end = keys.find('\0', pos);
-        if (end == std::string_view::npos) end = keys.size();
-        out.keys.emplace_back(keys.substr(pos, end - pos));
-        pos = end + 1;
+        if (plans[i].long_key[j]) {
+          if (keys[pos++] == '\0') {
+            out.keys.emplace_back();
+            continue;
+          }
+          int64_t v = 0;
+          std::memcpy(&v, keys.data() + pos, sizeof v);
+          pos += sizeof v;
+          out.keys.push_back(std::to_string(v));
+        } else {
+          const size_t end = keys.find('\0', pos);
+          out.keys.emplace_back(keys.substr(pos, end - pos));
+          pos = end + 1;
+        }
       }
       uint64_t split = 0;
       std::memcpy(&split, k.data() + keys.size(), sizeof split);
@@ -187,6 +201,43 @@ Result<std::pair<std::optional<int64_t>, std::optional<int64_t>>> Store::Span(co
   });
   if (!st.ok()) return st;
   return std::pair{lo, hi};
+}
+
+Status ValidateSpansQuery(const std::string& dataset, FieldId lo_field, FieldId hi_field, FieldId key) {
+  GroupQuery check;
+  check.dataset = dataset;
+  check.keys = {key};
+  check.sums = {lo_field, hi_field};
+  if (Status s = ValidateGroupQuery(check); !s.ok()) return s;
+  if (schema::FieldOf(key).type != schema::Type::kKeyword)
+    return Status::Invalid("Spans: key " + std::string(key.name()) + " is not a keyword");
+  return Status::Ok();
+}
+
+Result<std::vector<Store::SpanPair>> Store::Spans(const std::string& dataset, const std::vector<FieldFilter>& filters,
+                                                  FieldId lo_field, FieldId hi_field, FieldId key,
+                                                  const std::vector<std::string>& values) {
+  if (Status s = ValidateSpansQuery(dataset, lo_field, hi_field, key); !s.ok()) return s;
+  ScanQuery sq;
+  sq.dataset = dataset;
+  sq.filters = filters;
+  sq.fields = {lo_field, hi_field, key};
+  sq.ordered = false;
+  std::vector<SpanPair> out(values.size() + 1);
+  auto widen = [](SpanPair& s, const Row& row) {
+    if (row.Has(0) && (!s.first || row.Int(0) < *s.first)) s.first = row.Int(0);
+    if (row.Has(1) && (!s.second || row.Int(1) > *s.second)) s.second = row.Int(1);
+  };
+  Status st = Scan(sq, [&](const Row& row) {
+    widen(out[0], row);
+    if (!row.Has(2)) return true;
+    const std::string_view k = row.Str(2);
+    for (size_t i = 0; i < values.size(); ++i)
+      if (k == values[i]) widen(out[i + 1], row);
+    return true;
+  });
+  if (!st.ok()) return st;
+  return out;
 }
 
 }  // namespace iosonar

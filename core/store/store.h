@@ -142,6 +142,13 @@ class Store {
   virtual Result<std::pair<std::optional<int64_t>, std::optional<int64_t>>> Span(const std::string& dataset,
                                                                                  const std::vector<FieldFilter>& filters,
                                                                                  FieldId lo_field, FieldId hi_field);
+  // Span() of the matching records (first), then of those whose key field (a
+  // keyword) equals each of values, in order: one pass where a store reads
+  // records (the default: one Scan), one Span() each on an engine.
+  using SpanPair = std::pair<std::optional<int64_t>, std::optional<int64_t>>;
+  virtual Result<std::vector<SpanPair>> Spans(const std::string& dataset, const std::vector<FieldFilter>& filters,
+                                              FieldId lo_field, FieldId hi_field, FieldId key,
+                                              const std::vector<std::string>& values);
   // The damaged blocks the reads so far skipped (each reported once on stderr).
   virtual std::vector<BlockDamage> Damage() const { return {}; }
 };
@@ -149,6 +156,8 @@ class Store {
 // The checks every Groups() makes (keys are keywords or longs of the dataset, sums and
 // the split field longs, a positive split width).
 Status ValidateGroupQuery(const GroupQuery& q);
+// The checks every Spans() makes (lo and hi longs, key a keyword of the dataset).
+Status ValidateSpansQuery(const std::string& dataset, FieldId lo_field, FieldId hi_field, FieldId key);
 
 // The embedded store: one SQLite file, store.db, in dir (created if missing).
 // Records are kept in compact blocks per dataset and job id, with per-stream

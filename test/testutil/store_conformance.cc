@@ -395,6 +395,27 @@ void RunGroupConformance(Store& st, const std::string& which) {
   REQUIRE(sp->second.has_value());
   CHECK(*sp->first == lo);
   CHECK(*sp->second == hi);
+  // Spans: job B's, and its reads', writes' and a value none has, in one call.
+  {
+    std::map<std::string, std::pair<int64_t, int64_t>> by_op;
+    for (const auto& g : c.trace) {
+      if (g.job != "B") continue;
+      auto [it, fresh] = by_op.try_emplace(g.op, g.ts, g.ts + 700);
+      if (!fresh) it->second = {std::min(it->second.first, g.ts), std::max(it->second.second, g.ts + 700)};
+    }
+    REQUIRE(by_op.size() == 2);
+    auto sps = st.Spans("iosonar.trace", {{field::kJobId, "B"}}, field::kEventStartNs, field::kEventEndNs, field::kIoOp,
+                        {"read", "write", "nope"});
+    REQUIRE(sps.ok());
+    REQUIRE(sps->size() == 4);
+    CHECK((*sps)[0] == Store::SpanPair(lo, hi));
+    CHECK((*sps)[1] == Store::SpanPair(by_op["read"].first, by_op["read"].second));
+    CHECK((*sps)[2] == Store::SpanPair(by_op["write"].first, by_op["write"].second));
+    CHECK(!(*sps)[3].first.has_value());
+    CHECK(!(*sps)[3].second.has_value());
+    auto bad_key = st.Spans("iosonar.trace", {}, field::kEventStartNs, field::kEventEndNs, field::kIoBytes, {"1"});
+    CHECK(bad_key.status().message().find("io.bytes") != std::string::npos);
+  }
   auto none = st.Span("iosonar.trace", {{field::kJobId, "nope"}}, field::kEventStartNs, field::kEventEndNs);
   REQUIRE(none.ok());
   CHECK(!none->first.has_value());
