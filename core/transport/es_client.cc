@@ -494,16 +494,46 @@ Status EsClient::ScanPit(const std::string& index, const std::string& query_json
   Status result;
   const std::vector<int64_t> cuts = ordered ? TimeChunks(query_json, &pit_id, page_size) : std::vector<int64_t>();
   size_t chunk = 0;  // chunk k: [cuts[k-1], cuts[k])
-  auto chunk_query = [&]() -> std::string {
+  auto chunk_query_of = [&](size_t k) -> std::string {
     if (cuts.empty()) return query_json;
     return "{\"bool\":{\"filter\":[" + query_json + "," +
-           ChunkRange(chunk > 0 ? std::optional<int64_t>(cuts[chunk - 1]) : std::nullopt,
-                      chunk < cuts.size() ? std::optional<int64_t>(cuts[chunk]) : std::nullopt) +
+           ChunkRange(k > 0 ? std::optional<int64_t>(cuts[k - 1]) : std::nullopt,
+                      k < cuts.size() ? std::optional<int64_t>(cuts[k]) : std::nullopt) +
            "]}}";
+  };
+  auto chunk_query = [&] { return chunk_query_of(chunk); };
+  // The next chunk's first page is asked on a second connection while this
+  // chunk's hits are given (one page ahead at most: bounded memory); an
+  // answer that is not a plain 200 is dropped and the page asked again here.
+  EsClient* helper = cuts.empty() ? nullptr : Helper();
+  std::thread ahead_thread;
+  std::optional<Result<HttpResponse>> ahead;
+  size_t ahead_chunk = SIZE_MAX;
+  auto settle = [&] {
+    if (ahead_thread.joinable()) ahead_thread.join();
+  };
+  auto prefetch = [&](size_t k) {
+    settle();
+    ahead.reset();
+    ahead_chunk = SIZE_MAX;
+    if (!helper || k > cuts.size()) return;
+    ahead_chunk = k;
+    ahead_thread = std::thread([helper, &ahead, body = PageBody(page_size, chunk_query_of(k), pit_id, "", source_json, ordered)] {
+      ahead.emplace(helper->Call("POST", "/_search", body));
+    });
   };
   std::string cq = chunk_query();
   for (;;) {
-    auto r = Call("POST", "/_search", PageBody(page_size, cq, pit_id, after, source_json, ordered));
+    std::optional<Result<HttpResponse>> got;
+    if (after.empty() && ahead_chunk == chunk) {
+      settle();
+      if (ahead && ahead->ok() && (*ahead)->status == 200) got = std::move(ahead);
+      ahead.reset();
+      ahead_chunk = SIZE_MAX;
+    }
+    if (!got) got.emplace(Call("POST", "/_search", PageBody(page_size, cq, pit_id, after, source_json, ordered)));
+    if (after.empty() && helper) prefetch(chunk + 1);
+    Result<HttpResponse>& r = *got;
     if (!r.ok()) {
       result = r.status();
       break;
@@ -579,6 +609,7 @@ Status EsClient::ScanPit(const std::string& index, const std::string& query_json
       break;
     }
   }
+  settle();
   if (engine_known_ && engine_.opensearch_pit()) {
     std::string close = "{\"pit_id\":[";
     AppendJsonString(&close, pit_id);
@@ -591,6 +622,15 @@ Status EsClient::ScanPit(const std::string& index, const std::string& query_json
     (void)http_->Request("DELETE", "/_pit", close);
   }
   return result;
+}
+
+EsClient* EsClient::Helper() {
+  if (!helper_tried_) {
+    helper_tried_ = true;
+    auto c = Open(http_->base_url(), opts_);
+    if (c.ok()) helper_ = std::move(*c);
+  }
+  return helper_.get();
 }
 
 Status EsClient::CompositePages(const std::string& index, const std::string& query_json, const std::string& sources_json,

@@ -157,6 +157,10 @@ class EsClient {
   Backoff backoff_;  // backoff_initial_ms, backoff_max_ms
   std::mt19937_64 rng_;
   uint64_t pit_reopens_ = 0;
+  // A second connection (ordered scans ask the next chunk on it), opened on first use.
+  EsClient* Helper();
+  std::unique_ptr<EsClient> helper_;
+  bool helper_tried_ = false;
 };
 
 }  // namespace iosonar
