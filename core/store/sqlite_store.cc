@@ -32,8 +32,12 @@
 #include <filesystem>
 #include <functional>
 #include <cerrno>
+#include <condition_variable>
 #include <cstring>
+#include <deque>
 #include <map>
+#include <mutex>
+#include <thread>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -546,6 +550,97 @@ class SqliteStore final : public Store, public BulkWriter {
     ReadTxn txn(this);
     if (auto s = txn.Begin(); !s.ok()) return s;
     Status st = sq.ordered ? ScanInTimeOrder(q, want, fn) : ScanAsDecoded(q, want, fn);
+    if (!st.ok()) return st;
+    return txn.End();
+  }
+
+  // Unordered, decoded by `workers` threads: this thread reads the blocks
+  // (SQLite's connection stays on it) and hands copies to the decoders
+  // through a bounded queue; each decoder has its own record and row.
+  Status ScanParallel(const ScanQuery& sq, size_t workers, const std::function<bool(size_t, const Row&)>& fn) override {
+    if (workers <= 1) {
+      ScanQuery u = sq;
+      u.ordered = false;
+      return Scan(u, [&](const Row& r) { return fn(0, r); });
+    }
+    auto info = FindInfo(sq.dataset);
+    if (!info.ok()) return info.status();
+    std::vector<size_t> want;
+    for (FieldId id : sq.fields) {
+      if (auto f = FieldOf(**info, id); !f.ok()) return f.status();
+      want.push_back(id.index());
+    }
+    Query q;
+    if (auto s = Compile(*info, sq.range, sq.filters, &q); !s.ok()) return s;
+    ReadTxn txn(this);
+    if (auto s = txn.Begin(); !s.ok()) return s;
+    struct Item {
+      BlockMeta m;
+      std::vector<uint8_t> data;
+    };
+    constexpr size_t kQueued = 8;  // blocks read ahead of the decoders
+    std::mutex mu;
+    std::condition_variable not_empty, not_full;
+    std::deque<Item> queue;
+    std::vector<std::vector<uint8_t>> spare;  // buffers for reuse
+    bool done = false, stopped = false;
+    auto work = [&](size_t w) {
+      ParsedRecord rec;
+      std::vector<Slot> slots(want.size());
+      BlockRow row;
+      row.Set(slots.data(), want.size());
+      for (;;) {
+        Item it;
+        {
+          std::unique_lock<std::mutex> lock(mu);
+          not_empty.wait(lock, [&] { return !queue.empty() || done || stopped; });
+          if (stopped || queue.empty()) return;
+          it = std::move(queue.front());
+          queue.pop_front();
+        }
+        not_full.notify_one();
+        bool stop = false;
+        (void)Decode(q, it.m, it.data.data(), it.data.size(), rec, [&](const ParsedRecord& r, const FieldSet& present, int64_t) {
+          if (stop) return;
+          FillSlots(r, present, want, slots.data());
+          if (!fn(w, row)) stop = true;
+        });
+        std::lock_guard<std::mutex> lock(mu);
+        if (stop) {
+          stopped = true;
+          not_full.notify_all();
+          not_empty.notify_all();
+        }
+        spare.push_back(std::move(it.data));
+      }
+    };
+    std::vector<std::thread> threads;
+    for (size_t w = 0; w < workers; ++w) threads.emplace_back(work, w);
+    bool stop_reading = false;
+    Status st = ForEachBlock(q, false, [&](const BlockMeta& m, const uint8_t* data, size_t size) -> Status {
+      std::unique_lock<std::mutex> lock(mu);
+      not_full.wait(lock, [&] { return queue.size() < kQueued || stopped; });
+      if (stopped) {
+        stop_reading = true;
+        return Status::Ok();
+      }
+      Item it{m, {}};
+      if (!spare.empty()) {
+        it.data = std::move(spare.back());
+        spare.pop_back();
+      }
+      it.data.assign(data, data + size);
+      queue.push_back(std::move(it));
+      not_empty.notify_one();
+      return Status::Ok();
+    }, &stop_reading);
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      done = true;
+      if (!st.ok()) stopped = true;
+    }
+    not_empty.notify_all();
+    for (auto& t : threads) t.join();
     if (!st.ok()) return st;
     return txn.End();
   }
@@ -1148,13 +1243,17 @@ class SqliteStore final : public Store, public BulkWriter {
   // each record that matches q.
   template <typename F>
   Status Decode(const Query& q, const BlockMeta& m, const uint8_t* data, size_t size, F&& fn) {
+    return Decode(q, m, data, size, decoded_, std::forward<F>(fn));
+  }
+  // The same into rec (a decoder thread's own).
+  template <typename F>
+  Status Decode(const Query& q, const BlockMeta& m, const uint8_t* data, size_t size, ParsedRecord& rec, F&& fn) {
     std::string err;
     blocks::BlockDecoder dec;
     if (!dec.Open(&q.info->codes, data, size, &err)) {
       ReportDamage(q.info->ds->name, {}, m, err);
       return Status::Ok();
     }
-    ParsedRecord& rec = decoded_;
     rec.dataset = q.info->ds;
     for (size_t i = 0; i < schema::Fields().size(); ++i) rec.v[i].kind = FieldValue::kAbsent;
     const bool has_start = q.range.start_ns != TimeRange{}.start_ns, has_end = q.range.end_ns != TimeRange{}.end_ns;
@@ -1183,6 +1282,7 @@ class SqliteStore final : public Store, public BulkWriter {
   // block on stderr (with its range, so an administrator knows what is
   // missing) and kept for damage().
   void ReportDamage(std::string_view dataset, std::string_view job, const BlockMeta& m, const std::string& why) {
+    std::lock_guard<std::mutex> lock(damage_mu_);  // decoder threads report too
     if (!damaged_ids_.insert(m.id).second) return;
     BlockDamage d{m.id, std::string(dataset), std::string(job), m.ts_min, m.ts_max, m.n, why};
     if (!opts_.quiet_damage)
@@ -1279,6 +1379,7 @@ class SqliteStore final : public Store, public BulkWriter {
  private:
   std::vector<BlockDamage> damage_;
   std::set<int64_t> damaged_ids_;
+  std::mutex damage_mu_;
   SqliteStoreOptions opts_;
   sqlite3* db_ = nullptr;
   std::string path_;

@@ -3,8 +3,11 @@
 // store computes them in the engine, es_store.cc).
 #include "core/store/store.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <thread>
 #include <functional>
 #include <string_view>
 #include <unordered_map>
@@ -12,6 +15,27 @@
 #include "core/records/schema.h"
 
 namespace iosonar {
+
+namespace {
+
+// Scan workers for the in-memory sums: the machine's cores, at most 4
+// (IOSONAR_SCAN_THREADS overrides, 1 = a single thread).
+size_t ScanWorkers() {
+  if (const char* v = std::getenv("IOSONAR_SCAN_THREADS"); v && *v) {
+    const long n = std::strtol(v, nullptr, 10);
+    if (n >= 1 && n <= 64) return static_cast<size_t>(n);
+  }
+  const unsigned hw = std::thread::hardware_concurrency();
+  return std::clamp<size_t>(hw, 1, 4);
+}
+
+}  // namespace
+
+Status Store::ScanParallel(const ScanQuery& q, size_t, const std::function<bool(size_t, const Row&)>& fn) {
+  ScanQuery u = q;
+  u.ordered = false;
+  return Scan(u, [&](const Row& r) { return fn(0, r); });
+}
 
 Status ValidateGroupQuery(const GroupQuery& q) {
   auto check = [&](FieldId id, bool keyword, const char* what) -> Status {
@@ -97,11 +121,15 @@ Status Store::Groups(std::span<const GroupQuery> qs, const std::function<bool(si
     for (FieldId k : qs[i].sums) plans[i].sums.push_back(col(k));
     if (qs[i].split_count > 0) plans[i].split = col(qs[i].split_field);
   }
-  std::string key;
-  Status st = Scan(sq, [&](const Row& row) {
+  // One set of groups (and key buffer) per scan worker, added up after.
+  const size_t workers = ScanWorkers();
+  std::vector<std::vector<Plan>> by_worker(workers, plans);
+  std::vector<std::string> key_bufs(workers);
+  Status st = ScanParallel(sq, workers, [&](size_t w, const Row& row) {
+    std::string& key = key_bufs[w];
     for (size_t i = 0; i < qs.size(); ++i) {
       const GroupQuery& q = qs[i];
-      Plan& p = plans[i];
+      Plan& p = by_worker[w][i];
       key.clear();
       for (size_t k = 0; k < p.keys.size(); ++k) {
         if (p.long_key[k]) {  // 0 (absent), or 1 and the value's 8 bytes: text only for the groups given
@@ -148,6 +176,22 @@ Status Store::Groups(std::span<const GroupQuery> qs, const std::function<bool(si
     return true;
   });
   if (!st.ok()) return st;
+  plans = std::move(by_worker[0]);
+  for (size_t w = 1; w < workers; ++w)
+    for (size_t i = 0; i < qs.size(); ++i) {
+      Plan& p = plans[i];
+      for (auto& [k, acc] : by_worker[w][i].groups) {
+        auto it = p.index.find(std::string_view(k));
+        if (it == p.index.end()) {
+          p.index.emplace(k, p.groups.size());
+          p.groups.emplace_back(std::move(k), std::move(acc));
+          continue;
+        }
+        Acc& into = p.groups[it->second].second;
+        into.count += acc.count;
+        for (size_t j = 0; j < into.sums.size(); ++j) into.sums[j] += acc.sums[j];
+      }
+    }
   Group out;
   for (size_t i = 0; i < qs.size(); ++i) {
     for (auto& [k, acc] : plans[i].groups) {
@@ -223,21 +267,27 @@ Result<std::vector<Store::SpanPair>> Store::Spans(const std::string& dataset, co
   sq.filters = filters;
   sq.fields = {lo_field, hi_field, key};
   sq.ordered = false;
-  std::vector<SpanPair> out(values.size() + 1);
-  auto widen = [](SpanPair& s, const Row& row) {
-    if (row.Has(0) && (!s.first || row.Int(0) < *s.first)) s.first = row.Int(0);
-    if (row.Has(1) && (!s.second || row.Int(1) > *s.second)) s.second = row.Int(1);
+  const size_t workers = ScanWorkers();
+  std::vector<std::vector<SpanPair>> by_worker(workers, std::vector<SpanPair>(values.size() + 1));
+  auto widen = [](SpanPair& s, std::optional<int64_t> lo, std::optional<int64_t> hi) {
+    if (lo && (!s.first || *lo < *s.first)) s.first = lo;
+    if (hi && (!s.second || *hi > *s.second)) s.second = hi;
   };
-  Status st = Scan(sq, [&](const Row& row) {
-    widen(out[0], row);
+  Status st = ScanParallel(sq, workers, [&](size_t w, const Row& row) {
+    std::vector<SpanPair>& out = by_worker[w];
+    const std::optional<int64_t> lo = row.Has(0) ? std::optional<int64_t>(row.Int(0)) : std::nullopt;
+    const std::optional<int64_t> hi = row.Has(1) ? std::optional<int64_t>(row.Int(1)) : std::nullopt;
+    widen(out[0], lo, hi);
     if (!row.Has(2)) return true;
     const std::string_view k = row.Str(2);
     for (size_t i = 0; i < values.size(); ++i)
-      if (k == values[i]) widen(out[i + 1], row);
+      if (k == values[i]) widen(out[i + 1], lo, hi);
     return true;
   });
   if (!st.ok()) return st;
-  return out;
+  for (size_t w = 1; w < workers; ++w)
+    for (size_t i = 0; i <= values.size(); ++i) widen(by_worker[0][i], by_worker[w][i].first, by_worker[w][i].second);
+  return by_worker[0];
 }
 
 }  // namespace iosonar

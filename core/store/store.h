@@ -128,6 +128,12 @@ class Store {
   virtual Status Append(std::span<const ParsedRecord* const> recs, AppendStats* stats) = 0;
   // fn returns false to stop early.
   virtual Status Scan(const ScanQuery& q, const std::function<bool(const Row&)>& fn) = 0;
+  // An unordered scan (q.ordered is ignored: false) whose rows may be given
+  // by up to `workers` threads at once: fn(worker, row), each worker index
+  // always from one thread, so a caller keeps one accumulator per worker.
+  // The default is Scan() with worker 0; the SQLite store decodes its blocks
+  // on `workers` threads.
+  virtual Status ScanParallel(const ScanQuery& q, size_t workers, const std::function<bool(size_t, const Row&)>& fn);
   virtual Result<std::vector<Bucket>> BucketSums(const BucketQuery& q) = 0;
   virtual Result<uint64_t> Count(const std::string& dataset, const std::vector<FieldFilter>& filters) = 0;
   // Groups of several queries over the same records (one dataset, range and

@@ -62,6 +62,18 @@ TEST_CASE("store conformance: SQLite store groups and spans (real)", "[store][co
   test::RunGroupConformance(*b.store, "sqlite");
 }
 
+// The same with the blocks decoded on 3 threads (Store::ScanParallel), each
+// adding up its own groups and spans, and on one.
+TEST_CASE("store conformance: SQLite store groups and spans, 3 scan threads and 1 (real)", "[store][conformance]") {
+  for (const char* n : {"3", "1"}) {
+    INFO("IOSONAR_SCAN_THREADS=" << n);
+    setenv("IOSONAR_SCAN_THREADS", n, 1);
+    Backend b = Open("sqlite");
+    test::RunGroupConformance(*b.store, std::string("sqlite, scan threads ") + n);
+    unsetenv("IOSONAR_SCAN_THREADS");
+  }
+}
+
 TEST_CASE("store conformance: Elasticsearch store via the loopback responder that plays Elasticsearch (contract)",
           "[store][conformance][es][contract]") {
   Backend b = Open("es");
