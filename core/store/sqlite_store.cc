@@ -537,16 +537,21 @@ class SqliteStore final : public Store, public BulkWriter {
   }
 
   // ---- reads ----
-  Status Scan(const ScanQuery& sq, const std::function<bool(const Row&)>& fn) override {
+  // A scan's query, and the schema indices of its fields.
+  Status CompileScan(const ScanQuery& sq, Query* q, std::vector<size_t>* want) {
     auto info = FindInfo(sq.dataset);
     if (!info.ok()) return info.status();
-    std::vector<size_t> want;
     for (FieldId id : sq.fields) {
       if (auto f = FieldOf(**info, id); !f.ok()) return f.status();
-      want.push_back(id.index());
+      want->push_back(id.index());
     }
+    return Compile(*info, sq.range, sq.filters, q);
+  }
+
+  Status Scan(const ScanQuery& sq, const std::function<bool(const Row&)>& fn) override {
     Query q;
-    if (auto s = Compile(*info, sq.range, sq.filters, &q); !s.ok()) return s;
+    std::vector<size_t> want;
+    if (auto s = CompileScan(sq, &q, &want); !s.ok()) return s;
     ReadTxn txn(this);
     if (auto s = txn.Begin(); !s.ok()) return s;
     Status st = sq.ordered ? ScanInTimeOrder(q, want, fn) : ScanAsDecoded(q, want, fn);
@@ -563,15 +568,9 @@ class SqliteStore final : public Store, public BulkWriter {
       u.ordered = false;
       return Scan(u, [&](const Row& r) { return fn(0, r); });
     }
-    auto info = FindInfo(sq.dataset);
-    if (!info.ok()) return info.status();
-    std::vector<size_t> want;
-    for (FieldId id : sq.fields) {
-      if (auto f = FieldOf(**info, id); !f.ok()) return f.status();
-      want.push_back(id.index());
-    }
     Query q;
-    if (auto s = Compile(*info, sq.range, sq.filters, &q); !s.ok()) return s;
+    std::vector<size_t> want;
+    if (auto s = CompileScan(sq, &q, &want); !s.ok()) return s;
     ReadTxn txn(this);
     if (auto s = txn.Begin(); !s.ok()) return s;
     struct Item {
