@@ -14,6 +14,8 @@
 #include "core/records/schema.h"
 #include "core/store/sqlite_store.h"
 #include "core/store/store.h"
+#include "core/transport/es_client.h"
+#include "core/base/json.h"
 #include "core/base/timeutil.h"
 
 namespace po = boost::program_options;
@@ -86,7 +88,28 @@ int CmdSchema(int argc, char** argv) {
   po::variables_map vm;
   if (int rc = ParseCommandLine("schema", argc, argv, desc, &vm); rc >= 0) return rc;
   if (format == "json") {
-    std::cout << schema::ToJson() << "\n";
+    // ... and the engines' group keys (es_client.h): engine-only fields the
+    // mappings hold and the Logstash indexers write.
+    std::string out = schema::ToJson();
+    out.pop_back();  // '}'
+    out += ",\"group_keys\":[";
+    bool first = true;
+    for (const GroupKeyField& k : GroupKeyFields()) {
+      if (!first) out += ",";
+      first = false;
+      out += "{\"name\":";
+      AppendJsonString(&out, k.name);
+      out += ",\"dataset\":";
+      AppendJsonString(&out, k.dataset);
+      out += ",\"parts\":[";
+      for (size_t i = 0; i < k.parts.size(); ++i) {
+        if (i) out += ",";
+        AppendJsonString(&out, k.parts[i].name());
+      }
+      out += "]}";
+    }
+    out += "]}";
+    std::cout << out << "\n";
     return 0;
   }
   if (format != "markdown") {

@@ -72,6 +72,7 @@ class EsStore final : public Store {
       d.index = DataStreamName(*r->dataset, es_->options().name_space);
       d.id = DocId(*r);
       AppendRecordJson(&d.source, *r);
+      AddGroupKeys(&d.source, *r);
       dirty_.insert(d.index);
       docs.push_back(std::move(d));
     }
@@ -239,11 +240,30 @@ class EsStore final : public Store {
   }
 
   // One query's groups on connection c (and c2, if not null, for a second request in flight).
+  // Keys that form a group key (es_client.h): the records that carry it are
+  // grouped by that one field, those without it by the parts, side by side.
   Status GroupsOf(const GroupQuery& q, const std::string& index_name, EsClient* c, EsClient* c2,
                   const std::function<bool(const Group&)>& fn) {
-    const std::string* index = &index_name;
     auto query = QueryJson(q.dataset, q.range, q.filters);
     if (!query.ok()) return query.status();
+    const GroupKeyField* gk = q.split_count == 0 ? GroupKeyFor(q.dataset, q.keys) : nullptr;
+    if (!gk) return GroupsIn(q, index_name, *query, c, c2, fn);
+    std::string exists = "{\"exists\":{\"field\":";
+    AppendJsonString(&exists, gk->name);
+    exists += "}}";
+    const std::string with = "{\"bool\":{\"filter\":[" + *query + "," + exists + "]}}";
+    const std::string without = "{\"bool\":{\"filter\":[" + *query + "],\"must_not\":[" + exists + "]}}";
+    Status by_parts;
+    std::thread t;
+    if (c2) t = std::thread([&] { by_parts = GroupsIn(q, index_name, without, c2, nullptr, fn); });
+    Status by_key = GroupsByKey(q, *gk, index_name, with, c, fn);
+    if (t.joinable()) t.join();
+    else if (by_key.ok()) by_parts = GroupsIn(q, index_name, without, c, nullptr, fn);
+    if (!by_key.ok()) return by_key;
+    return by_parts;
+  }
+
+  std::string SumsJson(const GroupQuery& q) {
     std::string sums = "{";
     for (size_t j = 0; j < q.sums.size(); ++j) {
       if (j) sums += ",";
@@ -251,16 +271,57 @@ class EsStore final : public Store {
       AppendJsonString(&sums, q.sums[j].name());
       sums += "}}";
     }
-    sums += "}";
+    return sums + "}";
+  }
+
+  static void ReadSums(const GroupQuery& q, const rapidjson::Value& b, Group* g) {
+    g->sums.assign(q.sums.size(), 0);
+    for (size_t j = 0; j < q.sums.size(); ++j) {
+      const std::string k = "s" + std::to_string(j);
+      if (b.HasMember(k.c_str()) && b[k.c_str()].IsObject() && b[k.c_str()].HasMember("value") && b[k.c_str()]["value"].IsNumber())
+        g->sums[j] = std::llround(b[k.c_str()]["value"].GetDouble());
+    }
+  }
+
+  // The groups of the records that carry group key gk: one terms source.
+  Status GroupsByKey(const GroupQuery& q, const GroupKeyField& gk, const std::string& index, const std::string& query,
+                     EsClient* c, const std::function<bool(const Group&)>& fn) {
+    std::string sources = "[{\"k\":{\"terms\":{\"field\":";
+    AppendJsonString(&sources, gk.name);
+    sources += "}}}]";
     Group g;
-    auto read_sums = [&](const rapidjson::Value& b) {
-      g.sums.assign(q.sums.size(), 0);
-      for (size_t j = 0; j < q.sums.size(); ++j) {
-        const std::string k = "s" + std::to_string(j);
-        if (b.HasMember(k.c_str()) && b[k.c_str()].IsObject() && b[k.c_str()].HasMember("value") && b[k.c_str()]["value"].IsNumber())
-          g.sums[j] = std::llround(b[k.c_str()]["value"].GetDouble());
+    Status bad;
+    Status st = c->CompositePages(index, query, sources, q.sums.empty() ? "" : SumsJson(q), kGroupPage, [&](std::string_view b) {
+      rapidjson::Document d;
+      d.Parse(b.data(), b.size());
+      if (d.HasParseError() || !d.IsObject() || !d.HasMember("key") || !d["key"].IsObject() || !d["key"].HasMember("k") ||
+          !d["key"]["k"].IsString() || !d.HasMember("doc_count") || !d["doc_count"].IsUint64()) {
+        bad = Status::Io("aggregate " + index + ": malformed bucket " + std::string(b.substr(0, 200)));
+        return false;
       }
-    };
+      const auto& k = d["key"]["k"];
+      if (!DecodeGroupKey(std::string_view(k.GetString(), k.GetStringLength()), gk.parts.size(), &g.keys)) {
+        bad = Status::Io("aggregate " + index + ": a value of " + gk.name + " that is not " + std::to_string(gk.parts.size()) +
+                         " parts: " + std::string(b.substr(0, 200)));
+        return false;
+      }
+      g.split = 0;
+      g.count = d["doc_count"].GetUint64();
+      ReadSums(q, d, &g);
+      return fn(g);
+    });
+    if (!st.ok()) return st;
+    return bad;
+  }
+
+  // The groups of the records matching query (JSON), without a group key.
+  Status GroupsIn(const GroupQuery& q, const std::string& index_name, const std::string& query_json, EsClient* c, EsClient* c2,
+                  const std::function<bool(const Group&)>& fn) {
+    const std::string* index = &index_name;
+    const std::string* query = &query_json;
+    const std::string sums = SumsJson(q);
+    Group g;
+    auto read_sums = [&](const rapidjson::Value& b) { ReadSums(q, b, &g); };
     // Many split buckets: a composite aggregation whose last source is a
     // date_histogram of the split field. On a long field the engines read
     // the values as epoch milliseconds and round them with integer arithmetic

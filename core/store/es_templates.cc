@@ -317,10 +317,47 @@ Result<EsArtifact> MappingsComponent(const schema::Dataset& ds, const std::strin
   w.EndObject();
   for (const auto& [name, kid] : root.kids) {
     if (name == "data_stream") return Status::Invalid("the schema may not define data_stream.* fields");
+    if (name == "iosonar") return Status::Invalid("the schema may not define iosonar.* fields (the engine's group keys)");
     w.Key(name);
     WriteNode(w, *kid, marks);
   }
+  // The group keys (es_client.h): doc values for aggregations only, not
+  // indexed and not in _source (a record read back is the record written).
+  std::vector<const GroupKeyField*> group_keys;
+  for (const GroupKeyField& k : GroupKeyFields())
+    if (ds.name == k.dataset) group_keys.push_back(&k);
+  if (!group_keys.empty()) {
+    w.Key("iosonar");
+    w.BeginObject();
+    w.Key("properties");
+    w.BeginObject();
+    w.Key("key");
+    w.BeginObject();
+    w.Key("properties");
+    w.BeginObject();
+    for (const GroupKeyField* k : group_keys) {
+      w.Key(std::string_view(k->name).substr(std::string_view("iosonar.key.").size()));
+      w.BeginObject();
+      w.Kv("type", "keyword");
+      w.Kv("index", false);
+      w.Kv("doc_values", true);
+      w.EndObject();
+    }
+    w.EndObject();
+    w.EndObject();
+    w.EndObject();
+    w.EndObject();
+  }
   w.EndObject();
+  if (!group_keys.empty()) {
+    w.Key("_source");
+    w.BeginObject();
+    w.Key("excludes");
+    w.BeginArray();
+    w.String("iosonar.key.*");
+    w.EndArray();
+    w.EndObject();
+  }
   w.EndObject();
   w.EndObject();
   w.Key("_meta");

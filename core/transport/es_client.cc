@@ -174,6 +174,88 @@ void AppendRecordJson(std::string* out, const ParsedRecord& rec) {
   out->push_back('}');
 }
 
+const std::vector<GroupKeyField>& GroupKeyFields() {
+  static const std::vector<GroupKeyField> keys = {
+      // job-summary's per-file group: each process's use of a file, per op
+      {"iosonar.key.file", "iosonar.trace",
+       {field::kIoLayer, field::kIoOp, field::kFileId, field::kFilePath, field::kHostName, field::kProcessPid, field::kIoFd}},
+      // job-summary's per-op group
+      {"iosonar.key.op", "iosonar.trace", {field::kIoLayer, field::kIoOp, field::kIoSize, field::kIoErrno}},
+  };
+  return keys;
+}
+
+const GroupKeyField* GroupKeyFor(std::string_view dataset, std::span<const FieldId> keys) {
+  for (const GroupKeyField& k : GroupKeyFields())
+    if (dataset == k.dataset && std::equal(keys.begin(), keys.end(), k.parts.begin(), k.parts.end())) return &k;
+  return nullptr;
+}
+
+std::optional<std::string> EncodeGroupKey(const GroupKeyField& k, const ParsedRecord& rec) {
+  std::string out;
+  char num[24];
+  for (FieldId id : k.parts) {
+    const FieldValue& v = rec.v[id.index()];
+    std::string_view text;
+    if (v.kind != FieldValue::kAbsent) {
+      if (schema::FieldOf(id).type == schema::Type::kLong) {
+        auto r = std::to_chars(num, num + sizeof num, v.i);
+        text = std::string_view(num, static_cast<size_t>(r.ptr - num));
+      } else {
+        text = v.s;
+      }
+    }
+    out += std::to_string(text.size());
+    out.push_back(':');
+    out.append(text);
+    if (out.size() > kMaxGroupKeyBytes) return std::nullopt;
+  }
+  return out;
+}
+
+bool DecodeGroupKey(std::string_view key, size_t n, std::vector<std::string>* parts) {
+  parts->clear();
+  size_t pos = 0;
+  for (size_t i = 0; i < n; ++i) {
+    size_t len = 0, digits = 0;
+    while (pos < key.size() && key[pos] >= '0' && key[pos] <= '9' && digits < 6) {
+      len = len * 10 + static_cast<size_t>(key[pos++] - '0');
+      ++digits;
+    }
+    if (digits == 0 || pos >= key.size() || key[pos] != ':' || key.size() - pos - 1 < len) return false;
+    ++pos;
+    parts->emplace_back(key.substr(pos, len));
+    pos += len;
+  }
+  return pos == key.size();
+}
+
+void AppendGroupKeyMembers(std::string* out, const ParsedRecord& rec) {
+  if (!rec.dataset) return;
+  for (const GroupKeyField& k : GroupKeyFields()) {
+    if (rec.dataset->name != k.dataset) continue;
+    auto key = EncodeGroupKey(k, rec);
+    if (!key) continue;
+    out->push_back(',');
+    AppendJsonString(out, k.name);
+    out->push_back(':');
+    AppendJsonString(out, *key);
+  }
+}
+
+void AddGroupKeys(std::string* doc, const ParsedRecord& rec) {
+  while (!doc->empty() && (doc->back() == ' ' || doc->back() == '\t' || doc->back() == '\r' || doc->back() == '\n')) doc->pop_back();
+  if (doc->size() < 2 || doc->back() != '}') return;
+  std::string members;
+  AppendGroupKeyMembers(&members, rec);
+  if (members.empty()) return;
+  doc->pop_back();
+  // `{}` + members: no leading comma
+  const bool empty_object = doc->find_last_not_of(" \t\r\n") == 0;
+  doc->append(empty_object ? std::string_view(members).substr(1) : std::string_view(members));
+  doc->push_back('}');
+}
+
 void AppendBulkCreate(std::string* out, const BulkDoc& d) {
   *out += "{\"create\":{\"_index\":";
   AppendJsonString(out, d.index);

@@ -14,6 +14,8 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
+#include <span>
 #include <random>
 #include <string>
 #include <string_view>
@@ -56,6 +58,34 @@ std::string DocId(const ParsedRecord& rec);
 // A parsed record as one JSON object (fields in schema order; dates as the
 // text they arrived in, else ISO 8601 UTC with ms).
 void AppendRecordJson(std::string* out, const ParsedRecord& rec);
+// Group keys: engine-only keyword fields, each holding the values of several
+// fields of a record, so that Store::Groups() over exactly those keys is one
+// terms source in the engine instead of several (a composite aggregation with
+// sums costs several times more per source: RESULTS.md, "group keys").
+// The mappings give them doc values only (not indexed) and leave them out of
+// _source; iosonar's writers (EsStore::Append, the Elasticsearch sink) and the
+// Logstash indexer pipelines add them. Records without one (written by an
+// older writer, or whose key would be too long) are grouped by the parts.
+struct GroupKeyField {
+  const char* name;     // "iosonar.key.file"
+  const char* dataset;  // "iosonar.trace"
+  std::vector<FieldId> parts;
+};
+const std::vector<GroupKeyField>& GroupKeyFields();
+// The group key of this dataset whose parts are exactly `keys` (in order), or null.
+const GroupKeyField* GroupKeyFor(std::string_view dataset, std::span<const FieldId> keys);
+// A key is longer than this: left out (the record is grouped by its parts).
+constexpr size_t kMaxGroupKeyBytes = 8192;
+// The key of rec: each part as "<bytes>:<text>" (a long as decimal text, an
+// absent value as ""), concatenated; nullopt where it would be too long.
+std::optional<std::string> EncodeGroupKey(const GroupKeyField& k, const ParsedRecord& rec);
+// The parts of a key; false if it is not `n` parts in that form.
+bool DecodeGroupKey(std::string_view key, size_t n, std::vector<std::string>* parts);
+// `,"<name>":"<key>"` for each group key of rec's dataset (appended to out).
+void AppendGroupKeyMembers(std::string* out, const ParsedRecord& rec);
+// An engine document of rec: a JSON object `doc` with the group keys added before its closing brace.
+void AddGroupKeys(std::string* doc, const ParsedRecord& rec);
+
 // One _bulk `create` action line and its source line, both '\n'-terminated.
 void AppendBulkCreate(std::string* out, const BulkDoc& d);
 

@@ -89,6 +89,7 @@ class EsSink final : public RecordSink {
       d.index = DataStreamName(*rec_.dataset, opts_.name_space);
       d.id = DocId(rec_);
       d.source.assign(line);
+      AddGroupKeys(&d.source, rec_);
       pending_bytes_ += d.source.size() + d.index.size() + d.id.size() + 40;
       pending_.push_back(std::move(d));
       if (pending_bytes_ >= opts_.max_batch_bytes || pending_.size() >= opts_.max_batch_docs) {

@@ -7,6 +7,7 @@
 #include "core/records/fields.h"
 #include "core/store/es_store.h"
 #include "core/store/es_templates.h"
+#include "core/base/timeutil.h"
 #include "core/transport/es_client.h"
 #include "test/real/real_engine.h"
 #include "test/testutil/store_conformance.h"
@@ -163,6 +164,107 @@ void LogstashDocuments(SearchEngine& e) {
 }
 REAL_ENGINE_TEST("Scan reads documents that carry data_stream.*, tags and @version (as Logstash writes them)", "[store]",
                  LogstashDocuments)
+
+// The group keys (es_client.h): iosonar's writers add iosonar.key.* to trace
+// documents, an older writer (a Logstash pipeline without the ruby filter)
+// does not. Groups() over a key's parts gives, over a mix of both, the groups
+// SQLite gives; the keys are doc values only (not in _source); a key that is
+// not in the form is an error naming the field.
+void GroupKeys(SearchEngine& e) {
+  EnsureTemplates(e);
+  const std::string ns = UniqueNamespace("gk");
+  ParsedLines lines;
+  for (int i = 0; i < 90; ++i) {
+    // Paths with digits and colons (the key's own syntax), a non-ASCII one; some records without io.fd.
+    const std::string path = "/p/3:ab/" + std::string(static_cast<size_t>(i % 4) * 3, ':') + "12:" + std::to_string(i % 5) +
+                             (i % 11 == 0 ? "/d\u00e9j\u00e0" : "");
+    lines.Add("{\"@timestamp\":\"" + FormatIsoMillis(kConfT0 + i * 1000000) +
+              "\",\"event.dataset\":\"iosonar.trace\",\"event.stream\":91,\"event.seq\":" + std::to_string(i) +
+              ",\"host.name\":\"n" + std::to_string(i % 2) + "\",\"job.id\":\"gk\",\"process.pid\":" + std::to_string(100 + i % 3) + ",\"process.tid\":1,\"event.start_ns\":" +
+              std::to_string(kConfT0 + i * 1000000) + ",\"event.end_ns\":" + std::to_string(kConfT0 + i * 1000000 + 500) +
+              ",\"io.duration_ns\":" + std::to_string(100 + i) +
+              ",\"io.op\":\"" + (i % 3 == 0 ? "read" : i % 3 == 1 ? "write" : "open") + "\",\"io.layer\":\"posix\",\"file.path\":\"" +
+              path + "\",\"file.id\":\"" + std::to_string(1000 + i % 5) + "\"" +
+              (i % 7 == 0 ? std::string() : ",\"io.fd\":" + std::to_string(3 + i % 2)) +
+              ",\"io.size\":" + std::to_string(i % 2 ? 4096 : 65536) + ",\"io.errno\":" + std::to_string(i % 13 == 0 ? 5 : 0) +
+              ",\"io.count\":" + std::to_string(1 + i % 4) + ",\"io.bytes\":" + std::to_string(4096 * (1 + i)) +
+              ",\"io.ops_sequential\":" + std::to_string(i % 4) + "}");
+  }
+  // Even records through the store (with keys), odd ones as an older writer would send them.
+  std::vector<const ParsedRecord*> keyed, plain;
+  for (size_t i = 0; i < lines.ptrs.size(); ++i) (i % 2 ? plain : keyed).push_back(lines.ptrs[i]);
+  auto st = OpenStore(e, ns);
+  REQUIRE(st->Append(keyed, nullptr).message() == "");
+  const std::string stream = "logs-iosonar.trace-" + ns;
+  std::string body;
+  for (const ParsedRecord* r : plain) {
+    std::string src;
+    AppendRecordJson(&src, *r);
+    body += "{\"create\":{\"_index\":\"" + stream + "\",\"_id\":\"" + DocId(*r) + "\"}}\n" + src + "\n";
+  }
+  auto b = e.Admin("POST", "/_bulk?refresh=true", body);
+  INFO(b.body);
+  REQUIRE(b.status == 200);
+  REQUIRE(b.body.find("\"errors\":false") != std::string::npos);
+  REQUIRE(e.Admin("POST", "/" + stream + "/_refresh", "").status == 200);
+  // The keys are there for the even half, as doc values, and not in _source.
+  for (const GroupKeyField& k : GroupKeyFields()) {
+    auto c = e.Admin("POST", "/" + stream + "/_count", std::string("{\"query\":{\"exists\":{\"field\":\"") + k.name + "\"}}}");
+    INFO(c.body);
+    CHECK(c.body.find("\"count\":45") != std::string::npos);
+  }
+  auto one = e.Admin("POST", "/" + stream + "/_search", "{\"size\":90}");
+  CHECK(one.body.find("\"event.seq\"") != std::string::npos);
+  CHECK(one.body.find("iosonar.key") == std::string::npos);
+  CHECK(one.body.find("5:posix") == std::string::npos);
+
+  TempDir dir;
+  auto sq = OpenSqliteStore(dir.path());
+  REQUIRE(sq.ok());
+  REQUIRE((*sq)->Append(lines.ptrs, nullptr).message() == "");
+  std::vector<GroupQuery> qs(3);
+  for (GroupQuery& q : qs) {
+    q.dataset = dataset::kTrace;
+    q.filters = {{field::kJobId, "gk"}};
+    q.sums = {field::kIoCount, field::kIoBytes, field::kIoOpsSequential};
+  }
+  qs[0].keys = GroupKeyFields()[0].parts;
+  qs[1].keys = GroupKeyFields()[1].parts;
+  qs[2].keys = {field::kIoOp, field::kHostName};  // no group key: by the parts only
+  using Sums = std::map<std::pair<size_t, std::vector<std::string>>, std::vector<int64_t>>;
+  auto groups = [&](Store& s) {
+    Sums out;
+    Status gs = s.Groups(qs, [&](size_t w, const Group& g) {
+      auto& v = out[{w, g.keys}];
+      v.resize(1 + g.sums.size());
+      v[0] += static_cast<int64_t>(g.count);
+      for (size_t j = 0; j < g.sums.size(); ++j) v[1 + j] += g.sums[j];
+      return true;
+    });
+    INFO(gs.message());
+    REQUIRE(gs.ok());
+    return out;
+  };
+  const Sums want = groups(**sq), got = groups(*st);
+  CHECK(want.size() > 40);
+  CHECK(got == want);
+
+  // A key not in the form: an error naming the field, not wrong groups.
+  const std::string bad_ns = UniqueNamespace("gkbad");
+  std::string src;
+  AppendRecordJson(&src, *lines.ptrs[0]);
+  src.pop_back();
+  src += ",\"iosonar\":{\"key\":{\"file\":\"7:posix\"}}}";
+  auto bb = e.Admin("POST", "/_bulk?refresh=true",
+                    "{\"create\":{\"_index\":\"logs-iosonar.trace-" + bad_ns + "\",\"_id\":\"91-0\"}}\n" + src + "\n");
+  REQUIRE(bb.body.find("\"errors\":false") != std::string::npos);
+  auto bad = OpenStore(e, bad_ns);
+  Status bs = bad->Groups(std::span<const GroupQuery>(&qs[0], 1), [](size_t, const Group&) { return true; });
+  CHECK_FALSE(bs.ok());
+  CHECK(bs.message().find("iosonar.key.file") != std::string::npos);
+}
+REAL_ENGINE_TEST("Groups over a group key's parts: records with the key and without it (an older writer) give SQLite's groups",
+                 "[store][group-keys]", GroupKeys)
 
 }  // namespace
 

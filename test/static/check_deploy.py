@@ -291,6 +291,7 @@ PLUGIN_OPTIONS = {
     ("filter", "mutate"): "capitalize coerce convert copy gsub join lowercase merge rename replace split strip "
                           "tag_on_failure update uppercase",
     ("filter", "drop"): "percentage",
+    ("filter", "ruby"): "code init path script_params tag_on_exception tag_with_exception_message",
     ("output", "elasticsearch"): "action api_key bulk_path cloud_auth cloud_id compression_level custom_headers "
                                  "data_stream data_stream_auto_routing data_stream_dataset data_stream_namespace "
                                  "data_stream_sync_fields data_stream_type dlq_custom_codes "

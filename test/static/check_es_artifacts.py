@@ -31,6 +31,9 @@ def schema(iosonar):
     s = json.loads(out)
     fields = {f["name"]: f for f in s["fields"]}
     datasets = {d["name"]: d for d in s["datasets"]}
+    # The engines' group keys: engine-only keyword fields of a dataset (doc values, not in _source).
+    for k in s.get("group_keys", []):
+        fields[k["name"]] = {"name": k["name"], "type": "keyword", "datasets": k["dataset"], "group_key": k["parts"]}
     return fields, datasets
 
 
@@ -205,7 +208,8 @@ def check_pipelines(src, fields, datasets):
     arts = load_templates(src)
     pats = index_patterns(arts)
     confs = {f: conf_text(os.path.join(ld, f)) for f in os.listdir(ld) if f.endswith(".conf")}
-    allowed = {"tags", "@metadata", "@version", "data_stream", "type", "dataset", "namespace", "@timestamp"}
+    allowed = {"tags", "@metadata", "@version", "data_stream", "type", "dataset", "namespace", "@timestamp", "iosonar", "key"}
+    group_keys = {n: f["group_key"] for n, f in fields.items() if "group_key" in f}
     for name, text in confs.items():
         for ref in REF.findall(re.sub(r"\[@metadata\](\[[^\]]+\])*", "", text)):
             if ref in allowed or ref.startswith("@metadata"):
@@ -222,6 +226,15 @@ def check_pipelines(src, fields, datasets):
             ok('data_stream => "true"' in text and "data_stream_auto_routing => true" in text, f"{name}: data stream routing")
             ok("manage_template => false" in text, f"{name}: templates come from iosonar es-setup, not Logstash")
             ok("[event.dataset]" in text, f"{name}: routes on event.dataset")
+        if re.search(r"(elasticsearch|opensearch)\s*\{", text):
+            # The group keys the engine's Groups() reads: the same parts, in the same order, as iosonar's writers.
+            m = re.search(r"id => \"iosonar_group_keys\".*?init => '(.*?)'", text, re.S)
+            if ok(m is not None, f"{name}: a ruby filter iosonar_group_keys writes the engines' group keys"):
+                got = {f"iosonar.key.{k}": json.loads(v) for k, v in re.findall(r'"(\w+)" => (\[[^\]]*\])', m.group(1))}
+                ok(got == group_keys, f"{name}: the group keys and their parts are iosonar's (got {got}, want {group_keys})")
+                ok('if [event.dataset] == "iosonar.trace"' in text[:m.start()].rsplit("ruby {", 1)[0][-200:],
+                   f"{name}: group keys only on iosonar.trace records")
+                ok("key.bytesize <= 8192" in text, f"{name}: a key over 8192 bytes is left out, as iosonar's writers do")
     # The dictionary maps exactly the schema's datasets to their stream types, and each
     # routed stream matches an index template.
     types = yaml.safe_load(open(os.path.join(ld, "iosonar-stream-types.yml")))

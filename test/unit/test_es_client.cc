@@ -15,6 +15,7 @@
 #include "test/testutil/http_responder.h"
 #include "core/transport/es_client.h"
 #include "core/records/record.h"
+#include "core/records/fields.h"
 #include "core/transport/sink.h"
 #include "core/base/timeutil.h"
 #include "test/testutil/testutil.h"
@@ -416,4 +417,45 @@ TEST_CASE("contract: a search with failed shards or timed_out is an error, never
     Status a = (*c)->CompositePages("i", "{\"match_all\":{}}", "[]", "", 10, [](std::string_view) { return true; });
     CHECK_FALSE(a.ok());
   }
+}
+
+TEST_CASE("group keys: each part as <bytes>:<text> and decoded back, a key too long left out, added to a document", "[es]") {
+  test::ParsedLines lines;
+  lines.Add("{\"@timestamp\":\"2026-11-22T00:00:00.000Z\",\"event.dataset\":\"iosonar.trace\",\"event.stream\":1,\"event.seq\":2,"
+            "\"host.name\":\"n1\",\"job.id\":\"j\",\"process.pid\":-7,\"process.tid\":1,\"io.op\":\"write\",\"io.layer\":\"posix\","
+            "\"file.path\":\"/a/12:b:\",\"file.id\":\"ff\",\"io.size\":4096,\"io.count\":1,\"io.bytes\":4096,\"event.start_ns\":1,\"event.end_ns\":2,\"io.duration_ns\":1}");
+  const GroupKeyField* file = GroupKeyFor("iosonar.trace", GroupKeyFields()[0].parts);
+  REQUIRE(file != nullptr);
+  CHECK(std::string(file->name) == "iosonar.key.file");
+  CHECK(GroupKeyFor("iosonar.client", file->parts) == nullptr);
+  const std::vector<FieldId> two = {field::kIoLayer, field::kIoOp};
+  CHECK(GroupKeyFor("iosonar.trace", two) == nullptr);
+  for (const GroupKeyField& k : GroupKeyFields()) CHECK(std::string_view(k.name).starts_with("iosonar.key."));
+  // io.fd is absent: "" (as Groups gives an absent key)
+  auto key = EncodeGroupKey(*file, *lines.ptrs[0]);
+  REQUIRE(key);
+  CHECK(*key == "5:posix5:write2:ff8:/a/12:b:2:n12:-70:");
+  std::vector<std::string> parts;
+  REQUIRE(DecodeGroupKey(*key, 7, &parts));
+  CHECK(parts == std::vector<std::string>{"posix", "write", "ff", "/a/12:b:", "n1", "-7", ""});
+  for (std::string_view bad : {"", "5:posix", "5:posi", "x:posix", "5posix", "99999999:a", "5:posix5:write2:ff8:/a/12:b:2:n12:-70:0:"})
+    CHECK_FALSE(DecodeGroupKey(bad, 7, &parts));
+  CHECK_FALSE(DecodeGroupKey("5:posix5:write2:ff8:/a/12:b:2:n12:-70:", 6, &parts));
+
+  std::string doc = "{\"a\":1} \n";
+  AddGroupKeys(&doc, *lines.ptrs[0]);
+  CHECK(doc == "{\"a\":1,\"iosonar.key.file\":\"5:posix5:write2:ff8:/a/12:b:2:n12:-70:\",\"iosonar.key.op\":\"5:posix5:write4:40960:\"}");
+  std::string empty = "{}";
+  AddGroupKeys(&empty, *lines.ptrs[0]);
+  CHECK(empty.starts_with("{\"iosonar.key.file\":"));
+
+  test::ParsedLines longp;
+  longp.Add("{\"@timestamp\":\"2026-11-22T00:00:00.000Z\",\"event.dataset\":\"iosonar.trace\",\"event.stream\":1,\"event.seq\":2,"
+            "\"host.name\":\"n1\",\"job.id\":\"j\",\"process.pid\":7,\"process.tid\":1,\"io.op\":\"write\",\"io.layer\":\"posix\","
+            "\"file.path\":\"/" + std::string(kMaxGroupKeyBytes, 'x') + "\",\"io.count\":1,\"io.bytes\":4096,\"event.start_ns\":1,\"event.end_ns\":2,\"io.duration_ns\":1}");
+  CHECK_FALSE(EncodeGroupKey(*file, *longp.ptrs[0]));
+  std::string d2 = "{\"a\":1}";
+  AddGroupKeys(&d2, *longp.ptrs[0]);
+  CHECK(d2.find("iosonar.key.file") == std::string::npos);
+  CHECK(d2.find("iosonar.key.op") != std::string::npos);
 }
