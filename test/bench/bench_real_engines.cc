@@ -142,8 +142,8 @@ FileScan ScanFile(const std::string& path) {
   return fs;
 }
 
-// Lines -> BulkDocs as the collector's EsSink makes them (the line as sent,
-// the data stream of its dataset, "<event.stream>-<event.seq>").
+// Lines -> BulkDocs as the collector's EsSink makes them (the line as sent
+// with its group keys, the data stream of its dataset, "<event.stream>-<event.seq>").
 void ToDocs(const std::vector<std::string>& lines, const std::string& ns, std::vector<BulkDoc>* docs) {
   ParsedRecord rec;
   std::string buf;
@@ -157,6 +157,7 @@ void ToDocs(const std::vector<std::string>& lines, const std::string& ns, std::v
     d.index = DataStreamName(*rec.dataset, ns);
     d.id = DocId(rec);
     d.source = l;
+    AddGroupKeys(&d.source, rec);
     docs->push_back(std::move(d));
   }
 }
@@ -210,6 +211,7 @@ LoadResult LoadDirect(SearchEngine* e, const std::string& ns, const std::string&
         d.index = DataStreamName(*rec.dataset, ns);
         d.id = DocId(rec);
         d.source = std::move(l);
+        AddGroupKeys(&d.source, rec);
         docs.push_back(std::move(d));
       }
       std::vector<BulkRejected> rej;
@@ -446,6 +448,13 @@ TEST_CASE("bench: 10^7 trace records of a 1,024-node job, engines loaded directl
     const uint64_t stored = SumColumn(cat_body, "pri.store.size");
     const uint64_t docs = SumColumn(cat_body, "docs.count");
     CHECK(docs == n);
+    // Every trace document carries its group keys (as the collector writes them).
+    for (const GroupKeyField& k : GroupKeyFields()) {
+      const std::string body = e->Admin("POST", "/logs-iosonar.trace-" + ns + "/_count",
+                                        std::string("{\"query\":{\"exists\":{\"field\":\"") + k.name + "\"}}}").body;
+      INFO(k.name << ": " << body);
+      CHECK(body.find("\"count\":" + std::to_string(fs.trace) + ",") != std::string::npos);
+    }
     std::printf("| %s direct _bulk load | %.0f rec/s (%.0f s; + %.1f s settings restored, refresh, flush) | %.1f B/record "
                 "(primary store, no force-merge) | %llu requests, %.1f MB sent, %llu request retries, %llu item retries | "
                 "load average %s |\n",
