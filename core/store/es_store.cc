@@ -246,7 +246,8 @@ class EsStore final : public Store {
                   const std::function<bool(const Group&)>& fn) {
     auto query = QueryJson(q.dataset, q.range, q.filters);
     if (!query.ok()) return query.status();
-    const GroupKeyField* gk = q.split_count == 0 ? GroupKeyFor(q.dataset, q.keys) : nullptr;
+    // (not with a filters split: few buckets, terms nested under each)
+    const GroupKeyField* gk = q.split_count == 0 || q.split_count > kSplitsPerRequest ? GroupKeyFor(q.dataset, q.keys) : nullptr;
     if (!gk) return GroupsIn(q, index_name, *query, c, c2, fn);
     std::string exists = "{\"exists\":{\"field\":";
     AppendJsonString(&exists, gk->name);
@@ -256,7 +257,7 @@ class EsStore final : public Store {
     Status by_parts;
     std::thread t;
     if (c2) t = std::thread([&] { by_parts = GroupsIn(q, index_name, without, c2, nullptr, fn); });
-    Status by_key = GroupsByKey(q, *gk, index_name, with, c, fn);
+    Status by_key = GroupsIn(q, index_name, with, c, nullptr, fn, gk);
     if (t.joinable()) t.join();
     else if (by_key.ok()) by_parts = GroupsIn(q, index_name, without, c, nullptr, fn);
     if (!by_key.ok()) return by_key;
@@ -283,40 +284,10 @@ class EsStore final : public Store {
     }
   }
 
-  // The groups of the records that carry group key gk: one terms source.
-  Status GroupsByKey(const GroupQuery& q, const GroupKeyField& gk, const std::string& index, const std::string& query,
-                     EsClient* c, const std::function<bool(const Group&)>& fn) {
-    std::string sources = "[{\"k\":{\"terms\":{\"field\":";
-    AppendJsonString(&sources, gk.name);
-    sources += "}}}]";
-    Group g;
-    Status bad;
-    Status st = c->CompositePages(index, query, sources, q.sums.empty() ? "" : SumsJson(q), kGroupPage, [&](std::string_view b) {
-      rapidjson::Document d;
-      d.Parse(b.data(), b.size());
-      if (d.HasParseError() || !d.IsObject() || !d.HasMember("key") || !d["key"].IsObject() || !d["key"].HasMember("k") ||
-          !d["key"]["k"].IsString() || !d.HasMember("doc_count") || !d["doc_count"].IsUint64()) {
-        bad = Status::Io("aggregate " + index + ": malformed bucket " + std::string(b.substr(0, 200)));
-        return false;
-      }
-      const auto& k = d["key"]["k"];
-      if (!DecodeGroupKey(std::string_view(k.GetString(), k.GetStringLength()), gk.parts.size(), &g.keys)) {
-        bad = Status::Io("aggregate " + index + ": a value of " + gk.name + " that is not " + std::to_string(gk.parts.size()) +
-                         " parts: " + std::string(b.substr(0, 200)));
-        return false;
-      }
-      g.split = 0;
-      g.count = d["doc_count"].GetUint64();
-      ReadSums(q, d, &g);
-      return fn(g);
-    });
-    if (!st.ok()) return st;
-    return bad;
-  }
-
-  // The groups of the records matching query (JSON), without a group key.
+  // The groups of the records matching query (JSON): by group key gk (a
+  // composite's one terms source) if not null, else by the keys.
   Status GroupsIn(const GroupQuery& q, const std::string& index_name, const std::string& query_json, EsClient* c, EsClient* c2,
-                  const std::function<bool(const Group&)>& fn) {
+                  const std::function<bool(const Group&)>& fn, const GroupKeyField* gk = nullptr) {
     const std::string* index = &index_name;
     const std::string* query = &query_json;
     const std::string sums = SumsJson(q);
@@ -331,7 +302,12 @@ class EsStore final : public Store {
     const bool histogram = q.split_count > kSplitsPerRequest;
     if ((q.split_count == 0 && !q.keys.empty()) || histogram) {
       std::string sources = "[";
-      for (size_t k = 0; k < q.keys.size(); ++k) {
+      if (gk) {
+        sources += "{\"g\":{\"terms\":{\"field\":";
+        AppendJsonString(&sources, gk->name);
+        sources += "}}}";
+      }
+      for (size_t k = 0; k < q.keys.size() && !gk; ++k) {
         if (k) sources += ",";
         sources += "{\"k" + std::to_string(k) + "\":{\"terms\":{\"field\":";
         AppendJsonString(&sources, q.keys[k].name());
@@ -339,7 +315,7 @@ class EsStore final : public Store {
       }
       if (histogram) {
         const int64_t offset = ((q.split_start % q.split_width) + q.split_width) % q.split_width;
-        sources += std::string(q.keys.empty() ? "" : ",") + "{\"s\":{\"date_histogram\":{\"field\":";
+        sources += std::string(q.keys.empty() && !gk ? "" : ",") + "{\"s\":{\"date_histogram\":{\"field\":";
         AppendJsonString(&sources, q.split_field.name());
         sources += ",\"fixed_interval\":\"" + std::to_string(q.split_width) + "ms\"";
         if (offset) sources += ",\"offset\":\"+" + std::to_string(offset) + "ms\"";
@@ -356,7 +332,16 @@ class EsStore final : public Store {
           return false;
         }
         g.keys.assign(q.keys.size(), std::string());
-        for (size_t k = 0; k < q.keys.size(); ++k) {
+        if (gk) {
+          const rapidjson::Value* kv = d["key"].HasMember("g") ? &d["key"]["g"] : nullptr;
+          if (!kv || !kv->IsString() ||
+              !DecodeGroupKey(std::string_view(kv->GetString(), kv->GetStringLength()), gk->parts.size(), &g.keys)) {
+            bad = Status::Io("aggregate " + *index + ": a value of " + gk->name + " that is not " + std::to_string(gk->parts.size()) +
+                             " parts as <bytes>:<text>: " + std::string(b.substr(0, 200)));
+            return false;
+          }
+        }
+        for (size_t k = 0; k < q.keys.size() && !gk; ++k) {
           const std::string name = "k" + std::to_string(k);
           if (!d["key"].HasMember(name.c_str())) continue;
           const auto& kv = d["key"][name.c_str()];

@@ -181,6 +181,11 @@ const std::vector<GroupKeyField>& GroupKeyFields() {
        {field::kIoLayer, field::kIoOp, field::kFileId, field::kFilePath, field::kHostName, field::kProcessPid, field::kIoFd}},
       // job-summary's per-op group
       {"iosonar.key.op", "iosonar.trace", {field::kIoLayer, field::kIoOp, field::kIoSize, field::kIoErrno}},
+      // job-summary's and xlayer's per-op series (with a split of event.start_ns)
+      {"iosonar.key.layer_op", "iosonar.trace", {field::kIoLayer, field::kIoOp}},
+      // xlayer's per host and per file groups
+      {"iosonar.key.host", "iosonar.trace", {field::kIoLayer, field::kHostName, field::kIoOp}},
+      {"iosonar.key.path", "iosonar.trace", {field::kIoLayer, field::kFilePath, field::kIoOp}},
   };
   return keys;
 }

@@ -3,6 +3,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <tuple>
 
 #include "core/records/fields.h"
 #include "core/store/es_store.h"
@@ -231,11 +232,17 @@ void GroupKeys(SearchEngine& e) {
   qs[0].keys = GroupKeyFields()[0].parts;
   qs[1].keys = GroupKeyFields()[1].parts;
   qs[2].keys = {field::kIoOp, field::kHostName};  // no group key: by the parts only
-  using Sums = std::map<std::pair<size_t, std::vector<std::string>>, std::vector<int64_t>>;
+  qs.push_back(qs[2]);  // a group key and a split of more than 8 buckets: the key and a date_histogram
+  qs[3].keys = {field::kIoLayer, field::kIoOp};
+  qs[3].split_field = field::kEventStartNs;
+  qs[3].split_start = kConfT0 + 3;
+  qs[3].split_width = 10000000;
+  qs[3].split_count = 12;
+  using Sums = std::map<std::tuple<size_t, std::vector<std::string>, size_t>, std::vector<int64_t>>;
   auto groups = [&](Store& s) {
     Sums out;
     Status gs = s.Groups(qs, [&](size_t w, const Group& g) {
-      auto& v = out[{w, g.keys}];
+      auto& v = out[{w, g.keys, g.split}];
       v.resize(1 + g.sums.size());
       v[0] += static_cast<int64_t>(g.count);
       for (size_t j = 0; j < g.sums.size(); ++j) v[1 + j] += g.sums[j];

@@ -428,7 +428,7 @@ TEST_CASE("group keys: each part as <bytes>:<text> and decoded back, a key too l
   REQUIRE(file != nullptr);
   CHECK(std::string(file->name) == "iosonar.key.file");
   CHECK(GroupKeyFor("iosonar.client", file->parts) == nullptr);
-  const std::vector<FieldId> two = {field::kIoLayer, field::kIoOp};
+  const std::vector<FieldId> two = {field::kIoOp, field::kIoLayer};
   CHECK(GroupKeyFor("iosonar.trace", two) == nullptr);
   for (const GroupKeyField& k : GroupKeyFields()) CHECK(std::string_view(k.name).starts_with("iosonar.key."));
   // io.fd is absent: "" (as Groups gives an absent key)
@@ -444,7 +444,9 @@ TEST_CASE("group keys: each part as <bytes>:<text> and decoded back, a key too l
 
   std::string doc = "{\"a\":1} \n";
   AddGroupKeys(&doc, *lines.ptrs[0]);
-  CHECK(doc == "{\"a\":1,\"iosonar.key.file\":\"5:posix5:write2:ff8:/a/12:b:2:n12:-70:\",\"iosonar.key.op\":\"5:posix5:write4:40960:\"}");
+  CHECK(doc == "{\"a\":1,\"iosonar.key.file\":\"5:posix5:write2:ff8:/a/12:b:2:n12:-70:\",\"iosonar.key.op\":\"5:posix5:write4:40960:\","
+               "\"iosonar.key.layer_op\":\"5:posix5:write\",\"iosonar.key.host\":\"5:posix2:n15:write\","
+               "\"iosonar.key.path\":\"5:posix8:/a/12:b:5:write\"}");
   std::string empty = "{}";
   AddGroupKeys(&empty, *lines.ptrs[0]);
   CHECK(empty.starts_with("{\"iosonar.key.file\":"));
