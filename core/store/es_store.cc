@@ -241,7 +241,7 @@ class EsStore final : public Store {
 
   // One query's groups on connection c (and c2, if not null, for a second request in flight).
   // Keys that form a group key (es_client.h): the records that carry it are
-  // grouped by that one field, those without it by the parts, side by side.
+  // grouped by that one field, those without it (if any) by the parts.
   Status GroupsOf(const GroupQuery& q, const std::string& index_name, EsClient* c, EsClient* c2,
                   const std::function<bool(const Group&)>& fn) {
     auto query = QueryJson(q.dataset, q.range, q.filters);
@@ -249,19 +249,17 @@ class EsStore final : public Store {
     // (not with a filters split: few buckets, terms nested under each)
     const GroupKeyField* gk = q.split_count == 0 || q.split_count > kSplitsPerRequest ? GroupKeyFor(q.dataset, q.keys) : nullptr;
     if (!gk) return GroupsIn(q, index_name, *query, c, c2, fn);
+    // One composite over all the records, the key's source with
+    // missing_bucket: the records without a key fall in its null buckets,
+    // which are only counted; if there are any, they are grouped by the
+    // parts in a second pass over just them.
+    uint64_t without_key = 0;
+    if (Status st = GroupsIn(q, index_name, *query, c, nullptr, fn, gk, &without_key); !st.ok()) return st;
+    if (without_key == 0) return Status::Ok();
     std::string exists = "{\"exists\":{\"field\":";
     AppendJsonString(&exists, gk->name);
     exists += "}}";
-    const std::string with = "{\"bool\":{\"filter\":[" + *query + "," + exists + "]}}";
-    const std::string without = "{\"bool\":{\"filter\":[" + *query + "],\"must_not\":[" + exists + "]}}";
-    Status by_parts;
-    std::thread t;
-    if (c2) t = std::thread([&] { by_parts = GroupsIn(q, index_name, without, c2, nullptr, fn); });
-    Status by_key = GroupsIn(q, index_name, with, c, nullptr, fn, gk);
-    if (t.joinable()) t.join();
-    else if (by_key.ok()) by_parts = GroupsIn(q, index_name, without, c, nullptr, fn);
-    if (!by_key.ok()) return by_key;
-    return by_parts;
+    return GroupsIn(q, index_name, "{\"bool\":{\"filter\":[" + *query + "],\"must_not\":[" + exists + "]}}", c, c2, fn);
   }
 
   std::string SumsJson(const GroupQuery& q) {
@@ -287,7 +285,8 @@ class EsStore final : public Store {
   // The groups of the records matching query (JSON): by group key gk (a
   // composite's one terms source) if not null, else by the keys.
   Status GroupsIn(const GroupQuery& q, const std::string& index_name, const std::string& query_json, EsClient* c, EsClient* c2,
-                  const std::function<bool(const Group&)>& fn, const GroupKeyField* gk = nullptr) {
+                  const std::function<bool(const Group&)>& fn, const GroupKeyField* gk = nullptr,
+                  uint64_t* without_key = nullptr) {
     const std::string* index = &index_name;
     const std::string* query = &query_json;
     const std::string sums = SumsJson(q);
@@ -305,7 +304,7 @@ class EsStore final : public Store {
       if (gk) {
         sources += "{\"g\":{\"terms\":{\"field\":";
         AppendJsonString(&sources, gk->name);
-        sources += "}}}";
+        sources += ",\"missing_bucket\":true}}}";
       }
       for (size_t k = 0; k < q.keys.size() && !gk; ++k) {
         if (k) sources += ",";
@@ -334,6 +333,10 @@ class EsStore final : public Store {
         g.keys.assign(q.keys.size(), std::string());
         if (gk) {
           const rapidjson::Value* kv = d["key"].HasMember("g") ? &d["key"]["g"] : nullptr;
+          if (kv && kv->IsNull()) {  // records without the key: grouped by the parts afterwards
+            if (without_key) *without_key += d["doc_count"].GetUint64();
+            return true;
+          }
           if (!kv || !kv->IsString() ||
               !DecodeGroupKey(std::string_view(kv->GetString(), kv->GetStringLength()), gk->parts.size(), &g.keys)) {
             bad = Status::Io("aggregate " + *index + ": a value of " + gk->name + " that is not " + std::to_string(gk->parts.size()) +
