@@ -778,7 +778,7 @@ Result<std::optional<JobSummary>> SummarizeJobFromSums(Store& store, const std::
   const int64_t nb = b1 - b0 + 1;
   if (nb > kMaxSumBuckets) return std::optional<JobSummary>();
 
-  enum { kOps, kFiles, kSeqField, kBytesField, kStarts, kEnds, kQueries };
+  enum { kOps, kFiles, kStarts, kEnds, kQueries };
   std::vector<GroupQuery> qs(kQueries);
   for (GroupQuery& q : qs) {
     q.dataset = dataset::kTrace;
@@ -787,16 +787,11 @@ Result<std::optional<JobSummary>> SummarizeJobFromSums(Store& store, const std::
   }
   qs[kOps].keys = {field::kIoLayer, field::kIoOp, field::kIoSize, field::kIoErrno};
   qs[kOps].sums = {field::kIoCount, field::kIoBytes, field::kIoDurationNs};
+  // Every data record must carry both (older tracers' do not): counted per group.
+  qs[kOps].present = {field::kIoOpsSequential, field::kIoBytes};
   qs[kFiles].keys = {field::kIoLayer, field::kIoOp, field::kFileId, field::kFilePath, field::kHostName, field::kProcessPid,
                      field::kIoFd};
   qs[kFiles].sums = {field::kIoCount, field::kIoBytes, field::kIoOpsSequential};
-  // Bucket 0 of these: records without the field (or below -1).
-  for (int w : {kSeqField, kBytesField}) {
-    qs[w].split_field = w == kSeqField ? field::kIoOpsSequential : field::kIoBytes;
-    qs[w].split_start = -1;
-    qs[w].split_width = 1;
-    qs[w].split_count = 2;
-  }
   for (int w : {kStarts, kEnds}) {
     qs[w].split_field = w == kStarts ? field::kEventStartNs : field::kEventEndNs;
     qs[w].split_start = b0 * width;
@@ -829,6 +824,7 @@ Result<std::optional<JobSummary>> SummarizeJobFromSums(Store& store, const std::
         const int64_t size = KeyLong(g.keys[2], 0);
         const uint64_t bytes = static_cast<uint64_t>(std::max<int64_t>(g.sums[1], 0));
         if (data && size <= 0 && bytes > 0) ok = false;
+        if (data && (g.present.size() != 2 || g.present[0] < g.count || g.present[1] < g.count)) ok = false;
         js.records += g.count;
         tally.FeedBusy(g.sums[2]);
         tally.FeedOps(g.keys[1], size, KeyLong(g.keys[3], 0), g.count, static_cast<uint64_t>(std::max<int64_t>(g.sums[0], 0)),
@@ -839,10 +835,6 @@ Result<std::optional<JobSummary>> SummarizeJobFromSums(Store& store, const std::
       }
       case kFiles:
         files.push_back(g);
-        break;
-      case kSeqField:
-      case kBytesField:
-        if (data && g.split == 0 && g.count > 0) ok = false;
         break;
       case kStarts: {
         by_start += static_cast<int64_t>(g.split) * static_cast<int64_t>(g.count);

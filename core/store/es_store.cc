@@ -262,7 +262,9 @@ class EsStore final : public Store {
     return GroupsIn(q, index_name, "{\"bool\":{\"filter\":[" + *query + "],\"must_not\":[" + exists + "]}}", c, c2, fn);
   }
 
-  std::string SumsJson(const GroupQuery& q) {
+  // The sums (s0, s1, ...) and the counts of records with a field (p0, ...) of a group; "" if none.
+  static std::string SumsJson(const GroupQuery& q) {
+    if (q.sums.empty() && q.present.empty()) return "";
     std::string sums = "{";
     for (size_t j = 0; j < q.sums.size(); ++j) {
       if (j) sums += ",";
@@ -270,16 +272,28 @@ class EsStore final : public Store {
       AppendJsonString(&sums, q.sums[j].name());
       sums += "}}";
     }
+    for (size_t j = 0; j < q.present.size(); ++j) {
+      if (j || !q.sums.empty()) sums += ",";
+      sums += "\"p" + std::to_string(j) + "\":{\"value_count\":{\"field\":";
+      AppendJsonString(&sums, q.present[j].name());
+      sums += "}}";
+    }
     return sums + "}";
   }
 
   static void ReadSums(const GroupQuery& q, const rapidjson::Value& b, Group* g) {
-    g->sums.assign(q.sums.size(), 0);
-    for (size_t j = 0; j < q.sums.size(); ++j) {
-      const std::string k = "s" + std::to_string(j);
+    auto value = [&](const std::string& k) -> const rapidjson::Value* {
       if (b.HasMember(k.c_str()) && b[k.c_str()].IsObject() && b[k.c_str()].HasMember("value") && b[k.c_str()]["value"].IsNumber())
-        g->sums[j] = std::llround(b[k.c_str()]["value"].GetDouble());
-    }
+        return &b[k.c_str()]["value"];
+      return nullptr;
+    };
+    g->sums.assign(q.sums.size(), 0);
+    for (size_t j = 0; j < q.sums.size(); ++j)
+      if (const auto* v = value("s" + std::to_string(j))) g->sums[j] = std::llround(v->GetDouble());
+    g->present.assign(q.present.size(), 0);
+    for (size_t j = 0; j < q.present.size(); ++j)
+      if (const auto* v = value("p" + std::to_string(j)); v && v->GetDouble() > 0)
+        g->present[j] = static_cast<uint64_t>(std::llround(v->GetDouble()));
   }
 
   // The groups of the records matching query (JSON): by group key gk (a
@@ -322,7 +336,7 @@ class EsStore final : public Store {
       }
       sources += "]";
       Status bad;
-      Status st = c->CompositePages(*index, *query, sources, q.sums.empty() ? "" : sums, kGroupPage, [&](std::string_view b) {
+      Status st = c->CompositePages(*index, *query, sources, sums, kGroupPage, [&](std::string_view b) {
         rapidjson::Document d;
         d.Parse(b.data(), b.size());
         if (d.HasParseError() || !d.IsObject() || !d.HasMember("key") || !d["key"].IsObject() || !d.HasMember("doc_count") ||
@@ -406,7 +420,7 @@ class EsStore final : public Store {
     };
     auto is_long = [&](size_t k) { return schema::FieldOf(q.keys[k]).type == schema::Type::kLong; };
     constexpr int64_t kMissingLong = std::numeric_limits<int64_t>::min();
-    std::string nest = q.sums.empty() ? std::string() : sums;
+    std::string nest = sums;
     for (size_t k = q.keys.size(); k-- > 0;) {
       std::string t = "{\"k" + std::to_string(k) + "\":{\"terms\":{\"field\":";
       AppendJsonString(&t, q.keys[k].name());

@@ -54,6 +54,8 @@ Status ValidateGroupQuery(const GroupQuery& q) {
     if (Status s = check(k, true, "group key"); !s.ok()) return s;
   for (FieldId k : q.sums)
     if (Status s = check(k, false, "sum of"); !s.ok()) return s;
+  for (FieldId k : q.present)
+    if (Status s = check(k, true, "records with"); !s.ok()) return s;
   if (q.split_count > 0) {
     if (Status s = check(q.split_field, false, "split by"); !s.ok()) return s;
     if (q.split_width <= 0) return Status::Invalid("split width must be positive, got " + std::to_string(q.split_width));
@@ -95,6 +97,7 @@ Status Store::Groups(std::span<const GroupQuery> qs, const std::function<bool(si
   struct Acc {
     uint64_t count = 0;
     std::vector<int64_t> sums;
+    std::vector<uint64_t> present;
   };
   // Keys one after another (a keyword's text and a NUL, as keywords hold
   // none; a long as a flag byte and its 8 bytes), then the split's 8 bytes.
@@ -105,7 +108,7 @@ Status Store::Groups(std::span<const GroupQuery> qs, const std::function<bool(si
     size_t operator()(std::string_view v) const { return std::hash<std::string_view>()(v); }
   };
   struct Plan {
-    std::vector<size_t> keys, sums;
+    std::vector<size_t> keys, sums, present;
     std::vector<char> long_key;  // per key: a long field (its decimal text)
     size_t split = 0;
     std::unordered_map<std::string, size_t, Hash, std::equal_to<>> index;
@@ -119,6 +122,7 @@ Status Store::Groups(std::span<const GroupQuery> qs, const std::function<bool(si
       plans[i].long_key.push_back(schema::FieldOf(k).type == schema::Type::kLong);
     }
     for (FieldId k : qs[i].sums) plans[i].sums.push_back(col(k));
+    for (FieldId k : qs[i].present) plans[i].present.push_back(col(k));
     if (qs[i].split_count > 0) plans[i].split = col(qs[i].split_field);
   }
   // One set of groups (and key buffer) per scan worker, added up after.
@@ -161,7 +165,7 @@ Status Store::Groups(std::span<const GroupQuery> qs, const std::function<bool(si
         auto it = p.index.find(std::string_view(key));
         if (it == p.index.end()) {
           g = p.groups.size();
-          p.groups.emplace_back(key, Acc{0, std::vector<int64_t>(p.sums.size(), 0)});
+          p.groups.emplace_back(key, Acc{0, std::vector<int64_t>(p.sums.size(), 0), std::vector<uint64_t>(p.present.size(), 0)});
           p.index.emplace(key, g);
         } else {
           g = it->second;
@@ -172,6 +176,7 @@ Status Store::Groups(std::span<const GroupQuery> qs, const std::function<bool(si
       ++acc.count;
       for (size_t j = 0; j < p.sums.size(); ++j)
         if (row.Has(p.sums[j])) acc.sums[j] += row.Int(p.sums[j]);
+      for (size_t j = 0; j < p.present.size(); ++j) acc.present[j] += row.Has(p.present[j]);
     }
     return true;
   });
@@ -190,6 +195,7 @@ Status Store::Groups(std::span<const GroupQuery> qs, const std::function<bool(si
         Acc& into = p.groups[it->second].second;
         into.count += acc.count;
         for (size_t j = 0; j < into.sums.size(); ++j) into.sums[j] += acc.sums[j];
+        for (size_t j = 0; j < into.present.size(); ++j) into.present[j] += acc.present[j];
       }
     }
   Group out;
@@ -219,6 +225,7 @@ Status Store::Groups(std::span<const GroupQuery> qs, const std::function<bool(si
       out.split = static_cast<size_t>(split);
       out.count = acc.count;
       out.sums = std::move(acc.sums);
+      out.present = std::move(acc.present);
       if (!fn(i, out)) return Status::Ok();
     }
   }

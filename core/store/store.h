@@ -101,6 +101,9 @@ struct GroupQuery {
   int64_t split_start = 0, split_width = 0;
   size_t split_count = 0;
   std::vector<FieldId> sums;  // long fields; an absent value adds 0
+  // keyword or long fields: per group, the number of records that have each
+  // (e.g. to tell whether every record carries a field, without a split)
+  std::vector<FieldId> present;
 };
 
 struct Group {
@@ -108,6 +111,7 @@ struct Group {
   size_t split = 0;               // the bucket of split_field (0 without a split)
   uint64_t count = 0;             // records
   std::vector<int64_t> sums;      // in the order of GroupQuery::sums
+  std::vector<uint64_t> present;  // in the order of GroupQuery::present
 };
 
 // A stored block that could not be read (checksum mismatch, undecodable):

@@ -228,6 +228,7 @@ void GroupKeys(SearchEngine& e) {
     q.dataset = dataset::kTrace;
     q.filters = {{field::kJobId, "gk"}};
     q.sums = {field::kIoCount, field::kIoBytes, field::kIoOpsSequential};
+    q.present = {field::kIoFd, field::kIoBytes};  // io.fd: absent from every 7th record
   }
   qs[0].keys = GroupKeyFields()[0].parts;
   qs[1].keys = GroupKeyFields()[1].parts;
@@ -243,9 +244,10 @@ void GroupKeys(SearchEngine& e) {
     Sums out;
     Status gs = s.Groups(qs, [&](size_t w, const Group& g) {
       auto& v = out[{w, g.keys, g.split}];
-      v.resize(1 + g.sums.size());
+      v.resize(1 + g.sums.size() + g.present.size());
       v[0] += static_cast<int64_t>(g.count);
       for (size_t j = 0; j < g.sums.size(); ++j) v[1 + j] += g.sums[j];
+      for (size_t j = 0; j < g.present.size(); ++j) v[1 + g.sums.size() + j] += static_cast<int64_t>(g.present[j]);
       return true;
     });
     INFO(gs.message());

@@ -562,6 +562,19 @@ HttpReply FakeElasticsearch::Handle(const HttpRequest& r) {
       }
       doc->id = id;
       doc->source = lines[i + 1];
+      // As iosonar's trace mapping does (_source.excludes: iosonar.key.*): the group keys are not kept in _source.
+      if (doc->source.find("\"iosonar.key.") != std::string::npos && doc->parsed->IsObject()) {
+        rapidjson::StringBuffer sb;
+        rapidjson::Writer<rapidjson::StringBuffer> w(sb);
+        w.StartObject();
+        for (auto m = doc->parsed->MemberBegin(); m != doc->parsed->MemberEnd(); ++m) {
+          if (std::string_view(m->name.GetString(), m->name.GetStringLength()).starts_with("iosonar.key.")) continue;
+          w.Key(m->name.GetString(), m->name.GetStringLength());
+          m->value.Accept(w);
+        }
+        w.EndObject();
+        doc->source.assign(sb.GetString(), sb.GetSize());
+      }
       doc->ts_ms = DateMs((*doc->parsed)["@timestamp"]);
       known[id] = doc.get();
       s.indices[index].push_back(std::move(doc));

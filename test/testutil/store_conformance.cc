@@ -213,6 +213,8 @@ void RunGroupConformance(Store& st, const std::string& which) {
   qs[1].split_width = width;
   qs[1].split_count = nsplit;
   qs[1].sums = {field::kIoBytes, field::kIoCount};
+  // Per group, the records with io.bytes (all), file.id (none), process.rank (all).
+  qs[1].present = {field::kIoBytes, field::kFileId, field::kProcessRank};
   qs[2].sums = {field::kIoBytes, field::kIoCount};
   std::vector<std::map<Key, Sum>> want(3), got(3);
   for (size_t i = 0; i < c.trace.size(); ++i) {
@@ -236,6 +238,14 @@ void RunGroupConformance(Store& st, const std::string& which) {
     return st.Groups(q, [&](size_t which_q, const Group& g) {
       const size_t w = base + which_q;
       REQUIRE(g.sums.size() == 2);
+      if (w == 1) {
+        REQUIRE(g.present.size() == 3);
+        CHECK(g.present[0] == g.count);
+        CHECK(g.present[1] == 0);
+        CHECK(g.present[2] == g.count);
+      } else {
+        CHECK(g.present.empty());
+      }
       Key k{g.keys.size() > 0 ? g.keys[0] : "", g.keys.size() > 1 ? g.keys[1] : "", g.split};
       auto& s = got[w][k];
       s.count += g.count;
