@@ -313,6 +313,50 @@ class EsStore final : public Store {
     // so the buckets are exact, and one pass over the records gives them all
     // (a filters request tests every record against each of its buckets).
     const bool histogram = q.split_count > kSplitsPerRequest;
+    // A group key without a split: first one terms aggregation, which adds
+    // the sums as it goes (a composite keeps the documents of its page's
+    // buckets and goes over them again for its sub-aggregations: 4.0 s
+    // against 1.5 s for 3 groups of 10^7 records with 5 metrics). Exact when
+    // no record is left out of the buckets it gives (sum_other_doc_count 0);
+    // otherwise (more groups than a page) the composite below.
+    if (gk && q.split_count == 0) {
+      std::string body = "{\"size\":0,\"track_total_hits\":false,\"query\":" + *query + ",\"aggs\":{\"t\":{\"terms\":{\"field\":";
+      AppendJsonString(&body, gk->name);
+      body += ",\"size\":" + std::to_string(kGroupPage) + ",\"shard_size\":" + std::to_string(kGroupPage) + ",\"missing\":\"\"}";
+      if (!sums.empty()) body += ",\"aggs\":" + sums;
+      body += "}}}";
+      auto r = c->Search(*index, body);
+      if (!r.ok()) return r.status();
+      if (r->empty()) return Status::Ok();  // no such data stream
+      rapidjson::Document d;
+      d.Parse(r->data(), r->size());
+      const rapidjson::Value* t = nullptr;
+      if (!d.HasParseError() && d.IsObject() && d.HasMember("aggregations") && d["aggregations"].IsObject() &&
+          d["aggregations"].HasMember("t") && d["aggregations"]["t"].IsObject())
+        t = &d["aggregations"]["t"];
+      if (!t || !t->HasMember("buckets") || !(*t)["buckets"].IsArray() || !t->HasMember("sum_other_doc_count") ||
+          !(*t)["sum_other_doc_count"].IsUint64())
+        return Status::Io("aggregate " + *index + ": not a terms aggregation response: " + r->substr(0, 300));
+      if ((*t)["sum_other_doc_count"].GetUint64() == 0) {
+        for (const auto& b : (*t)["buckets"].GetArray()) {
+          if (!b.IsObject() || !b.HasMember("key") || !b["key"].IsString() || !b.HasMember("doc_count") || !b["doc_count"].IsUint64())
+            return Status::Io("aggregate " + *index + ": malformed terms bucket of " + gk->name);
+          const std::string_view key(b["key"].GetString(), b["key"].GetStringLength());
+          if (key.empty()) {  // records without the key: grouped by the parts afterwards
+            if (without_key) *without_key += b["doc_count"].GetUint64();
+            continue;
+          }
+          if (!DecodeGroupKey(key, gk->parts.size(), &g.keys))
+            return Status::Io("aggregate " + *index + ": a value of " + gk->name + " that is not " + std::to_string(gk->parts.size()) +
+                              " parts as <bytes>:<text>: " + std::string(key.substr(0, 200)));
+          g.split = 0;
+          g.count = b["doc_count"].GetUint64();
+          read_sums(b);
+          if (!fn(g)) return Status::Ok();
+        }
+        return Status::Ok();
+      }
+    }
     if ((q.split_count == 0 && !q.keys.empty()) || histogram) {
       std::string sources = "[";
       if (gk) {
