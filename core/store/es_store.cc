@@ -249,10 +249,10 @@ class EsStore final : public Store {
     // (not with a filters split: few buckets, terms nested under each)
     const GroupKeyField* gk = q.split_count == 0 || q.split_count > kSplitsPerRequest ? GroupKeyFor(q.dataset, q.keys) : nullptr;
     if (!gk) return GroupsIn(q, index_name, *query, c, c2, fn);
-    // One composite over all the records, the key's source with
-    // missing_bucket: the records without a key fall in its null buckets,
-    // which are only counted; if there are any, they are grouped by the
-    // parts in a second pass over just them.
+    // One pass over all the records by the key (terms, or a composite with
+    // missing_bucket): the records without a key fall in its empty or null
+    // buckets, which are only counted; if there are any, they are grouped by
+    // the parts in a second pass over just them.
     uint64_t without_key = 0;
     if (Status st = GroupsIn(q, index_name, *query, c, nullptr, fn, gk, &without_key); !st.ok()) return st;
     if (without_key == 0) return Status::Ok();
@@ -279,6 +279,12 @@ class EsStore final : public Store {
       sums += "}}";
     }
     return sums + "}";
+  }
+
+  // A value of group key gk that does not decode: the error.
+  static Status BadKey(const std::string& index, const GroupKeyField& gk, std::string_view text) {
+    return Status::Io("aggregate " + index + ": a value of " + gk.name + " that is not " + std::to_string(gk.parts.size()) +
+                      " parts as <bytes>:<text>: " + std::string(text.substr(0, 200)));
   }
 
   static void ReadSums(const GroupQuery& q, const rapidjson::Value& b, Group* g) {
@@ -346,9 +352,7 @@ class EsStore final : public Store {
             if (without_key) *without_key += b["doc_count"].GetUint64();
             continue;
           }
-          if (!DecodeGroupKey(key, gk->parts.size(), &g.keys))
-            return Status::Io("aggregate " + *index + ": a value of " + gk->name + " that is not " + std::to_string(gk->parts.size()) +
-                              " parts as <bytes>:<text>: " + std::string(key.substr(0, 200)));
+          if (!DecodeGroupKey(key, gk->parts.size(), &g.keys)) return BadKey(*index, *gk, key);
           g.split = 0;
           g.count = b["doc_count"].GetUint64();
           read_sums(b);
@@ -397,8 +401,7 @@ class EsStore final : public Store {
           }
           if (!kv || !kv->IsString() ||
               !DecodeGroupKey(std::string_view(kv->GetString(), kv->GetStringLength()), gk->parts.size(), &g.keys)) {
-            bad = Status::Io("aggregate " + *index + ": a value of " + gk->name + " that is not " + std::to_string(gk->parts.size()) +
-                             " parts as <bytes>:<text>: " + std::string(b.substr(0, 200)));
+            bad = BadKey(*index, *gk, b);
             return false;
           }
         }
