@@ -71,7 +71,10 @@ std::optional<FieldId> FieldByName(std::string_view name);
 Status ParseRecordInsitu(char* line, size_t len, ParsedRecord* out);
 // The same for a record read back with only some of its fields (a store's
 // narrowed _source): event.dataset is needed, the other required fields are
-// not; each field present is checked as above.
-Status ParseRecordFieldsInsitu(char* line, size_t len, ParsedRecord* out);
+// not; each field present is checked as above. With only, the record is
+// read as an engine's _source filter of those fields would have given it:
+// every other top-level key (unknown to the schema, or a field not in only)
+// is skipped with its value, unchecked. event.dataset must be in only.
+Status ParseRecordFieldsInsitu(char* line, size_t len, ParsedRecord* out, const FieldSet* only = nullptr);
 
 }  // namespace iosonar

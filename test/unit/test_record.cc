@@ -329,3 +329,53 @@ TEST_CASE("field sets beyond the first 64 fields", "[record]") {
   b.Reset();
   CHECK_FALSE(b.Test(3));
 }
+
+// A store's whole-_source scan (es_store.cc): only the asked-for fields are
+// read; every other top-level key, unknown (Logstash's data_stream object,
+// tags array, @version) or known but not asked (even with a value the schema
+// would refuse), is skipped with its value; the asked ones are checked as ever.
+TEST_CASE("reading only some fields skips the others, nested or invalid, and checks the rest", "[record]") {
+  FieldSet only;
+  for (const char* f : {"event.dataset", "io.bytes", "host.name"}) only.Set(static_cast<size_t>(FieldIndex(f)));
+  auto parse_only = [&](const std::string& line, ParsedRecord* rec, std::string* buf) {
+    *buf = line;
+    buf->push_back('\0');
+    Status s = ParseRecordFieldsInsitu(buf->data(), line.size(), rec, &only);
+    return s.ok() ? std::string() : s.message();
+  };
+  ParsedRecord r;
+  std::string buf;
+  const std::string logstash = Replace(
+      kGood, R"("io.fd":3,)",
+      R"("data_stream":{"type":"logs","dataset":"iosonar.trace","x":{"y":[1,{"z":null}]}},"tags":["a",["b"],{}],)"
+      R"("@version":"1","user.name":"alice","io.fd":"three","io.size":-1.5,"event.seq":18446744073709551615,"io.op":null,)");
+  REQUIRE(parse_only(logstash, &r, &buf) == "");
+  CHECK(r.dataset->name == "iosonar.trace");
+  CHECK(Get(r, "io.bytes").i == 40960);
+  CHECK(Get(r, "host.name").s == "n1");
+  CHECK(Get(r, "io.fd").kind == FieldValue::kAbsent);
+  CHECK(Get(r, "io.op").kind == FieldValue::kAbsent);
+  CHECK(Get(r, "@timestamp").kind == FieldValue::kAbsent);
+  // The whole parser with the same line refuses it: the skipping is only for a read of some fields.
+  CHECK(Parse(logstash) == "unknown field \"data_stream\" (not in the record schema)");
+  // An asked-for field is still checked, after a skipped nested value too.
+  CHECK(parse_only(Replace(logstash, R"("io.bytes":40960)", R"("io.bytes":"40960")"), &r, &buf) ==
+        "field io.bytes: expected long, got string");
+  CHECK(parse_only(Replace(kGood, R"("host.name":"n1")", R"("host.name":["n1"])"), &r, &buf) ==
+        "field host.name: arrays are not allowed");
+  CHECK(parse_only(Replace(kGood, R"("io.bytes":40960)", R"("io.bytes":40960,"io.bytes":1)"), &r, &buf) ==
+        "field io.bytes: appears twice");
+  // A skipped value that is not JSON is still not JSON.
+  CHECK(parse_only(Replace(kGood, R"("io.fd":3)", R"("io.fd":[1,)"), &r, &buf).rfind("not JSON", 0) == 0);
+  // The fast path (plain values, known keys) and the full parser (an escape) give the same record.
+  ParsedRecord fast, slow;
+  std::string b1, b2;
+  REQUIRE(parse_only(kGood, &fast, &b1) == "");
+  REQUIRE(parse_only(Replace(kGood, R"("file.path":"/tmp/f")", R"("file.path":"/tmp/\u0066")"), &slow, &b2) == "");
+  for (size_t i = 0; i < schema::Fields().size(); ++i) {
+    INFO(schema::Fields()[i].name);
+    CHECK(fast[i].kind == slow[i].kind);
+    CHECK(fast[i].i == slow[i].i);
+  }
+  CHECK(Get(fast, "file.path").kind == FieldValue::kAbsent);
+}
