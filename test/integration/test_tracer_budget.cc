@@ -156,3 +156,40 @@ TEST_CASE("tracer: io.ops_sequential on every data record sums to the ops that c
     std::filesystem::remove(d / "r.dat");
   }
 }
+
+// Past the budget an op is timed one time in IOSONAR_TIME_SAMPLE (8), the
+// others take the last timed op's duration (tracer.cc, "Sampled op time").
+// Bytes and ops stay exact; the time summed over the ops stays the time the
+// program spent in them: most of a loop of random 4 KiB writes, never more
+// than the span of the loop, and about what timing every op gives.
+TEST_CASE("tracer: past the budget, sampled op time keeps bytes and ops exact and the summed time right", "[tracer][budget]") {
+  TempDir d;
+  const int64_t n = 60000;
+  double per_op[2] = {0, 0};
+  for (int k = 0; k < 2; ++k) {
+    const std::string sample = k == 0 ? "1" : "8";
+    INFO("IOSONAR_TIME_SAMPLE=" << sample);
+    std::filesystem::remove(d / "r.dat");
+    auto t = RunTraced({ProgramPath("tp_pattern"), "rand-write", d / "r.dat", "4096", std::to_string(n)},
+                       d / ("out" + sample + ".jsonl"), {{"IOSONAR_DETAIL_BUDGET", "1000"}, {"IOSONAR_TIME_SAMPLE", sample}});
+    REQUIRE(t.run.exit_code == 0);
+    Split s = SplitOf(t.lines, "write", "/r.dat");
+    CHECK(s.ops == n);
+    CHECK(s.bytes == n * 4096);
+    REQUIRE(s.aggregates > 0);
+    int64_t dur = 0;
+    for (const auto& l : t.lines) {
+      if (l.dataset != "iosonar.trace" || l.op != "write" || !l.path.ends_with("/r.dat")) continue;
+      CHECK(l.start <= l.end);
+      CHECK(l.dur > 0);
+      dur += l.dur;
+    }
+    const double span = static_cast<double>(s.last_ns - s.first_ns);
+    INFO("summed op time " << dur << " ns over a span of " << span << " ns");
+    CHECK(static_cast<double>(dur) <= 1.5 * span);
+    CHECK(static_cast<double>(dur) >= 0.25 * span);  // an estimate of 0 for the untimed ops would give about 1/8
+    per_op[k] = static_cast<double>(dur) / static_cast<double>(n);
+  }
+  CHECK(per_op[1] / per_op[0] > 0.33);
+  CHECK(per_op[1] / per_op[0] < 3.0);
+}
