@@ -205,7 +205,7 @@ class Compressor {
 
 // Past the detail budget, closed runs fold into per-interval aggregates, one
 // per (file, op, layer, request size, errno) and interval: count, bytes and
-// time stay exact (time is estimated when the tracer samples it, tracer.cc), the request size is exact (it is in the key), and each op
+// time stay exact, the request size is exact (it is in the key), and each op
 // is classed sequential (it starts where the previous op on that key ended),
 // strided (same step as the previous one) or random. No allocation: a fixed
 // table; when it is full the least recently used aggregate is emitted early.

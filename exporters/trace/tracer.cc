@@ -554,58 +554,6 @@ __thread uint64_t t_over_lo __attribute__((tls_model("initial-exec"))) = 0;
 __thread uint64_t t_over_hi __attribute__((tls_model("initial-exec"))) = 0;
 inline bool InOverInterval(uint64_t t) { return t >= t_over_lo && t < t_over_hi; }
 
-// Sampled op time past the detail budget. Two TSC reads cost 26-38 ns each on
-// a virtual machine, a third of what tracing a 2 us random read adds. Once
-// this thread's interval is over budget (its ops fold into aggregates), a
-// data op is timed only one time in g_time_sample (at random); the others
-// take the duration of the last timed op and their time from the coarse
-// clock (CLOCK_MONOTONIC_COARSE: a memory read in the vDSO, one scheduler
-// tick of resolution), placed from the last timed op and never later than
-// the op really ended. Bytes and ops stay exact; an aggregate's io.duration_ns
-// is an estimate. An op more than kUntimedMaxNs after the last timed one is
-// timed again (a long sleep re-anchors the clock), and so is the first op of
-// a new interval, which goes through the budget as ever.
-uint32_t g_time_sample = 8;   // IOSONAR_TIME_SAMPLE; 1: every op timed
-double g_ticks_per_ns = 1.0;  // for coarse ns → ticks
-int64_t g_coarse_res_ns = 4000000;
-constexpr int64_t kUntimedMaxNs = 250000000;
-__thread uint32_t t_untimed_left __attribute__((tls_model("initial-exec"))) = 0;
-__thread uint64_t t_anchor_tick __attribute__((tls_model("initial-exec"))) = 0;  // the last timed op's end
-__thread int64_t t_anchor_ns __attribute__((tls_model("initial-exec"))) = 0;    // the coarse clock just after it
-__thread uint64_t t_est __attribute__((tls_model("initial-exec"))) = 0;        // its duration
-__thread uint64_t t_rng __attribute__((tls_model("initial-exec"))) = 0;
-inline int64_t CoarseNs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
-// The ticks an untimed op ends at, or 0 when it must be timed.
-inline uint64_t UntimedTicks() {
-  if (t_untimed_left == 0) return 0;
-  const int64_t d = CoarseNs() - t_anchor_ns - g_coarse_res_ns;
-  if (d >= kUntimedMaxNs) return 0;
-  const uint64_t now = t_anchor_tick + (d > 0 ? static_cast<uint64_t>(static_cast<double>(d) * g_ticks_per_ns) : 0);
-  if (!InOverInterval(now)) return 0;
-  --t_untimed_left;
-  return now;
-}
-// After a timed op of an over-budget thread: the new anchor, and how many
-// ops go untimed before the next timed one (uniform in [0, 2N - 2]: one in N).
-__attribute__((noinline)) void AnchorTimed(uint64_t t0, uint64_t t1) {
-  t_anchor_tick = t1;
-  t_anchor_ns = CoarseNs();
-  t_est = t1 - t0;
-  if (!InOverInterval(t1)) {
-    t_untimed_left = 0;
-    return;
-  }
-  if (t_rng == 0) t_rng = (t1 ^ static_cast<uint64_t>(syscall(SYS_gettid)) << 32) | 1;
-  t_rng ^= t_rng << 13;
-  t_rng ^= t_rng >> 7;
-  t_rng ^= t_rng << 17;
-  t_untimed_left = static_cast<uint32_t>(t_rng % (2 * g_time_sample - 1));
-}
-
 // Agent mode: places of a slot's buffer kept for aggregates.
 constexpr int kAggReserve = 4 * Aggregator::kEntries;
 static_assert(kAggReserve < kBufRuns / 4, "most of the buffer is for detail runs");
@@ -1022,15 +970,6 @@ void Init() {
   g_budget_interval_ticks = NsToTicks(1000000000);
   if (g_budget_interval_ticks == 0) g_budget_interval_ticks = 1;
   g_sweep_ticks = NsToTicks(g_window_ns > 0 ? g_window_ns / 4 : 250000000);
-  if (const char* ts = getenv("IOSONAR_TIME_SAMPLE"); ts && *ts) {
-    const unsigned long n = strtoul(ts, nullptr, 10);
-    g_time_sample = n >= 1 && n <= 1024 ? static_cast<uint32_t>(n) : 1;
-  }
-  g_ticks_per_ns = 1.0 / g_ns_per_tick;
-  if (timespec res; clock_getres(CLOCK_MONOTONIC_COARSE, &res) == 0)
-    g_coarse_res_ns = static_cast<int64_t>(res.tv_sec) * 1000000000 + res.tv_nsec;
-  else
-    g_time_sample = 1;
   if (gethostname(g_host, sizeof g_host - 1) != 0) strcpy(g_host, "unknown");
   CopyEnv("SLURM_JOB_ID", g_job, sizeof g_job);
   if (!g_job[0]) CopyEnv("IOSONAR_JOB_ID", g_job, sizeof g_job);
@@ -1213,21 +1152,9 @@ ssize_t DataOp(Op op, Layer layer, int fd, int64_t off, size_t size, Call&& call
   FdInfo* f = s ? TracedFd(fd) : nullptr;
   if (!f) return call();
   int64_t at = off >= 0 ? off : (layer == kStdio ? f->stdio_offset : f->offset);
-  uint64_t t0, t1;
-  ssize_t r;
-  if (__builtin_expect(t_over_hi != 0, 0) && (t1 = UntimedTicks()) != 0) {  // past the budget, sampled (above)
-    r = call();
-    t0 = t1 - t_est;  // t1 >= t_anchor_tick > t_est
-  } else {
-    t0 = Ticks();
-    r = call();
-    t1 = Ticks();
-    if (__builtin_expect(t_over_hi != 0, 0) && g_time_sample > 1) {
-      const int saved = errno;
-      AnchorTimed(t0, t1);
-      errno = saved;
-    }
-  }
+  uint64_t t0 = Ticks();
+  ssize_t r = call();
+  uint64_t t1 = Ticks();
   int* errp = &errno;  // one TLS lookup for both the read and the restore
   int e = *errp;
   if (off < 0 && r > 0 && at >= 0) (layer == kStdio ? f->stdio_offset : f->offset) = at + r;
