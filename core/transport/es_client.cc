@@ -610,6 +610,7 @@ Status EsClient::ScanPit(const std::string& index, const std::string& query_json
     });
   };
   std::string cq = chunk_query();
+  rapidjson::StringBuffer source_text;  // a hit's _source, given to fn (one buffer for the scan)
   for (;;) {
     std::optional<Result<HttpResponse>> got;
     if (after.empty() && ahead_chunk == chunk) {
@@ -650,11 +651,14 @@ Status EsClient::ScanPit(const std::string& index, const std::string& query_json
       result = Status::Io("search " + index + ": HTTP " + std::to_string(r->status) + ": " + Snippet(r->body));
       break;
     }
+    // Parsed in place (the strings stay in the body, not copied: a page is
+    // megabytes of _source), so what an error quotes is taken first.
+    const std::string head = Snippet(r->body);
     rapidjson::Document d;
-    d.Parse(r->body.data(), r->body.size());
+    d.ParseInsitu(r->body.data());
     if (d.HasParseError() || !d.IsObject() || !d.HasMember("hits") || !d["hits"].IsObject() ||
         !d["hits"].HasMember("hits") || !d["hits"]["hits"].IsArray()) {
-      result = Status::Io("search " + index + ": not a search response: " + Snippet(r->body));
+      result = Status::Io("search " + index + ": not a search response: " + head);
       break;
     }
     if (Status c = CheckComplete(d, "search " + index); !c.ok()) {
@@ -676,6 +680,7 @@ Status EsClient::ScanPit(const std::string& index, const std::string& query_json
       break;
     }
     bool stop = false;
+    const rapidjson::Value* last = nullptr;
     for (const auto& h : hits) {
       if (!h.IsObject() || !h.HasMember("sort") || !h["sort"].IsArray() || h["sort"].Size() < 3 ||
           !h.HasMember("_source")) {
@@ -683,14 +688,20 @@ Status EsClient::ScanPit(const std::string& index, const std::string& query_json
         stop = true;
         break;
       }
-      after = ToJsonText(h["sort"]);  // all of them, with the tiebreaker Elasticsearch may have added
-      after_values = h["sort"].Size();
-      if (!fn(ToJsonText(h["_source"]))) {
+      last = &h;
+      source_text.Clear();
+      rapidjson::Writer<rapidjson::StringBuffer> w(source_text);
+      h["_source"].Accept(w);
+      if (!fn(std::string_view(source_text.GetString(), source_text.GetSize()))) {
         stop = true;
         break;
       }
     }
     if (stop) break;
+    // The next page goes on after the last hit's sort values (all of them,
+    // with the tiebreaker Elasticsearch may have added).
+    after = ToJsonText((*last)["sort"]);
+    after_values = (*last)["sort"].Size();
     if (hits.Size() < page_size) {
       if (next_chunk()) continue;
       break;
