@@ -1,5 +1,6 @@
 #include "exporters/trace/ring.h"
 
+#include <algorithm>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -297,6 +298,8 @@ uint64_t ShipRing(void* base, LineSender* sender) {
   c->paths = RingPaths(base);
   auto* out = new DrainOut(sender, *c, h.seq);
   uint64_t raw = 0;
+  // Its uncollected AIO ops count as dropped: it can no longer record them (ring.h).
+  const uint64_t dropped = h.dropped + std::min<uint64_t>(h.aio_pending, uint64_t{1} << 32);
   auto tracer_record = [&](const char* action) {
     out->Line([&](JsonLine& j, uint64_t seq) {
       FormatCommon(j, *c, kPrefixTracer, RealNs(), seq);
@@ -305,7 +308,7 @@ uint64_t ShipRing(void* base, LineSender* sender) {
       if (h.cmdline_len) j.KStr(field::kProcessCommandLine, h.cmdline, h.cmdline_len);
       j.KInt(field::kTracerRawOps, static_cast<int64_t>(raw));
       j.KInt(field::kTracerRecords, static_cast<int64_t>(h.records + out->runs()));
-      j.KInt(field::kTracerDropped, static_cast<int64_t>(h.dropped));
+      j.KInt(field::kTracerDropped, static_cast<int64_t>(dropped & INT64_MAX));
       j.KInt(field::kTracerSpooled, 0);
       j.KInt(field::kTracerWindowNs, h.window_ns);
       j.End();

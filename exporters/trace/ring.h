@@ -56,7 +56,7 @@ constexpr int kLockThread = 1;
 constexpr int kLockDrainer = 2;
 
 constexpr uint64_t kRingMagic = 0x314e4952534f49ull;  // "IOSRIN1"
-constexpr uint32_t kRingVersion = 6;  // 6: the Compressor remembers where closed runs ended
+constexpr uint32_t kRingVersion = 7;  // 7: aio_pending; 6: the Compressor remembers where closed runs ended
 // event.seq of lines a drainer sends for a live process: a range of their own.
 constexpr uint64_t kDrainSeqBase = uint64_t{1} << 62;
 // event.seq of lines the node agent ships for a process in agent mode: per
@@ -106,6 +106,10 @@ struct RingHeader {
   // slot's range, AgentSeq), written by the agent under the slot's lock.
   uint64_t raw_ops_gone;
   uint32_t shipped[kMaxThreads];
+  // AIO ops submitted and not yet collected by aio_return (nor failed to
+  // submit): if the process is killed, they are the ops it can no longer
+  // record, counted in its "killed" record's tracer.dropped.
+  uint64_t aio_pending;
 };
 
 constexpr size_t kRingHeaderBytes = 4096;

@@ -1,6 +1,7 @@
 // The ring reader of the node agent (ring_agent.h): hostile input, copied and checked.
 #include "exporters/trace/ring_agent.h"
 
+#include <algorithm>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -337,6 +338,8 @@ bool RingReader::Take(char* base, size_t len, const TakeParams& p, RingTake* out
   m.touched.clear();
   if (whole) {
     const char* action = !agent || h.ended == 0 ? "killed" : h.ended == 2 ? "exec" : "exit";
+    // A killed process's uncollected AIO ops (its exit path counts them itself).
+    if (action[0] == 'k') dropped += std::min<uint64_t>(h.aio_pending, uint64_t{1} << 32);
     tracer_record(action, NowNs(), agent ? AgentSeq(kMaxThreads, 1) : seq++, raw, records, dropped);
     out->remove = true;
     out->finished = true;

@@ -1416,6 +1416,13 @@ struct AioPending {
 constexpr int kAioSlots = 1024;
 AioPending g_aio[kAioSlots];
 std::atomic_flag g_aio_lock = ATOMIC_FLAG_INIT;
+uint64_t g_aio_pending = 0;  // entries in use; under g_aio_lock
+// Under g_aio_lock: the count changed by d, and the ring says so (so a drainer
+// can count a killed process's uncollected ops, ring.h aio_pending).
+void AioPendingAdd(int d) {
+  g_aio_pending += static_cast<uint64_t>(static_cast<int64_t>(d));
+  if (RingHeader* h = Hdr()) __atomic_store_n(&h->aio_pending, g_aio_pending, __ATOMIC_RELAXED);
+}
 // Held only by wrappers on a thread not already inside one (t_recording: a
 // signal handler's aio_return must not wait for the lock its own thread holds).
 struct AioLock {
@@ -1435,6 +1442,7 @@ inline uint32_t AioHash(uintptr_t k) { return static_cast<uint32_t>((k >> 4) * 0
 void AioAfterForkChild() {
   memset(static_cast<void*>(g_aio), 0, sizeof g_aio);
   g_aio_lock.clear(std::memory_order_relaxed);
+  g_aio_pending = 0;
 }
 
 // Entries never taken by aio_return (at exit). Lock-free on purpose: the
@@ -1470,8 +1478,12 @@ void AioSubmit(const struct aiocb* cb, Op op) {
     if (e.cb <= 1 && !free_at) free_at = &e;
     if (e.cb == 0) break;
   }
-  if (free_at) *free_at = p;
-  else g_dropped.fetch_add(1, std::memory_order_relaxed);
+  if (free_at) {
+    *free_at = p;
+    AioPendingAdd(1);
+  } else {
+    g_dropped.fetch_add(1, std::memory_order_relaxed);
+  }
 }
 
 // A submission that failed: no result will be collected.
@@ -1484,6 +1496,7 @@ void AioForget(const struct aiocb* cb) {
     if (e.cb == 0) return;
     if (e.cb == k) {
       e.cb = 1;
+      AioPendingAdd(-1);
       return;
     }
   }
@@ -1503,6 +1516,7 @@ bool AioTake(const struct aiocb* cb, AioPending* out) {
     if (e.cb == k) {
       *out = e;
       e.cb = 1;
+      AioPendingAdd(-1);
       return true;
     }
   }

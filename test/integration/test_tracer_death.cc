@@ -91,3 +91,31 @@ TEST_CASE("tracer: a single-threaded program that writes, then computes, has its
   for (const auto& l : lines) killed += l.action == "killed" && l.pid == pid;
   CHECK(killed == 1);
 }
+
+// A killed process's AIO ops it never collected with aio_return (their result
+// was never known to the tracer) are not recorded, and not lost silently:
+// the ring carries their count, and the "killed" record's tracer.dropped
+// has it (the exit path counts them itself: test_tracer.cc).
+TEST_CASE("tracer: a process killed with AIO ops it never collected has them counted as dropped", "[tracer][death]") {
+  TempDir d;
+  std::string store = d / "store";
+  auto run = Run({IosonarBin(), "run", "--store", store, "--job-id", "aiokill", "--", ProgramPath("tp_behaviour"), "aiokill",
+                  d.path()});
+  INFO(run.err);
+  CHECK(run.exit_code == 128 + SIGKILL);
+  auto ex = Run({IosonarBin(), "store-export", "--store", store});
+  auto ex2 = Run({IosonarBin(), "store-export", "--store", store, "--dataset", "iosonar.tracer"});
+  REQUIRE(ex.exit_code == 0);
+  REQUIRE(ex2.exit_code == 0);
+  auto lines = ParseTraceLines(ex.out + ex2.out);
+  CHECK(Totals(lines, "write", "/aio.dat").count == 0);
+  int64_t killed = 0, dropped = -1;
+  for (const auto& l : lines) {
+    if (l.dataset != "iosonar.tracer" || l.action != "killed") continue;
+    ++killed;
+    dropped = l.dropped;
+  }
+  CHECK(killed == 1);
+  CHECK(dropped == 2);
+  CHECK(std::filesystem::file_size(d / "aio.dat") == 2 * 4096);  // the program's own bytes, untouched
+}

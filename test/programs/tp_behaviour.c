@@ -23,6 +23,8 @@
  *                     handler's count ("handler writes K") at the end
  *   aionoreturn DIR   two aio_writes to DIR/aio.dat, waits for both, collects only the first
  *                     with aio_return, and exits
+ *   aiokill DIR       two aio_writes to DIR/aio.dat, waits for both, collects neither, and
+ *                     kills itself with SIGKILL
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -414,6 +416,27 @@ static int mode_aionoreturn(const char* dir) {
   return 0;  /* cb[1] never collected */
 }
 
+static int mode_aiokill(const char* dir) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/aio.dat", dir);
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) return 1;
+  static struct aiocb cb[2];
+  for (int i = 0; i < 2; ++i) {
+    cb[i].aio_fildes = fd;
+    cb[i].aio_buf = block;
+    cb[i].aio_nbytes = 4096;
+    cb[i].aio_offset = (off_t)i * 4096;
+    if (aio_write(&cb[i]) != 0) return 1;
+  }
+  for (int i = 0; i < 2; ++i) {
+    const struct aiocb* l[1] = {&cb[i]};
+    while (aio_error(&cb[i]) == EINPROGRESS) aio_suspend(l, 1, NULL);
+  }
+  kill(getpid(), SIGKILL);
+  return 1;
+}
+
 int main(int argc, char** argv) {
   memset(block, 'x', sizeof block);
   if (argc < 3) {
@@ -422,6 +445,7 @@ int main(int argc, char** argv) {
   }
   const char* m = argv[1];
   if (!strcmp(m, "errno")) return mode_errno(argv[2]);
+  if (!strcmp(m, "aiokill")) return mode_aiokill(argv[2]);
   if (!strcmp(m, "threads")) return mode_threads(argv[2], argc > 3 ? atoi(argv[3]) : 4);
   if (!strcmp(m, "fork")) return mode_fork(argv[2]);
   if (!strcmp(m, "forkexec")) return mode_forkexec(argv[2], argc > 3 ? argv[3] : argv[0]);
