@@ -574,3 +574,31 @@ TEST_CASE("agent mode: threads, fork, exec, a thread that exits the process: the
     }
   }
 }
+
+// Agent mode: a process killed with AIO ops it never collected (their result
+// never reached the tracer) has them counted in its "killed" record, from the
+// count its ring keeps (ring.h aio_pending), as `iosonar run` counts them.
+TEST_CASE("agent mode: a process killed with uncollected AIO ops has them counted as dropped", "[tracer][agent]") {
+  TempDir d;
+  const std::string ring = RingDir(d / "shm", geteuid());
+  auto r = Run({ProgramPath("tp_behaviour"), "aiokill", d.path()}, AgentEnv(ring));
+  INFO(r.err);
+  REQUIRE(r.signal == SIGKILL);
+  REQUIRE_FALSE(DirEmpty(ring));
+  const int port = FreePort();
+  Collector col(d / "store", port, d / "collect.log");
+  {
+    Child agent({LeanBin(), "agent", "--ring-root", d / "shm", "--output", "lumberjack://127.0.0.1:" + std::to_string(port),
+                 "--interval", "0.1"},
+                {}, d / "agent.log");
+    REQUIRE(WaitUntil([&] { return DirEmpty(ring); }, 20000));
+  }
+  col.c->Stop(30000);
+  auto lines = Stored(d / "store");
+  CHECK(Totals(lines, "write", "/aio.dat").count == 0);
+  int64_t killed = 0, dropped = -1;
+  for (const auto& l : lines)
+    if (l.dataset == "iosonar.tracer" && l.action == "killed") ++killed, dropped = l.dropped;
+  CHECK(killed == 1);
+  CHECK(dropped == 2);
+}
