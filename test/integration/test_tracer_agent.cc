@@ -78,6 +78,21 @@ size_t Duplicates(const std::vector<TraceLine>& lines) {
   return dup;
 }
 
+// Ships what the rings under d/shm hold (left by processes that ran with no
+// agent) through a real agent and collector; returns what was stored.
+std::vector<TraceLine> ShipLeftRings(const TempDir& d, const std::string& ring) {
+  const int port = FreePort();
+  Collector col(d / "store", port, d / "collect.log");
+  {
+    Child agent({LeanBin(), "agent", "--ring-root", d / "shm", "--output", "lumberjack://127.0.0.1:" + std::to_string(port),
+                 "--interval", "0.1"},
+                {}, d / "agent.log");
+    REQUIRE(WaitUntil([&] { return DirEmpty(ring); }, 20000));
+  }
+  col.c->Stop(30000);
+  return Stored(d / "store");
+}
+
 }  // namespace
 
 TEST_CASE("agent: SIGTERM, SIGKILL, SIGSEGV and _exit under IOSONAR_OUTPUT=agent: every byte stored, exact, the end recorded",
@@ -155,16 +170,7 @@ TEST_CASE("agent mode: a buffer filled by detail runs while no agent drains keep
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   REQUIRE_FALSE(DirEmpty(ring));
-  const int port = FreePort();
-  Collector col(d / "store", port, d / "collect.log");
-  {
-    Child agent({LeanBin(), "agent", "--ring-root", d / "shm", "--output", "lumberjack://127.0.0.1:" + std::to_string(port),
-                 "--interval", "0.1"},
-                {}, d / "agent.log");
-    REQUIRE(WaitUntil([&] { return DirEmpty(ring); }, 20000));
-  }
-  col.c->Stop(30000);
-  auto lines = Stored(d / "store");
+  auto lines = ShipLeftRings(d, ring);
   int64_t reads = 0, aggregated = 0, dropped = 0;
   for (const auto& l : lines) {
     if (l.dataset == "iosonar.trace" && l.op == "read") reads += l.count, aggregated += l.aggregated ? l.count : 0;
@@ -585,16 +591,7 @@ TEST_CASE("agent mode: a process killed with uncollected AIO ops has them counte
   INFO(r.err);
   REQUIRE(r.signal == SIGKILL);
   REQUIRE_FALSE(DirEmpty(ring));
-  const int port = FreePort();
-  Collector col(d / "store", port, d / "collect.log");
-  {
-    Child agent({LeanBin(), "agent", "--ring-root", d / "shm", "--output", "lumberjack://127.0.0.1:" + std::to_string(port),
-                 "--interval", "0.1"},
-                {}, d / "agent.log");
-    REQUIRE(WaitUntil([&] { return DirEmpty(ring); }, 20000));
-  }
-  col.c->Stop(30000);
-  auto lines = Stored(d / "store");
+  auto lines = ShipLeftRings(d, ring);
   CHECK(Totals(lines, "write", "/aio.dat").count == 0);
   int64_t killed = 0, dropped = -1;
   for (const auto& l : lines)

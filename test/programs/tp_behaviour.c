@@ -394,45 +394,37 @@ static int mode_signalio(const char* dir, int n) {
   return 0;
 }
 
-static int mode_aionoreturn(const char* dir) {
+/* Two aio_writes of 4 KiB to DIR/aio.dat, both waited for, neither collected. */
+static int aio_two_writes(const char* dir, struct aiocb cb[2]) {
   char path[4096];
   snprintf(path, sizeof path, "%s/aio.dat", dir);
   int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd < 0) return 1;
-  struct aiocb cb[2];
-  memset(cb, 0, sizeof cb);
+  if (fd < 0) return -1;
+  memset(cb, 0, 2 * sizeof cb[0]);
   for (int i = 0; i < 2; ++i) {
     cb[i].aio_fildes = fd;
     cb[i].aio_buf = block;
     cb[i].aio_nbytes = 4096;
     cb[i].aio_offset = (off_t)i * 4096;
-    if (aio_write(&cb[i]) != 0) return 1;
+    if (aio_write(&cb[i]) != 0) return -1;
   }
   for (int i = 0; i < 2; ++i) {
     const struct aiocb* l[1] = {&cb[i]};
     while (aio_error(&cb[i]) == EINPROGRESS) aio_suspend(l, 1, NULL);
   }
+  return 0;
+}
+
+static int mode_aionoreturn(const char* dir) {
+  static struct aiocb cb[2];
+  if (aio_two_writes(dir, cb) != 0) return 1;
   if (aio_return(&cb[0]) != 4096) return 1;
   return 0;  /* cb[1] never collected */
 }
 
 static int mode_aiokill(const char* dir) {
-  char path[4096];
-  snprintf(path, sizeof path, "%s/aio.dat", dir);
-  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd < 0) return 1;
   static struct aiocb cb[2];
-  for (int i = 0; i < 2; ++i) {
-    cb[i].aio_fildes = fd;
-    cb[i].aio_buf = block;
-    cb[i].aio_nbytes = 4096;
-    cb[i].aio_offset = (off_t)i * 4096;
-    if (aio_write(&cb[i]) != 0) return 1;
-  }
-  for (int i = 0; i < 2; ++i) {
-    const struct aiocb* l[1] = {&cb[i]};
-    while (aio_error(&cb[i]) == EINPROGRESS) aio_suspend(l, 1, NULL);
-  }
+  if (aio_two_writes(dir, cb) != 0) return 1;
   kill(getpid(), SIGKILL);
   return 1;
 }
