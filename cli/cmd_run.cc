@@ -92,6 +92,9 @@ class EmbeddedAgent {
     ao.host = HostName();
     ao.all_users = false;
     ao.quiet = false;
+    // A ring root of this run's own holds only this run's rings: nothing to
+    // set aside; what the output dropped is in the summary on stderr.
+    ao.report_ns = 0;
     trace::InstallRingGuard();
     agent_ = std::make_unique<trace::RingAgent>(ao, sink_.get());
     th_ = std::thread([this] {

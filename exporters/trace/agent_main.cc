@@ -30,7 +30,14 @@ constexpr OptionSpec kAgentOptions[] = {
                 "where the tracers' ring directories (iosonar-ring-UID) are; as root every user's is drained, "
                 "otherwise only this user's")
         .Env("IOSONAR_RING_ROOT"),
-    opt::Bytes("flush-bytes", "BYTES", "8M", "ship and commit within a pass once this much is pending").Min(4096),
+    opt::Bytes("flush-bytes", "BYTES", "8M",
+               "ship and commit within a pass once this much is pending; the ring of a process that ended goes "
+               "out in parts of this size")
+        .Min(4096),
+    opt::Duration("report-interval", "SECONDS", "60",
+                  "the agent's own iosonar.sampler records (rings and directories set aside, lines shipped, "
+                  "records its output dropped): this often, at once when a ring is set aside, and at stop")
+        .Above(0),
 };
 
 Result<std::unique_ptr<Exporter>> NoLoop(const Options&) {
@@ -45,6 +52,7 @@ int RunAgent(const Options& opts) {
   ao.all_users = geteuid() == 0;
   ao.flush_bytes = static_cast<size_t>(opts.Bytes("flush-bytes"));
   ao.quiet = opts.Flag("quiet");
+  ao.report_ns = opts.Flag("no-sampler-records") ? 0 : static_cast<int64_t>(opts.Seconds("report-interval") * 1e9);
   SinkOptions so;
   so.spool_dir = opts.Get("spool-dir");
   so.es.user = opts.Get("es-user");
@@ -87,17 +95,20 @@ int RunAgent(const Options& opts) {
     }
   }
   if (g_agent_stop.load()) agent.Pass();  // what ended just now
+  agent.Finish();
   const auto& st = agent.stats();
   const SinkCounters c = sink.value()->counters();
   if (!opts.Flag("quiet"))
     std::fprintf(stderr,
                  "%s agent: %llu passes, %llu lines (%llu trace records), %llu rings of ended processes, "
-                 "%llu malformed rings, %llu refused, %llu failed flushes (sent %llu, spooled %llu, dropped %llu)\n",
+                 "%llu malformed rings, %llu refused, %llu failed flushes (sent %llu, spooled %llu, dropped %llu); "
+                 "at most %llu bytes of lines held for one ring\n",
                  ProgramName(), static_cast<unsigned long long>(st.passes), static_cast<unsigned long long>(st.lines),
                  static_cast<unsigned long long>(st.runs), static_cast<unsigned long long>(st.rings_finished),
                  static_cast<unsigned long long>(st.malformed), static_cast<unsigned long long>(st.refused),
                  static_cast<unsigned long long>(st.flush_failures), static_cast<unsigned long long>(c.lines_sent),
-                 static_cast<unsigned long long>(c.spooled), static_cast<unsigned long long>(c.dropped));
+                 static_cast<unsigned long long>(c.spooled), static_cast<unsigned long long>(c.dropped),
+                 static_cast<unsigned long long>(st.max_take_bytes));
   return 0;
 }
 
@@ -113,7 +124,9 @@ const Descriptor kAgentExporter = {
     "records to --output and records each process's end. Processes traced with IOSONAR_OUTPUT=agent send\n"
     "nothing themselves: their runs leave the ring only once the output holds them (lumberjack:// is\n"
     "acknowledged, with --spool-dir for a receiver that is away), so nothing is lost when a job is killed\n"
-    "or the collector restarts. Rings of dead processes that sent for themselves are shipped too.",
+    "or the collector restarts. Rings of dead processes that sent for themselves are shipped too. What\n"
+    "it sets aside (a malformed ring, a refused directory) and what its output drops reach the data as its\n"
+    "own iosonar.sampler records (sampler.name \"agent\", sources \"rings\" and \"output\").",
     kAgentOptions,
     0.5,
     NoLoop,

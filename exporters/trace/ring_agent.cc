@@ -9,10 +9,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
+#include "core/base/hash.h"
+#include "core/base/timeutil.h"
+#include "core/records/fields.h"
+#include "core/records/json_line.h"
 #include "core/transport/sink.h"
 
 namespace iosonar::trace {
@@ -27,13 +32,89 @@ RingAgent::~RingAgent() {
   }
 }
 
-void RingAgent::Report(const std::string& key, const std::string& msg) {
+bool RingAgent::Report(const std::string& key, const std::string& msg) {
   if (reported_.size() > 10000) reported_.clear();
-  if (!reported_.insert(key).second) return;
+  if (!reported_.insert(key).second) return false;
   if (!o_.quiet) std::fprintf(stderr, "iosonar agent: %s\n", msg.c_str());
+  return true;
+}
+
+void RingAgent::SetAside(uint64_t* counter, const std::string& key, const std::string& msg) {
+  if (!Report(key, msg)) return;
+  ++*counter;
+  last_aside_ = msg;
+}
+
+void RingAgent::SelfReport(bool force) {
+  if (o_.report_ns <= 0 || !report_line_.empty()) return;  // the one not yet held goes again first
+  const uint64_t aside = st_.malformed + st_.refused;
+  const uint64_t dropped = sink_->counters().dropped;
+  const int64_t now = MonotonicNs();
+  if (!force && aside == reported_aside_ && dropped == reported_dropped_ && now - last_report_mono_ < o_.report_ns)
+    return;
+  last_report_mono_ = now;
+  if (!self_stream_) {
+    self_stream_ = static_cast<int64_t>(
+        Fnv1a(o_.host + "/agent/" + std::to_string(getpid()) + "/" + std::to_string(NowNs())) >> 1);
+  }
+  aside_at_report_ = aside;
+  lines_at_report_ = st_.lines;
+  dropped_at_report_ = dropped;
+  const int64_t ts = NowNs();
+  auto record = [&](const char* source, bool ok, uint64_t warnings, const uint64_t* records, const std::string& error) {
+    char buf[2048];
+    JsonLine j(buf, sizeof buf);
+    j.Begin();
+    j.Key(field::kTimestamp);
+    j.IsoMillis(ts);
+    j.KStr(field::kEventDataset, dataset::kSampler.name());
+    j.KInt(field::kEventStream, self_stream_);
+    j.KInt(field::kEventSeq, static_cast<int64_t>(self_seq_++));
+    j.KStr(field::kHostName, o_.host);
+    j.KStr(field::kSamplerName, "agent");
+    j.KStr(field::kSamplerSource, source);
+    j.Key(field::kSamplerOk);
+    j.Bool(ok);
+    j.KInt(field::kSamplerDurationNs, pass_ns_);
+    j.KInt(field::kSamplerWarnings, static_cast<int64_t>(warnings & INT64_MAX));
+    if (records) j.KInt(field::kSamplerRecords, static_cast<int64_t>(*records & INT64_MAX));
+    if (!ok && !error.empty()) j.KStr(field::kSamplerError, error.substr(0, 512));
+    j.KInt(field::kSamplerIntervalNs, o_.report_ns);
+    j.End();
+    if (j.ok()) report_line_.append(buf, j.size());
+  };
+  // "rings": the rings and directories set aside since the last report (each
+  // once), the lines shipped from the rings; "output": what the sink dropped.
+  const uint64_t shipped = st_.lines - reported_lines_;
+  record("rings", aside == reported_aside_, aside - reported_aside_, &shipped, last_aside_);
+  record("output", dropped == reported_dropped_, dropped - reported_dropped_, nullptr, last_output_error_);
+}
+
+bool RingAgent::SendReport() {
+  Status s = report_line_.empty() ? Status::Ok() : sink_->Send(report_line_, 2);
+  if (s.ok()) s = sink_->Flush();
+  if (!s.ok()) {
+    last_output_error_ = s.message();
+    return false;
+  }
+  if (!report_line_.empty()) {
+    reported_aside_ = aside_at_report_;
+    reported_lines_ = lines_at_report_;
+    reported_dropped_ = dropped_at_report_;
+    report_line_.clear();
+  }
+  return true;
+}
+
+void RingAgent::Finish() {
+  if (o_.report_ns <= 0) return;
+  if (!SendReport()) return;  // a report not yet held: it is the last word
+  SelfReport(true);
+  SendReport();
 }
 
 bool RingAgent::Pass() {
+  const int64_t t0 = MonotonicNs();
   ++st_.passes;
   ok_ = true;
   const uid_t me = geteuid();
@@ -56,8 +137,10 @@ bool RingAgent::Pass() {
   } else {
     PassDir(o_.ring_root + "/iosonar-ring-" + std::to_string(me), me);
   }
+  pass_ns_ = MonotonicNs() - t0;
+  SelfReport(false);
   // Nothing new: the sink still gets its chance to resend what it spooled.
-  if (Status s = sink_->Flush(); !s.ok()) ok_ = false;
+  if (!SendReport()) ok_ = false;
   return ok_;
 }
 
@@ -65,18 +148,16 @@ void RingAgent::PassDir(const std::string& dir, uid_t uid) {
   int dfd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (dfd < 0) {
     if (errno != ENOENT) {
-      ++st_.refused;
-      Report("dir:" + dir + std::to_string(errno), dir + ": not opened as a directory without following links (" +
-                                                       std::strerror(errno) + "); skipped");
+      SetAside(&st_.refused, "dir:" + dir + std::to_string(errno),
+               dir + ": not opened as a directory without following links (" + std::strerror(errno) + "); skipped");
     }
     return;
   }
   struct stat ds;
   if (fstat(dfd, &ds) != 0 || !S_ISDIR(ds.st_mode) || ds.st_uid != uid || (ds.st_mode & 07777) != 0700) {
-    ++st_.refused;
     char mode[16];
     std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(ds.st_mode & 07777));
-    Report("dir:" + dir + ":" + std::to_string(ds.st_uid) + mode,
+    SetAside(&st_.refused, "dir:" + dir + ":" + std::to_string(ds.st_uid) + mode,
            dir + ": owned by uid " + std::to_string(ds.st_uid) + " with mode " + mode + ", expected uid " +
                std::to_string(uid) + " and mode 0700; refused");
     close(dfd);
@@ -95,8 +176,7 @@ void RingAgent::PassDir(const std::string& dir, uid_t uid) {
     size_t nl = strlen(n);
     if (strncmp(n, "ring-", 5) != 0 || nl < 9 || strcmp(n + nl - 4, ".bin") != 0) continue;
     if (e->d_type != DT_REG && e->d_type != DT_UNKNOWN) {
-      ++st_.refused;
-      Report("file:" + dir + "/" + n, dir + "/" + n + ": not a regular file; refused");
+      SetAside(&st_.refused, "file:" + dir + "/" + n, dir + "/" + n + ": not a regular file; refused");
       continue;
     }
     names.emplace_back(n);
@@ -109,16 +189,14 @@ void RingAgent::PassDir(const std::string& dir, uid_t uid) {
     int fd = openat(dfd, name.c_str(), O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     if (fd < 0) {
       if (errno != ENOENT) {
-        ++st_.refused;
-        Report("file:" + path, path + ": not opened (" + std::string(std::strerror(errno)) + "; links are not followed); refused");
+        SetAside(&st_.refused, "file:" + path, path + ": not opened (" + std::string(std::strerror(errno)) + "; links are not followed); refused");
       }
       continue;
     }
     struct stat fs;
     if (fstat(fd, &fs) != 0 || !S_ISREG(fs.st_mode) || fs.st_uid != uid || fs.st_nlink != 1 ||
         static_cast<size_t>(fs.st_size) != kRingBytes) {
-      ++st_.refused;
-      Report("file:" + path + ":" + std::to_string(fs.st_ino),
+      SetAside(&st_.refused, "file:" + path + ":" + std::to_string(fs.st_ino),
              path + ": not a regular file of uid " + std::to_string(uid) + " with one link and a ring's size; refused");
       close(fd);
       continue;
@@ -143,11 +221,20 @@ void RingAgent::PassDir(const std::string& dir, uid_t uid) {
       tp.name_pid = pid;
       tp.alive = ProcessAlive(h.pid, h.start_time);
       tp.host = o_.host.c_str();
+      tp.spill_bytes = o_.flush_bytes;
+      tp.spill = [this](std::string_view lines, uint64_t nlines) {
+        if (Status s = sink_->Send(lines, nlines); !s.ok()) {
+          last_output_error_ = s.message();
+          ok_ = false;
+          return false;
+        }
+        return true;
+      };
       good = reader_.Take(base, kRingBytes, tp, &op.take, &why);
+      st_.max_take_bytes = std::max<uint64_t>(st_.max_take_bytes, op.take.max_bytes);
     }
     if (!good) {
-      ++st_.malformed;
-      Report("bad:" + path + ":" + std::to_string(fs.st_ino), path + ": malformed ring (" + why + "); skipped");
+      SetAside(&st_.malformed, "bad:" + path + ":" + std::to_string(fs.st_ino), path + ": malformed ring (" + why + "); skipped");
       munmap(m, kRingBytes);
       close(fd);
       continue;
@@ -179,17 +266,19 @@ bool RingAgent::FlushAndCommit() {
     if (p.take.lines.empty()) continue;
     if (Status s = sink_->Send(p.take.lines, p.take.nlines); !s.ok()) {
       ok = false;
+      last_output_error_ = s.message();
       if (!o_.quiet) Report("send:" + s.message(), "output: " + s.message());
     }
   }
   if (Status s = sink_->Flush(); !s.ok()) {
     ok = false;
+    last_output_error_ = s.message();
     if (!o_.quiet) std::fprintf(stderr, "iosonar agent: output: %s (kept in the rings, retried)\n", s.message().c_str());
   }
   for (auto& p : pending_) {
     if (ok) {
       reader_.Commit(p.base, kRingBytes, p.take);
-      st_.lines += p.take.nlines;
+      st_.lines += p.take.nlines + p.take.spilled;
       st_.runs += p.take.runs;
       if (p.take.remove) {
         // The name still this file (its owner may have replaced it): then it goes.

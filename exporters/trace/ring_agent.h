@@ -31,9 +31,11 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "exporters/trace/ring.h"
@@ -50,15 +52,18 @@ struct AgentStats {
   uint64_t rings_finished = 0;   // rings shipped whole and removed (exit, exec, death)
   uint64_t lines = 0;            // lines shipped and committed
   uint64_t runs = 0;             // of those, trace records
-  uint64_t malformed = 0;        // rings skipped as malformed (each counted once)
-  uint64_t refused = 0;          // directories or files refused (not a directory, link, owner, mode)
+  uint64_t malformed = 0;        // rings skipped as malformed (each counted once, not once a pass)
+  uint64_t refused = 0;          // directories or files refused (not a directory, link, owner, mode; each once)
   uint64_t flush_failures = 0;   // passes whose lines the sink could not hold (nothing committed, retried)
+  uint64_t max_take_bytes = 0;   // the most formatted lines held for one ring at once (bounded by flush_bytes)
 };
 
 // What one ring contributes to a pass, for the commit once the sink holds it.
 struct RingTake {
   std::string lines;
   uint64_t nlines = 0, runs = 0;
+  uint64_t spilled = 0;       // lines already handed to TakeParams::spill (a ring shipped whole)
+  size_t max_bytes = 0;       // the most bytes lines held at once
   std::vector<std::pair<uint32_t, uint32_t>> slots;  // agent mode: (slot, runs taken from the head of its buffer)
   bool start = false;   // the start record went out: set RingHeader::started
   bool remove = false;  // the ring is done: remove it
@@ -75,6 +80,16 @@ struct TakeParams {
   bool alive = false;
   const char* host = "";
   uint64_t now_ticks = 0;  // the ring's clock now (for windows that ended)
+  // A ring shipped whole (its process ended or died: it no longer changes)
+  // is handed over in parts once spill_bytes of lines are held, so the
+  // reader's memory stays bounded however full its 512 slots are. Nothing
+  // is committed until the whole take is held; if the agent dies between,
+  // the next take formats the same lines under the same event.seq (the ring
+  // is frozen), so the receivers deduplicate the parts sent twice. spill
+  // returning false (the output cannot take them) abandons the take: the
+  // whole ring again next pass.
+  std::function<bool(std::string_view lines, uint64_t nlines)> spill;
+  size_t spill_bytes = size_t{8} << 20;
 };
 class RingReader {
  public:
@@ -103,12 +118,19 @@ class RingAgent {
     bool all_users = false;              // every uid's directory (root); else only the effective uid's
     size_t flush_bytes = 8u << 20;       // flush and commit within a pass once this much is pending
     bool quiet = false;
+    // The agent's own iosonar.sampler records (sampler.name "agent"): every
+    // report_ns, at once in the pass that sets a ring or directory aside, and
+    // at Finish(); 0: never. So what the agent refused or its output dropped
+    // reaches the data, not only its stderr.
+    int64_t report_ns = 60000000000;
   };
   RingAgent(const Options& o, RecordSink* sink);
   ~RingAgent();
   // One pass over every ring; returns false if the sink could not hold a
   // batch (that batch stays in the rings for the next pass).
   bool Pass();
+  // The last self-report (what the last pass did and set aside), flushed.
+  void Finish();
   const AgentStats& stats() const { return st_; }
 
  private:
@@ -122,7 +144,15 @@ class RingAgent {
   };
   void PassDir(const std::string& dir, uid_t uid);
   bool FlushAndCommit();
-  void Report(const std::string& key, const std::string& msg);
+  // Prints msg (unless quiet) the first time key is seen; true then.
+  bool Report(const std::string& key, const std::string& msg);
+  // A ring or directory set aside: counted and reported once per key.
+  void SetAside(uint64_t* counter, const std::string& key, const std::string& msg);
+  // Queues the self-report if one is due (force: now); it is sent with the
+  // pass's flush, and sent again, the same line, until a flush holds it.
+  void SelfReport(bool force);
+  // Sends the queued self-report (if any) and flushes the sink; true once held.
+  bool SendReport();
 
   Options o_;
   RecordSink* sink_;
@@ -132,6 +162,15 @@ class RingAgent {
   size_t pending_bytes_ = 0;
   std::set<std::string> reported_;
   bool ok_ = true;
+  // Self-reports: what the last one sent covered, the line not yet held.
+  int64_t self_stream_ = 0;
+  uint64_t self_seq_ = 0;
+  int64_t last_report_mono_ = 0, pass_ns_ = 0;
+  uint64_t reported_aside_ = 0, reported_lines_ = 0, reported_dropped_ = 0;
+  uint64_t aside_at_report_ = 0, lines_at_report_ = 0, dropped_at_report_ = 0;
+  std::string last_aside_, last_output_error_;
+  std::string report_line_;
+  bool report_failed_output_ = false;
 };
 
 // Installs the SIGBUS handler that turns a fault inside a guarded read of a

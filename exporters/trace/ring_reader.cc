@@ -220,9 +220,19 @@ bool RingReader::Take(char* base, size_t len, const TakeParams& p, RingTake* out
   if (!agent) records = h.records;
   const int32_t me = static_cast<int32_t>(getpid());
   for (uint32_t i = 0; i < h.slots_hwm; ++i) {
-    // Bounded memory: a live ring's other slots wait for the next pass (a
-    // finished ring is shipped whole: at most its slots' buffers).
+    // Bounded memory: a live ring's other slots wait for the next pass; a
+    // finished ring's lines go to the output in parts (TakeParams::spill).
+    out->max_bytes = std::max(out->max_bytes, out->lines.size());
     if (!whole && out->lines.size() >= (size_t{32} << 20)) break;
+    if (whole && p.spill && out->lines.size() >= p.spill_bytes) {
+      if (!p.spill(out->lines, out->nlines)) {
+        *out = RingTake{};
+        return true;
+      }
+      out->spilled += out->nlines;
+      out->lines.clear();
+      out->nlines = 0;
+    }
     Slot& s = m.slot();
     Slot* sh = RingSlots(base) + i;
     m.extra.n = 0;
@@ -344,6 +354,7 @@ bool RingReader::Take(char* base, size_t len, const TakeParams& p, RingTake* out
     out->remove = true;
     out->finished = true;
   }
+  out->max_bytes = std::max(out->max_bytes, out->lines.size());
   return true;
 }
 

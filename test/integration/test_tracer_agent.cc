@@ -19,6 +19,7 @@
 #include <filesystem>
 #include <memory>
 #include <set>
+#include <sstream>
 
 #include "exporters/trace/ring.h"
 #include "exporters/trace/ring_agent.h"
@@ -476,6 +477,37 @@ TEST_CASE("agent: crafted malformed rings are skipped, reported once, and never 
     CHECK(fs::exists(dir + "/" + nm(k)));                                          // left where it is
   }
   CHECK(r.err.find(nm(10) + ": not a regular file of uid") != std::string::npos);  // the wrong size
+  // Each set aside once over the three passes, in the summary and in the
+  // agent's own iosonar.sampler records, which go out with the data.
+  CHECK(r.err.find("10 malformed rings, 1 refused") != std::string::npos);
+  {
+    int64_t warnings = 0, reports = 0, output_ok = 0;
+    std::string error;
+    std::istringstream in(ReadFile(d / "out.jsonl"));
+    for (std::string line; std::getline(in, line);) {
+      if (line.find("\"sampler.name\":\"agent\"") == std::string::npos) continue;
+      CHECK(line.find("\"event.dataset\":\"iosonar.sampler\"") != std::string::npos);
+      if (line.find("\"sampler.source\":\"output\"") != std::string::npos) {
+        output_ok += line.find("\"sampler.ok\":true") != std::string::npos;
+        continue;
+      }
+      ++reports;
+      size_t w = line.find("\"sampler.warnings\":");
+      REQUIRE(w != std::string::npos);
+      int64_t n = std::atoll(line.c_str() + w + 19);
+      warnings += n;
+      if (n > 0) {
+        CHECK(line.find("\"sampler.ok\":false") != std::string::npos);
+        size_t e = line.find("\"sampler.error\":\"");
+        REQUIRE(e != std::string::npos);
+        error = line.substr(e);
+      }
+    }
+    CHECK(reports >= 2);  // the pass that found them, and the last word at stop
+    CHECK(output_ok == reports);
+    CHECK(warnings == 11);
+    CHECK(error.find("ring-" + std::to_string(pid) + "-") != std::string::npos);
+  }
   CHECK(!fs::exists(dir + "/" + nm(12)));
   CHECK(!fs::exists(dir + "/" + nm(13)));
   // The intact copy's records are all there (the hostile one's may fail the schema: its owner's loss only).
@@ -483,6 +515,51 @@ TEST_CASE("agent: crafted malformed rings are skipped, reported once, and never 
   CHECK(text.find("\"file.path\":\"" + (d / "data-m") + "/die.dat\"") != std::string::npos);
   CHECK(text.find(std::string(200, 'A')) != std::string::npos);
   CHECK(text.find(std::string(sizeof(PathSlot::path), 'A')) == std::string::npos);  // cut at the slot's end
+}
+
+TEST_CASE("agent: a finished ring with every slot full goes out in parts: memory bounded by --flush-bytes, every line once",
+          "[tracer][agent][hostile]") {
+  using namespace iosonar::trace;
+  TempDir d;
+  const std::string ring = MakeEndedRing(d, "f");
+  const std::string name = fs::path(ring).filename();
+  const std::string dir = RingDir(d / "shm", geteuid());
+  // What a program with 128 threads leaves when no agent drained it for a
+  // while (or what its owner can write): every slot's buffer full.
+  constexpr int kSlots = 128;
+  Craft(ring, dir, name, [&](char* b, int) {
+    Slot* s = RingSlots(b);
+    REQUIRE(s[0].nbuf > 0);
+    for (int k = s[0].nbuf; k < kBufRuns; ++k) s[0].buf[k] = s[0].buf[k % s[0].nbuf];
+    s[0].nbuf = kBufRuns;
+    for (int i = 1; i < kSlots; ++i) {
+      memcpy(static_cast<void*>(&s[i]), &s[0], sizeof(Slot));
+      s[i].tid = s[0].tid + i;
+      s[i].index = i;
+    }
+    RingHead(b)->slots_hwm = kSlots;
+  });
+  auto r = iosonar::test::Run({LeanBin(), "agent", "--ring-root", d / "shm", "--output", d / "out.jsonl", "--count", "1",
+                "--flush-bytes", "1M"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(!fs::exists(dir + "/" + name));  // shipped whole, removed
+  auto lines = ParseTraceLines(ReadFile(d / "out.jsonl"));
+  CHECK(Duplicates(lines) == 0);
+  int64_t trace = 0, records = -1;
+  for (const auto& l : lines) {
+    trace += l.dataset == "iosonar.trace";
+    if (l.dataset == "iosonar.tracer" && l.action != "start") records = l.records;
+  }
+  CHECK(trace >= int64_t{kSlots} * kBufRuns);
+  CHECK(records == trace);  // the end record counts what went out
+  // ~60 MB of lines went out; the agent never held more than a part of them.
+  size_t at = r.err.find("at most ");
+  REQUIRE(at != std::string::npos);
+  const long long held = std::atoll(r.err.c_str() + at + 8);
+  CHECK(held >= (1 << 20));
+  CHECK(held < (3 << 20));
+  CHECK(fs::file_size(d / "out.jsonl") > size_t{40} << 20);
 }
 
 TEST_CASE("agent: a ring truncated while it is read is abandoned (SIGBUS guarded), not a crash", "[tracer][agent][hostile]") {
@@ -569,8 +646,9 @@ TEST_CASE("agent mode: threads, fork, exec, a thread that exits the process: the
         if (l.action == "start") ++ends[l.stream].first;
         else ++ends[l.stream].second;
       }
-      std::set<int64_t> streams;
-      for (const auto& l : lines) streams.insert(l.stream);
+      std::set<int64_t> streams;  // of the traced processes (the agent's own iosonar.sampler records aside)
+      for (const auto& l : lines)
+        if (l.dataset != "iosonar.sampler") streams.insert(l.stream);
       CHECK(ends.size() == streams.size());
       for (auto [stream, se] : ends) {
         INFO(stream);
