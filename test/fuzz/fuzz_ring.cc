@@ -83,21 +83,42 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   p.name_pid = 1234;
   p.alive = flags & 1;
   p.host = "fuzz";
+  auto check = [](std::string_view lines, uint64_t nlines) {
+    uint64_t n = 0;
+    size_t start = 0;
+    for (size_t k = 0; k < lines.size(); ++k) {
+      if (lines[k] != '\n') continue;
+      if (lines[start] != '{' || lines[k - 1] != '}') Broken("a taken line that is not one JSON object");
+      ++n;
+      start = k + 1;
+    }
+    if (start != lines.size()) Broken("taken lines not newline-terminated");
+    if (n != nlines) Broken("nlines is not the number of lines");
+  };
+  // A ring taken whole in parts (the agent's --flush-bytes), and an output
+  // that refuses a part (the take is abandoned: nothing left to commit).
+  uint64_t spilled = 0;
+  bool refused = false;
+  if (flags & 32) {
+    p.spill_bytes = 512;
+    p.spill = [&](std::string_view lines, uint64_t nlines) {
+      check(lines, nlines);
+      if ((flags & 64) && spilled > 0) {
+        refused = true;
+        return false;
+      }
+      spilled += nlines;
+      return true;
+    };
+  }
   RingTake t;
   std::string why;
   RingHeader h;
   reader.Header(b, kRingBytes, &h, &why);
   if (reader.Take(b, kRingBytes, p, &t, &why)) {
-    uint64_t n = 0;
-    size_t start = 0;
-    for (size_t k = 0; k < t.lines.size(); ++k) {
-      if (t.lines[k] != '\n') continue;
-      if (t.lines[start] != '{' || t.lines[k - 1] != '}') Broken("a taken line that is not one JSON object");
-      ++n;
-      start = k + 1;
-    }
-    if (start != t.lines.size()) Broken("taken lines not newline-terminated");
-    if (n != t.nlines) Broken("nlines is not the number of lines");
+    check(t.lines, t.nlines);
+    if (t.spilled != (refused ? 0 : spilled)) Broken("spilled is not the lines handed to spill");
+    if (refused && (t.nlines || t.remove || !t.slots.empty())) Broken("a refused part left something to commit");
     if (flags & 16) reader.Commit(b, kRingBytes, t);
   }
   // Back to zero: the header, the two slots, the patched path entries.
