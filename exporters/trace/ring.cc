@@ -200,6 +200,20 @@ void FormatRun(JsonLine& j, const FmtContext& c, const Run& r, int tid, uint64_t
   j.End();
 }
 
+void FormatTracerRecord(JsonLine& j, const FmtContext& c, const RingHeader& h, const char* action, int64_t ts_ns,
+                        uint64_t seq, const TracerCounts& n) {
+  FormatCommon(j, c, kPrefixTracer, ts_ns, seq);
+  j.KStr(field::kEventAction, action);
+  if (h.ppid > 0) j.KInt(field::kProcessPpid, h.ppid);
+  if (h.cmdline_len && h.cmdline_len < sizeof h.cmdline) j.KStr(field::kProcessCommandLine, h.cmdline, h.cmdline_len);
+  j.KInt(field::kTracerRawOps, static_cast<int64_t>(n.raw & INT64_MAX));
+  j.KInt(field::kTracerRecords, static_cast<int64_t>(n.records & INT64_MAX));
+  j.KInt(field::kTracerDropped, static_cast<int64_t>(n.dropped & INT64_MAX));
+  j.KInt(field::kTracerSpooled, 0);
+  j.KInt(field::kTracerWindowNs, h.window_ns);
+  j.End();
+}
+
 bool ProcessAlive(int pid, uint64_t start_time) {
   if (pid <= 0) return false;
   if (kill(pid, 0) != 0 && errno == ESRCH) return false;
@@ -298,21 +312,9 @@ uint64_t ShipRing(void* base, LineSender* sender) {
   c->paths = RingPaths(base);
   auto* out = new DrainOut(sender, *c, h.seq);
   uint64_t raw = 0;
-  // Its uncollected AIO ops count as dropped: it can no longer record them (ring.h).
-  const uint64_t dropped = h.dropped + std::min<uint64_t>(h.aio_pending, uint64_t{1} << 32);
   auto tracer_record = [&](const char* action) {
-    out->Line([&](JsonLine& j, uint64_t seq) {
-      FormatCommon(j, *c, kPrefixTracer, RealNs(), seq);
-      j.KStr(field::kEventAction, action);
-      if (h.ppid) j.KInt(field::kProcessPpid, h.ppid);
-      if (h.cmdline_len) j.KStr(field::kProcessCommandLine, h.cmdline, h.cmdline_len);
-      j.KInt(field::kTracerRawOps, static_cast<int64_t>(raw));
-      j.KInt(field::kTracerRecords, static_cast<int64_t>(h.records + out->runs()));
-      j.KInt(field::kTracerDropped, static_cast<int64_t>(dropped & INT64_MAX));
-      j.KInt(field::kTracerSpooled, 0);
-      j.KInt(field::kTracerWindowNs, h.window_ns);
-      j.End();
-    });
+    TracerCounts n{raw, h.records + out->runs(), action[0] == 'k' ? KilledDropped(h, h.dropped) : 0};
+    out->Line([&](JsonLine& j, uint64_t seq) { FormatTracerRecord(j, *c, h, action, RealNs(), seq, n); });
   };
   Slot* slots = RingSlots(base);
   for (uint32_t i = 0; i < h.slots_hwm; ++i) raw += slots[i].raw_ops;

@@ -155,6 +155,19 @@ int64_t TicksToEpochNs(const FmtContext& c, uint64_t t);
 const char* LookupPath(const PathSlot* paths, uint64_t id);
 void FormatCommon(JsonLine& j, const FmtContext& c, PrefixKind kind, int64_t ts_ns, uint64_t seq);
 void FormatRun(JsonLine& j, const FmtContext& c, const Run& r, int tid, uint64_t seq);
+// A drainer's iosonar.tracer record for a process from its ring: "start", or
+// its end ("killed", "exit", "exec") with its counts.
+struct TracerCounts {
+  uint64_t raw = 0, records = 0, dropped = 0;
+};
+void FormatTracerRecord(JsonLine& j, const FmtContext& c, const RingHeader& h, const char* action, int64_t ts_ns,
+                        uint64_t seq, const TracerCounts& n);
+// tracer.dropped of a process killed by a signal: what it counted, and its
+// uncollected AIO ops, which it can no longer record (capped: the count is the
+// ring's, written by its owner).
+inline uint64_t KilledDropped(const RingHeader& h, uint64_t dropped) {
+  return dropped + (h.aio_pending < (uint64_t{1} << 32) ? h.aio_pending : uint64_t{1} << 32);
+}
 
 // ---- the drainer
 struct DrainStats {

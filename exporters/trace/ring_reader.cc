@@ -192,18 +192,7 @@ bool RingReader::Take(char* base, size_t len, const TakeParams& p, RingTake* out
     ++out->nlines;
   };
   auto tracer_record = [&](const char* action, int64_t ts, uint64_t s, uint64_t raw, uint64_t records, uint64_t dropped) {
-    emit([&](JsonLine& j) {
-      FormatCommon(j, c, kPrefixTracer, ts, s);
-      j.KStr(field::kEventAction, action);
-      if (h.ppid > 0) j.KInt(field::kProcessPpid, h.ppid);
-      if (h.cmdline_len) j.KStr(field::kProcessCommandLine, h.cmdline, h.cmdline_len);
-      j.KInt(field::kTracerRawOps, static_cast<int64_t>(raw & INT64_MAX));
-      j.KInt(field::kTracerRecords, static_cast<int64_t>(records & INT64_MAX));
-      j.KInt(field::kTracerDropped, static_cast<int64_t>(dropped & INT64_MAX));
-      j.KInt(field::kTracerSpooled, 0);
-      j.KInt(field::kTracerWindowNs, h.window_ns);
-      j.End();
-    });
+    emit([&](JsonLine& j) { FormatTracerRecord(j, c, h, action, ts, s, TracerCounts{raw, records, dropped}); });
   };
   if (!h.started) {
     tracer_record("start", h.real0, agent ? AgentSeq(kMaxThreads, 0) : seq++, 0, 0, 0);
@@ -349,7 +338,7 @@ bool RingReader::Take(char* base, size_t len, const TakeParams& p, RingTake* out
   if (whole) {
     const char* action = !agent || h.ended == 0 ? "killed" : h.ended == 2 ? "exec" : "exit";
     // A killed process's uncollected AIO ops (its exit path counts them itself).
-    if (action[0] == 'k') dropped += std::min<uint64_t>(h.aio_pending, uint64_t{1} << 32);
+    if (action[0] == 'k') dropped = KilledDropped(h, dropped);
     tracer_record(action, NowNs(), agent ? AgentSeq(kMaxThreads, 1) : seq++, raw, records, dropped);
     out->remove = true;
     out->finished = true;
