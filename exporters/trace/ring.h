@@ -96,7 +96,11 @@ struct RingHeader {
   int32_t drainer_pid;
   // Agent mode: the process went through its exit path (1) or exec'd (2)
   // with everything closed into its slots, finished but unsent: the agent
-  // ships it and removes the ring once its sender holds it durably.
+  // ships it and removes the ring once its sender holds it durably. An exec
+  // that fails sets 2 back to 0 (the ring is live again); the agent takes an
+  // exec'd ring whole only once it has stayed 2 for a pass, and sets 3 before
+  // it removes it (so a tracer whose exec failed later knows, and the agent
+  // never removes a ring that came back to life).
   uint32_t ended;
   char host[256];
   char job[128];

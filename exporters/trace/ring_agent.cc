@@ -115,6 +115,7 @@ void RingAgent::Finish() {
 
 bool RingAgent::Pass() {
   const int64_t t0 = MonotonicNs();
+  if (exec_seen_.size() > 65536) exec_seen_.clear();  // bounded: they settle again
   ++st_.passes;
   ok_ = true;
   const uid_t me = geteuid();
@@ -221,6 +222,12 @@ void RingAgent::PassDir(const std::string& dir, uid_t uid) {
       tp.name_pid = pid;
       tp.alive = ProcessAlive(h.pid, h.start_time);
       tp.host = o_.host.c_str();
+      if (h.agent && h.ended == 2 && tp.alive) {
+        // exec'd: taken whole once it has stayed so since an earlier pass
+        // (a failed exec makes the ring live again within microseconds).
+        auto [it, fresh] = exec_seen_.try_emplace({fs.st_dev, fs.st_ino}, MonotonicNs());
+        tp.exec_settled = !fresh && MonotonicNs() - it->second >= 50000000;
+      }
       tp.spill_bytes = o_.flush_bytes;
       tp.spill = [this](std::string_view lines, uint64_t nlines) {
         if (Status s = sink_->Send(lines, nlines); !s.ok()) {
@@ -277,10 +284,11 @@ bool RingAgent::FlushAndCommit() {
   }
   for (auto& p : pending_) {
     if (ok) {
-      reader_.Commit(p.base, kRingBytes, p.take);
+      const bool removable = reader_.Commit(p.base, kRingBytes, p.take);
       st_.lines += p.take.nlines + p.take.spilled;
       st_.runs += p.take.runs;
-      if (p.take.remove) {
+      if (p.take.exec_end) exec_seen_.erase({p.dev, p.ino});
+      if (p.take.remove && removable) {
         // The name still this file (its owner may have replaced it): then it goes.
         struct stat now;
         if (fstatat(p.dirfd, p.name.c_str(), &now, AT_SYMLINK_NOFOLLOW) == 0 && now.st_dev == p.dev &&

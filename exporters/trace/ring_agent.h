@@ -68,6 +68,7 @@ struct RingTake {
   bool start = false;   // the start record went out: set RingHeader::started
   bool remove = false;  // the ring is done: remove it
   bool finished = false;  // of which: the process ended (ship counted in rings_finished)
+  bool exec_end = false;  // of which: it exec'd (removed only if ended goes 2 -> 3 at commit)
 };
 
 // The ring in memory (a shared mapping, or a buffer for tests and the fuzz
@@ -90,6 +91,9 @@ struct TakeParams {
   // whole ring again next pass.
   std::function<bool(std::string_view lines, uint64_t nlines)> spill;
   size_t spill_bytes = size_t{8} << 20;
+  // An exec'd ring (ended 2) of a live pid is taken whole only once settled:
+  // it was already exec'd a pass ago (a failed exec sets it live again at once).
+  bool exec_settled = true;
 };
 class RingReader {
  public:
@@ -102,8 +106,9 @@ class RingReader {
   // Takes what the ring holds. Safe against concurrent writers and (with the
   // agent's SIGBUS guard) truncation.
   bool Take(char* base, size_t len, const TakeParams& p, RingTake* out, std::string* why);
-  // The sink holds out's lines: remove them from the ring.
-  void Commit(char* base, size_t len, const RingTake& t);
+  // The sink holds out's lines: remove them from the ring. False if the ring
+  // must stay (an exec'd ring whose exec failed meanwhile: live again).
+  bool Commit(char* base, size_t len, const RingTake& t);
 
  private:
   struct Impl;
@@ -162,6 +167,8 @@ class RingAgent {
   size_t pending_bytes_ = 0;
   std::set<std::string> reported_;
   bool ok_ = true;
+  // exec'd rings (dev, ino) and when a pass first saw them so (settling).
+  std::map<std::pair<dev_t, ino_t>, int64_t> exec_seen_;
   // Self-reports: what the last one sent covered, the line not yet held.
   int64_t self_stream_ = 0;
   uint64_t self_seq_ = 0;

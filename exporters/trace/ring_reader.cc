@@ -165,7 +165,7 @@ bool RingReader::Take(char* base, size_t len, const TakeParams& p, RingTake* out
   }
   const bool agent = h.agent != 0;
   if (!agent && p.alive) return true;  // sends for itself while it lives
-  const bool whole = !p.alive || h.ended != 0;
+  const bool whole = !p.alive || h.ended == 1 || (h.ended >= 2 && p.exec_settled);
   const bool locks = p.alive;
 
   FmtContext& c = m.c;
@@ -336,22 +336,29 @@ bool RingReader::Take(char* base, size_t len, const TakeParams& p, RingTake* out
   for (auto ix : m.touched) m.paths[ix].id = 0;
   m.touched.clear();
   if (whole) {
-    const char* action = !agent || h.ended == 0 ? "killed" : h.ended == 2 ? "exec" : "exit";
+    const char* action = !agent || h.ended == 0 ? "killed" : h.ended >= 2 ? "exec" : "exit";
     // A killed process's uncollected AIO ops (its exit path counts them itself).
     if (action[0] == 'k') dropped = KilledDropped(h, dropped);
     tracer_record(action, NowNs(), agent ? AgentSeq(kMaxThreads, 1) : seq++, raw, records, dropped);
     out->remove = true;
     out->finished = true;
+    out->exec_end = agent && p.alive && h.ended == 2;
   }
   out->max_bytes = std::max(out->max_bytes, out->lines.size());
   return true;
 }
 
-void RingReader::Commit(char* base, size_t len, const RingTake& t) {
-  if (len < kRingBytes) return;
-  Guarded([&] {
+bool RingReader::Commit(char* base, size_t len, const RingTake& t) {
+  if (len < kRingBytes) return false;
+  bool keep = false;
+  bool ok = Guarded([&] {
     RingHeader* h = RingHead(base);
     if (t.start) __atomic_store_n(&h->started, 1u, __ATOMIC_RELEASE);
+    if (t.exec_end) {  // its exec may have failed since: then it lives on
+      uint32_t expect = 2;
+      keep = !__atomic_compare_exchange_n(&h->ended, &expect, 3u, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) &&
+             expect == 0;
+    }
     for (auto [i, k] : t.slots) {
       if (i >= kMaxThreads) continue;
       Slot* sh = RingSlots(base) + i;
@@ -375,6 +382,7 @@ void RingReader::Commit(char* base, size_t len, const RingTake& t) {
       __atomic_store_n(&sh->lock, 0, __ATOMIC_RELEASE);
     }
   });
+  return ok && !keep;
 }
 
 }  // namespace iosonar::trace

@@ -2103,27 +2103,43 @@ EXPORT int lio_listio64(int mode, struct aiocb64* const list[], int nent, struct
 // ---------------------------------------------------------------- process lifetime
 // exec replaces the image: send everything first. The new image loads the
 // tracer again from LD_PRELOAD and starts a new stream.
-static void BeforeExec() {
+static bool BeforeExec() {
   if (g_state.load() == kActive && !t_busy) {
     FlushAll("exec");
     RetireRing(2);  // the new image makes its own
+    return true;
   }
+  return false;
+}
+// The exec failed and the program goes on: in agent mode its ring is live
+// again (ended 2 -> 0), unless an agent already took it whole (ended 3:
+// shipping it; the agent waits a pass before taking an exec'd ring, so only
+// an exec that took longer than that to fail gets here). errno is the exec's.
+static int AfterExecFailed(bool retired, int rc) {
+  if (!retired || !g_agent) return rc;
+  const int saved = errno;
+  if (RingHeader* h = Hdr()) {
+    uint32_t expect = 2;
+    __atomic_compare_exchange_n(&h->ended, &expect, 0u, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+  }
+  errno = saved;
+  return rc;
 }
 EXPORT int execve(const char* p, char* const argv[], char* const envp[]) {
-  BeforeExec();
-  return REAL(execve)(p, argv, envp);
+  bool r = BeforeExec();
+  return AfterExecFailed(r, REAL(execve)(p, argv, envp));
 }
 EXPORT int execv(const char* p, char* const argv[]) {
-  BeforeExec();
-  return REAL(execv)(p, argv);
+  bool r = BeforeExec();
+  return AfterExecFailed(r, REAL(execv)(p, argv));
 }
 EXPORT int execvp(const char* p, char* const argv[]) {
-  BeforeExec();
-  return REAL(execvp)(p, argv);
+  bool r = BeforeExec();
+  return AfterExecFailed(r, REAL(execvp)(p, argv));
 }
 EXPORT int execvpe(const char* p, char* const argv[], char* const envp[]) {
-  BeforeExec();
-  return REAL(execvpe)(p, argv, envp);
+  bool r = BeforeExec();
+  return AfterExecFailed(r, REAL(execvpe)(p, argv, envp));
 }
 // execl* are variadic front ends to execve inside libc (not through the PLT),
 // so they are rebuilt here on top of the wrappers above.

@@ -677,3 +677,26 @@ TEST_CASE("agent mode: a process killed with uncollected AIO ops has them counte
   CHECK(killed == 1);
   CHECK(dropped == 2);
 }
+
+TEST_CASE("agent mode: an exec that fails leaves the ring live: the I/O after it is stored, the end is its exit",
+          "[tracer][agent]") {
+  TempDir d;
+  const std::string ring = RingDir(d / "shm", geteuid());
+  {
+    // The agent passes every 0.1 s while the program, its exec failed, waits 0.6 s before writing.
+    Child agent({LeanBin(), "agent", "--ring-root", d / "shm", "--output", d / "out.jsonl", "--interval", "0.1"}, {},
+                d / "agent.log");
+    auto r = Run({ProgramPath("tp_behaviour"), "execfail", d.path(), "600"}, AgentEnv(ring));
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);  // the exec failed with ENOENT, as without the tracer
+    REQUIRE(WaitUntil([&] { return DirEmpty(ring); }, 20000));
+  }
+  auto lines = ParseTraceLines(ReadFile(d / "out.jsonl"));
+  CHECK(Duplicates(lines) == 0);
+  CHECK(Totals(lines, "write", "/before.dat").bytes == 4096);
+  CHECK(Totals(lines, "write", "/after.dat").bytes == 8192);
+  std::vector<std::string> ends;
+  for (const auto& l : lines)
+    if (l.dataset == "iosonar.tracer" && l.action != "start") ends.push_back(l.action);
+  CHECK(ends == std::vector<std::string>{"exit"});
+}

@@ -429,6 +429,20 @@ static int mode_aiokill(const char* dir) {
   return 1;
 }
 
+/* An exec that fails (no such program), then more I/O a while later. */
+static int mode_execfail(const char* dir, int sleep_ms) {
+  char* const args[] = {(char*)"iosonar-no-such-program", NULL};
+  char before[4096];
+  snprintf(before, sizeof before, "%s/before.dat", dir);
+  if (write_file(before, 1, 4096) != 0) return 2;
+  errno = 0;
+  if (execv("/nonexistent-iosonar/iosonar-no-such-program", args) != -1 || errno != ENOENT) return 3;
+  usleep((useconds_t)sleep_ms * 1000);
+  char path[4096];
+  snprintf(path, sizeof path, "%s/after.dat", dir);
+  return write_file(path, 2, 4096) == 0 ? 0 : 4;
+}
+
 int main(int argc, char** argv) {
   memset(block, 'x', sizeof block);
   if (argc < 3) {
@@ -438,6 +452,7 @@ int main(int argc, char** argv) {
   const char* m = argv[1];
   if (!strcmp(m, "errno")) return mode_errno(argv[2]);
   if (!strcmp(m, "aiokill")) return mode_aiokill(argv[2]);
+  if (!strcmp(m, "execfail")) return mode_execfail(argv[2], argc > 3 ? atoi(argv[3]) : 600);
   if (!strcmp(m, "threads")) return mode_threads(argv[2], argc > 3 ? atoi(argv[3]) : 4);
   if (!strcmp(m, "fork")) return mode_fork(argv[2]);
   if (!strcmp(m, "forkexec")) return mode_forkexec(argv[2], argc > 3 ? argv[3] : argv[0]);
