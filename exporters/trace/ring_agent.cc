@@ -78,7 +78,15 @@ void RingAgent::SelfReport(bool force) {
     j.KInt(field::kSamplerDurationNs, pass_ns_);
     j.KInt(field::kSamplerWarnings, static_cast<int64_t>(warnings & INT64_MAX));
     if (records) j.KInt(field::kSamplerRecords, static_cast<int64_t>(*records & INT64_MAX));
-    if (!ok && !error.empty()) j.KStr(field::kSamplerError, error.substr(0, 512));
+    if (!ok && !error.empty()) {
+      // A diagnostic naming files the rings' owners named: ASCII only, so a
+      // name that is not UTF-8 (or a cut through a character) cannot make
+      // the line invalid JSON for the receivers.
+      std::string e = error.substr(0, 512);
+      for (char& ch : e)
+        if (static_cast<unsigned char>(ch) >= 0x80) ch = '?';
+      j.KStr(field::kSamplerError, e);
+    }
     j.KInt(field::kSamplerIntervalNs, o_.report_ns);
     j.End();
     if (j.ok()) report_line_.append(buf, j.size());

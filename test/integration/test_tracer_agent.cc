@@ -466,6 +466,7 @@ TEST_CASE("agent: crafted malformed rings are skipped, reported once, and never 
     }
   });
   Craft(ring, dir, nm(13), [](char*, int) {});  // an intact copy: shipped
+
   auto r = iosonar::test::Run({LeanBin(), "agent", "--ring-root", root, "--output", d / "out.jsonl", "--count", "3"});
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
@@ -487,6 +488,7 @@ TEST_CASE("agent: crafted malformed rings are skipped, reported once, and never 
     for (std::string line; std::getline(in, line);) {
       if (line.find("\"sampler.name\":\"agent\"") == std::string::npos) continue;
       CHECK(line.find("\"event.dataset\":\"iosonar.sampler\"") != std::string::npos);
+      CHECK(ParseTraceLines(line + "\n").size() == 1);  // valid JSON and schema, whatever the names
       if (line.find("\"sampler.source\":\"output\"") != std::string::npos) {
         output_ok += line.find("\"sampler.ok\":true") != std::string::npos;
         continue;
@@ -515,6 +517,23 @@ TEST_CASE("agent: crafted malformed rings are skipped, reported once, and never 
   CHECK(text.find("\"file.path\":\"" + (d / "data-m") + "/die.dat\"") != std::string::npos);
   CHECK(text.find(std::string(200, 'A')) != std::string::npos);
   CHECK(text.find(std::string(sizeof(PathSlot::path), 'A')) == std::string::npos);  // cut at the slot's end
+}
+
+TEST_CASE("agent: a ring file named with bytes that are not UTF-8 is refused and named in valid JSON", "[tracer][agent][hostile]") {
+  TempDir d;
+  const std::string dir = RingDir(d / "shm", geteuid());
+  const std::string odd = "ring-\xff\xfe\"x.bin";  // not UTF-8, a quote: refused (not a ring's size)
+  int fd = open((dir + "/" + odd).c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
+  REQUIRE(fd >= 0);
+  close(fd);
+  auto r = iosonar::test::Run({LeanBin(), "agent", "--ring-root", d / "shm", "--output", d / "out.jsonl", "--count", "1"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.find("0 malformed rings, 1 refused") != std::string::npos);
+  const std::string text = ReadFile(d / "out.jsonl");
+  auto lines = ParseTraceLines(text);  // every line valid JSON (UTF-8) and schema
+  CHECK(lines.size() == 4);            // two reports of two sources: the pass's, the last word
+  CHECK(text.find("ring-??\\\"x.bin: not a regular file") != std::string::npos);
 }
 
 TEST_CASE("agent: a finished ring with every slot full goes out in parts: memory bounded by --flush-bytes, every line once",
