@@ -1,6 +1,5 @@
 #include "exporters/trace/ring.h"
 
-#include <algorithm>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>

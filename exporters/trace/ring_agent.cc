@@ -50,16 +50,14 @@ void RingAgent::SelfReport(bool force) {
   const uint64_t aside = st_.malformed + st_.refused;
   const uint64_t dropped = sink_->counters().dropped;
   const int64_t now = MonotonicNs();
-  if (!force && aside == reported_aside_ && dropped == reported_dropped_ && now - last_report_mono_ < o_.report_ns)
+  if (!force && aside == held_.aside && dropped == held_.dropped && now - last_report_mono_ < o_.report_ns)
     return;
   last_report_mono_ = now;
   if (!self_stream_) {
     self_stream_ = static_cast<int64_t>(
         Fnv1a(o_.host + "/agent/" + std::to_string(getpid()) + "/" + std::to_string(NowNs())) >> 1);
   }
-  aside_at_report_ = aside;
-  lines_at_report_ = st_.lines;
-  dropped_at_report_ = dropped;
+  queued_ = Tally{aside, st_.lines, dropped};
   const int64_t ts = NowNs();
   auto record = [&](const char* source, bool ok, uint64_t warnings, const uint64_t* records, const std::string& error) {
     char buf[2048];
@@ -93,9 +91,9 @@ void RingAgent::SelfReport(bool force) {
   };
   // "rings": the rings and directories set aside since the last report (each
   // once), the lines shipped from the rings; "output": what the sink dropped.
-  const uint64_t shipped = st_.lines - reported_lines_;
-  record("rings", aside == reported_aside_, aside - reported_aside_, &shipped, last_aside_);
-  record("output", dropped == reported_dropped_, dropped - reported_dropped_, nullptr, last_output_error_);
+  const uint64_t shipped = st_.lines - held_.lines;
+  record("rings", aside == held_.aside, aside - held_.aside, &shipped, last_aside_);
+  record("output", dropped == held_.dropped, dropped - held_.dropped, nullptr, last_output_error_);
 }
 
 bool RingAgent::SendReport() {
@@ -106,9 +104,7 @@ bool RingAgent::SendReport() {
     return false;
   }
   if (!report_line_.empty()) {
-    reported_aside_ = aside_at_report_;
-    reported_lines_ = lines_at_report_;
-    reported_dropped_ = dropped_at_report_;
+    held_ = queued_;
     report_line_.clear();
   }
   return true;

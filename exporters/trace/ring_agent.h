@@ -173,8 +173,11 @@ class RingAgent {
   int64_t self_stream_ = 0;
   uint64_t self_seq_ = 0;
   int64_t last_report_mono_ = 0, pass_ns_ = 0;
-  uint64_t reported_aside_ = 0, reported_lines_ = 0, reported_dropped_ = 0;
-  uint64_t aside_at_report_ = 0, lines_at_report_ = 0, dropped_at_report_ = 0;
+  // The counts a report covers up to: of the last one held, of the one queued.
+  struct Tally {
+    uint64_t aside = 0, lines = 0, dropped = 0;
+  };
+  Tally held_, queued_;
   std::string last_aside_, last_output_error_;
   std::string report_line_;
   bool report_failed_output_ = false;
