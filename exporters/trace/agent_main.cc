@@ -38,6 +38,10 @@ constexpr OptionSpec kAgentOptions[] = {
                   "the agent's own iosonar.sampler records (rings and directories set aside, lines shipped, "
                   "records its output dropped): this often, at once when a ring is set aside, and at stop")
         .Above(0),
+    opt::Flag("no-thread-merge",
+              "ship each thread's runs as the tracer made them (by default the runs of a process's threads that "
+              "continue each other, take turns on a file, or aggregate the same file in one interval are merged; "
+              "process.threads counts them)"),
 };
 
 Result<std::unique_ptr<Exporter>> NoLoop(const Options&) {
@@ -52,6 +56,7 @@ int RunAgent(const Options& opts) {
   ao.all_users = geteuid() == 0;
   ao.flush_bytes = static_cast<size_t>(opts.Bytes("flush-bytes"));
   ao.quiet = opts.Flag("quiet");
+  ao.merge_threads = !opts.Flag("no-thread-merge");
   ao.report_ns = opts.Flag("no-sampler-records") ? 0 : static_cast<int64_t>(opts.Seconds("report-interval") * 1e9);
   SinkOptions so;
   so.spool_dir = opts.Get("spool-dir");
@@ -100,11 +105,12 @@ int RunAgent(const Options& opts) {
   const SinkCounters c = sink.value()->counters();
   if (!opts.Flag("quiet"))
     std::fprintf(stderr,
-                 "%s agent: %llu passes, %llu lines (%llu trace records), %llu rings of ended processes, "
+                 "%s agent: %llu passes, %llu lines (%llu trace records, %llu merged across threads), %llu rings of ended processes, "
                  "%llu malformed rings, %llu refused, %llu failed flushes (sent %llu, spooled %llu, dropped %llu); "
                  "at most %llu bytes of lines held for one ring\n",
                  ProgramName(), static_cast<unsigned long long>(st.passes), static_cast<unsigned long long>(st.lines),
-                 static_cast<unsigned long long>(st.runs), static_cast<unsigned long long>(st.rings_finished),
+                 static_cast<unsigned long long>(st.runs), static_cast<unsigned long long>(st.merged),
+                 static_cast<unsigned long long>(st.rings_finished),
                  static_cast<unsigned long long>(st.malformed), static_cast<unsigned long long>(st.refused),
                  static_cast<unsigned long long>(st.flush_failures), static_cast<unsigned long long>(c.lines_sent),
                  static_cast<unsigned long long>(c.spooled), static_cast<unsigned long long>(c.dropped),

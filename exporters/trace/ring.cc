@@ -147,11 +147,12 @@ static void MmapFlagsName(int flags, char* out, size_t cap) {
     if ((flags & f.bit) && n + 1 + strlen(f.name) < cap) n += static_cast<size_t>(snprintf(out + n, cap - n, ",%s", f.name));
 }
 
-void FormatRun(JsonLine& j, const FmtContext& c, const Run& r, int tid, uint64_t seq) {
+void FormatRun(JsonLine& j, const FmtContext& c, const Run& r, int tid, uint64_t seq, uint32_t threads) {
   int64_t start = TicksToEpochNs(c, r.t_start);
   int64_t end = TicksToEpochNs(c, r.t_end);
   FormatCommon(j, c, kPrefixTrace, start, seq);
   j.KInt(field::kProcessTid, tid);
+  if (threads > 1) j.KInt(field::kProcessThreads, threads);
   j.KStr(field::kIoOp, OpName(r.op));
   j.KStr(field::kIoLayer, LayerName(r.layer));
   if (r.file_id) {
@@ -207,6 +208,7 @@ void FormatTracerRecord(JsonLine& j, const FmtContext& c, const RingHeader& h, c
   if (h.cmdline_len && h.cmdline_len < sizeof h.cmdline) j.KStr(field::kProcessCommandLine, h.cmdline, h.cmdline_len);
   j.KInt(field::kTracerRawOps, static_cast<int64_t>(n.raw & INT64_MAX));
   j.KInt(field::kTracerRecords, static_cast<int64_t>(n.records & INT64_MAX));
+  if (n.merged) j.KInt(field::kTracerMerged, static_cast<int64_t>(n.merged & INT64_MAX));
   j.KInt(field::kTracerDropped, static_cast<int64_t>(n.dropped & INT64_MAX));
   j.KInt(field::kTracerSpooled, 0);
   j.KInt(field::kTracerWindowNs, h.window_ns);

@@ -45,6 +45,13 @@ struct Slot {
   int nbuf;
   uint64_t raw_ops;
   uint64_t next_sweep;
+  // Agent mode, written by the agent under the slot's lock: the runs at the
+  // head of buf that a batch in flight holds (intent_k of them, taken when
+  // RingHeader::shipped[index] was intent_base), so that an agent that died
+  // or failed to flush takes exactly those again and merges them into the
+  // same lines (ring_agent.h). 0: none.
+  uint32_t intent_k;
+  uint32_t intent_base;
   alignas(Compressor) unsigned char comp_mem[sizeof(Compressor)];
   alignas(Aggregator) unsigned char agg_mem[sizeof(Aggregator)];
   Run buf[kBufRuns];
@@ -56,7 +63,7 @@ constexpr int kLockThread = 1;
 constexpr int kLockDrainer = 2;
 
 constexpr uint64_t kRingMagic = 0x314e4952534f49ull;  // "IOSRIN1"
-constexpr uint32_t kRingVersion = 7;  // 7: aio_pending; 6: the Compressor remembers where closed runs ended
+constexpr uint32_t kRingVersion = 8;  // 8: merge intents; 7: aio_pending; 6: the Compressor remembers where closed runs ended
 // event.seq of lines a drainer sends for a live process: a range of their own.
 constexpr uint64_t kDrainSeqBase = uint64_t{1} << 62;
 // event.seq of lines the node agent ships for a process in agent mode: per
@@ -114,6 +121,11 @@ struct RingHeader {
   // submit): if the process is killed, they are the ops it can no longer
   // record, counted in its "killed" record's tracer.dropped.
   uint64_t aio_pending;
+  // Agent mode, written by the agent: trace records it merged into others of
+  // the process (shipped), and those of the batch in flight (added at its commit).
+  uint64_t agent_merged;
+  uint64_t intent_merged;
+  uint32_t intent_unmerged;  // the batch in flight was taken without the merge (--no-thread-merge)
 };
 
 constexpr size_t kRingHeaderBytes = 4096;
@@ -158,11 +170,13 @@ void BuildPrefixes(FmtContext* c, uint64_t stream, const char* host, const char*
 int64_t TicksToEpochNs(const FmtContext& c, uint64_t t);
 const char* LookupPath(const PathSlot* paths, uint64_t id);
 void FormatCommon(JsonLine& j, const FmtContext& c, PrefixKind kind, int64_t ts_ns, uint64_t seq);
-void FormatRun(JsonLine& j, const FmtContext& c, const Run& r, int tid, uint64_t seq);
+// threads > 1: a run the node agent merged from several threads' (process.threads).
+void FormatRun(JsonLine& j, const FmtContext& c, const Run& r, int tid, uint64_t seq, uint32_t threads = 1);
 // A drainer's iosonar.tracer record for a process from its ring: "start", or
 // its end ("killed", "exit", "exec") with its counts.
 struct TracerCounts {
   uint64_t raw = 0, records = 0, dropped = 0;
+  uint64_t merged = 0;  // tracer.merged (0: left out)
 };
 void FormatTracerRecord(JsonLine& j, const FmtContext& c, const RingHeader& h, const char* action, int64_t ts_ns,
                         uint64_t seq, const TracerCounts& n);

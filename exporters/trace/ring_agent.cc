@@ -233,6 +233,7 @@ void RingAgent::PassDir(const std::string& dir, uid_t uid) {
         tp.exec_settled = !fresh && MonotonicNs() - it->second >= 50000000;
       }
       tp.spill_bytes = o_.flush_bytes;
+      tp.merge = o_.merge_threads;
       tp.spill = [this](std::string_view lines, uint64_t nlines) {
         if (Status s = sink_->Send(lines, nlines); !s.ok()) {
           last_output_error_ = s.message();
@@ -291,6 +292,7 @@ bool RingAgent::FlushAndCommit() {
       const bool removable = reader_.Commit(p.base, kRingBytes, p.take);
       st_.lines += p.take.nlines + p.take.spilled;
       st_.runs += p.take.runs;
+      st_.merged += p.take.merged;
       if (p.take.exec_end) exec_seen_.erase({p.dev, p.ino});
       if (p.take.remove && removable) {
         // The name still this file (its owner may have replaced it): then it goes.

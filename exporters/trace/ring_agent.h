@@ -51,7 +51,8 @@ struct AgentStats {
   uint64_t rings_live = 0;       // live agent-mode rings visited
   uint64_t rings_finished = 0;   // rings shipped whole and removed (exit, exec, death)
   uint64_t lines = 0;            // lines shipped and committed
-  uint64_t runs = 0;             // of those, trace records
+  uint64_t runs = 0;             // trace records taken (the tracer's, before the merge across threads)
+  uint64_t merged = 0;           // of those, merged into others of their process (lines = runs - merged)
   uint64_t malformed = 0;        // rings skipped as malformed (each counted once, not once a pass)
   uint64_t refused = 0;          // directories or files refused (not a directory, link, owner, mode; each once)
   uint64_t flush_failures = 0;   // passes whose lines the sink could not hold (nothing committed, retried)
@@ -62,6 +63,7 @@ struct AgentStats {
 struct RingTake {
   std::string lines;
   uint64_t nlines = 0, runs = 0;
+  uint64_t merged = 0;        // runs merged into others of the process (thread_merge.h)
   uint64_t spilled = 0;       // lines already handed to TakeParams::spill (a ring shipped whole)
   size_t max_bytes = 0;       // the most bytes lines held at once
   std::vector<std::pair<uint32_t, uint32_t>> slots;  // agent mode: (slot, runs taken from the head of its buffer)
@@ -70,6 +72,9 @@ struct RingTake {
   bool finished = false;  // of which: the process ended (ship counted in rings_finished)
   bool exec_end = false;  // of which: it exec'd (removed only if ended goes 2 -> 3 at commit)
 };
+
+// The most runs a take of a live ring holds (its other slots wait for the next pass).
+constexpr size_t kMaxTakeRuns = 65536;
 
 // The ring in memory (a shared mapping, or a buffer for tests and the fuzz
 // target): checks and copies, never trusts. alive: the process still runs.
@@ -94,6 +99,9 @@ struct TakeParams {
   // An exec'd ring (ended 2) of a live pid is taken whole only once settled:
   // it was already exec'd a pass ago (a failed exec sets it live again at once).
   bool exec_settled = true;
+  // Merge the runs of the process's threads (thread_merge.h). An earlier
+  // batch taken again is merged as it was (the intents say it was).
+  bool merge = true;
 };
 class RingReader {
  public:
@@ -128,6 +136,8 @@ class RingAgent {
     // at Finish(); 0: never. So what the agent refused or its output dropped
     // reaches the data, not only its stderr.
     int64_t report_ns = 60000000000;
+    // Merge the runs of a process's threads (thread_merge.h).
+    bool merge_threads = true;
   };
   RingAgent(const Options& o, RecordSink* sink);
   ~RingAgent();

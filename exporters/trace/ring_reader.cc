@@ -1,5 +1,6 @@
 // The ring reader of the node agent (ring_agent.h): hostile input, copied and checked.
 #include "exporters/trace/ring_agent.h"
+#include "exporters/trace/thread_merge.h"
 
 #include <algorithm>
 #include <dirent.h>
@@ -93,6 +94,7 @@ struct RingReader::Impl {
   alignas(Slot) unsigned char slot_mem[sizeof(Slot)];
   Slot& slot() { return *reinterpret_cast<Slot*>(slot_mem); }
   ListSink extra;
+  std::vector<TakenRun> items, scope1;
   // The path table as far as this ring's runs need it: copies of the probed
   // entries, NUL-terminated, at their own indices (LookupPath reads it).
   PathSlot* paths = nullptr;
@@ -134,6 +136,52 @@ bool CheckHeader(RingHeader& h, std::string* why) {
   if (h.window_ns < 0) return bad("window out of range");
   h.host[sizeof h.host - 1] = '\0';  // not used: the agent's own host name goes out
   return true;
+}
+
+}  // namespace
+
+namespace {
+
+// The first k runs of slot i's buffer are held by the output: they leave it
+// and shipped advances by k (the slot's intent stays: committed now, it tells
+// a take after an agent that died mid-commit that its batch was held). locks: take the
+// slot's lock first (false if a thread holds it too long: not committed).
+bool CommitSlot(char* base, uint32_t i, uint32_t k, bool locks) {
+  RingHeader* h = RingHead(base);
+  Slot* sh = RingSlots(base) + i;
+  bool held = false;
+  if (locks) {
+    for (int spin = 0; spin < 100000 && !held; ++spin) {
+      int expect = 0;
+      held = __atomic_compare_exchange_n(&sh->lock, &expect, kLockDrainer, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+      if (!held) __builtin_ia32_pause();
+    }
+    if (!held) return false;
+  }
+  int nbuf = __atomic_load_n(&sh->nbuf, __ATOMIC_RELAXED);
+  if (nbuf < 0 || nbuf > kBufRuns || static_cast<int>(k) > nbuf) {
+    nbuf = 0;  // not what a tracer writes: its owner's loss only
+  } else {
+    memmove(static_cast<void*>(sh->buf), sh->buf + k, static_cast<size_t>(nbuf - static_cast<int>(k)) * sizeof(Run));
+    nbuf -= static_cast<int>(k);
+    h->shipped[i] += k;
+  }
+  __atomic_store_n(&sh->nbuf, nbuf, __ATOMIC_RELAXED);
+  if (held) __atomic_store_n(&sh->lock, 0, __ATOMIC_RELEASE);
+  return true;
+}
+
+// The batch's merged count joins the process's (copy: the header copy too).
+void CommitMerged(char* base, RingHeader* copy) {
+  RingHeader* h = RingHead(base);
+  const uint64_t m = __atomic_load_n(&h->intent_merged, __ATOMIC_ACQUIRE);
+  const uint64_t total = __atomic_load_n(&h->agent_merged, __ATOMIC_RELAXED) + m;
+  __atomic_store_n(&h->agent_merged, total, __ATOMIC_RELAXED);
+  __atomic_store_n(&h->intent_merged, uint64_t{0}, __ATOMIC_RELEASE);
+  if (copy) {
+    copy->agent_merged = total;
+    copy->intent_merged = 0;
+  }
 }
 
 }  // namespace
@@ -205,15 +253,117 @@ bool RingReader::Take(char* base, size_t len, const TakeParams& p, RingTake* out
   }
 
   uint64_t raw = h.raw_ops_gone, records = 0, dropped = h.dropped;
+  // Agent mode: the batch an earlier take handed to the output (its intents).
+  // An agent commits only what its output held; one that died while it
+  // committed left some slots committed: the rest are committed now. One that
+  // failed to flush, or died before committing, left none: exactly those runs
+  // are taken again (nothing else from those slots) and merge into the same lines.
+  uint32_t ik[kMaxThreads] = {}, ib[kMaxThreads] = {};
+  bool exact = false;
+  if (agent) {
+    if (!Guarded([&] {
+          for (uint32_t i = 0; i < h.slots_hwm; ++i) {
+            const Slot* sh = RingSlots(base) + i;
+            ik[i] = __atomic_load_n(&sh->intent_k, __ATOMIC_RELAXED);
+            ib[i] = __atomic_load_n(&sh->intent_base, __ATOMIC_RELAXED);
+          }
+        })) {
+      *why = "truncated while read";
+      *out = RingTake{};
+      return false;
+    }
+    // Pending: the slot's runs not yet committed (shipped still intent_base);
+    // done: committed (shipped advanced by intent_k). A commit leaves the
+    // intents in place, so that one cut short is seen as such.
+    bool pending = false, done = false;
+    for (uint32_t i = 0; i < h.slots_hwm; ++i) {
+      if (!ik[i]) continue;
+      if (ik[i] <= static_cast<uint32_t>(kBufRuns) && h.shipped[i] == ib[i]) {
+        pending = true;
+        continue;
+      }
+      if (ik[i] <= static_cast<uint32_t>(kBufRuns) && h.shipped[i] == ib[i] + ik[i]) done = true;
+      ik[i] = 0;  // committed, or not an agent's: void
+    }
+    if (pending && done) {
+      // The batch was held (an agent commits only then): its commit was cut short.
+      bool busy = false;
+      bool ok = Guarded([&] {
+        for (uint32_t i = 0; i < h.slots_hwm; ++i) {
+          if (!ik[i]) continue;
+          if (!CommitSlot(base, i, ik[i], locks)) {
+            busy = true;
+            return;
+          }
+          h.shipped[i] += ik[i];
+          ik[i] = 0;
+        }
+        CommitMerged(base, &h);
+        for (uint32_t i = 0; i < h.slots_hwm; ++i) __atomic_store_n(&RingSlots(base)[i].intent_k, 0u, __ATOMIC_RELAXED);
+      });
+      if (!ok) {
+        *why = "truncated while read";
+        *out = RingTake{};
+        return false;
+      }
+      if (busy) {  // a thread holds its slot: next pass
+        *out = RingTake{};
+        return true;
+      }
+      pending = false;
+    } else if (!pending && h.intent_merged) {  // a commit cut short after its last slot
+      if (!Guarded([&] { CommitMerged(base, &h); })) {
+        *why = "truncated while read";
+        *out = RingTake{};
+        return false;
+      }
+    }
+    // A new batch of a live process: the last one's intents (committed) go first.
+    if (!pending && !whole &&
+        !Guarded([&] {
+          for (uint32_t i = 0; i < h.slots_hwm; ++i) __atomic_store_n(&RingSlots(base)[i].intent_k, 0u, __ATOMIC_RELAXED);
+        })) {
+      *why = "truncated while read";
+      *out = RingTake{};
+      return false;
+    }
+    exact = pending;
+  }
+  // An earlier batch is merged as it was taken; new runs as the agent says.
+  const bool merge_batch = agent && h.intent_unmerged == 0, merge_new = agent && p.merge;
+  const bool merge = exact && !whole ? merge_batch : merge_new;  // items' (scope1: merge_batch)
   for (uint32_t i = 0; i < h.slots_hwm; ++i) records += h.shipped[i];
   if (!agent) records = h.records;
   const int32_t me = static_cast<int32_t>(getpid());
-  for (uint32_t i = 0; i < h.slots_hwm; ++i) {
-    // Bounded memory: a live ring's other slots wait for the next pass; a
-    // finished ring's lines go to the output in parts (TakeParams::spill).
+  // The runs taken, merged across the process's threads and formatted once
+  // the slots are read: scope1, an earlier batch's (a whole take that honours
+  // intents), then items.
+  std::vector<TakenRun>& items = m.items;
+  std::vector<TakenRun>& scope1 = m.scope1;
+  items.clear();
+  scope1.clear();
+  const uint64_t window_ticks =
+      h.window_ns > 0 ? static_cast<uint64_t>(static_cast<double>(h.window_ns) / h.ns_per_tick) : 0;
+  auto format = [&](std::vector<TakenRun>& v, bool merging) {
+    if (merging) out->merged += MergeThreadRuns(v, window_ticks, h.budget_interval_ticks);
+    for (const TakenRun& t : v) {
+      if (t.gone) continue;
+      emit([&](JsonLine& j) { FormatRun(j, c, t.r, t.tid, t.seq, t.threads); });
+    }
+    v.clear();
     out->max_bytes = std::max(out->max_bytes, out->lines.size());
-    if (!whole && out->lines.size() >= (size_t{32} << 20)) break;
-    if (whole && p.spill && out->lines.size() >= p.spill_bytes) {
+  };
+  const size_t spill_runs = std::max<size_t>(1, p.spill_bytes / 512);
+  // An entry copied empty: the end of a probe chain (LookupPath stops at the
+  // local table's untouched zeros the same way).
+  constexpr uint64_t kCopiedEmpty = ~uint64_t{0} - 1;
+  for (uint32_t i = 0; i < h.slots_hwm; ++i) {
+    // Bounded memory: a live ring's other slots wait for the next pass (an
+    // earlier batch is taken whole: it was bounded so when taken); a finished
+    // ring's lines go to the output in parts (TakeParams::spill).
+    if (!whole && !exact && items.size() >= kMaxTakeRuns) break;
+    if (whole && p.spill && items.size() >= spill_runs) {
+      format(items, merge);
       if (!p.spill(out->lines, out->nlines)) {
         *out = RingTake{};
         return true;
@@ -222,6 +372,7 @@ bool RingReader::Take(char* base, size_t len, const TakeParams& p, RingTake* out
       out->lines.clear();
       out->nlines = 0;
     }
+    if (exact && !whole && !ik[i]) continue;
     Slot& s = m.slot();
     Slot* sh = RingSlots(base) + i;
     m.extra.n = 0;
@@ -253,8 +404,13 @@ bool RingReader::Take(char* base, size_t len, const TakeParams& p, RingTake* out
       nbuf = __atomic_load_n(&sh->nbuf, __ATOMIC_RELAXED);
       memcpy(s.comp_mem, sh->comp_mem, sizeof s.comp_mem);
       memcpy(s.agg_mem, sh->agg_mem, sizeof s.agg_mem);
-      if (nbuf < 0 || nbuf > kBufRuns || !s.comp().Sane() || !s.agg().Sane()) {
+      if (nbuf < 0 || nbuf > kBufRuns || !s.comp().Sane() || !s.agg().Sane() ||
+          (exact && static_cast<int>(ik[i]) > nbuf)) {
         bad = true;
+      } else if (exact && !whole) {
+        // An earlier batch's runs only: the lines it made, made again.
+        taken = nbuf = static_cast<int>(ik[i]);
+        memcpy(static_cast<void*>(s.buf), sh->buf, static_cast<size_t>(nbuf) * sizeof(Run));
       } else {
         memcpy(static_cast<void*>(s.buf), sh->buf, static_cast<size_t>(nbuf) * sizeof(Run));
         if (whole) {
@@ -276,6 +432,10 @@ bool RingReader::Take(char* base, size_t len, const TakeParams& p, RingTake* out
           }
         }
         taken = nbuf;
+        if (agent && !whole && taken > 0) {  // the batch this take starts: its runs, before any line leaves
+          __atomic_store_n(&sh->intent_base, h.shipped[i], __ATOMIC_RELAXED);
+          __atomic_store_n(&sh->intent_k, static_cast<uint32_t>(taken), __ATOMIC_RELEASE);
+        }
       }
       if (held) __atomic_store_n(&sh->lock, 0, __ATOMIC_RELEASE);
     });
@@ -290,7 +450,7 @@ bool RingReader::Take(char* base, size_t len, const TakeParams& p, RingTake* out
       return false;
     }
     if (busy) {
-      if (whole) {  // a thread on its way out still holds it: the whole ring next pass
+      if (whole || exact) {  // a thread on its way out still holds it, or an earlier batch cannot be made again: next pass
         *out = RingTake{};
         return true;
       }
@@ -298,12 +458,18 @@ bool RingReader::Take(char* base, size_t len, const TakeParams& p, RingTake* out
     }
     raw += s.raw_ops;
     dropped += s.comp().dropped();
-    // The files these runs name, copied (and terminated) from the ring's path table.
-    for (auto ix : m.touched) m.paths[ix].id = 0;
-    m.touched.clear();
-    // An entry copied empty: the end of a probe chain (LookupPath stops at the
-    // local table's untouched zeros the same way).
-    constexpr uint64_t kCopiedEmpty = ~uint64_t{0} - 1;
+    // The files these runs name, copied (and terminated) from the ring's path
+    // table; entries found empty are looked at again for each slot (a file
+    // another thread opened meanwhile).
+    size_t keep = 0;
+    for (auto ix : m.touched) {
+      if (m.paths[ix].id == kCopiedEmpty) {
+        m.paths[ix].id = 0;
+      } else {
+        m.touched[keep++] = ix;
+      }
+    }
+    m.touched.resize(keep);
     auto want = [&](const Run& r) {
       if (!r.file_id) return;
       for (int probe = 0; probe < 16; ++probe) {
@@ -322,24 +488,38 @@ bool RingReader::Take(char* base, size_t len, const TakeParams& p, RingTake* out
       }
     };
     const int total = nbuf + m.extra.n;
-    for (int k = 0; k < total; ++k) want(k < nbuf ? s.buf[k] : m.extra.runs[k - nbuf]);
     const uint64_t base_seq = h.shipped[i];
     for (int k = 0; k < total; ++k) {
       const Run& r = k < nbuf ? s.buf[k] : m.extra.runs[k - nbuf];
-      const uint64_t sq = agent ? AgentSeq(i, base_seq + static_cast<uint64_t>(k)) : seq++;
-      emit([&](JsonLine& j) { FormatRun(j, c, r, s.tid, sq); });
+      want(r);
+      TakenRun t;
+      t.r = r;
+      t.tid = s.tid;
+      t.seq = agent ? AgentSeq(i, base_seq + static_cast<uint64_t>(k)) : seq++;
+      (whole && exact && k < static_cast<int>(ik[i]) ? scope1 : items).push_back(t);
       ++out->runs;
     }
     records += static_cast<uint64_t>(total);
     if (agent && !whole && taken > 0) out->slots.emplace_back(i, static_cast<uint32_t>(taken));
   }
+  format(scope1, merge_batch);
+  format(items, merge);
   for (auto ix : m.touched) m.paths[ix].id = 0;
   m.touched.clear();
+  if (!out->slots.empty() && !Guarded([&] {
+        __atomic_store_n(&RingHead(base)->intent_unmerged, merge ? 0u : 1u, __ATOMIC_RELAXED);
+        __atomic_store_n(&RingHead(base)->intent_merged, out->merged, __ATOMIC_RELEASE);
+      })) {
+    *why = "truncated while read";
+    *out = RingTake{};
+    return false;
+  }
   if (whole) {
     const char* action = !agent || h.ended == 0 ? "killed" : h.ended >= 2 ? "exec" : "exit";
     // A killed process's uncollected AIO ops (its exit path counts them itself).
     if (action[0] == 'k') dropped = KilledDropped(h, dropped);
-    tracer_record(action, NowNs(), agent ? AgentSeq(kMaxThreads, 1) : seq++, raw, records, dropped);
+    TracerCounts n{raw, records, dropped, agent ? h.agent_merged + out->merged : 0};
+    emit([&](JsonLine& j) { FormatTracerRecord(j, c, h, action, NowNs(), agent ? AgentSeq(kMaxThreads, 1) : seq++, n); });
     out->remove = true;
     out->finished = true;
     out->exec_end = agent && p.alive && h.ended == 2;
@@ -359,28 +539,12 @@ bool RingReader::Commit(char* base, size_t len, const RingTake& t) {
       keep = !__atomic_compare_exchange_n(&h->ended, &expect, 3u, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) &&
              expect == 0;
     }
+    bool all = true;
     for (auto [i, k] : t.slots) {
-      if (i >= kMaxThreads) continue;
-      Slot* sh = RingSlots(base) + i;
-      int expect = 0;
-      bool held = false;
-      for (int spin = 0; spin < 100000 && !held; ++spin) {
-        expect = 0;
-        held = __atomic_compare_exchange_n(&sh->lock, &expect, kLockDrainer, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
-        if (!held) __builtin_ia32_pause();
-      }
-      if (!held) continue;  // shipped again next pass under the same event.seq: deduplicated
-      int nbuf = __atomic_load_n(&sh->nbuf, __ATOMIC_RELAXED);
-      if (nbuf < 0 || nbuf > kBufRuns || static_cast<int>(k) > nbuf) {
-        nbuf = 0;  // not what a tracer writes: its owner's loss only
-      } else {
-        memmove(static_cast<void*>(sh->buf), sh->buf + k, static_cast<size_t>(nbuf - static_cast<int>(k)) * sizeof(Run));
-        nbuf -= static_cast<int>(k);
-        h->shipped[i] += k;
-      }
-      __atomic_store_n(&sh->nbuf, nbuf, __ATOMIC_RELAXED);
-      __atomic_store_n(&sh->lock, 0, __ATOMIC_RELEASE);
+      // A slot a thread holds too long stays as it is: the next take commits it.
+      if (i < kMaxThreads && !CommitSlot(base, i, k, true)) all = false;
     }
+    if (!t.slots.empty() && all) CommitMerged(base, nullptr);
   });
   return ok && !keep;
 }

@@ -719,3 +719,73 @@ TEST_CASE("agent mode: an exec that fails leaves the ring live: the I/O after it
     if (l.dataset == "iosonar.tracer" && l.action != "start") ends.push_back(l.action);
   CHECK(ends == std::vector<std::string>{"exit"});
 }
+
+// The agent merges the runs of a process's threads (thread_merge.h): four
+// threads writing the blocks of one file in turns (each a strided run) become
+// one contiguous run, and their aggregates past the detail budget one per
+// file and interval; bytes and ops stay exact, and the end record says how
+// many records were merged. --no-thread-merge ships each thread's as it was.
+TEST_CASE("agent: the runs of threads that share a file are merged (turns into one contiguous run, aggregates per "
+          "interval); bytes and ops exact; --no-thread-merge keeps them apart",
+          "[tracer][agent][merge]") {
+  constexpr int kThreads = 4, kBlocks = 256, kReads = 5000;
+  for (bool merge : {true, false}) {
+    TempDir d;
+    const std::string ring = RingDir(d / "shm", geteuid());
+    auto env = AgentEnv(ring);
+    env["IOSONAR_WINDOW_MS"] = "60000";  // no window ends inside the program's short life
+    env["IOSONAR_DETAIL_BUDGET"] = "50";
+    auto r = Run({ProgramPath("tp_behaviour"), "turns", d.path(), std::to_string(kThreads), std::to_string(kBlocks),
+                  std::to_string(kReads)},
+                 env);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    std::vector<std::string> argv = {LeanBin(), "agent", "--ring-root", d / "shm", "--output", d / "agent.jsonl", "--count", "1"};
+    if (!merge) argv.push_back("--no-thread-merge");
+    auto a = Run(argv);
+    INFO(a.err);
+    REQUIRE(a.exit_code == 0);
+    CHECK(DirEmpty(ring));
+    auto lines = ParseTraceLines(ReadFile(d / "agent.jsonl"));
+    CHECK(Duplicates(lines) == 0);
+    // Exact either way.
+    auto w = Totals(lines, "write", "/turns.dat");
+    CHECK(w.count == kThreads * kBlocks);
+    CHECK(w.bytes == int64_t{kThreads} * kBlocks * 4096);
+    auto rd = Totals(lines, "read", "/turns.dat");
+    CHECK(rd.count == kThreads * kReads);
+    CHECK(rd.bytes == int64_t{kThreads} * kReads * 4096);
+    // The end record: records less merged is the number of trace lines.
+    int64_t records = -1, merged = -1, trace = 0;
+    for (const auto& l : lines) {
+      if (l.dataset == "iosonar.trace") ++trace;
+      if (l.dataset == "iosonar.tracer" && l.action == "exit") records = l.records, merged = l.merged;
+    }
+    CHECK(records - merged == trace);
+    std::vector<TraceLine> writes, aggs;
+    for (const auto& l : lines) {
+      if (l.dataset != "iosonar.trace" || l.path.size() < 10 || l.path.substr(l.path.size() - 10) != "/turns.dat") continue;
+      if (l.op == "write") writes.push_back(l);
+      if (l.op == "read" && l.aggregated) aggs.push_back(l);
+    }
+    REQUIRE(!aggs.empty());
+    if (merge) {
+      CHECK(merged >= kThreads - 1);
+      REQUIRE(writes.size() == 1);  // the four threads' turns: one contiguous run
+      CHECK(writes[0].threads == kThreads);
+      CHECK(writes[0].offset == 0);
+      CHECK(writes[0].stride == 0);
+      CHECK(writes[0].ops_seq >= kThreads * kBlocks - 1);  // in offset order, each block follows the one before
+      // Past the budget: one aggregate per budget interval (1 s; the reads take far less than 2 s).
+      CHECK(aggs.size() <= 3);
+      int64_t most = 0;
+      for (const auto& l : aggs) most = std::max(most, l.threads);
+      CHECK(most == kThreads);
+    } else {
+      CHECK(merged == 0);
+      CHECK(writes.size() == kThreads);  // a strided run per thread
+      for (const auto& l : writes) CHECK(l.threads == 1);
+      CHECK(aggs.size() >= kThreads);
+    }
+  }
+}

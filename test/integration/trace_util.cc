@@ -56,6 +56,8 @@ std::vector<TraceLine> ParseTraceLines(const std::string& text) {
     t.records = I(rec, "tracer.records");
     t.dropped = I(rec, "tracer.dropped");
     t.spooled = I(rec, "tracer.spooled");
+    t.threads = I(rec, "process.threads", 1);
+    t.merged = I(rec, "tracer.merged");
     const auto& agg = rec.v[static_cast<size_t>(FieldIndex("io.aggregated"))];
     t.aggregated = agg.kind == FieldValue::kBool && agg.i != 0;
     t.ops_seq = I(rec, "io.ops_sequential");

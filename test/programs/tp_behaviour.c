@@ -25,6 +25,9 @@
  *                     with aio_return, and exits
  *   aiokill DIR       two aio_writes to DIR/aio.dat, waits for both, collects neither, and
  *                     kills itself with SIGKILL
+ *   turns DIR N K R   N threads share one descriptor of DIR/turns.dat: thread t pwrites the
+ *                     4 KiB blocks t, t+N, t+2N, ... (K each, in turns), all wait for each
+ *                     other, then each preads R blocks at pseudo-random places in it
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -180,6 +183,48 @@ static int mode_threadexit(const char* dir) {
   pthread_create(&th, NULL, exiting_thread, (void*)dir);
   pthread_join(th, NULL);
   return 3; /* not reached: the thread exits the process */
+}
+
+struct turns_arg {
+  int fd, t, n;
+  long k, r;
+  pthread_barrier_t* bar;
+};
+static void* turns_main(void* a) {
+  struct turns_arg* s = a;
+  char buf[4096];
+  memset(buf, 't', sizeof buf);
+  for (long i = 0; i < s->k; ++i)
+    if (pwrite(s->fd, buf, 4096, (off_t)((i * s->n + s->t) * 4096L)) != 4096) return (void*)1;
+  pthread_barrier_wait(s->bar);
+  unsigned seed = (unsigned)s->t * 2654435761u + 1;
+  for (long i = 0; i < s->r; ++i) {
+    off_t o = (off_t)(rand_r(&seed) % (unsigned)(s->k * s->n)) * 4096;
+    if (pread(s->fd, buf, 4096, o) != 4096) return (void*)1;
+  }
+  return 0;
+}
+
+static int mode_turns(const char* dir, int n, long k, long r) {
+  char p[4096];
+  snprintf(p, sizeof p, "%s/turns.dat", dir);
+  int fd = open(p, O_RDWR | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0 || n < 1 || n > 64) return 1;
+  pthread_t th[64];
+  struct turns_arg args[64];
+  pthread_barrier_t bar;
+  pthread_barrier_init(&bar, NULL, (unsigned)n);
+  for (int i = 0; i < n; ++i) {
+    args[i] = (struct turns_arg){fd, i, n, k, r, &bar};
+    pthread_create(&th[i], NULL, turns_main, &args[i]);
+  }
+  long bad = 0;
+  for (int i = 0; i < n; ++i) {
+    void* res;
+    pthread_join(th[i], &res);
+    bad += (long)res;
+  }
+  return bad != 0 || close(fd) != 0;
 }
 
 static int mode_interleave(const char* dir) {
@@ -453,6 +498,7 @@ int main(int argc, char** argv) {
   if (!strcmp(m, "errno")) return mode_errno(argv[2]);
   if (!strcmp(m, "aiokill")) return mode_aiokill(argv[2]);
   if (!strcmp(m, "execfail")) return mode_execfail(argv[2], argc > 3 ? atoi(argv[3]) : 600);
+  if (!strcmp(m, "turns") && argc > 5) return mode_turns(argv[2], atoi(argv[3]), atol(argv[4]), atol(argv[5]));
   if (!strcmp(m, "threads")) return mode_threads(argv[2], argc > 3 ? atoi(argv[3]) : 4);
   if (!strcmp(m, "fork")) return mode_fork(argv[2]);
   if (!strcmp(m, "forkexec")) return mode_forkexec(argv[2], argc > 3 ? argv[3] : argv[0]);
