@@ -342,8 +342,10 @@ bool RingReader::Take(char* base, size_t len, const TakeParams& p, RingTake* out
   std::vector<TakenRun>& scope1 = m.scope1;
   items.clear();
   scope1.clear();
-  const uint64_t window_ticks =
-      h.window_ns > 0 ? static_cast<uint64_t>(static_cast<double>(h.window_ns) / h.ns_per_tick) : 0;
+  // The window in the ring's ticks (its clock rate is checked; the window is
+  // the owner's: capped, a huge one merges no more than one of ~300 years).
+  const double wt = h.window_ns > 0 ? static_cast<double>(h.window_ns) / h.ns_per_tick : 0.0;
+  const uint64_t window_ticks = wt < 1.0 ? 0 : wt < 9.0e18 ? static_cast<uint64_t>(wt) : uint64_t{9000000000000000000u};
   auto format = [&](std::vector<TakenRun>& v, bool merging) {
     if (merging) out->merged += MergeThreadRuns(v, window_ticks, h.budget_interval_ticks);
     for (const TakenRun& t : v) {

@@ -726,7 +726,7 @@ TEST_CASE("agent mode: an exec that fails leaves the ring live: the I/O after it
 // file and interval; bytes and ops stay exact, and the end record says how
 // many records were merged. --no-thread-merge ships each thread's as it was.
 TEST_CASE("agent: the runs of threads that share a file are merged (turns into one contiguous run, aggregates per "
-          "interval); bytes and ops exact; --no-thread-merge keeps them apart",
+          "interval), bytes and ops exact, and --no-thread-merge keeps them apart",
           "[tracer][agent][merge]") {
   constexpr int kThreads = 4, kBlocks = 256, kReads = 5000;
   for (bool merge : {true, false}) {

@@ -280,7 +280,7 @@ size_t Count(const std::string& lines, const std::string& what) {
 
 }  // namespace
 
-TEST_CASE("thread merge intents: a batch not committed is made again into the same lines; one committed halfway is "
+TEST_CASE("thread merge intents: a batch not committed is made again into the same lines, one committed halfway is "
           "finished, not sent again",
           "[tracer][merge][agent]") {
   MemRing ring;
