@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <numeric>
-#include <tuple>
 #include <utility>
 
 namespace iosonar::trace {
@@ -11,6 +10,20 @@ namespace {
 // Detail runs the rules may merge: successful data ops at known offsets.
 bool Detail(const Run& r) {
   return !r.agg && r.err == 0 && r.offset >= 0 && r.size > 0 && r.count > 0 && IsDataOp(r.op);
+}
+
+// The sort key of a rule: the fields that must be equal, hashed (the fields
+// are compared again before a merge: a collision only loses a merge), then
+// the offset, then the list order (the result does not depend on the sort).
+struct Key {
+  uint64_t h;
+  int64_t off;
+  uint32_t i;
+  bool operator<(const Key& o) const { return h != o.h ? h < o.h : off != o.off ? off < o.off : i < o.i; }
+};
+inline uint64_t Mix(uint64_t h, uint64_t v) {
+  h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+  return h * 0xff51afd7ed558ccdull;
 }
 
 class Merger {
@@ -42,19 +55,32 @@ class Merger {
     ++merged_;
   }
 
+  // The fields a rule needs equal (the window index passed in).
+  static bool Same(const Run& a, const Run& b) {
+    return a.file_id == b.file_id && a.op == b.op && a.layer == b.layer && a.fd == b.fd && a.err == b.err &&
+           a.size == b.size && a.comm_size == b.comm_size && a.agg == b.agg;
+  }
+  static uint64_t Hash(const Run& r, uint64_t win) {
+    uint64_t h = Mix(r.file_id, r.op);
+    h = Mix(h, r.layer);
+    h = Mix(h, static_cast<uint32_t>(r.fd));
+    h = Mix(h, static_cast<uint32_t>(r.err));
+    h = Mix(h, static_cast<uint64_t>(r.size));
+    h = Mix(h, static_cast<uint32_t>(r.comm_size));
+    return Mix(h, win);
+  }
+
   void Aggregates(uint64_t interval) {
     if (!interval) return;
-    std::vector<uint32_t> ix;
+    std::vector<Key> ks;
     for (uint32_t i = 0; i < v_.size(); ++i)
-      if (v_[i].r.agg) ix.push_back(i);
-    auto key = [&](uint32_t i) {
-      const Run& r = v_[i].r;
-      return std::make_tuple(r.file_id, r.op, r.layer, r.fd, r.err, r.size, r.comm_size, r.t_start / interval);
-    };
-    std::stable_sort(ix.begin(), ix.end(), [&](uint32_t a, uint32_t b) { return key(a) < key(b); });
-    for (size_t k = 1, first = 0; k < ix.size(); ++k) {
-      if (key(ix[k]) == key(ix[first])) {
-        Fold(ix[first], ix[k]);
+      if (v_[i].r.agg) ks.push_back({Hash(v_[i].r, v_[i].r.t_start / interval), 0, i});
+    std::sort(ks.begin(), ks.end());
+    for (size_t k = 1, first = 0; k < ks.size(); ++k) {
+      const Run& a = v_[ks[first].i].r;
+      const Run& b = v_[ks[k].i].r;
+      if (ks[k].h == ks[first].h && Same(a, b) && a.t_start / interval == b.t_start / interval) {
+        Fold(ks[first].i, ks[k].i);
       } else {
         first = k;
       }
@@ -65,37 +91,35 @@ class Merger {
   // offsets o, o + size, ..., o + (m-1) size with m * size == stride cover
   // [o, o + stride * count) contiguously.
   void Interleaved(uint64_t window) {
-    std::vector<uint32_t> ix;
+    std::vector<Key> ks;
     for (uint32_t i = 0; i < v_.size(); ++i) {
       const Run& r = v_[i].r;
       uint64_t full;
       if (Detail(r) && r.strided && r.stride > r.size &&
           !__builtin_mul_overflow(static_cast<uint64_t>(r.size), r.count, &full) && full == r.bytes)
-        ix.push_back(i);
+        ks.push_back({Mix(Mix(Hash(r, r.t_start / window), static_cast<uint64_t>(r.stride)), r.count), r.offset, i});
     }
-    auto key = [&](uint32_t i) {
-      const Run& r = v_[i].r;
-      return std::make_tuple(r.file_id, r.op, r.layer, r.fd, r.size, r.comm_size, r.stride, r.count, r.t_start / window);
+    std::sort(ks.begin(), ks.end());
+    auto same = [&](size_t x, size_t y) {
+      const Run& a = v_[ks[x].i].r;
+      const Run& b = v_[ks[y].i].r;
+      return ks[x].h == ks[y].h && Same(a, b) && a.stride == b.stride && a.count == b.count &&
+             a.t_start / window == b.t_start / window;
     };
-    std::stable_sort(ix.begin(), ix.end(), [&](uint32_t a, uint32_t b) {
-      auto ka = key(a), kb = key(b);
-      return ka != kb ? ka < kb : v_[a].r.offset < v_[b].r.offset;
-    });
     size_t k = 0;
-    while (k < ix.size()) {
-      // The longest chain from ix[k] with offsets one size apart (same key).
+    while (k < ks.size()) {
+      // The longest chain from ks[k] with offsets one size apart (same key).
       size_t e = k + 1;
-      while (e < ix.size() && key(ix[e]) == key(ix[k]) &&
-             v_[ix[e]].r.offset == v_[ix[e - 1]].r.offset + v_[ix[e - 1]].r.size)
+      while (e < ks.size() && same(k, e) && v_[ks[e].i].r.offset == v_[ks[e - 1].i].r.offset + v_[ks[e - 1].i].r.size)
         ++e;
-      const Run& f = v_[ix[k]].r;
+      const Run& f = v_[ks[k].i].r;
       const int64_t m = static_cast<int64_t>(e - k);
       int64_t span, reach;
       if (m >= 2 && !__builtin_mul_overflow(m, f.size, &span) && span == f.stride &&
           !__builtin_mul_overflow(f.stride, static_cast<int64_t>(f.count), &span) &&
           !__builtin_add_overflow(f.offset, span, &reach)) {
-        const uint32_t into = ix[k];
-        for (size_t j = k + 1; j < e; ++j) Fold(into, ix[j]);
+        const uint32_t into = ks[k].i;
+        for (size_t j = k + 1; j < e; ++j) Fold(into, ks[j].i);
         Run& r = v_[into].r;
         r.strided = 0;
         r.stride = 0;
@@ -107,25 +131,19 @@ class Merger {
 
   // Contiguous runs that continue each other, in offset order.
   void Contiguous(uint64_t window) {
-    std::vector<uint32_t> ix;
+    std::vector<Key> ks;
     for (uint32_t i = 0; i < v_.size(); ++i)
-      if (!v_[i].gone && Detail(v_[i].r) && !v_[i].r.strided) ix.push_back(i);
-    std::vector<uint64_t> win(v_.size());
-    for (uint32_t i : ix) win[i] = v_[i].r.t_start / window;
-    auto key = [&](uint32_t i) {
-      const Run& r = v_[i].r;
-      return std::make_tuple(r.file_id, r.op, r.layer, r.fd, r.size, r.comm_size, win[i]);
-    };
-    std::stable_sort(ix.begin(), ix.end(), [&](uint32_t a, uint32_t b) {
-      auto ka = key(a), kb = key(b);
-      return ka != kb ? ka < kb : v_[a].r.offset < v_[b].r.offset;
-    });
-    for (size_t k = 1, cur = 0; k < ix.size(); ++k) {
-      Run& c = v_[ix[cur]].r;
-      const Run& n = v_[ix[k]].r;
-      if (key(ix[k]) == key(ix[cur]) && n.offset == c.next_offset) {
+      if (!v_[i].gone && Detail(v_[i].r) && !v_[i].r.strided)
+        ks.push_back({Hash(v_[i].r, v_[i].r.t_start / window), v_[i].r.offset, i});
+    std::sort(ks.begin(), ks.end());
+    std::vector<uint64_t> win(ks.size());
+    for (size_t k = 0; k < ks.size(); ++k) win[k] = v_[ks[k].i].r.t_start / window;  // before any merge moves a start
+    for (size_t k = 1, cur = 0; k < ks.size(); ++k) {
+      Run& c = v_[ks[cur].i].r;
+      const Run& n = v_[ks[k].i].r;
+      if (ks[k].h == ks[cur].h && win[k] == win[cur] && Same(c, n) && n.offset == c.next_offset) {
         const int64_t next = n.next_offset;
-        Fold(ix[cur], ix[k]);
+        Fold(ks[cur].i, ks[k].i);
         c.next_offset = next;
       } else {
         cur = k;
