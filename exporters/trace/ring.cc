@@ -323,8 +323,8 @@ uint64_t ShipRing(void* base, LineSender* sender) {
   for (uint32_t i = 0; i < h.slots_hwm; ++i) {
     Slot& s = slots[i];
     out->tid = s.tid;
-    int nbuf = s.nbuf < 0 ? 0 : s.nbuf > kBufRuns ? kBufRuns : s.nbuf;
-    for (int k = 0; k < nbuf; ++k) out->Put(s.buf[k]);
+    const uint32_t first = h.shipped[i], held = SlotHeld(s.tail, first);
+    for (uint32_t k = 0; k < held && k < static_cast<uint32_t>(kBufRuns); ++k) out->Put(s.at(first + k));
     if (s.comp().open_runs() > 0 && s.comp().open_runs() <= Compressor::kOpenRuns) s.comp().CloseAll(out);
     if (s.agg().open() > 0 && s.agg().open() <= Aggregator::kEntries) s.agg().CloseAll(out);
   }
@@ -382,9 +382,9 @@ uint64_t DrainLive(void* base, LineSender* sender) {
     int expect = 0;
     if (!__atomic_compare_exchange_n(&s.lock, &expect, kLockDrainer, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) continue;
     copy->n_ = 0;
-    int nbuf = s.nbuf < 0 ? 0 : s.nbuf > kBufRuns ? kBufRuns : s.nbuf;
-    for (int k = 0; k < nbuf; ++k) copy->Put(s.buf[k]);
-    s.nbuf = 0;
+    const uint32_t first = h.shipped[i], tail = s.tail, held = SlotHeld(tail, first);
+    for (uint32_t k = 0; k < held && k < static_cast<uint32_t>(kBufRuns); ++k) copy->Put(s.at(first + k));
+    __atomic_store_n(&h.shipped[i], tail, __ATOMIC_RELEASE);
     int open = s.comp().open_runs();
     uint64_t now = NowTicks(h);
     if (open > 0 && open <= Compressor::kOpenRuns && window_ticks) s.comp().CloseExpired(now, copy);

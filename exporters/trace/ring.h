@@ -42,7 +42,12 @@ struct Slot {
   int lock;
   int tid;
   int index;
-  int nbuf;
+  // buf is a circle: run n (counted from the slot's first) is at
+  // buf[n % kBufRuns]; tail counts the runs ever put (written by the slot's
+  // holder), RingHeader::shipped[index] those that left (SlotHeld: the
+  // difference). A run leaves by one store of shipped, never by moving the
+  // others, so a drainer killed at any instant leaves the slot consistent.
+  uint32_t tail;
   uint64_t raw_ops;
   uint64_t next_sweep;
   // Agent mode, written by the agent under the slot's lock: the runs at the
@@ -57,13 +62,17 @@ struct Slot {
   Run buf[kBufRuns];
   Compressor& comp() { return *reinterpret_cast<Compressor*>(comp_mem); }
   Aggregator& agg() { return *reinterpret_cast<Aggregator*>(agg_mem); }
+  Run& at(uint32_t n) { return buf[n % kBufRuns]; }
 };
+
+// Runs a slot holds: put and not yet shipped (modulo 2^32, kBufRuns divides it).
+inline uint32_t SlotHeld(uint32_t tail, uint32_t shipped) { return tail - shipped; }
 
 constexpr int kLockThread = 1;
 constexpr int kLockDrainer = 2;
 
 constexpr uint64_t kRingMagic = 0x314e4952534f49ull;  // "IOSRIN1"
-constexpr uint32_t kRingVersion = 8;  // 8: merge intents; 7: aio_pending; 6: the Compressor remembers where closed runs ended
+constexpr uint32_t kRingVersion = 9;  // 9: slot buffers are circles; 8: merge intents; 7: aio_pending; 6: the Compressor remembers where closed runs ended
 // event.seq of lines a drainer sends for a live process: a range of their own.
 constexpr uint64_t kDrainSeqBase = uint64_t{1} << 62;
 // event.seq of lines the node agent ships for a process in agent mode: per
@@ -112,9 +121,11 @@ struct RingHeader {
   char host[256];
   char job[128];
   char cmdline[1024];
-  // Agent mode (ring_agent.h): raw ops of threads that have exited, and per
-  // slot the runs an agent has shipped durably (the next event.seq of the
-  // slot's range, AgentSeq), written by the agent under the slot's lock.
+  // Agent mode (ring_agent.h): raw ops of threads that have exited. Per
+  // slot the runs that left its buffer (Slot::tail): in agent mode those the
+  // agent shipped durably (the next event.seq of the slot's range, AgentSeq),
+  // written by the agent only; otherwise by the process's own flush and
+  // the drainers, under the slot's lock.
   uint64_t raw_ops_gone;
   uint32_t shipped[kMaxThreads];
   // AIO ops submitted and not yet collected by aio_return (nor failed to

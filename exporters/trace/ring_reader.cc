@@ -142,33 +142,19 @@ bool CheckHeader(RingHeader& h, std::string* why) {
 
 namespace {
 
-// The first k runs of slot i's buffer are held by the output: they leave it
-// and shipped advances by k (the slot's intent stays: committed now, it tells
-// a take after an agent that died mid-commit that its batch was held). locks: take the
-// slot's lock first (false if a thread holds it too long: not committed).
-bool CommitSlot(char* base, uint32_t i, uint32_t k, bool locks) {
+// The first k runs slot i holds are held by the output: they leave it, by
+// one store of shipped (the buffer is a circle: nothing moves), so an agent
+// killed at any instant leaves the slot whole. The slot's intent stays:
+// committed now, it tells a take after an agent that died between two slots'
+// commits that its batch was held. k beyond what the slot holds is not what
+// an agent wrote: everything leaves (the owner's loss only).
+void CommitSlot(char* base, uint32_t i, uint32_t k) {
   RingHeader* h = RingHead(base);
-  Slot* sh = RingSlots(base) + i;
-  bool held = false;
-  if (locks) {
-    for (int spin = 0; spin < 100000 && !held; ++spin) {
-      int expect = 0;
-      held = __atomic_compare_exchange_n(&sh->lock, &expect, kLockDrainer, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
-      if (!held) __builtin_ia32_pause();
-    }
-    if (!held) return false;
-  }
-  int nbuf = __atomic_load_n(&sh->nbuf, __ATOMIC_RELAXED);
-  if (nbuf < 0 || nbuf > kBufRuns || static_cast<int>(k) > nbuf) {
-    nbuf = 0;  // not what a tracer writes: its owner's loss only
-  } else {
-    memmove(static_cast<void*>(sh->buf), sh->buf + k, static_cast<size_t>(nbuf - static_cast<int>(k)) * sizeof(Run));
-    nbuf -= static_cast<int>(k);
-    h->shipped[i] += k;
-  }
-  __atomic_store_n(&sh->nbuf, nbuf, __ATOMIC_RELAXED);
-  if (held) __atomic_store_n(&sh->lock, 0, __ATOMIC_RELEASE);
-  return true;
+  const uint32_t shipped = __atomic_load_n(&h->shipped[i], __ATOMIC_RELAXED);
+  const uint32_t tail = __atomic_load_n(&RingSlots(base)[i].tail, __ATOMIC_ACQUIRE);
+  const uint32_t held = SlotHeld(tail, shipped);
+  __atomic_store_n(&h->shipped[i], k <= held && held <= static_cast<uint32_t>(kBufRuns) ? shipped + k : tail,
+                   __ATOMIC_RELEASE);
 }
 
 // The batch's merged count joins the process's (copy: the header copy too).
@@ -287,15 +273,11 @@ bool RingReader::Take(char* base, size_t len, const TakeParams& p, RingTake* out
     }
     if (pending && done) {
       // The batch was held (an agent commits only then): its commit was cut short.
-      bool busy = false;
       bool ok = Guarded([&] {
         for (uint32_t i = 0; i < h.slots_hwm; ++i) {
           if (!ik[i]) continue;
-          if (!CommitSlot(base, i, ik[i], locks)) {
-            busy = true;
-            return;
-          }
-          h.shipped[i] += ik[i];
+          CommitSlot(base, i, ik[i]);
+          h.shipped[i] = __atomic_load_n(&RingHead(base)->shipped[i], __ATOMIC_RELAXED);
           ik[i] = 0;
         }
         CommitMerged(base, &h);
@@ -305,10 +287,6 @@ bool RingReader::Take(char* base, size_t len, const TakeParams& p, RingTake* out
         *why = "truncated while read";
         *out = RingTake{};
         return false;
-      }
-      if (busy) {  // a thread holds its slot: next pass
-        *out = RingTake{};
-        return true;
       }
       pending = false;
     } else if (!pending && h.intent_merged) {  // a commit cut short after its last slot
@@ -377,11 +355,12 @@ bool RingReader::Take(char* base, size_t len, const TakeParams& p, RingTake* out
     if (exact && !whole && !ik[i]) continue;
     Slot& s = m.slot();
     Slot* sh = RingSlots(base) + i;
+    const uint32_t first = h.shipped[i];  // the slot's first run held (agent mode: only agents advance it)
     m.extra.n = 0;
     int nbuf = 0, taken = 0;
     bool busy = false, bad = false;
     bool ok = Guarded([&] {
-      bool held = false;
+      bool locked = false;
       if (locks) {
         int expect = 0;
         // A thread holds its lock for the bookkeeping of one call (tens of ns): worth a short wait.
@@ -399,22 +378,29 @@ bool RingReader::Take(char* base, size_t len, const TakeParams& p, RingTake* out
             return;
           }
         }
-        held = true;
+        locked = true;
       }
       s.tid = __atomic_load_n(&sh->tid, __ATOMIC_RELAXED);
       s.raw_ops = __atomic_load_n(&sh->raw_ops, __ATOMIC_RELAXED);
-      nbuf = __atomic_load_n(&sh->nbuf, __ATOMIC_RELAXED);
+      const uint32_t tail = __atomic_load_n(&sh->tail, __ATOMIC_ACQUIRE);
+      const uint32_t held = SlotHeld(tail, first);
       memcpy(s.comp_mem, sh->comp_mem, sizeof s.comp_mem);
       memcpy(s.agg_mem, sh->agg_mem, sizeof s.agg_mem);
-      if (nbuf < 0 || nbuf > kBufRuns || !s.comp().Sane() || !s.agg().Sane() ||
-          (exact && static_cast<int>(ik[i]) > nbuf)) {
+      // The runs [first, first + n) of the circle, into the local copy's buf[0, n).
+      auto copy = [&](uint32_t n) {
+        const uint32_t at = first % kBufRuns, run1 = std::min<uint32_t>(n, kBufRuns - at);
+        memcpy(static_cast<void*>(s.buf), sh->buf + at, run1 * sizeof(Run));
+        memcpy(static_cast<void*>(s.buf + run1), sh->buf, (n - run1) * sizeof(Run));
+      };
+      if (held > static_cast<uint32_t>(kBufRuns) || !s.comp().Sane() || !s.agg().Sane() || (exact && ik[i] > held)) {
         bad = true;
       } else if (exact && !whole) {
         // An earlier batch's runs only: the lines it made, made again.
         taken = nbuf = static_cast<int>(ik[i]);
-        memcpy(static_cast<void*>(s.buf), sh->buf, static_cast<size_t>(nbuf) * sizeof(Run));
+        copy(ik[i]);
       } else {
-        memcpy(static_cast<void*>(s.buf), sh->buf, static_cast<size_t>(nbuf) * sizeof(Run));
+        nbuf = static_cast<int>(held);
+        copy(held);
         if (whole) {
           s.comp().CloseAll(&m.extra);
           s.agg().CloseAll(&m.extra);
@@ -424,12 +410,12 @@ bool RingReader::Take(char* base, size_t len, const TakeParams& p, RingTake* out
           if (h.window_ns > 0) s.comp().CloseExpired(now_ticks, &m.extra);
           if (h.budget_interval_ticks && s.agg().open()) s.agg().CloseBefore(now_ticks / h.budget_interval_ticks, &m.extra);
           if (m.extra.n > 0) {
-            memcpy(static_cast<void*>(sh->buf + nbuf), m.extra.runs, static_cast<size_t>(m.extra.n) * sizeof(Run));
+            for (int x = 0; x < m.extra.n; ++x) sh->at(tail + static_cast<uint32_t>(x)) = m.extra.runs[x];
             memcpy(static_cast<void*>(s.buf + nbuf), m.extra.runs, static_cast<size_t>(m.extra.n) * sizeof(Run));
             memcpy(sh->comp_mem, s.comp_mem, sizeof s.comp_mem);
             memcpy(sh->agg_mem, s.agg_mem, sizeof s.agg_mem);
             nbuf += m.extra.n;
-            __atomic_store_n(&sh->nbuf, nbuf, __ATOMIC_RELAXED);
+            __atomic_store_n(&sh->tail, tail + static_cast<uint32_t>(m.extra.n), __ATOMIC_RELEASE);
             m.extra.n = 0;
           }
         }
@@ -439,7 +425,7 @@ bool RingReader::Take(char* base, size_t len, const TakeParams& p, RingTake* out
           __atomic_store_n(&sh->intent_k, static_cast<uint32_t>(taken), __ATOMIC_RELEASE);
         }
       }
-      if (held) __atomic_store_n(&sh->lock, 0, __ATOMIC_RELEASE);
+      if (locked) __atomic_store_n(&sh->lock, 0, __ATOMIC_RELEASE);
     });
     if (!ok) {
       *why = "truncated while read";
@@ -541,12 +527,9 @@ bool RingReader::Commit(char* base, size_t len, const RingTake& t) {
       keep = !__atomic_compare_exchange_n(&h->ended, &expect, 3u, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) &&
              expect == 0;
     }
-    bool all = true;
-    for (auto [i, k] : t.slots) {
-      // A slot a thread holds too long stays as it is: the next take commits it.
-      if (i < kMaxThreads && !CommitSlot(base, i, k, true)) all = false;
-    }
-    if (!t.slots.empty() && all) CommitMerged(base, nullptr);
+    for (auto [i, k] : t.slots)
+      if (i < kMaxThreads) CommitSlot(base, i, k);
+    if (!t.slots.empty()) CommitMerged(base, nullptr);
   });
   return ok && !keep;
 }

@@ -558,6 +558,10 @@ inline bool InOverInterval(uint64_t t) { return t >= t_over_lo && t < t_over_hi;
 constexpr int kAggReserve = 4 * Aggregator::kEntries;
 static_assert(kAggReserve < kBufRuns / 4, "most of the buffer is for detail runs");
 
+// The runs a slot's buffer holds (ring.h: a circle; shipped advances as they leave).
+inline uint32_t& ShippedOf(const Slot* s) { return Hdr()->shipped[s->index]; }
+inline uint32_t Held(const Slot* s) { return SlotHeld(s->tail, __atomic_load_n(&ShippedOf(s), __ATOMIC_ACQUIRE)); }
+
 class SlotSink final : public RunSink {
  public:
   explicit SlotSink(Slot* s) : s_(s) {}
@@ -578,7 +582,7 @@ class SlotSink final : public RunSink {
         return true;
       }
     }
-    if (g_agent && s_->nbuf >= kBufRuns - kAggReserve) {
+    if (g_agent && Held(s_) >= kBufRuns - kAggReserve) {
       // Until the agent takes them: a run folds into the aggregates (bytes and
       // ops stay exact), and the last kAggReserve places are the aggregates'
       // (the aggregator emits at most kEntries at a time), so an aggregate is
@@ -588,14 +592,15 @@ class SlotSink final : public RunSink {
         s_->agg().Fold(r, BudgetEpoch(r.t_end), this);
         return true;
       }
-      if (s_->nbuf == kBufRuns) {
+      if (Held(s_) >= kBufRuns) {
         g_dropped.fetch_add(r.count, std::memory_order_relaxed);
         return true;  // counted here, not again by the compressor
       }
     }
-    if (s_->nbuf == kBufRuns) FlushBuffered(s_);
-    if (s_->nbuf == kBufRuns) return false;
-    s_->buf[s_->nbuf++] = r;
+    if (Held(s_) >= kBufRuns) FlushBuffered(s_);
+    if (Held(s_) >= kBufRuns) return false;
+    s_->at(s_->tail) = r;
+    __atomic_store_n(&s_->tail, s_->tail + 1, __ATOMIC_RELEASE);
     return true;
   }
 
@@ -685,7 +690,7 @@ Slot* AcquireSlot() {
       Slot* s = &g_slots[i];
       BackRingPage(s, sizeof *s);
       LockSlot(s);  // a drainer may look at any slot of the ring
-      if (g_agent && (s->nbuf > 0 || s->comp().open_runs() || s->agg().open())) {  // an exited thread's runs, not yet taken
+      if (g_agent && (Held(s) > 0 || s->comp().open_runs() || s->agg().open())) {  // an exited thread's runs, not yet taken
         UnlockSlot(s);
         fl.in_use.store(0, std::memory_order_release);
         continue;
@@ -694,7 +699,7 @@ Slot* AcquireSlot() {
       s->tid = static_cast<int>(syscall(SYS_gettid));
       new (s->comp_mem) Compressor(g_window_ticks);
       new (s->agg_mem) Aggregator();
-      s->nbuf = 0;
+      if (!g_agent) __atomic_store_n(&ShippedOf(s), s->tail, __ATOMIC_RELEASE);  // an earlier thread's leftovers: gone, as before
       s->raw_ops = 0;
       s->next_sweep = 0;
       UnlockSlot(s);
@@ -793,16 +798,17 @@ void EmitStartLocked() {
 
 // Caller holds s->lock (or s is otherwise exclusively ours).
 void FlushBuffered(Slot* s) {
-  if (s->nbuf == 0 || g_agent) return;  // agent mode: the runs stay for the agent
+  if (g_agent || Held(s) == 0) return;  // agent mode: the runs stay for the agent
   ++t_busy;  // sending may reach NSS modules that call wrapped functions
   pthread_mutex_lock(&g_fmt_mu);
   CalibrateClock();
   EmitStartLocked();
-  for (int i = 0; i < s->nbuf; ++i) FmtRunLocked(s->buf[i], s->tid);
+  const uint32_t tail = s->tail;
+  for (uint32_t n = ShippedOf(s); n != tail; ++n) FmtRunLocked(s->at(n), s->tid);
   FmtSendLocked();
   // Only now are the runs out of the ring: a death before this point has a
   // drainer send them again under the same event.seq (deduplicated).
-  s->nbuf = 0;
+  __atomic_store_n(&ShippedOf(s), tail, __ATOMIC_RELEASE);
   CommitLocked();
   pthread_mutex_unlock(&g_fmt_mu);
   --t_busy;
@@ -1089,7 +1095,7 @@ void Sweep(Slot* s, uint64_t now) {
   SlotSink sink(s);
   s->comp().CloseExpired(now, &sink);
   if (s->agg().open()) s->agg().CloseBefore(BudgetEpoch(now), &sink);
-  if (s->nbuf) FlushBuffered(s);
+  if (!g_agent && Held(s)) FlushBuffered(s);
   s->next_sweep = now + g_sweep_ticks;
 }
 

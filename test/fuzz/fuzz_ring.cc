@@ -60,7 +60,7 @@ void Skeleton(char* b, uint8_t flags) {
       Slot& s = RingSlots(b)[t];
       s.tid = 100 + t;
       for (int k = 0; k < 3; ++k) {
-        Run& r = s.buf[s.nbuf++];
+        Run& r = s.at(s.tail++);
         r = Run{};
         r.op = kOpWrite;
         r.fd = 3;
