@@ -146,6 +146,10 @@ TEST_CASE("collector over TLS: no client certificate, one from another CA, recor
   REQUIRE(fd >= 0);
   SendAll(fd, TraceLines("n1", 800, 3));
   close(fd);
+  // Stopped only once it has refused that connection (under load the stop
+  // could otherwise come first and close it unread).
+  CHECK(WaitUntil([&] { return ReadFile(tmp / "st/deadletter.jsonl").find("wrong version number") != std::string::npos; },
+                  20000));
   REQUIRE(WEXITSTATUS(c.Stop(30000)) == 0);
   const std::string log = ReadFile(tmp / "collect.log");
   INFO(log);
