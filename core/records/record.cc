@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "core/base/hash.h"
 #include "core/base/timeutil.h"
 #include "core/records/fields.h"
 
@@ -494,6 +495,33 @@ void ClearRecord(ParsedRecord* out) {
 }  // namespace
 
 int FieldIndex(std::string_view name) { return Table().Find(name.data(), name.size()); }
+
+namespace {
+// user.id when it is a uid: decimal digits (as the Logstash pipelines match it, /^[0-9]+$/).
+bool NumericUser(const FieldValue& u) {
+  if (u.kind != FieldValue::kString || u.s.empty()) return false;
+  for (char c : u.s)
+    if (c < '0' || c > '9') return false;
+  return true;
+}
+}  // namespace
+
+int64_t DedupeStream(const ParsedRecord& r) {
+  const int64_t stream = r[field::kEventStream].i;
+  const FieldValue& u = r[field::kUserId];
+  if (!NumericUser(u)) return stream;
+  uint64_t h = Fnv1a(u.s, static_cast<uint64_t>(stream) * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull);
+  h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
+  h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
+  return static_cast<int64_t>((h ^ (h >> 31)) & static_cast<uint64_t>(INT64_MAX));
+}
+
+std::string DedupeId(const ParsedRecord& r) {
+  std::string id = std::to_string(r[field::kEventStream].i) + "-" + std::to_string(r[field::kEventSeq].i);
+  const FieldValue& u = r[field::kUserId];
+  if (NumericUser(u)) id.append("-u").append(u.s);
+  return id;
+}
 
 std::optional<FieldId> FieldByName(std::string_view name) {
   const int i = FieldIndex(name);

@@ -57,6 +57,18 @@ struct ParsedRecord {
   FieldValue& At(size_t field_index) { return v[field_index]; }
 };
 
+// The key a receiver stores a record under once (a resend is a duplicate):
+// event.stream and event.seq, and user.id when the record names one, so that
+// a user who learns another user's stream cannot make that user's records
+// look already stored (the collector checks a record's user.id against its
+// sender). Only a numeric user.id (decimal digits) counts: others come only
+// from senders nobody authenticates. DedupeStream: the stream part
+// as one number (the stream itself without a uid; else the two mixed into 63
+// bits). DedupeId: the Elasticsearch _id, "<stream>-<seq>", and "-u<uid>";
+// the Logstash pipelines build the same. Both need event.stream and event.seq.
+int64_t DedupeStream(const ParsedRecord& r);
+std::string DedupeId(const ParsedRecord& r);
+
 // Position of a field named at run time in schema::Fields(), or -1. Code that
 // knows its fields uses the ids instead (field::kIoBytes.index()).
 int FieldIndex(std::string_view name);

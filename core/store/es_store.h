@@ -2,8 +2,9 @@
 // Append/Scan/BucketSums/Count an analysis job uses on SQLite, on data
 // streams <type>-<dataset>-<namespace> (templates from `iosonar es-setup`).
 //
-//   Append      _bulk `create` with _id "<event.stream>-<event.seq>": a
-//               resent record is answered 409 and counted as a duplicate.
+//   Append      _bulk `create` with _id "<event.stream>-<event.seq>" (and
+//               "-u<uid>" for a record naming one: DedupeId): a resent
+//               record is answered 409 and counted as a duplicate.
 //               Items Elasticsearch rejects (4xx) make Append return an error
 //               naming the first reason (the others are counted).
 //   Scan        point in time + search_after on @timestamp, _shard_doc;

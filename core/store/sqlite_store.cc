@@ -464,10 +464,12 @@ class SqliteStore final : public Store, public BulkWriter {
     const FieldValue& tv = r.v[static_cast<size_t>(ts_)];
     if (sv.kind != FieldValue::kInt || qv.kind != FieldValue::kInt || tv.kind == FieldValue::kAbsent)
       return Status::Invalid("record without @timestamp, event.stream or event.seq");
-    // Nothing twice: one interval lookup, usually "extend the last one".
-    StreamEntry* e = streams_.Find(sv.i);
+    // Nothing twice: one interval lookup, usually "extend the last one". The
+    // stream is the record's with its user.id (DedupeStream).
+    const int64_t stream = DedupeStream(r);
+    StreamEntry* e = streams_.Find(stream);
     if (!e) {
-      auto loaded = LoadStream(sv.i);
+      auto loaded = LoadStream(stream);
       if (!loaded.ok()) return loaded.status();
       e = *loaded;
     }

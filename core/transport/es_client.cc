@@ -119,10 +119,7 @@ std::string DataStreamName(const schema::Dataset& ds, std::string_view name_spac
   return s;
 }
 
-std::string DocId(const ParsedRecord& rec) {
-  static const int kStream = field::kEventStream.index(), kSeq = field::kEventSeq.index();
-  return std::to_string(rec.v[static_cast<size_t>(kStream)].i) + "-" + std::to_string(rec.v[static_cast<size_t>(kSeq)].i);
-}
+std::string DocId(const ParsedRecord& rec) { return DedupeId(rec); }
 
 void AppendRecordJson(std::string* out, const ParsedRecord& rec) {
   const auto fields = schema::Fields();

@@ -223,6 +223,9 @@ def check_pipelines(src, fields, datasets):
             ok('document_id => "%{[@metadata][iosonar_id]}"' in text, f"{name}: document_id from the dedupe key")
             ok('"[@metadata][iosonar_id]" => "%{[event.stream]}-%{[event.seq]}"' in text,
                f"{name}: the dedupe key is event.stream + event.seq")
+            ok("if [user.id] =~ /^[0-9]+$/ {" in text and
+               '"[@metadata][iosonar_id]" => "%{[event.stream]}-%{[event.seq]}-u%{[user.id]}"' in text,
+               f"{name}: with a numeric user.id the key carries it, as iosonar's DedupeId")
             ok('data_stream => "true"' in text and "data_stream_auto_routing => true" in text, f"{name}: data stream routing")
             ok("manage_template => false" in text, f"{name}: templates come from iosonar es-setup, not Logstash")
             ok("[event.dataset]" in text, f"{name}: routes on event.dataset")

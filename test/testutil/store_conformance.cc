@@ -176,6 +176,37 @@ void RunStoreConformance(Store& st, const std::string& which) {
   Status sf = st.Scan(bad_field, [](const Row&) { return true; });
   REQUIRE_FALSE(sf.ok());
   CHECK(sf.message().find("tracer.dropped") != std::string::npos);
+
+  // The dedupe key carries a numeric user.id (DedupeId): the same stream and
+  // seq under another uid is another record (a user who learns another user's
+  // stream cannot make that user's records look stored); the same uid sent
+  // again is a duplicate, and so is a user.id that is no uid against none.
+  auto tracer_line = [&](ParsedLines& to, int64_t seq, const char* user) {
+    std::string l = "{\"@timestamp\":\"" + FormatIsoMillis(kT0) +
+                    "\",\"event.dataset\":\"iosonar.tracer\",\"event.stream\":79,\"event.seq\":" + std::to_string(seq) +
+                    ",\"host.name\":\"n0\",\"job.id\":\"U\",\"process.pid\":9,";
+    if (user) l += std::string("\"user.id\":\"") + user + "\",";
+    l += "\"event.action\":\"exit\",\"tracer.raw_ops\":1,\"tracer.records\":1,\"tracer.dropped\":0,\"tracer.spooled\":0}";
+    to.Add(l);
+  };
+  ParsedLines users, again;
+  tracer_line(users, 0, "1000");
+  tracer_line(users, 0, "1001");
+  tracer_line(users, 0, nullptr);
+  tracer_line(users, 1, "1000");
+  AppendStats u1, u2;
+  REQUIRE(st.Append(users.ptrs, &u1).message() == "");
+  CHECK(u1.inserted == 4);
+  CHECK(u1.duplicates == 0);
+  tracer_line(again, 0, "1000");
+  tracer_line(again, 0, "x9");
+  tracer_line(again, 1, "1000");
+  REQUIRE(st.Append(again.ptrs, &u2).message() == "");
+  CHECK(u2.inserted == 0);
+  CHECK(u2.duplicates == 3);
+  auto nu = st.Count("iosonar.tracer", {{field::kJobId, "U"}});
+  REQUIRE(nu.ok());
+  CHECK(*nu == 4);
 }
 
 

@@ -379,3 +379,35 @@ TEST_CASE("reading only some fields skips the others, nested or invalid, and che
   }
   CHECK(Get(fast, "file.path").kind == FieldValue::kAbsent);
 }
+
+TEST_CASE("the dedupe key: event.stream and event.seq, and a numeric user.id", "[record]") {
+  struct Key {
+    std::string id;
+    int64_t stream;
+  };
+  auto key = [](const std::string& user_part) {
+    ParsedRecord r;
+    std::string buf;
+    const std::string line = Replace(kGood, "\"host.name\":\"n1\",", "\"host.name\":\"n1\"," + user_part);
+    REQUIRE(Parse(line, &r, &buf) == "");
+    return Key{DedupeId(r), DedupeStream(r)};
+  };
+  const Key none = key("");
+  CHECK(none.id == "1234-0");
+  CHECK(none.stream == 1234);
+  const Key u = key("\"user.id\":\"1000\",");
+  CHECK(u.id == "1234-0-u1000");
+  CHECK(u.stream != 1234);
+  CHECK(u.stream >= 0);
+  const Key v = key("\"user.id\":\"1001\",");
+  CHECK(v.id == "1234-0-u1001");
+  CHECK(v.stream != u.stream);
+  CHECK(key("\"user.id\":\"1000\",").stream == u.stream);  // the same for the same uid
+  // Not a uid (a name, a sign, empty): as without one (only unauthenticated senders write such).
+  for (const char* odd : {"\"user.id\":\"x9\",", "\"user.id\":\"-5\",", "\"user.id\":\"\","}) {
+    INFO(odd);
+    const Key o = key(odd);
+    CHECK(o.id == none.id);
+    CHECK(o.stream == none.stream);
+  }
+}
