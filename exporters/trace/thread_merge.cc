@@ -178,6 +178,9 @@ class Merger {
 
 uint64_t MergeThreadRuns(std::vector<TakenRun>& v, uint64_t window_ticks, uint64_t interval_ticks) {
   if (v.size() < 2 || v.size() > UINT32_MAX) return 0;
+  // One thread's runs are as the tracer made them (it split them for a reason:
+  // a window, an op between): the common single-threaded process costs a scan.
+  if (std::all_of(v.begin(), v.end(), [&](const TakenRun& t) { return t.tid == v[0].tid; })) return 0;
   Merger m(v);
   m.Aggregates(interval_ticks);
   if (window_ticks) {

@@ -15,7 +15,8 @@
 //    each with the same count (threads taking turns), become one contiguous run;
 //  - contiguous runs of one file, descriptor, op and size that continue each
 //    other (one starts where the other ended) are chained.
-// Only within one time window (of the first op, in the ring's ticks), only
+// A list of one thread's runs is left as it is. Only within one time window
+// (of the first op, in the ring's ticks), only
 // successful data ops with known offsets; bytes, ops and time stay exact and
 // the record keeps the first member's event.seq, so the receivers'
 // deduplication works as before. The result depends only on the list (its

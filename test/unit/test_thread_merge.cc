@@ -166,6 +166,10 @@ TEST_CASE("thread merge: what is not merged", "[tracer][merge]") {
   const Run a = Contig(0, 16, 1100, 1200);
   Run b = Contig(16 * kKiB, 16, 1300, 1400);
   CHECK(two(a, b) == 1);  // the control: they do merge
+  {
+    std::vector<TakenRun> one{T(a, 1, 1), T(b, 1, 2)};  // one thread's: as the tracer made them
+    CHECK(MergeThreadRuns(one, 1000, 1000) == 0);
+  }
   CHECK(two(a, b, 0, 0) == 0);  // no window: detail runs are not merged
   CHECK(two(a, Contig(16 * kKiB, 16, 2100, 2200)) == 0);  // another window
   CHECK(two(a, Contig(16 * kKiB + 1, 16, 1300, 1400)) == 0);  // a gap
