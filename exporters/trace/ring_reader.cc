@@ -157,6 +157,11 @@ void CommitSlot(char* base, uint32_t i, uint32_t k) {
                    __ATOMIC_RELEASE);
 }
 
+// Every slot's intent gone: a batch finished, or a new one about to start.
+void ClearIntents(char* base, uint32_t slots) {
+  for (uint32_t i = 0; i < slots; ++i) __atomic_store_n(&RingSlots(base)[i].intent_k, 0u, __ATOMIC_RELAXED);
+}
+
 // The batch's merged count joins the process's (copy: the header copy too).
 void CommitMerged(char* base, RingHeader* copy) {
   RingHeader* h = RingHead(base);
@@ -187,6 +192,12 @@ bool RingReader::Header(const char* base, size_t len, RingHeader* h, std::string
 bool RingReader::Take(char* base, size_t len, const TakeParams& p, RingTake* out, std::string* why) {
   Impl& m = *impl_;
   *out = RingTake{};
+  // The owner truncated the ring under us (SIGBUS guarded): nothing taken.
+  auto truncated = [&] {
+    *why = "truncated while read";
+    *out = RingTake{};
+    return false;
+  };
   RingHeader h;
   if (!Header(base, len, &h, why)) return false;
   if (h.pid != p.name_pid) {
@@ -233,9 +244,7 @@ bool RingReader::Take(char* base, size_t len, const TakeParams& p, RingTake* out
     out->start = true;
   }
   if (locks && !Guarded([&] { __atomic_store_n(&RingHead(base)->drainer_pid, static_cast<int32_t>(getpid()), __ATOMIC_RELAXED); })) {
-    *why = "truncated while read";
-    *out = RingTake{};
-    return false;
+    return truncated();
   }
 
   uint64_t raw = h.raw_ops_gone, records = 0, dropped = h.dropped;
@@ -254,9 +263,7 @@ bool RingReader::Take(char* base, size_t len, const TakeParams& p, RingTake* out
             ib[i] = __atomic_load_n(&sh->intent_base, __ATOMIC_RELAXED);
           }
         })) {
-      *why = "truncated while read";
-      *out = RingTake{};
-      return false;
+      return truncated();
     }
     // Pending: the slot's runs not yet committed (shipped still intent_base);
     // done: committed (shipped advanced by intent_k). A commit leaves the
@@ -281,30 +288,15 @@ bool RingReader::Take(char* base, size_t len, const TakeParams& p, RingTake* out
           ik[i] = 0;
         }
         CommitMerged(base, &h);
-        for (uint32_t i = 0; i < h.slots_hwm; ++i) __atomic_store_n(&RingSlots(base)[i].intent_k, 0u, __ATOMIC_RELAXED);
+        ClearIntents(base, h.slots_hwm);
       });
-      if (!ok) {
-        *why = "truncated while read";
-        *out = RingTake{};
-        return false;
-      }
+      if (!ok) return truncated();
       pending = false;
     } else if (!pending && h.intent_merged) {  // a commit cut short after its last slot
-      if (!Guarded([&] { CommitMerged(base, &h); })) {
-        *why = "truncated while read";
-        *out = RingTake{};
-        return false;
-      }
+      if (!Guarded([&] { CommitMerged(base, &h); })) return truncated();
     }
     // A new batch of a live process: the last one's intents (committed) go first.
-    if (!pending && !whole &&
-        !Guarded([&] {
-          for (uint32_t i = 0; i < h.slots_hwm; ++i) __atomic_store_n(&RingSlots(base)[i].intent_k, 0u, __ATOMIC_RELAXED);
-        })) {
-      *why = "truncated while read";
-      *out = RingTake{};
-      return false;
-    }
+    if (!pending && !whole && !Guarded([&] { ClearIntents(base, h.slots_hwm); })) return truncated();
     exact = pending;
   }
   // An earlier batch is merged as it was taken; new runs as the agent says.
@@ -428,9 +420,7 @@ bool RingReader::Take(char* base, size_t len, const TakeParams& p, RingTake* out
       if (locked) __atomic_store_n(&sh->lock, 0, __ATOMIC_RELEASE);
     });
     if (!ok) {
-      *why = "truncated while read";
-      *out = RingTake{};
-      return false;
+      return truncated();
     }
     if (bad) {
       *why = "slot tables out of range";
@@ -498,9 +488,7 @@ bool RingReader::Take(char* base, size_t len, const TakeParams& p, RingTake* out
         __atomic_store_n(&RingHead(base)->intent_unmerged, merge ? 0u : 1u, __ATOMIC_RELAXED);
         __atomic_store_n(&RingHead(base)->intent_merged, out->merged, __ATOMIC_RELEASE);
       })) {
-    *why = "truncated while read";
-    *out = RingTake{};
-    return false;
+    return truncated();
   }
   if (whole) {
     const char* action = !agent || h.ended == 0 ? "killed" : h.ended >= 2 ? "exec" : "exit";
