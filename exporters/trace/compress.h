@@ -16,6 +16,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 namespace iosonar::trace {
 
@@ -114,13 +115,18 @@ class Compressor {
   void AddMissed(const RawOp& op, RunSink* sink, int32_t extra = 0);
   // The hot path: extends the most recently used run if op continues it.
   // Returns false when the caller must fall back to Add().
+  // No LRU stamp here: runs_[last_] is the most recently used run by
+  // definition (a run is stamped as it becomes last_), so stamping only then
+  // keeps the same order among the open runs.
   __attribute__((always_inline)) bool TryExtend(const RawOp& o, int32_t extra = 0) {
     if (last_ >= n_) return false;
     Run& r = runs_[last_];
-    if (r.fd != o.fd || r.op != o.op || r.layer != o.layer || !Continues(r, o, extra)) return false;
-    Extend(last_, o);
+    if (!SameKey(r, o) || !Continues(r, o, extra)) return false;
+    Grow(r, o);
     return true;
   }
+  // Where a slot's hot line ends and the open runs begin (ring.h aligns them to cache lines).
+  static constexpr size_t RunsOffset();
   // Past the detail budget, where the caller folds ops that do not continue
   // a run straight into the aggregates (Aggregator::FoldOp): if o continues
   // or strides its key's open run, extends it and returns true; otherwise
@@ -173,8 +179,22 @@ class Compressor {
     if (IsDataOp(o.op) && o.err == 0) return o.offset == r.next_offset;
     return r.comm_size == extra;  // mmap: the same prot and flags; MPI-IO: the same communicator size
   }
+  // (fd, op, layer) of r and o are the same. One 8-byte compare of the run's
+  // first bytes against a key built in registers: comparing the fields one by
+  // one made the compiler merge them into a load of the RawOp it had just
+  // stored in pieces, which stalls store-to-load forwarding on every call.
+  __attribute__((always_inline)) static bool SameKey(const Run& r, const RawOp& o) {
+    uint64_t rk;
+    std::memcpy(&rk, &r, sizeof rk);
+    const uint64_t ok = static_cast<uint64_t>(o.op) | static_cast<uint64_t>(o.layer) << 8 | uint64_t{static_cast<uint32_t>(o.fd)} << 32;
+    return ((rk ^ ok) & 0xffffffff0000ffffull) == 0;  // bytes 2-3 (agg, strided) are not the key
+  }
   __attribute__((always_inline)) void Extend(int i, const RawOp& o) {
-    Run& r = runs_[i];
+    Grow(runs_[i], o);
+    runs_[i].last_use = ++clock_;
+    last_ = i;
+  }
+  __attribute__((always_inline)) static void Grow(Run& r, const RawOp& o) {
     ++r.count;
     if (o.result > 0) {
       r.bytes += static_cast<uint64_t>(o.result);
@@ -182,9 +202,13 @@ class Compressor {
     }
     if (o.t1 > r.t_end) r.t_end = o.t1;
     r.dur += o.t1 - o.t0;
-    r.last_use = ++clock_;
-    last_ = i;
   }
+  // What every call reads first (before the runs, so that in a ring's slot
+  // they share the cache line of the slot's lock; see RunsOffset).
+  int n_ = 0;
+  int last_ = 0;  // index of the most recently extended or opened run
+  uint64_t window_;
+  uint64_t clock_ = 0;
   Run runs_[kOpenRuns];
   // Where the last op of a few recently closed runs ended, by key (fd, op,
   // layer), so a run cut by its window still counts its first op sequential.
@@ -196,12 +220,13 @@ class Compressor {
   static constexpr int kClosed = 4;
   Closed closed_[kClosed];
   int closed_next_ = 0;
-  int n_ = 0;
-  int last_ = 0;  // index of the most recently extended or opened run
-  uint64_t window_;
-  uint64_t clock_ = 0;
   uint64_t dropped_ = 0;
 };
+constexpr size_t Compressor::RunsOffset() { return offsetof(Compressor, runs_); }
+static_assert(offsetof(Run, op) == 0 && offsetof(Run, layer) == 1 && offsetof(Run, fd) == 4 && sizeof(Op) == 1 &&
+                  sizeof(Layer) == 1,
+              "Compressor::SameKey reads (op, layer, fd) as the run's first 8 bytes");
+static_assert(sizeof(Run) % 64 == 0, "a run is whole cache lines");
 
 // Past the detail budget, closed runs fold into per-interval aggregates, one
 // per (file, op, layer, request size, errno) and interval: count, bytes and

@@ -36,7 +36,7 @@ struct PathSlot {
 };
 
 // A thread's tracing state (zero-initialised; the Compressor is placement-new'd).
-struct Slot {
+struct alignas(64) Slot {
   // The slot's spinlock, in the ring so a drainer can take it: 0 free,
   // kLockThread (its thread, the flusher, exit paths) or kLockDrainer.
   int lock;
@@ -68,11 +68,18 @@ struct Slot {
 // Runs a slot holds: put and not yet shipped (modulo 2^32, kBufRuns divides it).
 inline uint32_t SlotHeld(uint32_t tail, uint32_t shipped) { return tail - shipped; }
 
+// Every call reads the slot's first cache line (lock, raw_ops, next_sweep and
+// the Compressor's counts) and the two lines of the run it extends: the runs
+// start on a line of their own (slots are whole lines, from a page boundary).
+static_assert((offsetof(Slot, comp_mem) + Compressor::RunsOffset()) % 64 == 0 && sizeof(Slot) % 64 == 0,
+              "a slot's open runs are aligned to cache lines");
+static_assert(offsetof(Slot, comp_mem) + Compressor::RunsOffset() == 64, "the slot's hot fields fit one cache line");
+
 constexpr int kLockThread = 1;
 constexpr int kLockDrainer = 2;
 
 constexpr uint64_t kRingMagic = 0x314e4952534f49ull;  // "IOSRIN1"
-constexpr uint32_t kRingVersion = 9;  // 9: slot buffers are circles; 8: merge intents; 7: aio_pending; 6: the Compressor remembers where closed runs ended
+constexpr uint32_t kRingVersion = 10;  // 10: the Compressor's counts before its runs, slots aligned to cache lines; 9: slot buffers are circles; 8: merge intents; 7: aio_pending; 6: the Compressor remembers where closed runs ended
 // event.seq of lines a drainer sends for a live process: a range of their own.
 constexpr uint64_t kDrainSeqBase = uint64_t{1} << 62;
 // event.seq of lines the node agent ships for a process in agent mode: per

@@ -106,6 +106,17 @@ uint64_t g_tick0 = 0;
 int64_t g_mono0 = 0, g_real0 = 0;
 double g_ns_per_tick = 1.0;
 
+// The program's errno, put back when the scope ends. The wrappers' inline
+// fast path reads errno only after a call that failed and never writes it:
+// whatever may make a system call between the program's call and its return
+// (classifying an fd, a contended slot lock, the slow halves of Record, which
+// may flush) keeps errno itself with one of these.
+struct ErrnoKeeper {
+  int* p = &errno;
+  int e = *p;
+  ~ErrnoKeeper() { *p = e; }
+};
+
 int64_t ClockNs(clockid_t c) {
   timespec ts;
   clock_gettime(c, &ts);
@@ -343,6 +354,7 @@ void TrackOpenedFd(int fd, uint64_t id, int flags) {
 // First data op on an fd we did not see opened (inherited, or opened before
 // init): classify it once.
 bool ClassifyFd(int fd) {
+  const ErrnoKeeper keep;
   MarkFd(fd);
   FdInfo& f = g_fds[fd];
   f.kind = kFdIgnored;
@@ -510,6 +522,7 @@ inline bool TryLockSlot(Slot* s) { return __atomic_exchange_n(&s->lock, kLockThr
 // holding it (SIGKILL) must not hang the program: after ~10 ms of spinning on
 // a drainer that no longer exists, the slot is taken back.
 __attribute__((noinline)) void LockSlotSlow(Slot* s) {
+  const ErrnoKeeper keep;  // kill(2) of a drainer that died sets ESRCH
   for (uint64_t spins = 1;; ++spins) {
     __builtin_ia32_pause();
     int cur = __atomic_load_n(&s->lock, __ATOMIC_RELAXED);
@@ -1105,6 +1118,7 @@ void Sweep(Slot* s, uint64_t now) {
 // own. Bytes, ops and the access classes come out as folding its run would
 // have made them. Called with the slot locked; unlocks it.
 __attribute__((noinline)) void RecordPastBudget(Slot* s, const RawOp& op) {
+  const ErrnoKeeper keep;  // the wrappers' fast path leaves errno alone: the slow ones keep it
   SlotSink sink(s);
   Compressor& c = s->comp();
   if (!c.TakeOrRelease(op, &sink)) {
@@ -1120,6 +1134,7 @@ inline bool PastBudgetOp(const RawOp& op) {  // t_over_* are set only with a bud
 // The slow half of Record: a new run, or the periodic sweep. Called with the
 // slot locked; unlocks it.
 __attribute__((noinline)) void RecordSlow(Slot* s, const RawOp& op, bool extended, int32_t extra = 0) {
+  const ErrnoKeeper keep;
   if (!extended) {
     SlotSink sink(s);
     s->comp().AddMissed(op, &sink, extra);
@@ -1161,13 +1176,12 @@ ssize_t DataOp(Op op, Layer layer, int fd, int64_t off, size_t size, Call&& call
   uint64_t t0 = Ticks();
   ssize_t r = call();
   uint64_t t1 = Ticks();
-  int* errp = &errno;  // one TLS lookup for both the read and the restore
-  int e = *errp;
+  // errno is read only when the call failed: the fast path of Record does not
+  // touch it, and its slow halves keep it (ErrnoKeeper).
   if (off < 0 && r > 0 && at >= 0) (layer == kStdio ? f->stdio_offset : f->offset) = at + r;
   if constexpr (kSizeIsResult) size = r > 0 ? static_cast<size_t>(r) : 0;
-  RawOp o{op, layer, fd, at, static_cast<int64_t>(size), r, r < 0 ? e : 0, f->file_id, t0, t1};
+  RawOp o{op, layer, fd, at, static_cast<int64_t>(size), r, r < 0 ? errno : 0, f->file_id, t0, t1};
   Record(s, o);
-  *errp = e;
   return r;
 }
 
