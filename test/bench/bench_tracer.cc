@@ -2,7 +2,10 @@
 // call (ns and callgrind instructions), first-pass compression ratios and
 // bytes on the wire, and the RSS the tracer adds.
 //
-//   bench_tracer [--pairs N] [--quick] [--lib PATH] [--only overhead,percall,fio4k,compression,memory]
+//   bench_tracer [--pairs N] [--seconds S] [--quick] [--lib PATH]
+//                [--only overhead,percall,fio4k,fio4k-read,fio4k-write,compression,memory]
+// fio4k: rounds of untraced, timing floor (libiosonar-timing-floor.so: only the
+// clock reads) and traced fio runs of S seconds (2), then perf's profile share.
 // --lib measures another build of the tracer (an older one, for before/after).
 // Needs fio and valgrind on PATH, the build tree's libiosonar-trace.so and
 // tp_pattern. Traced and untraced runs alternate so both see the same noise.
@@ -90,6 +93,14 @@ double FioBw(const std::string& json, const char* dir) {
   return static_cast<double>(d["jobs"][0][dir]["bw_bytes"].GetInt64());
 }
 
+// The median of per-round ratios a/b.
+double MedianRatio(const std::vector<double>& a, const std::vector<double>& b) {
+  std::vector<double> r;
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i)
+    if (b[i] > 0) r.push_back(a[i] / b[i]);
+  return r.empty() ? 0 : Median(r);
+}
+
 void Overhead(const char* bs, const char* size, int pairs, int seconds, const char* rw = "write") {
   std::string file = g_dir + "/fio.dat";
   const char* dir = strstr(rw, "read") ? "read" : "write";
@@ -101,36 +112,83 @@ void Overhead(const char* bs, const char* size, int pairs, int seconds, const ch
                                std::string("--size=") + size, "--time_based", "--runtime=" + std::to_string(seconds),
                                "--output-format=json"};
   RunCmd(fio, {});  // warm up: file exists, page cache populated
-  std::vector<double> over, plain, traced;
+  // Three variants per round, in an order that rotates so drift favours none:
+  // untraced; the timing floor (a preload that only reads the TSC around each
+  // call, as the tracer does: what any tracer that times every call pays);
+  // the tracer.
+  const std::string floor_lib = g_bin + "/libiosonar-timing-floor.so";
+  const bool have_floor = access(floor_lib.c_str(), R_OK) == 0;
+  std::vector<double> plain, floor, traced;
   for (int i = 0; i < pairs; ++i) {
-    // Alternate which runs first, so drift does not favour one side.
-    double a, b;
-    if (i % 2 == 0) {
-      a = FioBw(RunCmd(fio, {}).out, dir);
-      b = FioBw(RunCmd(fio, TraceEnv(g_dir + "/trace.jsonl")).out, dir);
-    } else {
-      b = FioBw(RunCmd(fio, TraceEnv(g_dir + "/trace.jsonl")).out, dir);
-      a = FioBw(RunCmd(fio, {}).out, dir);
+    double bw[3] = {0, 0, 0};
+    for (int k = 0; k < 3; ++k) {
+      const int v = (i + k) % 3;
+      if (v == 0) bw[0] = FioBw(RunCmd(fio, {}).out, dir);
+      if (v == 1 && have_floor) bw[1] = FioBw(RunCmd(fio, {{"LD_PRELOAD", floor_lib}}).out, dir);
+      if (v == 2) bw[2] = FioBw(RunCmd(fio, TraceEnv(g_dir + "/trace.jsonl")).out, dir);
     }
-    plain.push_back(a);
-    traced.push_back(b);
-    over.push_back((a - b) / a * 100);
+    plain.push_back(bw[0]);
+    floor.push_back(bw[1]);
+    traced.push_back(bw[2]);
     unlink((g_dir + "/trace.jsonl").c_str());
   }
-  std::sort(over.begin(), over.end());
-  std::printf("fio %s bs=%-3s file=%-4s %ds  untraced median %8.1f MiB/s  traced median %8.1f MiB/s  "
-              "overhead median %+5.2f%% (pairs %d, spread %+.2f%% .. %+.2f%%, ratio of medians %+.2f%%, traced/untraced %.3f)\n",
-              rw, bs, size, seconds, Median(plain) / 1048576, Median(traced) / 1048576, Median(over), pairs, over.front(), over.back(),
-              (1 - Median(traced) / Median(plain)) * 100, Median(traced) / Median(plain));
+  std::printf("fio %s bs=%-3s file=%-4s %ds, %d rounds: untraced median %8.1f MiB/s  traced median %8.1f MiB/s  "
+              "traced/untraced: ratio of medians %.3f, median of the rounds' ratios %.3f\n",
+              rw, bs, size, seconds, pairs, Median(plain) / 1048576, Median(traced) / 1048576, Median(traced) / Median(plain),
+              MedianRatio(traced, plain));
+  if (have_floor)
+    std::printf("fio %s bs=%-3s timing floor (TSC read around each call, nothing else): median %8.1f MiB/s, "
+                "floor/untraced: ratio of medians %.3f, median of the rounds' ratios %.3f; traced/floor %.3f\n",
+                rw, bs, Median(floor) / 1048576, Median(floor) / Median(plain), MedianRatio(floor, plain), MedianRatio(traced, floor));
   // The runs are CPU-bound on tmpfs: other tenants of the machine only ever
   // slow a run down, so each side's best run is its least disturbed one
-  // (the estimator PerCall uses: min of the times). Its ratio moves far less
-  // between sessions than the medians' on this VM.
+  // (the estimator PerCall uses: min of the times).
   double best_plain = *std::max_element(plain.begin(), plain.end());
   double best_traced = *std::max_element(traced.begin(), traced.end());
-  std::printf("fio %s bs=%-3s best of %d: untraced %8.1f MiB/s  traced %8.1f MiB/s  traced/untraced %.3f\n", rw, bs,
+  std::printf("fio %s bs=%-3s best of %d: untraced %8.1f MiB/s  traced %8.1f MiB/s  traced/untraced %.3f", rw, bs,
               pairs, best_plain / 1048576, best_traced / 1048576, best_traced / best_plain);
+  if (have_floor) std::printf("  floor/untraced %.3f", *std::max_element(floor.begin(), floor.end()) / best_plain);
+  std::printf("\n");
   unlink(file.c_str());
+}
+
+// The tracer's share of a traced fio run's CPU time, from perf's software
+// clock samples (perf record -e cpu-clock: works without hardware counters,
+// in VMs). Unlike the bandwidth ratios it hardly moves with the machine's
+// load, because both parts slow down together; it counts the time spent in
+// the tracer's own code (the clock reads included), not what it costs the
+// rest of the process in caches. Skipped when perf is not installed.
+void ProfileShare(const char* rw, const char* size) {
+  if (system("perf record -q -e cpu-clock -o /dev/null true > /dev/null 2>&1") != 0) {
+    std::printf("fio %s profile: perf not available, skipped\n", rw);
+    return;
+  }
+  std::string file = g_dir + "/fio.dat", data = g_dir + "/perf.data";
+  // The tracer's environment after perf (env), so perf itself is not traced.
+  std::vector<std::string> fio{"perf", "record", "-q", "-e", "cpu-clock", "-F", "10000", "-o", data, "--", "env"};
+  for (const auto& [k, v] : TraceEnv(g_dir + "/trace.jsonl")) fio.push_back(k + "=" + v);
+  for (const char* a : {"taskset", "-c", "1", "fio", "--name=o", "--bs=4k", "--time_based", "--runtime=3", "--output-format=json"})
+    fio.push_back(a);
+  fio.push_back("--filename=" + file);
+  fio.push_back(std::string("--rw=") + rw);
+  fio.push_back(std::string("--size=") + size);
+  RunCmd(fio, {}, true);
+  std::string report = g_dir + "/perf.txt";
+  std::string cmd = "perf report -i " + data + " --no-children --sort dso -g none --stdio > " + report + " 2>/dev/null";
+  double share = -1;
+  if (system(cmd.c_str()) == 0) {
+    std::ifstream in(report);
+    std::string line;
+    while (std::getline(in, line))
+      if (line.find(g_lib.substr(g_lib.rfind('/') + 1)) != std::string::npos) share = std::atof(line.c_str()) / 100;
+  }
+  if (share < 0) share = 0;  // no sample in the tracer at all
+  std::printf("fio %s profile (perf cpu-clock, 3 s traced): %.2f %% of the process's samples in the tracer's code, "
+              "so traced/untraced >= %.3f by this measure\n", rw, share * 100, 1 - share);
+  unlink(data.c_str());
+  unlink(report.c_str());
+  unlink(file.c_str());
+  unlink((g_dir + "/trace.jsonl").c_str());
 }
 
 void PerCall(int reps, const char* mode, const char* what, const std::map<std::string, std::string>& extra = {}) {
@@ -254,7 +312,7 @@ void Memory() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int pairs = 11;
+  int pairs = 11, seconds = 2;
   bool quick = false;
   std::string only;
   for (int i = 1; i < argc; ++i) {
@@ -262,6 +320,7 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--quick")) quick = true;
     if (!std::strcmp(argv[i], "--lib") && i + 1 < argc) g_lib = argv[++i];
     if (!std::strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
+    if (!std::strcmp(argv[i], "--seconds") && i + 1 < argc) seconds = std::max(1, std::atoi(argv[++i]));
   }
   auto want = [&](const char* s) { return only.empty() || ("," + only + ",").find(std::string(",") + s + ",") != std::string::npos; };
   char tmpl[] = "/dev/shm/iosonar-bench-XXXXXX";
@@ -275,10 +334,14 @@ int main(int argc, char** argv) {
     Overhead("1M", "64m", quick ? 3 : pairs, quick ? 1 : 2);
     Overhead("4k", "64m", quick ? 3 : pairs, quick ? 1 : 2);
   }
-  if (want("fio4k")) {
-    std::printf("\n== fio 4 KiB random read and sequential write (traced vs untraced, alternating)\n");
-    Overhead("4k", "256m", quick ? 3 : pairs, quick ? 1 : 2, "randread");
-    Overhead("4k", "64m", quick ? 3 : pairs, quick ? 1 : 2, "write");
+  // fio4k-read / fio4k-write: one of the two jobs (more rounds of it in the same time).
+  const bool fio_read = want("fio4k") || want("fio4k-read"), fio_write = want("fio4k") || want("fio4k-write");
+  if (fio_read || fio_write) {
+    std::printf("\n== fio 4 KiB random read and sequential write (untraced, timing floor, traced; rotating)\n");
+    if (fio_read) Overhead("4k", "256m", quick ? 3 : pairs, quick ? 1 : seconds, "randread");
+    if (fio_write) Overhead("4k", "64m", quick ? 3 : pairs, quick ? 1 : seconds, "write");
+    if (fio_read) ProfileShare("randread", "256m");
+    if (fio_write) ProfileShare("write", "64m");
   }
   if (want("percall")) {
     std::printf("\n== cost per intercepted call\n");

@@ -49,6 +49,30 @@ TEST_CASE("tracer: failing calls keep their errno and are recorded with it", "[t
   CHECK(r.count == 2);
 }
 
+TEST_CASE("tracer: successful calls keep the errno the program set, also when the output is down", "[tracer]") {
+  // The wrappers read errno only after a call that failed; what runs between
+  // the program's call and its return (new runs, sweeps, flushes that fail
+  // when the receiver is down, classifying an fd) keeps it.
+  for (const char* output : {"file", "refused"}) {
+    INFO(output);
+    TempDir d;
+    std::map<std::string, std::string> env{{"IOSONAR_WINDOW_MS", "1"}, {"IOSONAR_DETAIL_BUDGET", "50"}};
+    if (std::string(output) == "refused") {
+      env["IOSONAR_OUTPUT"] = "tcp://127.0.0.1:" + std::to_string(FreePort());
+      env["IOSONAR_SPOOL_DIR"] = d / "spool";
+    }
+    auto t = Behaviour(d, {"errnokept", d.path(), "20000"}, env);
+    INFO(t.run.err);
+    CHECK(t.run.out.find("errno changed by 0 of 61027 successful calls") != std::string::npos);
+    CHECK(t.run.exit_code == 0);
+    if (std::string(output) == "file") {
+      auto w = Totals(t.lines, "write", "/kept.dat");
+      CHECK(w.bytes == 1024 * 4096 + 20000 * 4096);
+      CHECK(Totals(t.lines, "write", "/raw.dat").bytes == 10);
+    }
+  }
+}
+
 TEST_CASE("tracer: threads are traced under their own tid", "[tracer]") {
   TempDir d;
   auto t = Behaviour(d, {"threads", d.path(), "4"});

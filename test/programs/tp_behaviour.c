@@ -1,6 +1,7 @@
 /* Small programs the tracer tests run under LD_PRELOAD: each mode checks one
  * behaviour the tracer must not change, and exits non-zero if it changed.
  *   errno DIR         failing calls keep their errno
+ *   errnokept DIR [N] successful calls keep the errno the program set (fast and slow paths, flush failures)
  *   threads DIR N     N threads, each writes its own file (64 x 4 KiB)
  *   fork DIR          parent and child each write a file
  *   forkexec DIR SELF child execs SELF write DIR/exec.dat
@@ -39,6 +40,7 @@
 #include <string.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -98,6 +100,41 @@ static int mode_errno(const char* dir) {
   errno = 0;
   CHECK(mkdir(dir, 0755) == -1 && errno == EEXIST);
   return 0;
+}
+
+/* Successful calls leave errno as the program set it, on the tracer's fast
+   path (a run grows), its slow one (new runs at random offsets, sweeps and
+   flushes, which fail when the output is down) and an fd it did not see
+   opened (classified at its first use). Prints how many calls changed it. */
+static int mode_errnokept(const char* dir, long n) {
+  char p[4096];
+  snprintf(p, sizeof p, "%s/kept.dat", dir);
+  int fd = open(p, O_RDWR | O_CREAT | O_TRUNC, 0644);
+  CHECK(fd >= 0);
+  long changed = 0, calls = 0;
+#define KEPT(call, want)          \
+  do {                            \
+    errno = ERANGE;               \
+    CHECK((call) == (want));      \
+    changed += errno != ERANGE;   \
+    ++calls;                      \
+  } while (0)
+  for (long i = 0; i < 1024; ++i) KEPT(write(fd, block, 4096), 4096); /* one run */
+  for (long i = 0; i < n; ++i) {
+    const off_t at = (off_t)((i * 7919) % 1024) * 4096; /* never adjacent: a new run each */
+    KEPT(pwrite(fd, block, 4096, at), 4096);
+    KEPT(pread(fd, block, 4096, (off_t)((i * 104729) % 1024) * 4096), 4096);
+    KEPT(lseek(fd, 0, SEEK_END), (off_t)1024 * 4096);
+  }
+  snprintf(p, sizeof p, "%s/raw.dat", dir);
+  const int raw = (int)syscall(SYS_openat, AT_FDCWD, p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  CHECK(raw >= 0);
+  KEPT(write(raw, block, 10), 10);
+  KEPT(close(raw), 0);
+  KEPT(close(fd), 0);
+#undef KEPT
+  printf("errno changed by %ld of %ld successful calls\n", changed, calls);
+  return changed != 0;
 }
 
 struct targ {
@@ -496,6 +533,7 @@ int main(int argc, char** argv) {
   }
   const char* m = argv[1];
   if (!strcmp(m, "errno")) return mode_errno(argv[2]);
+  if (!strcmp(m, "errnokept")) return mode_errnokept(argv[2], argc > 3 ? atol(argv[3]) : 20000);
   if (!strcmp(m, "aiokill")) return mode_aiokill(argv[2]);
   if (!strcmp(m, "execfail")) return mode_execfail(argv[2], argc > 3 ? atoi(argv[3]) : 600);
   if (!strcmp(m, "turns") && argc > 5) return mode_turns(argv[2], atoi(argv[3]), atol(argv[4]), atol(argv[5]));
