@@ -87,9 +87,11 @@ class Merger {
     }
   }
 
-  // Threads taking turns: m strided runs (same stride, count and size) at
-  // offsets o, o + size, ..., o + (m-1) size with m * size == stride cover
-  // [o, o + stride * count) contiguously.
+  // Threads taking turns: m strided runs (same stride and size) at offsets
+  // o, o + size, ..., o + (m-1) size with m * size == stride. With counts
+  // c >= ... >= c - 1 along that order (the window ended inside a turn: the
+  // first k threads made one op more) they cover [o, o + ((c-1) m + k) size)
+  // contiguously; any other counts would leave a hole, and are left apart.
   void Interleaved(uint64_t window) {
     std::vector<Key> ks;
     for (uint32_t i = 0; i < v_.size(); ++i) {
@@ -97,26 +99,33 @@ class Merger {
       uint64_t full;
       if (Detail(r) && r.strided && r.stride > r.size &&
           !__builtin_mul_overflow(static_cast<uint64_t>(r.size), r.count, &full) && full == r.bytes)
-        ks.push_back({Mix(Mix(Hash(r, r.t_start / window), static_cast<uint64_t>(r.stride)), r.count), r.offset, i});
+        ks.push_back({Mix(Hash(r, r.t_start / window), static_cast<uint64_t>(r.stride)), r.offset, i});
     }
     std::sort(ks.begin(), ks.end());
     auto same = [&](size_t x, size_t y) {
       const Run& a = v_[ks[x].i].r;
       const Run& b = v_[ks[y].i].r;
-      return ks[x].h == ks[y].h && Same(a, b) && a.stride == b.stride && a.count == b.count &&
-             a.t_start / window == b.t_start / window;
+      return ks[x].h == ks[y].h && Same(a, b) && a.stride == b.stride && a.t_start / window == b.t_start / window;
     };
     size_t k = 0;
     while (k < ks.size()) {
-      // The longest chain from ks[k] with offsets one size apart (same key).
-      size_t e = k + 1;
-      while (e < ks.size() && same(k, e) && v_[ks[e].i].r.offset == v_[ks[e - 1].i].r.offset + v_[ks[e - 1].i].r.size)
-        ++e;
       const Run& f = v_[ks[k].i].r;
+      // A turn has stride / size threads: the chain from ks[k] with offsets
+      // one size apart, counts not rising and at most one below the first's.
+      const int64_t want = f.stride % f.size == 0 ? f.stride / f.size : 0;
+      size_t e = k + 1;
+      while (e < ks.size() && static_cast<int64_t>(e - k) < want && same(k, e)) {
+        const Run& p = v_[ks[e - 1].i].r;
+        const Run& n = v_[ks[e].i].r;
+        if (n.offset != p.offset + p.size || n.count > p.count || n.count + 1 < f.count) break;
+        ++e;
+      }
       const int64_t m = static_cast<int64_t>(e - k);
-      int64_t span, reach;
-      if (m >= 2 && !__builtin_mul_overflow(m, f.size, &span) && span == f.stride &&
-          !__builtin_mul_overflow(f.stride, static_cast<int64_t>(f.count), &span) &&
+      int64_t full_turns = 0;  // threads with the first's count
+      for (size_t j = k; j < e; ++j) full_turns += v_[ks[j].i].r.count == f.count;
+      int64_t blocks, span, reach;
+      if (m >= 2 && m == want && !__builtin_mul_overflow(static_cast<int64_t>(f.count) - 1, m, &blocks) &&
+          !__builtin_add_overflow(blocks, full_turns, &blocks) && !__builtin_mul_overflow(blocks, f.size, &span) &&
           !__builtin_add_overflow(f.offset, span, &reach)) {
         const uint32_t into = ks[k].i;
         for (size_t j = k + 1; j < e; ++j) Fold(into, ks[j].i);
@@ -125,7 +134,7 @@ class Merger {
         r.stride = 0;
         r.next_offset = reach;
       }
-      k = e;
+      k = e;  // linear: a chain that fails is left whole (the next starts where it broke)
     }
   }
 

@@ -129,10 +129,39 @@ TEST_CASE("thread merge: four threads reading in turns (strided by four sizes) b
     w.resize(3);
     CHECK(MergeThreadRuns(w, 1000, 0) == 0);
   }
-  SECTION("one thread with a different count (a short last turn): left as they are") {
+  SECTION("the window ended inside a turn (the last threads made one op fewer): one contiguous run") {
     std::vector<TakenRun> w;
-    for (int t = 0; t < 4; ++t) w.push_back(T(Strided(t * kKiB, 4 * kKiB, t == 3 ? 63 : 64, 1000, 1900), 20 + t, t));
+    for (int t = 0; t < 4; ++t) w.push_back(T(Strided(t * kKiB, 4 * kKiB, t >= 2 ? 63 : 64, 1000, 1900), 20 + t, t));
+    CHECK(MergeThreadRuns(w, 1000, 0) == 3);
+    auto m = Survivors(w);
+    REQUIRE(m.size() == 1);
+    CHECK(m[0].r.count == 254);
+    CHECK(m[0].r.bytes == 254u * kKiB);
+    CHECK(m[0].r.offset == 0);
+    CHECK(m[0].r.next_offset == 254 * kKiB);  // blocks 0 .. 63*4+1: no hole
+    CHECK(m[0].r.strided == 0);
+  }
+  SECTION("the turn began inside the window: threads in rotated order, still one run") {
+    // Threads 22 and 23 wrote blocks 2 and 3 first; 20 and 21 start at 4 and 5.
+    std::vector<TakenRun> w;
+    for (int t = 0; t < 4; ++t) {
+      const int64_t block = t < 2 ? 4 + t : t;
+      w.push_back(T(Strided(block * kKiB, 4 * kKiB, t < 2 ? 63 : 64, 1000, 1900), 20 + t, t));
+    }
+    CHECK(MergeThreadRuns(w, 1000, 0) == 3);
+    auto m = Survivors(w);
+    REQUIRE(m.size() == 1);
+    CHECK(m[0].r.offset == 2 * kKiB);
+    CHECK(m[0].r.next_offset == (2 + 254) * kKiB);
+    CHECK(m[0].seq == 2);  // the first by offset keeps its event.seq
+  }
+  SECTION("counts that would leave a hole (a thread before the others made one op fewer): left as they are") {
+    std::vector<TakenRun> w;
+    for (int t = 0; t < 4; ++t) w.push_back(T(Strided(t * kKiB, 4 * kKiB, t == 1 ? 63 : 64, 1000, 1900), 20 + t, t));
     CHECK(MergeThreadRuns(w, 1000, 0) == 0);
+    w.clear();
+    for (int t = 0; t < 4; ++t) w.push_back(T(Strided(t * kKiB, 4 * kKiB, t == 3 ? 62 : 64, 1000, 1900), 20 + t, t));
+    CHECK(MergeThreadRuns(w, 1000, 0) == 0);  // two fewer: a hole too
   }
 }
 
