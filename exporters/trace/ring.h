@@ -71,9 +71,8 @@ inline uint32_t SlotHeld(uint32_t tail, uint32_t shipped) { return tail - shippe
 // Every call reads the slot's first cache line (lock, raw_ops, next_sweep and
 // the Compressor's counts) and the two lines of the run it extends: the runs
 // start on a line of their own (slots are whole lines, from a page boundary).
-static_assert((offsetof(Slot, comp_mem) + Compressor::RunsOffset()) % 64 == 0 && sizeof(Slot) % 64 == 0,
-              "a slot's open runs are aligned to cache lines");
-static_assert(offsetof(Slot, comp_mem) + Compressor::RunsOffset() == 64, "the slot's hot fields fit one cache line");
+static_assert(offsetof(Slot, comp_mem) + Compressor::RunsOffset() == 64 && sizeof(Slot) % 64 == 0,
+              "the slot's hot fields fit one cache line, its open runs start on the next");
 
 constexpr int kLockThread = 1;
 constexpr int kLockDrainer = 2;

@@ -175,16 +175,22 @@ void ProfileShare(const char* rw, const char* size) {
   RunCmd(fio, {}, true);
   std::string report = g_dir + "/perf.txt";
   std::string cmd = "perf report -i " + data + " --no-children --sort dso -g none --stdio > " + report + " 2>/dev/null";
-  double share = -1;
+  double share = 0;  // no line for the tracer: no sample in its code
+  bool samples = false;
   if (system(cmd.c_str()) == 0) {
     std::ifstream in(report);
     std::string line;
-    while (std::getline(in, line))
+    while (std::getline(in, line)) {
+      samples |= !line.empty() && line[0] != '#' && line.find('%') != std::string::npos;
       if (line.find(g_lib.substr(g_lib.rfind('/') + 1)) != std::string::npos) share = std::atof(line.c_str()) / 100;
+    }
   }
-  if (share < 0) share = 0;  // no sample in the tracer at all
-  std::printf("fio %s profile (perf cpu-clock, 3 s traced): %.2f %% of the process's samples in the tracer's code, "
-              "so traced/untraced >= %.3f by this measure\n", rw, share * 100, 1 - share);
+  if (!samples) {  // a failed record or report is not a 0 % share
+    std::printf("fio %s profile: perf recorded or reported no samples, skipped\n", rw);
+  } else {
+    std::printf("fio %s profile (perf cpu-clock, 3 s traced): %.2f %% of the process's samples in the tracer's code, "
+                "so traced/untraced >= %.3f by this measure\n", rw, share * 100, 1 - share);
+  }
   unlink(data.c_str());
   unlink(report.c_str());
   unlink(file.c_str());
