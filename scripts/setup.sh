@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # Installs the Debian packages iosonar needs, idempotently (only what is
 # missing; apt-get update only when something is). Debian 12.
-#   scripts/setup.sh          build dependencies
-#   scripts/setup.sh --test   build + test dependencies (redis-server, fio)
+#   scripts/setup.sh          what building iosonar needs (scripts/demo.sh)
+#   scripts/setup.sh --test   that + the test suite's packages (catch2, redis-server, fio, ...)
 set -euo pipefail
-BUILD_PKGS=(build-essential cmake pkg-config libcurl4-openssl-dev rapidjson-dev libhiredis-dev libmariadb-dev
-            libmariadb-dev-compat libboost-program-options-dev catch2 libsqlite3-dev
+BUILD_PKGS=(build-essential cmake ninja-build ccache pkg-config libcurl4-openssl-dev rapidjson-dev libhiredis-dev
+            libmariadb-dev libmariadb-dev-compat libboost-program-options-dev libsqlite3-dev
             zlib1g-dev   # zlib1g-dev: health reads .gz captures
             # iosonar serve: HTTP server (loaded at run time), npm ci of the pinned charting library
             libmicrohttpd-dev npm)
-TEST_PKGS=(redis-server fio python3 python3-yaml
+TEST_PKGS=(catch2 redis-server fio python3 python3-yaml
            # job DB, Slurm: a private MariaDB and a one-node Slurm started by the tests
            mariadb-server munge slurmctld slurmd slurm-client slurmdbd
            # oracles (PyWavelets, SciPy) and MPI-IO runs (OpenMPI)
@@ -28,7 +28,10 @@ TEST_PKGS=(redis-server fio python3 python3-yaml
            # anomaly: scikit-learn's DBSCAN as the oracle, a real SMTP server for alerts
            python3-sklearn python3-aiosmtpd
            # real OpenSearch / Elasticsearch (scripts/engines.sh fetches them with Maven; Java 17 runs them)
-           maven openjdk-17-jre-headless unzip openssl util-linux)
+           maven openjdk-17-jre-headless unzip openssl util-linux
+           # packages: CPack's .rpm (rpmbuild), .deb checks (dpkg-deb, ldd); the SPANK plugin (slurm/spank.h);
+           # the service units (systemd-analyze verify)
+           rpm libslurm-dev systemd)
 pkgs=("${BUILD_PKGS[@]}")
 # The search engines refuse to run as root: the tests run them as this unprivileged system user.
 make_engine_user() {
