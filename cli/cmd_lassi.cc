@@ -238,9 +238,7 @@ int ComputeLassi(const char* name, const LassiArgs& a, const lassi::Options& o, 
   if (pub.rc() != 0) return pub.rc();  // --mysql given and it failed: nothing is computed
   lassi::Options opt = o;
   if (int rc = LoadBaseline(name, a, where, pub, &opt); rc != 0) return rc;
-  auto r = lassi::ComputeFromStore([&] { return OpenStoreAt(where); }, opt, a.scan_threads,
-                                   [&](std::string_view job) { return apps->Of(job); },
-                                   [&](std::string_view job) { return apps->RunOf(job); });
+  auto r = lassi::ComputeLassi([&] { return OpenStoreAt(where); }, opt, a.scan_threads, apps);
   if (!r.ok()) {
     std::cerr << "iosonar " << name << ": " << r.status().ToString() << "\n";
     return 1;
@@ -307,9 +305,9 @@ int CmdLassiBaseline(int argc, char** argv) {
   std::string store_dir, window = "1h", apps_file, mysql, cluster, name, json_path;
   po::options_description desc(
       "usage: iosonar lassi baseline --store DIR|URL --from T --to T [--window DUR] [--apps FILE] [--mysql URL]\n\n"
-      "LASSi's avg_fs (Tables 1-2): per file system and op the average per application-hour\n"
-      "(application window: every window of a run of one of its jobs, 0 where a counter did not\n"
-      "move) over the history [--from, --to) (30 days back is typical). Stored in the job\n"
+      "LASSi's avg_fs (Tables 1-2): per file system and op the average per application-hour,\n"
+      "the application being one run (run window: every window of a job's run, 0 where a counter\n"
+      "did not move) over the history [--from, --to) (30 days back is typical). Stored in the job\n"
       "database's lassi_baseline table with --mysql (migration 036), else in DIR/lassi-baselines.jsonl\n"
       "beside the embedded store (0600). `iosonar lassi` and `iosonar report` use the newest one of\n"
       "their --window unless given --baseline NAME or --history.\n\noptions");
@@ -372,7 +370,7 @@ int CmdLassiBaseline(int argc, char** argv) {
     return r;
   std::cout << "stored LASSi baseline " << lassi::BaselineDescription(b) << "\n";
   for (const auto& f : b.fs) {
-    std::cout << "  " << f.fs << ": " << f.app_hours << " application windows;";
+    std::cout << "  " << f.fs << ": " << f.app_hours << " run windows;";
     for (size_t i = 0; i < lassi::kOssOps; ++i)
       if (f.avg.oss[i]) std::cout << " " << lassi::kOssOpNames[i] << " " << *f.avg.oss[i];
     for (size_t i = 0; i < lassi::kMdsOps; ++i)

@@ -698,8 +698,13 @@ struct Service::Impl {
     auto lassi = Cached(
         cache::LassiKey("all", from_iso, to_iso, window_s, lassi::BaselineTag(o)), "LASSi for " + from_iso.substr(0, 10),
         [&]() -> Result<std::string> {
-          auto r = lassi::ComputeFromStore([&] { return OpenStoreAt(opt.store); }, o, 1,
-                                           [](std::string_view) { return std::string(); });
+          // The applications (exact commands) and runs from the job
+          // database, as `iosonar lassi --mysql` and `report --mysql` take them.
+          lassi::AppSource apps;
+          auto db = GetDb();
+          if (!db.ok()) return db.status();
+          apps.UseJobDb(*db, "");
+          auto r = lassi::ComputeLassi([&] { return OpenStoreAt(opt.store); }, o, 1, &apps);
           if (!r.ok()) return r.status();
           return lassi::ResultToJson(*r, false);
         },

@@ -281,8 +281,12 @@ Baseline Accumulator::BaselineOf(const Filled& f) const {
   b.from_ns = opt_.history_from_ns;
   b.to_ns = opt_.to_ns;
   b.window_ns = opt_.window_ns;
+  // avg_fs per application-hour, the application being one run (LASSi §3.3:
+  // "per application per hour", statistics attributed "to individual
+  // application launches"): the mean over the run windows, concurrent runs
+  // of one command never summed first.
   std::map<std::string, std::vector<OpSums>> per_fs;
-  for (const auto& [k, ws] : f.apps)
+  for (const auto& [k, ws] : f.jobs)
     for (const auto& [w, x] : ws) per_fs[k.first].push_back(x);
   for (auto& [fs, xs] : per_fs) b.fs.push_back({fs, xs.size(), MeanOf(xs)});
   return b;
@@ -360,43 +364,109 @@ LassiResult Accumulator::Compute() const {
     const BaselineFs* b = range.Find(fs);
     return b ? b->avg : OpSums{};
   };
-  // Applications and their sums per window: the file system's risk is theirs.
-  std::map<std::string, std::map<int64_t, std::pair<double, double>>> fs_app_risk;
-  std::map<std::string, std::map<int64_t, std::vector<std::string>>> fs_apps;
-  std::map<std::string, std::vector<const OpSums*>> app_hours;  // per fs, in [from, to): Tables 1-2
-  for (const auto& [k, ws] : f.apps) {
-    const OpSums avg = avg_of(k.first);
-    TargetTotal tot;
-    tot.fs = k.first;
-    tot.target = tot.app = k.second;
-    const auto& jobs = f.app_jobs.at(k);
-    for (const auto& [w, x] : ws) {
-      if (w < wfrom) continue;
-      WindowRow r = RowOf(k.first, k.second, w * opt_.window_ns, x, avg, opt_.alpha);
-      if (auto jt = jobs.find(w); jt != jobs.end()) r.jobs = jt->second;
-      auto& fr = fs_app_risk[k.first][w];
-      fr.first += r.risk_oss;
-      fr.second += r.risk_mds;
-      fs_apps[k.first][w].push_back(k.second);
-      app_hours[k.first].push_back(&x);
-      AddToTotal(tot, r, opt_.window_ns);
-      res.app_windows.push_back(std::move(r));
-    }
-    if (tot.windows) res.apps.push_back(std::move(tot));
-  }
+  // Runs (jobs) first: each run window against avg_fs (LASSi's unit of
+  // application is one run, §3.3). Windows before `from` count only for the
+  // long-term application profiles.
+  struct RunSums {  // one run's windows of a span
+    size_t windows = 0;
+    double risk_oss = 0, risk_mds = 0;
+    OpSums sum;  // op sums over its windows (quality of the run)
+  };
+  std::map<Filled::Key, std::map<int64_t, std::pair<double, double>>> job_risk;  // (fs, job) -> w -> risk
+  std::map<Filled::Key, std::pair<RunSums, RunSums>> run_sums;  // (fs, job) -> (history, [from, to))
+  std::map<std::string, std::vector<const OpSums*>> app_hours;  // per fs, run windows in [from, to): Tables 1-2
   for (const auto& [k, ws] : f.jobs) {
     const OpSums avg = avg_of(k.first);
     TargetTotal tot;
     tot.fs = k.first;
     tot.target = k.second;
     tot.app = f.app_of_job.at(k);
+    auto& jr = job_risk[k];
+    auto& [hist, range_sums] = run_sums[k];
     for (const auto& [w, x] : ws) {
-      if (w < wfrom) continue;
       WindowRow r = RowOf(k.first, k.second, w * opt_.window_ns, x, avg, opt_.alpha);
+      jr[w] = {r.risk_oss, r.risk_mds};
+      for (RunSums* rs : {&hist, w >= wfrom ? &range_sums : nullptr}) {
+        if (!rs) continue;
+        ++rs->windows;
+        rs->risk_oss += r.risk_oss;
+        rs->risk_mds += r.risk_mds;
+        AddInto(rs->sum, x);
+      }
+      if (w < wfrom) continue;
+      app_hours[k.first].push_back(&x);
       AddToTotal(tot, r, opt_.window_ns);
       res.job_windows.push_back(std::move(r));
     }
     if (tot.windows) res.jobs.push_back(std::move(tot));
+  }
+  // An application's runs: averages of per-run values.
+  auto profile = [&](const std::vector<std::string>& jobs, const std::string& fs, bool in_range) {
+    RunProfile p;
+    double rq = 0, wq = 0;
+    size_t nrq = 0, nwq = 0;
+    for (const auto& j : jobs) {
+      const RunSums& rs = in_range ? run_sums.at({fs, j}).second : run_sums.at({fs, j}).first;
+      if (!rs.windows) continue;
+      ++p.runs;
+      p.run_windows += rs.windows;
+      p.risk_oss += rs.risk_oss;
+      p.risk_mds += rs.risk_mds;
+      p.read_kb += rs.sum.oss[0].value_or(0);
+      p.read_ops += rs.sum.oss[1].value_or(0);
+      p.write_kb += rs.sum.oss[2].value_or(0);
+      p.write_ops += rs.sum.oss[3].value_or(0);
+      for (const auto& m : rs.sum.mds) p.meta_ops += m.value_or(0);
+      if (auto q = OpsQuality(rs.sum.oss[1], rs.sum.oss[0])) rq += *q, ++nrq;
+      if (auto q = OpsQuality(rs.sum.oss[3], rs.sum.oss[2])) wq += *q, ++nwq;
+    }
+    if (p.runs) {
+      p.risk_oss /= static_cast<double>(p.runs);
+      p.risk_mds /= static_cast<double>(p.runs);
+      const double h = static_cast<double>(p.run_windows);
+      for (double* v : {&p.read_kb, &p.read_ops, &p.write_kb, &p.write_ops, &p.meta_ops}) *v /= h;
+    }
+    if (nrq) p.read_kb_ops = rq / static_cast<double>(nrq);
+    if (nwq) p.write_kb_ops = wq / static_cast<double>(nwq);
+    return p;
+  };
+  // Applications: per window the sum of their runs' risks (the file system's
+  // risk is the sum over its runs); the ops shown are the runs' sums.
+  std::map<std::string, std::map<int64_t, std::pair<double, double>>> fs_app_risk;
+  std::map<std::string, std::map<int64_t, std::vector<std::string>>> fs_apps;
+  for (const auto& [k, ws] : f.apps) {
+    TargetTotal tot;
+    tot.fs = k.first;
+    tot.target = tot.app = k.second;
+    const auto& jobs = f.app_jobs.at(k);
+    std::set<std::string> all_jobs;
+    for (const auto& [w, x] : ws) {
+      const auto jt = jobs.find(w);
+      double ro = 0, rm = 0;
+      if (jt != jobs.end())
+        for (const auto& j : jt->second) {
+          const auto& jr = job_risk.at({k.first, j});
+          if (auto it = jr.find(w); it != jr.end()) ro += it->second.first, rm += it->second.second;
+          all_jobs.insert(j);
+        }
+      if (w < wfrom) continue;
+      WindowRow r = RowOf(k.first, k.second, w * opt_.window_ns, x, OpSums{}, opt_.alpha);
+      r.risk_oss = ro;
+      r.risk_mds = rm;
+      if (jt != jobs.end()) r.jobs = jt->second;
+      auto& fr = fs_app_risk[k.first][w];
+      fr.first += r.risk_oss;
+      fr.second += r.risk_mds;
+      fs_apps[k.first][w].push_back(k.second);
+      AddToTotal(tot, r, opt_.window_ns);
+      res.app_windows.push_back(std::move(r));
+    }
+    const std::vector<std::string> runs(all_jobs.begin(), all_jobs.end());
+    res.app_profiles.push_back({k.first, k.second, profile(runs, k.first, false)});
+    if (tot.windows) {
+      tot.per_run = profile(runs, k.first, true);
+      res.apps.push_back(std::move(tot));
+    }
   }
   // File systems: with applications, the stack of their risks in each window
   // (server windows and application windows both listed; x = the server sums);
@@ -485,6 +555,24 @@ static void WriteRows(JsonWriter& w, const char* key, const std::vector<WindowRo
   w.EndArray();
 }
 
+static void RunProfileJson(JsonWriter& w, const RunProfile& p) {
+  w.BeginObject();
+  w.Kv("runs", static_cast<int64_t>(p.runs));
+  w.Kv("run_windows", static_cast<int64_t>(p.run_windows));
+  w.Key("risk_oss");
+  w.Double(p.risk_oss);
+  w.Key("risk_mds");
+  w.Double(p.risk_mds);
+  for (auto [k, v] : {std::pair{"read_kb", p.read_kb}, {"write_kb", p.write_kb}, {"read_ops", p.read_ops},
+                      {"write_ops", p.write_ops}, {"meta_ops", p.meta_ops}}) {
+    w.Key(k);
+    w.Double(v);
+  }
+  OptNum(w, "read_kb_ops", p.read_kb_ops);
+  OptNum(w, "write_kb_ops", p.write_kb_ops);
+  w.EndObject();
+}
+
 static void WriteTotals(JsonWriter& w, const char* key, const std::vector<TargetTotal>& ts, bool jobs) {
   w.Key(key);
   w.BeginArray();
@@ -514,6 +602,10 @@ static void WriteTotals(JsonWriter& w, const char* key, const std::vector<Target
     w.Kv("windows", static_cast<int64_t>(t.windows));
     w.Kv("first", FormatIsoMillis(t.first_ns));
     w.Kv("last", FormatIsoMillis(t.last_ns));
+    if (!jobs) {
+      w.Key("per_run");
+      RunProfileJson(w, t.per_run);
+    }
     w.EndObject();
   }
   w.EndArray();
@@ -521,7 +613,7 @@ static void WriteTotals(JsonWriter& w, const char* key, const std::vector<Target
 
 std::string BaselineWarning(const LassiResult& r) {
   if (r.baseline.fallback)
-    return "no stored LASSi baseline: avg_fs is the average per application-hour of the analysed range " +
+    return "no stored LASSi baseline: avg_fs is the average per run-hour of the analysed range " +
            FormatIsoMillis(r.baseline.from_ns) + " - " + FormatIsoMillis(r.baseline.to_ns) +
            " itself, not the file system's long-term average (run `iosonar lassi baseline` over past weeks)";
   if (!r.fallback_fs.empty()) {
@@ -541,7 +633,7 @@ std::string BaselineDescription(const Baseline& b) {
   if (b.fallback) return "the analysed range (no stored baseline)";
   uint64_t hours = 0;
   for (const auto& f : b.fs) hours += f.app_hours;
-  return "'" + b.name + "' from " + b.source + ": " + std::to_string(hours) + " application windows of " +
+  return "'" + b.name + "' from " + b.source + ": " + std::to_string(hours) + " run windows of " +
          std::to_string(b.window_ns / 1000000000) + " s over " + FormatIsoMillis(b.from_ns) + " - " +
          FormatIsoMillis(b.to_ns) + ", computed " + FormatIsoMillis(b.computed_at_ns);
 }
@@ -584,6 +676,9 @@ std::string ResultToJson(const LassiResult& r, bool pretty) {
   JsonWriter w(&out, pretty ? 2 : 0);
   w.BeginObject();
   w.Kv("analysis", "lassi/1");
+  // LASSi's unit of application (§3.3): risk and ops per run and window; an
+  // application's (command's) and the file system's risk are sums over runs.
+  w.Kv("unit", "run");
   w.Key("alpha");
   w.Double(r.opt.alpha);
   w.Kv("window_s", r.opt.window_ns / 1000000000);
@@ -621,6 +716,18 @@ std::string ResultToJson(const LassiResult& r, bool pretty) {
   WriteRows(w, "job_windows", r.job_windows, "job");
   WriteTotals(w, "apps", r.apps, false);
   WriteTotals(w, "jobs", r.jobs, true);
+  // The applications' long-term profiles: per-run averages over [history_from, to).
+  w.Key("app_profiles");
+  w.BeginArray();
+  for (const auto& p : r.app_profiles) {
+    w.BeginObject();
+    w.Kv("fs", p.fs);
+    w.Kv("app", p.app);
+    w.Key("per_run");
+    RunProfileJson(w, p.per_run);
+    w.EndObject();
+  }
+  w.EndArray();
   w.EndObject();
   return out;
 }

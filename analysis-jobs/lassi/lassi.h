@@ -12,16 +12,21 @@
 //   read_kb_ops = read_ops*1024/read_kb (undefined where read_kb or read_ops
 //                 is unknown or read_kb == 0), write_kb_ops likewise
 //   avg(x) = avg_fs(x): the file system's long-term average of x per
-//            application-hour (LASSi Tables 1-2), from a stored Baseline, or
-//            (fallback, flagged) the application windows of [history_from, to).
-//   An application-hour (application window) counts for every window of the
-//   run of one of its jobs: from the job's first to its last job_stats window
-//   (or the run's start/end when known), with 0 for an op the file system's
-//   job_stats carry but the job did not move in that window (job_stats only
-//   report jobs whose counters changed: no record while running is zero).
-//   Application and job windows: risk against avg_fs. File-system windows:
-//   the sum of the risks of the applications active in the window (Fig. 2 is
-//   the stack of Figs. 3-4). A file system without any job_stats (LMT data)
+//            application-hour (LASSi Tables 1-2), the application being one
+//            run (one job: §3.3 "per application per hour", attributed "to
+//            individual application launches"), from a stored Baseline, or
+//            (fallback, flagged) the run windows of [history_from, to).
+//   A run-hour (run window) counts for every window of the run of a job:
+//   from the job's first to its last job_stats window (or the run's
+//   start/end when known), with 0 for an op the file system's job_stats
+//   carry but the job did not move in that window (job_stats only report
+//   jobs whose counters changed: no record while running is zero).
+//   Job (run) windows: risk against avg_fs. Application (exact command)
+//   windows: the sum of the risks of its runs active in the window, never
+//   the risk of their summed ops (a task farm of 50 benign runs is 50 times
+//   0). File-system windows: the sum over the runs active in the window (Fig.
+//   2 is the stack of Figs. 3-4). An application's profile is the average of
+//   its per-run values (RunProfile). A file system without any job_stats (LMT data)
 //   has no applications: its windows are compared with the mean of its own
 //   server windows (basis "server"), as before.
 #pragma once
@@ -142,12 +147,31 @@ struct FsStats {
   std::vector<OpStat> ops;   // Tables 1-2: per-op mean and c_v per application-hour in [from, to)
 };
 
+// An application's runs (LASSi groups runs by their exact command, §3.3 and
+// §4.2): the averages of per-run values, never the metrics of summed runs.
+struct RunProfile {
+  size_t runs = 0;         // runs with a window in the span
+  size_t run_windows = 0;  // run-hours (windows of those runs)
+  double risk_oss = 0, risk_mds = 0;  // mean over runs of the run's risk summed over its windows
+  // Mean per run-hour (per window of one run) of the ops.
+  double read_kb = 0, write_kb = 0, read_ops = 0, write_ops = 0, meta_ops = 0;
+  // Mean over runs of the run's ops quality (eqs. 5-6 on its summed ops); nullopt: no run had it defined.
+  std::optional<double> read_kb_ops, write_kb_ops;
+};
+
 struct TargetTotal {  // per job / application over [from, to)
   std::string fs, target, app;
-  double risk_oss = 0, risk_mds = 0;  // sums over windows (Table 3)
+  double risk_oss = 0, risk_mds = 0;  // sums over windows (Table 3); an application's: the sum of its runs' risks
   double read_kb = 0, write_kb = 0, read_ops = 0, write_ops = 0, meta_ops = 0;
   size_t windows = 0;
   int64_t first_ns = 0, last_ns = 0;
+  RunProfile per_run;  // applications: their runs in [from, to)
+};
+
+// The long-term profile of an application over the history [history_from, to).
+struct AppProfile {
+  std::string fs, app;
+  RunProfile per_run;
 };
 
 struct LassiResult {
@@ -159,6 +183,7 @@ struct LassiResult {
   std::vector<WindowRow> job_windows;  // by fs, job, start
   std::vector<FsStats> fs_stats;
   std::vector<TargetTotal> apps, jobs;
+  std::vector<AppProfile> app_profiles;  // by fs, app: per-run averages over [history_from, to)
   uint64_t records = 0, records_reset = 0;
 };
 
@@ -184,7 +209,7 @@ class Accumulator {
   // Adds everything other accumulated (same options) into this one.
   void Merge(const Accumulator& other);
   LassiResult Compute() const;
-  // avg_fs over the application windows of [history_from, to) (what
+  // avg_fs over the run windows of [history_from, to) (what
   // `iosonar lassi baseline` stores); name/source/computed_at left to the caller.
   Baseline ComputeBaseline() const;
   const Options& options() const { return opt_; }
@@ -220,7 +245,7 @@ class Accumulator {
 std::string ResultToJson(const LassiResult& r, bool pretty);
 // The baseline as a JSON object (fallback_fs: the result's file systems it did not cover).
 void BaselineJson(JsonWriter& w, const Baseline& b, const std::vector<std::string>* fallback_fs);
-// For people: "'NAME' from SOURCE: N application windows of 3600 s over FROM - TO, computed T",
+// For people: "'NAME' from SOURCE: N run windows of 3600 s over FROM - TO, computed T",
 // or "the analysed range (no stored baseline)".
 std::string BaselineDescription(const Baseline& b);
 // The avg_fs baseline of a run as part of a Redis cache key: a stored one

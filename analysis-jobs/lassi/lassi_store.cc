@@ -179,4 +179,12 @@ Result<LassiResult> ComputeFromStore(const std::function<Result<std::unique_ptr<
   return acc.Compute();
 }
 
+Result<LassiResult> ComputeLassi(const std::function<Result<std::unique_ptr<Store>>()>& open, const Options& o,
+                                 int scan_threads, const AppSource* apps) {
+  if (!apps) return ComputeFromStore(open, o, scan_threads, nullptr, nullptr);
+  return ComputeFromStore(
+      open, o, scan_threads, [apps](std::string_view job) { return apps->Of(job); },
+      [apps](std::string_view job) { return apps->RunOf(job); });
+}
+
 }  // namespace iosonar::lassi

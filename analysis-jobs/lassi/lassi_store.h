@@ -11,6 +11,7 @@
 #include "core/records/record.h"
 #include "core/base/status.h"
 #include "core/store/store.h"
+#include "analysis-jobs/lassi/apps.h"
 #include "analysis-jobs/lassi/lassi.h"
 
 namespace iosonar::lassi {
@@ -54,5 +55,13 @@ Status FeedFromStoreParallel(const std::function<Result<std::unique_ptr<Store>>(
 // one handle (scan_threads 1) or FeedFromStoreParallel (2), then Compute().
 Result<LassiResult> ComputeFromStore(const std::function<Result<std::unique_ptr<Store>>()>& open, const Options& o,
                                      int scan_threads, const AppOf& app_of, const RunOf& run_of = nullptr);
+
+// THE LASSi computation of `iosonar lassi`, `iosonar report` and the web
+// page's daily LASSi (serve): ComputeFromStore with each job's application
+// (exact command) and run from apps (its file and/or job database; nullptr:
+// every job its own application). Risk is per run either way (LassiResult);
+// only the grouping into applications depends on apps.
+Result<LassiResult> ComputeLassi(const std::function<Result<std::unique_ptr<Store>>()>& open, const Options& o,
+                                 int scan_threads, const AppSource* apps);
 
 }  // namespace iosonar::lassi

@@ -208,7 +208,7 @@ std::string ResultToTable(const LassiResult& r) {
   o << "LASSi risk and ops, " << FormatIsoMillis(r.opt.from_ns) << " to " << FormatIsoMillis(r.opt.to_ns)
     << ", windows of " << r.opt.window_ns / kS << " s, alpha " << r.opt.alpha << " (" << r.records << " records, "
     << r.records_reset << " with a counter reset left out)\n"
-    << "avg_fs (per application-hour) from the baseline " << BaselineDescription(r.baseline) << "\n";
+    << "avg_fs (per run-hour: LASSi's application is one run) from the baseline " << BaselineDescription(r.baseline) << "\n";
   if (const std::string warn = BaselineWarning(r); !warn.empty()) o << "WARNING: " << warn << "\n";
   std::string fs;
   for (const auto& w : r.fs_windows) {
@@ -216,7 +216,7 @@ std::string ResultToTable(const LassiResult& r) {
       fs = w.fs;
       o << "\nfile system " << fs
         << (w.server_basis ? " (no job_stats: risk of its server windows against their mean)"
-                           : " (risk = sum of its applications' risks)")
+                           : " (risk = sum of its runs' risks)")
         << "\n  window start               risk_oss   risk_mds   read_kb_ops write_kb_ops\n";
     }
     char b[256];
@@ -225,14 +225,16 @@ std::string ResultToTable(const LassiResult& r) {
     o << b;
   }
   for (const auto& s : r.fs_stats) {
-    o << "\n" << s.fs << ": mean and c_v per " << (s.per_app_hour ? "application window" : "server window")
-      << " over " << s.windows << (s.per_app_hour ? " application windows" : " server windows (no job_stats)") << "\n";
+    o << "\n" << s.fs << ": mean and c_v per " << (s.per_app_hour ? "run window" : "server window")
+      << " over " << s.windows << (s.per_app_hour ? " run windows" : " server windows (no job_stats)") << "\n";
     for (const auto& op : s.ops) o << "  " << op.op << " mean " << G3(op.stat.mean) << " c_v " << G3(op.stat.cv) << "\n";
   }
   if (!r.apps.empty()) {
-    o << "\napplications (risk summed over windows)\n";
+    o << "\napplications (risk: the sum of their runs' risks over the windows; per run: the mean over runs)\n";
     for (const auto& a : r.apps)
-      o << "  " << a.fs << "  risk_oss " << G3(a.risk_oss) << "  risk_mds " << G3(a.risk_mds) << "  " << a.app << "\n";
+      o << "  " << a.fs << "  risk_oss " << G3(a.risk_oss) << "  risk_mds " << G3(a.risk_mds) << "  runs "
+        << a.per_run.runs << "  per run: risk_oss " << G3(a.per_run.risk_oss) << " risk_mds " << G3(a.per_run.risk_mds)
+        << "  " << a.app << "\n";
   }
   return o.str();
 }

@@ -334,10 +334,11 @@ void RenderHead(const ReportInput& in, const std::string& window, Doc* d) {
        ".note{color:#555;font-size:13px}.warn{color:#a00;font-size:15px;border:2px solid #a00;padding:6px}</style></head>\n<body>\n";
   h += "<h1>I/O report " + HtmlEscape(in.title) + "</h1>\n<p class=\"note\">" + HtmlEscape(FormatIsoMillis(r.opt.from_ns)) +
        " to " + HtmlEscape(FormatIsoMillis(r.opt.to_ns)) + " (UTC); LASSi windows of " + window + ", alpha = " +
-       Fmt(r.opt.alpha) + ". avg_fs (per application-hour) from the baseline " +
+       Fmt(r.opt.alpha) + ". avg_fs (per run-hour: LASSi's application is one run) from the baseline " +
        HtmlEscape(lassi::BaselineDescription(r.baseline)) +
-       ". risk = sum of the positive (x - alpha*avg_fs)/(alpha*avg_fs) over the ops, per application window; "
-       "a file system's risk in a window is the sum of its applications' risks; 0 is normal. "
+       ". risk = sum of the positive (x - alpha*avg_fs)/(alpha*avg_fs) over the ops, per run and window; "
+       "an application's (command's) risk is the sum of its runs' risks, never the risk of their summed ops, "
+       "and a file system's risk in a window the sum over its runs; 0 is normal. "
        "ops quality = ops*1024/KiB: 1 is optimal (1 MiB requests), much more than 1 means small requests.</p>\n";
   const std::string warn = lassi::BaselineWarning(r);
   if (!warn.empty())

@@ -221,7 +221,7 @@ TEST_CASE("LASSi: simulate --storm after normal days of the generated jobs (ids 
   INFO(b.out << b.err);
   REQUIRE(b.exit_code == 0);
   // 4 generated jobs x 2 hours x 3 days: the reused ids are not one long run of zeros.
-  CHECK(b.out.find("24 application windows") != std::string::npos);
+  CHECK(b.out.find("24 run windows") != std::string::npos);
   auto r = test::Run({test::IosonarBin(), "report", "--store", store, "--day", "2026-11-25", "--apps", tmp / "apps.tsv",
                       "--html", tmp / "r.html", "--json", tmp / "r.json", "--text", tmp / "r.txt"});
   INFO(r.err);

@@ -6,12 +6,16 @@ lassi.txt §2.3 and §3.2-3.3 (../shared/seeds/lassi.txt):
   eq. 2  risk_fs(x) = (x - alpha*avg_fs(x)) / (alpha*avg_fs(x)), non-positive ignored
   eq. 3-4 risk_oss, risk_mds = sums over the OSS and MDS ops
   eq. 5-6 read_kb_ops = read_ops*1024/read_kb, write_kb_ops likewise
-  "I/O metrics are computed per application per hour"; avg_fs(x) is the
-  file system's average of x per application-hour (Tables 1-2); Fig. 2 (the
-  file system's risk) is what Figs. 3-4 stack by application.
+  "I/O metrics are computed per application per hour", the statistics
+  attributed "to individual application launches" (§2, §3.3): the unit is
+  one run. avg_fs(x) is the file system's average of x per run-hour (Tables
+  1-2); a run's window is compared with it; an application's (exact
+  command's) window risk is the sum of its runs' risks and Fig. 2 (the file
+  system's risk) is the sum over the runs, what Figs. 3-4 stack by
+  application. Concurrent runs are never summed before the risk.
 
-Reading of the inputs (docs/lassi.md): an application-hour is a window of a
-run of one of the application's jobs, from the job's first to its last
+Reading of the inputs (docs/lassi.md): a run-hour is a window of a
+run of a job, from the job's first to its last
 job_stats window (a silence longer than 6 h ends a run); job_stats only
 report changed counters, so inside the run an op the file system's job_stats
 carry and the job did not move is 0. A
@@ -22,8 +26,8 @@ usage: lassi_oracle.py RECORDS.jsonl APPS.tsv ALPHA WINDOW_S FROM_S TO_S HISTORY
 RECORDS: iosonar.oss/mds/jobstats JSON lines; APPS: job_id<TAB>command line;
 BASELINE: {"fs": {FS: {op: avg per application-hour}}} (default: the
 application-hours of [HISTORY_FROM, TO)).
-Prints JSON: fs_windows, app_windows (risk_oss, risk_mds, read_kb_ops,
-write_kb_ops), fs_stats, baseline.
+Prints JSON: fs_windows, app_windows, job_windows (risk_oss, risk_mds,
+read_kb_ops, write_kb_ops), fs_stats, baseline.
 """
 import json
 import sys
@@ -109,7 +113,7 @@ def main():
                 st[n] = {"mean": float(m), "cv": clean(cv)}
         return st
 
-    result = {"fs_windows": [], "app_windows": [], "fs_stats": {}, "baseline": {}}
+    result = {"fs_windows": [], "app_windows": [], "job_windows": [], "fs_stats": {}, "baseline": {}}
     # Application windows: each job's run from its first to its last window, zeros inside.
     js = df[df.ds == "iosonar.jobstats"]
     app_frames = {}
@@ -131,9 +135,9 @@ def main():
             full = s.reindex(idx)
             full[carried] = full[carried].fillna(0.0)
             full["app"] = apps.get(job, "job " + job)
+            full["job"] = job
             per_job.append(full.reset_index().rename(columns={"index": "w"}))
-        a = pd.concat(per_job).groupby(["app", "w"])[OPS].sum(min_count=1)
-        app_frames[fs] = a
+        app_frames[fs] = pd.concat(per_job).set_index(["app", "job", "w"])
     srv = df[df.ds.isin(["iosonar.oss", "iosonar.mds"])]
     fsw = srv.groupby(["fs", "w"])[OPS].sum(min_count=1)
     all_fs = sorted(set(fsw.index.get_level_values(0)) | set(app_frames))
@@ -145,17 +149,27 @@ def main():
                 result["fs_windows"].append({"fs": fs, "start": int(w), **{k: clean(rk.loc[w, k]) for k in rk.columns}})
             result["fs_stats"][fs] = stats(g[g.index >= t_from])
             continue
-        a = app_frames[fs]
-        avg = a.mean(skipna=True)  # avg_fs per application-hour over the history
+        runs = app_frames[fs][OPS]  # one row per run (job) and window
+        avg = runs.mean(skipna=True)  # avg_fs per application-hour: the application is one run (§3.3)
         if given is not None and fs in given:
             avg = pd.Series({n: given[fs].get(n, np.nan) for n in OPS})
         result["baseline"][fs] = {n: clean(avg[n]) for n in OPS}
-        rk = risks(a, avg)
+        rk_run = risks(runs, avg)  # each run's risk per window
+        # An application's window: the sum of its runs' risks; its ops quality from the runs' summed ops.
+        a = runs.groupby(level=["app", "w"]).sum(min_count=1)
+        rk = rk_run[["risk_oss", "risk_mds"]].groupby(level=["app", "w"]).sum()
+        q = risks(a, None)
+        rk["read_kb_ops"] = q["read_kb_ops"]
+        rk["write_kb_ops"] = q["write_kb_ops"]
         for (app, w) in a.index:
             if w >= t_from:
                 result["app_windows"].append(
                     {"fs": fs, "app": app, "start": int(w), **{k: clean(rk.loc[(app, w), k]) for k in rk.columns}})
-        # The file system's risk: the sum of its applications' risks in the window.
+        for (app, job, w) in rk_run.index:
+            if w >= t_from:
+                result["job_windows"].append({"fs": fs, "job": job, "start": int(w),
+                                              **{k: clean(rk_run.loc[(app, job, w), k]) for k in rk_run.columns}})
+        # The file system's risk: the sum of its runs' (= its applications') risks in the window.
         in_range = rk[rk.index.get_level_values(1) >= t_from]
         by_w = in_range.groupby(level=1)[["risk_oss", "risk_mds"]].sum()
         server = fsw.loc[fs] if fs in fsw.index.get_level_values(0) else None
@@ -172,7 +186,7 @@ def main():
                 e["read_kb_ops"] = clean(q.loc[w, "read_kb_ops"])
                 e["write_kb_ops"] = clean(q.loc[w, "write_kb_ops"])
             result["fs_windows"].append(e)
-        result["fs_stats"][fs] = stats(a[a.index.get_level_values(1) >= t_from])
+        result["fs_stats"][fs] = stats(runs[runs.index.get_level_values(2) >= t_from])
     json.dump(result, sys.stdout)
 
 

@@ -321,6 +321,115 @@ TEST_CASE("LASSi risk and ops equal an independent pandas computation", "[lassi]
   }
 }
 
+TEST_CASE("LASSi per run: a benign task farm adds no risk, one heavy run is not averaged away", "[lassi][oracle]") {
+  if (!HavePandas()) {
+    FAIL("/usr/bin/python3 with pandas is not installed (apt-get install python3-pandas)");
+  }
+  // LASSi §3.3: metrics "per application per hour", statistics attributed "to
+  // individual application launches": the unit is one run. Hourly windows
+  // over a day on one file system. Ten runs of one command (./cfd -n 64,
+  // jobs 1..10) every hour do 100 opens and write 1,000 KiB; job 10 does
+  // 1,000 opens (10x) in hour 22. A task farm of 50 runs of ./task.sh (jobs
+  // 101..150) does the same 100 opens and 1,000 KiB each in hours 20 and 21.
+  const int64_t H = 3600 * kS, t0 = 1800000000LL * kS / H * H;
+  std::string lines, apps;
+  int64_t seq = 0;
+  auto rec = [&](int64_t t, const std::string& job, int64_t opens, int64_t wbytes) {
+    lines += "{\"@timestamp\":\"" + Iso(t) + "\",\"event.dataset\":\"iosonar.jobstats\",\"event.stream\":3,\"event.seq\":" +
+             std::to_string(++seq) + ",\"host.name\":\"oss\",\"lustre.fs\":\"scratch\",\"lustre.target\":\"scratch-OST0000\"," +
+             "\"job.id\":\"" + job + "\",\"mds.open\":" + std::to_string(opens) + ",\"oss.write_bytes\":" +
+             std::to_string(wbytes) + ",\"oss.write_ops\":1}\n";  // one request a window
+  };
+  for (int j = 1; j <= 10; ++j) apps += std::to_string(j) + "\t./cfd -n 64\n";
+  for (int j = 101; j <= 150; ++j) apps += std::to_string(j) + "\t./task.sh\n";
+  for (int h = 0; h < 24; ++h) {
+    for (int j = 1; j <= 10; ++j) rec(t0 + h * H + 1800 * kS, std::to_string(j), j == 10 && h == 22 ? 1000 : 100, 1024000);
+    if (h == 20 || h == 21)
+      for (int j = 101; j <= 150; ++j) rec(t0 + h * H + 1800 * kS, std::to_string(j), 100, 1024000);
+  }
+  test::TempDir dir;
+  test::WriteFile(dir / "records.jsonl", lines);
+  test::WriteFile(dir / "apps.tsv", apps);
+  Options o;
+  o.window_ns = H;
+  o.history_from_ns = o.from_ns = t0;
+  o.to_ns = t0 + 24 * H;
+  Accumulator acc(o);
+  ParsedRecord pr;
+  for (auto& l : test::SplitLines(lines)) {
+    std::string buf = l;
+    buf.push_back('\0');
+    REQUIRE(ParseRecordInsitu(buf.data(), l.size(), &pr).ok());
+    AddParsedRecord(pr, acc, [](std::string_view j) {
+      return std::string(std::stoi(std::string(j)) > 100 ? "./task.sh" : "./cfd -n 64");
+    });
+  }
+  const LassiResult res = acc.Compute();
+  // The paper's answer by hand: avg_fs(open) per run-hour over the 240 + 100
+  // run-hours = (339 * 100 + 1000) / 340; the heavy run-hour's risk is
+  // (1000 - 2a) / 2a; every other run-hour (100 <= 2a) is 0.
+  const double a = (339.0 * 100 + 1000) / 340, heavy = (1000 - 2 * a) / (2 * a);
+  REQUIRE(res.baseline.fs.size() == 1);
+  CHECK(res.baseline.fs[0].app_hours == 340);
+  CHECK(*res.baseline.fs[0].avg.mds[0] == Approx(a));
+  for (const auto& w : res.fs_windows) {
+    INFO("fs window at hour " << (w.start_ns - t0) / H);
+    CHECK(w.risk_oss == 0);  // write_kb is the same in every run-hour: never above 2 avg
+    CHECK(w.risk_mds == Approx((w.start_ns - t0) / H == 22 ? heavy : 0.0).margin(1e-12));
+  }
+  for (const auto& w : res.app_windows)
+    if (w.target == "./task.sh") CHECK(w.risk_mds == 0);  // 50 benign runs: 50 times 0, not the risk of 5,000 opens
+  size_t seen_heavy = 0;
+  for (const auto& w : res.job_windows)
+    if (w.target == "10" && w.start_ns == t0 + 22 * H) {
+      CHECK(w.risk_mds == Approx(heavy));
+      ++seen_heavy;
+    }
+  CHECK(seen_heavy == 1);
+  // The application's profile: the average of its runs' values (one run of ten carries the risk).
+  bool saw_cfd = false;
+  for (const auto& t : res.apps)
+    if (t.app == "./cfd -n 64") {
+      saw_cfd = true;
+      CHECK(t.per_run.runs == 10);
+      CHECK(t.per_run.run_windows == 240);
+      CHECK(t.per_run.risk_mds == Approx(heavy / 10));
+      CHECK(t.per_run.meta_ops == Approx((239.0 * 100 + 1000) / 240));
+      CHECK(t.per_run.write_kb == Approx(1000));
+      CHECK(*t.per_run.write_kb_ops == Approx(1024.0 * 24 / 24000));  // a 1 MiB op per 1,000 KiB
+      CHECK(t.risk_mds == Approx(heavy));
+    }
+  CHECK(saw_cfd);
+  // And the same through the pandas oracle, window by window.
+  const rapidjson::Document d = test::RunOracle(
+      "lassi_oracle.py", {dir / "records.jsonl", dir / "apps.tsv", "2", "3600", std::to_string(o.from_ns / kS),
+                          std::to_string(o.to_ns / kS), std::to_string(o.history_from_ns / kS)});
+  const auto& fw = d["fs_windows"];
+  REQUIRE(fw.Size() == res.fs_windows.size());
+  REQUIRE(fw.Size() == 24);
+  for (rapidjson::SizeType i = 0; i < fw.Size(); ++i) {
+    CHECK(fw[i]["start"].GetInt64() * kS == res.fs_windows[i].start_ns);
+    Near(fw[i]["risk_mds"], res.fs_windows[i].risk_mds, "fs risk_mds");
+    Near(fw[i]["risk_oss"], res.fs_windows[i].risk_oss, "fs risk_oss");
+  }
+  const auto& aw = d["app_windows"];
+  REQUIRE(aw.Size() == res.app_windows.size());
+  for (rapidjson::SizeType i = 0; i < aw.Size(); ++i) {
+    CHECK(aw[i]["app"].GetString() == res.app_windows[i].target);
+    Near(aw[i]["risk_mds"], res.app_windows[i].risk_mds, "app risk_mds");
+    Near(aw[i]["write_kb_ops"], res.app_windows[i].write_kb_ops, "app write_kb_ops");
+  }
+  const auto& jw = d["job_windows"];
+  REQUIRE(jw.Size() == res.job_windows.size());
+  std::map<std::pair<std::string, int64_t>, double> mine;
+  for (const auto& w : res.job_windows) mine[{w.target, w.start_ns}] = w.risk_mds;
+  for (rapidjson::SizeType i = 0; i < jw.Size(); ++i) {
+    auto it = mine.find({jw[i]["job"].GetString(), jw[i]["start"].GetInt64() * kS});
+    REQUIRE(it != mine.end());
+    Near(jw[i]["risk_mds"], it->second, "job risk_mds");
+  }
+}
+
 TEST_CASE("Pearson p-value equals scipy.stats.pearsonr", "[lassi][oracle]") {
   if (test::Run({"/usr/bin/python3", "-c", "import scipy.stats"}).exit_code != 0) {
     FAIL("/usr/bin/python3 with scipy is not installed (apt-get install python3-scipy)");
