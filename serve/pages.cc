@@ -239,9 +239,14 @@ std::string JobPage(const Identity& who, const analysis::JobMeta& meta, const an
   row("State", j.state.value_or("-") + (j.exit_code ? " (exit code " + std::to_string(*j.exit_code) + ")" : ""));
   h += "</table>\n<h2>Summary</h2>\n<table class=\"kv\">";
   auto dir = [&](const char* name, const analysis::DirectionStats& d) {
+    const std::string over = d.rate_basis == "io phases" ? " over " + std::to_string(d.io_phases) + " I/O phase" +
+                                                               (d.io_phases == 1 ? "" : "s") + " (" +
+                                                               Fmt("%.0f s", d.io_phases_s) + ")"
+                             : d.rate_basis.empty() ? "" : " over the " + d.rate_basis;
     row(name, HumanBytes(static_cast<double>(d.bytes)) + " in " + std::to_string(d.ops) + " ops; average " +
-                  HumanBytes(d.bw_avg) + "/s, peak " + HumanBytes(d.bw_peak) + "/s, " + Fmt("%.0f", d.iops) +
-                  " IOPS, " + HumanBytes(d.avg_request_bytes) + " per request");
+                  HumanBytes(d.bw_avg) + "/s, " + Fmt("%.0f", d.iops) + " IOPS" + over + "; peak " +
+                  HumanBytes(d.bw_peak) + "/s; first-to-last span " + HumanBytes(d.bw_span) + "/s; " +
+                  HumanBytes(d.avg_request_bytes) + " per request");
   };
   row("Runtime", Fmt("%.1f s", s.runtime_s));
   dir("Read", s.read);

@@ -101,6 +101,7 @@ struct DirAgg {
   uint64_t seq_ops = 0;
   int64_t busy_ns = 0;
   std::map<int64_t, double> buckets;
+  std::map<int64_t, double> ops_buckets;  // the ops of data runs, spread as their bytes
 };
 
 // The smallest prefix of v (sorted descending) carrying >= share of total,
@@ -264,9 +265,13 @@ void FinishDirection(DirAgg& d, int64_t bucket_ns, double runtime_s) {
   if (s.ops) s.sequential_share = static_cast<double>(d.seq_ops) / static_cast<double>(s.ops);
   s.span_s = static_cast<double>(s.last_end_ns - s.first_start_ns) / 1e9;
   if (s.span_s > 0) {
-    s.bw_avg = static_cast<double>(s.bytes) / s.span_s;
-    s.iops = static_cast<double>(s.ops) / s.span_s;
+    s.bw_span = static_cast<double>(s.bytes) / s.span_s;
+    s.iops_span = static_cast<double>(s.ops) / s.span_s;
   }
+  // The headline until the I/O phases are known (PhaseRates): the I/O time's.
+  s.bw_avg = s.bw_io_time;
+  s.iops = s.iops_io_time;
+  s.rate_basis = s.io_time_s > 0 ? "io time" : "";
   s.busy_s = static_cast<double>(d.busy_ns) / 1e9;
   if (s.ops) s.avg_request_bytes = static_cast<double>(d.requested) / static_cast<double>(s.ops);
   double peak = 0;
@@ -274,7 +279,7 @@ void FinishDirection(DirAgg& d, int64_t bucket_ns, double runtime_s) {
   // A burst shorter than a bucket is diluted by it, but the average over the
   // span is itself a lower bound on the peak rate: report the larger, so a
   // peak never reads below the average.
-  s.bw_peak = std::max(peak / (static_cast<double>(bucket_ns) / 1e9), s.bw_avg);
+  s.bw_peak = std::max(peak / (static_cast<double>(bucket_ns) / 1e9), std::max(s.bw_avg, s.bw_span));
 }
 
 }  // namespace
@@ -361,6 +366,10 @@ class RunTally {
       });
       proc_io_[proc] = true;
     }
+    if (ops > 0)
+      ForEachBucket(r.start_ns, end, width_, [&](int64_t b, double frac) {
+        d.ops_buckets[b] += static_cast<double>(ops) * frac;
+      });
 
     std::string key = FileKey(r, true);
     all_files_.insert(key);
@@ -425,6 +434,8 @@ class RunTally {
     if (kind == OpKind::kMeta && ops > 0) meta_buckets_[b] += static_cast<double>(ops);
     if ((kind == OpKind::kRead || kind == OpKind::kWrite) && bytes > 0)
       (kind == OpKind::kRead ? rd_ : wr_).buckets[b] += static_cast<double>(bytes);
+    if ((kind == OpKind::kRead || kind == OpKind::kWrite) && ops > 0)
+      (kind == OpKind::kRead ? rd_ : wr_).ops_buckets[b] += static_cast<double>(ops);
   }
   // Records of one op, layer, request size and errno.
   void FeedOps(const std::string& op, int64_t size, int64_t err, uint64_t records, uint64_t ops, uint64_t bytes,
@@ -648,6 +659,45 @@ void MetaDuringPhases(const DirAgg& rd, const DirAgg& wr, const std::map<int64_t
   }
   js.meta_ops_in_io_phases = m;
   if (js.io_phases_s > 0) js.meta_ops_per_s_io_phases = m / js.io_phases_s;
+  // Bandwidth and IOPS of each direction over its own phases (the headline).
+  const double wsec = static_cast<double>(w) / 1e9;
+  for (const DirAgg* d : {&rd, &wr}) {
+    DirectionStats& st = *d->st;
+    const std::string_view dir = d == &rd ? "read" : "write";
+    std::vector<char> mine(n, 0);
+    size_t phases = 0;
+    for (const Phase& p : jp.phases) {
+      if (p.direction != dir) continue;
+      ++phases;
+      for (size_t i = p.first_bucket; i < p.first_bucket + p.buckets && i < n; ++i) mine[i] = 1;
+    }
+    size_t cov = 0;
+    for (char c : mine) cov += c != 0;
+    if (!phases || !cov) continue;
+    auto in_phases = [&](const std::map<int64_t, double>& series) {
+      double sum = 0;
+      for (const auto& [b, v] : series) {
+        const int64_t i = FloorDiv(b * width - origin_ns, w);
+        if (i >= 0 && static_cast<size_t>(i) < n && mine[static_cast<size_t>(i)]) sum += v;
+      }
+      return sum;
+    };
+    st.io_phases = phases;
+    st.io_phases_s = static_cast<double>(cov) * wsec;
+    st.bytes_in_io_phases = in_phases(d->buckets);
+    // Over the coarsened series of a very long job the ops per bucket are not
+    // kept: its ops in the phases pro rata of its bytes there.
+    st.ops_in_io_phases = w == width ? in_phases(d->ops_buckets)
+                                     : (st.bytes ? static_cast<double>(st.ops) * st.bytes_in_io_phases /
+                                                       static_cast<double>(st.bytes)
+                                                 : 0);
+    st.bw_io_phases = st.bytes_in_io_phases / st.io_phases_s;
+    st.iops_io_phases = st.ops_in_io_phases / st.io_phases_s;
+    st.bw_avg = st.bw_io_phases;
+    st.iops = st.iops_io_phases;
+    st.rate_basis = "io phases";
+    st.bw_peak = std::max(st.bw_peak, st.bw_avg);
+  }
 }
 
 // What follows the tally, for runs and for sums alike.
@@ -916,6 +966,15 @@ void WriteDirection(JsonWriter& w, const DirectionStats& d) {
   w.Kv("bw_avg", d.bw_avg);
   w.Kv("bw_peak", d.bw_peak);
   w.Kv("iops", d.iops);
+  w.Kv("rate_basis", d.rate_basis);
+  w.Kv("bw_span", d.bw_span);
+  w.Kv("iops_span", d.iops_span);
+  w.Kv("io_phases", static_cast<uint64_t>(d.io_phases));
+  w.Kv("io_phases_s", d.io_phases_s);
+  w.Kv("bytes_in_io_phases", d.bytes_in_io_phases);
+  w.Kv("ops_in_io_phases", d.ops_in_io_phases);
+  w.Kv("bw_io_phases", d.bw_io_phases);
+  w.Kv("iops_io_phases", d.iops_io_phases);
   w.Kv("io_time_s", d.io_time_s);
   w.Kv("bw_io_time", d.bw_io_time);
   w.Kv("iops_io_time", d.iops_io_time);
@@ -1208,6 +1267,23 @@ void ReadDirection(Reader& rd, const JVal* o, DirectionStats* d, const std::stri
   rd.Dbl(*o, "bw_avg", &d->bw_avg, path);
   rd.Dbl(*o, "bw_peak", &d->bw_peak, path);
   rd.Dbl(*o, "iops", &d->iops, path);
+  if (o->HasMember("rate_basis")) {
+    rd.Str(*o, "rate_basis", &d->rate_basis, path);
+    rd.Dbl(*o, "bw_span", &d->bw_span, path);
+    rd.Dbl(*o, "iops_span", &d->iops_span, path);
+    uint64_t phases = 0;
+    rd.U64(*o, "io_phases", &phases, path);
+    d->io_phases = static_cast<size_t>(phases);
+    rd.Dbl(*o, "io_phases_s", &d->io_phases_s, path);
+    rd.Dbl(*o, "bytes_in_io_phases", &d->bytes_in_io_phases, path);
+    rd.Dbl(*o, "ops_in_io_phases", &d->ops_in_io_phases, path);
+    rd.Dbl(*o, "bw_io_phases", &d->bw_io_phases, path);
+    rd.Dbl(*o, "iops_io_phases", &d->iops_io_phases, path);
+  } else {  // cached before the rates over I/O phases: bw_avg and iops are over the span
+    d->rate_basis = "span";
+    d->bw_span = d->bw_avg;
+    d->iops_span = d->iops;
+  }
   rd.Dbl(*o, "io_time_s", &d->io_time_s, path);
   rd.Dbl(*o, "bw_io_time", &d->bw_io_time, path);
   rd.Dbl(*o, "iops_io_time", &d->iops_io_time, path);
@@ -1530,11 +1606,15 @@ void TableDirections(const JobSummary& s, std::string* out) {
   Line(&o, "data", HumanBytes(static_cast<double>(rd.bytes)), HumanBytes(static_cast<double>(wr.bytes)));
   Line(&o, "ops", HumanCount(static_cast<double>(rd.ops)), HumanCount(static_cast<double>(wr.ops)));
   Line(&o, "avg request", HumanBytes(rd.avg_request_bytes), HumanBytes(wr.avg_request_bytes));
-  Line(&o, "avg bandwidth (span)", HumanRate(rd.bw_avg), HumanRate(wr.bw_avg));
+  Line(&o, "avg bandwidth (I/O phases)", HumanRate(rd.bw_io_phases), HumanRate(wr.bw_io_phases));
+  Line(&o, "avg bandwidth (span)", HumanRate(rd.bw_span), HumanRate(wr.bw_span));
   Line(&o, "avg bandwidth (I/O time)", HumanRate(rd.bw_io_time), HumanRate(wr.bw_io_time));
   Line(&o, "avg bandwidth (whole run)", HumanRate(rd.bw_run), HumanRate(wr.bw_run));
   Line(&o, "peak bandwidth", HumanRate(rd.bw_peak), HumanRate(wr.bw_peak));
-  Line(&o, "IOPS (span)", HumanCount(rd.iops), HumanCount(wr.iops));
+  Line(&o, "IOPS (I/O phases)", HumanCount(rd.iops_io_phases), HumanCount(wr.iops_io_phases));
+  Line(&o, "IOPS (span)", HumanCount(rd.iops_span), HumanCount(wr.iops_span));
+  Line(&o, "I/O phases", std::to_string(rd.io_phases) + " (" + HumanSeconds(rd.io_phases_s) + ")",
+       std::to_string(wr.io_phases) + " (" + HumanSeconds(wr.io_phases_s) + ")");
   Line(&o, "IOPS (I/O time)", HumanCount(rd.iops_io_time), HumanCount(wr.iops_io_time));
   Line(&o, "IOPS (whole run)", HumanCount(rd.iops_run), HumanCount(wr.iops_run));
   Line(&o, "active span", HumanSeconds(rd.span_s), HumanSeconds(wr.span_s));

@@ -15,9 +15,19 @@
 //    still count as ops (they cost a call and usually a server round trip);
 //    they are also counted under errors.
 //  - runtime_s: first start to last end over all trace runs of the job.
-//  - Per direction (read, write): span_s = first start to last end of that
-//    direction's runs; bw_avg = bytes / span_s; iops = ops / span_s (both 0
-//    when span_s is 0). Beacon (§3.3) reports average bandwidth and IOPS; two
+//  - Per direction (read, write), the headline bw_avg and iops (Beacon §3.3:
+//    "average ... bandwidth, average IOPS", which Beacon measures over the
+//    job's I/O phases): the direction's I/O phases are the wavelet phases
+//    (analysis-jobs/phases, default PhaseOptions) of its bucket_ns-wide byte
+//    series (io_phases of them, io_phases_s = their buckets x width);
+//    bw_io_phases = the bytes in those buckets / io_phases_s, iops_io_phases
+//    = the ops in them (a run's ops spread as its bytes) / io_phases_s.
+//    bw_avg, iops = those (rate_basis "io phases"); a direction with bytes
+//    but no phase found takes bw_io_time, iops_io_time (rate_basis "io
+//    time"). So a job that reads at its start and checkpoints at its end is
+//    not diluted by the compute in between. span_s = first start to last end
+//    of that direction's runs; bw_span = bytes / span_s; iops_span = ops /
+//    span_s (both 0 when span_s is 0): the headline before 2026-11. Two
 //    more, labelled: over the direction's I/O time (io_time_s = the
 //    bucket_ns-wide buckets its runs' bytes fall in, a run spread over the
 //    buckets it spans): bw_io_time, iops_io_time; and over the whole run
@@ -160,10 +170,19 @@ struct DirectionStats {
   int64_t first_start_ns = 0;  // valid when runs > 0
   int64_t last_end_ns = 0;
   double span_s = 0;
+  // The headline (Beacon §3.3 "average ... bandwidth, average IOPS"): over
+  // the direction's I/O phases (rate_basis "io phases"), else over its I/O
+  // time (rate_basis "io time": no phase found), else 0.
   double bw_avg = 0;  // bytes/s
   double bw_peak = 0;  // bytes/s
   double busy_s = 0;
   double iops = 0;
+  std::string rate_basis;               // "io phases", "io time", "span" (a summary cached before 2026-11), ""
+  double bw_span = 0, iops_span = 0;    // over span_s, first start to last end (the headline before 2026-11)
+  size_t io_phases = 0;                 // the direction's wavelet-detected I/O phases
+  double io_phases_s = 0;               // their buckets x width
+  double bytes_in_io_phases = 0, ops_in_io_phases = 0;  // moved inside them
+  double bw_io_phases = 0, iops_io_phases = 0;          // bytes_in / io_phases_s, ops_in / io_phases_s
   double io_time_s = 0;                // buckets with this direction's bytes x bucket width
   double bw_io_time = 0, iops_io_time = 0;  // over io_time_s (0 when it is 0)
   double bw_run = 0, iops_run = 0;          // over the job's runtime_s

@@ -296,6 +296,12 @@ void AddIosonarColumns(const SummarizeInput& in, SummaryRow* row) {
   add("iosonar_read_bw_peak", Num(s.read.bw_peak));
   add("iosonar_write_bw_avg", Num(s.write.bw_avg));
   add("iosonar_write_bw_peak", Num(s.write.bw_peak));
+  // bw_avg and the IOPS: over the direction's I/O phases (Beacon §3.3); the
+  // span's average beside them under its own name.
+  add("iosonar_read_iops", Num(s.read.iops));
+  add("iosonar_write_iops", Num(s.write.iops));
+  add("iosonar_read_bw_span", Num(s.read.bw_span));
+  add("iosonar_write_bw_span", Num(s.write.bw_span));
   add("iosonar_meta_ops", Num(s.meta_ops));
   add("iosonar_meta_ops_per_s", Num(s.meta_ops_per_s));
   add("iosonar_processes", Num(s.processes));
@@ -468,7 +474,12 @@ std::string SummaryRowToRecord(const SummaryRow& row, const std::string& host) {
   put_dbl(field::kResultReadBw, num("iosonar_read_bw_avg"));
   put_dbl(field::kResultWriteBw, num("iosonar_write_bw_avg"));
   const double ops = num("iosonar_read_ops").value_or(0) + num("iosonar_write_ops").value_or(0);
-  if (rt && *rt > 0) put_dbl(field::kResultIops, ops / *rt);
+  // IOPS over the I/O phases (each direction's, summed) where the row has
+  // them; a row without (a Darshan-only log) over the runtime.
+  if (auto ri = num("iosonar_read_iops"), wi = num("iosonar_write_iops"); ri || wi)
+    put_dbl(field::kResultIops, ri.value_or(0) + wi.value_or(0));
+  else if (rt && *rt > 0)
+    put_dbl(field::kResultIops, ops / *rt);
   put_int(field::kResultMetadataOps, num("iosonar_meta_ops"));
   const std::string mode = str(wb.value_or(0) >= rb.value_or(0) ? "iosonar_io_mode_write" : "iosonar_io_mode_read");
   if (!mode.empty()) w.Kv(field::kResultIoMode, mode);

@@ -102,8 +102,8 @@ TEST_CASE("byte and op sums, average bandwidth, IOPS, busy time, histogram", "[j
   CHECK(s.read.ops == 13);
   CHECK(s.read.runs == 2);
   CHECK(s.read.span_s == Approx(2.5));
-  CHECK(s.read.bw_avg == Approx(read_bytes / 2.5));
-  CHECK(s.read.iops == Approx(13 / 2.5));
+  CHECK(s.read.bw_span == Approx(read_bytes / 2.5));
+  CHECK(s.read.iops_span == Approx(13 / 2.5));
   CHECK(s.read.busy_s == Approx(0.7));
   CHECK(s.read.avg_request_bytes == Approx(read_bytes / 13));
   // Bucket 0 holds half of the 40960 (0.5 s of the run's 1 s), bucket 2 all of 3 MiB.
@@ -118,8 +118,8 @@ TEST_CASE("byte and op sums, average bandwidth, IOPS, busy time, histogram", "[j
   CHECK(s.write.ops == 5);
   CHECK(s.write.size_hist[0] == 5);
   CHECK(s.write.span_s == 0);
-  CHECK(s.write.bw_avg == 0);  // undefined over a zero span: reported as 0
-  CHECK(s.write.iops == 0);
+  CHECK(s.write.bw_span == 0);  // undefined over a zero span: reported as 0
+  CHECK(s.write.iops_span == 0);
   CHECK(s.write.bw_peak == Approx(500));  // a zero-length run: all in its bucket
 }
 
@@ -158,7 +158,7 @@ TEST_CASE("peak bandwidth spreads runs over 1-second buckets", "[job-summary]") 
     std::vector<TraceRun> burst = {Op("a", 1, "write", "f", 1000, 1, 1000, kT0 + 900 * kMs, kT0 + kS),
                                    Op("a", 1, "write", "f", 1000, 3, 3000, kT0 + kS, kT0 + 1100 * kMs)};
     JobSummary b = Sum(burst);
-    CHECK(b.write.bw_avg == Approx(20000));
+    CHECK(b.write.bw_span == Approx(20000));
     CHECK(b.write.bw_peak == Approx(20000));
     REQUIRE(b.series_write.size() == 2);
     CHECK(b.series_write[1] == Approx(3000));  // the series stays bytes per bucket
@@ -536,7 +536,7 @@ TEST_CASE("SummarizeJob reads one job's records from a real SQLite store", "[job
   CHECK(s.write.ops == 8);
   CHECK(s.read.bytes == 0);
   CHECK(s.write.span_s == Approx(3.5));
-  CHECK(s.write.bw_avg == Approx(8.0 * kMiB / 3.5));
+  CHECK(s.write.bw_span == Approx(8.0 * kMiB / 3.5));
   // Each second carries 2 MiB, less than the 8 MiB / 3.5 s average.
   CHECK(s.write.bw_peak == Approx(8.0 * kMiB / 3.5));
   CHECK(s.meta_ops == 7);
@@ -627,6 +627,58 @@ TEST_CASE("Beacon rates: bandwidth and IOPS over the I/O time and over the whole
   const std::string js = SummaryToJson(s, false);
   for (const char* k : {"\"bw_io_time\"", "\"iops_io_time\"", "\"bw_run\"", "\"iops_run\"", "\"io_time_s\""})
     CHECK(js.find(k) != std::string::npos);
+}
+
+// Beacon §3.3's average bandwidth and IOPS are over the job's I/O phases. By
+// hand: a job writes 4000 MiB in seconds 0-9 (an initial output) and 4000
+// MiB in seconds 1000-1009 (the final checkpoint), 400 MiB a second in 1 MiB
+// ops, and reads 2 GiB in seconds 0-4; nothing in between. Write phases: 2,
+// 20 s, 8000 MiB: 400 MiB/s and 8000 ops / 20 s; the first-to-last span
+// (1010 s) gives 8000 MiB / 1010 s, 50 times less, kept as bw_span.
+TEST_CASE("Beacon: bandwidth and IOPS over the I/O phases, a job with phases at both ends", "[job-summary][beacon][phases]") {
+  std::vector<TraceRun> runs;
+  const int64_t per_s = 400 * kMiB;
+  for (int64_t t : {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 1000, 1001, 1002, 1003, 1004, 1005, 1006, 1007, 1008, 1009})
+    runs.push_back(Op("n", 0, "write", "ckpt", kMiB, 400, per_s, kT0 + t * kS, kT0 + (t + 1) * kS, 900 * kMs));
+  for (int64_t t = 0; t < 5; ++t)
+    runs.push_back(Op("n", 1, "read", "input", kMiB, 409, 2 * kGiB / 5, kT0 + t * kS, kT0 + (t + 1) * kS, 900 * kMs));
+  runs.push_back(Op("n", 0, "stat", "ckpt", 0, 1, 0, kT0 + 500 * kS, kT0 + 500 * kS));  // compute time: no bytes
+  JobSummary s = Sum(runs);
+  const double wbytes = 20.0 * per_s;
+  CHECK(s.write.bytes == static_cast<uint64_t>(20 * per_s));
+  CHECK(s.write.io_phases == 2);
+  CHECK(s.write.io_phases_s == Approx(20));
+  CHECK(s.write.bytes_in_io_phases == Approx(wbytes));
+  CHECK(s.write.rate_basis == "io phases");
+  CHECK(s.write.bw_avg == Approx(wbytes / 20));  // the headline
+  CHECK(s.write.iops == Approx(8000.0 / 20));
+  CHECK(s.write.bw_io_phases == s.write.bw_avg);
+  CHECK(s.write.span_s == Approx(1010));
+  CHECK(s.write.bw_span == Approx(wbytes / 1010));  // kept under its own name
+  CHECK(s.write.iops_span == Approx(8000.0 / 1010));
+  CHECK(s.write.bw_peak >= s.write.bw_avg);
+  CHECK(s.read.io_phases == 1);
+  CHECK(s.read.io_phases_s == Approx(5));
+  CHECK(s.read.bw_avg == Approx(2.0 * kGiB / 5).epsilon(1e-6));
+  CHECK(s.read.iops == Approx(5 * 409 / 5.0));
+  // In the JSON (API, cache) and back; the table names both.
+  const std::string js = SummaryToJson(s, false);
+  for (const char* k : {"\"bw_span\"", "\"iops_span\"", "\"rate_basis\":\"io phases\"", "\"io_phases_s\"", "\"bw_io_phases\""})
+    CHECK(js.find(k) != std::string::npos);
+  auto back = iosonar::analysis::SummaryFromJson(js);
+  REQUIRE(back.ok());
+  CHECK(back->write.bw_avg == Approx(wbytes / 20));
+  CHECK(back->write.bw_span == Approx(wbytes / 1010));
+  CHECK(back->write.io_phases == 2);
+  const std::string t = Squash(iosonar::analysis::SummaryToTable(s));
+  CHECK(t.find("avg bandwidth (I/O phases)") != std::string::npos);
+  CHECK(t.find("avg bandwidth (span)") != std::string::npos);
+  // A summary cached before the change: its bw_avg was the span's.
+  auto old = iosonar::analysis::SummaryFromJson(R"({"job_id":"1","write":{"bytes":10,"bw_avg":2.5,"iops":1.5}})");
+  REQUIRE(old.ok());
+  CHECK(old->write.rate_basis == "span");
+  CHECK(old->write.bw_span == 2.5);
+  CHECK(old->write.iops_span == 1.5);
 }
 
 // The MPI-IO layer beside the POSIX one: 8 ranks each write 4 MiB of one
