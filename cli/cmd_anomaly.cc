@@ -28,7 +28,7 @@ namespace {
 constexpr const char* kUsage =
     "usage: iosonar anomaly JOB_ID --store DIR|URL [--mysql URL [--cluster NAME] | --apps FILE] [--maps FILE]\n"
     "                       [--eps E] [--min-samples N] [--min-history N] [--node-tolerance F]\n"
-    "                       [--high-mdops R] [--high-bw B] [--high-iops R] [--large-job-nodes N]\n"
+    "                       [--high-mdops R] [--high-bw B] [--high-iops R] [--n1-min-nodes N] [--large-job-nodes N]\n"
     "                       [--format table|json] [--redis URL] [--output OUT]\n"
     "                       [--alert-to ADDRS --smtp URL --alert-state FILE [--alert-job-nodes 1024]]\n"
     "(with --mysql the result also replaces the job's rows of job_anomaly, job_anomaly_neighbour\n"
@@ -93,6 +93,8 @@ int CmdAnomaly(int argc, char** argv) {
       ("high-mdops", po::value(&opt.high_mdops)->default_value(opt.high_mdops, "300"), "metadata ops/s (Beacon: 300)")  //
       ("high-bw", po::value(&opt.high_bw)->default_value(opt.high_bw, "1073741824"), "bytes/s")  //
       ("high-iops", po::value(&opt.high_iops)->default_value(opt.high_iops, "10000"), "data ops/s")  //
+      ("n1-min-nodes", po::value(&opt.n1_min_nodes)->default_value(opt.n1_min_nodes),
+       "n1_mode: an N-1 neighbour doing I/O from more nodes than this (Beacon: 32)")  //
       ("large-job-nodes", po::value(&opt.large_job_nodes)->default_value(opt.large_job_nodes),
        "node count from which servers are screened inside the job (Beacon: 1024)")  //
       ("server-eps", po::value(&opt.server_eps)->default_value(opt.server_eps, "0.15"), "DBSCAN radius for servers (log10)")  //

@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "analysis-jobs/anomaly/dbscan.h"
+#include "analysis-jobs/job-summary/job_summary.h"
 #include "analysis-jobs/lassi/apps.h"
 #include "analysis-jobs/lib/result_record.h"
 #include "core/base/json.h"
@@ -16,6 +17,23 @@
 #include "core/records/fields.h"
 
 namespace iosonar::anomaly {
+
+std::optional<std::pair<std::string, double>> N1Evidence(const std::vector<analysis::TraceRun>& runs,
+                                                         uint64_t min_nodes) {
+  if (runs.empty()) return std::nullopt;
+  const analysis::JobSummary js = analysis::Summarize(runs);
+  if (js.nodes_with_io <= min_nodes) return std::nullopt;
+  // The job's mode is that of the direction moving more bytes (as
+  // summarize-job's result.io_mode): ranks writing a file each after reading
+  // one shared input are N-N.
+  const bool write = js.write.bytes >= js.read.bytes;
+  const analysis::ModeEvidence& m = write ? js.mode_write : js.mode_read;
+  if (m.mode != "N-1") return std::nullopt;
+  return std::pair{std::string(write ? "write" : "read") + " N-1 from " + std::to_string(m.kept_processes) +
+                       " processes on " + std::to_string(js.nodes_with_io) + " nodes",
+                   static_cast<double>(js.nodes_with_io)};
+}
+
 namespace {
 
 constexpr int64_t kSec = 1000000000;
@@ -215,7 +233,7 @@ struct Activity {
   std::set<std::string> hosts;
   std::set<int64_t> seconds;
   double md_ops = 0, data_ops = 0, bytes = 0;
-  std::map<std::string, std::set<std::string>> file_procs;  // file -> host:pid with data ops
+  std::vector<analysis::TraceRun> data_runs;  // its traced reads and writes in the window (its I/O mode)
   std::set<std::string> osts;
   // from job_stats when the job is not traced
   std::set<int64_t> js_seconds;
@@ -231,8 +249,8 @@ Status ScanWindow(Store& store, int64_t t0, int64_t t1, std::map<std::string, Ac
   ScanQuery q;
   q.dataset = dataset::kTrace;
   q.range = {t0, t1};
-  q.fields = {field::kJobId, field::kHostName, field::kTimestamp, field::kIoOp, field::kIoCount, field::kIoBytes,
-              field::kFileId, field::kProcessPid, field::kIoLayer};
+  q.fields = {field::kJobId, field::kHostName, field::kTimestamp, field::kIoOp,     field::kIoCount,
+              field::kIoBytes, field::kFileId,  field::kProcessPid, field::kIoLayer, field::kFilePath};
   q.ordered = false;
   // mpiio runs (the MPI-IO layer) are the POSIX bytes again: counted once, as POSIX.
   Status st = store.Scan(q, [&](const Row& r) {
@@ -245,7 +263,19 @@ Status ScanWindow(Store& store, int64_t t0, int64_t t1, std::map<std::string, Ac
     if (op == "read" || op == "write") {
       a.data_ops += n;
       if (r.Has(5)) a.bytes += static_cast<double>(r.Int(5));
-      if (r.Has(6)) a.file_procs[std::string(r.Str(6))].insert(std::string(r.Str(1)) + ":" + std::to_string(r.Has(7) ? r.Int(7) : 0));
+      if (r.Has(5) && r.Int(5) > 0) {
+        analysis::TraceRun t;
+        t.host = std::string(r.Str(1));
+        t.pid = r.Has(7) ? r.Int(7) : 0;
+        t.op = std::string(op);
+        t.layer = "posix";
+        if (r.Has(6)) t.file_id = std::string(r.Str(6));
+        if (r.Has(9)) t.file_path = std::string(r.Str(9));
+        t.count = static_cast<int64_t>(n);
+        t.bytes = r.Int(5);
+        t.start_ns = t.end_ns = r.Int(2);
+        a.data_runs.push_back(std::move(t));
+      }
     } else if (IsMetaOp(op)) {
       a.md_ops += n;
     }
@@ -316,11 +346,16 @@ void FindNeighbours(Store& store, AnomalyResult* res, const JobSource& src, cons
     check(n.md_ops_per_s, opt.high_mdops, "high_mdops");
     check(n.bytes_per_s, opt.high_bw, "high_bw");
     check(n.data_ops_per_s, opt.high_iops, "high_iops");
-    for (const auto& [file, procs] : a.file_procs)
-      if (procs.size() > 1) {
-        n.evidence.push_back("n1_mode");
-        break;
-      }
+    // N-1 (Beacon §4.3): the neighbour's decided I/O mode over its reads and
+    // writes in the window (the job summary's rule, 90 % of the bytes), with
+    // Beacon's size condition ("particularly when N is large (e.g., over 32
+    // compute nodes)"). An N-N job whose ranks also read one small input
+    // file is N-N, not an N-1 interferer.
+    if (auto m = N1Evidence(a.data_runs, opt.n1_min_nodes)) {
+      n.io_mode = m->first;
+      n.evidence.push_back("n1_mode");
+      if (opt.n1_min_nodes > 0) n.score = std::max(n.score, m->second / static_cast<double>(opt.n1_min_nodes));
+    }
     res->neighbours.push_back(std::move(n));
   }
   std::sort(res->neighbours.begin(), res->neighbours.end(), [](const Neighbour& x, const Neighbour& y) {
@@ -599,6 +634,7 @@ std::string ToJson(const AnomalyResult& r, bool pretty) {
     w.Kv("bytes_per_s", n.bytes_per_s);
     w.Kv("data_ops_per_s", n.data_ops_per_s);
     w.Kv("overlap_s", n.overlap_s);
+    if (!n.io_mode.empty()) w.Kv("io_mode", n.io_mode);
     w.EndObject();
   }
   w.EndArray();

@@ -33,7 +33,10 @@
 //    or an OST (job_stats) the job used then. Evidence over the neighbour's
 //    active seconds in that window: high_mdops (metadata ops/s > high_mdops,
 //    Beacon: 300), high_bw (bytes/s > high_bw), high_iops (data ops/s >
-//    high_iops), n1_mode (a file read or written by several processes).
+//    high_iops), n1_mode (the neighbour's decided I/O mode over its traced
+//    runs in the window, of the direction moving more bytes, is N-1 by the
+//    job summary's rule, and it did I/O from more than n1_min_nodes nodes: Beacon §4.3, "N is
+//    large (e.g., over 32 compute nodes)").
 //    Ranked by the number of evidence items, then the strongest ratio of a
 //    metric to its threshold, then the seconds shared.
 //  - Server outliers: for jobs of at least large_job_nodes nodes (Beacon:
@@ -57,9 +60,12 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "analysis-jobs/job-summary/job_summary.h"
 #include "analysis-jobs/phases/phases.h"
 #include "core/base/status.h"
 #include "core/jobdb/jobdb.h"
@@ -78,6 +84,7 @@ struct Options {
   double high_mdops = 300;      // metadata ops/s (Beacon)
   double high_bw = 1073741824;  // bytes/s
   double high_iops = 10000;     // data ops/s
+  uint64_t n1_min_nodes = 32;   // n1_mode: an N-1 neighbour on more nodes doing I/O than this (Beacon §4.3)
   int64_t large_job_nodes = 1024;
   double server_eps = 0.15;     // log10 units
   size_t server_min_samples = 2;
@@ -91,6 +98,13 @@ struct JobSource {
   std::map<std::string, std::string> apps;       // job id -> command line (an apps file)
   std::map<std::string, std::string> node_fwd;   // node -> forwarding node (maps file)
 };
+
+// The n1_mode evidence of a neighbour from its traced reads and writes:
+// the decided I/O mode (analysis::Summarize, the job summary's rule) of the
+// direction moving more bytes is N-1 and it did I/O from more than
+// min_nodes nodes (Beacon §4.3). (what, its nodes), or nullopt.
+std::optional<std::pair<std::string, double>> N1Evidence(const std::vector<analysis::TraceRun>& runs,
+                                                         uint64_t min_nodes);
 
 // JOB_ID<TAB>COMMAND LINE lines (blank and '#' lines skipped); errors name file:line.
 Result<std::map<std::string, std::string>> LoadApps(const std::string& path);
@@ -108,6 +122,7 @@ struct Neighbour {
   double md_ops_per_s = 0, bytes_per_s = 0, data_ops_per_s = 0;
   int64_t overlap_s = 0;
   double score = 0;  // strongest metric / threshold
+  std::string io_mode;  // n1_mode: "write N-1 from P processes on K nodes"
 };
 
 struct ServerOutlier {
