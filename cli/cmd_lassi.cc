@@ -480,7 +480,12 @@ int CmdSlowdownBaseline(int argc, char** argv) {
     std::cerr << "iosonar slowdown baseline: " << samples.status().ToString() << "\n";
     return 1;
   }
-  lassi::ProbeBaseline b = lassi::ComputeProbeBaseline(*samples, range.from_ns, range.to_ns);
+  std::vector<std::string> all_cached;
+  lassi::ProbeBaseline b =
+      lassi::ComputeProbeBaseline(*samples, range.from_ns, range.to_ns, lassi::kDefaultCacheFloorS, &all_cached);
+  for (const auto& k : all_cached)
+    std::cerr << "iosonar slowdown baseline: WARNING: every sample of " << k
+              << " was faster than the device's plausible floor (served by the page cache): no median for it\n";
   b.name = !name.empty() ? name : FormatIsoMillis(range.from_ns) + ".." + FormatIsoMillis(range.to_ns);
   b.computed_at_ns = NowNs();
   if (b.medians.empty())
@@ -493,7 +498,9 @@ int CmdSlowdownBaseline(int argc, char** argv) {
   std::cout << "stored probe baseline " << lassi::ProbeBaselineDescription(b) << "\n";
   for (const auto& m : b.medians)
     std::cout << "  " << m.fs << " " << (m.host.empty() ? "(all hosts)" : m.host) << " " << m.op << ": median "
-              << m.median_s << " s over " << m.samples << " samples\n";
+              << m.median_s << " s over " << m.samples << " samples"
+              << (m.cache_served ? " (" + std::to_string(m.cache_served) + " cache-served left out)" : std::string())
+              << "\n";
   if (!json_path.empty()) WriteOutputFile("slowdown baseline", json_path, lassi::ProbeBaselineLine(b), &rc);
   return rc;
 }

@@ -11,25 +11,38 @@
 
 namespace iosonar::lassi {
 
+static const std::string kEmpty;
+
 const ProbeMedian* ProbeBaseline::Find(std::string_view fs, std::string_view host, std::string_view op) const {
   for (const auto& m : medians)
     if (m.fs == fs && m.host == host && m.op == op) return &m;
   return nullptr;
 }
 
-ProbeBaseline ComputeProbeBaseline(const std::vector<ProbeSample>& samples, int64_t from_ns, int64_t to_ns) {
-  std::map<std::tuple<std::string, std::string, std::string>, std::vector<double>> by;
+ProbeBaseline ComputeProbeBaseline(const std::vector<ProbeSample>& samples, int64_t from_ns, int64_t to_ns,
+                                   double cache_floor_s, std::vector<std::string>* all_cached) {
+  std::map<std::tuple<std::string, std::string, std::string>, std::pair<std::vector<double>, uint64_t>> by;
   for (const auto& s : samples) {
     if (s.t_ns < from_ns || s.t_ns >= to_ns) continue;
-    by[{s.fs, "", s.op}].push_back(s.latency_s);
-    if (!s.host.empty()) by[{s.fs, s.host, s.op}].push_back(s.latency_s);
+    const bool cached = CacheServed(s, cache_floor_s);
+    for (const std::string* h : {&kEmpty, s.host.empty() ? nullptr : &s.host}) {
+      if (!h) continue;
+      auto& [xs, n] = by[{s.fs, *h, s.op}];
+      if (cached) ++n;
+      else xs.push_back(s.latency_s);
+    }
   }
   ProbeBaseline b;
   b.from_ns = from_ns;
   b.to_ns = to_ns;
-  for (auto& [k, xs] : by) {
+  for (auto& [k, v] : by) {
+    auto& [xs, cached] = v;
+    if (xs.empty()) {
+      if (all_cached) all_cached->push_back(std::get<0>(k) + " " + std::get<1>(k) + " " + std::get<2>(k));
+      continue;
+    }
     std::sort(xs.begin(), xs.end());
-    b.medians.push_back({std::get<0>(k), std::get<1>(k), std::get<2>(k), QuantileType7(xs, 0.5), xs.size()});
+    b.medians.push_back({std::get<0>(k), std::get<1>(k), std::get<2>(k), QuantileType7(xs, 0.5), xs.size(), cached});
   }
   return b;
 }
@@ -51,6 +64,7 @@ std::string ProbeBaselineLine(const ProbeBaseline& b) {
     w.Key("median_s");
     w.Double(m.median_s);
     w.Kv("samples", static_cast<int64_t>(m.samples));
+    if (m.cache_served) w.Kv("cache_served", static_cast<int64_t>(m.cache_served));
     w.EndObject();
   }
   w.EndArray();
@@ -80,6 +94,10 @@ Result<ProbeBaseline> ParseProbeBaselineLine(std::string_view line) {
     if (!e.HasMember("samples") || !e["samples"].IsUint64() || e["samples"].GetUint64() == 0)
       return Status::Invalid(where + ": \"samples\" must be an integer > 0");
     m.samples = e["samples"].GetUint64();
+    if (e.HasMember("cache_served")) {
+      if (!e["cache_served"].IsUint64()) return Status::Invalid(where + ": \"cache_served\" must be an integer >= 0");
+      m.cache_served = e["cache_served"].GetUint64();
+    }
     b.medians.push_back(std::move(m));
   }
   return b;

@@ -23,7 +23,8 @@ namespace iosonar::lassi {
 struct ProbeMedian {
   std::string fs, host, op;  // host "": the file system's (every probing host)
   double median_s = 0;
-  uint64_t samples = 0;
+  uint64_t samples = 0;       // samples the median is over
+  uint64_t cache_served = 0;  // data-op samples left out as cache-served (CacheServed; not in the MySQL table)
 };
 
 struct ProbeBaseline : analysis::BaselineHead {
@@ -31,8 +32,12 @@ struct ProbeBaseline : analysis::BaselineHead {
   const ProbeMedian* Find(std::string_view fs, std::string_view host, std::string_view op) const;
 };
 
-// The medians of the samples with t in [from, to).
-ProbeBaseline ComputeProbeBaseline(const std::vector<ProbeSample>& samples, int64_t from_ns, int64_t to_ns);
+// The medians of the samples with t in [from, to), the data-op samples under
+// cache_floor_s marked (cache_served) and left out; an op all of whose
+// samples were cache-served has no median (and is in *all_cached, "fs host op").
+ProbeBaseline ComputeProbeBaseline(const std::vector<ProbeSample>& samples, int64_t from_ns, int64_t to_ns,
+                                   double cache_floor_s = kDefaultCacheFloorS,
+                                   std::vector<std::string>* all_cached = nullptr);
 
 std::string ProbeBaselineFileOf(const std::string& store_dir);  // DIR/probe-baselines.jsonl
 std::string ProbeBaselineLine(const ProbeBaseline& b);           // one JSON line with '\n'

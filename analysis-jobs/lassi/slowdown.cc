@@ -44,26 +44,39 @@ static int64_t Floor(int64_t t, int64_t w) {
   return q * w;
 }
 
+bool CacheServed(const ProbeSample& s, double floor_s) {
+  return floor_s > 0 && (s.op == "read" || s.op == "write") && s.latency_s < floor_s;
+}
+
 namespace {
 // The rows of one group of samples (one fs and op, all hosts or one host).
 void GroupRows(std::span<const ProbeSample> g, const std::string& host, const SlowdownOptions& opt,
                std::vector<SlowdownRow>* out) {
+  uint64_t cached = 0;  // of the last median_in
   auto median_in = [&](int64_t a, int64_t b) -> std::optional<double> {
     std::vector<double> xs;
+    cached = 0;
     for (const auto& s : g)
-      if (s.t_ns >= a && s.t_ns < b && (host.empty() || s.host == host)) xs.push_back(s.latency_s);
+      if (s.t_ns >= a && s.t_ns < b && (host.empty() || s.host == host)) {
+        if (CacheServed(s, opt.cache_floor_s)) ++cached;
+        else xs.push_back(s.latency_s);
+      }
     if (xs.empty()) return std::nullopt;
     std::sort(xs.begin(), xs.end());
     return QuantileType7(xs, 0.5);
   };
   std::optional<double> fixed;
+  uint64_t fixed_cached = 0;
   std::string kind = "sliding";
   if (opt.sliding_ns <= 0) {
     if (opt.baseline_from_ns || opt.baseline_to_ns) {
       fixed = median_in(opt.baseline_from_ns.value_or(opt.from_ns), opt.baseline_to_ns.value_or(opt.to_ns));
       kind = "fixed";
     } else if (opt.stored) {
-      if (const ProbeMedian* m = opt.stored->Find(g.front().fs, host, g.front().op)) fixed = m->median_s;
+      if (const ProbeMedian* m = opt.stored->Find(g.front().fs, host, g.front().op)) {
+        fixed = m->median_s;
+        cached = m->cache_served;
+      }
       kind = "stored";
       if (!fixed) {
         fixed = median_in(opt.from_ns, opt.to_ns);
@@ -78,6 +91,7 @@ void GroupRows(std::span<const ProbeSample> g, const std::string& host, const Sl
       }
     }
   }
+  fixed_cached = cached;
   for (int64_t iv : opt.intervals_ns) {
     std::map<int64_t, std::vector<double>> by;
     for (const auto& s : g)
@@ -92,6 +106,7 @@ void GroupRows(std::span<const ProbeSample> g, const std::string& host, const Sl
       r.start_ns = start;
       r.stats = ComputeLatencyStats(std::move(xs));
       r.baseline_median = opt.sliding_ns > 0 ? median_in(start - opt.sliding_ns, start) : fixed;
+      r.baseline_cache_served = opt.sliding_ns > 0 ? cached : fixed_cached;
       r.baseline_kind = kind;
       if (r.baseline_median && *r.baseline_median > 0) {
         const double b = *r.baseline_median;
@@ -257,6 +272,7 @@ std::string SlowdownToJson(const std::vector<SlowdownRow>& rows, const SlowdownO
       w.Double(v);
     }
     opt_d("baseline_median", r.baseline_median);
+    w.Kv("baseline_cache_served", static_cast<int64_t>(r.baseline_cache_served));
     w.Kv("baseline_kind", r.baseline_kind);
     opt_d("slowdown_mean", r.slowdown_mean);
     opt_d("slowdown_median", r.slowdown_median);

@@ -24,12 +24,16 @@ constexpr OptionSpec kOptions[] = {
     opt::String("dir", "DIR", nullptr, "directory to probe (on the file system of interest); required"),
     opt::Flag("precreate", "create the large file and the pool under --dir, then exit"),
     opt::Bytes("file-size", "BYTES", nullptr,
-               "size of the large file (precreate; K/M/G/T; a multiple of 1M); default: this client's memory "
-               "rounded up to a GiB plus 1 GiB, so the page cache cannot hold it"),
+               "size of the large file (precreate; K/M/G/T; a multiple of 1M); default: 4 times this client's "
+               "memory rounded up to a GiB, plus 1 GiB, so the page cache cannot hold it"),
     opt::Int("pool-size", "N", "100000", "number of small files in the pool (precreate; the paper: 100k-200k)"),
-    opt::Flag("direct", "O_DIRECT for the 1 MiB data ops (some file systems refuse it, e.g. tmpfs before Linux 6.6)"),
+    opt::Flag("direct", "O_DIRECT for the 1 MiB data ops or refuse to start (some file systems refuse it, e.g. "
+                        "tmpfs before Linux 6.6); the same as --cache-bypass direct"),
+    opt::String("cache-bypass", "MODE", "auto",
+                "how the data ops bypass the page cache: auto (O_DIRECT where the file system accepts it, else "
+                "fdatasync after writes and POSIX_FADV_DONTNEED before data ops), direct, fadvise, none"),
     opt::Flag("allow-small-file",
-              "accept a large file not larger than the client's memory without --direct (reads may be cached)"),
+              "accept a large file not larger than the client's memory with --cache-bypass none (reads may be cached)"),
     opt::Int("seed", "N", nullptr, "seed for the random offsets (default: from host name, pid and start time)").Min(1),
 };
 
@@ -41,6 +45,14 @@ Result<Config> ConfigFrom(const Options& o) {
   c.allow_small_file = o.Flag("allow-small-file");
   c.pool_size = o.Int("pool-size");
   c.direct = o.Flag("direct");
+  const std::string b = o.Has("cache-bypass") ? o.Get("cache-bypass") : "auto";
+  if (b == "auto") c.bypass = probe::Bypass::kAuto;
+  else if (b == "direct") c.bypass = probe::Bypass::kDirect;
+  else if (b == "fadvise") c.bypass = probe::Bypass::kFadvise;
+  else if (b == "none") c.bypass = probe::Bypass::kNone;
+  else return Status::Invalid("--cache-bypass must be auto, direct, fadvise or none, got '" + b + "'");
+  if (c.direct && c.bypass != probe::Bypass::kAuto && c.bypass != probe::Bypass::kDirect)
+    return Status::Invalid("--direct contradicts --cache-bypass " + b);
   if (o.Has("seed")) c.seed = static_cast<uint64_t>(o.Int("seed"));
   return c;
 }
@@ -53,6 +65,9 @@ class ProbeExporter : public Exporter {
     auto p = probe::Prober::Open(cfg_, ctx.host());
     if (!p.ok()) return p.status();
     prober_ = std::move(p.value());
+    if (prober_->bypass() == probe::Bypass::kFadvise && cfg_.bypass == probe::Bypass::kAuto)
+      ctx.Warn("probe", "the file system under " + cfg_.dir +
+                            " refuses O_DIRECT: the data ops use fdatasync + POSIX_FADV_DONTNEED instead");
     char real[PATH_MAX];
     abs_dir_ = realpath(cfg_.dir.c_str(), real) ? real : cfg_.dir;
     std::ifstream in("/proc/self/mountinfo");
@@ -83,7 +98,8 @@ class ProbeExporter : public Exporter {
       r.Str(field::kProbeDir, abs_dir_);
       if (!mount_.mount_point.empty()) r.Str(field::kProbeMount, mount_.mount_point).Str(field::kProbeFsType, mount_.fs_type);
       if (!mount_.lustre_fs.empty()) r.Str(field::kLustreFs, mount_.lustre_fs);
-      r.Bool(field::kProbeDirect, cfg_.direct).Int(field::kProbeFileBytes, prober_->file_size());
+      r.Bool(field::kProbeDirect, prober_->bypass() == probe::Bypass::kDirect)
+          .Int(field::kProbeFileBytes, prober_->file_size());
       r.Int(field::kProbeSeed, static_cast<int64_t>(prober_->seed())).Int(field::kProbeSkippedTicks, skipped_);
       if (op.err && t_error_.empty()) t_error_ = std::string(op.op) + ": " + std::strerror(op.err);
     }

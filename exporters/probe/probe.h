@@ -35,15 +35,28 @@ inline constexpr int64_t kSmallFile = 3901;           // IO-500 MDHard / MDWorkb
 
 // The paper (§3.1, §4.1) defeats the client's caches: the large file
 // exceeds the client's memory (200 GB - 1.3 TB there) and the pool holds
-// 100k-200k small files. So by default the large file is made larger than
-// this client's memory, and a smaller one is refused (at precreate and at
-// start) unless the data ops bypass the page cache (--direct) or the user
-// says a small file is fine (--allow-small-file: tests, demos).
+// 100k-200k small files; and still (§4.6) "the 200 GB files still lead to
+// cache hits". So by default the data ops bypass the page cache: O_DIRECT
+// where the file system accepts it, else each write is followed by fdatasync
+// (inside the timing: the write reaches storage) and each data op's range is
+// dropped from the page cache with posix_fadvise(POSIX_FADV_DONTNEED) before
+// it (outside the timing); and the large file is made several times this
+// client's memory. A file not larger than the memory is refused without a
+// bypass (--cache-bypass none) unless --allow-small-file (tests, demos).
+enum class Bypass {
+  kAuto,     // O_DIRECT, else fsync + fadvise (the default)
+  kDirect,   // O_DIRECT or refuse to start (--direct)
+  kFadvise,  // fdatasync after writes, POSIX_FADV_DONTNEED before data ops
+  kNone,     // buffered (the page cache may answer)
+};
+// What a running prober uses: "o_direct", "fsync+fadvise" or "none" (probe.cache_bypass).
+const char* BypassName(Bypass b);
 struct Config {
   std::string dir;
   int64_t file_size = 0;        // large file (precreate); a multiple of kBlock; 0 = AutoFileSize()
   int64_t pool_size = 100000;   // small files (precreate); the paper's pools: 100k-200k
-  bool direct = false;          // O_DIRECT for the data ops
+  bool direct = false;          // --direct: the same as bypass = kDirect
+  Bypass bypass = Bypass::kAuto;
   bool allow_small_file = false;  // accept a large file smaller than the client's memory
   int64_t client_memory = 0;    // bytes; 0 = ClientMemoryBytes()
   uint64_t seed = 0;            // 0: DeriveSeed(host, pid, start time)
@@ -51,7 +64,10 @@ struct Config {
 
 // MemTotal of /proc/meminfo in bytes (0 if unreadable).
 int64_t ClientMemoryBytes();
-// The default large-file size: the client's memory rounded up to a GiB, plus 1 GiB.
+// The default large-file size: kFileMemoryFactor times the client's memory
+// rounded up to a GiB, plus 1 GiB (one times the memory warms into the page
+// cache over days, §4.6).
+inline constexpr int64_t kFileMemoryFactor = 4;
 int64_t AutoFileSize(int64_t client_memory);
 // Ok, or Invalid saying why a large file of file_size bytes lets the page
 // cache answer the reads (smaller than the client's memory without --direct)
@@ -96,6 +112,7 @@ class Prober {
   void ProbeOnce(std::vector<OpResult>* out);
 
   uint64_t seed() const { return seed_; }
+  Bypass bypass() const { return bypass_; }  // what Open settled on: kDirect, kFadvise or kNone
   int64_t file_size() const { return file_size_; }
   int64_t pool_oldest() const { return lo_; }  // sequence numbers in use: [lo, hi)
   int64_t pool_next() const { return hi_; }
@@ -106,6 +123,7 @@ class Prober {
   int64_t RandomOffset();
 
   Config cfg_;
+  Bypass bypass_ = Bypass::kNone;
   int fd_ = -1;
   int pool_fd_ = -1;  // the pool directory, for *at() calls
   char* buf_ = nullptr;  // kBlock bytes, 4096-aligned

@@ -117,17 +117,28 @@ int64_t ClientMemoryBytes() {
 
 int64_t AutoFileSize(int64_t client_memory) {
   constexpr int64_t kGiB = int64_t{1} << 30;
-  return (client_memory + kGiB - 1) / kGiB * kGiB + kGiB;
+  return (client_memory + kGiB - 1) / kGiB * kGiB * kFileMemoryFactor + kGiB;
+}
+
+const char* BypassName(Bypass b) {
+  switch (b) {
+    case Bypass::kAuto:
+    case Bypass::kDirect: return "o_direct";
+    case Bypass::kFadvise: return "fsync+fadvise";
+    case Bypass::kNone: break;
+  }
+  return "none";
 }
 
 Status CheckDefeatsCache(const Config& cfg, int64_t file_size) {
-  if (cfg.direct || cfg.allow_small_file) return Status::Ok();
+  if (cfg.direct || cfg.bypass != Bypass::kNone || cfg.allow_small_file) return Status::Ok();
   const int64_t mem = cfg.client_memory > 0 ? cfg.client_memory : ClientMemoryBytes();
   if (mem <= 0 || file_size > mem) return Status::Ok();
   return Status::Invalid("the large file (" + std::to_string(file_size >> 20) + " MiB) is not larger than this client's memory (" +
                          std::to_string(mem >> 20) + " MiB): its reads would come from the page cache, not the file "
                          "system (Kunkel & Betke §3.1). Precreate a larger one (--file-size " +
-                         std::to_string(AutoFileSize(mem) >> 30) + "G, the default), or use --direct, or "
+                         std::to_string(AutoFileSize(mem) >> 30) + "G, the default), or bypass the cache "
+                         "(--cache-bypass auto, the default, or --direct), or "
                          "--allow-small-file if cached reads are acceptable (tests, demos)");
 }
 
@@ -197,13 +208,20 @@ Result<std::unique_ptr<Prober>> Prober::Open(const Config& cfg, std::string_view
   p->state_ = p->seed_;
   std::string data = DataPath(cfg.dir);
   std::string hint = " (run `iosonar probe --precreate --dir " + cfg.dir + "` first)";
-  int flags = O_RDWR | O_CLOEXEC | (cfg.direct ? O_DIRECT : 0);
+  const Bypass want = cfg.direct ? Bypass::kDirect : cfg.bypass;
+  p->bypass_ = want == Bypass::kAuto ? Bypass::kDirect : want;
+  int flags = O_RDWR | O_CLOEXEC | (p->bypass_ == Bypass::kDirect ? O_DIRECT : 0);
   p->fd_ = open(data.c_str(), flags);
+  if (p->fd_ < 0 && errno == EINVAL && want == Bypass::kAuto) {  // no O_DIRECT here: fsync + fadvise
+    p->bypass_ = Bypass::kFadvise;
+    p->fd_ = open(data.c_str(), O_RDWR | O_CLOEXEC);
+  }
   if (p->fd_ < 0) {
     int e = errno;
-    if (cfg.direct && e == EINVAL)
+    if (want == Bypass::kDirect && e == EINVAL)
       return Status::Invalid("the file system under " + cfg.dir +
-                             " refuses O_DIRECT (tmpfs does): run without --direct, or probe another directory");
+                             " refuses O_DIRECT (tmpfs did before Linux 6.6): run without --direct (the default "
+                             "falls back to fsync + POSIX_FADV_DONTNEED), or probe another directory");
     return Status::FromErrno("open " + data + (e == ENOENT ? hint : ""), e);
   }
   struct stat st;
@@ -215,13 +233,21 @@ Result<std::unique_ptr<Prober>> Prober::Open(const Config& cfg, std::string_view
   if (posix_memalign(&v, 4096, kBlock) != 0) return Status::Internal("out of memory for a 1 MiB buffer");
   p->buf_ = static_cast<char*>(v);
   Fill(p->buf_, kBlock, p->seed_);
-  if (cfg.direct) {
+  if (p->bypass_ == Bypass::kDirect) {
     // Some file systems accept the open and refuse the I/O instead.
     ssize_t n = pread(p->fd_, p->buf_, kBlock, 0);
-    if (n < 0 && errno == EINVAL)
+    if (n < 0 && errno == EINVAL && want == Bypass::kAuto) {
+      close(p->fd_);
+      p->bypass_ = Bypass::kFadvise;
+      p->fd_ = open(data.c_str(), O_RDWR | O_CLOEXEC);
+      if (p->fd_ < 0) return Status::FromErrno("open " + data, errno);
+    } else if (n < 0 && errno == EINVAL) {
       return Status::Invalid("the file system under " + cfg.dir +
-                             " refuses O_DIRECT reads (EINVAL): run without --direct, or probe another directory");
-    if (n < 0) return Status::FromErrno("read " + data, errno);
+                             " refuses O_DIRECT reads (EINVAL): run without --direct (the default falls back to "
+                             "fsync + POSIX_FADV_DONTNEED), or probe another directory");
+    } else if (n < 0) {
+      return Status::FromErrno("read " + data, errno);
+    }
   }
   std::string pool = PoolDir(cfg.dir);
   p->pool_fd_ = open(pool.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -256,18 +282,23 @@ void Prober::ProbeOnce(std::vector<OpResult>* out) {
   };
   auto end = [](OpResult& r) { r.latency_ns = MonotonicNs() - r.latency_ns; };
 
+  const bool fadvise = bypass_ == Bypass::kFadvise;
   {  // 1 MiB write at a random aligned offset
     int64_t off = RandomOffset();
+    if (fadvise) posix_fadvise(fd_, off, kBlock, POSIX_FADV_DONTNEED);
     OpResult& r = begin("write");
     r.offset = off;
     ssize_t n = pwrite(fd_, buf_, kBlock, off);
     int e = n < 0 ? errno : 0;
+    if (fadvise && n >= 0 && fdatasync(fd_) != 0) e = errno, n = -1;  // the write reaches storage, timed
     end(r);
+    if (fadvise) posix_fadvise(fd_, off, kBlock, POSIX_FADV_DONTNEED);
     r.err = n < 0 ? e : (n < kBlock ? EIO : 0);
     r.bytes = n > 0 ? n : 0;
   }
   {  // 1 MiB read at another random aligned offset
     int64_t off = RandomOffset();
+    if (fadvise) posix_fadvise(fd_, off, kBlock, POSIX_FADV_DONTNEED);  // not from the page cache
     OpResult& r = begin("read");
     r.offset = off;
     ssize_t n = pread(fd_, buf_, kBlock, off);

@@ -2,6 +2,7 @@
 // pool rotation across restarts, offsets, seeds, mounts, and its records
 // validating against the schema.
 #include <fcntl.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -309,21 +310,25 @@ TEST_CASE("probe: a large file the page cache can hold is refused unless --direc
   test::TempDir d;
   Config c = Small(d / "p");  // 8 MiB
   c.allow_small_file = false;
+  c.bypass = Bypass::kNone;  // buffered: the page cache may answer
   c.client_memory = 64 * kBlock;
   std::string report;
   Status st = Precreate(c, &report);
   REQUIRE_FALSE(st.ok());
   CHECK(st.message().find("page cache") != std::string::npos);
   CHECK(st.message().find("--allow-small-file") != std::string::npos);
-  // The default size is larger than the memory: 64 MiB -> 1 GiB + 1 GiB.
-  CHECK(AutoFileSize(64 * kBlock) == 2 * 1024 * kBlock);
-  CHECK(AutoFileSize(3 * 1024 * kBlock) == 4 * 1024 * kBlock);
-  CHECK(AutoFileSize(ClientMemoryBytes()) > ClientMemoryBytes());
+  // The default size is several times the memory: 64 MiB -> 4 x 1 GiB + 1 GiB.
+  CHECK(AutoFileSize(64 * kBlock) == 5 * 1024 * kBlock);
+  CHECK(AutoFileSize(3 * 1024 * kBlock) == 13 * 1024 * kBlock);
+  CHECK(AutoFileSize(ClientMemoryBytes()) > 4 * ClientMemoryBytes());
   CHECK(CheckDefeatsCache(c, 65 * kBlock).ok());
   CHECK_FALSE(CheckDefeatsCache(c, 64 * kBlock).ok());
   Config direct = c;
   direct.direct = true;  // O_DIRECT bypasses the page cache
   CHECK(CheckDefeatsCache(direct, 8 * kBlock).ok());
+  Config bypass = c;
+  bypass.bypass = Bypass::kAuto;  // the default: O_DIRECT, else fsync + fadvise
+  CHECK(CheckDefeatsCache(bypass, 8 * kBlock).ok());
   // A file made with --allow-small-file is refused at start without it.
   c.allow_small_file = true;
   REQUIRE(Precreate(c, &report).ok());
@@ -331,8 +336,51 @@ TEST_CASE("probe: a large file the page cache can hold is refused unless --direc
   auto p = Prober::Open(c, "n1");
   REQUIRE_FALSE(p.ok());
   CHECK(p.status().message().find("client's memory") != std::string::npos);
-  // The defaults: the paper's pool and a file sized from the memory.
+  // The defaults: the paper's pool, a file sized from the memory, the cache bypassed.
   Config def;
   CHECK(def.pool_size == 100000);
   CHECK(def.file_size == 0);
+  CHECK(def.bypass == Bypass::kAuto);
+}
+
+// Kunkel & Betke §3.1/§4.6: the data ops must reach the storage. By default
+// the prober opens the file with O_DIRECT where the file system accepts it
+// (checked here independently with open(2)), else falls back to fdatasync +
+// POSIX_FADV_DONTNEED; either way it says which (probe.direct, bypass()).
+TEST_CASE("probe: the page cache is bypassed by default, and the prober says how", "[probe]") {
+  test::TempDir d;
+  Config c = Small(d / "p");
+  std::string report;
+  REQUIRE(Precreate(c, &report).ok());
+  int fd = open(DataPath(d / "p").c_str(), O_RDONLY | O_DIRECT);
+  bool direct_ok = fd >= 0;
+  if (fd >= 0) {
+    void* v = nullptr;
+    REQUIRE(posix_memalign(&v, 4096, kBlock) == 0);
+    direct_ok = pread(fd, v, kBlock, 0) == kBlock;
+    std::free(v);
+    close(fd);
+  }
+  auto p = Prober::Open(c, "n1");
+  REQUIRE(p.ok());
+  CHECK((*p)->bypass() == (direct_ok ? Bypass::kDirect : Bypass::kFadvise));
+  CHECK(std::string(BypassName((*p)->bypass())) == (direct_ok ? "o_direct" : "fsync+fadvise"));
+  std::vector<OpResult> ops;
+  (*p)->ProbeOnce(&ops);
+  REQUIRE(ops.size() == 6);
+  CHECK(ops[0].err == 0);
+  CHECK(ops[1].err == 0);
+  // Asked for: fsync + fadvise, buffered.
+  for (Bypass b : {Bypass::kFadvise, Bypass::kNone}) {
+    Config f = c;
+    f.bypass = b;
+    auto q = Prober::Open(f, "n1");
+    REQUIRE(q.ok());
+    CHECK((*q)->bypass() == b);
+    (*q)->ProbeOnce(&ops);
+    CHECK(ops.at(0).err == 0);
+    CHECK(ops.at(0).bytes == kBlock);
+    CHECK(ops.at(1).err == 0);
+  }
+  CHECK(std::string(BypassName(Bypass::kNone)) == "none");
 }
