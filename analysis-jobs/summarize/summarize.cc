@@ -1,6 +1,7 @@
 #include "analysis-jobs/summarize/summarize.h"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -599,13 +600,29 @@ Status WriteTokioSummaryToDb(MysqlConn& db, const std::string& cluster, uint64_t
 
 // ---- scoreboard ----
 
+std::string FileSystemOfPath(const std::string& path, const std::vector<std::pair<std::string, std::string>>& mounts) {
+  if (path.empty()) return "";
+  const std::string m = MountOf(path, mounts);
+  if (!m.empty())
+    for (const auto& [mount, fs] : mounts)
+      if (MountOf(m, {{mount, fs}}) == m && !fs.empty()) return fs;
+  static const std::vector<std::pair<std::string, std::string>> kLocal = {
+      {"/tmp", kNodeLocal}, {"/var/tmp", kNodeLocal}, {"/dev/shm", kNodeLocal}, {"/run", kNodeLocal}};
+  if (!MountOf(path, kLocal).empty()) return kNodeLocal;
+  return kUnknownFs;
+}
+
 Result<std::vector<JobTally>> TallyJobs(Store& store, const TimeRange& range) {
+  constexpr int64_t kWeek = 7 * 86400LL * 1000000000LL;
+  auto mounts = ReadMounts(store, range.start_ns > kWeek ? range.start_ns - kWeek : 0, range.end_ns);
+  if (!mounts.ok()) return mounts.status();
   std::map<std::string, JobTally> by_job;
+  std::unordered_map<std::string, std::string> fs_of;  // path -> storage system
   ScanQuery q;
   q.dataset = dataset::kTrace;
   q.range = range;
-  q.fields = {field::kJobId, field::kIoOp, field::kIoCount, field::kIoBytes, field::kEventStartNs, field::kEventEndNs,
-              field::kIoLayer};
+  q.fields = {field::kJobId, field::kIoOp,  field::kIoCount, field::kIoBytes, field::kEventStartNs, field::kEventEndNs,
+              field::kIoLayer, field::kFilePath};
   Status st = store.Scan(q, [&](const Row& row) {
     if (!row.Has(0)) return true;  // records outside any job
     if (row.Has(6) && row.Str(6) == "mpiio") return true;  // the MPI-IO layer: the POSIX bytes again
@@ -620,6 +637,18 @@ Result<std::vector<JobTally>> TallyJobs(Store& store, const TimeRange& range) {
     if (op == "write") t.write_bytes += bytes;
     if (IsData(op)) t.data_ops += count;
     else if (IsMeta(op)) t.meta_ops += count;
+    if (row.Has(7) && (IsData(op) || IsMeta(op))) {
+      const std::string path(row.Str(7));
+      auto f = fs_of.find(path);
+      if (f == fs_of.end()) f = fs_of.emplace(path, FileSystemOfPath(path, *mounts)).first;
+      if (!f->second.empty()) {
+        FsTally& ft = t.by_fs[f->second];
+        if (op == "read") ft.read_bytes += bytes;
+        if (op == "write") ft.write_bytes += bytes;
+        if (IsData(op)) ft.data_ops += count;
+        else ft.meta_ops += count;
+      }
+    }
     const int64_t s = row.Has(4) ? row.Int(4) : 0, e = row.Has(5) ? row.Int(5) : s;
     if (fresh || s < t.first_ns) t.first_ns = s;
     if (fresh || e > t.last_ns) t.last_ns = e;
@@ -678,6 +707,35 @@ Scoreboard MakeScoreboard(const std::vector<JobTally>& jobs) {
   }
   for (auto& kv : users) sb.users.push_back(kv.second);
   for (auto& kv : apps) sb.apps.push_back(kv.second);
+  // Per storage system: each job's I/O to it, by user and application.
+  std::map<std::string, std::pair<FsScoreboard, std::array<std::map<std::string, ScoreEntry>, 2>>> fss;
+  for (const auto& j : jobs)
+    for (const auto& [fs, t] : j.by_fs) {
+      auto& [board, who] = fss[fs];
+      board.fs = fs;
+      board.node_local = fs == kNodeLocal;
+      ++board.jobs;
+      board.read_bytes += t.read_bytes;
+      board.write_bytes += t.write_bytes;
+      board.data_ops += t.data_ops;
+      board.meta_ops += t.meta_ops;
+      for (int w = 0; w < 2; ++w) {
+        const std::string& key = w == 0 ? j.user : j.app;
+        ScoreEntry& e = who[static_cast<size_t>(w)][key];
+        e.key = key;
+        ++e.jobs;
+        e.read_bytes += t.read_bytes;
+        e.write_bytes += t.write_bytes;
+        e.data_ops += t.data_ops;
+        e.meta_ops += t.meta_ops;
+      }
+    }
+  for (auto& [fs, bw] : fss) {
+    auto& [board, who] = bw;
+    for (auto& kv : who[0]) board.users.push_back(kv.second);
+    for (auto& kv : who[1]) board.apps.push_back(kv.second);
+    sb.file_systems.push_back(std::move(board));
+  }
   return sb;
 }
 
@@ -704,6 +762,24 @@ std::string HumanBytes(double b) { return format::Bytes1(b); }
 std::string ScoreboardToTable(const Scoreboard& s, size_t n) {
   std::string o = "I/O scoreboard over " + std::to_string(s.jobs) + " jobs\n";
   char b[512];
+  // Per storage system first (TOKIO §IV-B): shared ones, then node-local and unknown.
+  for (int pass = 0; pass < 2; ++pass)
+    for (const auto& f : s.file_systems) {
+      const bool shared = !f.node_local && f.fs != kUnknownFs;
+      if (shared != (pass == 0)) continue;
+      o += "\nstorage system " + f.fs + (f.node_local ? " (node-local mounts: not shared storage)" : "") + ": " +
+           std::to_string(f.jobs) + " jobs, read " + HumanBytes(static_cast<double>(f.read_bytes)) + ", written " +
+           HumanBytes(static_cast<double>(f.write_bytes)) + "\n";
+      for (int who = 0; who < 2; ++who)
+        for (const auto& e : TopBy(who == 0 ? f.users : f.apps, "bytes", n)) {
+          std::snprintf(b, sizeof b, "  %-12s %-24s %6llu %12s %12s\n", who == 0 ? "user" : "application",
+                        e.key.c_str(), static_cast<unsigned long long>(e.jobs),
+                        HumanBytes(static_cast<double>(e.read_bytes)).c_str(),
+                        HumanBytes(static_cast<double>(e.write_bytes)).c_str());
+          o += b;
+        }
+    }
+  if (!s.file_systems.empty()) o += "\nall traced I/O (every storage system, node-local mounts included):\n";
   for (int who = 0; who < 2; ++who) {
     const auto& v = who == 0 ? s.users : s.apps;
     for (const char* m : kMetrics) {
@@ -750,6 +826,44 @@ std::string ScoreboardToJson(const Scoreboard& s, size_t n) {
     }
     w.EndObject();
   }
+  // Per storage system (TOKIO §IV-B), node-local mounts flagged.
+  w.Key("file_systems");
+  w.BeginArray();
+  for (const auto& f : s.file_systems) {
+    w.BeginObject();
+    w.Kv("fs", f.fs);
+    w.Key("node_local");
+    w.Bool(f.node_local);
+    w.Key("mount_known");
+    w.Bool(f.fs != kUnknownFs && !f.node_local);
+    w.Kv("jobs", f.jobs);
+    w.Kv("read_bytes", f.read_bytes);
+    w.Kv("write_bytes", f.write_bytes);
+    w.Kv("data_ops", f.data_ops);
+    w.Kv("meta_ops", f.meta_ops);
+    for (int who = 0; who < 2; ++who) {
+      w.Key(who == 0 ? "users" : "applications");
+      w.BeginObject();
+      for (const char* m : kMetrics) {
+        w.Key(std::string("by_") + m);
+        w.BeginArray();
+        for (const auto& e : TopBy(who == 0 ? f.users : f.apps, m, n)) {
+          w.BeginObject();
+          w.Kv(who == 0 ? "user" : "application", e.key);
+          w.Kv("jobs", e.jobs);
+          w.Kv("read_bytes", e.read_bytes);
+          w.Kv("write_bytes", e.write_bytes);
+          w.Kv("data_ops", e.data_ops);
+          w.Kv("meta_ops", e.meta_ops);
+          w.EndObject();
+        }
+        w.EndArray();
+      }
+      w.EndObject();
+    }
+    w.EndObject();
+  }
+  w.EndArray();
   w.EndObject();
   return out;
 }

@@ -152,25 +152,46 @@ SummaryRow SummarizeJobRow(Store& store, const JobTrace& jt, const JobSummary& s
                            const SummarizeJobOptions& opt, Status* fs_status);
 
 // ---- scoreboard ----
+struct FsTally {
+  uint64_t read_bytes = 0, write_bytes = 0, data_ops = 0, meta_ops = 0;
+};
 struct JobTally {
   std::string job_id;
   std::string user = "unknown";
   std::string app;  // executable
-  uint64_t read_bytes = 0, write_bytes = 0, data_ops = 0, meta_ops = 0;
+  uint64_t read_bytes = 0, write_bytes = 0, data_ops = 0, meta_ops = 0;  // all its traced I/O
   int64_t first_ns = 0, last_ns = 0;
+  std::map<std::string, FsTally> by_fs;  // per storage system (FileSystemOfPath)
 };
 
+// TOKIO §IV-B ranks the traffic "to each storage system": the storage
+// system of a traced file. The file system (lustre.fs) of the longest mount
+// point of the iosonar.health records (health.mount) that holds the path;
+// else kNodeLocal for node-local mounts (/tmp, /var/tmp, /dev/shm, /run and
+// below); else kUnknownFs ("" for a record without a path: pipes, sockets).
+inline constexpr const char* kNodeLocal = "node-local";
+inline constexpr const char* kUnknownFs = "no mount record";
+std::string FileSystemOfPath(const std::string& path, const std::vector<std::pair<std::string, std::string>>& mounts);
+
 // Per-job sums over iosonar.trace records in range (one scan), with each
-// job's executable from iosonar.tracer.
+// job's executable from iosonar.tracer, and per storage system with the
+// mounts of the iosonar.health records of the week before `range` to its end.
 Result<std::vector<JobTally>> TallyJobs(Store& store, const TimeRange& range);
 
 struct ScoreEntry {
   std::string key;  // user or application
   uint64_t jobs = 0, read_bytes = 0, write_bytes = 0, data_ops = 0, meta_ops = 0;
 };
+struct FsScoreboard {  // one storage system's traffic (TOKIO §IV-B)
+  std::string fs;
+  bool node_local = false;  // kNodeLocal: not a shared storage system
+  uint64_t jobs = 0, read_bytes = 0, write_bytes = 0, data_ops = 0, meta_ops = 0;
+  std::vector<ScoreEntry> users, apps;  // all, unsorted: their I/O to this storage system
+};
 struct Scoreboard {
-  std::vector<ScoreEntry> users, apps;  // all, unsorted
+  std::vector<ScoreEntry> users, apps;  // all, unsorted (all traced I/O, node-local mounts included)
   uint64_t jobs = 0;
+  std::vector<FsScoreboard> file_systems;  // by name; node-local and unknown ones included, flagged
 };
 Scoreboard MakeScoreboard(const std::vector<JobTally>& jobs);
 // The top n of v by "bytes" (read + written), "ops" or "meta".

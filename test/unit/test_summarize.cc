@@ -194,6 +194,55 @@ TEST_CASE("scoreboard: users and applications ranked by bytes, ops and metadata 
   CHECK(MainExecutable({}).empty());
 }
 
+TEST_CASE("scoreboard per storage system (TOKIO IV-B): node-local mounts apart", "[summarize][fs]") {
+  // Mounts as the iosonar.health records give them (health.mount -> lustre.fs).
+  const std::vector<std::pair<std::string, std::string>> m = {{"/scratch", "snx11035"}, {"/project/", "snx11168"}};
+  CHECK(FileSystemOfPath("/scratch/u/out.0", m) == "snx11035");
+  CHECK(FileSystemOfPath("/project/a/in", m) == "snx11168");
+  CHECK(FileSystemOfPath("/tmp/x", m) == kNodeLocal);
+  CHECK(FileSystemOfPath("/dev/shm/seg", m) == kNodeLocal);
+  CHECK(FileSystemOfPath("/tmpfoo/x", m) == kUnknownFs);  // a sibling, not below /tmp
+  CHECK(FileSystemOfPath("/home/u/.bashrc", m) == kUnknownFs);
+  CHECK(FileSystemOfPath("", m).empty());
+  // alice writes 900 B to Lustre and 50 GB to /dev/shm; bob 100 B to Lustre.
+  std::vector<JobTally> jobs(2);
+  jobs[0] = {"1", "alice", "vpic", 0, 50000000900, 10, 0, 0, 0, {}};
+  jobs[0].by_fs["snx11035"] = {0, 900, 4, 0};
+  jobs[0].by_fs[kNodeLocal] = {0, 50000000000, 6, 0};
+  jobs[1] = {"2", "bob", "ior", 0, 100, 1, 0, 0, 0, {}};
+  jobs[1].by_fs["snx11035"] = {0, 100, 1, 0};
+  auto sb = MakeScoreboard(jobs);
+  CHECK(TopBy(sb.users, "bytes", 1)[0].key == "alice");  // all traced I/O: the shm traffic counts
+  REQUIRE(sb.file_systems.size() == 2);
+  const FsScoreboard* lustre = nullptr;
+  for (const auto& f : sb.file_systems)
+    if (f.fs == "snx11035") lustre = &f;
+  REQUIRE(lustre);
+  CHECK_FALSE(lustre->node_local);
+  CHECK(lustre->jobs == 2);
+  CHECK(lustre->write_bytes == 1000);
+  auto top = TopBy(lustre->users, "bytes", 2);
+  REQUIRE(top.size() == 2);
+  CHECK(top[0].key == "alice");
+  CHECK(top[0].write_bytes == 900);  // her Lustre traffic only, not the 50 GB to shm
+  rapidjson::Document d;
+  d.Parse(ScoreboardToJson(sb, 2).c_str());
+  REQUIRE_FALSE(d.HasParseError());
+  REQUIRE(d["file_systems"].Size() == 2);
+  bool saw_local = false;
+  for (const auto& f : d["file_systems"].GetArray())
+    if (std::string(f["fs"].GetString()) == kNodeLocal) {
+      saw_local = true;
+      CHECK(f["node_local"].GetBool());
+      CHECK(f["write_bytes"].GetUint64() == 50000000000ULL);
+    } else {
+      CHECK(f["users"]["by_bytes"][0]["write_bytes"].GetUint64() == 900);
+    }
+  CHECK(saw_local);
+  const std::string t = ScoreboardToTable(sb, 3);
+  CHECK(t.find("storage system snx11035") < t.find("storage system node-local"));
+}
+
 TEST_CASE("MountOf: the longest mount point that is the path or a directory above it", "[summarize][fs]") {
   const std::vector<std::pair<std::string, std::string>> m = {
       {"/scratch2", "snx11035"}, {"/scratch20/", "other"}, {"/global/cscratch1", "snx11168"}, {"/global", "gfs"}};
