@@ -27,6 +27,8 @@ TEST_PKGS=(catch2 redis-server fio python3 python3-yaml
            wrk curl
            # anomaly: scikit-learn's DBSCAN as the oracle, a real SMTP server for alerts
            python3-sklearn python3-aiosmtpd
+           # lustre --listen-metrics: the Prometheus text parser (prometheus_client 0.16, Debian 12)
+           python3-prometheus-client
            # real OpenSearch / Elasticsearch (scripts/engines.sh fetches them with Maven; Java 17 runs them)
            maven openjdk-17-jre-headless unzip openssl util-linux
            # packages: CPack's .rpm (rpmbuild), .deb checks (dpkg-deb, ldd); the SPANK plugin (slurm/spank.h);

@@ -163,6 +163,11 @@ void Context::Warn(std::string_view source, std::string_view message) {
   }
 }
 
+void Context::Timeout(std::string_view source, std::string_view message) {
+  ++timeouts_total_;
+  Warn(source, message);
+}
+
 void Context::SourceDone(std::string_view source, bool ok, int64_t duration_ns, std::string_view error) {
   EndRecord();
   SourceState& s = Source(source);
@@ -246,6 +251,10 @@ void SleepUntilMono(int64_t t) {
 }
 
 }  // namespace
+
+bool StopRequested() { return g_stop.load(); }
+
+void Exporter::Idle(int64_t until_ns) { SleepUntilMono(until_ns); }
 
 int RunExporter(const Descriptor& d, int argc, char** argv) {
   for (int i = 1; i < argc; ++i)
@@ -344,7 +353,7 @@ int RunExporter(const Descriptor& d, int argc, char** argv) {
       skipped += static_cast<uint64_t>(behind);
       next += behind * interval_ns;
     }
-    SleepUntilMono(next);
+    exp->Idle(next);
   }
   exp->Stop(ctx);
   if (Status st = out.Flush(); !st.ok() && !quiet)
@@ -352,11 +361,12 @@ int RunExporter(const Descriptor& d, int argc, char** argv) {
   const SinkCounters c = out.counters();
   if (!quiet)
     std::fprintf(stderr,
-                 "%s %s: %llu samples, %llu records (sent %llu, spooled %llu, dropped %llu), %llu warnings, "
+                 "%s %s: %llu samples, %llu records (sent %llu, spooled %llu, dropped %llu), %llu warnings%s, "
                  "%llu ticks skipped\n",
                  ProgramName(), d.name, static_cast<unsigned long long>(samples), static_cast<unsigned long long>(lines),
                  static_cast<unsigned long long>(c.lines_sent), static_cast<unsigned long long>(c.spooled),
                  static_cast<unsigned long long>(c.dropped), static_cast<unsigned long long>(ctx.warnings_total()),
+                 ctx.timeouts_total() ? (" (" + std::to_string(ctx.timeouts_total()) + " reads timed out)").c_str() : "",
                  static_cast<unsigned long long>(skipped));
   if (c.dropped) rc = 1;
   return rc;

@@ -79,6 +79,10 @@ class Context {
   Record& Begin(DatasetId dataset, int64_t ts_ns = 0);
   // Bad input from a source: counted, printed (rate-limited), not fatal.
   void Warn(std::string_view source, std::string_view message);
+  // A read of the source abandoned at its deadline (a file whose read(2)
+  // blocked in the kernel): a warning (counted in the source's
+  // sampler.warnings, printed as Warn) and a count in the run's summary.
+  void Timeout(std::string_view source, std::string_view message);
   // A source's outcome for this interval (merged if called twice for one source).
   void SourceDone(std::string_view source, bool ok, int64_t duration_ns, std::string_view error = {});
 
@@ -88,6 +92,7 @@ class Context {
   uint64_t tick() const { return tick_; }               // 0 for the first sample
   const std::string& host() const { return host_; }
   uint64_t warnings_total() const { return warnings_total_; }
+  uint64_t timeouts_total() const { return timeouts_total_; }
 
   // ---- used by the loop and by tests ----
   Context(std::string host, std::string job_id, uint64_t stream, std::string sampler_name);
@@ -140,6 +145,7 @@ class Context {
   std::string hdr_mid_, hdr_tail_;
   std::map<std::string, SourceState, std::less<>> sources_;
   uint64_t warnings_total_ = 0;
+  uint64_t timeouts_total_ = 0;
   bool quiet_ = false;
   bool sampler_records_ = true;
 };
@@ -171,6 +177,11 @@ class Exporter {
   virtual void Collect(Context& ctx) = 0;
   // After the last sample (flush state, remove temporary files).
   virtual void Stop(Context&) {}
+  // Between samples: returns when the monotonic clock reaches until_ns (the
+  // next tick) or a stop was asked for (StopRequested). The default sleeps;
+  // an exporter that serves something between samples (lustre
+  // --listen-metrics) does it here.
+  virtual void Idle(int64_t until_ns);
 };
 
 struct Descriptor {
@@ -187,6 +198,9 @@ struct Descriptor {
   // returns an exit code, or -1 to run the loop as usual.
   int (*one_shot)(const Options& opts) = nullptr;
 };
+
+// SIGINT or SIGTERM arrived: the loop ends after the current sample.
+bool StopRequested();
 
 // The common options every exporter takes (see RunExporter's --help).
 std::span<const OptionSpec> CommonOptions();

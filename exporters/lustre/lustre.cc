@@ -20,6 +20,7 @@
 #include "core/base/json.h"
 #include "core/records/fields.h"
 #include "core/base/timeutil.h"
+#include "exporters/framework/metrics_http.h"
 #include "exporters/lustre/parse.h"
 #include "exporters/lustre/read_watchdog.h"
 
@@ -157,11 +158,8 @@ int FindOp(const RoleDef& r, std::string_view name, size_t limit) {
   return -1;
 }
 
-// A reading of one target's (or one job's) counters, in table slots.
-// Targets keep 64-bit op counts. Jobs (10,000s of them) keep the low 32
-// bits of their op counts, deltas taken modulo 2^32: exact while a job does
-// fewer than 2^31 ops on one target in one interval (a bigger "delta" is
-// taken for a reset); byte sums stay 64-bit.
+// A reading of one target's (or one job's) counters, in table slots (jobs
+// are kept packed between readings: JobTable).
 template <size_t N, typename T = uint64_t>
 struct Snap {
   std::array<T, N> samples{};
@@ -178,7 +176,7 @@ struct Snap {
   }
 };
 using TargetSnap = Snap<40>;
-using JobSnap = Snap<22, uint32_t>;
+using JobSnap = Snap<22>;
 static_assert(std::size(kClientOps) <= 40 && std::size(kMdsOps) <= 40 && std::size(kOssOps) <= 40);
 
 // No real counter moves by 2^56 (72 PB, or ops) in one interval: a bigger
@@ -231,22 +229,139 @@ struct TargetState {
   uint64_t gen = 0;
 };
 
-struct JobState {
-  JobSnap snap;
-  uint64_t gen = 0;
-  uint64_t hash = 0;  // of the entry's op lines at the last reading
-};
+// ---------------------------------------------------------------- job state
+// The jobs of a target's last job_stats reading, in file order, packed: an
+// MDS keeps 10,000s of them, so each is ~40-60 bytes in one arena instead of
+// a node of a hash map of fixed structs (~250 bytes). A record is
+//   varint id length, id, 8 bytes of the entry's body hash, 1 byte of flags,
+//   [varint baseline monotonic ns: kOwnMono], varint present mask,
+//   varint samples of each present slot, varint read_sum, varint write_sum,
+//   [varint unknown: kUnknown]
+// An open-addressing index over the positions finds a job by id. Each
+// reading builds the next table while it walks the previous one (entries come
+// in the same order from one reading to the next: the job at the same
+// position is tried before the index).
+void PutVarint(std::string* out, uint64_t v) {
+  char b[10];
+  size_t n = 0;
+  while (v >= 0x80) {
+    b[n++] = static_cast<char>(v | 0x80);
+    v >>= 7;
+  }
+  b[n++] = static_cast<char>(v);
+  out->append(b, n);
+}
+uint64_t GetVarint(const char*& p) {
+  uint64_t v = 0;
+  for (int shift = 0;; shift += 7) {
+    const uint8_t c = static_cast<uint8_t>(*p++);
+    v |= uint64_t{c & 0x7fu} << shift;
+    if (c < 0x80) return v;
+  }
+}
 
-struct SvHash {
-  using is_transparent = void;
-  size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+struct JobTable {
+  enum Flags : uint8_t { kUnknownPresent = 1, kOwnMono = 2, kUnknown = 4 };
+  std::string arena;
+  std::vector<uint32_t> offs;   // record start of each position
+  std::vector<uint32_t> index;  // position + 1, 0 = empty; size a power of 2, at most half full
+  size_t size() const { return offs.size(); }
+  size_t End(size_t i) const { return i + 1 < offs.size() ? offs[i + 1] : arena.size(); }
+  std::string_view Record(size_t i) const { return std::string_view(arena).substr(offs[i], End(i) - offs[i]); }
+  std::string_view Id(size_t i) const {
+    const char* p = arena.data() + offs[i];
+    const size_t n = GetVarint(p);
+    return {p, n};
+  }
+  uint64_t Hash(size_t i) const {
+    const char* p = arena.data() + offs[i];
+    p += GetVarint(p);
+    uint64_t h;
+    std::memcpy(&h, p, 8);
+    return h;
+  }
+  // Position of id, or -1.
+  int64_t Find(std::string_view id) const {
+    if (index.empty()) return -1;
+    const size_t mask = index.size() - 1;
+    for (size_t h = HashBytes(id) & mask;; h = (h + 1) & mask) {
+      const uint32_t v = index[h];
+      if (v == 0) return -1;
+      if (Id(v - 1) == id) return v - 1;
+    }
+  }
+  // Appends a record for id unless id is there already (false).
+  bool Add(std::string_view id) {
+    if (index.size() < 2 * (offs.size() + 1)) Grow(std::max<size_t>(64, index.size() * 2));
+    const size_t mask = index.size() - 1;
+    size_t h = HashBytes(id) & mask;
+    for (;; h = (h + 1) & mask) {
+      const uint32_t v = index[h];
+      if (v == 0) break;
+      if (Id(v - 1) == id) return false;
+    }
+    index[h] = static_cast<uint32_t>(offs.size() + 1);
+    offs.push_back(static_cast<uint32_t>(arena.size()));
+    PutVarint(&arena, id.size());
+    arena.append(id);
+    return true;
+  }
+  // The rest of a record Add began.
+  template <typename SnapT>
+  void Put(uint64_t hash, const SnapT& s, bool own_mono, int64_t mono) {
+    char h[8];
+    std::memcpy(h, &hash, 8);
+    arena.append(h, 8);
+    arena.push_back(static_cast<char>((s.unknown_present ? kUnknownPresent : 0) | (own_mono ? kOwnMono : 0) |
+                                      (s.unknown ? kUnknown : 0)));
+    if (own_mono) PutVarint(&arena, static_cast<uint64_t>(mono));
+    PutVarint(&arena, s.present);
+    for (uint64_t m = s.present; m; m &= m - 1) PutVarint(&arena, s.samples[static_cast<size_t>(__builtin_ctzll(m))]);
+    PutVarint(&arena, s.read_sum);
+    PutVarint(&arena, s.write_sum);
+    if (s.unknown) PutVarint(&arena, s.unknown);
+  }
+  // Decodes position i: its snapshot, and its own baseline time if it has one.
+  template <typename SnapT>
+  bool Get(size_t i, SnapT* s, int64_t* own_mono) const {
+    const char* p = arena.data() + offs[i];
+    p += GetVarint(p);
+    p += 8;
+    const uint8_t flags = static_cast<uint8_t>(*p++);
+    const bool own = flags & kOwnMono;
+    if (own) *own_mono = static_cast<int64_t>(GetVarint(p));
+    *s = SnapT{};
+    s->present = GetVarint(p);
+    for (uint64_t m = s->present; m; m &= m - 1) s->samples[static_cast<size_t>(__builtin_ctzll(m))] = GetVarint(p);
+    s->read_sum = GetVarint(p);
+    s->write_sum = GetVarint(p);
+    if (flags & kUnknown) s->unknown = GetVarint(p);
+    s->unknown_present = flags & kUnknownPresent;
+    return own;
+  }
+  void Grow(size_t n) {
+    index.assign(n, 0u);
+    const size_t mask = n - 1;
+    for (size_t i = 0; i < offs.size(); ++i) {
+      size_t h = HashBytes(Id(i)) & mask;
+      while (index[h]) h = (h + 1) & mask;
+      index[h] = static_cast<uint32_t>(i + 1);
+    }
+  }
+  size_t Bytes() const { return arena.capacity() + offs.capacity() * 4 + index.capacity() * 4; }
+  // Bytes of record i's id part (varint length + id).
+  size_t IdBytes(size_t i) const {
+    const char* p = arena.data() + offs[i];
+    const char* q = p;
+    const size_t n = GetVarint(q);
+    return static_cast<size_t>(q - p) + n;
+  }
 };
-using JobMap = std::unordered_map<std::string, JobState, SvHash, std::equal_to<>>;
 
 struct JobTargetState {
-  JobMap jobs;
-  std::vector<JobMap::value_type*> order;  // the jobs of the last reading, in file order
-  int64_t mono_ns = 0;
+  JobTable table;
+  Role role = kOss;
+  int64_t mono_ns = 0;  // when the jobs without their own baseline time were read
   uint64_t gen = 0;
 };
 
@@ -331,10 +446,9 @@ struct Item {
   std::string_view text;  // dump mode: the value
 };
 
-// Reads a whole file into *buf (grown, never shrunk here). *vanished tells
-// a file that disappeared since it was listed from a real error.
-bool ReadWhole(const std::string& path, std::string* buf, size_t* len, int64_t max, std::string* err,
-               bool* vanished = nullptr) {
+// Opens a statistics file for reading (-1 with *err on failure). *vanished
+// tells a file that disappeared since it was listed from a real error.
+int OpenStatFile(const std::string& path, std::string* err, bool* vanished) {
   if (vanished) *vanished = false;
   // O_NONBLOCK: opening a FIFO or a device planted where a statistics file
   // should be must not block the sample (every other source would wait).
@@ -342,7 +456,7 @@ bool ReadWhole(const std::string& path, std::string* buf, size_t* len, int64_t m
   if (fd < 0) {
     if (vanished) *vanished = errno == ENOENT;
     *err = path + ": " + std::strerror(errno);
-    return false;
+    return -1;
   }
   struct stat st;
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
@@ -350,19 +464,31 @@ bool ReadWhole(const std::string& path, std::string* buf, size_t* len, int64_t m
            (S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISDIR(st.st_mode) ? "a directory" : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device" : "not readable as a file") +
            "), not read";
     ::close(fd);
-    return false;
+    return -1;
   }
   // O_NONBLOCK was for the open. The reads are plain blocking reads, as a
   // statistics file's are anyway (procfs ignores the flag): a read that blocks
   // is bounded by the ReadWatchdog, not by the flag.
   fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  return fd;
+}
+
+constexpr std::string_view kTooLarge = ": larger than ";
+
+// Reads a whole file into *buf (grown, never shrunk here). Statistics files
+// other than job_stats are a few KiB; job_stats is streamed (DoJobs).
+bool ReadWhole(const std::string& path, std::string* buf, size_t* len, int64_t max, std::string* err,
+               bool* vanished = nullptr) {
+  int fd = OpenStatFile(path, err, vanished);
+  if (fd < 0) return false;
   if (buf->size() < 65536) buf->resize(65536);
   size_t n = 0;
   while (true) {
     if (n == buf->size()) {
       if (static_cast<int64_t>(n) > max) {
         ::close(fd);
-        *err = path + ": larger than " + std::to_string(max) + " bytes, not read";
+        *err = path + std::string(kTooLarge) + std::to_string(max) + " bytes (--max-file-size; " + std::to_string(n) +
+               " bytes read so far): not read";
         return false;
       }
       buf->resize(buf->size() * 2);
@@ -379,12 +505,24 @@ bool ReadWhole(const std::string& path, std::string* buf, size_t* len, int64_t m
   }
   ::close(fd);
   if (static_cast<int64_t>(n) > max) {
-    *err = path + ": larger than " + std::to_string(max) + " bytes, not read";
+    *err = path + std::string(kTooLarge) + std::to_string(max) + " bytes (--max-file-size; " + std::to_string(n) +
+           " bytes): not read";
     return false;
   }
   *len = n;
   return true;
 }
+
+// A file read in chunks on the watchdog's thread: the fd belongs to whoever
+// holds the last reference (a stuck read keeps it until it returns).
+struct SharedFd {
+  int fd = -1;
+  ~SharedFd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+constexpr size_t kJobChunk = 1u << 20;        // bytes a read(2) of job_stats asks for
+constexpr size_t kMaxJobEntry = 16u << 20;    // one job_stats entry larger than this is garbage
 
 class LustreExporter final : public exporters::Exporter {
  public:
@@ -404,6 +542,11 @@ class LustreExporter final : public exporters::Exporter {
     // fixed threshold: glibc's moving threshold would put them on the heap,
     // where the ones outgrown stay resident.
     mallopt(M_MMAP_THRESHOLD, 64 << 10);
+    if (!o_.listen_metrics.empty()) {
+      auto m = exporters::MetricsServer::Listen(o_.listen_metrics);
+      if (!m.ok()) return m.status();
+      metrics_ = std::move(m.value());
+    }
     if (!o_.lctl_dump.empty()) {
       if (access(o_.lctl_dump.c_str(), R_OK) != 0)
         return Status::Invalid("--lctl-dump " + o_.lctl_dump + ": " + std::strerror(errno));
@@ -416,8 +559,14 @@ class LustreExporter final : public exporters::Exporter {
   }
 
   void Collect(Context& ctx) override;
+  void Idle(int64_t until_ns) override;
 
  private:
+  // --listen-metrics: the Prometheus text exposition of the counters as last
+  // read (cumulative, as the files have them), rendered from the state.
+  void RenderMetrics(exporters::MetricsServer::Body& body);
+  std::unique_ptr<exporters::MetricsServer> metrics_;
+  uint64_t samples_done_ = 0, timeouts_ = 0;
   void Find(Context& ctx);
   void FindDir(std::string_view sub, std::string_view file, Kind kind, Role role, std::set<std::string>* seen);
   void FromDump(Context& ctx);
@@ -434,6 +583,20 @@ class LustreExporter final : public exporters::Exporter {
   }
   std::string_view Source(const Item& it) const { return o_.per_file_sources ? std::string_view(it.rel) : kKindSource[it.kind]; }
   bool Text(Context& ctx, const Item& it, std::string_view* text);
+  // A read that failed or was abandoned: a timeout (ReadWatchdog) is a
+  // warning and a count in the sampler record (Context::Timeout), a file over
+  // --max-file-size a warning with its size; either way the source is not ok.
+  void ReadFailed(Context& ctx, const Item& it, ReadWatchdog::Outcome outcome, const std::string& err);
+  // The target's last reading stays its baseline: the next reading's deltas
+  // span both intervals (their elapsed time says so) instead of being lost.
+  void KeepBase(const Item& it);
+  void KeepAllBases();
+  struct JobRun;
+  void JobsBegin(const Item& it, JobRun* run);
+  void JobsPiece(Context& ctx, const Item& it, JobRun* run, std::string_view text);
+  void JobsEnd(Context& ctx, const Item& it, JobRun* run, bool complete);
+  void OfferJob(Context& ctx, JobRun* run, std::string_view id, const JobSnap& d, bool reset, int64_t elapsed);
+  void EmitJob(Context& ctx, Role role, std::string_view id, const JobSnap& d, bool reset, int64_t elapsed);
   void WarnIssues(Context& ctx, const Item& it, const std::vector<Issue>& issues);
   void FillSnap(Context& ctx, const Item& it, Role role, const ParsedStats& p, TargetSnap* s);
   void DoStats(Context& ctx, const Item& it);
@@ -479,17 +642,33 @@ class LustreExporter final : public exporters::Exporter {
   };
   std::unordered_map<std::string, JobSummary> job_summary_;
   std::set<std::string> warned_[3];
+  // With --jobstats-max-jobs N: the N heaviest changed jobs of the target
+  // being read (a heap, lightest on top); with 0 (the default) every changed
+  // job is emitted as it is read.
   struct Changed {
-    const std::string* id;
+    std::string id;
     JobSnap d;
     uint64_t weight;
     bool reset;
+    int64_t elapsed;
   };
-  std::vector<Changed> changed_;
+  std::vector<Changed> heap_;
   std::vector<int8_t> job_slot_guess_[2];  // per role: slot of the k-th op line of the last job entry
   JobLineCache line_cache_[2];
-  std::string job_common_;
-  std::vector<JobMap::value_type*> next_order_;  // per role: the op lines of the last job entry parsed
+  std::string job_common_;  // `,"lustre.fs":..,"lustre.target":..` of the target being read
+  JobTable next_jobs_;      // the table the reading under way builds
+  std::vector<bool> old_seen_;  // positions of the previous table read this time
+  std::string jbuf_;        // job_stats: the chunk read and the incomplete entry before it
+};
+
+struct LustreExporter::JobRun {
+  JobTargetState* ts = nullptr;
+  Role role = kOss;
+  bool have_base = false;
+  int64_t elapsed = 0;  // since the target's last reading
+  size_t pos = 0;       // entries so far
+  uint32_t next_line = 1;
+  int64_t changed = 0, dropped = 0;
 };
 
 void LustreExporter::FindDir(std::string_view sub, std::string_view file, Kind kind, Role role,
@@ -561,8 +740,15 @@ void LustreExporter::FromDump(Context& ctx) {
   size_t len = 0;
   std::string err;
   bool vanished = false;
-  if (wd_.Read(o_.lctl_dump, &dump_, &len, o_.max_file_bytes, &err, &vanished) != ReadWatchdog::kOk) {
+  if (const auto r = wd_.Read(o_.lctl_dump, &dump_, &len, o_.max_file_bytes, &err, &vanished); r != ReadWatchdog::kOk) {
+    if (r == ReadWatchdog::kTimedOut || r == ReadWatchdog::kStillStuck || r == ReadWatchdog::kTooManyStuck) {
+      ctx.Timeout("lctl-dump", err);
+      ++timeouts_;
+    }
+    else if (err.find(kTooLarge) != std::string::npos)
+      ctx.Warn("lctl-dump", err);
     ctx.SourceDone("lctl-dump", false, 0, err);
+    KeepAllBases();
     return;
   }
   std::string_view text(dump_.data(), len);
@@ -599,13 +785,53 @@ bool LustreExporter::Text(Context& ctx, const Item& it, std::string_view* text) 
   }
   std::string err;
   bool vanished = false;
-  if (wd_.Read(it.path, &buf_, &buf_len_, o_.max_file_bytes, &err, &vanished) != ReadWatchdog::kOk) {
+  if (const auto r = wd_.Read(it.path, &buf_, &buf_len_, o_.max_file_bytes, &err, &vanished); r != ReadWatchdog::kOk) {
     if (vanished) return false;  // gone since it was listed: the target is leaving
-    ctx.SourceDone(Source(it), false, 0, err);
+    ReadFailed(ctx, it, r, err);
+    KeepBase(it);
     return false;
   }
   *text = std::string_view(buf_.data(), buf_len_);
   return true;
+}
+
+void LustreExporter::ReadFailed(Context& ctx, const Item& it, ReadWatchdog::Outcome outcome, const std::string& err) {
+  if (outcome == ReadWatchdog::kTimedOut || outcome == ReadWatchdog::kStillStuck || outcome == ReadWatchdog::kTooManyStuck) {
+    ctx.Timeout(Source(it), err);
+    ++timeouts_;
+  }
+  else if (err.find(kTooLarge) != std::string::npos)
+    ctx.Warn(Source(it), err);
+  ctx.SourceDone(Source(it), false, 0, err);
+}
+
+void LustreExporter::KeepBase(const Item& it) {
+  auto keep = [&](auto& map) {
+    auto f = map.find(it.target);
+    if (f != map.end() && f->second.gen + 1 == gen_) f->second.gen = gen_;
+  };
+  switch (it.kind) {
+    case kOssStats:
+    case kMdsStats:
+    case kLlite: keep(stats_[it.role]); break;
+    case kBrw: keep(brw_); break;
+    case kOsc: keep(osc_); break;
+    case kJobStats:
+    case kKinds: break;
+  }
+}
+
+void LustreExporter::KeepAllBases() {
+  auto keep = [&](auto& map) {
+    for (auto& [k, v] : map)
+      if (v.gen + 1 == gen_) v.gen = gen_;
+  };
+  for (auto& m : stats_) keep(m);
+  keep(brw_);
+  keep(osc_);
+  const uint64_t every = static_cast<uint64_t>(o_.jobstats_every);
+  for (auto& [k, v] : jobs_)
+    if (v.gen + every == gen_) v.gen += every;  // its next turn: as if read now (all its jobs stay baselines)
 }
 
 void LustreExporter::WarnIssues(Context& ctx, const Item& it, const std::vector<Issue>& issues) {
@@ -722,46 +948,146 @@ void LustreExporter::DoStats(Context& ctx, const Item& it) {
   }
 }
 
+// job_stats is parsed as it is read: chunks of kJobChunk bytes, each cut
+// after its last whole entry (the incomplete one is carried to the next
+// chunk), so memory does not grow with the file (an MDS's job_stats is
+// 100s of MB at 50,000 jobs). Each chunk is one read on the watchdog.
 void LustreExporter::DoJobs(Context& ctx, const Item& it) {
-  std::string_view text;
-  if (!Text(ctx, it, &text)) return;
+  JobRun run;
+  JobsBegin(it, &run);
+  if (it.path.empty()) {  // lctl dump
+    JobsPiece(ctx, it, &run, it.text);
+    JobsEnd(ctx, it, &run, true);
+    return;
+  }
+  auto f = std::make_shared<SharedFd>();
+  const std::string& path = it.path;
+  std::string err;
+  bool vanished = false;
+  size_t len = 0;
+  ReadWatchdog::Outcome r = wd_.Run(
+      path,
+      [f, path](std::string*, size_t* l, std::string* e, bool* v) {
+        *l = 0;
+        f->fd = OpenStatFile(path, e, v);
+        return f->fd >= 0;
+      },
+      &jbuf_, &len, &err, &vanished);
+  if (r != ReadWatchdog::kOk) {
+    if (vanished) return;  // gone since it was listed: the target is leaving
+    ReadFailed(ctx, it, r, err);
+    JobsEnd(ctx, it, &run, false);
+    return;
+  }
+  size_t carry = 0;
+  while (true) {
+    const size_t off = carry;
+    r = wd_.Run(
+        path,
+        [f, path, off](std::string* b, size_t* l, std::string* e, bool*) {
+          if (b->size() < off + kJobChunk) b->resize(off + kJobChunk);
+          for (;;) {
+            const ssize_t n = ::read(f->fd, b->data() + off, kJobChunk);
+            if (n >= 0) {
+              *l = static_cast<size_t>(n);
+              return true;
+            }
+            if (errno != EINTR) {
+              *e = path + ": " + std::strerror(errno);
+              return false;
+            }
+          }
+        },
+        &jbuf_, &len, &err, &vanished);
+    if (r != ReadWatchdog::kOk) {
+      ReadFailed(ctx, it, r, err);
+      JobsEnd(ctx, it, &run, false);
+      return;
+    }
+    const size_t have = carry + len;
+    const std::string_view text(jbuf_.data(), have);
+    if (len == 0) {  // end of file: the last entry is whole
+      if (have) JobsPiece(ctx, it, &run, text);
+      break;
+    }
+    const size_t cut = JobStatsCut(text);
+    if (cut == 0) {
+      carry = have;  // one incomplete entry: read on
+      if (carry > kMaxJobEntry) {
+        const std::string msg = it.rel + ":" + std::to_string(run.next_line) + ": an entry longer than " +
+                                std::to_string(kMaxJobEntry >> 20) + " MiB: the rest of the file is not read";
+        ctx.Warn(Source(it), msg);
+        ctx.SourceDone(Source(it), false, 0, msg);
+        JobsEnd(ctx, it, &run, false);
+        return;
+      }
+      continue;
+    }
+    JobsPiece(ctx, it, &run, text.substr(0, cut));
+    std::memmove(jbuf_.data(), jbuf_.data() + cut, have - cut);
+    carry = have - cut;
+  }
+  JobsEnd(ctx, it, &run, true);
+}
+
+void LustreExporter::JobsBegin(const Item& it, JobRun* run) {
+  auto [tst, fresh] = jobs_.try_emplace(it.target);
+  JobTargetState& ts = tst->second;
+  run->ts = &ts;
+  run->role = it.role;
+  ts.role = it.role;
+  // A target read last time job_stats was read (gen_ - every) has a baseline.
+  run->have_base = !fresh && ts.gen + static_cast<uint64_t>(o_.jobstats_every) == gen_;
+  run->elapsed = mono_ - ts.mono_ns;
+  // The new table, sized like the last one (no rehash, no regrowth).
+  next_jobs_.arena.clear();
+  next_jobs_.offs.clear();
+  next_jobs_.index.assign(std::max<size_t>(64, ts.table.index.size()), 0u);
+  next_jobs_.arena.reserve(ts.table.arena.size());
+  next_jobs_.offs.reserve(ts.table.size());
+  old_seen_.assign(ts.table.size(), false);
+  heap_.clear();
+  // The members every record of this target has, rendered once.
+  job_common_.assign(field::kLustreFs.member());
+  AppendJsonString(&job_common_, FsOf(it.target));
+  job_common_.append(field::kLustreTarget.member());
+  AppendJsonString(&job_common_, it.target);
+}
+
+void LustreExporter::JobsPiece(Context& ctx, const Item& it, JobRun* run, std::string_view text) {
   issues_.clear();
-  IndexJobStats(text, &spans_, &issues_);
+  uint32_t last = 0;
+  IndexJobStats(text, &spans_, &issues_, run->next_line, &last);
+  run->next_line = last + 1;
   WarnIssues(ctx, it, issues_);
   const Role role = it.role;
   const RoleDef& r = kRoles[role];
-  auto [tst, fresh] = jobs_.try_emplace(it.target);
-  JobTargetState& ts = tst->second;
-  // A target read last time job_stats was read (gen_ - every) has a baseline.
-  const bool have_base = !fresh && ts.gen + static_cast<uint64_t>(o_.jobstats_every) == gen_;
-  const int64_t elapsed = mono_ - ts.mono_ns;
-  ts.gen = gen_;
-  ts.mono_ns = mono_;
-  changed_.clear();
-  size_t seen = 0;  // distinct jobs read this time
-  next_order_.clear();
-  for (size_t si = 0; si < spans_.size(); ++si) {
-    const JobSpan& e = spans_[si];
-    // Entries come in the same order from one reading to the next: the k-th
-    // job of the last reading is tried before a hash lookup.
-    JobMap::value_type* jit = nullptr;
-    if (si < ts.order.size() && ts.order[si]->first == e.job_id) {
-      jit = ts.order[si];
-    } else if (auto f = ts.jobs.find(e.job_id); f != ts.jobs.end()) {
-      jit = &*f;
-    }
-    const bool is_new = jit == nullptr;
-    if (!is_new && jit->second.gen == gen_) {
+  const JobTable& old = run->ts->table;
+  JobTable& next = next_jobs_;
+  for (const JobSpan& e : spans_) {
+    const size_t pos = run->pos++;
+    int64_t o = -1;
+    if (pos < old.size() && old.Id(pos) == e.job_id) o = static_cast<int64_t>(pos);
+    else o = old.Find(e.job_id);
+    if (!next.Add(e.job_id)) {
       ctx.Warn(Source(it), it.rel + ":" + std::to_string(e.line) + ": job_id '" + std::string(e.job_id) +
                                "' listed twice; the second entry is ignored");
       continue;
     }
+    if (o >= 0) old_seen_[static_cast<size_t>(o)] = true;
     // Most entries do not change from one second to the next: same bytes,
     // same counters, nothing to parse.
-    ++seen;
-    if (!is_new && have_base && jit->second.hash == e.hash) {
-      jit->second.gen = gen_;
-      next_order_.push_back(jit);
+    if (o >= 0 && run->have_base && old.Hash(static_cast<size_t>(o)) == e.hash) {
+      const size_t ou = static_cast<size_t>(o);
+      const size_t idb = old.IdBytes(ou);
+      if (!(old.arena[old.offs[ou] + idb + 8] & JobTable::kOwnMono)) {
+        next.arena.append(old.Record(ou).substr(idb));
+      } else {
+        JobSnap s;
+        int64_t own = 0;
+        old.Get(ou, &s, &own);
+        next.Put(e.hash, s, false, 0);  // read now: its baseline time is the target's again
+      }
       continue;
     }
     ops_.clear();
@@ -790,83 +1116,106 @@ void LustreExporter::DoJobs(Context& ctx, const Item& it) {
       }
       cur.Add(r, slot, op.samples, op.sum, op.has_sum);
     }
-    if (is_new) jit = &*ts.jobs.emplace(std::string(e.job_id), JobState{}).first;
-    next_order_.push_back(jit);
-    JobState& js = jit->second;
-    js.gen = gen_;
-    js.hash = e.hash;
-    if (!have_base) {  // first reading of this target: baseline only
-      js.snap = cur;
+    if (!run->have_base) {  // first reading of this target: baseline only
+      next.Put(e.hash, cur, false, 0);
       continue;
     }
-    if (!is_new && !issues_.empty()) CarryForward(js.snap, &cur);  // damaged entry: see DoStats
-    Changed c{&jit->first, {}, 0, false};
-    // A job that appeared since the last reading counts from zero.
-    const JobSnap zero;
-    if (!Delta(is_new ? zero : js.snap, cur, &c.d)) c.reset = true;
-    js.snap = cur;
-    if (!c.reset) {
-      uint64_t ops = c.d.unknown;
-      for (size_t i = 0; i < r.job_slots; ++i) ops += c.d.samples[i];
-      if (ops == 0 && c.d.read_sum == 0 && c.d.write_sum == 0) continue;  // unchanged
-      c.weight = c.d.read_sum + c.d.write_sum + ops;
-    } else {
-      c.weight = UINT64_MAX;
+    JobSnap prev;  // a job that appeared since the last reading counts from zero
+    int64_t own = 0;
+    const bool has_own = o >= 0 && old.Get(static_cast<size_t>(o), &prev, &own);
+    if (o >= 0 && !issues_.empty()) CarryForward(prev, &cur);  // damaged entry: see DoStats
+    JobSnap d;
+    const bool reset = !Delta(prev, cur, &d);
+    next.Put(e.hash, cur, false, 0);
+    if (!reset) {
+      uint64_t ops = d.unknown;
+      for (size_t i = 0; i < r.job_slots; ++i) ops += d.samples[i];
+      if (ops == 0 && d.read_sum == 0 && d.write_sum == 0) continue;  // unchanged
     }
-    changed_.push_back(c);
+    ++run->changed;
+    OfferJob(ctx, run, e.job_id, d, reset, has_own ? mono_ - own : run->elapsed);
   }
-  // Jobs Lustre dropped (job_cleanup_interval) are forgotten (if every job
-  // known was read this time, there are none: no walk over the map).
-  if (seen != ts.jobs.size())
-    for (auto j = ts.jobs.begin(); j != ts.jobs.end();) j = j->second.gen != gen_ ? ts.jobs.erase(j) : std::next(j);
-  ts.order.swap(next_order_);  // all read this time, so none was erased
+}
 
-  JobSummary& sum = job_summary_[it.target];
-  sum.active = static_cast<int64_t>(changed_.size());
-  sum.dropped = 0;
-  size_t keep = changed_.size();
-  if (o_.jobstats_max_jobs > 0 && changed_.size() > static_cast<size_t>(o_.jobstats_max_jobs)) {
-    keep = static_cast<size_t>(o_.jobstats_max_jobs);
-    std::nth_element(changed_.begin(), changed_.begin() + static_cast<std::ptrdiff_t>(keep), changed_.end(),
-                     [](const Changed& a, const Changed& b) { return a.weight > b.weight; });
-    sum.dropped = static_cast<int64_t>(changed_.size() - keep);
-    ctx.Warn(Source(it), it.rel + ": " + std::to_string(sum.dropped) + " changed job ids over --jobstats-max-jobs " +
-                             std::to_string(o_.jobstats_max_jobs) + " not emitted (smallest first)");
+void LustreExporter::OfferJob(Context& ctx, JobRun* run, std::string_view id, const JobSnap& d, bool reset,
+                              int64_t elapsed) {
+  if (o_.jobstats_max_jobs <= 0) {
+    EmitJob(ctx, run->role, id, d, reset, elapsed);
+    return;
   }
-  // The members every record of this target has, rendered once:
-  // lustre.fs, lustre.target, lustre.elapsed_ns.
-  std::string& common = job_common_;
-  common.assign(field::kLustreFs.member());
-  AppendJsonString(&common, FsOf(it.target));
-  common.append(field::kLustreTarget.member());
-  AppendJsonString(&common, it.target);
-  common.append(field::kLustreElapsedNs.member());
-  char num[24];
-  common.append(num, static_cast<size_t>(std::to_chars(num, num + sizeof num, elapsed).ptr - num));
-  for (size_t k = 0; k < keep; ++k) {
-    const Changed& c = changed_[k];
-    Record& rec = ctx.Begin(dataset::kJobstats);
-    rec.Str(field::kJobId, *c.id).Raw(common);
-    if (c.reset) {
-      rec.Bool(field::kLustreReset, true);
+  uint64_t weight = UINT64_MAX;
+  if (!reset) {
+    weight = d.read_sum + d.write_sum + d.unknown;
+    for (size_t i = 0; i < kRoles[run->role].job_slots; ++i) weight += d.samples[i];
+  }
+  auto lighter = [](const Changed& a, const Changed& b) { return a.weight > b.weight; };  // lightest on top
+  heap_.push_back(Changed{std::string(id), d, weight, reset, elapsed});
+  std::push_heap(heap_.begin(), heap_.end(), lighter);
+  if (heap_.size() > static_cast<size_t>(o_.jobstats_max_jobs)) {
+    std::pop_heap(heap_.begin(), heap_.end(), lighter);
+    heap_.pop_back();
+    ++run->dropped;
+  }
+}
+
+void LustreExporter::JobsEnd(Context& ctx, const Item& it, JobRun* run, bool complete) {
+  JobTargetState& ts = *run->ts;
+  const JobTable& old = ts.table;
+  if (!complete && run->have_base) {
+    // The jobs this reading did not reach keep their last values as the
+    // baseline, with the time they were read: the next delta is right.
+    for (size_t i = 0; i < old.size(); ++i) {
+      if (old_seen_[i] || !next_jobs_.Add(old.Id(i))) continue;
+      JobSnap s;
+      int64_t own = ts.mono_ns;
+      old.Get(i, &s, &own);
+      next_jobs_.Put(old.Hash(i), s, true, own);
+    }
+  }
+  // Jobs Lustre dropped (job_cleanup_interval) are forgotten with the old table.
+  std::swap(ts.table, next_jobs_);
+  // The old table of a big target (an MDT's) is let go now, not handed to the
+  // next (small) target, which would keep its pages.
+  if (next_jobs_.Bytes() > (1u << 20)) next_jobs_ = JobTable();
+  ts.gen = gen_;
+  ts.mono_ns = mono_;
+  if (!heap_.empty()) {
+    std::sort(heap_.begin(), heap_.end(), [](const Changed& a, const Changed& b) { return a.weight > b.weight; });
+    for (const Changed& c : heap_) EmitJob(ctx, run->role, c.id, c.d, c.reset, c.elapsed);
+    heap_.clear();
+  }
+  JobSummary& sum = job_summary_[it.target];
+  sum.active = run->changed;
+  sum.dropped = run->dropped;
+  if (run->dropped)
+    ctx.Warn(Source(it), it.rel + ": " + std::to_string(run->dropped) + " changed job ids over --jobstats-max-jobs " +
+                             std::to_string(o_.jobstats_max_jobs) + " not emitted (smallest first)");
+}
+
+void LustreExporter::EmitJob(Context& ctx, Role role, std::string_view id, const JobSnap& d, bool reset,
+                             int64_t elapsed) {
+  const RoleDef& r = kRoles[role];
+  Record& rec = ctx.Begin(dataset::kJobstats);
+  rec.Str(field::kJobId, id).Raw(job_common_).Int(field::kLustreElapsedNs, elapsed);
+  if (reset) {
+    rec.Bool(field::kLustreReset, true);
+    return;
+  }
+  uint64_t total = 0, other = 0;
+  for (size_t i = 0; i < r.job_slots; ++i) {
+    const OpDef& op = r.ops[i];
+    const uint64_t v = d.samples[i];
+    if (op.flags & kBytes) {
+      if (role == kOss || v) rec.Int(op.field, I(op.op[0] == 'r' ? d.read_sum : d.write_sum)).Int(op.ops_field, I(v));
       continue;
     }
-    uint64_t total = 0, other = 0;
-    for (size_t i = 0; i < r.job_slots; ++i) {
-      const OpDef& op = r.ops[i];
-      const uint64_t v = c.d.samples[i];
-      if (op.flags & kBytes) {
-        if (role == kOss || v) rec.Int(op.field, I(op.op[0] == 'r' ? c.d.read_sum : c.d.write_sum)).Int(op.ops_field, I(v));
-        continue;
-      }
-      total += v;
-      if (op.flags & kOther) other += v;
-      if (v) rec.Int(op.field, I(v));
-    }
-    if (c.d.unknown) rec.Int(r.unknown_field, I(c.d.unknown));
-    if (role == kOss) rec.Int(field::kOssOtherOps, I(other));
-    else rec.Int(field::kMdsOps, I(total + c.d.unknown));
+    total += v;
+    if (op.flags & kOther) other += v;
+    if (v) rec.Int(op.field, I(v));
   }
+  if (d.unknown) rec.Int(r.unknown_field, I(d.unknown));
+  if (role == kOss) rec.Int(field::kOssOtherOps, I(other));
+  else rec.Int(field::kMdsOps, I(total + d.unknown));
 }
 
 LustreExporter::HistStep LustreExporter::StepHist(std::unordered_map<std::string, HistSnap>& snaps,
@@ -969,10 +1318,212 @@ void LustreExporter::Collect(Context& ctx) {
   for (auto i = jobs_.begin(); i != jobs_.end();) i = i->second.gen + keep_jobs < gen_ ? jobs_.erase(i) : std::next(i);
   // A huge file once must not pin its buffer for ever.
   if (buf_.size() > (4u << 20)) std::string().swap(buf_);
+  if (jbuf_.size() > 2 * kJobChunk) std::string().swap(jbuf_);
   if (dump_.size() > (16u << 20)) std::string().swap(dump_);
   // Give the pages of this sample's transient allocations back (the job id
   // maps churn): RSS stays near what is really in use.
   malloc_trim(64 << 10);
+  ++samples_done_;
+}
+
+void LustreExporter::Idle(int64_t until_ns) {
+  if (!metrics_) {
+    Exporter::Idle(until_ns);
+    return;
+  }
+  while (!exporters::StopRequested() && MonotonicNs() < until_ns)
+    metrics_->ServeUntil(until_ns, [this](exporters::MetricsServer::Body& b) { RenderMetrics(b); });
+}
+
+namespace {
+
+// Metric names and labels as lustre_exporter and lustrefs-exporter have them
+// where they exist (lustre_read_bytes_total, lustre_job_stats_total, ...;
+// labels component="ost"|"mdt", target, jobid, operation), so dashboards
+// written for those port; brw_stats as real histograms (lustre_brw_*).
+constexpr std::string_view kComponent[2] = {"ost", "mdt"};
+
+void Num(std::string* out, uint64_t v) {
+  char b[24];
+  out->append(b, static_cast<size_t>(std::to_chars(b, b + sizeof b, v).ptr - b));
+}
+
+void Header(std::string* out, std::string_view name, std::string_view type, std::string_view help) {
+  out->append("# HELP ").append(name).append(" ").append(help).append("\n# TYPE ").append(name).append(" ").append(type).append("\n");
+}
+
+struct BrwName {
+  std::string_view key, metric, help;
+  bool linear;
+};
+constexpr BrwName kBrwNames[] = {
+    {"pages", "lustre_brw_pages_per_bulk_rw", "Pages per bulk read/write RPC (brw_stats)", false},
+    {"discont_pages", "lustre_brw_discontiguous_pages", "Discontiguous pages per RPC (brw_stats)", false},
+    {"discont_blocks", "lustre_brw_discontiguous_blocks", "Discontiguous blocks per RPC (brw_stats)", false},
+    {"frags", "lustre_brw_fragmented_ios", "Disk fragmented I/Os per RPC (brw_stats)", false},
+    {"in_flight", "lustre_brw_ios_in_flight", "Disk I/Os in flight when an I/O was started (brw_stats)", true},
+    {"io_time_ms", "lustre_brw_io_time_milliseconds", "Disk I/O time in milliseconds (brw_stats)", false},
+    {"io_size", "lustre_brw_io_size_bytes", "Disk I/O size in bytes (brw_stats)", false},
+    {"block_maps_ms", "lustre_brw_block_maps_milliseconds", "Block map time in milliseconds (brw_stats)", false},
+};
+
+}  // namespace
+
+void LustreExporter::RenderMetrics(exporters::MetricsServer::Body& body) {
+  std::string& out = body.buf();
+  auto labels = [&](Role role, std::string_view target) {
+    out.append("{component=\"").append(kComponent[role]).append("\",target=\"");
+    exporters::AppendLabelValue(&out, target);
+    out.append("\"");
+  };
+  // Targets: lustre_{read,write}_{samples,bytes}_total and lustre_stats_total.
+  struct Io {
+    std::string_view name, help;
+    bool write, bytes;
+  };
+  constexpr Io kIo[] = {{"read_samples_total", "Total number of reads that have been recorded.", false, false},
+                        {"read_bytes_total", "The total number of bytes that have been read.", false, true},
+                        {"write_samples_total", "Total number of writes that have been recorded.", true, false},
+                        {"write_bytes_total", "The total number of bytes that have been written.", true, true}};
+  auto io_slot = [](Role role, bool write) { return FindOp(kRoles[role], write ? "write_bytes" : "read_bytes", kRoles[role].n); };
+  for (const Io& io : kIo) {
+    Header(&out, "lustre_" + std::string(io.name), "counter", io.help);
+    for (Role role : {kOss, kMds}) {
+      const int slot = io_slot(role, io.write);
+      for (const auto& [target, st] : stats_[role]) {
+        if (!(st.snap.present >> slot & 1)) continue;
+        out.append("lustre_").append(io.name);
+        labels(role, target);
+        out.append("} ");
+        Num(&out, io.bytes ? (io.write ? st.snap.write_sum : st.snap.read_sum) : st.snap.samples[static_cast<size_t>(slot)]);
+        out.push_back('\n');
+      }
+    }
+    if (!body.Flush()) return;
+  }
+  Header(&out, "lustre_stats_total", "counter", "Number of operations the filesystem has performed.");
+  for (Role role : {kOss, kMds}) {
+    const RoleDef& r = kRoles[role];
+    for (const auto& [target, st] : stats_[role]) {
+      for (size_t i = 0; i < r.n; ++i) {
+        if ((r.ops[i].flags & (kBytes | kIgnore)) || !(st.snap.present >> i & 1)) continue;
+        out.append("lustre_stats_total{component=\"").append(kComponent[role]).append("\",operation=\"").append(r.ops[i].op);
+        out.append("\",target=\"");
+        exporters::AppendLabelValue(&out, target);
+        out.append("\"} ");
+        Num(&out, st.snap.samples[i]);
+        out.push_back('\n');
+      }
+      if (!body.Flush()) return;
+    }
+  }
+  // Jobs: lustre_job_{read,write}_{samples,bytes}_total and lustre_job_stats_total
+  // (ops with a count above 0: the rest are absent, read as 0).
+  JobSnap s;
+  int64_t own = 0;
+  auto job_labels = [&](Role role, std::string_view id, std::string_view target) {
+    out.append("{component=\"").append(kComponent[role]).append("\",jobid=\"");
+    exporters::AppendLabelValue(&out, id);
+    out.append("\",target=\"");
+    exporters::AppendLabelValue(&out, target);
+    out.append("\"");
+  };
+  for (const Io& io : kIo) {
+    Header(&out, "lustre_job_" + std::string(io.name), "counter", io.help);
+    for (const auto& [target, ts] : jobs_) {
+      const Role role = ts.role;
+      const int slot = io_slot(role, io.write);
+      for (size_t i = 0; i < ts.table.size(); ++i) {
+        ts.table.Get(i, &s, &own);
+        if (!(s.present >> slot & 1)) continue;
+        out.append("lustre_job_").append(io.name);
+        job_labels(role, ts.table.Id(i), target);
+        out.append("} ");
+        Num(&out, io.bytes ? (io.write ? s.write_sum : s.read_sum) : s.samples[static_cast<size_t>(slot)]);
+        out.push_back('\n');
+        if (!body.Flush()) return;
+      }
+    }
+  }
+  Header(&out, "lustre_job_stats_total", "counter", "Number of operations the filesystem has performed for the job.");
+  for (const auto& [target, ts] : jobs_) {
+    const Role role = ts.role;
+    const RoleDef& r = kRoles[role];
+    for (size_t i = 0; i < ts.table.size(); ++i) {
+      ts.table.Get(i, &s, &own);
+      const std::string_view id = ts.table.Id(i);
+      for (uint64_t m = s.present; m; m &= m - 1) {
+        const size_t k = static_cast<size_t>(__builtin_ctzll(m));
+        if ((r.ops[k].flags & (kBytes | kIgnore)) || s.samples[k] == 0) continue;
+        out.append("lustre_job_stats_total{component=\"").append(kComponent[role]).append("\",jobid=\"");
+        exporters::AppendLabelValue(&out, id);
+        out.append("\",operation=\"").append(r.ops[k].op).append("\",target=\"");
+        exporters::AppendLabelValue(&out, target);
+        out.append("\"} ");
+        Num(&out, s.samples[k]);
+        out.push_back('\n');
+      }
+      if (!body.Flush()) return;
+    }
+  }
+  // brw_stats: one histogram per kind, per target and direction; a bucket
+  // labelled N (a power of 2) counts values in [N, 2N), so its upper bound
+  // is le="2N-1" (exact for integers); "disk I/Os in flight" is linear (le="N").
+  std::vector<std::string> keys;
+  for (const auto& [target, h] : brw_)
+    for (const auto& x : h.h)
+      if (std::find(keys.begin(), keys.end(), x.key) == keys.end()) keys.push_back(x.key);
+  for (const std::string& key : keys) {
+    std::string metric = "lustre_brw_" + key, help = "brw_stats histogram '" + key + "'";
+    bool linear = false;
+    for (const BrwName& n : kBrwNames)
+      if (n.key == key) {
+        metric.assign(n.metric);
+        help.assign(n.help);
+        linear = n.linear;
+      }
+    Header(&out, metric, "histogram", help);
+    for (const auto& [target, h] : brw_) {
+      for (const auto& x : h.h) {
+        if (x.key != key) continue;
+        for (int write = 0; write < 2; ++write) {
+          uint64_t cum = 0;
+          auto bucket = [&](std::string_view le) {
+            out.append(metric).append("_bucket{component=\"ost\",operation=\"").append(write ? "write" : "read");
+            out.append("\",target=\"");
+            exporters::AppendLabelValue(&out, target);
+            out.append("\",le=\"").append(le).append("\"} ");
+            Num(&out, cum);
+            out.push_back('\n');
+          };
+          for (uint32_t k = 0; k < x.n; ++k) {
+            const HistBucket& b = h.b[x.first + k];
+            cum += write ? b.write : b.read;
+            char le[24];
+            const uint64_t bound = linear || b.bucket == 0 ? b.bucket : b.bucket * 2 - 1;
+            bucket(std::string_view(le, static_cast<size_t>(std::to_chars(le, le + sizeof le, bound).ptr - le)));
+          }
+          bucket("+Inf");
+          out.append(metric).append("_count{component=\"ost\",operation=\"").append(write ? "write" : "read");
+          out.append("\",target=\"");
+          exporters::AppendLabelValue(&out, target);
+          out.append("\"} ");
+          Num(&out, cum);
+          out.push_back('\n');
+        }
+        if (!body.Flush()) return;
+      }
+    }
+  }
+  Header(&out, "iosonar_lustre_samples_total", "counter", "Samples taken by this exporter.");
+  out.append("iosonar_lustre_samples_total ");
+  Num(&out, samples_done_);
+  out.push_back('\n');
+  Header(&out, "iosonar_lustre_read_timeouts_total", "counter",
+         "Statistics file reads abandoned at --read-timeout (the data of that file missed that sample).");
+  out.append("iosonar_lustre_read_timeouts_total ");
+  Num(&out, timeouts_);
+  out.push_back('\n');
 }
 
 }  // namespace
@@ -999,10 +1550,13 @@ constexpr OptionSpec kLustreOptions[] = {
     opt::String("proc-root", "DIR", "/", "read DIR/proc/fs/lustre, DIR/sys/fs/lustre and DIR/sys/kernel/debug/lustre"),
     opt::String("lctl-dump", "FILE", nullptr, "read this `lctl get_param` dump (re-read every sample) instead of the tree"),
     opt::List("sources", "LIST", "oss,mds,jobstats,brw,client", "oss,mds,jobstats,brw,client", "what to sample (comma-separated)"),
-    opt::Int("jobstats-max-jobs", "N", "1000", "at most N changed job ids per target per sample (largest first; 0 = no limit)").Min(0),
+    opt::Int("jobstats-max-jobs", "N", "0", "at most N changed job ids per target per sample, the largest (0 = every changed job, the default: memory, ~60 bytes a job id kept, is the bound)").Min(0),
     opt::Int("jobstats-every", "N", "1", "read each target's job_stats every N samples, the targets spread over the N phases (deltas then span N intervals)").Min(1),
     opt::Flag("per-file-sources", "self-report (iosonar.sampler) per file instead of per kind"),
-    opt::Bytes("max-file-size", "BYTES", "64M", "skip (with an error) any statistics file larger than this"),
+    opt::Bytes("max-file-size", "BYTES", "64M", "a statistics file larger than this is not read (a warning with its size); job_stats is streamed and has no such bound"),
+    opt::String("listen-metrics", "HOST:PORT", nullptr,
+                "also serve the counters as last read in the Prometheus text format on http://HOST:PORT/metrics "
+                "(OST/MDT ops and bytes, job_stats per job, brw_stats histograms; :PORT = every address)"),
     opt::Duration("read-timeout", "SECONDS", "0.5",
                   "a file read that takes longer (blocked in the kernel: a hung server) is abandoned for the sample "
                   "and reported; that file is not read again until the read returns (0 = no watchdog)").Min(0),
@@ -1015,6 +1569,7 @@ Result<std::unique_ptr<Exporter>> CreateLustre(const Options& opts) {
   o.proc_root = opts.Get("proc-root");
   if (o.proc_root.empty()) o.proc_root = "/";
   o.lctl_dump = opts.Get("lctl-dump");
+  o.listen_metrics = opts.Get("listen-metrics");
   o.jobstats_max_jobs = opts.Int("jobstats-max-jobs");
   o.jobstats_every = opts.Int("jobstats-every");
   o.max_file_bytes = opts.Bytes("max-file-size");

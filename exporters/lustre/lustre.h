@@ -29,13 +29,14 @@ namespace iosonar::lustre {
 struct LustreOptions {
   std::string proc_root = "/";
   std::string lctl_dump;           // read this dump instead of the tree
-  int64_t jobstats_max_jobs = 1000;  // per target per sample; 0 = no limit
+  int64_t jobstats_max_jobs = 0;  // per target per sample; 0 = no limit
   int64_t jobstats_every = 1;        // read job_stats every N samples
   bool oss = true, mds = true, jobstats = true, brw = true, client = true;
   bool per_file_sources = false;   // self-report per file instead of per kind
-  int64_t max_file_bytes = 64ll << 20;
+  int64_t max_file_bytes = 64ll << 20;  // whole-file reads (job_stats is streamed)
   // Every read on a reader thread with this deadline (read_watchdog.h); 0 = read in the sampling thread.
   int read_timeout_ms = 500;
+  std::string listen_metrics;  // HOST:PORT of the Prometheus endpoint ("" = none)
 };
 
 std::unique_ptr<exporters::Exporter> MakeLustreExporter(const LustreOptions& o);

@@ -35,7 +35,7 @@ inline size_t Tokens(std::string_view line, std::string_view* tok, size_t max) {
 // Iterates lines without copying.
 class Lines {
  public:
-  explicit Lines(std::string_view t) : t_(t) {}
+  explicit Lines(std::string_view t, uint32_t first = 1) : t_(t), no_(first - 1) {}
   bool Next(std::string_view* line) {
     if (pos_ >= t_.size()) return false;
     const char* start = t_.data() + pos_;
@@ -415,10 +415,25 @@ uint64_t HashBytes(std::string_view s) {
   return r;
 }
 
-size_t IndexJobStats(std::string_view text, std::vector<JobSpan>* out, std::vector<Issue>* issues) {
+size_t JobStatsCut(std::string_view text) {
+  size_t end = text.size();
+  while (end > 0) {
+    const void* nl = memrchr(text.data(), '\n', end);
+    if (!nl) return 0;
+    const size_t p = static_cast<size_t>(static_cast<const char*>(nl) - text.data()) + 1;  // line start
+    size_t i = p;
+    while (i < text.size() && (text[i] == ' ' || text[i] == '\t')) ++i;
+    if (i < text.size() && text[i] == '-') return p;
+    end = p - 1;
+  }
+  return 0;
+}
+
+size_t IndexJobStats(std::string_view text, std::vector<JobSpan>* out, std::vector<Issue>* issues, uint32_t first_line,
+                     uint32_t* last_line) {
   out->clear();
   const size_t issues0 = issues->size();
-  Lines lines(text);
+  Lines lines(text, first_line);
   std::string_view line;
   bool in_job = false, skip_job = false, in_body = false;
   const char* base = text.data();
@@ -488,6 +503,7 @@ size_t IndexJobStats(std::string_view text, std::vector<JobSpan>* out, std::vect
     out->back().body_line = lines.no();
   }
   close_body(base + text.size());
+  if (last_line) *last_line = lines.no();
   return issues->size() - issues0;
 }
 

@@ -85,7 +85,16 @@ struct JobSpan {
   uint32_t line = 0;        // of "- job_id:"
   uint32_t body_line = 0;   // of body's first line
 };
-size_t IndexJobStats(std::string_view text, std::vector<JobSpan>* out, std::vector<Issue>* issues);
+// first_line: the line number of text's first line (text may be a piece of
+// a file read in chunks, cut at entry boundaries: JobStatsCut); *last_line,
+// if given, gets the number of its last line.
+size_t IndexJobStats(std::string_view text, std::vector<JobSpan>* out, std::vector<Issue>* issues,
+                     uint32_t first_line = 1, uint32_t* last_line = nullptr);
+// Where a piece of job_stats text may be cut so that every entry before the
+// cut is whole: the offset of the last line whose first non-blank character
+// is '-' (the start of the last entry, which may be incomplete); 0 if there
+// is none after the first line.
+size_t JobStatsCut(std::string_view text);
 // Remembers, for each line position k of a body, the last k-th line parsed
 // (its bytes and what it parsed to). Entries list their ops in one order and
 // most op lines are the same from one entry to the next (idle ops are all

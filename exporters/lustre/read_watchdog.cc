@@ -24,7 +24,7 @@ struct ReadWatchdog::Worker {
   // the job
   std::string path;
   std::string buf;
-  int64_t max = 0;
+  ReadWatchdog::StepFn step;
   // the result
   bool ok = false, vanished = false;
   size_t len = 0;
@@ -56,6 +56,17 @@ ReadWatchdog::Outcome ReadWatchdog::Read(const std::string& path, std::string* b
                                          std::string* err, bool* vanished) {
   *vanished = false;
   if (timeout_ms_ <= 0) return fn_(path, buf, len, max, err, vanished) ? kOk : kFailed;
+  ReadFn fn = fn_;
+  return Run(
+      path,
+      [fn, path, max](std::string* b, size_t* l, std::string* e, bool* v) { return fn(path, b, l, max, e, v); }, buf,
+      len, err, vanished);
+}
+
+ReadWatchdog::Outcome ReadWatchdog::Run(const std::string& path, StepFn step, std::string* buf, size_t* len,
+                                        std::string* err, bool* vanished) {
+  *vanished = false;
+  if (timeout_ms_ <= 0) return step(buf, len, err, vanished) ? kOk : kFailed;
   {
     std::lock_guard lk(shared_->mu);
     if (auto it = shared_->stuck.find(path); it != shared_->stuck.end()) {
@@ -72,9 +83,8 @@ ReadWatchdog::Outcome ReadWatchdog::Read(const std::string& path, std::string* b
   if (!live_) {
     auto w = std::make_shared<Worker>();
     std::shared_ptr<Shared> shared = shared_;
-    ReadFn fn = fn_;
     // The thread holds its state: an abandoned thread frees it when its read returns.
-    w->thread = std::thread([w, shared, fn] {
+    w->thread = std::thread([w, shared] {
       Worker& me = *w;
       std::unique_lock lk(me.mu);
       for (;;) {
@@ -82,17 +92,18 @@ ReadWatchdog::Outcome ReadWatchdog::Read(const std::string& path, std::string* b
         if (me.quit) return;
         me.has_job = false;
         const std::string rpath = me.path;
-        const int64_t rmax = me.max;
+        StepFn rstep = std::move(me.step);
         std::string rbuf;
         rbuf.swap(me.buf);
         lk.unlock();
         size_t rlen = 0;
         std::string rerr;
         bool rvanished = false;
-        const bool ok = fn(rpath, &rbuf, &rlen, rmax, &rerr, &rvanished);
+        const bool ok = rstep(&rbuf, &rlen, &rerr, &rvanished);
         lk.lock();
         if (me.abandoned) {
           lk.unlock();
+          rstep = nullptr;  // what the step holds (an fd) goes now
           std::lock_guard slk(shared->mu);
           shared->stuck.erase(rpath);
           return;
@@ -111,7 +122,7 @@ ReadWatchdog::Outcome ReadWatchdog::Read(const std::string& path, std::string* b
   Worker& w = *live_;
   std::unique_lock lk(w.mu);
   w.path = path;
-  w.max = max;
+  w.step = std::move(step);
   w.buf.swap(*buf);
   w.done = false;
   w.has_job = true;

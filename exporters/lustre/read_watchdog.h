@@ -27,6 +27,10 @@ class ReadWatchdog {
  public:
   // path, buffer, bytes read, size bound, error, vanished -> ok
   using ReadFn = std::function<bool(const std::string&, std::string*, size_t*, int64_t, std::string*, bool*)>;
+  // One step of a streamed read (open a file, read its next chunk): buffer,
+  // bytes, error, vanished -> ok. The step owns what it holds (a shared fd):
+  // an abandoned step keeps it until its call returns.
+  using StepFn = std::function<bool(std::string*, size_t*, std::string*, bool*)>;
   enum Outcome { kOk, kFailed, kTimedOut, kStillStuck, kTooManyStuck };
 
   ReadWatchdog(ReadFn fn, int timeout_ms, size_t max_stuck = 8);
@@ -39,6 +43,12 @@ class ReadWatchdog {
   // kTooManyStuck) with *err saying why. timeout_ms <= 0: fn here, no thread.
   Outcome Read(const std::string& path, std::string* buf, size_t* len, int64_t max, std::string* err,
                bool* vanished);
+  // step instead of fn, with the same deadline and the same bookkeeping of
+  // stuck paths: a file read in chunks is one step per chunk, so the
+  // deadline bounds each read(2) (a file that streams is not hung however
+  // long it is), and a stuck chunk marks path stuck like a stuck whole read.
+  Outcome Run(const std::string& path, StepFn step, std::string* buf, size_t* len, std::string* err,
+              bool* vanished);
   size_t stuck() const;  // reads abandoned and not returned yet
 
  private:

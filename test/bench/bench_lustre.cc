@@ -11,12 +11,18 @@
 //
 //   bench_lustre [--samples N] [--interval S] [--dump FILE] [--scenario K] [--in-process-only]
 //                [--read-timeout MS]   (in process: the read watchdog's deadline; 0 = no watchdog)
+//                [--mdt-jobs N]        (the MDT's job_stats has N entries, 2.14 format: an MDS's size)
+//                [--scrape PORT]       (the command serves --listen-metrics 127.0.0.1:PORT, scraped after each sample)
+//                [--lean-only]         (only iosonar-exporter as the command)
 //   BENCH_LUSTRE_IOSONAR=/path/to/iosonar bench_lustre   (measure another build of the command)
 //
 // --dump FILE: write every record the in-process runs emitted to FILE,
 // except iosonar.sampler lines (they carry measured durations), so two
 // builds of the exporter can be compared byte for byte on the same inputs.
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <malloc.h>
 #include <spawn.h>
 #include <sys/resource.h>
@@ -44,6 +50,7 @@ extern char** environ;
 namespace {
 
 constexpr int kOsts = 100, kJobsPerOst = 100;
+int g_mdt_jobs = 0;  // --mdt-jobs N: the MDT's job_stats has N entries (an MDS's size: 10,000s)
 
 void MkdirP(const std::string& p) {
   for (size_t i = p.find('/', 1); i != std::string::npos; i = p.find('/', i + 1)) mkdir(p.substr(0, i).c_str(), 0755);
@@ -68,7 +75,51 @@ struct Fixture {
   int64_t snap = 1723114647;
   std::vector<std::vector<Job>> jobs = std::vector<std::vector<Job>>(kOsts, std::vector<Job>(kJobsPerOst));
   std::vector<uint64_t> ost_w = std::vector<uint64_t>(kOsts, 1000);
+  struct MdtJob {
+    uint64_t open = 0, getattr = 0, setattr = 0;
+    int64_t snap = 1724140459;
+  };
+  std::vector<MdtJob> mdt_jobs = std::vector<MdtJob>(static_cast<size_t>(g_mdt_jobs));
   uint64_t step = 0;
+  std::string mdt_text;
+
+  // The MDT's job_stats in the format of the real 2.14 (DDN) captures
+  // (../shared/data/lustre/whamcloud-lustrefs-exporter/.../jobstats_only/2.14.0_164.txt):
+  // every op listed in every entry, with sumsq, and an empty hist map on the
+  // byte counters. ~3.3 KiB an entry.
+  void WriteMdtJobs(const std::string& proc) {
+    if (g_mdt_jobs == 0) return;
+    static const char* const kOps[] = {"open", "close", "mknod", "link", "unlink", "mkdir", "rmdir", "rename",
+                                       "getattr", "setattr", "getxattr", "setxattr", "statfs", "sync",
+                                       "samedir_rename", "parallel_rename_file", "parallel_rename_dir",
+                                       "crossdir_rename", "read", "write", "read_bytes", "write_bytes", "punch",
+                                       "migrate"};
+    std::string& t = mdt_text;
+    t.assign("job_stats:\n");
+    char b[512];
+    for (int j = 0; j < g_mdt_jobs; ++j) {
+      const MdtJob& x = mdt_jobs[static_cast<size_t>(j)];
+      std::snprintf(b, sizeof b,
+                    "- job_id:          \"SLURM_JOB%d:0:cn%04d\"\n  snapshot_time:   %lld.176791282 secs.nsecs\n"
+                    "  start_time:      1724138039.056524190 secs.nsecs\n  elapsed_time:    2420.120267092 secs.nsecs\n",
+                    100000 + j, j % 4096, static_cast<long long>(x.snap));
+      t += b;
+      for (const char* op : kOps) {
+        uint64_t v = 0;
+        if (!std::strcmp(op, "open") || !std::strcmp(op, "close")) v = x.open;
+        else if (!std::strcmp(op, "getattr")) v = x.getattr;
+        else if (!std::strcmp(op, "setattr")) v = x.setattr;
+        const bool bytes = !std::strcmp(op, "read_bytes") || !std::strcmp(op, "write_bytes");
+        std::snprintf(b, sizeof b,
+                      "  %-16s { samples: %11llu, unit: %s, min:        %s, max: %8s, sum: %16llu, sumsq: %18llu%s }\n",
+                      (std::string(op) + ":").c_str(), (unsigned long long)v, bytes ? "bytes" : "usecs", v ? "9" : "0",
+                      v ? "1241" : "0", (unsigned long long)(v * 57), (unsigned long long)(v * 57 * 60),
+                      bytes ? ", hist: {  }" : "");
+        t += b;
+      }
+    }
+    Put(proc + "/mdt/bench-MDT0000/job_stats", t);
+  }
 
   static std::string Name(int i) {
     char b[32];
@@ -154,6 +205,7 @@ struct Fixture {
       }
       Put(proc + "/obdfilter/" + n + "/job_stats", t);
     }
+    WriteMdtJobs(proc);
     Put(proc + "/mdt/bench-MDT0000/md_stats",
         "snapshot_time             " + std::to_string(snap) + ".133334020 secs.nsecs\nopen " + std::to_string(100 + step) +
             " samples [usecs] 1 2 3 4\nclose " + std::to_string(100 + step) + " samples [usecs] 1 2 3 4\n");
@@ -173,6 +225,14 @@ struct Fixture {
         x.snap = snap;
       }
     }
+    for (size_t j = 0; j < mdt_jobs.size(); ++j) {
+      if ((static_cast<int>(j) + static_cast<int>(step)) % 100 >= percent_jobs) continue;
+      MdtJob& x = mdt_jobs[j];
+      x.open += 3;
+      x.getattr += 7;
+      x.setattr += 1;
+      x.snap = snap;
+    }
     Write();
   }
 };
@@ -184,11 +244,73 @@ std::string Slurp(const std::string& p) {
   return ss.str();
 }
 
-size_t CountOf(const std::string& s, const std::string& n) {
-  size_t c = 0;
-  for (auto p = s.find(n); p != std::string::npos; p = s.find(n, p + 1)) ++c;
-  return c;
+// The samples a growing output file holds so far, reading only what was
+// appended since the last call (the file grows by MBs a sample at 50,000 jobs).
+struct SampleCounter {
+  std::string path;
+  off_t off = 0;
+  size_t count = 0;
+  std::string carry;
+  size_t Poll() {
+    int fd = open(path.c_str(), O_RDONLY);
+    if (fd < 0) return count;
+    char b[1 << 16];
+    ssize_t n;
+    while ((n = pread(fd, b, sizeof b, off)) > 0) {
+      off += n;
+      carry.append(b, static_cast<size_t>(n));
+      const size_t nl = carry.rfind('\n');
+      if (nl == std::string::npos) continue;
+      static const std::string kStar = "\"sampler.source\":\"*\"";
+      for (size_t p = carry.find(kStar); p != std::string::npos && p < nl; p = carry.find(kStar, p + 1)) ++count;
+      carry.erase(0, nl + 1);
+    }
+    close(fd);
+    return count;
+  }
+};
+
+// GET /metrics from 127.0.0.1:port: bytes of the body (0 on failure).
+size_t Scrape(int port) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+    close(fd);
+    return 0;
+  }
+  const char req[] = "GET /metrics HTTP/1.1\r\nHost: bench\r\n\r\n";
+  if (write(fd, req, sizeof req - 1) < 0) {
+    close(fd);
+    return 0;
+  }
+  size_t total = 0;
+  char b[1 << 16];
+  ssize_t n;
+  bool in_body = false;
+  std::string head;
+  while ((n = read(fd, b, sizeof b)) > 0) {
+    if (in_body) {
+      total += static_cast<size_t>(n);
+      continue;
+    }
+    head.append(b, static_cast<size_t>(n));
+    const size_t e = head.find("\r\n\r\n");
+    if (e != std::string::npos) {
+      in_body = true;
+      total += head.size() - e - 4;
+    }
+  }
+  close(fd);
+  return total;
 }
+int g_scrape_port = 0;  // --scrape PORT: the command also serves --listen-metrics and is scraped after each sample
+std::vector<double> g_scrape_ms;
+std::vector<size_t> g_scrape_bytes;
+bool g_lean_only = false;
+
 
 struct Result {
   std::vector<double> ms;
@@ -231,6 +353,11 @@ Result RunOnce(Fixture& fx, const std::string& binary, int samples, double inter
   std::vector<std::string> args = {bin, "lustre", "--proc-root", fx.root, "--interval", iv, "--count", count,
                                    "--output", out, "--quiet", "--host-name", "bench", "--jobstats-every",
                                    std::to_string(every)};
+  if (g_scrape_port) {
+    args.push_back("--listen-metrics");
+    args.push_back("127.0.0.1:" + std::to_string(g_scrape_port));
+  }
+  SampleCounter counter{out};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -245,7 +372,7 @@ Result RunOnce(Fixture& fx, const std::string& binary, int samples, double inter
   g_anon_peak = 0;
   for (int k = 1; k < samples; ++k) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    while (CountOf(Slurp(out), "\"sampler.source\":\"*\"") < static_cast<size_t>(k)) {
+    while (counter.Poll() < static_cast<size_t>(k)) {
       hwm = std::max(hwm, VmHwmMib(pid));
       if (std::chrono::steady_clock::now() > deadline) {
         std::fprintf(stderr, "bench_lustre: no sample %d from the exporter\n", k);
@@ -253,6 +380,13 @@ Result RunOnce(Fixture& fx, const std::string& binary, int samples, double inter
         std::exit(1);
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    if (g_scrape_port && k > 1) {  // between samples: one scrape, timed from here
+      const auto s0 = std::chrono::steady_clock::now();
+      const size_t bytes = Scrape(g_scrape_port);
+      g_scrape_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s0).count());
+      g_scrape_bytes.push_back(bytes);
+      hwm = std::max(hwm, VmHwmMib(pid));
     }
     fx.Advance(percent);
   }
@@ -267,16 +401,24 @@ Result RunOnce(Fixture& fx, const std::string& binary, int samples, double inter
   rusage ru{};
   wait4(pid, &status, 0, &ru);
   Result r;
-  const std::string text = Slurp(out);
-  for (size_t p = text.find("\"sampler.source\":\"*\""); p != std::string::npos; p = text.find("\"sampler.source\":\"*\"", p + 1)) {
-    auto d = text.find("\"sampler.duration_ns\":", p);
-    r.ms.push_back(std::strtod(text.c_str() + d + 22, nullptr) / 1e6);
+  // The "*" self-reports (duration) and the line count, read line by line.
+  size_t lines = 0;
+  {
+    std::ifstream f(out);
+    std::string line;
+    while (std::getline(f, line)) {
+      ++lines;
+      if (line.find("\"sampler.source\":\"*\"") == std::string::npos) continue;
+      auto d = line.find("\"sampler.duration_ns\":");
+      r.ms.push_back(std::strtod(line.c_str() + d + 22, nullptr) / 1e6);
+    }
   }
+  unlink(out.c_str());
   r.cpu_ms_per_sample = (static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
                          static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3) / samples;
   r.maxrss_mib = hwm;
   r.anon_mib = g_anon_peak;
-  r.records_per_sample = static_cast<double>(CountOf(text, "\n") ) / samples;
+  r.records_per_sample = static_cast<double>(lines) / samples;
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) std::fprintf(stderr, "bench_lustre: exporter exit status %d\n", status);
   return r;
 }
@@ -386,6 +528,11 @@ int main(int argc, char** argv) {
     else if (std::string(argv[i]) == "--dump") g_dump = std::fopen(argv[i + 1], "w");
     else if (std::string(argv[i]) == "--scenario") only_scenario = std::atoi(argv[i + 1]);
     else if (std::string(argv[i]) == "--read-timeout") g_read_timeout_ms = std::atoi(argv[i + 1]);
+    else if (std::string(argv[i]) == "--mdt-jobs") g_mdt_jobs = std::atoi(argv[i + 1]);
+    else if (std::string(argv[i]) == "--scrape") g_scrape_port = std::atoi(argv[i + 1]);
+  }
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) == "--lean-only") g_lean_only = true;
   }
   // On tmpfs, as /proc and /sys are in memory: the fixture's rewrites must
   // not cost disk I/O that the exporter would wait behind.
@@ -409,6 +556,9 @@ int main(int argc, char** argv) {
               "fixture written in %.0f ms), %d samples at %.1f s\n",
               kOsts, kJobsPerOst, kOsts * kJobsPerOst, static_cast<double>(js.size()) / 1024,
               static_cast<double>(js.size()) * kOsts / 1048576.0, gen_ms, samples, interval);
+  if (g_mdt_jobs)
+    std::printf("bench_lustre: the MDT's job_stats: %d entries, %.1f MiB\n", g_mdt_jobs,
+                static_cast<double>(fx.mdt_text.size()) / 1048576.0);
   std::printf("\nin process (process CPU time of Collect + formatting, per sample after the baseline):\n");
   std::printf("%-40s %14s %11s %14s %12s %9s\n", "scenario", "median CPU ms", "p90 CPU ms", "median wall ms", "KiB out/smpl",
               "heap MiB");
@@ -441,7 +591,8 @@ int main(int argc, char** argv) {
   std::printf("\nload average now %.2f on %ld CPUs: wall times include waiting for a CPU\n", load[0], sysconf(_SC_NPROCESSORS_ONLN));
   // Both binaries side by side: the full front command and the lean
   // node exporter (no libcurl/OpenSSL/MariaDB/SQLite/hiredis linked).
-  const char* kBinaries[] = {"iosonar", "iosonar-exporter"};
+  std::vector<const char*> kBinaries = {"iosonar", "iosonar-exporter"};
+  if (g_lean_only) kBinaries = {"iosonar-exporter"};
   std::printf("\nthe command on an empty tree (binary and shared libraries only):\n");
   std::printf("%-18s %10s %10s\n", "binary", "RSS MiB", "anon MiB");
   for (const char* b : kBinaries) {
@@ -462,10 +613,19 @@ int main(int argc, char** argv) {
       const std::string name = Name(percent, every);
       std::printf("%-40s %-17s %9.2f %9.2f %9.2f %12.2f %10.1f %10.1f %12.0f\n", name.c_str(), b, Pct(steady, 0.5),
                   Pct(steady, 0.9), Pct(steady, 1.0), r.cpu_ms_per_sample, r.maxrss_mib, r.anon_mib, r.records_per_sample);
-      std::printf("  vs targets: CPU %.1f ms per sample / 20 ms = %.2fx, wall median %.1f ms / 20 ms = %.2fx, RSS %.1f / 10 MiB = "
+      const double rss_target = g_mdt_jobs ? 16.0 : 10.0;
+      std::printf("  vs targets: CPU %.1f ms per sample / 20 ms = %.2fx, wall median %.1f ms / 20 ms = %.2fx, RSS %.1f / %.0f MiB = "
                   "%.2fx\n",
                   r.cpu_ms_per_sample, r.cpu_ms_per_sample / 20.0, Pct(steady, 0.5), Pct(steady, 0.5) / 20.0, r.maxrss_mib,
-                  r.maxrss_mib / 10.0);
+                  rss_target, r.maxrss_mib / rss_target);
+      if (!g_scrape_ms.empty()) {
+        std::vector<double> kib;
+        for (size_t x : g_scrape_bytes) kib.push_back(static_cast<double>(x) / 1024);
+        std::printf("  scrapes of /metrics between samples: %zu, median %.1f ms, %.0f KiB (min %.0f KiB)\n",
+                    g_scrape_ms.size(), Pct(g_scrape_ms, 0.5), Pct(kib, 0.5), Pct(kib, 0.0));
+        g_scrape_ms.clear();
+        g_scrape_bytes.clear();
+      }
     }
   }
   std::string cmd = std::string("rm -rf ") + tmpl;

@@ -879,3 +879,63 @@ TEST_CASE("lustre ParseJobOps: a JobLineCache gives the same result as none (fix
   CHECK(bodies > 10);
   CHECK(ops > 100);
 }
+
+// The exporter reads job_stats in chunks and indexes each chunk up to its
+// last whole entry (JobStatsCut), carrying the rest: for every chunk size,
+// the entries found (ids, bodies' hashes, snapshot times, line numbers) are
+// those of the whole file indexed at once.
+TEST_CASE("lustre IndexJobStats in pieces cut by JobStatsCut equals the whole file, at every chunk size", "[lustre][fixtures]") {
+  for (const char* f : {"2.10/proc/fs/lustre/obdfilter/lus210-OST0000/job_stats",
+                        "2.15/proc/fs/lustre/obdfilter/lus215-OST0000/job_stats",
+                        "2.15/proc/fs/lustre/mdt/lus215-MDT0000/job_stats"}) {
+    INFO(f);
+    const std::string text = Fixture(f);
+    std::vector<JobSpan> whole;
+    std::vector<Issue> issues;
+    IndexJobStats(text, &whole, &issues);
+    REQUIRE(issues.empty());
+    REQUIRE(whole.size() >= 2);
+    for (size_t chunk = 1; chunk <= text.size() + 1; ++chunk) {
+      INFO("chunk " << chunk);
+      std::vector<JobSpan> all, piece;
+      std::vector<std::string> ids;  // the pieces' views die with the buffer: ids kept by value
+      std::string buf;
+      uint32_t next_line = 1;
+      size_t pos = 0;
+      auto take = [&](std::string_view t, uint32_t* last) {
+        IndexJobStats(t, &piece, &issues, next_line, last);
+        for (const JobSpan& sp : piece) {
+          all.push_back(sp);
+          ids.emplace_back(sp.job_id);
+        }
+      };
+      while (true) {
+        const size_t n = std::min(chunk, text.size() - pos);
+        buf.append(text, pos, n);
+        pos += n;
+        if (n == 0) {  // end of file: the rest is whole
+          if (!buf.empty()) take(buf, nullptr);
+          break;
+        }
+        const size_t cut = JobStatsCut(buf);
+        if (cut == 0) continue;
+        uint32_t last = 0;
+        take(std::string_view(buf).substr(0, cut), &last);
+        next_line = last + 1;
+        buf.erase(0, cut);
+      }
+      CHECK(issues.empty());
+      REQUIRE(all.size() == whole.size());
+      for (size_t k = 0; k < whole.size(); ++k) {
+        CHECK(ids[k] == whole[k].job_id);
+        CHECK(all[k].hash == whole[k].hash);
+        CHECK(all[k].snapshot_ns == whole[k].snapshot_ns);
+        CHECK(all[k].line == whole[k].line);
+        CHECK(all[k].body_line == whole[k].body_line);
+      }
+    }
+  }
+  CHECK(JobStatsCut("job_stats:\n- job_id: a\n  open: { samples: 1, unit: reqs }\n- job_id: b\n  op") ==
+        std::string("job_stats:\n- job_id: a\n  open: { samples: 1, unit: reqs }\n").size());
+  CHECK(JobStatsCut("- job_id: a\n  open: { samples: 1") == 0);  // one incomplete entry: no cut
+}
