@@ -14,6 +14,7 @@
 //                [--mdt-jobs N]        (the MDT's job_stats has N entries, 2.14 format: an MDS's size)
 //                [--scrape PORT]       (the command serves --listen-metrics 127.0.0.1:PORT, scraped after each sample)
 //                [--lean-only]         (only iosonar-exporter as the command)
+//                [--command-only]      (no in-process runs)
 //   BENCH_LUSTRE_IOSONAR=/path/to/iosonar bench_lustre   (measure another build of the command)
 //
 // --dump FILE: write every record the in-process runs emitted to FILE,
@@ -82,6 +83,8 @@ struct Fixture {
   std::vector<MdtJob> mdt_jobs = std::vector<MdtJob>(static_cast<size_t>(g_mdt_jobs));
   uint64_t step = 0;
   std::string mdt_text;
+  std::vector<std::string> mdt_entries;
+  std::vector<bool> mdt_dirty;
 
   // The MDT's job_stats in the format of the real 2.14 (DDN) captures
   // (../shared/data/lustre/whamcloud-lustrefs-exporter/.../jobstats_only/2.14.0_164.txt):
@@ -94,16 +97,23 @@ struct Fixture {
                                        "samedir_rename", "parallel_rename_file", "parallel_rename_dir",
                                        "crossdir_rename", "read", "write", "read_bytes", "write_bytes", "punch",
                                        "migrate"};
-    std::string& t = mdt_text;
-    t.assign("job_stats:\n");
+    // Only the entries that changed are formatted again (the rest kept).
+    if (mdt_entries.size() != mdt_jobs.size()) {
+      mdt_entries.assign(mdt_jobs.size(), std::string());
+      mdt_dirty.assign(mdt_jobs.size(), true);
+    }
     char b[512];
     for (int j = 0; j < g_mdt_jobs; ++j) {
+      if (!mdt_dirty[static_cast<size_t>(j)]) continue;
+      mdt_dirty[static_cast<size_t>(j)] = false;
       const MdtJob& x = mdt_jobs[static_cast<size_t>(j)];
+      std::string& e = mdt_entries[static_cast<size_t>(j)];
+      e.clear();
       std::snprintf(b, sizeof b,
                     "- job_id:          \"SLURM_JOB%d:0:cn%04d\"\n  snapshot_time:   %lld.176791282 secs.nsecs\n"
                     "  start_time:      1724138039.056524190 secs.nsecs\n  elapsed_time:    2420.120267092 secs.nsecs\n",
                     100000 + j, j % 4096, static_cast<long long>(x.snap));
-      t += b;
+      e += b;
       for (const char* op : kOps) {
         uint64_t v = 0;
         if (!std::strcmp(op, "open") || !std::strcmp(op, "close")) v = x.open;
@@ -115,9 +125,12 @@ struct Fixture {
                       (std::string(op) + ":").c_str(), (unsigned long long)v, bytes ? "bytes" : "usecs", v ? "9" : "0",
                       v ? "1241" : "0", (unsigned long long)(v * 57), (unsigned long long)(v * 57 * 60),
                       bytes ? ", hist: {  }" : "");
-        t += b;
+        e += b;
       }
     }
+    std::string& t = mdt_text;
+    t.assign("job_stats:\n");
+    for (const std::string& e : mdt_entries) t += e;
     Put(proc + "/mdt/bench-MDT0000/job_stats", t);
   }
 
@@ -232,6 +245,7 @@ struct Fixture {
       x.getattr += 7;
       x.setattr += 1;
       x.snap = snap;
+      mdt_dirty[j] = true;
     }
     Write();
   }
@@ -310,6 +324,7 @@ int g_scrape_port = 0;  // --scrape PORT: the command also serves --listen-metri
 std::vector<double> g_scrape_ms;
 std::vector<size_t> g_scrape_bytes;
 bool g_lean_only = false;
+bool g_command_only = false;  // --command-only: no in-process runs
 
 
 struct Result {
@@ -516,6 +531,7 @@ double Pct(std::vector<double> v, double q) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  setvbuf(stdout, nullptr, _IOLBF, 0);
   int samples = 20;
   double interval = 1.0;
   bool inproc_only = false;
@@ -533,6 +549,7 @@ int main(int argc, char** argv) {
   }
   for (int i = 1; i < argc; ++i) {
     if (std::string(argv[i]) == "--lean-only") g_lean_only = true;
+    if (std::string(argv[i]) == "--command-only") g_command_only = true;
   }
   // On tmpfs, as /proc and /sys are in memory: the fixture's rewrites must
   // not cost disk I/O that the exporter would wait behind.
@@ -568,7 +585,7 @@ int main(int argc, char** argv) {
     std::snprintf(name, sizeof name, "%d%% of jobs change%s", percent, every > 1 ? ", --jobstats-every 2" : "");
     return std::string(name);
   };
-  for (int si = 0; si < 3; ++si) {
+  for (int si = 0; si < 3 && !g_command_only; ++si) {
     const auto [percent, every] = kScenarios[si];
     if (only_scenario >= 0 && si != only_scenario) continue;
     InProc r = RunInProcess(fx, samples, percent, every);

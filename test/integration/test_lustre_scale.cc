@@ -10,6 +10,7 @@
 #include <map>
 #include <string>
 
+#include "core/records/record.h"
 #include "test/integration/lustre_driver.h"
 #include "test/integration/lustre_fixture.h"
 #include "test/testutil/golden.h"
@@ -37,6 +38,19 @@ std::string RecordOf(const std::string& lines, const std::string& needle) {
   for (const auto& l : SplitLines(lines))
     if (l.find(needle) != std::string::npos) return l;
   return "";
+}
+
+// Every line must pass the collector's schema validation.
+void CheckValid(const std::string& lines) {
+  for (auto& l : SplitLines(lines)) {
+    if (l.empty()) continue;
+    std::string buf = l;
+    buf.push_back('\0');
+    iosonar::ParsedRecord rec;
+    iosonar::Status s = iosonar::ParseRecordInsitu(buf.data(), l.size(), &rec);
+    INFO(l);
+    REQUIRE(s.ok());
+  }
 }
 
 size_t Samples(const std::string& path) {

@@ -887,7 +887,7 @@ TEST_CASE("lustre ParseJobOps: a JobLineCache gives the same result as none (fix
 TEST_CASE("lustre IndexJobStats in pieces cut by JobStatsCut equals the whole file, at every chunk size", "[lustre][fixtures]") {
   for (const char* f : {"2.10/proc/fs/lustre/obdfilter/lus210-OST0000/job_stats",
                         "2.15/proc/fs/lustre/obdfilter/lus215-OST0000/job_stats",
-                        "2.15/proc/fs/lustre/mdt/lus215-MDT0000/job_stats"}) {
+                        "2.10/proc/fs/lustre/mdt/lus210-MDT0000/job_stats", "2.3/proc/fs/lustre/obdfilter/lus23-OST0000/job_stats"}) {
     INFO(f);
     const std::string text = Fixture(f);
     std::vector<JobSpan> whole;
