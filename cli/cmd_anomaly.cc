@@ -19,6 +19,7 @@
 #include "core/store/es_store.h"
 #include "core/store/store.h"
 #include "redis-cache/cache.h"
+#include "core/base/terminal.h"
 
 namespace po = boost::program_options;
 
@@ -173,7 +174,7 @@ int CmdAnomaly(int argc, char** argv) {
   }
   const std::string json = anomaly::ToJson(*res, true);
   if (format == "json") std::cout << json;
-  else std::cout << anomaly::ToTable(*res);
+  else std::cout << TerminalSafe(anomaly::ToTable(*res));
   if (pub.has_output()) pub.Send(anomaly::ToRecords(*res, HostName()));
   pub.Cache(cache::JobResultKey(job_id, "anomaly"), anomaly::ToJson(*res, false));
   pub.WithJob(job_id, cluster, [&](JobDb& d, const JobRecord& job) {

@@ -14,6 +14,7 @@
 #include "core/base/host.h"
 #include "core/base/timeutil.h"
 #include "cli/publish.h"
+#include "core/base/terminal.h"
 
 namespace po = boost::program_options;
 
@@ -88,7 +89,7 @@ int CmdBadOst(int argc, char** argv) {
   const auto res = analysis::CorrelateOsts(in.files);
   const std::string json = analysis::BadOstToJson(res, filt, in);
   if (format == "json") std::cout << json << "\n";
-  else std::cout << analysis::BadOstToTable(res, filt, in);
+  else std::cout << TerminalSafe(analysis::BadOstToTable(res, filt, in));
   Publisher pub("bad-ost", {output, "", "", ""});
   if (pub.has_output())
     pub.Send(analysis::BadOstToRecords(res, filt, in, HostName(), job_id, NowNs()));

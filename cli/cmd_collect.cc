@@ -14,6 +14,7 @@
 #include "cli/cli_options.h"
 #include "cli/commands.h"
 #include "core/collector/collector.h"
+#include "core/base/url.h"
 
 namespace po = boost::program_options;
 
@@ -26,7 +27,9 @@ void PrintStats(const char* what, const CollectorStats& s) {
                "duplicates %llu, redis pushed %llu, redis errors %llu, store errors %llu, forwarded %llu, "
                "forward errors %llu, refused connections %llu, lines over the memory bound %llu, dead-letter "
                "rotations %llu, store stalls %llu, forward spooled %llu, lumberjack connections %llu, acks %llu, "
-               "credentials %llu, tls connections %llu, client certificates %llu, auth failures %llu\n",
+               "credentials %llu, tls connections %llu, client certificates %llu, auth failures %llu, "
+               "refused at the per-address limit %llu, evicted in their handshake %llu, handshake timeouts %llu, "
+               "idle closed %llu, closed at the per-uid limit %llu\n",
                what, static_cast<unsigned long long>(s.connections), static_cast<unsigned long long>(s.lines),
                static_cast<unsigned long long>(s.accepted), static_cast<unsigned long long>(s.rejected),
                static_cast<unsigned long long>(s.stored), static_cast<unsigned long long>(s.duplicates),
@@ -39,7 +42,9 @@ void PrintStats(const char* what, const CollectorStats& s) {
                static_cast<unsigned long long>(s.lumberjack_connections),
                static_cast<unsigned long long>(s.lumberjack_acks), static_cast<unsigned long long>(s.credentials),
                static_cast<unsigned long long>(s.tls_connections), static_cast<unsigned long long>(s.client_certs),
-               static_cast<unsigned long long>(s.auth_failures));
+               static_cast<unsigned long long>(s.auth_failures), static_cast<unsigned long long>(s.peer_limit_refused),
+               static_cast<unsigned long long>(s.evicted_pending), static_cast<unsigned long long>(s.handshake_timeouts),
+               static_cast<unsigned long long>(s.idle_closed), static_cast<unsigned long long>(s.uid_limit_closed));
 }
 
 // --from-file: each file ingested and counted, then the total.
@@ -49,7 +54,7 @@ int IngestFiles(const CollectorOptions& o, const std::vector<std::string>& files
   for (const auto& f : files) {
     auto r = IngestFile(o, f);
     if (!r.ok()) {
-      std::fprintf(stderr, "iosonar collect: %s: %s\n", f.c_str(), r.status().ToString().c_str());
+      std::fprintf(stderr, "iosonar collect: %s: %s\n", f.c_str(), RedactUrl(r.status().ToString()).c_str());
       rc = 1;
       continue;
     }
@@ -84,7 +89,7 @@ int RunCollector(const CollectorOptions& o) {
 
   auto c = Collector::Start(o);
   if (!c.ok()) {
-    std::fprintf(stderr, "iosonar collect: cannot start: %s\n", c.status().ToString().c_str());
+    std::fprintf(stderr, "iosonar collect: cannot start: %s\n", RedactUrl(c.status().ToString()).c_str());
     return 1;
   }
   // Show the real port when port 0 asked for any.
@@ -99,7 +104,7 @@ int RunCollector(const CollectorOptions& o) {
   CollectorStats final_stats = c.value()->stats();
   PrintStats("final", final_stats);
   if (!s.ok()) {
-    std::fprintf(stderr, "iosonar collect: %s\n", s.ToString().c_str());
+    std::fprintf(stderr, "iosonar collect: %s\n", RedactUrl(s.ToString()).c_str());
     return 1;
   }
   return final_stats.store_errors ? 1 : 0;
@@ -112,7 +117,7 @@ int CmdCollect(int argc, char** argv) {
   // which the collector answers with back-pressure, rather than kill it.
   signal(SIGXFSZ, SIG_IGN);
   CollectorOptions o;
-  std::string redis_flag, config;
+  std::string redis_flag, config, es_password_file, es_api_key_file;
   std::vector<std::string> files;
   po::options_description desc(
       "usage: iosonar collect --store DIR [--listen tcp://HOST:PORT] [OPTIONS]\n"
@@ -137,7 +142,17 @@ int CmdCollect(int argc, char** argv) {
       ("max-line-bytes", po::value(&o.max_line_bytes)->default_value(o.max_line_bytes)->value_name("N"),
        "longer lines are set aside as oversized")                                                       //
       ("max-connections", po::value(&o.max_connections)->default_value(o.max_connections)->value_name("N"),
-       "connections open at once; beyond, new ones are closed at once (counted)")                       //
+       "connections open at once; beyond, the oldest one still in its handshake is closed to make room, "
+       "else the new one (counted)")                                                                    //
+      ("handshake-timeout", po::value(&o.handshake_timeout_ms)->default_value(o.handshake_timeout_ms)->value_name("MS"),
+       "a connection must finish its handshake within this (--auth munge: a credential accepted; TLS: its "
+       "handshake; else its first bytes), or it is closed (counted); 0: no deadline")                  //
+      ("idle-timeout", po::value(&o.idle_timeout_ms)->default_value(o.idle_timeout_ms)->value_name("MS"),
+       "a connection silent this long is closed (counted; senders reconnect); 0: never")               //
+      ("max-pending-per-address", po::value(&o.max_pending_per_peer)->default_value(o.max_pending_per_peer)->value_name("N"),
+       "connections one address may hold still in their handshake; beyond, new ones are closed at once (counted)")  //
+      ("max-connections-per-uid", po::value(&o.max_connections_per_uid)->default_value(o.max_connections_per_uid)->value_name("N"),
+       "--auth munge: connections one authenticated uid may hold; beyond, closed (counted); 0: no limit")  //
       ("max-buffer-bytes", po::value(&o.max_buffer_bytes)->default_value(o.max_buffer_bytes)->value_name("N"),
        "all connections' line buffers together; a line that would need more is set aside (counted); also "
        "what one compressed Lumberjack frame may inflate to (iosonar senders cut theirs at 4 MiB)")     //
@@ -159,6 +174,11 @@ int CmdCollect(int argc, char** argv) {
        "with --auth munge: the job database, so a user's records are taken only for the user's own jobs "
        "(else $IOSONAR_MYSQL)")  //
       ("munge-socket", po::value(&o.munge_socket)->value_name("PATH"), "munged's socket (default: libmunge's)")  //
+      ("munge-host-map", po::value(&o.munge_host_map)->value_name("FILE"),
+       "with --auth munge: \"ADDRESS HOST\" lines naming the host of each address munged says a credential was "
+       "encoded on (else the address is resolved; the credential's payload is only a hint)")          //
+      ("munge-replay-file", po::value(&o.munge_replay_path)->value_name("FILE"),
+       "with --auth munge: credentials seen, kept until they expire across restarts (default DIR/munge-replay.dat, 0600)")  //
       ("trusted-uid", po::value(&o.trusted_uids)->multitoken()->value_name("UID"),
        "with --auth munge: users (besides root and this user) that may send any dataset, e.g. the exporters' user")  //
       ("from-file", po::value(&files)->multitoken()->value_name("FILE"), "ingest these JSON-lines files (- for stdin) and exit")  //
@@ -169,6 +189,10 @@ int CmdCollect(int argc, char** argv) {
        "output iosonar trace takes (tcp://HOST:PORT, a file)")                                           //
       ("es-user", po::value(&o.forward.es.user)->value_name("USER"), "Elasticsearch basic auth user")      //
       ("es-api-key", po::value(&o.forward.es.api_key)->value_name("KEY"), "Elasticsearch API key (else $IOSONAR_ES_API_KEY)")  //
+      ("es-password-file", po::value(&es_password_file)->value_name("FILE"),
+       "Elasticsearch password from this file (its first line; else $IOSONAR_ES_PASSWORD), so it is not in ps")  //
+      ("es-api-key-file", po::value(&es_api_key_file)->value_name("FILE"),
+       "Elasticsearch API key from this file (its first line)")                                           //
       ("es-ca-file", po::value(&o.forward.es.ca_file)->value_name("FILE"), "CA certificate(s) for Elasticsearch's TLS")  //
       ("es-insecure", po::bool_switch(&o.forward.es.insecure), "do not verify Elasticsearch's certificate")  //
       ("es-gzip", po::bool_switch(&o.forward.es.gzip), "gzip the _bulk bodies (Content-Encoding: gzip; else $IOSONAR_ES_GZIP=1)")  //
@@ -191,6 +215,15 @@ int CmdCollect(int argc, char** argv) {
   if (o.forward.es.api_key.empty())
     if (const char* k = std::getenv("IOSONAR_ES_API_KEY"); k && *k) o.forward.es.api_key = k;
   if (const char* pw = std::getenv("IOSONAR_ES_PASSWORD"); pw && *pw) o.forward.es.password = pw;
+  for (auto [file, to] : {std::pair{&es_password_file, &o.forward.es.password}, std::pair{&es_api_key_file, &o.forward.es.api_key}}) {
+    if (file->empty()) continue;
+    auto v = ReadSecretFile(*file);
+    if (!v.ok()) {
+      std::fprintf(stderr, "iosonar collect: %s\n", v.status().message().c_str());
+      return 2;
+    }
+    *to = *v;
+  }
   if (const char* z = std::getenv("IOSONAR_ES_GZIP"); z && std::string_view(z) == "1") o.forward.es.gzip = true;
   o.forward.es.max_attempts = 3;  // then the collector skips forwarding for a while (collector.cc)
   o.forward.es.dead_letter_path =

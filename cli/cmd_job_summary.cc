@@ -17,6 +17,7 @@
 #include "analysis-jobs/job-summary/job_meta.h"
 #include "analysis-jobs/job-summary/job_summary.h"
 #include "analysis-jobs/summarize/summarize.h"
+#include "core/base/terminal.h"
 
 namespace po = boost::program_options;
 
@@ -147,7 +148,7 @@ int CmdJobSummary(int argc, char** argv) {
     }
   if (format == "json")
     std::cout << analysis::WithMember(analysis::SummaryJsonWithJob(*summary, m, true), "anomaly", verdict_json, true);
-  else std::cout << (m ? analysis::JobMetaToTable(*m) : "") << verdict << analysis::SummaryToTable(*summary);
+  else std::cout << TerminalSafe((m ? analysis::JobMetaToTable(*m) : "") + verdict + analysis::SummaryToTable(*summary));
   std::cout.flush();
   if (!cached) pub.Cache(cache::JobSummaryKey(job_id), analysis::SummaryToJson(*summary, false));
   return std::max(rc, pub.rc());

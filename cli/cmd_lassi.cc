@@ -27,6 +27,7 @@
 #include "analysis-jobs/lassi/results.h"
 #include "analysis-jobs/lassi/slowdown.h"
 #include "analysis-jobs/report/report.h"
+#include "core/base/terminal.h"
 
 namespace po = boost::program_options;
 
@@ -659,7 +660,7 @@ int CmdReport(int argc, char** argv) {
   auto out = report::RenderReport(in);
   for (auto [path, body] : {std::pair{html, &out.html}, {json, &out.json}, {text, &out.text}})
     if (!path.empty()) WriteOutputFile("report", path, *body, &rc);
-  if (text.empty()) std::cout << out.text;
+  if (text.empty()) std::cout << TerminalSafe(out.text);
   return rc;
 }
 

@@ -13,6 +13,7 @@
 #include "core/store/store.h"
 #include "analysis-jobs/phases/phases.h"
 #include "cli/publish.h"
+#include "core/base/terminal.h"
 
 namespace po = boost::program_options;
 
@@ -105,7 +106,7 @@ int CmdPhases(int argc, char** argv) {
     return 1;
   }
   if (format == "json") std::cout << analysis::PhasesToJson(*jp, true) << "\n";
-  else std::cout << analysis::PhasesToTable(*jp);
+  else std::cout << TerminalSafe(analysis::PhasesToTable(*jp));
 
   Publisher pub("phases", {output, redis_flag, mysql_flag, config});
   if (pub.has_output()) pub.Send(analysis::PhasesToRecords(*jp, HostName()));

@@ -28,6 +28,7 @@
 #include "exporters/trace/ring_agent.h"
 #include "exporters/trace/ring_drainer.h"
 #include "analysis-jobs/job-summary/job_summary.h"
+#include "core/base/terminal.h"
 
 namespace po = boost::program_options;
 
@@ -78,9 +79,11 @@ bool IsAckedOutput(const std::string& o) {
 class EmbeddedAgent {
  public:
   // root: a directory of this run's own holding iosonar-ring-UID.
-  bool Start(const std::string& root, const std::string& output, const std::string& spool_dir, std::string* err) {
+  bool Start(const std::string& root, const std::string& output, const std::string& spool_dir, bool spool_default,
+             std::string* err) {
     SinkOptions so;
     so.spool_dir = spool_dir;
+    so.spool_fallback = spool_default;
     auto sink = OpenSink(output, so);
     if (!sink.ok()) {
       *err = sink.status().message();
@@ -264,7 +267,7 @@ int PrintDiagnosis(const std::string& store_dir, const std::string& job_id, cons
     std::cerr << "iosonar run: " << sum.status().message() << " (the program did no traced file I/O?)\n";
     return rc;
   }
-  std::cout << analysis::SummaryToTable(*sum);
+  std::cout << TerminalSafe(analysis::SummaryToTable(*sum));
   std::string json = analysis::SummaryToJson(*sum, true);
   if (!json_path.empty())
     if (Status s = WriteTextFile(json_path, json + "\n"); !s.ok()) std::cerr << "iosonar run: " << s.message() << "\n";
@@ -284,12 +287,14 @@ int PrintDiagnosis(const std::string& store_dir, const std::string& job_id, cons
 int TraceAcked(const std::vector<std::string>& cmd, const std::string& lib, TraceEnv te) {
   const std::string uid = std::to_string(geteuid());
   std::string base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
-  const std::string root = base + "/iosonar-trace-" + uid + "-" + std::to_string(getpid());
-  te.ring_dir = root + "/iosonar-ring-" + uid;
-  if (mkdir(root.c_str(), 0700) != 0) {
-    std::cerr << "iosonar trace: cannot create " << root << ": " << std::strerror(errno) << "\n";
+  // A random suffix (mkdtemp): another user cannot make the name first.
+  std::string tmpl = base + "/iosonar-trace-" + uid + "-" + std::to_string(getpid()) + ".XXXXXX";
+  if (!mkdtemp(tmpl.data())) {
+    std::cerr << "iosonar trace: cannot create " << tmpl << ": " << std::strerror(errno) << "\n";
     return 1;
   }
+  const std::string root = tmpl;
+  te.ring_dir = root + "/iosonar-ring-" + uid;
   if (int fd = trace::OpenRingDir(te.ring_dir.c_str()); fd >= 0) {
     close(fd);
   } else {
@@ -298,10 +303,11 @@ int TraceAcked(const std::vector<std::string>& cmd, const std::string& lib, Trac
     return 1;
   }
   const std::string output = te.output;
-  if (te.spool_dir.empty()) te.spool_dir = "/tmp/iosonar-spool-" + uid;
+  const bool spool_default = te.spool_dir.empty();
+  if (spool_default) te.spool_dir = "/tmp/iosonar-spool-" + uid;
   EmbeddedAgent agent;
   std::string err;
-  if (!agent.Start(root, output, te.spool_dir, &err)) {
+  if (!agent.Start(root, output, te.spool_dir, spool_default, &err)) {
     std::cerr << "iosonar trace: --output: " << err << "\n";
     rmdir(te.ring_dir.c_str());
     rmdir(root.c_str());
@@ -363,13 +369,18 @@ int CmdTrace(int argc, char** argv) {
   // what it finds there to this run's output, never another job's), unless
   // IOSONAR_RING_DIR names one (e.g. to ship what killed processes left there).
   char ring[512];
-  trace::DefaultRingDir(ring, sizeof ring);
   bool own_dir = !getenv("IOSONAR_RING_DIR") || !*getenv("IOSONAR_RING_DIR");
-  te.ring_dir = ring;
-  if (own_dir) {
-    if (int fd = trace::OpenRingDir(ring); fd >= 0) close(fd);
-    te.ring_dir = std::string(ring) + "/trace-" + std::to_string(getpid());
+  if (own_dir && !acked) {
+    bool fell_back = false;
+    if (int fd = trace::OpenDefaultRingDir(ring, sizeof ring, &fell_back); fd >= 0) close(fd);
+    if (fell_back)
+      std::cerr << "iosonar trace: the ring directory of uid " << geteuid()
+                << " is taken by another user (not a private directory of ours); using " << ring << "\n";
+  } else {
+    trace::DefaultRingDir(ring, sizeof ring);
   }
+  te.ring_dir = ring;
+  if (own_dir) te.ring_dir = std::string(ring) + "/trace-" + std::to_string(getpid());
   if (acked) return TraceAcked(cmd, lib, te);
   pid_t child = SpawnTraced(cmd, lib, te);
   Drainer drain("trace", te);  // started after the fork: the child execs at once

@@ -16,6 +16,7 @@
 #include "core/base/host.h"
 #include "core/base/timeutil.h"
 #include "core/store/es_store.h"
+#include "core/base/terminal.h"
 
 namespace po = boost::program_options;
 
@@ -133,7 +134,7 @@ int CmdScreen(int argc, char** argv) {
     return 1;
   }
   if (format == "json") std::cout << anomaly::ScreenToJson(*res);
-  else std::cout << anomaly::ScreenToTable(*res);
+  else std::cout << TerminalSafe(anomaly::ScreenToTable(*res));
   int rc = 0;
   if (!alert.to.empty()) {
     int sent = 0;

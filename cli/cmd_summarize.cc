@@ -21,6 +21,7 @@
 #include "core/base/timeutil.h"
 #include "cli/publish.h"
 #include "analysis-jobs/summarize/summarize.h"
+#include "core/base/terminal.h"
 
 namespace po = boost::program_options;
 
@@ -194,7 +195,7 @@ int CmdScoreboard(int argc, char** argv) {
   auto sb = analysis::MakeScoreboard(*tallies);
   const std::string json = analysis::ScoreboardToJson(sb, limit);
   if (format == "json") std::cout << json << "\n";
-  else std::cout << analysis::ScoreboardToTable(sb, limit);
+  else std::cout << TerminalSafe(analysis::ScoreboardToTable(sb, limit));
 
   analysis::ScoreboardPeriod period;
   period.cluster = cluster;

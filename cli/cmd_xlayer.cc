@@ -16,6 +16,7 @@
 #include "core/store/es_store.h"
 #include "analysis-jobs/compress2/compress2.h"
 #include "analysis-jobs/xlayer/xlayer.h"
+#include "core/base/terminal.h"
 
 namespace po = boost::program_options;
 
@@ -184,7 +185,7 @@ int CmdCompress2(int argc, char** argv) {
   opt.lossy = vm.count("lossy") > 0;
   auto c = compress2::Compress(recs.value(), opt);
   const std::string report = compress2::ReportJson(job_id, c);
-  std::cout << report;
+  std::cout << TerminalSafe(report);
   int rc = 0;
   if (vm.count("verify")) {
     const auto rt = compress2::CheckRoundTrip(recs.value(), c);

@@ -1,6 +1,8 @@
 #include "core/base/munge.h"
 
 #include <dlfcn.h>
+#include <netinet/in.h>
+#include <time.h>
 
 #include <cstdlib>
 #include <mutex>
@@ -10,11 +12,15 @@ namespace {
 
 // The few libmunge entry points, by their C signatures (munge.h).
 using Ctx = void*;
-constexpr int kOptSocket = 8;  // MUNGE_OPT_SOCKET
+constexpr int kOptTtl = 4;         // MUNGE_OPT_TTL (int)
+constexpr int kOptAddr4 = 5;       // MUNGE_OPT_ADDR4 (struct in_addr): where the credential was encoded
+constexpr int kOptEncodeTime = 6;  // MUNGE_OPT_ENCODE_TIME (time_t)
+constexpr int kOptSocket = 8;      // MUNGE_OPT_SOCKET
 struct Lib {
   Ctx (*ctx_create)() = nullptr;
   void (*ctx_destroy)(Ctx) = nullptr;
   int (*ctx_set)(Ctx, int, ...) = nullptr;
+  int (*ctx_get)(Ctx, int, ...) = nullptr;
   int (*encode)(char**, Ctx, const void*, int) = nullptr;
   int (*decode)(const char*, Ctx, void**, int*, uid_t*, gid_t*) = nullptr;
   const char* (*strerror)(int) = nullptr;
@@ -36,11 +42,12 @@ const Lib& Load() {
     lib.ctx_create = reinterpret_cast<decltype(lib.ctx_create)>(sym("munge_ctx_create"));
     lib.ctx_destroy = reinterpret_cast<decltype(lib.ctx_destroy)>(sym("munge_ctx_destroy"));
     lib.ctx_set = reinterpret_cast<decltype(lib.ctx_set)>(sym("munge_ctx_set"));
+    lib.ctx_get = reinterpret_cast<decltype(lib.ctx_get)>(sym("munge_ctx_get"));
     lib.encode = reinterpret_cast<decltype(lib.encode)>(sym("munge_encode"));
     lib.decode = reinterpret_cast<decltype(lib.decode)>(sym("munge_decode"));
     lib.strerror = reinterpret_cast<decltype(lib.strerror)>(sym("munge_strerror"));
     lib.ctx_strerror = reinterpret_cast<decltype(lib.ctx_strerror)>(sym("munge_ctx_strerror"));
-    if (!lib.ctx_create || !lib.ctx_destroy || !lib.ctx_set || !lib.encode || !lib.decode || !lib.strerror)
+    if (!lib.ctx_create || !lib.ctx_destroy || !lib.ctx_set || !lib.ctx_get || !lib.encode || !lib.decode || !lib.strerror)
       lib.error = "MUNGE is not available (libmunge.so.2 lacks an entry point)";
   });
   return lib;
@@ -97,6 +104,14 @@ Result<MungeCred> MungeDecode(const std::string& socket, const std::string& cred
   // invalid, expired, rewound or replayed (a second use).
   if (err == 6 || err == 7) return Status::Unavailable(Reason(lib, g.ctx, err));
   if (err != 0) return Status::Invalid(Reason(lib, g.ctx, err));
+  // What munged itself vouches for besides the user: the address of the host
+  // that encoded it, when, and for how long it is valid.
+  struct in_addr a {};
+  if (lib.ctx_get(g.ctx, kOptAddr4, &a) == 0) c.addr4 = a.s_addr;
+  time_t t = 0;
+  if (lib.ctx_get(g.ctx, kOptEncodeTime, &t) == 0) c.encode_time = static_cast<int64_t>(t);
+  int ttl = 0;
+  if (lib.ctx_get(g.ctx, kOptTtl, &ttl) == 0) c.ttl = ttl;
   return c;
 }
 

@@ -9,6 +9,7 @@
 #pragma once
 #include <sys/types.h>
 
+#include <cstdint>
 #include <string>
 
 #include "core/base/status.h"
@@ -19,6 +20,9 @@ struct MungeCred {
   uid_t uid = 0;
   gid_t gid = 0;
   std::string payload;
+  uint32_t addr4 = 0;        // the encoding host's IPv4 address (network order), as munged recorded it
+  int64_t encode_time = 0;   // seconds since the epoch
+  int ttl = 0;               // seconds
 };
 
 // socket: munged's socket ("" = libmunge's default). Errors name munge's reason.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <fstream>
 
 namespace iosonar {
 namespace {
@@ -31,35 +32,58 @@ bool SecretKey(std::string_view k) {
 }  // namespace
 
 std::string RedactUrl(std::string_view text) {
+  // Every URL in the text (a message may name several, or quote one): each
+  // scheme://USER:PASS@ gets *** for PASS, each secret query value too. A
+  // URL ends at white space, a quote or a bracket.
   std::string out(text);
-  const size_t sep = out.find("://");
-  if (sep == std::string::npos) return out;
-  const size_t auth = sep + 3;
-  size_t auth_end = out.find_first_of("/?#", auth);
-  if (auth_end == std::string::npos) auth_end = out.size();
-  const size_t at = out.rfind('@', auth_end == 0 ? 0 : auth_end - 1);
-  if (at != std::string::npos && at >= auth) {
-    const size_t colon = out.find(':', auth);
-    if (colon != std::string::npos && colon < at) {
-      out.replace(colon + 1, at - colon - 1, "***");
-      auth_end = out.find_first_of("/?#", auth);
-      if (auth_end == std::string::npos) auth_end = out.size();
+  static constexpr const char* kEnd = " \t\r\n'\"<>()[]{},;";
+  size_t from = 0;
+  for (;;) {
+    const size_t sep = out.find("://", from);
+    if (sep == std::string::npos) return out;
+    const size_t auth = sep + 3;
+    size_t url_end = out.find_first_of(kEnd, auth);
+    if (url_end == std::string::npos) url_end = out.size();
+    size_t auth_end = out.find_first_of("/?#", auth);
+    if (auth_end == std::string::npos || auth_end > url_end) auth_end = url_end;
+    const size_t at = auth_end > auth ? out.rfind('@', auth_end - 1) : std::string::npos;
+    if (at != std::string::npos && at >= auth) {
+      const size_t colon = out.find(':', auth);
+      if (colon != std::string::npos && colon < at) {
+        const size_t cut = at - colon - 1;
+        out.replace(colon + 1, cut, "***");
+        auth_end = auth_end - cut + 3;
+        url_end = url_end - cut + 3;
+      }
     }
-  }
-  const size_t q = out.find('?', auth_end);
-  if (q == std::string::npos) return out;
-  size_t p = q + 1;
-  while (p < out.size()) {
-    size_t amp = out.find('&', p);
-    if (amp == std::string::npos) amp = out.size();
-    const size_t eq = out.find('=', p);
-    if (eq != std::string::npos && eq < amp && SecretKey(std::string_view(out).substr(p, eq - p))) {
-      out.replace(eq + 1, amp - eq - 1, "***");
-      amp = eq + 4;
+    const size_t q = out.find('?', auth_end);
+    if (q != std::string::npos && q < url_end) {
+      size_t p = q + 1;
+      while (p < url_end) {
+        size_t amp = out.find('&', p);
+        if (amp == std::string::npos || amp > url_end) amp = url_end;
+        const size_t eq = out.find('=', p);
+        if (eq != std::string::npos && eq < amp && SecretKey(std::string_view(out).substr(p, eq - p))) {
+          const size_t len = amp - eq - 1;
+          out.replace(eq + 1, len, "***");
+          url_end = url_end - len + 3;
+          amp = eq + 4;
+        }
+        p = amp + 1;
+      }
     }
-    p = amp + 1;
+    from = std::max(url_end, auth);
   }
-  return out;
+}
+
+Result<std::string> ReadSecretFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::Invalid("secret file " + path + ": cannot be read");
+  std::string line;
+  std::getline(in, line);
+  while (!line.empty() && (line.back() == '\r' || line.back() == '\n')) line.pop_back();
+  if (line.empty()) return Status::Invalid("secret file " + path + ": its first line is empty");
+  return line;
 }
 
 Result<Url> ParseUrl(const std::string& text) {

@@ -27,10 +27,14 @@ struct Url {
 // Errors name the URL and what is wrong with it.
 Result<Url> ParseUrl(const std::string& text);
 
-// The text of a URL with its password and secret query values (password=,
-// token=, api_key=, ...) replaced by ***, whether it parses or not: for every
-// message that names a URL.
+// The text of a URL, or a message naming any number of URLs, with their
+// passwords (scheme://user:PASS@host) and secret query values (password=,
+// token=, api_key=, ...) replaced by ***, whether they parse or not: the one
+// redaction every message that names a URL or an option goes through.
 std::string RedactUrl(std::string_view text);
+// A secret kept in a file (--es-password-file ...): its first line, without
+// the line end. Errors name the file (never its content).
+Result<std::string> ReadSecretFile(const std::string& path);
 // For --output: tcp://, file://, a plain path or "-".
 Result<Url> ParseOutputUrl(const std::string& text);
 

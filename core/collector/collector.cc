@@ -23,6 +23,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <mutex>
 #include <thread>
 #include <unordered_map>
@@ -43,6 +45,7 @@
 #include "core/transport/redis.h"
 #include "core/store/store.h"
 #include "core/base/timeutil.h"
+#include "core/base/url.h"
 
 namespace iosonar {
 
@@ -190,6 +193,7 @@ class JobOwners {
 struct ConnAuth final : RecordCheck {
   // MUNGE (--auth munge): ok while a credential covers what comes next.
   bool munge = false;
+  bool authenticated = false;  // a credential was accepted on this connection (its handshake is done)
   bool per_window = false;  // Lumberjack: a credential covers one window (else lines_left lines)
   bool ok = false, failed = false;
   uint32_t lines_left = 0;  // JSON lines: how many more lines the last credential covers
@@ -250,6 +254,86 @@ struct ConnAuth final : RecordCheck {
   }
 };
 
+// --auth munge: credentials seen, kept on disk until they expire, so a
+// credential cannot be used twice even after munged (whose replay cache is
+// in memory) or the collector restarted. A file of 16-byte entries (the
+// credential's 64-bit hash, when it expires), 0600, rewritten without the
+// expired ones at start and whenever it holds twice the live ones; at most
+// kMax entries (past that, new credentials are refused until some expire).
+class ReplayGuard {
+ public:
+  static constexpr size_t kMax = size_t{1} << 22;  // 64 MiB of file and about 128 MiB of memory at most
+  ~ReplayGuard() {
+    if (fd_ >= 0) close(fd_);
+  }
+  Status Open(const std::string& path) {
+    path_ = path;
+    const int64_t now = NowNs() / 1000000000;
+    int in = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (in >= 0) {
+      struct stat st;
+      if (fstat(in, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
+        close(in);
+        return Status::Invalid("replay guard " + path + ": not a regular file of this user");
+      }
+      Entry e[4096];
+      ssize_t n;
+      while ((n = read(in, e, sizeof e)) > 0)
+        for (ssize_t k = 0; k < n / static_cast<ssize_t>(sizeof(Entry)); ++k)
+          if (e[k].expires > now && seen_.size() < kMax) seen_[e[k].id] = e[k].expires;
+      close(in);
+    }
+    return Rewrite();
+  }
+  // Refused if seen before; else recorded (on disk before it is accepted).
+  Status Check(uint64_t id, int64_t expires) {
+    if (fd_ < 0) return Status::Ok();
+    const int64_t now = NowNs() / 1000000000;
+    if (auto it = seen_.find(id); it != seen_.end() && it->second > now)
+      return Status::Invalid("auth: credential refused: replayed (seen before; the collector keeps every credential "
+                             "until it expires, across restarts)");
+    if (written_ >= 2 * seen_.size() + 1024 || seen_.size() >= kMax) {
+      std::erase_if(seen_, [&](const auto& kv) { return kv.second <= now; });
+      if (Status st = Rewrite(); !st.ok()) return st;
+    }
+    if (seen_.size() >= kMax) return Status::Unavailable("auth: the replay guard is full; try again once credentials expire");
+    Entry e{id, expires};
+    if (write(fd_, &e, sizeof e) != static_cast<ssize_t>(sizeof e))
+      return Status::Unavailable("auth: replay guard " + path_ + ": " + std::strerror(errno));
+    seen_[id] = expires;
+    ++written_;
+    return Status::Ok();
+  }
+
+ private:
+  struct Entry {
+    uint64_t id;
+    int64_t expires;
+  };
+  Status Rewrite() {
+    const std::string tmp = path_ + ".new";
+    int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) return Status::FromErrno("replay guard " + tmp, errno);
+    std::vector<Entry> all;
+    all.reserve(seen_.size());
+    for (const auto& [id, ex] : seen_) all.push_back({id, ex});
+    const size_t bytes = all.size() * sizeof(Entry);
+    bool ok = bytes == 0 || write(fd, all.data(), bytes) == static_cast<ssize_t>(bytes);
+    ok = ok && fsync(fd) == 0 && rename(tmp.c_str(), path_.c_str()) == 0;
+    close(fd);
+    if (!ok) return Status::FromErrno("replay guard " + path_, errno);
+    if (fd_ >= 0) close(fd_);
+    fd_ = open(path_.c_str(), O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+    if (fd_ < 0) return Status::FromErrno("replay guard " + path_, errno);
+    written_ = all.size();
+    return Status::Ok();
+  }
+  std::string path_;
+  int fd_ = -1;
+  size_t written_ = 0;
+  std::unordered_map<uint64_t, int64_t> seen_;
+};
+
 class Pipeline {
  public:
   explicit Pipeline(const CollectorOptions& o) : opts_(o) {}
@@ -274,6 +358,14 @@ class Pipeline {
       forward_ = std::move(fw.value());
     }
     dl_path_ = opts_.dead_letter_path.empty() ? opts_.store_dir + "/deadletter.jsonl" : opts_.dead_letter_path;
+    if (opts_.auth == "munge") {
+      const std::string guard =
+          opts_.munge_replay_path.empty() ? opts_.store_dir + "/munge-replay.dat" : opts_.munge_replay_path;
+      if (Status rs = replay_.Open(guard); !rs.ok()) return Status(rs.code(), "collector: " + rs.message());
+      if (!opts_.munge_host_map.empty()) {
+        if (Status hs = LoadHostMap(opts_.munge_host_map); !hs.ok()) return hs;
+      }
+    }
     if (!opts_.jobdb_url.empty()) {
       auto db = JobDb::Open(opts_.jobdb_url);
       if (!db.ok()) return Status(db.status().code(), "collector: job database: " + db.status().message());
@@ -326,6 +418,55 @@ class Pipeline {
     if (batch_->full()) Flush();
   }
 
+  // --munge-host-map FILE: "ADDRESS HOST" lines (# comments).
+  Status LoadHostMap(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) return Status::Invalid("--munge-host-map " + path + ": cannot be read");
+    std::string line;
+    int no = 0;
+    while (std::getline(in, line)) {
+      ++no;
+      if (auto h = line.find('#'); h != std::string::npos) line.resize(h);
+      std::istringstream ls(line);
+      std::string addr, name, extra;
+      if (!(ls >> addr)) continue;
+      in_addr a{};
+      if (!(ls >> name) || (ls >> extra) || inet_pton(AF_INET, addr.c_str(), &a) != 1 || name.size() > 255)
+        return Status::Invalid("--munge-host-map " + path + ":" + std::to_string(no) +
+                               ": expected an IPv4 address and a host name, not '" + line.substr(0, 80) + "'");
+      host_map_[a.s_addr] = name;
+    }
+    have_host_map_ = true;
+    return Status::Ok();
+  }
+  Result<std::string> EncodingHost(const MungeCred& c) {
+    char a[INET_ADDRSTRLEN] = "?";
+    in_addr ia{};
+    ia.s_addr = c.addr4;
+    inet_ntop(AF_INET, &ia, a, sizeof a);
+    if (have_host_map_) {
+      auto it = host_map_.find(c.addr4);
+      if (it == host_map_.end())
+        return Status::Invalid(std::string("auth: the credential was encoded on ") + a +
+                               ", an address --munge-host-map does not name");
+      return it->second;
+    }
+    const int64_t now = MonotonicNs();
+    if (auto it = resolved_.find(c.addr4); it != resolved_.end() && it->second.second > now) return it->second.first;
+    sockaddr_in sa{};
+    sa.sin_family = AF_INET;
+    sa.sin_addr = ia;
+    char name[NI_MAXHOST];
+    if (getnameinfo(reinterpret_cast<sockaddr*>(&sa), sizeof sa, name, sizeof name, nullptr, 0, NI_NAMEREQD) != 0)
+      return Status::Invalid(std::string("auth: the credential was encoded on ") + a +
+                             ", which resolves to no host name (give --munge-host-map)");
+    std::string h = name;
+    if (auto dot = h.find('.'); dot != std::string::npos && dot > 0) h.resize(dot);  // as gethostname() gives it
+    if (resolved_.size() > 65536) resolved_.clear();
+    resolved_[c.addr4] = {h, now + 600ll * 1000000000};
+    return h;
+  }
+
   // Exactly {"iosonar.auth":"munge","credential":"MUNGE:<base64>:"} (what
   // the senders write; a credential has no quote or backslash in it).
   static constexpr std::string_view kAuthHead = "{\"iosonar.auth\":\"munge\",\"credential\":\"";
@@ -341,12 +482,19 @@ class Pipeline {
     const std::optional<std::string> cred{std::string(body)};
     auto c = MungeDecode(opts_.munge_socket, *cred);
     if (!c.ok()) return Status::Invalid("auth: credential refused: " + c.status().message());
-    if (c->payload.empty() || c->payload.size() > 255)
-      return Status::Invalid("auth: the credential's payload must be the sender's host name");
+    if (c->payload.size() > 255) return Status::Invalid("auth: the credential's payload is over 255 bytes");
+    // The host is the one munged says encoded the credential (its address,
+    // named by --munge-host-map or by resolving it); the payload, which the
+    // sender chooses, is only a hint.
+    auto host = EncodingHost(*c);
+    if (!host.ok()) return host.status();
+    const int64_t expires = (c->encode_time ? c->encode_time : NowNs() / 1000000000) + (c->ttl > 0 ? c->ttl : 300) + 60;
+    if (Status st = replay_.Check(Fnv1a(*cred), expires); !st.ok()) return st;
     auth->ok = true;
+    auth->authenticated = true;
     auth->lines_left = kLinesPerCredential;
     auth->uid = c->uid;
-    auth->host = c->payload;
+    auth->host = *host;
     auth->privileged = c->uid == 0 || c->uid == geteuid();
     auth->owners = owners_.get();
     for (uid_t t : opts_.trusted_uids) auth->privileged = auth->privileged || c->uid == t;
@@ -438,7 +586,9 @@ class Pipeline {
       self_stream_ = static_cast<int64_t>(Fnv1a(self_host_ + "/collector/" + std::to_string(getpid()) + "/" +
                                                 std::to_string(NowNs())) >> 1);
     }
-    const uint64_t set_aside = stats_.rejected + stats_.refused_connections + stats_.auth_failures;
+    const uint64_t set_aside = stats_.rejected + stats_.refused_connections + stats_.auth_failures +
+                               stats_.peer_limit_refused + stats_.evicted_pending + stats_.handshake_timeouts +
+                               stats_.uid_limit_closed;
     char buf[2048];
     JsonLine j(buf, sizeof buf);
     j.Begin();
@@ -840,7 +990,8 @@ class Pipeline {
   // Problems that repeat per batch (Redis down, disk full) would flood the
   // log: say each kind at most once a minute, so one does not hide the other.
   enum WarnKind { kRedisWarn, kStoreWarn, kForwardWarn, kWarnKinds };
-  void Warn(WarnKind kind, const std::string& msg) {
+  void Warn(WarnKind kind, const std::string& raw) {
+    const std::string msg = RedactUrl(raw);  // no password of a URL it names (--es http://user:PASS@...)
     int64_t now = MonotonicNs();
     if (last_warn_ns_[kind] && now - last_warn_ns_[kind] < kWarnIntervalNs) {
       ++suppressed_[kind];
@@ -878,6 +1029,10 @@ class Pipeline {
   std::vector<std::string> held_lines_;
   size_t buffer_bytes_ = 0;
   std::unique_ptr<JobOwners> owners_;  // --mysql with --auth munge
+  ReplayGuard replay_;                 // --auth munge: credentials seen, across restarts
+  std::unordered_map<uint32_t, std::string> host_map_;  // --munge-host-map: IPv4 address -> host name
+  bool have_host_map_ = false;
+  std::unordered_map<uint32_t, std::pair<std::string, int64_t>> resolved_;  // address -> (name, until)
   std::string self_host_;
   int64_t self_stream_ = 0, self_seq_ = 0;
   uint64_t reported_set_aside_ = 0, reported_stored_ = 0;
@@ -1072,6 +1227,15 @@ Status ParseListen(const std::string& text, std::string* host, std::string* port
   return Status::Ok();
 }
 
+// The peer's address alone (the per-address limits).
+std::string PeerAddress(const sockaddr_storage& ss) {
+  char addr[INET6_ADDRSTRLEN] = "?";
+  if (ss.ss_family == AF_INET) inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(&ss)->sin_addr, addr, sizeof addr);
+  if (ss.ss_family == AF_INET6)
+    inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(&ss)->sin6_addr, addr, sizeof addr);
+  return addr;
+}
+
 std::string PeerName(const sockaddr_storage& ss) {
   char addr[INET6_ADDRSTRLEN] = "?";
   int port = 0;
@@ -1256,7 +1420,66 @@ class TcpCollector final : public Collector {
     std::unique_ptr<TlsConn> tls;    // --tls-cert: a TLS connection
     bool want_out = false;           // TLS wants the socket writable (watched for EPOLLOUT)
     bool ready = false;              // in ready_: TLS holds bytes the socket's readiness will not announce
+    // Connection hygiene (CollectorOptions: handshake_timeout_ms, ...).
+    std::string peer;                // the peer's address
+    int64_t opened_ns = 0, last_ns = 0;
+    bool pending = true;             // its handshake is not done (counted in pending_by_peer_)
+    bool uid_counted = false;        // counted in by_uid_ under uid
+    uid_t uid = 0;
   };
+
+  // The handshake is done: with --auth munge a credential accepted; with TLS
+  // the TLS handshake; otherwise the first bytes read.
+  bool Established(const Conn* c) const {
+    if (opts_.auth == "munge") return c->auth && c->auth->authenticated;
+    if (c->tls) return c->tls->established() && c->proto != 0;
+    return c->proto != 0;
+  }
+  // After a read: a connection whose handshake just ended leaves its peer's
+  // pending count and joins its uid's; one uid past its limit is closed.
+  void Promote(Conn* c) {
+    if (!c->pending || !Established(c)) return;
+    c->pending = false;
+    if (auto it = pending_by_peer_.find(c->peer); it != pending_by_peer_.end() && --it->second == 0)
+      pending_by_peer_.erase(it);
+    if (opts_.auth != "munge" || !c->auth) return;
+    c->uid = c->auth->uid;
+    c->uid_counted = true;
+    if (++by_uid_[c->uid] > opts_.max_connections_per_uid && opts_.max_connections_per_uid > 0) {
+      ++pipe_.stats().uid_limit_closed;
+      CloseConn(c);
+    }
+  }
+  // Closes connections past their handshake deadline or idle too long.
+  void Sweep() {
+    const int64_t now = MonotonicNs();
+    if (now < next_sweep_ns_) return;
+    next_sweep_ns_ = now + 200000000;
+    const int64_t hs = int64_t{opts_.handshake_timeout_ms} * 1000000, idle = int64_t{opts_.idle_timeout_ms} * 1000000;
+    std::vector<std::pair<Conn*, bool>> due;  // (connection, idle)
+    std::vector<Conn*> promote;
+    for (auto& [c, owned] : conns_) {
+      if (c->pending && Established(c)) promote.push_back(c);
+      else if (c->pending && hs > 0 && now - c->opened_ns > hs) due.emplace_back(c, false);
+      else if (idle > 0 && now - c->last_ns > idle) due.emplace_back(c, true);
+    }
+    for (Conn* c : promote) Promote(c);
+    for (auto [c, idle_close] : due) {
+      ++(idle_close ? pipe_.stats().idle_closed : pipe_.stats().handshake_timeouts);
+      if (c->proto == 1 && !c->pending) c->framer.Finish(&pipe_, kTruncatedAtEof);
+      CloseConn(c);
+    }
+  }
+  // The table is full: the oldest connection still in its handshake makes room.
+  bool EvictPending() {
+    Conn* oldest = nullptr;
+    for (auto& [c, owned] : conns_)
+      if (c->pending && (!oldest || c->opened_ns < oldest->opened_ns)) oldest = c;
+    if (!oldest) return false;
+    ++pipe_.stats().evicted_pending;
+    CloseConn(oldest);
+    return true;
+  }
 
   // Back-pressure: while the store cannot write, no descriptor is watched
   // (not even for hang-ups, which would make epoll spin): the kernel's
@@ -1316,6 +1539,7 @@ class TcpCollector final : public Collector {
         if (pipe_.forward_spool_waiting() && (timeout < 0 || timeout > 1000)) timeout = 1000;
       }
       if (!ready_.empty() && !paused_) timeout = 0;  // TLS holds bytes already read from a socket
+      if (!conns_.empty() && (timeout < 0 || timeout > 200)) timeout = 200;  // handshake deadlines, idle timeouts
       int n = epoll_wait(epoll_fd_, events, 64, timeout);
       if (n < 0 && errno != EINTR) {
         std::fprintf(stderr, "iosonar collector: epoll_wait: %s\n", std::strerror(errno));
@@ -1332,9 +1556,13 @@ class TcpCollector final : public Collector {
           ssize_t r = read(wake_fd_, &v, sizeof v);
           (void)r;
         } else {
-          ReadConn(static_cast<Conn*>(tag));
+          Conn* c = static_cast<Conn*>(tag);
+          c->last_ns = MonotonicNs();
+          ReadConn(c);
+          if (conns_.count(c)) Promote(c);
         }
       }
+      if (!paused_) Sweep();
       if (!paused_ && !ready_.empty()) {
         std::vector<Conn*> ready;
         ready.swap(ready_);
@@ -1377,13 +1605,27 @@ class TcpCollector final : public Collector {
         }
         return;
       }
-      if (conns_.size() >= opts_.max_connections) {
+      // One address may hold only so many connections that have not
+      // authenticated (silent or slow peers); a full table makes room by
+      // closing the oldest such connection, so they cannot hold every slot.
+      std::string peer = PeerAddress(ss);
+      if (opts_.max_pending_per_peer > 0) {
+        auto it = pending_by_peer_.find(peer);
+        if (it != pending_by_peer_.end() && it->second >= opts_.max_pending_per_peer) {
+          close(fd);
+          ++pipe_.stats().peer_limit_refused;
+          continue;
+        }
+      }
+      if (conns_.size() >= opts_.max_connections && !EvictPending()) {
         close(fd);
         ++pipe_.stats().refused_connections;
         continue;
       }
       auto c = std::make_unique<Conn>(
           Conn{fd, Framer(PeerName(ss), pipe_.max_line_bytes(), &pipe_.buffer_bytes(), pipe_.max_buffer_bytes())});
+      c->peer = std::move(peer);
+      c->opened_ns = c->last_ns = MonotonicNs();
       epoll_event ev{};
       ev.events = EPOLLIN | EPOLLRDHUP;
       ev.data.ptr = c.get();
@@ -1407,6 +1649,7 @@ class TcpCollector final : public Collector {
         c->auth->munge = true;
         c->framer.set_auth(c->auth.get());
       }
+      ++pending_by_peer_[c->peer];
       conns_.emplace(c.get(), std::move(c));
     }
   }
@@ -1576,6 +1819,13 @@ class TcpCollector final : public Collector {
   }
 
   void CloseConn(Conn* c) {
+    if (c->pending) {
+      if (auto it = pending_by_peer_.find(c->peer); it != pending_by_peer_.end() && --it->second == 0)
+        pending_by_peer_.erase(it);
+    }
+    if (c->uid_counted) {
+      if (auto it = by_uid_.find(c->uid); it != by_uid_.end() && --it->second == 0) by_uid_.erase(it);
+    }
     if (c->ready) std::erase(ready_, c);
     if (c->lj) pipe_.buffer_bytes() -= c->lj->decoder.buffered();
     epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, c->fd, nullptr);
@@ -1649,6 +1899,9 @@ class TcpCollector final : public Collector {
   int port_ = 0;
   char listen_tag_ = 0, wake_tag_ = 0;  // their addresses tell epoll events apart
   bool accept_paused_ = false;
+  std::unordered_map<std::string, size_t> pending_by_peer_;  // connections in their handshake, by address
+  std::unordered_map<uid_t, size_t> by_uid_;                 // authenticated connections, by uid
+  int64_t next_sweep_ns_ = 0;
   bool paused_ = false;          // the store cannot write: nothing is read
   bool ack_due_ = false;         // a Lumberjack window is complete: store and acknowledge it
   int64_t next_report_ns_ = 0;   // the next self-report (opts_.self_report_ms)

@@ -36,7 +36,18 @@ struct CollectorOptions {
   std::string dead_letter_path;                 // default: <store_dir>/deadletter.jsonl
   size_t max_line_bytes = 1 << 20;              // longer lines are set aside as oversized
   // Bounds against a flood from the network (each one counted when it bites):
-  size_t max_connections = 1024;                // beyond, a new connection is closed at once
+  size_t max_connections = 1024;                // beyond, a new connection is closed at once (after
+                                                // closing the oldest one still in its handshake, if any)
+  // Connection hygiene: a connection must finish its handshake (--auth munge:
+  // a credential accepted; TLS: its handshake; else its first bytes) within
+  // handshake_timeout_ms; one address may hold max_pending_per_peer
+  // connections still in their handshake; an authenticated uid at most
+  // max_connections_per_uid; a connection silent for idle_timeout_ms is
+  // closed (0: never). Each counted in the statistics.
+  int handshake_timeout_ms = 10000;
+  int idle_timeout_ms = 600000;
+  size_t max_pending_per_peer = 64;
+  size_t max_connections_per_uid = 256;
   size_t max_buffer_bytes = 64u << 20;          // all connections' line buffers together; a line
                                                 // that would need more is set aside as oversized
   size_t max_dead_letter_bytes = 64u << 20;     // the dead-letter file is rotated to FILE.1 beyond
@@ -52,6 +63,14 @@ struct CollectorOptions {
   std::string tls_cert, tls_key, tls_ca;
   bool require_client_cert = false;
   std::string munge_socket;                     // munged's socket ("" = the default)
+  // --auth munge: the host of a credential is the one munged says encoded it
+  // (its IPv4 address): named by this file ("ADDRESS HOST" lines), else by
+  // resolving the address (the name up to its first dot); the payload is
+  // only a hint. A file of "" = resolve.
+  std::string munge_host_map;
+  // Credentials seen, kept until they expire (survives munged and collector
+  // restarts); "" = STORE_DIR/munge-replay.dat.
+  std::string munge_replay_path;
   std::vector<uid_t> trusted_uids;
   std::string jobdb_url;                        // with auth: users' records only for their own jobs
   int self_report_ms = 60000;                   // the collector's own iosonar.sampler record; 0 = never              // besides root and our own user: may send any dataset
@@ -78,6 +97,11 @@ struct CollectorStats {
   uint64_t connections = 0;       // accepted so far
   uint64_t open_connections = 0;
   uint64_t refused_connections = 0;  // closed at once: max_connections were open
+  uint64_t peer_limit_refused = 0;   // closed at once: their address had max_pending_per_peer in their handshake
+  uint64_t evicted_pending = 0;      // closed to make room: the oldest in its handshake when the table was full
+  uint64_t handshake_timeouts = 0;   // closed: no handshake within handshake_timeout_ms
+  uint64_t idle_closed = 0;          // closed: silent for idle_timeout_ms
+  uint64_t uid_limit_closed = 0;     // closed: their uid had max_connections_per_uid
   uint64_t memory_bound_lines = 0;   // lines set aside because max_buffer_bytes was reached
   uint64_t dead_letter_rotations = 0;
   uint64_t buffer_bytes = 0;         // line buffers held now (all connections)

@@ -1,5 +1,7 @@
 #include "core/transport/line_sender.h"
 
+#include "core/base/private_dir.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -28,7 +30,6 @@ ssize_t SysWrite(int fd, const void* b, size_t n) { return syscall(SYS_write, fd
 ssize_t SysRead(int fd, void* b, size_t n) { return syscall(SYS_read, fd, b, n); }
 int SysOpen(const char* p, int flags, int mode) { return static_cast<int>(syscall(SYS_openat, AT_FDCWD, p, flags, mode)); }
 int SysClose(int fd) { return static_cast<int>(syscall(SYS_close, fd)); }
-int SysMkdir(const char* p, int mode) { return static_cast<int>(syscall(SYS_mkdirat, AT_FDCWD, p, mode)); }
 int SysFstat(int fd, struct stat* st) { return static_cast<int>(syscall(SYS_fstat, fd, st)); }
 
 int64_t MonoNs() {
@@ -234,36 +235,35 @@ void LineSender::SpoolName(char* out, size_t n) const {
 }
 
 // The spool directory, opened and verified: a directory, not a link to one,
-// owned by us and writable by no one else (a directory another local user
+// owned by us and usable by no one else (a directory another local user
 // prepared could hold links that would make us read, and ship, what they
-// point at, or hang on a FIFO). Refused once, it is replaced for this process
-// by a fresh private directory beside it (mkdtemp, 0700); failing that, no
-// spool. Returns the directory's descriptor (the caller closes it) or -1.
+// point at, or hang on a FIFO). Taken by another user, it is replaced by a
+// private DIR.SUFFIX of ours beside it (private_dir.h: the one earlier
+// processes made, so their spool is resent, else a fresh one); failing that,
+// no spool. Counted; said on stderr only when log_refusals (a tool's own
+// log, never a traced program's). Returns the directory's descriptor (the
+// caller closes it) or -1.
 int LineSender::OpenSpoolDir() {
-  for (int attempt = 0; attempt < 2 && spool_dir_[0]; ++attempt) {
-    SysMkdir(spool_dir_, 0700);
-    int fd = SysOpen(spool_dir_, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
-    struct stat st{};
-    bool have = fd >= 0 && SysFstat(fd, &st) == 0;
-    if (have && S_ISDIR(st.st_mode) && st.st_uid == geteuid() && (st.st_mode & 022) == 0) return MoveFdHigh(fd);
-    if (fd >= 0) SysClose(fd);
-    ++c_.spool_dirs_refused;
-    char fresh[sizeof spool_dir_];
-    int fl = snprintf(fresh, sizeof fresh, "%s-XXXXXX", spool_dir_);
-    bool made = fl > 0 && static_cast<size_t>(fl) < sizeof fresh && mkdtemp(fresh) != nullptr;
+  if (!spool_dir_[0]) return -1;
+  char used[sizeof spool_dir_];
+  bool fell_back = false;
+  int fd = OpenPrivateDir(spool_dir_, used, sizeof used, &fell_back);
+  if (fd >= 0 && !fell_back) return MoveFdHigh(fd);
+  ++c_.spool_dirs_refused;
+  if (opts_.log_refusals) {
     char msg[sizeof spool_dir_ * 2 + 200];
     int ml = snprintf(msg, sizeof msg,
-                      "iosonar: spool directory %s refused (%s%u, mode %03o: must be a directory of uid %u writable by no one "
-                      "else); %s%s\n",
-                      spool_dir_, have ? "owner uid " : "cannot open it, uid ", have ? st.st_uid : 0u,
-                      have ? static_cast<unsigned>(st.st_mode & 07777) : 0u, static_cast<unsigned>(geteuid()),
-                      made ? "spooling to " : "no spool", made ? fresh : "");
+                      "iosonar: spool directory %s refused (not a directory of uid %u that only it can use); %s%s\n",
+                      spool_dir_, static_cast<unsigned>(geteuid()), fd >= 0 ? "spooling to " : "no spool",
+                      fd >= 0 ? used : "");
     if (ml > 0) SysWrite(2, msg, static_cast<size_t>(ml) < sizeof msg ? static_cast<size_t>(ml) : sizeof msg - 1);
-    if (!made) break;
-    CopyStr(spool_dir_, sizeof spool_dir_, fresh, strlen(fresh));
   }
-  spool_dir_[0] = '\0';
-  return -1;
+  if (fd < 0) {
+    spool_dir_[0] = '\0';
+    return -1;
+  }
+  CopyStr(spool_dir_, sizeof spool_dir_, used, strlen(used));
+  return MoveFdHigh(fd);
 }
 
 // A spool file: opened without following a link and without blocking (a FIFO
@@ -272,7 +272,8 @@ int LineSender::OpenSpoolFile(int dirfd, const char* name, int flags) {
   int fd = static_cast<int>(syscall(SYS_openat, dirfd, name, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600));
   if (fd < 0) return -1;
   struct stat st;
-  if (SysFstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
+  // One link: a hard link to a file elsewhere is never read (nor appended to).
+  if (SysFstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() || st.st_nlink > 1) {
     SysClose(fd);
     return -1;
   }
@@ -299,6 +300,9 @@ bool LineSender::Spool(const char* data, size_t len, uint64_t nlines) {
       continue;
     }
     ok = static_cast<uint64_t>(st.st_size) + len <= opts_.spool_max_bytes && WriteAll(fd, data, len);
+    // A short write (a full disk) leaves no fragment for the next record to
+    // be glued to: the file is cut back to where this write began.
+    if (!ok) syscall(SYS_ftruncate, fd, st.st_size);
     SysClose(fd);  // releases the lock
     if (ok) {
       c_.lines_spooled += nlines;
@@ -327,6 +331,7 @@ bool LineSender::ResendFile(int dirfd, const char* name) {
   static char buf[1 << 16];
   size_t have = 0;
   bool ok = true;
+  bool open_line = false;  // part of an over-long line went out without its end
   uint64_t lines = 0;
   uint64_t left = static_cast<uint64_t>(st.st_size);
   for (;;) {
@@ -341,7 +346,19 @@ bool LineSender::ResendFile(int dirfd, const char* name) {
     if (n > 0) {
       while (upto > 0 && buf[upto - 1] != '\n') --upto;
       if (upto == 0 && have == sizeof buf) upto = have;  // a line longer than the buffer: pass it through
+    } else if (have > 0) {
+      // The file ends in a fragment (a writer cut short before this fix, a
+      // crash): skipped and counted, never sent for the next line to be glued to.
+      ++c_.spool_fragments;
+      have = 0;
+      upto = 0;
     }
+    if (n == 0 && open_line) {
+      if (!WriteAll(sock_, "\n", 1)) { ok = false; break; }  // ends it alone: the receiver sets it aside
+      open_line = false;
+      ++c_.spool_fragments;
+    }
+    if (upto) open_line = buf[upto - 1] != '\n';
     for (size_t i = 0; i < upto; ++i) lines += buf[i] == '\n';
     if (upto && !WriteAll(sock_, buf, upto)) { ok = false; break; }
     memmove(buf, buf + upto, have - upto);

@@ -41,6 +41,7 @@ class LineSender {
     int connect_timeout_ms = 500;
     int retry_interval_ms = 1000;     // after a failed connect, spool without retrying this long
     int send_timeout_ms = 10000;
+    bool log_refusals = true;  // a refused spool directory said on stderr (false inside a traced program)
   };
   struct Counters {
     uint64_t lines_sent = 0;
@@ -50,6 +51,7 @@ class LineSender {
     uint64_t connect_failures = 0;
     uint64_t fds_lost = 0;  // our descriptor was closed or replaced under us
     uint64_t spool_dirs_refused = 0;  // not ours, or writable by others (see OpenSpoolDir)
+    uint64_t spool_fragments = 0;     // a spool file's unterminated end, skipped at resend
   };
 
   LineSender() = default;

@@ -25,6 +25,7 @@
 
 #include "core/base/host.h"
 #include "core/base/munge.h"
+#include "core/base/private_dir.h"
 #include "core/base/timeutil.h"
 #include "core/transport/lumberjack.h"
 
@@ -154,6 +155,21 @@ Status LumberjackSender::Init(const Options& o) {
     return Status::Invalid("lumberjack output: a CA, certificate or key without TLS (use lumberjacks:// or tls=1)");
   }
   if (o_.spool_dir.empty()) return Status::Ok();
+  if (o_.spool_fallback) {
+    // A default directory in a shared place (/tmp/iosonar-spool-UID): taken
+    // by another user, a private DIR.SUFFIX of ours instead (private_dir.h),
+    // said here, on the tool's own stderr.
+    char used[1024];
+    bool fell_back = false;
+    int fd = OpenPrivateDir(o_.spool_dir.c_str(), used, sizeof used, &fell_back);
+    if (fd < 0) return Status::Invalid("spool directory " + o_.spool_dir + ": taken by another user, and no private one beside it could be made");
+    close(fd);
+    if (fell_back) {
+      std::fprintf(stderr, "iosonar: spool directory %s is not a private directory of uid %u (another user made it, or a link); spooling to %s\n",
+                   o_.spool_dir.c_str(), static_cast<unsigned>(geteuid()), used);
+      o_.spool_dir = used;
+    }
+  }
   if (mkdir(o_.spool_dir.c_str(), 0700) != 0 && errno != EEXIST)
     return Status::FromErrno("spool directory " + o_.spool_dir, errno);
   struct stat st;
@@ -551,6 +567,8 @@ void LumberjackSender::SpoolPending(size_t from) {
 }
 
 bool LumberjackSender::ResendFile(int fd, bool own) {
+  constexpr size_t kMaxSpoolLine = 4u << 20;  // a spool line longer than this is skipped (memory bound)
+  bool skipping = false;
   std::string carry;
   std::vector<std::string> owned;
   std::vector<std::string_view> window;
@@ -574,11 +592,27 @@ bool LumberjackSender::ResendFile(int fd, bool own) {
     off += n;
     carry.append(chunk, static_cast<size_t>(n));
     size_t pos = 0, nl;
+    if (skipping) {  // the rest of an over-long line: up to its end
+      nl = carry.find('\n');
+      if (nl == std::string::npos) {
+        carry.clear();
+        continue;
+      }
+      pos = nl + 1;
+      skipping = false;
+    }
     while ((nl = carry.find('\n', pos)) != std::string::npos) {
       if (nl > pos) owned.emplace_back(carry, pos, nl - pos);
       pos = nl + 1;
     }
     carry.erase(0, pos);
+    if (carry.size() > kMaxSpoolLine) {
+      // No line of ours is this long (garbage, or a file not written by a
+      // sender): skipped and counted, never held whole in memory.
+      ++c_.dropped;
+      carry.clear();
+      skipping = true;
+    }
     if (owned.size() >= o_.window) {
       for (const auto& l : owned) window.emplace_back(l);
       if (!send_window()) return false;
@@ -608,7 +642,8 @@ bool LumberjackSender::ResendSpool() {
     int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) continue;
     struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+    // One link: a hard link to a file another user (or root) owns elsewhere is never shipped.
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() || st.st_nlink != 1 ||
         flock(fd, LOCK_EX | LOCK_NB) != 0) {  // locked: its sender is alive and resends it itself
       close(fd);
       continue;

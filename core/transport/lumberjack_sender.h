@@ -30,6 +30,9 @@ class LumberjackSender {
   struct Options {
     std::string host, port;
     std::string spool_dir;               // "" = no spool: unacknowledged records are dropped (counted)
+    // spool_dir is a default in a shared place: taken by another user, a
+    // private spool_dir.SUFFIX is used (and said on stderr) instead of an error.
+    bool spool_fallback = false;
     uint64_t spool_max_bytes = 64ull << 20;
     uint32_t window = 4096;              // events per window; two windows are in flight at most
     int connect_timeout_ms = 2000;

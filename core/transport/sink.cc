@@ -165,6 +165,7 @@ class LumberjackSink final : public RecordSink {
     lo.host = u->host;
     lo.port = std::to_string(u->port);
     lo.spool_dir = o.spool_dir;
+    lo.spool_fallback = o.spool_fallback;
     lo.spool_max_bytes = o.spool_max_bytes;
     lo.tls = u->scheme == "lumberjacks" || u->scheme == "beatss";
     for (const auto& [k, v] : u->query) {

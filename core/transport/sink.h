@@ -48,6 +48,7 @@ struct EsOptions {
 
 struct SinkOptions {
   std::string spool_dir;     // tcp:// only: spool when unreachable ("" = drop)
+  bool spool_fallback = false;  // spool_dir is a default: taken by another user, a private one beside it
   uint64_t spool_max_bytes = 64ull << 20;
   EsOptions es;
 };

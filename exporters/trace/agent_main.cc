@@ -18,6 +18,7 @@
 #include "core/transport/sink.h"
 #include "exporters/framework/exporter.h"
 #include "exporters/trace/ring_agent.h"
+#include "core/base/url.h"
 
 namespace iosonar::exporters {
 namespace {
@@ -72,7 +73,7 @@ int RunAgent(const Options& opts) {
   }
   auto sink = OpenSink(opts.Get("output"), so);
   if (!sink.ok()) {
-    std::fprintf(stderr, "%s agent: --output: %s\n", ProgramName(), sink.status().message().c_str());
+    std::fprintf(stderr, "%s agent: --output: %s\n", ProgramName(), RedactUrl(sink.status().message()).c_str());
     return 2;
   }
   trace::InstallRingGuard();

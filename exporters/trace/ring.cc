@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <x86intrin.h>
 
+#include "core/base/private_dir.h"
 #include "core/records/fields.h"
 #include "core/records/json_line.h"
 #include "core/transport/line_sender.h"
@@ -33,27 +34,40 @@ int64_t RealNs() {
 }
 }  // namespace
 
-void DefaultRingDir(char* out, size_t cap) {
-  const char* env = getenv("IOSONAR_RING_DIR");
+void RingRoot(char* out, size_t cap) {
+  const char* env = getenv("IOSONAR_RING_ROOT");
   if (env && *env) {
     snprintf(out, cap, "%s", env);
     return;
   }
   struct stat st;
   bool shm = syscall(SYS_newfstatat, AT_FDCWD, "/dev/shm", &st, 0) == 0 && S_ISDIR(st.st_mode);
-  snprintf(out, cap, "%s/iosonar-ring-%u", shm ? "/dev/shm" : "/tmp", static_cast<unsigned>(geteuid()));
+  snprintf(out, cap, "%s", shm ? "/dev/shm" : "/tmp");
+}
+
+void DefaultRingDir(char* out, size_t cap) {
+  const char* env = getenv("IOSONAR_RING_DIR");
+  if (env && *env) {
+    snprintf(out, cap, "%s", env);
+    return;
+  }
+  char root[400];
+  RingRoot(root, sizeof root);
+  snprintf(out, cap, "%s/iosonar-ring-%u", root, static_cast<unsigned>(geteuid()));
 }
 
 int OpenRingDir(const char* dir) {
-  syscall(SYS_mkdirat, AT_FDCWD, dir, 0700);
-  int fd = SysOpenAt(AT_FDCWD, dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
-  if (fd < 0) return -1;
-  struct stat st;
-  if (syscall(SYS_fstat, fd, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 022) != 0) {
-    SysClose(fd);
-    return -1;
-  }
-  return fd;
+  char used[512];
+  return OpenPrivateDir(dir, used, sizeof used, nullptr, false);
+}
+
+int OpenDefaultRingDir(char* out, size_t cap, bool* fell_back) {
+  char dir[512];
+  DefaultRingDir(dir, sizeof dir);
+  const char* env = getenv("IOSONAR_RING_DIR");
+  // Taken by another user: ROOT/iosonar-ring-UID.SUFFIX, where the agent finds
+  // it too. A directory the user named has no other.
+  return OpenPrivateDir(dir, out, cap, fell_back, !(env && *env));
 }
 
 uint64_t ProcessStartTime(int pid, char* state) {

@@ -155,12 +155,21 @@ inline RingHeader* RingHead(void* base) { return static_cast<RingHeader*>(base);
 inline Slot* RingSlots(void* base) { return reinterpret_cast<Slot*>(static_cast<char*>(base) + kRingSlotsOffset); }
 inline PathSlot* RingPaths(void* base) { return reinterpret_cast<PathSlot*>(static_cast<char*>(base) + kRingPathsOffset); }
 
-// The ring directory: $IOSONAR_RING_DIR, else /dev/shm/iosonar-ring-UID (or
-// /tmp/... without /dev/shm). Raw system calls only (usable in the tracer).
+// The root of the ring directories: $IOSONAR_RING_ROOT, else /dev/shm (or
+// /tmp without /dev/shm). Raw system calls only (usable in the tracer).
+void RingRoot(char* out, size_t cap);
+// The ring directory: $IOSONAR_RING_DIR, else ROOT/iosonar-ring-UID.
 void DefaultRingDir(char* out, size_t cap);
 // Creates (0700) and verifies the directory: a directory, not a link, owned by
-// the effective uid, writable by no one else. Returns its fd or -1.
+// the effective uid (one of ours with another mode is set to 0700). Returns
+// its fd or -1.
 int OpenRingDir(const char* dir);
+// The directory this process's rings go to, opened: DefaultRingDir; when
+// ROOT/iosonar-ring-UID is taken (another user made it, a link, not a
+// directory), a private ROOT/iosonar-ring-UID.SUFFIX of ours instead (an
+// existing one, else made with a random suffix; *fell_back set). out gets the
+// path. -1 if neither can be had. $IOSONAR_RING_DIR has no fallback.
+int OpenDefaultRingDir(char* out, size_t cap, bool* fell_back = nullptr);
 // Start time of a process (clock ticks since boot), 0 if it does not exist;
 // state (if given) gets its state letter (R, S, Z, ...).
 uint64_t ProcessStartTime(int pid, char* state = nullptr);

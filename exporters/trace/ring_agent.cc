@@ -15,6 +15,8 @@
 #include <cstring>
 
 #include "core/base/hash.h"
+#include "core/base/private_dir.h"
+#include "core/base/url.h"
 #include "core/base/timeutil.h"
 #include "core/records/fields.h"
 #include "core/records/json_line.h"
@@ -33,16 +35,50 @@ RingAgent::~RingAgent() {
 }
 
 bool RingAgent::Report(const std::string& key, const std::string& msg) {
-  if (reported_.size() > 10000) reported_.clear();
-  if (!reported_.insert(key).second) return false;
+  if (reported_.size() > kSeenMax) reported_.clear();
+  if (!reported_.insert(Fnv1a(key)).second) return false;
   if (!o_.quiet) std::fprintf(stderr, "iosonar agent: %s\n", msg.c_str());
   return true;
 }
 
-void RingAgent::SetAside(uint64_t* counter, const std::string& key, const std::string& msg) {
-  if (!Report(key, msg)) return;
+void RingAgent::SetAside(Cause cause, uint64_t* counter, const std::string& key, const std::string& msg) {
+  if (reported_.size() > kSeenMax) reported_.clear();
+  if (!reported_.insert(Fnv1a(key)).second) return;
   ++*counter;
-  last_aside_ = msg;
+  Notes& n = notes_[cause];
+  ++n.n;
+  if (n.nex < 16) {
+    if (!n.examples.empty()) n.examples += "; ";
+    n.examples += msg.substr(0, 1024);
+    ++n.nex;
+  }
+}
+
+// One line per cause for what this pass set aside (however many: a flood of
+// junk is one line), the first few named.
+void RingAgent::EmitNotes() {
+  static const char* const kWhat[kCauses] = {"ring directories refused", "ring directories not their uid's",
+                                             "ring files not opened", "ring files refused", "malformed rings skipped"};
+  for (int c = 0; c < kCauses; ++c) {
+    Notes& n = notes_[c];
+    if (!n.n) continue;
+    std::string line = std::to_string(n.n) + " " + kWhat[c] + " this pass: " + n.examples;
+    if (n.n > n.nex) line += "; and " + std::to_string(n.n - n.nex) + " more";
+    if (!o_.quiet) std::fprintf(stderr, "iosonar agent: %s\n", line.c_str());
+    last_aside_ = line;
+    n = Notes{};
+  }
+}
+
+bool RingAgent::SeenRefused(uint64_t key, uint64_t ino) {
+  auto it = seen_.find(key);
+  return it != seen_.end() && !it->second.good && it->second.ino == ino &&
+         MonotonicNs() - it->second.checked < kRecheckNs;
+}
+
+void RingAgent::Remember(uint64_t key, uint64_t ino, bool good) {
+  if (seen_.size() >= kSeenMax) seen_.clear();
+  seen_[key] = Seen{ino, MonotonicNs(), good};
 }
 
 void RingAgent::SelfReport(bool force) {
@@ -100,7 +136,7 @@ bool RingAgent::SendReport() {
   Status s = report_line_.empty() ? Status::Ok() : sink_->Send(report_line_, 2);
   if (s.ok()) s = sink_->Flush();
   if (!s.ok()) {
-    last_output_error_ = s.message();
+    last_output_error_ = RedactUrl(s.message());
     return false;
   }
   if (!report_line_.empty()) {
@@ -123,25 +159,53 @@ bool RingAgent::Pass() {
   ++st_.passes;
   ok_ = true;
   const uid_t me = geteuid();
-  if (o_.all_users) {
-    DIR* d = opendir(o_.ring_root.c_str());
-    if (d) {
-      std::vector<std::pair<std::string, uid_t>> dirs;
-      while (dirent* e = readdir(d)) {
-        const char* n = e->d_name;
-        if (strncmp(n, "iosonar-ring-", 13) != 0) continue;
-        const char* u = n + 13;
-        if (!*u || strspn(u, "0123456789") != strlen(u) || strlen(u) > 10) continue;
-        unsigned long uid = strtoul(u, nullptr, 10);
-        if (uid > 0xfffffffeul) continue;
-        dirs.emplace_back(o_.ring_root + "/" + n, static_cast<uid_t>(uid));
+  // The directories: ROOT/iosonar-ring-UID and the private ones a tracer made
+  // when that name was taken (ROOT/iosonar-ring-UID.SUFFIX, private_dir.h);
+  // as root every uid's, else only ours. Those refused before (same inode)
+  // are passed over without a system call; those never seen are checked
+  // within a budget per pass, after the ones known good.
+  struct Cand {
+    std::string path;
+    uid_t uid;
+    uint64_t key, ino;
+    bool known_good;
+  };
+  std::vector<Cand> good, fresh;
+  if (DIR* d = opendir(o_.ring_root.c_str())) {
+    while (dirent* e = readdir(d)) {
+      const char* n = e->d_name;
+      if (strncmp(n, "iosonar-ring-", 13) != 0) continue;
+      const char* u = n + 13;
+      const size_t digits = strspn(u, "0123456789");
+      if (digits == 0 || digits > 10) continue;
+      if (u[digits] != '\0' && !(u[digits] == '.' && IsPrivateDirSuffix(u + digits + 1))) continue;
+      const unsigned long uid = strtoul(u, nullptr, 10);
+      if (uid > 0xfffffffeul) continue;
+      if (!o_.all_users && uid != me) continue;
+      const uint64_t key = Fnv1a(n, strlen(n), 0x5eedull);
+      if (SeenRefused(key, e->d_ino)) continue;
+      auto it = seen_.find(key);
+      const bool known = it != seen_.end() && it->second.good && it->second.ino == e->d_ino;
+      if (!known && fresh.size() >= kNewDirsPerPass) {
+        ++st_.deferred;
+        continue;
       }
-      closedir(d);
-      for (auto& [path, uid] : dirs) PassDir(path, uid);
+      (known ? good : fresh).push_back(Cand{o_.ring_root + "/" + n, static_cast<uid_t>(uid), key, e->d_ino, known});
     }
-  } else {
-    PassDir(o_.ring_root + "/iosonar-ring-" + std::to_string(me), me);
+    closedir(d);
   }
+  // Each uid's files within its budget, whatever the others hold.
+  std::unordered_map<uid_t, size_t> budget;
+  st_.last_pass_dirs = 0;
+  for (auto* list : {&good, &fresh}) {
+    for (auto& c : *list) {
+      auto [it, added] = budget.try_emplace(c.uid, kFilesPerUid);
+      const bool ok = PassDir(c.path, c.uid, &it->second);
+      if (ok) ++st_.last_pass_dirs;
+      Remember(c.key, c.ino, ok);
+    }
+  }
+  EmitNotes();
   pass_ns_ = MonotonicNs() - t0;
   SelfReport(false);
   // Nothing new: the sink still gets its chance to resend what it spooled.
@@ -149,60 +213,85 @@ bool RingAgent::Pass() {
   return ok_;
 }
 
-void RingAgent::PassDir(const std::string& dir, uid_t uid) {
+bool RingAgent::PassDir(const std::string& dir, uid_t uid, size_t* files) {
   int dfd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (dfd < 0) {
     if (errno != ENOENT) {
-      SetAside(&st_.refused, "dir:" + dir + std::to_string(errno),
+      SetAside(kDirRefused, &st_.refused, "dir:" + dir + std::to_string(errno),
                dir + ": not opened as a directory without following links (" + std::strerror(errno) + "); skipped");
     }
-    return;
+    return false;
   }
   struct stat ds;
   if (fstat(dfd, &ds) != 0 || !S_ISDIR(ds.st_mode) || ds.st_uid != uid || (ds.st_mode & 07777) != 0700) {
     char mode[16];
     std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(ds.st_mode & 07777));
-    SetAside(&st_.refused, "dir:" + dir + ":" + std::to_string(ds.st_uid) + mode,
-           dir + ": owned by uid " + std::to_string(ds.st_uid) + " with mode " + mode + ", expected uid " +
-               std::to_string(uid) + " and mode 0700; refused");
+    std::string msg = dir + ": owned by uid " + std::to_string(ds.st_uid) + " with mode " + mode + ", expected uid " +
+                      std::to_string(uid) + " and mode 0700; refused";
+    if (ds.st_uid != uid) msg += " (uid " + std::to_string(uid) + "'s tracers use a private iosonar-ring-" + std::to_string(uid) + ".SUFFIX)";
+    SetAside(ds.st_uid != uid ? kDirNotOurs : kDirRefused, &st_.refused,
+             "dir:" + dir + ":" + std::to_string(ds.st_uid) + mode, msg);
     close(dfd);
-    return;
+    return false;
   }
   int lfd = dup(dfd);
   DIR* d = lfd >= 0 ? fdopendir(lfd) : nullptr;
   if (!d) {
     if (lfd >= 0) close(lfd);
     close(dfd);
-    return;
+    return true;
   }
   std::vector<std::string> names;
+  size_t scanned = 0;
   while (dirent* e = readdir(d)) {
     const char* n = e->d_name;
     size_t nl = strlen(n);
+    if (++scanned > 65536) break;  // bounded work per directory and pass
     if (strncmp(n, "ring-", 5) != 0 || nl < 9 || strcmp(n + nl - 4, ".bin") != 0) continue;
+    const uint64_t key = Fnv1a(n, nl, Fnv1a(dir));
+    if (SeenRefused(key, e->d_ino)) continue;  // refused before, unchanged: no system call
     if (e->d_type != DT_REG && e->d_type != DT_UNKNOWN) {
-      SetAside(&st_.refused, "file:" + dir + "/" + n, dir + "/" + n + ": not a regular file; refused");
+      SetAside(kFileRefused, &st_.refused, "file:" + dir + "/" + n, dir + "/" + n + ": not a regular file; refused");
+      Remember(key, e->d_ino, false);
       continue;
     }
     names.emplace_back(n);
-    if (names.size() >= 65536) break;  // bounded work per directory and pass
   }
   closedir(d);
+  if (names.size() > *files) {
+    // This uid's budget for the pass: the files from where the last pass
+    // stopped on (so each is visited in turn, however many there are).
+    size_t& rotor = rotor_[uid];
+    std::vector<std::string> part;
+    part.reserve(*files);
+    for (size_t k = 0; k < *files; ++k) part.push_back(std::move(names[(rotor + k) % names.size()]));
+    st_.deferred += names.size() - part.size();
+    rotor = (rotor + part.size()) % names.size();
+    names = std::move(part);
+  }
+  *files -= names.size();
   for (const auto& name : names) {
     const std::string path = dir + "/" + name;
+    const uint64_t key = Fnv1a(name, Fnv1a(dir));
     int pid = atoi(name.c_str() + 5);
     int fd = openat(dfd, name.c_str(), O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     if (fd < 0) {
       if (errno != ENOENT) {
-        SetAside(&st_.refused, "file:" + path, path + ": not opened (" + std::string(std::strerror(errno)) + "; links are not followed); refused");
+        SetAside(kFileNotOpened, &st_.refused, "file:" + path,
+                 path + ": not opened (" + std::string(std::strerror(errno)) + "; links are not followed); refused");
+        struct stat ls;
+        if (fstatat(dfd, name.c_str(), &ls, AT_SYMLINK_NOFOLLOW) == 0) Remember(key, ls.st_ino, false);
       }
       continue;
     }
     struct stat fs;
     if (fstat(fd, &fs) != 0 || !S_ISREG(fs.st_mode) || fs.st_uid != uid || fs.st_nlink != 1 ||
         static_cast<size_t>(fs.st_size) != kRingBytes) {
-      SetAside(&st_.refused, "file:" + path + ":" + std::to_string(fs.st_ino),
+      SetAside(kFileRefused, &st_.refused, "file:" + path + ":" + std::to_string(fs.st_ino),
              path + ": not a regular file of uid " + std::to_string(uid) + " with one link and a ring's size; refused");
+      // Not looked at again while unchanged, unless only its size is wrong
+      // (a ring being made is empty for a moment).
+      if (!S_ISREG(fs.st_mode) || fs.st_uid != uid || fs.st_nlink != 1) Remember(key, fs.st_ino, false);
       close(fd);
       continue;
     }
@@ -236,7 +325,7 @@ void RingAgent::PassDir(const std::string& dir, uid_t uid) {
       tp.merge = o_.merge_threads;
       tp.spill = [this](std::string_view lines, uint64_t nlines) {
         if (Status s = sink_->Send(lines, nlines); !s.ok()) {
-          last_output_error_ = s.message();
+          last_output_error_ = RedactUrl(s.message());
           ok_ = false;
           return false;
         }
@@ -246,7 +335,7 @@ void RingAgent::PassDir(const std::string& dir, uid_t uid) {
       st_.max_take_bytes = std::max<uint64_t>(st_.max_take_bytes, op.take.max_bytes);
     }
     if (!good) {
-      SetAside(&st_.malformed, "bad:" + path + ":" + std::to_string(fs.st_ino), path + ": malformed ring (" + why + "); skipped");
+      SetAside(kMalformed, &st_.malformed, "bad:" + path + ":" + std::to_string(fs.st_ino), path + ": malformed ring (" + why + "); skipped");
       munmap(m, kRingBytes);
       close(fd);
       continue;
@@ -270,7 +359,9 @@ void RingAgent::PassDir(const std::string& dir, uid_t uid) {
   }
   FlushAndCommit();
   close(dfd);
+  return true;
 }
+
 
 bool RingAgent::FlushAndCommit() {
   bool ok = true;
@@ -278,14 +369,15 @@ bool RingAgent::FlushAndCommit() {
     if (p.take.lines.empty()) continue;
     if (Status s = sink_->Send(p.take.lines, p.take.nlines); !s.ok()) {
       ok = false;
-      last_output_error_ = s.message();
-      if (!o_.quiet) Report("send:" + s.message(), "output: " + s.message());
+      last_output_error_ = RedactUrl(s.message());
+      if (!o_.quiet) Report("send:" + s.message(), "output: " + RedactUrl(s.message()));
     }
   }
   if (Status s = sink_->Flush(); !s.ok()) {
     ok = false;
-    last_output_error_ = s.message();
-    if (!o_.quiet) std::fprintf(stderr, "iosonar agent: output: %s (kept in the rings, retried)\n", s.message().c_str());
+    last_output_error_ = RedactUrl(s.message());
+    if (!o_.quiet)
+      std::fprintf(stderr, "iosonar agent: output: %s (kept in the rings, retried)\n", RedactUrl(s.message()).c_str());
   }
   for (auto& p : pending_) {
     if (ok) {

@@ -36,6 +36,8 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "exporters/trace/ring.h"
@@ -57,7 +59,21 @@ struct AgentStats {
   uint64_t refused = 0;          // directories or files refused (not a directory, link, owner, mode; each once)
   uint64_t flush_failures = 0;   // passes whose lines the sink could not hold (nothing committed, retried)
   uint64_t max_take_bytes = 0;   // the most formatted lines held for one ring at once (bounded by flush_bytes)
+  uint64_t deferred = 0;         // directory entries left for a later pass (a pass's budget spent)
+  uint64_t last_pass_dirs = 0;   // ring directories the last pass drained
 };
+
+// Bounds on a pass (RingAgent::Pass), so that junk one user makes (thousands
+// of directories or files under names of the agent's) cannot delay another
+// user's rings: directories and files refused once are remembered by name and
+// inode (not checked again while unchanged; again after kRecheckNs), at most
+// kNewDirsPerPass directories not seen before are checked per pass (the rest
+// next pass), and each user's ring files are visited at most kFilesPerUid per
+// pass. Refusals are printed as one line per cause and pass.
+constexpr size_t kNewDirsPerPass = 16384;
+constexpr size_t kFilesPerUid = 4096;
+constexpr int64_t kRecheckNs = 60000000000;
+constexpr size_t kSeenMax = 1u << 18;  // remembered verdicts (then forgotten: checked again)
 
 // What one ring contributes to a pass, for the commit once the sink holds it.
 struct RingTake {
@@ -157,12 +173,19 @@ class RingAgent {
     ino_t ino = 0;
     RingTake take;
   };
-  void PassDir(const std::string& dir, uid_t uid);
+  // Returns false if the directory was refused. files: this pass's budget of ring files for uid.
+  bool PassDir(const std::string& dir, uid_t uid, size_t* files);
   bool FlushAndCommit();
   // Prints msg (unless quiet) the first time key is seen; true then.
   bool Report(const std::string& key, const std::string& msg);
-  // A ring or directory set aside: counted and reported once per key.
-  void SetAside(uint64_t* counter, const std::string& key, const std::string& msg);
+  // A ring or directory set aside: counted and reported once per key, in
+  // the pass's line for its cause (EmitNotes).
+  enum Cause { kDirRefused = 0, kDirNotOurs, kFileNotOpened, kFileRefused, kMalformed, kCauses };
+  void SetAside(Cause cause, uint64_t* counter, const std::string& key, const std::string& msg);
+  void EmitNotes();
+  // A verdict remembered: key (hash of the path), the inode it was about.
+  bool SeenRefused(uint64_t key, uint64_t ino);
+  void Remember(uint64_t key, uint64_t ino, bool good);
   // Queues the self-report if one is due (force: now); it is sent with the
   // pass's flush, and sent again, the same line, until a flush holds it.
   void SelfReport(bool force);
@@ -175,7 +198,20 @@ class RingAgent {
   AgentStats st_;
   std::vector<Open> pending_;
   size_t pending_bytes_ = 0;
-  std::set<std::string> reported_;
+  std::unordered_set<uint64_t> reported_;
+  struct Seen {
+    uint64_t ino = 0;
+    int64_t checked = 0;  // monotonic ns
+    bool good = false;
+  };
+  std::unordered_map<uint64_t, Seen> seen_;
+  struct Notes {
+    uint64_t n = 0;
+    std::string examples;  // the first few messages, "; "-joined
+    size_t nex = 0;
+  };
+  Notes notes_[kCauses];
+  std::unordered_map<uid_t, size_t> rotor_;  // where a uid's next pass starts among its ring files
   bool ok_ = true;
   // exec'd rings (dev, ino) and when a pass first saw them so (settling).
   std::map<std::pair<dev_t, ino_t>, int64_t> exec_seen_;

@@ -435,8 +435,9 @@ void MakeRing() {
   g_ring = nullptr;
   g_ring_path[0] = '\0';
   char dir[512];
-  DefaultRingDir(dir, sizeof dir);
-  int dfd = OpenRingDir(dir);
+  // Another user's directory under our name: a private one instead (ring.h),
+  // where the agent finds it too (it reports the directory it refused).
+  int dfd = OpenDefaultRingDir(dir, sizeof dir);
   void* base = MAP_FAILED;
   if (dfd >= 0) {
     char name[96];
@@ -1019,6 +1020,7 @@ void Init() {
   o.output = out && *out ? out : "-";
   g_agent = strcmp(o.output, "agent") == 0;  // the sender stays unopened: no descriptor, never used
   o.spool_dir = spool;
+  o.log_refusals = false;  // the program's stderr is not ours: a taken spool directory is replaced quietly
   if (const char* m = getenv("IOSONAR_SPOOL_MAX_MB"); m && *m) o.spool_max_bytes = strtoull(m, nullptr, 10) << 20;
   char err[256];
   if (!g_agent && !Sender().Init(o, err, sizeof err)) {

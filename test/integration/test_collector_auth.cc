@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <filesystem>
 #include <optional>
 #include <random>
 #include <string>
@@ -40,6 +41,14 @@ struct Munged {
     for (auto& c : key) c = static_cast<char>(rd() & 0xff);
     WriteFile(dir / "munge.key", key);
     chmod((dir / "munge.key").c_str(), 0600);
+    Start();
+  }
+  // A new munged with the same key: its in-memory replay cache starts empty.
+  void Restart() {
+    proc.reset();
+    Start();
+  }
+  void Start() {
     proc.emplace(std::vector<std::string>{"/usr/sbin/munged", "--foreground", "--force", "--socket=" + sock,
                                           "--key-file=" + dir / "munge.key", "--pid-file=" + dir / "munged.pid",
                                           "--log-file=" + dir / "munged.log", "--seed-file=" + dir / "munged.seed"},
@@ -74,8 +83,11 @@ struct MungeCollector {
     REQUIRE(WaitUntil([&] { return CanConnect(port); }, 20000));
   }
   static std::vector<std::string> Args(const Munged& m, const TempDir& tmp, int port, std::vector<std::string> extra) {
+    // The test's senders all encode on this host (127.0.0.1): the centre's map names it n1.
+    if (!std::filesystem::exists(tmp / "hosts")) WriteFile(tmp / "hosts", "# test cluster\n127.0.0.1 n1\n");
     std::vector<std::string> a = {IosonarBin(), "collect", "--store", tmp / "st", "--listen",
-                                  "tcp://127.0.0.1:" + std::to_string(port), "--auth", "munge", "--munge-socket", m.sock};
+                                  "tcp://127.0.0.1:" + std::to_string(port), "--auth", "munge", "--munge-socket", m.sock,
+                                  "--munge-host-map", tmp / "hosts"};
     a.insert(a.end(), extra.begin(), extra.end());
     return a;
   }
@@ -343,5 +355,56 @@ TEST_CASE("collector --auth munge: a fresh credential with every batch, and a wi
   CHECK(Count(dl, "auth: the first line of every batch") == 2);  // case 2's second window, case 4's line 4097
   CHECK(dl.find("auth: credential refused: munge: Replayed credential") != std::string::npos);
   CHECK(log.find("credentials 11,") != std::string::npos);  // 6 + 1 + 1 (the replay refused) + 3
-  CHECK(log.find("auth failures 3\n") != std::string::npos);
+  CHECK(log.find("auth failures 3,") != std::string::npos);
+}
+
+TEST_CASE("collector --auth munge: the host is the one munged says encoded the credential (the payload is a hint), "
+          "and a replay is refused after munged and the collector restart",
+          "[collector][auth][replay]") {
+  signal(SIGPIPE, SIG_IGN);
+  Munged m;
+  TempDir tmp;
+  // Payload n99 (the sender's choice); munged says it was encoded on 127.0.0.1, which the map names n1.
+  const std::string credential = NobodyCredential(m, "n99");
+  const std::string auth_line = "{\"iosonar.auth\":\"munge\",\"credential\":\"" + credential + "\"}\n";
+  auto send = [&](int port, const std::string& body) {
+    int fd = ConnectLoopback(port);
+    REQUIRE(fd >= 0);
+    SendAll(fd, auth_line + body);
+    close(fd);
+  };
+  {
+    MungeCollector col(m, tmp);
+    send(col.port, Record("iosonar.trace", "n99", 1) + Record("iosonar.trace", "n1", 2));
+    REQUIRE(WEXITSTATUS(col.c.Stop(30000)) == 0);
+  }
+  m.Restart();  // munged forgets the credentials it decoded
+  {
+    MungeCollector col(m, tmp);
+    send(col.port, Record("iosonar.trace", "n1", 3));
+    REQUIRE(WEXITSTATUS(col.c.Stop(30000)) == 0);
+  }
+  // A map that does not name the address: refused, the address named.
+  WriteFile(tmp / "hosts", "10.9.9.9 n1\n");
+  {
+    MungeCollector col(m, tmp);
+    send(col.port, Record("iosonar.trace", "n1", 4));  // the same credential: refused before its replay is looked at
+    const std::string fresh = NobodyCredential(m, "n1");
+    int fd = ConnectLoopback(col.port);
+    REQUIRE(fd >= 0);
+    SendAll(fd, "{\"iosonar.auth\":\"munge\",\"credential\":\"" + fresh + "\"}\n" + Record("iosonar.trace", "n1", 5));
+    close(fd);
+    REQUIRE(WEXITSTATUS(col.c.Stop(30000)) == 0);
+  }
+  const std::string dl = ReadFile(tmp / "st/deadletter.jsonl");
+  INFO(dl);
+  CHECK(Stored(tmp / "st", "iosonar.trace") == 1);  // seq 2 only
+  CHECK(dl.find("auth: a record for host 'n99' on a connection authenticated for host 'n1'") != std::string::npos);
+  CHECK(dl.find("auth: credential refused: replayed (seen before") != std::string::npos);
+  CHECK(dl.find("auth: the credential was encoded on 127.0.0.1, an address --munge-host-map does not name") !=
+        std::string::npos);
+  struct stat st;
+  REQUIRE(stat((tmp / "st/munge-replay.dat").c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0600);
+  CHECK(st.st_size >= 16);
 }
