@@ -42,6 +42,7 @@ int CmdLassi(int argc, char** argv);       // cmd_lassi.cc
 int CmdSlowdown(int argc, char** argv);    // cmd_lassi.cc
 int CmdReport(int argc, char** argv);      // cmd_lassi.cc
 int CmdLmtImport(int argc, char** argv);   // cmd_lassi.cc
+int CmdDarshanImport(int argc, char** argv);  // cmd_darshan.cc
 // the web pages and JSON API
 int CmdServe(int argc, char** argv);       // cmd_serve.cc
 

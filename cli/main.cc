@@ -48,6 +48,7 @@ constexpr Subcommand kCommands[] = {
     {"slowdown", iosonar::cli::CmdSlowdown, "probe latency statistics and slowdown factors per fs, op and interval"},
     {"report", iosonar::cli::CmdReport, "the daily helpdesk report: self-contained HTML, text and JSON"},
     {"lmt-import", iosonar::cli::CmdLmtImport, "turn an LMT database (sqlite) into iosonar.oss/mds records"},
+    {"darshan-import", iosonar::cli::CmdDarshanImport, "import Darshan logs (3.10-3.41: counters, DXT, job) into the store"},
     // the web pages and JSON API
     {"serve", iosonar::cli::CmdServe, "per-job web pages and JSON API; each user sees only their own jobs"},
 };

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # libFuzzer on every parser of the network and of the exporters (record line,
 # Lumberjack frames, Lustre stats/md_stats/rpc_stats, job_stats, brw_stats,
-# lctl get_param dumps, lfs df, lctl dl -t, sacct) and of the node agent's
+# lctl get_param dumps, lfs df, lctl dl -t, sacct), Darshan logs, and of the node agent's
 # reader of the tracer's rings (shared memory any user writes), under ASan and UBSan,
 # seeded from test/fixtures and test/golden. A crash, a sanitizer report or a
 # broken promise (see test/fuzz/fuzz_parsers.cc) fails the run and leaves the
@@ -49,9 +49,15 @@ fail=0
 mkdir -p "$corpus/ring"
 printf '\x00' > "$corpus/ring/dead"
 printf '\x13' > "$corpus/ring/live-agent-commit"
-for t in record lumberjack lustre_stats job_stats brw_stats lctl_dump lfs_df lctl_dl sacct ring; do
+# Darshan logs: the example logs of the pinned pydarshan (scripts/setup.sh --test), if there.
+venv=${IOSONAR_PYDARSHAN_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/iosonar/pydarshan-3.5.0}
+mapfile -t dlogs < <(find "$venv" -name '*.darshan' -size -600k 2>/dev/null)
+seed darshan "${dlogs[@]}"
+for t in record lumberjack lustre_stats job_stats brw_stats lctl_dump lfs_df lctl_dl sacct ring darshan; do
   log="$BUILD/fuzz_$t.log"
-  if "$BUILD/fuzz_$t" -max_total_time="$secs" -rss_limit_mb=2048 -max_len=65536 -timeout=10 \
+  max_len=65536
+  [[ $t == darshan ]] && max_len=600000  # whole sample logs
+  if "$BUILD/fuzz_$t" -max_total_time="$secs" -rss_limit_mb=2048 -max_len=$max_len -timeout=10 \
        -artifact_prefix="$BUILD/crashes/$t-" -print_final_stats=1 "$corpus/$t" >"$log" 2>&1; then
     echo "fuzz: $t: $(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$') runs in ${secs} s, no finding"
   else

@@ -29,12 +29,28 @@ TEST_PKGS=(catch2 redis-server fio python3 python3-yaml
            python3-sklearn python3-aiosmtpd
            # lustre --listen-metrics: the Prometheus text parser (prometheus_client 0.16, Debian 12)
            python3-prometheus-client
+           # Darshan import: pydarshan from PyPI in a venv (install_pydarshan below)
+           python3-venv
            # real OpenSearch / Elasticsearch (scripts/engines.sh fetches them with Maven; Java 17 runs them)
            maven openjdk-17-jre-headless unzip openssl util-linux
            # packages: CPack's .rpm (rpmbuild), .deb checks (dpkg-deb, ldd); the SPANK plugin (slurm/spank.h);
            # the service units (systemd-analyze verify)
            rpm libslurm-dev systemd)
 pkgs=("${BUILD_PKGS[@]}")
+# pydarshan (PyPI `darshan`, pinned; it carries libdarshan-util and the Darshan
+# project's example logs): the oracle of the Darshan import tests
+# (test/darshan), in a venv that also sees Debian's scipy.
+PYDARSHAN_VERSION=3.5.0
+install_pydarshan() {
+  [[ "${1:-}" == "--test" ]] || return 0
+  local venv="${IOSONAR_PYDARSHAN_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/iosonar/pydarshan-$PYDARSHAN_VERSION}"
+  if "$venv/bin/python" -c "import darshan, sys; sys.exit(darshan.__version__ != '$PYDARSHAN_VERSION')" 2>/dev/null; then
+    return 0
+  fi
+  python3 -m venv --system-site-packages "$venv"
+  "$venv/bin/pip" install -q "darshan==$PYDARSHAN_VERSION"
+  echo "setup: pydarshan $PYDARSHAN_VERSION in $venv"
+}
 # The search engines refuse to run as root: the tests run them as this unprivileged system user.
 make_engine_user() {
   if [[ "${1:-}" == "--test" ]] && [[ $(id -u) -eq 0 ]] && ! id iosonar-test >/dev/null 2>&1; then
@@ -53,6 +69,7 @@ for p in "${pkgs[@]}"; do
 done
 if ((${#missing[@]} == 0)); then
   make_engine_user "${1:-}"
+  install_pydarshan "${1:-}"
   echo "setup: all ${#pkgs[@]} packages present"
   exit 0
 fi
@@ -65,4 +82,5 @@ DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recomme
 # Likewise mariadb-server, munge and the slurm packages may start system services: the tests
 # never use them (private datadirs, sockets, ports and keys under a temporary directory).
 make_engine_user "${1:-}"
+install_pydarshan "${1:-}"
 echo "setup: done"
