@@ -268,10 +268,17 @@ void FinishDirection(DirAgg& d, int64_t bucket_ns, double runtime_s) {
     s.bw_span = static_cast<double>(s.bytes) / s.span_s;
     s.iops_span = static_cast<double>(s.ops) / s.span_s;
   }
-  // The headline until the I/O phases are known (PhaseRates): the I/O time's.
-  s.bw_avg = s.bw_io_time;
-  s.iops = s.iops_io_time;
-  s.rate_basis = s.io_time_s > 0 ? "io time" : "";
+  // The headline until the I/O phases are known (MetaDuringPhases): the
+  // span's (exact for a job of one burst, however short), else the I/O time's.
+  if (s.span_s > 0) {
+    s.bw_avg = s.bw_span;
+    s.iops = s.iops_span;
+    s.rate_basis = "span";
+  } else {
+    s.bw_avg = s.bw_io_time;
+    s.iops = s.iops_io_time;
+    s.rate_basis = s.io_time_s > 0 ? "io time" : "";
+  }
   s.busy_s = static_cast<double>(d.busy_ns) / 1e9;
   if (s.ops) s.avg_request_bytes = static_cast<double>(d.requested) / static_cast<double>(s.ops);
   double peak = 0;
@@ -660,7 +667,6 @@ void MetaDuringPhases(const DirAgg& rd, const DirAgg& wr, const std::map<int64_t
   js.meta_ops_in_io_phases = m;
   if (js.io_phases_s > 0) js.meta_ops_per_s_io_phases = m / js.io_phases_s;
   // Bandwidth and IOPS of each direction over its own phases (the headline).
-  const double wsec = static_cast<double>(w) / 1e9;
   for (const DirAgg* d : {&rd, &wr}) {
     DirectionStats& st = *d->st;
     const std::string_view dir = d == &rd ? "read" : "write";
@@ -671,9 +677,18 @@ void MetaDuringPhases(const DirAgg& rd, const DirAgg& wr, const std::map<int64_t
       ++phases;
       for (size_t i = p.first_bucket; i < p.first_bucket + p.buckets && i < n; ++i) mine[i] = 1;
     }
-    size_t cov = 0;
-    for (char c : mine) cov += c != 0;
-    if (!phases || !cov) continue;
+    // A phase's time: its buckets, the first clipped to the direction's first
+    // start and the last to its last end (so one short burst is its span,
+    // not whole buckets); inner boundaries are bucket-exact.
+    double phase_ns = 0;
+    for (const Phase& p : jp.phases) {
+      if (p.direction != dir) continue;
+      const int64_t b0_ns = origin_ns + static_cast<int64_t>(p.first_bucket) * w;
+      const int64_t b1_ns = b0_ns + static_cast<int64_t>(p.buckets) * w;
+      const int64_t lo = std::max(b0_ns, st.first_start_ns), hi = std::min(b1_ns, st.last_end_ns);
+      if (hi > lo) phase_ns += static_cast<double>(hi - lo);
+    }
+    if (!phases || phase_ns <= 0) continue;
     auto in_phases = [&](const std::map<int64_t, double>& series) {
       double sum = 0;
       for (const auto& [b, v] : series) {
@@ -683,7 +698,7 @@ void MetaDuringPhases(const DirAgg& rd, const DirAgg& wr, const std::map<int64_t
       return sum;
     };
     st.io_phases = phases;
-    st.io_phases_s = static_cast<double>(cov) * wsec;
+    st.io_phases_s = phase_ns / 1e9;
     st.bytes_in_io_phases = in_phases(d->buckets);
     // Over the coarsened series of a very long job the ops per bucket are not
     // kept: its ops in the phases pro rata of its bytes there.

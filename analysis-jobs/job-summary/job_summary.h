@@ -19,12 +19,14 @@
 //    "average ... bandwidth, average IOPS", which Beacon measures over the
 //    job's I/O phases): the direction's I/O phases are the wavelet phases
 //    (analysis-jobs/phases, default PhaseOptions) of its bucket_ns-wide byte
-//    series (io_phases of them, io_phases_s = their buckets x width);
+//    series (io_phases of them; io_phases_s = their buckets x width, the
+//    first clipped to the direction's first start and the last to its last
+//    end, so one short burst counts its exact span, not whole buckets);
 //    bw_io_phases = the bytes in those buckets / io_phases_s, iops_io_phases
 //    = the ops in them (a run's ops spread as its bytes) / io_phases_s.
 //    bw_avg, iops = those (rate_basis "io phases"); a direction with bytes
-//    but no phase found takes bw_io_time, iops_io_time (rate_basis "io
-//    time"). So a job that reads at its start and checkpoints at its end is
+//    but no phase found takes bw_span, iops_span (rate_basis "span"; "io
+//    time" when the span is 0). So a job that reads at its start and checkpoints at its end is
 //    not diluted by the compute in between. span_s = first start to last end
 //    of that direction's runs; bw_span = bytes / span_s; iops_span = ops /
 //    span_s (both 0 when span_s is 0): the headline before 2026-11. Two
@@ -171,13 +173,13 @@ struct DirectionStats {
   int64_t last_end_ns = 0;
   double span_s = 0;
   // The headline (Beacon §3.3 "average ... bandwidth, average IOPS"): over
-  // the direction's I/O phases (rate_basis "io phases"), else over its I/O
-  // time (rate_basis "io time": no phase found), else 0.
+  // the direction's I/O phases (rate_basis "io phases"), else over its span
+  // (rate_basis "span": no phase found), else over its I/O time ("io time").
   double bw_avg = 0;  // bytes/s
   double bw_peak = 0;  // bytes/s
   double busy_s = 0;
   double iops = 0;
-  std::string rate_basis;               // "io phases", "io time", "span" (a summary cached before 2026-11), ""
+  std::string rate_basis;               // "io phases", "span" (also a summary cached before 2026-11), "io time", ""
   double bw_span = 0, iops_span = 0;    // over span_s, first start to last end (the headline before 2026-11)
   size_t io_phases = 0;                 // the direction's wavelet-detected I/O phases
   double io_phases_s = 0;               // their buckets x width

@@ -681,6 +681,18 @@ TEST_CASE("Beacon: bandwidth and IOPS over the I/O phases, a job with phases at 
   CHECK(old->write.iops_span == 1.5);
 }
 
+// fio-like: one burst shorter than a bucket (256 MiB over [0.2 s, 0.45 s]).
+// Its rate is its bytes over its 0.25 s, whether a phase is found (clipped to
+// the burst) or not (the span): never over whole 1 s buckets (4x too slow).
+TEST_CASE("Beacon rates: a burst shorter than a bucket is rated over its own time", "[job-summary][beacon][phases]") {
+  JobSummary s = Sum({Op("n", 0, "write", "f", kMiB, 256, 256 * kMiB, kT0 + 200 * kMs, kT0 + 450 * kMs, 250 * kMs)});
+  INFO(s.write.rate_basis);
+  CHECK(s.write.bw_avg == Approx(256.0 * kMiB / 0.25));
+  CHECK(s.write.iops == Approx(256 / 0.25));
+  CHECK(s.write.bw_span == Approx(256.0 * kMiB / 0.25));
+  CHECK(s.write.bw_io_time == Approx(256.0 * kMiB));  // over the one 1 s bucket: kept, labelled
+}
+
 // The MPI-IO layer beside the POSIX one: 8 ranks each write 4 MiB of one
 // shared file with collective calls (mpiio runs); one aggregator (rank 0's
 // process) does all 32 MiB of POSIX writes. By hand: physical = 1 process, 1
