@@ -440,4 +440,63 @@ std::string BadOstToTable(const BadOstResult& r, const BadOstFilter& f, const Ba
   return o;
 }
 
+Status FilesFromStore(Store& store, const std::string& job_id, const std::map<std::string, std::vector<int64_t>>& layouts,
+                      BadOstInput* out, uint64_t* no_layout) {
+  struct Acc {
+    double bytes = 0, ns = 0;
+  };
+  std::map<std::string, Acc> per_file;
+  ScanQuery q;
+  q.dataset = dataset::kTrace;
+  q.filters = {{field::kJobId, job_id}};
+  q.fields = {field::kFilePath, field::kIoOp, field::kIoBytes, field::kIoDurationNs, field::kIoLayer};
+  Status st = store.Scan(q, [&](const Row& r) {
+    if (!r.Has(0) || !r.Has(1)) return true;
+    const std::string_view op = r.Str(1);
+    if (op != "read" && op != "write") return true;
+    if (r.Has(4) && r.Str(4) == "mpiio") return true;
+    Acc& a = per_file[std::string(r.Str(0))];
+    if (r.Has(2) && r.Int(2) > 0) a.bytes += static_cast<double>(r.Int(2));
+    if (r.Has(3) && r.Int(3) > 0) a.ns += static_cast<double>(r.Int(3));
+    return true;
+  });
+  if (!st.ok() && st.code() != Code::kNotFound) return st;
+  if (per_file.empty()) return Status::NotFound("job " + job_id + " has no read or write trace records with a file path");
+  uint64_t missing = 0;
+  for (const auto& [path, a] : per_file) {
+    if (a.bytes <= 0) continue;
+    auto it = layouts.find(path);
+    if (it == layouts.end() || it->second.empty()) {
+      if (++missing <= 20) out->errors.push_back("job " + job_id + ": " + path + ": no layout (left out)");
+      continue;
+    }
+    if (a.ns <= 0) {
+      ++out->zero_time;
+      out->errors.push_back("job " + job_id + ": " + path + ": no I/O time (left out)");
+      continue;
+    }
+    out->files.push_back({path, a.bytes, a.ns / 1e9, it->second});
+  }
+  if (no_layout) *no_layout = missing;
+  return Status::Ok();
+}
+
+std::string BadOstInputToCsv(const BadOstInput& in) {
+  std::string o = "file,bytes,seconds,osts\n";
+  char b[96];
+  for (const auto& f : in.files) {
+    std::string path = f.file;
+    if (path.find_first_of(",\"\n") != std::string::npos) {  // RFC 4180 quoting
+      std::string q = "\"";
+      for (char c : path) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+      path = q + "\"";
+    }
+    std::snprintf(b, sizeof b, ",%.17g,%.17g,", f.bytes, f.seconds);
+    o += path + b;
+    for (size_t i = 0; i < f.osts.size(); ++i) o += (i ? ";" : "") + std::to_string(f.osts[i]);
+    o += "\n";
+  }
+  return o;
+}
+
 }  // namespace iosonar::analysis

@@ -22,9 +22,13 @@
 // column): skipped.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "core/base/status.h"
+#include "core/store/store.h"
 
 namespace iosonar::analysis {
 
@@ -47,6 +51,22 @@ void ParseBadOstCsv(std::string_view text, const std::string& name, BadOstInput*
 void ParseBadOstJson(std::string_view text, const std::string& name, BadOstInput* out);
 // By content: JSON if the first non-blank character is '[' or '{', else CSV.
 void ParseBadOstAuto(std::string_view text, const std::string& name, BadOstInput* out);
+
+// The per-file table of one job from its iosonar.trace records and the
+// files' layouts (TOKIO's darshan_bad_ost reads Darshan's per-file POSIX
+// counters: bytes read + written, and F_READ_TIME + F_WRITE_TIME): per
+// file.path, the bytes of its read and write runs and the sum of their
+// io.duration_ns (the time inside those calls), with the OSTs of its layout
+// (layouts: path -> OST indices, from the job database's file_layouts or
+// `lfs getstripe` output). MPI-IO layer runs are left out (their bytes are
+// the POSIX ones again). A file with bytes but no layout is left out,
+// counted in *no_layout and named in out->errors (the first 20); a file with
+// no I/O time goes to zero_time as in the parsers.
+Status FilesFromStore(Store& store, const std::string& job_id, const std::map<std::string, std::vector<int64_t>>& layouts,
+                      BadOstInput* out, uint64_t* no_layout);
+// The table as the CSV the parsers read (file,bytes,seconds,osts; osts
+// separated by ';'), so it can be kept, checked or fed back.
+std::string BadOstInputToCsv(const BadOstInput& in);
 
 struct OstCorrelation {
   int64_t ost = 0;

@@ -3,7 +3,9 @@
 #include <rapidjson/document.h>
 
 #include <catch2/catch.hpp>
+#include <map>
 #include <string>
+#include <vector>
 
 #include "test/testutil/testutil.h"
 
@@ -76,4 +78,74 @@ TEST_CASE("simulate + bad-ost: a 1,024-node job over a slow OST, bad-ost names t
     CHECK(streams[0] == streams[1]);
     CHECK(streams[0] != streams[2]);
   }
+}
+
+// `bad-ost --job --store`: the per-file table built from the job's trace
+// records and `lfs getstripe` output equals the simulator's own per-file
+// performance (its ground truth: bytes and time in the calls of each file),
+// and every OST's Pearson r and p equal scipy.stats.pearsonr on that table
+// (test/oracles/badost_table.py, written from TOKIO's definition).
+TEST_CASE("bad-ost --job --store: the table from traces and layouts, r and p as scipy's", "[simulate][badost][oracle]") {
+  if (Run({"/usr/bin/python3", "-c", "import scipy.stats"}).exit_code != 0)
+    FAIL("/usr/bin/python3 with scipy is not installed (apt-get install python3-scipy)");
+  TempDir dir;
+  auto sim = Run({IosonarBin(), "simulate", "--store", dir / "store", "--nodes", "64", "--fwd", "4", "--osts", "16",
+                  "--duration", "20", "--seed", "5", "--job",
+                  "id=7002,mode=N-N,first=0,nodes=64,ppn=1,stripes=2,start=0,duration=20,period=5,io=2,bytes=16M,req=1M",
+                  "--slow-ost", "5", "--getstripe", dir / "getstripe.txt", "--file-perf", dir / "truth.csv"});
+  INFO(sim.err);
+  REQUIRE(sim.exit_code == 0);
+  auto r = Run({IosonarBin(), "bad-ost", "--job", "7002", "--store", dir / "store", "--getstripe", dir / "getstripe.txt",
+                "--table", dir / "table.csv", "-p", "1", "-c", "0", "--format", "json"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  // The table against the simulator's truth, file by file.
+  auto rows = [](const std::string& text) {
+    std::map<std::string, std::vector<std::string>> m;
+    for (const auto& l : SplitLines(text)) {
+      if (l.rfind("file,", 0) == 0) continue;
+      std::vector<std::string> f;
+      size_t a = 0;
+      for (size_t b; (b = l.find(',', a)) != std::string::npos; a = b + 1) f.push_back(l.substr(a, b - a));
+      f.push_back(l.substr(a));
+      m[f[0]] = f;
+    }
+    return m;
+  };
+  const auto truth = rows(ReadFile(dir / "truth.csv")), got = rows(ReadFile(dir / "table.csv"));
+  REQUIRE(truth.size() == 64);
+  REQUIRE(got.size() == truth.size());
+  for (const auto& [file, t] : truth) {
+    INFO(file);
+    REQUIRE(got.count(file));
+    const auto& g = got.at(file);
+    CHECK(std::stod(g[1]) == std::stod(t[1]));                             // bytes
+    CHECK(std::stod(g[2]) == Approx(std::stod(t[2])).epsilon(1e-6));       // seconds (%.9g there)
+    CHECK(g[3] == t[3]);                                                    // OSTs
+  }
+  // r and p against scipy on the table.
+  auto o = Run({"/usr/bin/python3", SourceDir() + "/test/oracles/badost_table.py", dir / "table.csv"});
+  INFO(o.err);
+  REQUIRE(o.exit_code == 0);
+  rapidjson::Document want, d;
+  want.Parse(o.out.c_str());
+  d.Parse(r.out.c_str());
+  REQUIRE(want.IsObject());
+  REQUIRE(d.IsObject());
+  CHECK(d["files"].GetInt() == 64);
+  REQUIRE(d["results"].Size() == want.MemberCount());
+  int most = -1;
+  double lowest = 2;
+  for (const auto& e : d["results"].GetArray()) {
+    const std::string ost = std::to_string(e["ost"].GetInt());
+    INFO("OST " << ost);
+    REQUIRE(want.HasMember(ost.c_str()));
+    CHECK(e["coefficient"].GetDouble() == Approx(want[ost.c_str()]["r"].GetDouble()).epsilon(1e-9).margin(1e-12));
+    CHECK(e["p-value"].GetDouble() == Approx(want[ost.c_str()]["p"].GetDouble()).epsilon(1e-6).margin(1e-300));
+    if (e["coefficient"].GetDouble() < lowest) lowest = e["coefficient"].GetDouble(), most = e["ost"].GetInt();
+  }
+  CHECK(most == 5);  // the slow OST
+  // Usage: --job without --store, or without layouts.
+  CHECK(Run({IosonarBin(), "bad-ost", "--job", "7002"}).exit_code == 2);
+  CHECK(Run({IosonarBin(), "bad-ost", "--job", "7002", "--store", dir / "store"}).exit_code == 2);
 }
