@@ -349,6 +349,13 @@ struct JobTable {
     }
   }
   size_t Bytes() const { return arena.capacity() + offs.capacity() * 4 + index.capacity() * 4; }
+  // Frees the buffers (clear() and a move from an empty table keep a
+  // string's capacity, and its touched pages).
+  void Release() {
+    std::string().swap(arena);
+    std::vector<uint32_t>().swap(offs);
+    std::vector<uint32_t>().swap(index);
+  }
   // Bytes of record i's id part (varint length + id).
   size_t IdBytes(size_t i) const {
     const char* p = arena.data() + offs[i];
@@ -985,6 +992,7 @@ void LustreExporter::DoJobs(Context& ctx, const Item& it) {
     r = wd_.Run(
         path,
         [f, path, off](std::string* b, size_t* l, std::string* e, bool*) {
+          if (b->capacity() < off + kJobChunk) b->reserve(off + kJobChunk + (off ? off : kJobChunk / 4));
           if (b->size() < off + kJobChunk) b->resize(off + kJobChunk);
           for (;;) {
             const ssize_t n = ::read(f->fd, b->data() + off, kJobChunk);
@@ -1039,7 +1047,11 @@ void LustreExporter::JobsBegin(const Item& it, JobRun* run) {
   // A target read last time job_stats was read (gen_ - every) has a baseline.
   run->have_base = !fresh && ts.gen + static_cast<uint64_t>(o_.jobstats_every) == gen_;
   run->elapsed = mono_ - ts.mono_ns;
-  // The new table, sized like the last one (no rehash, no regrowth).
+  // The new table, sized like the last one (no rehash, no regrowth). A spare
+  // much bigger than this target needs is let go first: it would stay with
+  // this target, its pages resident (a big target's buffers would otherwise
+  // wander from small target to small target, one more each sample).
+  if (next_jobs_.Bytes() > 2 * ts.table.Bytes() + (64u << 10)) next_jobs_.Release();
   next_jobs_.arena.clear();
   next_jobs_.offs.clear();
   next_jobs_.index.assign(std::max<size_t>(64, ts.table.index.size()), 0u);
@@ -1176,7 +1188,7 @@ void LustreExporter::JobsEnd(Context& ctx, const Item& it, JobRun* run, bool com
   std::swap(ts.table, next_jobs_);
   // The old table of a big target (an MDT's) is let go now, not handed to the
   // next (small) target, which would keep its pages.
-  if (next_jobs_.Bytes() > (1u << 20)) next_jobs_ = JobTable();
+  if (next_jobs_.Bytes() > (1u << 20)) next_jobs_.Release();
   ts.gen = gen_;
   ts.mono_ns = mono_;
   if (!heap_.empty()) {
