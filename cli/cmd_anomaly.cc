@@ -29,7 +29,8 @@ namespace {
 constexpr const char* kUsage =
     "usage: iosonar anomaly JOB_ID --store DIR|URL [--mysql URL [--cluster NAME] | --apps FILE] [--maps FILE]\n"
     "                       [--eps E] [--min-samples N] [--min-history N] [--node-tolerance F]\n"
-    "                       [--high-mdops R] [--high-bw B] [--high-iops R] [--n1-min-nodes N] [--large-job-nodes N]\n"
+    "                       [--high-mdops R] [--high-bw B] [--high-iops R] [--n1-min-nodes N] [--server-factor 2]\n"
+    "                       [--large-job-nodes N]\n"
     "                       [--format table|json] [--redis URL] [--output OUT]\n"
     "                       [--alert-to ADDRS --smtp URL --alert-state FILE [--alert-job-nodes 1024]]\n"
     "(with --mysql the result also replaces the job's rows of job_anomaly, job_anomaly_neighbour\n"
@@ -96,8 +97,10 @@ int CmdAnomaly(int argc, char** argv) {
       ("high-iops", po::value(&opt.high_iops)->default_value(opt.high_iops, "10000"), "data ops/s")  //
       ("n1-min-nodes", po::value(&opt.n1_min_nodes)->default_value(opt.n1_min_nodes),
        "n1_mode: an N-1 neighbour doing I/O from more nodes than this (Beacon: 32)")  //
+      ("server-factor", po::value(&opt.server_factor)->default_value(opt.server_factor, "2"),
+       "a server whose cost per request is this many times its peers' or its history's is named")  //
       ("large-job-nodes", po::value(&opt.large_job_nodes)->default_value(opt.large_job_nodes),
-       "node count from which servers are screened inside the job (Beacon: 1024)")  //
+       "without brw/osc records: node count from which servers' I/O times are compared (Beacon: 1024)")  //
       ("server-eps", po::value(&opt.server_eps)->default_value(opt.server_eps, "0.15"), "DBSCAN radius for servers (log10)")  //
       ("format", po::value(&format)->default_value("table")->value_name("FMT"), "table or json")  //
       ("redis", po::value(&redis_flag)->value_name("URL"), "cache the JSON in Redis")  //
@@ -115,6 +118,7 @@ int CmdAnomaly(int argc, char** argv) {
   if (store_dir.empty()) return usage_error("missing --store DIR");
   if (format != "table" && format != "json") return usage_error("--format must be table or json, not '" + format + "'");
   if (!(opt.eps > 0) || !(opt.server_eps > 0)) return usage_error("--eps and --server-eps must be > 0");
+  if (!(opt.server_factor > 1)) return usage_error("--server-factor must be > 1");
   if (min_samples < 1 || min_history < 1 || max_history < 1 || min_runs < 1)
     return usage_error("--min-samples, --min-history, --min-runs and --max-history must be >= 1");
   opt.min_runs = static_cast<size_t>(min_runs);

@@ -1,6 +1,7 @@
 // `iosonar screen`: Beacon's hourly system screening (analysis-jobs/anomaly/screen.h):
-// OSTs and forwarding nodes whose maximum bandwidth stays under a fraction of
-// their peak for a minimum duration while they have work.
+// OSTs and forwarding nodes slow for the work they have (against their peers
+// in the same minutes; under a fraction of a known peak while saturated) for
+// a minimum duration.
 #include <boost/program_options.hpp>
 #include <algorithm>
 #include <cstdlib>
@@ -24,18 +25,19 @@ namespace iosonar::cli {
 
 namespace {
 constexpr const char* kUsage =
-    "usage: iosonar screen --store DIR|URL --from T --to T [--peak FILE] [--fraction 0.3] [--min-duration 60m]\n"
-    "                      [--bucket 1m] [--state FILE] [--only ost|forwarding] [--format table|json] [--output OUT]\n"
-    "                      [--mysql URL] [--alert-to ADDRS --smtp URL [--alert-after 96h]]\n"
+    "usage: iosonar screen --store DIR|URL --from T --to T [--peak FILE] [--fraction 0.3] [--peer-factor 2]\n"
+    "                      [--min-duration 60m] [--bucket 1m] [--state FILE] [--only ost|forwarding]\n"
+    "                      [--format table|json] [--output OUT] [--mysql URL] [--alert-to ADDRS --smtp URL [--alert-after 96h]]\n"
     "\n"
-    "Beacon's system screening: an OST (iosonar.oss) or forwarding node (llite\n"
-    "records of iosonar.client) whose largest bandwidth per bucket stays under\n"
-    "--fraction of its peak for at least --min-duration while it has work (jobs\n"
-    "active on the OST; read/write ops through the forwarding node) is an anomaly\n"
-    "occurrence. Peaks: --peak FILE (NAME BYTES_PER_S per line), else the largest\n"
-    "bandwidth observed (in the range and, with --state, in earlier runs). Run it\n"
+    "Beacon's system screening, judged against demand: an OST or forwarding node\n"
+    "slow for the work it has for at least --min-duration is an anomaly occurrence.\n"
+    "Rule demand: its cost per request (brw_stats I/O time per I/O; RPCs in flight\n"
+    "its clients' OSCs saw, against the same clients' queues to other servers) is\n"
+    "--peer-factor x its peers' in the same bucket. Rule bandwidth (with --peak FILE,\n"
+    "NAME BYTES_PER_S per line): its largest bandwidth is under --fraction of the\n"
+    "peak while its queue is saturated. An idle bucket ends an occurrence. Run it\n"
     "every hour with --state FILE: occurrences that cross hours are continued and\n"
-    "reported once as new. Times: ISO 8601 (2026-11-22T00:00:00Z).\n"
+    "reported once as new. Times: ISO 8601 (2026-11-22T00:00:00Z). docs/anomaly.md.\n"
     "\n"
     "Exit status: 0 done, 1 store or state failure, 2 usage error.\n"
     "\n"
@@ -53,8 +55,9 @@ int CmdScreen(int argc, char** argv) {
       ("to", po::value(&to)->value_name("T"), "end of the range (ISO 8601)")                       //
       ("peak", po::value(&peak)->value_name("FILE"), "known peak bandwidth per server: NAME BYTES_PER_S")  //
       ("fraction", po::value(&opt.fraction)->default_value(opt.fraction, "0.3"), "under this fraction of the peak (Beacon: 30 %)")  //
+      ("peer-factor", po::value(&opt.peer_factor)->default_value(opt.peer_factor, "2"), "slow when its cost per request is this many times its peers'")  //
       ("min-duration", po::value(&min_duration)->default_value("60m")->value_name("DUR"), "for at least this long (Beacon: 60 minutes)")  //
-      ("bucket", po::value(&bucket)->default_value("1m")->value_name("DUR"), "the window whose maximum bandwidth is compared")  //
+      ("bucket", po::value(&bucket)->default_value("1m")->value_name("DUR"), "the window each server is judged in")  //
       ("state", po::value(&state_path)->value_name("FILE"), "carry open occurrences and observed peaks between runs")  //
       ("only", po::value(&only)->value_name("KIND"), "ost or forwarding (default both)")            //
       ("format", po::value(&format)->default_value("table")->value_name("FMT"), "table or json")     //
@@ -77,6 +80,7 @@ int CmdScreen(int argc, char** argv) {
   if (*t <= *f) return usage_error("--to must be after --from");
   if (format != "table" && format != "json") return usage_error("--format must be table or json, not '" + format + "'");
   if (!(opt.fraction > 0 && opt.fraction <= 1)) return usage_error("--fraction must be in (0, 1]");
+  if (!(opt.peer_factor > 1)) return usage_error("--peer-factor must be > 1");
   auto md = lassi::ParseDuration(min_duration);
   if (!md || *md < 0) return usage_error("--min-duration: not a duration: '" + min_duration + "'");
   opt.min_duration_ns = *md;

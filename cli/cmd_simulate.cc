@@ -24,7 +24,7 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: iosonar simulate [--store DIR | --output URL] [--nodes N --fwd F --osts S --mdts D | --scale taihulight]\n"
-    "                        [--seed N] [--duration SEC] [--job SPEC]... [--slow-ost I] [--slow-fwd I] [--storm]\n"
+    "                        [--seed N] [--duration SEC] [--interval S] [--job SPEC]... [--slow-ost I] [--slow-fwd I] [--storm]\n"
     "                        [--slow-ost-from S --slow-ost-to S] [--slow-fwd-from S --slow-fwd-to S]\n"
     "                        [--maps FILE] [--getstripe FILE] [--file-perf FILE] [--truth FILE] [--apps FILE] [--mysql URL]\n"
     "\n"
@@ -147,6 +147,8 @@ int CmdSimulate(int argc, char** argv) {
       ("osts", po::value(&cfg.osts)->default_value(16), "OSTs")                                       //
       ("mdts", po::value(&cfg.mdts)->default_value(1), "MDTs")                                        //
       ("duration", po::value(&cfg.duration_s)->default_value(30), "simulated seconds")                //
+      ("interval", po::value(&cfg.interval_s)->default_value(1)->value_name("S"),
+       "seconds each server/client-counter record covers (the exporter's --interval)")  //
       ("start", po::value(&cfg.start_ns)->value_name("NS"), "start time, ns since the epoch (default 2026-11-22T00:00:00Z)")  //
       ("cluster", po::value(&cfg.cluster)->default_value("sim"), "cluster name (job database)")       //
       ("fs", po::value(&cfg.fs)->default_value("simfs"), "Lustre file system name")                   //
@@ -169,7 +171,7 @@ int CmdSimulate(int argc, char** argv) {
       ("storm", "add a metadata-storm job (id 1999) to the generated jobs")                          //
       ("no-trace", "do not emit iosonar.trace")                                                      //
       ("no-client", "do not emit iosonar.client")                                                    //
-      ("no-servers", "do not emit iosonar.oss, iosonar.mds, iosonar.jobstats")                       //
+      ("no-servers", "do not emit iosonar.oss, iosonar.brw, iosonar.mds, iosonar.jobstats")                //
       ("maps", po::value(&side.maps)->value_name("FILE"), "write jobs, node -> forwarding map and layouts as JSON")  //
       ("getstripe", po::value(&side.getstripe)->value_name("FILE"), "write the layouts as `lfs getstripe` output")  //
       ("file-perf", po::value(&side.file_perf)->value_name("FILE"), "write per-file performance CSV (file,bytes,seconds,osts)")  //
@@ -182,6 +184,7 @@ int CmdSimulate(int argc, char** argv) {
   if (!store_dir.empty() && !output.empty()) return usage_error("give --store or --output, not both");
   if (store_dir.empty() && output.empty()) output = "-";
   cfg.seed = static_cast<uint64_t>(seed);
+  if (cfg.interval_s < 1) return usage_error("--interval must be >= 1");
   if (!(cfg.variability >= 0 && cfg.variability <= 1)) return usage_error("--variability must be in [0, 1]");
   if (cfg.background_bytes_per_ost_s < 0 || cfg.background_meta_per_mdt_s < 0)
     return usage_error("--background-bytes and --background-meta must be >= 0");

@@ -302,6 +302,13 @@ std::string JobPage(const Identity& who, const analysis::JobMeta& meta, const an
       h += "</tbody></table>\n";
     }
     if (!a.outliers.empty()) {
+      // The slowest server (lowest bandwidth ratio) and how much it cost the job.
+      const auto* worst = &a.outliers.front();
+      for (const auto& o : a.outliers)
+        if (o.bandwidth_ratio < worst->bandwidth_ratio) worst = &o;
+      const double x = a.slowdown > 0 ? a.slowdown : (worst->bandwidth_ratio > 0 ? 1 / worst->bandwidth_ratio : 0);
+      h += "<p class=\"verdict\">" + Fmt("Slowed ~%.1fx by ", x) + "<strong>" + HtmlEscape(worst->server) +
+           "</strong> (the server, not your code): tell the administrators; changing the job will not help.</p>\n";
       h += "<h3>Servers that lagged their peers</h3>\n<table class=\"files\"><thead><tr><th>Kind</th><th>Server</th>"
            "<th>Bandwidth vs peers</th><th>Time lost</th></tr></thead><tbody>";
       for (const auto& o : a.outliers)

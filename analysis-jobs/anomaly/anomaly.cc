@@ -409,6 +409,7 @@ void Outliers(const std::string& kind, const std::map<std::string, ServerLoad>& 
     o.cost_s = secs[i] - ms;
     o.peers = best;
     o.peer_io_time_s = ms;
+    o.evidence.rule = "io_time";
     res->server_outliers.push_back(o);
   }
 }
@@ -473,7 +474,205 @@ Status Attribute(Store& store, AnomalyResult* res) {
   return Status::Ok();
 }
 
-Status ServerOutliers(Store& store, AnomalyResult* res, const JobSource& src, const Options& opt) {
+// ---- demand-aware attribution (docs/anomaly.md, "Which server slowed the job") ----
+// What the servers' own signals say about [from, to): per OST the brw_stats
+// I/O time per I/O, and per server the RPCs in flight its OSCs saw against
+// what the same paths' other ends saw (the queue ratio of screen.h).
+struct WindowCosts {
+  std::map<std::string, double> svc_ms;  // OST -> mean I/O time per I/O
+  std::map<std::string, double> depth;   // kind:name -> RPC-weighted RPCs in flight
+  std::map<std::string, double> ref_depth;  // kind:name -> the reference depth on the same paths
+  bool any = false;                      // any brw or osc record
+};
+
+Result<WindowCosts> Costs(Store& store, int64_t from_ns, int64_t to_ns) {
+  WindowCosts w;
+  const TimeRange range{from_ns, to_ns + 2 * kSec};
+  std::map<std::string, std::pair<double, double>> brw;  // OST -> (ios, ms)
+  ScanQuery b;
+  b.dataset = dataset::kBrw;
+  b.range = range;
+  b.filters = {{field::kBrwHist, "io_time_ms"}};
+  b.fields = {field::kLustreTarget, field::kBrwBucket, field::kBrwRead, field::kBrwWrite};
+  b.ordered = false;
+  Status st = store.Scan(b, [&](const Row& r) {
+    if (!r.Has(0) || !r.Has(1)) return true;
+    const std::string_view t = r.Str(0);
+    if (t.find("-OST") == std::string_view::npos) return true;
+    const double n = (r.Has(2) ? static_cast<double>(r.Int(2)) : 0) + (r.Has(3) ? static_cast<double>(r.Int(3)) : 0);
+    if (n <= 0) return true;
+    auto& x = brw[std::string(t)];
+    x.first += n;
+    x.second += n * static_cast<double>(r.Int(1));
+    return true;
+  });
+  if (!st.ok()) return st;
+  for (const auto& [o, x] : brw) w.svc_ms[o] = x.second / x.first;
+  // (fwd, ost) -> (rpcs, rpcs x depth)
+  std::map<std::pair<std::string, std::string>, std::pair<double, double>> pairs;
+  ScanQuery q;
+  q.dataset = dataset::kClient;
+  q.range = range;
+  q.filters = {{field::kClientLayer, "osc"}};
+  q.fields = {field::kHostName, field::kLustreTarget, field::kClientRpcReads, field::kClientRpcWrites,
+              field::kClientRpcReadInFlightMean, field::kClientRpcWriteInFlightMean};
+  q.ordered = false;
+  st = store.Scan(q, [&](const Row& r) {
+    if (!r.Has(0) || !r.Has(1)) return true;
+    const double rr = r.Has(2) ? static_cast<double>(r.Int(2)) : 0, rw = r.Has(3) ? static_cast<double>(r.Int(3)) : 0;
+    if (rr + rw <= 0) return true;
+    const std::string_view t = r.Str(1);
+    const size_t osc = t.find("-osc-");
+    if (osc == std::string_view::npos) return true;
+    auto& p = pairs[{std::string(r.Str(0)), std::string(t.substr(0, osc))}];
+    p.first += rr + rw;
+    p.second += rr * (r.Has(4) ? r.Double(4) : 1) + rw * (r.Has(5) ? r.Double(5) : 1);
+    return true;
+  });
+  if (!st.ok()) return st;
+  w.any = !brw.empty() || !pairs.empty();
+  std::map<std::string, std::pair<double, double>> total;  // kind:name -> (rpcs, rpcs x depth)
+  for (const auto& [k, p] : pairs)
+    for (const std::string& s : {"forwarding:" + k.first, "ost:" + k.second}) {
+      total[s].first += p.first;
+      total[s].second += p.second;
+    }
+  std::map<std::string, std::pair<double, double>> own, ref;  // kind:name -> (rpcs, sum)
+  // An OST's service time over the other OSTs' median (0: unknown): the
+  // queue a healthy client alone on it would see (Little's law).
+  std::vector<double> all_svc;
+  for (const auto& [o, v] : w.svc_ms) all_svc.push_back(v);
+  std::sort(all_svc.begin(), all_svc.end());
+  auto svc_ratio = [&](const std::string& ost) {
+    auto it = w.svc_ms.find(ost);
+    if (it == w.svc_ms.end() || all_svc.size() < 2) return 0.0;
+    std::vector<double> others = all_svc;
+    others.erase(std::lower_bound(others.begin(), others.end(), it->second));
+    const double m = Median(others);
+    return m > 0 ? it->second / m : 0.0;
+  };
+  for (const auto& [k, p] : pairs) {
+    const std::string f = "forwarding:" + k.first, o = "ost:" + k.second;
+    for (auto [side, other] : {std::pair<const std::string*, const std::string*>{&f, &o}, {&o, &f}}) {
+      const auto& t = total[*other];
+      const double rest = t.first - p.first;
+      double r = rest > 0 ? (t.second - p.second) / rest : 0;
+      if (r <= 0 && side == &f) r = svc_ratio(k.second);
+      if (r <= 0) continue;
+      own[*side].first += p.first;
+      own[*side].second += p.second;
+      ref[*side].first += p.first;
+      ref[*side].second += p.first * r;
+    }
+  }
+  for (const auto& [s, x] : own) {
+    w.depth[s] = x.second / x.first;
+    w.ref_depth[s] = ref[s].second / ref[s].first;
+  }
+  return w;
+}
+
+// The cost of a server in a window against its peers (> 1: slower), and its
+// absolute cost for the history; 0 when the window does not tell.
+struct Cost {
+  double peer_ratio = 0, absolute = 0;
+  double value = 0, peer_value = 0;  // ms per I/O or RPCs in flight
+  std::string measure;               // service_ms or queue_depth
+  int peers = 0;
+};
+
+Cost CostOf(const WindowCosts& w, const std::string& kind, const std::string& name, const std::set<std::string>& job_osts) {
+  Cost c;
+  if (kind == "ost")
+    if (auto it = w.svc_ms.find(name); it != w.svc_ms.end()) {
+      // Peers: the job's other OSTs with I/Os, else every other OST.
+      std::vector<double> in_job, all;
+      for (const auto& [o, v] : w.svc_ms) {
+        if (o == name) continue;
+        all.push_back(v);
+        if (job_osts.count(o)) in_job.push_back(v);
+      }
+      std::vector<double>& peers = in_job.empty() ? all : in_job;
+      if (!peers.empty()) {
+        c.measure = "service_ms";
+        c.value = it->second;
+        c.peer_value = Median(peers);
+        c.peers = static_cast<int>(peers.size());
+        c.absolute = c.value;
+        if (c.peer_value > 0) c.peer_ratio = c.value / c.peer_value;
+        return c;
+      }
+    }
+  const std::string key = kind + ":" + name;
+  if (auto it = w.depth.find(key); it != w.depth.end()) {
+    const double ref = w.ref_depth.at(key);
+    if (ref > 0) {
+      c.measure = "queue_depth";
+      c.value = it->second;
+      c.peer_value = ref;
+      c.peers = 1;
+      c.peer_ratio = c.value / ref;
+      c.absolute = c.peer_ratio;  // normalised: a slow server at the other end cancels out
+    }
+  }
+  return c;
+}
+
+// Every forwarding node and OST the job's I/O went through, against its
+// peers in the same window and against its own cost in the application's
+// earlier runs. false when no brw/osc record tells anything (the caller
+// falls back to the I/O-time comparison).
+Result<bool> DemandOutliers(Store& store, AnomalyResult* res, const std::map<std::string, ServerLoad>& fwd,
+                            const std::map<std::string, ServerLoad>& ost, const std::vector<std::pair<int64_t, int64_t>>& hist,
+                            const Options& opt) {
+  auto now = Costs(store, res->start_ns, res->end_ns);
+  if (!now.ok()) return now.status();
+  if (!now->any) return false;
+  std::set<std::string> job_osts;
+  for (const auto& [o, l] : ost) job_osts.insert(o);
+  std::vector<WindowCosts> past;
+  for (const auto& [a, b] : hist) {
+    auto w = Costs(store, a, b);
+    if (!w.ok()) return w.status();
+    past.push_back(std::move(*w));
+  }
+  for (const auto* load : {&fwd, &ost}) {
+    const std::string kind = load == &fwd ? "forwarding" : "ost";
+    for (const auto& [name, l] : *load) {
+      const Cost c = CostOf(*now, kind, name, job_osts);
+      if (c.measure.empty()) continue;
+      std::vector<double> h;
+      for (const auto& w : past) {
+        const Cost p = CostOf(w, kind, name, job_osts);
+        if (p.measure == c.measure && p.absolute > 0) h.push_back(p.absolute);
+      }
+      const double hist_ratio = h.empty() ? 0 : c.absolute / Median(h);
+      const bool by_peers = c.peer_ratio >= opt.server_factor, by_history = hist_ratio >= opt.server_factor;
+      if (!by_peers && !by_history) continue;
+      ServerOutlier o;
+      o.kind = kind;
+      o.name = name;
+      const double ratio = std::max(c.peer_ratio, hist_ratio);
+      o.bandwidth_ratio = 1 / ratio;
+      o.bandwidth = l.seconds.empty() ? 0 : l.bytes / static_cast<double>(l.seconds.size());
+      o.io_time_s = static_cast<double>(l.seconds.size());
+      o.cost_s = o.io_time_s * (1 - o.bandwidth_ratio);
+      o.peers = c.peers;
+      o.evidence.measure = c.measure;
+      o.evidence.value = c.value;
+      o.evidence.peer_value = c.peer_value;
+      o.evidence.peer_ratio = c.peer_ratio;
+      o.evidence.history_ratio = hist_ratio;
+      o.evidence.history_runs = static_cast<int>(h.size());
+      o.evidence.rule = by_peers && by_history ? "peers+history" : by_peers ? "peers" : "history";
+      res->server_outliers.push_back(o);
+    }
+  }
+  return true;
+}
+
+Status ServerOutliers(Store& store, AnomalyResult* res, const JobSource& src, const std::vector<std::pair<int64_t, int64_t>>& hist,
+                      const Options& opt) {
   std::map<std::string, ServerLoad> fwd, ost;
   if (!src.node_fwd.empty()) {
     ScanQuery q;
@@ -515,11 +714,15 @@ Status ServerOutliers(Store& store, AnomalyResult* res, const JobSource& src, co
     return true;
   });
   if (!st.ok()) return st;
-  const bool large = res->nodes >= opt.large_job_nodes;
-  const bool anomalous = res->verdict == "anomalous";
-  if (large || (anomalous && fwd.size() >= 3)) Outliers("forwarding", fwd, res, opt);
-  if (large || (anomalous && ost.size() >= 3)) Outliers("ost", ost, res, opt);
-  if (Status a = Attribute(store, res); !a.ok()) return a;
+  auto demand = DemandOutliers(store, res, fwd, ost, hist, opt);
+  if (!demand.ok()) return demand.status();
+  if (!*demand) {  // no brw/osc records: the servers' I/O time inside the job (Beacon's peer comparison)
+    const bool large = res->nodes >= opt.large_job_nodes;
+    const bool anomalous = res->verdict == "anomalous";
+    if (large || (anomalous && fwd.size() >= 3)) Outliers("forwarding", fwd, res, opt);
+    if (large || (anomalous && ost.size() >= 3)) Outliers("ost", ost, res, opt);
+    if (Status a = Attribute(store, res); !a.ok()) return a;
+  }
   std::sort(res->server_outliers.begin(), res->server_outliers.end(),
             [](const ServerOutlier& a, const ServerOutlier& b) {
               if (a.bandwidth_ratio != b.bandwidth_ratio) return a.bandwidth_ratio < b.bandwidth_ratio;
@@ -563,11 +766,13 @@ Result<AnomalyResult> Analyze(Store& store, const std::string& job_id, const Job
   auto hist = History(store, *job, src, opt);
   if (!hist.ok()) return hist.status();
   std::vector<HistPhase> hist_phases;
+  std::vector<std::pair<int64_t, int64_t>> hist_windows;
   for (const auto& r : *hist) {
     auto hp = analysis::PhasesForJob(store, r.id, opt.phases);
     if (!hp.ok() || hp->phases.empty()) continue;
     for (const auto& p : hp->phases) hist_phases.push_back({p, res.history.size()});
     res.history.push_back(r.id);
+    if (r.end_ns > r.start_ns) hist_windows.emplace_back(r.start_ns, r.end_ns);
   }
   if (res.history.size() < opt.min_history) {
     res.verdict = "not_enough_history";
@@ -581,7 +786,7 @@ Result<AnomalyResult> Analyze(Store& store, const std::string& job_id, const Job
     res.verdict = noise ? "anomalous" : "normal";
   }
   if (res.verdict == "anomalous") FindNeighbours(store, &res, src, opt);
-  if (Status st = ServerOutliers(store, &res, src, opt); !st.ok()) return st;
+  if (Status st = ServerOutliers(store, &res, src, hist_windows, opt); !st.ok()) return st;
   return res;
 }
 
@@ -649,6 +854,22 @@ std::string ToJson(const AnomalyResult& r, bool pretty) {
     w.Kv("io_time_s", o.io_time_s);
     w.Kv("cost_s", o.cost_s);
     w.Kv("peers", o.peers);
+    w.Key("evidence");
+    w.BeginObject();
+    const auto& e = o.evidence;
+    w.Kv("rule", e.rule);
+    w.Kv("measure", e.measure);
+    if (!e.measure.empty()) {
+      w.Kv("value", e.value);
+      w.Kv("peer_value", e.peer_value);
+      w.Kv("peer_ratio", e.peer_ratio);
+      w.Kv("history_ratio", e.history_ratio);
+      w.Kv("history_runs", static_cast<int64_t>(e.history_runs));
+    } else {
+      w.Kv("io_time_s", o.io_time_s);
+      w.Kv("peer_io_time_s", o.peer_io_time_s);
+    }
+    w.EndObject();
     w.EndObject();
   }
   w.EndArray();
@@ -715,12 +936,34 @@ std::string ToTable(const AnomalyResult& r) {
   if (!r.server_outliers.empty()) {
     out += "lagging servers:\n";
     for (const auto& o : r.server_outliers) {
-      std::snprintf(b, sizeof b, "  %-10s %-20s %.2f of its %d peers' bandwidth, cost ~%.0f s\n", o.kind.c_str(),
-                    o.name.c_str(), o.bandwidth_ratio, o.peers, o.cost_s);
+      const auto& e = o.evidence;
+      if (e.measure.empty()) {
+        std::snprintf(b, sizeof b, "  %-10s %-20s %.2f of its %d peers' bandwidth, cost ~%.0f s\n", o.kind.c_str(),
+                      o.name.c_str(), o.bandwidth_ratio, o.peers, o.cost_s);
+      } else {
+        std::snprintf(b, sizeof b, "  %-10s %-20s %s %.1f vs %.1f on its peers (%.1fx)", o.kind.c_str(), o.name.c_str(),
+                      e.measure == "service_ms" ? "ms per I/O" : "RPCs in flight", e.value, e.peer_value, e.peer_ratio);
+        out += b;
+        if (e.history_runs > 0)
+          std::snprintf(b, sizeof b, ", %.1fx its cost in %d earlier runs; rule %s\n", e.history_ratio, e.history_runs,
+                        e.rule.c_str());
+        else
+          std::snprintf(b, sizeof b, "; rule %s\n", e.rule.c_str());
+      }
       out += b;
     }
+    out += BlameText(r) + "\n";
   }
   return out;
+}
+
+std::string BlameText(const AnomalyResult& r) {
+  if (r.server_outliers.empty()) return "";
+  const auto& o = r.server_outliers.front();
+  const double x = r.slowdown > 0 ? r.slowdown : (o.bandwidth_ratio > 0 ? 1 / o.bandwidth_ratio : 0);
+  char b[200];
+  std::snprintf(b, sizeof b, "slowed ~%.1fx by %s (the server, not your code)", x, o.name.c_str());
+  return b;
 }
 
 std::string ToRecords(const AnomalyResult& r, const std::string& host) {
@@ -815,9 +1058,15 @@ Result<std::string> StoredVerdictLine(MysqlConn& db, const std::string& cluster,
                      "LIMIT 1", {cluster, id});
   if (nb.ok() && !nb->empty() && (*nb)[0][0])
     line += "; first neighbour " + *(*nb)[0][0] + ((*nb)[0][1] && !(*nb)[0][1]->empty() ? " (" + *(*nb)[0][1] + ")" : "");
-  auto so = db.Query("SELECT server FROM job_server_outlier WHERE cluster = ? AND job_id = ? ORDER BY bandwidth_ratio, kind, "
-                     "server LIMIT 1", {cluster, id});
-  if (so.ok() && !so->empty() && (*so)[0][0]) line += "; lagging " + *(*so)[0][0];
+  auto so = db.Query("SELECT server, bandwidth_ratio FROM job_server_outlier WHERE cluster = ? AND job_id = ? ORDER BY "
+                     "bandwidth_ratio, kind, server LIMIT 1", {cluster, id});
+  if (so.ok() && !so->empty() && (*so)[0][0]) {
+    const double ratio = (*so)[0][1] ? std::atof((*so)[0][1]->c_str()) : 0;
+    const double x = slow > 0 ? slow : (ratio > 0 ? 1 / ratio : 0);
+    char b[160];
+    std::snprintf(b, sizeof b, "; slowed ~%.1fx by %s (the server, not your code)", x, (*so)[0][0]->c_str());
+    line += b;
+  }
   return line + "\n";
 }
 

@@ -86,7 +86,8 @@ struct Options {
   double high_iops = 10000;     // data ops/s
   uint64_t n1_min_nodes = 32;   // n1_mode: an N-1 neighbour on more nodes doing I/O than this (Beacon §4.3)
   int64_t large_job_nodes = 1024;
-  double server_eps = 0.15;     // log10 units
+  double server_factor = 2;     // a server costing this many times its peers' or its history's is named
+  double server_eps = 0.15;     // log10 units (the I/O-time fallback)
   size_t server_min_samples = 2;
   analysis::PhaseOptions phases;
 };
@@ -133,6 +134,13 @@ struct ServerOutlier {
   int peers = 0;
   double peer_io_time_s = 0;  // the peers' median I/O time
   std::string explained_by;   // lagging servers of the other layer that explain it (then it is not listed)
+  struct Evidence {
+    std::string rule;     // peers, history, peers+history; "io_time" for the fallback
+    std::string measure;  // service_ms (brw I/O time per I/O) or queue_depth (OSC RPCs in flight); "" for the fallback
+    double value = 0, peer_value = 0;  // its measure, its peers' (median, or the reference depth)
+    double peer_ratio = 0, history_ratio = 0;  // its cost / peers', / its median over the earlier runs (0: not known)
+    int history_runs = 0;
+  } evidence;
 };
 
 struct AnomalyResult {
@@ -156,6 +164,10 @@ Result<AnomalyResult> Analyze(Store& store, const std::string& job_id, const Job
 
 std::string ToJson(const AnomalyResult& r, bool pretty = true);
 std::string ToTable(const AnomalyResult& r);
+// "slowed ~4.0x by simfs-OST0005 (the server, not your code)": the job's
+// slowdown against its history (else the server's cost ratio) and the
+// slowest server named; "" when none is.
+std::string BlameText(const AnomalyResult& r);
 // iosonar.result.anomaly records: one for the job (verdict), then one per
 // neighbour and per server outlier; deterministic event.stream.
 std::string ToRecords(const AnomalyResult& r, const std::string& host);

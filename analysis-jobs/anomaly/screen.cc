@@ -12,6 +12,7 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <unordered_map>
 
 #include "analysis-jobs/lassi/apps.h"
 #include "analysis-jobs/lib/result_record.h"
@@ -23,12 +24,6 @@ namespace iosonar::anomaly {
 namespace {
 
 constexpr int64_t kSec = 1000000000;
-
-struct Series {
-  std::string kind, name;
-  std::vector<double> max_bw;  // per bucket
-  std::vector<char> work;
-};
 
 std::string Key(const std::string& kind, const std::string& name) { return kind + ":" + name; }
 
@@ -72,7 +67,8 @@ Result<ScreenState> LoadScreenState(const std::string& path) {
       const auto& o = m.value;
       if (!o.IsObject() || !o.HasMember("start_ns") || !o.HasMember("last_low_end_ns") || !o.HasMember("max_ratio"))
         return Status::Invalid(path + ": open entry '" + m.name.GetString() + "' lacks start_ns/last_low_end_ns/max_ratio");
-      s.open[m.name.GetString()] = {o["start_ns"].GetInt64(), o["last_low_end_ns"].GetInt64(), o["max_ratio"].GetDouble()};
+      s.open[m.name.GetString()] = {o["start_ns"].GetInt64(), o["last_low_end_ns"].GetInt64(), o["max_ratio"].GetDouble(),
+                                    o.HasMember("rule") && o["rule"].IsString() ? o["rule"].GetString() : ""};
     }
   if (d.HasMember("peaks") && d["peaks"].IsObject())
     for (const auto& m : d["peaks"].GetObject())
@@ -97,6 +93,7 @@ Status SaveScreenState(const std::string& path, const ScreenState& s) {
     w.Kv("start_ns", o.start_ns);
     w.Kv("last_low_end_ns", o.last_low_end_ns);
     w.Kv("max_ratio", o.max_ratio);
+    w.Kv("rule", o.rule);
     w.EndObject();
   }
   w.EndObject();
@@ -133,29 +130,78 @@ Status SaveScreenState(const std::string& path, const ScreenState& s) {
   return Status::Ok();
 }
 
+namespace {
+
+// One server's measurements in one bucket.
+struct Cell {
+  double max_bw = 0;     // bytes/s, the bucket's largest record
+  double brw_ios = 0;    // brw io_time I/Os ...
+  double brw_ms = 0;     // ... and their time (bucket lower bounds)
+  double rpcs = 0;       // OSC RPCs to (OST) or from (forwarding node) it ...
+  double rpc_depth = 0;  // ... times the RPCs in flight they saw
+  double ref_w = 0;      // the same RPCs times the reference depth (peers' queue to/from the same servers)
+  double ref_rpcs = 0;   // RPCs with a reference
+  bool work = false;     // jobs_active > 0 / llite read or write ops
+};
+
+struct Server {
+  std::string kind, name;
+  std::vector<Cell> cells;
+  bool demand_signal = false;  // any brw or osc record in the range
+};
+
+double MedianOf(std::vector<double>& v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// The median of sorted `all` without one occurrence of `self`.
+double MedianWithout(const std::vector<double>& all, double self) {
+  const size_t n = all.size();
+  if (n < 2) return 0;
+  const size_t skip = static_cast<size_t>(std::lower_bound(all.begin(), all.end(), self) - all.begin());
+  auto at = [&](size_t i) { return all[i < skip ? i : i + 1]; };
+  const size_t m = n - 1;
+  return m % 2 ? at(m / 2) : (at(m / 2 - 1) + at(m / 2)) / 2;
+}
+
+}  // namespace
+
 Result<ScreenResult> Screen(Store& store, int64_t from_ns, int64_t to_ns, const std::map<std::string, double>& peaks,
                             const ScreenOptions& opt, ScreenState* state) {
   if (to_ns <= from_ns) return Status::Invalid("screen: --to must be after --from");
-  if (!(opt.fraction > 0 && opt.fraction <= 1) || opt.bucket_ns <= 0 || opt.min_duration_ns < 0)
-    return Status::Invalid("screen: fraction must be in (0, 1], bucket > 0, min duration >= 0");
+  if (!(opt.fraction > 0 && opt.fraction <= 1) || opt.bucket_ns <= 0 || opt.min_duration_ns < 0 || !(opt.peer_factor > 1))
+    return Status::Invalid("screen: fraction must be in (0, 1], peer factor > 1, bucket > 0, min duration >= 0");
   ScreenResult res;
   res.from_ns = from_ns;
   res.to_ns = to_ns;
   const size_t nb = static_cast<size_t>((to_ns - from_ns + opt.bucket_ns - 1) / opt.bucket_ns);
-  std::map<std::string, Series> series;
-  auto add = [&](const char* kind, std::string_view name, int64_t ts, int64_t elapsed, double bytes, bool work) {
+  std::vector<Server> servers;
+  std::unordered_map<std::string, size_t> index;  // kind:name -> servers
+  auto server = [&](const char* kind, std::string_view name) -> Server& {
+    std::string key = Key(kind, std::string(name));
+    auto it = index.find(key);
+    if (it == index.end()) {
+      it = index.emplace(std::move(key), servers.size()).first;
+      servers.push_back(Server{kind, std::string(name), std::vector<Cell>(nb), false});
+    }
+    return servers[it->second];
+  };
+  // The bucket a record covering [ts - elapsed, ts) counts in, or -1.
+  auto bucket_of = [&](int64_t ts, int64_t elapsed) -> int64_t {
     if (elapsed <= 0) elapsed = kSec;
     const int64_t start = ts - elapsed;
-    if (start < from_ns || start >= to_ns) return;
-    const std::string key = Key(kind, std::string(name));
-    auto it = series.find(key);
-    if (it == series.end()) {
-      it = series.emplace(key, Series{kind, std::string(name), std::vector<double>(nb, 0.0), std::vector<char>(nb, 0)}).first;
-    }
-    const size_t b = static_cast<size_t>((start - from_ns) / opt.bucket_ns);
-    const double bw = bytes * 1e9 / static_cast<double>(elapsed);
-    it->second.max_bw[b] = std::max(it->second.max_bw[b], bw);
-    if (work) it->second.work[b] = 1;
+    if (start < from_ns || start >= to_ns) return -1;
+    return (start - from_ns) / opt.bucket_ns;
+  };
+  auto add_bw = [&](const char* kind, std::string_view name, int64_t ts, int64_t elapsed, double bytes, bool work) {
+    const int64_t b = bucket_of(ts, elapsed);
+    if (b < 0) return;
+    Cell& c = server(kind, name).cells[static_cast<size_t>(b)];
+    c.max_bw = std::max(c.max_bw, bytes * 1e9 / static_cast<double>(elapsed > 0 ? elapsed : kSec));
+    c.work |= work;
     res.records++;
   };
   // Records covering [from, to) are stamped up to one interval after `to`; 5 min is generous.
@@ -170,74 +216,254 @@ Result<ScreenResult> Screen(Store& store, int64_t from_ns, int64_t to_ns, const 
     Status st = store.Scan(q, [&](const Row& r) {
       if (!r.Has(0) || (!r.Has(3) && !r.Has(4))) return true;  // a reset: no deltas
       const double b = (r.Has(3) ? static_cast<double>(r.Int(3)) : 0) + (r.Has(4) ? static_cast<double>(r.Int(4)) : 0);
-      add("ost", r.Str(0), r.Int(1), r.Has(2) ? r.Int(2) : kSec, b, r.Has(5) && r.Int(5) > 0);
+      add_bw("ost", r.Str(0), r.Int(1), r.Has(2) ? r.Int(2) : kSec, b, r.Has(5) && r.Int(5) > 0);
+      return true;
+    });
+    if (!st.ok()) return st;
+    // brw_stats I/O time: the OST's service time per I/O.
+    ScanQuery b;
+    b.dataset = dataset::kBrw;
+    b.range = range;
+    b.filters = {{field::kBrwHist, "io_time_ms"}};
+    b.fields = {field::kLustreTarget, field::kTimestamp, field::kLustreElapsedNs, field::kBrwBucket, field::kBrwRead,
+                field::kBrwWrite};
+    b.ordered = false;
+    st = store.Scan(b, [&](const Row& r) {
+      if (!r.Has(0) || !r.Has(3)) return true;
+      const std::string_view t = r.Str(0);
+      if (t.find("-OST") == std::string_view::npos) return true;
+      const int64_t k = bucket_of(r.Int(1), r.Has(2) ? r.Int(2) : kSec);
+      if (k < 0) return true;
+      const double n = (r.Has(4) ? static_cast<double>(r.Int(4)) : 0) + (r.Has(5) ? static_cast<double>(r.Int(5)) : 0);
+      if (n <= 0) return true;
+      Server& s = server("ost", t);
+      s.demand_signal = true;
+      Cell& c = s.cells[static_cast<size_t>(k)];
+      c.brw_ios += n;
+      c.brw_ms += n * static_cast<double>(r.Int(3));
+      res.records++;
       return true;
     });
     if (!st.ok()) return st;
   }
-  if (opt.forwarding) {
+  // Client records: llite bandwidth per forwarding node, and the OSCs' RPCs
+  // and queue depth per (forwarding node, OST) pair.
+  struct Pair {
+    double rpcs = 0, rpc_depth = 0;
+  };
+  std::unordered_map<uint64_t, Pair> pairs;  // bucket << 40 | fwd << 20 | ost (server indices)
+  {
     ScanQuery q;
     q.dataset = dataset::kClient;
     q.range = range;
-    q.filters = {{field::kClientLayer, "llite"}};
     q.fields = {field::kHostName, field::kTimestamp, field::kLustreElapsedNs, field::kClientReadBytes,
-                field::kClientWriteBytes, field::kClientReadOps, field::kClientWriteOps};
+                field::kClientWriteBytes, field::kClientReadOps, field::kClientWriteOps, field::kClientLayer,
+                field::kLustreTarget, field::kClientRpcReads, field::kClientRpcWrites, field::kClientRpcReadInFlightMean,
+                field::kClientRpcWriteInFlightMean};
     q.ordered = false;
+    std::string last_host;
+    size_t last_fwd = 0;
     Status st = store.Scan(q, [&](const Row& r) {
-      if (!r.Has(0) || (!r.Has(3) && !r.Has(4))) return true;
-      const double b = (r.Has(3) ? static_cast<double>(r.Int(3)) : 0) + (r.Has(4) ? static_cast<double>(r.Int(4)) : 0);
-      const bool work = (r.Has(5) && r.Int(5) > 0) || (r.Has(6) && r.Int(6) > 0);
-      add("forwarding", r.Str(0), r.Int(1), r.Has(2) ? r.Int(2) : kSec, b, work);
+      if (!r.Has(0) || !r.Has(7)) return true;
+      const std::string_view layer = r.Str(7);
+      if (layer == "llite") {
+        if (!opt.forwarding || (!r.Has(3) && !r.Has(4))) return true;
+        const double b = (r.Has(3) ? static_cast<double>(r.Int(3)) : 0) + (r.Has(4) ? static_cast<double>(r.Int(4)) : 0);
+        const bool work = (r.Has(5) && r.Int(5) > 0) || (r.Has(6) && r.Int(6) > 0);
+        add_bw("forwarding", r.Str(0), r.Int(1), r.Has(2) ? r.Int(2) : kSec, b, work);
+        return true;
+      }
+      if (layer != "osc" || !r.Has(8)) return true;
+      const double rr = r.Has(9) ? static_cast<double>(r.Int(9)) : 0, rw = r.Has(10) ? static_cast<double>(r.Int(10)) : 0;
+      if (rr + rw <= 0) return true;
+      const int64_t k = bucket_of(r.Int(1), r.Has(2) ? r.Int(2) : kSec);
+      if (k < 0) return true;
+      const double dr = r.Has(11) ? r.Double(11) : 1, dw = r.Has(12) ? r.Double(12) : 1;
+      const std::string_view t = r.Str(8);
+      const size_t osc = t.find("-osc-");
+      if (osc == std::string_view::npos) return true;
+      if (r.Str(0) != last_host) {
+        last_host = std::string(r.Str(0));
+        Server& f = server("forwarding", last_host);
+        f.demand_signal = true;
+        last_fwd = index[Key("forwarding", last_host)];
+      }
+      Server& o = server("ost", t.substr(0, osc));
+      o.demand_signal = true;
+      const size_t oi = index[Key("ost", o.name)];
+      Pair& p = pairs[static_cast<uint64_t>(k) << 40 | static_cast<uint64_t>(last_fwd) << 20 | oi];
+      p.rpcs += rr + rw;
+      p.rpc_depth += rr * dr + rw * dw;
+      res.records++;
       return true;
     });
     if (!st.ok()) return st;
   }
-  res.servers = series.size();
+  // Per bucket, the OSTs' service times (sorted) for the peers' median.
+  std::vector<std::vector<double>> svc(nb);
+  for (const auto& s : servers)
+    if (s.kind == "ost")
+      for (size_t b = 0; b < nb; ++b)
+        if (s.cells[b].brw_ios > 0) svc[b].push_back(s.cells[b].brw_ms / s.cells[b].brw_ios);
+  for (auto& v : svc) std::sort(v.begin(), v.end());
+  // An OST's service time against its peers' in bucket b (0: unknown).
+  auto svc_ratio = [&](size_t ost, size_t b) {
+    const Cell& c = servers[ost].cells[b];
+    if (c.brw_ios <= 0 || svc[b].size() < 2) return 0.0;
+    const double own = c.brw_ms / c.brw_ios, peers = MedianWithout(svc[b], own);
+    return peers > 0 ? own / peers : 0.0;
+  };
+  // Queue depths against the peers': per (bucket, server) the RPC-weighted
+  // depth towards/from everyone, so "the others" is the total minus the pair.
+  // A forwarding node alone on an OST is held against the queue the OST's
+  // own service time explains (its brw time over its peers': a healthy
+  // client's queue grows with the server's service time, Little's law).
+  {
+    std::unordered_map<uint64_t, Pair> total;  // bucket << 40 | server index
+    for (const auto& [key, p] : pairs) {
+      const uint64_t b = key >> 40, f = (key >> 20) & 0xfffff, o = key & 0xfffff;
+      for (uint64_t s : {f, o}) {
+        Pair& t = total[b << 40 | s];
+        t.rpcs += p.rpcs;
+        t.rpc_depth += p.rpc_depth;
+      }
+    }
+    for (const auto& [key, p] : pairs) {
+      const uint64_t b = key >> 40, f = (key >> 20) & 0xfffff, o = key & 0xfffff;
+      // side: the server judged; other: the server at the other end, whose other peers are the reference.
+      for (auto [side, other] : {std::pair<uint64_t, uint64_t>{f, o}, {o, f}}) {
+        const Pair& t = total[b << 40 | other];
+        Cell& c = servers[side].cells[b];
+        c.rpcs += p.rpcs;
+        c.rpc_depth += p.rpc_depth;
+        const double rest = t.rpcs - p.rpcs;
+        double ref = rest > 0 ? (t.rpc_depth - p.rpc_depth) / rest : 0;
+        if (ref <= 0 && side == f) ref = svc_ratio(o, b);
+        if (ref <= 0) continue;
+        c.ref_w += p.rpcs * ref;
+        c.ref_rpcs += p.rpcs;
+      }
+    }
+  }
+  res.servers = servers.size();
+
   ScreenState local;
-  ScreenState* s = state ? state : &local;
-  const bool continues = state && s->to_ns == from_ns;
+  ScreenState* st = state ? state : &local;
+  const bool continues = state && st->to_ns == from_ns;
   std::map<std::string, ScreenState::Open> still_open;
-  for (auto& [key, ser] : series) {
+  enum Verdict { kIdle, kUnknown, kFine, kLow };
+  for (auto& ser : servers) {
+    if ((ser.kind == "ost" && !opt.osts) || (ser.kind == "forwarding" && !opt.forwarding)) continue;
+    const std::string key = Key(ser.kind, ser.name);
     double peak = 0;
+    std::string peak_source;
     if (auto p = peaks.find(ser.name); p != peaks.end()) {
       peak = p->second;
-    } else {
+      peak_source = "file";
+    } else if (!ser.demand_signal) {  // nothing tells its demand: Beacon's rule on the largest bandwidth seen
       double seen = 0;
-      for (double v : ser.max_bw) seen = std::max(seen, v);
-      double& remembered = s->peaks[key];
+      for (const Cell& c : ser.cells) seen = std::max(seen, c.max_bw);
+      double& remembered = st->peaks[key];
       remembered = std::max(remembered, seen);
       peak = remembered;
+      peak_source = "observed";
     }
-    if (!(peak > 0)) continue;
-    // The run in progress: carried from the previous range, or none.
     bool in_run = false;
     ScreenState::Open run;
     if (continues)
-      if (auto it = s->open.find(key); it != s->open.end()) {
+      if (auto it = st->open.find(key); it != st->open.end()) {
         in_run = true;
         run = it->second;
       }
+    std::vector<double> e_svc, e_psvc, e_q, e_pq, e_cost, e_peers;
+    double e_bw = 0;
+    int low_n = 0, unknown_n = 0;
     auto close = [&](bool open) {
-      Occurrence o{ser.kind, ser.name, run.start_ns, run.last_low_end_ns, run.max_ratio, peak, open, true};
+      Occurrence o;
+      o.kind = ser.kind;
+      o.name = ser.name;
+      o.start_ns = run.start_ns;
+      o.end_ns = run.last_low_end_ns;
+      o.max_bw_ratio = run.max_ratio;
+      o.peak = peak;
+      o.open = open;
+      o.rule = run.rule;
+      auto& e = o.evidence;
+      e.low_minutes = low_n;
+      e.unknown_minutes = unknown_n;
+      e.service_ms = MedianOf(e_svc);
+      e.peer_service_ms = MedianOf(e_psvc);
+      e.queue_depth = MedianOf(e_q);
+      e.peer_queue_depth = MedianOf(e_pq);
+      e.cost_ratio = MedianOf(e_cost);
+      e.peers = MedianOf(e_peers);
+      e.bandwidth = e_bw;
+      e.peak_source = peak > 0 ? peak_source : "";
       if (o.end_ns - o.start_ns >= opt.min_duration_ns) {
-        o.is_new = !s->reported.count(o.Id());
-        s->reported.insert(o.Id());
+        o.is_new = !st->reported.count(o.Id());
+        st->reported.insert(o.Id());
         res.occurrences.push_back(o);
       }
       in_run = false;
+      e_svc.clear(), e_psvc.clear(), e_q.clear(), e_pq.clear(), e_cost.clear(), e_peers.clear();
+      e_bw = 0;
+      low_n = unknown_n = 0;
     };
     for (size_t b = 0; b < nb; ++b) {
-      if (!ser.work[b]) continue;  // idle: neither low nor fine
-      const double ratio = ser.max_bw[b] / peak;
+      const Cell& c = ser.cells[b];
+      Verdict v = kIdle;
+      bool demand_low = false, bw_low = false;
+      double cost = 0, svc_ms = 0, peer_svc = 0, peers_n = 0;
+      const double depth = c.rpcs > 0 ? c.rpc_depth / c.rpcs : 0;
+      const double ref_depth = c.ref_rpcs > 0 ? c.ref_w / c.ref_rpcs : 0;
+      const double own_depth = c.ref_rpcs > 0 ? depth : 0;
+      const bool has_io = c.brw_ios > 0 || c.rpcs > 0;
+      if (has_io || c.work) v = kUnknown;
+      // Demand rule.
+      if (ser.kind == "ost" && c.brw_ios > 0 && svc[b].size() >= 2) {
+        svc_ms = c.brw_ms / c.brw_ios;
+        peer_svc = MedianWithout(svc[b], svc_ms);
+        peers_n = static_cast<double>(svc[b].size() - 1);
+        if (peer_svc > 0) cost = svc_ms / peer_svc;
+      } else if (ref_depth > 0) {
+        cost = own_depth / ref_depth;
+        peers_n = 1;
+      }
+      if (cost > 0) {
+        v = kFine;
+        demand_low = cost >= opt.peer_factor;
+      }
+      // Bandwidth rule where a peak is known.
+      double bw_ratio = 0;
+      if (peak > 0 && c.work) {
+        bw_ratio = c.max_bw / peak;
+        const bool saturated = c.rpcs > 0 ? depth >= opt.saturated_depth : !ser.demand_signal;
+        bw_low = bw_ratio < opt.fraction && saturated;
+        if (v != kLow) v = kFine;
+      }
+      if (demand_low || bw_low) v = kLow;
       const int64_t bstart = from_ns + static_cast<int64_t>(b) * opt.bucket_ns;
-      if (ratio < opt.fraction) {
+      if (v == kLow) {
         if (!in_run) {
           in_run = true;
-          run = {bstart, bstart, 0};
+          run = {bstart, bstart, 0, ""};
         }
         run.last_low_end_ns = std::min(to_ns, bstart + opt.bucket_ns);
+        const double ratio = peak_source == "file" ? bw_ratio : (cost > 0 ? 1 / cost : bw_ratio);
         run.max_ratio = std::max(run.max_ratio, ratio);
-      } else if (in_run) {
+        for (auto [fired, name] : {std::pair<bool, const char*>{demand_low, "demand"}, {bw_low, "bandwidth"}})
+          if (fired && run.rule.find(name) == std::string::npos) {
+            run.rule = run.rule.empty() ? name : (std::string(name) == "demand" ? "demand+" + run.rule : run.rule + "+" + name);
+          }
+        low_n++;
+        if (svc_ms > 0) e_svc.push_back(svc_ms), e_psvc.push_back(peer_svc);
+        if (ref_depth > 0) e_q.push_back(own_depth), e_pq.push_back(ref_depth);
+        if (cost > 0) e_cost.push_back(cost);
+        e_peers.push_back(peers_n);
+        e_bw = std::max(e_bw, c.max_bw);
+      } else if (v == kUnknown) {
+        if (in_run) unknown_n++;
+      } else if (in_run) {  // fine or idle: the occurrence is over
         close(false);
       }
     }
@@ -248,10 +474,10 @@ Result<ScreenResult> Screen(Store& store, int64_t from_ns, int64_t to_ns, const 
   }
   // Runs carried in for servers without records in this range stay open.
   if (continues)
-    for (const auto& [key, run] : s->open)
-      if (!series.count(key)) still_open.emplace(key, run);
-  s->open = std::move(still_open);
-  s->to_ns = to_ns;
+    for (const auto& [key, run] : st->open)
+      if (!index.count(key)) still_open.emplace(key, run);
+  st->open = std::move(still_open);
+  st->to_ns = to_ns;
   std::sort(res.occurrences.begin(), res.occurrences.end(), [](const Occurrence& a, const Occurrence& b) {
     if (a.start_ns != b.start_ns) return a.start_ns < b.start_ns;
     return a.kind + a.name < b.kind + b.name;
@@ -279,6 +505,25 @@ std::string ScreenToJson(const ScreenResult& r, bool pretty) {
     w.Kv("peak_bytes_per_s", o.peak);
     w.Kv("open", o.open);
     w.Kv("new", o.is_new);
+    w.Kv("rule", o.rule);
+    const auto& e = o.evidence;
+    w.Key("evidence");
+    w.BeginObject();
+    w.Kv("low_minutes", static_cast<int64_t>(e.low_minutes));
+    w.Kv("unknown_minutes", static_cast<int64_t>(e.unknown_minutes));
+    if (e.service_ms > 0) {
+      w.Kv("service_ms", e.service_ms);
+      w.Kv("peer_service_ms", e.peer_service_ms);
+    }
+    if (e.peer_queue_depth > 0) {
+      w.Kv("queue_depth", e.queue_depth);
+      w.Kv("peer_queue_depth", e.peer_queue_depth);
+    }
+    if (e.cost_ratio > 0) w.Kv("cost_ratio", e.cost_ratio);
+    w.Kv("peers", e.peers);
+    w.Kv("bandwidth", e.bandwidth);
+    if (!e.peak_source.empty()) w.Kv("peak", e.peak_source);
+    w.EndObject();
     w.EndObject();
   }
   w.EndArray();
@@ -310,16 +555,41 @@ std::string DurationTable(const std::vector<Occurrence>& occ) {
   return out;
 }
 
+// "service 4.0 ms per I/O vs its 7 peers' 1.0 ms; 4.0 RPCs in flight vs 1.0 ..."
+std::string EvidenceText(const Occurrence& o) {
+  const auto& e = o.evidence;
+  std::string out;
+  char b[200];
+  if (e.service_ms > 0) {
+    std::snprintf(b, sizeof b, "service %.1f ms per I/O vs its %.0f peers' %.1f ms", e.service_ms, e.peers, e.peer_service_ms);
+    out += b;
+  }
+  if (e.peer_queue_depth > 0) {
+    std::snprintf(b, sizeof b, "%s%.1f RPCs in flight vs %.1f on the same paths", out.empty() ? "" : "; ", e.queue_depth,
+                  e.peer_queue_depth);
+    out += b;
+  }
+  if (o.peak > 0) {
+    std::snprintf(b, sizeof b, "%sat most %.0f %% of its %s peak", out.empty() ? "" : "; ", 100 * o.max_bw_ratio,
+                  e.peak_source == "file" ? "known" : "observed");
+    out += b;
+  }
+  std::snprintf(b, sizeof b, "%s%d slow minutes", out.empty() ? "" : "; ", e.low_minutes);
+  out += b;
+  return out;
+}
+
 std::string ScreenToTable(const ScreenResult& r) {
   std::string out = "screened " + FormatIsoMillis(r.from_ns) + " .. " + FormatIsoMillis(r.to_ns) + ": " +
                     std::to_string(r.servers) + " servers, " + std::to_string(r.occurrences.size()) + " occurrences\n";
   char buf[256];
   for (const auto& o : r.occurrences) {
-    std::snprintf(buf, sizeof buf, "  %-10s %-20s %s .. %s  %6.0f min  max %.0f %% of peak%s%s\n", o.kind.c_str(),
-                  o.name.c_str(), FormatIsoMillis(o.start_ns).c_str(), FormatIsoMillis(o.end_ns).c_str(),
-                  static_cast<double>(o.end_ns - o.start_ns) / 6e10, 100 * o.max_bw_ratio, o.open ? " (open)" : "",
+    std::snprintf(buf, sizeof buf, "  %-10s %-20s %s .. %s  %6.0f min  rule %s%s%s\n", o.kind.c_str(), o.name.c_str(),
+                  FormatIsoMillis(o.start_ns).c_str(), FormatIsoMillis(o.end_ns).c_str(),
+                  static_cast<double>(o.end_ns - o.start_ns) / 6e10, o.rule.c_str(), o.open ? " (open)" : "",
                   o.is_new ? "" : " (reported before)");
     out += buf;
+    out += "             " + EvidenceText(o) + "\n";
   }
   if (!r.occurrences.empty()) out += DurationTable(r.occurrences);
   return out;
@@ -337,8 +607,8 @@ std::string ScreenToRecords(const ScreenResult& r, const std::string& host) {
     w.Kv(field::kResultMetric, "max_bw_ratio");
     w.Kv(field::kResultScore, o.max_bw_ratio);
     w.Kv(field::kResultIntervalNs, o.end_ns - o.start_ns);
-    w.Kv(field::kResultReason, o.kind == "ost" ? std::string("OST under its peak bandwidth while busy")
-                                               : std::string("forwarding node under its peak bandwidth while busy"));
+    w.Kv(field::kResultReason, std::string(o.kind == "ost" ? "OST" : "forwarding node") + " slow for its demand (rule " +
+                                   o.rule + "): " + EvidenceText(o));
     w.EndObject();
     out.push_back('\n');
   }
@@ -428,15 +698,15 @@ Result<std::pair<std::string, std::string>> ReportSection(Store& store, int64_t 
   h += "<h2>I/O anomalies (iosonar screen, iosonar anomaly)</h2>\n";
   t += "I/O anomalies\n";
   if (!occ.empty()) {
-    h += "<h3>Servers under 30 % of their peak while busy</h3>\n<table><tr><th>server</th><th>start</th>"
-         "<th>minutes</th><th>max % of peak</th></tr>\n";
+    h += "<h3>Servers slow for the work they had (iosonar screen)</h3>\n<table><tr><th>server</th><th>start</th>"
+         "<th>minutes</th><th>evidence</th></tr>\n";
     for (const auto& [key, o] : occ) {
-      std::snprintf(b, sizeof b, "<td class=\"n\">%.0f</td><td class=\"n\">%.0f</td></tr>\n",
-                    static_cast<double>(o.dur) / 6e10, 100 * o.ratio);
-      h += "<tr><td>" + esc(key.first) + "</td><td>" + FormatIsoMillis(o.start) + "</td>" + b;
-      std::snprintf(b, sizeof b, "  %s from %s for %.0f min, at most %.0f %% of its peak\n", key.first.c_str(),
-                    FormatIsoMillis(o.start).c_str(), static_cast<double>(o.dur) / 6e10, 100 * o.ratio);
-      t += b;
+      std::snprintf(b, sizeof b, "<td class=\"n\">%.0f</td>", static_cast<double>(o.dur) / 6e10);
+      h += "<tr><td>" + esc(key.first) + "</td><td>" + FormatIsoMillis(o.start) + "</td>" + b + "<td>" + esc(o.reason) +
+           "</td></tr>\n";
+      std::snprintf(b, sizeof b, "  %s from %s for %.0f min: ", key.first.c_str(), FormatIsoMillis(o.start).c_str(),
+                    static_cast<double>(o.dur) / 6e10);
+      t += b + o.reason + "\n";
     }
     h += "</table>\n";
   }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cinttypes>
+#include <cmath>
 #include <cstdlib>
 #include <cstdio>
 #include <unordered_map>
@@ -29,10 +30,24 @@ uint64_t SplitMix(uint64_t x) {
 
 // What every server/client delta record carries after its head: the file
 // system, the target and the interval (1 s; @timestamp is its end).
+// The interval of the records being emitted (Config::interval_s; 1 s by default).
+thread_local int64_t g_interval_ns = kSec;
+
 void ServerTarget(JsonLine& j, const std::string& fs, const std::string& target) {
   j.KStr(field::kLustreFs, fs.c_str());
   j.KStr(field::kLustreTarget, target.c_str());
-  j.KInt(field::kLustreElapsedNs, kSec);
+  j.KInt(field::kLustreElapsedNs, g_interval_ns);
+}
+
+// A number as the exporter prints a mean: integral values without a fraction.
+void Num(JsonLine& j, double v) {
+  if (v == std::floor(v) && std::fabs(v) < 1e15) {
+    j.Int(static_cast<int64_t>(v));
+    return;
+  }
+  char b[32];
+  const int n = std::snprintf(b, sizeof b, "%.4g", v);
+  j.Raw(b, static_cast<size_t>(n));
 }
 
 // A small deterministic generator (xorshift64*), seeded through SplitMix.
@@ -299,10 +314,11 @@ void IoCounters(JsonLine& j, const Io& io, const IoFields& f) {
   j.KInt(f.rops, io.rops);
   j.KInt(f.wb, io.wb);
   j.KInt(f.wops, io.wops);
+  const int64_t secs = std::max<int64_t>(1, g_interval_ns / kSec);
   j.Key(f.rb_per_s);
-  j.Int(io.rb);
+  j.Int(io.rb / secs);
   j.Key(f.wb_per_s);
-  j.Int(io.wb);
+  j.Int(io.wb / secs);
 }
 
 // One run of the simulator: the jobs' files, layouts and streams and the
@@ -324,6 +340,17 @@ class Simulation {
       res_->file_perf[i].osts = res_->layouts[i].osts;
     }
     SetUpServers();
+    auto fault = [&](const char* kind, std::string name, double factor, int from, int to) {
+      from = std::max(0, from);
+      to = std::min(T_, to);
+      if (from >= to) return;
+      res_->faults.push_back({kind, std::move(name), factor, cfg_.start_ns + int64_t{from} * kSec, cfg_.start_ns + int64_t{to} * kSec});
+    };
+    const Faults& fl = cfg_.faults;
+    if (fl.slow_ost >= 0 && fl.slow_ost < S_ && fl.slow_ost_factor < 1)
+      fault("ost", OstName(cfg_.fs, fl.slow_ost), fl.slow_ost_factor, fl.slow_ost_from_s, fl.slow_ost_to_s);
+    if (fl.slow_fwd >= 0 && fl.slow_fwd < F_ && fl.slow_fwd_factor < 1)
+      fault("forwarding", FwdName(fl.slow_fwd), fl.slow_fwd_factor, fl.slow_fwd_from_s, fl.slow_fwd_to_s);
     for (int t = 0; t < T_; ++t)
       if (Status s = Second(t); !s.ok()) return s;
     em_.Finish();
@@ -458,10 +485,14 @@ class Simulation {
   Status Second(int t) {
     t_ = t;
     const int64_t tick = cfg_.start_ns + int64_t{t} * kSec;
-    // Server and client-counter records describe the second [tick, tick_end)
-    // and are stamped at its end with lustre.elapsed_ns = 1 s, as the Lustre
-    // exporter stamps a delta at its later reading (docs/analysis.md).
+    // Server and client-counter records describe the interval [start,
+    // tick_end) (Config::interval_s seconds, 1 by default) and are stamped
+    // at its end with lustre.elapsed_ns = its length, as the Lustre exporter
+    // stamps a delta at its later reading (docs/analysis.md).
+    const int iv = std::max(1, cfg_.interval_s);
     const int64_t tick_end = tick + kSec;
+    const bool first = t % iv == 0, last = (t + 1) % iv == 0 || t == T_ - 1;
+    g_interval_ns = tick_end - (cfg_.start_ns + int64_t{t - t % iv} * kSec);
     for (auto& v : ost_io_) v = Io{};
     for (auto& v : mdt_io_) v = Meta{};
     for (auto& v : fwd_io_) v = Io{};
@@ -471,13 +502,82 @@ class Simulation {
     for (auto& m : job_mdt_) m.clear();
     for (size_t k = 0; k < jobs_.size(); ++k)
       if (Status s = JobSecond(k, t, tick); !s.ok()) return s;
+    Background(t);
+    Accumulate(first);
+    if (!last) return Status::Ok();
+    // The interval's sums take the place of the second's for the emitters.
+    std::swap(ost_io_, acc_ost_io_);
+    std::swap(mdt_io_, acc_mdt_io_);
+    std::swap(fwd_io_, acc_fwd_io_);
+    std::swap(fwd_meta_, acc_fwd_meta_);
+    std::swap(fwd_osc_, acc_fwd_osc_);
+    std::swap(job_ost_, acc_job_ost_);
+    std::swap(job_mdt_, acc_job_mdt_);
     if (cfg_.emit_client) {
       if (Status s = Llite(tick_end); !s.ok()) return s;
       if (Status s = Osc(tick_end); !s.ok()) return s;
     }
-    Background(t);
     if (Status s = Servers(tick_end); !s.ok()) return s;
     return JobStats(tick_end);
+  }
+
+  // Adds the second's load to the interval's (a fresh interval when first):
+  // counters, the OSC queue depths RPC-weighted, and the brw I/O times.
+  void Accumulate(bool first) {
+    auto add = [](Io& a, const Io& b) {
+      a.rb += b.rb, a.wb += b.wb, a.rops += b.rops, a.wops += b.wops;
+    };
+    auto addm = [](Meta& a, const Meta& b) { a.open += b.open, a.close += b.close, a.getattr += b.getattr; };
+    if (first) {
+      acc_ost_io_.assign(ost_io_.size(), Io{});
+      acc_mdt_io_.assign(mdt_io_.size(), Meta{});
+      acc_fwd_io_.assign(fwd_io_.size(), Io{});
+      acc_fwd_meta_.assign(fwd_meta_.size(), Meta{});
+      acc_fwd_osc_.clear();
+      acc_depth_.clear();
+      acc_job_ost_.assign(job_ost_.size(), {});
+      acc_job_mdt_.assign(job_mdt_.size(), {});
+      acc_brw_.assign(static_cast<size_t>(S_), {});
+    }
+    for (size_t i = 0; i < ost_io_.size(); ++i) add(acc_ost_io_[i], ost_io_[i]);
+    for (size_t i = 0; i < mdt_io_.size(); ++i) addm(acc_mdt_io_[i], mdt_io_[i]);
+    for (size_t i = 0; i < fwd_io_.size(); ++i) add(acc_fwd_io_[i], fwd_io_[i]);
+    for (size_t i = 0; i < fwd_meta_.size(); ++i) addm(acc_fwd_meta_[i], fwd_meta_[i]);
+    for (const auto& [key, io] : fwd_osc_) {
+      add(acc_fwd_osc_[key], io);
+      const int f = static_cast<int>(key / S_), o = static_cast<int>(key % S_);
+      // RPCs in flight seen by the RPCs: one per stream when the path
+      // serves at full rate; a slow OST or forwarding node serves at a
+      // fraction x of it, dirty pages pile up and the OSC keeps ~1/x RPCs
+      // queued (at most max_rpcs_in_flight, 8).
+      const double x = OstSlow(o, t_) * FwdSlow(f, t_);
+      const double depth = std::min(8.0, std::max(1.0, std::round(1.0 / std::max(x, 1e-6))));
+      acc_depth_[key] += static_cast<double>(io.rops + io.wops) * depth;
+    }
+    for (size_t k = 0; k < job_ost_.size(); ++k)
+      for (const auto& [o, io] : job_ost_[k]) add(acc_job_ost_[k][o], io);
+    for (size_t k = 0; k < job_mdt_.size(); ++k)
+      for (const auto& [d, m] : job_mdt_[k]) addm(acc_job_mdt_[k][d], m);
+    // brw_stats' "I/O time (1/1000s)" histogram: each 1 MiB I/O takes
+    // 1 MiB / rank_bw on a healthy OST and 1/factor of that on a slow one;
+    // the time lands in the power-of-two millisecond bucket nearest to it
+    // (Lustre's rows 1, 2, 4, ... ms), a seeded 0-19 % of the I/Os one
+    // bucket higher (disk jitter).
+    for (int o = 0; o < S_; ++o) {
+      const Io& io = ost_io_[static_cast<size_t>(o)];
+      if (io.rops + io.wops <= 0) continue;
+      const double ms = static_cast<double>(1 << 20) * 1e3 / static_cast<double>(cfg_.rank_bw) / OstSlow(o, t_);
+      const int64_t bucket = int64_t{1} << std::max(0, static_cast<int>(std::lround(std::log2(std::max(ms, 1.0)))));
+      const uint64_t h = SplitMix(cfg_.seed ^ 0x627277 ^ (uint64_t(o) << 32) ^ uint64_t(t_));
+      const double up = static_cast<double>(h % 20) / 100.0;
+      const int64_t r_up = static_cast<int64_t>(static_cast<double>(io.rops) * up);
+      const int64_t w_up = static_cast<int64_t>(static_cast<double>(io.wops) * up);
+      auto& hist = acc_brw_[static_cast<size_t>(o)];
+      hist[bucket].first += io.rops - r_up;
+      hist[bucket].second += io.wops - w_up;
+      hist[bucket * 2].first += r_up;
+      hist[bucket * 2].second += w_up;
+    }
   }
 
   // ---- clients: trace records ----
@@ -583,8 +683,11 @@ class Simulation {
   Status DataRecord(RankSecond& c, int t) {
     const JobSpec& s = c.s;
     double f = OstFactor(c.L, t);
-    if (c.fwd == cfg_.faults.slow_fwd && t >= cfg_.faults.slow_fwd_from_s && t < cfg_.faults.slow_fwd_to_s)
-      f *= cfg_.faults.slow_fwd_factor;
+    if (f < 1) c.truth.slow_servers.insert(ost_name_[static_cast<size_t>(cfg_.faults.slow_ost)]);
+    if (FwdSlow(c.fwd, t) < 1) {
+      f *= FwdSlow(c.fwd, t);
+      c.truth.slow_servers.insert(fwd_host_[static_cast<size_t>(c.fwd)]);
+    }
     int64_t count = std::max<int64_t>(1, s.bytes_per_rank_s / s.request);
     int64_t* left = nullptr;
     if (s.phase_bytes > 0) {  // as much of the phase as the rank's bandwidth allows this second
@@ -639,6 +742,16 @@ class Simulation {
       case Mode::kMeta: break;
     }
     return 0;
+  }
+
+  // The service-rate factor of OST o / forwarding node f in second t (1: healthy).
+  double OstSlow(int o, int t) const {
+    const Faults& fl = cfg_.faults;
+    return o == fl.slow_ost && t >= fl.slow_ost_from_s && t < fl.slow_ost_to_s ? fl.slow_ost_factor : 1.0;
+  }
+  double FwdSlow(int f, int t) const {
+    const Faults& fl = cfg_.faults;
+    return f == fl.slow_fwd && t >= fl.slow_fwd_from_s && t < fl.slow_fwd_to_s ? fl.slow_fwd_factor : 1.0;
   }
 
   double OstFactor(const FileLayout& L, int t) const {
@@ -708,8 +821,7 @@ class Simulation {
       const std::string target = ost_name_[static_cast<size_t>(o)] + "-osc-" + mount_[static_cast<size_t>(f)].substr(cfg_.fs.size() + 1);
       ServerTarget(j, cfg_.fs, target);
       j.KStr(field::kClientLayer, "osc");
-      const bool slow = (o == cfg_.faults.slow_ost && t_ >= cfg_.faults.slow_ost_from_s && t_ < cfg_.faults.slow_ost_to_s) ||
-                        (f == cfg_.faults.slow_fwd && t_ >= cfg_.faults.slow_fwd_from_s && t_ < cfg_.faults.slow_fwd_to_s);
+      const double depth = io.rops + io.wops > 0 ? acc_depth_[key] / static_cast<double>(io.rops + io.wops) : 1;  // Accumulate()
       j.KInt(field::kClientReadInFlight, 0);
       j.KInt(field::kClientWriteInFlight, 0);
       j.KInt(field::kClientRpcReads, io.rops);
@@ -718,13 +830,13 @@ class Simulation {
         j.Key(field::kClientRpcReadPagesMean);
         j.Int(256);
         j.Key(field::kClientRpcReadInFlightMean);
-        j.Int(slow ? 8 : 1);
+        Num(j, depth);
       }
       if (io.wops) {
         j.Key(field::kClientRpcWritePagesMean);
         j.Int(256);
         j.Key(field::kClientRpcWriteInFlightMean);
-        j.Int(slow ? 8 : 1);
+        Num(j, depth);
       }
       if (Status s = em_.End(); !s.ok()) return s;
     }
@@ -769,14 +881,16 @@ class Simulation {
       j.KInt(field::kLustreJobsDropped, 0);
       IoCounters(j, io, {field::kOssReadBytes, field::kOssReadOps, field::kOssWriteBytes, field::kOssWriteOps,
                          field::kOssReadBytesPerS, field::kOssWriteBytesPerS});
+      const int64_t secs = std::max<int64_t>(1, g_interval_ns / kSec);
       j.Key(field::kOssReadOpsPerS);
-      j.Int(io.rops);
+      j.Int(io.rops / secs);
       j.Key(field::kOssWriteOpsPerS);
-      j.Int(io.wops);
+      j.Int(io.wops / secs);
       j.Key(field::kOssOpsPerS);
-      j.Int(io.rops + io.wops);
+      j.Int((io.rops + io.wops) / secs);
       j.KInt(field::kOssOtherOps, 0);
       if (Status s = em_.End(); !s.ok()) return s;
+      if (Status s = Brw(o, io, tick_end); !s.ok()) return s;
     }
     for (int d = 0; d < D_; ++d) {
       const Meta& m = mdt_io_[static_cast<size_t>(d)];
@@ -789,7 +903,24 @@ class Simulation {
       j.KInt(field::kMdsGetattr, m.getattr);
       j.KInt(field::kMdsOps, m.open + m.close + m.getattr);
       j.Key(field::kMdsOpsPerS);
-      j.Int(m.open + m.close + m.getattr);
+      j.Int((m.open + m.close + m.getattr) / std::max<int64_t>(1, g_interval_ns / kSec));
+      if (Status s = em_.End(); !s.ok()) return s;
+    }
+    return Status::Ok();
+  }
+
+  // OST o's brw_stats I/O-time histogram over the interval (Accumulate()).
+  Status Brw(int o, const Io& io, int64_t tick_end) {
+    if (io.rops + io.wops <= 0) return Status::Ok();
+    const int oss = o / std::max(1, cfg_.osts_per_oss);
+    for (const auto& [bucket, rw] : acc_brw_[static_cast<size_t>(o)]) {
+      if (rw.first + rw.second == 0) continue;
+      JsonLine& j = em_.Begin(dataset::kBrw, tick_end, oss_st_[static_cast<size_t>(oss)], oss_host_[static_cast<size_t>(oss)]);
+      ServerTarget(j, cfg_.fs, ost_name_[static_cast<size_t>(o)]);
+      j.KStr(field::kBrwHist, "io_time_ms");
+      j.KInt(field::kBrwBucket, bucket);
+      j.KInt(field::kBrwRead, rw.first);
+      j.KInt(field::kBrwWrite, rw.second);
       if (Status s = em_.End(); !s.ok()) return s;
     }
     return Status::Ok();
@@ -860,6 +991,14 @@ class Simulation {
   std::unordered_map<int64_t, Io> fwd_osc_;  // fwd * S + ost
   std::vector<std::map<int, Io>> job_ost_;
   std::vector<std::map<int, Meta>> job_mdt_;
+  // this interval's load (Accumulate(); swapped in for the emitters at its last second)
+  std::vector<Io> acc_ost_io_, acc_fwd_io_;
+  std::vector<Meta> acc_mdt_io_, acc_fwd_meta_;
+  std::unordered_map<int64_t, Io> acc_fwd_osc_;
+  std::unordered_map<int64_t, double> acc_depth_;  // fwd * S + ost -> RPCs x in-flight depth
+  std::vector<std::map<int, Io>> acc_job_ost_;
+  std::vector<std::map<int, Meta>> acc_job_mdt_;
+  std::vector<std::map<int64_t, std::pair<int64_t, int64_t>>> acc_brw_;  // per OST: bucket ms -> (read, write) I/Os
   // whole-run per-second totals for the ground truth
   std::vector<int64_t> ost_sec_bytes_, fs_sec_opens_, fs_sec_stats_;
   Rng bg_{cfg_.seed ^ 0x6267};
@@ -980,6 +1119,18 @@ std::string TruthJson(const SimResult& r) {
   JsonWriter w(&out);
   w.BeginObject();
   w.Kv("lines", r.lines);
+  w.Key("faults");
+  w.BeginArray();
+  for (const auto& f : r.faults) {
+    w.BeginObject();
+    w.Kv("kind", f.kind);
+    w.Kv("name", f.name);
+    w.Kv("factor", f.factor);
+    w.Kv("from_ns", f.from_ns);
+    w.Kv("to_ns", f.to_ns);
+    w.EndObject();
+  }
+  w.EndArray();
   w.Key("jobs");
   w.BeginArray();
   for (const JobTruth& t : r.jobs) {
@@ -998,6 +1149,10 @@ std::string TruthJson(const SimResult& r) {
     w.Kv("fs_opens", t.fs_opens);
     w.Kv("fs_stats", t.fs_stats);
     w.Kv("coverage_bytes", t.fs_bytes ? static_cast<double>(t.bytes) / static_cast<double>(t.fs_bytes) : 0.0);
+    w.Key("slow_servers");
+    w.BeginArray();
+    for (const auto& n : t.slow_servers) w.String(n);
+    w.EndArray();
     w.Key("osts");
     w.BeginArray();
     for (const auto& [o, b] : t.ost_bytes) {

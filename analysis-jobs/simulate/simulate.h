@@ -24,6 +24,7 @@
 #include <climits>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -86,6 +87,9 @@ struct Config {
   int osts_per_oss = 4;
   int64_t start_ns = 1795305600000000000;  // 2026-11-22T00:00:00Z
   int duration_s = 30;
+  // Seconds each server / client-counter record covers (the exporter's
+  // --interval): 1 as Beacon; the trace stays per second.
+  int interval_s = 1;
   int64_t rank_bw = 1ll << 30;              // bytes/s a rank reaches unimpeded
   int64_t stripe_size = 1ll << 20;
   int64_t background_bytes_per_ost_s = 8ll << 20;  // untraced load, uniform in [0, 2x)
@@ -137,6 +141,17 @@ struct JobTruth {
   int64_t fs_bytes = 0;                    // all OSTs, job's window
   int64_t fs_opens = 0, fs_stats = 0;      // all MDTs, job's window (mds.open, mds.getattr)
   std::map<int, int64_t> fwd_bytes;        // this job's bytes per forwarding node
+  // The injected slow servers (OstName / FwdName) that some rank of this job
+  // moved data through while the fault held.
+  std::set<std::string> slow_servers;
+};
+
+// An injected fault as the simulator applied it.
+struct FaultTruth {
+  std::string kind;  // ost or forwarding
+  std::string name;  // simfs-OST0005, fwd001
+  double factor = 1;
+  int64_t from_ns = 0, to_ns = 0;  // [from, to), clipped to the run
 };
 
 struct SimResult {
@@ -146,6 +161,7 @@ struct SimResult {
   std::vector<JobTruth> jobs;
   std::vector<FileLayout> layouts;
   std::vector<FilePerf> file_perf;
+  std::vector<FaultTruth> faults;
 };
 
 std::string NodeName(int i);  // "cn00017"

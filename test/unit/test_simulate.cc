@@ -2,6 +2,7 @@
 // the layers consistent with each other and with the ground truth it reports.
 #include <catch2/catch.hpp>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -134,6 +135,76 @@ TEST_CASE("simulate: the slow OST slows exactly the files striped over it", "[si
   CHECK(fast > 0);
   const std::string csv = sim::FilePerfCsv(c.res);
   CHECK(csv.rfind("file,bytes,seconds,osts\n", 0) == 0);
+}
+
+// A slow OST or forwarding node shows in the signals a real system gives:
+// brw_stats I/O times per I/O on the OST, deeper OSC queues on the clients;
+// the brw I/O count is the OST's op count; the truth names the faults and,
+// per job, the slow servers its ranks went through.
+TEST_CASE("simulate: faults show as Lustre shows them, and the truth names them", "[simulate][truth]") {
+  for (uint64_t seed : {7u, 21u}) {
+    INFO("seed " << seed);
+    sim::Config cfg = Small(seed);
+    cfg.faults.slow_fwd = 2;
+    cfg.faults.slow_fwd_from_s = 6;
+    auto c = Run(cfg);
+    std::map<std::string, double> ios, ms;   // OST -> brw I/Os, I/O time
+    std::map<std::string, int64_t> ops;      // OST -> oss ops
+    std::map<std::string, std::vector<double>> depth;  // "slow"/"fast" path -> in-flight means
+    ParsedRecord rec;
+    for (const auto& l : c.lines) {
+      std::string buf = l;
+      buf.push_back('\0');
+      REQUIRE(ParseRecordInsitu(buf.data(), l.size(), &rec).ok());
+      const std::string ds(rec.dataset->name);
+      const std::string target = S(rec, "lustre.target");
+      if (ds == "iosonar.brw") {
+        CHECK(S(rec, "brw.hist") == "io_time_ms");
+        const double n = static_cast<double>(I(rec, "brw.read") + I(rec, "brw.write"));
+        ios[target] += n;
+        ms[target] += n * static_cast<double>(I(rec, "brw.bucket"));
+      } else if (ds == "iosonar.oss") {
+        ops[target] += I(rec, "oss.read_ops") + I(rec, "oss.write_ops");
+      } else if (ds == "iosonar.client" && S(rec, "client.layer") == "osc") {
+        const int kw = FieldIndex("client.rpc_write_in_flight_mean"), kr = FieldIndex("client.rpc_read_in_flight_mean");
+        REQUIRE((kw >= 0 && kr >= 0));
+        const auto& vw = rec[static_cast<size_t>(kw)];
+        const auto& v = vw.kind != FieldValue::kAbsent ? vw : rec[static_cast<size_t>(kr)];
+        const double d = v.kind == FieldValue::kInt ? static_cast<double>(v.i) : v.d;
+        const bool via_slow_fwd = S(rec, "host.name") == "fwd002" && I(rec, "@timestamp") >= cfg.start_ns + 7 * 1000000000ll;
+        const bool to_slow_ost = target.rfind("simfs-OST0003", 0) == 0;
+        depth[via_slow_fwd || to_slow_ost ? "slow" : "fast"].push_back(d);
+      }
+    }
+    for (auto& [o, n] : ios) {
+      INFO(o);
+      CHECK(static_cast<int64_t>(n) == ops[o]);  // every I/O in the histogram
+      const double mean = ms[o] / n;
+      if (o == "simfs-OST0003") CHECK((mean >= 4 && mean < 8));  // a quarter of the rate: ~4 ms an I/O
+      else CHECK((mean >= 1 && mean < 2));
+    }
+    REQUIRE(!depth["slow"].empty());
+    REQUIRE(!depth["fast"].empty());
+    for (double d : depth["slow"]) CHECK(d >= 4);
+    for (double d : depth["fast"]) CHECK(d == 1);
+    REQUIRE(c.res.faults.size() == 2);
+    CHECK(c.res.faults[0].name == "simfs-OST0003");
+    CHECK(c.res.faults[1].name == "fwd002");
+    CHECK(c.res.faults[1].from_ns == cfg.start_ns + 6 * 1000000000ll);
+    const std::string truth = sim::TruthJson(c.res);
+    CHECK(truth.find("\"faults\"") != std::string::npos);
+    // Per job: the slow servers are exactly those its ranks moved data through while slow.
+    for (const auto& t : c.res.jobs) {
+      INFO("job " << t.id);
+      bool on_ost = false, via_fwd = false;
+      for (const auto& L : c.res.layouts)
+        if (L.job_id == t.id)
+          for (int o : L.osts) on_ost |= o == 3 && t.bytes > 0;
+      for (const auto& [f, b] : t.fwd_bytes) via_fwd |= f == 2 && b > 0 && t.end_ns > cfg.start_ns + 6 * 1000000000ll;
+      CHECK(t.slow_servers.count("simfs-OST0003") == (on_ost ? 1u : 0u));
+      if (!via_fwd) CHECK(t.slow_servers.count("fwd002") == 0);
+    }
+  }
 }
 
 TEST_CASE("simulate: job specs parse, bad ones are named", "[simulate]") {
