@@ -171,7 +171,8 @@ TEST_CASE("simulate: faults show as Lustre shows them, and the truth names them"
         const auto& vw = rec[static_cast<size_t>(kw)];
         const auto& v = vw.kind != FieldValue::kAbsent ? vw : rec[static_cast<size_t>(kr)];
         const double d = v.kind == FieldValue::kInt ? static_cast<double>(v.i) : v.d;
-        const bool via_slow_fwd = S(rec, "host.name") == "fwd002" && I(rec, "@timestamp") >= cfg.start_ns + 7 * 1000000000ll;
+        const int64_t ts = rec[static_cast<size_t>(FieldIndex("@timestamp"))].i;  // epoch ns whatever the kind
+        const bool via_slow_fwd = S(rec, "host.name") == "fwd002" && ts >= cfg.start_ns + 7 * 1000000000ll;
         const bool to_slow_ost = target.rfind("simfs-OST0003", 0) == 0;
         depth[via_slow_fwd || to_slow_ost ? "slow" : "fast"].push_back(d);
       }

@@ -77,7 +77,7 @@ TEST_CASE("xlayer: the view of the job on a slow OST matches the simulator's gro
       CHECK_FALSE(s.estimated);
       if (o == cfg.faults.slow_ost) {
         saw_slow = true;
-        CHECK(s.in_flight_mean == Approx(8));  // the forwarding nodes' RPCs queue up on it
+        CHECK(s.in_flight_mean == Approx(4));  // the forwarding nodes' RPCs queue up on it (1 / its 0.25 rate)
       } else {
         CHECK(s.in_flight_mean == Approx(1));
       }
@@ -241,7 +241,7 @@ TEST_CASE("xlayer: a slow forwarding node shows in the forwarding layer of the j
   CHECK(v->fwd_shares[0].server == "fwd000");
   CHECK(v->fwd_shares[0].in_flight_mean == Approx(1));
   CHECK(v->fwd_shares[1].server == "fwd001");
-  CHECK(v->fwd_shares[1].in_flight_mean == Approx(8));
+  CHECK(v->fwd_shares[1].in_flight_mean == Approx(4));  // 1 / its 0.25 rate
   CHECK(v->fwd_shares[0].job_bytes == static_cast<double>(res.jobs[0].fwd_bytes.at(0)));
   CHECK(v->fwd_shares[1].job_bytes == static_cast<double>(res.jobs[0].fwd_bytes.at(1)));
   CHECK(v->fwd_shares[0].share == Approx(1.0));  // the only job: all the forwarding traffic is its own
