@@ -16,6 +16,9 @@ TEST_PKGS=(catch2 redis-server fio python3 python3-yaml
            python3-pywt python3-scipy openmpi-bin libopenmpi-dev
            # a Fortran MPI-IO program (OpenMPI's Fortran bindings call PMPI_* directly)
            gfortran
+           # the tracer's paths beyond read/write (test_tracer_paths): libaio's library (tp_paths links
+           # it), Node's copyFileSync (nodejs: also npm's), setpriv for the setuid case
+           libaio1 nodejs util-linux
            # LASSi, slowdown, report: pandas/numpy oracles, headless Chromium
            python3-pandas python3-numpy chromium
            # deployment artifacts: `docker-compose config` parses the compose files (no Docker

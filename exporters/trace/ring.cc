@@ -226,6 +226,7 @@ void FormatTracerRecord(JsonLine& j, const FmtContext& c, const RingHeader& h, c
   j.KInt(field::kTracerDropped, static_cast<int64_t>(n.dropped & INT64_MAX));
   j.KInt(field::kTracerSpooled, 0);
   j.KInt(field::kTracerWindowNs, h.window_ns);
+  if (h.io_uring_sqes || h.io_uring_rings) j.KInt(field::kTracerIoUringSqes, static_cast<int64_t>(h.io_uring_sqes & INT64_MAX));
   j.End();
 }
 

@@ -78,7 +78,7 @@ constexpr int kLockThread = 1;
 constexpr int kLockDrainer = 2;
 
 constexpr uint64_t kRingMagic = 0x314e4952534f49ull;  // "IOSRIN1"
-constexpr uint32_t kRingVersion = 10;  // 10: the Compressor's counts before its runs, slots aligned to cache lines; 9: slot buffers are circles; 8: merge intents; 7: aio_pending; 6: the Compressor remembers where closed runs ended
+constexpr uint32_t kRingVersion = 11;  // 11: io_uring counts; 10: the Compressor's counts before its runs, slots aligned to cache lines; 9: slot buffers are circles; 8: merge intents; 7: aio_pending; 6: the Compressor remembers where closed runs ended
 // event.seq of lines a drainer sends for a live process: a range of their own.
 constexpr uint64_t kDrainSeqBase = uint64_t{1} << 62;
 // event.seq of lines the node agent ships for a process in agent mode: per
@@ -143,6 +143,10 @@ struct RingHeader {
   uint64_t agent_merged;
   uint64_t intent_merged;
   uint32_t intent_unmerged;  // the batch in flight was taken without the merge (--no-thread-merge)
+  // io_uring: submissions (SQEs) and rings set up, whose bytes the tracer
+  // cannot see (wrap_syscall.cc): tracer.io_uring_sqes of the process.
+  uint64_t io_uring_sqes;
+  uint32_t io_uring_rings;
 };
 
 constexpr size_t kRingHeaderBytes = 4096;

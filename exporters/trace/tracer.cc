@@ -55,6 +55,7 @@
 #include "exporters/trace/iosonar_trace.h"
 #include "core/base/redact.h"
 #include "exporters/trace/ring.h"
+#include "exporters/trace/tracer_internal.h"
 #include "core/records/json_line.h"
 #include "core/transport/line_sender.h"
 
@@ -795,6 +796,8 @@ void FmtTracerRecordLocked(const char* action) {
     j.KInt(field::kTracerDropped, static_cast<int64_t>(g_dropped.load() + c.lines_dropped));
     j.KInt(field::kTracerSpooled, static_cast<int64_t>(c.lines_spooled));
     j.KInt(field::kTracerWindowNs, g_window_ns);
+    if (const RingHeader* h = Hdr(); h && (h->io_uring_sqes || h->io_uring_rings))
+      j.KInt(field::kTracerIoUringSqes, static_cast<int64_t>(h->io_uring_sqes & INT64_MAX));
     j.End();
   });
 }
@@ -2251,3 +2254,37 @@ EXPORT int iosonar_trace_record(const struct iosonar_trace_op* p) {
   errno = e;
   return 1;
 }
+
+// ---------------------------------------------------------------- for the wrap_*.cc files
+// tracer_internal.h: the machinery above for the wrappers of other
+// translation units (hidden symbols).
+namespace iosonar::trace::ext {
+Slot* Begin() { return ::iosonar::trace::Begin(); }
+bool TracedFd(int fd, Fd* out) {
+  FdInfo* f = ::iosonar::trace::TracedFd(fd);
+  if (!f) return false;
+  *out = Fd{f->file_id, &f->offset, &f->stdio_offset};
+  return true;
+}
+uint64_t Ticks() { return ::iosonar::trace::Ticks(); }
+void Record(Slot* s, const RawOp& op) { ::iosonar::trace::Record(s, op); }
+int OpenOp(Layer layer, int dirfd, const char* path, int flags, int (*call)(void*), void* ctx) {
+  return ::iosonar::trace::OpenOp(layer, dirfd, path, flags, [&] { return call(ctx); });
+}
+void ForgetFd(int fd) {
+  const int e = errno;
+  ::iosonar::trace::ForgetFd(fd);
+  errno = e;
+}
+int StdioFlags(const char* mode) { return ::iosonar::trace::StdioFlags(mode); }
+void NoteIoUring(uint64_t sqes, uint64_t rings) {
+  if (g_state.load(std::memory_order_relaxed) != kActive) return;
+  const int e = errno;
+  if (EnsureRing()) {
+    __atomic_fetch_add(&Hdr()->io_uring_sqes, sqes, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&Hdr()->io_uring_rings, rings, __ATOMIC_RELAXED);
+  }
+  errno = e;
+}
+void CountDropped(uint64_t n) { g_dropped.fetch_add(n, std::memory_order_relaxed); }
+}  // namespace iosonar::trace::ext

@@ -58,6 +58,7 @@ std::vector<TraceLine> ParseTraceLines(const std::string& text) {
     t.spooled = I(rec, "tracer.spooled");
     t.threads = I(rec, "process.threads", 1);
     t.merged = I(rec, "tracer.merged");
+    t.io_uring_sqes = I(rec, "tracer.io_uring_sqes", -1);
     const auto& agg = rec.v[static_cast<size_t>(FieldIndex("io.aggregated"))];
     t.aggregated = agg.kind == FieldValue::kBool && agg.i != 0;
     t.ops_seq = I(rec, "io.ops_sequential");

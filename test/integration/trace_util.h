@@ -19,6 +19,7 @@ struct TraceLine {
   int64_t pid = 0, tid = 0, fd = -1, offset = -1, size = 0, count = 0, bytes = 0, err = 0, start = 0, end = 0, dur = 0;
   int64_t stream = 0, seq = 0, raw_ops = 0, records = 0, dropped = 0, spooled = 0;
   int64_t threads = 1, merged = 0;  // process.threads (1 when absent), tracer.merged
+  int64_t io_uring_sqes = -1;       // tracer.io_uring_sqes (-1 when absent)
   bool aggregated = false;
   int64_t stride = 0;
   int64_t ops_seq = 0, ops_strided = 0, ops_random = 0;

@@ -1,0 +1,79 @@
+// POSIX reads and writes that tracer.cc's read/write family does not name:
+// the _FORTIFY_SOURCE entry points (__read_chk, __pread_chk, __pread64_chk:
+// what read/pread become in a program built with -D_FORTIFY_SOURCE, as
+// distributions build them, when the buffer's size is known) and
+// preadv2/pwritev2 with their 64 names (offset -1: at the descriptor's
+// offset, which advances). Same records as read/pread/readv/preadv.
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "exporters/trace/tracer_internal.h"
+
+extern "C" {
+ssize_t __read_chk(int fd, void* buf, size_t n, size_t cap);
+ssize_t __pread_chk(int fd, void* buf, size_t n, off_t off, size_t cap);
+ssize_t __pread64_chk(int fd, void* buf, size_t n, off64_t off, size_t cap);
+}
+
+using namespace iosonar::trace;  // NOLINT
+
+namespace {
+decltype(&::__read_chk) real___read_chk = nullptr;
+decltype(&::__pread_chk) real___pread_chk = nullptr;
+decltype(&::__pread64_chk) real___pread64_chk = nullptr;
+decltype(&::preadv2) real_preadv2 = nullptr;
+decltype(&::pwritev2) real_pwritev2 = nullptr;
+decltype(&::preadv64v2) real_preadv64v2 = nullptr;
+decltype(&::pwritev64v2) real_pwritev64v2 = nullptr;
+#define REAL(name) ext::Real(#name, &real_##name)
+
+size_t IovBytes(const struct iovec* iov, int n) {
+  size_t t = 0;
+  for (int i = 0; i < n && iov; ++i) t += iov[i].iov_len;
+  return t;
+}
+
+// preadv2/pwritev2: offset -1 is the descriptor's offset (advancing), as a
+// negative offset is to DataOp. RWF_APPEND writes at the end of the file
+// whatever the offset says: the op's offset is unknown, and the shadow of
+// the descriptor's offset (moved to the end when off is -1) is read back.
+template <typename Call>
+ssize_t V2Op(Op op, int fd, const struct iovec* iov, int cnt, off64_t off, int flags, Call&& call) {
+  if (!(flags & RWF_APPEND) || op != kOpWrite)
+    return ext::DataOp(op, kPosix, fd, off < 0 ? -1 : off, IovBytes(iov, cnt), call);
+  Slot* s = ext::Begin();
+  ext::Fd f;
+  if (!s || !ext::TracedFd(fd, &f)) return call();
+  const uint64_t t0 = ext::Ticks();
+  const ssize_t r = call();
+  const uint64_t t1 = ext::Ticks();
+  const int e = errno;
+  if (off == -1 && r > 0 && *f.offset >= 0) *f.offset = syscall(SYS_lseek, fd, 0, SEEK_CUR);  // not our lseek
+  ext::Record(s, RawOp{op, kPosix, fd, -1, static_cast<int64_t>(IovBytes(iov, cnt)), r, r < 0 ? e : 0, f.file_id, t0, t1});
+  errno = e;
+  return r;
+}
+}  // namespace
+
+IOSONAR_EXPORT ssize_t __read_chk(int fd, void* buf, size_t n, size_t cap) {
+  return ext::DataOp(kOpRead, kPosix, fd, -1, n, [&] { return REAL(__read_chk)(fd, buf, n, cap); });
+}
+IOSONAR_EXPORT ssize_t __pread_chk(int fd, void* buf, size_t n, off_t off, size_t cap) {
+  return ext::DataOp(kOpRead, kPosix, fd, off, n, [&] { return REAL(__pread_chk)(fd, buf, n, off, cap); });
+}
+IOSONAR_EXPORT ssize_t __pread64_chk(int fd, void* buf, size_t n, off64_t off, size_t cap) {
+  return ext::DataOp(kOpRead, kPosix, fd, off, n, [&] { return REAL(__pread64_chk)(fd, buf, n, off, cap); });
+}
+IOSONAR_EXPORT ssize_t preadv2(int fd, const struct iovec* iov, int cnt, off_t off, int flags) {
+  return V2Op(kOpRead, fd, iov, cnt, off, flags, [&] { return REAL(preadv2)(fd, iov, cnt, off, flags); });
+}
+IOSONAR_EXPORT ssize_t pwritev2(int fd, const struct iovec* iov, int cnt, off_t off, int flags) {
+  return V2Op(kOpWrite, fd, iov, cnt, off, flags, [&] { return REAL(pwritev2)(fd, iov, cnt, off, flags); });
+}
+IOSONAR_EXPORT ssize_t preadv64v2(int fd, const struct iovec* iov, int cnt, off64_t off, int flags) {
+  return V2Op(kOpRead, fd, iov, cnt, off, flags, [&] { return REAL(preadv64v2)(fd, iov, cnt, off, flags); });
+}
+IOSONAR_EXPORT ssize_t pwritev64v2(int fd, const struct iovec* iov, int cnt, off64_t off, int flags) {
+  return V2Op(kOpWrite, fd, iov, cnt, off, flags, [&] { return REAL(pwritev64v2)(fd, iov, cnt, off, flags); });
+}
