@@ -71,6 +71,9 @@ char* __fgets_unlocked_chk(char* str, size_t cap, int n, FILE* fp);
 size_t __fread_unlocked_chk(void* ptr, size_t cap, size_t size, size_t n, FILE* fp);
 int _IO_putc(int c, FILE* fp);
 int _IO_getc(FILE* fp);
+ssize_t __read_chk(int fd, void* buf, size_t n, size_t cap);
+ssize_t __pread_chk(int fd, void* buf, size_t n, off_t off, size_t cap);
+ssize_t __pread64_chk(int fd, void* buf, size_t n, off64_t off, size_t cap);
 }
 
 namespace iosonar::trace {
@@ -1327,6 +1330,9 @@ DECLARE_REAL(pread);
 DECLARE_REAL(pwrite);
 DECLARE_REAL(pread64);
 DECLARE_REAL(pwrite64);
+DECLARE_REAL(__read_chk);
+DECLARE_REAL(__pread_chk);
+DECLARE_REAL(__pread64_chk);
 DECLARE_REAL(readv);
 DECLARE_REAL(writev);
 DECLARE_REAL(preadv);
@@ -1664,6 +1670,17 @@ EXPORT ssize_t pread64(int fd, void* buf, size_t n, off64_t off) {
 }
 EXPORT ssize_t pwrite64(int fd, const void* buf, size_t n, off64_t off) {
   return DataOp(kOpWrite, kPosix, fd, off, n, [&] { return REAL(pwrite64)(fd, buf, n, off); });
+}
+// _FORTIFY_SOURCE programs' read and pread (a known buffer size, a size
+// that is not a constant): here beside read, on its inline path.
+EXPORT ssize_t __read_chk(int fd, void* buf, size_t n, size_t cap) {
+  return DataOp(kOpRead, kPosix, fd, -1, n, [&] { return REAL(__read_chk)(fd, buf, n, cap); });
+}
+EXPORT ssize_t __pread_chk(int fd, void* buf, size_t n, off_t off, size_t cap) {
+  return DataOp(kOpRead, kPosix, fd, off, n, [&] { return REAL(__pread_chk)(fd, buf, n, off, cap); });
+}
+EXPORT ssize_t __pread64_chk(int fd, void* buf, size_t n, off64_t off, size_t cap) {
+  return DataOp(kOpRead, kPosix, fd, off, n, [&] { return REAL(__pread64_chk)(fd, buf, n, off, cap); });
 }
 EXPORT ssize_t readv(int fd, const struct iovec* iov, int cnt) {
   return DataOp(kOpRead, kPosix, fd, -1, static_cast<size_t>(IovLen(iov, cnt)), [&] { return REAL(readv)(fd, iov, cnt); });

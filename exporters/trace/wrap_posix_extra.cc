@@ -1,27 +1,17 @@
 // POSIX reads and writes that tracer.cc's read/write family does not name:
-// the _FORTIFY_SOURCE entry points (__read_chk, __pread_chk, __pread64_chk:
-// what read/pread become in a program built with -D_FORTIFY_SOURCE, as
-// distributions build them, when the buffer's size is known) and
 // preadv2/pwritev2 with their 64 names (offset -1: at the descriptor's
-// offset, which advances). Same records as read/pread/readv/preadv.
+// offset, which advances). Same records as preadv/pwritev. (The fortified
+// __read_chk/__pread_chk/__pread64_chk, every read of a program built with
+// _FORTIFY_SOURCE, are in tracer.cc beside read, on its inline path.)
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 #include "exporters/trace/tracer_internal.h"
 
-extern "C" {
-ssize_t __read_chk(int fd, void* buf, size_t n, size_t cap);
-ssize_t __pread_chk(int fd, void* buf, size_t n, off_t off, size_t cap);
-ssize_t __pread64_chk(int fd, void* buf, size_t n, off64_t off, size_t cap);
-}
-
 using namespace iosonar::trace;  // NOLINT
 
 namespace {
-decltype(&::__read_chk) real___read_chk = nullptr;
-decltype(&::__pread_chk) real___pread_chk = nullptr;
-decltype(&::__pread64_chk) real___pread64_chk = nullptr;
 decltype(&::preadv2) real_preadv2 = nullptr;
 decltype(&::pwritev2) real_pwritev2 = nullptr;
 decltype(&::preadv64v2) real_preadv64v2 = nullptr;
@@ -56,15 +46,6 @@ ssize_t V2Op(Op op, int fd, const struct iovec* iov, int cnt, off64_t off, int f
 }
 }  // namespace
 
-IOSONAR_EXPORT ssize_t __read_chk(int fd, void* buf, size_t n, size_t cap) {
-  return ext::DataOp(kOpRead, kPosix, fd, -1, n, [&] { return REAL(__read_chk)(fd, buf, n, cap); });
-}
-IOSONAR_EXPORT ssize_t __pread_chk(int fd, void* buf, size_t n, off_t off, size_t cap) {
-  return ext::DataOp(kOpRead, kPosix, fd, off, n, [&] { return REAL(__pread_chk)(fd, buf, n, off, cap); });
-}
-IOSONAR_EXPORT ssize_t __pread64_chk(int fd, void* buf, size_t n, off64_t off, size_t cap) {
-  return ext::DataOp(kOpRead, kPosix, fd, off, n, [&] { return REAL(__pread64_chk)(fd, buf, n, off, cap); });
-}
 IOSONAR_EXPORT ssize_t preadv2(int fd, const struct iovec* iov, int cnt, off_t off, int flags) {
   return V2Op(kOpRead, fd, iov, cnt, off, flags, [&] { return REAL(preadv2)(fd, iov, cnt, off, flags); });
 }
