@@ -2,6 +2,8 @@
 
 #include <zlib.h>
 
+#include <algorithm>
+
 #include <cstring>
 
 #include "core/transport/lumberjack.h"
@@ -29,6 +31,9 @@ Status Inflate(std::string_view in, size_t max, std::string* out) {
   out->clear();
   int rc = Z_OK;
   char chunk[65536];
+  // Room for the bound at once: no doubling copy past it (a copy would hold
+  // twice the bound while it is made), and pages never written take no memory.
+  out->reserve(std::min(max, size_t{256} << 20) + sizeof chunk);
   while (rc != Z_STREAM_END) {
     z.next_out = reinterpret_cast<Bytef*>(chunk);
     z.avail_out = sizeof chunk;

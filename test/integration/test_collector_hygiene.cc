@@ -17,6 +17,8 @@
 #include <regex>
 #include <thread>
 
+#include <zlib.h>
+
 #include "core/base/timeutil.h"
 #include "core/transport/lumberjack_sender.h"
 #include "test/testutil/golden.h"
@@ -228,4 +230,43 @@ TEST_CASE("collector hygiene: a stress run of hostile peers (silent, garbage, ba
   // The churn evicts connections in their handshake before any deadline; each counted.
   CHECK(Stat(log, "evicted in their handshake") + Stat(log, "handshake timeouts") > 100);
   CHECK(Stat(log, "auth failures") > 0);
+}
+
+TEST_CASE("collector hygiene: 20 zip bombs at once stay within the inflate bound", "[collector][lumberjack][hygiene]") {
+  signal(SIGPIPE, SIG_IGN);
+  TempDir tmp;
+  const int port = FreePort();
+  Child col({IosonarBin(), "collect", "--store", tmp / "st", "--listen", "tcp://127.0.0.1:" + std::to_string(port)}, {},
+            tmp / "collect.log");
+  REQUIRE(WaitUntil([&] { return CanConnect(port); }, 20000));
+  // One 'C' frame of ~70 KB inflating to 70 MiB of zeros (past the 64 MiB bound).
+  const std::string zeros(size_t{70} << 20, '\0');
+  uLongf len = compressBound(zeros.size());
+  std::string z(len, '\0');
+  REQUIRE(compress2(reinterpret_cast<Bytef*>(z.data()), &len, reinterpret_cast<const Bytef*>(zeros.data()),
+                    zeros.size(), 9) == Z_OK);
+  z.resize(len);
+  std::string frame = "2C";
+  for (int s = 24; s >= 0; s -= 8) frame += static_cast<char>((len >> s) & 0xff);
+  frame += z;
+  std::vector<std::thread> bombs;
+  for (int k = 0; k < 20; ++k) {
+    bombs.emplace_back([&] {
+      int fd = ConnectLoopback(port);
+      if (fd < 0) return;
+      SendAll(fd, frame);
+      char b[256];
+      while (read(fd, b, sizeof b) > 0) {
+      }
+      close(fd);
+    });
+  }
+  for (auto& t : bombs) t.join();
+  const long rss = RssKiB(col.pid());
+  REQUIRE(WEXITSTATUS(col.Stop(30000)) == 0);
+  const std::string dl = ReadFile(tmp / "st/deadletter.jsonl");
+  CHECK(Count(dl, "a compressed frame inflates past") == 20);
+  // One inflation at a time, within the 64 MiB bound (its pages, not twice
+  // them for a growing copy), plus the collector's own ~30 MiB.
+  CHECK(rss < 128 * 1024);
 }

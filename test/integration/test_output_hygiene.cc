@@ -155,3 +155,41 @@ TEST_CASE("terminal: control characters in stored fields are printed escaped by 
   CHECK(r.out.find('\x07') == std::string::npos);
   CHECK(r.out.find("/scratch/\\x1b[2J\\x1b]0;owned\\x07x.dat") != std::string::npos);
 }
+
+TEST_CASE("spool: a 150 MB unterminated garbage line in a Lumberjack spool is skipped in bounded memory",
+          "[spool][lumberjack][agent]") {
+  REQUIRE(access("/usr/bin/time", X_OK) == 0);
+  TempDir d;
+  const std::string spool = d / "spool";
+  REQUIRE(mkdir(spool.c_str(), 0700) == 0);
+  const std::string good =
+      "{\"@timestamp\":\"2026-11-22T07:09:12.123Z\",\"event.dataset\":\"iosonar.trace\",\"event.stream\":9,"
+      "\"event.seq\":1,\"host.name\":\"n1\",\"process.pid\":1,\"process.tid\":1,\"io.op\":\"write\","
+      "\"io.layer\":\"posix\",\"io.count\":1,\"io.bytes\":1,\"event.start_ns\":1,\"event.end_ns\":2,"
+      "\"io.duration_ns\":1}\n";
+  {
+    std::string junk(1 << 20, 'x');
+    FILE* f = fopen((spool + "/lj-1-1.jsonl").c_str(), "w");
+    REQUIRE(f);
+    fwrite(good.data(), 1, good.size(), f);
+    for (int k = 0; k < 150; ++k) fwrite(junk.data(), 1, junk.size(), f);  // no line end
+    fclose(f);
+  }
+  const int port = FreePort();
+  Child col({IosonarBin(), "collect", "--store", d / "st", "--listen", "tcp://127.0.0.1:" + std::to_string(port)}, {},
+            d / "collect.log");
+  REQUIRE(WaitUntil([&] { return CanConnect(port); }, 20000));
+  auto r = Run({"/usr/bin/time", "-f", "maxrss %M", "-o", d / "time", BinaryDir() + "/iosonar-exporter", "agent",
+                "--ring-root", d / "none", "--output", "lumberjack://127.0.0.1:" + std::to_string(port), "--spool-dir",
+                spool, "--count", "1", "--no-sampler-records"});
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  const std::string t = ReadFile(d / "time");
+  const long rss_kib = std::stol(t.substr(t.find("maxrss ") + 7));
+  CHECK(rss_kib < 64 * 1024);  // the spool's bound, not the line's 150 MB
+  REQUIRE(WEXITSTATUS(col.Stop(30000)) == 0);
+  auto a = Run({IosonarBin(), "store-export", "--store", d / "st"});
+  REQUIRE(a.exit_code == 0);
+  CHECK(a.out.find("\"event.stream\":9") != std::string::npos);  // the whole line before it went out
+  CHECK(!fs::exists(spool + "/lj-1-1.jsonl"));                    // and the file is done
+}
