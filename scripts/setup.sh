@@ -19,6 +19,9 @@ TEST_PKGS=(catch2 redis-server fio python3 python3-yaml
            # the tracer's paths beyond read/write (test_tracer_paths): libaio's library (tp_paths links
            # it), Node's copyFileSync (nodejs: also npm's), setpriv for the setuid case
            libaio1 nodejs util-linux
+           # hostile local users (test_hostile_users): useradd makes the second user; /usr/bin/time
+           # measures the agent's peak RSS (test_output_hygiene, the agent benchmarks)
+           passwd time
            # LASSi, slowdown, report: pandas/numpy oracles, headless Chromium
            python3-pandas python3-numpy chromium
            # deployment artifacts: `docker-compose config` parses the compose files (no Docker
