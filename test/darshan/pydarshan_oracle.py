@@ -55,17 +55,23 @@ def dump(path):
 
 
 # ---- convert: libdarshan-util's own writer -----------------------------------
+_CDEF_DONE = False
+
+
 def convert(src, dst, jobid=None):
     ffi = cb.ffi
-    ffi.cdef("""
-    struct iosonar_logutil_funcs { int (*log_get_record)(void*, void**); int (*log_put_record)(void*, void*); };
-    extern struct iosonar_logutil_funcs *mod_logutils[];
-    void* darshan_log_create(char *, int, int);
-    int darshan_log_put_job(void*, struct darshan_job *);
-    int darshan_log_put_exe(void*, char *);
-    int darshan_log_put_mounts(void*, struct darshan_mnt_info *, int);
-    int darshan_log_put_namehash(void*, struct darshan_name_record_ref *);
-    """, override=True)
+    global _CDEF_DONE
+    if not _CDEF_DONE:
+        ffi.cdef("""
+        struct iosonar_logutil_funcs { int (*log_get_record)(void*, void**); int (*log_put_record)(void*, void*); };
+        extern struct iosonar_logutil_funcs *mod_logutils[];
+        void* darshan_log_create(char *, int, int);
+        int darshan_log_put_job(void*, struct darshan_job *);
+        int darshan_log_put_exe(void*, char *);
+        int darshan_log_put_mounts(void*, struct darshan_mnt_info *, int);
+        int darshan_log_put_namehash(void*, struct darshan_name_record_ref *);
+        """, override=True)
+        _CDEF_DONE = True
     lib = cb.libdutil
     fin = lib.darshan_log_open(src.encode())
     if fin == ffi.NULL:
