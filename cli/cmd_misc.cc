@@ -1,20 +1,24 @@
 // `iosonar schema`, and the settings lookup every subcommand shares.
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/program_options.hpp>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "cli/cli_options.h"
 #include "cli/commands.h"
+#include "cli/config_check.h"
 #include "core/records/fields.h"
 #include "core/records/schema.h"
 #include "core/store/sqlite_store.h"
 #include "core/store/store.h"
 #include "core/transport/es_client.h"
+#include "core/base/config_file.h"
 #include "core/base/json.h"
 #include "core/base/timeutil.h"
 
@@ -31,6 +35,13 @@ std::string ResolveSetting(const std::string& flag_value, const char* env_name, 
     if (const char* c = std::getenv("IOSONAR_CONFIG"); c && *c) path = c;
   if (path.empty())
     if (const char* h = std::getenv("HOME"); h && *h) path = std::string(h) + "/.config/iosonar/iosonar.conf";
+  if (IsTomlConfigPath(path)) {  // its values reached the flags already (ParseCommandLine); shared keys here too
+    auto cf = LoadConfigFile(path);
+    if (cf.ok())
+      for (const ConfigEntry& e : cf->entries)
+        if (e.table.empty() && ConfigKeyToOption(e.key) == config_key && e.values.size() == 1) return e.values[0];
+    return "";
+  }
   std::ifstream f(path);
   std::string line;
   auto trim = [](std::string s) {
@@ -180,6 +191,80 @@ int CmdStoreExport(int argc, char** argv) {
 
 namespace iosonar::cli {
 
+namespace {
+
+std::string g_config_check_path;  // `iosonar config check`: the file every command's parser checks
+bool g_config_checked = false;     // set when a command's parser checked it
+std::string g_config_check_errors; // what it found
+
+// Top-level keys of the configuration file: settings several commands share;
+// each command takes those it has an option for.
+constexpr const char* kSharedConfigKeys[] = {"mysql", "redis", "store", "output", "cluster", "munge-socket"};
+
+bool IsSharedConfigKey(const std::string& key) {
+  for (const char* k : kSharedConfigKeys)
+    if (key == k) return true;
+  return false;
+}
+
+// Stores the values of CF's table TABLE (and its shared top-level keys) into
+// *vm for the options not given on the command line. Errors name the file,
+// the line and the key; secrets' values are never printed.
+Status ApplyConfigFile(const ConfigFile& cf, const std::string& table, const po::options_description& options,
+                       const po::positional_options_description* positional, po::variables_map* vm) {
+  std::string errors;  // every bad key, one line each
+  auto bad = [&](const std::string& m) { errors += (errors.empty() ? "" : "\n") + m; };
+  // The command's table first: a value stored stays (po::store), so its own
+  // key wins over a shared top-level one.
+  std::vector<const ConfigEntry*> order;
+  for (const ConfigEntry& e : cf.entries)
+    if (e.table == table) order.push_back(&e);
+  for (const ConfigEntry& e : cf.entries)
+    if (e.table.empty()) order.push_back(&e);
+  for (const ConfigEntry* ep : order) {
+    const ConfigEntry& e = *ep;
+    bool top = e.table.empty();
+    std::string key = ConfigKeyToOption(e.key);
+    std::string where = cf.Where(e) + (top ? std::string() : "[" + table + "] ") + "'" + e.key + "': ";
+    bool hidden = false;
+    if (positional)
+      for (unsigned i = 0; i < positional->max_total_count() && i < 4; ++i) hidden = hidden || positional->name_for_position(i) == key;
+    const po::option_description* d = hidden || key == "config" || key == "help" ? nullptr : options.find_nothrow(key, false);
+    if (!d) {
+      if (top && IsSharedConfigKey(key)) continue;  // a shared setting this command does not use
+      if (top)
+        bad(where + "not a shared setting (the top level takes mysql, redis, store, output, cluster, "
+                    "munge-socket; put the other options in their command's [table])");
+      else
+        bad(where + "iosonar " + table + " has no option --" + key);
+      continue;
+    }
+    if (vm->count(d->long_name()) && !(*vm)[d->long_name()].defaulted()) continue;  // a flag overrides the file
+    po::parsed_options one(&options);
+    po::option o;
+    o.string_key = d->long_name();
+    o.value = e.values;
+    one.options.push_back(o);
+    try {
+      po::store(one, *vm);
+    } catch (const std::exception& ex) {
+      bad(where + (e.is_secret ? std::string("the value from its secret file is not valid here") : std::string(ex.what())));
+    }
+  }
+  return errors.empty() ? Status::Ok() : Status::Invalid(errors);
+}
+
+}  // namespace
+
+void SetConfigCheckPath(const std::string& path) {
+  g_config_check_path = path;
+  g_config_checked = false;
+  g_config_check_errors.clear();
+}
+
+bool ConfigCheckedByParser() { return g_config_checked; }
+std::string ConfigCheckErrors() { return g_config_check_errors; }
+
 int ParseCommandLine(const char* name, int argc, char** argv, const po::options_description& options,
                      po::variables_map* vm, const po::positional_options_description* positional,
                      const po::options_description* help) {
@@ -188,6 +273,36 @@ int ParseCommandLine(const char* name, int argc, char** argv, const po::options_
     parser.options(options);
     if (positional) parser.positional(*positional);
     po::store(parser.run(), *vm);
+  } catch (const std::exception& e) {
+    return UsageError(name, e.what());
+  }
+  // The configuration file (/etc/iosonar/iosonar.toml, docs/configuration.md):
+  // --config FILE or $IOSONAR_CONFIG when it names a .toml file; its
+  // [COMMAND] table and shared top-level keys fill the options not given.
+  std::string cfg_path = g_config_check_path;
+  if (cfg_path.empty() && vm->count("config")) cfg_path = (*vm)["config"].as<std::string>();
+  if (cfg_path.empty() && options.find_nothrow("config", false))
+    if (const char* c = std::getenv("IOSONAR_CONFIG"); c && *c) cfg_path = c;
+  if (!cfg_path.empty() && IsTomlConfigPath(cfg_path)) {
+    std::string table(name);
+    table.resize(std::min(table.find(' '), table.size()));
+    auto cf = LoadConfigFile(cfg_path);
+    Status st = cf.ok() ? ApplyConfigFile(*cf, table, options, positional, vm) : cf.status();
+    if (!st.ok()) {
+      if (!g_config_check_path.empty()) {
+        g_config_checked = true;
+        g_config_check_errors = st.message();
+        return 2;
+      }
+      std::cerr << "iosonar " << name << ": " << st.message() << "\n";
+      return 2;
+    }
+    if (!g_config_check_path.empty()) {
+      g_config_checked = true;
+      return 0;
+    }
+  }
+  try {
     po::notify(*vm);
   } catch (const std::exception& e) {
     return UsageError(name, e.what());

@@ -1,9 +1,12 @@
 // iosonar: one front command, git style. `iosonar SUBCOMMAND --help`.
 #include <cstdio>
 #include <cstring>
+#include <string>
 #include <string_view>
 
 #include "cli/commands.h"
+#include "cli/config_check.h"
+#include "exporters/framework/config_check.h"
 #include "exporters/framework/exporter.h"
 
 namespace {
@@ -53,9 +56,32 @@ constexpr Subcommand kCommands[] = {
     {"serve", iosonar::cli::CmdServe, "per-job web pages and JSON API; each user sees only their own jobs"},
 };
 
+// `iosonar config check`: a table named after one of the commands above is
+// checked by that command's own option parser (cli/cmd_misc.cc).
+int CheckCommandTable(const std::string& table, const std::string& path, std::string* errors) {
+  for (const auto& c : kCommands) {
+    if (table != c.name) continue;
+    iosonar::cli::SetConfigCheckPath(path);
+    std::string name = table;
+    char* args[] = {name.data(), nullptr};
+    // The command's parser checks its table and returns before running.
+    int rc = c.fn(1, args);
+    bool checked = iosonar::cli::ConfigCheckedByParser();
+    *errors = iosonar::cli::ConfigCheckErrors();
+    iosonar::cli::SetConfigCheckPath("");
+    if (!checked && rc == 0 && errors->empty())
+      *errors = path + ": [" + table + "]: iosonar " + table + " takes no options from the configuration file";
+    else if (rc != 0 && errors->empty())
+      *errors = path + ": [" + table + "]: iosonar " + table + " refused its table (exit " + std::to_string(rc) + ")";
+    return 0;
+  }
+  return -1;
+}
+
 void Usage(FILE* f) {
   std::fprintf(f, "usage: iosonar SUBCOMMAND [OPTIONS] [ARGS]\n\nI/O monitoring for HPC jobs.\n\nsubcommands:\n");
   for (const auto& c : kCommands) std::fprintf(f, "  %-12s %s\n", c.name, c.summary);
+  std::fprintf(f, "  %-12s %s\n", "config", "config check [FILE]: check the configuration file (/etc/iosonar/iosonar.toml)");
   if (!iosonar::exporters::AllExporters().empty()) {
     std::fprintf(f, "\nexporters (sample a source every --interval, send records to --output):\n");
     for (const auto* d : iosonar::exporters::AllExporters()) std::fprintf(f, "  %-12s %s\n", d->name, d->summary);
@@ -68,6 +94,7 @@ void Usage(FILE* f) {
 int main(int argc, char** argv) {
   if (int rc = iosonar::exporters::HandleCommonArgs(argc, argv, Usage, "iosonar 0.1.0"); rc >= 0) return rc;
   std::string_view sub = argv[1];
+  if (sub == "config") return iosonar::exporters::RunConfigCheck(argc - 1, argv + 1, CheckCommandTable);
   for (const auto& c : kCommands)
     if (sub == c.name) return c.fn(argc - 1, argv + 1);
   for (const auto* d : iosonar::exporters::AllExporters())

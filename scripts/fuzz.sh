@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # libFuzzer on every parser of the network and of the exporters (record line,
 # Lumberjack frames, Lustre stats/md_stats/rpc_stats, job_stats, brw_stats,
-# lctl get_param dumps, lfs df, lctl dl -t, sacct), Darshan logs, and of the node agent's
+# lctl get_param dumps, lfs df, lctl dl -t, sacct, /etc/iosonar/iosonar.toml), Darshan logs, and of the node agent's
 # reader of the tracer's rings (shared memory any user writes), under ASan and UBSan,
 # seeded from test/fixtures and test/golden. A crash, a sanitizer report or a
 # broken promise (see test/fuzz/fuzz_parsers.cc) fails the run and leaves the
@@ -44,6 +44,7 @@ done
 printf '2W\0\0\0\x02' > "$corpus/lumberjack/w"
 printf '2W\0\0\0\x02''2J\0\0\0\x01\0\0\0\x02{}''2J\0\0\0\x02\0\0\0\x03[1]' > "$corpus/lumberjack/wjj"
 python3 -c 'import sys,zlib; inner=b"2W\0\0\0\x01"+b"2J\0\0\0\x01\0\0\0\x02{}"; z=zlib.compress(inner); sys.stdout.buffer.write(b"2C"+len(z).to_bytes(4,"big")+z)' > "$corpus/lumberjack/c"
+seed config deploy/iosonar.toml test/fixtures/config/*.toml
 mkdir -p "$BUILD/crashes"
 fail=0
 mkdir -p "$corpus/ring"
@@ -53,7 +54,7 @@ printf '\x13' > "$corpus/ring/live-agent-commit"
 venv=${IOSONAR_PYDARSHAN_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/iosonar/pydarshan-3.5.0}
 mapfile -t dlogs < <(find "$venv" -name '*.darshan' -size -600k 2>/dev/null)
 seed darshan "${dlogs[@]}"
-for t in record lumberjack lustre_stats job_stats brw_stats lctl_dump lfs_df lctl_dl sacct ring darshan; do
+for t in record lumberjack lustre_stats job_stats brw_stats lctl_dump lfs_df lctl_dl sacct ring darshan config; do
   log="$BUILD/fuzz_$t.log"
   max_len=65536
   [[ $t == darshan ]] && max_len=600000  # whole sample logs

@@ -2,6 +2,7 @@
 
 #include <signal.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
@@ -10,7 +11,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <random>
+#include <set>
+#include <string>
+#include <vector>
 
+#include "core/base/config_file.h"
+#include "exporters/framework/config_check.h"
 #include "core/base/host.h"
 #include "core/base/json.h"
 #include "core/records/fields.h"
@@ -262,6 +268,13 @@ int RunExporter(const Descriptor& d, int argc, char** argv) {
       PrintHelp(d);
       return 0;
     }
+  // `doctor` checks the node as its daemons see it: their configuration file
+  // unless another is named.
+  if (std::string_view(d.name) == "doctor" && !getenv("IOSONAR_CONFIG") && access("/etc/iosonar/iosonar.toml", R_OK) == 0) {
+    bool named = false;
+    for (int i = 1; i < argc; ++i) named = named || std::string_view(argv[i]).rfind("--config", 0) == 0;
+    if (!named) setenv("IOSONAR_CONFIG", "/etc/iosonar/iosonar.toml", 1);
+  }
   auto parsed = ParseOptions(d, argc, argv);
   if (!parsed.ok()) {
     std::fprintf(stderr, "%s %s: %s\n", ProgramName(), d.name, parsed.status().message().c_str());
@@ -370,6 +383,74 @@ int RunExporter(const Descriptor& d, int argc, char** argv) {
                  static_cast<unsigned long long>(skipped));
   if (c.dropped) rc = 1;
   return rc;
+}
+
+int RunConfigCheck(int argc, char** argv, ConfigTableChecker other) {
+  if (argc < 2 || std::string_view(argv[1]) != "check" || argc > 3) {
+    std::fprintf(stderr, "usage: %s config check [FILE]   (default $IOSONAR_CONFIG or /etc/iosonar/iosonar.toml)\n",
+                 ProgramName());
+    return 2;
+  }
+  std::string path = argc == 3 ? argv[2] : "";
+  if (path.empty())
+    if (const char* e = getenv("IOSONAR_CONFIG"); e && IsTomlConfigPath(e)) path = e;
+  if (path.empty()) path = "/etc/iosonar/iosonar.toml";
+  auto cf = LoadConfigFile(path);
+  if (!cf.ok()) {
+    std::fprintf(stderr, "%s\n", cf.status().message().c_str());
+    return 1;
+  }
+  int bad = 0;
+  std::set<std::string> printed;  // a top-level key is checked by every table: print each message once
+  auto print = [&](const std::string& lines) {
+    size_t b = 0;
+    while (b < lines.size()) {
+      size_t e = lines.find('\n', b);
+      std::string l = lines.substr(b, e == std::string::npos ? std::string::npos : e - b);
+      if (printed.insert(l).second) {
+        std::fprintf(stderr, "%s\n", l.c_str());
+        ++bad;
+      }
+      if (e == std::string::npos) break;
+      b = e + 1;
+    }
+  };
+  std::vector<std::string> tables = cf->tables;
+  if (tables.empty()) tables.push_back("");  // top-level keys only: check them against the exporters
+  for (const std::string& t : tables) {
+    const Descriptor* d = nullptr;
+    for (const auto* x : AllExporters())
+      if (t == x->name) d = x;
+    if (t.empty()) d = AllExporters().empty() ? nullptr : AllExporters()[0];
+    if (d) {
+      std::string name = d->name, flag = "--config";
+      char* args[] = {name.data(), flag.data(), path.data(), nullptr};
+      auto r = ParseOptions(*d, 3, args);
+      if (!r.ok()) print(r.status().message());
+      continue;
+    }
+    std::string errors;
+    int n = other ? other(t, path, &errors) : -1;
+    if (n >= 0) {
+      if (!errors.empty()) print(errors);
+      continue;
+    }
+    std::string names;
+    for (const auto* x : AllExporters()) names += std::string(names.empty() ? "" : ", ") + x->name;
+    if (!other) {  // the lean binary: the analysis host's tables share the file
+      std::printf("%s: [%s]: not an exporter, not checked here (`iosonar config check` checks it)\n", path.c_str(),
+                  t.c_str());
+      continue;
+    }
+    print(path + ": [" + t + "]: no command '" + t + "' (tables: the commands of `iosonar --help`, or " + names + ")");
+  }
+  if (bad) {
+    std::fprintf(stderr, "%s: not valid (each bad key above, with its line)\n", path.c_str());
+    return 1;
+  }
+  std::printf("%s: %zu table%s, %zu key%s: ok\n", path.c_str(), cf->tables.size(), cf->tables.size() == 1 ? "" : "s",
+              cf->entries.size(), cf->entries.size() == 1 ? "" : "s");
+  return 0;
 }
 
 int HandleCommonArgs(int argc, char** argv, void (*usage)(std::FILE*), const char* version_line) {

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <string_view>
 
+#include "exporters/framework/config_check.h"
 #include "exporters/framework/exporter.h"
 
 namespace {
@@ -21,6 +22,7 @@ void Usage(FILE* f) {
                "HTTP stack linked (Elasticsearch output loads libcurl at run time).\n\n"
                "exporters (sample a source every --interval, send records to --output):\n");
   for (const auto* d : iosonar::exporters::AllExporters()) std::fprintf(f, "  %-12s %s\n", d->name, d->summary);
+  std::fprintf(f, "  %-12s %s\n", "config", "config check [FILE]: check the configuration file's exporter tables");
   std::fprintf(f, "\n`iosonar-exporter EXPORTER --help` shows the options of one; every other\n"
                   "subcommand (collect, slurm, es-setup, ...) is in the full `iosonar` binary.\n");
 }
@@ -31,6 +33,7 @@ int main(int argc, char** argv) {
   iosonar::exporters::SetProgramName("iosonar-exporter");
   if (int rc = iosonar::exporters::HandleCommonArgs(argc, argv, Usage, "iosonar-exporter 0.1.0"); rc >= 0) return rc;
   std::string_view sub = argv[1];
+  if (sub == "config") return iosonar::exporters::RunConfigCheck(argc - 1, argv + 1, nullptr);
   for (const auto* d : iosonar::exporters::AllExporters())
     if (sub == d->name) return iosonar::exporters::RunExporter(*d, argc - 1, argv + 1);
   std::fprintf(stderr, "iosonar-exporter: unknown exporter '%s'%s\n\n", argv[1],

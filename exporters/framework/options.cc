@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/base/config_file.h"
 #include "core/base/timeutil.h"
 #include "exporters/framework/exporter.h"
 
@@ -224,6 +225,10 @@ constexpr OptionSpec kCommon[] = {
     opt::String("job-id", "ID", nullptr, "tag every record with this job.id"),
     opt::Flag("no-sampler-records", "do not emit the per-source iosonar.sampler self-reports"),
     opt::Flag("quiet", "no warnings and no summary on stderr"),
+    opt::String("config", "FILE", nullptr,
+                "the configuration file (/etc/iosonar/iosonar.toml): its [EXPORTER] table and shared top-level keys "
+                "fill the options not given (else $IOSONAR_CONFIG, when it names a .toml file)")
+        .Env("IOSONAR_CONFIG"),
     opt::Flag("help", "show this help"),
 };
 
@@ -275,11 +280,63 @@ Result<Options> ParseOptions(const Descriptor& d, int argc, char** argv) {
     if (later) continue;
     if (Status s = o.Set(*given[k].first, given[k].second); !s.ok()) return s;
   }
-  // Not given: the environment, then the default.
+  // Not given: the configuration file (docs/configuration.md), then the
+  // environment, then the default.
+  const char* cfg_env = getenv("IOSONAR_CONFIG");
+  std::string cfg_path;
+  for (const auto& g : given)
+    if (std::string_view(g.first->name) == "config") cfg_path.assign(g.second);
+  if (cfg_path.empty() && cfg_env) cfg_path = cfg_env;
+  std::vector<const OptionSpec*> configured;
+  if (IsTomlConfigPath(cfg_path)) {
+    auto cf = LoadConfigFile(cfg_path);
+    if (!cf.ok()) return cf.status();
+    std::string errors;  // every bad key, one line each
+    auto bad = [&](const std::string& m) { errors += (errors.empty() ? "" : "\n") + m; };
+    for (const ConfigEntry& e : cf->entries) {
+      bool top = e.table.empty();
+      if (!top && e.table != d.name) continue;
+      std::string key = ConfigKeyToOption(e.key);
+      std::string where = cf->Where(e) + (top ? std::string() : "[" + std::string(d.name) + "] ") + "'" + e.key + "': ";
+      const bool shared = key == "mysql" || key == "redis" || key == "store" || key == "output" || key == "cluster" ||
+                          key == "munge-socket";
+      const OptionSpec* spec = key == "config" || key == "help" || (top && !shared) ? nullptr : FindSpec(d, key);
+      if (!spec) {
+        if (top && shared) continue;  // a shared setting this exporter does not use
+        if (top)
+          bad(where + "not a shared setting (the top level takes mysql, redis, store, output, "
+                      "cluster, munge-socket; put the other options in their command's [table])");
+        else
+          bad(where + ProgramName() + " " + d.name + " has no option --" + key);
+        continue;
+      }
+      if (std::any_of(given.begin(), given.end(), [&](const auto& g) { return g.first == spec; })) continue;
+      std::string text;
+      if (spec->type == OptionType::kFlag) {
+        if (e.is_array || (e.values[0] != "true" && e.values[0] != "false")) {
+          bad(where + "--" + key + " is a switch: true or false");
+          continue;
+        }
+        configured.push_back(spec);
+        if (e.values[0] == "false") continue;
+      } else {
+        if (e.is_array && spec->type != OptionType::kList) {
+          bad(where + "--" + key + " takes one value, not an array");
+          continue;
+        }
+        for (size_t k = 0; k < e.values.size(); ++k) text += (k ? "," : "") + e.values[k];
+        configured.push_back(spec);
+      }
+      if (Status st = o.Set(*spec, text); !st.ok())
+        bad(where + (e.is_secret ? std::string("the value from its secret file is not valid here") : st.message()));
+    }
+    if (!errors.empty()) return Status::Invalid(errors);
+  }
   char interval[32];
   std::snprintf(interval, sizeof interval, "%g", d.default_interval_s);
   for (const OptionSpec* s : specs) {
     if (std::any_of(given.begin(), given.end(), [&](const auto& g) { return g.first == s; })) continue;
+    if (std::find(configured.begin(), configured.end(), s) != configured.end()) continue;
     const char* env = s->env ? getenv(s->env) : nullptr;
     const char* text = env && *env ? env : std::string_view(s->name) == "interval" ? interval : s->default_value;
     if (!text) continue;

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/base/config_file.h"
 #include "core/collector/lumberjack_decoder.h"
 #include "core/records/fields.h"
 #include "core/records/record.h"
@@ -118,6 +119,28 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 #elif defined(FUZZ_SACCT)
   (void)scheduler::ParseSacct(text, "c1");
   (void)scheduler::ParseSacct(text, "c1", "\x1f");
+#elif defined(FUZZ_CONFIG)
+  // /etc/iosonar/iosonar.toml (core/base/config_file.h): an accepted file's
+  // entries carry lines inside the file and tables it declared; a rejected
+  // one names the file and a line inside it.
+  auto cf = ParseConfigText(std::string(text), "f.toml");
+  const int lines = 1 + static_cast<int>(std::count(text.begin(), text.end(), '\n'));
+  if (cf.ok()) {
+    for (const auto& e : cf->entries) {
+      if (e.line < 1 || e.line > lines) Broken("an entry's line outside the file");
+      if (e.key.empty()) Broken("an entry without a key");
+      if (!e.is_array && e.values.size() != 1) Broken("a scalar without exactly one value");
+      if (!e.table.empty() && std::find(cf->tables.begin(), cf->tables.end(), e.table) == cf->tables.end())
+        Broken("an entry in a table the file never declared");
+    }
+  } else {
+    const std::string& m = cf.status().message();
+    if (m.rfind("f.toml", 0) != 0) Broken("an error that does not name the file");
+    if (m.rfind("f.toml:", 0) == 0) {
+      int n = std::atoi(m.c_str() + 7);
+      if (n < 1 || n > lines) Broken("an error naming a line outside the file");
+    }
+  }
 #else
 #error "define one FUZZ_<NAME>"
 #endif
