@@ -94,7 +94,8 @@ void Usage(FILE* f) {
 int main(int argc, char** argv) {
   if (int rc = iosonar::exporters::HandleCommonArgs(argc, argv, Usage, "iosonar 0.1.0"); rc >= 0) return rc;
   std::string_view sub = argv[1];
-  if (sub == "config") return iosonar::exporters::RunConfigCheck(argc - 1, argv + 1, CheckCommandTable);
+  if (sub == "config")
+    return iosonar::exporters::RunConfigCheck(argc - 1, argv + 1, iosonar::exporters::AllExporters(), CheckCommandTable);
   for (const auto& c : kCommands)
     if (sub == c.name) return c.fn(argc - 1, argv + 1);
   for (const auto* d : iosonar::exporters::AllExporters())

@@ -385,7 +385,7 @@ int RunExporter(const Descriptor& d, int argc, char** argv) {
   return rc;
 }
 
-int RunConfigCheck(int argc, char** argv, ConfigTableChecker other) {
+int RunConfigCheck(int argc, char** argv, std::span<const Descriptor* const> exporters, ConfigTableChecker other) {
   if (argc < 2 || std::string_view(argv[1]) != "check" || argc > 3) {
     std::fprintf(stderr, "usage: %s config check [FILE]   (default $IOSONAR_CONFIG or /etc/iosonar/iosonar.toml)\n",
                  ProgramName());
@@ -419,9 +419,9 @@ int RunConfigCheck(int argc, char** argv, ConfigTableChecker other) {
   if (tables.empty()) tables.push_back("");  // top-level keys only: check them against the exporters
   for (const std::string& t : tables) {
     const Descriptor* d = nullptr;
-    for (const auto* x : AllExporters())
+    for (const auto* x : exporters)
       if (t == x->name) d = x;
-    if (t.empty()) d = AllExporters().empty() ? nullptr : AllExporters()[0];
+    if (t.empty()) d = exporters.empty() ? nullptr : exporters[0];
     if (d) {
       std::string name = d->name, flag = "--config";
       char* args[] = {name.data(), flag.data(), path.data(), nullptr};
@@ -436,7 +436,7 @@ int RunConfigCheck(int argc, char** argv, ConfigTableChecker other) {
       continue;
     }
     std::string names;
-    for (const auto* x : AllExporters()) names += std::string(names.empty() ? "" : ", ") + x->name;
+    for (const auto* x : exporters) names += std::string(names.empty() ? "" : ", ") + x->name;
     if (!other) {  // the lean binary: the analysis host's tables share the file
       std::printf("%s: [%s]: not an exporter, not checked here (`iosonar config check` checks it)\n", path.c_str(),
                   t.c_str());

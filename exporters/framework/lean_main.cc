@@ -33,7 +33,8 @@ int main(int argc, char** argv) {
   iosonar::exporters::SetProgramName("iosonar-exporter");
   if (int rc = iosonar::exporters::HandleCommonArgs(argc, argv, Usage, "iosonar-exporter 0.1.0"); rc >= 0) return rc;
   std::string_view sub = argv[1];
-  if (sub == "config") return iosonar::exporters::RunConfigCheck(argc - 1, argv + 1, nullptr);
+  if (sub == "config")
+    return iosonar::exporters::RunConfigCheck(argc - 1, argv + 1, iosonar::exporters::AllExporters(), nullptr);
   for (const auto* d : iosonar::exporters::AllExporters())
     if (sub == d->name) return iosonar::exporters::RunExporter(*d, argc - 1, argv + 1);
   std::fprintf(stderr, "iosonar-exporter: unknown exporter '%s'%s\n\n", argv[1],

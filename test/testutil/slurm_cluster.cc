@@ -105,6 +105,7 @@ SlurmCluster::SlurmCluster(const SlurmClusterOptions& o) : opt_(o) {
     c << "AccountingStorageType=accounting_storage/none\n";
   if (!o.prolog_slurmctld.empty()) c << "PrologSlurmctld=" << o.prolog_slurmctld << "\n";
   if (!o.epilog_slurmctld.empty()) c << "EpilogSlurmctld=" << o.epilog_slurmctld << "\n";
+  if (!o.plugstack.empty()) c << "PlugStackConfig=" << o.plugstack << "\n";
   c << "NodeName=" << node_ << " CPUs=" << o.cpus << " RealMemory=500 State=UNKNOWN\n"
     << "PartitionName=debug Nodes=" << node_ << " Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES\n";
   WriteFile(conf_, c.str());

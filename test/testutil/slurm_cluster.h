@@ -19,6 +19,7 @@ struct SlurmClusterOptions {
   int cpus = 6;                     // announced CPUs (SlurmdParameters=config_overrides)
   std::string prolog_slurmctld;     // PrologSlurmctld= script ("" = none)
   std::string epilog_slurmctld;     // EpilogSlurmctld= script
+  std::string plugstack;            // PlugStackConfig= file (SPANK plugins; "" = Slurm's default)
   // Accounting: slurmdbd storing into MariaDB at 127.0.0.1:mysql_port as root ("" host = no accounting).
   std::string mysql_host;
   int mysql_port = 0;
