@@ -188,7 +188,7 @@ TEST_CASE("exporter options: every registered exporter's table is sound", "[expo
   // The registry generated from the exporters' CMake registrations.
   std::set<std::string> names;
   for (const Descriptor* d : AllExporters()) names.insert(d->name);
-  CHECK(names == std::set<std::string>{"lustre", "health", "probe", "slurm", "agent"});
+  CHECK(names == std::set<std::string>{"lustre", "health", "probe", "slurm", "agent", "doctor"});
   std::vector<const Descriptor*> all(AllExporters().begin(), AllExporters().end());
   all.push_back(&kTest);
   all.push_back(&kTypedTest);
