@@ -538,8 +538,10 @@ int main(int argc, char** argv) {
   int only_scenario = -1;  // --scenario K: only the K-th (0-based) scenario (for profiling)
   for (int i = 1; i < argc; ++i)
     if (std::string(argv[i]) == "--in-process-only") inproc_only = true;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (std::string(argv[i]) == "--samples") samples = std::atoi(argv[i + 1]);
+  for (int i = 1; i + 1 < argc; ++i) {  // options with a value (flags are read below)
+    const std::string a = argv[i];
+    if (a == "--in-process-only" || a == "--lean-only" || a == "--command-only") continue;
+    if (a == "--samples") samples = std::atoi(argv[i + 1]);
     else if (std::string(argv[i]) == "--interval") interval = std::atof(argv[i + 1]);
     else if (std::string(argv[i]) == "--dump") g_dump = std::fopen(argv[i + 1], "w");
     else if (std::string(argv[i]) == "--scenario") only_scenario = std::atoi(argv[i + 1]);
