@@ -444,13 +444,19 @@ int CmdRun(int argc, char** argv) {
   te.output = "tcp://127.0.0.1:" + std::to_string((*col)->port());
   te.job_id = job_id;
   te.spool_dir = store_dir + "/spool";
-  te.ring_dir = store_dir + "/ring";
+  // The rings in a directory of this run's own under the user's ring
+  // directory (/dev/shm), never in the store: a store in the job's working
+  // directory may be on Lustre or NFS, where a ring per process costs.
+  char ring[512];
+  if (int fd = trace::OpenDefaultRingDir(ring, sizeof ring); fd >= 0) close(fd);
+  te.ring_dir = std::string(ring) + "/run-" + std::to_string(getpid());
   te.window_ms = window_ms;
   std::cerr << "iosonar run: job " << job_id << ", store " << store_dir << "\n";
   pid_t child = SpawnTraced(cmd, lib, te);
   Drainer drain("run", te);  // started after the fork: the child execs at once
   int rc = WaitChild(child);
   drain.Finish();
+  rmdir(te.ring_dir.c_str());  // empty unless a process of the program still runs
   // Every traced process flushed at exit or was drained; wait until the collector stored it all.
   if (Status s = (*col)->Drain(0, 30000); !s.ok()) std::cerr << "iosonar run: " << s.message() << "\n";
   CollectorStats cs = (*col)->stats();

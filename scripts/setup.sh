@@ -37,6 +37,8 @@ TEST_PKGS=(catch2 redis-server fio python3 python3-yaml
            python3-prometheus-client
            # Darshan import: pydarshan from PyPI in a venv (install_pydarshan below)
            python3-venv
+           # the tracer's acceptance run on real programs (test/acceptance): strace is its ground truth
+           strace sqlite3 git xz-utils
            # real OpenSearch / Elasticsearch (scripts/engines.sh fetches them with Maven; Java 17 runs them)
            maven openjdk-17-jre-headless unzip openssl util-linux
            # packages: CPack's .rpm (rpmbuild), .deb checks (dpkg-deb, ldd); the SPANK plugin (slurm/spank.h);

@@ -44,6 +44,7 @@
 #include <unistd.h>
 
 #include "exporters/trace/iosonar_trace.h"
+#include "exporters/trace/tracer_log.h"
 
 #pragma weak iosonar_trace_ticks
 #pragma weak iosonar_trace_file_id
@@ -73,10 +74,9 @@ F Pmpi(const char* name, F* slot) {
     if (!f) {
       // No MPI library after this one (it was loaded RTLD_LOCAL, or this is
       // not an MPI program calling MPI): nothing to pass the call to.
-      static const char kMsg[] = "libiosonar-mpiio: the MPI library's ";
-      (void)!write(2, kMsg, sizeof kMsg - 1);
-      (void)!write(2, name, strlen(name));
-      (void)!write(2, " is not found; preload libiosonar-mpiio.so only into MPI programs linked to libmpi\n", 83);
+      // Said in the tracer's log, never on the program's stderr.
+      iosonar::trace::TracerLog("libiosonar-mpiio: the MPI library's ", name,
+                                " is not found; preload libiosonar-mpiio.so only into MPI programs linked to libmpi");
       abort();
     }
     errno = e;

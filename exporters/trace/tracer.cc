@@ -37,6 +37,7 @@
 #include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -56,6 +57,7 @@
 #include "core/base/redact.h"
 #include "exporters/trace/ring.h"
 #include "exporters/trace/tracer_internal.h"
+#include "exporters/trace/tracer_log.h"
 #include "core/records/json_line.h"
 #include "core/transport/line_sender.h"
 
@@ -137,11 +139,24 @@ bool InvariantTsc() {
   return (d >> 8) & 1;
 }
 FmtContext& Fc();
+// A (TSC, CLOCK_MONOTONIC) pair read back to back, again if the thread was
+// preempted in between: the rate over a short interval stays right.
+void ClockPair(uint64_t* t, int64_t* m) {
+  for (int i = 0; i < 8; ++i) {
+    const uint64_t a = __rdtsc();
+    *m = ClockNs(CLOCK_MONOTONIC);
+    const uint64_t b = __rdtsc();
+    *t = a + (b - a) / 2;
+    if (b - a < 20000) return;
+  }
+}
+constexpr int64_t kCalibrateNs = 50000;  // the shortest interval a rate is measured over
 void CalibrateClock() {
   if (g_use_tsc) {
-    uint64_t t = __rdtsc();
-    int64_t m = ClockNs(CLOCK_MONOTONIC);
-    if (m - g_mono0 > 100000 && t > g_tick0) g_ns_per_tick = static_cast<double>(m - g_mono0) / static_cast<double>(t - g_tick0);
+    uint64_t t;
+    int64_t m;
+    ClockPair(&t, &m);
+    if (m - g_mono0 >= kCalibrateNs && t > g_tick0) g_ns_per_tick = static_cast<double>(m - g_mono0) / static_cast<double>(t - g_tick0);
   } else {
     g_ns_per_tick = 1.0;
   }
@@ -192,6 +207,17 @@ bool g_sender_ready = false;
 inline LineSender& Sender() { return *reinterpret_cast<LineSender*>(g_sender_mem); }
 inline bool SenderOwns(int fd) { return g_sender_ready && Sender().OwnsFd(fd); }
 pthread_mutex_t g_fmt_mu = PTHREAD_MUTEX_INITIALIZER;
+// This thread holds g_fmt_mu: a fork() from a signal handler that interrupted
+// it must not take it again in the fork handler (that would never return).
+__thread int t_fmt_held __attribute__((tls_model("initial-exec"))) = 0;
+void FmtLock() {
+  pthread_mutex_lock(&g_fmt_mu);
+  ++t_fmt_held;
+}
+void FmtUnlock() {
+  --t_fmt_held;
+  pthread_mutex_unlock(&g_fmt_mu);
+}
 pthread_key_t g_thread_key;
 
 uint64_t NewStream() {
@@ -370,6 +396,10 @@ bool ClassifyFd(int fd) {
   long r = syscall(SYS_readlinkat, AT_FDCWD, link, target, sizeof target - 1);
   if (r <= 0 || target[0] != '/') return false;
   target[r] = '\0';
+  // An unlinked file's link reads "PATH (deleted)": its name is PATH.
+  static const char kDeleted[] = " (deleted)";
+  constexpr long kDel = sizeof kDeleted - 1;
+  if (st.st_nlink == 0 && r > kDel && memcmp(target + r - kDel, kDeleted, kDel) == 0) target[r - kDel] = '\0';
   uint64_t id = IdForPath(AT_FDCWD, target);
   if (!id) return false;
   int fl = static_cast<int>(syscall(SYS_fcntl, fd, F_GETFL));
@@ -408,8 +438,7 @@ void BackRingPage(const void* p, size_t n) {
   syscall(SYS_madvise, a, e - a, 23 /* MADV_POPULATE_WRITE */);
 }
 
-void FillHeader() {
-  RingHeader& h = *Hdr();
+void FillHeader(RingHeader& h) {
   FillRingLayout(h);
   h.pid = g_pid;
   h.ppid = g_ppid;
@@ -435,6 +464,25 @@ void FillHeader() {
 // Creates this process's ring: a file in the verified ring directory, else
 // (no such directory, a full or old kernel's tmpfs) anonymous memory that
 // works the same but does not survive the process.
+void* g_parent_ring = nullptr;  // a fork child's: the parent's ring, read for its paths until the child makes its own
+// A fork child's new ring gets the paths its parent knew (inherited fds name
+// them); the parent's mapping then goes.
+void CopyParentPaths(void* base) {
+  void* old = g_parent_ring;
+  if (!old) return;
+  g_parent_ring = nullptr;
+  PathSlot* paths = RingPaths(base);
+  int n = g_path_count.load();
+  for (int k = 0; k < n && k < kPathSlots; ++k) {
+    const PathSlot& from = RingPaths(old)[g_path_used[k]];
+    const uint64_t id = __atomic_load_n(&from.id, __ATOMIC_ACQUIRE);
+    if (id == 0 || id == ~uint64_t{0}) continue;  // being claimed when the fork was taken
+    PathSlot& d = paths[g_path_used[k]];
+    BackRingPage(&d, sizeof d);
+    memcpy(&d, &from, sizeof d);
+  }
+  munmap(old, kRingBytes);
+}
 void MakeRing() {
   g_ring = nullptr;
   g_ring_path[0] = '\0';
@@ -443,10 +491,28 @@ void MakeRing() {
   // where the agent finds it too (it reports the directory it refused).
   int dfd = OpenDefaultRingDir(dir, sizeof dir);
   void* base = MAP_FAILED;
+  // The ring directory's file system (/dev/shm: memory the job's MPI library
+  // and the node share) is never filled by rings: with less than an eighth of
+  // it free, the ring is private memory instead (what a killed process, or an
+  // agent-mode process while no agent runs, leaves is then lost: said in the
+  // tracer's log).
+  struct statfs fs;
+  if (dfd >= 0 && syscall(SYS_fstatfs, dfd, &fs) == 0) {
+    const uint64_t bs = static_cast<uint64_t>(fs.f_bsize), avail = static_cast<uint64_t>(fs.f_bavail) * bs;
+    const uint64_t total = static_cast<uint64_t>(fs.f_blocks) * bs;
+    if (avail < total / 8) {
+      SysClose(dfd);
+      dfd = -1;
+      TracerLog("iosonar-trace: ", dir, ": less than an eighth free; this process's ring is private memory");
+    }
+  }
   if (dfd >= 0) {
-    char name[96];
+    // Made under a name no reader looks at ("new-"), renamed once its header
+    // is written: an agent or drainer never sees a ring without one.
+    char name[96], tmp[96];
     snprintf(name, sizeof name, "ring-%d-%016llx.bin", g_pid, static_cast<unsigned long long>(g_stream));
-    int fd = static_cast<int>(syscall(SYS_openat, dfd, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+    snprintf(tmp, sizeof tmp, "new-%d-%016llx.bin", g_pid, static_cast<unsigned long long>(g_stream));
+    int fd = static_cast<int>(syscall(SYS_openat, dfd, tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
     if (fd >= 0 && syscall(SYS_ftruncate, fd, kRingBytes) == 0)
       base = mmap(nullptr, kRingBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     // The header page backed, or no file ring at all (MADV_POPULATE_WRITE: Linux 5.14).
@@ -454,18 +520,28 @@ void MakeRing() {
       munmap(base, kRingBytes);
       base = MAP_FAILED;
     }
-    if (base == MAP_FAILED && fd >= 0) syscall(SYS_unlinkat, dfd, name, 0);
+    if (base != MAP_FAILED) {
+      FillHeader(*RingHead(base));
+      if (syscall(SYS_renameat, dfd, tmp, dfd, name) != 0) {
+        munmap(base, kRingBytes);
+        base = MAP_FAILED;
+      }
+    }
+    if (base == MAP_FAILED && fd >= 0) syscall(SYS_unlinkat, dfd, tmp, 0);
     if (fd >= 0) SysClose(fd);  // the mapping stays
     if (base != MAP_FAILED) snprintf(g_ring_path, sizeof g_ring_path, "%s/%s", dir, name);
     SysClose(dfd);
   }
-  if (base == MAP_FAILED) base = mmap(nullptr, kRingBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (base == MAP_FAILED) return;  // no memory: no slots, ops are counted as dropped
-  g_ring = base;
+  if (base == MAP_FAILED) {
+    base = mmap(nullptr, kRingBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (base == MAP_FAILED) return;  // no memory: no slots, ops are counted as dropped
+    FillHeader(*RingHead(base));
+  }
+  CopyParentPaths(base);
   g_slots = RingSlots(base);
   g_paths = RingPaths(base);
   g_fc.paths = g_paths;
-  FillHeader();
+  g_ring = base;
 }
 
 bool EnsureRing() {
@@ -477,7 +553,13 @@ bool EnsureRing() {
     --t_busy;
     g_ring_state.store(2, std::memory_order_release);
   }
-  while (g_ring_state.load(std::memory_order_acquire) != 2) __builtin_ia32_pause();
+  // Another thread makes it (a few system calls). A fork taken meanwhile
+  // gives the child state 0, not 1 (AtForkChild): no child waits here for a
+  // thread that did not come along.
+  for (unsigned spins = 0; g_ring_state.load(std::memory_order_acquire) != 2; ++spins) {
+    if (spins < 256) __builtin_ia32_pause();
+    else syscall(SYS_sched_yield);
+  }
   return g_ring != nullptr;
 }
 
@@ -580,6 +662,57 @@ static_assert(kAggReserve < kBufRuns / 4, "most of the buffer is for detail runs
 inline uint32_t& ShippedOf(const Slot* s) { return Hdr()->shipped[s->index]; }
 inline uint32_t Held(const Slot* s) { return SlotHeld(s->tail, __atomic_load_n(&ShippedOf(s), __ATOMIC_ACQUIRE)); }
 
+// Pages of this process's ring backed so far, per slot: its head (lock,
+// compressor, aggregator) once claimed, and the first g_slot_runs_backed runs
+// of its buffer (a page at a time as runs reach them): a process that closes
+// a few runs touches a few pages of /dev/shm, not the whole 128 KiB slot.
+bool g_slot_backed[kMaxThreads];
+uint16_t g_slot_runs_backed[kMaxThreads];
+__attribute__((noinline)) void BackRunPage(Slot* s, uint32_t at) {
+  const uint32_t end = at + 4096 / sizeof(Run) < kBufRuns ? at + static_cast<uint32_t>(4096 / sizeof(Run)) : kBufRuns;
+  BackRingPage(&s->buf[at], (end - at) * sizeof(Run));
+  g_slot_runs_backed[s->index] = static_cast<uint16_t>(end);
+}
+// Appends r to s's buffer (the caller holds s's lock and checked for room).
+inline void PutRun(Slot* s, const Run& r) {
+  const uint32_t at = s->tail % kBufRuns;
+  if (__builtin_expect(at >= g_slot_runs_backed[s->index], 0)) BackRunPage(s, at);
+  s->buf[at] = r;
+  __atomic_store_n(&s->tail, s->tail + 1, __ATOMIC_RELEASE);
+}
+
+// Agent mode: a thread whose buffer is full before the agent came by (a
+// process touching many small files between two of the agent's passes) puts
+// its closed runs into a spill slot: a free slot of the ring claimed for it,
+// with the thread's tid, which the agent ships like any other (it reads every
+// slot below slots_hwm). Up to kMaxSpillSlots per process; only past those do
+// runs fold into the per-interval aggregates, and only past the aggregates'
+// reserve is anything dropped (counted).
+constexpr int kMaxSpillSlots = 16;
+std::atomic<int> g_spill_slots{0};
+__thread Slot* t_spill __attribute__((tls_model("initial-exec"))) = nullptr;
+Slot* ClaimSlot();
+void ReleaseSpill() {
+  if (Slot* sp = t_spill) {
+    t_spill = nullptr;
+    g_spill_slots.fetch_sub(1, std::memory_order_relaxed);
+    // Its runs stay until the agent takes them: AcquireSlot passes over a slot that holds any.
+    g_slot_flags[sp->index].in_use.store(0, std::memory_order_release);
+  }
+}
+// A spill slot with room for one run, or null.
+Slot* SpillSlot() {
+  if (t_spill && Held(t_spill) < kBufRuns) return t_spill;
+  ReleaseSpill();
+  if (g_spill_slots.fetch_add(1, std::memory_order_relaxed) >= kMaxSpillSlots) {
+    g_spill_slots.fetch_sub(1, std::memory_order_relaxed);
+    return nullptr;
+  }
+  t_spill = ClaimSlot();
+  if (!t_spill) g_spill_slots.fetch_sub(1, std::memory_order_relaxed);
+  return t_spill;
+}
+
 class SlotSink final : public RunSink {
  public:
   explicit SlotSink(Slot* s) : s_(s) {}
@@ -601,6 +734,12 @@ class SlotSink final : public RunSink {
       }
     }
     if (g_agent && Held(s_) >= kBufRuns - kAggReserve) {
+      if (Slot* sp = SpillSlot()) {  // room in a spill slot: the run stays a run
+        LockSlot(sp);  // the agent may be taking from it
+        PutRun(sp, r);
+        UnlockSlot(sp);
+        return true;
+      }
       // Until the agent takes them: a run folds into the aggregates (bytes and
       // ops stay exact), and the last kAggReserve places are the aggregates'
       // (the aggregator emits at most kEntries at a time), so an aggregate is
@@ -617,8 +756,7 @@ class SlotSink final : public RunSink {
     }
     if (Held(s_) >= kBufRuns) FlushBuffered(s_);
     if (Held(s_) >= kBufRuns) return false;
-    s_->at(s_->tail) = r;
-    __atomic_store_n(&s_->tail, s_->tail + 1, __ATOMIC_RELEASE);
+    PutRun(s_, r);
     return true;
   }
 
@@ -694,26 +832,27 @@ void StartFlusher() {
   pthread_attr_destroy(&a);
 }
 
-Slot* AcquireSlot() {
-  if (t_no_slot) return nullptr;
-  if (!EnsureRing()) {
-    t_no_slot = true;
-    return nullptr;
-  }
-  StartFlusher();
+// Claims a free slot of the ring for this thread (its own, or a spill slot:
+// see SpillSlot), or null when every slot is taken.
+Slot* ClaimSlot() {
   for (int i = 0; i < kMaxThreads; ++i) {
     auto& fl = g_slot_flags[i];
     int expect = 0;
     if (fl.in_use.load(std::memory_order_relaxed) == 0 && fl.in_use.compare_exchange_strong(expect, 1)) {
       Slot* s = &g_slots[i];
-      BackRingPage(s, sizeof *s);
+      if (!g_slot_backed[i]) {  // once: a slot passed over below (runs the agent has not taken) is not backed again
+        BackRingPage(s, offsetof(Slot, buf));  // its buffer a page at a time, as runs reach it (PutRun)
+        g_slot_backed[i] = true;
+      }
       LockSlot(s);  // a drainer may look at any slot of the ring
+      // (Held reads shipped[s->index]: a slot never used has index 0 in the
+      // zeroed ring, and slot 0's shipped count would make it look full.)
+      s->index = i;
       if (g_agent && (Held(s) > 0 || s->comp().open_runs() || s->agg().open())) {  // an exited thread's runs, not yet taken
         UnlockSlot(s);
         fl.in_use.store(0, std::memory_order_release);
         continue;
       }
-      s->index = i;
       s->tid = static_cast<int>(syscall(SYS_gettid));
       new (s->comp_mem) Compressor(g_window_ticks);
       new (s->agg_mem) Aggregator();
@@ -721,8 +860,6 @@ Slot* AcquireSlot() {
       s->raw_ops = 0;
       s->next_sweep = 0;
       UnlockSlot(s);
-      t_slot = s;
-      pthread_setspecific(g_thread_key, s);
       uint32_t hwm = static_cast<uint32_t>(i + 1);
       uint32_t cur = __atomic_load_n(&Hdr()->slots_hwm, __ATOMIC_RELAXED);
       while (hwm > cur && !__atomic_compare_exchange_n(&Hdr()->slots_hwm, &cur, hwm, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
@@ -730,8 +867,24 @@ Slot* AcquireSlot() {
       return s;
     }
   }
-  t_no_slot = true;  // more live threads than slots: this thread's ops are counted as dropped
   return nullptr;
+}
+
+Slot* AcquireSlot() {
+  if (t_no_slot) return nullptr;
+  if (!EnsureRing()) {
+    t_no_slot = true;
+    return nullptr;
+  }
+  StartFlusher();
+  Slot* s = ClaimSlot();
+  if (!s) {
+    t_no_slot = true;  // more live threads than slots: this thread's ops are counted as dropped
+    return nullptr;
+  }
+  t_slot = s;
+  pthread_setspecific(g_thread_key, s);
+  return s;
 }
 
 // ---------------------------------------------------------------- formatting
@@ -820,7 +973,7 @@ void EmitStartLocked() {
 void FlushBuffered(Slot* s) {
   if (g_agent || Held(s) == 0) return;  // agent mode: the runs stay for the agent
   ++t_busy;  // sending may reach NSS modules that call wrapped functions
-  pthread_mutex_lock(&g_fmt_mu);
+  FmtLock();
   CalibrateClock();
   EmitStartLocked();
   const uint32_t tail = s->tail;
@@ -830,7 +983,7 @@ void FlushBuffered(Slot* s) {
   // drainer send them again under the same event.seq (deduplicated).
   __atomic_store_n(&ShippedOf(s), tail, __ATOMIC_RELEASE);
   CommitLocked();
-  pthread_mutex_unlock(&g_fmt_mu);
+  FmtUnlock();
   --t_busy;
 }
 
@@ -852,11 +1005,11 @@ void FlushAll(const char* action) {
     FlushSlot(&g_slots[i]);
     UnlockSlot(&g_slots[i]);
   }
-  pthread_mutex_lock(&g_fmt_mu);
+  FmtLock();
   if (g_started_emitted) FmtTracerRecordLocked(action);
   FmtSendLocked();
   CommitLocked();
-  pthread_mutex_unlock(&g_fmt_mu);
+  FmtUnlock();
   --t_busy;
 }
 
@@ -876,6 +1029,7 @@ void ThreadExit(void* p) {
   UnlockSlot(s);
   Flags(s).in_use.store(0, std::memory_order_release);
   t_slot = nullptr;
+  ReleaseSpill();
   --t_busy;
 }
 
@@ -902,23 +1056,30 @@ void CopyEnv(const char* name, char* dst, size_t cap) {
 
 void AioAfterForkChild();
 uint64_t AioUncollected();
+// Around fork: the formatting lock is held across it so the child's copy of
+// the buffer is whole (the child then drops it: the parent sends it). Every
+// other lock and once-state of the tracer is reset in the child, which may
+// have been forked while any other thread held it (AtForkChild).
+__thread bool t_fork_locked __attribute__((tls_model("initial-exec"))) = false;
 void AtForkPrepare() {
   ++t_busy;
-  pthread_mutex_lock(&g_fmt_mu);
+  t_fork_locked = !t_fmt_held;  // a signal handler's fork on a thread inside a flush: it holds the lock already
+  if (t_fork_locked) pthread_mutex_lock(&g_fmt_mu);
 }
 void AtForkParent() {
-  pthread_mutex_unlock(&g_fmt_mu);
+  if (t_fork_locked) pthread_mutex_unlock(&g_fmt_mu);
+  t_fork_locked = false;
   --t_busy;
 }
 void AtForkChild() {
   pthread_mutex_init(&g_fmt_mu, nullptr);
+  t_fmt_held = 0;
+  t_fork_locked = false;
   AioAfterForkChild();
-  // Everything buffered belongs to the parent, which will send it; the other
-  // threads' slots went with their threads.
-  int my = t_slot ? t_slot->index : -1;
-  for (int i = 0; i < kMaxThreads; ++i) {
-    if (i != my) g_slot_flags[i].in_use.store(0);
-  }
+  // Everything buffered belongs to the parent, which will send it; the
+  // other threads' slots went with their threads, and this one's stays the
+  // parent's (the child takes a slot of its own ring on its first op).
+  for (int i = 0; i < kMaxThreads; ++i) g_slot_flags[i].in_use.store(0);
   g_ppid = g_pid;
   g_pid = static_cast<int>(syscall(SYS_getpid));
   g_stream = NewStream();
@@ -931,43 +1092,35 @@ void AtForkChild() {
   g_records.store(0);
   g_dropped.store(0);
   // The parent's ring is shared memory of the parent's: never written here.
-  // The child makes its own (with the paths known so far) before anything
-  // else touches a slot.
-  if (void* old = g_ring) {
-    g_ring = nullptr;
-    g_slots = nullptr;
-    g_paths = nullptr;
-    g_fc.paths = nullptr;
-    MakeRing();
-    if (g_ring) {
-      int n = g_path_count.load();
-      for (int k = 0; k < n && k < kPathSlots; ++k) {
-        PathSlot& d = g_paths[g_path_used[k]];
-        BackRingPage(&d, sizeof d);
-        memcpy(&d, &RingPaths(old)[g_path_used[k]], sizeof d);
-      }
-    }
-    if (g_ring && my >= 0) {
-      Slot* s = &g_slots[my];
-      BackRingPage(s, sizeof *s);
-      s->index = my;
-      new (s->comp_mem) Compressor(g_window_ticks);
-      new (s->agg_mem) Aggregator();
-      t_slot = s;
-      pthread_setspecific(g_thread_key, s);
-      Hdr()->slots_hwm = static_cast<uint32_t>(my + 1);
-    } else if (my >= 0) {
-      g_slot_flags[my].in_use.store(0);
-      t_slot = nullptr;
-    }
-    munmap(old, kRingBytes);
-  }
-  if (t_slot) t_slot->tid = static_cast<int>(syscall(SYS_gettid));
+  // The child makes its own on its first traced op (EnsureRing), with the
+  // paths known so far read from the parent's, kept mapped until then; a
+  // child that execs or exits without I/O makes none. Whatever state the
+  // set-up was in when the fork was taken (state 1: a thread that did not
+  // come along was making it), the child starts from none: it never waits
+  // for another thread's work.
+  const int ring_state = g_ring_state.load(std::memory_order_acquire);
+  void* old = ring_state == 2 ? g_ring : nullptr;
+  if (ring_state == 1 && g_ring) munmap(g_ring, kRingBytes);  // published but never ours to write
+  if (old) g_parent_ring = old;  // (state 2 means any earlier parent's ring was consumed by MakeRing)
+  g_ring = nullptr;
+  g_slots = nullptr;
+  g_paths = nullptr;
+  g_fc.paths = nullptr;
+  g_ring_path[0] = '\0';
+  g_ring_state.store(0, std::memory_order_release);
+  t_slot = nullptr;
+  t_spill = nullptr;
+  g_spill_slots.store(0);
+  memset(g_slot_backed, 0, sizeof g_slot_backed);  // the child's ring is a new one
+  memset(g_slot_runs_backed, 0, sizeof g_slot_runs_backed);
+  t_no_slot = false;
+  pthread_setspecific(g_thread_key, nullptr);  // the parent's slot: never ThreadExit's to flush here
   Sender().AfterForkChild(g_stream);
   BuildPrefixes();
   --t_busy;
 }
 
+void ResolveAll();
 void Init() {
   int expect = kUninit;
   if (!g_state.compare_exchange_strong(expect, kIniting)) return;
@@ -980,11 +1133,16 @@ void Init() {
   }
   const char* clk = getenv("IOSONAR_CLOCK");
   g_use_tsc = InvariantTsc() && !(clk && strcmp(clk, "gettime") == 0);
-  g_mono0 = ClockNs(CLOCK_MONOTONIC);
-  g_real0 = ClockNs(CLOCK_REALTIME);
-  g_tick0 = Ticks();
-  if (g_use_tsc) {  // a first rate for window arithmetic; refined at every flush
-    while (ClockNs(CLOCK_MONOTONIC) - g_mono0 < 200000) __builtin_ia32_pause();
+  if (g_use_tsc) {
+    ClockPair(&g_tick0, &g_mono0);
+  } else {
+    g_mono0 = ClockNs(CLOCK_MONOTONIC);
+    g_tick0 = static_cast<uint64_t>(g_mono0);
+  }
+  g_real0 = ClockNs(CLOCK_REALTIME) - (ClockNs(CLOCK_MONOTONIC) - g_mono0);
+  if (g_use_tsc) {  // a first rate for window arithmetic (to ~0.1 %: tight pairs); refined at every
+    // flush, and by the agent over the process's life
+    while (ClockNs(CLOCK_MONOTONIC) - g_mono0 < kCalibrateNs + 1000) __builtin_ia32_pause();
   }
   CalibrateClock();
   if (const char* w = getenv("IOSONAR_WINDOW_MS"); w && *w) {
@@ -1030,15 +1188,13 @@ void Init() {
   if (const char* m = getenv("IOSONAR_SPOOL_MAX_MB"); m && *m) o.spool_max_bytes = strtoull(m, nullptr, 10) << 20;
   char err[256];
   if (!g_agent && !Sender().Init(o, err, sizeof err)) {
-    static const char kPre[] = "iosonar-trace: ";
-    syscall(SYS_write, 2, kPre, sizeof kPre - 1);
-    syscall(SYS_write, 2, err, strlen(err));
-    syscall(SYS_write, 2, "; tracing is off\n", 17);
+    TracerLog("iosonar-trace: ", err, "; tracing is off");  // never on the program's stderr
     g_state.store(kDisabled);
     --t_busy;
     return;
   }
   Sender().set_stream(g_stream);
+  ResolveAll();
   pthread_key_create(&g_thread_key, ThreadExit);
   pthread_atfork(AtForkPrepare, AtForkParent, AtForkChild);
   g_state.store(kActive);
@@ -1076,17 +1232,26 @@ __attribute__((noinline, cold)) Slot* AcquireSlotKeepErrno() {
   errno = e;
   return s;
 }
-inline Slot* Begin() {
+// Whether this call may be traced at all (the tracer is on, and this thread
+// is not inside it). Nothing is made yet: the ring and the thread's slot come
+// with the first op that is recorded (Slotted), so a process that touches no
+// traced file (a shell that forks and execs, a compiler pass reading only
+// /usr) never makes a ring.
+inline bool Enter() {
   if (__builtin_expect(g_state.load(std::memory_order_relaxed) != kActive, 0)) {
     if (g_state.load() == kUninit) InitKeepErrno();
-    if (g_state.load() != kActive) return nullptr;
+    if (g_state.load() != kActive) return false;
   }
   if (__builtin_expect((t_busy | t_recording) != 0, 0)) {
     // Inside the tracer: its own calls pass through; a signal handler's, run
     // while this thread's Record holds its slot, pass through counted.
     if (t_recording && !t_sending) g_dropped.fetch_add(1, std::memory_order_relaxed);
-    return nullptr;
+    return false;
   }
+  return true;
+}
+// The caller's slot, after Enter(), for an op that is recorded.
+inline Slot* Slotted() {
   Slot* s = t_slot;
   if (__builtin_expect(s == nullptr, 0)) {
     s = AcquireSlotKeepErrno();
@@ -1097,6 +1262,7 @@ inline Slot* Begin() {
   }
   return s;
 }
+inline Slot* Begin() { return Enter() ? Slotted() : nullptr; }
 
 // This thread's slot, taken and given back by the Record paths; t_recording
 // says so to a signal handler that runs in between (see Begin).
@@ -1177,9 +1343,10 @@ __attribute__((noinline)) void RecordExtra(Slot* s, const RawOp& op, int32_t ext
 // known only from the result (fprintf, fscanf): it is the bytes moved.
 template <bool kSizeIsResult = false, typename Call>
 ssize_t DataOp(Op op, Layer layer, int fd, int64_t off, size_t size, Call&& call) {
-  Slot* s = Begin();
-  FdInfo* f = s ? TracedFd(fd) : nullptr;
-  if (!f) return call();
+  if (!Enter()) return call();
+  FdInfo* f = TracedFd(fd);
+  Slot* s = f ? Slotted() : nullptr;
+  if (!s) return call();
   int64_t at = off >= 0 ? off : (layer == kStdio ? f->stdio_offset : f->offset);
   uint64_t t0 = Ticks();
   ssize_t r = call();
@@ -1197,15 +1364,15 @@ ssize_t DataOp(Op op, Layer layer, int fd, int64_t off, size_t size, Call&& call
 // otherwise path-based with id (0 = excluded path: not recorded).
 template <typename Call>
 auto MetaOp(Op op, Layer layer, int fd, uint64_t id, Call&& call) -> decltype(call()) {
-  Slot* s = Begin();
-  if (!s) return call();
   if (fd >= 0) {
-    FdInfo* f = TracedFd(fd);
+    FdInfo* f = Enter() ? TracedFd(fd) : nullptr;
     if (!f) return call();
     id = f->file_id;
-  } else if (!id) {
+  } else if (!id || !Enter()) {
     return call();
   }
+  Slot* s = Slotted();
+  if (!s) return call();
   ++t_busy;
   uint64_t t0 = Ticks();
   auto r = call();
@@ -1275,12 +1442,23 @@ void CopyFd(int from, int to) {
   g_fds[to] = g_fds[from];
 }
 
-// The program closed [first, last]: forget what we knew of those fds.
-void ForgetRange(unsigned first, unsigned last) {
+// The program closed [first, last] (close_range, closefrom): each traced fd
+// among them gets its close record, as close() would have made, timed as
+// the whole call; then we forget what we knew of those fds.
+void ForgetRange(unsigned first, unsigned last, uint64_t t0, uint64_t t1) {
   int hi = __atomic_load_n(&g_fd_hwm, __ATOMIC_RELAXED);
   if (static_cast<int64_t>(last) > hi) last = hi < 0 ? 0 : static_cast<unsigned>(hi);
-  for (int64_t fd = first; fd <= static_cast<int64_t>(last) && fd < kMaxFds; ++fd)
-    if (g_fds[fd].kind != kFdUnknown) ForgetFd(static_cast<int>(fd));
+  const bool record = g_state.load(std::memory_order_relaxed) == kActive && !t_busy && !t_recording;
+  for (int64_t fd = first; fd <= static_cast<int64_t>(last) && fd < kMaxFds; ++fd) {
+    if (g_fds[fd].kind == kFdUnknown) continue;
+    if (record && g_fds[fd].kind == kFdTraced) {
+      if (Slot* s = Slotted()) {
+        RawOp o{kOpClose, kPosix, static_cast<int32_t>(fd), -1, 0, 0, 0, g_fds[fd].file_id, t0, t1};
+        Record(s, o);
+      }
+    }
+    ForgetFd(static_cast<int>(fd));
+  }
 }
 
 // Our own descriptors are not the program's: they are protected from its
@@ -1416,6 +1594,109 @@ DECLARE_REAL(execvpe);
 DECLARE_REAL(fork);
 DECLARE_REAL(_exit);
 DECLARE_REAL(_Exit);
+
+// Every real symbol, resolved at start (from the constructor, before the
+// program has threads): a wrapper's first call never runs dlsym, which takes
+// the dynamic loader's lock. A fork child of a thread whose other thread was
+// inside dlsym would otherwise wait for that lock for ever.
+void ResolveAll() {
+  (void)REAL(open);
+  (void)REAL(open64);
+  (void)REAL(openat);
+  (void)REAL(openat64);
+  (void)REAL(creat);
+  (void)REAL(creat64);
+  (void)REAL(close);
+  (void)REAL(read);
+  (void)REAL(write);
+  (void)REAL(pread);
+  (void)REAL(pwrite);
+  (void)REAL(pread64);
+  (void)REAL(pwrite64);
+  (void)REAL(readv);
+  (void)REAL(writev);
+  (void)REAL(preadv);
+  (void)REAL(pwritev);
+  (void)REAL(preadv64);
+  (void)REAL(pwritev64);
+  (void)REAL(lseek);
+  (void)REAL(lseek64);
+  (void)REAL(fsync);
+  (void)REAL(fdatasync);
+  (void)REAL(stat);
+  (void)REAL(lstat);
+  (void)REAL(fstat);
+  (void)REAL(fstatat);
+  (void)REAL(stat64);
+  (void)REAL(lstat64);
+  (void)REAL(fstat64);
+  (void)REAL(fstatat64);
+  (void)REAL(statx);
+  (void)REAL(access);
+  (void)REAL(faccessat);
+  (void)REAL(unlink);
+  (void)REAL(unlinkat);
+  (void)REAL(rename);
+  (void)REAL(renameat);
+  (void)REAL(mkdir);
+  (void)REAL(mkdirat);
+  (void)REAL(rmdir);
+  (void)REAL(dup);
+  (void)REAL(dup2);
+  (void)REAL(dup3);
+  (void)REAL(fopen);
+  (void)REAL(fopen64);
+  (void)REAL(fclose);
+  (void)REAL(fread);
+  (void)REAL(fwrite);
+  (void)REAL(fflush);
+  (void)REAL(fseek);
+  (void)REAL(fseeko);
+  (void)REAL(rewind);
+  (void)REAL(fseeko64);
+  (void)REAL(ftello);
+  (void)REAL(ftello64);
+  (void)REAL(vfprintf);
+  (void)REAL(__vfprintf_chk);
+  (void)REAL(fputc);
+  (void)REAL(putc);
+  (void)REAL(_IO_putc);
+  (void)REAL(fputc_unlocked);
+  (void)REAL(putc_unlocked);
+  (void)REAL(fputs);
+  (void)REAL(fputs_unlocked);
+  (void)REAL(fwrite_unlocked);
+  (void)REAL(fgetc);
+  (void)REAL(getc);
+  (void)REAL(_IO_getc);
+  (void)REAL(fgetc_unlocked);
+  (void)REAL(getc_unlocked);
+  (void)REAL(fgets);
+  (void)REAL(fgets_unlocked);
+  (void)REAL(__fgets_chk);
+  (void)REAL(fread_unlocked);
+  (void)REAL(__fread_chk);
+  (void)REAL(__fgets_unlocked_chk);
+  (void)REAL(__fread_unlocked_chk);
+  (void)REAL(mmap);
+  (void)REAL(aio_read);
+  (void)REAL(aio_write);
+  (void)REAL(aio_read64);
+  (void)REAL(aio_write64);
+  (void)REAL(aio_return);
+  (void)REAL(aio_return64);
+  (void)REAL(aio_error);
+  (void)REAL(lio_listio);
+  (void)REAL(lio_listio64);
+  (void)REAL(mmap64);
+  (void)REAL(execve);
+  (void)REAL(execv);
+  (void)REAL(execvp);
+  (void)REAL(execvpe);
+  (void)REAL(fork);
+  (void)REAL(_exit);
+  (void)REAL(_Exit);
+}
 
 int64_t IovLen(const struct iovec* iov, int n) {
   int64_t t = 0;
@@ -1773,14 +2054,16 @@ EXPORT int rmdir(const char* p) { return MetaOp(kOpRmdir, kPosix, -1, PathId(AT_
 // glibc 2.34+ exports both; closefrom calls its internal close_range, not
 // this one, so it is wrapped too.
 EXPORT int close_range(unsigned first, unsigned last, int flags) {
+  const uint64_t t0 = Ticks();
   int r = CloseRangeAround(first, last, flags);
   int e = errno;
-  if (r == 0 && !(flags & CLOSE_RANGE_CLOEXEC)) ForgetRange(first, last);
+  if (r == 0 && !(flags & CLOSE_RANGE_CLOEXEC)) ForgetRange(first, last, t0, Ticks());
   errno = e;
   return r;
 }
 EXPORT void closefrom(int lowfd) {
   int e = errno;
+  const uint64_t t0 = Ticks();
   unsigned lo = lowfd < 0 ? 0u : static_cast<unsigned>(lowfd);
   if (CloseRangeAround(lo, ~0u, 0) != 0) {
     // No close_range (kernel < 5.9): close one by one up to the limit, ours excepted.
@@ -1789,7 +2072,7 @@ EXPORT void closefrom(int lowfd) {
     for (unsigned fd = lo; fd < top; ++fd)
       if (!Protected(static_cast<int>(fd))) syscall(SYS_close, fd);
   }
-  ForgetRange(lo, ~0u);
+  ForgetRange(lo, ~0u, t0, Ticks());
   errno = e;
 }
 
@@ -2091,9 +2374,9 @@ int Scan99(FILE* fp, const char* fmt, ...) {
 template <typename Call>
 static void* MmapOp(size_t len, int prot, int flags, int fd, off64_t off, Call&& call) {
   if (fd < 0 || (flags & MAP_ANONYMOUS)) return call();
-  Slot* s = Begin();
-  FdInfo* f = s ? TracedFd(fd) : nullptr;
-  if (!f) return call();
+  FdInfo* f = Enter() ? TracedFd(fd) : nullptr;
+  Slot* s = f ? Slotted() : nullptr;
+  if (!s) return call();
   ++t_busy;
   uint64_t t0 = Ticks();
   void* r = call();
@@ -2145,7 +2428,18 @@ EXPORT int lio_listio64(int mode, struct aiocb64* const list[], int nent, struct
 // ---------------------------------------------------------------- process lifetime
 // exec replaces the image: send everything first. The new image loads the
 // tracer again from LD_PRELOAD and starts a new stream.
-static bool BeforeExec() {
+// path: execve's (null for the PATH searches of execvp/execvpe, made by
+// libc in one call). An execve of a name that does not exist fails without
+// replacing anything (a program's own search along PATH tries one directory
+// after another): no flush, and no "exec" record for it.
+static bool BeforeExec(const char* path = nullptr) {
+  if (path) {
+    struct stat st;
+    const int saved = errno;
+    const bool absent = syscall(SYS_newfstatat, AT_FDCWD, path, &st, 0) != 0 && (errno == ENOENT || errno == ENOTDIR);
+    errno = saved;
+    if (absent) return false;
+  }
   if (g_state.load() == kActive && !t_busy) {
     FlushAll("exec");
     RetireRing(2);  // the new image makes its own
@@ -2168,11 +2462,11 @@ static int AfterExecFailed(bool retired, int rc) {
   return rc;
 }
 EXPORT int execve(const char* p, char* const argv[], char* const envp[]) {
-  bool r = BeforeExec();
+  bool r = BeforeExec(p);
   return AfterExecFailed(r, REAL(execve)(p, argv, envp));
 }
 EXPORT int execv(const char* p, char* const argv[]) {
-  bool r = BeforeExec();
+  bool r = BeforeExec(p);
   return AfterExecFailed(r, REAL(execv)(p, argv));
 }
 EXPORT int execvp(const char* p, char* const argv[]) {

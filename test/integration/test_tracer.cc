@@ -248,12 +248,19 @@ TEST_CASE("tracer: IOSONAR_DISABLE=1 turns it off", "[tracer]") {
   CHECK(std::filesystem::file_size(d / "w.dat") == 40960);
 }
 
-TEST_CASE("tracer: a bad IOSONAR_OUTPUT is reported and the program runs untraced", "[tracer]") {
+TEST_CASE("tracer: a bad IOSONAR_OUTPUT is reported in the tracer's log, never on the program's stderr, and the program runs untraced",
+          "[tracer]") {
   TempDir d;
   auto r = Run({ProgramPath("tp_behaviour"), "write", d / "w.dat", "10", "4096"},
-               {{"LD_PRELOAD", TracerLib()}, {"IOSONAR_OUTPUT", "tcp://nohostport"}});
+               {{"LD_PRELOAD", TracerLib()}, {"IOSONAR_OUTPUT", "tcp://nohostport"}, {"IOSONAR_LOG", d / "tracer.log"}});
   CHECK(r.exit_code == 0);
-  CHECK(r.err.find("tcp://nohostport") != std::string::npos);
+  CHECK(r.err.empty());
+  const std::string log = ReadFile(d / "tracer.log");
+  CHECK(log.find("tcp://nohostport") != std::string::npos);
+  CHECK(log.find("tracing is off") != std::string::npos);
+  struct stat st;
+  REQUIRE(stat((d / "tracer.log").c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0600);
 }
 
 TEST_CASE("tracer: collector down, then up: spooled records are resent, nothing lost, nothing twice", "[tracer][spool]") {

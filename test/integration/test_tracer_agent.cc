@@ -88,7 +88,9 @@ std::vector<TraceLine> ShipLeftRings(const TempDir& d, const std::string& ring) 
     Child agent({LeanBin(), "agent", "--ring-root", d / "shm", "--output", "lumberjack://127.0.0.1:" + std::to_string(port),
                  "--interval", "0.1"},
                 {}, d / "agent.log");
-    REQUIRE(WaitUntil([&] { return DirEmpty(ring); }, 20000));
+    // (A ring whose buffer spilled holds up to 16 slots of runs: tens of
+    // thousands of lines into the store, slow on a loaded machine.)
+    REQUIRE(WaitUntil([&] { return DirEmpty(ring); }, 90000));
   }
   col.c->Stop(30000);
   return Stored(d / "store");

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Per-process cost of the tracer (issue 38): N short processes spawned one
+# after another (bench_spawn), untraced and under each output mode, ROUNDS
+# rounds alternating; prints the median microseconds per process and the cost
+# the tracer adds (traced - untraced). Each process writes one 4 KiB block to
+# a file of its own in a work directory under /tmp (so it makes a ring, records
+# and sends), as tp_behaviour "write". Also: what the rings left in /dev/shm.
+#   bench_spawn.sh BUILD [N] [ROUNDS] [MODES]
+set -euo pipefail
+B=$(cd "${1:-build}" && pwd); N=${2:-1000}; ROUNDS=${3:-3}; MODES=${4:-none file tcp agent trace run}
+LIB=${IOSONAR_TRACE_LIB:-$B/libiosonar-trace.so}; export IOSONAR_TRACE_LIB=$LIB  # (iosonar trace/run preload it too)
+T=$(mktemp -d /tmp/spawn-bench.XXXXXX); S=$(mktemp -d /dev/shm/spawn-bench.XXXXXX)
+trap 'for p in ${CP:-} ${AP:-}; do kill $p 2>/dev/null || true; done; wait 2>/dev/null; rm -rf "$T" "$S"' EXIT
+RING=$S/iosonar-ring-$(id -u); mkdir -m 700 "$RING"
+SPAWN=$B/test/bench_spawn; PROG=$B/test/tp_behaviour
+PORT=$((20000 + RANDOM % 20000))
+"$B/iosonar" collect --store "$T/store" --listen "tcp://127.0.0.1:$PORT" 2>"$T/collect.log" & CP=$!
+"$B/iosonar-exporter" agent --ring-root "$S" --output "$T/agent.jsonl" --interval 0.5 2>"$T/agent.log" & AP=$!
+for _ in $(seq 200); do (exec 3<>/dev/tcp/127.0.0.1/$PORT) 2>/dev/null && break; sleep 0.1; done
+one() {  # mode -> microseconds per process
+  local env=(env IOSONAR_RING_DIR="$RING")
+  case $1 in
+    none) env=(env) ;;
+    file) env+=(LD_PRELOAD="$LIB" IOSONAR_OUTPUT="$T/out.jsonl") ;;
+    tcp) env+=(LD_PRELOAD="$LIB" IOSONAR_OUTPUT="tcp://127.0.0.1:$PORT") ;;
+    agent) env+=(LD_PRELOAD="$LIB" IOSONAR_OUTPUT=agent) ;;
+    trace) env=(env "$B/iosonar" trace --output "$T/trace.jsonl" --) ;;
+    run) env=("$B/iosonar" run --store "$T/run-store" --) ;;
+  esac
+  (cd "$T" && "${env[@]}" "$SPAWN" "$N" "$PROG" write "$T/w.dat" 1 4096 2>>"$T/err.log" | grep '^bench_spawn_us ' | cut -d' ' -f2)
+}
+declare -A all
+for r in $(seq "$ROUNDS"); do
+  for m in $MODES; do all[$m]+="$(one "$m") "; rm -rf "$T/run-store"; done
+done
+median() { tr ' ' '\n' | grep . | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+base=$(echo "${all[none]:-0}" | median)
+printf '%-6s %12s %14s   (%d processes, %d rounds, median)\n' mode us/process "added us" "$N" "$ROUNDS"
+for m in $MODES; do
+  v=$(echo "${all[$m]}" | median)
+  printf '%-6s %12.1f %14.1f   [%s]\n' "$m" "$v" "$(echo "$v - $base" | bc)" "${all[$m]}"
+done
+sleep 1.5  # two agent passes: what the rings still hold in /dev/shm is what finished processes left
+printf 'rings left in the agent-mode ring directory: %s files, %s KiB\n' "$(ls "$RING" | wc -l)" "$(du -sk "$RING" | cut -f1)"
