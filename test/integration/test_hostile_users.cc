@@ -48,6 +48,24 @@ std::vector<std::string> As(const User& u, std::vector<std::string> argv) {
 
 std::string LeanBin() { return BinaryDir() + "/iosonar-exporter"; }
 
+// Copies of what the other users run, in a directory they can reach
+// whatever the build directory's permissions.
+struct Bins {
+  std::string dir, tp, lib, iosonar;
+  explicit Bins(const TempDir& d) : dir(d / "bin") {
+    fs::create_directories(dir);
+    REQUIRE(chmod(dir.c_str(), 0755) == 0);
+    auto put = [&](const std::string& from, const std::string& name) {
+      fs::copy_file(from, dir + "/" + name, fs::copy_options::overwrite_existing);
+      REQUIRE(chmod((dir + "/" + name).c_str(), 0755) == 0);
+      return dir + "/" + name;
+    };
+    tp = put(ProgramPath("tp_behaviour"), "tp_behaviour");
+    lib = put(TracerLib(), "libiosonar-trace.so");
+    iosonar = put(IosonarBin(), "iosonar");
+  }
+};
+
 // A directory anyone can use, like /dev/shm or /tmp (sticky).
 std::string Public(const TempDir& d, const std::string& name) {
   std::string p = d / name;
@@ -56,8 +74,8 @@ std::string Public(const TempDir& d, const std::string& name) {
   return p;
 }
 
-std::map<std::string, std::string> AgentMode(const std::string& ring_root) {
-  return {{"LD_PRELOAD", TracerLib()}, {"IOSONAR_OUTPUT", "agent"}, {"IOSONAR_RING_ROOT", ring_root},
+std::map<std::string, std::string> AgentMode(const std::string& ring_root, const std::string& lib) {
+  return {{"LD_PRELOAD", lib}, {"IOSONAR_OUTPUT", "agent"}, {"IOSONAR_RING_ROOT", ring_root},
           {"IOSONAR_RING_DIR", ""}, {"IOSONAR_FLUSHER", ""}};
 }
 
@@ -89,8 +107,9 @@ TEST_CASE("hostile users: a ring directory made first by another user does not e
   const std::string data = Public(d, "data");
   const std::string taken = root + "/iosonar-ring-" + std::to_string(victim.uid);
   REQUIRE(Run(As(attacker, {"mkdir", "-m", "700", taken})).exit_code == 0);
+  const Bins bin(d);
 
-  auto prog = Run(As(victim, {ProgramPath("tp_behaviour"), "write", data + "/w.dat", "300", "4096"}), AgentMode(root));
+  auto prog = Run(As(victim, {bin.tp, "write", data + "/w.dat", "300", "4096"}), AgentMode(root, bin.lib));
   INFO(prog.err);
   REQUIRE(prog.exit_code == 0);
   CHECK(prog.err.find("iosonar") == std::string::npos);  // nothing on the program's own stderr
@@ -120,7 +139,7 @@ TEST_CASE("hostile users: a ring directory made first by another user does not e
   CHECK(fs::is_empty(fallback));  // shipped and removed
 
   // A second program of the victim's finds the same private directory (no new one per process).
-  auto again = Run(As(victim, {ProgramPath("tp_behaviour"), "write", data + "/v.dat", "5", "4096"}), AgentMode(root));
+  auto again = Run(As(victim, {bin.tp, "write", data + "/v.dat", "5", "4096"}), AgentMode(root, bin.lib));
   REQUIRE(again.exit_code == 0);
   size_t privates = 0;
   for (const auto& e : fs::directory_iterator(root))
@@ -165,9 +184,10 @@ TEST_CASE("hostile users: a planted spool link and pre-made run directories do n
   Child col({IosonarBin(), "collect", "--store", d / "store", "--listen", "tcp://127.0.0.1:" + std::to_string(port)}, {},
             d / "collect.log");
   REQUIRE(WaitUntil([&] { return CanConnect(port); }, 20000));
-  auto r = Run(As(victim, {IosonarBin(), "trace", "--output", "lumberjack://127.0.0.1:" + std::to_string(port), "--",
-                           ProgramPath("tp_behaviour"), "write", data + "/w.dat", "200", "4096"}),
-               {{"IOSONAR_FLUSHER", ""}});
+  const Bins bin(d);
+  auto r = Run(As(victim, {bin.iosonar, "trace", "--output", "lumberjack://127.0.0.1:" + std::to_string(port), "--",
+                           bin.tp, "write", data + "/w.dat", "200", "4096"}),
+               {{"IOSONAR_FLUSHER", ""}, {"IOSONAR_TRACE_LIB", bin.lib}});
   INFO(r.err);
   CHECK(r.exit_code == 0);
   // Said on the tool's own stderr: the spool it could not use and the one it used.
@@ -211,8 +231,8 @@ TEST_CASE("hostile users: 30,000 junk ring directories of one user cost the root
               {}, d / "agent.log");
   // The victim's job: 15,000 writes, in agent mode, while the agent works through the junk.
   constexpr int kOps = 15000;
-  auto prog = Run(As(victim, {ProgramPath("tp_behaviour"), "write", data + "/w.dat", std::to_string(kOps), "512"}),
-                  AgentMode(root));
+  const Bins bin(d);
+  auto prog = Run(As(victim, {bin.tp, "write", data + "/w.dat", std::to_string(kOps), "512"}), AgentMode(root, bin.lib));
   REQUIRE(prog.exit_code == 0);
   auto stored = [&] { return Totals(ParseTraceLines(ReadFile(d / "out.jsonl")), "write", "/w.dat"); };
   REQUIRE(WaitUntil([&] { return fs::exists(d / "out.jsonl") && stored().count == kOps; }, 30000));
