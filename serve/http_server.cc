@@ -162,6 +162,45 @@ MHD_Result AddArg(void* cls, MHD_ValueKind, const char* key, const char* value) 
   return MHD_YES;
 }
 
+// Counts the request's headers named like the identity headers (without case).
+struct HeaderCount {
+  const std::string* user_header;
+  const std::string* munge_header;
+  int user = 0, munge = 0;
+};
+
+MHD_Result CountHeader(void* cls, MHD_ValueKind, const char* key, const char*) {
+  auto* n = static_cast<HeaderCount*>(cls);
+  if (key && strcasecmp(key, n->user_header->c_str()) == 0) ++n->user;
+  if (key && strcasecmp(key, n->munge_header->c_str()) == 0) ++n->munge;
+  return MHD_YES;
+}
+
+// The URL's and arguments' %XX escapes decoded in place, as libmicrohttpd's
+// own MHD_http_unescape does, except %00: it is kept as the three characters,
+// so /api/jobs/101%00x names "101%00x" (no job), not "101" (the C string the
+// request handler is given would end at a decoded NUL).
+size_t Unescape(void*, MHD_Connection*, char* s) {
+  auto hex = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  char* w = s;
+  for (const char* r = s; *r;) {
+    int hi = 0, lo = 0;
+    if (r[0] == '%' && (hi = hex(r[1])) >= 0 && (lo = hex(r[2])) >= 0 && (hi | lo) != 0) {
+      *w++ = static_cast<char>(hi * 16 + lo);
+      r += 3;
+    } else {
+      *w++ = *r++;
+    }
+  }
+  *w = '\0';
+  return static_cast<size_t>(w - s);
+}
+
 // A request answered by a worker: the answer, once done (the connection is
 // suspended until then). Lives in the connection's *con_cls until the request completes.
 struct Pending {
@@ -229,6 +268,10 @@ MHD_Result OnRequest(void* cls, MHD_Connection* c, const char* url, const char* 
   const auto& idopt = service->identity_options();
   r.cred.user_header = mhd.lookup_connection_value(c, MHD_HEADER_KIND, idopt.user_header.c_str());
   r.cred.munge_credential = mhd.lookup_connection_value(c, MHD_HEADER_KIND, idopt.munge_header.c_str());
+  HeaderCount count{&idopt.user_header, &idopt.munge_header};
+  mhd.get_connection_values(c, MHD_HEADER_KIND, CountHeader, &count);
+  r.cred.user_header_count = count.user;
+  r.cred.munge_header_count = count.munge;
   Response x = service->Handle(r, true);
   if (x.deferred) {
     int waiting = 0;
@@ -331,6 +374,7 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptions& o, Serv
   if (threads > 1) opts.push_back({MHD_OPTION_THREAD_POOL_SIZE, threads, nullptr});
   opts.push_back({MHD_OPTION_CONNECTION_TIMEOUT, static_cast<intptr_t>(o.connection_timeout_s), nullptr});
   opts.push_back({MHD_OPTION_NOTIFY_COMPLETED, reinterpret_cast<intptr_t>(&OnCompleted), nullptr});
+  opts.push_back({MHD_OPTION_UNESCAPE_CALLBACK, reinterpret_cast<intptr_t>(&Unescape), nullptr});
   if (tls) {
     opts.push_back({MHD_OPTION_HTTPS_MEM_CERT, 0, const_cast<char*>(cert.c_str())});
     opts.push_back({MHD_OPTION_HTTPS_MEM_KEY, 0, const_cast<char*>(key.c_str())});

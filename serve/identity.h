@@ -102,10 +102,15 @@ struct Identity {
 };
 
 // What a request carries: the TCP peer and the two headers (nullptr = absent).
+// How many times each header came (names compared without case): more than
+// one is refused with 400 before anyone is identified (a proxy that appends
+// its header to the client's would otherwise let the client pick the user).
 struct Credentials {
   const sockaddr* peer = nullptr;
   const char* user_header = nullptr;
   const char* munge_credential = nullptr;
+  int user_header_count = 0;
+  int munge_header_count = 0;
 };
 
 // The caller, or NotFound ("no identity": neither a credential nor a user

@@ -12,6 +12,15 @@
 namespace iosonar::serve {
 
 namespace {
+std::string Capitalized(std::string s) {
+  if (!s.empty() && s[0] >= 'a' && s[0] <= 'z') s[0] = static_cast<char>(s[0] - 'a' + 'A');
+  return s;
+}
+std::string Words(std::string code) {
+  for (auto& c : code)
+    if (c == '_') c = ' ';
+  return code;
+}
 
 using report::HtmlEscape;
 
@@ -257,8 +266,8 @@ std::string JobPage(const Identity& who, const analysis::JobMeta& meta, const an
   row("Errors", std::to_string(s.errors));
   h += "</table>\n<h2>I/O mode</h2>\n<table class=\"kv\">";
   for (const auto& [name, m] : {std::pair{"Write", &s.mode_write}, std::pair{"Read", &s.mode_read}}) {
-    h += std::string("<tr><th>") + name + "</th><td><strong>" + HtmlEscape(m->mode) + "</strong> " +
-         HtmlEscape(m->explanation);
+    h += std::string("<tr><th>") + name + "</th><td><strong>" + HtmlEscape(m->mode == "none" ? "No I/O:" : m->mode) +
+         "</strong> " + HtmlEscape(m->explanation);
     if (m->mode != "none")
       h += "<br><span class=\"note\">Evidence: " + std::to_string(m->kept_processes) + " of " +
            std::to_string(m->processes) + " processes and " + std::to_string(m->kept_files) + " of " +
@@ -286,10 +295,15 @@ std::string JobPage(const Identity& who, const analysis::JobMeta& meta, const an
     h += "<p>Not analysed (`iosonar anomaly` has not compared this job with its application's earlier runs).</p>\n";
   } else {
     const AnomalyView& a = *anomaly;
-    h += "<p class=\"verdict\"><strong>" + HtmlEscape(a.verdict) + "</strong> against " +
-         std::to_string(a.history_runs) + " earlier runs of the same application at the same scale" +
-         (a.slowdown > 0 ? Fmt(", slowest phase %.1fx slower than its history", a.slowdown) : std::string()) +
-         ".</p>\n";
+    const std::string runs = std::to_string(a.history_runs) + (a.history_runs == 1 ? " earlier run" : " earlier runs") +
+                             " of the same application at the same scale";
+    if (a.verdict == "not_enough_history")
+      h += "<p class=\"verdict\"><strong>Not judged</strong>: " + runs +
+           ", too few to tell whether this run's I/O was slow.</p>\n";
+    else
+      h += "<p class=\"verdict\"><strong>" + HtmlEscape(Capitalized(VerdictText(a.verdict))) + "</strong>, against " +
+           runs + (a.slowdown > 0 ? Fmt(": slowest phase %.1fx slower than its history", a.slowdown) : std::string()) +
+           ".</p>\n";
     if (!a.neighbours.empty()) {
       h += "<h3>Neighbours that may have interfered</h3>\n<table class=\"files\"><thead><tr><th>Job</th><th>Shared "
            "servers</th><th>Evidence</th><th>Metadata ops/s</th></tr></thead><tbody>";
@@ -298,7 +312,7 @@ std::string JobPage(const Identity& who, const analysis::JobMeta& meta, const an
              (n.job_id.empty() ? std::string("<td>another job</td>")
                                : "<td><a href=\"/jobs/" + HtmlEscape(n.job_id) + cq + "\">" + HtmlEscape(n.job_id) +
                                      "</a></td>") +
-             Cell(n.shared) + Cell(n.evidence) + Cell(Fmt("%.0f", n.md_ops_per_s), "n") + "</tr>";
+             Cell(n.shared) + Cell(EvidenceText(n.evidence)) + Cell(Fmt("%.0f", n.md_ops_per_s), "n") + "</tr>";
       h += "</tbody></table>\n";
     }
     if (!a.outliers.empty()) {
@@ -312,7 +326,7 @@ std::string JobPage(const Identity& who, const analysis::JobMeta& meta, const an
       h += "<h3>Servers that lagged their peers</h3>\n<table class=\"files\"><thead><tr><th>Kind</th><th>Server</th>"
            "<th>Bandwidth vs peers</th><th>Time lost</th></tr></thead><tbody>";
       for (const auto& o : a.outliers)
-        h += "<tr>" + Cell(o.kind) + Cell(o.server) + Cell(Fmt("%.2fx", o.bandwidth_ratio), "n") +
+        h += "<tr>" + Cell(ServerKindText(o.kind)) + Cell(o.server) + Cell(Fmt("%.2fx", o.bandwidth_ratio), "n") +
              Cell(Fmt("%.1f s", o.cost_s), "n") + "</tr>";
       h += "</tbody></table>\n";
     }
@@ -384,8 +398,8 @@ namespace {
 
 // One heatmap as inline SVG: a row per server, a column per hour, colour by
 // the peak relative to the largest (Beacon Fig. 5); each cell has a title.
-std::string HeatSvg(const std::string& title, const std::vector<HeatRow>& rows) {
-  if (rows.empty()) return "<p>No " + HtmlEscape(title) + " records this day.</p>\n";
+std::string HeatSvg(const std::string& title, const std::string& if_none, const std::vector<HeatRow>& rows) {
+  if (rows.empty()) return "<p>" + HtmlEscape(if_none) + "</p>\n";
   double top = 0;
   for (const auto& r : rows)
     for (double v : r.peak) top = std::max(top, v);
@@ -460,8 +474,8 @@ std::string AdminPage(const Identity& who, const Heatmap& hm, const std::string&
        HtmlEscape(day) + "\" pattern=\"[0-9]{4}-[0-9]{2}-[0-9]{2}\"></label> <label>Job <input name=\"job\" value=\"" +
        HtmlEscape(job) + "\" pattern=\"[0-9]*\"></label> <button>Show</button></form>\n";
   h += "<h2>Hourly peak load, " + HtmlEscape(day) + " (UTC)</h2>\n";
-  h += HeatSvg("OSTs", hm.osts);
-  h += HeatSvg("Forwarding nodes", hm.forwarding);
+  h += HeatSvg("OSTs", "No OST records this day.", hm.osts);
+  h += HeatSvg("Forwarding nodes", "No forwarding-node records this day.", hm.forwarding);
   if (board) {
     h += "<h2>Open anomaly occurrences</h2>\n";
     if (board->open.empty()) h += "<p>None open (`iosonar screen`).</p>\n";
@@ -469,7 +483,7 @@ std::string AdminPage(const Identity& who, const Heatmap& hm, const std::string&
       h += "<table class=\"jobs\"><thead><tr><th>Kind</th><th>Server</th><th>Since (UTC)</th><th>Until (UTC)</th>"
            "<th>Duration</th><th>Worst bandwidth / peak</th><th>Alerted</th></tr></thead><tbody>";
       for (const auto& o : board->open)
-        h += "<tr>" + Cell(o.kind) + Cell(o.server) + Cell(o.start, "t") + Cell(o.end, "t") +
+        h += "<tr>" + Cell(ServerKindText(o.kind)) + Cell(o.server) + Cell(o.start, "t") + Cell(o.end, "t") +
              Cell(Fmt("%.0f s", o.duration_s), "n") + Cell(Fmt("%.2f", o.max_bw_ratio), "n") +
              Cell(o.alerted.empty() ? "-" : o.alerted, "t") + "</tr>";
       h += "</tbody></table>\n";
@@ -516,6 +530,39 @@ std::string AdminPage(const Identity& who, const Heatmap& hm, const std::string&
   }
   h += "<p class=\"note\">JSON: <a href=\"/api/admin/heatmap?day=" + HtmlEscape(day) + "\">heatmap</a>.</p>\n";
   return h + kFoot;
+}
+
+
+std::string VerdictText(const std::string& verdict) {
+  if (verdict == "anomalous") return "I/O anomaly";
+  if (verdict == "normal") return "I/O as in earlier runs";
+  if (verdict == "not_enough_history") return "too few earlier runs to compare with";
+  return Words(verdict);
+}
+
+std::string EvidenceText(const std::string& evidence) {
+  std::string out;
+  size_t i = 0;
+  while (i <= evidence.size()) {
+    size_t j = evidence.find(',', i);
+    if (j == std::string::npos) j = evidence.size();
+    const std::string e = evidence.substr(i, j - i);
+    std::string t = e == "high_mdops" ? "many metadata operations"
+                    : e == "high_bw"  ? "high bandwidth"
+                    : e == "high_iops" ? "many data operations"
+                    : e == "n1_mode"  ? "N-1 I/O (many processes on one file)"
+                                      : Words(e);
+    if (!t.empty()) out += (out.empty() ? "" : ", ") + t;
+    i = j + 1;
+  }
+  return out;
+}
+
+std::string ServerKindText(const std::string& kind) {
+  if (kind == "ost") return "OST";
+  if (kind == "mdt") return "MDT";
+  if (kind == "forwarding") return "forwarding node";
+  return Words(kind);
 }
 
 std::string ErrorPage(int status, const std::string& message) {

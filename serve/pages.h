@@ -57,6 +57,13 @@ struct AnomalyView {
   std::vector<Outlier> outliers;
 };
 std::string AnomalyJson(const AnomalyView& a);
+// The stored codes in words for pages (the JSON keeps the codes):
+// a verdict (normal, anomalous, not_enough_history), a neighbour's
+// comma-separated evidence (high_mdops, high_bw, high_iops, n1_mode) and a
+// server kind (ost, forwarding). An unknown code is shown without '_'.
+std::string VerdictText(const std::string& verdict);
+std::string EvidenceText(const std::string& evidence);
+std::string ServerKindText(const std::string& kind);
 
 // cluster_query: "" or "?cluster=NAME", added to the links of the job and its neighbours (same cluster).
 std::string JobPage(const Identity& who, const analysis::JobMeta& meta, const analysis::JobSummary& s,

@@ -410,16 +410,36 @@ struct Service::Impl {
     });
   }
 
+  // A job's results are final once it ended (an end time and a state that is
+  // not a running one) and its last records had time to arrive (10 minutes,
+  // as for a day). Before that they are computed on each request (once for
+  // concurrent ones) and neither read from nor written to the cache: a page
+  // viewed while the job runs never keeps a partial summary, series or phases.
+  static bool JobIsOver(const JobRecord& j) {
+    if (!j.end_ns) return false;
+    if (j.state) {
+      const std::string& st = *j.state;
+      for (const char* running : {"RUNNING", "PENDING", "COMPLETING", "CONFIGURING", "SUSPENDED", "REQUEUED", "RESIZING"})
+        if (st.rfind(running, 0) == 0) return false;
+    }
+    const int64_t now =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+    return *j.end_ns + 600LL * 1000000000LL < now;
+  }
+
   Result<std::string> SummaryJson(const Target& t) {
     const std::string job = std::to_string(t.meta.job.job_id);
-    return Cached(cache::JobSummaryKey(t.key_id), "the summary of job " + t.key_id, [&]() -> Result<std::string> {
-      TestHold(t.key_id, [&](const std::string& m) { Log(m); });
-      auto store = GetStore(t.meta.job.cluster);
-      if (!store.ok()) return store.status();
-      auto s = analysis::SummarizeJob(**store, job);
-      if (!s.ok()) return s.status();
-      return analysis::SummaryToJson(*s, false);
-    });
+    return Cached(
+        cache::JobSummaryKey(t.key_id), "the summary of job " + t.key_id,
+        [&]() -> Result<std::string> {
+          TestHold(t.key_id, [&](const std::string& m) { Log(m); });
+          auto store = GetStore(t.meta.job.cluster);
+          if (!store.ok()) return store.status();
+          auto s = analysis::SummarizeJob(**store, job);
+          if (!s.ok()) return s.status();
+          return analysis::SummaryToJson(*s, false);
+        },
+        JobIsOver(t.meta.job));
   }
 
   // The parsed summary and its API form, kept while the cached JSON is
@@ -481,7 +501,7 @@ struct Service::Impl {
       auto v = xlayer::Analyze(**store, job, maps);
       if (!v.ok()) return v.status();
       return xlayer::ToJson(*v);
-    });
+    }, JobIsOver(t.meta.job));
   }
 
   Result<std::string> PhasesJson(const Target& t) {
@@ -492,7 +512,7 @@ struct Service::Impl {
       auto p = analysis::PhasesForJob(**store, job, analysis::PhaseOptions{});
       if (!p.ok()) return p.status();
       return analysis::PhasesToJson(*p);
-    });
+    }, JobIsOver(t.meta.job));
   }
 
   static std::vector<report::Advice> AdviceFor(const std::string& job, const analysis::JobSummary& s) {
@@ -865,7 +885,7 @@ struct Service::Impl {
       for (auto& j : *jobs) {
         if (j.cluster != r[0].value_or("") || j.job_id != r[1].value_or("")) continue;
         const std::string v = r[2].value_or("");
-        std::string text = v == "anomalous" ? "I/O anomaly" : v;
+        std::string text = VerdictText(v);
         if (v == "anomalous") {
           char b[48];
           std::snprintf(b, sizeof b, " (%.1fx slower)", std::strtod(r[3].value_or("0").c_str(), nullptr));
@@ -891,6 +911,12 @@ Response Service::Impl::JobRoute(const Identity& who, const std::string& job, co
     Log("job " + job + ": " + s.ToString());
     return html ? Html(503, ErrorPage(503, "The service cannot answer now.")) : ErrorJson(503, "the service cannot answer now");
   };
+  // Not a job id at all (JOB%00x, JOB.json, 0101): said so; it tells nothing about any job.
+  if (!ValidJobId(job)) {
+    const std::string m = "no such job: a job id in a path is the job's number, digits only";
+    return html ? Html(404, ErrorPage(404, "No such job: a job id in a path is the job's number, digits only."))
+                : ErrorJson(404, m);
+  }
   Target t;
   auto found = Resolve(who, job, cluster, &t);
   if (!found.ok()) return failed(found.status());
@@ -979,6 +1005,23 @@ Response Service::Impl::Route(const Request& r, bool defer) {
     return x;
   }
   const bool api = !parts.empty() && parts[0] == "api";
+  // Paths are exact: /api/jobs/101/ or /jobs//101 is not /api/jobs/101.
+  if (r.path.empty() || r.path[0] != '/' || (r.path.size() > 1 && r.path.back() == '/') ||
+      r.path.find("//") != std::string::npos) {
+    const std::string m = "not found: a path with an empty part (a trailing or doubled '/') names nothing";
+    return api ? ErrorJson(404, m) : Html(404, ErrorPage(404, "Not found: a path with a trailing or doubled '/' names nothing."));
+  }
+  // An identity header given twice (in any case): which one is meant is not
+  // known (a proxy that appends its header to the client's lets the client
+  // choose), so neither is believed.
+  for (const auto& [n, name] : {std::pair<int, const std::string*>{r.cred.user_header_count, &opt.identity.user_header},
+                                {r.cred.munge_header_count, &opt.identity.munge_header}})
+    if (n > 1) {
+      const std::string m = "the request has " + std::to_string(n) + " " + *name +
+                            " headers; exactly one is allowed (a proxy must replace the client's, not add to it)";
+      return api ? ErrorJson(400, m) : Html(400, ErrorPage(400, "The request has " + std::to_string(n) + " " + *name +
+                                                                  " headers; exactly one is allowed."));
+    }
   auto who = Identify(opt.identity, r.cred);
   if (!who.ok()) {
     if (who.status().code() == Code::kUnavailable) {

@@ -177,7 +177,6 @@ std::string ExplainMode(size_t n, size_t m, uint64_t private_files, bool write, 
 
 ModeEvidence DecideMode(const std::vector<FileAgg>& files, bool write, const ModeOptions& o, size_t top_n) {
   ModeEvidence ev;
-  const char* verb = write ? "wrote" : "read";
   auto by_proc = [&](const FileAgg& f) -> const std::unordered_map<size_t, uint64_t>& {
     return write ? f.write_by_proc : f.read_by_proc;
   };
@@ -207,7 +206,7 @@ ModeEvidence DecideMode(const std::vector<FileAgg>& files, bool write, const Mod
   }
   if (total == 0) {
     ev.mode = "none";
-    ev.explanation = std::string("no bytes were ") + verb;
+    ev.explanation = std::string("no bytes were ") + (write ? "written" : "read");
     return ev;
   }
 

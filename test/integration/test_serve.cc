@@ -30,9 +30,10 @@ struct HttpResult {
   std::string body;
 };
 
-// GET path from 127.0.0.1:port, the connection made from source_ip.
-HttpResult Get(int port, const std::string& path, const std::map<std::string, std::string>& headers = {},
-               const std::string& source_ip = "127.0.0.1") {
+// GET path from 127.0.0.1:port, the connection made from source_ip, with
+// these header lines ("Name: value") as they are (a name may come twice).
+HttpResult GetLines(int port, const std::string& path, const std::vector<std::string>& header_lines,
+                    const std::string& source_ip = "127.0.0.1") {
   HttpResult r;
   int fd = socket(AF_INET, SOCK_STREAM, 0);
   REQUIRE(fd >= 0);
@@ -50,7 +51,7 @@ HttpResult Get(int port, const std::string& path, const std::map<std::string, st
   timeval tv{60, 0};
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   std::string req = "GET " + path + " HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n";
-  for (const auto& [k, v] : headers) req += k + ": " + v + "\r\n";
+  for (const auto& line : header_lines) req += line + "\r\n";
   req += "\r\n";
   REQUIRE(SendAll(fd, req));
   std::string resp;
@@ -92,6 +93,14 @@ HttpResult Get(int port, const std::string& path, const std::map<std::string, st
   }
   r.body = body;
   return r;
+}
+
+// GET path from 127.0.0.1:port, the connection made from source_ip.
+HttpResult Get(int port, const std::string& path, const std::map<std::string, std::string>& headers = {},
+               const std::string& source_ip = "127.0.0.1") {
+  std::vector<std::string> lines;
+  for (const auto& [k, v] : headers) lines.push_back(k + ": " + v);
+  return GetLines(port, path, lines, source_ip);
 }
 
 std::map<std::string, std::string> As(const std::string& user) { return {{"X-Remote-User", user}}; }
@@ -245,6 +254,45 @@ TEST_CASE("serve: isolation, identity, escaping, cache and the API contract", "[
     CHECK(w.Get("/api/jobs/101", As("daemon"), "127.0.0.2").status == 401);
   }
 
+  SECTION("an identity header given twice, in any case, is refused with 400: neither is believed") {
+    // a proxy that appends X-Remote-User to the client's own would otherwise let the client pick
+    for (const auto& lines : std::vector<std::vector<std::string>>{
+             {"X-Remote-User: root", "X-Remote-User: daemon"},
+             {"X-Remote-User: daemon", "x-remote-user: root"},
+             {"X-REMOTE-USER: daemon", "X-Remote-User: daemon"},  // even the same name twice
+             {"X-Munge-Credential: " + w.munge.Credential(1, 1), "X-Munge-Credential: MUNGE:garbage:"}}) {
+      auto api = GetLines(w.port, "/api/jobs/102", lines);
+      INFO(lines[0] << " / " << lines[1]);
+      CHECK(api.status == 400);
+      CHECK(api.body.find("headers; exactly one is allowed") != std::string::npos);
+      CHECK(api.body.find("bins-app") == std::string::npos);
+      auto page = GetLines(w.port, "/jobs", lines);
+      CHECK(page.status == 400);
+      CHECK(page.body.find("exactly one is allowed") != std::string::npos);
+    }
+    // one of each is fine (the credential decides), and one header still works
+    CHECK(GetLines(w.port, "/api/me", {"X-Remote-User: root", "X-Munge-Credential: " + w.munge.Credential(1, 1)})
+              .body.find("\"user\":\"daemon\"") != std::string::npos);
+    CHECK(GetLines(w.port, "/api/jobs/101", {"X-Remote-User: daemon"}).status == 200);
+  }
+
+  SECTION("a job id in a path is exact: a NUL, a trailing or doubled '/' name no job") {
+    REQUIRE(w.Get("/api/jobs/101", As("daemon")).status == 200);
+    for (const char* p : {"/api/jobs/101%00x", "/api/jobs/101%00", "/api/jobs/101/", "/api/jobs//101",
+                          "/api/jobs/101/series/", "/api/jobs/101%00/series", "/jobs/101/", "/jobs/101%00x",
+                          "/api/jobs/101%2f", "/api/admin/jobs/101%00/neighbours"}) {
+      auto r = w.Get(p, As(std::string(p).find("admin") != std::string::npos ? "root" : "daemon"));
+      INFO(p << " -> " << r.status << " " << r.body);
+      CHECK(r.status == 404);
+      CHECK(r.body.find("job_id") == std::string::npos);  // not job 101's summary
+      const bool says_why = r.body.find("digits only") != std::string::npos ||
+                            r.body.find("trailing or doubled") != std::string::npos;
+      CHECK(says_why);
+    }
+    // an escaped digit is still the same id (only %00 is kept as it is)
+    CHECK(w.Get("/api/jobs/10%31", As("daemon")).status == 200);
+  }
+
   SECTION("a MUNGE credential of daemon gives daemon's view, once") {
     std::string cred = w.munge.Credential(1, 1);
     // from an untrusted address, with a forged user header beside it: the credential decides
@@ -310,6 +358,51 @@ TEST_CASE("serve: isolation, identity, escaping, cache and the API contract", "[
     CHECK(list.body.find("\"verdict\": \"N-1 with many processes") != std::string::npos);
   }
 
+  SECTION("a running job's results are computed on each request, never cached as final; once over, cached") {
+    auto sql = [&](const std::string& q) {
+      auto r = Run({"mariadb", "--socket=" + w.db.socket(), "-uroot", "iosonar", "-e", q});
+      INFO(r.err);
+      REQUIRE(r.exit_code == 0);
+    };
+    auto count = [&](const std::string& log, const std::string& what) {
+      const std::string text = ReadFile(log);
+      size_t n = 0;
+      for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+      return n;
+    };
+    auto ended = Run({"mariadb", "--socket=" + w.db.socket(), "-uroot", "iosonar", "-N", "-B", "-e",
+                      "SELECT end_time FROM jobs WHERE job_id = 103 AND step = ''"});
+    REQUIRE(ended.exit_code == 0);
+    const std::string end_time = ended.out.substr(0, ended.out.find('\n'));
+    REQUIRE(end_time.rfind("2026-", 0) == 0);
+    sql("UPDATE jobs SET state = 'RUNNING', end_time = NULL WHERE job_id = 103");
+    for (int i = 0; i < 2; ++i) {
+      CHECK(w.Get("/api/jobs/103/series", As("daemon")).status == 200);
+      CHECK(w.Get("/api/jobs/103/phases", As("daemon")).status == 200);
+      CHECK(w.Get("/api/jobs/103", As("daemon")).status == 200);
+    }
+    CHECK(count(w.log, "computed the cross-layer view of job 103") == 2);
+    CHECK(count(w.log, "computed the phases of job 103") == 2);
+    for (const char* k : {"iosonar:job:103:summary", "iosonar:job:103:xlayer", "iosonar:job:103:phases"}) {
+      INFO(k);
+      CHECK(w.redis.Command({"EXISTS", k}) == "0");
+    }
+    // The job ended (long ago): a server that reads the row now caches its results.
+    sql("UPDATE jobs SET state = 'COMPLETED', end_time = '" + end_time + "' WHERE job_id = 103");
+    const int port = FreePort();
+    const std::string log = w.dir / "serve-ended.log";
+    Child s({IosonarBin(), "serve", "--store", w.dir / "store", "--mysql", w.db.url(), "--redis", w.redis.url(),
+             "--listen", "127.0.0.1:" + std::to_string(port), "--trusted-proxy", "127.0.0.1", "--cluster", "sim"},
+            {}, log);
+    REQUIRE(WaitUntil([&] { return !s.Alive() || CanConnect(port); }, 20000));
+    auto a = test::Get(port, "/api/jobs/103/series", As("daemon"));
+    auto b = test::Get(port, "/api/jobs/103/series", As("daemon"));
+    CHECK(a.status == 200);
+    CHECK(b.body == a.body);
+    CHECK(count(log, "computed the cross-layer view of job 103") == 1);
+    CHECK(w.redis.Command({"GET", "iosonar:job:103:xlayer"}) == a.body);
+  }
+
   SECTION("with Redis unreachable results are served, computed once and kept in memory") {
     const int port = FreePort();
     const std::string log = w.dir / "serve-noredis.log";
@@ -363,6 +456,23 @@ TEST_CASE("serve: isolation, identity, escaping, cache and the API contract", "[
     // not analysed: said so
     auto none = w.Get("/api/jobs/103/anomaly", As("daemon"));
     CHECK(none.body.find("\"analysed\":false") != std::string::npos);
+    // pages say the stored codes in words (the JSON keeps the codes)
+    CHECK(page.body.find("many metadata operations") != std::string::npos);
+    CHECK(page.body.find("high_mdops") == std::string::npos);
+    CHECK(page.body.find("<strong>I/O anomaly</strong>") != std::string::npos);
+    CHECK(mine.body.find("\"evidence\":\"high_mdops\"") != std::string::npos);
+    REQUIRE(Run({"mariadb", "--socket=" + w.db.socket(), "-uroot", "iosonar", "-e",
+                 "INSERT INTO job_anomaly VALUES ('sim', 103, UTC_TIMESTAMP(6), 'not_enough_history', 2, 0, '{}');"})
+                .exit_code == 0);
+    auto few = w.Get("/jobs/103", As("daemon"));
+    REQUIRE(few.status == 200);
+    CHECK(few.body.find("Not judged") != std::string::npos);
+    CHECK(few.body.find("2 earlier runs") != std::string::npos);
+    for (const char* p : {"/jobs/103", "/jobs", "/api/jobs"}) {
+      INFO(p);
+      CHECK(w.Get(p, As("daemon")).body.find("not_enough_history") == std::string::npos);
+    }
+    CHECK(w.Get("/api/jobs", As("daemon")).body.find("too few earlier runs to compare with") != std::string::npos);
   }
 
   SECTION("every route is in docs/openapi.yaml and responses have the declared fields") {

@@ -279,6 +279,8 @@ TEST_CASE("I/O modes", "[job-summary]") {
     JobSummary s = Sum(runs);
     CHECK(s.mode_read.mode == "none");
     CHECK(s.mode_write.mode == "none");
+    CHECK(s.mode_write.explanation == "no bytes were written");  // not "wrote"
+    CHECK(s.mode_read.explanation == "no bytes were read");
   }
   SECTION("reads and writes are classified separately") {
     for (int p = 0; p < 4; ++p) {

@@ -240,6 +240,61 @@ TEST_CASE("serve: without an identity only static files answer", "[serve]") {
   CHECK(FindAsset("uplot-LICENSE.txt")->data.find("MIT") != std::string_view::npos);
 }
 
+TEST_CASE("serve: two identity headers are a 400, paths and job ids are exact", "[serve]") {
+  ServeOptions o;
+  o.store = "/nonexistent";
+  o.mysql = "mysql://nobody@localhost/none?socket=/nonexistent";  // never reached below
+  o.quiet = true;
+  o.identity.trusted_proxies.push_back(*AddressMatch::Parse("127.0.0.1"));
+  Service s(o);
+  sockaddr_in peer{};
+  peer.sin_family = AF_INET;
+  inet_pton(AF_INET, "127.0.0.1", &peer.sin_addr);
+  Request r;
+  r.cred.peer = reinterpret_cast<const sockaddr*>(&peer);
+  r.cred.user_header = "root";
+  r.cred.user_header_count = 2;
+  for (const char* p : {"/api/jobs", "/api/me", "/jobs", "/admin"}) {
+    r.path = p;
+    auto x = s.Handle(r);
+    CHECK(x.status == 400);
+    CHECK(x.body.find("2 X-Remote-User headers") != std::string::npos);
+  }
+  r.cred.user_header_count = 1;
+  r.cred.munge_header_count = 3;
+  r.path = "/api/me";
+  CHECK(s.Handle(r).status == 400);
+  CHECK(s.Handle(r).body.find("3 X-Munge-Credential headers") != std::string::npos);
+  r.cred.munge_header_count = 0;
+  CHECK(s.Handle(r).status == 200);  // one header: root
+  for (const char* p : {"/api/jobs/1/", "/api/jobs//1", "/jobs/1/", "/api/me/"}) {
+    r.path = p;
+    auto x = s.Handle(r);
+    INFO(p);
+    CHECK(x.status == 404);
+    CHECK(x.Body().find("trailing or doubled") != std::string::npos);
+  }
+  // what the HTTP layer gives for /api/jobs/1%00x: not job 1 (no database is asked)
+  for (const char* p : {"/api/jobs/1%00x", "/jobs/1%00x", "/api/jobs/1x/series", "/api/jobs/01"}) {
+    r.path = p;
+    auto x = s.Handle(r);
+    INFO(p);
+    CHECK(x.status == 404);
+    CHECK(x.Body().find("digits only") != std::string::npos);
+  }
+}
+
+TEST_CASE("serve: stored codes are shown in words", "[serve]") {
+  CHECK(VerdictText("not_enough_history") == "too few earlier runs to compare with");
+  CHECK(VerdictText("anomalous") == "I/O anomaly");
+  CHECK(VerdictText("normal").find('_') == std::string::npos);
+  CHECK(VerdictText("some_new_code") == "some new code");
+  CHECK(EvidenceText("high_mdops,n1_mode") == "many metadata operations, N-1 I/O (many processes on one file)");
+  CHECK(EvidenceText("") == "");
+  CHECK(ServerKindText("ost") == "OST");
+  CHECK(ServerKindText("forwarding") == "forwarding node");
+}
+
 TEST_CASE("serve: job lists escape what users typed, and sort", "[serve]") {
   Identity who{"al<i>ce", false, "proxy", {}};
   std::vector<ListedJob> jobs(3);
