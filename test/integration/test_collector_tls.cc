@@ -99,7 +99,7 @@ TEST_CASE("collector over TLS: collector killed with SIGKILL mid-stream and rest
   REQUIRE(WEXITSTATUS(c->Stop(30000)) == 0);
   const std::string log = ReadFile(tmp / "collect2.log");
   INFO(log);
-  CHECK(log.find(", auth failures 0\n") != std::string::npos);
+  CHECK(log.find(", auth failures 0,") != std::string::npos);
   CHECK(log.find("client certificates 0,") == std::string::npos);  // the restarted collector saw the certificate
   CHECK(StoredRecords(tmp / "st") == static_cast<size_t>(n));  // none lost, none twice
 }
@@ -162,7 +162,7 @@ TEST_CASE("collector over TLS: no client certificate, one from another CA, recor
   CHECK(Count(dl, "certificate verify failed") == 1);           // CA B's
   CHECK(dl.find("tlsv1 alert unknown ca") != std::string::npos);  // the sender refused the collector's certificate
   CHECK(dl.find("wrong version number") != std::string::npos);  // plain text: not a TLS record (OpenSSL's reason)
-  CHECK(log.find("auth failures 4\n") != std::string::npos);
+  CHECK(log.find("auth failures 4,") != std::string::npos);
 }
 
 TEST_CASE("collector --tls: bad configurations are refused with the file and the reason", "[collector][tls]") {

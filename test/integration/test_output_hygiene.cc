@@ -89,7 +89,7 @@ TEST_CASE("redaction: a planted password appears on no error path", "[redact][co
   CHECK(all.find("***") != std::string::npos);  // the errors were printed, redacted
 }
 
-TEST_CASE("spool: a full disk leaves no fragment; a fragment or a hard link in the spool is never shipped",
+TEST_CASE("spool: a full disk leaves no fragment, and a fragment or a hard link in the spool is never shipped",
           "[tracer][spool][hostile]") {
   REQUIRE(geteuid() == 0);  // mounts a small tmpfs
   TempDir d;
