@@ -42,7 +42,7 @@ int64_t WrittenTo(const std::vector<TraceLine>& lines, const std::string& path) 
 
 }  // namespace
 
-TEST_CASE("spank: the plugin traces a real Slurm job into the store; --iosonar=off does not; setuid and static "
+TEST_CASE("spank: the plugin traces a real Slurm job into the store, --iosonar=off does not, setuid and static "
           "programs run unharmed",
           "[slurm][spank][agent]") {
   if (!HaveSlurm(false)) FAIL("needs munge, slurmctld, slurmd and slurm-client (scripts/setup.sh --test)");
