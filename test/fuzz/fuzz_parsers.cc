@@ -136,7 +136,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } else {
     const std::string& m = cf.status().message();
     if (m.rfind("f.toml", 0) != 0) Broken("an error that does not name the file");
-    if (m.rfind("f.toml:", 0) == 0) {
+    // "f.toml:N: ..." names a line; "f.toml: ..." (a NUL byte) the whole file.
+    if (m.rfind("f.toml:", 0) == 0 && m.size() > 7 && m[7] >= '0' && m[7] <= '9') {
       int n = std::atoi(m.c_str() + 7);
       if (n < 1 || n > lines) Broken("an error naming a line outside the file");
     }
