@@ -806,26 +806,30 @@ std::string ScoreboardToJson(const Scoreboard& s, size_t n) {
   JsonWriter w(&out, 2);
   w.BeginObject();
   w.Kv("jobs", s.jobs);
-  for (int who = 0; who < 2; ++who) {
-    w.Key(who == 0 ? "users" : "applications");
-    w.BeginObject();
-    for (const char* m : kMetrics) {
-      w.Key(std::string("by_") + m);
-      w.BeginArray();
-      for (const auto& e : TopBy(who == 0 ? s.users : s.apps, m, n)) {
-        w.BeginObject();
-        w.Kv(who == 0 ? "user" : "application", e.key);
-        w.Kv("jobs", e.jobs);
-        w.Kv("read_bytes", e.read_bytes);
-        w.Kv("write_bytes", e.write_bytes);
-        w.Kv("data_ops", e.data_ops);
-        w.Kv("meta_ops", e.meta_ops);
-        w.EndObject();
+  // The users' and applications' rankings by each metric (whole, and per file system).
+  auto rankings = [&](const auto& users, const auto& apps) {
+    for (int who = 0; who < 2; ++who) {
+      w.Key(who == 0 ? "users" : "applications");
+      w.BeginObject();
+      for (const char* m : kMetrics) {
+        w.Key(std::string("by_") + m);
+        w.BeginArray();
+        for (const auto& e : TopBy(who == 0 ? users : apps, m, n)) {
+          w.BeginObject();
+          w.Kv(who == 0 ? "user" : "application", e.key);
+          w.Kv("jobs", e.jobs);
+          w.Kv("read_bytes", e.read_bytes);
+          w.Kv("write_bytes", e.write_bytes);
+          w.Kv("data_ops", e.data_ops);
+          w.Kv("meta_ops", e.meta_ops);
+          w.EndObject();
+        }
+        w.EndArray();
       }
-      w.EndArray();
+      w.EndObject();
     }
-    w.EndObject();
-  }
+  };
+  rankings(s.users, s.apps);
   // Per storage system (TOKIO §IV-B), node-local mounts flagged.
   w.Key("file_systems");
   w.BeginArray();
@@ -841,26 +845,7 @@ std::string ScoreboardToJson(const Scoreboard& s, size_t n) {
     w.Kv("write_bytes", f.write_bytes);
     w.Kv("data_ops", f.data_ops);
     w.Kv("meta_ops", f.meta_ops);
-    for (int who = 0; who < 2; ++who) {
-      w.Key(who == 0 ? "users" : "applications");
-      w.BeginObject();
-      for (const char* m : kMetrics) {
-        w.Key(std::string("by_") + m);
-        w.BeginArray();
-        for (const auto& e : TopBy(who == 0 ? f.users : f.apps, m, n)) {
-          w.BeginObject();
-          w.Kv(who == 0 ? "user" : "application", e.key);
-          w.Kv("jobs", e.jobs);
-          w.Kv("read_bytes", e.read_bytes);
-          w.Kv("write_bytes", e.write_bytes);
-          w.Kv("data_ops", e.data_ops);
-          w.Kv("meta_ops", e.meta_ops);
-          w.EndObject();
-        }
-        w.EndArray();
-      }
-      w.EndObject();
-    }
+    rankings(f.users, f.apps);
     w.EndObject();
   }
   w.EndArray();
