@@ -61,6 +61,10 @@ def files(d, n, size, sub="src"):
     for i in range(n):
         with open(os.path.join(d, sub, "f%04d.txt" % i), "wb") as f:
             f.write((b"%06d " % i) * ((size + i % 7) // 7))
+        # An hour old: git re-reads ("racy git") a file whose mtime falls in the
+        # index's own clock tick, so a fast run would read twice what a slow one does.
+        t = time.time() - 3600
+        os.utime(os.path.join(d, sub, "f%04d.txt" % i), (t, t))
 
 
 def text(d, name, mb):
