@@ -15,10 +15,29 @@
 #include <unistd.h>
 #include <x86intrin.h>
 
+#include <new>
+
 #include "core/base/private_dir.h"
 #include "core/records/fields.h"
 #include "core/records/json_line.h"
 #include "core/transport/line_sender.h"
+
+namespace {
+// Heap objects without the C++ runtime: ring.cc is linked into the preloaded
+// tracer, and operator new/delete alone would make every traced process load
+// libstdc++ (about 1.5 million instructions of relocation at each start).
+template <class T, class... A>
+T* Make(A&&... a) {
+  void* m = malloc(sizeof(T));
+  return m ? new (m) T(static_cast<A&&>(a)...) : nullptr;
+}
+template <class T>
+void Unmake(T* p) {
+  if (!p) return;
+  p->~T();
+  free(p);
+}
+}  // namespace
 
 namespace iosonar::trace {
 namespace {
@@ -313,7 +332,8 @@ bool LayoutMatches(const RingHeader& h) {
 // Ships one dead process's ring. base is a private (copy-on-write) mapping.
 uint64_t ShipRing(void* base, LineSender* sender) {
   RingHeader& h = *RingHead(base);
-  auto* c = new FmtContext();
+  auto* c = Make<FmtContext>();
+  if (!c) return 0;
   BuildPrefixes(c, h.stream, h.host, h.job, h.pid, h.rank, static_cast<int64_t>(geteuid()));  // our own rings only
   c->tick0 = h.tick0;
   c->real0 = h.real0;
@@ -326,7 +346,11 @@ uint64_t ShipRing(void* base, LineSender* sender) {
     if (m - h.mono0 > 100000000 && t > h.tick0) c->ns_per_tick = static_cast<double>(m - h.mono0) / static_cast<double>(t - h.tick0);
   }
   c->paths = RingPaths(base);
-  auto* out = new DrainOut(sender, *c, h.seq);
+  auto* out = Make<DrainOut>(sender, *c, h.seq);
+  if (!out) {
+    Unmake(c);
+    return 0;
+  }
   uint64_t raw = 0;
   auto tracer_record = [&](const char* action) {
     TracerCounts n{raw, h.records + out->runs(), action[0] == 'k' ? KilledDropped(h, h.dropped) : 0};
@@ -346,8 +370,8 @@ uint64_t ShipRing(void* base, LineSender* sender) {
   tracer_record("killed");
   out->Flush();
   uint64_t n = out->sent();
-  delete out;
-  delete c;
+  Unmake(out);
+  Unmake(c);
   return n;
 }
 
@@ -380,13 +404,18 @@ uint64_t NowTicks(const RingHeader& h) {
 // would, under each slot's lock (a slot whose thread holds it is skipped).
 uint64_t DrainLive(void* base, LineSender* sender) {
   RingHeader& h = *RingHead(base);
-  auto* c = new FmtContext();
+  auto* c = Make<FmtContext>();
+  if (!c) return 0;
   BuildPrefixes(c, h.stream, h.host, h.job, h.pid, h.rank, static_cast<int64_t>(geteuid()));  // our own rings only
   c->tick0 = h.tick0;
   c->real0 = h.real0;
   c->ns_per_tick = h.ns_per_tick > 0 ? h.ns_per_tick : 1.0;
   c->paths = RingPaths(base);
-  auto* copy = new CopySink();
+  auto* copy = Make<CopySink>();
+  if (!copy) {
+    Unmake(c);
+    return 0;
+  }
   __atomic_store_n(&h.drainer_pid, static_cast<int32_t>(getpid()), __ATOMIC_RELAXED);
   uint64_t lines = 0;
   uint64_t window_ticks = h.window_ns > 0 ? static_cast<uint64_t>(static_cast<double>(h.window_ns) / c->ns_per_tick) : 0;
@@ -410,15 +439,16 @@ uint64_t DrainLive(void* base, LineSender* sender) {
     if (copy->n_) __atomic_fetch_add(&h.drained_records, static_cast<uint64_t>(copy->n_), __ATOMIC_RELAXED);
     __atomic_store_n(&s.lock, 0, __ATOMIC_RELEASE);
     if (!copy->n_) continue;
-    auto* out = new DrainOut(sender, *c, seq);
+    auto* out = Make<DrainOut>(sender, *c, seq);
+    if (!out) break;
     out->tid = tid;
     for (int k = 0; k < copy->n_; ++k) out->Put(copy->runs_[k]);
     out->Flush();
     lines += out->sent();
-    delete out;
+    Unmake(out);
   }
-  delete copy;
-  delete c;
+  Unmake(copy);
+  Unmake(c);
   return lines;
 }
 

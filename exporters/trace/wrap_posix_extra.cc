@@ -3,6 +3,7 @@
 // offset, which advances). Same records as preadv/pwritev. (The fortified
 // __read_chk/__pread_chk/__pread64_chk, every read of a program built with
 // _FORTIFY_SOURCE, are in tracer.cc beside read, on its inline path.)
+#include <fcntl.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -57,4 +58,43 @@ IOSONAR_EXPORT ssize_t preadv64v2(int fd, const struct iovec* iov, int cnt, off6
 }
 IOSONAR_EXPORT ssize_t pwritev64v2(int fd, const struct iovec* iov, int cnt, off64_t off, int flags) {
   return V2Op(kOpWrite, fd, iov, cnt, off, flags, [&] { return REAL(pwritev64v2)(fd, iov, cnt, off, flags); });
+}
+
+// The fortified open (_FORTIFY_SOURCE with flags the compiler cannot see and
+// no mode: tar, coreutils): glibc's headers call __open_2/__openat_2, which
+// the plain open wrapper never sees. They abort on O_CREAT/O_TMPFILE, so the
+// flags carry no mode; recorded as open is.
+namespace {
+using Open2 = int (*)(const char*, int);
+using Openat2 = int (*)(int, const char*, int);
+Open2 real___open_2 = nullptr, real___open64_2 = nullptr;
+Openat2 real___openat_2 = nullptr, real___openat64_2 = nullptr;
+struct Open2Args {
+  Open2 f;
+  Openat2 fat;
+  int dirfd;
+  const char* path;
+  int flags;
+};
+int CallOpen2(void* p) {
+  auto* a = static_cast<Open2Args*>(p);
+  return a->f ? a->f(a->path, a->flags) : a->fat(a->dirfd, a->path, a->flags);
+}
+int Open2Op(Open2 f, Openat2 fat, int dirfd, const char* path, int flags) {
+  Open2Args a{f, fat, dirfd, path, flags};
+  return ext::OpenOp(kPosix, dirfd, path, flags, CallOpen2, &a);
+}
+}  // namespace
+
+IOSONAR_EXPORT int __open_2(const char* path, int flags) {
+  return Open2Op(REAL(__open_2), nullptr, AT_FDCWD, path, flags);
+}
+IOSONAR_EXPORT int __open64_2(const char* path, int flags) {
+  return Open2Op(REAL(__open64_2), nullptr, AT_FDCWD, path, flags);
+}
+IOSONAR_EXPORT int __openat_2(int dirfd, const char* path, int flags) {
+  return Open2Op(nullptr, REAL(__openat_2), dirfd, path, flags);
+}
+IOSONAR_EXPORT int __openat64_2(int dirfd, const char* path, int flags) {
+  return Open2Op(nullptr, REAL(__openat64_2), dirfd, path, flags);
 }

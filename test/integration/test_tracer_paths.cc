@@ -185,6 +185,18 @@ TEST_CASE("tracer paths: copies, fortified reads, preadv2, getline, dprintf, fre
     CHECK(Bytes(t.lines, k.second, d / ("traced/" + k.first)) == n);
   }
 
+  // Four opens of chk: two with constant flags, then open/openat with flags the
+  // compiler cannot see (__open_2/__openat_2 in the fortified build); the
+  // failed open of a missing file keeps its ENOENT.
+  int64_t chk_opens = 0, missing_enoent = 0;
+  for (const auto& l : t.lines) {
+    if (l.op != "open") continue;
+    if (l.path == d / "traced/chk") chk_opens += l.count;
+    if (l.path == d / "traced/missing" && l.err == ENOENT) missing_enoent += l.count;
+  }
+  CHECK(chk_opens == 4);
+  CHECK(missing_enoent == 1);
+
   bool cfr_at = false, sendfile_at = false, aio_partial = false, freopen_open = false, eintr = false, eagain = false;
   int aio_reads = 0;
   for (const auto& l : t.lines) {

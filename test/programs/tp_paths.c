@@ -143,7 +143,8 @@ static void Interrupted(void) {
 }
 
 // ---- fortified reads (this file is built with _FORTIFY_SOURCE=2 -O2), preadv2/pwritev2
-static volatile size_t g_nv = 1000;  // not a constant: read()/pread() become __read_chk/__pread_chk
+static volatile size_t g_nv = 1000;
+static volatile int g_flagsv = O_RDONLY;  // not a constant: read()/pread() become __read_chk/__pread_chk
 static void Fortified(void) {
   MakeFile("chk", 5000);
   int fd = open(P("chk"), O_RDONLY);
@@ -159,6 +160,19 @@ static void Fortified(void) {
   ssize_t d = read(-1, buf, g_n);
   Check(d == -1 && errno == EBADF, "__read_chk EBADF");
   close(fd);
+  // Flags not known at compile time, no mode: open/openat become __open_2 and
+  // __openat_2 (tar, coreutils); the open is recorded on the file.
+  const int flags = g_flagsv;
+  int o2 = open(P("chk"), flags);
+  int dfd = open(P(""), O_RDONLY | O_DIRECTORY);
+  int o3 = openat(dfd, "chk", flags);
+  errno = 555;
+  int o4 = open(P("missing"), flags);
+  Check(o2 >= 0 && o3 >= 0 && dfd >= 0 && o4 == -1 && errno == ENOENT, "__open_2/__openat_2, errno kept");
+  Expect("chk", "read", read(o2, buf, 100) + read(o3, buf, 200));
+  close(o2);
+  close(o3);
+  close(dfd);
 
   int w = open(P("v2"), O_CREAT | O_TRUNC | O_RDWR, 0644);
   char x[3000];
