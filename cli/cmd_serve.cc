@@ -26,6 +26,7 @@ constexpr const char* kUsage =
     "                     [--group-ttl S] [--group-cache N]\n"
     "                     [--munge-socket PATH] [--threads N] [--tls-cert FILE --tls-key FILE]\n"
     "                     [--cluster NAME] [--cluster-store NAME=DIR|URL]... [--compute-threads N] [--compute-queue N]\n"
+    "                     [--base-path /PREFIX]\n"
     "\n"
     "Serves each user the pages of their own jobs (summary, I/O mode and its evidence,\n"
     "per-second bandwidth and metadata rate across client, forwarding, OST and MDT\n"
@@ -61,6 +62,7 @@ int CmdServe(int argc, char** argv) {
   std::vector<std::string> proxies;
   int threads = 4, compute_threads = 2, compute_queue = 64;
   std::string cluster;
+  std::string base_path;
   std::vector<std::string> cluster_stores;
   size_t list_limit = 500;
   int64_t group_ttl = 60, group_cache = 4096;
@@ -92,6 +94,8 @@ int CmdServe(int argc, char** argv) {
        "the default cluster of requests (job ids repeat across clusters; ?cluster=NAME picks another)")  //
       ("cluster-store", po::value(&cluster_stores)->value_name("NAME=DIR|URL"),
        "the record store of cluster NAME, when it is not --store (repeatable)")  //
+      ("base-path", po::value(&base_path)->value_name("/PREFIX"),
+       "the path the reverse proxy mounts the service under (/iosonar): links, scripts and redirects carry it")  //
       ("list-limit", po::value(&list_limit)->default_value(500)->value_name("N"), "jobs in a listing, latest first")  //
       ("tls-cert", po::value(&tls_cert)->value_name("FILE"), "serve HTTPS with this PEM certificate (and --tls-key)")  //
       ("tls-key", po::value(&tls_key)->value_name("FILE"), "the certificate's PEM private key")  //
@@ -124,6 +128,11 @@ int CmdServe(int argc, char** argv) {
   if (vm.count("cluster") && !valid_cluster(cluster))
     return usage_error("--cluster '" + cluster + "': a cluster name is letters, digits, '_', '-' and '.'");
   o.cluster = cluster;
+  if (vm.count("base-path")) {
+    auto bp = serve::NormalizeBasePath(base_path);
+    if (!bp.ok()) return usage_error("--base-path '" + base_path + "': " + bp.status().message());
+    o.base_path = *bp;
+  }
   for (const auto& cs : cluster_stores) {
     size_t eq = cs.find('=');
     if (eq == std::string::npos || !valid_cluster(cs.substr(0, eq)) || eq + 1 == cs.size())

@@ -6,6 +6,7 @@
 
 #include <rapidjson/document.h>
 
+#include "core/base/html.h"
 #include "core/base/json.h"
 #include "core/base/timeutil.h"
 
@@ -21,8 +22,6 @@ std::string Words(std::string code) {
     if (c == '_') c = ' ';
   return code;
 }
-
-using report::HtmlEscape;
 
 std::string Fmt(const char* f, double v) {
   char b[64];
@@ -229,13 +228,21 @@ std::string AnomalyBoardJson(const AnomalyBoard& bd) {
 }
 
 std::string JobPage(const Identity& who, const analysis::JobMeta& meta, const analysis::JobSummary& s,
-                    const std::vector<report::Advice>& advice, const AnomalyView* anomaly,
+                    const std::vector<Diagnosis>& diagnosis, const AnomalyView* anomaly,
                     const std::string& cluster_query) {
   const std::string cq = HtmlEscape(cluster_query);
   const JobRecord& j = meta.job;
   const std::string id = std::to_string(j.job_id);
   std::string h = Head("Job " + id, who);
   h += "<h1>Job " + HtmlEscape(id) + " <span class=\"name\">" + HtmlEscape(j.name.value_or("")) + "</span></h1>\n";
+  // What cost the job the most time, first: the answer to "why was my job slow, and what do I do?".
+  h += "<h2>Diagnosis</h2>\n<ol class=\"diagnosis\">";
+  for (const auto& d : diagnosis)
+    h += "<li class=\"sev-" + HtmlEscape(d.severity) + "\" data-kind=\"" + HtmlEscape(d.kind) + "\"><span class=\"sev\">" +
+         HtmlEscape(d.severity) + "</span> <strong class=\"cause\">" + HtmlEscape(d.cause) + ".</strong> " +
+         "<span class=\"evidence\">" + HtmlEscape(d.evidence) + ".</span> <span class=\"action\">" + HtmlEscape(d.action) +
+         "</span>" + (d.cost_s > 0 ? Fmt(" <span class=\"cost\">(~%.1f s)</span>", d.cost_s) : std::string()) + "</li>";
+  h += "</ol>\n";
   h += "<table class=\"kv\">";
   auto row = [&](const char* k, const std::string& v) { h += std::string("<tr><th>") + k + "</th>" + Cell(v) + "</tr>"; };
   row("User", j.user.value_or("-"));
@@ -282,14 +289,6 @@ std::string JobPage(const Identity& who, const analysis::JobMeta& meta, const an
        "<div class=\"chart\" data-chart=\"bandwidth\" data-job=\"" + HtmlEscape(id) + "\" data-query=\"" + cq + "\"></div>\n"
        "<div class=\"chart\" data-chart=\"metadata\" data-job=\"" + HtmlEscape(id) + "\" data-query=\"" + cq + "\"></div>\n"
        "<h2>I/O phases</h2>\n<div class=\"phases\" data-job=\"" + HtmlEscape(id) + "\" data-query=\"" + cq + "\"></div>\n";
-  h += "<h2>Advice</h2>\n";
-  if (advice.empty()) h += "<p>Nothing to change was found.</p>\n";
-  else {
-    h += "<ul class=\"advice\">";
-    for (const auto& a : advice)
-      h += "<li><strong>" + HtmlEscape(a.kind) + "</strong>: " + HtmlEscape(a.evidence) + ". " + HtmlEscape(a.change) + "</li>";
-    h += "</ul>\n";
-  }
   h += "<h2>I/O anomaly</h2>\n";
   if (!anomaly || !anomaly->analysed) {
     h += "<p>Not analysed (`iosonar anomaly` has not compared this job with its application's earlier runs).</p>\n";
@@ -316,13 +315,6 @@ std::string JobPage(const Identity& who, const analysis::JobMeta& meta, const an
       h += "</tbody></table>\n";
     }
     if (!a.outliers.empty()) {
-      // The slowest server (lowest bandwidth ratio) and how much it cost the job.
-      const auto* worst = &a.outliers.front();
-      for (const auto& o : a.outliers)
-        if (o.bandwidth_ratio < worst->bandwidth_ratio) worst = &o;
-      const double x = a.slowdown > 0 ? a.slowdown : (worst->bandwidth_ratio > 0 ? 1 / worst->bandwidth_ratio : 0);
-      h += "<p class=\"verdict\">" + Fmt("Slowed ~%.1fx by ", x) + "<strong>" + HtmlEscape(worst->server) +
-           "</strong> (the server, not your code): tell the administrators; changing the job will not help.</p>\n";
       h += "<h3>Servers that lagged their peers</h3>\n<table class=\"files\"><thead><tr><th>Kind</th><th>Server</th>"
            "<th>Bandwidth vs peers</th><th>Time lost</th></tr></thead><tbody>";
       for (const auto& o : a.outliers)
@@ -563,6 +555,26 @@ std::string ServerKindText(const std::string& kind) {
   if (kind == "mdt") return "MDT";
   if (kind == "forwarding") return "forwarding node";
   return Words(kind);
+}
+
+std::string WithBasePath(std::string html, const std::string& base) {
+  if (base.empty()) return html;
+  std::string out;
+  out.reserve(html.size() + 64 * base.size());
+  size_t from = 0;
+  for (;;) {
+    size_t best = std::string::npos, len = 0;
+    for (const char* attr : {" href=\"/", " src=\"/", " action=\"/"}) {
+      size_t at = html.find(attr, from);
+      if (at < best) best = at, len = std::char_traits<char>::length(attr);
+    }
+    if (best == std::string::npos) break;
+    out.append(html, from, best + len - 1 - from);  // up to the quote
+    out += base;
+    from = best + len - 1;  // the '/' follows the base
+  }
+  out.append(html, from, std::string::npos);
+  return out;
 }
 
 std::string ErrorPage(int status, const std::string& message) {

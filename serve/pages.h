@@ -14,6 +14,7 @@
 #include "analysis-jobs/job-summary/job_summary.h"
 #include "analysis-jobs/report/report.h"
 #include "core/base/status.h"
+#include "serve/diagnosis.h"
 #include "serve/identity.h"
 
 namespace iosonar::serve {
@@ -36,26 +37,6 @@ std::string JobListJson(const std::vector<ListedJob>& jobs);
 void SortJobs(std::vector<ListedJob>* jobs, const std::string& sort, bool desc);
 std::string JobsPage(const Identity& who, const std::vector<ListedJob>& jobs, const std::string& sort, bool desc);
 
-// A job's stored anomaly verdict (`iosonar anomaly`, job_anomaly and its
-// neighbour and server-outlier rows). Neighbours the caller may not see have
-// an empty job_id (the page says "another job").
-struct AnomalyView {
-  bool analysed = false;
-  std::string verdict;  // normal, anomalous, not_enough_history
-  int64_t history_runs = 0;
-  double slowdown = 0;
-  struct Neighbour {
-    std::string job_id;  // "" = hidden from the caller
-    std::string shared, evidence;
-    double md_ops_per_s = 0;
-  };
-  std::vector<Neighbour> neighbours;
-  struct Outlier {
-    std::string kind, server;
-    double bandwidth_ratio = 0, cost_s = 0;
-  };
-  std::vector<Outlier> outliers;
-};
 std::string AnomalyJson(const AnomalyView& a);
 // The stored codes in words for pages (the JSON keeps the codes):
 // a verdict (normal, anomalous, not_enough_history), a neighbour's
@@ -66,8 +47,9 @@ std::string EvidenceText(const std::string& evidence);
 std::string ServerKindText(const std::string& kind);
 
 // cluster_query: "" or "?cluster=NAME", added to the links of the job and its neighbours (same cluster).
+// diagnosis: Diagnose()'s findings, shown first.
 std::string JobPage(const Identity& who, const analysis::JobMeta& meta, const analysis::JobSummary& s,
-                    const std::vector<report::Advice>& advice, const AnomalyView* anomaly = nullptr,
+                    const std::vector<Diagnosis>& diagnosis, const AnomalyView* anomaly = nullptr,
                     const std::string& cluster_query = "");
 
 // What the administrators' page lists of the anomaly detection: open system
@@ -113,6 +95,11 @@ std::string AdminPage(const Identity& who, const Heatmap& h, const std::string& 
                       const std::string& default_cluster = "", const std::string& job_query = "");
 
 std::string ErrorPage(int status, const std::string& message);
+
+// A page's root-relative URLs (href="/...", src="/...", action="/...": all a
+// page of ours has; what users typed is escaped and cannot look like one)
+// under base ("/iosonar"), for a service mounted under a path prefix.
+std::string WithBasePath(std::string html, const std::string& base);
 
 // Bytes as "1.5 GiB", rates as "1.5 GiB/s".
 std::string HumanBytes(double b);

@@ -70,6 +70,20 @@ const std::vector<std::string>& Routes() {
   return r;
 }
 
+Result<std::string> NormalizeBasePath(const std::string& s) {
+  if (s.empty() || s[0] != '/') return Status::Invalid("a base path starts with '/'");
+  std::string b = s;
+  while (!b.empty() && b.back() == '/') b.pop_back();
+  if (b.find("//") != std::string::npos) return Status::Invalid("a base path has no empty segment ('//')");
+  for (char c : b)
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '/' || c == '.' ||
+          c == '_' || c == '~' || c == '-'))
+      return Status::Invalid(std::string("a base path is letters, digits and . _ ~ - between '/', not '") + c + "'");
+  for (const char* dots : {"/./", "/../"})
+    if ((b + "/").find(dots) != std::string::npos) return Status::Invalid("a base path has no '.' or '..' segment");
+  return b;
+}
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -800,50 +814,94 @@ struct Service::Impl {
 
   // ---- stored anomaly verdicts (`iosonar anomaly` / `iosonar screen`, migration 35) ----
   // The job's verdict; neighbours the caller may not see lose their id.
-  AnomalyView AnomalyOf(const Identity& who, const JobRecord& j) {
-    AnomalyView a;
+  // What the anomaly analysis stored about a job, as every caller gets it
+  // before the ids of jobs they may not see are hidden: its verdict, and the
+  // anomalous jobs that name it as their first suspect. Read at most once per
+  // memo_ms (a popular page does not query MySQL on each request).
+  struct StoredFindings {
+    AnomalyView anomaly;
+    std::vector<SlowedJob> slowed;
+  };
+  struct FindingsEntry {
+    Clock::time_point at;
+    std::shared_ptr<const StoredFindings> f;
+  };
+  std::mutex findings_mu;
+  std::map<std::string, FindingsEntry> findings;  // by cluster "\n" job
+
+  std::shared_ptr<const StoredFindings> FindingsOf(const JobRecord& j) {
+    const std::string ck = j.cluster + "\n" + std::to_string(j.job_id);
+    const auto now = Clock::now();
+    {
+      std::lock_guard<std::mutex> l(findings_mu);
+      auto it = findings.find(ck);
+      if (it != findings.end() && now - it->second.at < std::chrono::milliseconds(opt.memo_ms)) return it->second.f;
+    }
+    auto f = std::make_shared<StoredFindings>();
     auto db = GetDb();
-    if (!db.ok()) return a;
+    if (!db.ok()) return f;
     MysqlConn& c = (*db)->conn();
+    AnomalyView& a = f->anomaly;
     const std::vector<SqlParam> key{j.cluster, static_cast<int64_t>(j.job_id)};
     auto row = c.Query("SELECT verdict, history_runs, slowdown FROM job_anomaly WHERE cluster = ? AND job_id = ?", key);
     if (!row.ok()) {
       Log("anomaly of job " + std::to_string(j.job_id) + ": " + row.status().ToString());
-      return a;
+      return f;
     }
-    if (row->empty()) return a;
-    a.analysed = true;
-    a.verdict = (*row)[0][0].value_or("");
-    a.history_runs = std::strtoll((*row)[0][1].value_or("0").c_str(), nullptr, 10);
-    a.slowdown = std::strtod((*row)[0][2].value_or("0").c_str(), nullptr);
-    auto nb = c.Query(
-        "SELECT neighbour, shared, evidence, md_ops_per_s FROM job_anomaly_neighbour WHERE cluster = ? AND job_id = ? "
-        "ORDER BY rank_no",
-        key);
-    if (nb.ok())
-      for (const auto& r : *nb) {
-        AnomalyView::Neighbour n;
-        n.job_id = r[0].value_or("");
-        n.shared = r[1].value_or("");
-        n.evidence = r[2].value_or("");
-        n.md_ops_per_s = std::strtod(r[3].value_or("0").c_str(), nullptr);
-        // Another user's job is named only to administrators (and co-members of a shared project).
-        if (!who.admin) {
-          auto m = ValidJobId(n.job_id) ? Meta(j.cluster, n.job_id)
-                                        : Result<std::optional<analysis::JobMeta>>(std::nullopt);
-          if (!m.ok() || !*m || !MaySee(who, (*m)->job)) n.job_id.clear();
-        }
-        a.neighbours.push_back(std::move(n));
-      }
-    auto so = c.Query(
-        "SELECT kind, server, bandwidth_ratio, cost_s FROM job_server_outlier WHERE cluster = ? AND job_id = ? "
-        "ORDER BY cost_s DESC",
-        key);
-    if (so.ok())
-      for (const auto& r : *so)
-        a.outliers.push_back({r[0].value_or(""), r[1].value_or(""), std::strtod(r[2].value_or("0").c_str(), nullptr),
-                              std::strtod(r[3].value_or("0").c_str(), nullptr)});
-    return a;
+    if (!row->empty()) {
+      a.analysed = true;
+      a.verdict = (*row)[0][0].value_or("");
+      a.history_runs = std::strtoll((*row)[0][1].value_or("0").c_str(), nullptr, 10);
+      a.slowdown = std::strtod((*row)[0][2].value_or("0").c_str(), nullptr);
+      auto nb = c.Query(
+          "SELECT neighbour, shared, evidence, md_ops_per_s FROM job_anomaly_neighbour WHERE cluster = ? AND job_id = ? "
+          "ORDER BY rank_no",
+          key);
+      if (nb.ok())
+        for (const auto& r : *nb)
+          a.neighbours.push_back({r[0].value_or(""), r[1].value_or(""), r[2].value_or(""),
+                                  std::strtod(r[3].value_or("0").c_str(), nullptr)});
+      auto so = c.Query(
+          "SELECT kind, server, bandwidth_ratio, cost_s FROM job_server_outlier WHERE cluster = ? AND job_id = ? "
+          "ORDER BY cost_s DESC",
+          key);
+      if (so.ok())
+        for (const auto& r : *so)
+          a.outliers.push_back({r[0].value_or(""), r[1].value_or(""), std::strtod(r[2].value_or("0").c_str(), nullptr),
+                                std::strtod(r[3].value_or("0").c_str(), nullptr)});
+    }
+    // The anomalous jobs whose first suspect this job is.
+    auto sl = c.Query(
+        "SELECT n.job_id, a.slowdown, n.shared, n.evidence FROM job_anomaly_neighbour n JOIN job_anomaly a "
+        "ON a.cluster = n.cluster AND a.job_id = n.job_id WHERE n.cluster = ? AND n.neighbour = ? AND n.rank_no = 0 "
+        "AND a.verdict = 'anomalous' ORDER BY n.job_id LIMIT 100",
+        {j.cluster, std::to_string(j.job_id)});
+    if (sl.ok())
+      for (const auto& r : *sl)
+        f->slowed.push_back({r[0].value_or(""), std::strtod(r[1].value_or("0").c_str(), nullptr), r[2].value_or(""),
+                             r[3].value_or("")});
+    else
+      Log("jobs slowed by job " + std::to_string(j.job_id) + ": " + sl.status().ToString());
+    std::lock_guard<std::mutex> l(findings_mu);
+    if (findings.size() > 4096) findings.clear();
+    findings[ck] = {now, f};
+    return f;
+  }
+
+  // A job id the caller may see on this cluster, else "" (shown as "another job").
+  std::string Visible(const Identity& who, const std::string& cluster, const std::string& job) {
+    if (who.admin) return job;
+    auto m = ValidJobId(job) ? Meta(cluster, job) : Result<std::optional<analysis::JobMeta>>(std::nullopt);
+    return m.ok() && *m && MaySee(who, (*m)->job) ? job : std::string();
+  }
+
+  // The job's stored findings as the caller may see them: another user's job
+  // is named only to administrators (and co-members of a shared project).
+  StoredFindings FindingsFor(const Identity& who, const JobRecord& j) {
+    StoredFindings f = *FindingsOf(j);
+    for (auto& n : f.anomaly.neighbours) n.job_id = Visible(who, j.cluster, n.job_id);
+    for (auto& s : f.slowed) s.job_id = Visible(who, j.cluster, s.job_id);
+    return f;
   }
 
   Result<AnomalyBoard> Board() {
@@ -938,13 +996,10 @@ Response Service::Impl::JobRoute(const Identity& who, const std::string& job, co
   if (sub.empty()) {
     auto s = Summary(t);
     if (!s.ok()) return no_records(s.status());
-    if (!html) {
-      Response x;
-      x.shared_body = (*s)->api;
-      return x;
-    }
-    AnomalyView a = AnomalyOf(who, m.job);
-    return Html(200, JobPage(who, m, *(*s)->summary, AdviceFor(job, *(*s)->summary), &a, cq));
+    StoredFindings f = FindingsFor(who, m.job);
+    const auto diagnosis = Diagnose(*(*s)->summary, AdviceFor(job, *(*s)->summary), &f.anomaly, f.slowed);
+    if (!html) return Json(200, analysis::WithMember(*(*s)->api, "diagnosis", DiagnosisJson(diagnosis, false), true));
+    return Html(200, JobPage(who, m, *(*s)->summary, diagnosis, &f.anomaly, cq));
   }
   if (sub == "series") {
     auto x = XlayerJson(t);
@@ -954,7 +1009,7 @@ Response Service::Impl::JobRoute(const Identity& who, const std::string& job, co
     auto p = PhasesJson(t);
     return p.ok() ? Json(200, std::move(p).value()) : no_records(p.status());
   }
-  if (sub == "anomaly") return Json(200, AnomalyJson(AnomalyOf(who, m.job)));
+  if (sub == "anomaly") return Json(200, AnomalyJson(FindingsFor(who, m.job).anomaly));
   if (sub == "neighbours") {  // administrators only (Route checks)
     auto n = NeighboursOf(m.job);
     if (!n.ok()) return failed(n.status());
@@ -1178,9 +1233,31 @@ Service::~Service() = default;
 
 const IdentityOptions& Service::identity_options() const { return impl_->opt.identity; }
 
+namespace {
+// A page's links, scripts and redirects under --base-path.
+Response Rebased(Response x, const std::string& base) {
+  if (base.empty()) return x;
+  if (x.deferred) {
+    x.deferred = [d = std::move(x.deferred), base] { return Rebased(d(), base); };
+    return x;
+  }
+  if (x.content_type.rfind("text/html", 0) == 0 && !x.shared_body) x.body = WithBasePath(std::move(x.body), base);
+  for (auto& [k, v] : x.headers)
+    if (k == "Location" && !v.empty() && v[0] == '/') v = base + v;
+  return x;
+}
+}  // namespace
+
 Response Service::Handle(const Request& r, bool defer) {
   // HEAD keeps the body: the HTTP layer sends its length and not the bytes.
-  return impl_->Route(r, defer);
+  const std::string& base = impl_->opt.base_path;
+  // A proxy that passes the prefix on: /iosonar/jobs is /jobs.
+  if (!base.empty() && r.path.rfind(base, 0) == 0 && (r.path.size() == base.size() || r.path[base.size()] == '/')) {
+    Request stripped = r;
+    stripped.path = r.path.size() == base.size() ? "/" : r.path.substr(base.size());
+    return Rebased(impl_->Route(stripped, defer), base);
+  }
+  return Rebased(impl_->Route(r, defer), base);
 }
 
 }  // namespace iosonar::serve

@@ -58,6 +58,11 @@ struct ServeOptions {
   // A cluster's own record store (--cluster-store NAME=DIR|URL); the others' records are in `store`.
   std::map<std::string, std::string> cluster_stores;
   IdentityOptions identity;
+  // The path a reverse proxy mounts the service under ("/iosonar"; "" = the
+  // root): the pages' links, scripts and style sheets and the redirects carry
+  // it. A request path that still starts with it (a proxy that passes the
+  // prefix on) is answered as the path without it.
+  std::string base_path;
   size_t list_limit = 500;   // jobs in a listing
   int meta_ttl_s = 60;       // a job's database row is re-read after this
   // A summary read from the cache is served from memory for this long before
@@ -93,6 +98,10 @@ struct Response {
 // The security headers every response carries (a strict Content-Security-Policy:
 // scripts, styles and fetches from this server only, no inline script, no frames).
 const std::vector<std::pair<std::string, std::string>>& SecurityHeaders();
+
+// --base-path as given ("/iosonar", "/iosonar/") in its canonical form
+// ("/iosonar"; "/" is ""): a path of [A-Za-z0-9._~-] segments, else an error.
+Result<std::string> NormalizeBasePath(const std::string& s);
 
 // "GET /api/jobs", "GET /api/jobs/{job}", ... : every route, as the OpenAPI file names them.
 const std::vector<std::string>& Routes();

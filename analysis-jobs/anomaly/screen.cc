@@ -16,6 +16,7 @@
 
 #include "analysis-jobs/lassi/apps.h"
 #include "analysis-jobs/lib/result_record.h"
+#include "core/base/html.h"
 #include "core/base/json.h"
 #include "core/base/timeutil.h"
 #include "core/records/fields.h"
@@ -679,17 +680,6 @@ Result<std::pair<std::string, std::string>> ReportSection(Store& store, int64_t 
     return true;
   });
   if (!st.ok()) return st;
-  auto esc = [](const std::string& s) {
-    std::string o;
-    for (char c : s) {
-      if (c == '<') o += "&lt;";
-      else if (c == '>') o += "&gt;";
-      else if (c == '&') o += "&amp;";
-      else if (c == '"') o += "&quot;";
-      else o += c;
-    }
-    return o;
-  };
   std::string h, t;
   char b[256];
   size_t anomalous = 0;
@@ -702,7 +692,7 @@ Result<std::pair<std::string, std::string>> ReportSection(Store& store, int64_t 
          "<th>minutes</th><th>evidence</th></tr>\n";
     for (const auto& [key, o] : occ) {
       std::snprintf(b, sizeof b, "<td class=\"n\">%.0f</td>", static_cast<double>(o.dur) / 6e10);
-      h += "<tr><td>" + esc(key.first) + "</td><td>" + FormatIsoMillis(o.start) + "</td>" + b + "<td>" + esc(o.reason) +
+      h += "<tr><td>" + HtmlEscape(key.first) + "</td><td>" + FormatIsoMillis(o.start) + "</td>" + b + "<td>" + HtmlEscape(o.reason) +
            "</td></tr>\n";
       std::snprintf(b, sizeof b, "  %s from %s for %.0f min: ", key.first.c_str(), FormatIsoMillis(o.start).c_str(),
                     static_cast<double>(o.dur) / 6e10);
@@ -716,7 +706,7 @@ Result<std::pair<std::string, std::string>> ReportSection(Store& store, int64_t 
     for (const auto& [id, j] : jobs) {
       if (!j.anomalous) continue;
       std::snprintf(b, sizeof b, "<td class=\"n\">%.1fx</td>", j.slowdown);
-      h += "<tr><td>" + esc(id) + "</td>" + b + "<td>" + esc(j.neighbour) + "</td><td>" + esc(j.evidence) + "</td></tr>\n";
+      h += "<tr><td>" + HtmlEscape(id) + "</td>" + b + "<td>" + HtmlEscape(j.neighbour) + "</td><td>" + HtmlEscape(j.evidence) + "</td></tr>\n";
       std::snprintf(b, sizeof b, "  job %s: %.1fx its history", id.c_str(), j.slowdown);
       t += b;
       if (!j.neighbour.empty()) t += "; first neighbour " + j.neighbour + " (" + j.evidence + ")";

@@ -7,26 +7,11 @@
 #include <tuple>
 
 #include "core/base/json.h"
+#include "core/base/html.h"
 #include "core/base/timeutil.h"
 #include "core/records/fields.h"
 
 namespace iosonar::report {
-
-std::string HtmlEscape(std::string_view s) {
-  std::string o;
-  o.reserve(s.size());
-  for (char c : s) {
-    switch (c) {
-      case '&': o += "&amp;"; break;
-      case '<': o += "&lt;"; break;
-      case '>': o += "&gt;"; break;
-      case '"': o += "&quot;"; break;
-      case '\'': o += "&#39;"; break;
-      default: o += c;
-    }
-  }
-  return o;
-}
 
 namespace {
 

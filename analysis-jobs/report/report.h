@@ -60,7 +60,5 @@ struct ReportOutput {
 };
 ReportOutput RenderReport(const ReportInput& in);
 
-// Escapes &, <, >, " and ' for HTML text and attributes.
-std::string HtmlEscape(std::string_view s);
 
 }  // namespace iosonar::report

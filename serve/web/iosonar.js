@@ -5,6 +5,9 @@
   'use strict';
   var colors = ['#1f77b4', '#d62728', '#2ca02c', '#9467bd', '#ff7f0e', '#8c564b'];
   var plots = 0;
+  // The path the service is mounted under (--base-path): where this script came from.
+  var me = document.currentScript;
+  var base = me ? new URL(me.src, location.href).pathname.replace(/\/static\/iosonar\.js$/, '') : '';
 
   function human(v) {
     var u = ['', 'Ki', 'Mi', 'Gi', 'Ti', 'Pi'], i = 0;
@@ -162,12 +165,12 @@
     return q.indexOf('?cluster=') === 0 ? '?cluster=' + encodeURIComponent(q.slice(9)) : '';
   }
   function view(job, q) {
-    if (!jobs[job + q]) jobs[job + q] = getJson('/api/jobs/' + encodeURIComponent(job) + '/series' + q);
+    if (!jobs[job + q]) jobs[job + q] = getJson(base + '/api/jobs/' + encodeURIComponent(job) + '/series' + q);
     return jobs[job + q];
   }
   var days = {};
   function lassi(day) {
-    if (!days[day]) days[day] = getJson('/api/admin/lassi?day=' + encodeURIComponent(day));
+    if (!days[day]) days[day] = getJson(base + '/api/admin/lassi?day=' + encodeURIComponent(day));
     return days[day];
   }
   document.querySelectorAll('div.slowdown').forEach(function (el) {
@@ -181,13 +184,13 @@
         .catch(function (e) { note(el, 'No chart: ' + e.message); }));
       return;
     }
-    var src = kind === 'osts' ? getJson('/api/admin/jobs/' + encodeURIComponent(job) + '/osts' + query(el))
+    var src = kind === 'osts' ? getJson(base + '/api/admin/jobs/' + encodeURIComponent(job) + '/osts' + query(el))
                               : view(job, query(el));
     work.push(src.then(function (v) { kind === 'osts' ? ostChart(el, v) : layersChart(el, v, kind); })
       .catch(function (e) { note(el, 'No chart: ' + e.message); }));
   });
   document.querySelectorAll('div.phases').forEach(function (el) {
-    work.push(getJson('/api/jobs/' + encodeURIComponent(el.getAttribute('data-job')) + '/phases' + query(el))
+    work.push(getJson(base + '/api/jobs/' + encodeURIComponent(el.getAttribute('data-job')) + '/phases' + query(el))
       .then(function (p) { phases(el, p); })
       .catch(function (e) { note(el, 'No phases: ' + e.message); }));
   });

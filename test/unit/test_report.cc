@@ -4,6 +4,7 @@
 #include <string>
 
 #include "analysis-jobs/report/report.h"
+#include "core/base/html.h"
 
 using namespace iosonar;
 
@@ -75,5 +76,5 @@ TEST_CASE("report escapes command lines and loads nothing from elsewhere", "[rep
   CHECK(out.html.find("<svg") != std::string::npos);
   CHECK(out.text.find("File system fs: 1 windows, 1 with risk > 0") != std::string::npos);
   CHECK(out.json.find("\"advice\":[]") != std::string::npos);
-  CHECK(report::HtmlEscape("a<b>&'\"") == "a&lt;b&gt;&amp;&#39;&quot;");
+  CHECK(HtmlEscape("a<b>&'\"") == "a&lt;b&gt;&amp;&#39;&quot;");
 }

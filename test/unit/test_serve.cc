@@ -348,3 +348,132 @@ TEST_CASE("serve: a cached heatmap reads back as it was written", "[serve]") {
 }
 
 }  // namespace iosonar::serve
+
+namespace iosonar::serve {
+
+namespace {
+// A job of 100 s on 4 processes: 40 s of writes (10 s each), 4 KiB requests.
+analysis::JobSummary SmallWrites() {
+  analysis::JobSummary s;
+  s.job_id = "7";
+  s.runtime_s = 100;
+  s.io_phase_s = 40;
+  s.processes_with_io = 4;
+  s.write.busy_s = 40;
+  s.busy_s = 44;  // 4 s of metadata and other calls
+  return s;
+}
+report::Advice SmallAdvice() { return {"7", "", "", "small requests", "20000 writes of 4 KiB on average", "Buffer."}; }
+}  // namespace
+
+TEST_CASE("serve: the diagnosis puts what cost the most time first", "[serve][diagnosis]") {
+  const auto s = SmallWrites();
+  SECTION("nothing to say: one info entry") {
+    auto d = Diagnose(s, {}, nullptr, {});
+    REQUIRE(d.size() == 1);
+    CHECK(d[0].kind == "nothing_found");
+    CHECK(d[0].severity == "info");
+  }
+  SECTION("an advice rule: its cost is a process's time in those calls") {
+    auto d = Diagnose(s, {SmallAdvice()}, nullptr, {});
+    REQUIRE(d.size() == 1);
+    CHECK(d[0].kind == "small_requests");
+    CHECK(d[0].cost_s == Approx(10));
+    CHECK(d[0].severity == "high");  // 10 % of the run
+    CHECK(d[0].action == "Buffer.");
+  }
+  SECTION("a slow server of an anomalous job comes first, and never 'nothing to change' above it") {
+    AnomalyView a;
+    a.analysed = true;
+    a.verdict = "anomalous";
+    a.history_runs = 6;
+    a.slowdown = 4;
+    a.outliers = {{"forwarding", "fwd001", 0.5, 3}, {"ost", "simfs-OST0005", 0.25, 30}};
+    auto d = Diagnose(s, {SmallAdvice()}, &a, {});
+    REQUIRE(d.size() == 2);
+    CHECK(d[0].kind == "slow_server");
+    CHECK(d[0].severity == "high");
+    CHECK(d[0].cost_s == Approx(30));  // the costliest server's, not the lowest ratio's
+    CHECK(d[0].cause == "Slowed ~4.0x by OST simfs-OST0005 (the server, not your code)");
+    CHECK(d[0].evidence.find("fwd001") != std::string::npos);
+    // at normal speed the small writes would have taken a quarter of the time
+    CHECK(d[1].kind == "small_requests");
+    CHECK(d[1].cost_s == Approx(2.5));
+    for (const auto& x : d) CHECK(x.kind != "nothing_found");
+  }
+  SECTION("anomalous without a lagging server: the first neighbour, hidden when the caller may not see it") {
+    AnomalyView a;
+    a.analysed = true;
+    a.verdict = "anomalous";
+    a.slowdown = 2;
+    a.neighbours = {{"", "fwd003", "high_mdops", 1200}};
+    auto d = Diagnose(s, {}, &a, {});
+    REQUIRE(d.size() == 1);
+    CHECK(d[0].kind == "interference");
+    CHECK(d[0].cost_s == Approx(20));  // 40 s of I/O, half of it lost
+    CHECK(d[0].cause.find("another user's job") != std::string::npos);
+    CHECK(d[0].evidence.find("many metadata operations") != std::string::npos);
+    CHECK(d[0].evidence.find("high_mdops") == std::string::npos);
+  }
+  SECTION("the offender is told whom it slowed") {
+    auto d = Diagnose(s, {}, nullptr, {{"3008", 4, "fwd003", "high_mdops"}, {"", 2, "fwd003", "high_mdops"}});
+    REQUIRE(d.size() == 1);
+    CHECK(d[0].kind == "slowed_others");
+    CHECK(d[0].severity == "high");
+    CHECK(d[0].cause == "Your job slowed 2 other jobs (job 3008 and another user's job)");
+  }
+  SECTION("too little history is info, in words") {
+    AnomalyView a;
+    a.analysed = true;
+    a.verdict = "not_enough_history";
+    a.history_runs = 1;
+    auto d = Diagnose(s, {}, &a, {});
+    REQUIRE(d.size() == 2);
+    CHECK(d[0].kind == "nothing_found");
+    CHECK(d[1].kind == "not_judged");
+    for (const auto& x : d) CHECK(x.cause.find('_') == std::string::npos);
+    CHECK(DiagnosisJson(d, false).find("\"severity\":\"info\"") != std::string::npos);
+  }
+}
+
+}  // namespace iosonar::serve
+
+namespace iosonar::serve {
+
+TEST_CASE("serve: --base-path puts every link of a page under the prefix", "[serve][base-path]") {
+  CHECK(*NormalizeBasePath("/iosonar/") == "/iosonar");
+  CHECK(*NormalizeBasePath("/a/b-c_d.e~f") == "/a/b-c_d.e~f");
+  CHECK(*NormalizeBasePath("/") == "");
+  for (const char* bad : {"", "iosonar", "/a//b", "/a/../b", "/a b", "/a\"b", "/a?x"}) {
+    INFO(bad);
+    CHECK_FALSE(NormalizeBasePath(bad).ok());
+  }
+  const std::string page = "<a href=\"/jobs\">x</a><script src=\"/static/iosonar.js\"></script>"
+                           "<form action=\"/admin\"></form><td>href=&quot;/jobs&quot;</td><a href=\"https://e/x\">";
+  const std::string r = WithBasePath(page, "/iosonar");
+  CHECK(r == "<a href=\"/iosonar/jobs\">x</a><script src=\"/iosonar/static/iosonar.js\"></script>"
+             "<form action=\"/iosonar/admin\"></form><td>href=&quot;/jobs&quot;</td><a href=\"https://e/x\">");
+  CHECK(WithBasePath(page, "") == page);
+
+  ServeOptions o;
+  o.store = "/nonexistent";
+  o.mysql = "mysql://nobody@localhost/none?socket=/nonexistent";
+  o.quiet = true;
+  o.base_path = "/iosonar";
+  Service s(o);
+  Request r1;
+  r1.path = "/iosonar/static/iosonar.css";  // a proxy that passes the prefix on
+  CHECK(s.Handle(r1).status == 200);
+  r1.path = "/static/iosonar.css";  // one that strips it
+  CHECK(s.Handle(r1).status == 200);
+  r1.path = "/iosonarx/static/iosonar.css";  // not the prefix
+  CHECK(s.Handle(r1).status == 401);
+  r1.path = "/iosonar/jobs";
+  auto page401 = s.Handle(r1);
+  CHECK(page401.status == 401);
+  CHECK(page401.Body().find("href=\"/iosonar/static/iosonar.css\"") != std::string::npos);
+  CHECK(page401.Body().find("href=\"/iosonar/jobs\"") != std::string::npos);
+  CHECK(page401.Body().find("href=\"/static") == std::string::npos);
+}
+
+}  // namespace iosonar::serve
