@@ -1,7 +1,6 @@
 #include "serve/diagnosis.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cstdio>
 
 #include "core/base/json.h"
@@ -140,11 +139,10 @@ std::vector<Diagnosis> Diagnose(const analysis::JobSummary& s, const std::vector
     d.cost_s = call_s / x;
     d.severity = SeverityOf(d.cost_s, s.runtime_s);
     if (d.severity == "info") d.severity = "low";  // a rule fired: worth a look even without a measured cost
-    const std::string cap = ad.kind.empty() ? ad.kind : std::string(1, static_cast<char>(std::toupper(ad.kind[0]))) + ad.kind.substr(1);
-    d.cause = d.kind == "small_requests"         ? "Small requests: " + ad.evidence
-              : d.kind == "n1_many_processes"    ? "Many processes on one shared file: " + ad.evidence
-              : d.kind == "metadata_heavy"       ? "Metadata-heavy: " + ad.evidence
-                                                 : cap + ": " + ad.evidence;
+    d.cause = d.kind == "small_requests"      ? "Small requests"
+              : d.kind == "n1_many_processes" ? "Many processes on one shared file (N-1)"
+              : d.kind == "metadata_heavy"    ? "Metadata-heavy I/O"
+                                              : ad.kind;
     d.evidence = ad.evidence + Fmt("; up to ~%.1f s per process in these calls", d.cost_s);
     d.action = ad.change;
     out.push_back(std::move(d));

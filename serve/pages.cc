@@ -43,7 +43,9 @@ std::string Head(const std::string& title, const Identity& who) {
   return h;
 }
 
-const char* kFoot = "</main>\n<script src=\"/static/uplot.js\"></script><script src=\"/static/iosonar.js\"></script>\n</body></html>\n";
+const char* kFoot =
+    "</main>\n<script src=\"/static/uplot.js\"></script><script src=\"/static/iosonar-axes.js\"></script>"
+    "<script src=\"/static/iosonar.js\"></script>\n</body></html>\n";
 
 std::string Cell(const std::string& s, const char* cls = nullptr) {
   return std::string(cls ? "<td class=\"" + std::string(cls) + "\">" : "<td>") + HtmlEscape(s) + "</td>";
@@ -254,15 +256,29 @@ std::string JobPage(const Identity& who, const analysis::JobMeta& meta, const an
   row("End", Time(j.end_ns));
   row("State", j.state.value_or("-") + (j.exit_code ? " (exit code " + std::to_string(*j.exit_code) + ")" : ""));
   h += "</table>\n<h2>Summary</h2>\n<table class=\"kv\">";
+  // The peak as the chart draws it: the largest bucket of the per-bucket series, per second.
+  const double bucket_s = s.series_bucket_ns > 0 ? static_cast<double>(s.series_bucket_ns) / 1e9 : 1;
+  auto peak_of = [&](const std::vector<double>& series, const char* direction) {
+    double top = 0;
+    for (double v : series) top = std::max(top, v);
+    top /= bucket_s;
+    char bps[32];
+    std::snprintf(bps, sizeof bps, "%.0f", top);
+    return "<span class=\"peak\" data-dir=\"" + std::string(direction) + "\" data-bps=\"" + bps + "\">" +
+           HtmlEscape(HumanBytes(top)) + "/s</span>" + Fmt(" (largest %g s bucket)", bucket_s);
+  };
   auto dir = [&](const char* name, const analysis::DirectionStats& d) {
     const std::string over = d.rate_basis == "io phases" ? " over " + std::to_string(d.io_phases) + " I/O phase" +
                                                                (d.io_phases == 1 ? "" : "s") + " (" +
                                                                Fmt("%.0f s", d.io_phases_s) + ")"
                              : d.rate_basis.empty() ? "" : " over the " + d.rate_basis;
-    row(name, HumanBytes(static_cast<double>(d.bytes)) + " in " + std::to_string(d.ops) + " ops; average " +
-                  HumanBytes(d.bw_avg) + "/s, " + Fmt("%.0f", d.iops) + " IOPS" + over + "; peak " +
-                  HumanBytes(d.bw_peak) + "/s; first-to-last span " + HumanBytes(d.bw_span) + "/s; " +
-                  HumanBytes(d.avg_request_bytes) + " per request");
+    h += std::string("<tr><th>") + name + "</th><td>" +
+         HtmlEscape(HumanBytes(static_cast<double>(d.bytes)) + " in " + std::to_string(d.ops) + " ops; average " +
+                    HumanBytes(d.bw_avg) + "/s, " + Fmt("%.0f", d.iops) + " IOPS" + over + "; peak ") +
+         peak_of(&d == &s.read ? s.series_read : s.series_write, &d == &s.read ? "read" : "write") +
+         HtmlEscape("; first-to-last span " + HumanBytes(d.bw_span) + "/s; " + HumanBytes(d.avg_request_bytes) +
+                    " per request") +
+         "</td></tr>";
   };
   row("Runtime", Fmt("%.1f s", s.runtime_s));
   dir("Read", s.read);

@@ -27,19 +27,24 @@
     p.textContent = text;
     el.appendChild(p);
   }
-  // series: [{label, y: [...]}]; xs: seconds (time axis) or indices
+  var A = window.IosonarAxes;
+  // series: [{label, y: [...]}]; xs: seconds (time axis) or indices.
+  // xrange: the time axis' [from, to] (A.timeRange: one point spans its
+  // bucket, not years); names: category labels of a bar chart. Every value
+  // axis starts at zero.
   function draw(el, title, xs, series, unit, time, bars, names, xrange) {
     var nonzero = 0;
     series.forEach(function (s) { s.y.forEach(function (v) { if (v) nonzero++; }); });
     var width = Math.max(400, Math.min(el.clientWidth || 900, 1100));
+    var y = { range: function (u, min, max) { return A.yRange(max); } };
     var opts = {
       title: title, width: width, height: 260,
-      scales: names ? { x: { time: false, range: [-0.5, names.length - 0.5] },
-                        y: { range: function (u, min, max) { return [0, max * 1.1 || 1]; } } }
-                    : { x: xrange ? { time: time, range: xrange } : { time: time } },
+      scales: names ? { x: { time: false, range: [-0.5, names.length - 0.5] }, y: y }
+                    : { x: xrange ? { time: time, range: xrange } : { time: time }, y: y },
       series: [{ label: time ? 'time (UTC)' : 'index' }].concat(series.map(function (s, i) {
         var o = { label: s.label, stroke: colors[i % colors.length], width: 1.5,
                   value: function (u, v) { return v == null ? '-' : human(v) + unit; } };
+        if (s.dash) o.dash = [6, 4];
         if (bars) { o.fill = i ? '#d62728' : '#c7d7ea'; o.stroke = i ? '#d62728' : '#7f9fc4'; o.paths = uPlot.paths.bars({ size: [0.7, 40] }); }
         return o;
       })),
@@ -49,27 +54,31 @@
     };
     new uPlot(opts, [xs].concat(series.map(function (s) { return s.y; })), el);
     el.setAttribute('data-points', String(nonzero));
+    el.setAttribute('data-y-min', String(A.yRange(A.peak(series.map(function (s) { return s.y; })))[0]));
+    if (xrange) el.setAttribute('data-x-span', String(xrange[1] - xrange[0]));
     plots++;
   }
-  function perSecond(layer, pick) {
-    var b = layer.bucket_ns / 1e9;
-    return layer.read_bytes.map(function (_, i) { return pick(layer, i) / b; });
-  }
+  function sum(a, b) { return a.map(function (v, i) { return v + b[i]; }); }
   function layersChart(el, view, kind) {
     var s = view.series, c = s.client;
-    var xs = c.read_bytes.map(function (_, i) { return c.start_ns / 1e9 + i * c.bucket_ns / 1e9; });
+    var xs = A.times(c.start_ns, c.bucket_ns, c.read_bytes.length);
+    var xrange = A.timeRange(xs, c.bucket_ns);
     if (kind === 'bandwidth') {
-      var bytes = function (l, i) { return l.read_bytes[i] + l.write_bytes[i]; };
-      draw(el, 'Bandwidth per second (read + write)', xs, [
-        { label: 'client (job traces)', y: perSecond(s.client, bytes) },
-        { label: 'forwarding nodes (Lustre clients)', y: perSecond(s.forwarding, bytes) },
-        { label: 'OSTs', y: perSecond(s.ost, bytes) }], 'B/s', true, false);
+      // The job's reads and writes apart: their peaks are the summary's.
+      var rd = A.perSecond(c.read_bytes, c.bucket_ns), wr = A.perSecond(c.write_bytes, c.bucket_ns);
+      el.setAttribute('data-peak-read', String(Math.round(A.peak([rd]))));
+      el.setAttribute('data-peak-write', String(Math.round(A.peak([wr]))));
+      draw(el, 'Bandwidth per second (' + c.bucket_ns / 1e9 + ' s buckets)', xs, [
+        { label: 'client read (job traces)', y: rd },
+        { label: 'client write (job traces)', y: wr },
+        { label: 'forwarding nodes (Lustre clients, all jobs)', y: A.perSecond(sum(s.forwarding.read_bytes, s.forwarding.write_bytes), s.forwarding.bucket_ns), dash: true },
+        { label: 'OSTs (all jobs)', y: A.perSecond(sum(s.ost.read_bytes, s.ost.write_bytes), s.ost.bucket_ns), dash: true }],
+        'B/s', true, false, null, xrange);
     } else {
-      var meta = function (l, i) { return l.meta_ops[i]; };
       draw(el, 'Metadata operations per second', xs, [
-        { label: 'client (job traces)', y: perSecond(s.client, meta) },
-        { label: 'forwarding nodes', y: perSecond(s.forwarding, meta) },
-        { label: 'MDTs', y: perSecond(s.mdt, meta) }], 'op/s', true, false);
+        { label: 'client (job traces)', y: A.perSecond(c.meta_ops, c.bucket_ns) },
+        { label: 'forwarding nodes', y: A.perSecond(s.forwarding.meta_ops, s.forwarding.bucket_ns) },
+        { label: 'MDTs', y: A.perSecond(s.mdt.meta_ops, s.mdt.bucket_ns) }], 'op/s', true, false, null, xrange);
     }
   }
   function ostChart(el, view) {

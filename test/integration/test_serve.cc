@@ -538,11 +538,36 @@ TEST_CASE("serve: pages in headless Chromium have plots for each user", "[serve]
     REQUIRE(ci.exit_code == 0);
   }
   World w;
+  // Job 101 slowed by a lagging OST (as `iosonar anomaly --mysql` stores it): its page's first finding.
+  REQUIRE(Run({"mariadb", "--socket=" + w.db.socket(), "-uroot", "iosonar", "-e",
+               "INSERT INTO job_anomaly VALUES ('sim', 101, UTC_TIMESTAMP(6), 'anomalous', 4, 3.5, '{}');"
+               "INSERT INTO job_server_outlier VALUES ('sim', 101, 'ost', 'simfs-OST0001', 0.3, 2.5);"})
+              .exit_code == 0);
   const std::string shots = BinaryDir() + "/test-artifacts/serve";
   std::filesystem::create_directories(shots);
   auto r = Run({"node", bdir + "/check_pages.mjs", "http://127.0.0.1:" + std::to_string(w.port), shots});
   INFO(r.out << r.err << ReadFile(w.log));
   CHECK(r.exit_code == 0);
+  CHECK(r.out.find("daemon /jobs/101: first finding slow_server: high Slowed ~3.5x by OST simfs-OST0001") !=
+        std::string::npos);
+  CHECK(r.out.find("daemon /jobs/101: peaks read 0 write ") != std::string::npos);
+
+  // The same pages mounted under /iosonar (--base-path), every script and
+  // API request under the prefix: plots drawn, the same checks pass.
+  const int port2 = FreePort();
+  Child prefixed({IosonarBin(), "serve", "--store", w.dir / "store", "--cluster-store",
+                  "beta=" + std::string(w.dir / "beta"), "--mysql", w.db.url(), "--redis", w.redis.url(), "--listen",
+                  "127.0.0.1:" + std::to_string(port2), "--trusted-proxy", "127.0.0.1", "--admins", "root",
+                  "--cluster", "sim", "--base-path", "/iosonar"},
+                 {}, w.dir / "prefixed.log");
+  REQUIRE(WaitUntil([&] { return !prefixed.Alive() || CanConnect(port2); }, 20000));
+  const std::string pshots = shots + "/prefixed";
+  std::filesystem::create_directories(pshots);
+  auto rp = Run({"node", bdir + "/check_pages.mjs", "http://127.0.0.1:" + std::to_string(port2) + "/iosonar", pshots});
+  INFO(rp.out << rp.err << ReadFile(w.dir / "prefixed.log"));
+  CHECK(rp.exit_code == 0);
+  CHECK(rp.out.find("daemon /jobs/101: plots 2,") != std::string::npos);
+  CHECK(rp.out.find("root /admin: heatmap cells 144, plots 2") != std::string::npos);
   CHECK(r.out.find("daemon /jobs/101: plots 2,") != std::string::npos);
   // The LASSi chart says which avg_fs it used: no baseline is stored here.
   CHECK(r.out.find("root /admin: LASSi baseline (avg_fs): no stored baseline with 3600 s windows; averages of "
