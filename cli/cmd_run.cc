@@ -25,7 +25,7 @@
 #include "core/base/url.h"
 #include "core/base/host.h"
 #include "core/transport/sink.h"
-#include "exporters/trace/ring_agent.h"
+#include "exporters/agent/ring_agent.h"
 #include "exporters/trace/ring_drainer.h"
 #include "analysis-jobs/job-summary/job_summary.h"
 #include "core/base/terminal.h"

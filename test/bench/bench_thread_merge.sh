@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The node agent's merge of a process's threads (exporters/trace/thread_merge.h)
+# The node agent's merge of a process's threads (exporters/agent/thread_merge.h)
 # side by side with --no-thread-merge, on copies of the same rings: P programs
 # of T threads sharing one file (tp_behaviour turns: each thread writes K 4 KiB
 # blocks in turns with the others, then preads R 4 KiB blocks at random

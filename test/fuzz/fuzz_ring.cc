@@ -1,4 +1,4 @@
-// libFuzzer target for the node agent's ring reader (exporters/trace/ring_agent.h):
+// libFuzzer target for the node agent's ring reader (exporters/agent/ring_agent.h):
 // the agent runs as root and reads shared memory that any user's program
 // writes, so a ring is hostile input. The input is a plausible ring header
 // (so the search starts past the magic) overlaid with patches anywhere in the
@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "exporters/trace/ring.h"
-#include "exporters/trace/ring_agent.h"
+#include "exporters/agent/ring_agent.h"
 
 using namespace iosonar::trace;
 

@@ -22,7 +22,7 @@
 #include <sstream>
 
 #include "exporters/trace/ring.h"
-#include "exporters/trace/ring_agent.h"
+#include "exporters/agent/ring_agent.h"
 #include "test/integration/trace_util.h"
 
 using namespace iosonar;

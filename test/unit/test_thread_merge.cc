@@ -1,5 +1,5 @@
 // The node agent's merge of a process's runs across its threads
-// (exporters/trace/thread_merge.h), and its intents: a batch taken again after
+// (exporters/agent/thread_merge.h), and its intents: a batch taken again after
 // a failed flush or an agent that died is made into the same lines, and one
 // committed halfway is finished, not sent again (ring_agent.h).
 #include <sys/mman.h>
@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "exporters/trace/ring.h"
-#include "exporters/trace/ring_agent.h"
-#include "exporters/trace/thread_merge.h"
+#include "exporters/agent/ring_agent.h"
+#include "exporters/agent/thread_merge.h"
 
 using namespace iosonar::trace;
 

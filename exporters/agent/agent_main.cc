@@ -17,7 +17,7 @@
 #include "core/base/timeutil.h"
 #include "core/transport/sink.h"
 #include "exporters/framework/exporter.h"
-#include "exporters/trace/ring_agent.h"
+#include "exporters/agent/ring_agent.h"
 #include "core/base/url.h"
 
 namespace iosonar::exporters {

@@ -1,4 +1,4 @@
-#include "exporters/trace/thread_merge.h"
+#include "exporters/agent/thread_merge.h"
 
 #include <algorithm>
 #include <numeric>

@@ -1,4 +1,4 @@
-#include "exporters/trace/ring_agent.h"
+#include "exporters/agent/ring_agent.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -1,6 +1,6 @@
 // The ring reader of the node agent (ring_agent.h): hostile input, copied and checked.
-#include "exporters/trace/ring_agent.h"
-#include "exporters/trace/thread_merge.h"
+#include "exporters/agent/ring_agent.h"
+#include "exporters/agent/thread_merge.h"
 
 #include <algorithm>
 #include <dirent.h>
