@@ -7,7 +7,7 @@
 # broken promise (see test/fuzz/fuzz_parsers.cc) fails the run and leaves the
 # input in build-fuzz/crashes/.
 #   bash scripts/fuzz.sh [SECONDS_PER_TARGET (default 20)]
-# scripts/test.sh runs it after the test suite (FUZZ_SECONDS, default 15;
+# scripts/test.sh runs it after the test suite (FUZZ_SECONDS, default 10;
 # 0 skips it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
