@@ -6,6 +6,7 @@
 #include "cli/cli_options.h"
 #include "cli/commands.h"
 #include "core/base/json.h"
+#include "core/base/timeutil.h"
 #include "core/store/sqlite_store.h"
 
 namespace po = boost::program_options;
@@ -76,6 +77,118 @@ int CmdStoreCheck(int argc, char** argv) {
     else std::cout << r.damaged.size() << " damaged block(s); `--repair` moves them aside\n";
   }
   return left ? 1 : 0;
+}
+
+int CmdStoreCompact(int argc, char** argv) {
+  po::options_description desc(
+      "usage: iosonar store-compact --store DIR [--job ID] [--before TIME | --older-than HOURS] [--dry-run]\n"
+      "                             [--vacuum] [--format table|json]\n\n"
+      "Beacon's second pass applied to an embedded store: each first-pass iosonar.trace block chosen\n"
+      "is rewritten in the merged form (a process table, a group table of what many ranks did alike,\n"
+      "per record only what differs), losslessly: it reads back as exactly the block it was, so\n"
+      "every analysis gives the same output. Crash-safe (merged, checked, checksummed and swapped a\n"
+      "chunk a transaction); run it again to finish. --vacuum gives the freed pages back to the file\n"
+      "system. Exit status: 0 done, 1 the store cannot be read or written, 2 on bad options.\n\noptions");
+  std::string dir, job, before, format = "table";
+  double older_hours = -1;
+  bool dry_run = false, vacuum = false;
+  size_t per_txn = CompactOptions{}.blocks_per_transaction;
+  desc.add_options()("help,h", "show this help")("store", po::value(&dir), "store directory (holding store.db)")(
+      "job", po::value(&job), "only this job's trace blocks")(
+      "before", po::value(&before), "only blocks whose records all precede this ISO 8601 time")(
+      "older-than", po::value(&older_hours), "only blocks whose records are all older than this many hours")(
+      "dry-run", po::bool_switch(&dry_run), "measure what would be saved, write nothing")(
+      "vacuum", po::bool_switch(&vacuum), "VACUUM afterwards (the file shrinks; needs its size again free)")(
+      "blocks-per-transaction", po::value(&per_txn)->default_value(per_txn), "blocks merged and swapped in one transaction")(
+      "format", po::value(&format)->default_value("table"), "table or json");
+  po::variables_map vm;
+  if (int rc = ParseCommandLine("store-compact", argc, argv, desc, &vm); rc >= 0) return rc;
+  if (dir.empty()) {
+    std::cerr << "iosonar store-compact: --store DIR is required\n";
+    return 2;
+  }
+  if (format != "table" && format != "json") {
+    std::cerr << "iosonar store-compact: --format must be table or json, not '" << format << "'\n";
+    return 2;
+  }
+  CompactOptions o;
+  o.job = job;
+  o.dry_run = dry_run;
+  o.vacuum = vacuum;
+  if (per_txn == 0) {
+    std::cerr << "iosonar store-compact: --blocks-per-transaction must be at least 1\n";
+    return 2;
+  }
+  o.blocks_per_transaction = per_txn;
+  if (!before.empty() && vm.count("older-than")) {
+    std::cerr << "iosonar store-compact: give --before or --older-than, not both\n";
+    return 2;
+  }
+  if (!before.empty()) {
+    auto t = ParseIso8601(before);
+    if (!t) {
+      std::cerr << "iosonar store-compact: --before '" << before << "' is not an ISO 8601 time\n";
+      return 2;
+    }
+    o.before_ns = *t;
+  }
+  if (vm.count("older-than")) {
+    if (!(older_hours >= 0) || older_hours > 1e6) {
+      std::cerr << "iosonar store-compact: --older-than must be a number of hours >= 0, not " << older_hours << "\n";
+      return 2;
+    }
+    o.before_ns = NowNs() - static_cast<int64_t>(older_hours * 3600e9);
+  }
+  CompactReport r;
+  if (Status st = CompactSqliteStore(dir, o, &r); !st.ok()) {
+    std::cerr << "iosonar store-compact: " << st.message() << "\n";
+    return 1;
+  }
+  auto per = [](uint64_t bytes, uint64_t recs) { return recs ? static_cast<double>(bytes) / static_cast<double>(recs) : 0.0; };
+  const double ratio = r.bytes_after ? static_cast<double>(r.bytes_before) / static_cast<double>(r.bytes_after) : 0;
+  if (format == "json") {
+    std::string out;
+    JsonWriter w(&out, 2);
+    w.BeginObject();
+    w.Kv("store", dir);
+    w.Kv("dry_run", dry_run);
+    w.Kv("blocks", r.blocks);
+    w.Kv("records", r.records);
+    w.Kv("merged_blocks", r.merged);
+    w.Kv("merged_records", r.merged_records);
+    w.Kv("already_merged", r.already);
+    w.Kv("kept_blocks", r.kept);
+    if (!r.kept_why.empty()) w.Kv("kept_why", r.kept_why);
+    w.Kv("damaged_blocks", r.damaged);
+    w.Kv("processes", r.procs);
+    w.Kv("groups", r.groups);
+    w.Kv("rank_patterns", r.rank_patterns);
+    w.Kv("bytes_before", r.bytes_before);
+    w.Kv("bytes_after", r.bytes_after);
+    w.Kv("bytes_per_record_before", per(r.bytes_before, r.records));
+    w.Kv("bytes_per_record_after", per(r.bytes_after, r.records));
+    w.Kv("ratio", ratio);
+    w.Kv("file_bytes_before", r.file_bytes_before);
+    w.Kv("file_bytes_after", r.file_bytes_after);
+    w.EndObject();
+    std::cout << out << "\n";
+  } else {
+    char line[256];
+    std::snprintf(line, sizeof line, "%s: %llu trace blocks, %llu records: %llu merged%s, %llu already, %llu kept, %llu damaged\n",
+                  dir.c_str(), static_cast<unsigned long long>(r.blocks), static_cast<unsigned long long>(r.records),
+                  static_cast<unsigned long long>(r.merged), dry_run ? " (dry run: not written)" : "",
+                  static_cast<unsigned long long>(r.already), static_cast<unsigned long long>(r.kept),
+                  static_cast<unsigned long long>(r.damaged));
+    std::cout << line;
+    std::snprintf(line, sizeof line, "trace bytes: %llu -> %llu (%.2fx), %.1f -> %.1f bytes a record; store.db: %lld -> %lld bytes\n",
+                  static_cast<unsigned long long>(r.bytes_before), static_cast<unsigned long long>(r.bytes_after), ratio,
+                  per(r.bytes_before, r.records), per(r.bytes_after, r.records), static_cast<long long>(r.file_bytes_before),
+                  static_cast<long long>(r.file_bytes_after));
+    std::cout << line;
+    if (!r.kept_why.empty()) std::cout << "first block kept: " << r.kept_why << "\n";
+    if (r.damaged) std::cout << "damaged blocks were left as they are: run `iosonar store-check --repair`\n";
+  }
+  return 0;
 }
 
 }  // namespace iosonar::cli

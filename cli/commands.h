@@ -18,6 +18,7 @@ int CmdTrace(int argc, char** argv);       // cmd_run.cc
 int CmdSchema(int argc, char** argv);      // cmd_misc.cc
 int CmdStoreExport(int argc, char** argv); // cmd_misc.cc
 int CmdStoreCheck(int argc, char** argv);  // cmd_store_check.cc
+int CmdStoreCompact(int argc, char** argv);  // cmd_store_check.cc
 // Elasticsearch
 int CmdEsTemplates(int argc, char** argv);  // cmd_es.cc
 int CmdEsSetup(int argc, char** argv);      // cmd_es.cc

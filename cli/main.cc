@@ -27,6 +27,7 @@ constexpr Subcommand kCommands[] = {
     {"schema", iosonar::cli::CmdSchema, "print the record schema (JSON or a Markdown table)"},
     {"store-export", iosonar::cli::CmdStoreExport, "print an embedded store's records as JSON lines"},
     {"store-check", iosonar::cli::CmdStoreCheck, "verify an embedded store block by block (checksums); --repair moves damaged blocks aside"},
+    {"store-compact", iosonar::cli::CmdStoreCompact, "rewrite old trace blocks in the merged form (Beacon's second pass), losslessly"},
     // Elasticsearch
     {"es-templates", iosonar::cli::CmdEsTemplates, "write the Elasticsearch templates and ILM policies generated from the schema"},
     {"es-setup", iosonar::cli::CmdEsSetup, "install the Elasticsearch templates and ILM policies (idempotent)"},

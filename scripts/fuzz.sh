@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # libFuzzer on every parser of the network and of the exporters (record line,
 # Lumberjack frames, Lustre stats/md_stats/rpc_stats, job_stats, brw_stats,
-# lctl get_param dumps, lfs df, lctl dl -t, sacct, /etc/iosonar/iosonar.toml), Darshan logs, and of the node agent's
+# lctl get_param dumps, lfs df, lctl dl -t, sacct, /etc/iosonar/iosonar.toml), Darshan logs, the store's merged blocks, and of the node agent's
 # reader of the tracer's rings (shared memory any user writes), under ASan and UBSan,
 # seeded from test/fixtures and test/golden. A crash, a sanitizer report or a
 # broken promise (see test/fuzz/fuzz_parsers.cc) fails the run and leaves the
@@ -54,7 +54,17 @@ printf '\x13' > "$corpus/ring/live-agent-commit"
 venv=${IOSONAR_PYDARSHAN_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/iosonar/pydarshan-3.5.0}
 mapfile -t dlogs < <(find "$venv" -name '*.darshan' -size -600k 2>/dev/null)
 seed darshan "${dlogs[@]}"
-for t in record lumberjack lustre_stats job_stats brw_stats lctl_dump lfs_df lctl_dl sacct ring darshan config; do
+# Store blocks: a tiny merged header, and first-pass trace blocks of a small simulated store when
+# an iosonar binary is built (the target merges them and expands them back).
+mkdir -p "$corpus/block_merge"
+printf '\x02\x01\x00\x00\x00' > "$corpus/block_merge/tiny"
+if [[ -x build/iosonar ]] && command -v sqlite3 >/dev/null; then
+  st=$(mktemp -d)
+  build/iosonar simulate --store "$st/s" --nodes 4 --duration 3 >/dev/null 2>&1 &&
+    sqlite3 "$st/s/store.db" "SELECT writefile('$corpus/block_merge/b' || id, data) FROM blocks WHERE dataset = 'iosonar.trace' AND length(data) < 60000" >/dev/null || true
+  rm -rf "$st"
+fi
+for t in record lumberjack lustre_stats job_stats brw_stats lctl_dump lfs_df lctl_dl sacct ring darshan config block_merge; do
   log="$BUILD/fuzz_$t.log"
   max_len=65536
   [[ $t == darshan ]] && max_len=600000  # whole sample logs

@@ -33,6 +33,8 @@
 #include <functional>
 #include <cerrno>
 #include <condition_variable>
+#include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <map>
@@ -46,6 +48,7 @@
 #include "core/base/crc32c.h"
 #include "core/base/timeutil.h"
 #include "core/store/internal/block_codec.h"
+#include "core/store/internal/block_merge.h"
 #include "core/collector/ingest.h"
 #include "core/base/json.h"
 #include "core/records/fields.h"
@@ -931,11 +934,12 @@ class SqliteStore final : public Store, public BulkWriter {
     auto f = ReadFormat();
     if (!f.ok())  // not a database at all, or not readable
       return Status::Invalid("store " + path_ + " is not an iosonar store (" + sqlite3_errmsg(db_) + ")");
-    if (f->version == kStoreFormat || f->version == kStoreFormatNoChecksums || (f->version == 0 && f->objects == 0))
+    if (f->version == kStoreFormat || f->version == kStoreFormatMerged || f->version == kStoreFormatNoChecksums ||
+        (f->version == 0 && f->objects == 0))
       return Status::Ok();
-    if (f->version > kStoreFormat)
+    if (f->version > kStoreFormatMerged)
       return Status::Invalid("store " + path_ + " was created by a newer iosonar (store format " +
-                             std::to_string(f->version) + ", this one reads " + std::to_string(kStoreFormat) +
+                             std::to_string(f->version) + ", this one reads " + std::to_string(kStoreFormatMerged) +
                              "); use that iosonar or a new --store directory");
     return Status::Invalid("store " + path_ +
                            " was created by an older iosonar (one SQLite row per record); remove it or use a new "
@@ -945,12 +949,12 @@ class SqliteStore final : public Store, public BulkWriter {
   Status CreateIfNew() {
     auto f = ReadFormat();
     if (!f.ok()) return f.status();
-    if (f->version == kStoreFormat) return Status::Ok();
+    if (f->version == kStoreFormat || f->version == kStoreFormatMerged) return Status::Ok();
     if (auto s = Step(begin_.get(), "BEGIN"); !s.ok()) return s;
     // Another process may have created it meanwhile.
     f = ReadFormat();
     Status s = f.status();
-    if (s.ok() && f->version != kStoreFormat) {
+    if (s.ok() && f->version != kStoreFormat && f->version != kStoreFormatMerged) {
       if (f->version == kStoreFormatNoChecksums) {
         // Blocks written before checksums keep crc NULL: read, not verified.
         s = Exec("ALTER TABLE blocks ADD COLUMN crc INTEGER; PRAGMA user_version=" + std::to_string(kStoreFormat) + ";");
@@ -1235,6 +1239,16 @@ class SqliteStore final : public Store, public BulkWriter {
             continue;
           }
         }
+        // A block store-compact merged: read as the first-pass block it was.
+        if (size && data[0] == blocks::kFormatMerged) {
+          std::string err;
+          if (!blocks::ExpandBlock(q.info->codes, {data, size}, &expanded_, &err)) {
+            ReportDamage(name, {}, m, err);
+            continue;
+          }
+          data = expanded_.data();
+          size = expanded_.size();
+        }
       }
       if (auto s = fn(m, data, size); !s.ok()) return s;
     }
@@ -1339,7 +1353,19 @@ class SqliteStore final : public Store, public BulkWriter {
       q.info = *info;
       const size_t before = damage_.size();
       int64_t n = 0;
-      if (auto s = Decode(q, m, data, size, [&](const ParsedRecord&, const FieldSet&, int64_t) { ++n; }); !s.ok()) return s;
+      const uint8_t* first_pass = data;
+      size_t first_pass_size = size;
+      if (size && data[0] == blocks::kFormatMerged) {
+        ++out->merged;
+        std::string err;
+        if (!blocks::ExpandBlock(q.info->codes, {data, size}, &expanded_, &err)) {
+          ReportDamage(dataset, job, m, err);
+          continue;
+        }
+        first_pass = expanded_.data();
+        first_pass_size = expanded_.size();
+      }
+      if (auto s = Decode(q, m, first_pass, first_pass_size, [&](const ParsedRecord&, const FieldSet&, int64_t) { ++n; }); !s.ok()) return s;
       if (damage_.size() == before && n != m.n)
         ReportDamage(dataset, job, m, std::to_string(n) + " records decoded, the block says " + std::to_string(m.n));
       if (damage_.size() == before) out->records += static_cast<uint64_t>(n);
@@ -1377,6 +1403,149 @@ class SqliteStore final : public Store, public BulkWriter {
     return s;
   }
 
+  int64_t FileBytes() const {
+    int64_t total = 0;
+    for (const char* suffix : {"", "-wal"}) {
+      struct stat sb;
+      if (stat((path_ + suffix).c_str(), &sb) == 0) total += sb.st_size;
+    }
+    return total;
+  }
+
+  // store-compact (sqlite_store.h). The blocks are chosen first (metadata
+  // only); then, a chunk a transaction: each block read and its checksum
+  // checked, merged (MergeBlock expands what it wrote and compares it with
+  // the block), its new checksum computed, and the row's data and crc
+  // replaced; COMMIT swaps the chunk in at once.
+  Status Compact(const CompactOptions& o, CompactReport* out) {
+    auto info = FindInfo(std::string(dataset::kTrace));
+    if (!info.ok()) return info.status();
+    if (auto s = Exec("PRAGMA wal_checkpoint(TRUNCATE)"); !s.ok()) return s;
+    out->file_bytes_before = FileBytes();
+    std::vector<int64_t> ids;
+    {
+      ReadTxn txn(this);
+      if (auto s = txn.Begin(); !s.ok()) return s;
+      Stmt st;
+      if (auto s = Prepare(std::string("SELECT id, n, length(data), substr(data, 1, 1) = x'02' FROM blocks WHERE dataset = ?1") +
+                               (o.job.empty() ? "" : " AND job_id = ?2") + " AND ts_max < ?3 ORDER BY id",
+                           &st);
+          !s.ok())
+        return s;
+      const auto name = (*info)->ds->name;
+      sqlite3_bind_text(st.get(), 1, name.data(), static_cast<int>(name.size()), SQLITE_STATIC);
+      if (!o.job.empty()) sqlite3_bind_text(st.get(), 2, o.job.data(), static_cast<int>(o.job.size()), SQLITE_STATIC);
+      sqlite3_bind_int64(st.get(), 3, o.before_ns);
+      for (;;) {
+        const int rc = sqlite3_step(st.get());
+        if (rc == SQLITE_DONE) break;
+        if (rc != SQLITE_ROW) return Error("list the trace blocks");
+        ++out->blocks;
+        out->records += static_cast<uint64_t>(sqlite3_column_int64(st.get(), 1));
+        const auto bytes = static_cast<uint64_t>(sqlite3_column_int64(st.get(), 2));
+        out->bytes_before += bytes;
+        if (sqlite3_column_int(st.get(), 3)) {
+          ++out->already;
+          out->bytes_after += bytes;
+        } else {
+          ids.push_back(sqlite3_column_int64(st.get(), 0));
+        }
+      }
+      st = Stmt();
+      if (auto s = txn.End(); !s.ok()) return s;
+    }
+    // A test's way to kill the compaction in the middle of a transaction
+    // (test/integration/test_store_compact.sh): SIGKILL after merging this many blocks.
+    const char* kill_env = std::getenv("IOSONAR_TEST_COMPACT_KILL_AFTER");
+    const long kill_after = kill_env ? std::atol(kill_env) : -1;
+    long written = 0;
+    Stmt get, upd;
+    if (auto s = Prepare("SELECT dataset, job_id, ts_min, ts_max, n, data, crc FROM blocks WHERE id = ?1", &get); !s.ok())
+      return s;
+    if (auto s = Prepare("UPDATE blocks SET data = ?2, crc = ?3 WHERE id = ?1", &upd); !s.ok()) return s;
+    auto fmt = ReadFormat();
+    if (!fmt.ok()) return fmt.status();
+    bool marked = fmt->version == kStoreFormatMerged;
+    std::vector<uint8_t> orig, merged;
+    std::string why;
+    const size_t chunk = std::max<size_t>(1, o.blocks_per_transaction);
+    for (size_t i = 0; i < ids.size(); i += chunk) {
+      if (!o.dry_run)
+        if (auto s = Step(begin_.get(), "BEGIN"); !s.ok()) return s;
+      Status s;
+      uint64_t merged_now = 0;
+      for (size_t j = i; j < std::min(ids.size(), i + chunk) && s.ok(); ++j) {
+        sqlite3_bind_int64(get.get(), 1, ids[j]);
+        const int rc = sqlite3_step(get.get());
+        if (rc != SQLITE_ROW) {
+          sqlite3_reset(get.get());
+          if (rc != SQLITE_DONE) s = Error("read a trace block");
+          continue;  // gone meanwhile (store-check --repair)
+        }
+        const std::string dataset(ColumnText(get.get(), 0));
+        const bool has_job = sqlite3_column_type(get.get(), 1) != SQLITE_NULL;
+        const std::string job(has_job ? ColumnText(get.get(), 1) : std::string_view());
+        const int64_t ts_min = sqlite3_column_int64(get.get(), 2), ts_max = sqlite3_column_int64(get.get(), 3),
+                      n = sqlite3_column_int64(get.get(), 4);
+        const auto* data = static_cast<const uint8_t*>(sqlite3_column_blob(get.get(), 5));
+        orig.assign(data, data + sqlite3_column_bytes(get.get(), 5));
+        const bool verified = sqlite3_column_type(get.get(), 6) != SQLITE_NULL;
+        const int64_t crc = sqlite3_column_int64(get.get(), 6);
+        sqlite3_reset(get.get());
+        if (verified && BlockCrc(dataset, job, has_job, ts_min, ts_max, n, orig.data(), orig.size()) != crc) {
+          ++out->damaged;
+          out->bytes_after += orig.size();
+          continue;
+        }
+        blocks::MergeStats ms;
+        const bool ok = blocks::MergeBlock((*info)->codes, orig, &merged, &why, &ms);
+        if (!ok || merged.size() >= orig.size() || ms.records != static_cast<uint64_t>(n)) {
+          ++out->kept;
+          if (out->kept_why.empty())
+            out->kept_why = "block " + std::to_string(ids[j]) + ": " +
+                            (!ok ? why : merged.size() >= orig.size() ? "the merged form is not smaller" : "record count differs from the row's");
+          out->bytes_after += orig.size();
+          continue;
+        }
+        out->bytes_after += merged.size();
+        ++out->merged;
+        out->merged_records += ms.records;
+        out->procs += ms.procs;
+        out->groups += ms.groups;
+        out->rank_patterns += ms.rank_patterns;
+        if (o.dry_run) continue;
+        sqlite3_bind_int64(upd.get(), 1, ids[j]);
+        sqlite3_bind_blob(upd.get(), 2, merged.data(), static_cast<int>(merged.size()), SQLITE_STATIC);
+        sqlite3_bind_int64(upd.get(), 3, BlockCrc(dataset, job, has_job, ts_min, ts_max, n, merged.data(), merged.size()));
+        s = Step(upd.get(), "replace a trace block by its merged form");
+        ++merged_now;
+        if (kill_after >= 0 && ++written > kill_after) raise(SIGKILL);
+      }
+      if (o.dry_run) {
+        if (!s.ok()) return s;
+        continue;
+      }
+      if (s.ok() && merged_now && !marked) {
+        s = Exec("PRAGMA user_version=" + std::to_string(kStoreFormatMerged));
+        marked = s.ok();
+      }
+      if (s.ok()) s = Step(commit_.get(), "COMMIT");
+      if (!s.ok()) {
+        (void)Step(rollback_.get(), "ROLLBACK");
+        return s;
+      }
+    }
+    get = Stmt();
+    upd = Stmt();
+    if (!o.dry_run) {
+      if (auto s = Exec("PRAGMA wal_checkpoint(TRUNCATE)"); !s.ok()) return s;
+      if (o.vacuum)
+        if (auto s = Exec("VACUUM; PRAGMA wal_checkpoint(TRUNCATE)"); !s.ok()) return s;
+    }
+    out->file_bytes_after = FileBytes();
+    return Status::Ok();
+  }
+
  private:
   std::vector<BlockDamage> damage_;
   std::set<int64_t> damaged_ids_;
@@ -1396,6 +1565,7 @@ class SqliteStore final : public Store, public BulkWriter {
   int64_t codes_version_ = 0, streams_version_ = 0;
   std::string text_;
   ParsedRecord decoded_;
+  std::vector<uint8_t> expanded_;  // the first-pass bytes of the merged block being read
 };
 
 // "2026-11-22T07:09:12.123Z", with 6 or 9 fraction digits when the
@@ -1467,6 +1637,16 @@ Result<std::unique_ptr<Store>> OpenSqliteStore(const std::string& dir, const Sql
 }
 
 Result<std::unique_ptr<Store>> OpenSqliteStore(const std::string& dir) { return OpenSqliteStore(dir, SqliteStoreOptions{}); }
+
+Status CompactSqliteStore(const std::string& dir, const CompactOptions& opts, CompactReport* out) {
+  std::error_code ec;
+  if (!std::filesystem::exists(dir + "/store.db", ec)) return Status::NotFound("no store.db in " + dir);
+  SqliteStoreOptions o;
+  o.quiet_damage = true;
+  SqliteStore s(o);
+  if (auto st = s.Open(dir); !st.ok()) return st;
+  return s.Compact(opts, out);
+}
 
 Status CheckSqliteStore(const std::string& dir, bool repair, CheckReport* out) {
   std::error_code ec;

@@ -34,6 +34,7 @@
 // across processes too.
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -46,6 +47,10 @@ namespace iosonar {
 
 inline constexpr int kStoreFormat = 3;  // PRAGMA user_version; 0 = the old row-per-record layout
 inline constexpr int kStoreFormatNoChecksums = 2;  // blocks without crc: upgraded at open
+// A store some of whose blocks store-compact merged (internal/block_merge.h):
+// set by the first compaction, so an iosonar that cannot read merged blocks
+// refuses the store at open instead of calling them damaged.
+inline constexpr int kStoreFormatMerged = 4;
 
 struct SqliteStoreOptions {
   size_t block_records = 4096;         // records a block holds at most (also cut at 4 MiB of encoded data)
@@ -58,6 +63,7 @@ struct SqliteStoreOptions {
 struct CheckReport {
   uint64_t blocks = 0, records = 0;
   uint64_t unverified = 0;  // blocks written before checksums (format 2)
+  uint64_t merged = 0;      // blocks in the merged form (store-compact)
   uint64_t repaired = 0;    // damaged blocks moved to damaged_blocks
   std::vector<BlockDamage> damaged;
 };
@@ -67,6 +73,36 @@ struct CheckReport {
 // same file (their event.seq stay marked as stored: a resend is not taken
 // again). Fails only when the store cannot be read at all.
 Status CheckSqliteStore(const std::string& dir, bool repair, CheckReport* out);
+
+// store-compact: Beacon's second pass applied to the stored trace. Each
+// first-pass iosonar.trace block chosen is rewritten in the merged form
+// (internal/block_merge.h) when that is smaller; the block keeps its id,
+// time range and count, and reads back as exactly the bytes it had, so
+// every analysis gives the same output. Crash-safe: a chunk of blocks is
+// merged, each checked by expanding it back and comparing, checksummed,
+// and swapped in one SQLite transaction (WAL); a killed compaction loses
+// nothing, and the next run merges what is left.
+struct CompactOptions {
+  std::string job;                      // "" = every job
+  int64_t before_ns = INT64_MAX;        // only blocks whose records all precede this (ts_max < before_ns)
+  size_t blocks_per_transaction = 32;
+  bool dry_run = false;                 // measure, write nothing
+  bool vacuum = false;                  // VACUUM afterwards: give the freed pages back to the file system
+};
+
+struct CompactReport {
+  uint64_t blocks = 0, records = 0;          // trace blocks looked at (after the filters), their records
+  uint64_t merged = 0, merged_records = 0;   // merged now
+  uint64_t already = 0;                      // merged before
+  uint64_t kept = 0;                         // left first-pass: not smaller, or not lossless (kept_why: the first reason)
+  uint64_t damaged = 0;                      // checksum mismatch: left for store-check
+  uint64_t bytes_before = 0, bytes_after = 0;  // data bytes of the trace blocks looked at, before and after
+  uint64_t procs = 0, groups = 0, rank_patterns = 0;  // of the blocks merged now
+  std::string kept_why;
+  int64_t file_bytes_before = 0, file_bytes_after = 0;  // store.db + -wal
+};
+
+Status CompactSqliteStore(const std::string& dir, const CompactOptions& opts, CompactReport* out);
 
 // Creates path 0600 (0640 and group share_gid when >= 0), refusing to follow
 // a symbolic link; an existing file is left as it is.

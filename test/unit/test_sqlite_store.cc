@@ -459,7 +459,7 @@ TEST_CASE("a store.db of a newer format is refused", "[store]") {
   {
     sqlite3* db = nullptr;
     REQUIRE(sqlite3_open((dir / "store.db").c_str(), &db) == SQLITE_OK);
-    REQUIRE(sqlite3_exec(db, ("PRAGMA user_version=" + std::to_string(kStoreFormat + 1)).c_str(), nullptr, nullptr,
+    REQUIRE(sqlite3_exec(db, ("PRAGMA user_version=" + std::to_string(kStoreFormatMerged + 1)).c_str(), nullptr, nullptr,
                          nullptr) == SQLITE_OK);
     sqlite3_close(db);
   }
