@@ -183,6 +183,7 @@ int64_t g_window_ns = 1000000000;
 uint64_t g_window_ticks = 0;
 uint64_t g_sweep_ticks = 0;
 uint64_t g_budget = 4000;              // detail records a second (IOSONAR_DETAIL_BUDGET), see OverBudget
+uint64_t g_ring_max_files = 1024;      // rings waiting in the ring directory before a new one is private (MakeRing)
 uint64_t g_budget_interval_ticks = 1;  // one second
 // System and runtime paths, as Darshan's darshan_path_exclusions (plus
 // /lib64/ and /run/): configuration, libraries and runtime state that every
@@ -483,6 +484,31 @@ void CopyParentPaths(void* base) {
   }
   munmap(old, kRingBytes);
 }
+struct linux_dirent64_view {  // getdents64's record (no glibc declaration)
+  uint64_t ino;
+  int64_t off;
+  unsigned short reclen;
+  unsigned char type;
+  char name[1];
+};
+// Ring files in the directory, counted up to max (one getdents64 call for a
+// directory a running agent keeps small). Called once per process, from
+// MakeRing, which one thread runs: the buffer is static (BSS, touched only here).
+uint64_t CountRings(int dfd, uint64_t max) {
+  static char buf[32768];
+  uint64_t n = 0;
+  for (;;) {
+    long got = syscall(SYS_getdents64, dfd, buf, sizeof buf);
+    if (got <= 0) break;
+    for (long off = 0; off < got;) {
+      const auto* d = reinterpret_cast<const struct linux_dirent64_view*>(buf + off);
+      if (d->reclen == 0) return n;
+      if (strncmp(d->name, "ring-", 5) == 0 && ++n >= max) return n;
+      off += d->reclen;
+    }
+  }
+  return n;
+}
 void MakeRing() {
   g_ring = nullptr;
   g_ring_path[0] = '\0';
@@ -505,6 +531,19 @@ void MakeRing() {
       dfd = -1;
       TracerLog("iosonar-trace: ", dir, ": less than an eighth free; this process's ring is private memory");
     }
+  }
+  // Nor by the rings nobody ships: those of killed processes, or of agent-mode
+  // processes while no agent runs, stay until a drainer comes. Past
+  // IOSONAR_RING_MAX_FILES rings in the directory (1024; 0: no bound), a new
+  // ring is private memory too, said in the tracer's log: the node's memory is
+  // never eaten by a dead agent.
+  if (dfd >= 0 && g_ring_max_files > 0 && CountRings(dfd, g_ring_max_files) >= g_ring_max_files) {
+    SysClose(dfd);
+    dfd = -1;
+    char why[160];
+    snprintf(why, sizeof why, ": %llu rings wait unshipped (IOSONAR_RING_MAX_FILES; no agent or drainer?); "
+             "this process's ring is private memory, lost if unsent", static_cast<unsigned long long>(g_ring_max_files));
+    TracerLog("iosonar-trace: ", dir, why);
   }
   if (dfd >= 0) {
     // Made under a name no reader looks at ("new-"), renamed once its header
@@ -1151,6 +1190,7 @@ void Init() {
   }
   g_window_ticks = NsToTicks(g_window_ns);
   if (const char* b = getenv("IOSONAR_DETAIL_BUDGET"); b && *b) g_budget = strtoull(b, nullptr, 10);
+  if (const char* m = getenv("IOSONAR_RING_MAX_FILES"); m && *m) g_ring_max_files = strtoull(m, nullptr, 10);
   g_budget_interval_ticks = NsToTicks(1000000000);
   if (g_budget_interval_ticks == 0) g_budget_interval_ticks = 1;
   g_sweep_ticks = NsToTicks(g_window_ns > 0 ? g_window_ns / 4 : 250000000);

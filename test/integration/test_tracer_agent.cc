@@ -17,6 +17,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <set>
 #include <memory>
 #include <set>
 #include <sstream>
@@ -182,6 +183,35 @@ TEST_CASE("agent mode: a buffer filled by detail runs while no agent drains keep
   CHECK(dropped == 0);
   CHECK(reads == 1500000);
   CHECK(aggregated > 0);  // the buffer did fill: the rest went into aggregates
+}
+
+TEST_CASE("agent mode with no agent: rings waiting in the directory are bounded by IOSONAR_RING_MAX_FILES, the program "
+          "unchanged, the rest shipped when a drainer comes",
+          "[tracer][agent]") {
+  TempDir d;
+  const std::string ring = RingDir(d / "shm", geteuid());
+  auto env = AgentEnv(ring);
+  env["IOSONAR_RING_MAX_FILES"] = "5";
+  env["IOSONAR_LOG"] = d / "tracer.log";
+  for (int i = 0; i < 12; ++i) {
+    auto r = Run({ProgramPath("tp_behaviour"), "write", d / ("w" + std::to_string(i)), "1", "4096"}, env);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.err.empty());  // the tracer's words go to its log, never the program's stderr
+    CHECK(fs::file_size(d / ("w" + std::to_string(i))) == 4096);
+  }
+  int rings = 0;
+  for (const auto& e : fs::directory_iterator(ring)) rings += e.path().filename().string().rfind("ring-", 0) == 0;
+  CHECK(rings == 5);
+  const std::string log = ReadFile(d / "tracer.log");
+  CHECK(log.find("5 rings wait unshipped (IOSONAR_RING_MAX_FILES") != std::string::npos);
+  // The five that waited are shipped whole by the next drainer.
+  auto lines = ShipLeftRings(d, ring);
+  std::set<std::string> files;
+  for (const auto& l : lines)
+    if (l.dataset == "iosonar.trace" && l.op == "write" && l.bytes == 4096) files.insert(fs::path(l.path).filename());
+  CHECK(files.size() == 5);
+  CHECK(DirEmpty(ring));
 }
 
 TEST_CASE("agent: a single-threaded program that writes, then sleeps, has its records stored within 3 s",
