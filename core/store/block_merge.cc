@@ -242,8 +242,8 @@ bool MergeBlock(const DatasetCodes& codes, std::span<const uint8_t> data, std::v
   BlockDecoder dec;
   if (!dec.Open(&codes, data.data(), data.size(), why)) return false;
   const size_t n = dec.left();
-  if (n == 0) {
-    *why = "empty block";
+  if (n == 0 || n > data.size()) {  // a record takes a byte at least
+    *why = n ? "block too short for its record count" : "empty block";
     return false;
   }
   std::vector<uint64_t> mask(n, 0);
@@ -508,6 +508,7 @@ bool ExpandBlock(const DatasetCodes& codes, std::span<const uint8_t> data, std::
   uint32_t n = 0;
   for (int b = 3; b >= 0; --b) n = n << 8 | data[1 + static_cast<size_t>(b)];
   Reader in(data.data() + kHeaderBytes, data.data() + data.size(), error);
+  if (n > data.size()) return in.Bad("record count");  // a record takes a byte at least
   auto known = [&](int c) {
     return c >= 0 && c < kMaxCodes && codes.by_code[static_cast<size_t>(c)].used &&
            codes.by_code[static_cast<size_t>(c)].field >= 0;
@@ -534,6 +535,7 @@ bool ExpandBlock(const DatasetCodes& codes, std::span<const uint8_t> data, std::
     uint8_t b = 0;
     if (!in.Byte(&b, "role codes")) return false;
     c = b == kNone ? -1 : b;
+    if (c >= 0 && !known(c)) return in.Bad("role codes");
   }
   const int cstream = role[0], cpath = role[1], cid = role[2], crank = role[3], ppath = role[4], pid_code = role[5];
   if (!known(cstream) || type_of(cstream) != schema::Type::kLong || ((pm | gm | mmask) >> cstream & 1))
