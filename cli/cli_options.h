@@ -4,6 +4,8 @@
 #include <boost/program_options.hpp>
 #include <string>
 
+#include "cli/command_error.h"  // UsageError, CommandError
+
 namespace iosonar::cli {
 
 // Parses argv (argv[0] = the subcommand) against `options` and, if given,
@@ -19,8 +21,5 @@ int ParseCommandLine(const char* name, int argc, char** argv, const boost::progr
 // fills *job_id; a missing JOB_ID is a usage error (2).
 int ParseJobCommandLine(const char* name, int argc, char** argv, const boost::program_options::options_description& options,
                         std::string* job_id, boost::program_options::variables_map* vm);
-
-// Prints "iosonar NAME: msg\n(see iosonar NAME --help)" and returns 2.
-int UsageError(const char* name, const std::string& msg);
 
 }  // namespace iosonar::cli

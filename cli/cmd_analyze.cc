@@ -1,28 +1,22 @@
-// `iosonar analyze`: the analysis worker. Takes finished jobs from the
-// durable queue (analysis-jobs/worker/queue.h), runs summary, phases and
-// anomaly on each and publishes them (Redis, MySQL, result stream); with
-// --follow keeps running and screens the system every hour.
+// `iosonar analyze`: the analysis worker. Parses the options, opens the
+// store and the job database and runs the worker loop
+// (analysis-jobs/worker/loop.h), which takes finished jobs from the durable
+// queue, analyses and publishes them and screens the system every hour.
 #include <boost/program_options.hpp>
 #include <csignal>
 #include <cstdlib>
 #include <iostream>
 #include <optional>
 #include <string>
-#include <thread>
 
-#include "analysis-jobs/anomaly/alert.h"
 #include "analysis-jobs/anomaly/screen.h"
 #include "analysis-jobs/lassi/results.h"
-#include "analysis-jobs/worker/queue.h"
-#include "analysis-jobs/worker/worker.h"
-#include "analysis-jobs/xlayer/xlayer.h"
+#include "analysis-jobs/worker/loop.h"
 #include "cli/cli_options.h"
 #include "cli/commands.h"
 #include "cli/publish.h"
 #include "core/base/host.h"
-#include "core/base/timeutil.h"
 #include "core/store/es_store.h"
-#include "redis-cache/cache.h"
 
 namespace po = boost::program_options;
 
@@ -85,10 +79,8 @@ int CmdAnalyze(int argc, char** argv) {
   if (queue_dir.empty()) return usage_error("missing --queue DIR (or $IOSONAR_ANALYSIS_QUEUE)");
   worker::AnalysisQueue queue(queue_dir);
   if (!enqueue.empty()) {
-    if (Status s = queue.Enqueue(enqueue, cluster); !s.ok()) {
-      std::cerr << "iosonar analyze: " << s.ToString() << "\n";
-      return s.code() == Code::kInvalid ? 2 : 1;
-    }
+    if (Status s = queue.Enqueue(enqueue, cluster); !s.ok())
+      return CommandError("analyze", s.code() == Code::kInvalid ? 2 : 1, s.ToString());
     return 0;
   }
   if (store_dir.empty()) return usage_error("missing --store DIR");
@@ -104,17 +96,19 @@ int CmdAnalyze(int argc, char** argv) {
   if (!poll_ns || *poll_ns <= 0) return usage_error("--poll: not a positive duration: '" + poll + "'");
   if (!every_ns || *every_ns <= 0) return usage_error("--screen-every: not a positive duration: '" + screen_every + "'");
   if (!after_ns || *after_ns < 0) return usage_error("--alert-after: not a duration: '" + alert_after + "'");
-  const bool follow = vm.count("follow") > 0;
+  worker::LoopOptions opt;
+  opt.poll_ns = *poll_ns;
+  opt.screen_every_ns = *every_ns;
+  opt.screen_state = screen_state;
 
   anomaly::JobSource src;
   if (Status st = LoadJobSourceFiles(apps, maps, &src); !st.ok()) return usage_error(st.message());
-  std::map<std::string, double> peaks;
   if (!peak.empty()) {
     auto p = anomaly::LoadPeaks(peak);
     if (!p.ok()) return usage_error("--peak: " + p.status().message());
-    peaks = std::move(*p);
+    opt.peaks = std::move(*p);
   }
-  anomaly::AlertOptions alert;
+  anomaly::AlertOptions& alert = opt.alert;
   if (!alert_to.empty()) {
     if (screen_state.empty()) return usage_error("--alert-to needs --screen-state FILE");
     alert.smtp.url = ResolveSetting(smtp_flag, "IOSONAR_SMTP", "smtp", config);
@@ -134,96 +128,18 @@ int CmdAnalyze(int argc, char** argv) {
   std::unique_ptr<JobDb> db;
   if (!pub.mysql_url().empty() && src.apps.empty()) {
     auto d = JobDb::Open(pub.mysql_url());
-    if (!d.ok()) {
-      std::cerr << "iosonar analyze: job database: " << d.status().ToString() << "\n";
-      return 1;
-    }
+    if (!d.ok()) return CommandError("analyze", 1, "job database: ", d.status().ToString());
     db = std::move(*d);
     src.db = db.get();
   }
   auto store = OpenStoreAt(store_dir);
-  if (!store.ok()) {
-    std::cerr << "iosonar analyze: " << store.status().ToString() << "\n";
-    return 1;
-  }
+  if (!store.ok()) return CommandError("analyze", 1, store.status().ToString());
+  opt.follow = vm.count("follow") > 0;
+  opt.reread_forwarding_map = maps.empty();
+  opt.host = HostName();
   std::signal(SIGTERM, OnSignal);
   std::signal(SIGINT, OnSignal);
-  const std::string host = HostName();
-  int rc = 0;
-  while (!g_stop) {
-    auto items = queue.List();
-    if (!items.ok()) {
-      std::cerr << "iosonar analyze: " << items.status().ToString() << "\n";
-      return 1;
-    }
-    for (const auto& it : *items) {
-      if (g_stop) break;
-      if (it.once && queue.Analysed(it)) {  // the epilog and the poller both queued it
-        std::cout << "job " << it.job_id << ": already analysed, queued again by another source: skipped" << std::endl;
-        if (Status s = queue.Done(it); !s.ok()) {
-          std::cerr << "iosonar analyze: " << s.ToString() << "\n";
-          return 1;
-        }
-        continue;
-      }
-      anomaly::JobSource js = src;
-      js.cluster = it.cluster;
-      if (db && maps.empty())  // the map may have changed since the last job: read it again
-        if (auto f = db->ForwardingMap(); f.ok()) {
-          js.node_fwd.clear();
-          for (const auto& [n, fw] : *f) js.node_fwd[n] = fw;
-        }
-      auto out = worker::AnalyzeFinishedJob(*store.value(), it.job_id, js, anomaly::Options{}, host);
-      if (!out.ok()) {
-        std::cerr << "iosonar analyze: job " << it.job_id << ": " << out.status().ToString() << "\n";
-        if (Status s = queue.Fail(it, out.status().ToString()); !s.ok()) std::cerr << "iosonar analyze: " << s.ToString() << "\n";
-        continue;
-      }
-      if (pub.has_output()) pub.Send(out->records);
-      if (out->summary) pub.Cache(cache::JobSummaryKey(it.job_id), analysis::SummaryToJson(*out->summary, false));
-      if (out->phases) pub.Cache(cache::JobPhasesKey(it.job_id), analysis::PhasesToJson(*out->phases));
-      if (out->anomaly) pub.Cache(cache::JobResultKey(it.job_id, "anomaly"), anomaly::ToJson(*out->anomaly, false));
-      pub.WithJob(it.job_id, it.cluster,
-                  [&](JobDb& d, const JobRecord& job) { return worker::WriteJobOutputs(d, job, *out); });
-      std::cout << out->Line() << std::endl;
-      if (Status s = queue.Done(it, /*analysed=*/true); !s.ok()) {
-        std::cerr << "iosonar analyze: " << s.ToString() << "\n";
-        return 1;
-      }
-    }
-    if (!screen_state.empty() && !g_stop) {
-      auto st = anomaly::LoadScreenState(screen_state);
-      if (!st.ok()) {
-        std::cerr << "iosonar analyze: --screen-state: " << st.status().ToString() << "\n";
-        return 1;
-      }
-      const auto due = worker::DueScreenings(st->to_ns, NowNs(), *every_ns);
-      for (auto [from, to] : due) {
-        auto res = anomaly::Screen(*store.value(), from, to, peaks, anomaly::ScreenOptions{}, &*st);
-        if (!res.ok()) {
-          std::cerr << "iosonar analyze: screening: " << res.status().ToString() << "\n";
-          rc = 1;
-          break;
-        }
-        if (pub.has_output()) pub.Send(anomaly::ScreenToRecords(*res, host));
-        pub.WithJobDb([&](JobDb& d) { return anomaly::WriteOccurrencesToDb(d.conn(), *res); });
-        if (!alert.to.empty()) {
-          int sent = 0;
-          if (Status s = anomaly::AlertOccurrences(res->occurrences, alert, &st->alerted, &sent); !s.ok())
-            std::cerr << "iosonar analyze: alert: " << s.ToString() << "\n";
-        }
-        std::cout << "screened " << FormatIsoMillis(from) << " .. " << FormatIsoMillis(to) << ": "
-                  << res->occurrences.size() << " occurrence(s)" << std::endl;
-      }
-      if (Status s = due.empty() ? Status::Ok() : anomaly::SaveScreenState(screen_state, *st); !s.ok()) {
-        std::cerr << "iosonar analyze: --screen-state: " << s.ToString() << "\n";
-        return 1;
-      }
-    }
-    if (!follow) break;
-    for (int64_t slept = 0; slept < *poll_ns && !g_stop; slept += 50000000)
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  const int rc = worker::RunWorker(queue, *store.value(), db.get(), src, opt, pub, &g_stop, std::cout, std::cerr);
   return std::max(rc, pub.rc());
 }
 

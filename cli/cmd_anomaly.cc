@@ -151,31 +151,19 @@ int CmdAnomaly(int argc, char** argv) {
   std::unique_ptr<JobDb> db;
   if (!pub.mysql_url().empty() && src.apps.empty()) {
     auto d = JobDb::Open(pub.mysql_url());
-    if (!d.ok()) {
-      std::cerr << "iosonar anomaly: job database: " << d.status().ToString() << "\n";
-      return 1;
-    }
+    if (!d.ok()) return CommandError("anomaly", 1, "job database: ", d.status().ToString());
     db = std::move(*d);
     src.db = db.get();
     if (src.node_fwd.empty()) {  // the whole map: the neighbours' nodes too
       auto f = db->ForwardingMap();
-      if (!f.ok()) {
-        std::cerr << "iosonar anomaly: job database: " << f.status().ToString() << "\n";
-        return 1;
-      }
+      if (!f.ok()) return CommandError("anomaly", 1, "job database: ", f.status().ToString());
       for (const auto& [n, fw] : *f) src.node_fwd[n] = fw;
     }
   }
   auto store = OpenStoreAt(store_dir);
-  if (!store.ok()) {
-    std::cerr << "iosonar anomaly: " << store.status().ToString() << "\n";
-    return 1;
-  }
+  if (!store.ok()) return CommandError("anomaly", 1, store.status().ToString());
   auto res = anomaly::Analyze(*store.value(), job_id, src, opt);
-  if (!res.ok()) {
-    std::cerr << "iosonar anomaly: " << res.status().ToString() << "\n";
-    return 1;
-  }
+  if (!res.ok()) return CommandError("anomaly", 1, res.status().ToString());
   const std::string json = anomaly::ToJson(*res, true);
   if (format == "json") std::cout << json;
   else std::cout << TerminalSafe(anomaly::ToTable(*res));
@@ -191,8 +179,7 @@ int CmdAnomaly(int argc, char** argv) {
     Status s = ids.ok() ? anomaly::AlertJob(*res, alert, &*ids, &sent) : ids.status();
     if (s.ok() && sent) s = anomaly::SaveAlerted(alert_state, *ids);
     if (!s.ok()) {
-      std::cerr << "iosonar anomaly: alert: " << s.ToString() << "\n";
-      rc = 1;
+      rc = CommandError("anomaly", 1, "alert: ", s.ToString());
     }
   }
   return std::max(rc, pub.rc());

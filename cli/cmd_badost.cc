@@ -95,10 +95,7 @@ int CmdBadOst(int argc, char** argv) {
     std::map<std::string, std::vector<int64_t>> layouts;
     if (!getstripe.empty()) {
       std::ifstream f(getstripe, std::ios::binary);
-      if (!f) {
-        std::cerr << "iosonar bad-ost: cannot read " << getstripe << "\n";
-        return 1;
-      }
+      if (!f) return CommandError("bad-ost", 1, "cannot read ", getstripe);
       std::ostringstream ss;
       ss << f.rdbuf();
       std::vector<xlayer::ParseIssue> issues;
@@ -110,42 +107,28 @@ int CmdBadOst(int argc, char** argv) {
       const unsigned long long id = std::strtoull(job.c_str(), &end, 10);
       if (job.empty() || *end != '\0') return usage_error("--job must be a numeric job id with --mysql, got '" + job + "'");
       auto db = JobDb::Open(mysql);
-      if (!db.ok()) {
-        std::cerr << "iosonar bad-ost: job database: " << db.status().ToString() << "\n";
-        return 1;
-      }
+      if (!db.ok()) return CommandError("bad-ost", 1, "job database: ", db.status().ToString());
       std::string cl = cluster;
       if (cl.empty()) {
         auto cls = (*db)->ClustersOf(id);
         if (cls.ok() && cls->size() == 1) cl = cls->front();
       }
       auto rows = (*db)->FileLayouts(cl, id);
-      if (!rows.ok()) {
-        std::cerr << "iosonar bad-ost: file_layouts of job " << job << ": " << rows.status().ToString() << "\n";
-        return 1;
-      }
+      if (!rows.ok()) return CommandError("bad-ost", 1, "file_layouts of job ", job, ": ", rows.status().ToString());
       for (const auto& r : *rows) layouts[r.path].assign(r.osts.begin(), r.osts.end());
     }
     auto store = OpenStoreAt(store_dir);
-    if (!store.ok()) {
-      std::cerr << "iosonar bad-ost: " << store.status().ToString() << "\n";
-      return 1;
-    }
+    if (!store.ok()) return CommandError("bad-ost", 1, store.status().ToString());
     uint64_t no_layout = 0;
-    if (Status st = analysis::FilesFromStore(*store.value(), job, layouts, &in, &no_layout); !st.ok()) {
-      std::cerr << "iosonar bad-ost: " << st.ToString() << "\n";
-      return 1;
-    }
+    if (Status st = analysis::FilesFromStore(*store.value(), job, layouts, &in, &no_layout); !st.ok())
+      return CommandError("bad-ost", 1, st.ToString());
     if (no_layout)
       std::cerr << "iosonar bad-ost: " << no_layout << " file(s) of job " << job << " have no layout and are left out\n";
     if (job_id.empty()) job_id = job;
     if (!table.empty()) {
       std::ofstream t(table, std::ios::binary | std::ios::trunc);
       t << analysis::BadOstInputToCsv(in);
-      if (!t) {
-        std::cerr << "iosonar bad-ost: cannot write " << table << "\n";
-        return 1;
-      }
+      if (!t) return CommandError("bad-ost", 1, "cannot write ", table);
     }
   }
   for (const auto& path : inputs) {
@@ -154,10 +137,7 @@ int CmdBadOst(int argc, char** argv) {
       text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
     } else {
       std::ifstream f(path, std::ios::binary);
-      if (!f) {
-        std::cerr << "iosonar bad-ost: cannot read " << path << "\n";
-        return 1;
-      }
+      if (!f) return CommandError("bad-ost", 1, "cannot read ", path);
       std::ostringstream ss;
       ss << f.rdbuf();
       text = ss.str();

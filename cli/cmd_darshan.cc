@@ -207,10 +207,7 @@ int CmdDarshanImport(int argc, char** argv) {
   if (format != "table" && format != "json") return usage_error("--format must be table or json");
   std::string err;
   const auto logs = ExpandInputs(inputs, &err);
-  if (!err.empty()) {
-    std::cerr << "iosonar darshan-import: " << err << "\n";
-    return 1;
-  }
+  if (!err.empty()) return CommandError("darshan-import", 1, err);
   if (logs.empty()) return usage_error("no *.darshan files in the given directories");
   if (!opt.job_id.empty() && logs.size() > 1) return usage_error("--job-id names one log's job: give one log");
 
@@ -219,16 +216,10 @@ int CmdDarshanImport(int argc, char** argv) {
   std::unique_ptr<RecordSink> sink;
   if (!store_dir.empty()) {
     auto s = OpenSqliteStore(store_dir);
-    if (!s.ok()) {
-      std::cerr << "iosonar darshan-import: " << s.status().ToString() << "\n";
-      return 1;
-    }
+    if (!s.ok()) return CommandError("darshan-import", 1, s.status().ToString());
     store = std::move(s.value());
     writer = BulkWriterOf(store.get());
-    if (!writer) {
-      std::cerr << "iosonar darshan-import: the store has no bulk path\n";
-      return 1;
-    }
+    if (!writer) return CommandError("darshan-import", 1, "the store has no bulk path");
   } else {
     SinkOptions so;
     so.es = EsOptionsFromEnv();
@@ -239,10 +230,7 @@ int CmdDarshanImport(int argc, char** argv) {
   std::unique_ptr<JobDb> db;
   if (!mysql.empty()) {
     auto d = JobDb::Open(mysql);
-    if (!d.ok()) {
-      std::cerr << "iosonar darshan-import: --mysql: " << d.status().ToString() << "\n";
-      return 1;
-    }
+    if (!d.ok()) return CommandError("darshan-import", 1, "--mysql: ", d.status().ToString());
     db = std::move(d.value());
   }
   std::string badost = badost_csv.empty() ? "" : "file,bytes,seconds,osts\n";
@@ -311,8 +299,7 @@ int CmdDarshanImport(int argc, char** argv) {
     row.job_id = row.rep.job_id;
     if (!st.ok()) {
       row.error = st.message();
-      std::cerr << "iosonar darshan-import: " << path << ": " << st.ToString() << "\n";
-      rc = 1;
+      rc = CommandError("darshan-import", 1, path, ": ", st.ToString());
     } else {
       if (!badost_csv.empty()) badost += darshan::BadOstCsv(l, false);
       if (db) {
@@ -320,9 +307,8 @@ int CmdDarshanImport(int argc, char** argv) {
         jr.cluster = opt.cluster;
         const std::string& id = row.rep.job_id;
         if (id.empty() || id.size() > 19 || id.find_first_not_of("0123456789") != std::string::npos) {
-          std::cerr << "iosonar darshan-import: " << path << ": job id '" << id
-                    << "' is not numeric: not written to the job database\n";
-          rc = 1;
+          rc = CommandError("darshan-import", 1, path, ": job id '", id,
+                            "' is not numeric: not written to the job database");
         } else {
           jr.job_id = std::stoull(id);
           jr.uid = l.job.uid;
@@ -332,8 +318,7 @@ int CmdDarshanImport(int argc, char** argv) {
           if (!l.job.exe.empty()) jr.command = l.job.exe;
           jr.source = "darshan";
           if (Status u = db->Upsert(jr); !u.ok()) {
-            std::cerr << "iosonar darshan-import: " << path << ": --mysql: " << u.ToString() << "\n";
-            rc = 1;
+            rc = CommandError("darshan-import", 1, path, ": --mysql: ", u.ToString());
           }
         }
       }
@@ -347,15 +332,13 @@ int CmdDarshanImport(int argc, char** argv) {
   }
   if (sink) {
     if (Status f = sink->Flush(); !f.ok()) {
-      std::cerr << "iosonar darshan-import: " << output << ": " << f.ToString() << "\n";
-      rc = 1;
+      rc = CommandError("darshan-import", 1, output, ": ", f.ToString());
     }
   }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!badost_csv.empty()) {
     if (Status w = WriteTextFile(badost_csv, badost); !w.ok()) {
-      std::cerr << "iosonar darshan-import: " << w.ToString() << "\n";
-      rc = 1;
+      rc = CommandError("darshan-import", 1, w.ToString());
     }
   }
   if (!apps_file.empty()) {
@@ -363,8 +346,7 @@ int CmdDarshanImport(int argc, char** argv) {
     const bool ok = fd >= 0 && ::write(fd, apps.data(), apps.size()) == static_cast<ssize_t>(apps.size());
     if (fd >= 0) ::close(fd);
     if (!ok) {
-      std::cerr << "iosonar darshan-import: cannot write " << apps_file << "\n";
-      rc = 1;
+      rc = CommandError("darshan-import", 1, "cannot write ", apps_file);
     }
   }
   if (format == "json") PrintJson(rows);

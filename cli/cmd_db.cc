@@ -30,30 +30,19 @@ int CmdDbMigrate(int argc, char** argv) {
   po::variables_map vm;
   if (int rc = ParseCommandLine("db-migrate", argc, argv, desc, &vm); rc >= 0) return rc;
   std::string url = ResolveSetting(mysql_flag, "IOSONAR_MYSQL", "mysql", config);
-  if (url.empty()) {
-    std::cerr << "iosonar db-migrate: no MySQL URL (--mysql, $IOSONAR_MYSQL or `mysql = URL` in the config file)\n";
-    return 2;
-  }
+  if (url.empty())
+    return CommandError("db-migrate", 2, "no MySQL URL (--mysql, $IOSONAR_MYSQL or `mysql = URL` in the config file)");
   auto db = JobDb::Open(url);
-  if (!db.ok()) {
-    std::cerr << "iosonar db-migrate: " << db.status().ToString() << "\n";
-    return 1;
-  }
+  if (!db.ok()) return CommandError("db-migrate", 1, db.status().ToString());
   int newest = BuiltinMigrations().empty() ? 0 : BuiltinMigrations().back().version;
   if (!vm.count("status")) {
     int applied = 0;
     Status st = db.value()->Migrate(&applied);
-    if (!st.ok()) {
-      std::cerr << "iosonar db-migrate: " << st.ToString() << "\n";
-      return 1;
-    }
+    if (!st.ok()) return CommandError("db-migrate", 1, st.ToString());
     std::cout << "applied " << applied << " migration(s)\n";
   }
   auto v = db.value()->SchemaVersion();
-  if (!v.ok()) {
-    std::cerr << "iosonar db-migrate: " << v.status().ToString() << "\n";
-    return 1;
-  }
+  if (!v.ok()) return CommandError("db-migrate", 1, v.status().ToString());
   std::cout << "schema version " << v.value() << " (newest known " << newest << ")\n";
   return 0;
 }
@@ -80,10 +69,7 @@ int CmdHostlist(int argc, char** argv) {
     return 2;
   }
   auto hosts = ExpandHostlist(list);
-  if (!hosts.ok()) {
-    std::cerr << "iosonar hostlist: " << hosts.status().message() << "\n";
-    return 1;
-  }
+  if (!hosts.ok()) return CommandError("hostlist", 1, hosts.status().message());
   if (mode == "expand")
     for (const auto& h : hosts.value()) std::cout << h << "\n";
   else

@@ -74,39 +74,24 @@ int CmdEsTemplates(int argc, char** argv) {
   AddTemplateOptions(desc, &t);
   po::variables_map vm;
   if (int rc = ParseCommandLine("es-templates", argc, argv, desc, &vm); rc >= 0) return rc;
-  if (out.empty()) {
-    std::cerr << "iosonar es-templates: --out DIR is required\n";
-    return 2;
-  }
+  if (out.empty()) return CommandError("es-templates", 2, "--out DIR is required");
   auto arts = GenerateEsTemplates(t);
-  if (!arts.ok()) {
-    std::cerr << "iosonar es-templates: " << arts.status().message() << "\n";
-    return 2;
-  }
+  if (!arts.ok()) return CommandError("es-templates", 2, arts.status().message());
   std::error_code ec;
   for (const auto& a : *arts) {
     std::filesystem::path p = std::filesystem::path(out) / a.file;
     std::filesystem::create_directories(p.parent_path(), ec);
     std::ofstream f(p, std::ios::binary | std::ios::trunc);
     f << a.body;
-    if (!f) {
-      std::cerr << "iosonar es-templates: cannot write " << p.string() << "\n";
-      return 1;
-    }
+    if (!f) return CommandError("es-templates", 1, "cannot write ", p.string());
   }
   std::ofstream m(std::filesystem::path(out) / "manifest.json", std::ios::binary | std::ios::trunc);
   m << Manifest(*arts);
-  if (!m) {
-    std::cerr << "iosonar es-templates: cannot write " << out << "/manifest.json\n";
-    return 1;
-  }
+  if (!m) return CommandError("es-templates", 1, "cannot write ", out, "/manifest.json");
   if (!dict.empty()) {
     std::ofstream d(dict, std::ios::binary | std::ios::trunc);
     d << StreamTypesYaml();
-    if (!d) {
-      std::cerr << "iosonar es-templates: cannot write " << dict << "\n";
-      return 1;
-    }
+    if (!d) return CommandError("es-templates", 1, "cannot write ", dict);
   }
   std::cout << "wrote " << arts->size() << " artifacts and manifest.json to " << out << "\n";
   return 0;
@@ -145,20 +130,14 @@ int CmdEsSetup(int argc, char** argv) {
   // As for --store: the user and CA file may come from the environment too.
   if (const char* v = std::getenv("IOSONAR_ES_USER"); es.user.empty() && v) es.user = v;
   if (const char* v = std::getenv("IOSONAR_ES_CA_FILE"); es.ca_file.empty() && v) es.ca_file = v;
-  if (url.empty()) {
-    std::cerr << "iosonar es-setup: --url is required (or IOSONAR_ES)\n";
-    return 2;
-  }
+  if (url.empty()) return CommandError("es-setup", 2, "--url is required (or IOSONAR_ES)");
   if (Status st = GenerateEsTemplates(t).status(); !st.ok()) {  // bad options fail before any connection
     std::cerr << "iosonar es-setup: " << st.message() << "\n";
     return 2;
   }
   es.max_attempts = 4;
   auto client = EsClient::Open(url, es);
-  if (!client.ok()) {
-    std::cerr << "iosonar es-setup: " << client.status().message() << "\n";
-    return 2;
-  }
+  if (!client.ok()) return CommandError("es-setup", 2, client.status().message());
   auto& c = **client;
   // Ask the engine what it is and has (GET /, _ilm/status, _plugins/_ism) and
   // generate the artifacts it accepts.
@@ -169,10 +148,8 @@ int CmdEsSetup(int argc, char** argv) {
       t.target = *e;
       break;
     }
-    if (std::chrono::steady_clock::now() >= deadline) {
-      std::cerr << "iosonar es-setup: " << RedactUrl(url) << " does not answer: " << e.status().message() << "\n";
-      return 1;
-    }
+    if (std::chrono::steady_clock::now() >= deadline)
+      return CommandError("es-setup", 1, RedactUrl(url), " does not answer: ", e.status().message());
     std::this_thread::sleep_for(std::chrono::seconds(1));
   }
   std::cout << "engine: " << t.target.Describe() << "\n";
@@ -181,10 +158,7 @@ int CmdEsSetup(int argc, char** argv) {
               << ": no lifecycle management (neither Elasticsearch ILM nor the OpenSearch ISM plugin answers); "
                  "no retention or rollover policy is installed: deleting old backing indices is left to the operator\n";
   auto arts = GenerateEsTemplates(t);
-  if (!arts.ok()) {
-    std::cerr << "iosonar es-setup: " << arts.status().message() << "\n";
-    return 2;
-  }
+  if (!arts.ok()) return CommandError("es-setup", 2, arts.status().message());
   int failed = 0, created = 0, updated = 0, kept = 0;
   for (const auto& a : *arts) {
     auto g = c.Call("GET", a.api_path);

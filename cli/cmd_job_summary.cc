@@ -143,8 +143,7 @@ int CmdJobSummary(int argc, char** argv) {
     if (Status s = WriteTextFile(json_path, analysis::WithMember(analysis::SummaryJsonWithJob(*summary, m, true),
                                                                  "anomaly", verdict_json, true));
         !s.ok()) {
-      std::cerr << "iosonar job-summary: " << s.message() << "\n";
-      rc = 1;
+      rc = CommandError("job-summary", 1, s.message());
     }
   if (format == "json")
     std::cout << analysis::WithMember(analysis::SummaryJsonWithJob(*summary, m, true), "anomaly", verdict_json, true);

@@ -159,10 +159,7 @@ int StoreBaseline(const char* name, B& b, const std::string& store_dir, Publishe
   }
   const std::string path = file_of(store_dir);
   b.source = "file " + path;
-  if (Status st = to_file(path, b); !st.ok()) {
-    std::cerr << "iosonar " << name << ": " << st.ToString() << "\n";
-    return 1;
-  }
+  if (Status st = to_file(path, b); !st.ok()) return CommandError(name, 1, st.ToString());
   return 0;
 }
 
@@ -178,15 +175,9 @@ int LoadProbeBaseline(const char* name, const std::string& baseline_name, const 
                       lassi::SlowdownOptions* o) {
   auto all = StoredBaselinesOf<lassi::ProbeBaseline>(where, pub, lassi::ReadProbeBaselinesFromDb,
                                                      lassi::ReadProbeBaselineFile, lassi::ProbeBaselineFileOf);
-  if (!all.ok()) {
-    std::cerr << "iosonar " << name << ": probe baseline: " << all.status().ToString() << "\n";
-    return 1;
-  }
+  if (!all.ok()) return CommandError(name, 1, "probe baseline: ", all.status().ToString());
   auto sel = lassi::SelectProbeBaseline(*all, baseline_name);
-  if (!sel.ok()) {
-    std::cerr << "iosonar " << name << ": " << sel.status().message() << "\n";
-    return 1;
-  }
+  if (!sel.ok()) return CommandError(name, 1, sel.status().message());
   if (*sel) o->stored = std::make_shared<const lassi::ProbeBaseline>(std::move(**sel));
   std::cerr << "iosonar " << name << ": probe slowdown baseline: " << lassi::SlowdownBaselineDescription(*o) << "\n";
   return 0;
@@ -201,15 +192,9 @@ int LoadBaseline(const char* name, const LassiArgs& a, const std::string& where,
     return 0;
   }
   auto all = StoredBaselines(where, pub);
-  if (!all.ok()) {
-    std::cerr << "iosonar " << name << ": LASSi baseline: " << all.status().ToString() << "\n";
-    return 1;
-  }
+  if (!all.ok()) return CommandError(name, 1, "LASSi baseline: ", all.status().ToString());
   auto sel = lassi::SelectBaseline(*all, a.baseline, o->window_ns);
-  if (!sel.ok()) {
-    std::cerr << "iosonar " << name << ": " << sel.status().message() << "\n";
-    return 1;
-  }
+  if (!sel.ok()) return CommandError(name, 1, sel.status().message());
   if (*sel) {
     o->baseline = std::move(**sel);
     std::cerr << "iosonar " << name << ": LASSi baseline " << lassi::BaselineDescription(*o->baseline) << "\n";
@@ -228,10 +213,7 @@ int LoadBaseline(const char* name, const LassiArgs& a, const std::string& where,
 int ComputeLassi(const char* name, const LassiArgs& a, const lassi::Options& o, const std::string& where,
                  Publisher& pub, lassi::AppSource* apps, lassi::LassiResult* out) {
   if (!a.apps_file.empty())
-    if (Status st = apps->LoadFile(a.apps_file); !st.ok()) {
-      std::cerr << "iosonar " << name << ": " << st.ToString() << "\n";
-      return 1;
-    }
+    if (Status st = apps->LoadFile(a.apps_file); !st.ok()) return CommandError(name, 1, st.ToString());
   pub.WithJobDb([&](JobDb& db) {
     apps->UseJobDb(&db, a.cluster);
     return Status::Ok();
@@ -240,10 +222,7 @@ int ComputeLassi(const char* name, const LassiArgs& a, const lassi::Options& o, 
   lassi::Options opt = o;
   if (int rc = LoadBaseline(name, a, where, pub, &opt); rc != 0) return rc;
   auto r = lassi::ComputeLassi([&] { return OpenStoreAt(where); }, opt, a.scan_threads, apps);
-  if (!r.ok()) {
-    std::cerr << "iosonar " << name << ": " << r.status().ToString() << "\n";
-    return 1;
-  }
+  if (!r.ok()) return CommandError(name, 1, r.status().ToString());
   *out = std::move(r).value();
   if (const std::string warn = lassi::BaselineWarning(*out); !warn.empty())
     std::cerr << "iosonar " << name << ": WARNING: " << warn << "\n";
@@ -265,8 +244,7 @@ std::optional<std::vector<lassi::Run>> ReadRuns(const char* name, const std::str
 // Writes text to path; a failure is reported and makes *rc 1.
 void WriteOutputFile(const char* name, const std::string& path, const std::string& text, int* rc) {
   if (Status s = WriteTextFile(path, text); !s.ok()) {
-    std::cerr << "iosonar " << name << ": " << s.ToString() << "\n";
-    *rc = 1;
+    *rc = CommandError(name, 1, s.ToString());
   }
 }
 
@@ -336,10 +314,7 @@ int CmdLassiBaseline(int argc, char** argv) {
     return usage("the store " + store_dir + " has no directory to keep the baseline beside: give --mysql URL");
   lassi::AppSource apps;
   if (!apps_file.empty())
-    if (Status st = apps.LoadFile(apps_file); !st.ok()) {
-      std::cerr << "iosonar lassi baseline: " << st.ToString() << "\n";
-      return 1;
-    }
+    if (Status st = apps.LoadFile(apps_file); !st.ok()) return CommandError("lassi baseline", 1, st.ToString());
   pub.WithJobDb([&](JobDb& db) {
     apps.UseJobDb(&db, cluster);
     return Status::Ok();
@@ -355,10 +330,7 @@ int CmdLassiBaseline(int argc, char** argv) {
                                *store.value(), acc, [&](std::string_view j) { return apps.Of(j); },
                                [&](std::string_view j) { return apps.RunOf(j); })
                          : store.status();
-  if (!st.ok()) {
-    std::cerr << "iosonar lassi baseline: " << st.ToString() << "\n";
-    return 1;
-  }
+  if (!st.ok()) return CommandError("lassi baseline", 1, st.ToString());
   lassi::Baseline b = acc.ComputeBaseline();
   b.name = !name.empty() ? name : FormatIsoMillis(range.from_ns) + ".." + FormatIsoMillis(range.to_ns);
   b.computed_at_ns = NowNs();
@@ -477,10 +449,7 @@ int CmdSlowdownBaseline(int argc, char** argv) {
   if (pub.mysql_url().empty() && !IsStoreDir(store_dir))
     return usage("the store " + store_dir + " has no directory to keep the baseline beside: give --mysql URL");
   auto samples = lassi::LoadProbeSamples(*store.value(), range.from_ns, range.to_ns);
-  if (!samples.ok()) {
-    std::cerr << "iosonar slowdown baseline: " << samples.status().ToString() << "\n";
-    return 1;
-  }
+  if (!samples.ok()) return CommandError("slowdown baseline", 1, samples.status().ToString());
   std::vector<std::string> all_cached;
   lassi::ProbeBaseline b =
       lassi::ComputeProbeBaseline(*samples, range.from_ns, range.to_ns, lassi::kDefaultCacheFloorS, &all_cached);
@@ -559,10 +528,7 @@ int CmdSlowdown(int argc, char** argv) {
     if (int r = LoadProbeBaseline("slowdown", stored_name, store_dir, pub, &o); r != 0) return r;
   if (pub.rc() != 0) return pub.rc();
   auto rows = lassi::SlowdownFromStore(*store.value(), o);
-  if (!rows.ok()) {
-    std::cerr << "iosonar slowdown: " << rows.status().ToString() << "\n";
-    return 1;
-  }
+  if (!rows.ok()) return CommandError("slowdown", 1, rows.status().ToString());
   const std::string js = lassi::SlowdownToJson(*rows, o, true);
   if (const std::string warn = lassi::SlowdownBaselineWarning(*rows, o); !warn.empty())
     std::cerr << "iosonar slowdown: WARNING: " << warn << "\n";
@@ -640,10 +606,7 @@ int CmdReport(int argc, char** argv) {
   if (!explicit_days)
     if (int r = LoadProbeBaseline("report", slowdown_baseline, store_dir, pub, &so); r != 0) return r;
   auto slowdown = lassi::SlowdownFromStore(*store.value(), so);
-  if (!slowdown.ok()) {
-    std::cerr << "iosonar report: " << slowdown.status().ToString() << "\n";
-    return 1;
-  }
+  if (!slowdown.ok()) return CommandError("report", 1, slowdown.status().ToString());
   in.slowdown = std::move(slowdown).value();
   in.slowdown_options = so;
   if (const std::string warn = lassi::SlowdownBaselineWarning(in.slowdown, so); !warn.empty())
@@ -692,29 +655,19 @@ int CmdLmtImport(int argc, char** argv) {
     lines += '\n';
     return Status::Ok();
   });
-  if (!stats.ok()) {
-    std::cerr << "iosonar lmt-import: " << stats.status().ToString() << "\n";
-    return 1;
-  }
+  if (!stats.ok()) return CommandError("lmt-import", 1, stats.status().ToString());
   if (!output.empty()) {
     Publisher pub("lmt-import", {output, "", "", ""});
     if (!lines.empty()) pub.Send(lines);
     if (pub.rc() != 0) return pub.rc();
   } else {
     auto store = OpenSqliteStore(store_dir);
-    if (!store.ok()) {
-      std::cerr << "iosonar lmt-import: " << store.status().ToString() << "\n";
-      return 1;
-    }
+    if (!store.ok()) return CommandError("lmt-import", 1, store.status().ToString());
     AppendStats as;
     Status st = AppendJsonLines(*store.value(), lines, &as, [&](size_t lineno, const Status& why) {
-      std::cerr << "iosonar lmt-import: record " << lineno << ": " << why.ToString() << "\n";
-      rc = 1;
+      rc = CommandError("lmt-import", 1, "record ", lineno, ": ", why.ToString());
     });
-    if (!st.ok()) {
-      std::cerr << "iosonar lmt-import: " << st.ToString() << "\n";
-      return 1;
-    }
+    if (!st.ok()) return CommandError("lmt-import", 1, st.ToString());
     std::cerr << "iosonar lmt-import: stored " << as.inserted << " records (" << as.duplicates << " already stored)\n";
   }
   std::cout << lassi::ImportSummary(stats.value());

@@ -123,10 +123,7 @@ int CmdSchema(int argc, char** argv) {
     std::cout << out << "\n";
     return 0;
   }
-  if (format != "markdown") {
-    std::cerr << "iosonar schema: --format must be json or markdown, not '" << format << "'\n";
-    return 2;
-  }
+  if (format != "markdown") return CommandError("schema", 2, "--format must be json or markdown, not '", format, "'");
   std::cout << "| field | type | unit | required | datasets | description |\n|---|---|---|---|---|---|\n";
   for (const auto& f : schema::Fields())
     std::cout << "| `" << f.name << "` | " << schema::TypeName(f.type) << " | " << f.unit << " | "
@@ -146,44 +143,29 @@ int CmdStoreExport(int argc, char** argv) {
       "to", po::value(&to), "only records before this ISO 8601 time");
   po::variables_map vm;
   if (int rc = ParseCommandLine("store-export", argc, argv, desc, &vm); rc >= 0) return rc;
-  if (dir.empty()) {
-    std::cerr << "iosonar store-export: --store DIR is required\n";
-    return 2;
-  }
-  if (access((dir + "/store.db").c_str(), R_OK) != 0) {
-    std::cerr << "iosonar store-export: no store.db in " << dir << "\n";
-    return 1;
-  }
-  if (!schema::FindDataset(dataset)) {
-    std::cerr << "iosonar store-export: unknown dataset '" << dataset << "' (see iosonar schema)\n";
-    return 2;
-  }
+  if (dir.empty()) return CommandError("store-export", 2, "--store DIR is required");
+  if (access((dir + "/store.db").c_str(), R_OK) != 0) return CommandError("store-export", 1, "no store.db in ", dir);
+  if (!schema::FindDataset(dataset))
+    return CommandError("store-export", 2, "unknown dataset '", dataset, "' (see iosonar schema)");
   ScanQuery q;
   q.dataset = dataset;
   for (const auto& [text, slot] : {std::pair{from, &q.range.start_ns}, std::pair{to, &q.range.end_ns}}) {
     if (text.empty()) continue;
     auto ns = ParseIso8601(text);
-    if (!ns) {
-      std::cerr << "iosonar store-export: '" << text << "' is not an ISO 8601 time with a zone (e.g. 2026-11-22T07:00:00Z)\n";
-      return 2;
-    }
+    if (!ns)
+      return CommandError("store-export", 2, "'", text,
+                          "' is not an ISO 8601 time with a zone (e.g. 2026-11-22T07:00:00Z)");
     *slot = *ns;
   }
   if (!job.empty()) q.filters.push_back({field::kJobId, job});
   auto store = OpenSqliteStore(dir);
-  if (!store.ok()) {
-    std::cerr << "iosonar store-export: " << store.status().message() << "\n";
-    return 1;
-  }
+  if (!store.ok()) return CommandError("store-export", 1, store.status().message());
   Status st = ExportJsonLines(**store, q, [](std::string_view line) {
     std::cout.write(line.data(), static_cast<std::streamsize>(line.size()));
     std::cout.put('\n');
     return static_cast<bool>(std::cout);
   });
-  if (!st.ok()) {
-    std::cerr << "iosonar store-export: " << st.message() << "\n";
-    return 1;
-  }
+  if (!st.ok()) return CommandError("store-export", 1, st.message());
   return 0;
 }
 
@@ -294,8 +276,7 @@ int ParseCommandLine(const char* name, int argc, char** argv, const po::options_
         g_config_check_errors = st.message();
         return 2;
       }
-      std::cerr << "iosonar " << name << ": " << st.message() << "\n";
-      return 2;
+      return CommandError(name, 2, st.message());
     }
     if (!g_config_check_path.empty()) {
       g_config_checked = true;
@@ -327,7 +308,12 @@ int ParseJobCommandLine(const char* name, int argc, char** argv, const po::optio
   return -1;
 }
 
-int UsageError(const char* name, const std::string& msg) {
+int PrintCommandError(std::string_view name, int rc, const std::string& msg) {
+  std::cerr << "iosonar " << name << ": " << msg << "\n";
+  return rc;
+}
+
+int UsageError(std::string_view name, const std::string& msg) {
   std::cerr << "iosonar " << name << ": " << msg << "\n(see iosonar " << name << " --help)\n";
   return 2;
 }

@@ -96,15 +96,9 @@ int CmdPhases(int argc, char** argv) {
   opt.bucket_ns = static_cast<int64_t>(bucket_s * 1e9);
 
   auto store = OpenStoreAt(store_dir);
-  if (!store.ok()) {
-    std::cerr << "iosonar phases: " << store.status().ToString() << "\n";
-    return 1;
-  }
+  if (!store.ok()) return CommandError("phases", 1, store.status().ToString());
   auto jp = analysis::PhasesForJob(*store.value(), job_id, opt);
-  if (!jp.ok()) {
-    std::cerr << "iosonar phases: " << jp.status().ToString() << "\n";
-    return 1;
-  }
+  if (!jp.ok()) return CommandError("phases", 1, jp.status().ToString());
   if (format == "json") std::cout << analysis::PhasesToJson(*jp, true) << "\n";
   else std::cout << TerminalSafe(analysis::PhasesToTable(*jp));
 

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "redis-cache/cache.h"
+#include "cli/command_error.h"
 #include "cli/commands.h"
 #include "core/collector/collector.h"
 #include "core/store/store.h"
@@ -239,17 +240,14 @@ int ParseOpts(const char* name, po::options_description& desc, const std::vector
     po::store(po::command_line_parser(opts).options(desc).run(), *vm);
     po::notify(*vm);
   } catch (const po::error& e) {
-    std::cerr << "iosonar " << name << ": " << e.what() << "\n";
-    return 2;
+    return CommandError(name, 2, e.what());
   }
   if (vm->count("help")) {
     std::cout << desc << "\n";
     return 0;
   }
-  if (cmd.empty()) {
-    std::cerr << "iosonar " << name << ": no command given (usage: iosonar " << name << " [OPTIONS] -- COMMAND ...)\n";
-    return 2;
-  }
+  if (cmd.empty())
+    return CommandError(name, 2, "no command given (usage: iosonar ", name, " [OPTIONS] -- COMMAND ...)");
   return -1;
 }
 
@@ -258,15 +256,9 @@ int ParseOpts(const char* name, po::options_description& desc, const std::vector
 int PrintDiagnosis(const std::string& store_dir, const std::string& job_id, const std::string& json_path,
                    const std::string& redis, int rc) {
   auto store = OpenSqliteStore(store_dir);
-  if (!store.ok()) {
-    std::cerr << "iosonar run: " << store.status().message() << "\n";
-    return rc ? rc : 1;
-  }
+  if (!store.ok()) return CommandError("run", rc ? rc : 1, store.status().message());
   auto sum = analysis::SummarizeJob(**store, job_id);
-  if (!sum.ok()) {
-    std::cerr << "iosonar run: " << sum.status().message() << " (the program did no traced file I/O?)\n";
-    return rc;
-  }
+  if (!sum.ok()) return CommandError("run", rc, sum.status().message(), " (the program did no traced file I/O?)");
   std::cout << TerminalSafe(analysis::SummaryToTable(*sum));
   std::string json = analysis::SummaryToJson(*sum, true);
   if (!json_path.empty())
@@ -289,10 +281,7 @@ int TraceAcked(const std::vector<std::string>& cmd, const std::string& lib, Trac
   std::string base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
   // A random suffix (mkdtemp): another user cannot make the name first.
   std::string tmpl = base + "/iosonar-trace-" + uid + "-" + std::to_string(getpid()) + ".XXXXXX";
-  if (!mkdtemp(tmpl.data())) {
-    std::cerr << "iosonar trace: cannot create " << tmpl << ": " << std::strerror(errno) << "\n";
-    return 1;
-  }
+  if (!mkdtemp(tmpl.data())) return CommandError("trace", 1, "cannot create ", tmpl, ": ", std::strerror(errno));
   const std::string root = tmpl;
   te.ring_dir = root + "/iosonar-ring-" + uid;
   if (int fd = trace::OpenRingDir(te.ring_dir.c_str()); fd >= 0) {
@@ -350,16 +339,10 @@ int CmdTrace(int argc, char** argv) {
   te.output = ResolveSetting(te.output, "IOSONAR_OUTPUT", "output");
   const bool acked = IsAckedOutput(te.output);
   if (!te.output.empty() && !acked) {
-    if (auto u = ParseOutputUrl(te.output); !u.ok()) {
-      std::cerr << "iosonar trace: " << u.status().message() << "\n";
-      return 2;
-    }
+    if (auto u = ParseOutputUrl(te.output); !u.ok()) return CommandError("trace", 2, u.status().message());
   }
   std::string lib = FindTracerLib();
-  if (lib.empty()) {
-    std::cerr << "iosonar trace: libiosonar-trace.so not found (set IOSONAR_TRACE_LIB)\n";
-    return 1;
-  }
+  if (lib.empty()) return CommandError("trace", 1, "libiosonar-trace.so not found (set IOSONAR_TRACE_LIB)");
   if (vm["mpi"].as<bool>()) {
     std::string m = FindMpiioLib(lib, "trace");
     if (m.empty()) return 1;
@@ -415,16 +398,10 @@ int CmdRun(int argc, char** argv) {
   if (store_dir.empty()) store_dir = "iosonar-run-" + job_id;
   std::error_code ec;
   std::filesystem::create_directories(store_dir, ec);
-  if (ec) {
-    std::cerr << "iosonar run: cannot create store directory " << store_dir << ": " << ec.message() << "\n";
-    return 1;
-  }
+  if (ec) return CommandError("run", 1, "cannot create store directory ", store_dir, ": ", ec.message());
   store_dir = std::filesystem::canonical(store_dir).string();
   std::string lib = FindTracerLib();
-  if (lib.empty()) {
-    std::cerr << "iosonar run: libiosonar-trace.so not found (set IOSONAR_TRACE_LIB)\n";
-    return 1;
-  }
+  if (lib.empty()) return CommandError("run", 1, "libiosonar-trace.so not found (set IOSONAR_TRACE_LIB)");
   if (vm["mpi"].as<bool>()) {
     std::string m = FindMpiioLib(lib, "run");
     if (m.empty()) return 1;
@@ -436,10 +413,7 @@ int CmdRun(int argc, char** argv) {
   co.store_dir = store_dir;
   co.redis_url = redis;
   auto col = Collector::Start(co);
-  if (!col.ok()) {
-    std::cerr << "iosonar run: cannot start the embedded collector: " << col.status().message() << "\n";
-    return 1;
-  }
+  if (!col.ok()) return CommandError("run", 1, "cannot start the embedded collector: ", col.status().message());
   TraceEnv te;
   te.output = "tcp://127.0.0.1:" + std::to_string((*col)->port());
   te.job_id = job_id;

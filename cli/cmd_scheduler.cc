@@ -66,10 +66,7 @@ int PrologEpilog(const scheduler::Options& o, const std::string& mode, bool stri
   if (out.replay.replayed || out.replay.bad)
     std::cerr << "iosonar scheduler " << mode << ": replayed " << out.replay.replayed << " spooled record(s), "
               << out.replay.bad << " bad\n";
-  if (!st.ok()) {
-    std::cerr << "iosonar scheduler " << mode << ": job not recorded: " << st.ToString() << "\n";
-    return strict ? 1 : 0;
-  }
+  if (!st.ok()) return CommandError("scheduler " + mode, strict ? 1 : 0, "job not recorded: ", st.ToString());
   if (out.spooled) std::cerr << "iosonar scheduler " << mode << ": spooled to " << out.spool_path << "\n";
   return 0;
 }
@@ -77,17 +74,11 @@ int PrologEpilog(const scheduler::Options& o, const std::string& mode, bool stri
 // replay: the spooled records into MySQL, oldest first.
 int Replay(const scheduler::Options& o) {
   auto db = JobDb::Open(o.mysql_url);
-  if (!db.ok()) {
-    std::cerr << "iosonar scheduler replay: " << db.status().ToString() << "\n";
-    return 1;
-  }
+  if (!db.ok()) return CommandError("scheduler replay", 1, db.status().ToString());
   ReplayStats rs;
   Status st = ReplaySpool(o.spool_dir, *db.value(), &rs);
   std::cout << "replayed " << rs.replayed << ", bad " << rs.bad << " (moved to " << o.spool_dir << "/bad)\n";
-  if (!st.ok()) {
-    std::cerr << "iosonar scheduler replay: " << st.ToString() << "\n";
-    return 1;
-  }
+  if (!st.ok()) return CommandError("scheduler replay", 1, st.ToString());
   return 0;
 }
 
@@ -96,10 +87,7 @@ int Poll(const scheduler::Options& o, const std::string& since) {
   std::optional<int64_t> since_ns;
   if (!since.empty()) {
     since_ns = ParseIso8601(since);
-    if (!since_ns) {
-      std::cerr << "iosonar scheduler poll: --since '" << since << "' is not an ISO 8601 time\n";
-      return 2;
-    }
+    if (!since_ns) return CommandError("scheduler poll", 2, "--since '", since, "' is not an ISO 8601 time");
   }
   scheduler::PollStats ps;
   Status st = scheduler::PollSacct(o, since_ns, &ps);
@@ -119,10 +107,7 @@ int Poll(const scheduler::Options& o, const std::string& since) {
     }
     std::cout << "queued " << n << " finished job(s) for analysis\n";
   }
-  if (!st.ok()) {
-    std::cerr << "iosonar scheduler poll: " << st.ToString() << "\n";
-    return 1;
-  }
+  if (!st.ok()) return CommandError("scheduler poll", 1, st.ToString());
   return 0;
 }
 
@@ -149,11 +134,9 @@ int CmdScheduler(int argc, char** argv) {
   pos.add("mode", 1);
   po::variables_map vm;
   if (int rc = ParseCommandLine("scheduler", argc, argv, all, &vm, &pos, &desc); rc >= 0) return rc;
-  if (mode != "prolog" && mode != "epilog" && mode != "poll" && mode != "replay") {
-    std::cerr << "iosonar scheduler: the mode must be prolog, epilog, poll or replay"
-              << (mode.empty() ? "" : ", not '" + mode + "'") << "\n(see iosonar scheduler --help)\n";
-    return 2;
-  }
+  if (mode != "prolog" && mode != "epilog" && mode != "poll" && mode != "replay")
+    return UsageError("scheduler",
+                      "the mode must be prolog, epilog, poll or replay" + (mode.empty() ? "" : ", not '" + mode + "'"));
   scheduler::Options o;
   o.mysql_url = ResolveSetting(mysql_flag, "IOSONAR_MYSQL", "mysql", config);
   if (!spool.empty()) o.spool_dir = spool;
@@ -164,10 +147,7 @@ int CmdScheduler(int argc, char** argv) {
   o.scontrol = scontrol;
 
   if (mode == "prolog" || mode == "epilog") return PrologEpilog(o, mode, vm.count("strict") > 0);
-  if (o.mysql_url.empty()) {
-    std::cerr << "iosonar scheduler " << mode << ": no MySQL URL (--mysql or $IOSONAR_MYSQL)\n";
-    return 2;
-  }
+  if (o.mysql_url.empty()) return CommandError("scheduler " + mode, 2, "no MySQL URL (--mysql or $IOSONAR_MYSQL)");
   if (mode == "replay") return Replay(o);
   return Poll(o, since);
 }

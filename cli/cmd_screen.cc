@@ -121,22 +121,13 @@ int CmdScreen(int argc, char** argv) {
   anomaly::ScreenState state;
   if (!state_path.empty()) {
     auto s = anomaly::LoadScreenState(state_path);
-    if (!s.ok()) {
-      std::cerr << "iosonar screen: --state: " << s.status().ToString() << "\n";
-      return 1;
-    }
+    if (!s.ok()) return CommandError("screen", 1, "--state: ", s.status().ToString());
     state = std::move(*s);
   }
   auto store = OpenStoreAt(store_dir);
-  if (!store.ok()) {
-    std::cerr << "iosonar screen: " << store.status().ToString() << "\n";
-    return 1;
-  }
+  if (!store.ok()) return CommandError("screen", 1, store.status().ToString());
   auto res = anomaly::Screen(*store.value(), *f, *t, peaks, opt, state_path.empty() ? nullptr : &state);
-  if (!res.ok()) {
-    std::cerr << "iosonar screen: " << res.status().ToString() << "\n";
-    return 1;
-  }
+  if (!res.ok()) return CommandError("screen", 1, res.status().ToString());
   if (format == "json") std::cout << anomaly::ScreenToJson(*res);
   else std::cout << TerminalSafe(anomaly::ScreenToTable(*res));
   int rc = 0;
@@ -144,16 +135,13 @@ int CmdScreen(int argc, char** argv) {
     int sent = 0;
     Status s = anomaly::AlertOccurrences(res->occurrences, alert, &state.alerted, &sent);
     if (!s.ok()) {
-      std::cerr << "iosonar screen: alert: " << s.ToString() << "\n";
-      rc = 1;
+      rc = CommandError("screen", 1, "alert: ", s.ToString());
     }
     if (sent) std::cerr << "iosonar screen: " << sent << " alert(s) sent\n";
   }
   if (!state_path.empty())
-    if (Status s = anomaly::SaveScreenState(state_path, state); !s.ok()) {
-      std::cerr << "iosonar screen: --state: " << s.ToString() << "\n";
-      return 1;
-    }
+    if (Status s = anomaly::SaveScreenState(state_path, state); !s.ok())
+      return CommandError("screen", 1, "--state: ", s.ToString());
   Publisher pub("screen", {output, "", mysql_flag, config});
   if (pub.has_output()) pub.Send(anomaly::ScreenToRecords(*res, HostName()));
   pub.WithJobDb([&](JobDb& db) { return anomaly::WriteOccurrencesToDb(db.conn(), *res); });

@@ -175,10 +175,7 @@ int CmdServe(int argc, char** argv) {
   h.tls_cert = tls_cert;
   h.tls_key = tls_key;
   auto srv = serve::HttpServer::Start(h, &service);
-  if (!srv.ok()) {
-    std::cerr << "iosonar serve: " << srv.status().message() << "\n";
-    return srv.status().code() == Code::kInvalid ? 2 : 1;
-  }
+  if (!srv.ok()) return CommandError("serve", srv.status().code() == Code::kInvalid ? 2 : 1, srv.status().message());
   std::cerr << "iosonar serve: listening on " << (tls_cert.empty() ? "http" : "https") << "://" << listen
             << " (port " << (*srv)->port() << ")" << std::endl;
   int sig = 0;

@@ -100,10 +100,7 @@ int RunSimulation(const sim::Config& cfg, const std::string& store_dir, const st
   const auto t0 = std::chrono::steady_clock::now();
   if (!store_dir.empty()) {
     auto store = OpenSqliteStore(store_dir);
-    if (!store.ok()) {
-      std::cerr << "iosonar simulate: " << store.status().ToString() << "\n";
-      return 1;
-    }
+    if (!store.ok()) return CommandError("simulate", 1, store.status().ToString());
     st = sim::SimulateIntoStore(cfg, *store.value(), &res);
   } else {
     SinkOptions so;
@@ -113,18 +110,12 @@ int RunSimulation(const sim::Config& cfg, const std::string& store_dir, const st
     st = sim::SimulateToSink(cfg, *sink.value(), &res);
   }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (!st.ok()) {
-    std::cerr << "iosonar simulate: " << st.ToString() << "\n";
-    return 1;
-  }
+  if (!st.ok()) return CommandError("simulate", 1, st.ToString());
   st = WriteSideOutputs(side, cfg, res);
   std::fprintf(stderr, "iosonar simulate: %llu records (%.1f MB) in %.2f s, %.0f records/s; %zu jobs\n",
                static_cast<unsigned long long>(res.lines), static_cast<double>(res.bytes) / 1e6, secs,
                secs > 0 ? static_cast<double>(res.lines) / secs : 0.0, res.jobs.size());
-  if (!st.ok()) {
-    std::cerr << "iosonar simulate: " << st.ToString() << "\n";
-    return 1;
-  }
+  if (!st.ok()) return CommandError("simulate", 1, st.ToString());
   return 0;
 }
 

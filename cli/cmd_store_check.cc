@@ -28,19 +28,11 @@ int CmdStoreCheck(int argc, char** argv) {
       "format", po::value(&format)->default_value("table"), "table or json");
   po::variables_map vm;
   if (int rc = ParseCommandLine("store-check", argc, argv, desc, &vm); rc >= 0) return rc;
-  if (dir.empty()) {
-    std::cerr << "iosonar store-check: --store DIR is required\n";
-    return 2;
-  }
-  if (format != "table" && format != "json") {
-    std::cerr << "iosonar store-check: --format must be table or json, not '" << format << "'\n";
-    return 2;
-  }
+  if (dir.empty()) return CommandError("store-check", 2, "--store DIR is required");
+  if (format != "table" && format != "json")
+    return CommandError("store-check", 2, "--format must be table or json, not '", format, "'");
   CheckReport r;
-  if (Status st = CheckSqliteStore(dir, repair, &r); !st.ok()) {
-    std::cerr << "iosonar store-check: " << st.message() << "\n";
-    return 1;
-  }
+  if (Status st = CheckSqliteStore(dir, repair, &r); !st.ok()) return CommandError("store-check", 1, st.message());
   const bool left = r.damaged.size() > r.repaired;
   if (format == "json") {
     std::string out;

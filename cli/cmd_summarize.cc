@@ -105,10 +105,7 @@ int CmdSummarizeJob(int argc, char** argv) {
   if (store_dir.empty()) return usage_error("missing --store DIR");
   if (format != "csv" && format != "json") return usage_error("--format must be csv or json");
   auto store = OpenStoreAt(store_dir);
-  if (!store.ok()) {
-    std::cerr << "iosonar summarize-job: " << store.status().ToString() << "\n";
-    return 1;
-  }
+  if (!store.ok()) return CommandError("summarize-job", 1, store.status().ToString());
   int rc = 0;
   Publisher pub("summarize-job", {output, redis_flag, mysql_flag, config});
   analysis::SummarizeJobOptions opt;
@@ -119,8 +116,7 @@ int CmdSummarizeJob(int argc, char** argv) {
   for (const auto& job : jobs) {
     auto jt = analysis::ReadJobTrace(*store.value(), job);
     if (!jt.ok()) {
-      std::cerr << "iosonar summarize-job: " << jt.status().message() << "\n";
-      rc = 1;
+      rc = CommandError("summarize-job", 1, jt.status().message());
       continue;
     }
     const analysis::JobSummary s = analysis::SummarizeTrace(*jt);
@@ -129,8 +125,7 @@ int CmdSummarizeJob(int argc, char** argv) {
     Status fs_status;
     rows.push_back(analysis::SummarizeJobRow(*store.value(), *jt, s, db_part, opt, &fs_status));
     if (!fs_status.ok()) {
-      std::cerr << "iosonar summarize-job: job " << job << ": file-system columns: " << fs_status.ToString() << "\n";
-      rc = 1;
+      rc = CommandError("summarize-job", 1, "job ", job, ": file-system columns: ", fs_status.ToString());
     }
     const std::string row_json = analysis::SummaryRowToJson(rows.back());
     pub.Cache(cache::JobTokioSummaryKey(job), row_json);
@@ -179,15 +174,9 @@ int CmdScoreboard(int argc, char** argv) {
     range.end_ns = *t;
   }
   auto store = OpenStoreAt(store_dir);
-  if (!store.ok()) {
-    std::cerr << "iosonar scoreboard: " << store.status().ToString() << "\n";
-    return 1;
-  }
+  if (!store.ok()) return CommandError("scoreboard", 1, store.status().ToString());
   auto tallies = analysis::TallyJobs(*store.value(), range);
-  if (!tallies.ok()) {
-    std::cerr << "iosonar scoreboard: " << tallies.status().ToString() << "\n";
-    return 1;
-  }
+  if (!tallies.ok()) return CommandError("scoreboard", 1, tallies.status().ToString());
   Publisher pub("scoreboard", {output, redis_flag, mysql_flag, config});
   Status named;
   pub.WithJobDb([&](JobDb& db) { return named = analysis::NameTalliesFromJobDb(db, cluster, &*tallies); });

@@ -34,10 +34,7 @@ int GatherMaps(const std::string& job_id, const std::string& maps_path, const st
     auto text = ReadTextFile(maps_path);
     if (!text.ok()) return UsageError("xlayer", text.status().message());
     auto m = xlayer::MapsFromJson(text.value());
-    if (!m.ok()) {
-      std::cerr << "iosonar xlayer: " << maps_path << ": " << m.status().message() << "\n";
-      return 1;
-    }
+    if (!m.ok()) return CommandError("xlayer", 1, maps_path, ": ", m.status().message());
     *maps = std::move(m).value();
   }
   // The job database as an input only when --mysql was given.
@@ -106,16 +103,10 @@ int CmdXlayer(int argc, char** argv) {
   bool maps_failed = false;
   if (int r = GatherMaps(job_id, maps_path, getstripe, mysql, cluster, pub, &maps, &maps_failed); r != 0) return r;
   auto store = OpenStoreAt(store_dir);
-  if (!store.ok()) {
-    std::cerr << "iosonar xlayer: " << store.status().ToString() << "\n";
-    return 1;
-  }
+  if (!store.ok()) return CommandError("xlayer", 1, store.status().ToString());
   const auto t0 = std::chrono::steady_clock::now();
   auto v = xlayer::Analyze(*store.value(), job_id, maps);
-  if (!v.ok()) {
-    std::cerr << "iosonar xlayer: " << v.status().ToString() << "\n";
-    return 1;
-  }
+  if (!v.ok()) return CommandError("xlayer", 1, v.status().ToString());
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const std::string json = xlayer::ToJson(v.value());
   std::cout << (format == "json" ? json : xlayer::ToTable(v.value()));
@@ -123,8 +114,7 @@ int CmdXlayer(int argc, char** argv) {
   int rc = 0;
   if (!json_path.empty())
     if (Status s = WriteTextFile(json_path, json); !s.ok()) {
-      std::cerr << "iosonar xlayer: " << s.message() << "\n";
-      rc = 1;
+      rc = CommandError("xlayer", 1, s.message());
     }
   const xlayer::View& view = v.value();
   if (pub.has_output()) pub.Send(xlayer::ToRecords(view, HostName()));
@@ -172,15 +162,9 @@ int CmdCompress2(int argc, char** argv) {
     return UsageError("compress2", "missing --store DIR");
   }
   auto store = OpenStoreAt(store_dir);
-  if (!store.ok()) {
-    std::cerr << "iosonar compress2: " << store.status().ToString() << "\n";
-    return 1;
-  }
+  if (!store.ok()) return CommandError("compress2", 1, store.status().ToString());
   auto recs = compress2::LoadJob(*store.value(), job_id);
-  if (!recs.ok()) {
-    std::cerr << "iosonar compress2: " << recs.status().ToString() << "\n";
-    return 1;
-  }
+  if (!recs.ok()) return CommandError("compress2", 1, recs.status().ToString());
   compress2::Options opt;
   opt.lossy = vm.count("lossy") > 0;
   auto c = compress2::Compress(recs.value(), opt);

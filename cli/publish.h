@@ -19,14 +19,16 @@
 // The Publisher stays in cli/: which destinations are on and how a failure
 // counts depend on flags, the environment and the config file, which are the
 // command line's business; the analyses only make the records, JSON and rows
-// (their *ToRecords, *ToJson, Write*ToDb) and never need it.
+// (their *ToRecords, *ToJson, Write*ToDb) and never need it. The analysis
+// worker's loop (analysis-jobs/worker/loop.h) sees it as its Destinations.
 #pragma once
 #include <functional>
 #include <memory>
 #include <string>
 
-#include "core/jobdb/jobdb.h"
+#include "analysis-jobs/worker/loop.h"
 #include "core/base/status.h"
+#include "core/jobdb/jobdb.h"
 
 namespace iosonar::cli {
 
@@ -38,32 +40,32 @@ struct PublishFlags {
   const char* output_option = "--output";  // the flag's name in messages (lassi: --results-output)
 };
 
-class Publisher {
+class Publisher : public worker::Destinations {
  public:
   Publisher(std::string command, PublishFlags flags);
-  ~Publisher();
+  ~Publisher() override;
   Publisher(const Publisher&) = delete;
   Publisher& operator=(const Publisher&) = delete;
 
   // The resolved URLs ("" = that destination is off).
-  bool has_output() const { return !flags_.output.empty(); }
+  bool has_output() const override { return !flags_.output.empty(); }
   const std::string& redis_url() const { return redis_url_; }
   const std::string& mysql_url() const { return mysql_url_; }
 
   // Sends '\n'-terminated record lines to --output and flushes. Nothing
   // happens without --output; an empty `lines` only opens the sink.
-  void Send(const std::string& lines);
+  void Send(const std::string& lines) override;
   // SET key = value in Redis, when a Redis URL is set.
-  void Cache(const std::string& key, const std::string& value);
+  void Cache(const std::string& key, const std::string& value) override;
   // Runs fn against the job database, when a MySQL URL is set (the
   // connection is opened once, at the first call; a failed open is reported
   // once and later calls are skipped). fn's error is reported as above.
-  void WithJobDb(const std::function<Status(JobDb&)>& fn);
+  void WithJobDb(const std::function<Status(JobDb&)>& fn) override;
   // WithJobDb for the job a command was given (JobDb::FindJob: job_id on
   // `cluster`, or the only cluster with that id): fn(db, job); the lookup's
   // failure is reported like fn's.
   void WithJob(const std::string& job_id, const std::string& cluster,
-               const std::function<Status(JobDb&, const JobRecord&)>& fn);
+               const std::function<Status(JobDb&, const JobRecord&)>& fn) override;
 
   // Reports a failure of a destination by the rule above. where: "cache",
   // "job database", or "--output OUT".
