@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis-jobs/lib/results.h"
 #include "cli/cli_options.h"
 #include "cli/commands.h"
 #include "cli/config_check.h"
@@ -93,11 +94,18 @@ Status WriteTextFile(const std::string& path, const std::string& text) {
 }
 
 int CmdSchema(int argc, char** argv) {
-  po::options_description desc("usage: iosonar schema [--format json|markdown]\n\nPrints the record schema, the one source of truth for every field iosonar emits");
+  po::options_description desc(
+      "usage: iosonar schema [--format json|markdown] | --results\n\nPrints the record schema, the one source of truth "
+      "for every field iosonar emits;\nwith --results the analysis results' MySQL tables (analysis-jobs/lib/results.def)");
   std::string format = "json";
-  desc.add_options()("help,h", "show this help")("format", po::value(&format)->default_value("json"), "json or markdown");
+  desc.add_options()("help,h", "show this help")("format", po::value(&format)->default_value("json"), "json or markdown")(
+      "results", "print the CREATE TABLE statements of the analysis results");
   po::variables_map vm;
   if (int rc = ParseCommandLine("schema", argc, argv, desc, &vm); rc >= 0) return rc;
+  if (vm.count("results")) {
+    std::cout << results::MysqlDdl();
+    return 0;
+  }
   if (format == "json") {
     // ... and the engines' group keys (es_client.h): engine-only fields the
     // mappings hold and the Logstash indexers write.

@@ -11,12 +11,14 @@
 #include <optional>
 #include <set>
 
+#include "analysis-jobs/anomaly/anomaly.h"
 #include "analysis-jobs/job-summary/job_meta.h"
 #include "analysis-jobs/job-summary/job_summary.h"
 #include "analysis-jobs/lassi/baseline.h"
 #include "analysis-jobs/lassi/lassi_store.h"
 #include "analysis-jobs/lassi/probe_baseline.h"
 #include "analysis-jobs/lassi/slowdown.h"
+#include "analysis-jobs/lib/results.h"
 #include "analysis-jobs/phases/phases.h"
 #include "analysis-jobs/report/report.h"
 #include "analysis-jobs/xlayer/xlayer.h"
@@ -842,33 +844,18 @@ struct Service::Impl {
     if (!db.ok()) return f;
     MysqlConn& c = (*db)->conn();
     AnomalyView& a = f->anomaly;
-    const std::vector<SqlParam> key{j.cluster, static_cast<int64_t>(j.job_id)};
-    auto row = c.Query("SELECT verdict, history_runs, slowdown FROM job_anomaly WHERE cluster = ? AND job_id = ?", key);
-    if (!row.ok()) {
-      Log("anomaly of job " + std::to_string(j.job_id) + ": " + row.status().ToString());
+    auto st = anomaly::ReadStored(c, j.cluster, j.job_id);
+    if (!st.ok()) {
+      Log("anomaly of job " + std::to_string(j.job_id) + ": " + st.status().ToString());
       return f;
     }
-    if (!row->empty()) {
+    if (*st) {
       a.analysed = true;
-      a.verdict = (*row)[0][0].value_or("");
-      a.history_runs = std::strtoll((*row)[0][1].value_or("0").c_str(), nullptr, 10);
-      a.slowdown = std::strtod((*row)[0][2].value_or("0").c_str(), nullptr);
-      auto nb = c.Query(
-          "SELECT neighbour, shared, evidence, md_ops_per_s FROM job_anomaly_neighbour WHERE cluster = ? AND job_id = ? "
-          "ORDER BY rank_no",
-          key);
-      if (nb.ok())
-        for (const auto& r : *nb)
-          a.neighbours.push_back({r[0].value_or(""), r[1].value_or(""), r[2].value_or(""),
-                                  std::strtod(r[3].value_or("0").c_str(), nullptr)});
-      auto so = c.Query(
-          "SELECT kind, server, bandwidth_ratio, cost_s FROM job_server_outlier WHERE cluster = ? AND job_id = ? "
-          "ORDER BY cost_s DESC",
-          key);
-      if (so.ok())
-        for (const auto& r : *so)
-          a.outliers.push_back({r[0].value_or(""), r[1].value_or(""), std::strtod(r[2].value_or("0").c_str(), nullptr),
-                                std::strtod(r[3].value_or("0").c_str(), nullptr)});
+      a.verdict = (*st)->job.verdict;
+      a.history_runs = static_cast<int64_t>((*st)->job.history_runs);
+      a.slowdown = (*st)->job.slowdown;
+      for (const auto& r : (*st)->neighbours) a.neighbours.push_back({r.neighbour, r.shared, r.evidence, r.md_ops_per_s});
+      for (const auto& r : (*st)->outliers) a.outliers.push_back({r.kind, r.server, r.bandwidth_ratio, r.cost_s});
     }
     // The anomalous jobs whose first suspect this job is.
     auto sl = c.Query(
@@ -916,13 +903,11 @@ struct Service::Impl {
     for (const auto& r : *open)
       b.open.push_back({r[0].value_or(""), r[1].value_or(""), r[2].value_or(""), r[3].value_or(""), r[6].value_or(""),
                         std::strtod(r[4].value_or("0").c_str(), nullptr), std::strtod(r[5].value_or("0").c_str(), nullptr)});
-    auto jobs = c.Query(
-        "SELECT cluster, job_id, CAST(computed_at AS CHAR), slowdown FROM job_anomaly WHERE verdict = 'anomalous' "
-        "ORDER BY computed_at DESC LIMIT 100");
+    auto jobs = results::Select<results::job_anomaly::Row>(
+        c, "WHERE verdict = 'anomalous' ORDER BY computed_at DESC LIMIT 100", {},
+        {"cluster", "job_id", "computed_at", "slowdown"});
     if (!jobs.ok()) return jobs.status();
-    for (const auto& r : *jobs)
-      b.jobs.push_back({r[0].value_or(""), r[1].value_or(""), r[2].value_or(""),
-                        std::strtod(r[3].value_or("0").c_str(), nullptr)});
+    for (const auto& r : *jobs) b.jobs.push_back({r.cluster, std::to_string(r.job_id), r.computed_at, r.slowdown});
     return b;
   }
 
@@ -931,22 +916,23 @@ struct Service::Impl {
     if (jobs->empty()) return;
     auto db = GetDb();
     if (!db.ok()) return;
-    std::string sql = "SELECT cluster, job_id, verdict, slowdown FROM job_anomaly WHERE job_id IN (";
+    std::string where = "WHERE job_id IN (";
     std::vector<SqlParam> p;
     for (size_t i = 0; i < jobs->size(); ++i) {
-      sql += i ? ", ?" : "?";
+      where += i ? ", ?" : "?";
       p.push_back(static_cast<int64_t>(std::stoull((*jobs)[i].job_id)));
     }
-    auto rows = (*db)->conn().Query(sql + ")", p);
+    auto rows = results::Select<results::job_anomaly::Row>((*db)->conn(), where + ")", p,
+                                                            {"cluster", "job_id", "verdict", "slowdown"});
     if (!rows.ok()) return;
     for (const auto& r : *rows)
       for (auto& j : *jobs) {
-        if (j.cluster != r[0].value_or("") || j.job_id != r[1].value_or("")) continue;
-        const std::string v = r[2].value_or("");
+        if (j.cluster != r.cluster || j.job_id != std::to_string(r.job_id)) continue;
+        const std::string& v = r.verdict;
         std::string text = VerdictText(v);
         if (v == "anomalous") {
           char b[48];
-          std::snprintf(b, sizeof b, " (%.1fx slower)", std::strtod(r[3].value_or("0").c_str(), nullptr));
+          std::snprintf(b, sizeof b, " (%.1fx slower)", r.slowdown);
           text += b;
         }
         j.verdict = j.verdict ? text + "; " + *j.verdict : text;

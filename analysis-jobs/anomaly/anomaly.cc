@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <limits>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 
 #include "analysis-jobs/anomaly/dbscan.h"
@@ -1010,80 +1011,99 @@ std::string ToRecords(const AnomalyResult& r, const std::string& host) {
 
 Status WriteToDb(MysqlConn& db, const std::string& cluster, uint64_t job_id, const AnomalyResult& r) {
   const std::string now = SqlDatetime(NowNs());
-  const auto id = static_cast<int64_t>(job_id);
-  const std::string json = ToJson(r, false);
+  const std::vector<SqlParam> key{cluster, static_cast<int64_t>(job_id)};
+  results::job_anomaly::Row row;
+  row.cluster = cluster;
+  row.job_id = job_id;
+  row.computed_at = now;
+  row.verdict = r.verdict;
+  row.history_runs = r.history.size();
+  row.slowdown = r.slowdown;
+  row.result_json = ToJson(r, false);
   return db.Transaction([&]() -> Status {
-    for (const char* t : {"job_anomaly", "job_anomaly_neighbour", "job_server_outlier"}) {
-      auto del = db.Exec(std::string("DELETE FROM ") + t + " WHERE cluster = ? AND job_id = ?", {cluster, id});
-      if (!del.ok()) return del.status();
-    }
-    auto ins = db.Exec("INSERT INTO job_anomaly (cluster, job_id, computed_at, verdict, history_runs, slowdown, result_json) "
-                       "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                       {cluster, id, now, r.verdict, static_cast<int64_t>(r.history.size()), r.slowdown, json});
-    if (!ins.ok()) return ins.status();
-    int64_t rank = 0;
+    for (auto del : {results::Delete<results::job_anomaly::Row>, results::Delete<results::job_anomaly_neighbour::Row>,
+                     results::Delete<results::job_server_outlier::Row>})
+      if (auto d = del(db, "WHERE cluster = ? AND job_id = ?", key); !d.ok()) return d.status();
+    if (Status st = results::Insert(db, row); !st.ok()) return st;
+    uint64_t rank = 0;
     for (const auto& n : r.neighbours) {
-      std::string shared, ev;
-      for (const auto& x : n.shared) shared += (shared.empty() ? "" : ",") + x;
-      for (const auto& x : n.evidence) ev += (ev.empty() ? "" : ",") + x;
-      auto a = db.Exec("INSERT INTO job_anomaly_neighbour (cluster, job_id, rank_no, neighbour, shared, evidence, md_ops_per_s) "
-                       "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                       {cluster, id, rank++, n.job_id, shared, ev, n.md_ops_per_s});
-      if (!a.ok()) return a.status();
+      results::job_anomaly_neighbour::Row nb{cluster, job_id, rank++, n.job_id, "", "", n.md_ops_per_s};
+      for (const auto& x : n.shared) nb.shared += (nb.shared.empty() ? "" : ",") + x;
+      for (const auto& x : n.evidence) nb.evidence += (nb.evidence.empty() ? "" : ",") + x;
+      if (Status st = results::Insert(db, nb); !st.ok()) return st;
     }
-    for (const auto& o : r.server_outliers) {
-      auto a = db.Exec("INSERT INTO job_server_outlier (cluster, job_id, kind, server, bandwidth_ratio, cost_s) "
-                       "VALUES (?, ?, ?, ?, ?, ?)",
-                       {cluster, id, o.kind, o.name, o.bandwidth_ratio, o.cost_s});
-      if (!a.ok()) return a.status();
-    }
+    for (const auto& o : r.server_outliers)
+      if (Status st = results::Insert(db, results::job_server_outlier::Row{cluster, job_id, o.kind, o.name,
+                                                                           o.bandwidth_ratio, o.cost_s});
+          !st.ok())
+        return st;
     return Status::Ok();
   });
 }
 
+Result<std::optional<StoredAnomaly>> ReadStored(MysqlConn& db, const std::string& cluster, uint64_t job_id) {
+  const std::vector<SqlParam> key{cluster, static_cast<int64_t>(job_id)};
+  const char* where = "WHERE cluster = ? AND job_id = ?";
+  auto job = results::Select<results::job_anomaly::Row>(
+      db, where, key, {"cluster", "job_id", "computed_at", "verdict", "history_runs", "slowdown"});
+  if (!job.ok()) return job.status();
+  if (job->empty()) return std::optional<StoredAnomaly>();
+  StoredAnomaly a;
+  a.job = std::move(job->front());
+  auto nb = results::Select<results::job_anomaly_neighbour::Row>(db, std::string(where) + " ORDER BY rank_no", key);
+  if (!nb.ok()) return nb.status();
+  a.neighbours = std::move(*nb);
+  auto so = results::Select<results::job_server_outlier::Row>(db, std::string(where) + " ORDER BY cost_s DESC", key);
+  if (!so.ok()) return so.status();
+  a.outliers = std::move(*so);
+  return std::optional<StoredAnomaly>(std::move(a));
+}
+
 Result<std::string> StoredVerdictLine(MysqlConn& db, const std::string& cluster, uint64_t job_id) {
-  const auto id = static_cast<int64_t>(job_id);
-  auto rows = db.Query("SELECT verdict, history_runs, slowdown FROM job_anomaly WHERE cluster = ? AND job_id = ?", {cluster, id});
-  if (!rows.ok()) return rows.status();
-  if (rows->empty() || !(*rows)[0][0]) return std::string();
-  const auto& r = (*rows)[0];
-  std::string line = "I/O anomaly: " + *r[0] + " against " + r[1].value_or("0") + " earlier runs";
-  const double slow = r[2] ? std::atof(r[2]->c_str()) : 0;
+  auto st = ReadStored(db, cluster, job_id);
+  if (!st.ok()) return st.status();
+  if (!*st) return std::string();
+  const StoredAnomaly& a = **st;
+  std::string line =
+      "I/O anomaly: " + a.job.verdict + " against " + std::to_string(a.job.history_runs) + " earlier runs";
+  const double slow = a.job.slowdown;
   if (slow > 0) {
     char b[64];
     std::snprintf(b, sizeof b, ", slowest phase %.1fx its history", slow);
     line += b;
   }
-  auto nb = db.Query("SELECT neighbour, evidence FROM job_anomaly_neighbour WHERE cluster = ? AND job_id = ? ORDER BY rank_no "
-                     "LIMIT 1", {cluster, id});
-  if (nb.ok() && !nb->empty() && (*nb)[0][0])
-    line += "; first neighbour " + *(*nb)[0][0] + ((*nb)[0][1] && !(*nb)[0][1]->empty() ? " (" + *(*nb)[0][1] + ")" : "");
-  auto so = db.Query("SELECT server, bandwidth_ratio FROM job_server_outlier WHERE cluster = ? AND job_id = ? ORDER BY "
-                     "bandwidth_ratio, kind, server LIMIT 1", {cluster, id});
-  if (so.ok() && !so->empty() && (*so)[0][0]) {
-    const double ratio = (*so)[0][1] ? std::atof((*so)[0][1]->c_str()) : 0;
+  if (!a.neighbours.empty()) {
+    const auto& n = a.neighbours.front();
+    line += "; first neighbour " + n.neighbour + (!n.evidence.empty() ? " (" + n.evidence + ")" : "");
+  }
+  // The slowest server: the smallest bandwidth ratio (then kind, server).
+  auto so = std::min_element(a.outliers.begin(), a.outliers.end(), [](const auto& x, const auto& y) {
+    return std::tie(x.bandwidth_ratio, x.kind, x.server) < std::tie(y.bandwidth_ratio, y.kind, y.server);
+  });
+  if (so != a.outliers.end()) {
+    const double ratio = so->bandwidth_ratio;
     const double x = slow > 0 ? slow : (ratio > 0 ? 1 / ratio : 0);
     char b[160];
-    std::snprintf(b, sizeof b, "; slowed ~%.1fx by %s (the server, not your code)", x, (*so)[0][0]->c_str());
+    std::snprintf(b, sizeof b, "; slowed ~%.1fx by %s (the server, not your code)", x, so->server.c_str());
     line += b;
   }
   return line + "\n";
 }
 
 Result<std::string> StoredVerdictJson(MysqlConn& db, const std::string& cluster, uint64_t job_id) {
-  auto rows = db.Query("SELECT verdict, history_runs, slowdown, UNIX_TIMESTAMP(computed_at) FROM job_anomaly "
-                       "WHERE cluster = ? AND job_id = ?",
-                       {cluster, static_cast<int64_t>(job_id)});
+  auto rows = results::Select<results::job_anomaly::Row>(db, "WHERE cluster = ? AND job_id = ?",
+                                                          {cluster, static_cast<int64_t>(job_id)},
+                                                          {"verdict", "history_runs", "slowdown", "computed_at"});
   if (!rows.ok()) return rows.status();
-  if (rows->empty() || !(*rows)[0][0]) return std::string();
-  const auto& r = (*rows)[0];
+  if (rows->empty()) return std::string();
+  const auto& r = rows->front();
   std::string out;
   JsonWriter w(&out, 0);
   w.BeginObject();
-  w.Kv("verdict", *r[0]);
-  w.Kv("history_runs", static_cast<int64_t>(std::atoll(r[1].value_or("0").c_str())));
-  w.Kv("slowdown", std::atof(r[2].value_or("0").c_str()));
-  w.Kv("computed_at", FormatIsoMillis(static_cast<int64_t>(std::atof(r[3].value_or("0").c_str()) * 1e9)));
+  w.Kv("verdict", r.verdict);
+  w.Kv("history_runs", static_cast<int64_t>(r.history_runs));
+  w.Kv("slowdown", r.slowdown);
+  w.Kv("computed_at", FormatIsoMillis(results::SqlDatetimeNs(r.computed_at).value_or(0)));
   w.EndObject();
   return out;
 }

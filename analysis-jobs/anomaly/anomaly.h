@@ -66,6 +66,7 @@
 #include <vector>
 
 #include "analysis-jobs/job-summary/job_summary.h"
+#include "analysis-jobs/lib/results.h"
 #include "analysis-jobs/phases/phases.h"
 #include "core/base/status.h"
 #include "core/jobdb/jobdb.h"
@@ -174,6 +175,17 @@ std::string ToRecords(const AnomalyResult& r, const std::string& host);
 // Into the job database (migration 35): replaces the job's job_anomaly,
 // job_anomaly_neighbour and job_server_outlier rows in one transaction.
 Status WriteToDb(MysqlConn& db, const std::string& cluster, uint64_t job_id, const AnomalyResult& r);
+// A job's stored result (migration 35; its tables are declared in
+// analysis-jobs/lib/results.def): the job_anomaly row (all but result_json),
+// the neighbours by rank and the lagging servers, largest cost first. The
+// one reader of a job's rows (StoredVerdictLine, serve's job page).
+struct StoredAnomaly {
+  results::job_anomaly::Row job;
+  std::vector<results::job_anomaly_neighbour::Row> neighbours;
+  std::vector<results::job_server_outlier::Row> outliers;
+};
+// nullopt when the job has no job_anomaly row.
+Result<std::optional<StoredAnomaly>> ReadStored(MysqlConn& db, const std::string& cluster, uint64_t job_id);
 // The stored verdict of a job as one line for people ("I/O anomaly: anomalous
 // against 6 earlier runs, slowest phase 4.0x its history; first neighbour
 // 3999 (high_mdops); lagging fwd001"), "" when the job has no job_anomaly row.

@@ -1,0 +1,156 @@
+// See results.h; the tables come from results.def.
+#include "analysis-jobs/lib/results.h"
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "core/base/timeutil.h"
+
+namespace iosonar::results {
+
+namespace {
+
+constexpr Type kText = Type::kText, kUint = Type::kUint, kInt = Type::kInt, kDouble = Type::kDouble,
+               kTime = Type::kTime, kOptText = Type::kOptText, kOptUint = Type::kOptUint, kOptInt = Type::kOptInt,
+               kOptDouble = Type::kOptDouble, kOptTime = Type::kOptTime;
+
+bool IsTime(Type t) { return t == Type::kTime || t == Type::kOptTime; }
+
+// A column's text (as the server sends it) into its field.
+void Parse(const std::optional<std::string>& v, std::string* out) { *out = v.value_or(""); }
+void Parse(const std::optional<std::string>& v, uint64_t* out) { *out = v ? std::strtoull(v->c_str(), nullptr, 10) : 0; }
+void Parse(const std::optional<std::string>& v, int64_t* out) { *out = v ? std::strtoll(v->c_str(), nullptr, 10) : 0; }
+void Parse(const std::optional<std::string>& v, double* out) { *out = v ? std::strtod(v->c_str(), nullptr) : 0; }
+template <class T>
+void Parse(const std::optional<std::string>& v, std::optional<T>* out) {
+  if (!v) {
+    out->reset();
+    return;
+  }
+  T x{};
+  Parse(v, &x);
+  *out = std::move(x);
+}
+
+SqlParam ToParam(const std::string& v) { return v; }
+SqlParam ToParam(uint64_t v) { return static_cast<int64_t>(v); }
+SqlParam ToParam(int64_t v) { return v; }
+SqlParam ToParam(double v) { return v; }
+template <class T>
+SqlParam ToParam(const std::optional<T>& v) {
+  return v ? ToParam(*v) : SqlNull();
+}
+
+}  // namespace
+
+const std::vector<Table>& Tables() {
+  static const std::vector<Table> k = [] {
+    std::vector<Table> t;
+#define RESULT(table, migration, command, what) t.push_back({#table, migration, command, what, {}, {}});
+#define COLUMN(table, column, type, sql, note) t.back().columns.push_back({#column, k##type, sql, note});
+#define KEY(table, key) t.back().keys.push_back(key);
+#define END(table)
+#include "analysis-jobs/lib/results.def"
+#undef RESULT
+#undef COLUMN
+#undef KEY
+#undef END
+    return t;
+  }();
+  return k;
+}
+
+const Table* FindTable(std::string_view name) {
+  for (const auto& t : Tables())
+    if (name == t.name) return &t;
+  return nullptr;
+}
+
+std::string MysqlCreateTable(const Table& t) {
+  size_t w = 0, wl = 0;
+  for (const auto& c : t.columns) w = std::max(w, std::string_view(c.name).size());
+  std::vector<std::string> lines;
+  for (const auto& c : t.columns) {
+    std::string l = "  " + std::string(c.name);
+    l.append(w + 1 - std::string_view(c.name).size(), ' ');
+    lines.push_back(l + c.sql);
+  }
+  for (const char* k : t.keys) lines.push_back(std::string("  ") + k);
+  for (const auto& l : lines) wl = std::max(wl, l.size() + 1);
+  std::string out = std::string("CREATE TABLE IF NOT EXISTS ") + t.name + " (\n";
+  for (size_t i = 0; i < lines.size(); ++i) {
+    std::string l = lines[i] + (i + 1 < lines.size() ? "," : "");
+    const char* note = i < t.columns.size() ? t.columns[i].note : "";
+    if (*note) l.append(wl + 1 - l.size(), ' ').append("-- ").append(note);
+    out += l + "\n";
+  }
+  return out + ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;\n";
+}
+
+std::string MysqlDdl() {
+  std::string out;
+  for (const auto& t : Tables())
+    out += std::string(out.empty() ? "" : "\n") + "-- " + t.name + " (migration " + std::to_string(t.migration) +
+           ", `iosonar " + t.command + "`): " + t.what + "\n" + MysqlCreateTable(t);
+  return out;
+}
+
+std::optional<int64_t> SqlDatetimeNs(std::string_view s) {
+  if (s.size() < 19 || s[10] != ' ') return std::nullopt;
+  std::string iso(s);
+  iso[10] = 'T';
+  return ParseIso8601(iso + "Z");
+}
+
+std::string SelectSql(const Table& t, const std::vector<std::string>& columns) {
+  std::string sql = "SELECT ";
+  bool first = true;
+  // In the order asked (all: the table's order).
+  std::vector<const Column*> cols;
+  if (columns.empty())
+    for (const auto& c : t.columns) cols.push_back(&c);
+  for (const auto& name : columns)
+    for (const auto& c : t.columns)
+      if (name == c.name) cols.push_back(&c);
+  for (const Column* c : cols) {
+    sql += first ? "" : ", ";
+    first = false;
+    sql += IsTime(c->type) ? std::string("CAST(") + c->name + " AS CHAR)" : std::string(c->name);
+  }
+  return sql + " FROM " + t.name;
+}
+
+std::string InsertSql(const Table& t) {
+  std::string cols, qs;
+  for (const auto& c : t.columns) {
+    cols += std::string(cols.empty() ? "" : ", ") + c.name;
+    qs += qs.empty() ? "?" : ", ?";
+  }
+  return std::string("INSERT INTO ") + t.name + " (" + cols + ") VALUES (" + qs + ")";
+}
+
+#define RESULT(table, migration, command, what)                                    \
+  template <>                                                                      \
+  const Table& TableOf<table::Row>() {                                             \
+    static const Table& t = *FindTable(#table);                                    \
+    return t;                                                                      \
+  }                                                                                \
+  template <>                                                                      \
+  const std::vector<FieldOf<table::Row>>& FieldsOf<table::Row>() {                 \
+    using R = table::Row;                                                          \
+    static const std::vector<FieldOf<R>> k = {
+#define COLUMN(table, column, type, sql, note)                                     \
+  {#column, IsTime(k##type), [](R& r, const std::optional<std::string>& v) { Parse(v, &r.column); }, \
+   [](const R& r) { return ToParam(r.column); }},
+#define KEY(table, key)
+#define END(table) \
+  };               \
+  return k;        \
+  }
+#include "analysis-jobs/lib/results.def"
+#undef RESULT
+#undef COLUMN
+#undef KEY
+#undef END
+
+}  // namespace iosonar::results

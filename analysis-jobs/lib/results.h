@@ -1,0 +1,152 @@
+// The analysis results in the job database, from their one declaration
+// (results.def): the tables and columns, the CREATE TABLE statements, a row
+// struct per table and the one INSERT, SELECT and DELETE of each.
+//
+//   results::job_anomaly::Row r;            // one field per column
+//   r.cluster = "c"; r.job_id = 42; ...
+//   Status s = results::Insert(db, r);
+//   auto rows = results::Select<results::job_anomaly::Row>(db, "WHERE cluster = ? AND job_id = ?", {c, id});
+//   auto few = results::Select<results::job_anomaly::Row>(db, "...", {...}, {"cluster", "job_id", "verdict"});
+//
+// Time columns travel as MySQL prints a DATETIME(6) ("2026-11-22
+// 07:00:00.000000", UTC: the session's zone); SqlDatetime (core/jobdb)
+// makes one from nanoseconds, SqlDatetimeNs reads one back.
+#pragma once
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/base/status.h"
+#include "core/jobdb/mysql.h"
+
+namespace iosonar::results {
+
+enum class Type { kText, kUint, kInt, kDouble, kTime, kOptText, kOptUint, kOptInt, kOptDouble, kOptTime };
+
+struct Column {
+  const char* name;
+  Type type;
+  const char* sql;   // MySQL type, as in the migration
+  const char* note;  // "" or the migration's comment
+};
+
+struct Table {
+  const char* name;
+  int migration;        // mysql-schema/NNN_*.sql that creates it
+  const char* command;  // the iosonar subcommand that writes it
+  const char* what;     // what a row is
+  std::vector<Column> columns;
+  std::vector<const char*> keys;  // "PRIMARY KEY (...)", "KEY name (...)"
+};
+
+// Every result table, in the order of results.def.
+const std::vector<Table>& Tables();
+const Table* FindTable(std::string_view name);
+
+// CREATE TABLE IF NOT EXISTS ... as the migration has it (notes as -- comments).
+std::string MysqlCreateTable(const Table& t);
+// Every table's statement, with a comment line naming its command before each.
+std::string MysqlDdl();
+
+// "YYYY-MM-DD HH:MM:SS[.ffffff]" (UTC) to nanoseconds since the epoch.
+std::optional<int64_t> SqlDatetimeNs(std::string_view s);
+
+// ---- the row structs: results::TABLE::Row, one field per column ----
+using Text = std::string;
+using Uint = uint64_t;
+using Int = int64_t;
+using Double = double;
+using Time = std::string;
+using OptText = std::optional<std::string>;
+using OptUint = std::optional<uint64_t>;
+using OptInt = std::optional<int64_t>;
+using OptDouble = std::optional<double>;
+using OptTime = std::optional<std::string>;
+
+#define RESULT(table, migration, command, what) \
+  namespace table {                             \
+  struct Row {
+#define COLUMN(table, column, type, sql, note) type column{};
+#define KEY(table, key)
+#define END(table) \
+  };               \
+  }
+#include "analysis-jobs/lib/results.def"
+#undef RESULT
+#undef COLUMN
+#undef KEY
+#undef END
+
+// ---- the generic reader and writer ----
+// How a row's fields are read from and written to SQL (generated per table).
+template <class Row>
+struct FieldOf {
+  const char* name;
+  bool time;  // selected as CAST(name AS CHAR)
+  void (*from_sql)(Row&, const std::optional<std::string>&);
+  SqlParam (*to_sql)(const Row&);
+};
+template <class Row>
+const Table& TableOf();
+template <class Row>
+const std::vector<FieldOf<Row>>& FieldsOf();
+
+#define RESULT(table, migration, command, what) \
+  template <>                                   \
+  const Table& TableOf<table::Row>();           \
+  template <>                                   \
+  const std::vector<FieldOf<table::Row>>& FieldsOf<table::Row>();
+#define COLUMN(table, column, type, sql, note)
+#define KEY(table, key)
+#define END(table)
+#include "analysis-jobs/lib/results.def"
+#undef RESULT
+#undef COLUMN
+#undef KEY
+#undef END
+
+// "SELECT col, CAST(time AS CHAR), ... FROM table" (columns: all when empty).
+std::string SelectSql(const Table& t, const std::vector<std::string>& columns);
+// "INSERT INTO table (every column) VALUES (?, ...)".
+std::string InsertSql(const Table& t);
+
+// INSERT of one row (every column).
+template <class Row>
+Status Insert(MysqlConn& db, const Row& r) {
+  std::vector<SqlParam> p;
+  for (const auto& f : FieldsOf<Row>()) p.push_back(f.to_sql(r));
+  return db.Exec(InsertSql(TableOf<Row>()), p).status();
+}
+
+// The rows "SELECT ... FROM table <tail>" finds; with `columns`, only those
+// are read (the others keep their defaults). tail: WHERE/ORDER BY/LIMIT.
+template <class Row>
+Result<std::vector<Row>> Select(MysqlConn& db, std::string_view tail, const std::vector<SqlParam>& params = {},
+                                const std::vector<std::string>& columns = {}) {
+  const auto& fields = FieldsOf<Row>();
+  std::vector<const FieldOf<Row>*> read;
+  for (const auto& f : fields)
+    if (columns.empty()) read.push_back(&f);
+  for (const auto& c : columns)
+    for (const auto& f : fields)
+      if (c == f.name) read.push_back(&f);
+  if (read.size() != (columns.empty() ? fields.size() : columns.size()))
+    return Status::Invalid(std::string("results: a column asked of ") + TableOf<Row>().name + " is not one of it");
+  auto rows = db.Query(SelectSql(TableOf<Row>(), columns) + " " + std::string(tail), params);
+  if (!rows.ok()) return rows.status();
+  std::vector<Row> out(rows->size());
+  for (size_t i = 0; i < rows->size(); ++i)
+    for (size_t c = 0; c < read.size() && c < (*rows)[i].size(); ++c) read[c]->from_sql(out[i], (*rows)[i][c]);
+  return out;
+}
+
+// "DELETE FROM table <where>"; returns the rows deleted.
+template <class Row>
+Result<uint64_t> Delete(MysqlConn& db, std::string_view where, const std::vector<SqlParam>& params) {
+  return db.Exec(std::string("DELETE FROM ") + TableOf<Row>().name + " " + std::string(where), params);
+}
+
+}  // namespace iosonar::results
