@@ -95,47 +95,29 @@ int CmdStoreCompact(int argc, char** argv) {
       "format", po::value(&format)->default_value("table"), "table or json");
   po::variables_map vm;
   if (int rc = ParseCommandLine("store-compact", argc, argv, desc, &vm); rc >= 0) return rc;
-  if (dir.empty()) {
-    std::cerr << "iosonar store-compact: --store DIR is required\n";
-    return 2;
-  }
-  if (format != "table" && format != "json") {
-    std::cerr << "iosonar store-compact: --format must be table or json, not '" << format << "'\n";
-    return 2;
-  }
+  if (dir.empty()) return CommandError("store-compact", 2, "--store DIR is required");
+  if (format != "table" && format != "json")
+    return CommandError("store-compact", 2, "--format must be table or json, not '", format, "'");
   CompactOptions o;
   o.job = job;
   o.dry_run = dry_run;
   o.vacuum = vacuum;
-  if (per_txn == 0) {
-    std::cerr << "iosonar store-compact: --blocks-per-transaction must be at least 1\n";
-    return 2;
-  }
+  if (per_txn == 0) return CommandError("store-compact", 2, "--blocks-per-transaction must be at least 1");
   o.blocks_per_transaction = per_txn;
-  if (!before.empty() && vm.count("older-than")) {
-    std::cerr << "iosonar store-compact: give --before or --older-than, not both\n";
-    return 2;
-  }
+  if (!before.empty() && vm.count("older-than"))
+    return CommandError("store-compact", 2, "give --before or --older-than, not both");
   if (!before.empty()) {
     auto t = ParseIso8601(before);
-    if (!t) {
-      std::cerr << "iosonar store-compact: --before '" << before << "' is not an ISO 8601 time\n";
-      return 2;
-    }
+    if (!t) return CommandError("store-compact", 2, "--before '", before, "' is not an ISO 8601 time");
     o.before_ns = *t;
   }
   if (vm.count("older-than")) {
-    if (!(older_hours >= 0) || older_hours > 1e6) {
-      std::cerr << "iosonar store-compact: --older-than must be a number of hours >= 0, not " << older_hours << "\n";
-      return 2;
-    }
+    if (!(older_hours >= 0) || older_hours > 1e6)
+      return CommandError("store-compact", 2, "--older-than must be a number of hours >= 0, not ", older_hours);
     o.before_ns = NowNs() - static_cast<int64_t>(older_hours * 3600e9);
   }
   CompactReport r;
-  if (Status st = CompactSqliteStore(dir, o, &r); !st.ok()) {
-    std::cerr << "iosonar store-compact: " << st.message() << "\n";
-    return 1;
-  }
+  if (Status st = CompactSqliteStore(dir, o, &r); !st.ok()) return CommandError("store-compact", 1, st.message());
   auto per = [](uint64_t bytes, uint64_t recs) { return recs ? static_cast<double>(bytes) / static_cast<double>(recs) : 0.0; };
   const double ratio = r.bytes_after ? static_cast<double>(r.bytes_before) / static_cast<double>(r.bytes_after) : 0;
   if (format == "json") {
