@@ -115,11 +115,8 @@ struct LassiArgs {
     if (!(alpha > 0)) return "--alpha must be > 0";
     if (!history.empty() && !baseline.empty()) return "give --history or --baseline, not both";
     if (scan_threads != 1 && scan_threads != 2) return "--scan-threads must be 1 or 2";
+    *o = lassi::RangeOptions(range.from_ns, range.to_ns, *win, hist);
     o->alpha = alpha;
-    o->window_ns = *win;
-    o->from_ns = range.from_ns;
-    o->to_ns = range.to_ns;
-    o->history_from_ns = range.from_ns - hist;
     return "";
   }
 };

@@ -509,7 +509,7 @@ std::string AdminPage(const Identity& who, const Heatmap& hm, const std::string&
   }
   h += "<h2>LASSi file-system risk and probe slowdown, " + HtmlEscape(day) +
        "</h2>\n<p class=\"note\">Risk per hour window against avg_fs (LASSi, alpha 2): the newest stored LASSi baseline of the job database, "
-       "<code>iosonar lassi baseline --mysql</code>; without one the averages of the week before and the day. Slowdown: probe "
+       "<code>iosonar lassi baseline --mysql</code>; without one the averages of the day, as <code>iosonar lassi --day</code>. Slowdown: probe "
        "latency statistic over its baseline median t_expected (the newest stored probe baseline of the job database, "
        "<code>iosonar slowdown baseline --mysql</code>; without one the 30 days before, with a warning).</p>\n<div class=\"chart\" data-chart=\"lassi\" data-day=\"" +
        HtmlEscape(day) + "\"></div>\n<div class=\"slowdown\" data-day=\"" + HtmlEscape(day) + "\"></div>\n";

@@ -721,13 +721,10 @@ struct Service::Impl {
     const int64_t to = day_ns + kDay;
     const bool over = DayIsOver(day_ns);  // a day still filling is computed, not cached
     const std::string from_iso = FormatIsoMillis(day_ns), to_iso = FormatIsoMillis(to);
-    lassi::Options o;
-    o.window_ns = window_s * 1000000000LL;
-    o.from_ns = day_ns;
-    o.to_ns = to;
-    // avg_fs: the stored baseline; without one the week before and the day
+    // As `iosonar lassi --day D --window W --mysql URL` takes it (one reading):
+    // avg_fs from the stored baseline; without one the averages of the day
     // (the JSON's baseline says which, and the page shows it).
-    o.history_from_ns = day_ns - 7 * kDay;
+    lassi::Options o = lassi::RangeOptions(day_ns, to, window_s * 1000000000LL);
     auto base = StoredLassiBaseline(o.window_ns);
     if (!base.ok()) return base.status();
     o.baseline = std::move(*base);

@@ -124,6 +124,20 @@ struct Options {
   int64_t max_silent_ns = 6 * 3600LL * 1000000000;
 };
 
+// The options a range is analysed with, by `iosonar lassi` and `report`
+// (--day/--from/--to, --window, --history) and by `serve`'s admin page (a
+// day, no history), so both give one reading: windows starting in
+// [from, to), and without a stored baseline the averages over
+// [from - history, to).
+inline Options RangeOptions(int64_t from_ns, int64_t to_ns, int64_t window_ns, int64_t history_ns = 0) {
+  Options o;
+  o.window_ns = window_ns;
+  o.from_ns = from_ns;
+  o.to_ns = to_ns;
+  o.history_from_ns = from_ns - history_ns;
+  return o;
+}
+
 struct WindowRow {
   std::string fs;
   std::string target;  // "" for the file system; the application (command line) or the job id

@@ -230,13 +230,31 @@ TEST_CASE("serve: isolation, identity, escaping, cache and the API contract", "[
     CHECK(lassi.body.find("\"fs\":\"simfs\"") != std::string::npos);
     CHECK(w.Get("/api/admin/lassi?day=22.11.2026", As("root")).status == 400);
     {
-      // avg_fs: without a stored baseline the week's averages (the fallback,
+      // One reading: the admin page's LASSi of a day is what `iosonar lassi
+      // --day D --mysql URL` prints for it, number for number, with and
+      // without a stored baseline.
+      auto same_as_cli = [&](const rapidjson::Value& served) {
+        auto cli = Run({IosonarBin(), "lassi", "--store", w.dir / "store", "--day", "2026-11-22", "--mysql", w.db.url(),
+                        "--format", "json"});
+        INFO(cli.err);
+        REQUIRE(cli.exit_code == 0);
+        rapidjson::Document c;
+        c.Parse(cli.out.c_str());
+        REQUIRE_FALSE(c.HasParseError());
+        REQUIRE(c.HasMember("fs_windows"));
+        REQUIRE(c["fs_windows"].Size() > 0);
+        CHECK(served["fs_windows"] == c["fs_windows"]);
+        CHECK(served["baseline"] == c["baseline"]);
+        CHECK(served == c);
+      };
+      // avg_fs: without a stored baseline the day's averages (the fallback,
       // said in the JSON); once `lassi baseline --mysql` stored one, that
       // one, under a cache key of its own (the cached fallback is not served).
       rapidjson::Document d0;
       d0.Parse(lassi.body.c_str());
       REQUIRE_FALSE(d0.HasParseError());
       CHECK(d0["lassi"]["baseline"]["fallback"].GetBool());
+      same_as_cli(d0["lassi"]);
       auto b = Run({IosonarBin(), "lassi", "baseline", "--store", w.dir / "store", "--from", "2026-11-22T00:00:00Z",
                     "--to", "2026-11-23T00:00:00Z", "--mysql", w.db.url(), "--name", "serve-test"});
       INFO(b.out << b.err);
@@ -249,6 +267,7 @@ TEST_CASE("serve: isolation, identity, escaping, cache and the API contract", "[
       CHECK_FALSE(d1["lassi"]["baseline"]["fallback"].GetBool());
       CHECK(std::string(d1["lassi"]["baseline"]["name"].GetString()) == "serve-test");
       CHECK(std::string(d1["lassi"]["baseline"]["source"].GetString()) == "mysql lassi_baseline");
+      same_as_cli(d1["lassi"]);
     }
     // 101 (nodes 0-3) and 102 (nodes 4-7) ran at once behind forwarding node fwd000
     auto nb = w.Get("/api/admin/jobs/101/neighbours", As("root"));
@@ -571,7 +590,7 @@ TEST_CASE("serve: pages in headless Chromium have plots for each user", "[serve]
   CHECK(r.out.find("daemon /jobs/101: plots 2,") != std::string::npos);
   // The LASSi chart says which avg_fs it used: no baseline is stored here.
   CHECK(r.out.find("root /admin: LASSi baseline (avg_fs): no stored baseline with 3600 s windows; averages of "
-                   "2026-11-15T00:00:00.000Z to 2026-11-23T00:00:00.000Z.") != std::string::npos);
+                   "2026-11-22T00:00:00.000Z to 2026-11-23T00:00:00.000Z.") != std::string::npos);
   CHECK(r.out.find("bin /jobs/102: plots 2,") != std::string::npos);
   // a job of another cluster than the default: the page's charts ask for it with ?cluster=
   CHECK(r.out.find("bin /jobs/104?cluster=beta: plots 2,") != std::string::npos);
