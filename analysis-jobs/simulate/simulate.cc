@@ -181,6 +181,17 @@ int FwdOf(const Config& cfg, int node) {
   return static_cast<int>(static_cast<int64_t>(node) * cfg.fwd / std::max(1, cfg.nodes));
 }
 
+Config Sized(uint64_t seed, int nodes, int fwd, int osts, int duration_s, int mdts) {
+  Config c;
+  c.seed = seed;
+  c.nodes = nodes;
+  c.fwd = fwd;
+  c.osts = osts;
+  c.mdts = mdts;
+  c.duration_s = duration_s;
+  return c;
+}
+
 Result<JobSpec> ParseJobSpec(std::string_view text) {
   JobSpec j;
   size_t pos = 0;

@@ -109,6 +109,10 @@ struct Config {
 // errors naming the key.
 Result<JobSpec> ParseJobSpec(std::string_view text);
 
+// A cluster of that size simulated for duration_s from that seed, every
+// other setting at its default (the tests' and benchmarks' usual start).
+Config Sized(uint64_t seed, int nodes, int fwd, int osts, int duration_s, int mdts = 1);
+
 // Fills cfg.jobs with one job per I/O mode (N-N, N-1, N-M, 1-1) spread over
 // the nodes, plus a metadata storm if faults.storm_job is set. Deterministic.
 void GenerateJobs(Config* cfg);

@@ -41,12 +41,7 @@ double Median(std::vector<double> v) {
 }
 
 sim::Config History() {
-  sim::Config cfg;
-  cfg.seed = 18;
-  cfg.nodes = 1024;
-  cfg.fwd = 8;
-  cfg.osts = 64;
-  cfg.duration_s = 51 * 45;
+  sim::Config cfg = sim::Sized(18, 1024, 8, 64, 51 * 45);
   cfg.background_bytes_per_ost_s = 0;
   for (int k = 0; k < 51; ++k) {
     auto j = sim::ParseJobSpec("id=" + std::to_string(6000 + k) + ",mode=N-N,first=0,nodes=1024,stripes=1,start=" +
@@ -58,30 +53,23 @@ sim::Config History() {
   return cfg;
 }
 
-sim::Config Screening() {
-  sim::Config cfg;
-  cfg.seed = 7;
-  cfg.nodes = 288 * 4;
-  cfg.fwd = 288;
-  cfg.osts = 400;
-  cfg.mdts = 4;
-  cfg.duration_s = 3600;
+// A system of 288 forwarding nodes and 400 OSTs with one long job: the
+// screening's hour (Screening) and its day with two faults (Day).
+sim::Config System(uint64_t seed, int duration_s, const std::string& job) {
+  sim::Config cfg = sim::Sized(seed, 288 * 4, 288, 400, duration_s, 4);
   cfg.emit_trace = false;
-  cfg.jobs.push_back(*sim::ParseJobSpec("id=7000,mode=N-N,first=0,nodes=64,stripes=1,start=0,duration=3600,period=5,io=2,bytes=64M"));
+  cfg.jobs.push_back(*sim::ParseJobSpec(job));
   return cfg;
 }
 
+sim::Config Screening() {
+  return System(7, 3600, "id=7000,mode=N-N,first=0,nodes=64,stripes=1,start=0,duration=3600,period=5,io=2,bytes=64M");
+}
+
 sim::Config Day() {
-  sim::Config cfg;
-  cfg.seed = 9;
-  cfg.nodes = 288 * 4;
-  cfg.fwd = 288;
-  cfg.osts = 400;
-  cfg.mdts = 4;
-  cfg.duration_s = 86400;
+  sim::Config cfg =
+      System(9, 86400, "id=7100,mode=N-N,first=0,nodes=256,stripes=1,start=0,duration=86400,period=5,io=2,bytes=64M");
   cfg.interval_s = 10;
-  cfg.emit_trace = false;
-  cfg.jobs.push_back(*sim::ParseJobSpec("id=7100,mode=N-N,first=0,nodes=256,stripes=1,start=0,duration=86400,period=5,io=2,bytes=64M"));
   cfg.faults.slow_ost = 17;
   cfg.faults.slow_ost_from_s = 6 * 3600;
   cfg.faults.slow_ost_to_s = 9 * 3600;

@@ -30,13 +30,7 @@ namespace {
 
 
 sim::Config HourOnBigFs() {
-  sim::Config cfg;
-  cfg.seed = 77;
-  cfg.nodes = 8;
-  cfg.fwd = 1;
-  cfg.osts = 400;
-  cfg.mdts = 4;
-  cfg.duration_s = 3600;
+  sim::Config cfg = sim::Sized(77, 8, 1, 400, 3600, 4);
   cfg.emit_client = false;
   cfg.jobs.push_back(*sim::ParseJobSpec(
       "id=6100,mode=N-N,first=0,nodes=8,ppn=1,stripes=4,start=0,duration=3600,period=10,io=2,bytes=4M,req=1M"));

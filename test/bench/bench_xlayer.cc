@@ -36,13 +36,7 @@ namespace {
 
 
 sim::Config BigJob() {
-  sim::Config cfg;
-  cfg.seed = 2026;
-  cfg.nodes = 1024;
-  cfg.fwd = 8;
-  cfg.osts = 64;
-  cfg.mdts = 1;
-  cfg.duration_s = 610;
+  sim::Config cfg = sim::Sized(2026, 1024, 8, 64, 610);
   cfg.faults.slow_ost = 7;
   // 1,024 nodes x 16 ranks x 610 s of one write run a second = 9.99 M runs, + opens/closes.
   cfg.jobs.push_back(*sim::ParseJobSpec("id=5000,mode=N-N,first=0,nodes=1024,ppn=16,stripes=4,start=0,duration=610,"
@@ -124,12 +118,7 @@ int main(int argc, char** argv) {
               last.coverage_bytes);
 
   // ---- the Elasticsearch query path: requests and bytes (contract stand-in) ----
-  sim::Config small;
-  small.seed = 9;
-  small.nodes = 64;
-  small.fwd = 4;
-  small.osts = 16;
-  small.duration_s = 20;
+  sim::Config small = sim::Sized(9, 64, 4, 16, 20);
   small.jobs.push_back(*sim::ParseJobSpec("id=6000,mode=N-N,first=0,nodes=64,ppn=4,stripes=4,duration=20,period=1,io=1,bytes=4M,req=64K"));
   std::vector<std::string> lines;
   sim::SimResult sres;

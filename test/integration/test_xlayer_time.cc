@@ -120,14 +120,8 @@ TEST_CASE("xlayer: a real lustre exporter sample and the simulator put the same 
   CHECK(rv->coverage_bytes == Approx(1.0));
 
   // ---- the simulator: the same two seconds, I/O in the first only, no background load ----
-  sim::Config cfg;
+  sim::Config cfg = sim::Sized(3, 4, 1, 2, 2);
   cfg.start_ns = kBase;
-  cfg.seed = 3;
-  cfg.nodes = 4;
-  cfg.fwd = 1;
-  cfg.osts = 2;
-  cfg.mdts = 1;
-  cfg.duration_s = 2;
   cfg.background_bytes_per_ost_s = 0;
   cfg.background_meta_per_mdt_s = 0;
   auto spec = sim::ParseJobSpec("id=7,mode=N-N,first=0,nodes=4,duration=2,period=2,io=1,bytes=4M");

@@ -34,12 +34,7 @@ std::vector<analysis::TraceRun> Runs(const std::vector<compress2::Rec>& v) {
 
 TEST_CASE("compress2: lossless round trip of every simulated job through the store", "[compress2]") {
   test::TempDir dir;
-  sim::Config cfg;
-  cfg.seed = 3;
-  cfg.nodes = 48;
-  cfg.fwd = 4;
-  cfg.osts = 8;
-  cfg.duration_s = 12;
+  sim::Config cfg = sim::Sized(3, 48, 4, 8, 12);
   cfg.faults.storm_job = "1999";
   sim::GenerateJobs(&cfg);
   for (auto& j : cfg.jobs) j.bytes_per_rank_s = 2 << 20;

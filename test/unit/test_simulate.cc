@@ -29,13 +29,7 @@ Collected Run(const sim::Config& cfg) {
 }
 
 sim::Config Small(uint64_t seed = 7) {
-  sim::Config cfg;
-  cfg.seed = seed;
-  cfg.nodes = 32;
-  cfg.fwd = 4;
-  cfg.osts = 8;
-  cfg.mdts = 2;
-  cfg.duration_s = 12;
+  sim::Config cfg = sim::Sized(seed, 32, 4, 8, 12, 2);
   cfg.faults.storm_job = "1999";
   cfg.faults.slow_ost = 3;
   sim::GenerateJobs(&cfg);

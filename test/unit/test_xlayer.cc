@@ -19,13 +19,7 @@ using namespace iosonar;
 namespace {
 
 sim::Config SlowOstCluster() {
-  sim::Config cfg;
-  cfg.seed = 42;
-  cfg.nodes = 40;
-  cfg.fwd = 4;
-  cfg.osts = 12;
-  cfg.mdts = 2;
-  cfg.duration_s = 15;
+  sim::Config cfg = sim::Sized(42, 40, 4, 12, 15, 2);
   cfg.faults.slow_ost = 5;
   cfg.faults.storm_job = "1999";
   sim::GenerateJobs(&cfg);
@@ -223,12 +217,7 @@ TEST_CASE("xlayer: malformed maps JSON is an error naming the place", "[xlayer]"
 
 TEST_CASE("xlayer: a slow forwarding node shows in the forwarding layer of the jobs behind it", "[xlayer]") {
   test::TempDir dir;
-  sim::Config cfg;
-  cfg.seed = 8;
-  cfg.nodes = 32;
-  cfg.fwd = 4;
-  cfg.osts = 8;
-  cfg.duration_s = 10;
+  sim::Config cfg = sim::Sized(8, 32, 4, 8, 10);
   cfg.faults.slow_fwd = 1;  // nodes 8-15
   cfg.jobs.push_back(*sim::ParseJobSpec("id=300,mode=N-1,first=4,nodes=8,duration=10,period=1,io=1,bytes=4M"));
   sim::SimResult res;
