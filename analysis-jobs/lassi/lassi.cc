@@ -531,10 +531,8 @@ static void WriteRows(JsonWriter& w, const char* key, const std::vector<WindowRo
     w.Kv("fs", r.fs);
     if (target_key) w.Kv(target_key, r.target);
     w.Kv("start", FormatIsoMillis(r.start_ns));
-    w.Key("risk_oss");
-    w.Double(r.risk_oss);
-    w.Key("risk_mds");
-    w.Double(r.risk_mds);
+    w.Kv("risk_oss", r.risk_oss);
+    w.Kv("risk_mds", r.risk_mds);
     OptNum(w, "read_kb_ops", r.read_kb_ops);
     OptNum(w, "write_kb_ops", r.write_kb_ops);
     w.Key("ops");
@@ -559,10 +557,8 @@ static void RunProfileJson(JsonWriter& w, const RunProfile& p) {
   w.BeginObject();
   w.Kv("runs", static_cast<int64_t>(p.runs));
   w.Kv("run_windows", static_cast<int64_t>(p.run_windows));
-  w.Key("risk_oss");
-  w.Double(p.risk_oss);
-  w.Key("risk_mds");
-  w.Double(p.risk_mds);
+  w.Kv("risk_oss", p.risk_oss);
+  w.Kv("risk_mds", p.risk_mds);
   for (auto [k, v] : {std::pair{"read_kb", p.read_kb}, {"write_kb", p.write_kb}, {"read_ops", p.read_ops},
                       {"write_ops", p.write_ops}, {"meta_ops", p.meta_ops}}) {
     w.Key(k);
@@ -585,20 +581,13 @@ static void WriteTotals(JsonWriter& w, const char* key, const std::vector<Target
     } else {
       w.Kv("app", t.target);
     }
-    w.Key("risk_oss");
-    w.Double(t.risk_oss);
-    w.Key("risk_mds");
-    w.Double(t.risk_mds);
-    w.Key("read_kb");
-    w.Double(t.read_kb);
-    w.Key("write_kb");
-    w.Double(t.write_kb);
-    w.Key("read_ops");
-    w.Double(t.read_ops);
-    w.Key("write_ops");
-    w.Double(t.write_ops);
-    w.Key("meta_ops");
-    w.Double(t.meta_ops);
+    w.Kv("risk_oss", t.risk_oss);
+    w.Kv("risk_mds", t.risk_mds);
+    w.Kv("read_kb", t.read_kb);
+    w.Kv("write_kb", t.write_kb);
+    w.Kv("read_ops", t.read_ops);
+    w.Kv("write_ops", t.write_ops);
+    w.Kv("meta_ops", t.meta_ops);
     w.Kv("windows", static_cast<int64_t>(t.windows));
     w.Kv("first", FormatIsoMillis(t.first_ns));
     w.Kv("last", FormatIsoMillis(t.last_ns));
@@ -679,8 +668,7 @@ std::string ResultToJson(const LassiResult& r, bool pretty) {
   // LASSi's unit of application (§3.3): risk and ops per run and window; an
   // application's (command's) and the file system's risk are sums over runs.
   w.Kv("unit", "run");
-  w.Key("alpha");
-  w.Double(r.opt.alpha);
+  w.Kv("alpha", r.opt.alpha);
   w.Kv("window_s", r.opt.window_ns / 1000000000);
   w.Kv("from", FormatIsoMillis(r.opt.from_ns));
   w.Kv("to", FormatIsoMillis(r.opt.to_ns));
@@ -701,8 +689,7 @@ std::string ResultToJson(const LassiResult& r, bool pretty) {
     for (const auto& o : s.ops) {
       w.Key(o.op);
       w.BeginObject();
-      w.Key("mean");
-      w.Double(o.stat.mean);
+      w.Kv("mean", o.stat.mean);
       OptNum(w, "cv", o.stat.cv);
       w.Kv("n", static_cast<int64_t>(o.stat.n));
       w.EndObject();

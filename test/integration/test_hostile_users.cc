@@ -66,6 +66,20 @@ struct Bins {
   }
 };
 
+// What every case starts with: root (it makes users and runs as them),
+// setpriv, the victim and the attacker, and a directory both can reach.
+struct Hostile {
+  Hostile() {
+    REQUIRE(geteuid() == 0);
+    REQUIRE(HaveProgram("setpriv"));
+    victim = LocalUser("iosonar-t-victim");
+    attacker = LocalUser("iosonar-t-attack");
+    REQUIRE(chmod(d.path().c_str(), 0755) == 0);
+  }
+  User victim{}, attacker{};
+  TempDir d;
+};
+
 // A directory anyone can use, like /dev/shm or /tmp (sticky).
 std::string Public(const TempDir& d, const std::string& name) {
   std::string p = d / name;
@@ -98,11 +112,9 @@ size_t LinesWith(const std::string& text, const std::string& what) {
 
 TEST_CASE("hostile users: a ring directory made first by another user does not erase the victim's records",
           "[tracer][agent][hostile][users]") {
-  REQUIRE(geteuid() == 0);  // makes users and runs as them
-  REQUIRE(HaveProgram("setpriv"));
-  const User victim = LocalUser("iosonar-t-victim"), attacker = LocalUser("iosonar-t-attack");
-  TempDir d;
-  REQUIRE(chmod(d.path().c_str(), 0755) == 0);
+  Hostile h;
+  const User &victim = h.victim, &attacker = h.attacker;
+  const TempDir& d = h.d;
   const std::string root = Public(d, "shm");
   const std::string data = Public(d, "data");
   const std::string taken = root + "/iosonar-ring-" + std::to_string(victim.uid);
@@ -150,11 +162,9 @@ TEST_CASE("hostile users: a ring directory made first by another user does not e
 
 TEST_CASE("hostile users: a planted spool link and pre-made run directories do not stop `trace --output lumberjack://`",
           "[tracer][agent][hostile][users][trace]") {
-  REQUIRE(geteuid() == 0);
-  REQUIRE(HaveProgram("setpriv"));
-  const User victim = LocalUser("iosonar-t-victim"), attacker = LocalUser("iosonar-t-attack");
-  TempDir d;
-  REQUIRE(chmod(d.path().c_str(), 0755) == 0);
+  Hostile h;
+  const User &victim = h.victim, &attacker = h.attacker;
+  const TempDir& d = h.d;
   const std::string data = Public(d, "data");
   const std::string vu = std::to_string(victim.uid);
   // Leftovers of an earlier run of this test (names in the real /tmp and /dev/shm).
@@ -207,11 +217,9 @@ TEST_CASE("hostile users: a planted spool link and pre-made run directories do n
 TEST_CASE("hostile users: 30,000 junk ring directories of one user cost the root agent one line per pass, and "
           "another user's job loses nothing",
           "[tracer][agent][hostile][users][flood]") {
-  REQUIRE(geteuid() == 0);
-  REQUIRE(HaveProgram("setpriv"));
-  const User victim = LocalUser("iosonar-t-victim"), attacker = LocalUser("iosonar-t-attack");
-  TempDir d;
-  REQUIRE(chmod(d.path().c_str(), 0755) == 0);
+  Hostile h;
+  const User &victim = h.victim, &attacker = h.attacker;
+  const TempDir& d = h.d;
   const std::string root = Public(d, "shm");
   const std::string data = Public(d, "data");
   constexpr int kJunk = 30000;
