@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "analysis-jobs/lib/format.h"
+#include "analysis-jobs/lib/results.h"
 #include "core/base/hash.h"
 #include "core/jobdb/jobdb.h"
 #include "analysis-jobs/lib/result_record.h"
@@ -297,21 +298,15 @@ std::string ReportJson(const std::string& job_id, const Compressed& c) {
 // ---- results to the job database and a result stream ----
 
 Status WriteReportToDb(MysqlConn& db, const std::string& cluster, uint64_t job_id, const Compressed& c) {
-  const auto id = static_cast<int64_t>(job_id);
   const int64_t lossy = c.lossy ? 1 : 0;
+  const results::job_compression::Row row{cluster, job_id, lossy, SqlDatetime(NowNs()), c.records, c.groups.size(),
+                                          c.procs.size(), c.offset_patterns, c.record_ratio(), c.baseline_bytes,
+                                          c.compressed_bytes, c.byte_ratio()};
   return db.Transaction([&]() -> Status {
-    auto del = db.Exec("DELETE FROM job_compression WHERE cluster = ? AND job_id = ? AND lossy = ?", {cluster, id, lossy});
+    auto del = results::Delete<results::job_compression::Row>(db, "WHERE cluster = ? AND job_id = ? AND lossy = ?",
+                                                               {cluster, static_cast<int64_t>(job_id), lossy});
     if (!del.ok()) return del.status();
-    auto ins = db.Exec(
-        "INSERT INTO job_compression (cluster, job_id, lossy, computed_at, records, record_groups, processes, "
-        "offset_patterns, record_ratio, baseline_bytes, compressed_bytes, byte_ratio) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        {cluster, id, lossy, SqlDatetime(NowNs()), static_cast<int64_t>(c.records),
-         static_cast<int64_t>(c.groups.size()), static_cast<int64_t>(c.procs.size()),
-         static_cast<int64_t>(c.offset_patterns), c.record_ratio(), static_cast<int64_t>(c.baseline_bytes),
-         static_cast<int64_t>(c.compressed_bytes), c.byte_ratio()});
-    if (!ins.ok()) return ins.status();
-    return Status::Ok();
+    return results::Insert(db, row);
   });
 }
 

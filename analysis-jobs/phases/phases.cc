@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "analysis-jobs/lib/format.h"
+#include "analysis-jobs/lib/results.h"
 #include "analysis-jobs/lib/result_record.h"
 #include "core/base/json.h"
 #include "core/jobdb/jobdb.h"
@@ -310,17 +311,15 @@ std::string PhasesToTable(const JobPhases& jp) {
 Status WritePhasesToDb(MysqlConn& db, const std::string& cluster, uint64_t job_id, const JobPhases& jp) {
   const std::string now = SqlDatetime(NowNs());
   return db.Transaction([&]() -> Status {
-    auto del = db.Exec("DELETE FROM job_phases WHERE cluster = ? AND job_id = ?", {cluster, static_cast<int64_t>(job_id)});
+    auto del = results::Delete<results::job_phases::Row>(db, "WHERE cluster = ? AND job_id = ?",
+                                                          {cluster, static_cast<int64_t>(job_id)});
     if (!del.ok()) return del.status();
-    int64_t no = 0;
+    uint64_t no = 0;
     for (const auto& p : jp.phases) {
-      auto ins = db.Exec(
-          "INSERT INTO job_phases (cluster, job_id, phase_no, computed_at, direction, start_time, duration_s, bytes, "
-          "bw_mean, bw_peak, wavelet) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-          {cluster, static_cast<int64_t>(job_id), no++, now, p.direction, SqlDatetime(p.start_ns),
-           static_cast<double>(p.duration_ns) / 1e9, static_cast<int64_t>(p.bytes), p.bw_mean, p.bw_peak,
-           std::string(WaveletName(jp.options.wavelet))});
-      if (!ins.ok()) return ins.status();
+      const results::job_phases::Row row{cluster, job_id, no++, now, p.direction, SqlDatetime(p.start_ns),
+                                         static_cast<double>(p.duration_ns) / 1e9, p.bytes, p.bw_mean, p.bw_peak,
+                                         std::string(WaveletName(jp.options.wavelet))};
+      if (Status st = results::Insert(db, row); !st.ok()) return st;
     }
     return Status::Ok();
   });
