@@ -24,7 +24,7 @@ struct ProbeMedian {
   std::string fs, host, op;  // host "": the file system's (every probing host)
   double median_s = 0;
   uint64_t samples = 0;       // samples the median is over
-  uint64_t cache_served = 0;  // data-op samples left out as cache-served (CacheServed; not in the MySQL table)
+  uint64_t cache_served = 0;  // data-op samples left out as cache-served (CacheServed; probe_baseline, migration 039)
 };
 
 struct ProbeBaseline : analysis::BaselineHead {

@@ -861,20 +861,30 @@ Status WriteScoreboardToDb(MysqlConn& db, const ScoreboardPeriod& p, const Score
     auto del = db.Exec("DELETE FROM scoreboard WHERE cluster = ? AND period_from = ? AND period_to = ?",
                        {p.cluster, from, to});
     if (!del.ok()) return del.status();
-    for (int who = 0; who < 2; ++who) {
-      for (const char* m : kMetrics) {
-        int64_t rank = 0;
-        for (const auto& e : TopBy(who == 0 ? s.users : s.apps, m, n)) {
-          auto ins = db.Exec(
-              "INSERT INTO scoreboard (cluster, period_from, period_to, who, metric, rank_no, computed_at, name, jobs, "
-              "read_bytes, write_bytes, data_ops, meta_ops, period_jobs) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-              {p.cluster, from, to, std::string(who == 0 ? "user" : "application"), std::string(m), ++rank, now, e.key,
-               static_cast<int64_t>(e.jobs), static_cast<int64_t>(e.read_bytes), static_cast<int64_t>(e.write_bytes),
-               static_cast<int64_t>(e.data_ops), static_cast<int64_t>(e.meta_ops), static_cast<int64_t>(s.jobs)});
-          if (!ins.ok()) return ins.status();
+    // fs '': every traced byte; then one board per storage system (migration 039).
+    auto board = [&](const std::string& fs, bool node_local, const std::vector<ScoreEntry>& users,
+                     const std::vector<ScoreEntry>& apps, uint64_t jobs) -> Status {
+      for (int who = 0; who < 2; ++who) {
+        for (const char* m : kMetrics) {
+          int64_t rank = 0;
+          for (const auto& e : TopBy(who == 0 ? users : apps, m, n)) {
+            auto ins = db.Exec(
+                "INSERT INTO scoreboard (cluster, period_from, period_to, fs, node_local, who, metric, rank_no, "
+                "computed_at, name, jobs, read_bytes, write_bytes, data_ops, meta_ops, period_jobs) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                {p.cluster, from, to, fs, int64_t{node_local ? 1 : 0}, std::string(who == 0 ? "user" : "application"),
+                 std::string(m), ++rank, now, e.key, static_cast<int64_t>(e.jobs), static_cast<int64_t>(e.read_bytes),
+                 static_cast<int64_t>(e.write_bytes), static_cast<int64_t>(e.data_ops), static_cast<int64_t>(e.meta_ops),
+                 static_cast<int64_t>(jobs)});
+            if (!ins.ok()) return ins.status();
+          }
         }
       }
-    }
+      return Status::Ok();
+    };
+    if (auto st = board("", false, s.users, s.apps, s.jobs); !st.ok()) return st;
+    for (const auto& f : s.file_systems)
+      if (auto st = board(f.fs, f.node_local, f.users, f.apps, f.jobs); !st.ok()) return st;
     return Status::Ok();
   });
 }

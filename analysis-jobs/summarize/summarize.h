@@ -213,7 +213,8 @@ struct ScoreboardPeriod {
 };
 // Replaces the period's rows of the scoreboard table (migration 025; key
 // cluster, from, to) with the top n users and applications by each metric,
-// ranks from 1, in one transaction.
+// ranks from 1, in one transaction: fs '' over all traced I/O, then the same
+// per storage system of s.file_systems (fs, node_local; migration 039).
 Status WriteScoreboardToDb(MysqlConn& db, const ScoreboardPeriod& p, const Scoreboard& s, size_t n);
 // The same rows as iosonar.result.scoreboard records (users then
 // applications, bytes/ops/meta, by rank), event.seq 0, 1, ...; @timestamp the

@@ -12,6 +12,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <random>
@@ -19,6 +20,7 @@
 #include <vector>
 
 #include "core/base/timeutil.h"
+#include "core/jobdb/mysql.h"
 #include "core/store/store.h"
 #include "test/testutil/mariadb_server.h"
 #include "test/testutil/testutil.h"
@@ -333,4 +335,75 @@ TEST_CASE("probe slowdown: serve's daily page uses the stored baseline, else the
                      "probe_baseline") != std::string::npos);
     CHECK(shown.find("warning:") == std::string::npos);
   }
+}
+
+// Kunkel & Betke §3.1, §4.6: reads faster than the device's plausible floor
+// were served by the page cache. A warm-cache day (100 reads at 40 us, 20 at
+// 8 ms; stats at 1 ms): the stored baseline keeps t_expected over the 20
+// storage reads and says 100 were left out, in the job database's
+// probe_baseline (migration 039) as in the baseline file, and `report`
+// reads the count back from MySQL.
+TEST_CASE("probe slowdown: cache-served samples are counted in MySQL's probe_baseline", "[probe-slowdown][mysql]") {
+  if (!test::HaveMariaDb()) FAIL("needs mariadb-server (scripts/setup.sh --test)");
+  test::TempDir tmp;
+  const int64_t day = *ParseIso8601("2026-12-30T00:00:00Z");
+  int64_t seq = 0;
+  test::StoreFromLines(tmp / "store", [&](const std::function<Status(std::string_view)>& sink) -> Status {
+    for (int d = 0; d < 2; ++d)
+      for (int i = 0; i < 120; ++i) {
+        const int64_t t = day + d * 86400 * kS + i * 60 * kS;
+        for (const auto& [op, ns] : {std::pair<std::string, int64_t>{"read", i < 100 ? 40000 : 8000000},
+                                     std::pair<std::string, int64_t>{"stat", 1000000}}) {
+          const std::string line = "{\"@timestamp\":\"" + FormatIsoMillis(t) +
+                                   "\",\"event.dataset\":\"iosonar.probe\",\"event.stream\":30,\"event.seq\":" +
+                                   std::to_string(++seq) +
+                                   ",\"host.name\":\"login1\",\"lustre.fs\":\"scratch\",\"probe.dir\":\"/scratch/probe\","
+                                   "\"probe.op\":\"" + op + "\",\"probe.bytes\":" + (op == "read" ? "1048576" : "0") +
+                                   ",\"probe.latency_ns\":" + std::to_string(ns) + ",\"probe.ok\":true}";
+          if (Status st = sink(line); !st.ok()) return st;
+        }
+      }
+    return Status::Ok();
+  });
+  test::MariaDbServer mysql;
+  const std::string url = mysql.url("iosonar");
+  REQUIRE(test::Run({test::IosonarBin(), "db-migrate", "--mysql", url}).exit_code == 0);
+  const std::string from = FormatIsoMillis(day), to = FormatIsoMillis(day + 86400 * kS);
+  auto file = test::Run({test::IosonarBin(), "slowdown", "baseline", "--store", tmp / "store", "--from", from, "--to", to});
+  INFO(file.out << file.err);
+  REQUIRE(file.exit_code == 0);
+  auto db = test::Run(
+      {test::IosonarBin(), "slowdown", "baseline", "--store", tmp / "store", "--from", from, "--to", to, "--mysql", url});
+  INFO(db.out << db.err);
+  REQUIRE(db.exit_code == 0);
+  auto c = MysqlConn::Connect(url);
+  REQUIRE(c.ok());
+  auto rows = (*c)->Query("SELECT host, op, samples, cache_served, median_s FROM probe_baseline ORDER BY host, op");
+  REQUIRE(rows.ok());
+  REQUIRE(rows->size() == 4);  // (fs row '', login1) x (read, stat)
+  for (const auto& r : *rows) {
+    INFO(r[0].value_or("") << " " << r[1].value_or(""));
+    const bool read = r[1].value_or("") == "read";
+    CHECK(std::stoll(r[2].value_or("-1")) == (read ? 20 : 120));
+    CHECK(std::stoll(r[3].value_or("-1")) == (read ? 100 : 0));
+    CHECK(std::stod(r[4].value_or("-1")) == Approx(read ? 0.008 : 0.001));
+  }
+  // The file beside the store says the same.
+  const std::string lines = test::ReadFile(tmp / "store/probe-baselines.jsonl");
+  CHECK(lines.find("\"cache_served\":100") != std::string::npos);
+  // report --mysql reads the stored baseline back, the count with it.
+  auto rep = test::Run({test::IosonarBin(), "report", "--store", tmp / "store", "--day", "2026-12-31", "--mysql", url,
+                        "--json", tmp / "r.json", "--text", tmp / "r.txt", "--html", tmp / "r.html"});
+  INFO(rep.err);
+  REQUIRE(rep.exit_code == 0);
+  const rapidjson::Document d = ReadJson(tmp / "r.json");
+  CHECK(std::string(d["slowdown"]["stored_baseline"]["source"].GetString()) == "mysql probe_baseline");
+  size_t read_rows = 0;
+  for (const auto& row : d["slowdown"]["rows"].GetArray())
+    if (std::string(row["op"].GetString()) == "read") {
+      ++read_rows;
+      CHECK(row["baseline_cache_served"].GetInt64() == 100);
+      CHECK(row["baseline_median"].GetDouble() == Approx(0.008));
+    }
+  CHECK(read_rows > 0);
 }

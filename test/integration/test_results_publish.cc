@@ -308,7 +308,7 @@ TEST_CASE("scoreboard and phases results land in MariaDB, Redis and a result str
       auto rows = Query(db.url(),
                         "SELECT rank_no, name, jobs, read_bytes, write_bytes, data_ops, meta_ops, period_jobs, "
                         "TIMESTAMPDIFF(SECOND, '1970-01-01', period_from), TIMESTAMPDIFF(SECOND, '1970-01-01', period_to) FROM scoreboard "
-                        "WHERE cluster = 'sim' AND who = ? AND metric = ? ORDER BY rank_no",
+                        "WHERE cluster = 'sim' AND fs = '' AND node_local = 0 AND who = ? AND metric = ? ORDER BY rank_no",
                         {std::string(who), std::string(metric)});
       INFO(who << " by " << metric);
       REQUIRE(rows.size() == ranking.Size());
@@ -329,6 +329,38 @@ TEST_CASE("scoreboard and phases results land in MariaDB, Redis and a result str
     }
   }
   REQUIRE(expected > 0);
+  // One board per storage system (TOKIO §IV-B; migration 039), equal to the JSON's file_systems.
+  size_t fs_rows = 0;
+  REQUIRE(j["file_systems"].Size() > 0);
+  for (const auto& f : j["file_systems"].GetArray()) {
+    for (const auto& [who, member, key] : {std::tuple{"user", "users", "user"},
+                                           std::tuple{"application", "applications", "application"}}) {
+      for (const char* metric : {"bytes", "ops", "meta"}) {
+        const auto& ranking = f[member][(std::string("by_") + metric).c_str()];
+        auto rows = Query(db.url(),
+                          "SELECT rank_no, name, jobs, read_bytes, write_bytes, data_ops, meta_ops, period_jobs, node_local "
+                          "FROM scoreboard WHERE cluster = 'sim' AND fs = ? AND who = ? AND metric = ? ORDER BY rank_no",
+                          {std::string(f["fs"].GetString()), std::string(who), std::string(metric)});
+        INFO(f["fs"].GetString() << ": " << who << " by " << metric);
+        REQUIRE(rows.size() == ranking.Size());
+        fs_rows += rows.size();
+        for (rapidjson::SizeType i = 0; i < ranking.Size(); ++i) {
+          const auto& e = ranking[i];
+          CHECK(I(rows[i][0]) == static_cast<int64_t>(i) + 1);
+          CHECK(*rows[i][1] == e[key].GetString());
+          CHECK(I(rows[i][2]) == e["jobs"].GetInt64());
+          CHECK(I(rows[i][3]) == e["read_bytes"].GetInt64());
+          CHECK(I(rows[i][4]) == e["write_bytes"].GetInt64());
+          CHECK(I(rows[i][5]) == e["data_ops"].GetInt64());
+          CHECK(I(rows[i][6]) == e["meta_ops"].GetInt64());
+          CHECK(I(rows[i][7]) == f["jobs"].GetInt64());
+          CHECK(I(rows[i][8]) == (f["node_local"].GetBool() ? 1 : 0));
+        }
+      }
+    }
+  }
+  CHECK(fs_rows > 0);
+  CHECK(I(Query(db.url(), "SELECT COUNT(*) FROM scoreboard")[0][0]) == static_cast<int64_t>(expected + fs_rows));
   // The users came from the job database (the simulator's alice, bob, carol).
   CHECK(std::string(j["users"]["by_bytes"][0]["user"].GetString()) != "unknown");
   {
@@ -349,7 +381,9 @@ TEST_CASE("scoreboard and phases results land in MariaDB, Redis and a result str
   // Rerun with a smaller limit: the period's rows are replaced, not added to.
   auto sb2 = run({"--mysql", db.url()}, "1");
   REQUIRE(sb2.exit_code == 0);
-  CHECK(I(Query(db.url(), "SELECT COUNT(*) FROM scoreboard")[0][0]) == 6);
+  CHECK(I(Query(db.url(), "SELECT COUNT(*) FROM scoreboard WHERE fs = ''")[0][0]) == 6);
+  CHECK(I(Query(db.url(), "SELECT COUNT(*) FROM scoreboard")[0][0]) ==
+        6 * (1 + static_cast<int64_t>(Json(sb2.out)["file_systems"].Size())));
   CHECK(I(Query(db.url(), "SELECT MAX(rank_no) FROM scoreboard")[0][0]) == 1);
 
   // A bad --mysql URL given as a flag: exit 1, a clear message, the JSON still printed.
