@@ -122,7 +122,7 @@ TEST_CASE("store-compact: every analysis reads the same before and after, on 1,0
   CHECK(before.find("== job-summary\n" + s1000.out) == 0);  // job 1000's summary comes first
 }
 
-TEST_CASE("store-compact: killed inside a transaction, nothing is lost; run again, it finishes", "[store-compact]") {
+TEST_CASE("store-compact: killed inside a transaction, nothing is lost, and run again it finishes", "[store-compact]") {
   TempDir tmp;
   const std::string store = tmp / "st";
   auto sim = Run({IosonarBin(), "simulate", "--store", store, "--seed", "9", "--nodes", "1024", "--duration", "40", "--storm"});
