@@ -10,6 +10,7 @@
 
 #include <rapidjson/document.h>
 
+#include <algorithm>
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <cctype>
@@ -130,7 +131,62 @@ SearchEngine::SearchEngine(EngineKind kind, const std::string& home) : kind_(kin
   Start();
 }
 
+SearchEngine::SearchEngine(EngineKind kind, const std::string& home, const ClusterNodeSpec& spec)
+    : kind_(kind), home_(home), cluster_(spec) {
+  const std::string bin = home_ + (kind_ == EngineKind::kOpenSearch ? "/bin/opensearch" : "/bin/elasticsearch");
+  if (!fs::exists(bin)) FAIL(name() << " is not at " << home_ << " (no " << bin << "): run scripts/engines.sh");
+  if (JavaHome().empty()) FAIL("no Java 17 found for " << name() << " (set IOSONAR_JAVA_HOME)");
+  transport_port_ = spec.transport_port;
+  do http_port_ = FreePort();
+  while (std::find(spec.seeds.begin(), spec.seeds.end(), http_port_) != spec.seeds.end());
+  WriteConfig();
+  Launch();
+}
+
+std::vector<std::unique_ptr<SearchEngine>> SearchEngine::Cluster(int n, std::string* skip) {
+  std::vector<std::unique_ptr<SearchEngine>> nodes;
+  if (Setting("IOSONAR_SKIP_REAL_ENGINES") == "1") {
+    *skip = "IOSONAR_SKIP_REAL_ENGINES=1: no real engine; this test checked nothing";
+    return nodes;
+  }
+  const std::string home = Setting("IOSONAR_OPENSEARCH_HOME");
+  if (home.empty()) FAIL("IOSONAR_OPENSEARCH_HOME is not set and " << BinaryDir() << "/engines.env does not name it: run scripts/engines.sh");
+  ClusterNodeSpec spec;
+  for (int i = 0; i < n; ++i) {
+    int p;
+    do p = FreePort();
+    while (std::find(spec.seeds.begin(), spec.seeds.end(), p) != spec.seeds.end());
+    spec.seeds.push_back(p);
+    spec.nodes.push_back("n" + std::to_string(i + 1));
+  }
+  for (int i = 0; i < n; ++i) {
+    ClusterNodeSpec one = spec;
+    one.node = spec.nodes[static_cast<size_t>(i)];
+    one.transport_port = spec.seeds[static_cast<size_t>(i)];
+    nodes.push_back(std::make_unique<SearchEngine>(EngineKind::kOpenSearch, home, one));
+  }
+  for (auto& node : nodes) {
+    try {
+      node->WaitReady();
+    } catch (...) {
+      for (auto& other : nodes) other->Stop();
+      throw;
+    }
+  }
+  return nodes;
+}
+
 SearchEngine::~SearchEngine() { Stop(); }
+
+void SearchEngine::Kill() {
+  if (pid_ <= 0) return;
+  kill(-pid_, SIGKILL);
+  int status = 0;
+  waitpid(pid_, &status, 0);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (kill(-pid_, 0) == 0 && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  pid_ = -1;
+}
 
 std::string SearchEngine::url() const {
   return std::string(kind_ == EngineKind::kElasticsearch ? "https" : "http") + "://127.0.0.1:" + std::to_string(http_port_);
@@ -169,10 +225,19 @@ void SearchEngine::WriteConfig() {
   const std::string conf = d + "/config";
   const std::string yml = conf + (kind_ == EngineKind::kOpenSearch ? "/opensearch.yml" : "/elasticsearch.yml");
   std::ostringstream y;
-  y << "\n# iosonar test engine\ncluster.name: iosonar-test\nnode.name: n1\n"
+  y << "\n# iosonar test engine\ncluster.name: iosonar-test\nnode.name: " << (cluster_.node.empty() ? "n1" : cluster_.node) << "\n"
     << "path.data: " << d << "/data\npath.logs: " << d << "/logs\n"
-    << "network.host: 127.0.0.1\nhttp.port: " << http_port_ << "\ntransport.port: " << transport_port_ << "\n"
-    << "discovery.type: single-node\n"
+    << "network.host: 127.0.0.1\nhttp.port: " << http_port_ << "\ntransport.port: " << transport_port_ << "\n";
+  if (cluster_.node.empty()) {
+    y << "discovery.type: single-node\n";
+  } else {
+    y << "discovery.seed_hosts: [";
+    for (size_t i = 0; i < cluster_.seeds.size(); ++i) y << (i ? ", " : "") << "\"127.0.0.1:" << cluster_.seeds[i] << "\"";
+    y << "]\n" << (kind_ == EngineKind::kOpenSearch ? "cluster.initial_cluster_manager_nodes" : "cluster.initial_master_nodes") << ": [";
+    for (size_t i = 0; i < cluster_.nodes.size(); ++i) y << (i ? ", " : "") << cluster_.nodes[i];
+    y << "]\n";
+  }
+  y
     // A nearly full test disk must not make the engine refuse writes.
     << "cluster.routing.allocation.disk.threshold_enabled: false\n";
   if (kind_ == EngineKind::kElasticsearch) {
@@ -307,7 +372,8 @@ void SearchEngine::WaitReady() {
       pid_ = -1;
       FAIL(name() << " exited before it answered (status " << status << "); its log:\n" << LogTail());
     }
-    auto r = admin_->Request("GET", "/_cluster/health?wait_for_status=yellow&timeout=1s", "", "application/json");
+    const std::string nodes = cluster_.node.empty() ? "" : "&wait_for_nodes=" + std::to_string(cluster_.nodes.size());
+    auto r = admin_->Request("GET", "/_cluster/health?wait_for_status=yellow&timeout=1s" + nodes, "", "application/json");
     if (r.ok() && r->status == 200) break;
     last = r.ok() ? "HTTP " + std::to_string(r->status) + " " + r->body.substr(0, 200) : r.status().message();
     if (std::chrono::steady_clock::now() >= deadline) {

@@ -27,6 +27,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/transport/http_client.h"
 #include "core/transport/sink.h"
@@ -36,6 +37,14 @@ namespace iosonar::test {
 
 enum class EngineKind { kOpenSearch, kElasticsearch };
 
+// One node of a multi-node cluster on loopback (SearchEngine::Cluster).
+struct ClusterNodeSpec {
+  std::string node;                 // node.name
+  int transport_port = 0;           // this node's, chosen beforehand so every node can name its seeds
+  std::vector<int> seeds;           // every node's transport port (discovery.seed_hosts)
+  std::vector<std::string> nodes;   // every node's name (the initial cluster managers)
+};
+
 class SearchEngine {
  public:
   // The process's engine of this kind, started on first use. nullptr (with
@@ -44,6 +53,15 @@ class SearchEngine {
   static SearchEngine* Shared(EngineKind kind, std::string* skip);
 
   explicit SearchEngine(EngineKind kind, const std::string& home);
+  // A node of a cluster: configured and launched, not waited for (a cluster
+  // answers only once enough of its nodes run); see Cluster.
+  SearchEngine(EngineKind kind, const std::string& home, const ClusterNodeSpec& spec);
+
+  // n OpenSearch nodes forming one cluster on loopback, each started as in the
+  // single-node case, ready when _cluster/health counts n nodes. Empty (with
+  // the reason in *skip) only when IOSONAR_SKIP_REAL_ENGINES=1. (Elasticsearch
+  // with security on needs TLS between nodes as well: not made here.)
+  static std::vector<std::unique_ptr<SearchEngine>> Cluster(int n, std::string* skip);
   ~SearchEngine();
   SearchEngine(const SearchEngine&) = delete;
   SearchEngine& operator=(const SearchEngine&) = delete;
@@ -64,6 +82,8 @@ class SearchEngine {
   // again on the same data dir and ports and waits until it answers.
   void Stop();
   void Start();
+  // SIGKILL to its process group, at once (a node lost, not shut down).
+  void Kill();
   bool running() const { return pid_ > 0; }
   std::string LogTail(size_t bytes = 4000) const;
 
@@ -73,6 +93,7 @@ class SearchEngine {
   void WaitReady();
   EngineKind kind_;
   std::string home_;
+  ClusterNodeSpec cluster_;  // node empty: single-node
   TempDir dir_;
   int http_port_ = 0, transport_port_ = 0;
   pid_t pid_ = -1;
