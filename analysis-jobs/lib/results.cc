@@ -129,6 +129,31 @@ std::string InsertSql(const Table& t) {
   return std::string("INSERT INTO ") + t.name + " (" + cols + ") VALUES (" + qs + ")";
 }
 
+std::string UpsertSql(const Table& t) {
+  // The primary key's columns: "PRIMARY KEY (a, b(255), c)".
+  std::vector<std::string> key;
+  for (const char* k : t.keys) {
+    std::string_view s(k);
+    if (s.rfind("PRIMARY KEY (", 0) != 0) continue;
+    s.remove_prefix(13);
+    s.remove_suffix(1);
+    while (!s.empty()) {
+      size_t comma = s.find(", ");
+      std::string_view c = s.substr(0, comma);
+      key.emplace_back(c.substr(0, c.find('(')));
+      s = comma == std::string_view::npos ? std::string_view() : s.substr(comma + 2);
+    }
+  }
+  std::string sql = InsertSql(t) + " ON DUPLICATE KEY UPDATE ";
+  bool first = true;
+  for (const auto& c : t.columns) {
+    if (std::find(key.begin(), key.end(), c.name) != key.end()) continue;
+    sql += std::string(first ? "" : ", ") + c.name + " = VALUES(" + c.name + ")";
+    first = false;
+  }
+  return sql;
+}
+
 #define RESULT(table, migration, command, what)                                    \
   template <>                                                                      \
   const Table& TableOf<table::Row>() {                                             \

@@ -113,12 +113,25 @@ std::string SelectSql(const Table& t, const std::vector<std::string>& columns);
 // "INSERT INTO table (every column) VALUES (?, ...)".
 std::string InsertSql(const Table& t);
 
+// InsertSql + " ON DUPLICATE KEY UPDATE c = VALUES(c), ..." for every
+// column outside the primary key.
+std::string UpsertSql(const Table& t);
+
 // INSERT of one row (every column).
 template <class Row>
 Status Insert(MysqlConn& db, const Row& r) {
   std::vector<SqlParam> p;
   for (const auto& f : FieldsOf<Row>()) p.push_back(f.to_sql(r));
   return db.Exec(InsertSql(TableOf<Row>()), p).status();
+}
+
+// INSERT of one row, or the update of the row with its primary key (every
+// other column takes the new value).
+template <class Row>
+Status Upsert(MysqlConn& db, const Row& r) {
+  std::vector<SqlParam> p;
+  for (const auto& f : FieldsOf<Row>()) p.push_back(f.to_sql(r));
+  return db.Exec(UpsertSql(TableOf<Row>()), p).status();
 }
 
 // The rows "SELECT ... FROM table <tail>" finds; with `columns`, only those

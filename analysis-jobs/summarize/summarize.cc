@@ -13,6 +13,7 @@
 #include "analysis-jobs/lib/coverage.h"
 #include "analysis-jobs/lib/format.h"
 #include "analysis-jobs/lib/result_record.h"
+#include "analysis-jobs/lib/results.h"
 #include "core/base/json.h"
 #include "core/base/timeutil.h"
 #include "analysis-jobs/phases/phases.h"
@@ -591,11 +592,7 @@ SummaryRow SummarizeJobRow(Store& store, const JobTrace& jt, const JobSummary& s
 }
 
 Status WriteTokioSummaryToDb(MysqlConn& db, const std::string& cluster, uint64_t job_id, const std::string& row_json) {
-  auto r = db.Exec(
-      "INSERT INTO job_tokio_summary (cluster, job_id, computed_at, row_json) VALUES (?, ?, ?, ?) "
-      "ON DUPLICATE KEY UPDATE computed_at = VALUES(computed_at), row_json = VALUES(row_json)",
-      {cluster, static_cast<int64_t>(job_id), SqlDatetime(NowNs()), row_json});
-  return r.ok() ? Status::Ok() : r.status();
+  return results::Upsert(db, results::job_tokio_summary::Row{cluster, job_id, SqlDatetime(NowNs()), row_json});
 }
 
 // ---- scoreboard ----
@@ -858,8 +855,8 @@ std::string ScoreboardToJson(const Scoreboard& s, size_t n) {
 Status WriteScoreboardToDb(MysqlConn& db, const ScoreboardPeriod& p, const Scoreboard& s, size_t n) {
   const std::string now = SqlDatetime(NowNs()), from = SqlDatetime(p.from_ns), to = SqlDatetime(p.to_ns);
   return db.Transaction([&]() -> Status {
-    auto del = db.Exec("DELETE FROM scoreboard WHERE cluster = ? AND period_from = ? AND period_to = ?",
-                       {p.cluster, from, to});
+    auto del = results::Delete<results::scoreboard::Row>(db, "WHERE cluster = ? AND period_from = ? AND period_to = ?",
+                                                          {p.cluster, from, to});
     if (!del.ok()) return del.status();
     // fs '': every traced byte; then one board per storage system (migration 039).
     auto board = [&](const std::string& fs, bool node_local, const std::vector<ScoreEntry>& users,
