@@ -1,6 +1,7 @@
 #include "serve/pages.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cinttypes>
 #include <cstdio>
 
@@ -85,6 +86,9 @@ std::string JobListJson(const std::vector<ListedJob>& jobs) {
     w.Key("nodes");
     if (j.nodes) w.Int(*j.nodes);
     else w.Null();
+    w.Key("runtime_s");
+    if (j.start_ns && j.end_ns) w.Double(static_cast<double>(*j.end_ns - *j.start_ns) / 1e9);
+    else w.Null();
     w.Kv("summarized", j.summarized);
     auto num = [&](const char* k, double v) {
       w.Key(k);
@@ -117,6 +121,11 @@ void SortJobs(std::vector<ListedJob>* jobs, const std::string& sort, bool desc) 
     if (sort == "name") return a.name < b.name;
     if (sort == "user") return a.user < b.user;
     if (sort == "state") return a.state < b.state;
+    if (sort == "nodes") return a.nodes.value_or(0) < b.nodes.value_or(0);
+    if (sort == "runtime") {
+      auto rt = [](const ListedJob& x) { return x.start_ns && x.end_ns ? *x.end_ns - *x.start_ns : -1; };
+      return rt(a) < rt(b);
+    }
     return a.start_ns.value_or(0) < b.start_ns.value_or(0);
   };
   std::stable_sort(jobs->begin(), jobs->end(), [&](const ListedJob& a, const ListedJob& b) {
@@ -124,35 +133,130 @@ void SortJobs(std::vector<ListedJob>* jobs, const std::string& sort, bool desc) 
   });
 }
 
-std::string JobsPage(const Identity& who, const std::vector<ListedJob>& jobs, const std::string& sort, bool desc) {
+namespace {
+std::string RunTime(const ListedJob& j) {
+  if (!j.start_ns || !j.end_ns) return "-";
+  const int64_t s = (*j.end_ns - *j.start_ns) / 1000000000;
+  char b[48];
+  if (s >= 3600) std::snprintf(b, sizeof b, "%" PRId64 " h %02" PRId64 " min", s / 3600, s / 60 % 60);
+  else if (s >= 60) std::snprintf(b, sizeof b, "%" PRId64 " min %02" PRId64 " s", s / 60, s % 60);
+  else std::snprintf(b, sizeof b, "%" PRId64 " s", s);
+  return b;
+}
+// key=value for the query string (values are checked: letters, digits, '-', '_', '.').
+void Param(std::string* out, const char* k, const std::string& v) {
+  if (v.empty()) return;
+  *out += (out->empty() ? "?" : "&amp;") + std::string(k) + "=" + HtmlEscape(v);
+}
+}  // namespace
+
+Result<ListQuery> ParseListQuery(const std::map<std::string, std::string>& query) {
+  ListQuery q;
+  auto get = [&](const char* k) {
+    auto it = query.find(k);
+    return it == query.end() ? std::string() : it->second;
+  };
+  auto plain = [](const std::string& v, size_t max) {
+    return v.size() <= max && std::all_of(v.begin(), v.end(), [](char c) {
+             return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
+                    c == '.' || c == '@';
+           });
+  };
+  q.user = get("user");
+  if (!plain(q.user, 64)) return Status::Invalid("user: a user name is letters, digits and . _ - @");
+  q.state = get("state");
+  if (!plain(q.state, 32)) return Status::Invalid("state: a Slurm state such as COMPLETED or RUNNING");
+  for (auto& c : q.state) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  q.verdict = get("verdict");
+  if (!q.verdict.empty() && q.verdict != "anomalous" && q.verdict != "normal" && q.verdict != "too-few" &&
+      q.verdict != "none")
+    return Status::Invalid("verdict: anomalous, normal, too-few (earlier runs) or none (not analysed)");
+  for (const auto& [k, slot] : {std::pair{"from", &q.from}, std::pair{"to", &q.to}}) {
+    *slot = get(k);
+    if (!slot->empty() && (slot->size() != 10 || !ParseIso8601(*slot + "T00:00:00Z")))
+      return Status::Invalid(std::string(k) + ": a day, YYYY-MM-DD");
+  }
+  if (std::string p = get("page"); !p.empty()) {
+    if (p.size() > 7 || !std::all_of(p.begin(), p.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
+        std::stoul(p) == 0)
+      return Status::Invalid("page: a number from 1");
+    q.page = std::stoul(p);
+  }
+  q.sort = get("sort");
+  if (!plain(q.sort, 16)) return Status::Invalid("sort: a column name");
+  q.desc = get("order") != "asc";
+  return q;
+}
+
+std::string ListLink(const ListQuery& q, size_t page) {
+  std::string out;
+  Param(&out, "user", q.user);
+  Param(&out, "state", q.state);
+  Param(&out, "verdict", q.verdict);
+  Param(&out, "from", q.from);
+  Param(&out, "to", q.to);
+  if (!q.sort.empty()) Param(&out, "sort", q.sort);
+  if (!q.sort.empty()) Param(&out, "order", q.desc ? "desc" : "asc");
+  if (page > 1) Param(&out, "page", std::to_string(page));
+  return out;
+}
+
+std::string JobsPage(const Identity& who, const std::vector<ListedJob>& jobs, const ListQuery& q, bool more) {
   std::string h = Head(who.admin ? "All jobs" : "My jobs", who);
   h += std::string("<h1>") + (who.admin ? "All jobs" : "My jobs") + "</h1>\n";
+  // The filters: a GET form, so a filtered list is a link like any other.
+  auto input = [&](const char* name, const char* label, const std::string& v, const char* extra) {
+    h += std::string("<label>") + label + " <input name=\"" + name + "\" value=\"" + HtmlEscape(v) + "\" " + extra +
+         "></label> ";
+  };
+  h += "<form class=\"filters\" method=\"get\" action=\"/jobs\">";
+  input("user", "User", q.user, "size=\"10\"");
+  input("state", "State", q.state, "size=\"10\" placeholder=\"COMPLETED\"");
+  h += "<label>Verdict <select name=\"verdict\">";
+  for (const auto& [v, label] : std::vector<std::pair<std::string, std::string>>{
+           {"", "any"}, {"anomalous", "I/O anomaly"}, {"normal", "as in earlier runs"},
+           {"too-few", "too few earlier runs"}, {"none", "not analysed"}})
+    h += "<option value=\"" + HtmlEscape(v) + "\"" + (q.verdict == v ? " selected" : "") + ">" + HtmlEscape(label) +
+         "</option>";
+  h += "</select></label> ";
+  input("from", "Started from", q.from, "type=\"date\"");
+  input("to", "to", q.to, "type=\"date\"");
+  h += "<button>Show</button></form>\n";
   if (jobs.empty()) {
-    h += "<p>No jobs.</p>\n";
+    h += q.page > 1 ? "<p>No more jobs.</p>\n" : "<p>No jobs.</p>\n";
     return h + kFoot;
   }
   h += "<table class=\"jobs\"><thead><tr>";
   const std::pair<const char*, const char*> cols[] = {{"job", "Job"},     {"name", "Name"},       {"user", "User"},
-                                                      {"state", "State"}, {"start", "Start (UTC)"}, {"bytes", "Bytes"},
+                                                      {"state", "State"}, {"start", "Start (UTC)"}, {"runtime", "Run time"},
+                                                      {"nodes", "Nodes"}, {"bytes", "Bytes"},
                                                       {"bandwidth", "Bandwidth"}, {"mode", "I/O mode"},
                                                       {"verdict", "Verdict"}};
-  const std::string cur = sort.empty() ? "start" : sort;
+  const std::string cur = q.sort.empty() ? "start" : q.sort;
   for (const auto& [k, label] : cols) {
-    bool on = cur == k;
-    std::string order = on && desc ? "asc" : "desc";
-    h += std::string("<th><a href=\"/jobs?sort=") + k + "&amp;order=" + order + "\">" + label +
-         (on ? (desc ? " &#9660;" : " &#9650;") : "") + "</a></th>";
+    const bool on = cur == k;
+    ListQuery sorted = q;
+    sorted.sort = k;
+    sorted.desc = !(on && q.desc);
+    h += std::string("<th><a href=\"/jobs") + ListLink(sorted, q.page) + "\">" + label +
+         (on ? (q.desc ? " &#9660;" : " &#9650;") : "") + "</a></th>";
   }
   h += "</tr></thead><tbody>\n";
   for (const auto& j : jobs) {
     h += "<tr><td><a href=\"/jobs/" + HtmlEscape(j.job_id) + HtmlEscape(j.cluster_query) + "\">" + HtmlEscape(j.job_id) +
          "</a></td>" + Cell(j.name) +
-         Cell(j.user) + Cell(j.state) + Cell(Time(j.start_ns), "t") +
+         Cell(j.user) + Cell(j.state) + Cell(Time(j.start_ns), "t") + Cell(RunTime(j), "n") +
+         Cell(j.nodes ? std::to_string(*j.nodes) : "-", "n") +
          Cell(j.summarized ? HumanBytes(static_cast<double>(j.read_bytes + j.write_bytes)) : "-", "n") +
          Cell(j.summarized ? HumanBytes(j.bandwidth) + "/s" : "-", "n") + Cell(j.summarized ? j.mode : "-") +
          Cell(j.verdict.value_or("-")) + "</tr>\n";
   }
-  h += "</tbody></table>\n<p class=\"note\">Numbers for jobs that have been summarized (open a job to summarize it).</p>\n";
+  h += "</tbody></table>\n<p class=\"pages\">";
+  if (q.page > 1) h += "<a rel=\"prev\" href=\"/jobs" + ListLink(q, q.page - 1) + "\">&larr; newer jobs</a> ";
+  h += "page " + std::to_string(q.page);
+  if (more) h += " <a rel=\"next\" href=\"/jobs" + ListLink(q, q.page + 1) + "\">older jobs &rarr;</a>";
+  h += "</p>\n<p class=\"note\">Numbers for jobs that have been summarized (open a job to summarize it). "
+       "Sorting orders the jobs of this page.</p>\n";
   return h + kFoot;
 }
 

@@ -5,6 +5,7 @@
 // Content-Security-Policy forbids it).
 #pragma once
 #include <array>
+#include <map>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -33,9 +34,26 @@ struct ListedJob {
 };
 
 std::string JobListJson(const std::vector<ListedJob>& jobs);
+
+// The job list's filters and page, as the URL gives them (/jobs?user=U&state=S
+// &verdict=V&from=YYYY-MM-DD&to=YYYY-MM-DD&page=N&sort=K&order=asc|desc):
+// they narrow what the caller may see, never widen it.
+struct ListQuery {
+  // As given ("" = any); to is inclusive (a day); verdict anomalous, normal,
+  // too-few (job_anomaly's not_enough_history) or none (not analysed).
+  std::string user, state, verdict, from, to;
+  size_t page = 1;                             // pages of --list-limit jobs, latest start first
+  std::string sort;
+  bool desc = true;
+};
+// Parses and checks the query; an Invalid status names the parameter.
+Result<ListQuery> ParseListQuery(const std::map<std::string, std::string>& query);
+// "?user=...&amp;page=N..." (HTML-escaped, for an href) of q on page `page`; "" when nothing is set.
+std::string ListLink(const ListQuery& q, size_t page);
 // sort: job, start, bytes, bandwidth, mode, verdict, name, user, state (default start); desc order.
 void SortJobs(std::vector<ListedJob>* jobs, const std::string& sort, bool desc);
-std::string JobsPage(const Identity& who, const std::vector<ListedJob>& jobs, const std::string& sort, bool desc);
+// more: a next page exists.
+std::string JobsPage(const Identity& who, const std::vector<ListedJob>& jobs, const ListQuery& q, bool more);
 
 std::string AnomalyJson(const AnomalyView& a);
 // The stored codes in words for pages (the JSON keeps the codes):

@@ -572,7 +572,8 @@ struct Service::Impl {
   }
 
   // ---- the job list ----
-  Result<std::vector<ListedJob>> List(const Identity& who) {
+  // A page of the jobs the caller may see, narrowed by lq; *more: a next page exists.
+  Result<std::vector<ListedJob>> List(const Identity& who, const ListQuery& lq = {}, bool* more = nullptr) {
     auto db = GetDb();
     if (!db.ok()) return db.status();
     JobListFilter f;
@@ -580,11 +581,19 @@ struct Service::Impl {
     f.user = who.user;
     if (opt.identity.share_by == "account") f.accounts = who.groups;
     if (opt.identity.share_by == "group") f.groups = who.groups;
-    auto rows = (*db)->ListJobs(f, opt.list_limit);
+    f.only_user = lq.user;
+    f.state = lq.state;
+    f.verdict = lq.verdict == "too-few" ? "not_enough_history" : lq.verdict;
+    if (!lq.from.empty()) f.start_from_ns = ParseIso8601(lq.from + "T00:00:00Z");
+    if (!lq.to.empty()) f.start_to_ns = *ParseIso8601(lq.to + "T00:00:00Z") + 86400LL * 1000000000LL;
+    f.offset = (lq.page - 1) * opt.list_limit;
+    auto rows = (*db)->ListJobs(f, opt.list_limit + 1);
     if (!rows.ok()) {
       Mine().db.reset();
       return rows.status();
     }
+    if (more) *more = rows->size() > opt.list_limit;
+    if (rows->size() > opt.list_limit) rows->resize(opt.list_limit);
     std::vector<ListedJob> out;
     for (const auto& l : *rows) {
       if (!MaySee(who, l.job)) continue;  // the query already filtered; the same rule as for one job
@@ -1101,7 +1110,9 @@ Response Service::Impl::RouteAs(const Identity& id, const Request& r) {
       return Json(200, b + "\n");
     }
     if (parts.size() == 2 && parts[1] == "jobs") {
-      auto l = List(id);
+      auto lq = ParseListQuery(r.query);
+      if (!lq.ok()) return ErrorJson(400, lq.status().message());
+      auto l = List(id, *lq);
       if (!l.ok()) {
         Log("listing jobs: " + l.status().ToString());
         return ErrorJson(503, "the service cannot answer now");
@@ -1161,15 +1172,16 @@ Response Service::Impl::RouteAs(const Identity& id, const Request& r) {
     return x;
   }
   if (parts[0] == "jobs" && parts.size() == 1) {
-    auto l = List(id);
+    auto lq = ParseListQuery(r.query);
+    if (!lq.ok()) return Html(400, ErrorPage(400, "Bad filter: " + lq.status().message() + "."));
+    bool more = false;
+    auto l = List(id, *lq, &more);
     if (!l.ok()) {
       Log("listing jobs: " + l.status().ToString());
       return Html(503, ErrorPage(503, "The service cannot answer now."));
     }
-    std::string sort = q("sort");
-    bool desc = q("order") != "asc";
-    SortJobs(&*l, sort, desc);
-    return Html(200, JobsPage(id, *l, sort, desc));
+    SortJobs(&*l, lq->sort, lq->desc);
+    return Html(200, JobsPage(id, *l, *lq, more));
   }
   if (parts[0] == "jobs" && parts.size() == 2) return JobRoute(id, parts[1], q("cluster"), "", true);
   if (parts[0] == "admin" && parts.size() == 1) {

@@ -600,14 +600,41 @@ Result<std::vector<JobListing>> JobDb::ListJobs(const JobListFilter& f, size_t l
     any_of("j.group_name", f.groups);
     if (who.empty()) return std::vector<JobListing>();
   }
+  std::string narrow;
+  if (!f.only_user.empty()) {
+    narrow += " AND j.user_name = ?";
+    p.push_back(f.only_user);
+  }
+  if (!f.state.empty()) {
+    narrow += " AND j.state LIKE CONCAT(?, '%')";
+    std::string st;
+    for (char c : f.state)  // a prefix, not a pattern
+      if (c != '%' && c != '_' && c != '\\') st += c;
+    p.push_back(st);
+  }
+  if (f.verdict == "none") {
+    narrow += " AND NOT EXISTS (SELECT 1 FROM job_anomaly a WHERE a.cluster = j.cluster AND a.job_id = j.job_id)";
+  } else if (!f.verdict.empty()) {
+    narrow += " AND EXISTS (SELECT 1 FROM job_anomaly a WHERE a.cluster = j.cluster AND a.job_id = j.job_id AND a.verdict = ?)";
+    p.push_back(f.verdict);
+  }
+  if (f.start_from_ns) {
+    narrow += " AND j.start_time >= ?";
+    p.push_back(SqlDatetime(*f.start_from_ns));
+  }
+  if (f.start_to_ns) {
+    narrow += " AND j.start_time < ?";
+    p.push_back(SqlDatetime(*f.start_to_ns));
+  }
   p.push_back(static_cast<int64_t>(limit));
+  p.push_back(static_cast<int64_t>(f.offset));
   std::string sql = std::string("SELECT ") + kJobCols +
                     ", s.job_id, s.runtime_s, s.read_bytes, s.write_bytes, s.read_bw_avg, s.read_bw_peak, "
                     "s.write_bw_avg, s.write_bw_peak, s.meta_ops, s.io_mode_read, s.io_mode_write "
                     "FROM jobs j LEFT JOIN job_summary s ON s.cluster = j.cluster AND s.job_id = j.job_id "
                     "WHERE j.step = ''" +
-                    (who.empty() ? std::string() : " AND (" + who + ")") +
-                    " ORDER BY j.start_time IS NULL, j.start_time DESC, j.job_id DESC LIMIT ?";
+                    (who.empty() ? std::string() : " AND (" + who + ")") + narrow +
+                    " ORDER BY j.start_time IS NULL, j.start_time DESC, j.job_id DESC LIMIT ? OFFSET ?";
   auto rows = conn_->Query(sql, p);
   if (!rows.ok()) return rows.status();
   std::vector<JobListing> out;

@@ -83,6 +83,14 @@ struct JobListFilter {
   bool all = false;
   std::string user;
   std::vector<std::string> accounts, groups;
+  // Narrowing what the caller may see (never widening it): the owner
+  // (jobs.user_name), the state's prefix (COMPLETED, RUNNING, FAILED ...),
+  // the stored anomaly verdict (job_anomaly.verdict; "none": not analysed),
+  // a start time in [start_from_ns, start_to_ns), and the page: the listing
+  // skips `offset` jobs of its order (latest start first).
+  std::string only_user, state, verdict;
+  std::optional<int64_t> start_from_ns, start_to_ns;
+  size_t offset = 0;
 };
 
 // A job of a listing with the job_summary numbers when `job-summary` wrote

@@ -185,9 +185,13 @@ TEST_CASE("serve: isolation, identity, escaping, cache and the API contract", "[
     CHECK(Lists(mine.body, "101"));
     CHECK(Lists(mine.body, "103"));
     CHECK_FALSE(Lists(mine.body, "102"));
-    // parameters choose nothing: no user= or job= widens a listing
-    auto param = w.Get("/api/jobs?user=bin&all=1&job=102", As("daemon"));
+    // parameters choose nothing: no all= or job= widens a listing, and user=
+    // only narrows it (bin's jobs that daemon may see: none)
+    auto param = w.Get("/api/jobs?all=1&job=102", As("daemon"));
     CHECK(param.body == mine.body);
+    auto narrowed = w.Get("/api/jobs?user=bin&all=1", As("daemon"));
+    CHECK(narrowed.status == 200);
+    CHECK(narrowed.body == "[]\n");
     CHECK(w.Get("/jobs?user=bin&sort=user", As("daemon")).body.find("bins-app") == std::string::npos);
     auto theirs = w.Get("/api/jobs", As("bin"));
     CHECK(Lists(theirs.body, "102"));
@@ -1101,6 +1105,99 @@ TEST_CASE("serve: the diagnosis names the truth's cause first and the offender w
     }
   }
   CHECK(urls > 20);
+}
+
+}  // namespace iosonar::test
+
+namespace iosonar::test {
+
+namespace {
+std::vector<std::string> ListedIds(const std::string& body) {
+  rapidjson::Document d;
+  d.Parse(body.c_str());
+  std::vector<std::string> ids;
+  if (!d.IsArray()) return ids;
+  for (const auto& j : d.GetArray()) ids.push_back(j["job_id"].GetString());
+  return ids;
+}
+}  // namespace
+
+// 620 more jobs of daemon (every tenth FAILED, one an hour from 2026-10-01)
+// and 5 of bin's: the list pages past --list-limit (500), and its filters
+// narrow what each user may see, never widen it.
+TEST_CASE("serve: the job list pages past 500 jobs and filters by user, state, verdict and date",
+          "[serve][integration]") {
+  if (!HaveMariaDb()) FAIL("mariadbd is not installed (scripts/setup.sh --test)");
+  TempDir dir;
+  MariaDbServer db;
+  auto sim = Run({IosonarBin(), "simulate", "--store", dir / "store", "--nodes", "4", "--fwd", "1", "--osts", "2",
+                  "--duration", "10", "--mysql", db.url(), "--job", "id=1,user=daemon,mode=1-1,first=0,nodes=1,duration=4"});
+  REQUIRE(sim.exit_code == 0);
+  auto sql = Run({"mariadb", "--socket=" + db.socket(), "-uroot", "iosonar", "-e",
+                  "INSERT INTO jobs (cluster, job_id, step, user_name, node_count, start_time, end_time, state, source) "
+                  "SELECT 'sim', 10000 + seq, '', 'daemon', 2, '2026-10-01' + INTERVAL seq - 1 HOUR, "
+                  "'2026-10-01' + INTERVAL seq - 1 HOUR + INTERVAL 30 MINUTE, "
+                  "IF(seq % 10 = 0, 'FAILED', 'COMPLETED'), 'sacct' FROM seq_1_to_620;"
+                  "INSERT INTO jobs (cluster, job_id, step, user_name, start_time, end_time, state, source) "
+                  "SELECT 'sim', 20000 + seq, '', 'bin', '2026-10-02', '2026-10-02 01:00', 'COMPLETED', 'sacct' "
+                  "FROM seq_1_to_5;"
+                  "INSERT INTO job_anomaly VALUES ('sim', 10007, UTC_TIMESTAMP(6), 'anomalous', 4, 3, '{}'),"
+                  " ('sim', 10008, UTC_TIMESTAMP(6), 'normal', 4, 0, '{}'), ('sim', 20001, UTC_TIMESTAMP(6), 'anomalous', 4, 2, '{}');"});
+  INFO(sql.err);
+  REQUIRE(sql.exit_code == 0);
+  const int port = FreePort();
+  Child server({IosonarBin(), "serve", "--store", dir / "store", "--mysql", db.url(), "--listen",
+                "127.0.0.1:" + std::to_string(port), "--trusted-proxy", "127.0.0.1", "--admins", "root"},
+               {}, dir / "serve.log");
+  REQUIRE(WaitUntil([&] { return !server.Alive() || CanConnect(port); }, 20000));
+  REQUIRE(server.Alive());
+  auto ids = [&](const std::string& q, const std::string& user) {
+    auto r = Get(port, "/api/jobs" + q, As(user));
+    INFO(q << ": " << r.body);
+    REQUIRE(r.status == 200);
+    return ListedIds(r.body);
+  };
+
+  // Paging: 500, then the other 121 of daemon's 621, then nothing; no job twice, none of bin's.
+  auto p1 = ids("", "daemon"), p2 = ids("?page=2", "daemon"), p3 = ids("?page=3", "daemon");
+  CHECK(p1.size() == 500);
+  CHECK(p2.size() == 121);
+  CHECK(p3.empty());
+  std::set<std::string> all(p1.begin(), p1.end());
+  all.insert(p2.begin(), p2.end());
+  CHECK(all.size() == 621);
+  for (const auto& id : all) CHECK(id.rfind("2000", 0) != 0);
+  REQUIRE(p1.size() >= 2);
+  CHECK(p1[0] == "1");  // latest start first: the simulated job (2026-11-22), then the latest inserted
+  CHECK(p1[1] == "10620");
+  auto page1 = Get(port, "/jobs", As("daemon"));
+  CHECK(page1.body.find("rel=\"next\" href=\"/jobs?page=2\"") != std::string::npos);
+  auto page2 = Get(port, "/jobs?page=2&state=completed", As("daemon"));
+  CHECK(page2.body.find("rel=\"next\"") == std::string::npos);  // 559 COMPLETED of daemon's: no third page
+  CHECK(page2.body.find("rel=\"prev\" href=\"/jobs?state=COMPLETED\"") != std::string::npos);
+  CHECK(page2.body.find("<th><a href=\"/jobs?state=COMPLETED&amp;sort=runtime") != std::string::npos);
+
+  // Filters.
+  auto failed = ids("?state=FAILED", "daemon");
+  CHECK(failed.size() == 62);
+  for (const auto& id : failed) CHECK(std::stoi(id) % 10 == 0);
+  auto day2 = ids("?from=2026-10-02&to=2026-10-02", "daemon");  // hours 24-47
+  CHECK(day2.size() == 24);
+  CHECK(ids("?from=2026-10-02&to=2026-10-02", "root").size() == 29);  // and bin's five
+  CHECK(ids("?verdict=anomalous", "daemon") == std::vector<std::string>{"10007"});
+  CHECK(ids("?verdict=normal", "daemon") == std::vector<std::string>{"10008"});
+  CHECK(ids("?verdict=none&state=FAILED", "daemon").size() == 62);
+  CHECK(ids("?user=bin", "daemon").empty());  // narrows, never widens
+  CHECK(ids("?user=bin", "root").size() == 5);
+  CHECK(ids("?user=bin&verdict=anomalous", "root") == std::vector<std::string>{"20001"});
+  // The page shows run time and nodes.
+  auto fl = Get(port, "/jobs?state=FAILED&from=2026-10-01&to=2026-10-01", As("daemon"));
+  CHECK(fl.body.find("<td class=\"n\">30 min 00 s</td><td class=\"n\">2</td>") != std::string::npos);
+  // Bad filters are 400s that name the parameter.
+  auto bad = Get(port, "/api/jobs?from=2026-02-30x", As("daemon"));
+  CHECK(bad.status == 400);
+  CHECK(bad.body.find("from: a day") != std::string::npos);
+  CHECK(Get(port, "/jobs?page=0", As("daemon")).status == 400);
 }
 
 }  // namespace iosonar::test

@@ -307,7 +307,9 @@ TEST_CASE("serve: job lists escape what users typed, and sort", "[serve]") {
   jobs[1].summarized = true;
   jobs[1].read_bytes = 50;
   jobs[2].job_id = "11";
-  std::string h = JobsPage(who, jobs, "bytes", true);
+  ListQuery lq;
+  lq.sort = "bytes";
+  std::string h = JobsPage(who, jobs, lq, false);
   CHECK(h.find("<img") == std::string::npos);
   CHECK(h.find("&lt;img src=x onerror=alert(1)&gt;") != std::string::npos);
   CHECK(h.find("b&quot;&#39;&amp;") != std::string::npos);
@@ -321,6 +323,41 @@ TEST_CASE("serve: job lists escape what users typed, and sort", "[serve]") {
   const std::string js = JobListJson(jobs);
   CHECK(js.find("\"job_id\": \"9\"") != std::string::npos);
   CHECK(js.find("\"bytes\": null") != std::string::npos);  // job 11 is not summarized
+}
+
+TEST_CASE("serve: the job list's filters are checked, kept in its links, and page on", "[serve]") {
+  auto q = ParseListQuery({{"user", "daemon"}, {"state", "completed"}, {"verdict", "anomalous"}, {"from", "2026-11-01"},
+                           {"to", "2026-11-22"}, {"page", "3"}, {"sort", "runtime"}, {"order", "asc"}});
+  REQUIRE(q.ok());
+  CHECK(q->state == "COMPLETED");
+  CHECK(q->page == 3);
+  CHECK(ListLink(*q, 4) == "?user=daemon&amp;state=COMPLETED&amp;verdict=anomalous&amp;from=2026-11-01&amp;to=2026-11-22"
+                           "&amp;sort=runtime&amp;order=asc&amp;page=4");
+  CHECK(ListLink(ListQuery{}, 1) == "");
+  for (const auto& [k, v] : std::vector<std::pair<std::string, std::string>>{
+           {"user", "a b"}, {"user", "<x>"}, {"state", "RUN%"}, {"verdict", "slow"}, {"from", "2026-13-01"},
+           {"to", "yesterday"}, {"page", "0"}, {"page", "-1"}, {"page", "99999999"}}) {
+    INFO(k << "=" << v);
+    auto bad = ParseListQuery({{k, v}});
+    REQUIRE_FALSE(bad.ok());
+    CHECK(bad.status().message().rfind(k + ":", 0) == 0);  // names the parameter
+  }
+  std::vector<ListedJob> jobs(2);
+  jobs[0].job_id = "1";
+  jobs[0].start_ns = 0;
+  jobs[0].end_ns = 3725LL * 1000000000;
+  jobs[0].nodes = 128;
+  jobs[1].job_id = "2";
+  Identity who{"daemon", false, "proxy", {}};
+  const std::string h = JobsPage(who, jobs, *q, true);
+  CHECK(h.find("<td class=\"n\">1 h 02 min</td><td class=\"n\">128</td>") != std::string::npos);
+  CHECK(h.find("rel=\"next\" href=\"/jobs?user=daemon&amp;state=COMPLETED") != std::string::npos);
+  CHECK(h.find("page=4\">older jobs") != std::string::npos);
+  CHECK(h.find("page=2\">&larr; newer jobs") != std::string::npos);
+  CHECK(h.find("<option value=\"anomalous\" selected>") != std::string::npos);
+  CHECK(h.find("\"too-few\">too few earlier runs") != std::string::npos);
+  CHECK(h.find("not_enough_history") == std::string::npos);  // no internal code, not even as a value
+  CHECK(JobListJson(jobs).find("\"runtime_s\": 3725") != std::string::npos);
 }
 
 TEST_CASE("serve: a cached heatmap reads back as it was written", "[serve]") {
