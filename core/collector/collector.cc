@@ -1470,11 +1470,20 @@ class TcpCollector final : public Collector {
       CloseConn(c);
     }
   }
-  // The table is full: the oldest connection still in its handshake makes room.
+  // The table is full: a connection still in its handshake makes room, the
+  // oldest of the address that holds the most of them. A flood from some
+  // addresses (or one) then evicts its own connections, never a node's lone
+  // sender that is slow to authenticate on a loaded machine.
   bool EvictPending() {
+    const std::pair<const std::string, size_t>* most = nullptr;
+    for (const auto& kv : pending_by_peer_)
+      if (!most || kv.second > most->second) most = &kv;
     Conn* oldest = nullptr;
     for (auto& [c, owned] : conns_)
-      if (c->pending && (!oldest || c->opened_ns < oldest->opened_ns)) oldest = c;
+      if (c->pending && (!most || c->peer == most->first) && (!oldest || c->opened_ns < oldest->opened_ns)) oldest = c;
+    if (!oldest)  // (every pending connection is counted by address; in case one is not)
+      for (auto& [c, owned] : conns_)
+        if (c->pending && (!oldest || c->opened_ns < oldest->opened_ns)) oldest = c;
     if (!oldest) return false;
     ++pipe_.stats().evicted_pending;
     CloseConn(oldest);
