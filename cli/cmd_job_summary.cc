@@ -17,6 +17,8 @@
 #include "analysis-jobs/job-summary/job_meta.h"
 #include "analysis-jobs/job-summary/job_summary.h"
 #include "analysis-jobs/summarize/summarize.h"
+#include "analysis-jobs/report/report.h"
+#include "core/base/json.h"
 #include "core/base/terminal.h"
 
 namespace po = boost::program_options;
@@ -27,7 +29,7 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: iosonar job-summary JOB_ID --store DIR [--format table|json] [--json FILE] [--redis URL] [--from-cache]\n"
-    "                           [--mysql URL [--cluster NAME]]\n"
+    "                           [--mysql URL [--cluster NAME]] [--advice]\n"
     "\n"
     "Summarizes a job's I/O from its iosonar.trace records: bytes, ops, average and\n"
     "peak bandwidth, IOPS, request sizes, metadata load, processes and nodes doing\n"
@@ -39,6 +41,8 @@ constexpr const char* kUsage =
     "(user, nodes, times, state, exit code, command) is read from MySQL and shown with\n"
     "the summary (JSON: a \"job\" object), and the result is written to job_summary.\n"
     "A database failure is an error (exit 1) when --mysql was given, a warning otherwise.\n"
+    "--advice prints the job's advice instead (as the web page's and the daily report's:\n"
+    "each finding with its evidence and what to change; JSON: an array of {kind, evidence, change}).\n"
     "\n"
     "Exit status: 0 done, 1 the job has no records or the store/Redis failed, 2 usage error.\n"
     "\n"
@@ -104,7 +108,8 @@ int CmdJobSummary(int argc, char** argv) {
        "I/O mode: files and processes carrying this share of the bytes decide it; the rest are minor")  //
       ("config", po::value(&config)->value_name("FILE"), "config file (default $IOSONAR_CONFIG, ~/.config/iosonar/iosonar.conf)")  //
       ("mysql", po::value(&mysql_flag)->value_name("URL"), "job database: read the job's metadata, write job_summary")  //
-      ("cluster", po::value(&cluster)->value_name("NAME"), "the job's cluster in the job database (default: the only one with this job id)");
+      ("cluster", po::value(&cluster)->value_name("NAME"), "the job's cluster in the job database (default: the only one with this job id)")  //
+      ("advice", "print the job's advice (findings, evidence, what to change) instead of the summary");
   po::variables_map vm;
   if (int rc = ParseJobCommandLine("job-summary", argc, argv, desc, &job_id, &vm); rc >= 0) return rc;
   auto usage_error = [](const std::string& m) { return UsageError("job-summary", m); };
@@ -139,6 +144,32 @@ int CmdJobSummary(int argc, char** argv) {
   const analysis::JobMeta* m = meta ? &*meta : nullptr;
 
   int rc = 0;
+  if (vm.count("advice")) {
+    report::ReportInput in;
+    in.summaries.emplace(job_id, *summary);
+    const auto advice = report::FindAdvice(in);
+    std::string out;
+    if (format == "json") {
+      JsonWriter w(&out, 2);
+      w.BeginArray();
+      for (const auto& a : advice) {
+        w.BeginObject();
+        w.Kv("kind", a.kind);
+        w.Kv("evidence", a.evidence);
+        w.Kv("change", a.change);
+        w.EndObject();
+      }
+      w.EndArray();
+      out += "\n";
+    } else if (advice.empty()) {
+      out = "No issue found.\n";
+    } else {
+      for (const auto& a : advice) out += "- " + a.kind + ": " + a.evidence + "\n  " + a.change + "\n";
+    }
+    std::cout << (format == "json" ? out : TerminalSafe(out));
+    std::cout.flush();
+    return pub.rc();
+  }
   if (!json_path.empty())
     if (Status s = WriteTextFile(json_path, analysis::WithMember(analysis::SummaryJsonWithJob(*summary, m, true),
                                                                  "anomaly", verdict_json, true));

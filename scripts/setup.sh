@@ -48,16 +48,21 @@ pkgs=("${BUILD_PKGS[@]}")
 # pydarshan (PyPI `darshan`, pinned; it carries libdarshan-util and the Darshan
 # project's example logs): the oracle of the Darshan import tests
 # (test/darshan), in a venv that also sees Debian's scipy.
+# drishti (PyPI `drishti-io`, pinned) in the same venv: the advice the
+# darshan "advice against drishti" test compares iosonar's with (the test
+# installs it too when it is missing).
 PYDARSHAN_VERSION=3.5.0
+DRISHTI_VERSION=0.8
 install_pydarshan() {
   [[ "${1:-}" == "--test" ]] || return 0
   local venv="${IOSONAR_PYDARSHAN_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/iosonar/pydarshan-$PYDARSHAN_VERSION}"
-  if "$venv/bin/python" -c "import darshan, sys; sys.exit(darshan.__version__ != '$PYDARSHAN_VERSION')" 2>/dev/null; then
+  if "$venv/bin/python" -c "import darshan, sys, importlib.metadata as m
+sys.exit(darshan.__version__ != '$PYDARSHAN_VERSION' or m.version('drishti-io') != '$DRISHTI_VERSION')" 2>/dev/null; then
     return 0
   fi
-  python3 -m venv --system-site-packages "$venv"
-  "$venv/bin/pip" install -q "darshan==$PYDARSHAN_VERSION"
-  echo "setup: pydarshan $PYDARSHAN_VERSION in $venv"
+  [[ -x "$venv/bin/pip" ]] || python3 -m venv --system-site-packages "$venv"
+  "$venv/bin/pip" install -q "darshan==$PYDARSHAN_VERSION" "drishti-io==$DRISHTI_VERSION"
+  echo "setup: pydarshan $PYDARSHAN_VERSION and drishti-io $DRISHTI_VERSION in $venv"
 }
 # The search engines refuse to run as root: the tests run them as this unprivileged system user.
 make_engine_user() {

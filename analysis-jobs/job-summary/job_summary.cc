@@ -714,11 +714,127 @@ void MetaDuringPhases(const DirAgg& rd, const DirAgg& wr, const std::map<int64_t
   }
 }
 
+// Per-process imbalance and shared files with small requests (see
+// ImbalancedFile, JobSummary::shared_small_*), from the tally's files;
+// files in `reduced` (a Darshan reduction of all ranks: the per-process
+// bytes are an estimate) are left out of the imbalance.
+void FileBalance(const std::vector<FileAgg>& files, const std::unordered_set<std::string>& reduced,
+                 const SummaryOptions& opt, JobSummary* out) {
+  constexpr uint64_t kSmallOps = 1000;
+  constexpr double kSmallBytes = 1048576;
+  for (const FileAgg& f : files) {
+    const bool estimated = reduced.count(f.key) > 0;
+    std::unordered_set<size_t> procs;
+    for (const auto& kv : f.read_by_proc) procs.insert(kv.first);
+    for (const auto& kv : f.write_by_proc) procs.insert(kv.first);
+    if (procs.size() < 2) continue;
+    for (int d = 0; d < 2; ++d) {
+      const auto& by = d ? f.write_by_proc : f.read_by_proc;
+      const uint64_t ops = d ? f.write_ops : f.read_ops, bytes = d ? f.write_bytes : f.read_bytes;
+      uint64_t mn = UINT64_MAX, mx = 0;
+      for (size_t p : procs) {
+        auto it = by.find(p);
+        const uint64_t b = it == by.end() ? 0 : it->second;
+        mn = std::min(mn, b);
+        mx = std::max(mx, b);
+      }
+      if (!estimated && mx > 0 && static_cast<double>(mx - mn) / static_cast<double>(mx) > opt.process_imbalance_share) {
+        ImbalancedFile x;
+        x.id = f.key;
+        x.path = f.path;
+        x.kind = "processes";
+        x.direction = d ? "write" : "read";
+        x.bytes = bytes;
+        x.processes = procs.size();
+        x.min_bytes = mn;
+        x.max_bytes = mx;
+        x.bytes_imbalance = static_cast<double>(mx - mn) / static_cast<double>(mx);
+        out->imbalanced_files.push_back(std::move(x));
+      }
+      if (by.size() >= 2 && ops >= kSmallOps && static_cast<double>(bytes) <= kSmallBytes * static_cast<double>(ops)) {
+        (d ? out->shared_small_write : out->shared_small_read).push_back({f.key, f.path, bytes, by.size()});
+        (d ? out->shared_small_write_ops : out->shared_small_read_ops) += ops;
+      }
+    }
+  }
+  for (auto* v : {&out->shared_small_read, &out->shared_small_write}) {
+    std::sort(v->begin(), v->end(), [](const FileBytes& a, const FileBytes& b) {
+      return a.bytes != b.bytes ? a.bytes > b.bytes : a.id < b.id;
+    });
+    if (v->size() > opt.top_files) v->resize(opt.top_files);
+  }
+}
+
+// Darshan's alignment counters and shared files' stragglers, from the runs
+// (the sums path leaves jobs carrying them to the runs).
+std::unordered_set<std::string> DarshanFacts(std::span<const TraceRun> runs, const SummaryOptions& opt, JobSummary* out) {
+  std::unordered_set<std::string> reduced;
+  std::map<std::pair<std::string, std::string>, ImbalancedFile> strag;  // (layer, file)
+  for (const TraceRun& r : runs) {
+    const OpKind k = Classify(r.op);
+    if (r.layer == "posix" && (k == OpKind::kRead || k == OpKind::kWrite) &&
+        (r.ops_not_aligned >= 0 || r.ops_mem_not_aligned >= 0)) {
+      AlignmentStats& a = out->alignment;
+      a.data_ops += static_cast<uint64_t>(std::max<int64_t>(r.count, 0));
+      a.not_aligned += static_cast<uint64_t>(std::max<int64_t>(r.ops_not_aligned, 0));
+      a.mem_not_aligned += static_cast<uint64_t>(std::max<int64_t>(r.ops_mem_not_aligned, 0));
+      a.alignment = std::max(a.alignment, r.alignment);
+      a.mem_alignment = std::max(a.mem_alignment, r.mem_alignment);
+    }
+    if (r.fastest_rank >= 0 && r.slowest_rank >= 0) {
+      const std::string key = FileKey(r, true);
+      reduced.insert(key);
+      ImbalancedFile& x = strag[{r.layer, key}];
+      x.id = key;
+      x.layer = r.layer;
+      x.kind = "stragglers";
+      x.fastest_rank = r.fastest_rank;
+      x.slowest_rank = r.slowest_rank;
+      x.fastest_bytes += static_cast<uint64_t>(std::max<int64_t>(r.fastest_rank_bytes, 0));
+      x.slowest_bytes += static_cast<uint64_t>(std::max<int64_t>(r.slowest_rank_bytes, 0));
+      x.fastest_s += static_cast<double>(std::max<int64_t>(r.fastest_rank_time_ns, 0)) / 1e9;
+      x.slowest_s += static_cast<double>(std::max<int64_t>(r.slowest_rank_time_ns, 0)) / 1e9;
+    }
+  }
+  if (strag.empty()) return reduced;
+  for (const TraceRun& r : runs) {
+    auto it = strag.find({r.layer, FileKey(r, true)});
+    if (it == strag.end()) continue;
+    ImbalancedFile& x = it->second;
+    if (!r.file_path.empty() && (x.path.empty() || r.file_path < x.path)) x.path = r.file_path;
+    const OpKind k = Classify(r.op);
+    if (k == OpKind::kRead || k == OpKind::kWrite) x.bytes += static_cast<uint64_t>(std::max<int64_t>(r.bytes, 0));
+    x.time_s += static_cast<double>(std::max<int64_t>(r.duration_ns, 0)) / 1e9;
+  }
+  for (auto& [k, x] : strag) {
+    const double db = static_cast<double>(x.slowest_bytes > x.fastest_bytes ? x.slowest_bytes - x.fastest_bytes
+                                                                          : x.fastest_bytes - x.slowest_bytes);
+    x.bytes_imbalance = x.bytes ? db / static_cast<double>(x.bytes) : 0;
+    x.time_imbalance = x.time_s > 0 ? std::abs(x.slowest_s - x.fastest_s) / x.time_s : 0;
+    if (x.bytes_imbalance > opt.imbalance_share || x.time_imbalance > opt.imbalance_share)
+      out->imbalanced_files.push_back(std::move(x));
+  }
+  return reduced;
+}
+
+void SortImbalance(const SummaryOptions& opt, JobSummary* out) {
+  auto& v = out->imbalanced_files;
+  auto worst = [](const ImbalancedFile& x) { return std::max(x.bytes_imbalance, x.time_imbalance); };
+  std::stable_sort(v.begin(), v.end(), [&](const ImbalancedFile& a, const ImbalancedFile& b) {
+    if (worst(a) != worst(b)) return worst(a) > worst(b);
+    if (a.id != b.id) return a.id < b.id;
+    return a.direction < b.direction;
+  });
+  if (v.size() > opt.top_files) v.resize(opt.top_files);
+}
+
 // What follows the tally, for runs and for sums alike.
 void FinishSummary(RunTally& tally, const std::vector<const TraceRun*>& mpi, std::span<const TraceRun> runs, int64_t width,
-                   const SummaryOptions& opt, JobSummary* out) {
+                   const SummaryOptions& opt, JobSummary* out, const std::unordered_set<std::string>& reduced = {}) {
   JobSummary& js = *out;
   tally.Finish();
+  FileBalance(tally.files(), reduced, opt, &js);
+  SortImbalance(opt, &js);
   js.mode_read = DecideMode(tally.files(), false, opt.mode, opt.top_files);
   js.mode_write = DecideMode(tally.files(), true, opt.mode, opt.top_files);
   TopFiles(tally.files(), opt.top_files, &js);
@@ -740,7 +856,8 @@ JobSummary Summarize(std::span<const TraceRun> runs, const SummaryOptions& opt) 
     else tally.Add(r);
   }
   if (runs.empty()) return js;
-  FinishSummary(tally, mpi, runs, width, opt, &js);
+  const auto reduced = DarshanFacts(runs, opt, &js);
+  FinishSummary(tally, mpi, runs, width, opt, &js, reduced);
   return js;
 }
 
@@ -749,7 +866,10 @@ const std::vector<FieldId>& TraceRunFields() {
       field::kHostName, field::kProcessPid, field::kProcessTid, field::kProcessRank, field::kIoOp, field::kIoLayer,
       field::kFilePath, field::kFileId, field::kIoFd, field::kIoOffset, field::kIoSize, field::kIoCount,
       field::kIoBytes, field::kIoErrno, field::kEventStartNs, field::kEventEndNs, field::kIoDurationNs,
-      field::kMpiCollective, field::kMpiCommSize, field::kIoOpsSequential, field::kIoStride};
+      field::kMpiCollective, field::kMpiCommSize, field::kIoOpsSequential, field::kIoStride,
+      field::kIoAlignment, field::kIoMemAlignment, field::kIoOpsNotAligned, field::kIoOpsMemNotAligned,
+      field::kFileFastestRank, field::kFileSlowestRank, field::kFileFastestRankBytes, field::kFileSlowestRankBytes,
+      field::kFileFastestRankTimeNs, field::kFileSlowestRankTimeNs};
   return k;
 }
 
@@ -778,6 +898,16 @@ TraceRun TraceRunFromRow(const Row& row) {
   r.comm_size = num(18, 0);
   r.ops_sequential = num(19, -1);
   r.stride = num(20, 0);
+  r.alignment = num(21, 0);
+  r.mem_alignment = num(22, 0);
+  r.ops_not_aligned = num(23, -1);
+  r.ops_mem_not_aligned = num(24, -1);
+  r.fastest_rank = num(25, -1);
+  r.slowest_rank = num(26, -1);
+  r.fastest_rank_bytes = num(27, 0);
+  r.slowest_rank_bytes = num(28, 0);
+  r.fastest_rank_time_ns = num(29, 0);
+  r.slowest_rank_time_ns = num(30, 0);
   return r;
 }
 
@@ -852,7 +982,8 @@ Result<std::optional<JobSummary>> SummarizeJobFromSums(Store& store, const std::
   qs[kOps].keys = {field::kIoLayer, field::kIoOp, field::kIoSize, field::kIoErrno};
   qs[kOps].sums = {field::kIoCount, field::kIoBytes, field::kIoDurationNs};
   // Every data record must carry both (older tracers' do not): counted per group.
-  qs[kOps].present = {field::kIoOpsSequential, field::kIoBytes};
+  qs[kOps].present = {field::kIoOpsSequential, field::kIoBytes, field::kIoOpsNotAligned, field::kIoOpsMemNotAligned,
+                      field::kFileFastestRank};
   qs[kFiles].keys = {field::kIoLayer, field::kIoOp, field::kFileId, field::kFilePath, field::kHostName, field::kProcessPid,
                      field::kIoFd};
   qs[kFiles].sums = {field::kIoCount, field::kIoBytes, field::kIoOpsSequential};
@@ -888,7 +1019,9 @@ Result<std::optional<JobSummary>> SummarizeJobFromSums(Store& store, const std::
         const int64_t size = KeyLong(g.keys[2], 0);
         const uint64_t bytes = static_cast<uint64_t>(std::max<int64_t>(g.sums[1], 0));
         if (data && size <= 0 && bytes > 0) ok = false;
-        if (data && (g.present.size() != 2 || g.present[0] < g.count || g.present[1] < g.count)) ok = false;
+        if (data && (g.present.size() != 5 || g.present[0] < g.count || g.present[1] < g.count)) ok = false;
+        // Darshan's alignment counters and stragglers are read from the runs.
+        if (g.present.size() == 5 && (g.present[2] || g.present[3] || g.present[4])) ok = false;
         js.records += g.count;
         tally.FeedBusy(g.sums[2]);
         tally.FeedOps(g.keys[1], size, KeyLong(g.keys[3], 0), g.count, static_cast<uint64_t>(std::max<int64_t>(g.sums[0], 0)),
@@ -1125,6 +1258,64 @@ void WriteMpiio(JsonWriter& w, const MpiioView& v) {
   w.EndObject();
 }
 
+// "alignment", "imbalanced_files", "shared_small": Darshan's counters and the
+// load balance (see AlignmentStats, ImbalancedFile).
+void WriteBalance(JsonWriter& w, const JobSummary& s) {
+  w.Key("alignment");
+  w.BeginObject();
+  w.Kv("data_ops", s.alignment.data_ops);
+  w.Kv("not_aligned", s.alignment.not_aligned);
+  w.Kv("mem_not_aligned", s.alignment.mem_not_aligned);
+  w.Kv("alignment", s.alignment.alignment);
+  w.Kv("mem_alignment", s.alignment.mem_alignment);
+  w.EndObject();
+  w.Key("imbalanced_files");
+  w.BeginArray();
+  for (const ImbalancedFile& x : s.imbalanced_files) {
+    w.BeginObject();
+    w.Kv("id", x.id);
+    w.Kv("path", x.path);
+    w.Kv("layer", x.layer);
+    w.Kv("kind", x.kind);
+    w.Kv("bytes", x.bytes);
+    w.Kv("time_s", x.time_s);
+    w.Kv("fastest_rank", x.fastest_rank);
+    w.Kv("slowest_rank", x.slowest_rank);
+    w.Kv("fastest_bytes", x.fastest_bytes);
+    w.Kv("slowest_bytes", x.slowest_bytes);
+    w.Kv("fastest_s", x.fastest_s);
+    w.Kv("slowest_s", x.slowest_s);
+    w.Kv("bytes_imbalance", x.bytes_imbalance);
+    w.Kv("time_imbalance", x.time_imbalance);
+    w.Kv("direction", x.direction);
+    w.Kv("processes", x.processes);
+    w.Kv("min_bytes", x.min_bytes);
+    w.Kv("max_bytes", x.max_bytes);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("shared_small");
+  w.BeginObject();
+  for (int d = 0; d < 2; ++d) {
+    w.Key(d ? "write" : "read");
+    w.BeginObject();
+    w.Kv("ops", d ? s.shared_small_write_ops : s.shared_small_read_ops);
+    w.Key("files");
+    w.BeginArray();
+    for (const FileBytes& f : d ? s.shared_small_write : s.shared_small_read) {
+      w.BeginObject();
+      w.Kv("id", f.id);
+      w.Kv("path", f.path);
+      w.Kv("bytes", f.bytes);
+      w.Kv("processes", f.processes);
+      w.EndObject();
+    }
+    w.EndArray();
+    w.EndObject();
+  }
+  w.EndObject();
+}
+
 }  // namespace
 
 std::string SummaryToJson(const JobSummary& s, bool pretty) {
@@ -1179,6 +1370,7 @@ std::string SummaryToJson(const JobSummary& s, bool pretty) {
   else w.Int(s.tracer_dropped);
   w.EndObject();
   WriteMpiio(w, s.mpiio);
+  WriteBalance(w, s);
   w.EndObject();
   if (pretty) out.push_back('\n');
   return out;
@@ -1444,6 +1636,63 @@ Result<JobSummary> SummaryFromJson(std::string_view json) {
   }
   if (const JVal* t = rd.Obj(doc, "tracer", "")) rd.I64(*t, "dropped", &s.tracer_dropped, "tracer.");
   ReadMpiio(rd, rd.Obj(doc, "mpiio", ""), &s.mpiio);
+  if (const JVal* a = rd.Obj(doc, "alignment", "")) {
+    rd.U64(*a, "data_ops", &s.alignment.data_ops, "alignment.");
+    rd.U64(*a, "not_aligned", &s.alignment.not_aligned, "alignment.");
+    rd.U64(*a, "mem_not_aligned", &s.alignment.mem_not_aligned, "alignment.");
+    rd.I64(*a, "alignment", &s.alignment.alignment, "alignment.");
+    rd.I64(*a, "mem_alignment", &s.alignment.mem_alignment, "alignment.");
+  }
+  if (const JVal* a = rd.Arr(doc, "imbalanced_files", "")) {
+    for (const auto& f : a->GetArray()) {
+      if (!f.IsObject()) {
+        rd.Fail("imbalanced_files", "an array of objects");
+        break;
+      }
+      ImbalancedFile x;
+      const std::string p = "imbalanced_files.";
+      rd.Str(f, "id", &x.id, p);
+      rd.Str(f, "path", &x.path, p);
+      rd.Str(f, "layer", &x.layer, p);
+      rd.Str(f, "kind", &x.kind, p);
+      rd.U64(f, "bytes", &x.bytes, p);
+      rd.Dbl(f, "time_s", &x.time_s, p);
+      rd.I64(f, "fastest_rank", &x.fastest_rank, p);
+      rd.I64(f, "slowest_rank", &x.slowest_rank, p);
+      rd.U64(f, "fastest_bytes", &x.fastest_bytes, p);
+      rd.U64(f, "slowest_bytes", &x.slowest_bytes, p);
+      rd.Dbl(f, "fastest_s", &x.fastest_s, p);
+      rd.Dbl(f, "slowest_s", &x.slowest_s, p);
+      rd.Dbl(f, "bytes_imbalance", &x.bytes_imbalance, p);
+      rd.Dbl(f, "time_imbalance", &x.time_imbalance, p);
+      rd.Str(f, "direction", &x.direction, p);
+      rd.U64(f, "processes", &x.processes, p);
+      rd.U64(f, "min_bytes", &x.min_bytes, p);
+      rd.U64(f, "max_bytes", &x.max_bytes, p);
+      s.imbalanced_files.push_back(std::move(x));
+    }
+  }
+  if (const JVal* m = rd.Obj(doc, "shared_small", "")) {
+    for (int d = 0; d < 2; ++d) {
+      const JVal* o = rd.Obj(*m, d ? "write" : "read", "shared_small.");
+      if (!o) continue;
+      const std::string p = d ? "shared_small.write." : "shared_small.read.";
+      rd.U64(*o, "ops", d ? &s.shared_small_write_ops : &s.shared_small_read_ops, p);
+      if (const JVal* a = rd.Arr(*o, "files", p))
+        for (const auto& f : a->GetArray()) {
+          if (!f.IsObject()) {
+            rd.Fail(p + "files", "an array of objects");
+            break;
+          }
+          FileBytes fb;
+          rd.Str(f, "id", &fb.id, p + "files.");
+          rd.Str(f, "path", &fb.path, p + "files.");
+          rd.U64(f, "bytes", &fb.bytes, p + "files.");
+          rd.U64(f, "processes", &fb.processes, p + "files.");
+          (d ? s.shared_small_write : s.shared_small_read).push_back(std::move(fb));
+        }
+    }
+  }
   if (!rd.error.empty()) return Status::Invalid("job summary JSON: " + rd.error);
   return s;
 }

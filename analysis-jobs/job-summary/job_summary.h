@@ -140,6 +140,13 @@ struct TraceRun {
   int64_t comm_size = 0;    // mpiio runs: processes in the file's communicator
   int64_t ops_sequential = -1;  // io.ops_sequential: ops continuing the previous one (-1: absent)
   int64_t stride = 0;           // io.stride of a strided run (0: absent, contiguous)
+  // Darshan imports (absent in the tracer's records): alignment counters
+  // (-1 absent) and, once per shared file, its stragglers (fastest_rank -1: absent).
+  int64_t alignment = 0, mem_alignment = 0;
+  int64_t ops_not_aligned = -1, ops_mem_not_aligned = -1;
+  int64_t fastest_rank = -1, slowest_rank = -1;
+  int64_t fastest_rank_bytes = 0, slowest_rank_bytes = 0;
+  int64_t fastest_rank_time_ns = 0, slowest_rank_time_ns = 0;
 };
 
 struct ModeOptions {
@@ -157,6 +164,8 @@ struct SummaryOptions {
   ModeOptions mode;
   size_t top_files = 20;           // files listed in evidence and top_files
   size_t max_series_points = 3600;  // the series is coarsened (whole buckets) beyond this
+  double imbalance_share = 0.15;    // stragglers: drishti's threshold (imbalance_stragglers)
+  double process_imbalance_share = 0.3;  // per process: drishti's imbalance_size
 };
 
 inline constexpr size_t kSizeBins = 10;
@@ -247,6 +256,40 @@ struct MpiioView {
   ModeEvidence mode_read, mode_write;  // logical
 };
 
+// Darshan's alignment counters over the job (io.ops_not_aligned,
+// io.ops_mem_not_aligned; drishti P07/P08): data_ops = the ops of the posix
+// data runs carrying either (Darshan's POSIX_READS + POSIX_WRITES).
+struct AlignmentStats {
+  uint64_t data_ops = 0;
+  uint64_t not_aligned = 0;      // file offset not a multiple of the alignment
+  uint64_t mem_not_aligned = 0;  // buffer address not a multiple of the memory alignment
+  int64_t alignment = 0, mem_alignment = 0;  // the largest seen
+};
+
+// Load imbalance on a file several processes shared.
+//  - Stragglers (drishti P18/P19), from a shared file's Darshan reduction
+//    (file.fastest_rank ...): bytes_imbalance = |slowest - fastest rank's
+//    bytes| / the file's bytes; time_imbalance = |slowest - fastest rank's
+//    time| / the file's time (io.duration_ns summed over its runs of that
+//    layer: Darshan's F_READ_TIME + F_WRITE_TIME + F_META_TIME).
+//  - Per process (drishti P21/P22), for files without that reduction (each
+//    process's own bytes are known) and at least two processes with data
+//    runs on them: per direction, (max - min) / max of the processes' bytes
+//    (a process that only used the other direction counts 0).
+struct ImbalancedFile {
+  std::string id, path, layer;
+  std::string kind;  // "stragglers" or "processes"
+  uint64_t bytes = 0;
+  double time_s = 0;  // stragglers
+  int64_t fastest_rank = -1, slowest_rank = -1;
+  uint64_t fastest_bytes = 0, slowest_bytes = 0;
+  double fastest_s = 0, slowest_s = 0;
+  double bytes_imbalance = 0, time_imbalance = 0;
+  // processes: the direction ("read"/"write"), how many, min and max bytes
+  std::string direction;
+  uint64_t processes = 0, min_bytes = 0, max_bytes = 0;
+};
+
 struct JobSummary {
   std::string job_id;
   int64_t start_ns = 0;
@@ -286,6 +329,15 @@ struct JobSummary {
   // The MPI-IO layer. Everything above is physical: mpiio runs are left out
   // of bytes, ops, modes and files (their bytes are the POSIX ones again).
   MpiioView mpiio;
+  AlignmentStats alignment;
+  // Files of both kinds of ImbalancedFile whose imbalance exceeds
+  // SummaryOptions::imbalance_share, most imbalanced first (at most top_files).
+  std::vector<ImbalancedFile> imbalanced_files;
+  // Per direction: files at least two processes moved bytes in with at
+  // least 1,000 ops of at most 1 MiB on average (drishti's small bound):
+  // shared files with small requests (drishti P15/P16 on Darshan's shared records).
+  std::vector<FileBytes> shared_small_read, shared_small_write;
+  uint64_t shared_small_read_ops = 0, shared_small_write_ops = 0;
 };
 
 JobSummary Summarize(std::span<const TraceRun> runs, const SummaryOptions& opt = {});

@@ -245,6 +245,89 @@ std::vector<lassi::TargetTotal> TopBy(std::vector<lassi::TargetTotal> v, bool by
   return v;
 }
 
+std::string Pct(double share) { return Fmt(100 * share) + "%"; }
+
+std::string FileName(const std::string& path, const std::string& id) { return path.empty() ? id : path; }
+
+// The findings drishti makes on Darshan logs (misaligned requests,
+// stragglers and load imbalance, random access, small requests on shared
+// files, no collective MPI-IO), on the job summary: see docs/darshan.md.
+template <class Add>
+void AddDrishtiRules(const std::string& job, const std::string& app, const std::string& fs,
+                     const analysis::JobSummary& s, const AdviceOptions& a, Add& add) {
+  const auto& al = s.alignment;
+  if (al.data_ops > 0) {
+    const double f = static_cast<double>(al.not_aligned) / static_cast<double>(al.data_ops);
+    const double m = static_cast<double>(al.mem_not_aligned) / static_cast<double>(al.data_ops);
+    if (f > a.misaligned_share || m > a.misaligned_share) {
+      std::string ev = std::to_string(al.not_aligned) + " of " + std::to_string(al.data_ops) +
+                       " POSIX data ops (" + Pct(f) + ") at file offsets not aligned to " +
+                       std::to_string(al.alignment) + " bytes; " +
+                       std::to_string(al.mem_not_aligned) + " (" + Pct(m) + ") from buffers not aligned to " +
+                       std::to_string(al.mem_alignment) + " bytes";
+      add({job, app, fs, "misaligned requests", ev,
+           "Align each request's offset and size to the file system's block or stripe size (lfs getstripe; HDF5 "
+           "H5Pset_alignment, MPI-IO striping_unit with collective buffering) and allocate buffers with "
+           "posix_memalign."});
+    }
+  }
+  for (const auto& x : s.imbalanced_files) {
+    if (x.kind == "stragglers" && x.layer == "posix") {
+      add({job, app, fs, "stragglers",
+           FileName(x.path, x.id) + ": the slowest rank (" + std::to_string(x.slowest_rank) + ") moved " +
+               Bytes(static_cast<double>(x.slowest_bytes) / 1024) + " in " + Fmt(x.slowest_s) +
+               " s, the fastest (" + std::to_string(x.fastest_rank) + ") " +
+               Bytes(static_cast<double>(x.fastest_bytes) / 1024) + " in " + Fmt(x.fastest_s) +
+               " s: a difference of " + Pct(x.bytes_imbalance) + " of the file's bytes and " +
+               Pct(x.time_imbalance) + " of its I/O time",
+           "Give every rank the same share of the shared file's I/O (equal block sizes), or let MPI-IO collective "
+           "buffering (romio_cb_write/read=enable) or a few aggregator ranks do it; look for a rank that also "
+           "writes headers or metadata."});
+    } else if (x.kind == "processes") {
+      add({job, app, fs, "load imbalance",
+           FileName(x.path, x.id) + ": " + std::to_string(x.processes) + " processes " +
+               (x.direction == "write" ? "wrote" : "read") + " between " +
+               Bytes(static_cast<double>(x.min_bytes) / 1024) + " and " +
+               Bytes(static_cast<double>(x.max_bytes) / 1024) + " each (" + Pct(x.bytes_imbalance) +
+               " imbalance)",
+           "Spread the file's I/O evenly over the processes that use it, or have one aggregator per node do it "
+           "(MPI-IO collective buffering)."});
+    }
+  }
+  for (const auto* d : {&s.write, &s.read}) {
+    const double share = 1 - d->sequential_share;
+    const double random = share * static_cast<double>(d->ops);
+    if (d->ops >= a.random_ops && share > a.random_share && random >= static_cast<double>(a.random_ops))
+      add({job, app, fs, "random access",
+           std::to_string(static_cast<uint64_t>(std::llround(random))) + " of " + std::to_string(d->ops) + " " +
+               (d == &s.write ? "writes" : "reads") +
+               " (" + Pct(share) + ") did not continue where the previous one ended",
+           "Access files in offset order (sort requests, read whole blocks and pick from memory); for scattered "
+           "small records use an I/O library with collective I/O (MPI-IO, HDF5) or a key-value or database "
+           "format."});
+  }
+  for (int w = 1; w >= 0; --w) {
+    const uint64_t ops = w ? s.shared_small_write_ops : s.shared_small_read_ops;
+    const auto& files = w ? s.shared_small_write : s.shared_small_read;
+    if (ops >= a.shared_small_ops && !files.empty())
+      add({job, app, fs, "small requests on shared files",
+           std::to_string(ops) + " " + (w ? "writes" : "reads") + " of at most 1 MiB on average to " +
+               std::to_string(files.size()) + " file(s) shared by several processes, e.g. " +
+               FileName(files[0].path, files[0].id) + " (" + std::to_string(files[0].processes) + " processes)",
+           "Use MPI-IO collective I/O (MPI_File_write_all, romio_cb_write=enable) so a few aggregators write "
+           "large contiguous blocks, or buffer each process's pieces into requests of 1 MiB or more."});
+  }
+  for (int w = 1; w >= 0; --w) {
+    const auto& m = w ? s.mpiio.write : s.mpiio.read;
+    if (s.mpiio.records > 0 && m.collective_ops == 0 && m.ops > a.independent_ops)
+      add({job, app, fs, "no collective MPI-IO",
+           std::to_string(m.ops) + " independent MPI-IO " + (w ? "writes" : "reads") +
+               ", no collective one",
+           "Use the collective calls (MPI_File_write_all / read_all, or H5Pset_dxpl_mpio(H5FD_MPIO_COLLECTIVE)) "
+           "so MPI-IO can aggregate the ranks' requests."});
+  }
+}
+
 }  // namespace
 
 std::vector<Advice> FindAdvice(const ReportInput& in) {
@@ -275,6 +358,7 @@ std::vector<Advice> FindAdvice(const ReportInput& in) {
              "Buffer the I/O into requests of 1 MiB or more (Lustre's optimum; LASSi ops metric 1): larger "
              "application buffers, stdio setvbuf, or an I/O library (HDF5, NetCDF, MPI-IO) that aggregates."});
     }
+    AddDrishtiRules(job, ja.first, ja.second, s, a, add);
     if (s.meta_ops >= a.meta_ops && s.meta_ops_per_s > 100)
       add({job, ja.first, ja.second, "metadata-heavy",
            Fmt(static_cast<double>(s.meta_ops)) + " metadata ops, " + Fmt(s.meta_ops_per_s) + " per second",

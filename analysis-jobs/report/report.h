@@ -24,11 +24,19 @@ struct AdviceOptions {
   uint64_t min_ops = 1000;              // ... when the job made at least this many
   uint64_t meta_ops = 10000;            // metadata-heavy: at least this many metadata ops
   double meta_ops_per_mib = 10;         // ... and this many per MiB moved
+  // The rules drishti applies to Darshan logs, with its thresholds:
+  double misaligned_share = 0.1;        // misaligned: more than this share of the POSIX data ops (P07/P08)
+  double random_share = 0.2;            // random access: more than this share of a direction's ops
+  uint64_t random_ops = 1000;           // ... and at least this many (P11/P13; here: not consecutive)
+  uint64_t shared_small_ops = 1000;     // small requests on shared files (P15/P16)
+  uint64_t independent_ops = 1000;      // no collective MPI-IO: more independent ops than this (M02/M03)
 };
 
 struct Advice {
   std::string job, app, fs;
-  std::string kind;      // "N-1 with many processes", "small requests", "metadata-heavy"
+  std::string kind;      // "N-1 with many processes", "small requests", "metadata-heavy", "misaligned requests",
+                         // "stragglers", "load imbalance", "random access", "small requests on shared files",
+                         // "no collective MPI-IO"
   std::string evidence;  // the numbers behind it
   std::string change;    // what to change
 };

@@ -60,6 +60,20 @@ struct Part {
   int collective = -1;  // -1 absent
   int64_t comm_size = 0;
   bool data = false;
+  // posix data parts of a Darshan counter record: alignment (0: absent) and
+  // the ops not aligned to it (-1: absent).
+  int64_t alignment = 0, mem_alignment = 0;
+  int64_t not_aligned = -1, mem_not_aligned = -1;
+};
+
+// A shared file's stragglers (Darshan's reduction over all ranks), carried
+// once per file on its first record.
+struct Stragglers {
+  bool set = false;
+  int64_t fastest = -1, slowest = -1;
+  uint64_t fastest_bytes = 0, slowest_bytes = 0;
+  int64_t fastest_ns = 0, slowest_ns = 0;
+  double var_time = 0, var_bytes = 0;
 };
 
 int64_t ToNs(double sec) {
@@ -114,8 +128,14 @@ class Emitter {
 
   // The parts of one counter record, spread over the ranks when shared.
   Status Record(uint64_t id, int64_t rank, std::vector<Part>& parts, int64_t fastest, uint64_t fastest_bytes,
-                int64_t slowest, uint64_t slowest_bytes, uint64_t total_bytes) {
+                int64_t slowest, uint64_t slowest_bytes, uint64_t total_bytes, const Stragglers* strag = nullptr) {
     const std::string& path = log_.Name(id);
+    pending_ = strag && strag->set && rank < 0 && log_.job.nprocs > 1 ? strag : nullptr;
+    if (pending_ && parts.empty()) pending_dxt_[id] = *pending_;  // DXT holds its ops: carried by its first segment
+    struct Clear {
+      const Stragglers** p;
+      ~Clear() { *p = nullptr; }
+    } clear{&pending_};
     if (rank >= 0 || log_.job.nprocs <= 1) {
       for (const Part& p : parts)
         if (Status s = Trace(p, std::max<int64_t>(rank, 0), path, id); !s.ok()) return s;
@@ -145,12 +165,16 @@ class Emitter {
       const auto bytes = Split(p.bytes, w);
       const auto seqs = Split(static_cast<uint64_t>(std::max<int64_t>(p.seq, 0)), w);
       const auto durs = Split(p.dur_ns, w);
+      const auto nal = Split(static_cast<uint64_t>(std::max<int64_t>(p.not_aligned, 0)), counts_w(counts));
+      const auto mnal = Split(static_cast<uint64_t>(std::max<int64_t>(p.mem_not_aligned, 0)), counts_w(counts));
       for (size_t r = 0; r < n; ++r) {
         if (counts[r] == 0 && bytes[r] == 0) continue;
         Part q = p;
         q.count = counts[r];
         q.bytes = bytes[r];
         q.seq = p.seq < 0 ? -1 : static_cast<int64_t>(std::min(seqs[r], counts[r]));
+        q.not_aligned = p.not_aligned < 0 ? -1 : static_cast<int64_t>(std::min(nal[r], counts[r]));
+        q.mem_not_aligned = p.mem_not_aligned < 0 ? -1 : static_cast<int64_t>(std::min(mnal[r], counts[r]));
         q.dur_ns = durs[r];
         if (Status s = Trace(q, static_cast<int64_t>(r), path, id); !s.ok()) return s;
       }
@@ -158,8 +182,39 @@ class Emitter {
     return Status::Ok();
   }
 
+  // Ops of a DXT-covered file that its POSIX counters count as not aligned,
+  // given to its segments in order, one each (which ops they were is not
+  // known; the totals are Darshan's).
+  struct Unaligned {
+    int64_t alignment = 0, mem_alignment = 0;
+    uint64_t file = 0, mem = 0;
+  };
+  void AddUnaligned(uint64_t id, int64_t alignment, int64_t mem_alignment, int64_t file, int64_t mem) {
+    Unaligned& u = unaligned_[id];
+    u.alignment = std::max(u.alignment, alignment);
+    u.mem_alignment = std::max(u.mem_alignment, mem_alignment);
+    u.file += Pos(file);
+    u.mem += Pos(mem);
+  }
+
   Status Segment(const DxtRecord& d, const DxtSegment& s, const char* layer) {
     Part p;
+    if (std::string_view(layer) == "posix")
+      if (auto it = unaligned_.find(d.id); it != unaligned_.end()) {
+        Unaligned& u = it->second;
+        p.alignment = u.alignment;
+        p.mem_alignment = u.mem_alignment;
+        p.not_aligned = u.file > 0 ? 1 : 0;
+        p.mem_not_aligned = u.mem > 0 ? 1 : 0;
+        u.file -= static_cast<uint64_t>(p.not_aligned);
+        u.mem -= static_cast<uint64_t>(p.mem_not_aligned);
+      }
+    if (std::string_view(layer) == "posix")
+      if (auto it = pending_dxt_.find(d.id); it != pending_dxt_.end()) {
+        strag_copy_ = it->second;
+        pending_ = &strag_copy_;
+        pending_dxt_.erase(it);
+      }
     p.op = s.write ? "write" : "read";
     p.layer = layer;
     p.size = std::max<int64_t>(s.length, 0);
@@ -170,13 +225,24 @@ class Emitter {
     p.dur_ns = static_cast<uint64_t>(p.end_ns - p.start_ns);
     p.data = true;
     ++rep_->dxt_segments;
-    return Trace(p, std::max<int64_t>(d.rank, 0), log_.Name(d.id), d.id, &d, s.offset,
-                 static_cast<int64_t>(s.thread & 0x7fffffffffffffffull));
+    Status st = Trace(p, std::max<int64_t>(d.rank, 0), log_.Name(d.id), d.id, &d, s.offset,
+                      static_cast<int64_t>(s.thread & 0x7fffffffffffffffull));
+    pending_ = nullptr;
+    return st;
   }
 
   int64_t job_start_ns() const { return job_start_ns_; }
 
  private:
+  static std::vector<double> counts_w(const std::vector<uint64_t>& c) { return {c.begin(), c.end()}; }
+
+  void Dbl(JsonLine& j, FieldId k, double v) {
+    char d[64];
+    const int n = snprintf(d, sizeof d, "%.17g", std::isfinite(v) ? v : 0.0);
+    j.Key(k);
+    j.Raw(d, static_cast<size_t>(n));
+  }
+
   static std::string_view Cut(std::string_view s, size_t max) {
     if (s.size() <= max) return s;
     size_t n = max;
@@ -235,6 +301,24 @@ class Emitter {
       j.Bool(p.collective == 1);
     }
     if (p.comm_size > 0) j.KInt(field::kMpiCommSize, p.comm_size);
+    if (p.data && p.alignment > 0) j.KInt(field::kIoAlignment, p.alignment);
+    if (p.data && p.not_aligned >= 0)
+      j.KInt(field::kIoOpsNotAligned, std::min<int64_t>(p.not_aligned, static_cast<int64_t>(p.count)));
+    if (p.data && p.mem_alignment > 0) j.KInt(field::kIoMemAlignment, p.mem_alignment);
+    if (p.data && p.mem_not_aligned >= 0)
+      j.KInt(field::kIoOpsMemNotAligned, std::min<int64_t>(p.mem_not_aligned, static_cast<int64_t>(p.count)));
+    if (pending_) {  // the file's stragglers, on its first record
+      const Stragglers& g = *pending_;
+      j.KInt(field::kFileFastestRank, g.fastest);
+      j.KInt(field::kFileFastestRankBytes, static_cast<int64_t>(g.fastest_bytes));
+      j.KInt(field::kFileFastestRankTimeNs, g.fastest_ns);
+      j.KInt(field::kFileSlowestRank, g.slowest);
+      j.KInt(field::kFileSlowestRankBytes, static_cast<int64_t>(g.slowest_bytes));
+      j.KInt(field::kFileSlowestRankTimeNs, g.slowest_ns);
+      Dbl(j, field::kFileVarianceRankTime, g.var_time);
+      Dbl(j, field::kFileVarianceRankBytes, g.var_bytes);
+      pending_ = nullptr;
+    }
     j.End();
     return Flush(j);
   }
@@ -255,12 +339,21 @@ class Emitter {
   std::string job_id_, uid_, default_host_;
   std::unordered_map<int64_t, std::string> rank_host_;
   std::vector<char> buf_;
+  const Stragglers* pending_ = nullptr;  // to be written on the next record
+  std::unordered_map<uint64_t, Stragglers> pending_dxt_;  // files whose first record is a DXT segment
+  Stragglers strag_copy_;
+  std::unordered_map<uint64_t, Unaligned> unaligned_;
 };
 
 // The data parts of one direction: one per non-empty size bin.
+struct Alignment {
+  int64_t alignment = 0, mem_alignment = 0;
+  int64_t not_aligned = -1, mem_not_aligned = -1;  // of the direction's ops (-1: absent)
+};
+
 void DataParts(const char* op, const char* layer, uint64_t ops, uint64_t bytes, int64_t consec, const int64_t* bins,
                int64_t start_ns, int64_t end_ns, uint64_t dur_ns, int collective, int64_t comm_size,
-               std::vector<Part>* out) {
+               std::vector<Part>* out, const Alignment& al = {}) {
   if (ops == 0 && bytes == 0) return;
   const double avg = ops ? static_cast<double>(bytes) / static_cast<double>(ops) : 0;
   std::vector<double> w;
@@ -285,6 +378,10 @@ void DataParts(const char* op, const char* layer, uint64_t ops, uint64_t bytes, 
     p.collective = collective;
     p.comm_size = comm_size;
     p.data = true;
+    p.alignment = al.alignment;
+    p.mem_alignment = al.mem_alignment;
+    p.not_aligned = al.not_aligned < 0 ? -1 : std::min<int64_t>(al.not_aligned, static_cast<int64_t>(ops));
+    p.mem_not_aligned = al.mem_not_aligned < 0 ? -1 : std::min<int64_t>(al.mem_not_aligned, static_cast<int64_t>(ops));
     out->push_back(p);
     return;
   }
@@ -300,6 +397,8 @@ void DataParts(const char* op, const char* layer, uint64_t ops, uint64_t bytes, 
   const auto bytes_k = Split(bytes, bw);
   const auto seq_k = Split(Pos(consec), std::vector<double>(counts.begin(), counts.end()));
   const auto dur_k = Split(dur_ns, std::vector<double>(counts.begin(), counts.end()));
+  const auto nal_k = Split(Pos(al.not_aligned), std::vector<double>(counts.begin(), counts.end()));
+  const auto mnal_k = Split(Pos(al.mem_not_aligned), std::vector<double>(counts.begin(), counts.end()));
   for (size_t k = 0; k < which.size(); ++k) {
     if (counts[k] == 0 && bytes_k[k] == 0) continue;
     Part p{op, layer};
@@ -313,6 +412,10 @@ void DataParts(const char* op, const char* layer, uint64_t ops, uint64_t bytes, 
     p.collective = collective;
     p.comm_size = comm_size;
     p.data = true;
+    p.alignment = al.alignment;
+    p.mem_alignment = al.mem_alignment;
+    p.not_aligned = al.not_aligned < 0 ? -1 : static_cast<int64_t>(std::min(nal_k[k], counts[k]));
+    p.mem_not_aligned = al.mem_not_aligned < 0 ? -1 : static_cast<int64_t>(std::min(mnal_k[k], counts[k]));
     out->push_back(p);
   }
 }
@@ -401,13 +504,44 @@ Status ImportLog(const Log& log, const ImportOptions& opt, const LineFn& emit, I
       t.bytes_written += Pos(c[posix::kBytesWritten]);
       parts.clear();
       int64_t s, e;
+      // Darshan counts not-aligned ops over reads and writes together:
+      // shared between the directions in proportion to their ops.
+      const uint64_t nr = Pos(c[posix::kReads]), nw = Pos(c[posix::kWrites]);
+      const bool has_al = c[posix::kFileNotAligned] >= 0 || c[posix::kMemNotAligned] >= 0;
+      const auto fna = Split(Pos(c[posix::kFileNotAligned]), {static_cast<double>(nr), static_cast<double>(nw)});
+      const auto mna = Split(Pos(c[posix::kMemNotAligned]), {static_cast<double>(nr), static_cast<double>(nw)});
+      auto align = [&](int d) {
+        Alignment a;
+        if (!has_al) return a;
+        a.alignment = std::max<int64_t>(c[posix::kFileAlignment], 0);
+        a.mem_alignment = std::max<int64_t>(c[posix::kMemAlignment], 0);
+        a.not_aligned = c[posix::kFileNotAligned] >= 0 ? static_cast<int64_t>(fna[static_cast<size_t>(d)]) : -1;
+        a.mem_not_aligned = c[posix::kMemNotAligned] >= 0 ? static_cast<int64_t>(mna[static_cast<size_t>(d)]) : -1;
+        return a;
+      };
       if (!posix_dxt.count(r.id)) {
         Window(j0, f[posix::kFReadStart], f[posix::kFReadEnd], f[posix::kFOpenStart], &s, &e);
-        DataParts("read", "posix", Pos(c[posix::kReads]), Pos(c[posix::kBytesRead]), c[posix::kConsecReads],
-                  &c[posix::kSizeRead0], s, e, dur(f[posix::kFReadTime]), -1, 0, &parts);
+        DataParts("read", "posix", nr, Pos(c[posix::kBytesRead]), c[posix::kConsecReads],
+                  &c[posix::kSizeRead0], s, e, dur(f[posix::kFReadTime]), -1, 0, &parts, align(0));
         Window(j0, f[posix::kFWriteStart], f[posix::kFWriteEnd], f[posix::kFOpenStart], &s, &e);
-        DataParts("write", "posix", Pos(c[posix::kWrites]), Pos(c[posix::kBytesWritten]), c[posix::kConsecWrites],
-                  &c[posix::kSizeWrite0], s, e, dur(f[posix::kFWriteTime]), -1, 0, &parts);
+        DataParts("write", "posix", nw, Pos(c[posix::kBytesWritten]), c[posix::kConsecWrites],
+                  &c[posix::kSizeWrite0], s, e, dur(f[posix::kFWriteTime]), -1, 0, &parts, align(1));
+      } else if (has_al) {
+        em.AddUnaligned(r.id, std::max<int64_t>(c[posix::kFileAlignment], 0),
+                        std::max<int64_t>(c[posix::kMemAlignment], 0), c[posix::kFileNotAligned],
+                        c[posix::kMemNotAligned]);
+      }
+      Stragglers strag;
+      if (r.rank < 0 && c[posix::kFastestRank] >= 0 && c[posix::kSlowestRank] >= 0) {
+        strag.set = true;
+        strag.fastest = c[posix::kFastestRank];
+        strag.slowest = c[posix::kSlowestRank];
+        strag.fastest_bytes = Pos(c[posix::kFastestRankBytes]);
+        strag.slowest_bytes = Pos(c[posix::kSlowestRankBytes]);
+        strag.fastest_ns = ToNs(f[posix::kFFastestRankTime]);
+        strag.slowest_ns = ToNs(f[posix::kFSlowestRankTime]);
+        strag.var_time = std::max(f[posix::kFVarianceRankTime], 0.0);
+        strag.var_bytes = std::max(f[posix::kFVarianceRankBytes], 0.0);
       }
       Window(j0, f[posix::kFOpenStart], std::max(f[posix::kFCloseEnd], f[posix::kFOpenEnd]), 0, &s, &e);
       const int64_t metas[] = {c[posix::kOpens], c[posix::kStats], c[posix::kSeeks],
@@ -422,7 +556,7 @@ Status ImportLog(const Log& log, const ImportOptions& opt, const LineFn& emit, I
         MetaPart(names[k], "posix", metas[k], s, e, nmeta ? mdur[k] : 0, &parts);
       if (Status st = em.Record(r.id, r.rank, parts, c[posix::kFastestRank], Pos(c[posix::kFastestRankBytes]),
                                 c[posix::kSlowestRank], Pos(c[posix::kSlowestRankBytes]),
-                                Pos(c[posix::kBytesRead]) + Pos(c[posix::kBytesWritten]));
+                                Pos(c[posix::kBytesRead]) + Pos(c[posix::kBytesWritten]), &strag);
           !st.ok())
         return st;
     }
@@ -445,12 +579,20 @@ Status ImportLog(const Log& log, const ImportOptions& opt, const LineFn& emit, I
       const int64_t comm = r.rank < 0 ? log.job.nprocs : 0;
       int64_t s, e;
       if (!mpiio_dxt.count(r.id)) {
+        // Collective (and split) ops apart from independent (and non-blocking)
+        // ones; bytes, time and the size bins shared in proportion to the ops.
+        auto both = [&](const char* op, uint64_t coll, uint64_t ind, uint64_t bytes, const int64_t* bins,
+                        uint64_t dur_ns) {
+          const auto b = Split(bytes, {static_cast<double>(coll), static_cast<double>(ind)});
+          const auto tm = Split(dur_ns, {static_cast<double>(coll), static_cast<double>(ind)});
+          DataParts(op, "mpiio", coll, b[0], -1, bins, s, e, tm[0], 1, comm, &parts);
+          DataParts(op, "mpiio", ind, b[1], -1, bins, s, e, tm[1], 0, comm, &parts);
+        };
         Window(j0, f[posix::kFReadStart], f[posix::kFReadEnd], f[posix::kFOpenStart], &s, &e);
-        DataParts("read", "mpiio", coll_r + ind_r, Pos(c[mpiio::kBytesRead]), -1, &c[mpiio::kSizeReadAgg0], s, e,
-                  dur(f[posix::kFReadTime]), coll_r + ind_r ? (coll_r >= ind_r ? 1 : 0) : -1, comm, &parts);
+        both("read", coll_r, ind_r, Pos(c[mpiio::kBytesRead]), &c[mpiio::kSizeReadAgg0], dur(f[posix::kFReadTime]));
         Window(j0, f[posix::kFWriteStart], f[posix::kFWriteEnd], f[posix::kFOpenStart], &s, &e);
-        DataParts("write", "mpiio", coll_w + ind_w, Pos(c[mpiio::kBytesWritten]), -1, &c[mpiio::kSizeWriteAgg0], s,
-                  e, dur(f[posix::kFWriteTime]), coll_w + ind_w ? (coll_w >= ind_w ? 1 : 0) : -1, comm, &parts);
+        both("write", coll_w, ind_w, Pos(c[mpiio::kBytesWritten]), &c[mpiio::kSizeWriteAgg0],
+             dur(f[posix::kFWriteTime]));
       }
       Window(j0, f[posix::kFOpenStart], std::max(f[posix::kFCloseEnd], f[posix::kFOpenEnd]), 0, &s, &e);
       const int64_t opens = std::max<int64_t>(c[mpiio::kIndepOpens], 0) + std::max<int64_t>(c[mpiio::kCollOpens], 0);
@@ -493,9 +635,21 @@ Status ImportLog(const Log& log, const ImportOptions& opt, const LineFn& emit, I
       MetaPart("open", "stdio", opens, s, e, md[0], &parts);
       MetaPart("seek", "stdio", c[stdio::kSeeks], s, e, md[1], &parts);
       MetaPart("flush", "stdio", c[stdio::kFlushes], s, e, md[2], &parts);
+      Stragglers strag;  // so the per-process balance leaves the spread estimate out
+      if (r.rank < 0 && c[stdio::kFastestRank] >= 0 && c[stdio::kSlowestRank] >= 0) {
+        strag.set = true;
+        strag.fastest = c[stdio::kFastestRank];
+        strag.slowest = c[stdio::kSlowestRank];
+        strag.fastest_bytes = Pos(c[stdio::kFastestRankBytes]);
+        strag.slowest_bytes = Pos(c[stdio::kSlowestRankBytes]);
+        strag.fastest_ns = ToNs(f[stdio::kFFastestRankTime]);
+        strag.slowest_ns = ToNs(f[stdio::kFSlowestRankTime]);
+        strag.var_time = std::max(f[stdio::kFVarianceRankTime], 0.0);
+        strag.var_bytes = std::max(f[stdio::kFVarianceRankBytes], 0.0);
+      }
       if (Status st = em.Record(r.id, r.rank, parts, c[stdio::kFastestRank], Pos(c[stdio::kFastestRankBytes]),
                                 c[stdio::kSlowestRank], Pos(c[stdio::kSlowestRankBytes]),
-                                Pos(c[stdio::kBytesRead]) + Pos(c[stdio::kBytesWritten]));
+                                Pos(c[stdio::kBytesRead]) + Pos(c[stdio::kBytesWritten]), &strag);
           !st.ok())
         return st;
     }

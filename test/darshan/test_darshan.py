@@ -15,6 +15,13 @@ CASE: reader   every record, counter, OST list and DXT segment equals pydarshan'
                log and the byte offset; the other logs of the run are still imported
       badost   `bad-ost` on the LUSTRE+POSIX data of the IOR samples equals TOKIO's
                method recomputed here with scipy from pydarshan's records
+      drishti  every issue drishti (PyPI `drishti-io`, pinned, pip-installed into the same
+               venv) raises at its high/warn level in the agreed families is raised by
+               `job-summary --advice` on the imported job too, or is in the exception table
+               of docs/darshan.md (which must hold no stale row)
+      mysql    `--mysql` against a real MariaDB (started here as test/testutil/mariadb_server.cc
+               does): the jobs rows equal pydarshan's job records, a second import changes
+               none, and `anomaly`'s history groups the imports of one application's log
 
 pydarshan lives in the venv scripts/setup.sh --test makes ($IOSONAR_PYDARSHAN_VENV,
 default ~/.cache/iosonar/pydarshan-3.5.0); without it the test prints IOSONAR-SKIP.
@@ -31,6 +38,7 @@ import sys
 import tempfile
 
 PYDARSHAN_VERSION = "3.5.0"
+DRISHTI_VERSION = "0.8"
 HERE = os.path.dirname(os.path.abspath(__file__))
 FAILS = []
 
@@ -190,15 +198,22 @@ def stored_totals(a, store, job):
     out = run([a.iosonar, "store-export", "--store", store, "--dataset", "iosonar.trace", "--job", job]).stdout
     t, n = {}, 0
     layer_mod = {"posix": "POSIX", "mpiio": "MPI-IO", "stdio": "STDIO"}
+    extra = {"not_aligned": 0, "mem_not_aligned": 0, "stragglers": []}
     for line in out.splitlines():
         r = json.loads(line)
         n += 1
+        extra["not_aligned"] += r.get("io.ops_not_aligned", 0)
+        extra["mem_not_aligned"] += r.get("io.ops_mem_not_aligned", 0)
+        if "file.fastest_rank" in r and r["io.layer"] == "posix":
+            extra["stragglers"].append((r["file.fastest_rank"], r["file.fastest_rank_bytes"], r["file.slowest_rank"],
+                                        r["file.slowest_rank_bytes"]))
         if r["io.op"] not in ("read", "write"):
             continue
         s = t.setdefault(layer_mod[r["io.layer"]], [0, 0, 0, 0])
         w = r["io.op"] == "write"
         s[1 if w else 0] += r["io.count"]
         s[3 if w else 2] += r.get("io.bytes", 0)
+    stored_totals.extra = extra
     return t, n
 
 
@@ -277,6 +292,17 @@ def case_import(a, py, tmp):
               "%s: first import stored %d of %d" % (name, rep["stored"], rep["records"]))
         got, n = stored_totals(a, store, job)
         exp = totals(want)
+        # Darshan's alignment counters and shared files' stragglers, carried as fields
+        posix = [r for r in want["records"] if r["module"] == "POSIX"]
+        ex = stored_totals.extra
+        for col, key in ((25, "not_aligned"), (23, "mem_not_aligned")):
+            e = sum(max(r["counters"][col], 0) for r in posix)
+            check(ex[key] == e, "%s: stored io.ops_%s %d != pydarshan's %d" % (name, key, ex[key], e))
+        e = sorted((r["counters"][65], max(r["counters"][66], 0), r["counters"][67], max(r["counters"][68], 0))
+                   for r in posix if r["rank"] < 0 and want["job"]["nprocs"] > 1 and r["counters"][65] >= 0 and
+                   r["counters"][67] >= 0)
+        check(sorted(ex["stragglers"]) == e, "%s: stored stragglers %s != pydarshan's %s" % (
+            name, sorted(ex["stragglers"])[:4], e[:4]))
         for mod in set(exp) | set(got):
             e = exp.get(mod, [0, 0, 0, 0])
             g = got.get(mod, [0, 0, 0, 0])
@@ -351,6 +377,233 @@ def case_refuse(a, py, tmp):
         print("refuse: %-16s %s" % (tag, msg.strip().splitlines()[0][:150]))
 
 
+# drishti's issue codes (drishti/includes/config.py) by family, and the advice
+# kinds of iosonar's that answer them (analysis-jobs/report: AddDrishtiRules).
+DRISHTI_FAMILIES = {
+    "small requests": ({"P05", "P06"}, {"small requests"}),
+    "misaligned requests": ({"P07", "P08"}, {"misaligned requests"}),
+    "random access": ({"P11", "P13"}, {"random access"}),
+    "load imbalance and stragglers": ({"P18", "P19", "P21", "P22"}, {"stragglers", "load imbalance"}),
+    "small requests on shared files": ({"P15", "P16"}, {"small requests on shared files"}),
+    "no collective MPI-IO": ({"M02", "M03"}, {"no collective MPI-IO"}),
+}
+EXCEPTIONS_MARK = "<!-- drishti exceptions: test/darshan/test_darshan.py reads this table -->"
+
+
+def drishti_exceptions(source):
+    """(log file name, code) -> reason, from the table after EXCEPTIONS_MARK in docs/darshan.md."""
+    text = open(os.path.join(source, "docs", "darshan.md")).read()
+    if EXCEPTIONS_MARK not in text:
+        raise SystemExit("docs/darshan.md has no drishti exception table (%s)" % EXCEPTIONS_MARK)
+    out = {}
+    for line in text.split(EXCEPTIONS_MARK, 1)[1].lstrip("\n").splitlines():
+        if not line.startswith("|"):
+            break
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) < 3 or cells[0] in ("log", "") or set(cells[0]) <= set("-: "):
+            continue
+        log, code, why = cells[0].strip("`"), cells[1].strip("`"), cells[2]
+        check(why != "", "docs/darshan.md: the exception %s %s gives no reason" % (log, code))
+        out[(log, code)] = why
+    return out
+
+
+def ensure_drishti(py):
+    have = run([py, "-c", "import importlib.metadata as m; print(m.version('drishti-io'))"], ok=False)
+    if have.returncode == 0 and have.stdout.strip() == DRISHTI_VERSION:
+        return
+    pip = os.path.join(os.path.dirname(py), "pip")
+    p = run([pip, "install", "-q", "drishti-io==" + DRISHTI_VERSION, "darshan==" + PYDARSHAN_VERSION], ok=False)
+    if p.returncode != 0:
+        print("IOSONAR-SKIP: pip could not install drishti-io %s into the venv:\n%s" % (DRISHTI_VERSION,
+                                                                                      p.stderr[-2000:]))
+        sys.exit(0)
+
+
+def case_drishti(a, py, tmp):
+    ensure_drishti(py)
+    exceptions = drishti_exceptions(a.source)
+    used, compared = set(), 0
+    for i, log in enumerate(sample_logs(py)):
+        base = os.path.basename(log)
+        out = os.path.join(tmp, "drishti-%d.json" % i)
+        run([py, os.path.join(HERE, "drishti_codes.py"), out, log], cwd=tmp)
+        d = json.load(open(out))
+        if not check(d["issues"], "%s: drishti raised nothing (%s)" % (base, d["error"])):
+            continue
+        codes = {x["code"] for x in d["issues"] if x["level"] in ("high", "warn")}
+        store = tempfile.mkdtemp(dir=tmp)
+        job = json.loads(run([a.iosonar, "darshan-import", log, "--store", store, "--format", "json"]).stdout)[0]
+        p = run([a.iosonar, "job-summary", job["job_id"], "--store", store, "--advice", "--format", "json"],
+                ok=False)
+        if p.returncode != 0:
+            check("has no trace records" in p.stderr, "%s: job-summary --advice failed: %s" % (base, p.stderr))
+            advice = []
+        else:
+            advice = json.loads(p.stdout)
+        kinds = {x["kind"] for x in advice}
+        for x in advice:
+            check(x["evidence"] and x["change"], "%s: advice %s without evidence or change" % (base, x["kind"]))
+        answered = set()
+        for fam, (dcodes, ikinds) in DRISHTI_FAMILIES.items():
+            for c in sorted(codes & dcodes):
+                compared += 1
+                if kinds & ikinds:
+                    answered |= kinds & ikinds
+                    continue
+                if (base, c) in exceptions:
+                    used.add((base, c))
+                    print("drishti: %s: %s (%s) not raised by iosonar: documented exception" % (base, c, fam))
+                    continue
+                check(False, "%s: drishti raises %s (%s), iosonar's advice does not (it says: %s)" % (
+                    base, c, fam, ", ".join(sorted(kinds)) or "nothing"))
+        print("drishti: %s: drishti %s; iosonar %s%s" % (
+            base, " ".join(sorted(codes)) or "-", "; ".join(sorted(kinds)) or "-",
+            "" if not d["error"] else " (drishti failed after its checks: %s)" % d["error"]))
+    for e in sorted(set(exceptions) - used):
+        check(False, "docs/darshan.md: the drishti exception %s %s is stale (drishti does not raise it, or "
+                     "iosonar now does)" % e)
+    check(compared > 0, "drishti raised no issue of the compared families on any sample")
+    print("drishti: %d issues of the compared families on %d logs, %d documented exceptions" % (
+        compared, len(sample_logs(py)), len(used)))
+
+
+def open_exe(py, log):
+    return json.loads(oracle(py, "dump", log))["exe"]
+
+
+class MariaDb:
+    """A real MariaDB for the test, started as test/testutil/mariadb_server.cc starts it: a
+    fresh datadir (mariadb-install-db), mariadbd on a private socket and loopback port,
+    polled until it answers, stopped by pid."""
+
+    def __init__(self, tmp):
+        import socket
+        for prog in ("mariadb-install-db", "mariadb"):
+            if not shutil.which(prog):
+                raise SystemExit("%s is not installed (scripts/setup.sh --test installs it)" % prog)
+        self.mariadbd = shutil.which("mariadbd") or "/usr/sbin/mariadbd"
+        self.dir = tempfile.mkdtemp(prefix="mariadb-", dir=tmp)
+        self.sock = os.path.join(self.dir, "mysql.sock")
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        self.port = s.getsockname()[1]
+        s.close()
+        os.makedirs(os.path.join(self.dir, "tmp"))
+        env = dict(os.environ, TMPDIR=os.path.join(self.dir, "tmp"))
+        run(["mariadb-install-db", "--no-defaults", "--datadir=" + os.path.join(self.dir, "data"),
+             "--tmpdir=" + os.path.join(self.dir, "tmp"), "--auth-root-authentication-method=normal",
+             "--skip-test-db", "--user=root", "--skip-name-resolve"], env=env)
+        self.log = os.path.join(self.dir, "error.log")
+        self.proc = subprocess.Popen(
+            [self.mariadbd, "--no-defaults", "--datadir=" + os.path.join(self.dir, "data"),
+             "--tmpdir=" + os.path.join(self.dir, "tmp"), "--socket=" + self.sock, "--port=%d" % self.port,
+             "--bind-address=127.0.0.1", "--pid-file=" + os.path.join(self.dir, "mariadbd.pid"), "--user=root",
+             "--log-error=" + self.log, "--innodb-buffer-pool-size=32M", "--innodb-log-file-size=16M",
+             "--innodb-flush-log-at-trx-commit=2", "--skip-name-resolve", "--character-set-server=utf8mb4",
+             "--collation-server=utf8mb4_bin"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        import time
+        deadline = time.monotonic() + 60
+        while True:
+            if self.proc.poll() is not None:
+                raise SystemExit("mariadbd exited: " + open(self.log).read()[-3000:])
+            if run(["mariadb", "--no-defaults", "-uroot", "--socket=" + self.sock, "-e", "SELECT 1"],
+                   ok=False).returncode == 0:
+                break
+            if time.monotonic() > deadline:
+                self.stop()
+                raise SystemExit("mariadbd did not answer on %s: %s" % (self.sock, open(self.log).read()[-3000:]))
+            time.sleep(0.1)  # polling interval of the readiness check above, not a wait for readiness
+
+    def url(self, db="iosonar"):
+        return "mysql://root@localhost/%s?socket=%s&create=1" % (db, self.sock)
+
+    def query(self, sql, db="iosonar"):
+        out = run(["mariadb", "--no-defaults", "-uroot", "--socket=" + self.sock, "-D", db, "-B", "-N", "-e",
+                   sql]).stdout
+        return [line.split("\t") for line in out.splitlines()]
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(60)
+
+
+def case_mysql(a, py, tmp):
+    logs = {os.path.basename(f): f for f in sample_logs(py)}
+    want_name = [n for n in logs if n.startswith("pq_app_write_id71296")]
+    other_names = [n for n in logs if n.startswith("pq_app_write_id71303") or n.startswith("pq_app_read_id71317")]
+    if not check(want_name and len(other_names) == 2, "the pq_app samples are missing: %s" % sorted(logs)):
+        return
+    app, others = logs[want_name[0]], [logs[n] for n in other_names]
+    db = MariaDb(tmp)
+    try:
+        url = db.url()
+        run([a.iosonar, "db-migrate", "--mysql", url])
+        store = os.path.join(tmp, "store")
+        os.makedirs(store)
+        # one application's log imported under four job ids (its own and three more), and two
+        # other applications' logs (./app_write with another argument, ./app_read)
+        imports = [(app, None), (app, "1001"), (app, "1002"), (app, "1003")] + [(o, None) for o in others]
+        ids = {}
+        for log, jid in imports:
+            cmd = [a.iosonar, "darshan-import", log, "--store", store, "--mysql", url, "--cluster", "pq",
+                   "--format", "json"] + (["--job-id", jid] if jid else [])
+            rep = json.loads(run(cmd).stdout)[0]
+            ids.setdefault(log, []).append(rep["job_id"])
+        rows = {r[0]: r for r in db.query(
+            "SELECT job_id, uid, task_count, UNIX_TIMESTAMP(start_time), UNIX_TIMESTAMP(end_time), command, source, "
+            "step FROM jobs WHERE cluster = 'pq' ORDER BY job_id")}
+        check(len(rows) == 6, "jobs rows: %d, want 6: %s" % (len(rows), sorted(rows)))
+        for log, jids in ids.items():
+            want = json.loads(oracle(py, "dump", log))
+            j = want["job"]
+            for jid in jids:
+                r = rows.get(jid)
+                if not check(r is not None, "job %s (%s) has no jobs row" % (jid, os.path.basename(log))):
+                    continue
+                check(int(r[1]) == j["uid"] and int(r[2]) == j["nprocs"], "job %s: uid/tasks %s/%s != %d/%d" % (
+                    jid, r[1], r[2], j["uid"], j["nprocs"]))
+                check(abs(float(r[3]) - (j["start_time_sec"] + j["start_time_nsec"] / 1e9)) < 1e-5 and
+                      abs(float(r[4]) - (j["end_time_sec"] + j["end_time_nsec"] / 1e9)) < 1e-5,
+                      "job %s: start/end %s %s != the log's %d %d" % (jid, r[3], r[4], j["start_time_sec"],
+                                                                      j["end_time_sec"]))
+                check(r[5] == want["exe"] and r[6] == "darshan" and r[7] == "",
+                      "job %s: command %r source %r step %r" % (jid, r[5], r[6], r[7]))
+        # importing again changes no row
+        before = db.query("SELECT * FROM jobs ORDER BY cluster, job_id, step")
+        for log, jid in imports[:2]:
+            run([a.iosonar, "darshan-import", log, "--store", store, "--mysql", url, "--cluster", "pq"] +
+                (["--job-id", jid] if jid else []))
+        check(db.query("SELECT * FROM jobs ORDER BY cluster, job_id, step") == before,
+              "a second import changed the jobs rows")
+        # anomaly's history: the runs of the same command that ended by the job's start (these runs
+        # start and end in the same second, so each is the others' history); no other application
+        group = set(ids[app])
+        keys = set()
+        for jid in sorted(group):
+            res = json.loads(run([a.iosonar, "anomaly", jid, "--store", store, "--mysql", url, "--cluster", "pq",
+                                  "--format", "json"]).stdout)
+            check(set(res["history"]) == group - {jid} and len(res["history"]) == len(group) - 1,
+                  "anomaly %s: history %s, want %s" % (jid, res["history"], sorted(group - {jid})))
+            # grouped on the application key the job database computed from the executable line
+            check(res["history_match"] == "app_key" and res["command"] == open_exe(py, app),
+                  "anomaly %s: matched on %s, command %r" % (jid, res["history_match"], res["command"]))
+            keys.add(res["app_key"])
+        check(len(keys) == 1 and "" not in keys, "the imports of one log have application keys %s" % keys)
+        for o in others:
+            jid = ids[o][0]
+            res = json.loads(run([a.iosonar, "anomaly", jid, "--store", store, "--mysql", url, "--cluster", "pq",
+                                  "--format", "json"]).stdout)
+            check(res["history"] == [] and res["app_key"] not in keys,
+                  "anomaly %s (%s): history %s (key %r), want none" % (jid, os.path.basename(o), res["history"],
+                                                                       res["app_key"]))
+        print("mysql: %d jobs rows; %s's imports %s form one history group" % (
+            len(rows), os.path.basename(app)[:20], sorted(group)))
+    finally:
+        db.stop()
+
+
 def case_badost(a, py, tmp):
     logs = [f for f in sample_logs(py) if "badost" in f or "goodost" in f]
     check(len(logs) >= 2, "IOR samples with OST lists missing")
@@ -403,7 +656,7 @@ def main():
     ap.add_argument("--iosonar", required=True)
     ap.add_argument("--dump", required=True)
     ap.add_argument("--source", required=True)
-    ap.add_argument("case", choices=["reader", "import", "refuse", "badost"])
+    ap.add_argument("case", choices=["reader", "import", "refuse", "badost", "drishti", "mysql"])
     a = ap.parse_args()
     py = venv_python()
     with tempfile.TemporaryDirectory() as tmp:

@@ -929,3 +929,67 @@ TEST_CASE("job summary from sums equals the summary from records on SQLite", "[j
   auto none = iosonar::analysis::SummarizeJobFromSums(store, "none");
   CHECK(none.status().code() == iosonar::Code::kNotFound);
 }
+
+TEST_CASE("job summary: Darshan's alignment counters, stragglers and per-process balance", "[summary]") {
+  std::vector<TraceRun> runs;
+  // A shared file Darshan reduced over 4 ranks (the import spread it): rank 3 moved 700 of
+  // its 1,000 bytes in 3 s, rank 0 100 bytes in 1 s; its runs' I/O time sums to 5 s.
+  for (int64_t r = 0; r < 4; ++r) {
+    TraceRun w = Op("n1", r, "write", "shared", 100, 10, r == 3 ? 700 : 100, kT0, kT0 + kS, r == 3 ? 2 * kS : kS);
+    w.ops_not_aligned = r == 3 ? 6 : 0;  // 6 of 40 POSIX data ops: 15 %
+    w.ops_mem_not_aligned = 0;
+    w.alignment = 4096;
+    w.mem_alignment = 8;
+    if (r == 0) {
+      w.fastest_rank = 0;
+      w.slowest_rank = 3;
+      w.fastest_rank_bytes = 100;
+      w.slowest_rank_bytes = 700;
+      w.fastest_rank_time_ns = kS;
+      w.slowest_rank_time_ns = 3 * kS;
+    }
+    runs.push_back(w);
+  }
+  // A file two processes wrote themselves: 1,000 and 600 bytes (40 % apart), in 2,000
+  // writes of 0.8 bytes on average: small requests on a shared file.
+  runs.push_back(Op("n1", 0, "write", "pair", 1, 1000, 1000, kT0, kT0 + kS));
+  runs.push_back(Op("n1", 1, "write", "pair", 1, 1000, 600, kT0, kT0 + kS));
+  const JobSummary s = iosonar::analysis::Summarize(runs);
+  CHECK(s.alignment.data_ops == 40);
+  CHECK(s.alignment.not_aligned == 6);
+  CHECK(s.alignment.alignment == 4096);
+  REQUIRE(s.imbalanced_files.size() == 2);
+  const auto& p = s.imbalanced_files[0];  // 0.6 of the bytes apart: the worst first
+  CHECK(p.kind == "stragglers");
+  CHECK(p.path == "/scratch/shared");
+  CHECK(p.bytes == 1000);
+  CHECK(p.time_s == Approx(5.0));
+  CHECK(p.bytes_imbalance == Approx(0.6));
+  CHECK(p.time_imbalance == Approx(0.4));
+  const auto& q = s.imbalanced_files[1];
+  CHECK(q.kind == "processes");
+  CHECK(q.direction == "write");
+  CHECK(q.processes == 2);
+  CHECK(q.min_bytes == 600);
+  CHECK(q.max_bytes == 1000);
+  CHECK(q.bytes_imbalance == Approx(0.4));
+  // the Darshan-reduced file is not judged per process (its per-rank split is an estimate)
+  REQUIRE(s.shared_small_write.size() == 1);
+  CHECK(s.shared_small_write[0].path == "/scratch/pair");
+  CHECK(s.shared_small_write_ops == 2000);
+  // The cached summary keeps them.
+  auto back = iosonar::analysis::SummaryFromJson(iosonar::analysis::SummaryToJson(s));
+  REQUIRE(back.ok());
+  CHECK(iosonar::analysis::SummaryToJson(*back) == iosonar::analysis::SummaryToJson(s));
+  CHECK(back->imbalanced_files.size() == 2);
+  CHECK(back->alignment.not_aligned == 6);
+
+  SECTION("under the thresholds: nothing") {
+    for (auto& r : runs) {
+      if (r.fastest_rank == 0) r.slowest_rank_bytes = 200, r.slowest_rank_time_ns = kS + kS / 2;
+      if (r.file_path == "/scratch/pair" && r.pid == 1) r.bytes = 800;  // 20 % apart
+    }
+    const JobSummary t = iosonar::analysis::Summarize(runs);
+    CHECK(t.imbalanced_files.empty());
+  }
+}
