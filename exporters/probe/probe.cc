@@ -99,6 +99,7 @@ class ProbeExporter : public Exporter {
       if (!mount_.mount_point.empty()) r.Str(field::kProbeMount, mount_.mount_point).Str(field::kProbeFsType, mount_.fs_type);
       if (!mount_.lustre_fs.empty()) r.Str(field::kLustreFs, mount_.lustre_fs);
       r.Bool(field::kProbeDirect, prober_->bypass() == probe::Bypass::kDirect)
+          .Str(field::kProbeCacheBypass, probe::BypassName(prober_->bypass()))
           .Int(field::kProbeFileBytes, prober_->file_size());
       r.Int(field::kProbeSeed, static_cast<int64_t>(prober_->seed())).Int(field::kProbeSkippedTicks, skipped_);
       if (op.err && t_error_.empty()) t_error_ = std::string(op.op) + ": " + std::strerror(op.err);

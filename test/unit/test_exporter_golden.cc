@@ -8,6 +8,9 @@
 // Lustre: each version's tree (test/fixtures/lustre/<version>/) is copied,
 // sampled, its next/ sample copied over it (the counters advanced, as a
 // node's would be 10 s later), and sampled again.
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <string>
@@ -151,4 +154,38 @@ TEST_CASE("golden: iosonar probe with a fixed seed, three probes", "[golden][pro
   // What depends on this machine and this run: the directory, its mount, and latencies.
   CheckGolden("probe.jsonl",
               BlankVolatile(drv.all(), {"probe.latency_ns", "probe.dir", "probe.mount", "probe.fs_type", "lustre.fs"}));
+}
+
+// Every probe record names how its data ops bypassed the page cache: asked for
+// (fadvise, none), and chosen (auto: O_DIRECT where this file system takes it,
+// checked here with open(2) and a read, else fsync + fadvise).
+TEST_CASE("probe records say which cache bypass they used", "[probe]") {
+  TempDir d;
+  probe::Config c;
+  c.dir = d / "p";
+  c.file_size = 4 * probe::kBlock;
+  c.pool_size = 3;
+  c.allow_small_file = true;
+  std::string report;
+  REQUIRE(probe::Precreate(c, &report).ok());
+  int fd = open(probe::DataPath(d / "p").c_str(), O_RDONLY | O_DIRECT);
+  bool direct_ok = fd >= 0;
+  if (fd >= 0) {
+    void* v = nullptr;
+    REQUIRE(posix_memalign(&v, 4096, probe::kBlock) == 0);
+    direct_ok = pread(fd, v, probe::kBlock, 0) == probe::kBlock;
+    std::free(v);
+    close(fd);
+  }
+  for (const auto& [mode, want] : std::vector<std::pair<std::string, std::string>>{
+           {"fadvise", "fsync+fadvise"}, {"none", "none"}, {"auto", direct_ok ? "o_direct" : "fsync+fadvise"}}) {
+    ExporterDriver drv(exporters::kProbeExporter, {"--dir", d / "p", "--file-size", "4M", "--pool-size", "3", "--seed", "7",
+                                                   "--allow-small-file", "--cache-bypass", mode});
+    drv.Sample();
+    CheckRecordsValid(drv.all());
+    INFO(mode << ": " << drv.all());
+    CHECK(Count(drv.all(), "\"event.dataset\":\"iosonar.probe\"") == 6);
+    CHECK(Count(drv.all(), "\"probe.cache_bypass\":\"" + want + "\"") == 6);
+    CHECK(Count(drv.all(), std::string("\"probe.direct\":") + (want == "o_direct" ? "true" : "false")) == 6);
+  }
 }
