@@ -303,8 +303,13 @@ TEST_CASE("tracer paths: what is not seen (raw system calls, mmap'd bytes, stati
     fs::copy_file(ProgramPath("tp_unseen"), dir + "/tp_unseen");
     REQUIRE(chmod((dir + "/tp_unseen").c_str(), 04755) == 0);
     fs::permissions(d.path(), fs::perms::others_exec, fs::perm_options::add);
+    // The user must be able to load the tracer: a copy beside the binary (the
+    // build tree may sit under a directory only its owner can enter).
+    const std::string lib = dir + "/libiosonar-trace.so";
+    fs::copy_file(TracerLib(), lib);
+    REQUIRE(chmod(lib.c_str(), 0755) == 0);
     auto r = Run({"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", dir + "/tp_unseen", "plain", dir + "/s.dat"},
-                 {{"LD_PRELOAD", TracerLib()}, {"IOSONAR_OUTPUT", dir + "/s.jsonl"}});
+                 {{"LD_PRELOAD", lib}, {"IOSONAR_OUTPUT", dir + "/s.jsonl"}});
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
     CHECK(r.out == "wrote 10000 read 10000\n");
@@ -313,7 +318,7 @@ TEST_CASE("tracer paths: what is not seen (raw system calls, mmap'd bytes, stati
     REQUIRE(chmod((dir + "/tp_unseen").c_str(), 0755) == 0);
     fs::remove(dir + "/s.dat");
     r = Run({"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", dir + "/tp_unseen", "plain", dir + "/s.dat"},
-            {{"LD_PRELOAD", TracerLib()}, {"IOSONAR_OUTPUT", dir + "/s.jsonl"}});
+            {{"LD_PRELOAD", lib}, {"IOSONAR_OUTPUT", dir + "/s.jsonl"}});
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
     CHECK(Bytes(ParseTraceLines(ReadFile(dir + "/s.jsonl")), "write", dir + "/s.dat") == 10000);
