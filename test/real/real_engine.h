@@ -18,6 +18,17 @@ inline SearchEngine* EngineOrSkip(EngineKind kind) {
   return e;
 }
 
+// Documents in the indices or data streams the pattern names, after a refresh.
+inline uint64_t CountIn(SearchEngine& e, const std::string& pattern) {
+  REQUIRE(e.Admin("POST", "/" + pattern + "/_refresh?ignore_unavailable=true").status == 200);
+  auto r = e.Admin("GET", "/" + pattern + "/_count");
+  INFO(r.body);
+  REQUIRE(r.status == 200);
+  auto p = r.body.find("\"count\":");
+  REQUIRE(p != std::string::npos);
+  return std::stoull(r.body.substr(p + 8));
+}
+
 // `iosonar es-setup` run once per engine and process (idempotent); REQUIREs success.
 void EnsureTemplates(SearchEngine& e);
 

@@ -41,15 +41,6 @@ std::string FloatsAt15(const std::string& json) {
 }
 
 
-uint64_t CountIn(SearchEngine& e, const std::string& stream) {
-  REQUIRE(e.Admin("POST", "/" + stream + "/_refresh").status == 200);
-  auto r = e.Admin("GET", "/" + stream + "/_count");
-  INFO(r.body);
-  REQUIRE(r.status == 200);
-  auto p = r.body.find("\"count\":");
-  REQUIRE(p != std::string::npos);
-  return std::stoull(r.body.substr(p + 8));
-}
 
 // n iosonar.tracer lines of one stream, from seq `from`.
 std::string TracerLines(int64_t from, int64_t n) {
