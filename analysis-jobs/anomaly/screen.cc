@@ -180,15 +180,32 @@ Result<ScreenResult> Screen(Store& store, int64_t from_ns, int64_t to_ns, const 
   res.to_ns = to_ns;
   const size_t nb = static_cast<size_t>((to_ns - from_ns + opt.bucket_ns - 1) / opt.bucket_ns);
   std::vector<Server> servers;
-  std::unordered_map<std::string, size_t> index;  // kind:name -> servers
-  auto server = [&](const char* kind, std::string_view name) -> Server& {
-    std::string key = Key(kind, std::string(name));
-    auto it = index.find(key);
+  // name -> servers index, per kind (looked up by string_view: no key built per record)
+  struct SvHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view v) const { return std::hash<std::string_view>{}(v); }
+  };
+  std::unordered_map<std::string, size_t, SvHash, std::equal_to<>> ost_index, fwd_index;
+  auto server_ix = [&](const char* kind, std::string_view name) -> size_t {
+    auto& index = kind[0] == 'o' ? ost_index : fwd_index;
+    auto it = index.find(name);
     if (it == index.end()) {
-      it = index.emplace(std::move(key), servers.size()).first;
+      it = index.emplace(std::string(name), servers.size()).first;
       servers.push_back(Server{kind, std::string(name), std::vector<Cell>(nb), false});
     }
-    return servers[it->second];
+    return it->second;
+  };
+  // The last server looked up per scan (records come in runs of one server).
+  struct Last {
+    std::string name;
+    size_t ix = SIZE_MAX;
+  };
+  auto cached = [&](Last& last, const char* kind, std::string_view name) -> Server& {
+    if (last.ix == SIZE_MAX || name != last.name) {
+      last.ix = server_ix(kind, name);
+      last.name.assign(name);
+    }
+    return servers[last.ix];
   };
   // The bucket a record covering [ts - elapsed, ts) counts in, or -1.
   auto bucket_of = [&](int64_t ts, int64_t elapsed) -> int64_t {
@@ -197,10 +214,11 @@ Result<ScreenResult> Screen(Store& store, int64_t from_ns, int64_t to_ns, const 
     if (start < from_ns || start >= to_ns) return -1;
     return (start - from_ns) / opt.bucket_ns;
   };
-  auto add_bw = [&](const char* kind, std::string_view name, int64_t ts, int64_t elapsed, double bytes, bool work) {
+  auto add_bw = [&](Last& last, const char* kind, std::string_view name, int64_t ts, int64_t elapsed, double bytes,
+                    bool work) {
     const int64_t b = bucket_of(ts, elapsed);
     if (b < 0) return;
-    Cell& c = server(kind, name).cells[static_cast<size_t>(b)];
+    Cell& c = cached(last, kind, name).cells[static_cast<size_t>(b)];
     c.max_bw = std::max(c.max_bw, bytes * 1e9 / static_cast<double>(elapsed > 0 ? elapsed : kSec));
     c.work |= work;
     res.records++;
@@ -214,10 +232,11 @@ Result<ScreenResult> Screen(Store& store, int64_t from_ns, int64_t to_ns, const 
     q.fields = {field::kLustreTarget, field::kTimestamp, field::kLustreElapsedNs, field::kOssReadBytes,
                 field::kOssWriteBytes, field::kLustreJobsActive};
     q.ordered = false;
+    Last last;
     Status st = store.Scan(q, [&](const Row& r) {
       if (!r.Has(0) || (!r.Has(3) && !r.Has(4))) return true;  // a reset: no deltas
       const double b = (r.Has(3) ? static_cast<double>(r.Int(3)) : 0) + (r.Has(4) ? static_cast<double>(r.Int(4)) : 0);
-      add_bw("ost", r.Str(0), r.Int(1), r.Has(2) ? r.Int(2) : kSec, b, r.Has(5) && r.Int(5) > 0);
+      add_bw(last, "ost", r.Str(0), r.Int(1), r.Has(2) ? r.Int(2) : kSec, b, r.Has(5) && r.Int(5) > 0);
       return true;
     });
     if (!st.ok()) return st;
@@ -229,6 +248,7 @@ Result<ScreenResult> Screen(Store& store, int64_t from_ns, int64_t to_ns, const 
     b.fields = {field::kLustreTarget, field::kTimestamp, field::kLustreElapsedNs, field::kBrwBucket, field::kBrwRead,
                 field::kBrwWrite};
     b.ordered = false;
+    Last last_brw;
     st = store.Scan(b, [&](const Row& r) {
       if (!r.Has(0) || !r.Has(3)) return true;
       const std::string_view t = r.Str(0);
@@ -237,7 +257,7 @@ Result<ScreenResult> Screen(Store& store, int64_t from_ns, int64_t to_ns, const 
       if (k < 0) return true;
       const double n = (r.Has(4) ? static_cast<double>(r.Int(4)) : 0) + (r.Has(5) ? static_cast<double>(r.Int(5)) : 0);
       if (n <= 0) return true;
-      Server& s = server("ost", t);
+      Server& s = cached(last_brw, "ost", t);
       s.demand_signal = true;
       Cell& c = s.cells[static_cast<size_t>(k)];
       c.brw_ios += n;
@@ -252,7 +272,10 @@ Result<ScreenResult> Screen(Store& store, int64_t from_ns, int64_t to_ns, const 
   struct Pair {
     double rpcs = 0, rpc_depth = 0;
   };
-  std::unordered_map<uint64_t, Pair> pairs;  // bucket << 40 | fwd << 20 | ost (server indices)
+  // The (forwarding node, OST) paths seen, each with its per-bucket RPCs.
+  std::unordered_map<uint64_t, size_t> pair_index;  // fwd << 32 | ost (server indices) -> pairs
+  std::vector<std::pair<size_t, size_t>> pair_ends;  // (fwd, ost) per path
+  std::vector<std::vector<Pair>> pairs;              // per path, per bucket
   {
     ScanQuery q;
     q.dataset = dataset::kClient;
@@ -262,8 +285,9 @@ Result<ScreenResult> Screen(Store& store, int64_t from_ns, int64_t to_ns, const 
                 field::kLustreTarget, field::kClientRpcReads, field::kClientRpcWrites, field::kClientRpcReadInFlightMean,
                 field::kClientRpcWriteInFlightMean};
     q.ordered = false;
-    std::string last_host;
-    size_t last_fwd = 0;
+    Last last_llite, last_osc;
+    uint64_t last_path = UINT64_MAX;
+    size_t last_pair = 0;
     Status st = store.Scan(q, [&](const Row& r) {
       if (!r.Has(0) || !r.Has(7)) return true;
       const std::string_view layer = r.Str(7);
@@ -271,7 +295,7 @@ Result<ScreenResult> Screen(Store& store, int64_t from_ns, int64_t to_ns, const 
         if (!opt.forwarding || (!r.Has(3) && !r.Has(4))) return true;
         const double b = (r.Has(3) ? static_cast<double>(r.Int(3)) : 0) + (r.Has(4) ? static_cast<double>(r.Int(4)) : 0);
         const bool work = (r.Has(5) && r.Int(5) > 0) || (r.Has(6) && r.Int(6) > 0);
-        add_bw("forwarding", r.Str(0), r.Int(1), r.Has(2) ? r.Int(2) : kSec, b, work);
+        add_bw(last_llite, "forwarding", r.Str(0), r.Int(1), r.Has(2) ? r.Int(2) : kSec, b, work);
         return true;
       }
       if (layer != "osc" || !r.Has(8)) return true;
@@ -283,16 +307,20 @@ Result<ScreenResult> Screen(Store& store, int64_t from_ns, int64_t to_ns, const 
       const std::string_view t = r.Str(8);
       const size_t osc = t.find("-osc-");
       if (osc == std::string_view::npos) return true;
-      if (r.Str(0) != last_host) {
-        last_host = std::string(r.Str(0));
-        Server& f = server("forwarding", last_host);
-        f.demand_signal = true;
-        last_fwd = index[Key("forwarding", last_host)];
+      cached(last_osc, "forwarding", r.Str(0)).demand_signal = true;
+      const size_t fi = last_osc.ix, oi = server_ix("ost", t.substr(0, osc));
+      servers[oi].demand_signal = true;
+      const uint64_t path = static_cast<uint64_t>(fi) << 32 | oi;
+      if (path != last_path) {
+        auto [it, added] = pair_index.emplace(path, pairs.size());
+        if (added) {
+          pair_ends.emplace_back(fi, oi);
+          pairs.emplace_back(nb);
+        }
+        last_path = path;
+        last_pair = it->second;
       }
-      Server& o = server("ost", t.substr(0, osc));
-      o.demand_signal = true;
-      const size_t oi = index[Key("ost", o.name)];
-      Pair& p = pairs[static_cast<uint64_t>(k) << 40 | static_cast<uint64_t>(last_fwd) << 20 | oi];
+      Pair& p = pairs[last_pair][static_cast<size_t>(k)];
       p.rpcs += rr + rw;
       p.rpc_depth += rr * dr + rw * dw;
       res.records++;
@@ -320,30 +348,34 @@ Result<ScreenResult> Screen(Store& store, int64_t from_ns, int64_t to_ns, const 
   // own service time explains (its brw time over its peers': a healthy
   // client's queue grows with the server's service time, Little's law).
   {
-    std::unordered_map<uint64_t, Pair> total;  // bucket << 40 | server index
-    for (const auto& [key, p] : pairs) {
-      const uint64_t b = key >> 40, f = (key >> 20) & 0xfffff, o = key & 0xfffff;
-      for (uint64_t s : {f, o}) {
-        Pair& t = total[b << 40 | s];
-        t.rpcs += p.rpcs;
-        t.rpc_depth += p.rpc_depth;
+    std::vector<std::vector<Pair>> total(servers.size());  // per server index, per bucket
+    for (size_t pi = 0; pi < pairs.size(); ++pi)
+      for (size_t s : {pair_ends[pi].first, pair_ends[pi].second}) {
+        auto& t = total[s];
+        if (t.empty()) t.resize(nb);
+        for (size_t b = 0; b < nb; ++b) {
+          t[b].rpcs += pairs[pi][b].rpcs;
+          t[b].rpc_depth += pairs[pi][b].rpc_depth;
+        }
       }
-    }
-    for (const auto& [key, p] : pairs) {
-      const uint64_t b = key >> 40, f = (key >> 20) & 0xfffff, o = key & 0xfffff;
+    for (size_t pi = 0; pi < pairs.size(); ++pi) {
+      const auto [f, o] = pair_ends[pi];
       // side: the server judged; other: the server at the other end, whose other peers are the reference.
-      for (auto [side, other] : {std::pair<uint64_t, uint64_t>{f, o}, {o, f}}) {
-        const Pair& t = total[b << 40 | other];
-        Cell& c = servers[side].cells[b];
-        c.rpcs += p.rpcs;
-        c.rpc_depth += p.rpc_depth;
-        const double rest = t.rpcs - p.rpcs;
-        double ref = rest > 0 ? (t.rpc_depth - p.rpc_depth) / rest : 0;
-        if (ref <= 0 && side == f) ref = svc_ratio(o, b);
-        if (ref <= 0) continue;
-        c.ref_w += p.rpcs * ref;
-        c.ref_rpcs += p.rpcs;
-      }
+      for (auto [side, other] : {std::pair<size_t, size_t>{f, o}, {o, f}})
+        for (size_t b = 0; b < nb; ++b) {
+          const Pair& p = pairs[pi][b];
+          if (p.rpcs <= 0) continue;
+          const Pair& t = total[other][b];
+          Cell& c = servers[side].cells[b];
+          c.rpcs += p.rpcs;
+          c.rpc_depth += p.rpc_depth;
+          const double rest = t.rpcs - p.rpcs;
+          double ref = rest > 0 ? (t.rpc_depth - p.rpc_depth) / rest : 0;
+          if (ref <= 0 && side == f) ref = svc_ratio(o, b);
+          if (ref <= 0) continue;
+          c.ref_w += p.rpcs * ref;
+          c.ref_rpcs += p.rpcs;
+        }
     }
   }
   res.servers = servers.size();
@@ -438,7 +470,11 @@ Result<ScreenResult> Screen(Store& store, int64_t from_ns, int64_t to_ns, const 
       double bw_ratio = 0;
       if (peak > 0 && c.work) {
         bw_ratio = c.max_bw / peak;
-        const bool saturated = c.rpcs > 0 ? depth >= opt.saturated_depth : !ser.demand_signal;
+        // Saturated: a queue of its own making, i.e. counted against what the
+        // same clients kept towards other servers (a slow forwarding node
+        // deepens its queues to every OST, a slow OST every client's to it).
+        const double own_queue = ref_depth > 0 ? depth / std::max(1.0, ref_depth) : depth;
+        const bool saturated = c.rpcs > 0 ? own_queue >= opt.saturated_depth : !ser.demand_signal;
         bw_low = bw_ratio < opt.fraction && saturated;
         if (v != kLow) v = kFine;
       }
@@ -476,7 +512,10 @@ Result<ScreenResult> Screen(Store& store, int64_t from_ns, int64_t to_ns, const 
   // Runs carried in for servers without records in this range stay open.
   if (continues)
     for (const auto& [key, run] : st->open)
-      if (!index.count(key)) still_open.emplace(key, run);
+      if (const size_t colon = key.find(':'); colon != std::string::npos) {
+        const std::string_view kind(key.data(), colon), name = std::string_view(key).substr(colon + 1);
+        if (!(kind == "ost" ? ost_index : fwd_index).count(name)) still_open.emplace(key, run);
+      }
   st->open = std::move(still_open);
   st->to_ns = to_ns;
   std::sort(res.occurrences.begin(), res.occurrences.end(), [](const Occurrence& a, const Occurrence& b) {

@@ -20,7 +20,9 @@
 //    server without any demand signal in the range the largest bandwidth
 //    seen, as before): a bucket with work whose largest bandwidth is under
 //    fraction x peak is low only when the server was saturated (its OSCs
-//    kept >= saturated_depth RPCs in flight) or nothing tells its demand.
+//    kept >= saturated_depth RPCs in flight, over what the same clients kept
+//    towards the other servers when that is known) or nothing tells its
+//    demand.
 //    Bandwidth: per record (read + write bytes) / lustre.elapsed_ns, OSTs
 //    from iosonar.oss, forwarding nodes from their llite records. Work: an
 //    OST with lustre.jobs_active > 0, a forwarding node with read/write ops.

@@ -14,7 +14,8 @@
 //     nothing else).
 // Medians of REPS runs; wall and CPU seconds (the machine is shared).
 //
-// usage: bench_anomaly [DIR [REPS]]   (stores in DIR are reused when present)
+// usage: bench_anomaly [DIR [REPS [anomaly|hour|day]]]   (stores in DIR are
+// reused when present; the third argument runs one part only)
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -31,6 +32,7 @@
 using namespace iosonar;
 using iosonar::bench::Clock;
 using iosonar::bench::Cpu;
+using iosonar::bench::RunQueueWait;
 using iosonar::bench::Since;
 
 namespace {
@@ -39,6 +41,33 @@ double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
 }
+
+// Wall, CPU and run-queue seconds of each repetition; where the wall time
+// beyond the CPU went: waiting for a core (run queue) or blocked (I/O, locks).
+struct Timing {
+  std::vector<double> wall, cpu, queued;
+  Clock::time_point t0;
+  double c0 = 0, q0 = 0;
+  void Start() {
+    t0 = Clock::now();
+    c0 = Cpu();
+    q0 = RunQueueWait();
+  }
+  void Stop() {
+    wall.push_back(Since(t0));
+    cpu.push_back(Cpu() - c0);
+    queued.push_back(RunQueueWait() - q0);
+  }
+  std::string Text(const char* target) const {
+    std::vector<double> blocked;
+    for (size_t i = 0; i < wall.size(); ++i) blocked.push_back(wall[i] - cpu[i] - queued[i]);
+    char b[256];
+    std::snprintf(b, sizeof b,
+                  "median of %zu: %.3f s wall, %.3f s CPU, %.3f s waiting for a core, %.3f s blocked (target < %s)",
+                  wall.size(), Median(wall), Median(cpu), Median(queued), Median(blocked), target);
+    return b;
+  }
+};
 
 sim::Config History() {
   sim::Config cfg = sim::Sized(18, 1024, 8, 64, 51 * 45);
@@ -104,24 +133,28 @@ std::unique_ptr<Store> Fill(const std::string& dir, const sim::Config& cfg, cons
 int main(int argc, char** argv) {
   const std::string dir = argc > 1 ? argv[1] : "/tmp/bench_anomaly";
   const int reps = argc > 2 ? std::max(1, std::atoi(argv[2])) : 5;
+  const std::string only = argc > 3 ? argv[3] : "";
+  if (!only.empty() && only != "anomaly" && only != "hour" && only != "day") {
+    std::fprintf(stderr, "bench_anomaly: the part to run is anomaly, hour or day, not '%s'\n", only.c_str());
+    return 2;
+  }
+  auto run = [&](const char* part) { return only.empty() || only == part; };
   std::filesystem::create_directories(dir);
 
-  {
+  if (run("anomaly")) {
     const sim::Config cfg = History();
     auto store = Fill(dir + "/history", cfg, "history");
     anomaly::JobSource src;
     for (const auto& j : cfg.jobs) src.apps[j.id] = sim::CommandOf(j);
     for (int n = 0; n < cfg.nodes; ++n) src.node_fwd[sim::NodeName(n)] = sim::FwdName(sim::FwdOf(cfg, n));
     anomaly::Options opt;
-    std::vector<double> wall, cpu;
+    Timing tm;
     std::string verdict;
     size_t hist = 0, outliers = 0;
     for (int r = 0; r < reps; ++r) {
-      const auto t0 = Clock::now();
-      const double c0 = Cpu();
+      tm.Start();
       auto res = anomaly::Analyze(*store, "6050", src, opt);
-      wall.push_back(Since(t0));
-      cpu.push_back(Cpu() - c0);
+      tm.Stop();
       if (!res.ok()) {
         std::fprintf(stderr, "anomaly: %s\n", res.status().ToString().c_str());
         return 1;
@@ -130,22 +163,19 @@ int main(int argc, char** argv) {
       hist = res->history.size();
       outliers = res->server_outliers.size();
     }
-    std::printf("anomaly, 1,024-node job vs %zu earlier runs: verdict %s, %zu lagging servers; median of %d: %.3f s wall, "
-                "%.3f s CPU (target < 5 s)\n",
-                hist, verdict.c_str(), outliers, reps, Median(wall), Median(cpu));
+    std::printf("anomaly, 1,024-node job vs %zu earlier runs: verdict %s, %zu lagging servers; %s\n", hist, verdict.c_str(),
+                outliers, tm.Text("5 s").c_str());
   }
-  {
+  if (run("hour")) {
     const sim::Config cfg = Screening();
     auto store = Fill(dir + "/screening", cfg, "screening");
-    std::vector<double> wall, cpu;
+    Timing tm;
     size_t servers = 0;
     uint64_t records = 0;
     for (int r = 0; r < reps; ++r) {
-      const auto t0 = Clock::now();
-      const double c0 = Cpu();
+      tm.Start();
       auto res = anomaly::Screen(*store, cfg.start_ns, cfg.start_ns + 3600ll * 1000000000, {}, anomaly::ScreenOptions{}, nullptr);
-      wall.push_back(Since(t0));
-      cpu.push_back(Cpu() - c0);
+      tm.Stop();
       if (!res.ok()) {
         std::fprintf(stderr, "screen: %s\n", res.status().ToString().c_str());
         return 1;
@@ -153,23 +183,20 @@ int main(int argc, char** argv) {
       servers = res->servers;
       records = res->records;
     }
-    std::printf("screening, %zu servers, %llu records (1 h of 1 s samples): median of %d: %.3f s wall, %.3f s CPU "
-                "(target < 10 s)\n",
-                servers, static_cast<unsigned long long>(records), reps, Median(wall), Median(cpu));
+    std::printf("screening, %zu servers, %llu records (1 h of 1 s samples): %s\n", servers,
+                static_cast<unsigned long long>(records), tm.Text("10 s").c_str());
   }
-  {
+  if (run("day")) {
     const sim::Config cfg = Day();
     auto store = Fill(dir + "/day", cfg, "day");
-    std::vector<double> wall, cpu;
+    Timing tm;
     size_t servers = 0;
     uint64_t records = 0;
     std::string found;
     for (int r = 0; r < reps; ++r) {
-      const auto t0 = Clock::now();
-      const double c0 = Cpu();
+      tm.Start();
       auto res = anomaly::Screen(*store, cfg.start_ns, cfg.start_ns + 86400ll * 1000000000, {}, anomaly::ScreenOptions{}, nullptr);
-      wall.push_back(Since(t0));
-      cpu.push_back(Cpu() - c0);
+      tm.Stop();
       if (!res.ok()) {
         std::fprintf(stderr, "screen: %s\n", res.status().ToString().c_str());
         return 1;
@@ -180,9 +207,8 @@ int main(int argc, char** argv) {
       for (const auto& o : res->occurrences)
         found += " " + o.name + " " + std::to_string((o.end_ns - o.start_ns) / 60000000000) + " min (" + o.rule + ")";
     }
-    std::printf("screening a day, %zu servers, %llu records (10 s samples): found%s; median of %d: %.3f s wall, "
-                "%.3f s CPU (target < 10 s)\n",
-                servers, static_cast<unsigned long long>(records), found.c_str(), reps, Median(wall), Median(cpu));
+    std::printf("screening a day, %zu servers, %llu records (10 s samples): found%s; %s\n", servers,
+                static_cast<unsigned long long>(records), found.c_str(), tm.Text("10 s").c_str());
   }
   return 0;
 }
