@@ -52,7 +52,134 @@ std::string Cell(const std::string& s, const char* cls = nullptr) {
   return std::string(cls ? "<td class=\"" + std::string(cls) + "\">" : "<td>") + HtmlEscape(s) + "</td>";
 }
 
+
+// ---- the job page's panels drawn from the summary (inline SVG, no script) ----
+std::string Count(uint64_t n) {
+  std::string d = std::to_string(n), o;
+  for (size_t i = 0; i < d.size(); ++i) {
+    if (i && (d.size() - i) % 3 == 0) o += ',';
+    o += d[i];
+  }
+  return o;
+}
+
+// Request sizes (Darshan's ten bins), read and write side by side, in ops.
+std::string SizeHistSvg(const analysis::JobSummary& s) {
+  uint64_t top = 0;
+  for (size_t i = 0; i < analysis::kSizeBins; ++i) top = std::max({top, s.read.size_hist[i], s.write.size_hist[i]});
+  if (top == 0) return "<p>No read or write requests.</p>\n";
+  const int left = 50, bw = 26, gap = 16, H = 200, plot = 150, base = 20 + plot;
+  const int W = left + static_cast<int>(analysis::kSizeBins) * (2 * bw + gap) + 10;
+  std::string o = "<figure><svg xmlns=\"http://www.w3.org/2000/svg\" class=\"panel sizes\" width=\"" +
+                  std::to_string(W) + "\" height=\"" + std::to_string(H + 20) + "\" viewBox=\"0 0 " +
+                  std::to_string(W) + " " + std::to_string(H + 20) + "\">";
+  o += "<line class=\"axis\" x1=\"" + std::to_string(left) + "\" y1=\"" + std::to_string(base) + "\" x2=\"" +
+       std::to_string(W - 5) + "\" y2=\"" + std::to_string(base) + "\"/>";
+  o += "<text class=\"a\" x=\"" + std::to_string(left - 4) + "\" y=\"" + std::to_string(base) +
+       "\" text-anchor=\"end\">0</text><text class=\"a\" x=\"" + std::to_string(left - 4) +
+       "\" y=\"24\" text-anchor=\"end\">" + Count(top) + "</text>";
+  for (size_t i = 0; i < analysis::kSizeBins; ++i) {
+    const int x0 = left + static_cast<int>(i) * (2 * bw + gap) + gap / 2;
+    for (int d = 0; d < 2; ++d) {
+      const uint64_t n = d ? s.write.size_hist[i] : s.read.size_hist[i];
+      const double h = static_cast<double>(plot) * static_cast<double>(n) / static_cast<double>(top);
+      const char* dir = d ? "write" : "read";
+      const std::string label(analysis::kSizeBinLabels[i]);
+      o += std::string("<rect class=\"bar ") + dir + "\" data-dir=\"" + dir + "\" data-bin=\"" + label +
+           "\" data-ops=\"" + std::to_string(n) + "\" x=\"" + std::to_string(x0 + d * bw) + "\" y=\"" +
+           Fmt("%.1f", base - h) + "\" width=\"" + std::to_string(bw - 2) + "\" height=\"" + Fmt("%.1f", h) +
+           "\"><title>" + dir + " " + label + " B: " + Count(n) + " ops</title></rect>";
+      if (n)
+        o += "<text class=\"v\" x=\"" + std::to_string(x0 + d * bw + bw / 2 - 1) + "\" y=\"" + Fmt("%.1f", base - h - 3) +
+             "\" text-anchor=\"middle\">" + Count(n) + "</text>";
+    }
+    o += "<text class=\"a\" x=\"" + std::to_string(x0 + bw) + "\" y=\"" + std::to_string(base + 14) +
+         "\" text-anchor=\"middle\">" + std::string(analysis::kSizeBinLabels[i]) + "</text>";
+  }
+  o += "</svg><figcaption>Requests by size in bytes (ops): <span class=\"key read\"></span>read, "
+       "<span class=\"key write\"></span>write. Darshan's bins; each op counts once at its requested size."
+       "</figcaption></figure>\n";
+  return o;
+}
+
+// Horizontal bars: (label, value, class, value as text) per row; data-op/data-count on each bar.
+struct Bar {
+  std::string label, cls;
+  double value = 0;
+  std::string text, key;  // key: data-op (or data-part) value
+};
+std::string HBarSvg(const char* cls, const char* attr, const std::vector<Bar>& bars) {
+  double top = 0;
+  for (const auto& b : bars) top = std::max(top, b.value);
+  const int left = 190, plot = 480, rh = 18, W = left + plot + 110;
+  const int H = static_cast<int>(bars.size()) * rh + 6;
+  std::string o = std::string("<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"panel ") + cls + "\" width=\"" +
+                  std::to_string(W) + "\" height=\"" + std::to_string(H) + "\" viewBox=\"0 0 " + std::to_string(W) +
+                  " " + std::to_string(H) + "\">";
+  for (size_t i = 0; i < bars.size(); ++i) {
+    const Bar& b = bars[i];
+    const int y = 3 + static_cast<int>(i) * rh;
+    const double w = top > 0 ? plot * b.value / top : 0;
+    o += "<text class=\"a\" x=\"" + std::to_string(left - 6) + "\" y=\"" + std::to_string(y + rh - 6) +
+         "\" text-anchor=\"end\">" + HtmlEscape(b.label) + "</text>";
+    o += "<rect class=\"bar " + b.cls + "\" " + attr + "=\"" + HtmlEscape(b.key) + "\" data-value=\"" +
+         Fmt("%.6g", b.value) + "\" x=\"" + std::to_string(left) + "\" y=\"" + std::to_string(y) + "\" width=\"" +
+         Fmt("%.1f", w) + "\" height=\"" + std::to_string(rh - 4) + "\"><title>" + HtmlEscape(b.label + ": " + b.text) +
+         "</title></rect>";
+    o += "<text class=\"v\" x=\"" + Fmt("%.1f", left + w + 4) + "\" y=\"" + std::to_string(y + rh - 6) + "\">" +
+         HtmlEscape(b.text) + "</text>";
+  }
+  return o + "</svg>";
+}
+
+// Operation counts: data ops per direction, metadata and other ops by call, failed ops by call.
+std::string OpCountsSvg(const analysis::JobSummary& s) {
+  std::vector<Bar> bars;
+  auto add = [&](const std::string& label, const std::string& cls, uint64_t n, const std::string& key) {
+    bars.push_back({label, cls, static_cast<double>(n), Count(n), key});
+  };
+  add("read", "read", s.read.ops, "read");
+  add("write", "write", s.write.ops, "write");
+  for (const auto& [op, n] : s.meta_by_op) add(op + " (metadata)", "meta", n, op);
+  for (const auto& [op, n] : s.other_by_op) add(op, "other", n, op);
+  for (const auto& [op, n] : s.errors_by_op) add(op + " failed", "error", n, "error:" + op);
+  std::string errnos;
+  for (const auto& [e, n] : s.errors_by_errno) errnos += (errnos.empty() ? "" : ", ") + Count(n) + " with errno " + std::to_string(e);
+  return "<figure>" + HBarSvg("ops", "data-op", bars) +
+         "<figcaption>Operations by call: reads and writes, metadata calls (served by the MDS), other calls, and "
+         "failed calls" + (errnos.empty() ? std::string(" (none failed)") : " (" + HtmlEscape(errnos) + ")") +
+         ".</figcaption></figure>\n";
+}
+
+// I/O time against run time: the average process's seconds in read, write and
+// other calls (io.duration_ns summed over its threads) beside the run time.
+std::string IoTimeSvg(const analysis::JobSummary& s) {
+  const double procs = s.processes ? static_cast<double>(s.processes) : 1;
+  const double rd = s.read.busy_s / procs, wr = s.write.busy_s / procs;
+  const double other = std::max(0.0, s.busy_s - s.read.busy_s - s.write.busy_s) / procs;
+  const double io = rd + wr + other;
+  std::vector<Bar> bars = {
+      {"run time", "run", s.runtime_s, Fmt("%.2f s", s.runtime_s), "run"},
+      {"I/O per process", "io", io, Fmt("%.2f s", io), "io"},
+      {"  in reads", "read", rd, Fmt("%.2f s", rd), "read"},
+      {"  in writes", "write", wr, Fmt("%.2f s", wr), "write"},
+      {"  in metadata, other", "meta", other, Fmt("%.2f s", other), "other"},
+      {"seconds with any I/O", "span", s.io_phase_s, Fmt("%.0f s", s.io_phase_s), "io_seconds"},
+  };
+  const double share = s.runtime_s > 0 ? 100 * io / s.runtime_s : 0;
+  return "<figure>" + HBarSvg("iotime", "data-part", bars) + "<figcaption class=\"iotime\" data-share=\"" +
+         Fmt("%.1f", share) + "\">The average of the job's " + Count(s.processes) + " processes spent " +
+         Fmt("%.2f s", io) + " in I/O calls, " + Fmt("%.1f", share) + " % of the " + Fmt("%.1f s", s.runtime_s) +
+         " run (first to last traced call); the rest is computation or waiting outside I/O.</figcaption></figure>\n";
+}
 }  // namespace
+
+std::string HeatLevel(double v, double top) {
+  if (!(v > 0) || !(top > 0)) return "idle";
+  if (v >= top * 2 / 3) return "high";
+  if (v >= top / 3) return "mid";
+  return "low";
+}
 
 std::string HumanBytes(double b) {
   const char* u[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
@@ -403,6 +530,14 @@ std::string JobPage(const Identity& who, const analysis::JobMeta& meta, const an
     h += "</td></tr>";
   }
   h += "</table>\n";
+  h += "<h2>Request sizes</h2>\n" + SizeHistSvg(s);
+  h += "<h2>Operation counts</h2>\n" + OpCountsSvg(s);
+  h += "<h2>I/O time against run time</h2>\n" + IoTimeSvg(s);
+  h += "<h2>Per-process timeline</h2>\n<div class=\"timeline\" data-job=\"" + HtmlEscape(id) + "\" data-query=\"" +
+       cq + "\"></div>\n";
+  h += "<h2>Servers the job used</h2>\n<p class=\"note\">The job's bytes through each forwarding node and OST "
+       "per second; a server the anomaly analysis found lagging its peers is drawn in red.</p>\n"
+       "<div class=\"servers\" data-job=\"" + HtmlEscape(id) + "\" data-query=\"" + cq + "\"></div>\n";
   h += "<h2>Bandwidth and metadata rate across layers</h2>\n"
        "<p class=\"note\">Per second: the job's own client traces, all traffic through its forwarding nodes "
        "(Lustre clients), its OSTs, and the MDTs.</p>\n"
@@ -454,7 +589,7 @@ std::string JobPage(const Identity& who, const analysis::JobMeta& meta, const an
   }
   h += "<p class=\"note\">JSON: <a href=\"/api/jobs/" + HtmlEscape(id) + cq + "\">summary</a>, <a href=\"/api/jobs/" +
        HtmlEscape(id) + "/series" + cq + "\">per-second series</a>, <a href=\"/api/jobs/" + HtmlEscape(id) + "/phases" +
-       cq + "\">phases</a>.</p>\n";
+       cq + "\">phases</a>, <a href=\"/api/jobs/" + HtmlEscape(id) + "/timeline" + cq + "\">timelines</a>.</p>\n";
   return h + kFoot;
 }
 
@@ -508,18 +643,21 @@ Result<Heatmap> HeatmapFromJson(std::string_view json) {
 
 namespace {
 
-// One heatmap as inline SVG: a row per server, a column per hour, colour by
-// the peak relative to the largest (Beacon Fig. 5); each cell has a title.
-std::string HeatSvg(const std::string& title, const std::string& if_none, const std::vector<HeatRow>& rows) {
+// One heatmap as inline SVG: a row per server, a column per hour, each cell
+// coloured by its level (HeatLevel: Beacon Fig. 5's high/mid/low/idle) and
+// titled with its peak; a legend with the levels' bounds under it.
+std::string HeatSvg(const char* kind, const std::string& title, const std::string& if_none,
+                    const std::vector<HeatRow>& rows) {
   if (rows.empty()) return "<p>" + HtmlEscape(if_none) + "</p>\n";
   double top = 0;
   for (const auto& r : rows)
     for (double v : r.peak) top = std::max(top, v);
   const int cw = 28, ch = 14, left = 150, topm = 24;
   const int W = left + 24 * cw + 10, H = topm + static_cast<int>(rows.size()) * ch + 20;
-  std::string o = "<figure><svg xmlns=\"http://www.w3.org/2000/svg\" class=\"heatmap\" data-rows=\"" +
-                  std::to_string(rows.size()) + "\" width=\"" + std::to_string(W) + "\" height=\"" + std::to_string(H) +
-                  "\" viewBox=\"0 0 " + std::to_string(W) + " " + std::to_string(H) + "\">";
+  std::string o = "<figure><svg xmlns=\"http://www.w3.org/2000/svg\" class=\"heatmap\" data-kind=\"" + std::string(kind) + "\" data-rows=\"" +
+                  std::to_string(rows.size()) + "\" data-top=\"" + Fmt("%.0f", top) + "\" width=\"" +
+                  std::to_string(W) + "\" height=\"" + std::to_string(H) + "\" viewBox=\"0 0 " + std::to_string(W) +
+                  " " + std::to_string(H) + "\">";
   for (int hr = 0; hr < 24; hr += 3)
     o += "<text x=\"" + std::to_string(left + hr * cw) + "\" y=\"16\" class=\"a\">" + std::to_string(hr) + "h</text>";
   for (size_t i = 0; i < rows.size(); ++i) {
@@ -528,19 +666,27 @@ std::string HeatSvg(const std::string& title, const std::string& if_none, const 
          "\" text-anchor=\"end\" class=\"a\">" + HtmlEscape(rows[i].name) + "</text>";
     for (int hr = 0; hr < 24; ++hr) {
       double v = rows[i].peak[static_cast<size_t>(hr)];
-      double f = top > 0 ? v / top : 0;
-      // white -> dark red
-      int g = static_cast<int>(255 - 200 * f), b = static_cast<int>(255 - 230 * f), rr = static_cast<int>(255 - 80 * f);
-      char fill[16];
-      std::snprintf(fill, sizeof fill, "#%02x%02x%02x", rr, g, b);
-      o += "<rect x=\"" + std::to_string(left + hr * cw) + "\" y=\"" + std::to_string(y) + "\" width=\"" +
-           std::to_string(cw - 1) + "\" height=\"" + std::to_string(ch - 1) + "\" fill=\"" + fill + "\"><title>" +
-           HtmlEscape(rows[i].name) + " " + std::to_string(hr) + ":00 peak " + HtmlEscape(HumanBytes(v)) +
-           "/s</title></rect>";
+      const std::string level = HeatLevel(v, top);
+      o += "<rect class=\"lv-" + level + "\" data-level=\"" + level + "\" data-server=\"" + HtmlEscape(rows[i].name) +
+           "\" data-hour=\"" + std::to_string(hr) + "\" data-bps=\"" + Fmt("%.0f", v) + "\" x=\"" +
+           std::to_string(left + hr * cw) + "\" y=\"" + std::to_string(y) + "\" width=\"" + std::to_string(cw - 1) +
+           "\" height=\"" + std::to_string(ch - 1) + "\"><title>" + HtmlEscape(rows[i].name) + " " + std::to_string(hr) +
+           ":00 peak " + HtmlEscape(HumanBytes(v)) + "/s (" + level + ")</title></rect>";
     }
   }
-  o += "</svg><figcaption>" + HtmlEscape(title) + ": peak bandwidth per hour (darkest = " + HtmlEscape(HumanBytes(top)) +
-       "/s)</figcaption></figure>\n";
+  o += "</svg><figcaption>" + HtmlEscape(title) + ": peak bandwidth per hour (the largest: " +
+       HtmlEscape(HumanBytes(top)) + "/s)</figcaption>";
+  // The legend: each level's colour and bounds.
+  o += "<ul class=\"legend\">";
+  const std::pair<const char*, std::string> levels[] = {
+      {"high", "at least " + HumanBytes(top * 2 / 3) + "/s (2/3 of the largest)"},
+      {"mid", HumanBytes(top / 3) + "/s to " + HumanBytes(top * 2 / 3) + "/s"},
+      {"low", "above 0, below " + HumanBytes(top / 3) + "/s"},
+      {"idle", "no bytes"}};
+  for (const auto& [lv, text] : levels)
+    o += std::string("<li data-level=\"") + lv + "\"><span class=\"swatch lv-" + lv + "\"></span>" + lv + ": " +
+         HtmlEscape(text) + "</li>";
+  o += "</ul></figure>\n";
   return o;
 }
 
@@ -586,8 +732,8 @@ std::string AdminPage(const Identity& who, const Heatmap& hm, const std::string&
        HtmlEscape(day) + "\" pattern=\"[0-9]{4}-[0-9]{2}-[0-9]{2}\"></label> <label>Job <input name=\"job\" value=\"" +
        HtmlEscape(job) + "\" pattern=\"[0-9]*\"></label> <button>Show</button></form>\n";
   h += "<h2>Hourly peak load, " + HtmlEscape(day) + " (UTC)</h2>\n";
-  h += HeatSvg("OSTs", "No OST records this day.", hm.osts);
-  h += HeatSvg("Forwarding nodes", "No forwarding-node records this day.", hm.forwarding);
+  h += HeatSvg("ost", "OSTs", "No OST records this day.", hm.osts);
+  h += HeatSvg("forwarding", "Forwarding nodes", "No forwarding-node records this day.", hm.forwarding);
   if (board) {
     h += "<h2>Open anomaly occurrences</h2>\n";
     if (board->open.empty()) h += "<p>None open (`iosonar screen`).</p>\n";

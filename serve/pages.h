@@ -119,6 +119,11 @@ std::string ErrorPage(int status, const std::string& message);
 // under base ("/iosonar"), for a service mounted under a path prefix.
 std::string WithBasePath(std::string html, const std::string& base);
 
+// A heat map cell's level (Beacon Fig. 5's legend) from its peak v against the
+// largest peak top of the map: "idle" (v = 0), "low" (below top/3), "mid"
+// (below 2 top/3), "high".
+std::string HeatLevel(double v, double top);
+
 // Bytes as "1.5 GiB", rates as "1.5 GiB/s".
 std::string HumanBytes(double b);
 

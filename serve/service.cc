@@ -33,6 +33,7 @@
 #include "serve/assets.h"
 #include "serve/pages.h"
 #include "serve/single_flight.h"
+#include "serve/timeline.h"
 
 namespace iosonar::serve {
 
@@ -58,6 +59,7 @@ const std::vector<std::string>& Routes() {
       "GET /api/jobs/{job}/phases",
       "GET /api/jobs/{job}/advice",
       "GET /api/jobs/{job}/anomaly",
+      "GET /api/jobs/{job}/timeline",
       "GET /api/admin/heatmap",
       "GET /api/admin/anomalies",
       "GET /api/admin/lassi",
@@ -531,6 +533,29 @@ struct Service::Impl {
     }, JobIsOver(t.meta.job));
   }
 
+  // The per-process and per-server timelines (serve/timeline.h), cached as
+  // iosonar:job:JOB:timeline once the job is over.
+  Result<std::string> TimelineJsonOf(const Target& t) {
+    const std::string job = std::to_string(t.meta.job.job_id);
+    return Cached(cache::JobResultKey(t.key_id, "timeline"), "the timelines of job " + t.key_id,
+                  [&]() -> Result<std::string> {
+                    auto store = GetStore(t.meta.job.cluster);
+                    if (!store.ok()) return store.status();
+                    std::map<std::string, std::string> node_fwd;
+                    if (auto db = GetDb(); db.ok()) {
+                      auto fw = (*db)->JobForwardingNodes(t.meta.job.cluster, t.meta.job.job_id);
+                      if (fw.ok())
+                        for (const auto& [node, fwd] : *fw) node_fwd[node] = fwd;
+                      else
+                        Log("forwarding nodes of job " + t.key_id + ": " + fw.status().ToString());
+                    }
+                    auto tl = TimelineFromStore(**store, job, node_fwd);
+                    if (!tl.ok()) return tl.status();
+                    return TimelineJson(*tl);
+                  },
+                  JobIsOver(t.meta.job));
+  }
+
   static std::vector<report::Advice> AdviceFor(const std::string& job, const analysis::JobSummary& s) {
     report::ReportInput in;
     in.summaries.emplace(job, s);
@@ -890,12 +915,24 @@ struct Service::Impl {
 
   // The job's stored findings as the caller may see them: another user's job
   // is named only to administrators (and co-members of a shared project).
-  StoredFindings FindingsFor(const Identity& who, const JobRecord& j) {
-    StoredFindings f = *FindingsOf(j);
+  StoredFindings FindingsFor(const Identity& who, const JobRecord& j) { return Hidden(who, j, *FindingsOf(j)); }
+  StoredFindings Hidden(const Identity& who, const JobRecord& j, const StoredFindings& stored) {
+    StoredFindings f = stored;
     for (auto& n : f.anomaly.neighbours) n.job_id = Visible(who, j.cluster, n.job_id);
     for (auto& s : f.slowed) s.job_id = Visible(who, j.cluster, s.job_id);
     return f;
   }
+
+  // A job's page and its /api/jobs/JOB answer as last made, by kind, key id
+  // and (pages) user; reused while made of the same parts (JobRoute).
+  struct Answer {
+    std::shared_ptr<const Rendered> rendered;
+    std::shared_ptr<const StoredFindings> findings;
+    std::string sig;
+    std::shared_ptr<const std::string> body;
+  };
+  std::mutex answers_mu;
+  std::map<std::string, Answer> answers;
 
   Result<AnomalyBoard> Board() {
     auto db = GetDb();
@@ -988,10 +1025,43 @@ Response Service::Impl::JobRoute(const Identity& who, const std::string& job, co
   if (sub.empty()) {
     auto s = Summary(t);
     if (!s.ok()) return no_records(s.status());
-    StoredFindings f = FindingsFor(who, m.job);
+    auto stored = FindingsOf(m.job);
+    StoredFindings f = Hidden(who, m.job, *stored);
+    // The answer is kept while what it is made of is unchanged (the summary,
+    // the stored findings, what the caller may see of them, the job's row and
+    // for a page who is asking): a popular page is one shared buffer, not a
+    // diagnosis, a render and a copy of the summary per request.
+    std::string sig = who.user + (who.admin ? "\n1\n" : "\n0\n");
+    for (const auto& n : f.anomaly.neighbours) sig += n.job_id + ",";
+    sig += "\n";
+    for (const auto& x : f.slowed) sig += x.job_id + ",";
+    sig += "\n" + m.job.name.value_or("") + "\n" + m.job.state.value_or("") + "\n" +
+           std::to_string(m.job.end_ns.value_or(-1)) + "\n" + std::to_string(m.job.exit_code.value_or(-1)) + "\n" +
+           m.job.node_list.value_or("") + "\n" + std::to_string(m.nodes.size()) + "\n" + cq + "\n" +
+           m.job.user.value_or("") + "\n" + m.job.account.value_or("") + "\n" + m.job.command.value_or("") + "\n" +
+           std::to_string(m.job.start_ns.value_or(-1));
+    const std::string mk = (html ? "h\n" : "a\n") + t.key_id + "\n" + (html ? who.user : std::string());
+    {
+      std::lock_guard<std::mutex> l(answers_mu);
+      auto it = answers.find(mk);
+      if (it != answers.end() && it->second.rendered == *s && it->second.findings == stored && it->second.sig == sig) {
+        Response x = html ? Html(200, "") : Json(200, "");
+        x.shared_body = it->second.body;
+        return x;
+      }
+    }
     const auto diagnosis = Diagnose(*(*s)->summary, AdviceFor(job, *(*s)->summary), &f.anomaly, f.slowed);
-    if (!html) return Json(200, analysis::WithMember(*(*s)->api, "diagnosis", DiagnosisJson(diagnosis, false), true));
-    return Html(200, JobPage(who, m, *(*s)->summary, diagnosis, &f.anomaly, cq));
+    auto body = std::make_shared<const std::string>(
+        html ? WithBasePath(JobPage(who, m, *(*s)->summary, diagnosis, &f.anomaly, cq), opt.base_path)
+             : analysis::WithMember(*(*s)->api, "diagnosis", DiagnosisJson(diagnosis, false), true));
+    {
+      std::lock_guard<std::mutex> l(answers_mu);
+      if (answers.size() > 4096) answers.clear();
+      answers[mk] = {*s, stored, sig, body};
+    }
+    Response x = html ? Html(200, "") : Json(200, "");
+    x.shared_body = body;
+    return x;
   }
   if (sub == "series") {
     auto x = XlayerJson(t);
@@ -1002,6 +1072,10 @@ Response Service::Impl::JobRoute(const Identity& who, const std::string& job, co
     return p.ok() ? Json(200, std::move(p).value()) : no_records(p.status());
   }
   if (sub == "anomaly") return Json(200, AnomalyJson(FindingsFor(who, m.job).anomaly));
+  if (sub == "timeline") {
+    auto x = TimelineJsonOf(t);
+    return x.ok() ? Json(200, std::move(x).value()) : no_records(x.status());
+  }
   if (sub == "neighbours") {  // administrators only (Route checks)
     auto n = NeighboursOf(m.job);
     if (!n.ok()) return failed(n.status());

@@ -13,8 +13,8 @@
 // Results: a job's summary is read from Redis (iosonar:job:JOB:summary),
 // else computed from the store once however many requests ask at the same
 // time (SingleFlight), written to Redis and served from there afterwards; the
-// cross-layer view and the phases likewise under their keys
-// (iosonar:job:JOB:xlayer, iosonar:job:JOB:phases). Without Redis the
+// cross-layer view, the phases and the timelines likewise under their keys
+// (iosonar:job:JOB:xlayer, :phases, :timeline). Without Redis the
 // results are kept in memory, and while Redis is unreachable what is
 // computed meanwhile is kept in memory too (not recomputed). A summary just read from Redis is served from
 // memory for ServeOptions::memo_ms (1 s) before Redis is asked again, so a

@@ -1177,6 +1177,16 @@ std::string TruthJson(const SimResult& r) {
       w.EndObject();
     }
     w.EndArray();
+    // The job's bytes per forwarding node (the traced bytes of its nodes behind each).
+    w.Key("forwarding");
+    w.BeginArray();
+    for (const auto& [f, b] : t.fwd_bytes) {
+      w.BeginObject();
+      w.Kv("name", FwdName(f));
+      w.Kv("job_bytes", b);
+      w.EndObject();
+    }
+    w.EndArray();
     w.EndObject();
   }
   w.EndArray();

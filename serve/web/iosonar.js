@@ -203,6 +203,120 @@
       .then(function (p) { phases(el, p); })
       .catch(function (e) { note(el, 'No phases: ' + e.message); }));
   });
+
+  // ---- the per-process timeline and the per-server lines (plain SVG) ----
+  var SVG = 'http://www.w3.org/2000/svg';
+  function svgEl(name, attrs, parent) {
+    var e = document.createElementNS(SVG, name);
+    Object.keys(attrs).forEach(function (k) { e.setAttribute(k, String(attrs[k])); });
+    if (parent) parent.appendChild(e);
+    return e;
+  }
+  function total(a) { return a.reduce(function (s, v) { return s + v; }, 0); }
+  // One row per process (or node), two strips: reads (blue) above writes
+  // (red), each cell as dark as its bytes against the largest cell.
+  function timeline(el, t) {
+    if (!t.rows.length) { note(el, 'No process moved data.'); return; }
+    var left = 150, cw = Math.max(2, Math.min(12, Math.floor(800 / Math.max(1, t.buckets)))), rh = 14;
+    var W = left + cw * t.buckets + 10, H = 22 + rh * t.rows.length + 18;
+    var top = 0;
+    t.rows.forEach(function (r) { top = Math.max(top, A.peak([r.read, r.write])); });
+    var svg = svgEl('svg', { 'class': 'tl', width: W, height: H, viewBox: '0 0 ' + W + ' ' + H }, el);
+    t.rows.forEach(function (r, i) {
+      var y = 22 + i * rh;
+      var g = svgEl('g', { 'data-row': r.name, 'data-read-bytes': Math.round(total(r.read)),
+                           'data-write-bytes': Math.round(total(r.write)) }, svg);
+      svgEl('text', { x: left - 6, y: y + rh - 3, 'text-anchor': 'end' }, g).textContent = r.name;
+      [['read', r.read, '31,119,180', 0], ['write', r.write, '214,39,40', (rh - 2) / 2]].forEach(function (d) {
+        d[1].forEach(function (v, k) {
+          if (!v) return;
+          var c = svgEl('rect', { 'class': 'cell', x: left + k * cw, y: y + d[3], width: cw, height: (rh - 2) / 2,
+                                  fill: 'rgba(' + d[2] + ',' + (0.15 + 0.85 * v / top).toFixed(3) + ')' }, g);
+          svgEl('title', {}, c).textContent = r.name + ' ' + d[0] + ' ' + human(v) + 'B in ' + t.bucket_s + ' s from ' +
+            new Date((t.start_ns / 1e6) + k * t.bucket_s * 1000).toISOString().slice(11, 19) + ' UTC';
+        });
+      });
+    });
+    svgEl('text', { x: left, y: 14 }, svg).textContent = new Date(t.start_ns / 1e6).toISOString().slice(11, 19) + ' UTC';
+    svgEl('text', { x: W - 10, y: 14, 'text-anchor': 'end' }, svg).textContent =
+      '+' + (t.buckets * t.bucket_s) + ' s (' + t.bucket_s + ' s a column)';
+    el.setAttribute('data-rows', String(t.rows.length));
+    note(el, 'One row per ' + t.rows_by + (t.rows_by === 'node' ? ' (too many processes for one row each)' : '') +
+         ': reads in blue above writes in red, darker for more bytes.' +
+         (t.rows_omitted ? ' ' + t.rows_omitted + ' nodes moving the fewest bytes are left out.' : ''));
+  }
+  // The job's bytes/s through each server over time; lagging ones in red.
+  function servers(el, t, lagging) {
+    if (!t.servers.length) { note(el, 'No forwarding-node map and no job_stats for this job: no per-server data.'); return; }
+    ['forwarding', 'ost'].forEach(function (kind) {
+      var list = t.servers.filter(function (s) { return s.kind === kind; });
+      if (!list.length) return;
+      var left = 70, pw = 640, ph = 160, W = left + pw + 320, H = ph + 40;
+      var rates = list.map(function (s) { return A.perSecond(s.bytes, t.bucket_s * 1e9); });
+      var top = A.yRange(A.peak(rates))[1];
+      var fig = document.createElement('figure');
+      el.appendChild(fig);
+      var svg = svgEl('svg', { 'class': 'srv', 'data-kind': kind, width: W, height: H, viewBox: '0 0 ' + W + ' ' + H }, fig);
+      svgEl('line', { 'class': 'axis', x1: left, y1: 10 + ph, x2: left + pw, y2: 10 + ph }, svg);
+      svgEl('line', { 'class': 'axis', x1: left, y1: 10, x2: left, y2: 10 + ph }, svg);
+      svgEl('text', { x: left - 4, y: 10 + ph, 'text-anchor': 'end' }, svg).textContent = '0';
+      svgEl('text', { x: left - 4, y: 18, 'text-anchor': 'end' }, svg).textContent = human(top) + 'B/s';
+      svgEl('text', { x: left + pw, y: 26 + ph, 'text-anchor': 'end' }, svg).textContent = '+' + (t.buckets * t.bucket_s) + ' s';
+      var order = list.map(function (s, i) { return i; });
+      order.sort(function (a, b) { return (lagging[list[a].name] ? 1 : 0) - (lagging[list[b].name] ? 1 : 0); });
+      order.forEach(function (i, n) {
+        var s = list[i], lag = !!lagging[s.name];
+        var pts = rates[i].map(function (v, k) {
+          var x = left + (t.buckets > 1 ? pw * k / (t.buckets - 1) : pw / 2);
+          return x.toFixed(1) + ',' + (10 + ph - ph * v / top).toFixed(1);
+        }).join(' ');
+        var line = svgEl('polyline', { points: pts, 'data-server': s.name, 'data-total': Math.round(total(s.bytes)),
+                                       'data-active-s': s.active_s, 'class': lag ? 'lagging' : '' }, svg);
+        svgEl('title', {}, line).textContent = s.name + ': ' + human(s.total_bytes) + 'B, busy ' + s.active_s + ' s' +
+          (lag ? ' (lagging: ' + lagging[s.name] + ')' : '');
+      });
+      // The legend: lagging servers first, then the others by name.
+      var ly = 14;
+      list.slice().sort(function (a, b) { return (lagging[b.name] ? 1 : 0) - (lagging[a.name] ? 1 : 0); })
+        .slice(0, 10).forEach(function (s) {
+          var tx = svgEl('text', { x: left + pw + 10, y: ly, 'data-legend': s.name }, svg);
+          tx.textContent = s.name + ' ' + human(s.total_bytes) + 'B, ' + s.active_s + ' s' + (lagging[s.name] ? ' LAGGING' : '');
+          if (lagging[s.name]) tx.setAttribute('fill', '#d62728');
+          ly += 14;
+        });
+      if (list.length > 10) svgEl('text', { x: left + pw + 10, y: ly }, svg).textContent = '... ' + (list.length - 10) + ' more';
+      var cap = document.createElement('figcaption');
+      cap.textContent = (kind === 'ost' ? 'OSTs (the job\'s job_stats bytes)' : 'Forwarding nodes (the job\'s traced bytes of the nodes behind each)') +
+        ', bytes/s per ' + t.bucket_s + ' s.';
+      fig.appendChild(cap);
+    });
+    el.setAttribute('data-servers', String(t.servers.length));
+  }
+  var timelines = {};
+  function timelineOf(job, q) {
+    if (!timelines[job + q]) timelines[job + q] = getJson(base + '/api/jobs/' + encodeURIComponent(job) + '/timeline' + q);
+    return timelines[job + q];
+  }
+  document.querySelectorAll('div.timeline').forEach(function (el) {
+    var job = el.getAttribute('data-job');
+    work.push(timelineOf(job, query(el))
+      .then(function (t) { timeline(el, t); })
+      .catch(function (e) { note(el, 'No timeline: ' + e.message); }));
+  });
+  document.querySelectorAll('div.servers').forEach(function (el) {
+    var job = el.getAttribute('data-job'), q = query(el);
+    var an = getJson(base + '/api/jobs/' + encodeURIComponent(job) + '/anomaly' + q).catch(function () { return {}; });
+    work.push(Promise.all([timelineOf(job, q), an])
+      .then(function (v) {
+        var lagging = {};
+        ((v[1] || {}).server_outliers || []).forEach(function (o) {
+          lagging[o.server] = 'bandwidth ' + Number(o.bandwidth_ratio).toFixed(2) + 'x its peers\', ' +
+            Number(o.cost_s).toFixed(1) + ' s lost';
+        });
+        servers(el, v[0], lagging);
+      })
+      .catch(function (e) { note(el, 'No per-server data: ' + e.message); }));
+  });
   Promise.all(work).then(function () {
     document.body.setAttribute('data-plots', String(plots));
     document.body.setAttribute('data-ready', '1');

@@ -4,9 +4,11 @@
 //  1. The first, uncached request for the job's summary (/api/jobs/JOB) and
 //     for its per-second cross-layer series: wall time, each on a freshly
 //     started server with the Redis keys deleted (RUNS times, median).
-//  2. The cached summary under load: wrk (Debian), 64 connections, 10 s,
-//     --latency: p50, p99 and requests/s (RUNS times, medians), beside the
-//     floor of the HTTP layer (a static file), in two setups:
+//  2. The cached summary (/api/jobs/JOB, with its diagnosis) and the cached
+//     job page (/jobs/JOB, the HTML with its panels) under load: wrk
+//     (Debian), 64 connections, 10 s, --latency: p50, p99 and requests/s
+//     (RUNS times, medians), beside the floor of the HTTP layer (a static
+//     file), in three setups:
 //     - "pinned": the server on CPU 0 (`taskset -c 0`, --threads 1: one
 //       epoll thread) and wrk on CPU 1 (`taskset -c 1 wrk -t1`): neither
 //       preempts the other;
@@ -15,7 +17,8 @@
 //     - "shared, Connection: close": the same with a new TCP connection per
 //       request, which is what the server did before the keep-alive fix
 //       (libmicrohttpd closed after a response queued in the handler's first call).
-// RUNS: $IOSONAR_BENCH_SERVE_RUNS (default 5).
+// RUNS: $IOSONAR_BENCH_SERVE_RUNS (default 5). $IOSONAR_BENCH_SERVE_BIN: the
+// iosonar binary that serves (default the build's), to compare two builds.
 // A Catch2 program only to reuse the test servers; run by `run-bench-serve`.
 #include <catch2/catch.hpp>
 #include <algorithm>
@@ -57,7 +60,8 @@ struct Server {
          const std::string& threads = "1", const std::string& cpu = "") {
     std::vector<std::string> argv;
     if (!cpu.empty()) argv = {"taskset", "-c", cpu};
-    for (const std::string& a : {IosonarBin(), std::string("serve"), std::string("--store"), store,
+    const char* bin = std::getenv("IOSONAR_BENCH_SERVE_BIN");
+    for (const std::string& a : {bin && *bin ? std::string(bin) : IosonarBin(), std::string("serve"), std::string("--store"), store,
                                  std::string("--mysql"), mysql, std::string("--redis"), redis, std::string("--listen"),
                                  "127.0.0.1:" + std::to_string(port), std::string("--trusted-proxy"),
                                  std::string("127.0.0.1"), std::string("--threads"), threads})
@@ -134,10 +138,13 @@ TEST_CASE("bench: iosonar serve", "[bench]") {
     curl_ms(s.Url("/api/jobs/5000"));  // cached in Redis already; warms the job's row
     auto size = Run({"curl", "-s", "-H", "X-Remote-User: daemon", s.Url("/api/jobs/5000")});
     std::printf("summary response: %zu bytes\n", size.out.size());
-    // The same load on the cached summary and, for the floor of the HTTP layer
-    // on this machine, on a 0.8 KB static file (no identity, no lookups),
-    // alternating run by run so both see the same machine.
-    const std::vector<std::string> paths = {"/api/jobs/5000", "/static/iosonar.css"};
+    auto page = Run({"curl", "-s", "-H", "X-Remote-User: daemon", s.Url("/jobs/5000")});
+    std::printf("job page response: %zu bytes\n", page.out.size());
+    REQUIRE(page.out.find("<h2>Request sizes</h2>") != std::string::npos);
+    // The same load on the cached summary, the cached page and, for the floor
+    // of the HTTP layer on this machine, on a static file (no identity, no
+    // lookups), alternating run by run so all see the same machine.
+    const std::vector<std::string> paths = {"/api/jobs/5000", "/jobs/5000", "/static/iosonar.css"};
     std::map<std::string, std::vector<double>> p50, p99, rps;
     for (int i = 0; i < runs; ++i)
       for (const auto& path : paths) {
@@ -171,11 +178,14 @@ TEST_CASE("bench: iosonar serve", "[bench]") {
                     path.c_str(), Median(p50[path]), Median(p99[path]), mn, mx, Median(rps[path]));
       table.push_back(line);
     }
-    char ratio[256];
-    std::snprintf(ratio, sizeof ratio, "| %s: summary / static | | %.2fx | %.2fx | %.2fx |", setup.name,
-                  Median(p50[paths[0]]) / Median(p50[paths[1]]), Median(p99[paths[0]]) / Median(p99[paths[1]]),
-                  Median(rps[paths[0]]) / Median(rps[paths[1]]));
-    table.push_back(ratio);
+    const std::string& floor = paths.back();
+    for (size_t k = 0; k + 1 < paths.size(); ++k) {
+      char ratio[256];
+      std::snprintf(ratio, sizeof ratio, "| %s: %s / static | | %.2fx | %.2fx | %.2fx |", setup.name,
+                    paths[k].c_str(), Median(p50[paths[k]]) / Median(p50[floor]),
+                    Median(p99[paths[k]]) / Median(p99[floor]), Median(rps[paths[k]]) / Median(rps[floor]));
+      table.push_back(ratio);
+    }
   }
   std::printf("\n64 connections, 10 s a run, medians of %d runs (p99: range of the runs)\n\n", runs);
   std::printf("| setup | path | p50 | p99 | requests/s |\n|---|---|---|---|---|\n");

@@ -534,6 +534,7 @@ TEST_CASE("serve: isolation, identity, escaping, cache and the API contract", "[
     save("GET_api_admin_lassi", "/api/admin/lassi?day=2026-11-22", "root");
     save("GET_api_admin_jobs_job_neighbours", "/api/admin/jobs/101/neighbours", "root");
     save("GET_api_jobs_job_anomaly", "/api/jobs/101/anomaly", "daemon");
+    save("GET_api_jobs_job_timeline", "/api/jobs/101/timeline", "daemon");
     save("GET_api_admin_anomalies", "/api/admin/anomalies", "root");
     auto routes = Run({IosonarBin(), "serve", "--print-routes"});
     REQUIRE(routes.exit_code == 0);

@@ -18,6 +18,7 @@
 #include "serve/pages.h"
 #include "serve/service.h"
 #include "serve/single_flight.h"
+#include "serve/timeline.h"
 
 namespace iosonar::serve {
 namespace {
@@ -511,6 +512,66 @@ TEST_CASE("serve: --base-path puts every link of a page under the prefix", "[ser
   CHECK(page401.Body().find("href=\"/iosonar/static/iosonar.css\"") != std::string::npos);
   CHECK(page401.Body().find("href=\"/iosonar/jobs\"") != std::string::npos);
   CHECK(page401.Body().find("href=\"/static") == std::string::npos);
+}
+
+}  // namespace iosonar::serve
+
+namespace iosonar::serve {
+
+TEST_CASE("serve timeline: rows per process, bytes spread over the columns they span, servers", "[serve]") {
+  constexpr int64_t s = 1000000000;
+  const int64_t t0 = 1795305600 * s;
+  std::vector<TimelineRun> runs = {
+      // rank 1 writes 300 bytes over [0.5 s, 3.5 s): 50, 100, 100, 50 by second
+      {"cn0", 11, 1, "write", "posix", 300, t0 + s / 2, t0 + 3 * s + s / 2, 3 * s},
+      // rank 0 reads 10 bytes in a zero-length run at 2 s, and opens (no bytes)
+      {"cn0", 10, 0, "read", "posix", 10, t0 + 2 * s, t0 + 2 * s, 0},
+      {"cn0", 10, 0, "open", "posix", 0, t0, t0 + s / 10, s / 10},
+      // the MPI-IO view of rank 1's bytes: not counted again
+      {"cn0", 11, 1, "write", "mpiio", 300, t0 + s / 2, t0 + 3 * s + s / 2, 3 * s},
+      // a process on another node behind another forwarding node
+      {"cn1", 20, std::nullopt, "write", "posix", 40, t0 + s, t0 + s, 0},
+  };
+  std::vector<JobstatsRow> js = {{"fs-OST0001", t0 + 2 * s, 64}, {"fs-OST0001", t0 + 3 * s, 36}, {"fs-MDT0000", t0 + s, 5}};
+  std::map<std::string, std::string> fwd = {{"cn0", "fwd0"}, {"cn1", "fwd1"}};
+  auto t = BuildTimeline("7", runs, js, fwd);
+  CHECK(t.start_ns == t0);
+  CHECK(t.bucket_ns == s);
+  REQUIRE(t.buckets == 4);
+  CHECK(t.rows_by == "process");
+  REQUIRE(t.rows.size() == 3);
+  CHECK(t.rows[0].name == "rank 0");
+  CHECK(t.rows[0].read == std::vector<double>{0, 0, 10, 0});
+  CHECK(t.rows[1].name == "rank 1");
+  CHECK(t.rows[1].write == std::vector<double>{50, 100, 100, 50});
+  CHECK(t.rows[1].write_bytes == 300);  // the mpiio run left out
+  CHECK(t.rows[2].name == "cn1:20");
+  REQUIRE(t.servers.size() == 3);
+  CHECK(t.servers[0].name == "fwd0");
+  CHECK(t.servers[0].total_bytes == 310);
+  CHECK(t.servers[0].active_s == 4);
+  CHECK(t.servers[1].name == "fwd1");
+  CHECK(t.servers[2].name == "fs-OST0001");  // MDT rows are no OST
+  CHECK(t.servers[2].bytes == std::vector<double>{0, 64, 36, 0});  // each record in the second it covers
+  CHECK(t.servers[2].active_s == 2);
+  // Past max_rows processes: one row per node, the busiest nodes kept.
+  TimelineOptions o;
+  o.max_rows = 1;
+  auto n = BuildTimeline("7", runs, js, fwd, o);
+  CHECK(n.rows_by == "node");
+  REQUIRE(n.rows.size() == 1);
+  CHECK(n.rows[0].name == "cn0");
+  CHECK(n.rows[0].write_bytes + n.rows[0].read_bytes == 310);
+  CHECK(n.rows_omitted == 1);
+  // Columns: a 1,000 s job in 240 or fewer whole-second columns.
+  std::vector<TimelineRun> longrun = {{"cn0", 1, 0, "write", "posix", 1000, t0, t0 + 1000 * s, 1000 * s}};
+  auto l = BuildTimeline("8", longrun, {}, {});
+  CHECK(l.bucket_ns == 5 * s);
+  CHECK(l.buckets == 200);
+  double sum = 0;
+  for (double v : l.rows[0].write) sum += v;
+  CHECK(sum == Approx(1000));
+  CHECK(TimelineJson(t).find("\"rows_by\":\"process\"") != std::string::npos);
 }
 
 }  // namespace iosonar::serve
