@@ -28,6 +28,7 @@ namespace iosonar::trace {
 RingAgent::RingAgent(const Options& o, RecordSink* sink) : o_(o), sink_(sink) {}
 
 RingAgent::~RingAgent() {
+  for (auto& [k, fd] : dir_locks_) close(fd);
   for (auto& p : pending_) {
     if (p.base) munmap(p.base, kRingBytes);
     if (p.fd >= 0) close(p.fd);
@@ -233,6 +234,16 @@ bool RingAgent::PassDir(const std::string& dir, uid_t uid, size_t* files) {
              "dir:" + dir + ":" + std::to_string(ds.st_uid) + mode, msg);
     close(dfd);
     return false;
+  }
+  // Held while the agent runs (a tracer's exclusive lock is momentary: then next pass).
+  if (!dir_locks_.count({ds.st_dev, ds.st_ino}) && dir_locks_.size() < 512 && dir_locks_per_uid_[uid] < 2) {
+    int kfd = dup(dfd);
+    if (kfd >= 0 && flock(kfd, LOCK_SH | LOCK_NB) == 0) {
+      dir_locks_[{ds.st_dev, ds.st_ino}] = kfd;
+      ++dir_locks_per_uid_[uid];
+    } else if (kfd >= 0) {
+      close(kfd);
+    }
   }
   int lfd = dup(dfd);
   DIR* d = lfd >= 0 ? fdopendir(lfd) : nullptr;

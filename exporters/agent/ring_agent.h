@@ -212,6 +212,13 @@ class RingAgent {
   };
   Notes notes_[kCauses];
   std::unordered_map<uid_t, size_t> rotor_;  // where a uid's next pass starts among its ring files
+  // The ring directories this agent drains, each held open with a shared
+  // flock while it runs: a tracer reclaims a dead process's ring only when it
+  // can lock the directory exclusively, i.e. while no agent is there (ring.h).
+  // At most 2 a uid (its iosonar-ring-UID, or the private one it fell back
+  // to; a user's junk directories cost no more) and 512 in all: descriptors.
+  std::map<std::pair<dev_t, ino_t>, int> dir_locks_;
+  std::unordered_map<uid_t, int> dir_locks_per_uid_;
   bool ok_ = true;
   // exec'd rings (dev, ino) and when a pass first saw them so (settling).
   std::map<std::pair<dev_t, ino_t>, int64_t> exec_seen_;

@@ -329,6 +329,23 @@ bool RingReader::Take(char* base, size_t len, const TakeParams& p, RingTake* out
   // An entry copied empty: the end of a probe chain (LookupPath stops at the
   // local table's untouched zeros the same way).
   constexpr uint64_t kCopiedEmpty = ~uint64_t{0} - 1;
+  auto want = [&](const Run& r) {
+    if (!r.file_id) return;
+    for (int probe = 0; probe < 16; ++probe) {
+      uint32_t ix = static_cast<uint32_t>((r.file_id + static_cast<uint64_t>(probe)) % kPathSlots);
+      PathSlot& d = m.paths[ix];
+      if (d.id == r.file_id || d.id == kCopiedEmpty) return;
+      if (d.id != 0) continue;  // copied already: another file's
+      bool copied = Guarded([&] { memcpy(static_cast<void*>(&d), RingPaths(base) + ix, sizeof d); });
+      d.path[sizeof d.path - 1] = '\0';
+      m.touched.push_back(ix);
+      if (!copied || d.id == 0) {
+        d.id = kCopiedEmpty;
+        return;
+      }
+      if (d.id == r.file_id) return;
+    }
+  };
   for (uint32_t i = 0; i < h.slots_hwm; ++i) {
     // Bounded memory: a live ring's other slots wait for the next pass (an
     // earlier batch is taken whole: it was bounded so when taken); a finished
@@ -448,23 +465,6 @@ bool RingReader::Take(char* base, size_t len, const TakeParams& p, RingTake* out
       }
     }
     m.touched.resize(keep);
-    auto want = [&](const Run& r) {
-      if (!r.file_id) return;
-      for (int probe = 0; probe < 16; ++probe) {
-        uint32_t ix = static_cast<uint32_t>((r.file_id + static_cast<uint64_t>(probe)) % kPathSlots);
-        PathSlot& d = m.paths[ix];
-        if (d.id == r.file_id || d.id == kCopiedEmpty) return;
-        if (d.id != 0) continue;  // copied already: another file's
-        bool copied = Guarded([&] { memcpy(static_cast<void*>(&d), RingPaths(base) + ix, sizeof d); });
-        d.path[sizeof d.path - 1] = '\0';
-        m.touched.push_back(ix);
-        if (!copied || d.id == 0) {
-          d.id = kCopiedEmpty;
-          return;
-        }
-        if (d.id == r.file_id) return;
-      }
-    };
     const int total = nbuf + m.extra.n;
     const uint64_t base_seq = h.shipped[i];
     for (int k = 0; k < total; ++k) {
@@ -482,6 +482,22 @@ bool RingReader::Take(char* base, size_t len, const TakeParams& p, RingTake* out
   }
   format(scope1, merge_batch);
   format(items, merge);
+  if (whole) {
+    // The runs that found no room in their slot, one aggregate per file and
+    // key (ring.h: RingLost): shipped with the end, never merged.
+    const uint32_t nlost = LostUsed(h);
+    for (uint32_t k = 0; k < nlost; ++k) {
+      TakenRun t;
+      if (!Guarded([&] { memcpy(static_cast<void*>(&t.r), RingLost(base) + k, sizeof t.r); })) return truncated();
+      t.tid = h.pid;
+      t.seq = agent ? AgentSeq(kMaxThreads, kAgentLostSeq + k) : seq++;
+      want(t.r);
+      items.push_back(t);
+      ++out->runs;
+    }
+    records += nlost;
+    format(items, false);
+  }
   for (auto ix : m.touched) m.paths[ix].id = 0;
   m.touched.clear();
   if (!out->slots.empty() && !Guarded([&] {

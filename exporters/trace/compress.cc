@@ -22,7 +22,7 @@ const char* LayerName(Layer l) {
 }
 
 void Compressor::Emit(int i, RunSink* sink) {
-  if (!sink->Put(runs_[i])) ++dropped_;
+  if (!sink->Put(runs_[i])) dropped_ += runs_[i].count;  // ops, as tracer.dropped counts them
   if (i != --n_) runs_[i] = runs_[n_];
 }
 
@@ -117,7 +117,7 @@ void Compressor::AddMissed(const RawOp& o, RunSink* sink, int32_t extra) {
         return;
       }
       const bool seq = ContinuesEnd(r, o);
-      if (!sink->Put(r)) ++dropped_;
+      if (!sink->Put(r)) dropped_ += r.count;
       ++clock_;
       Start(last_, o, extra, seq);
       return;

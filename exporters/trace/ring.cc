@@ -367,6 +367,10 @@ uint64_t ShipRing(void* base, LineSender* sender) {
     if (s.comp().open_runs() > 0 && s.comp().open_runs() <= Compressor::kOpenRuns) s.comp().CloseAll(out);
     if (s.agg().open() > 0 && s.agg().open() <= Aggregator::kEntries) s.agg().CloseAll(out);
   }
+  // The runs that found no room in their slot, per file (ring.h: RingLost).
+  out->tid = h.pid;
+  const Run* lost = RingLost(base);
+  for (uint32_t k = 0; k < LostUsed(h); ++k) out->Put(lost[k]);
   tracer_record("killed");
   out->Flush();
   uint64_t n = out->sent();

@@ -78,7 +78,7 @@ constexpr int kLockThread = 1;
 constexpr int kLockDrainer = 2;
 
 constexpr uint64_t kRingMagic = 0x314e4952534f49ull;  // "IOSRIN1"
-constexpr uint32_t kRingVersion = 11;  // 11: io_uring counts; 10: the Compressor's counts before its runs, slots aligned to cache lines; 9: slot buffers are circles; 8: merge intents; 7: aio_pending; 6: the Compressor remembers where closed runs ended
+constexpr uint32_t kRingVersion = 12;  // 12: runs that found no room (lost table), reclaim stamp; 11: io_uring counts; 10: the Compressor's counts before its runs, slots aligned to cache lines; 9: slot buffers are circles; 8: merge intents; 7: aio_pending; 6: the Compressor remembers where closed runs ended
 // event.seq of lines a drainer sends for a live process: a range of their own.
 constexpr uint64_t kDrainSeqBase = uint64_t{1} << 62;
 // event.seq of lines the node agent ships for a process in agent mode: per
@@ -147,17 +147,41 @@ struct RingHeader {
   // cannot see (wrap_syscall.cc): tracer.io_uring_sqes of the process.
   uint64_t io_uring_sqes;
   uint32_t io_uring_rings;
+  // Runs in the lost table (RingLost): [0, lost_used) are whole (published
+  // with release after the entry is written).
+  uint32_t lost_used;
+  // Written by a tracer that found this ring's process gone while no agent
+  // held the ring directory (ReclaimDeadRings): CLOCK_REALTIME seconds of
+  // that first sighting; the ring is removed once it is IOSONAR_RING_GRACE_S old.
+  int64_t reclaim_seen_s;
 };
 
 constexpr size_t kRingHeaderBytes = 4096;
 static_assert(sizeof(RingHeader) <= kRingHeaderBytes, "ring header too large");
 constexpr size_t kRingSlotsOffset = kRingHeaderBytes;
 constexpr size_t kRingPathsOffset = kRingSlotsOffset + sizeof(Slot) * kMaxThreads;
-constexpr size_t kRingBytes = (kRingPathsOffset + sizeof(PathSlot) * kPathSlots + 4095) & ~size_t{4095};
+// The lost table: where a closed run goes when its slot's buffer has no
+// room left (agent mode with no agent for a long time, a thread with no slot):
+// per (file, op, layer, size, errno) one aggregate (Run::agg) of every such
+// run, so the ops, bytes and time of what found no room still reach the data
+// as the file's aggregate records, shipped with the process's end. Only past
+// kLostRuns keys is anything dropped (tracer.dropped). Written by the process
+// only (under a lock of its own), read once it has ended or died.
+constexpr int kLostRuns = 2048;
+constexpr size_t kRingLostOffset = (kRingPathsOffset + sizeof(PathSlot) * kPathSlots + 4095) & ~size_t{4095};
+constexpr size_t kRingBytes = (kRingLostOffset + sizeof(Run) * kLostRuns + 4095) & ~size_t{4095};
 
 inline RingHeader* RingHead(void* base) { return static_cast<RingHeader*>(base); }
 inline Slot* RingSlots(void* base) { return reinterpret_cast<Slot*>(static_cast<char*>(base) + kRingSlotsOffset); }
 inline PathSlot* RingPaths(void* base) { return reinterpret_cast<PathSlot*>(static_cast<char*>(base) + kRingPathsOffset); }
+inline Run* RingLost(void* base) { return reinterpret_cast<Run*>(static_cast<char*>(base) + kRingLostOffset); }
+// The lost table's runs a reader may take: lost_used, capped.
+inline uint32_t LostUsed(const RingHeader& h) { return h.lost_used < kLostRuns ? h.lost_used : kLostRuns; }
+// Where a tracer's ring directory says that an agent is draining it: the
+// agent holds a shared flock on the directory while it runs; a tracer
+// reclaims dead processes' rings only if it can take it exclusively.
+// event.seq of the lost table's runs shipped by an agent: AgentSeq(kMaxThreads, kAgentLostSeq + k).
+constexpr uint64_t kAgentLostSeq = 2;
 
 // The root of the ring directories: $IOSONAR_RING_ROOT, else /dev/shm (or
 // /tmp without /dev/shm). Raw system calls only (usable in the tracer).

@@ -36,6 +36,7 @@
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/resource.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
@@ -184,6 +185,7 @@ uint64_t g_window_ticks = 0;
 uint64_t g_sweep_ticks = 0;
 uint64_t g_budget = 4000;              // detail records a second (IOSONAR_DETAIL_BUDGET), see OverBudget
 uint64_t g_ring_max_files = 1024;      // rings waiting in the ring directory before a new one is private (MakeRing)
+uint64_t g_ring_grace_s = 3600;        // a dead process's ring unshipped this long is reclaimed (ReclaimDeadRings)
 uint64_t g_budget_interval_ticks = 1;  // one second
 // System and runtime paths, as Darshan's darshan_path_exclusions (plus
 // /lib64/ and /run/): configuration, libraries and runtime state that every
@@ -491,23 +493,93 @@ struct linux_dirent64_view {  // getdents64's record (no glibc declaration)
   unsigned char type;
   char name[1];
 };
-// Ring files in the directory, counted up to max (one getdents64 call for a
-// directory a running agent keeps small). Called once per process, from
-// MakeRing, which one thread runs: the buffer is static (BSS, touched only here).
-uint64_t CountRings(int dfd, uint64_t max) {
+// Ring files in the directory, counted up to max, and kReclaimLook of them
+// picked at random on the way (reservoir sampling: each pass of a process
+// looks at other rings), the candidates ReclaimDeadRings looks at. One
+// getdents64 call for a directory a running agent keeps small; at most
+// kScanMax entries. Called once per process, from MakeRing, which one thread
+// runs: the buffers are static (BSS, touched only here).
+constexpr int kReclaimLook = 2;
+constexpr uint64_t kScanMax = 4096;
+char g_reclaim_names[kReclaimLook][64];
+uint64_t CountRings(int dfd, uint64_t max, int* picked) {
   static char buf[32768];
-  uint64_t n = 0;
+  uint64_t n = 0, seen = 0;
+  uint64_t rnd = __rdtsc() ^ (static_cast<uint64_t>(g_pid) << 32);
+  *picked = 0;
   for (;;) {
     long got = syscall(SYS_getdents64, dfd, buf, sizeof buf);
     if (got <= 0) break;
     for (long off = 0; off < got;) {
       const auto* d = reinterpret_cast<const struct linux_dirent64_view*>(buf + off);
       if (d->reclen == 0) return n;
-      if (strncmp(d->name, "ring-", 5) == 0 && ++n >= max) return n;
       off += d->reclen;
+      if (strncmp(d->name, "ring-", 5) != 0 || strlen(d->name) >= sizeof g_reclaim_names[0]) continue;
+      ++n;
+      rnd = rnd * 6364136223846793005ull + 1442695040888963407ull;
+      const uint64_t at = seen < kReclaimLook ? seen : (rnd >> 33) % (seen + 1);
+      ++seen;
+      if (at < kReclaimLook) {
+        strcpy(g_reclaim_names[at], d->name);
+        if (*picked < kReclaimLook) ++*picked;
+      }
+      if ((max && n >= max) || seen >= kScanMax) return n;
     }
   }
   return n;
+}
+
+// Rings nobody ships: a process killed while no drainer ran, or an
+// agent-mode process while no agent runs, leaves its ring in the directory
+// (/dev/shm: the node's memory). A new process reclaims them: of the rings
+// CountRings picked, those whose process is gone, while no agent holds the
+// directory (an agent keeps a shared flock on it: the tracer must get it
+// exclusively, without waiting), are stamped when first found so, and
+// removed once IOSONAR_RING_GRACE_S later (default an hour; 0: at once), said
+// in the tracer's log: an agent restarted within the grace still ships them.
+// Bounded: kReclaimLook rings a process, a kill(pid, 0) each, and a few
+// system calls for a dead one; never a wait. A ring whose pid was reused by
+// a live process waits until that one is gone too; one that is malformed,
+// not ours or being made is left alone. Returns the rings removed.
+int ReclaimDeadRings(int dfd, const char* dir, int picked) {
+  int dead[kReclaimLook], ndead = 0;
+  for (int k = 0; k < picked; ++k) {
+    const int pid = atoi(g_reclaim_names[k] + 5);
+    if (pid > 0 && pid != g_pid && syscall(SYS_kill, pid, 0) != 0 && errno == ESRCH) dead[ndead++] = k;
+  }
+  if (!ndead || syscall(SYS_flock, dfd, LOCK_EX | LOCK_NB) != 0) return 0;  // none gone, or an agent drains here
+  timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  int removed = 0;
+  for (int x = 0; x < ndead; ++x) {
+    const char* name = g_reclaim_names[dead[x]];
+    const int fd = static_cast<int>(syscall(SYS_openat, dfd, name, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+    if (fd < 0) continue;
+    struct stat st;
+    RingHeader h;
+    const bool ours = SysFstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() && st.st_nlink == 1 &&
+                      static_cast<size_t>(st.st_size) == kRingBytes &&
+                      syscall(SYS_pread64, fd, &h, sizeof h, 0) == static_cast<long>(sizeof h) && h.magic == kRingMagic &&
+                      h.version == kRingVersion && h.header_size == sizeof(RingHeader) && h.pid == atoi(name + 5);
+    if (ours) {
+      int64_t seen = h.reclaim_seen_s;
+      if (seen <= 0 || seen > now.tv_sec) {  // first found gone now
+        seen = now.tv_sec;
+        syscall(SYS_pwrite64, fd, &seen, sizeof seen, offsetof(RingHeader, reclaim_seen_s));
+      }
+      if (now.tv_sec - seen >= static_cast<int64_t>(g_ring_grace_s) && syscall(SYS_unlinkat, dfd, name, 0) == 0) {
+        ++removed;
+        char why[200];
+        snprintf(why, sizeof why, "/%s: its process (%d) is gone and no agent took the ring for %llu s; removed, "
+                 "its unshipped records are lost (IOSONAR_RING_GRACE_S)", name, h.pid,
+                 static_cast<unsigned long long>(now.tv_sec - seen));
+        TracerLog("iosonar-trace: ", dir, why);
+      }
+    }
+    SysClose(fd);
+  }
+  syscall(SYS_flock, dfd, LOCK_UN);
+  return removed;
 }
 void MakeRing() {
   g_ring = nullptr;
@@ -517,6 +589,9 @@ void MakeRing() {
   // where the agent finds it too (it reports the directory it refused).
   int dfd = OpenDefaultRingDir(dir, sizeof dir);
   void* base = MAP_FAILED;
+  int picked = 0;
+  uint64_t rings = dfd >= 0 ? CountRings(dfd, g_ring_max_files, &picked) : 0;
+  if (picked) rings -= static_cast<uint64_t>(ReclaimDeadRings(dfd, dir, picked));
   // The ring directory's file system (/dev/shm: memory the job's MPI library
   // and the node share) is never filled by rings: with less than an eighth of
   // it free, the ring is private memory instead (what a killed process, or an
@@ -537,7 +612,7 @@ void MakeRing() {
   // IOSONAR_RING_MAX_FILES rings in the directory (1024; 0: no bound), a new
   // ring is private memory too, said in the tracer's log: the node's memory is
   // never eaten by a dead agent.
-  if (dfd >= 0 && g_ring_max_files > 0 && CountRings(dfd, g_ring_max_files) >= g_ring_max_files) {
+  if (dfd >= 0 && g_ring_max_files > 0 && rings >= g_ring_max_files) {
     SysClose(dfd);
     dfd = -1;
     char why[160];
@@ -587,6 +662,7 @@ bool EnsureRing() {
   if (__builtin_expect(g_ring_state.load(std::memory_order_acquire) == 2, 1)) return g_ring != nullptr;
   int expect = 0;
   if (g_ring_state.compare_exchange_strong(expect, 1)) {
+    const ErrnoKeeper keep;  // (its mkdir's EEXIST, a reclaim's ESRCH: never the program's)
     ++t_busy;
     MakeRing();
     --t_busy;
@@ -752,6 +828,77 @@ Slot* SpillSlot() {
   return t_spill;
 }
 
+// The lost table (ring.h: RingLost): a closed run that finds no room in its
+// slot folds into the aggregate of its key there, so its ops, bytes and time
+// still reach the data (as the file's aggregate record, at the process's
+// end); a run is dropped (counted) only when the table has no room for a new
+// key. Rare (agent mode with no agent for long): a process-wide spinlock,
+// never taken by a signal handler (they pass through: t_recording) nor with
+// another lock of its kind held. The key index is this process's (BSS).
+std::atomic_flag g_lost_lock = ATOMIC_FLAG_INIT;
+uint16_t g_lost_index[kLostRuns * 2];  // open addressing, entry + 1 (0: empty)
+uint64_t LostKey(const Run& r) {
+  uint64_t k = r.file_id ? r.file_id : (uint64_t{0x9e3779b97f4a7c15} * static_cast<uint32_t>(r.fd));
+  k ^= (static_cast<uint64_t>(r.op) << 56) ^ (static_cast<uint64_t>(r.layer) << 48) ^ static_cast<uint64_t>(r.size) * 0x100000001b3ull ^
+       static_cast<uint64_t>(static_cast<uint32_t>(r.err)) << 20;
+  return k * 0xff51afd7ed558ccdull;
+}
+bool SameLostKey(const Run& a, const Run& r) {
+  return a.file_id == r.file_id && a.op == r.op && a.layer == r.layer && a.size == r.size && a.err == r.err &&
+         (r.file_id || a.fd == r.fd);
+}
+bool FoldLost(const Run& r) {
+  RingHeader* h = Hdr();
+  if (!h) return false;
+  while (g_lost_lock.test_and_set(std::memory_order_acquire)) __builtin_ia32_pause();
+  Run* lost = RingLost(g_ring);
+  bool ok = true;
+  uint32_t ix = static_cast<uint32_t>(LostKey(r) >> 40) % (kLostRuns * 2);
+  for (;; ix = (ix + 1) % (kLostRuns * 2)) {
+    const uint16_t e = g_lost_index[ix];
+    if (e && SameLostKey(lost[e - 1], r)) break;
+    if (e) continue;
+    const uint32_t used = h->lost_used;
+    if (used >= static_cast<uint32_t>(kLostRuns)) {
+      ok = false;
+      break;
+    }
+    Run& a = lost[used];
+    BackRingPage(&a, sizeof a);
+    a = r;
+    a.agg = 1;
+    a.strided = 0;
+    a.stride = 0;
+    a.offset = a.next_offset = -1;
+    a.count = a.bytes = a.dur = a.n_seq = a.n_strided = a.n_random = 0;
+    g_lost_index[ix] = static_cast<uint16_t>(used + 1);
+    __atomic_store_n(&h->lost_used, used + 1, __ATOMIC_RELEASE);
+    break;
+  }
+  if (ok) {
+    Run& a = lost[g_lost_index[ix] - 1];
+    a.count += r.count;
+    a.bytes += r.bytes;
+    a.dur += r.dur;
+    if (r.t_start < a.t_start) a.t_start = r.t_start;
+    if (r.t_end > a.t_end) a.t_end = r.t_end;
+    if (r.agg) {
+      a.n_seq += r.n_seq;
+      a.n_strided += r.n_strided;
+      a.n_random += r.n_random;
+    } else {
+      const uint64_t sq = OpsSequential(r);
+      uint64_t st = r.strided && r.count > 1 ? r.count - 1 : 0;
+      if (sq + st > r.count) st = r.count - sq;
+      a.n_seq += sq;
+      a.n_strided += st;
+      a.n_random += r.count - sq - st;
+    }
+  }
+  g_lost_lock.clear(std::memory_order_release);
+  return ok;
+}
+
 class SlotSink final : public RunSink {
  public:
   explicit SlotSink(Slot* s) : s_(s) {}
@@ -788,13 +935,13 @@ class SlotSink final : public RunSink {
         s_->agg().Fold(r, BudgetEpoch(r.t_end), this);
         return true;
       }
-      if (Held(s_) >= kBufRuns) {
-        g_dropped.fetch_add(r.count, std::memory_order_relaxed);
+      if (Held(s_) >= kBufRuns) {  // the last resort: the lost table, else dropped
+        if (!FoldLost(r)) g_dropped.fetch_add(r.count, std::memory_order_relaxed);
         return true;  // counted here, not again by the compressor
       }
     }
     if (Held(s_) >= kBufRuns) FlushBuffered(s_);
-    if (Held(s_) >= kBufRuns) return false;
+    if (Held(s_) >= kBufRuns) return FoldLost(r);  // false: dropped, counted by the compressor
     PutRun(s_, r);
     return true;
   }
@@ -1045,6 +1192,16 @@ void FlushAll(const char* action) {
     UnlockSlot(&g_slots[i]);
   }
   FmtLock();
+  // The lost table's aggregates, once (an exec that fails goes on with an empty one).
+  if (RingHeader* h = Hdr(); h && h->lost_used) {
+    while (g_lost_lock.test_and_set(std::memory_order_acquire)) __builtin_ia32_pause();
+    CalibrateClock();
+    EmitStartLocked();
+    for (uint32_t k = 0; k < LostUsed(*h); ++k) FmtRunLocked(RingLost(g_ring)[k], g_pid);
+    __atomic_store_n(&h->lost_used, 0u, __ATOMIC_RELEASE);
+    memset(g_lost_index, 0, sizeof g_lost_index);
+    g_lost_lock.clear(std::memory_order_release);
+  }
   if (g_started_emitted) FmtTracerRecordLocked(action);
   FmtSendLocked();
   CommitLocked();
@@ -1093,6 +1250,28 @@ void CopyEnv(const char* name, char* dst, size_t cap) {
   }
 }
 
+// A numeric IOSONAR_* setting: a whole decimal number from lo to hi, else
+// (letters, a sign, a value out of range) the default, said in the tracer's
+// log (never on the program's stderr): a typo never silently means "no bound".
+uint64_t EnvNumber(const char* name, uint64_t def, uint64_t lo, uint64_t hi, const char* def_name = nullptr) {
+  const char* v = getenv(name);
+  if (!v || !*v) return def;
+  uint64_t n = 0;
+  bool ok = true;
+  for (const char* p = v; *p && ok; ++p) {
+    ok = *p >= '0' && *p <= '9' && n <= (UINT64_MAX - 9) / 10;
+    n = n * 10 + static_cast<uint64_t>(*p - '0');
+  }
+  if (ok && n >= lo && n <= hi) return n;
+  char why[256], d[24];
+  if (def_name) snprintf(d, sizeof d, "%s", def_name);
+  else snprintf(d, sizeof d, "%llu", static_cast<unsigned long long>(def));
+  snprintf(why, sizeof why, "=\"%.40s\" is not a whole number from %llu to %llu; the default, %s, is used", v,
+           static_cast<unsigned long long>(lo), static_cast<unsigned long long>(hi), d);
+  TracerLog("iosonar-trace: ", name, why);
+  return def;
+}
+
 void AioAfterForkChild();
 uint64_t AioUncollected();
 // Around fork: the formatting lock is held across it so the child's copy of
@@ -1127,6 +1306,8 @@ void AtForkChild() {
   g_fmt_lines = 0;
   g_started_emitted = false;
   g_flusher_started.store(false);  // threads do not survive fork: start a new one on first I/O
+  g_lost_lock.clear(std::memory_order_relaxed);  // the child's ring is a new one: its lost table too
+  memset(g_lost_index, 0, sizeof g_lost_index);
   g_raw_ops.store(0);
   g_records.store(0);
   g_dropped.store(0);
@@ -1184,13 +1365,11 @@ void Init() {
     while (ClockNs(CLOCK_MONOTONIC) - g_mono0 < kCalibrateNs + 1000) __builtin_ia32_pause();
   }
   CalibrateClock();
-  if (const char* w = getenv("IOSONAR_WINDOW_MS"); w && *w) {
-    long ms = strtol(w, nullptr, 10);
-    if (ms >= 0) g_window_ns = ms * 1000000;
-  }
+  g_window_ns = static_cast<int64_t>(EnvNumber("IOSONAR_WINDOW_MS", 1000, 0, 86400000)) * 1000000;  // up to a day
   g_window_ticks = NsToTicks(g_window_ns);
-  if (const char* b = getenv("IOSONAR_DETAIL_BUDGET"); b && *b) g_budget = strtoull(b, nullptr, 10);
-  if (const char* m = getenv("IOSONAR_RING_MAX_FILES"); m && *m) g_ring_max_files = strtoull(m, nullptr, 10);
+  g_budget = EnvNumber("IOSONAR_DETAIL_BUDGET", g_budget, 0, 1000000000);
+  g_ring_max_files = EnvNumber("IOSONAR_RING_MAX_FILES", g_ring_max_files, 0, 1000000);
+  g_ring_grace_s = EnvNumber("IOSONAR_RING_GRACE_S", g_ring_grace_s, 0, 100000000);
   g_budget_interval_ticks = NsToTicks(1000000000);
   if (g_budget_interval_ticks == 0) g_budget_interval_ticks = 1;
   g_sweep_ticks = NsToTicks(g_window_ns > 0 ? g_window_ns / 4 : 250000000);
@@ -1205,7 +1384,8 @@ void Init() {
     }
   }
   CopyEnv("IOSONAR_EXCLUDE", g_exclude, sizeof g_exclude);
-  if (const char* f = getenv("IOSONAR_FLUSHER"); f && *f) g_flusher_mode = strcmp(f, "0") == 0 ? 0 : 1;
+  g_flusher_mode = static_cast<int>(EnvNumber("IOSONAR_FLUSHER", 2, 0, 1, "auto"));  // 2: unset or bad
+  if (g_flusher_mode == 2) g_flusher_mode = -1;
   CopyEnv("IOSONAR_INCLUDE", g_include, sizeof g_include);
   g_pid = static_cast<int>(syscall(SYS_getpid));
   g_ppid = static_cast<int>(syscall(SYS_getppid));
@@ -1225,7 +1405,7 @@ void Init() {
   g_agent = strcmp(o.output, "agent") == 0;  // the sender stays unopened: no descriptor, never used
   o.spool_dir = spool;
   o.log_refusals = false;  // the program's stderr is not ours: a taken spool directory is replaced quietly
-  if (const char* m = getenv("IOSONAR_SPOOL_MAX_MB"); m && *m) o.spool_max_bytes = strtoull(m, nullptr, 10) << 20;
+  o.spool_max_bytes = EnvNumber("IOSONAR_SPOOL_MAX_MB", o.spool_max_bytes >> 20, 0, uint64_t{1} << 30) << 20;
   char err[256];
   if (!g_agent && !Sender().Init(o, err, sizeof err)) {
     TracerLog("iosonar-trace: ", err, "; tracing is off");  // never on the program's stderr
@@ -1736,6 +1916,11 @@ void ResolveAll() {
   (void)REAL(fork);
   (void)REAL(_exit);
   (void)REAL(_Exit);
+  ext::ResolveCopy();
+  ext::ResolvePosixExtra();
+  ext::ResolveStdioExtra();
+  ext::ResolveLibaio();
+  ext::ResolveSyscall();
 }
 
 int64_t IovLen(const struct iovec* iov, int n) {
@@ -1938,7 +2123,8 @@ using namespace iosonar::trace;  // NOLINT
 // tracer_internal.h: the machinery above for the wrappers of other
 // translation units (hidden symbols).
 namespace iosonar::trace::ext {
-Slot* Begin() { return ::iosonar::trace::Begin(); }
+bool Enter() { return ::iosonar::trace::Enter(); }
+Slot* Slotted() { return ::iosonar::trace::Slotted(); }
 bool TracedFd(int fd, Fd* out) {
   FdInfo* f = ::iosonar::trace::TracedFd(fd);
   if (!f) return false;

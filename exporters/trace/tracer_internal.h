@@ -3,11 +3,16 @@
 // split of tracer.cc by module. Hidden symbols of libiosonar-trace.so only,
 // no stable interface (that is iosonar_trace.h).
 //
-// The shape is tracer.cc's: resolve the real symbol once, ask Begin() for
-// the thread's slot (null: the call passes through untraced), TracedFd() for
-// the descriptor, time the real call with Ticks(), Record() the op, and
-// return the real result with the real errno. Begin, TracedFd and Record
-// keep errno on every path; a wrapper reads errno only after a call failed.
+// The shape is tracer.cc's: the real symbols are resolved at start-up (each
+// file's Resolve*(), called from tracer.cc's ResolveAll in the constructor,
+// so no wrapper's first call runs dlsym, which takes the loader's lock);
+// a wrapper asks Enter() whether the call may be traced at all, TracedFd()
+// whether its descriptor is a traced file, and only then Slotted() for the
+// thread's slot (the ring and slot are made by the first op recorded, never
+// for a call on a pipe, a socket or a bad descriptor); it times the real call
+// with Ticks(), Record()s the op, and returns the real result with the real
+// errno. Enter, TracedFd, Slotted and Record keep errno on every path; a
+// wrapper reads errno only after a call failed.
 #pragma once
 #include <dlfcn.h>
 #include <errno.h>
@@ -23,7 +28,13 @@ namespace iosonar::trace {
 struct Slot;
 namespace ext {
 
-// The next definition of a symbol (libc's, libaio's), resolved at the first call.
+// The next definition of a symbol (libc's, libaio's): resolved at start-up
+// (Resolve); resolved here only if it was not there then (a library the
+// program dlopen'd later, or a tracer disabled before its set-up).
+template <typename F>
+void Resolve(const char* name, F* slot) {
+  __atomic_store_n(slot, reinterpret_cast<F>(dlsym(RTLD_NEXT, name)), __ATOMIC_RELAXED);
+}
 template <typename F>
 __attribute__((always_inline)) inline F Real(const char* name, F* slot) {
   F f = __atomic_load_n(slot, __ATOMIC_RELAXED);
@@ -42,8 +53,17 @@ struct Fd {
   int64_t* stdio_offset;
 };
 
-Slot* Begin();                   // the calling thread's slot, or null: do not trace this call
-bool TracedFd(int fd, Fd* out);  // fd is a traced file (classified at first sight)
+bool Enter();                    // this call may be traced (the tracer is on, this thread is not inside it)
+bool TracedFd(int fd, Fd* out);  // fd is a traced file (classified at first sight); after Enter()
+Slot* Slotted();                 // after Enter(), for an op that is recorded: the thread's slot (null: counted dropped)
+// Enter, TracedFd and Slotted in one: the slot when fd's op is to be recorded.
+inline Slot* BeginFd(int fd, Fd* out) { return Enter() && TracedFd(fd, out) ? Slotted() : nullptr; }
+// Each wrap_*.cc's real symbols, resolved from the tracer's constructor.
+void ResolveCopy();
+void ResolvePosixExtra();
+void ResolveStdioExtra();
+void ResolveLibaio();
+void ResolveSyscall();
 uint64_t Ticks();                // the tracer's clock
 void Record(Slot* s, const RawOp& op);
 // An open-like call (freopen): call(ctx) returns the new descriptor or -1;
@@ -64,9 +84,9 @@ long RawTransfer(long nr, const long* a, long (*real)(long, ...));  // ops the t
 // advances. kSizeIsResult: the request's size is the bytes moved.
 template <bool kSizeIsResult = false, typename Call>
 ssize_t DataOp(Op op, Layer layer, int fd, int64_t off, size_t size, Call&& call) {
-  Slot* s = Begin();
   Fd f;
-  if (!s || !TracedFd(fd, &f)) return call();
+  Slot* s = BeginFd(fd, &f);
+  if (!s) return call();
   int64_t& shadow = layer == kStdio ? *f.stdio_offset : *f.offset;
   const int64_t at = off >= 0 ? off : shadow;
   const uint64_t t0 = Ticks();

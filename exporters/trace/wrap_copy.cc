@@ -61,10 +61,10 @@ inline int64_t At(const Side& s, const off64_t* off, ssize_t r) {
 
 template <typename Call>
 ssize_t TransferOp(int in, const off64_t* off_in, int out, const off64_t* off_out, Call&& call) {
-  Slot* s = ext::Begin();
-  if (!s) return call();
+  if (!ext::Enter()) return call();
   Side src = Prepare(in, off_in), dst = Prepare(out, off_out);
-  if (!src.traced && !dst.traced) return call();
+  Slot* s = src.traced || dst.traced ? ext::Slotted() : nullptr;
+  if (!s) return call();
   const uint64_t t0 = ext::Ticks();
   const ssize_t r = call();
   const uint64_t t1 = ext::Ticks();
@@ -83,6 +83,13 @@ ssize_t TransferOp(int in, const off64_t* off_in, int out, const off64_t* off_ou
 }
 
 }  // namespace
+
+void iosonar::trace::ext::ResolveCopy() {
+  Resolve("copy_file_range", &real_copy_file_range);
+  Resolve("sendfile", &real_sendfile);
+  Resolve("sendfile64", &real_sendfile64);
+  Resolve("splice", &real_splice);
+}
 
 IOSONAR_EXPORT ssize_t copy_file_range(int in, off64_t* off_in, int out, off64_t* off_out, size_t len, unsigned flags) {
   return TransferOp(in, off_in, out, off_out, [&] {

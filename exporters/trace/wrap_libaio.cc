@@ -75,7 +75,6 @@ constexpr uint32_t kSlots = 8192;  // a power of two
 InFlight g_table[kSlots];          // BSS: touched only by programs that use libaio
 uint32_t g_used = 0;
 std::atomic_flag g_lock = ATOMIC_FLAG_INIT;
-pthread_once_t g_once = PTHREAD_ONCE_INIT;
 // A signal handler that reaps or submits while its thread holds the table:
 // its call passes through unrecorded rather than wait for itself.
 __thread int t_in __attribute__((tls_model("initial-exec"))) = 0;
@@ -87,7 +86,6 @@ void AfterForkChild() {
   g_used = 0;
   g_lock.clear(std::memory_order_relaxed);
 }
-void RegisterFork() { pthread_atfork(nullptr, nullptr, AfterForkChild); }
 
 struct Lock {
   Lock() {
@@ -190,8 +188,10 @@ void Unenter(LaIocb** ios, long from, long nr) {
 
 void Reaped(const LaEvent* ev, long n) {
   if (n <= 0 || !ev || t_in) return;
+  const bool on = ext::Enter();  // off: the events' ops are taken and counted dropped
   const uint64_t t1 = ext::Ticks();
-  Slot* s = ext::Begin();
+  Slot* s = nullptr;
+  bool no_slot = false;
   for (long i = 0; i < n;) {
     InFlight got[64];
     long k = 0, at = i;
@@ -199,6 +199,13 @@ void Reaped(const LaEvent* ev, long n) {
       Lock lock;
       for (; i < n && k < 64; ++i)
         if (Take(ev[i].obj, &got[k])) ++k;
+    }
+    if (k && on && !s && !no_slot) {  // only events of traced files' ops take the thread's slot
+      s = ext::Slotted();
+      if (!s) {  // (Slotted counted one of them)
+        no_slot = true;
+        --k;
+      }
     }
     if (!s) {
       if (k) ext::CountDropped(static_cast<uint64_t>(k));
@@ -219,9 +226,7 @@ void Reaped(const LaEvent* ev, long n) {
 
 template <typename Call>
 int SubmitOp(Ctx ctx, long nr, LaIocb** ios, Call&& call) {
-  Slot* s = ext::Begin();  // null: inside the tracer, or tracing is off
-  if (!s) return call();
-  pthread_once(&g_once, RegisterFork);
+  if (!ext::Enter()) return call();  // inside the tracer, or tracing is off
   const int e0 = errno;
   const long entered = Enter(ctx, nr, ios, ext::Ticks());
   errno = e0;
@@ -235,6 +240,16 @@ int SubmitOp(Ctx ctx, long nr, LaIocb** ios, Call&& call) {
 }
 
 }  // namespace
+
+// Resolved, and the fork handler registered, from the tracer's constructor.
+void iosonar::trace::ext::ResolveLibaio() {
+  Resolve("io_submit", &real_io_submit);
+  Resolve("io_getevents", &real_io_getevents);
+  Resolve("io_pgetevents", &real_io_pgetevents);
+  Resolve("io_cancel", &real_io_cancel);
+  Resolve("io_destroy", &real_io_destroy);
+  pthread_atfork(nullptr, nullptr, AfterForkChild);
+}
 
 IOSONAR_EXPORT int io_submit(Ctx ctx, long nr, LaIocb** ios) {
   return SubmitOp(ctx, nr, ios, [&] { return ext::Real("io_submit", &real_io_submit)(ctx, nr, ios); });

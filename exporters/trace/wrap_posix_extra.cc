@@ -33,9 +33,9 @@ template <typename Call>
 ssize_t V2Op(Op op, int fd, const struct iovec* iov, int cnt, off64_t off, int flags, Call&& call) {
   if (!(flags & RWF_APPEND) || op != kOpWrite)
     return ext::DataOp(op, kPosix, fd, off < 0 ? -1 : off, IovBytes(iov, cnt), call);
-  Slot* s = ext::Begin();
   ext::Fd f;
-  if (!s || !ext::TracedFd(fd, &f)) return call();
+  Slot* s = ext::BeginFd(fd, &f);
+  if (!s) return call();
   const uint64_t t0 = ext::Ticks();
   const ssize_t r = call();
   const uint64_t t1 = ext::Ticks();
@@ -85,6 +85,17 @@ int Open2Op(Open2 f, Openat2 fat, int dirfd, const char* path, int flags) {
   return ext::OpenOp(kPosix, dirfd, path, flags, CallOpen2, &a);
 }
 }  // namespace
+
+void iosonar::trace::ext::ResolvePosixExtra() {
+  Resolve("preadv2", &real_preadv2);
+  Resolve("pwritev2", &real_pwritev2);
+  Resolve("preadv64v2", &real_preadv64v2);
+  Resolve("pwritev64v2", &real_pwritev64v2);
+  Resolve("__open_2", &real___open_2);
+  Resolve("__open64_2", &real___open64_2);
+  Resolve("__openat_2", &real___openat_2);
+  Resolve("__openat64_2", &real___openat64_2);
+}
 
 IOSONAR_EXPORT int __open_2(const char* path, int flags) {
   return Open2Op(REAL(__open_2), nullptr, AT_FDCWD, path, flags);

@@ -64,12 +64,10 @@ using FreopenFn = FILE* (*)(const char*, const char*, FILE*);
 FILE* FreopenOp(const char* path, const char* mode, FILE* fp, FreopenFn real) {
   const int old = fp ? fileno_unlocked(fp) : -1;
   if (old >= 0) {  // closed by freopen whatever comes next: its runs end with a close
-    if (Slot* s = ext::Begin()) {
-      ext::Fd f;
-      if (ext::TracedFd(old, &f)) {
-        const uint64_t t = ext::Ticks();
-        ext::Record(s, RawOp{kOpClose, kStdio, old, -1, 0, 0, 0, f.file_id, t, t});
-      }
+    ext::Fd f;
+    if (Slot* s = ext::BeginFd(old, &f)) {
+      const uint64_t t = ext::Ticks();
+      ext::Record(s, RawOp{kOpClose, kStdio, old, -1, 0, 0, 0, f.file_id, t, t});
     }
     ext::ForgetFd(old);
   }
@@ -90,6 +88,17 @@ FILE* FreopenOp(const char* path, const char* mode, FILE* fp, FreopenFn real) {
   return c.out;
 }
 }  // namespace
+
+void iosonar::trace::ext::ResolveStdioExtra() {
+  Resolve("getline", &real_getline);
+  Resolve("getdelim", &real_getdelim);
+  Resolve("__getdelim", &real___getdelim);
+  Resolve("vdprintf", &real_vdprintf);
+  Resolve("__vdprintf_chk", &real___vdprintf_chk);
+  Resolve("freopen", &real_freopen);
+  Resolve("freopen64", &real_freopen64);
+  Resolve("fdopen", &real_fdopen);
+}
 
 IOSONAR_EXPORT ssize_t getline(char** line, size_t* n, FILE* fp) {
   return LineOp(fp, [&] { return REAL(getline)(line, n, fp); });
@@ -130,9 +139,9 @@ IOSONAR_EXPORT FILE* freopen64(const char* path, const char* mode, FILE* fp) {
 }
 
 IOSONAR_EXPORT FILE* fdopen(int fd, const char* mode) {
-  Slot* s = ext::Begin();
   ext::Fd f;
-  if (!s || !ext::TracedFd(fd, &f)) return REAL(fdopen)(fd, mode);
+  Slot* s = ext::BeginFd(fd, &f);
+  if (!s) return REAL(fdopen)(fd, mode);
   const uint64_t t0 = ext::Ticks();
   FILE* fp = REAL(fdopen)(fd, mode);
   const uint64_t t1 = ext::Ticks();

@@ -108,6 +108,15 @@ long iosonar_syscall_slow(long nr, ...) {
   return r;
 }
 
+void iosonar::trace::ext::ResolveSyscall() {
+  Resolve("syscall", &iosonar_real_syscall);
+  Resolve("io_uring_queue_init", &real_io_uring_queue_init);
+  Resolve("io_uring_queue_init_params", &real_io_uring_queue_init_params);
+  Resolve("io_uring_submit", &real_io_uring_submit);
+  Resolve("io_uring_submit_and_wait", &real_io_uring_submit_and_wait);
+  Resolve("io_uring_submit_and_get_events", &real_io_uring_submit_and_get_events);
+}
+
 IOSONAR_EXPORT int io_uring_queue_init(unsigned entries, void* ring, unsigned flags) {
   return Counted(true, [&] { return ext::Real("io_uring_queue_init", &real_io_uring_queue_init)(entries, ring, flags); });
 }

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Per-process cost of the tracer (issue 38): N short processes spawned one
 # after another (bench_spawn), untraced and under each output mode, ROUNDS
-# rounds alternating; prints the median microseconds per process and the cost
-# the tracer adds (traced - untraced). Each process writes one 4 KiB block to
+# rounds alternating; prints the median wall and CPU (the processes' own
+# user + system time) microseconds per process, what the tracer adds
+# (traced - untraced) and the ratio traced / untraced. Each process writes one 4 KiB block to
 # a file of its own in a work directory under /tmp (so it makes a ring, records
 # and sends), as tp_behaviour "write". Also: what the rings left in /dev/shm.
 #   bench_spawn.sh BUILD [N] [ROUNDS] [MODES]
@@ -17,7 +18,7 @@ PORT=$((20000 + RANDOM % 20000))
 "$B/iosonar" collect --store "$T/store" --listen "tcp://127.0.0.1:$PORT" 2>"$T/collect.log" & CP=$!
 "$B/iosonar-exporter" agent --ring-root "$S" --output "$T/agent.jsonl" --interval 0.5 2>"$T/agent.log" & AP=$!
 for _ in $(seq 200); do (exec 3<>/dev/tcp/127.0.0.1/$PORT) 2>/dev/null && break; sleep 0.1; done
-one() {  # mode -> microseconds per process
+one() {  # mode -> "wall_us cpu_us" per process
   local env=(env IOSONAR_RING_DIR="$RING")
   case $1 in
     none) env=(env) ;;
@@ -27,18 +28,24 @@ one() {  # mode -> microseconds per process
     trace) env=(env "$B/iosonar" trace --output "$T/trace.jsonl" --) ;;
     run) env=("$B/iosonar" run --store "$T/run-store" --) ;;
   esac
-  (cd "$T" && "${env[@]}" "$SPAWN" "$N" "$PROG" write "$T/w.dat" 1 4096 2>>"$T/err.log" | grep '^bench_spawn_us ' | cut -d' ' -f2)
+  (cd "$T" && "${env[@]}" "$SPAWN" "$N" "$PROG" write "$T/w.dat" 1 4096 2>>"$T/err.log" |
+     awk '/^bench_spawn_us /{w=$2} /^bench_spawn_cpu_us /{c=$2} END{print w, c}')
 }
-declare -A all
+declare -A wall cpu
 for r in $(seq "$ROUNDS"); do
-  for m in $MODES; do all[$m]+="$(one "$m") "; rm -rf "$T/run-store"; done
+  for m in $MODES; do
+    read -r w c < <(one "$m")
+    wall[$m]+="$w "; cpu[$m]+="$c "
+    rm -rf "$T/run-store"
+  done
 done
 median() { tr ' ' '\n' | grep . | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-base=$(echo "${all[none]:-0}" | median)
-printf '%-6s %12s %14s   (%d processes, %d rounds, median)\n' mode us/process "added us" "$N" "$ROUNDS"
+bw=$(echo "${wall[none]:-0}" | median); bc_=$(echo "${cpu[none]:-0}" | median)
+printf '%-6s %10s %10s %7s %10s %10s %7s   (%d processes, %d rounds, medians)\n' mode wall_us added ratio cpu_us added ratio "$N" "$ROUNDS"
 for m in $MODES; do
-  v=$(echo "${all[$m]}" | median)
-  printf '%-6s %12.1f %14.1f   [%s]\n' "$m" "$v" "$(echo "$v - $base" | bc)" "${all[$m]}"
+  w=$(echo "${wall[$m]}" | median); c=$(echo "${cpu[$m]}" | median)
+  printf '%-6s %10.1f %10.1f %7.2f %10.1f %10.1f %7.2f   wall [%s] cpu [%s]\n' "$m" "$w" "$(echo "$w - $bw" | bc)" \
+    "$(echo "scale=3; $w / $bw" | bc)" "$c" "$(echo "$c - $bc_" | bc)" "$(echo "scale=3; $c / $bc_" | bc)" "${wall[$m]}" "${cpu[$m]}"
 done
 sleep 1.5  # two agent passes: what the rings still hold in /dev/shm is what finished processes left
-printf 'rings left in the agent-mode ring directory: %s files, %s KiB\n' "$(ls "$RING" | wc -l)" "$(du -sk "$RING" | cut -f1)"
+printf 'rings left in the agent-mode ring directory: %s files, %s KiB\n' "$(find "$RING" -name 'ring-*' | wc -l)" "$(du -sk "$RING" | cut -f1)"

@@ -8,6 +8,7 @@
 // crafted rings are skipped, reported once, and never crash the agent).
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -17,6 +18,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <set>
 #include <memory>
 #include <set>
@@ -49,6 +51,12 @@ std::map<std::string, std::string> AgentEnv(const std::string& ring_dir) {
 }
 
 bool DirEmpty(const std::string& d) { return !fs::exists(d) || fs::is_empty(d); }
+// Ring files (ring-*) in a ring directory.
+int RingFiles(const std::string& d) {
+  int n = 0;
+  for (const auto& e : fs::directory_iterator(d)) n += e.path().filename().string().rfind("ring-", 0) == 0;
+  return n;
+}
 
 struct Collector {
   Collector(const std::string& store, int p, const std::string& log)
@@ -823,5 +831,157 @@ TEST_CASE("agent: the runs of threads that share a file are merged (turns into o
       for (const auto& l : writes) CHECK(l.threads == 1);
       CHECK(aggs.size() >= kThreads);
     }
+  }
+}
+
+TEST_CASE("agent mode: runs that find no room anywhere in the ring fold into the file's aggregates of the lost table: "
+          "ops and bytes exact, none dropped",
+          "[tracer][agent]") {
+  TempDir d;
+  const std::string ring = RingDir(d / "shm", geteuid());
+  auto env = AgentEnv(ring);
+  env["IOSONAR_DETAIL_BUDGET"] = "0";
+  // No agent; 600,000 pwrites of 512 sizes at random offsets, each call its
+  // own run: the thread's slot and every spill slot of the ring (512 x 1,024
+  // runs) fill, and the aggregates (one key per size) then fill the places
+  // kept for them. What comes after is the lost table's (one aggregate per
+  // file and key): before it, 75,698 of these ops were dropped.
+  const int64_t n = 600000, bs = 512;
+  const std::string file = d / "f";
+  auto r = Run({ProgramPath("tp_pattern"), "pwrite-sizes", file, std::to_string(bs), std::to_string(n)}, env);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.empty());
+  auto a = Run({LeanBin(), "agent", "--ring-root", d / "shm", "--output", d / "out.jsonl", "--interval", "0.1", "--count", "5",
+                "--no-sampler-records"});
+  INFO(a.err);
+  REQUIRE(a.exit_code == 0);
+  REQUIRE(RingFiles(ring) == 0);
+  auto lines = ParseTraceLines(ReadFile(d / "out.jsonl"));
+  int64_t ops = 0, bytes = 0, dropped = -1, records = 0, trace_lines = 0;
+  std::set<std::string> paths;
+  for (const auto& l : lines) {
+    if (l.dataset == "iosonar.trace" && l.op == "write") ops += l.count, bytes += l.bytes, paths.insert(l.path);
+    if (l.dataset == "iosonar.trace") ++trace_lines;
+    if (l.dataset == "iosonar.tracer" && l.action == "exit") dropped = l.dropped, records = l.records;
+  }
+  int64_t want = 0;
+  for (int64_t i = 0; i < n; ++i) want += 1 + i % bs;
+  CHECK(dropped == 0);
+  CHECK(ops == n);
+  CHECK(bytes == want);
+  CHECK(paths == std::set<std::string>{file});  // every record names the file, the lost table's too
+  CHECK(records == trace_lines);
+  CHECK(trace_lines > 512 * 1024);  // the ring did fill: every slot, then the lost table
+}
+
+TEST_CASE("agent mode with no agent: rings of processes that are gone are reclaimed by later processes after "
+          "IOSONAR_RING_GRACE_S, never a live process's, nor while an agent holds the directory",
+          "[tracer][agent]") {
+  TempDir d;
+  const std::string ring = RingDir(d / "shm", geteuid());
+  auto env = AgentEnv(ring);
+  env["IOSONAR_LOG"] = d / "tracer.log";
+  int runs = 0;
+  auto write = [&](const std::map<std::string, std::string>& e) {
+    const std::string f = d / ("w" + std::to_string(runs++));
+    auto r = Run({ProgramPath("tp_behaviour"), "write", f, "1", "4096"}, e);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.err.empty());
+    CHECK(fs::file_size(f) == 4096);
+  };
+  SECTION("grace 3600 s (the default is an hour): stamped, none removed") {
+    env["IOSONAR_RING_GRACE_S"] = "3600";
+    for (int i = 0; i < 6; ++i) write(env);
+    CHECK(RingFiles(ring) == 6);
+  }
+  SECTION("grace 0: removed at once, a live process's ring stays, an agent's lock on the directory holds them") {
+    env["IOSONAR_RING_GRACE_S"] = "0";
+    // A live traced process with a ring: a shell that wrote a file and waits.
+    Child live({"sh", "-c", "echo x > \"$0\"; exec sleep 60", d / "live"}, env, d / "live.log");
+    REQUIRE(WaitUntil([&] { return fs::exists(d / "live") && fs::file_size(d / "live") == 2 && RingFiles(ring) == 1; }, 10000));
+    const std::string live_ring = fs::begin(fs::directory_iterator(ring))->path();
+    for (int i = 0; i < 12; ++i) write(env);
+    // Each new process removes the rings of gone ones it looks at (two): its own and the live one's stay.
+    CHECK(RingFiles(ring) == 2);
+    CHECK(fs::exists(live_ring));
+    const std::string log = ReadFile(d / "tracer.log");
+    CHECK(log.find("is gone and no agent took the ring for 0 s; removed") != std::string::npos);
+    // An agent holds the directory (a shared flock): nothing is reclaimed.
+    int dfd = open(ring.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    REQUIRE(dfd >= 0);
+    REQUIRE(flock(dfd, LOCK_SH) == 0);
+    for (int i = 0; i < 5; ++i) write(env);
+    CHECK(RingFiles(ring) == 7);
+    close(dfd);
+    // No agent again: each process removes the gone ones among the two it
+    // looks at (picked at random: the live one may be one), and adds its own.
+    for (int i = 0; i < 60 && RingFiles(ring) > 2; ++i) {
+      const int before = RingFiles(ring);
+      write(env);
+      CHECK(RingFiles(ring) <= before);
+    }
+    CHECK(RingFiles(ring) == 2);
+    CHECK(fs::exists(live_ring));
+    live.Stop();
+    // The real agent holds its directories while it runs.
+    Child agent({LeanBin(), "agent", "--ring-root", d / "shm", "--output", d / "out.jsonl", "--interval", "0.1",
+                 "--no-sampler-records"},
+                {}, d / "agent.log");
+    REQUIRE(WaitUntil([&] { return RingFiles(ring) == 0; }, 30000));
+    int probe = open(ring.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    REQUIRE(probe >= 0);
+    CHECK(flock(probe, LOCK_EX | LOCK_NB) != 0);
+    close(probe);
+  }
+}
+
+TEST_CASE("tracer: a numeric IOSONAR_* setting that is not a whole number in range falls back to its default, said in "
+          "the tracer's log, never on the program's stderr",
+          "[tracer][agent]") {
+  TempDir d;
+  const std::string ring = RingDir(d / "shm", geteuid());
+  // 1,024 rings waiting (names only, of pids that do not exist: left alone,
+  // not being rings): the default IOSONAR_RING_MAX_FILES is reached.
+  for (int i = 0; i < 1024; ++i) std::ofstream(ring + "/ring-" + std::to_string(4194304 + i) + "-0.bin");
+  auto env = AgentEnv(ring);
+  env["IOSONAR_LOG"] = d / "tracer.log";
+  int runs = 0;
+  auto write = [&](const std::map<std::string, std::string>& e) {
+    const std::string f = d / ("w" + std::to_string(runs++));
+    auto r = Run({ProgramPath("tp_behaviour"), "write", f, "1", "4096"}, e);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.err.empty());  // the tracer's words go to its log
+    CHECK(fs::file_size(f) == 4096);
+  };
+  for (const char* bad : {"abc", "-1", "5x", " 5", "99999999999999999999999", "1000001"}) {
+    INFO(bad);
+    env["IOSONAR_RING_MAX_FILES"] = bad;
+    write(env);
+    CHECK(RingFiles(ring) == 1024);  // bounded by the default, not unbounded
+    CHECK(ReadFile(d / "tracer.log").find("IOSONAR_RING_MAX_FILES=\"" + std::string(bad) +
+                                          "\" is not a whole number from 0 to 1000000; the default, 1024, is used") !=
+          std::string::npos);
+  }
+  CHECK(ReadFile(d / "tracer.log").find("1024 rings wait unshipped (IOSONAR_RING_MAX_FILES") != std::string::npos);
+  env["IOSONAR_RING_MAX_FILES"] = "0";  // a number: no bound, as documented
+  write(env);
+  CHECK(RingFiles(ring) == 1025);
+  // The others.
+  env["IOSONAR_RING_MAX_FILES"] = "";
+  env["IOSONAR_WINDOW_MS"] = "-5";
+  env["IOSONAR_DETAIL_BUDGET"] = "4k";
+  env["IOSONAR_SPOOL_MAX_MB"] = "1e3";
+  env["IOSONAR_FLUSHER"] = "yes";
+  env["IOSONAR_RING_GRACE_S"] = "soon";
+  write(env);
+  const std::string log = ReadFile(d / "tracer.log");
+  for (const char* v : {"IOSONAR_WINDOW_MS=\"-5\"", "IOSONAR_DETAIL_BUDGET=\"4k\"", "IOSONAR_SPOOL_MAX_MB=\"1e3\"",
+                        "IOSONAR_FLUSHER=\"yes\" is not a whole number from 0 to 1; the default, auto, is used",
+                        "IOSONAR_RING_GRACE_S=\"soon\""}) {
+    INFO(v);
+    CHECK(log.find(v) != std::string::npos);
   }
 }

@@ -238,6 +238,37 @@ TEST_CASE("tracer paths: copies, fortified reads, preadv2, getline, dprintf, fre
 // What docs/tracer-coverage.md says is not seen, each made to happen: the
 // records must show exactly that gap (and the seen case shows the program
 // does the I/O).
+TEST_CASE("tracer paths: the same calls on pipes, /dev/null and bad descriptors: results and errno as untraced, no ring "
+          "made, nothing recorded",
+          "[tracer]") {
+  const std::string prog = GENERATE(as<std::string>{}, "tp_paths", "tp_paths_fortify");
+  INFO(prog);
+  if (!fs::exists(ProgramPath(prog))) FAIL(prog << " not built: libaio.so.1 not found at configure time (Debian: libaio1)");
+  TempDir d;
+  const std::string dir = d / "w";
+  fs::create_directories(dir);
+  auto plain = Run({ProgramPath(prog), dir, "untraced"});
+  INFO("untraced: " << plain.out << plain.err);
+  REQUIRE(plain.exit_code == 0);
+  REQUIRE(plain.out.find("done ok") != std::string::npos);
+  // Agent mode: a ring would be left for the agent; the wrappers look at the
+  // descriptor before they take a slot, so none is made (before: one).
+  const std::string ring = d / "ring";
+  REQUIRE(mkdir(ring.c_str(), 0700) == 0);
+  auto a = Run({ProgramPath(prog), dir, "untraced"},
+               {{"LD_PRELOAD", TracerLib()}, {"IOSONAR_OUTPUT", "agent"}, {"IOSONAR_RING_DIR", ring}, {"IOSONAR_FLUSHER", ""}});
+  INFO("agent mode: " << a.out << a.err);
+  REQUIRE(a.exit_code == 0);
+  CHECK(a.out == plain.out);
+  CHECK(a.err.empty());
+  CHECK(fs::is_empty(ring));
+  auto t = RunTraced({ProgramPath(prog), dir, "untraced"}, d / "out.jsonl", {{"IOSONAR_RING_DIR", ring}});
+  REQUIRE(t.run.exit_code == 0);
+  CHECK(t.run.out == plain.out);
+  for (const auto& l : t.lines) CHECK(l.dataset != "iosonar.trace");
+  CHECK(fs::is_empty(ring));
+}
+
 TEST_CASE("tracer paths: what is not seen (raw system calls, mmap'd bytes, static and setuid binaries, io_uring bytes)",
           "[tracer]") {
   TempDir d;

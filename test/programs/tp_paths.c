@@ -5,7 +5,10 @@
 // fdopen of a descriptor already read from, libaio (through libaio.so.1,
 // declared here: no libaio header needed) and io_uring through syscall().
 //
-// Usage: tp_paths DIR. Every file is in DIR. The program prints, per file,
+// Usage: tp_paths DIR [untraced]. Every file is in DIR. "untraced": the
+// same calls on pipes, /dev/null (an excluded path) and bad descriptors
+// only, each result and errno checked: nothing for the tracer to record (it
+// must not make a ring for them). The program prints, per file,
 // the bytes the kernel reported for each call it made ("expect FILE OP
 // BYTES"), and per check "ok"/"FAIL" lines (errno kept, offsets, contents):
 // the test sums the expect lines and compares them with the tracer's
@@ -360,10 +363,67 @@ static void Uring(void) {
   close(rfd);
 }
 
+// The calls on descriptors that are not traced files: pipes, /dev/null, bad ones.
+static void Untraced(void) {
+  int a[2], b[2];
+  if (pipe(a) != 0 || pipe(b) != 0) exit(2);
+  char buf[64] = "hello\nworld\n";
+  errno = 0;
+  Check(copy_file_range(-1, NULL, 999, NULL, 10, 0) == -1 && errno == EBADF, "copy_file_range bad fds: EBADF");
+  errno = 0;
+  Check(syscall(SYS_copy_file_range, -1, 0, 999, 0, 10, 0) == -1 && errno == EBADF, "syscall(copy_file_range) bad fds: EBADF");
+  errno = 0;
+  Check(sendfile(999, -1, NULL, 10) == -1 && errno == EBADF, "sendfile bad fds: EBADF");
+  Check(write(a[1], buf, 12) == 12, "write to a pipe");
+  errno = 31337;
+  Check(splice(a[0], NULL, b[1], NULL, 12, 0) == 12 && errno == 31337, "splice pipe to pipe, errno kept");
+  struct iovec iov = {buf, 5};
+  errno = 0;
+  Check(preadv2(999, &iov, 1, -1, 0) == -1 && errno == EBADF, "preadv2 bad fd: EBADF");
+  errno = 0;
+  Check(pwritev2(-1, &iov, 1, -1, 0) == -1 && errno == EBADF, "pwritev2 bad fd: EBADF");
+  errno = 0;
+  Check(dprintf(999, "x") < 0 && errno == EBADF, "dprintf bad fd: EBADF");
+  int dn = open("/dev/null", O_WRONLY);
+  errno = 31337;
+  Check(dprintf(dn, "%d", 12345) == 5 && errno == 31337, "dprintf to /dev/null, errno kept");
+  Check(pwritev2(dn, &iov, 1, -1, 0) == 5, "pwritev2 to /dev/null");
+  errno = 0;
+  Check(fdopen(999, "r") == NULL && errno == EBADF, "fdopen bad fd: EBADF");
+  close(b[1]);
+  FILE* f = fdopen(b[0], "r");
+  char* line = NULL;
+  size_t cap = 0;
+  Check(f && getline(&line, &cap, f) == 6 && getdelim(&line, &cap, '\n', f) == 6 && getline(&line, &cap, f) == -1,
+        "getline, getdelim from a pipe");
+  free(line);
+  if (f) fclose(f);
+  io_context_t ctx = 0;
+  if (io_setup(4, &ctx) != 0) exit(3);
+  struct Iocb cb;
+  memset(&cb, 0, sizeof cb);
+  cb.fd = dn;
+  cb.buf = buf;
+  cb.nbytes = 12;
+  cb.opcode = 1;  // IO_CMD_PWRITE to /dev/null
+  struct Iocb* ptr[1] = {&cb};
+  struct IoEvent ev[1];
+  Check(io_submit(ctx, 1, ptr) == 1 && io_getevents(ctx, 1, 1, ev, NULL) == 1 && ev[0].res == 12, "libaio write to /dev/null");
+  io_destroy(ctx);
+  close(dn);
+  close(a[0]);
+  close(a[1]);
+}
+
 int main(int argc, char** argv) {
   if (argc < 2) return 2;
   g_dir = argv[1];
   setvbuf(stdout, NULL, _IOLBF, 0);
+  if (argc > 2 && !strcmp(argv[2], "untraced")) {
+    Untraced();
+    printf("done %s\n", g_fail ? "FAIL" : "ok");
+    return g_fail;
+  }
   Copies();
   Interrupted();
   Fortified();

@@ -7,6 +7,8 @@
  *                                             per-call overhead when runs compress)
  *   tp_pattern pwrite-same FILE BS COUNT     (pwrite loop at offset 0: every call is its own record)
  *   tp_pattern pwrite-rand FILE BS COUNT     (pwrite at random even blocks of 16384: never adjacent)
+ *   tp_pattern pwrite-sizes FILE BS COUNT    (pwrite of 1 + i % BS bytes at random even blocks: every call its own
+ *                                             run, BS request sizes: many aggregate keys at once)
  *   tp_pattern pread-rand FILE BS COUNT      (pread, the same offsets, of a file made 2 * 16384 blocks long: fio randread)
  *   tp_pattern seq-then-rand-read FILE BS COUNT  (the same file: COUNT/2 read()s from offset 0, then preads as pread-rand)
  */
@@ -68,6 +70,10 @@ int main(int argc, char** argv) {
     else if (!strcmp(mode, "pwrite-rand")) {
       x ^= x << 13; x ^= x >> 7; x ^= x << 17;
       r = pwrite(fd, buf, bs, (off_t)((x % 16384) * 2 * bs));
+    }
+    else if (!strcmp(mode, "pwrite-sizes")) {
+      x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+      r = pwrite(fd, buf, 1 + (size_t)i % bs, (off_t)((x % 16384) * 2 * bs));
     }
     else if (!strcmp(mode, "seq-then-rand-read") && i < count / 2) r = read(fd, buf, bs);
     else if (rand_read) {
