@@ -514,8 +514,9 @@ uint64_t CountRings(int dfd, uint64_t max, int* picked) {
       const auto* d = reinterpret_cast<const struct linux_dirent64_view*>(buf + off);
       if (d->reclen == 0) return n;
       off += d->reclen;
-      if (strncmp(d->name, "ring-", 5) != 0 || strlen(d->name) >= sizeof g_reclaim_names[0]) continue;
-      ++n;
+      const bool ring = strncmp(d->name, "ring-", 5) == 0;
+      if ((!ring && strncmp(d->name, "new-", 4) != 0) || strlen(d->name) >= sizeof g_reclaim_names[0]) continue;
+      n += ring;
       rnd = rnd * 6364136223846793005ull + 1442695040888963407ull;
       const uint64_t at = seen < kReclaimLook ? seen : (rnd >> 33) % (seen + 1);
       ++seen;
@@ -543,8 +544,9 @@ uint64_t CountRings(int dfd, uint64_t max, int* picked) {
 // not ours or being made is left alone. Returns the rings removed.
 int ReclaimDeadRings(int dfd, const char* dir, int picked) {
   int dead[kReclaimLook], ndead = 0;
+  auto pid_of = [](const char* name) { return atoi(name + (name[0] == 'n' ? 4 : 5)); };
   for (int k = 0; k < picked; ++k) {
-    const int pid = atoi(g_reclaim_names[k] + 5);
+    const int pid = pid_of(g_reclaim_names[k]);
     if (pid > 0 && pid != g_pid && syscall(SYS_kill, pid, 0) != 0 && errno == ESRCH) dead[ndead++] = k;
   }
   if (!ndead || syscall(SYS_flock, dfd, LOCK_EX | LOCK_NB) != 0) return 0;  // none gone, or an agent drains here
@@ -557,6 +559,19 @@ int ReclaimDeadRings(int dfd, const char* dir, int picked) {
     if (fd < 0) continue;
     struct stat st;
     RingHeader h;
+    // A "new-" file is a ring its process never finished making (killed
+    // between its creation and its rename): never read by anyone, it goes.
+    if (name[0] == 'n') {
+      if (SysFstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() && st.st_nlink == 1 &&
+          syscall(SYS_unlinkat, dfd, name, 0) == 0) {
+        ++removed;
+        char why[160];
+        snprintf(why, sizeof why, "/%s: a ring never finished by a process that is gone; removed", name);
+        TracerLog("iosonar-trace: ", dir, why);
+      }
+      SysClose(fd);
+      continue;
+    }
     const bool ours = SysFstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() && st.st_nlink == 1 &&
                       static_cast<size_t>(st.st_size) == kRingBytes &&
                       syscall(SYS_pread64, fd, &h, sizeof h, 0) == static_cast<long>(sizeof h) && h.magic == kRingMagic &&
@@ -591,7 +606,10 @@ void MakeRing() {
   void* base = MAP_FAILED;
   int picked = 0;
   uint64_t rings = dfd >= 0 ? CountRings(dfd, g_ring_max_files, &picked) : 0;
-  if (picked) rings -= static_cast<uint64_t>(ReclaimDeadRings(dfd, dir, picked));
+  if (picked) {
+    const uint64_t gone = static_cast<uint64_t>(ReclaimDeadRings(dfd, dir, picked));
+    rings -= gone < rings ? gone : rings;  // (a "new-" file removed is not counted in rings)
+  }
   // The ring directory's file system (/dev/shm: memory the job's MPI library
   // and the node share) is never filled by rings: with less than an eighth of
   // it free, the ring is private memory instead (what a killed process, or an
@@ -1558,6 +1576,35 @@ __attribute__((noinline)) void RecordExtra(Slot* s, const RawOp& op, int32_t ext
   RecordSlow(s, op, extended, extra);
 }
 
+// A data op on a traced file by a thread that has no slot (more live
+// threads than the ring's 512 slots; Slotted counted it dropped): timed as any other, and folded as a
+// run of one op into the lost table (the file's aggregate there), so its
+// bytes still reach the data; dropped (counted) only without a ring or room
+// there. t_recording: a signal handler's traced call meanwhile passes
+// through (counted), never waits for the lost table's lock held below it.
+__attribute__((noinline, cold)) void NoSlotRecord(Op op, Layer layer, int fd, int64_t at, int64_t size, FdInfo* f, ssize_t r,
+                                                   uint64_t t0, uint64_t t1, bool shadow) {
+  const ErrnoKeeper keep;
+  if (shadow && r > 0 && at >= 0) (layer == kStdio ? f->stdio_offset : f->offset) = at + r;
+  Run run{};
+  run.op = op;
+  run.layer = layer;
+  run.fd = fd;
+  run.err = r < 0 ? keep.e : 0;
+  run.file_id = f->file_id;
+  run.offset = at;
+  run.next_offset = at >= 0 && r > 0 ? at + r : at;
+  run.size = size;
+  run.count = 1;
+  run.bytes = r > 0 ? static_cast<uint64_t>(r) : 0;
+  run.t_start = t0;
+  run.t_end = t1 > t0 ? t1 : t0;
+  run.dur = run.t_end - t0;
+  ++t_recording;
+  if (EnsureRing() && FoldLost(run)) g_dropped.fetch_sub(1, std::memory_order_relaxed);  // Slotted counted it
+  --t_recording;
+}
+
 // Data op on an fd. off >= 0: positional (pread/pwrite); off < 0: at the
 // shadow offset, which then advances. kSizeIsResult: the request's size is
 // known only from the result (fprintf, fscanf): it is the bytes moved.
@@ -1566,7 +1613,15 @@ ssize_t DataOp(Op op, Layer layer, int fd, int64_t off, size_t size, Call&& call
   if (!Enter()) return call();
   FdInfo* f = TracedFd(fd);
   Slot* s = f ? Slotted() : nullptr;
-  if (!s) return call();
+  if (!s) {
+    if (__builtin_expect(!f, 1)) return call();
+    const int64_t at = off >= 0 ? off : (layer == kStdio ? f->stdio_offset : f->offset);
+    const uint64_t t0 = Ticks();
+    const ssize_t r = call();
+    const uint64_t t1 = Ticks();
+    NoSlotRecord(op, layer, fd, at, kSizeIsResult ? (r > 0 ? r : 0) : static_cast<int64_t>(size), f, r, t0, t1, off < 0);
+    return r;
+  }
   int64_t at = off >= 0 ? off : (layer == kStdio ? f->stdio_offset : f->offset);
   uint64_t t0 = Ticks();
   ssize_t r = call();

@@ -891,10 +891,15 @@ TEST_CASE("agent mode with no agent: rings of processes that are gone are reclai
     CHECK(r.err.empty());
     CHECK(fs::file_size(f) == 4096);
   };
-  SECTION("grace 3600 s (the default is an hour): stamped, none removed") {
+  SECTION("grace 3600 s (the default is an hour): stamped, none removed; a ring never finished goes at once") {
     env["IOSONAR_RING_GRACE_S"] = "3600";
+    // What a process killed between making its ring and naming it leaves (no such pid).
+    std::ofstream(ring + "/new-4194303-0000000000000001.bin") << "x";
     for (int i = 0; i < 6; ++i) write(env);
     CHECK(RingFiles(ring) == 6);
+    CHECK_FALSE(fs::exists(ring + "/new-4194303-0000000000000001.bin"));
+    CHECK(ReadFile(d / "tracer.log").find("new-4194303-0000000000000001.bin: a ring never finished by a process that is "
+                                          "gone; removed") != std::string::npos);
   }
   SECTION("grace 0: removed at once, a live process's ring stays, an agent's lock on the directory holds them") {
     env["IOSONAR_RING_GRACE_S"] = "0";
@@ -984,4 +989,43 @@ TEST_CASE("tracer: a numeric IOSONAR_* setting that is not a whole number in ran
     INFO(v);
     CHECK(log.find(v) != std::string::npos);
   }
+}
+
+TEST_CASE("tracer: threads beyond the ring's 512 slots have their ops folded into the file's aggregate of the lost "
+          "table: bytes exact, none dropped, in file and agent modes",
+          "[tracer][agent]") {
+  TempDir d;
+  const std::string file = d / "many.dat";
+  const int n = 600;  // threads alive at once: 88 or more find no slot
+  auto count = [&](const std::vector<TraceLine>& lines, const char* end) {
+    int64_t ops = 0, bytes = 0, dropped = -1;
+    for (const auto& l : lines) {
+      if (l.dataset == "iosonar.trace" && l.op == "write" && l.path == file) ops += l.count, bytes += l.bytes;
+      if (l.dataset == "iosonar.tracer" && l.action == end) dropped = l.dropped;
+    }
+    CHECK(ops == n);
+    CHECK(bytes == 100 * n);
+    CHECK(dropped == 0);
+  };
+  SECTION("file") {
+    auto t = RunTraced({ProgramPath("tp_behaviour"), "manythreads", file, std::to_string(n)}, d / "out.jsonl",
+                       {{"IOSONAR_RING_DIR", RingDir(d / "shm", geteuid())}});
+    INFO(t.run.err);
+    REQUIRE(t.run.exit_code == 0);
+    CHECK(t.run.err.empty());
+    count(t.lines, "exit");
+  }
+  SECTION("agent") {
+    const std::string ring = RingDir(d / "shm", geteuid());
+    auto r = Run({ProgramPath("tp_behaviour"), "manythreads", file, std::to_string(n)}, AgentEnv(ring));
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.err.empty());
+    auto a = Run({LeanBin(), "agent", "--ring-root", d / "shm", "--output", d / "out.jsonl", "--interval", "0.1", "--count",
+                  "3", "--no-sampler-records"});
+    REQUIRE(a.exit_code == 0);
+    REQUIRE(RingFiles(ring) == 0);
+    count(ParseTraceLines(ReadFile(d / "out.jsonl")), "exit");
+  }
+  CHECK(fs::file_size(file) == 100 * n);
 }

@@ -166,6 +166,39 @@ static int mode_threads(const char* dir, int n) {
   return bad != 0;
 }
 
+// N threads alive at once (a barrier holds them), each writing 100 bytes at
+// its own offset of FILE: past the ring's 512 slots, threads have no slot.
+static int g_many_fd;
+static pthread_barrier_t g_many_bar;
+static void* many_main(void* p) {
+  long i = (long)p;
+  char b[100];
+  memset(b, 'm', sizeof b);
+  pthread_barrier_wait(&g_many_bar);
+  long bad = pwrite(g_many_fd, b, sizeof b, (off_t)(i * 100)) != (ssize_t)sizeof b;
+  pthread_barrier_wait(&g_many_bar);
+  return (void*)bad;
+}
+static int mode_manythreads(const char* file, int n) {
+  g_many_fd = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (g_many_fd < 0) return 1;
+  pthread_t* th = calloc((size_t)n, sizeof *th);
+  pthread_barrier_init(&g_many_bar, NULL, (unsigned)n);
+  pthread_attr_t a;
+  pthread_attr_init(&a);
+  pthread_attr_setstacksize(&a, 64 << 10);
+  for (long i = 0; i < n; ++i)
+    if (pthread_create(&th[i], &a, many_main, (void*)i) != 0) return 1;
+  long bad = 0;
+  for (int i = 0; i < n; ++i) {
+    void* r;
+    pthread_join(th[i], &r);
+    bad += (long)r;
+  }
+  free(th);
+  return (close(g_many_fd) != 0) || bad != 0;
+}
+
 static int mode_fork(const char* dir) {
   char p[4096];
   pid_t pid = fork();
@@ -538,6 +571,7 @@ int main(int argc, char** argv) {
   if (!strcmp(m, "execfail")) return mode_execfail(argv[2], argc > 3 ? atoi(argv[3]) : 600);
   if (!strcmp(m, "turns") && argc > 5) return mode_turns(argv[2], atoi(argv[3]), atol(argv[4]), atol(argv[5]));
   if (!strcmp(m, "threads")) return mode_threads(argv[2], argc > 3 ? atoi(argv[3]) : 4);
+  if (!strcmp(m, "manythreads")) return mode_manythreads(argv[2], argc > 3 ? atoi(argv[3]) : 600);
   if (!strcmp(m, "fork")) return mode_fork(argv[2]);
   if (!strcmp(m, "forkexec")) return mode_forkexec(argv[2], argc > 3 ? argv[3] : argv[0]);
   if (!strcmp(m, "write") && argc > 4) return write_file(argv[2], atoi(argv[3]), (size_t)atol(argv[4]));
