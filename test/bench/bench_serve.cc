@@ -7,8 +7,10 @@
 //  2. The cached summary (/api/jobs/JOB, with its diagnosis) and the cached
 //     job page (/jobs/JOB, the HTML with its panels) under load: wrk
 //     (Debian), 64 connections, 10 s, --latency: p50, p99 and requests/s
-//     (RUNS times, medians), beside the floor of the HTTP layer (a static
-//     file), in three setups:
+//     (RUNS times, medians), and the server's CPU time per request (user +
+//     system of its process over the run / wrk's requests: steadier than
+//     latency on a busy machine), beside the floor of the HTTP layer (a
+//     static file), in three setups:
 //     - "pinned": the server on CPU 0 (`taskset -c 0`, --threads 1: one
 //       epoll thread) and wrk on CPU 1 (`taskset -c 1 wrk -t1`): neither
 //       preempts the other;
@@ -25,6 +27,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <regex>
+#include <sstream>
+
+#include <unistd.h>
 
 #include "test/bench/bench_clock.h"
 #include "test/testutil/mariadb_server.h"
@@ -45,6 +50,18 @@ double Ms(const std::string& v) {
   if (v.find("ms") != std::string::npos) return x;
   if (v.find('s') != std::string::npos) return x * 1000;
   return x;
+}
+
+// The user + system CPU seconds a process has used (/proc/PID/stat).
+double CpuSeconds(pid_t pid) {
+  const std::string st = ReadFile("/proc/" + std::to_string(pid) + "/stat");
+  const size_t close = st.rfind(')');
+  std::istringstream in(st.substr(close + 2));
+  std::string f;
+  double ticks = 0;
+  for (int i = 3; i <= 15 && in >> f; ++i)
+    if (i == 14 || i == 15) ticks += std::stod(f);
+  return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
 int Runs() {
@@ -145,50 +162,56 @@ TEST_CASE("bench: iosonar serve", "[bench]") {
     // of the HTTP layer on this machine, on a static file (no identity, no
     // lookups), alternating run by run so all see the same machine.
     const std::vector<std::string> paths = {"/api/jobs/5000", "/jobs/5000", "/static/iosonar.css"};
-    std::map<std::string, std::vector<double>> p50, p99, rps;
+    std::map<std::string, std::vector<double>> p50, p99, rps, cpu_us;
     for (int i = 0; i < runs; ++i)
       for (const auto& path : paths) {
+        const double cpu0 = CpuSeconds(s.proc->pid());
         std::vector<std::string> argv = setup.wrk;
         for (const std::string& a : {std::string("-c64"), std::string("-d10s"), std::string("--latency"),
                                      std::string("-H"), std::string("X-Remote-User: daemon"), s.Url(path)})
           argv.push_back(a);
         auto w = Run(argv);
+        const double cpu = CpuSeconds(s.proc->pid()) - cpu0;
         REQUIRE(w.exit_code == 0);
-        std::smatch a, b, c;
+        std::smatch a, b, c, n;
         std::regex r50("\\n\\s*50%\\s+([0-9.]+[a-z]+)"), r99("\\n\\s*99%\\s+([0-9.]+[a-z]+)"),
             rr("Requests/sec:\\s+([0-9.]+)");
         INFO(w.out);
         REQUIRE(std::regex_search(w.out, a, r50));
         REQUIRE(std::regex_search(w.out, b, r99));
         REQUIRE(std::regex_search(w.out, c, rr));
+        REQUIRE(std::regex_search(w.out, n, std::regex("([0-9]+) requests in")));
         CHECK(w.out.find("Non-2xx") == std::string::npos);
         CHECK(w.out.find("Socket errors") == std::string::npos);
         p50[path].push_back(Ms(a[1].str()));
         p99[path].push_back(Ms(b[1].str()));
         rps[path].push_back(std::stod(c[1].str()));
-        std::printf("%s wrk %s run %d: p50 %.2f ms, p99 %.2f ms, %.0f req/s\n", setup.name, path.c_str(), i + 1,
-                    p50[path].back(), p99[path].back(), rps[path].back());
+        cpu_us[path].push_back(cpu * 1e6 / std::max(1.0, std::stod(n[1].str())));
+        std::printf("%s wrk %s run %d: p50 %.2f ms, p99 %.2f ms, %.0f req/s, server CPU %.1f us/request\n", setup.name,
+                    path.c_str(), i + 1, p50[path].back(), p99[path].back(), rps[path].back(), cpu_us[path].back());
       }
     for (const auto& path : paths) {
       auto mn = *std::min_element(p99[path].begin(), p99[path].end());
       auto mx = *std::max_element(p99[path].begin(), p99[path].end());
       char line[512];
-      std::snprintf(line, sizeof line, "| %s (--threads %s%s) | %s | %.2f ms | %.2f ms (%.2f-%.2f) | %.0f |", setup.name,
-                    setup.threads.c_str(), setup.server_cpu.empty() ? "" : ", CPU 0; wrk -t1 on CPU 1",
-                    path.c_str(), Median(p50[path]), Median(p99[path]), mn, mx, Median(rps[path]));
+      std::snprintf(line, sizeof line, "| %s (--threads %s%s) | %s | %.2f ms | %.2f ms (%.2f-%.2f) | %.0f | %.1f us |",
+                    setup.name, setup.threads.c_str(), setup.server_cpu.empty() ? "" : ", CPU 0; wrk -t1 on CPU 1",
+                    path.c_str(), Median(p50[path]), Median(p99[path]), mn, mx, Median(rps[path]),
+                    Median(cpu_us[path]));
       table.push_back(line);
     }
     const std::string& floor = paths.back();
     for (size_t k = 0; k + 1 < paths.size(); ++k) {
       char ratio[256];
-      std::snprintf(ratio, sizeof ratio, "| %s: %s / static | | %.2fx | %.2fx | %.2fx |", setup.name,
+      std::snprintf(ratio, sizeof ratio, "| %s: %s / static | | %.2fx | %.2fx | %.2fx | %.2fx |", setup.name,
                     paths[k].c_str(), Median(p50[paths[k]]) / Median(p50[floor]),
-                    Median(p99[paths[k]]) / Median(p99[floor]), Median(rps[paths[k]]) / Median(rps[floor]));
+                    Median(p99[paths[k]]) / Median(p99[floor]), Median(rps[paths[k]]) / Median(rps[floor]),
+                    Median(cpu_us[paths[k]]) / Median(cpu_us[floor]));
       table.push_back(ratio);
     }
   }
   std::printf("\n64 connections, 10 s a run, medians of %d runs (p99: range of the runs)\n\n", runs);
-  std::printf("| setup | path | p50 | p99 | requests/s |\n|---|---|---|---|---|\n");
+  std::printf("| setup | path | p50 | p99 | requests/s | server CPU per request |\n|---|---|---|---|---|---|\n");
   for (const auto& l : table) std::printf("%s\n", l.c_str());
   auto la = ReadFile("/proc/loadavg");
   std::printf("load average: %s", la.c_str());

@@ -65,6 +65,15 @@ async function checkJob(page, user, job, shot) {
   for (const dir of ['read', 'write'])
     if (axes[dir] !== summary[dir]) fail(`${user} /jobs/${job}: chart ${dir} peak ${axes[dir]}, summary ${summary[dir]}`);
   console.log(`${user} /jobs/${job}: peaks read ${summary.read} write ${summary.write} as charted, x span ${axes.span} s`);
+  // The panels: request-size bars, and the timelines fetched (under the
+  // prefix too) and drawn with a row per process and a line per server.
+  const sizeBars = await page.$$eval('svg.sizes rect.bar', (rs) => rs.length);
+  const tlRows = await page.$$eval('div.timeline g[data-row]', (gs) => gs.length);
+  const srvLines = await page.$$eval('div.servers polyline', (ls) => ls.length);
+  if (sizeBars !== 20) fail(`${user} /jobs/${job}: ${sizeBars} request-size bars`);
+  if (tlRows < 1) fail(`${user} /jobs/${job}: no timeline row`);
+  if (srvLines < 1) fail(`${user} /jobs/${job}: no server line`);
+  console.log(`${user} /jobs/${job}: timeline rows ${tlRows}, server lines ${srvLines}`);
   // The diagnosis heads the page.
   const order = await page.$$eval('h2', (hs) => hs.map((h) => h.textContent));
   if (order[0] !== 'Diagnosis') fail(`${user} /jobs/${job}: the first section is ${order[0]}`);

@@ -591,6 +591,9 @@ TEST_CASE("serve: pages in headless Chromium have plots for each user", "[serve]
   INFO(rp.out << rp.err << ReadFile(w.dir / "prefixed.log"));
   CHECK(rp.exit_code == 0);
   CHECK(rp.out.find("daemon /jobs/101: plots 2,") != std::string::npos);
+  // 101: 4 nodes x 4 processes, all writing; behind fwd000, on the 4 OSTs.
+  CHECK(rp.out.find("daemon /jobs/101: timeline rows 16, server lines") != std::string::npos);
+  CHECK(r.out.find("daemon /jobs/101: timeline rows 16, server lines") != std::string::npos);
   CHECK(rp.out.find("root /admin: heatmap cells 144, plots 2") != std::string::npos);
   CHECK(r.out.find("daemon /jobs/101: plots 2,") != std::string::npos);
   // The LASSi chart says which avg_fs it used: no baseline is stored here.
