@@ -924,7 +924,7 @@ struct Service::Impl {
   }
 
   // A job's page and its /api/jobs/JOB answer as last made, by kind, key id
-  // and (pages) user; reused while made of the same parts (JobRoute).
+  // and (pages) user and role; reused while made of the same parts (JobRoute).
   struct Answer {
     std::shared_ptr<const Rendered> rendered;
     std::shared_ptr<const StoredFindings> findings;
@@ -1031,7 +1031,7 @@ Response Service::Impl::JobRoute(const Identity& who, const std::string& job, co
     // the stored findings, what the caller may see of them, the job's row and
     // for a page who is asking): a popular page is one shared buffer, not a
     // diagnosis, a render and a copy of the summary per request.
-    std::string sig = who.user + (who.admin ? "\n1\n" : "\n0\n");
+    std::string sig;
     for (const auto& n : f.anomaly.neighbours) sig += n.job_id + ",";
     sig += "\n";
     for (const auto& x : f.slowed) sig += x.job_id + ",";
@@ -1040,7 +1040,8 @@ Response Service::Impl::JobRoute(const Identity& who, const std::string& job, co
            m.job.node_list.value_or("") + "\n" + std::to_string(m.nodes.size()) + "\n" + cq + "\n" +
            m.job.user.value_or("") + "\n" + m.job.account.value_or("") + "\n" + m.job.command.value_or("") + "\n" +
            std::to_string(m.job.start_ns.value_or(-1));
-    const std::string mk = (html ? "h\n" : "a\n") + t.key_id + "\n" + (html ? who.user : std::string());
+    // A page shows who is asking (its header), the API's answer does not.
+    const std::string mk = html ? "h\n" + t.key_id + "\n" + who.user + (who.admin ? "\n1" : "\n0") : "a\n" + t.key_id;
     {
       std::lock_guard<std::mutex> l(answers_mu);
       auto it = answers.find(mk);
