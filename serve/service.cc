@@ -939,13 +939,10 @@ struct Service::Impl {
     if (!db.ok()) return db.status();
     MysqlConn& c = (*db)->conn();
     AnomalyBoard b;
-    auto open = c.Query(
-        "SELECT kind, server, CAST(start_time AS CHAR), CAST(end_time AS CHAR), duration_s, max_bw_ratio, "
-        "CAST(alerted_at AS CHAR) FROM open_server_anomalies LIMIT 200");
+    auto open = results::Select<results::open_server_anomalies::Row>(c, "LIMIT 200");
     if (!open.ok()) return open.status();
     for (const auto& r : *open)
-      b.open.push_back({r[0].value_or(""), r[1].value_or(""), r[2].value_or(""), r[3].value_or(""), r[6].value_or(""),
-                        std::strtod(r[4].value_or("0").c_str(), nullptr), std::strtod(r[5].value_or("0").c_str(), nullptr)});
+      b.open.push_back({r.kind, r.server, r.start_time, r.end_time, r.alerted_at.value_or(""), r.duration_s, r.max_bw_ratio});
     auto jobs = results::Select<results::job_anomaly::Row>(
         c, "WHERE verdict = 'anomalous' ORDER BY computed_at DESC LIMIT 100", {},
         {"cluster", "job_id", "computed_at", "slowdown"});

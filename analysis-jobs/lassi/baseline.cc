@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <map>
 
+#include "analysis-jobs/lib/results.h"
 #include "analysis-jobs/lib/stored_baselines.h"
 #include "core/base/json.h"
 #include "core/jobdb/jobdb.h"
@@ -98,16 +99,24 @@ Result<std::vector<Baseline>> ReadBaselineFile(const std::string& path) {
 }
 
 Status WriteBaselineToDb(MysqlConn& c, const Baseline& b) {
+  results::lassi_baseline::Row row;
+  row.name = b.name;
+  row.window_s = static_cast<uint64_t>(b.window_ns / kS);
+  row.history_from = SqlDatetime(b.from_ns);
+  row.history_to = SqlDatetime(b.to_ns);
+  row.computed_at = SqlDatetime(b.computed_at_ns);
+  row.history_from_ns = b.from_ns;
+  row.history_to_ns = b.to_ns;
+  row.computed_at_ns = b.computed_at_ns;
   return analysis::ReplaceBaselineRows(c, "lassi_baseline", b.name, [&]() -> Status {
     for (const auto& f : b.fs) {
+      row.fs = f.fs;
+      row.app_windows = f.app_hours;
       auto put = [&](std::string_view op, const std::optional<double>& v) -> Status {
         if (!v) return Status::Ok();
-        auto e = c.Exec(
-            "INSERT INTO lassi_baseline (name, fs, op, avg_per_window, app_windows, window_s, history_from, history_to, "
-            "computed_at, history_from_ns, history_to_ns, computed_at_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-            {b.name, f.fs, std::string(op), *v, static_cast<int64_t>(f.app_hours), b.window_ns / kS, SqlDatetime(b.from_ns),
-             SqlDatetime(b.to_ns), SqlDatetime(b.computed_at_ns), b.from_ns, b.to_ns, b.computed_at_ns});
-        return e.ok() ? Status::Ok() : e.status();
+        row.op = op;
+        row.avg_per_window = *v;
+        return results::Insert(c, row);
       };
       for (size_t i = 0; i < kOssOps; ++i)
         if (Status s = put(kOssOpNames[i], f.avg.oss[i]); !s.ok()) return s;
@@ -119,35 +128,33 @@ Status WriteBaselineToDb(MysqlConn& c, const Baseline& b) {
 }
 
 Result<std::vector<Baseline>> ReadBaselinesFromDb(MysqlConn& c) {
-  auto rows = c.Query(
-      "SELECT name, fs, op, avg_per_window, app_windows, window_s, history_from_ns, history_to_ns, computed_at_ns "
-      "FROM lassi_baseline ORDER BY computed_at_ns, name, fs, op");
+  auto rows = results::Select<results::lassi_baseline::Row>(
+      c, "ORDER BY computed_at_ns, name, fs, op", {},
+      {"name", "fs", "op", "avg_per_window", "app_windows", "window_s", "history_from_ns", "history_to_ns",
+       "computed_at_ns"});
   if (!rows.ok()) return analysis::BaselineTableError("lassi_baseline", rows.status());
   std::map<std::string, Baseline> by_name;
   std::vector<std::string> order;
   for (const auto& r : *rows) {
-    if (r.size() < 9) continue;
-    auto s = [&](size_t i) { return r[i].value_or(""); };
-    auto ll = [&](size_t i) { return std::strtoll(s(i).c_str(), nullptr, 10); };
-    auto [it, fresh] = by_name.try_emplace(s(0));
+    auto [it, fresh] = by_name.try_emplace(r.name);
     Baseline& b = it->second;
     if (fresh) {
-      order.push_back(s(0));
-      b.name = s(0);
+      order.push_back(r.name);
+      b.name = r.name;
       b.source = "mysql lassi_baseline";
-      b.window_ns = ll(5) * kS;
-      b.from_ns = ll(6);
-      b.to_ns = ll(7);
-      b.computed_at_ns = ll(8);
+      b.window_ns = static_cast<int64_t>(r.window_s) * kS;
+      b.from_ns = r.history_from_ns;
+      b.to_ns = r.history_to_ns;
+      b.computed_at_ns = r.computed_at_ns;
     }
     BaselineFs* f = nullptr;
     for (auto& x : b.fs)
-      if (x.fs == s(1)) f = &x;
+      if (x.fs == r.fs) f = &x;
     if (!f) {
-      b.fs.push_back({s(1), static_cast<uint64_t>(ll(4)), {}});
+      b.fs.push_back({r.fs, r.app_windows, {}});
       f = &b.fs.back();
     }
-    if (auto* slot = Slot(f->avg, s(2))) *slot = std::strtod(s(3).c_str(), nullptr);
+    if (auto* slot = Slot(f->avg, r.op)) *slot = r.avg_per_window;
   }
   std::vector<Baseline> out;
   for (const auto& n : order) out.push_back(std::move(by_name[n]));

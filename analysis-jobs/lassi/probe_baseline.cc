@@ -5,6 +5,7 @@
 #include <map>
 #include <tuple>
 
+#include "analysis-jobs/lib/results.h"
 #include "core/base/json.h"
 #include "core/base/timeutil.h"
 #include "core/jobdb/jobdb.h"
@@ -114,41 +115,35 @@ Result<std::vector<ProbeBaseline>> ReadProbeBaselineFile(const std::string& path
 Status WriteProbeBaselineToDb(MysqlConn& c, const ProbeBaseline& b) {
   return analysis::ReplaceBaselineRows(c, "probe_baseline", b.name, [&]() -> Status {
     for (const auto& m : b.medians) {
-      auto e = c.Exec(
-          "INSERT INTO probe_baseline (name, fs, host, op, median_s, samples, cache_served, history_from, history_to, "
-          "computed_at, history_from_ns, history_to_ns, computed_at_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-          {b.name, m.fs, m.host, m.op, m.median_s, static_cast<int64_t>(m.samples),
-           static_cast<int64_t>(m.cache_served), SqlDatetime(b.from_ns),
-           SqlDatetime(b.to_ns), SqlDatetime(b.computed_at_ns), b.from_ns, b.to_ns, b.computed_at_ns});
-      if (!e.ok()) return e.status();
+      const results::probe_baseline::Row row{b.name, m.fs, m.host, m.op, m.median_s, m.samples, m.cache_served,
+                                             SqlDatetime(b.from_ns), SqlDatetime(b.to_ns), SqlDatetime(b.computed_at_ns),
+                                             b.from_ns, b.to_ns, b.computed_at_ns};
+      if (Status st = results::Insert(c, row); !st.ok()) return st;
     }
     return Status::Ok();
   });
 }
 
 Result<std::vector<ProbeBaseline>> ReadProbeBaselinesFromDb(MysqlConn& c) {
-  auto rows = c.Query(
-      "SELECT name, fs, host, op, median_s, samples, history_from_ns, history_to_ns, computed_at_ns, cache_served "
-      "FROM probe_baseline ORDER BY computed_at_ns, name, fs, host, op");
+  auto rows = results::Select<results::probe_baseline::Row>(
+      c, "ORDER BY computed_at_ns, name, fs, host, op", {},
+      {"name", "fs", "host", "op", "median_s", "samples", "history_from_ns", "history_to_ns", "computed_at_ns",
+       "cache_served"});
   if (!rows.ok()) return analysis::BaselineTableError("probe_baseline", rows.status());
   std::map<std::string, size_t> index;
   std::vector<ProbeBaseline> out;
   for (const auto& r : *rows) {
-    if (r.size() < 10) continue;
-    auto s = [&](size_t i) { return r[i].value_or(""); };
-    auto ll = [&](size_t i) { return std::strtoll(s(i).c_str(), nullptr, 10); };
-    auto [it, fresh] = index.try_emplace(s(0), out.size());
+    auto [it, fresh] = index.try_emplace(r.name, out.size());
     if (fresh) {
       out.emplace_back();
       ProbeBaseline& b = out.back();
-      b.name = s(0);
+      b.name = r.name;
       b.source = "mysql probe_baseline";
-      b.from_ns = ll(6);
-      b.to_ns = ll(7);
-      b.computed_at_ns = ll(8);
+      b.from_ns = r.history_from_ns;
+      b.to_ns = r.history_to_ns;
+      b.computed_at_ns = r.computed_at_ns;
     }
-    out[it->second].medians.push_back(
-        {s(1), s(2), s(3), std::strtod(s(4).c_str(), nullptr), static_cast<uint64_t>(ll(5)), static_cast<uint64_t>(ll(9))});
+    out[it->second].medians.push_back({r.fs, r.host, r.op, r.median_s, r.samples, r.cache_served});
   }
   return out;
 }

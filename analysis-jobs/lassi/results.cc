@@ -10,6 +10,7 @@
 
 #include "analysis-jobs/lassi/apps.h"
 #include "analysis-jobs/lib/result_record.h"
+#include "analysis-jobs/lib/results.h"
 #include "core/base/json.h"
 #include "core/base/timeutil.h"
 #include "core/jobdb/jobdb.h"
@@ -275,16 +276,24 @@ Status InTransaction(MysqlConn& c, const char* table, const std::function<Status
 }  // namespace
 
 Status WriteRiskToDb(MysqlConn& c, const LassiResult& r) {
-  const std::string now = SqlDatetime(NowNs());
+  results::lassi_risk::Row row;
+  row.window_s = static_cast<uint64_t>(r.opt.window_ns / kS);
+  row.alpha = r.opt.alpha;
+  row.computed_at = SqlDatetime(NowNs());
   return InTransaction(c, "lassi_risk", [&]() -> Status {
     for (auto [rows, kind] : {std::pair{&r.fs_windows, "fs"}, {&r.app_windows, "app"}, {&r.job_windows, "job"}})
       for (const auto& w : *rows) {
-        auto e = c.Exec(
-            "REPLACE INTO lassi_risk (fs, kind, target, window_start, window_s, alpha, risk_oss, risk_mds, read_kb_ops, "
-            "write_kb_ops, read_kb, write_kb, computed_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            {w.fs, std::string(kind), w.target, SqlDatetime(w.start_ns), r.opt.window_ns / kS, r.opt.alpha, w.risk_oss,
-             w.risk_mds, SqlOpt(w.read_kb_ops), SqlOpt(w.write_kb_ops), SqlOpt(w.x.oss[0]), SqlOpt(w.x.oss[2]), now});
-        if (!e.ok()) return e.status();
+        row.fs = w.fs;
+        row.kind = kind;
+        row.target = w.target;
+        row.window_start = SqlDatetime(w.start_ns);
+        row.risk_oss = w.risk_oss;
+        row.risk_mds = w.risk_mds;
+        row.read_kb_ops = w.read_kb_ops;
+        row.write_kb_ops = w.write_kb_ops;
+        row.read_kb = w.x.oss[0];
+        row.write_kb = w.x.oss[2];
+        if (Status st = results::Replace(c, row); !st.ok()) return st;
       }
     return Status::Ok();
   });
@@ -295,14 +304,11 @@ Status WriteSlowdownToDb(MysqlConn& c, const std::vector<SlowdownRow>& rows) {
   return InTransaction(c, "probe_slowdown", [&]() -> Status {
     for (const auto& r : rows) {
       if (!r.host.empty()) continue;  // the table's key has no host: file-system rows only
-      auto e = c.Exec(
-          "REPLACE INTO probe_slowdown (fs, op, interval_start, interval_s, n, mean_s, min_s, median_s, p90_s, p95_s, "
-          "p99_s, max_s, baseline_median_s, slowdown_median, slowdown_p90, computed_at) "
-          "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-          {r.fs, r.op, SqlDatetime(r.start_ns), r.interval_ns / kS, static_cast<int64_t>(r.stats.count), r.stats.mean,
-           r.stats.min, r.stats.median, r.stats.p90, r.stats.p95, r.stats.p99, r.stats.max, SqlOpt(r.baseline_median),
-           SqlOpt(r.slowdown_median), SqlOpt(r.slowdown_p90), now});
-      if (!e.ok()) return e.status();
+      const auto& x = r.stats;
+      const results::probe_slowdown::Row row{r.fs, r.op, SqlDatetime(r.start_ns), static_cast<uint64_t>(r.interval_ns / kS),
+                                             x.count, x.mean, x.min, x.median, x.p90, x.p95, x.p99, x.max,
+                                             r.baseline_median, r.slowdown_median, r.slowdown_p90, now};
+      if (Status st = results::Replace(c, row); !st.ok()) return st;
     }
     return Status::Ok();
   });

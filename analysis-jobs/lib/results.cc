@@ -32,6 +32,16 @@ void Parse(const std::optional<std::string>& v, std::optional<T>* out) {
   *out = std::move(x);
 }
 
+void ToJson(JsonWriter& w, const std::string& v) { w.String(v); }
+void ToJson(JsonWriter& w, uint64_t v) { w.Int(static_cast<int64_t>(v)); }
+void ToJson(JsonWriter& w, int64_t v) { w.Int(v); }
+void ToJson(JsonWriter& w, double v) { w.Double(v); }
+template <class T>
+void ToJson(JsonWriter& w, const std::optional<T>& v) {
+  if (v) ToJson(w, *v);
+  else w.Null();
+}
+
 SqlParam ToParam(const std::string& v) { return v; }
 SqlParam ToParam(uint64_t v) { return static_cast<int64_t>(v); }
 SqlParam ToParam(int64_t v) { return v; }
@@ -43,28 +53,41 @@ SqlParam ToParam(const std::optional<T>& v) {
 
 }  // namespace
 
-const std::vector<Table>& Tables() {
-  static const std::vector<Table> k = [] {
-    std::vector<Table> t;
-#define RESULT(table, migration, command, what) t.push_back({#table, migration, command, what, {}, {}});
-#define COLUMN(table, column, type, sql, note) t.back().columns.push_back({#column, k##type, sql, note});
-#define KEY(table, key) t.back().keys.push_back(key);
+namespace {
+struct Declared {
+  std::vector<Table> tables, views;
+};
+const Declared& All() {
+  static const Declared k = [] {
+    Declared d;
+    Table* t = nullptr;
+#define RESULT(table, migration, command, what) t = &d.tables.emplace_back(Table{#table, migration, command, what, {}, {}});
+#define VIEW(table, migration, command, what, sql) \
+  t = &d.views.emplace_back(Table{#table, migration, command, what, {}, {}, sql});
+#define COLUMN(table, column, type, sql, note) t->columns.push_back({#column, k##type, sql, note});
+#define KEY(table, key) t->keys.push_back(key);
 #define END(table)
 #include "analysis-jobs/lib/results.def"
+#undef VIEW
 #undef RESULT
 #undef COLUMN
 #undef KEY
 #undef END
-    return t;
+    return d;
   }();
   return k;
 }
-
-const Table* FindTable(std::string_view name) {
-  for (const auto& t : Tables())
+const Table* Find(const std::vector<Table>& in, std::string_view name) {
+  for (const auto& t : in)
     if (name == t.name) return &t;
   return nullptr;
 }
+}  // namespace
+
+const std::vector<Table>& Tables() { return All().tables; }
+const std::vector<Table>& Views() { return All().views; }
+const Table* FindTable(std::string_view name) { return Find(Tables(), name); }
+const Table* FindView(std::string_view name) { return Find(Views(), name); }
 
 std::string MysqlCreateTable(const Table& t) {
   size_t w = 0, wl = 0;
@@ -87,11 +110,17 @@ std::string MysqlCreateTable(const Table& t) {
   return out + ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;\n";
 }
 
+std::string MysqlCreateView(const Table& v) {
+  return std::string("CREATE OR REPLACE VIEW ") + v.name + " AS\n" + (v.view ? v.view : "") + ";\n";
+}
+
 std::string MysqlDdl() {
   std::string out;
-  for (const auto& t : Tables())
-    out += std::string(out.empty() ? "" : "\n") + "-- " + t.name + " (migration " + std::to_string(t.migration) +
-           ", `iosonar " + t.command + "`): " + t.what + "\n" + MysqlCreateTable(t);
+  for (const auto* all : {&Tables(), &Views()})
+    for (const auto& t : *all)
+      out += std::string(out.empty() ? "" : "\n") + "-- " + t.name + " (migration " + std::to_string(t.migration) +
+             (t.view ? ", a view" : "") + ", `iosonar " + t.command + "`): " + t.what + "\n" +
+             (t.view ? MysqlCreateView(t) : MysqlCreateTable(t));
   return out;
 }
 
@@ -129,6 +158,8 @@ std::string InsertSql(const Table& t) {
   return std::string("INSERT INTO ") + t.name + " (" + cols + ") VALUES (" + qs + ")";
 }
 
+std::string ReplaceSql(const Table& t) { return "REPLACE" + InsertSql(t).substr(6); }
+
 std::string UpsertSql(const Table& t) {
   // The primary key's columns: "PRIMARY KEY (a, b(255), c)".
   std::vector<std::string> key;
@@ -154,10 +185,11 @@ std::string UpsertSql(const Table& t) {
   return sql;
 }
 
+#define VIEW(table, migration, command, what, sql) RESULT(table, migration, command, what)
 #define RESULT(table, migration, command, what)                                    \
   template <>                                                                      \
   const Table& TableOf<table::Row>() {                                             \
-    static const Table& t = *FindTable(#table);                                    \
+    static const Table& t = FindTable(#table) ? *FindTable(#table) : *FindView(#table); \
     return t;                                                                      \
   }                                                                                \
   template <>                                                                      \
@@ -166,13 +198,18 @@ std::string UpsertSql(const Table& t) {
     static const std::vector<FieldOf<R>> k = {
 #define COLUMN(table, column, type, sql, note)                                     \
   {#column, IsTime(k##type), [](R& r, const std::optional<std::string>& v) { Parse(v, &r.column); }, \
-   [](const R& r) { return ToParam(r.column); }},
+   [](const R& r) { return ToParam(r.column); },                                   \
+   [](JsonWriter& w, const R& r) {                                                 \
+     w.Key(#column);                                                               \
+     ToJson(w, r.column);                                                          \
+   }},
 #define KEY(table, key)
 #define END(table) \
   };               \
   return k;        \
   }
 #include "analysis-jobs/lib/results.def"
+#undef VIEW
 #undef RESULT
 #undef COLUMN
 #undef KEY

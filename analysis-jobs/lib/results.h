@@ -1,12 +1,14 @@
 // The analysis results in the job database, from their one declaration
-// (results.def): the tables and columns, the CREATE TABLE statements, a row
-// struct per table and the one INSERT, SELECT and DELETE of each.
+// (results.def): the tables, views and columns, the CREATE TABLE and CREATE
+// VIEW statements, a row struct per table and view, the one INSERT,
+// REPLACE, SELECT and DELETE of each, and a row's JSON.
 //
 //   results::job_anomaly::Row r;            // one field per column
 //   r.cluster = "c"; r.job_id = 42; ...
 //   Status s = results::Insert(db, r);
 //   auto rows = results::Select<results::job_anomaly::Row>(db, "WHERE cluster = ? AND job_id = ?", {c, id});
 //   auto few = results::Select<results::job_anomaly::Row>(db, "...", {...}, {"cluster", "job_id", "verdict"});
+//   results::WriteJson(w, r, {"verdict", "slowdown"});  // {"verdict":...,"slowdown":...}
 //
 // Time columns travel as MySQL prints a DATETIME(6) ("2026-11-22
 // 07:00:00.000000", UTC: the session's zone); SqlDatetime (core/jobdb)
@@ -19,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/base/json.h"
 #include "core/base/status.h"
 #include "core/jobdb/mysql.h"
 
@@ -40,15 +43,21 @@ struct Table {
   const char* what;     // what a row is
   std::vector<Column> columns;
   std::vector<const char*> keys;  // "PRIMARY KEY (...)", "KEY name (...)"
+  const char* view = nullptr;     // a view: its SELECT (columns: what it returns)
 };
 
-// Every result table, in the order of results.def.
+// Every result table, in the order of results.def; and every view.
 const std::vector<Table>& Tables();
+const std::vector<Table>& Views();
 const Table* FindTable(std::string_view name);
+const Table* FindView(std::string_view name);
 
 // CREATE TABLE IF NOT EXISTS ... as the migration has it (notes as -- comments).
 std::string MysqlCreateTable(const Table& t);
-// Every table's statement, with a comment line naming its command before each.
+// CREATE OR REPLACE VIEW name AS SELECT ...; as the migration has it.
+std::string MysqlCreateView(const Table& v);
+// Every table's statement, then every view's, with a comment line naming its
+// command before each.
 std::string MysqlDdl();
 
 // "YYYY-MM-DD HH:MM:SS[.ffffff]" (UTC) to nanoseconds since the epoch.
@@ -66,6 +75,7 @@ using OptInt = std::optional<int64_t>;
 using OptDouble = std::optional<double>;
 using OptTime = std::optional<std::string>;
 
+#define VIEW(table, migration, command, what, sql) RESULT(table, migration, command, what)
 #define RESULT(table, migration, command, what) \
   namespace table {                             \
   struct Row {
@@ -75,6 +85,7 @@ using OptTime = std::optional<std::string>;
   };               \
   }
 #include "analysis-jobs/lib/results.def"
+#undef VIEW
 #undef RESULT
 #undef COLUMN
 #undef KEY
@@ -88,12 +99,14 @@ struct FieldOf {
   bool time;  // selected as CAST(name AS CHAR)
   void (*from_sql)(Row&, const std::optional<std::string>&);
   SqlParam (*to_sql)(const Row&);
+  void (*to_json)(JsonWriter&, const Row&);
 };
 template <class Row>
 const Table& TableOf();
 template <class Row>
 const std::vector<FieldOf<Row>>& FieldsOf();
 
+#define VIEW(table, migration, command, what, sql) RESULT(table, migration, command, what)
 #define RESULT(table, migration, command, what) \
   template <>                                   \
   const Table& TableOf<table::Row>();           \
@@ -103,6 +116,7 @@ const std::vector<FieldOf<Row>>& FieldsOf();
 #define KEY(table, key)
 #define END(table)
 #include "analysis-jobs/lib/results.def"
+#undef VIEW
 #undef RESULT
 #undef COLUMN
 #undef KEY
@@ -110,28 +124,41 @@ const std::vector<FieldOf<Row>>& FieldsOf();
 
 // "SELECT col, CAST(time AS CHAR), ... FROM table" (columns: all when empty).
 std::string SelectSql(const Table& t, const std::vector<std::string>& columns);
-// "INSERT INTO table (every column) VALUES (?, ...)".
+// "INSERT INTO table (every column) VALUES (?, ...)"; ReplaceSql: the same
+// with REPLACE INTO.
 std::string InsertSql(const Table& t);
+std::string ReplaceSql(const Table& t);
 
 // InsertSql + " ON DUPLICATE KEY UPDATE c = VALUES(c), ..." for every
 // column outside the primary key.
 std::string UpsertSql(const Table& t);
 
+// The row's fields in column order, as parameters of InsertSql.
+template <class Row>
+std::vector<SqlParam> Params(const Row& r) {
+  std::vector<SqlParam> p;
+  for (const auto& f : FieldsOf<Row>()) p.push_back(f.to_sql(r));
+  return p;
+}
+
 // INSERT of one row (every column).
 template <class Row>
 Status Insert(MysqlConn& db, const Row& r) {
-  std::vector<SqlParam> p;
-  for (const auto& f : FieldsOf<Row>()) p.push_back(f.to_sql(r));
-  return db.Exec(InsertSql(TableOf<Row>()), p).status();
+  return db.Exec(InsertSql(TableOf<Row>()), Params(r)).status();
+}
+
+// REPLACE of one row (every column): a row with the same primary or unique
+// key is deleted first.
+template <class Row>
+Status Replace(MysqlConn& db, const Row& r) {
+  return db.Exec(ReplaceSql(TableOf<Row>()), Params(r)).status();
 }
 
 // INSERT of one row, or the update of the row with its primary key (every
 // other column takes the new value).
 template <class Row>
 Status Upsert(MysqlConn& db, const Row& r) {
-  std::vector<SqlParam> p;
-  for (const auto& f : FieldsOf<Row>()) p.push_back(f.to_sql(r));
-  return db.Exec(UpsertSql(TableOf<Row>()), p).status();
+  return db.Exec(UpsertSql(TableOf<Row>()), Params(r)).status();
 }
 
 // The rows "SELECT ... FROM table <tail>" finds; with `columns`, only those
@@ -160,6 +187,21 @@ Result<std::vector<Row>> Select(MysqlConn& db, std::string_view tail, const std:
 template <class Row>
 Result<uint64_t> Delete(MysqlConn& db, std::string_view where, const std::vector<SqlParam>& params) {
   return db.Exec(std::string("DELETE FROM ") + TableOf<Row>().name + " " + std::string(where), params);
+}
+
+// The row as a JSON object of its columns ("name": value; NULL as null;
+// times as stored), all in table order or the ones named in that order.
+// Unknown names are a programming error: they are skipped.
+template <class Row>
+void WriteJson(JsonWriter& w, const Row& r, std::initializer_list<std::string_view> columns = {}) {
+  w.BeginObject();
+  const auto& fields = FieldsOf<Row>();
+  if (columns.size() == 0)
+    for (const auto& f : fields) f.to_json(w, r);
+  for (std::string_view c : columns)
+    for (const auto& f : fields)
+      if (c == f.name) f.to_json(w, r);
+  w.EndObject();
 }
 
 }  // namespace iosonar::results

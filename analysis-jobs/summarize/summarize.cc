@@ -863,17 +863,12 @@ Status WriteScoreboardToDb(MysqlConn& db, const ScoreboardPeriod& p, const Score
                      const std::vector<ScoreEntry>& apps, uint64_t jobs) -> Status {
       for (int who = 0; who < 2; ++who) {
         for (const char* m : kMetrics) {
-          int64_t rank = 0;
+          uint64_t rank = 0;
           for (const auto& e : TopBy(who == 0 ? users : apps, m, n)) {
-            auto ins = db.Exec(
-                "INSERT INTO scoreboard (cluster, period_from, period_to, fs, node_local, who, metric, rank_no, "
-                "computed_at, name, jobs, read_bytes, write_bytes, data_ops, meta_ops, period_jobs) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                {p.cluster, from, to, fs, int64_t{node_local ? 1 : 0}, std::string(who == 0 ? "user" : "application"),
-                 std::string(m), ++rank, now, e.key, static_cast<int64_t>(e.jobs), static_cast<int64_t>(e.read_bytes),
-                 static_cast<int64_t>(e.write_bytes), static_cast<int64_t>(e.data_ops), static_cast<int64_t>(e.meta_ops),
-                 static_cast<int64_t>(jobs)});
-            if (!ins.ok()) return ins.status();
+            const results::scoreboard::Row row{p.cluster, from, to, fs, node_local ? 1 : 0, who == 0 ? "user" : "application",
+                                               m, ++rank, now, e.key, e.jobs, e.read_bytes, e.write_bytes, e.data_ops,
+                                               e.meta_ops, jobs};
+            if (Status st = results::Insert(db, row); !st.ok()) return st;
           }
         }
       }

@@ -16,6 +16,7 @@
 #include "analysis-jobs/lib/format.h"
 #include "analysis-jobs/summarize/fs_context.h"
 #include "analysis-jobs/lib/result_record.h"
+#include "analysis-jobs/lib/results.h"
 #include "core/base/json.h"
 #include "core/base/timeutil.h"
 #include "core/records/fields.h"
@@ -935,33 +936,23 @@ Status MapsFromJobDb(JobDb& db, const std::string& cluster, const std::string& j
 Status WriteToDb(MysqlConn& db, const std::string& cluster, uint64_t job_id, const View& v, const std::string& json) {
   const std::string now = SqlDatetime(NowNs());
   const std::string ws = SqlDatetime(v.start_ns), we = SqlDatetime(v.end_ns);
-  const auto id = static_cast<int64_t>(job_id);
+  const std::vector<SqlParam> key{cluster, static_cast<int64_t>(job_id)};
+  auto u = [](int64_t x) { return static_cast<uint64_t>(x); };
+  const results::job_xlayer::Row row{cluster, job_id, now, ws, we, v.window_source, v.nodes.size(), v.unmapped_nodes,
+                                     v.files.size(), v.trace_records, u(v.job_bytes), u(v.job_read_bytes),
+                                     u(v.job_write_bytes), u(v.job_opens), u(v.job_stats), u(v.job_meta_ops), v.fs_bytes,
+                                     v.fs_opens, v.fs_stats, v.coverage_bytes, v.coverage_opens, v.coverage_stats,
+                                     v.ost_source, json};
   return db.Transaction([&]() -> Status {
-    auto del = db.Exec("DELETE FROM job_server_share WHERE cluster = ? AND job_id = ?", {cluster, id});
-    if (!del.ok()) return del.status();
-    auto del2 = db.Exec("DELETE FROM job_xlayer WHERE cluster = ? AND job_id = ?", {cluster, id});
-    if (!del2.ok()) return del2.status();
-    auto ins = db.Exec(
-        "INSERT INTO job_xlayer (cluster, job_id, computed_at, window_start, window_end, window_source, nodes, "
-        "unmapped_nodes, files, trace_records, job_bytes, job_read_bytes, job_write_bytes, job_opens, job_stats, "
-        "job_meta_ops, fs_bytes, fs_opens, fs_stats, coverage_bytes, coverage_opens, coverage_stats, ost_source, "
-        "view_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        {cluster, id, now, ws, we, v.window_source, static_cast<int64_t>(v.nodes.size()),
-         static_cast<int64_t>(v.unmapped_nodes), static_cast<int64_t>(v.files.size()),
-         static_cast<int64_t>(v.trace_records), v.job_bytes, v.job_read_bytes, v.job_write_bytes, v.job_opens,
-         v.job_stats, v.job_meta_ops, v.fs_bytes, v.fs_opens, v.fs_stats, v.coverage_bytes, v.coverage_opens,
-         v.coverage_stats, v.ost_source, json});
-    if (!ins.ok()) return ins.status();
+    for (auto del : {results::Delete<results::job_server_share::Row>, results::Delete<results::job_xlayer::Row>})
+      if (auto d = del(db, "WHERE cluster = ? AND job_id = ?", key); !d.ok()) return d.status();
+    if (Status st = results::Insert(db, row); !st.ok()) return st;
     for (const auto& [layer, shares] : LayersOf(v)) {
       for (const auto& s : *shares) {
-        auto r = db.Exec(
-            "INSERT INTO job_server_share (cluster, job_id, layer, server, computed_at, window_start, window_end, "
-            "job_bytes, total_bytes, share, job_ops, total_ops, in_flight_mean, estimated) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            {cluster, id, std::string(layer), s.server, now, ws, we, s.job_bytes, s.total_bytes, s.share, s.job_ops,
-             s.total_ops, s.in_flight_mean > 0 ? SqlParam(s.in_flight_mean) : SqlNull(),
-             static_cast<int64_t>(s.estimated ? 1 : 0)});
-        if (!r.ok()) return r.status();
+        const results::job_server_share::Row share{
+            cluster, job_id, layer, s.server, now, ws, we, s.job_bytes, s.total_bytes, s.share, s.job_ops, s.total_ops,
+            s.in_flight_mean > 0 ? std::optional<double>(s.in_flight_mean) : std::nullopt, s.estimated ? 1 : 0};
+        if (Status st = results::Insert(db, share); !st.ok()) return st;
       }
     }
     return Status::Ok();

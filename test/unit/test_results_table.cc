@@ -126,6 +126,73 @@ TEST_CASE("results: the generated CREATE TABLE of every result table is its migr
   CHECK(all.find("CREATE TABLE IF NOT EXISTS job_summary (") < all.find("CREATE TABLE IF NOT EXISTS probe_baseline ("));
 }
 
+// Every view's last CREATE OR REPLACE VIEW in the migrations, code only
+// (comments dropped, white space folded), with the migration that made it.
+std::map<std::string, std::pair<int, std::string>> MigrationViews() {
+  std::vector<std::filesystem::path> files;
+  for (const auto& e : std::filesystem::directory_iterator(test::SourceDir() + "/mysql-schema"))
+    if (e.path().extension() == ".sql") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  std::map<std::string, std::pair<int, std::string>> out;
+  for (const auto& path : files) {
+    std::ifstream f(path);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    std::string code;
+    for (const auto& [c, note] : Lines(ss.str()))
+      if (!c.empty()) code += (code.empty() ? "" : " ") + c;
+    const int migration = std::stoi(path.filename().string().substr(0, 3));
+    static const std::regex view(R"(CREATE OR REPLACE VIEW (\w+) AS [^;]*;)");
+    for (std::sregex_iterator it(code.begin(), code.end(), view), end; it != end; ++it)
+      out[(*it)[1]] = {migration, (*it)[0]};
+  }
+  return out;
+}
+
+TEST_CASE("results: the generated CREATE VIEW of every view is its last migration's", "[results][schema]") {
+  const auto migrations = MigrationViews();
+  REQUIRE(results::Views().size() == migrations.size());  // every view of the schema is declared
+  for (const auto& v : results::Views()) {
+    INFO("view " << v.name);
+    auto m = migrations.find(v.name);
+    REQUIRE(m != migrations.end());
+    CHECK(m->second.first == v.migration);
+    std::string got;
+    for (const auto& [c, note] : Lines(results::MysqlCreateView(v))) got += (got.empty() ? "" : " ") + c;
+    CHECK(got == m->second.second);
+    CHECK(results::FindTable(v.name) == nullptr);
+    CHECK(results::FindView(v.name) == &v);
+  }
+  // The columns declared are those the view returns, in order.
+  const auto* open = results::FindView("open_server_anomalies");
+  REQUIRE(open != nullptr);
+  CHECK(results::SelectSql(*open, {}) ==
+        "SELECT kind, server, CAST(start_time AS CHAR), CAST(end_time AS CHAR), duration_s, max_bw_ratio, "
+        "CAST(alerted_at AS CHAR) FROM open_server_anomalies");
+  CHECK(results::MysqlDdl().find("-- open_server_anomalies (migration 35, a view, `iosonar screen`)") !=
+        std::string::npos);
+}
+
+TEST_CASE("results: a row's JSON names its columns, NULL as null", "[results]") {
+  results::probe_slowdown::Row r;
+  r.fs = "scratch";
+  r.op = "stat";
+  r.n = 3;
+  r.median_s = 0.5;
+  r.interval_start = "2026-11-22 07:00:00.000000";
+  std::string out;
+  JsonWriter w(&out, 0);
+  results::WriteJson(w, r, {"fs", "op", "n", "median_s", "slowdown_median", "interval_start"});
+  CHECK(out == R"({"fs":"scratch","op":"stat","n":3,"median_s":0.5,"slowdown_median":null,)"
+               R"("interval_start":"2026-11-22 07:00:00.000000"})");
+  r.slowdown_median = 2;
+  out.clear();
+  JsonWriter all(&out, 0);
+  results::WriteJson(all, r);
+  CHECK(out.find(R"("slowdown_median":2,)") != std::string::npos);
+  CHECK(out.rfind(R"({"fs":"scratch","op":"stat","interval_start":)", 0) == 0);  // every column, in table order
+}
+
 TEST_CASE("results: the one INSERT and SELECT of a table name its columns in order", "[results]") {
   const auto* t = results::FindTable("job_anomaly");
   REQUIRE(t != nullptr);
@@ -137,6 +204,8 @@ TEST_CASE("results: the one INSERT and SELECT of a table name its columns in ord
   CHECK(results::UpsertSql(*results::FindTable("job_tokio_summary")) ==
         "INSERT INTO job_tokio_summary (cluster, job_id, computed_at, row_json) VALUES (?, ?, ?, ?) "
         "ON DUPLICATE KEY UPDATE computed_at = VALUES(computed_at), row_json = VALUES(row_json)");
+  CHECK(results::ReplaceSql(*results::FindTable("job_tokio_summary")) ==
+        "REPLACE INTO job_tokio_summary (cluster, job_id, computed_at, row_json) VALUES (?, ?, ?, ?)");
   // A key column with a prefix length (lassi_risk's target(255)) is still a key column.
   CHECK(results::UpsertSql(*results::FindTable("lassi_risk")).find("target = VALUES") == std::string::npos);
   CHECK(results::FindTable("jobs") == nullptr);  // the scheduler's table is no analysis result
