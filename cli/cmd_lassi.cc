@@ -20,6 +20,7 @@
 #include "core/store/store.h"
 #include "analysis-jobs/lassi/apps.h"
 #include "analysis-jobs/lassi/baseline.h"
+#include "analysis-jobs/lassi/commands.h"
 #include "analysis-jobs/lassi/lassi.h"
 #include "analysis-jobs/lassi/lassi_store.h"
 #include "analysis-jobs/lassi/lmt_import.h"
@@ -36,32 +37,7 @@ namespace {
 
 constexpr int64_t kS = 1000000000;
 
-// Common options of lassi/slowdown/report.
-struct RangeOpts {
-  std::string day, from, to;
-  int64_t from_ns = 0, to_ns = 0;
-  std::string Parse() {
-    if (!day.empty()) {
-      auto d = lassi::ParseDay(day);
-      if (!d) return "--day must be YYYY-MM-DD, not '" + day + "'";
-      from_ns = *d;
-      to_ns = *d + 86400 * kS;
-    }
-    if (!from.empty()) {
-      auto f = ParseIso8601(from);
-      if (!f) return "--from: not an ISO 8601 time: '" + from + "'";
-      from_ns = *f;
-    }
-    if (!to.empty()) {
-      auto t = ParseIso8601(to);
-      if (!t) return "--to: not an ISO 8601 time: '" + to + "'";
-      to_ns = *t;
-    }
-    if (day.empty() && (from.empty() || to.empty())) return "give --day D or --from T --to T";
-    if (to_ns <= from_ns) return "--to must be after --from";
-    return "";
-  }
-};
+using RangeOpts = lassi::Range;  // --day, --from, --to of lassi/slowdown/report
 
 struct Usage {
   const char* name;
@@ -83,43 +59,21 @@ Result<std::unique_ptr<Store>> OpenStoreOrSay(const char* name, const std::strin
   return s;
 }
 
-// The LASSi computation every command shares.
-struct LassiArgs {
-  double alpha = 2;
-  std::string window = "1h", history, apps_file, mysql, cluster, baseline;
-  int scan_threads = 1;
-  void Add(po::options_description& d) {
-    d.add_options()("scan-threads", po::value(&scan_threads)->default_value(1)->value_name("N"),
-                    "1, or 2: scan oss+mds and job_stats on two store handles in parallel")  //
-        ("alpha", po::value(&alpha)->default_value(2.0, "2")->value_name("A"), "LASSi's scaling factor alpha")  //
-        ("window", po::value(&window)->default_value("1h")->value_name("DUR"),
-         "window: 1h (default), 10m, 3m, ...; shorter than 3 min only for short captures (e.g. 30s for 5 min of LMT)")  //
-        ("history", po::value(&history)->value_name("DUR"),
-         "no stored baseline: avg_fs over this much time before --from and the analysed range")  //
-        ("baseline", po::value(&baseline)->value_name("NAME"),
-         "the stored baseline of that name (default: the newest of this --window; `iosonar lassi baseline`)")  //
-        ("apps", po::value(&apps_file)->value_name("FILE"), "job id<TAB>command line, one a line (applications)")  //
-        ("mysql", po::value(&mysql)->value_name("URL"), "job database: command lines of the jobs (applications)")  //
-        ("cluster", po::value(&cluster)->value_name("NAME"), "cluster of the jobs in the job database");
-  }
-  // The options over the range; "" or what is wrong with them.
-  std::string ToOptions(const RangeOpts& range, lassi::Options* o) const {
-    auto win = lassi::ParseDuration(window);
-    if (!win) return "--window: not a duration: '" + window + "' (e.g. 1h, 10m, 30s)";
-    int64_t hist = 0;
-    if (!history.empty()) {
-      auto h = lassi::ParseDuration(history);
-      if (!h) return "--history: not a duration: '" + history + "'";
-      hist = *h;
-    }
-    if (!(alpha > 0)) return "--alpha must be > 0";
-    if (!history.empty() && !baseline.empty()) return "give --history or --baseline, not both";
-    if (scan_threads != 1 && scan_threads != 2) return "--scan-threads must be 1 or 2";
-    *o = lassi::RangeOptions(range.from_ns, range.to_ns, *win, hist);
-    o->alpha = alpha;
-    return "";
-  }
-};
+// The LASSi computation's options every command shares (lassi::LassiArgs).
+void AddLassiArgs(po::options_description& d, lassi::LassiArgs& a) {
+  d.add_options()("scan-threads", po::value(&a.scan_threads)->default_value(1)->value_name("N"),
+                  "1, or 2: scan oss+mds and job_stats on two store handles in parallel")  //
+      ("alpha", po::value(&a.alpha)->default_value(2.0, "2")->value_name("A"), "LASSi's scaling factor alpha")  //
+      ("window", po::value(&a.window)->default_value("1h")->value_name("DUR"),
+       "window: 1h (default), 10m, 3m, ...; shorter than 3 min only for short captures (e.g. 30s for 5 min of LMT)")  //
+      ("history", po::value(&a.history)->value_name("DUR"),
+       "no stored baseline: avg_fs over this much time before --from and the analysed range")  //
+      ("baseline", po::value(&a.baseline)->value_name("NAME"),
+       "the stored baseline of that name (default: the newest of this --window; `iosonar lassi baseline`)")  //
+      ("apps", po::value(&a.apps_file)->value_name("FILE"), "job id<TAB>command line, one a line (applications)")  //
+      ("mysql", po::value(&a.mysql)->value_name("URL"), "job database: command lines of the jobs (applications)")  //
+      ("cluster", po::value(&a.cluster)->value_name("NAME"), "cluster of the jobs in the job database");
+}
 
 bool IsStoreDir(const std::string& where) { return where.find("://") == std::string::npos; }
 
@@ -173,16 +127,15 @@ int LoadProbeBaseline(const char* name, const std::string& baseline_name, const 
   auto all = StoredBaselinesOf<lassi::ProbeBaseline>(where, pub, lassi::ReadProbeBaselinesFromDb,
                                                      lassi::ReadProbeBaselineFile, lassi::ProbeBaselineFileOf);
   if (!all.ok()) return CommandError(name, 1, "probe baseline: ", all.status().ToString());
-  auto sel = lassi::SelectProbeBaseline(*all, baseline_name);
-  if (!sel.ok()) return CommandError(name, 1, sel.status().message());
-  if (*sel) o->stored = std::make_shared<const lassi::ProbeBaseline>(std::move(**sel));
-  std::cerr << "iosonar " << name << ": probe slowdown baseline: " << lassi::SlowdownBaselineDescription(*o) << "\n";
+  auto said = lassi::UseStoredProbeBaseline(*all, baseline_name, o);
+  if (!said.ok()) return CommandError(name, 1, said.status().message());
+  std::cerr << "iosonar " << name << ": " << *said << "\n";
   return 0;
 }
 
 // avg_fs: with --history, the range's (the fallback, on purpose); else the
 // named or newest stored baseline, said on stderr. 0 or the exit status.
-int LoadBaseline(const char* name, const LassiArgs& a, const std::string& where, Publisher& pub, lassi::Options* o) {
+int LoadBaseline(const char* name, const lassi::LassiArgs& a, const std::string& where, Publisher& pub, lassi::Options* o) {
   if (!a.history.empty()) {
     std::cerr << "iosonar " << name << ": LASSi baseline: --history " << a.history
               << ": avg_fs over the history and the analysed range\n";
@@ -190,24 +143,16 @@ int LoadBaseline(const char* name, const LassiArgs& a, const std::string& where,
   }
   auto all = StoredBaselines(where, pub);
   if (!all.ok()) return CommandError(name, 1, "LASSi baseline: ", all.status().ToString());
-  auto sel = lassi::SelectBaseline(*all, a.baseline, o->window_ns);
-  if (!sel.ok()) return CommandError(name, 1, sel.status().message());
-  if (*sel) {
-    o->baseline = std::move(**sel);
-    std::cerr << "iosonar " << name << ": LASSi baseline " << lassi::BaselineDescription(*o->baseline) << "\n";
-  } else if (!all->empty()) {
-    std::string have;
-    for (const auto& b : *all) have += (have.empty() ? "" : ", ") + b.name + " (" + std::to_string(b.window_ns / kS) + " s)";
-    std::cerr << "iosonar " << name << ": no stored LASSi baseline has windows of " << o->window_ns / kS
-              << " s (stored: " << have << "): compute one with `iosonar lassi baseline --window ...`\n";
-  }
+  auto said = lassi::UseStoredBaseline(*all, a.baseline, o);
+  if (!said.ok()) return CommandError(name, 1, said.status().message());
+  if (!said->empty()) std::cerr << "iosonar " << name << ": " << *said << "\n";
   return 0;
 }
 
 // LASSi over the store at `where`, the applications from --apps and the job
 // database (opened through pub, which reports a failure). 0, or the exit
 // status to stop with.
-int ComputeLassi(const char* name, const LassiArgs& a, const lassi::Options& o, const std::string& where,
+int ComputeLassi(const char* name, const lassi::LassiArgs& a, const lassi::Options& o, const std::string& where,
                  Publisher& pub, lassi::AppSource* apps, lassi::LassiResult* out) {
   if (!a.apps_file.empty())
     if (Status st = apps->LoadFile(a.apps_file); !st.ok()) return CommandError(name, 1, st.ToString());
@@ -243,33 +188,6 @@ void WriteOutputFile(const char* name, const std::string& path, const std::strin
   if (Status s = WriteTextFile(path, text); !s.ok()) {
     *rc = CommandError(name, 1, s.ToString());
   }
-}
-
-// --intervals, --baseline-sliding, --baseline-from/--baseline-to; "" or a usage error.
-std::string SlowdownOptionsFrom(const RangeOpts& range, const std::string& intervals, const std::string& sliding,
-                                const std::string& baseline_from, const std::string& baseline_to,
-                                lassi::SlowdownOptions* o) {
-  o->from_ns = range.from_ns;
-  o->to_ns = range.to_ns;
-  o->intervals_ns.clear();
-  std::istringstream iv(intervals);
-  for (std::string tok; std::getline(iv, tok, ',');) {
-    auto d = lassi::ParseDuration(tok);
-    if (!d) return "--intervals: not a duration: '" + tok + "'";
-    o->intervals_ns.push_back(*d);
-  }
-  if (!sliding.empty()) {
-    auto d = lassi::ParseDuration(sliding);
-    if (!d) return "--baseline-sliding: not a duration: '" + sliding + "'";
-    o->sliding_ns = *d;
-  }
-  for (auto [text, slot] : {std::pair{baseline_from, &o->baseline_from_ns}, {baseline_to, &o->baseline_to_ns}}) {
-    if (text.empty()) continue;
-    auto t = ParseIso8601(text);
-    if (!t) return "baseline: not an ISO 8601 time: '" + text + "'";
-    *slot = *t;
-  }
-  return "";
 }
 
 }  // namespace
@@ -317,36 +235,18 @@ int CmdLassiBaseline(int argc, char** argv) {
     return Status::Ok();
   });
   if (pub.rc() != 0) return pub.rc();
-  lassi::Options o;
-  o.window_ns = *win;
-  o.from_ns = o.history_from_ns = range.from_ns;
-  o.to_ns = range.to_ns;
-  lassi::Accumulator acc(o);
   auto store = OpenStoreAt(store_dir);
-  Status st = store.ok() ? lassi::FeedFromStore(
-                               *store.value(), acc, [&](std::string_view j) { return apps.Of(j); },
-                               [&](std::string_view j) { return apps.RunOf(j); })
-                         : store.status();
-  if (!st.ok()) return CommandError("lassi baseline", 1, st.ToString());
-  lassi::Baseline b = acc.ComputeBaseline();
-  b.name = !name.empty() ? name : FormatIsoMillis(range.from_ns) + ".." + FormatIsoMillis(range.to_ns);
-  b.computed_at_ns = NowNs();
-  if (b.fs.empty())
-    std::cerr << "iosonar lassi baseline: WARNING: no job_stats (iosonar.jobstats) in " << FormatIsoMillis(range.from_ns)
-              << " - " << FormatIsoMillis(range.to_ns) << ": the baseline has no file system\n";
+  if (!store.ok()) return CommandError("lassi baseline", 1, store.status().ToString());
+  std::string warning;
+  auto computed = lassi::BaselineFromStore(*store.value(), range, *win, apps, name, &warning);
+  if (!computed.ok()) return CommandError("lassi baseline", 1, computed.status().ToString());
+  lassi::Baseline& b = *computed;
+  if (!warning.empty()) std::cerr << "iosonar lassi baseline: " << warning << "\n";
   if (int r = StoreBaseline("lassi baseline", b, store_dir, pub, "lassi_baseline", lassi::WriteBaselineToDb,
                             lassi::AppendBaselineFile, lassi::BaselineFileOf);
       r != 0)
     return r;
-  std::cout << "stored LASSi baseline " << lassi::BaselineDescription(b) << "\n";
-  for (const auto& f : b.fs) {
-    std::cout << "  " << f.fs << ": " << f.app_hours << " run windows;";
-    for (size_t i = 0; i < lassi::kOssOps; ++i)
-      if (f.avg.oss[i]) std::cout << " " << lassi::kOssOpNames[i] << " " << *f.avg.oss[i];
-    for (size_t i = 0; i < lassi::kMdsOps; ++i)
-      if (f.avg.mds[i] && *f.avg.mds[i] != 0) std::cout << " " << lassi::kMdsOpNames[i] << " " << *f.avg.mds[i];
-    std::cout << " (per window)\n";
-  }
+  std::cout << lassi::BaselineSummary(b);
   if (!json_path.empty()) {
     std::string js;
     JsonWriter w(&js, 2);
@@ -360,7 +260,7 @@ int CmdLassiBaseline(int argc, char** argv) {
 int CmdLassi(int argc, char** argv) {
   if (argc > 1 && std::string_view(argv[1]) == "baseline") return CmdLassiBaseline(argc - 1, argv + 1);
   RangeOpts range;
-  LassiArgs la;
+  lassi::LassiArgs la;
   std::string store_dir, format = "table", json_path, redis_flag, results_output, runs_file, correlate_fs;
   po::options_description desc(
       "usage: iosonar lassi --store DIR|URL (--day D | --from T --to T) [options]\n"
@@ -381,7 +281,7 @@ int CmdLassi(int argc, char** argv) {
       ("runs", po::value(&runs_file)->value_name("FILE"),
        "runs of one command: JOB<TAB>START<TAB>END (ISO 8601) a line; prints Pearson r and p of runtime vs risk")  //
       ("runs-fs", po::value(&correlate_fs)->value_name("FS"), "file system for --runs (default: the first one in name order)");
-  la.Add(desc);
+  AddLassiArgs(desc, la);
   po::variables_map vm;
   int rc = 0;
   if (!ParseArgs("lassi", argc, argv, desc, vm, &rc)) return rc;
@@ -445,29 +345,16 @@ int CmdSlowdownBaseline(int argc, char** argv) {
   Publisher pub("slowdown baseline", {"", "", mysql, ""});
   if (pub.mysql_url().empty() && !IsStoreDir(store_dir))
     return usage("the store " + store_dir + " has no directory to keep the baseline beside: give --mysql URL");
-  auto samples = lassi::LoadProbeSamples(*store.value(), range.from_ns, range.to_ns);
-  if (!samples.ok()) return CommandError("slowdown baseline", 1, samples.status().ToString());
-  std::vector<std::string> all_cached;
-  lassi::ProbeBaseline b =
-      lassi::ComputeProbeBaseline(*samples, range.from_ns, range.to_ns, lassi::kDefaultCacheFloorS, &all_cached);
-  for (const auto& k : all_cached)
-    std::cerr << "iosonar slowdown baseline: WARNING: every sample of " << k
-              << " was faster than the device's plausible floor (served by the page cache): no median for it\n";
-  b.name = !name.empty() ? name : FormatIsoMillis(range.from_ns) + ".." + FormatIsoMillis(range.to_ns);
-  b.computed_at_ns = NowNs();
-  if (b.medians.empty())
-    std::cerr << "iosonar slowdown baseline: WARNING: no successful iosonar.probe records in "
-              << FormatIsoMillis(range.from_ns) << " - " << FormatIsoMillis(range.to_ns) << ": the baseline is empty\n";
+  std::vector<std::string> warnings;
+  auto computed = lassi::ProbeBaselineFromStore(*store.value(), range, name, &warnings);
+  if (!computed.ok()) return CommandError("slowdown baseline", 1, computed.status().ToString());
+  lassi::ProbeBaseline& b = *computed;
+  for (const auto& w : warnings) std::cerr << "iosonar slowdown baseline: " << w << "\n";
   if (int r = StoreBaseline("slowdown baseline", b, store_dir, pub, "probe_baseline", lassi::WriteProbeBaselineToDb,
                             lassi::AppendProbeBaselineFile, lassi::ProbeBaselineFileOf);
       r != 0)
     return r;
-  std::cout << "stored probe baseline " << lassi::ProbeBaselineDescription(b) << "\n";
-  for (const auto& m : b.medians)
-    std::cout << "  " << m.fs << " " << (m.host.empty() ? "(all hosts)" : m.host) << " " << m.op << ": median "
-              << m.median_s << " s over " << m.samples << " samples"
-              << (m.cache_served ? " (" + std::to_string(m.cache_served) + " cache-served left out)" : std::string())
-              << "\n";
+  std::cout << lassi::ProbeBaselineSummary(b);
   if (!json_path.empty()) WriteOutputFile("slowdown baseline", json_path, lassi::ProbeBaselineLine(b), &rc);
   return rc;
 }
@@ -511,7 +398,7 @@ int CmdSlowdown(int argc, char** argv) {
   if (store_dir.empty()) return usage("missing --store");
   if (std::string e = range.Parse(); !e.empty()) return usage(e);
   lassi::SlowdownOptions o;
-  if (std::string e = SlowdownOptionsFrom(range, intervals, sliding, baseline_from, baseline_to, &o); !e.empty())
+  if (std::string e = lassi::SlowdownOptionsFrom(range, intervals, sliding, baseline_from, baseline_to, &o); !e.empty())
     return usage(e);
   if (baseline_days < 1) return usage("--baseline-days must be >= 1");
   o.history_ns = baseline_days * 86400LL * kS;
@@ -545,7 +432,7 @@ int CmdSlowdown(int argc, char** argv) {
 // ---------------------------------------------------------------------------
 int CmdReport(int argc, char** argv) {
   RangeOpts range;
-  LassiArgs la;
+  lassi::LassiArgs la;
   std::string store_dir, html = "iosonar-report.html", text, json, intervals = "10m", title, runs_file, runs_fs,
       slowdown_baseline;
   size_t top = 10;
@@ -571,7 +458,7 @@ int CmdReport(int argc, char** argv) {
       ("runs", po::value(&runs_file)->value_name("FILE"),
        "runs of one command (JOB<TAB>START<TAB>END): runtime vs risk scatter with Pearson r and p")  //
       ("runs-fs", po::value(&runs_fs)->value_name("FS"), "file system for --runs (default: the first one in name order)");
-  la.Add(desc);
+  AddLassiArgs(desc, la);
   po::variables_map vm;
   int rc = 0;
   if (!ParseArgs("report", argc, argv, desc, vm, &rc)) return rc;
