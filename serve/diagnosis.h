@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "analysis-jobs/job-summary/job_summary.h"
+#include "analysis-jobs/lib/results.h"
 #include "analysis-jobs/report/report.h"
 
 namespace iosonar::serve {
@@ -30,10 +31,7 @@ struct AnomalyView {
     double md_ops_per_s = 0;
   };
   std::vector<Neighbour> neighbours;
-  struct Outlier {
-    std::string kind, server;
-    double bandwidth_ratio = 0, cost_s = 0;
-  };
+  using Outlier = results::job_server_outlier::Row;  // kind, server, bandwidth_ratio, cost_s (results.def)
   std::vector<Outlier> outliers;
 };
 

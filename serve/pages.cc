@@ -412,14 +412,7 @@ std::string AnomalyJson(const AnomalyView& a) {
   w.EndArray();
   w.Key("server_outliers");
   w.BeginArray();
-  for (const auto& o : a.outliers) {
-    w.BeginObject();
-    w.Kv("kind", o.kind);
-    w.Kv("server", o.server);
-    w.Kv("bandwidth_ratio", o.bandwidth_ratio);
-    w.Kv("cost_s", o.cost_s);
-    w.EndObject();
-  }
+  for (const auto& o : a.outliers) results::WriteJson(w, o, {"kind", "server", "bandwidth_ratio", "cost_s"});
   w.EndArray();
   w.EndObject();
   return b + "\n";

@@ -886,7 +886,7 @@ struct Service::Impl {
       a.history_runs = static_cast<int64_t>((*st)->job.history_runs);
       a.slowdown = (*st)->job.slowdown;
       for (const auto& r : (*st)->neighbours) a.neighbours.push_back({r.neighbour, r.shared, r.evidence, r.md_ops_per_s});
-      for (const auto& r : (*st)->outliers) a.outliers.push_back({r.kind, r.server, r.bandwidth_ratio, r.cost_s});
+      a.outliers = (*st)->outliers;
     }
     // The anomalous jobs whose first suspect this job is.
     auto sl = c.Query(

@@ -426,7 +426,8 @@ TEST_CASE("serve: the diagnosis puts what cost the most time first", "[serve][di
     a.verdict = "anomalous";
     a.history_runs = 6;
     a.slowdown = 4;
-    a.outliers = {{"forwarding", "fwd001", 0.5, 3}, {"ost", "simfs-OST0005", 0.25, 30}};
+    a.outliers = {{.kind = "forwarding", .server = "fwd001", .bandwidth_ratio = 0.5, .cost_s = 3},
+                  {.kind = "ost", .server = "simfs-OST0005", .bandwidth_ratio = 0.25, .cost_s = 30}};
     auto d = Diagnose(s, {SmallAdvice()}, &a, {});
     REQUIRE(d.size() == 2);
     CHECK(d[0].kind == "slow_server");
