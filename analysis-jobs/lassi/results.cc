@@ -11,6 +11,7 @@
 #include "analysis-jobs/lassi/apps.h"
 #include "analysis-jobs/lib/result_record.h"
 #include "analysis-jobs/lib/results.h"
+#include "core/base/appendf.h"
 #include "core/base/json.h"
 #include "core/base/timeutil.h"
 #include "core/jobdb/jobdb.h"
@@ -177,22 +178,6 @@ Result<std::vector<Run>> ReadRunsFile(const std::string& path, std::vector<std::
 namespace {
 
 constexpr int64_t kS = 1000000000;
-
-// printf into a std::string.
-[[gnu::format(printf, 2, 3)]] void Appendf(std::string* out, const char* fmt, ...) {
-  va_list ap, ap2;
-  va_start(ap, fmt);
-  va_copy(ap2, ap);
-  const int n = std::vsnprintf(nullptr, 0, fmt, ap);
-  va_end(ap);
-  if (n > 0) {
-    const size_t at = out->size();
-    out->resize(at + static_cast<size_t>(n) + 1);
-    std::vsnprintf(out->data() + at, static_cast<size_t>(n) + 1, fmt, ap2);
-    out->resize(at + static_cast<size_t>(n));
-  }
-  va_end(ap2);
-}
 
 // %.3g, or "-" when undefined.
 std::string G3(std::optional<double> v) {
