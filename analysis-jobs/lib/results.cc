@@ -68,11 +68,6 @@ const Declared& All() {
 #define KEY(table, key) t->keys.push_back(key);
 #define END(table)
 #include "analysis-jobs/lib/results.def"
-#undef VIEW
-#undef RESULT
-#undef COLUMN
-#undef KEY
-#undef END
     return d;
   }();
   return k;
@@ -185,7 +180,6 @@ std::string UpsertSql(const Table& t) {
   return sql;
 }
 
-#define VIEW(table, migration, command, what, sql) RESULT(table, migration, command, what)
 #define RESULT(table, migration, command, what)                                    \
   template <>                                                                      \
   const Table& TableOf<table::Row>() {                                             \
@@ -209,10 +203,5 @@ std::string UpsertSql(const Table& t) {
   return k;        \
   }
 #include "analysis-jobs/lib/results.def"
-#undef VIEW
-#undef RESULT
-#undef COLUMN
-#undef KEY
-#undef END
 
 }  // namespace iosonar::results

@@ -75,7 +75,6 @@ using OptInt = std::optional<int64_t>;
 using OptDouble = std::optional<double>;
 using OptTime = std::optional<std::string>;
 
-#define VIEW(table, migration, command, what, sql) RESULT(table, migration, command, what)
 #define RESULT(table, migration, command, what) \
   namespace table {                             \
   struct Row {
@@ -85,11 +84,6 @@ using OptTime = std::optional<std::string>;
   };               \
   }
 #include "analysis-jobs/lib/results.def"
-#undef VIEW
-#undef RESULT
-#undef COLUMN
-#undef KEY
-#undef END
 
 // ---- the generic reader and writer ----
 // How a row's fields are read from and written to SQL (generated per table).
@@ -106,7 +100,6 @@ const Table& TableOf();
 template <class Row>
 const std::vector<FieldOf<Row>>& FieldsOf();
 
-#define VIEW(table, migration, command, what, sql) RESULT(table, migration, command, what)
 #define RESULT(table, migration, command, what) \
   template <>                                   \
   const Table& TableOf<table::Row>();           \
@@ -116,11 +109,6 @@ const std::vector<FieldOf<Row>>& FieldsOf();
 #define KEY(table, key)
 #define END(table)
 #include "analysis-jobs/lib/results.def"
-#undef VIEW
-#undef RESULT
-#undef COLUMN
-#undef KEY
-#undef END
 
 // "SELECT col, CAST(time AS CHAR), ... FROM table" (columns: all when empty).
 std::string SelectSql(const Table& t, const std::vector<std::string>& columns);
