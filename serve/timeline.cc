@@ -155,8 +155,9 @@ Timeline BuildTimeline(const std::string& job_id, const std::vector<TimelineRun>
       s.bytes.assign(t.buckets, 0);
     }
     s.total_bytes += static_cast<uint64_t>(j.bytes);
-    Spread(&s.bytes, t.start_ns, t.bucket_ns, j.timestamp_ns - 1, j.timestamp_ns - 1, static_cast<double>(j.bytes));
-    ost_secs[j.target].insert(FloorSec(j.timestamp_ns - 1));
+    const int64_t from = j.timestamp_ns - (j.elapsed_ns > 0 ? j.elapsed_ns : kSec);
+    Spread(&s.bytes, t.start_ns, t.bucket_ns, from, j.timestamp_ns, static_cast<double>(j.bytes));
+    for (int64_t sec = FloorSec(from); sec < j.timestamp_ns; sec += kSec) ost_secs[j.target].insert(sec);
   }
   for (auto* m : {&fwd, &ost})
     for (auto& [name, s] : *m) {
@@ -196,13 +197,17 @@ Result<Timeline> TimelineFromStore(Store& store, const std::string& job_id,
   std::vector<JobstatsRow> js;
   ScanQuery j;
   j.dataset = std::string(dataset::kJobstats);
-  j.range = {FloorSec(lo), CeilSec(hi) + 2 * kSec};
+  // Records stamped after the window's start that cover part of it (at most
+  // 5 min after its end, as the cross-layer view reads server records).
+  j.range = {FloorSec(lo), CeilSec(hi) + 300 * kSec};
   j.filters = {{field::kJobId, job_id}};
-  j.fields = {field::kLustreTarget, field::kTimestamp, field::kOssReadBytes, field::kOssWriteBytes};
+  j.fields = {field::kLustreTarget, field::kTimestamp, field::kOssReadBytes, field::kOssWriteBytes,
+              field::kLustreElapsedNs};
   j.ordered = false;
   s = store.Scan(j, [&](const Row& r) {
     if (!r.Has(0)) return true;
-    js.push_back({std::string(r.Str(0)), r.Int(1), (r.Has(2) ? r.Int(2) : 0) + (r.Has(3) ? r.Int(3) : 0)});
+    js.push_back({std::string(r.Str(0)), r.Int(1), (r.Has(2) ? r.Int(2) : 0) + (r.Has(3) ? r.Int(3) : 0),
+                  r.Has(4) ? r.Int(4) : 0});
     return true;
   });
   if (!s.ok()) return s;

@@ -21,10 +21,12 @@
 //  - Servers: forwarding: the job's read+write trace bytes of the nodes
 //    behind each forwarding node (the job database's node -> forwarding map),
 //    spread as above; ost: the job's iosonar.jobstats bytes (read + write)
-//    per OST target, each record in the bucket of the second it covers
-//    (@timestamp - 1 ns; records stamped after the window go to its last
-//    bucket). active_s: seconds in which the server moved the job's bytes
-//    (the anomaly analysis' I/O time of a server).
+//    per OST target, each record spread over the interval it covers
+//    ([@timestamp - lustre.elapsed_ns, @timestamp); without elapsed_ns the
+//    second before @timestamp), parts outside the window in its first or last
+//    bucket. active_s: the whole seconds those intervals cover (with the
+//    simulator's and Beacon's 1 s samples, the anomaly analysis' I/O time of
+//    a server).
 // Pure over its inputs (BuildTimeline); one store reader.
 #pragma once
 #include <cstdint>
@@ -50,6 +52,7 @@ struct JobstatsRow {  // one iosonar.jobstats record of the job
   std::string target;
   int64_t timestamp_ns = 0;
   int64_t bytes = 0;  // read + write
+  int64_t elapsed_ns = 0;  // lustre.elapsed_ns (0: absent)
 };
 
 struct Timeline {

@@ -533,7 +533,11 @@ TEST_CASE("serve timeline: rows per process, bytes spread over the columns they 
       // a process on another node behind another forwarding node
       {"cn1", 20, std::nullopt, "write", "posix", 40, t0 + s, t0 + s, 0},
   };
-  std::vector<JobstatsRow> js = {{"fs-OST0001", t0 + 2 * s, 64}, {"fs-OST0001", t0 + 3 * s, 36}, {"fs-MDT0000", t0 + s, 5}};
+  std::vector<JobstatsRow> js = {{"fs-OST0001", t0 + 2 * s, 64, 0},
+                                 {"fs-OST0001", t0 + 3 * s, 36, 0},
+                                 {"fs-MDT0000", t0 + s, 5, 0},
+                                 // a 2 s sample: spread over [2 s, 4 s)
+                                 {"fs-OST0002", t0 + 4 * s, 40, 2 * s}};
   std::map<std::string, std::string> fwd = {{"cn0", "fwd0"}, {"cn1", "fwd1"}};
   auto t = BuildTimeline("7", runs, js, fwd);
   CHECK(t.start_ns == t0);
@@ -547,7 +551,7 @@ TEST_CASE("serve timeline: rows per process, bytes spread over the columns they 
   CHECK(t.rows[1].write == std::vector<double>{50, 100, 100, 50});
   CHECK(t.rows[1].write_bytes == 300);  // the mpiio run left out
   CHECK(t.rows[2].name == "cn1:20");
-  REQUIRE(t.servers.size() == 3);
+  REQUIRE(t.servers.size() == 4);
   CHECK(t.servers[0].name == "fwd0");
   CHECK(t.servers[0].total_bytes == 310);
   CHECK(t.servers[0].active_s == 4);
@@ -555,6 +559,9 @@ TEST_CASE("serve timeline: rows per process, bytes spread over the columns they 
   CHECK(t.servers[2].name == "fs-OST0001");  // MDT rows are no OST
   CHECK(t.servers[2].bytes == std::vector<double>{0, 64, 36, 0});  // each record in the second it covers
   CHECK(t.servers[2].active_s == 2);
+  CHECK(t.servers[3].name == "fs-OST0002");
+  CHECK(t.servers[3].bytes == std::vector<double>{0, 0, 20, 20});
+  CHECK(t.servers[3].active_s == 2);
   // Past max_rows processes: one row per node, the busiest nodes kept.
   TimelineOptions o;
   o.max_rows = 1;
