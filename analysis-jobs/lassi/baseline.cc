@@ -32,28 +32,7 @@ std::string BaselineLine(const Baseline& b) {
   w.BeginObject();
   analysis::WriteBaselineHead(w, {b.name, b.source, b.computed_at_ns, b.from_ns, b.to_ns});
   w.Kv("window_s", b.window_ns / kS);
-  w.Key("fs");
-  w.BeginArray();
-  for (const auto& f : b.fs) {
-    w.BeginObject();
-    w.Kv("fs", f.fs);
-    w.Kv("app_hours", static_cast<int64_t>(f.app_hours));
-    w.Key("avg");
-    w.BeginObject();
-    for (size_t i = 0; i < kOssOps; ++i)
-      if (f.avg.oss[i]) {
-        w.Key(kOssOpNames[i]);
-        w.Double(*f.avg.oss[i]);
-      }
-    for (size_t i = 0; i < kMdsOps; ++i)
-      if (f.avg.mds[i]) {
-        w.Key(kMdsOpNames[i]);
-        w.Double(*f.avg.mds[i]);
-      }
-    w.EndObject();
-    w.EndObject();
-  }
-  w.EndArray();
+  BaselineFsJson(w, b.fs, true);
   w.EndObject();
   out += '\n';
   return out;

@@ -643,21 +643,31 @@ void BaselineJson(JsonWriter& w, const Baseline& b, const std::vector<std::strin
     for (const auto& f : *fallback_fs) w.String(f);
     w.EndArray();
   }
+  BaselineFsJson(w, b.fs, false);
+  w.EndObject();
+}
+
+void BaselineFsJson(JsonWriter& w, const std::vector<BaselineFs>& fs, bool omit_missing) {
+  auto op = [&](std::string_view name, const std::optional<double>& v) {
+    if (!v && omit_missing) return;
+    w.Key(name);
+    if (v && std::isfinite(*v)) w.Double(*v);
+    else w.Null();
+  };
   w.Key("fs");
   w.BeginArray();
-  for (const auto& f : b.fs) {
+  for (const auto& f : fs) {
     w.BeginObject();
     w.Kv("fs", f.fs);
     w.Kv("app_hours", static_cast<int64_t>(f.app_hours));
     w.Key("avg");
     w.BeginObject();
-    for (size_t i = 0; i < kOssOps; ++i) OptNum(w, kOssOpNames[i].data(), f.avg.oss[i]);
-    for (size_t i = 0; i < kMdsOps; ++i) OptNum(w, kMdsOpNames[i].data(), f.avg.mds[i]);
+    for (size_t i = 0; i < kOssOps; ++i) op(kOssOpNames[i], f.avg.oss[i]);
+    for (size_t i = 0; i < kMdsOps; ++i) op(kMdsOpNames[i], f.avg.mds[i]);
     w.EndObject();
     w.EndObject();
   }
   w.EndArray();
-  w.EndObject();
 }
 
 std::string ResultToJson(const LassiResult& r, bool pretty) {

@@ -259,6 +259,10 @@ class Accumulator {
 std::string ResultToJson(const LassiResult& r, bool pretty);
 // The baseline as a JSON object (fallback_fs: the result's file systems it did not cover).
 void BaselineJson(JsonWriter& w, const Baseline& b, const std::vector<std::string>* fallback_fs);
+// Its "fs" key and array (each file system's app_hours and avg per op; an op
+// never carried is null, or left out with omit_missing as the baseline files
+// have it). BaselineJson and BaselineLine write it.
+void BaselineFsJson(JsonWriter& w, const std::vector<BaselineFs>& fs, bool omit_missing);
 // For people: "'NAME' from SOURCE: N run windows of 3600 s over FROM - TO, computed T",
 // or "the analysed range (no stored baseline)".
 std::string BaselineDescription(const Baseline& b);
