@@ -149,6 +149,7 @@ struct Server {
   std::string kind, name;
   std::vector<Cell> cells;
   bool demand_signal = false;  // any brw or osc record in the range
+  size_t oss = SIZE_MAX;       // an OST's OSS (its iosonar.oss records' host) when ost_io waits were sampled
 };
 
 double MedianOf(std::vector<double>& v) {
@@ -223,6 +224,9 @@ Result<ScreenResult> Screen(Store& store, int64_t from_ns, int64_t to_ns, const 
     c.work |= work;
     res.records++;
   };
+  // OSS -> per bucket (sum of ost_io mean waits in ns, records): evidence only.
+  std::unordered_map<std::string, size_t> oss_index;
+  std::vector<std::vector<std::pair<double, int>>> oss_waits;
   // Records covering [from, to) are stamped up to one interval after `to`; 5 min is generous.
   const TimeRange range{from_ns, to_ns + 300 * kSec};
   if (opt.osts) {
@@ -230,13 +234,30 @@ Result<ScreenResult> Screen(Store& store, int64_t from_ns, int64_t to_ns, const 
     q.dataset = dataset::kOss;
     q.range = range;
     q.fields = {field::kLustreTarget, field::kTimestamp, field::kLustreElapsedNs, field::kOssReadBytes,
-                field::kOssWriteBytes, field::kLustreJobsActive};
+                field::kOssWriteBytes, field::kLustreJobsActive, field::kHostName, field::kOssOstIoWaitNs};
     q.ordered = false;
     Last last;
+    std::string last_oss;
+    size_t last_oss_ix = 0;
     Status st = store.Scan(q, [&](const Row& r) {
       if (!r.Has(0) || (!r.Has(3) && !r.Has(4))) return true;  // a reset: no deltas
       const double b = (r.Has(3) ? static_cast<double>(r.Int(3)) : 0) + (r.Has(4) ? static_cast<double>(r.Int(4)) : 0);
-      add_bw(last, "ost", r.Str(0), r.Int(1), r.Has(2) ? r.Int(2) : kSec, b, r.Has(5) && r.Int(5) > 0);
+      const int64_t elapsed = r.Has(2) ? r.Int(2) : kSec;
+      add_bw(last, "ost", r.Str(0), r.Int(1), elapsed, b, r.Has(5) && r.Int(5) > 0);
+      if (r.Has(6) && r.Has(7) && r.Int(7) > 0) {  // the OSS's ost_io request wait
+        const int64_t k = bucket_of(r.Int(1), elapsed);
+        if (k < 0 || last.ix == SIZE_MAX) return true;
+        if (oss_waits.empty() || r.Str(6) != last_oss) {
+          last_oss.assign(r.Str(6));
+          auto [it, added] = oss_index.emplace(last_oss, oss_waits.size());
+          if (added) oss_waits.emplace_back(nb);
+          last_oss_ix = it->second;
+        }
+        servers[last.ix].oss = last_oss_ix;
+        auto& w = oss_waits[last_oss_ix][static_cast<size_t>(k)];
+        w.first += static_cast<double>(r.Int(7));
+        w.second++;
+      }
       return true;
     });
     if (!st.ok()) return st;
@@ -328,6 +349,16 @@ Result<ScreenResult> Screen(Store& store, int64_t from_ns, int64_t to_ns, const 
     });
     if (!st.ok()) return st;
   }
+  // Per bucket, the OSSes' mean ost_io waits (sorted) for the peers' median.
+  auto oss_wait = [&](size_t oss, size_t b) {
+    const auto& w = oss_waits[oss][b];
+    return w.second > 0 ? w.first / w.second : 0.0;
+  };
+  std::vector<std::vector<double>> waits(oss_waits.empty() ? 0 : nb);
+  for (size_t o = 0; o < oss_waits.size(); ++o)
+    for (size_t b = 0; b < nb; ++b)
+      if (oss_waits[o][b].second > 0) waits[b].push_back(oss_wait(o, b));
+  for (auto& v : waits) std::sort(v.begin(), v.end());
   // Per bucket, the OSTs' service times (sorted) for the peers' median.
   std::vector<std::vector<double>> svc(nb);
   for (const auto& s : servers)
@@ -408,7 +439,7 @@ Result<ScreenResult> Screen(Store& store, int64_t from_ns, int64_t to_ns, const 
         in_run = true;
         run = it->second;
       }
-    std::vector<double> e_svc, e_psvc, e_q, e_pq, e_cost, e_peers;
+    std::vector<double> e_svc, e_psvc, e_q, e_pq, e_cost, e_peers, e_wait, e_pwait;
     double e_bw = 0;
     int low_n = 0, unknown_n = 0;
     auto close = [&](bool open) {
@@ -432,13 +463,19 @@ Result<ScreenResult> Screen(Store& store, int64_t from_ns, int64_t to_ns, const 
       e.peers = MedianOf(e_peers);
       e.bandwidth = e_bw;
       e.peak_source = peak > 0 ? peak_source : "";
+      e.ost_io_wait_ms = MedianOf(e_wait) / 1e6;
+      e.peer_ost_io_wait_ms = MedianOf(e_pwait) / 1e6;
+      if (e.ost_io_wait_ms > 0)
+        for (const auto& [name, ix] : oss_index)
+          if (ix == ser.oss) e.oss = name;
       if (o.end_ns - o.start_ns >= opt.min_duration_ns) {
         o.is_new = !st->reported.count(o.Id());
         st->reported.insert(o.Id());
         res.occurrences.push_back(o);
       }
       in_run = false;
-      e_svc.clear(), e_psvc.clear(), e_q.clear(), e_pq.clear(), e_cost.clear(), e_peers.clear();
+      e_svc.clear(), e_psvc.clear(), e_q.clear(), e_pq.clear(), e_cost.clear(), e_peers.clear(), e_wait.clear(),
+          e_pwait.clear();
       e_bw = 0;
       low_n = unknown_n = 0;
     };
@@ -496,6 +533,11 @@ Result<ScreenResult> Screen(Store& store, int64_t from_ns, int64_t to_ns, const 
         if (svc_ms > 0) e_svc.push_back(svc_ms), e_psvc.push_back(peer_svc);
         if (ref_depth > 0) e_q.push_back(own_depth), e_pq.push_back(ref_depth);
         if (cost > 0) e_cost.push_back(cost);
+        if (ser.oss != SIZE_MAX && waits[b].size() >= 2)
+          if (const double own = oss_wait(ser.oss, b); own > 0) {
+            e_wait.push_back(own);
+            e_pwait.push_back(MedianWithout(waits[b], own));
+          }
         e_peers.push_back(peers_n);
         e_bw = std::max(e_bw, c.max_bw);
       } else if (v == kUnknown) {
@@ -560,6 +602,11 @@ std::string ScreenToJson(const ScreenResult& r, bool pretty) {
       w.Kv("peer_queue_depth", e.peer_queue_depth);
     }
     if (e.cost_ratio > 0) w.Kv("cost_ratio", e.cost_ratio);
+    if (e.ost_io_wait_ms > 0) {
+      w.Kv("oss", e.oss);
+      w.Kv("ost_io_wait_ms", e.ost_io_wait_ms);
+      w.Kv("peer_ost_io_wait_ms", e.peer_ost_io_wait_ms);
+    }
     w.Kv("peers", e.peers);
     w.Kv("bandwidth", e.bandwidth);
     if (!e.peak_source.empty()) w.Kv("peak", e.peak_source);
@@ -607,6 +654,11 @@ std::string EvidenceText(const Occurrence& o) {
   if (e.peer_queue_depth > 0) {
     std::snprintf(b, sizeof b, "%s%.1f RPCs in flight vs %.1f on the same paths", out.empty() ? "" : "; ", e.queue_depth,
                   e.peer_queue_depth);
+    out += b;
+  }
+  if (e.ost_io_wait_ms > 0) {
+    std::snprintf(b, sizeof b, "%sits OSS %s's requests waited %.2f ms for an ost_io thread vs %.2f ms on the other OSSes",
+                  out.empty() ? "" : "; ", e.oss.c_str(), e.ost_io_wait_ms, e.peer_ost_io_wait_ms);
     out += b;
   }
   if (o.peak > 0) {

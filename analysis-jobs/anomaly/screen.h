@@ -29,6 +29,9 @@
 //  - A bucket is low when a rule says so; fine when a rule judged it and
 //    none says low; idle when the server had neither I/Os nor work; else
 //    unknown (demand, but no peers to judge by).
+//  - Evidence for an OST also carries its OSS's ost_io request wait against
+//    the other OSSes' where the exporter sampled it (not a rule: one OSS's
+//    service threads serve all its OSTs).
 //  - An occurrence starts at a low bucket and goes on through low and
 //    unknown buckets; a fine or an idle bucket ends it, at the end of its
 //    last low bucket. It is reported when end - start >= min_duration, with
@@ -73,6 +76,11 @@ struct Occurrence {
     double service_ms = 0, peer_service_ms = 0;  // brw I/O time per I/O
     double queue_depth = 0, peer_queue_depth = 0;  // RPCs in flight, its clients' vs the reference
     double cost_ratio = 0;                       // its cost / its peers'
+    // ost_io request wait of the OST's OSS (iosonar.oss oss.ost_io_wait_ns,
+    // where sampled) and the other OSSes' median in the same minutes; evidence
+    // only: the OSS's threads serve all its OSTs.
+    std::string oss;
+    double ost_io_wait_ms = 0, peer_ost_io_wait_ms = 0;
     double peers = 0;                            // servers judged beside it
     double bandwidth = 0;                        // largest bucket bandwidth, bytes/s
     std::string peak_source;                     // file, observed or "" (none)

@@ -549,6 +549,7 @@ class Simulation {
       acc_job_ost_.assign(job_ost_.size(), {});
       acc_job_mdt_.assign(job_mdt_.size(), {});
       acc_brw_.assign(static_cast<size_t>(S_), {});
+      acc_wait_.assign(static_cast<size_t>(S_), 0.0);
     }
     for (size_t i = 0; i < ost_io_.size(); ++i) add(acc_ost_io_[i], ost_io_[i]);
     for (size_t i = 0; i < mdt_io_.size(); ++i) addm(acc_mdt_io_[i], mdt_io_[i]);
@@ -583,6 +584,10 @@ class Simulation {
       const double up = static_cast<double>(h % 20) / 100.0;
       const int64_t r_up = static_cast<int64_t>(static_cast<double>(io.rops) * up);
       const int64_t w_up = static_cast<int64_t>(static_cast<double>(io.wops) * up);
+      // ost_io's request wait: a request to a slow OST holds an ost_io
+      // thread 1/factor as long, so the OSS's requests queue behind it
+      // (Servers() takes the OSS's request-weighted mean).
+      acc_wait_[static_cast<size_t>(o)] += static_cast<double>(io.rops + io.wops) / OstSlow(o, t_);
       auto& hist = acc_brw_[static_cast<size_t>(o)];
       hist[bucket].first += io.rops - r_up;
       hist[bucket].second += io.wops - w_up;
@@ -882,6 +887,22 @@ class Simulation {
       for (auto& [o, io] : job_ost_[k]) active[static_cast<size_t>(o)]++;
       for (auto& [d, m] : job_mdt_[k]) active[static_cast<size_t>(S_ + d)]++;
     }
+    // ost/OSS/ost_io/stats req_waittime per OSS: a base of 50-60 us
+    // (seeded per OSS and interval) times the mean of 1/factor over the
+    // OSS's requests (Accumulate()); no requests, no value.
+    const int per_oss = std::max(1, cfg_.osts_per_oss);
+    std::vector<int64_t> oss_wait_ns((static_cast<size_t>(S_) + static_cast<size_t>(per_oss) - 1) / static_cast<size_t>(per_oss), -1);
+    for (size_t oss = 0; oss < oss_wait_ns.size(); ++oss) {
+      double ops = 0, slow = 0;
+      for (int o = static_cast<int>(oss) * per_oss; o < std::min(S_, (static_cast<int>(oss) + 1) * per_oss); ++o) {
+        ops += static_cast<double>(ost_io_[static_cast<size_t>(o)].rops + ost_io_[static_cast<size_t>(o)].wops);
+        slow += acc_wait_.empty() ? 0 : acc_wait_[static_cast<size_t>(o)];
+      }
+      if (ops <= 0) continue;
+      const uint64_t h = SplitMix(cfg_.seed ^ 0x6f737469 ^ (uint64_t(oss) << 32) ^ uint64_t(t_));
+      const double base_ns = 50000.0 * (1 + static_cast<double>(h % 21) / 100.0);
+      oss_wait_ns[oss] = std::llround(base_ns * std::max(1.0, slow / ops));
+    }
     for (int o = 0; o < S_; ++o) {
       const Io& io = ost_io_[static_cast<size_t>(o)];
       const int oss = o / std::max(1, cfg_.osts_per_oss);
@@ -900,6 +921,7 @@ class Simulation {
       j.Key(field::kOssOpsPerS);
       j.Int((io.rops + io.wops) / secs);
       j.KInt(field::kOssOtherOps, 0);
+      if (oss_wait_ns[static_cast<size_t>(oss)] >= 0) j.KInt(field::kOssOstIoWaitNs, oss_wait_ns[static_cast<size_t>(oss)]);
       if (Status s = em_.End(); !s.ok()) return s;
       if (Status s = Brw(o, io, tick_end); !s.ok()) return s;
     }
@@ -1010,6 +1032,7 @@ class Simulation {
   std::vector<std::map<int, Io>> acc_job_ost_;
   std::vector<std::map<int, Meta>> acc_job_mdt_;
   std::vector<std::map<int64_t, std::pair<int64_t, int64_t>>> acc_brw_;  // per OST: bucket ms -> (read, write) I/Os
+  std::vector<double> acc_wait_;  // per OST: I/Os / service-rate factor, for the OSS's ost_io wait
   // whole-run per-second totals for the ground truth
   std::vector<int64_t> ost_sec_bytes_, fs_sec_opens_, fs_sec_stats_;
   Rng bg_{cfg_.seed ^ 0x6267};

@@ -6,7 +6,8 @@
 //    OST of its own (lightly loaded, healthy), and a forwarding node slowed
 //    while the OST is too (overlapping faults), on clusters of 3 to 16 OSTs
 //    (3: a slow OST with two peers) with and without --peak: the
-//    occurrences are exactly the truth's faults (no false alarm, no miss);
+//    occurrences are exactly the truth's faults (no false alarm, no miss),
+//    a slow OST's evidence shows its OSS's ost_io requests waiting longer;
 //  - attribution: runs of one application, a forwarding node slow during
 //    one run and an OST during another, on 6 to 40 nodes (2 to 10
 //    forwarding nodes): no job names a server its truth does not, and every
@@ -139,6 +140,16 @@ TEST_CASE("truth sweep: screening finds exactly the truth's slow servers on held
           CHECK(std::string(o["rule"].GetString()).find("demand") != std::string::npos);
           CHECK(o["evidence"]["cost_ratio"].GetDouble() >= 2);
           CHECK_FALSE(o["open"].GetBool());  // both recovered before 02:00
+          // Evidence: the OSS's ost_io request wait against the other OSSes'
+          // (4 OSTs an OSS: with 5 or more OSTs there are peers).
+          const auto& e = o["evidence"];
+          if (kind == "ost" && sz.osts > 4) {
+            REQUIRE(e.HasMember("ost_io_wait_ms"));
+            CHECK(e["ost_io_wait_ms"].GetDouble() > e["peer_ost_io_wait_ms"].GetDouble());
+            CHECK(std::string(e["oss"].GetString()).rfind("oss", 0) == 0);
+          } else {
+            CHECK_FALSE(e.HasMember("ost_io_wait_ms"));
+          }
         }
         for (const auto& f : faults) {
           INFO("fault " << f.kind << " " << f.name);

@@ -145,6 +145,12 @@ TEST_CASE("simulate: faults show as Lustre shows them, and the truth names them"
     std::map<std::string, double> ios, ms;   // OST -> brw I/Os, I/O time
     std::map<std::string, int64_t> ops;      // OST -> oss ops
     std::map<std::string, std::vector<double>> depth;  // "slow"/"fast" path -> in-flight means
+    // ost_io request waits: per (OSS, interval end) the value each OST record carried and the OSTs' ops.
+    struct OssTick {
+      std::set<int64_t> waits;
+      double ops = 0, slow_ops = 0;  // all I/Os, those to the slow OST
+    };
+    std::map<std::pair<std::string, int64_t>, OssTick> oss_ticks;
     ParsedRecord rec;
     for (const auto& l : c.lines) {
       std::string buf = l;
@@ -158,7 +164,13 @@ TEST_CASE("simulate: faults show as Lustre shows them, and the truth names them"
         ios[target] += n;
         ms[target] += n * static_cast<double>(I(rec, "brw.bucket"));
       } else if (ds == "iosonar.oss") {
-        ops[target] += I(rec, "oss.read_ops") + I(rec, "oss.write_ops");
+        const int64_t n = I(rec, "oss.read_ops") + I(rec, "oss.write_ops");
+        ops[target] += n;
+        OssTick& t = oss_ticks[{S(rec, "host.name"), rec[static_cast<size_t>(FieldIndex("@timestamp"))].i}];
+        const int64_t w = I(rec, "oss.ost_io_wait_ns");
+        if (w > 0) t.waits.insert(w);
+        t.ops += static_cast<double>(n);
+        if (target == "simfs-OST0003") t.slow_ops += static_cast<double>(n);
       } else if (ds == "iosonar.client" && S(rec, "client.layer") == "osc") {
         const int kw = FieldIndex("client.rpc_write_in_flight_mean"), kr = FieldIndex("client.rpc_read_in_flight_mean");
         REQUIRE((kw >= 0 && kr >= 0));
@@ -178,6 +190,24 @@ TEST_CASE("simulate: faults show as Lustre shows them, and the truth names them"
       if (o == "simfs-OST0003") CHECK((mean >= 4 && mean < 8));  // a quarter of the rate: ~4 ms an I/O
       else CHECK((mean >= 1 && mean < 2));
     }
+    // One wait per OSS and interval on all its OSTs' records: 50-60 us times
+    // the mean of 1/x over its requests (OST0003, on oss000, at x = 1/4).
+    REQUIRE(!oss_ticks.empty());
+    bool slower = false;
+    for (const auto& [key, t] : oss_ticks) {
+      INFO(key.first << " at " << key.second);
+      if (t.ops <= 0) {
+        CHECK(t.waits.empty());
+        continue;
+      }
+      REQUIRE(t.waits.size() == 1);
+      const double factor = (t.ops - t.slow_ops + 4 * t.slow_ops) / t.ops;
+      const double base = static_cast<double>(*t.waits.begin()) / factor;
+      CHECK((base >= 49999 && base <= 60001));
+      if (key.first != "oss000") CHECK(t.slow_ops == 0);
+      slower |= factor > 1.5;
+    }
+    CHECK(slower);  // the slow OST's OSS waits longer at times
     REQUIRE(!depth["slow"].empty());
     REQUIRE(!depth["fast"].empty());
     for (double d : depth["slow"]) CHECK(d >= 4);
