@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian packages iosonar needs, idempotently (only what is
 # missing; apt-get update only when something is). Debian 12.
-#   scripts/setup.sh          what building iosonar needs (scripts/demo.sh)
+#   scripts/setup.sh          what building iosonar needs (scripts/build.sh)
+#   scripts/setup.sh --demo   that, less `iosonar serve`'s libmicrohttpd-dev and npm
+#                             (npm alone is ~300 packages): scripts/demo.sh
 #   scripts/setup.sh --test   that + the test suite's packages (catch2, redis-server, fio, ...)
 set -euo pipefail
 BUILD_PKGS=(build-essential cmake ninja-build ccache pkg-config libcurl4-openssl-dev rapidjson-dev libhiredis-dev
@@ -45,6 +47,10 @@ TEST_PKGS=(catch2 redis-server fio python3 python3-yaml
            # the service units (systemd-analyze verify)
            rpm libslurm-dev systemd)
 pkgs=("${BUILD_PKGS[@]}")
+if [[ "${1:-}" == "--demo" ]]; then
+  pkgs=()
+  for p in "${BUILD_PKGS[@]}"; do [[ $p == npm || $p == libmicrohttpd-dev ]] || pkgs+=("$p"); done
+fi
 # pydarshan (PyPI `darshan`, pinned; it carries libdarshan-util and the Darshan
 # project's example logs): the oracle of the Darshan import tests
 # (test/darshan), in a venv that also sees Debian's scipy.

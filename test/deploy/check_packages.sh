@@ -8,7 +8,8 @@
 # libmicrohttpd, hiredis, boost or libcurl, the postinst creates the service
 # user inside the root, the installed units verify, and a purge leaves
 # nothing of the packages behind (the user systemd-sysusers made stays in
-# the root's /etc/passwd and group, as Debian leaves system users).
+# the root's /etc/passwd and group, as Debian leaves system users). The .rpms
+# are installed with rpm into another fresh root, run, and erased the same way.
 #   check_packages.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
 build=$(cd "$1" && pwd) src=$(cd "$2" && pwd)
@@ -94,6 +95,33 @@ out=$(LD_PRELOAD="$root/usr/lib/libiosonar-trace.so" IOSONAR_OUTPUT="$work/t2.js
 # The installed units verify, their binaries those of the root.
 bash "$src/test/deploy/check_units.sh" "$root/usr/lib/systemd/system" "$root/usr/bin" >"$work/units.log" 2>&1 \
   && echo "ok: the installed units verify" || { cat "$work/units.log"; bad "installed units"; }
+
+# ---- the .rpms, installed with rpm into another fresh root and removed ----
+# rpm runs scriptlets chrooted into the root, which has no /bin/sh: they are
+# skipped there (--noscripts) and the %post is run here as dpkg runs the
+# postinst (DPKG_ROOT), the same script.
+rroot=$work/rpmroot
+mkdir -p "$rroot"
+rpmr() { rpm --root "$rroot" --dbpath /var/lib/rpm "$@"; }
+rpmr --initdb 2>/dev/null || bad "rpm --initdb"
+if ! rpmr -i --nodeps --noscripts "$node_rpm" "$server_rpm" >"$work/rpm-install.log" 2>&1; then
+  cat "$work/rpm-install.log"; bad "rpm -i into a fresh root"
+fi
+[[ $(rpmr -qa 2>/dev/null | grep -c "^iosonar-") == 2 ]] || bad "rpm -qa does not list both packages"
+for f in "${want_node[@]}" "${want_server[@]}"; do [[ -e "$rroot/${f#./}" ]] || bad "rpm install lacks ${f#.}"; done
+rpm -qp --scripts "$node_rpm" 2>/dev/null | sed -n '/^#!\/bin\/sh/,$p' > "$work/post.sh"
+DPKG_ROOT=$rroot sh "$work/post.sh" 1 && grep -q "^iosonar:" "$rroot/etc/passwd" 2>/dev/null \
+  && echo "ok: the .rpm's %post created the user iosonar in its root" || bad "the .rpm's %post did not create the user"
+"$rroot/usr/bin/iosonar" --help >/dev/null && "$rroot/usr/bin/iosonar-exporter" config check "$rroot/etc/iosonar/iosonar.toml" >/dev/null \
+  && echo "ok: binaries installed from the .rpm run" || bad "binaries installed from the .rpm"
+LD_PRELOAD="$rroot/usr/lib/libiosonar-trace.so" IOSONAR_OUTPUT="$work/t3.jsonl" sh -c "echo x > $work/data/rpm.txt" \
+  && grep -q "\"file.path\":\"$work/data/rpm.txt\"" "$work/t3.jsonl" && echo "ok: the .rpm's tracer records a write" \
+  || bad "the .rpm's tracer recorded nothing"
+rpmr -e --noscripts iosonar-server iosonar-node >"$work/rpm-remove.log" 2>&1 || { cat "$work/rpm-remove.log"; bad "rpm -e"; }
+left=$(cd "$rroot" && find . \( -path ./var/lib/rpm -o -path './etc/passwd*' -o -path './etc/group*' -o -path './etc/shadow*' \
+        -o -path './etc/gshadow*' -o -path ./etc/.pwd.lock \) -prune -o -type f -print -o -type l -print)
+# The shipped configuration file is %config(noreplace): rpm keeps it if changed; unchanged, it goes.
+[[ -z $left ]] && echo "ok: rpm -e left no file of the packages" || bad "left after rpm -e: $left"
 
 # ---- remove cleanly ----
 if ! dpk --purge iosonar-server iosonar-node >"$work/remove.log" 2>&1; then cat "$work/remove.log"; bad "dpkg --purge"; fi
