@@ -7,6 +7,8 @@
 # broken promise (see test/fuzz/fuzz_parsers.cc) fails the run and leaves the
 # input in build-fuzz/crashes/.
 #   bash scripts/fuzz.sh [SECONDS_PER_TARGET (default 20)]
+#   bash scripts/fuzz.sh --build-only   only build the targets (scripts/test.sh
+#                                       does it at nice 19 beside ctest)
 # scripts/test.sh runs it after the test suite (FUZZ_SECONDS, default 10;
 # 0 skips it).
 set -euo pipefail
@@ -16,6 +18,7 @@ BUILD=${FUZZ_BUILD_DIR:-build-fuzz}
 command -v clang++ >/dev/null || { echo "fuzz: clang++ missing (scripts/setup.sh --test installs clang and libclang-rt-14-dev)" >&2; exit 1; }
 cmake -S test/fuzz -B "$BUILD" -DCMAKE_CXX_COMPILER=clang++ >/dev/null
 cmake --build "$BUILD" -j"$(nproc)" >/dev/null
+if [[ $secs == --build-only ]]; then exit 0; fi
 corpus=$(mktemp -d)
 trap 'rm -rf "$corpus"' EXIT
 seed() {  # seed TARGET FILES...

@@ -42,7 +42,7 @@ void Compressor::EmitRemember(int i, RunSink* sink) {
     c.end = -1;
     if (r.err == 0 && r.offset >= 0) {
       if (!r.strided) c.end = r.next_offset;
-      else if (r.bytes == r.count * static_cast<uint64_t>(r.size)) c.end = r.next_offset - r.stride + r.size;
+      else if (r.bytes == r.count * static_cast<uint64_t>(r.size)) c.end = WrapAdd(WrapSub(r.next_offset, r.stride), r.size);
     }
   }
   Emit(i, sink);
@@ -51,7 +51,7 @@ void Compressor::EmitRemember(int i, RunSink* sink) {
 bool Compressor::ContinuesEnd(const Run& r, const RawOp& o) {
   if (!IsDataOp(o.op) || o.err != 0 || o.offset < 0 || r.err != 0 || r.offset < 0) return false;
   if (!r.strided) return o.offset == r.next_offset;
-  return r.bytes == r.count * static_cast<uint64_t>(r.size) && o.offset == r.next_offset - r.stride + r.size;
+  return r.bytes == r.count * static_cast<uint64_t>(r.size) && o.offset == WrapAdd(WrapSub(r.next_offset, r.stride), r.size);
 }
 
 bool Compressor::ContinuesClosed(const RawOp& o) {

@@ -29,6 +29,12 @@ enum Op : uint8_t {
 };
 const char* OpName(Op op);  // the io.op value
 inline bool IsDataOp(Op op) { return op == kOpRead || op == kOpWrite; }
+// Offsets added and subtracted modulo 2^64: a run may come from another
+// process's ring (the drainer's and the agent's copies), whose values nothing
+// bounds; a wrapped result is merely an offset no op continues (no signed
+// overflow, which is undefined). The same instructions as plain + and -.
+inline int64_t WrapAdd(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b)); }
+inline int64_t WrapSub(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b)); }
 
 // The interface the ops came through. MPI-IO ops (recorded by
 // libiosonar-mpiio.so through iosonar_trace_record, the logical layer above
@@ -198,7 +204,7 @@ class Compressor {
     ++r.count;
     if (o.result > 0) {
       r.bytes += static_cast<uint64_t>(o.result);
-      if (o.offset >= 0) r.next_offset = o.offset + (r.strided ? r.stride : o.result);
+      if (o.offset >= 0) r.next_offset = WrapAdd(o.offset, r.strided ? r.stride : o.result);
     }
     if (o.t1 > r.t_end) r.t_end = o.t1;
     r.dur += o.t1 - o.t0;
@@ -284,7 +290,7 @@ __attribute__((always_inline)) inline bool Compressor::TakeOrRelease(const RawOp
   }
   if (CanStride(r, o)) {
     r.strided = 1;
-    r.stride = o.offset - r.offset;
+    r.stride = WrapSub(o.offset, r.offset);
     Extend(i, o);
     return true;
   }
@@ -347,7 +353,7 @@ __attribute__((always_inline)) inline int Aggregator::FoldOp(const RawOp& o, uin
   }
   // As Fold of a run of this one op. The op's fields in locals first: the
   // stores below could alias o for the compiler, which would reload them.
-  const int64_t off = o.offset, res = o.result, end = o.offset + (o.result > 0 ? o.result : 0);
+  const int64_t off = o.offset, res = o.result, end = WrapAdd(o.offset, o.result > 0 ? o.result : 0);
   const uint64_t t0 = o.t0, t1 = o.t1;
   const int64_t prev_start = e.prev_start;
   Run* __restrict ap = &a;
