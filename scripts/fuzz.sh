@@ -67,17 +67,29 @@ if [[ -x build/iosonar ]] && command -v sqlite3 >/dev/null; then
     sqlite3 "$st/s/store.db" "SELECT writefile('$corpus/block_merge/b' || id, data) FROM blocks WHERE dataset = 'iosonar.trace' AND length(data) < 60000" >/dev/null || true
   rm -rf "$st"
 fi
-for t in record lumberjack lustre_stats job_stats brw_stats lctl_dump lfs_df lctl_dl sacct ring darshan config block_merge; do
-  log="$BUILD/fuzz_$t.log"
-  max_len=65536
+# The targets run side by side, as many at a time as there are cores, each
+# for SECONDS; their lines are printed in the list's order.
+targets=(record lumberjack lustre_stats job_stats brw_stats lctl_dump lfs_df lctl_dl sacct ring darshan config block_merge)
+run_target() {  # run_target T: its line to $BUILD/fuzz_T.line, status 1 on a finding
+  local t=$1 log="$BUILD/fuzz_$1.log" max_len=65536
   [[ $t == darshan ]] && max_len=600000  # whole sample logs
   if "$BUILD/fuzz_$t" -max_total_time="$secs" -rss_limit_mb=2048 -max_len=$max_len -timeout=10 \
        -artifact_prefix="$BUILD/crashes/$t-" -print_final_stats=1 "$corpus/$t" >"$log" 2>&1; then
-    echo "fuzz: $t: $(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$') runs in ${secs} s, no finding"
+    echo "fuzz: $t: $(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$') runs in ${secs} s, no finding" > "$BUILD/fuzz_$t.line"
   else
-    echo "fuzz: $t: FAILED (see $log and $BUILD/crashes/)" >&2
-    grep -E "ERROR|SUMMARY|broken promise|runtime error" "$log" | head -5 >&2 || true
-    fail=1
+    { echo "fuzz: $t: FAILED (see $log and $BUILD/crashes/)"
+      grep -E "ERROR|SUMMARY|broken promise|runtime error" "$log" | head -5 || true; } > "$BUILD/fuzz_$t.line"
+    return 1
   fi
+}
+jobs_max=$(nproc)
+declare -A pid_of
+for t in "${targets[@]}"; do
+  while (($(jobs -rp | wc -l) >= jobs_max)); do wait -n || true; done
+  run_target "$t" &
+  pid_of[$t]=$!
+done
+for t in "${targets[@]}"; do
+  if wait "${pid_of[$t]}"; then cat "$BUILD/fuzz_$t.line"; else cat "$BUILD/fuzz_$t.line" >&2; fail=1; fi
 done
 exit $fail

@@ -68,8 +68,12 @@ TEST_CASE("phases: a checkpointing program's K checkpoints are K write phases", 
         const long long s = x["start_ns"].GetInt64();
         const long long e = s + static_cast<long long>(x["duration_s"].GetDouble() * 1e9 + 0.5);
         INFO("phase " << i << " [" << s << ", " << e << ") checkpoint [" << ck[i].start << ", " << ck[i].end << "]");
-        CHECK(std::llabs(s - ck[i].start) < bucket);
-        CHECK(std::llabs(e - ck[i].end) < bucket);
+        // Within two buckets: the denoised series has the resolution of the
+        // wavelet's first level (Haar pairs buckets 2k and 2k+1), so a phase may
+        // begin at the even bucket before the one holding the checkpoint's first
+        // byte (CI: 1.07 s early with haar/periodization, 1 s buckets).
+        CHECK(std::llabs(s - ck[i].start) < 2 * bucket);
+        CHECK(std::llabs(e - ck[i].end) < 2 * bucket);
         CHECK(x["bytes"].GetInt64() >= bytes);  // the checkpoint, plus at most its progress line on stdout
         CHECK(x["bytes"].GetInt64() < bytes + 4096);
         total += x["bytes"].GetInt64();
