@@ -1556,7 +1556,9 @@ class TcpCollector final : public Collector {
       }
       const uint64_t sync = sync_requested_.load();
       if (sync != synced_) AcceptAll();
+      batch_ = {events, 0, n > 0 ? static_cast<size_t>(n) : 0};
       for (int i = 0; i < n; ++i) {
+        batch_.next = static_cast<size_t>(i) + 1;
         void* tag = events[i].data.ptr;
         if (tag == &listen_tag_) {
           AcceptAll();
@@ -1566,6 +1568,7 @@ class TcpCollector final : public Collector {
           (void)r;
         } else {
           Conn* c = static_cast<Conn*>(tag);
+          if (!c) continue;  // closed earlier in this batch (CloseConn forgot its events)
           c->last_ns = MonotonicNs();
           ReadConn(c);
           if (conns_.count(c)) Promote(c);
@@ -1590,6 +1593,7 @@ class TcpCollector final : public Collector {
         if (next_report_ns_ != 0) pipe_.SelfReport("input", true, "");
         next_report_ns_ = MonotonicNs() + int64_t{opts_.self_report_ms} * 1000000;
       }
+      batch_ = {};
       synced_ = sync;
       Publish();
     }
@@ -1839,6 +1843,11 @@ class TcpCollector final : public Collector {
     if (c->lj) pipe_.buffer_bytes() -= c->lj->decoder.buffered();
     epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, c->fd, nullptr);
     close(c->fd);
+    // A later event of the epoll batch being handled may carry this pointer
+    // (a connection evicted by an accept, or closed by another's read): it is
+    // forgotten there, since the memory is freed now.
+    for (size_t j = batch_.next; j < batch_.n; ++j)
+      if (batch_.events[j].data.ptr == c) batch_.events[j].data.ptr = nullptr;
     conns_.erase(c);
     if (accept_paused_) {
       accept_paused_ = false;
@@ -1853,6 +1862,7 @@ class TcpCollector final : public Collector {
     std::vector<Conn*> open;
     for (auto& [k, v] : conns_) open.push_back(k);
     for (Conn* c : open) {
+      if (!conns_.count(c)) continue;  // closed meanwhile (kept in closed_, not freed)
       if (c->tls && !c->tls->established()) {
         CloseConn(c);
         continue;
@@ -1921,6 +1931,11 @@ class TcpCollector final : public Collector {
   }
   int64_t next_retry_ns_ = 0;
   std::unordered_map<Conn*, std::unique_ptr<Conn>> conns_;
+  // The epoll batch being handled: events[next..n) are still to come.
+  struct Batch {
+    epoll_event* events = nullptr;
+    size_t next = 0, n = 0;
+  } batch_;
   std::vector<Conn*> ready_;                // TLS connections with bytes inside (MarkReady)
   std::shared_ptr<TlsContext> tls_ctx_;     // --tls-cert
   std::thread thread_;

@@ -161,7 +161,7 @@ TEST_CASE("collector --auth munge: an authenticated sender is stored, and none, 
                     Record("iosonar.trace", "n9", 400 + attempt));
     close(fd);
   }
-  REQUIRE(WEXITSTATUS(c.Stop(30000)) == 0);
+  REQUIRE(ExitCode(c.Stop(30000)) == 0);
   const std::string log = ReadFile(tmp / "collect.log");
   INFO(log);
   CHECK(Stored(tmp / "st", "iosonar.trace") == 51);  // 50 + nobody's one trace record
@@ -230,7 +230,7 @@ TEST_CASE("collector --auth munge --mysql: a user's records only for the user's 
                   job(Record("iosonar.trace", "n1", 12), "8") +                 // no user named: taken
                   user(Record("iosonar.trace", "n1", 13), "x1"));              // not a uid: refused
   close(fd);
-  REQUIRE(WEXITSTATUS(c.Stop(30000)) == 0);
+  REQUIRE(ExitCode(c.Stop(30000)) == 0);
   INFO(ReadFile(tmp / "collect.log"));
   CHECK(Stored(tmp / "st", "iosonar.trace") == 4);
   const std::string dl = ReadFile(tmp / "st/deadletter.jsonl");
@@ -346,7 +346,7 @@ TEST_CASE("collector --auth munge: a fresh credential with every batch, and a wi
     SendAll(fd, lines);
     close(fd);
   }
-  REQUIRE(WEXITSTATUS(c.Stop(30000)) == 0);
+  REQUIRE(ExitCode(c.Stop(30000)) == 0);
   const std::string log = ReadFile(tmp / "collect.log");
   INFO(log);
   // 55 + 1 (case 2) + 1 (case 3) + 4106 + 4096
@@ -376,13 +376,13 @@ TEST_CASE("collector --auth munge: the host is the one munged says encoded the c
   {
     MungeCollector col(m, tmp);
     send(col.port, Record("iosonar.trace", "n99", 1) + Record("iosonar.trace", "n1", 2));
-    REQUIRE(WEXITSTATUS(col.c.Stop(30000)) == 0);
+    REQUIRE(ExitCode(col.c.Stop(30000)) == 0);
   }
   m.Restart();  // munged forgets the credentials it decoded
   {
     MungeCollector col(m, tmp);
     send(col.port, Record("iosonar.trace", "n1", 3));
-    REQUIRE(WEXITSTATUS(col.c.Stop(30000)) == 0);
+    REQUIRE(ExitCode(col.c.Stop(30000)) == 0);
   }
   // A map that does not name the address: refused, the address named.
   WriteFile(tmp / "hosts", "10.9.9.9 n1\n");
@@ -394,7 +394,7 @@ TEST_CASE("collector --auth munge: the host is the one munged says encoded the c
     REQUIRE(fd >= 0);
     SendAll(fd, "{\"iosonar.auth\":\"munge\",\"credential\":\"" + fresh + "\"}\n" + Record("iosonar.trace", "n1", 5));
     close(fd);
-    REQUIRE(WEXITSTATUS(col.c.Stop(30000)) == 0);
+    REQUIRE(ExitCode(col.c.Stop(30000)) == 0);
   }
   const std::string dl = ReadFile(tmp / "st/deadletter.jsonl");
   INFO(dl);

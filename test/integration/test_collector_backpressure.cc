@@ -64,7 +64,7 @@ TEST_CASE("collector back-pressure: the store cannot write, reading stops, nothi
   sender.join();
   close(fd);
   REQUIRE(WaitUntil([&] { return ReadFile(log).find("the store writes again") != std::string::npos; }, 30000));
-  REQUIRE(WEXITSTATUS(c.Stop(30000)) == 0);
+  REQUIRE(ExitCode(c.Stop(30000)) == 0);
   const std::string final_log = ReadFile(log);
   INFO(final_log);
   // n records plus the collector's own two (the stall and the resume, below).

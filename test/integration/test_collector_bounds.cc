@@ -87,7 +87,7 @@ TEST_CASE("collector bounds: 1,000 connections with unterminated megabyte lines 
   for (int fd : fds) SendAll(fd, mb.substr(0, 1000) + "\n");
   const long peak_kib = PeakRssKiB(c.pid());
   for (int fd : fds) close(fd);
-  REQUIRE(WEXITSTATUS(c.Stop(20000)) == 0);
+  REQUIRE(ExitCode(c.Stop(20000)) == 0);
   const std::string log = ReadFile(tmp / "collect.log");
   INFO(log << "\nbase " << base_kib << " KiB, peak " << peak_kib << " KiB");
   // 32 MiB of line buffers at most, plus the process itself; before the bound
@@ -138,7 +138,7 @@ TEST_CASE("collector bounds: connections beyond --max-connections are closed and
   for (int i = 0; i < 100000; ++i) garbage += "zz\n";
   SendAll(g, garbage);
   close(g);
-  REQUIRE(WEXITSTATUS(c.Stop(20000)) == 0);
+  REQUIRE(ExitCode(c.Stop(20000)) == 0);
   const std::string log = ReadFile(tmp / "collect.log");
   INFO(log);
   // 20 at most were open at once (the readiness probe may still have been one

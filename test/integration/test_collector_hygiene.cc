@@ -144,7 +144,7 @@ TEST_CASE("collector hygiene: 1,024 silent connections do not lock out an authen
   CHECK(rss > 0);
   CHECK(rss < kRssBoundKiB);
   for (int fd : silent) close(fd);
-  REQUIRE(WEXITSTATUS(col.c->Stop(30000)) == 0);
+  REQUIRE(ExitCode(col.c->Stop(30000)) == 0);
   const std::string log = ReadFile(tmp / "collect.log");
   INFO(log);
   CHECK(StoredTrace(tmp / "st") == 2004);
@@ -223,7 +223,7 @@ TEST_CASE("collector hygiene: a stress run of hostile peers (silent, garbage, ba
   CHECK(s.counters().dropped == 0);
   CHECK(opened.load() > 200);
   CHECK(rss < kRssBoundKiB);
-  REQUIRE(WEXITSTATUS(col.c->Stop(30000)) == 0);
+  REQUIRE(ExitCode(col.c->Stop(30000)) == 0);
   const std::string log = ReadFile(tmp / "collect.log");
   INFO(log.substr(log.size() > 3000 ? log.size() - 3000 : 0));
   CHECK(StoredTrace(tmp / "st") == 2000);
@@ -263,7 +263,7 @@ TEST_CASE("collector hygiene: 20 zip bombs at once stay within the inflate bound
   }
   for (auto& t : bombs) t.join();
   const long rss = RssKiB(col.pid());
-  REQUIRE(WEXITSTATUS(col.Stop(30000)) == 0);
+  REQUIRE(ExitCode(col.Stop(30000)) == 0);
   const std::string dl = ReadFile(tmp / "st/deadletter.jsonl");
   CHECK(Count(dl, "a compressed frame inflates past") == 20);
   // One inflation at a time, within the 64 MiB bound (its pages, not twice

@@ -96,7 +96,7 @@ TEST_CASE("collector over TLS: collector killed with SIGKILL mid-stream and rest
   const int n = 30000;
   SendThroughCollectorKill(s, c, argv, tmp.path(), port, n);
   CHECK((s.counters().compressed_frames > 0) == (o.compression_level > 0));
-  REQUIRE(WEXITSTATUS(c->Stop(30000)) == 0);
+  REQUIRE(ExitCode(c->Stop(30000)) == 0);
   const std::string log = ReadFile(tmp / "collect2.log");
   INFO(log);
   CHECK(log.find(", auth failures 0,") != std::string::npos);
@@ -150,7 +150,7 @@ TEST_CASE("collector over TLS: no client certificate, one from another CA, recor
   // could otherwise come first and close it unread).
   CHECK(WaitUntil([&] { return ReadFile(tmp / "st/deadletter.jsonl").find("wrong version number") != std::string::npos; },
                   20000));
-  REQUIRE(WEXITSTATUS(c.Stop(30000)) == 0);
+  REQUIRE(ExitCode(c.Stop(30000)) == 0);
   const std::string log = ReadFile(tmp / "collect.log");
   INFO(log);
   CHECK(StoredRecords(tmp / "st") == 26);  // 20 + 3 + 3

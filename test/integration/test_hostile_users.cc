@@ -205,7 +205,7 @@ TEST_CASE("hostile users: a planted spool link and pre-made run directories do n
   CHECK(r.err.find("spooling to /tmp/iosonar-spool-" + vu + ".") != std::string::npos);
   CHECK(r.err.find("0 dropped") != std::string::npos);
   CHECK(fs::is_empty(theirs));
-  REQUIRE(WEXITSTATUS(col.Stop(30000)) == 0);
+  REQUIRE(ExitCode(col.Stop(30000)) == 0);
   auto a = Run({IosonarBin(), "store-export", "--store", d / "store"});
   REQUIRE(a.exit_code == 0);
   auto w = Totals(ParseTraceLines(a.out), "write", "/w.dat");
@@ -244,7 +244,7 @@ TEST_CASE("hostile users: 30,000 junk ring directories of one user cost the root
   REQUIRE(prog.exit_code == 0);
   auto stored = [&] { return Totals(ParseTraceLines(ReadFile(d / "out.jsonl")), "write", "/w.dat"); };
   REQUIRE(WaitUntil([&] { return fs::exists(d / "out.jsonl") && stored().count == kOps; }, 30000));
-  REQUIRE(WEXITSTATUS(agent.Stop(30000)) == 0);
+  REQUIRE(ExitCode(agent.Stop(30000)) == 0);
   const std::string log = ReadFile(d / "agent.log");
   INFO(log.substr(0, 4000));
   auto w = stored();

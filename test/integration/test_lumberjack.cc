@@ -60,7 +60,7 @@ TEST_CASE("lumberjack: every record acknowledged once stored, and JSON lines on 
   REQUIRE(fd >= 0);
   SendAll(fd, TraceLines("n1", 10000, 100));
   close(fd);
-  REQUIRE(WEXITSTATUS(c.Stop(30000)) == 0);
+  REQUIRE(ExitCode(c.Stop(30000)) == 0);
   const std::string log = ReadFile(tmp / "collect.log");
   INFO(log);
   CHECK(log.find("stored 10100,") != std::string::npos);
@@ -92,7 +92,7 @@ TEST_CASE("lumberjack: collector killed with SIGKILL mid-stream and restarted: 0
   CHECK(s.counters().resent == s.counters().spooled);
   CHECK(s.counters().failures > 0);
   CHECK((s.counters().compressed_frames > 0) == (o.compression_level > 0));
-  REQUIRE(WEXITSTATUS(c->Stop(30000)) == 0);
+  REQUIRE(ExitCode(c->Stop(30000)) == 0);
   CHECK(StoredRecords(tmp / "st") == static_cast<size_t>(n));  // none lost, none twice
   // The spool holds nothing once everything is acknowledged (the sender's own
   // file is emptied now and removed when the sender ends).
@@ -130,7 +130,7 @@ TEST_CASE("lumberjack: a compressed frame inflating past the collector's max-buf
   auto cut = deliver(size_t{1} << 20, 100000);  // frames of <= 1 MiB
   CHECK(cut.compressed_frames >= 3);
   CHECK(cut.acked == 8000);
-  REQUIRE(WEXITSTATUS(c.Stop(30000)) == 0);
+  REQUIRE(ExitCode(c.Stop(30000)) == 0);
   CHECK(StoredRecords(tmp / "st") == 8000);
   const std::string dl = ReadFile(tmp / "st/deadletter.jsonl");
   INFO(dl);

@@ -187,7 +187,7 @@ TEST_CASE("spool: a 150 MB unterminated garbage line in a Lumberjack spool is sk
   const std::string t = ReadFile(d / "time");
   const long rss_kib = std::stol(t.substr(t.find("maxrss ") + 7));
   CHECK(rss_kib < 64 * 1024);  // the spool's bound, not the line's 150 MB
-  REQUIRE(WEXITSTATUS(col.Stop(30000)) == 0);
+  REQUIRE(ExitCode(col.Stop(30000)) == 0);
   auto a = Run({IosonarBin(), "store-export", "--store", d / "st"});
   REQUIRE(a.exit_code == 0);
   CHECK(a.out.find("\"event.stream\":9") != std::string::npos);  // the whole line before it went out

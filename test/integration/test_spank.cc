@@ -121,7 +121,7 @@ TEST_CASE("spank: the plugin traces a real Slurm job into the store, --iosonar=o
   // the opted-out job (which ended before) would have been shipped too, had
   // it been traced: nothing of it is stored, under its id or its file.
   REQUIRE(WaitUntil([&] { return fs::is_empty(shm + "/iosonar-ring-0"); }, 20000));
-  REQUIRE(WEXITSTATUS(agent.Stop(10000)) == 0);
+  REQUIRE(ExitCode(agent.Stop(10000)) == 0);
   collector.Stop(30000);
   CHECK(StoredJob(d / "store", off).empty());
   auto all = Run({IosonarBin(), "store-export", "--store", d / "store"});

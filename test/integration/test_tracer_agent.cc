@@ -138,8 +138,8 @@ TEST_CASE("agent: SIGTERM, SIGKILL, SIGSEGV and _exit under IOSONAR_OUTPUT=agent
   bool gone = WaitUntil([&] { return DirEmpty(ring); }, 20000);
   INFO(ReadFile(d / "agent.log"));
   REQUIRE(gone);
-  REQUIRE(WEXITSTATUS(agent.Stop(10000)) == 0);
-  REQUIRE(WEXITSTATUS(col.c->Stop(30000)) == 0);
+  REQUIRE(ExitCode(agent.Stop(10000)) == 0);
+  REQUIRE(ExitCode(col.c->Stop(30000)) == 0);
   auto lines = Stored(d / "store");
   CHECK(Duplicates(lines) == 0);
   for (const auto& how : hows) {
@@ -306,7 +306,7 @@ TEST_CASE("agent: collector killed with SIGKILL while the agent ships, restarted
       60000);
   CHECK(gone);
   CHECK(spool_empty);
-  REQUIRE(WEXITSTATUS(agent.Stop(10000)) == 0);
+  REQUIRE(ExitCode(agent.Stop(10000)) == 0);
   // The outage happened while the agent shipped: it spooled, and then everything was acknowledged.
   const std::string log = ReadFile(d / "agent.log");
   INFO(log);
@@ -314,7 +314,7 @@ TEST_CASE("agent: collector killed with SIGKILL while the agent ships, restarted
   REQUIRE(at != std::string::npos);
   CHECK(std::stoll(log.substr(at + 8)) > 0);
   CHECK(log.find("dropped 0)") != std::string::npos);
-  REQUIRE(WEXITSTATUS(col.c->Stop(30000)) == 0);
+  REQUIRE(ExitCode(col.c->Stop(30000)) == 0);
   auto lines = Stored(d / "store");
   CHECK(Duplicates(lines) == 0);
   int64_t bytes = 0, count = 0, exits = 0;
@@ -358,7 +358,7 @@ TEST_CASE("trace --output lumberjack://: the program in agent mode, killed or ex
   // Nothing left behind: the run's ring root is gone.
   for (auto& e : fs::directory_iterator("/dev/shm"))
     CHECK(e.path().filename().string().find("iosonar-trace-" + std::to_string(geteuid()) + "-") == std::string::npos);
-  REQUIRE(WEXITSTATUS(col.c->Stop(30000)) == 0);
+  REQUIRE(ExitCode(col.c->Stop(30000)) == 0);
   auto lines = Stored(d / "store");
   CHECK(Duplicates(lines) == 0);
   for (const std::string how : {"k", "x"}) {

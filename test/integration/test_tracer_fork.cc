@@ -103,7 +103,7 @@ TEST_CASE("tracer: forks taken while other threads set up the ring, record or fl
     const int64_t forks = ForksMade(r);
     // Every process has ended: the agent ships each ring and removes it.
     REQUIRE(WaitUntil([&] { return !fs::exists(ring) || fs::is_empty(ring); }, 60000));
-    REQUIRE(WEXITSTATUS(agent.Stop(10000)) == 0);
+    REQUIRE(ExitCode(agent.Stop(10000)) == 0);
     INFO(ReadFile(d / "agent.log"));
     CheckChildren(ParseTraceLines(ReadFile(d / "agent.jsonl")), forks);
   }

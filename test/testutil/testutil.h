@@ -5,6 +5,7 @@
 #include <span>
 #include <memory>
 #include <sys/types.h>
+#include <sys/wait.h>
 
 #include <functional>
 #include <map>
@@ -55,6 +56,10 @@ struct RunResult {
 // unsets), capturing stdout and stderr.
 RunResult Run(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env = {},
               const std::string& stdin_data = "");
+
+// A wait status as a shell reports it: the exit code, or 128 + the signal
+// that killed it (WEXITSTATUS alone reads a crash as exit code 0).
+inline int ExitCode(int status) { return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status); }
 
 // A child process started in the background, stopped by pid on destruction.
 class Child {
