@@ -178,13 +178,20 @@ class Listener:
             self.threads.append(t)
 
     def read(self, c):
+        # One buffer per connection: chunks of concurrent senders (make -j2's
+        # processes) must not interleave mid-line.
+        got = []
         while True:
             b = c.recv(1 << 16)
             if not b:
                 break
-            with self.lock:
-                self.data.append(b)
+            got.append(b)
         c.close()
+        whole = b"".join(got)
+        if whole and not whole.endswith(b"\n"):
+            whole += b"\n"  # a cut last line stays its own line (and fails to parse, named)
+        with self.lock:
+            self.data.append(whole)
 
     def finish(self):
         self.stop = True
@@ -261,7 +268,10 @@ def traced_bytes(text_out, root):
     for line in text_out.splitlines():
         if not line.strip():
             continue
-        d = json.loads(line)
+        try:
+            d = json.loads(line)
+        except ValueError as e:
+            raise SystemExit("a traced record is not JSON (%s): %r" % (e, line[:400]))
         if d.get("event.dataset") == "iosonar.tracer":
             dropped += d.get("tracer.dropped", 0)
             continue

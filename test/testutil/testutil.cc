@@ -9,6 +9,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -18,6 +19,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -39,7 +41,52 @@ TempDir::~TempDir() {
   std::filesystem::remove_all(path_, ec);
 }
 
+namespace {
+// Whether a server could bind port on every address now (no listener, no
+// connection and no TIME_WAIT socket holds it).
+bool Bindable(int port) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_ANY);
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  const bool ok = bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+  close(fd);
+  return ok;
+}
+}  // namespace
+
+// A port below the kernel's ephemeral range: a port from that range (what
+// binding port 0 gives) can be taken by any outgoing connection, or be held by
+// one in TIME_WAIT, before the server the test starts binds it (seen: slurmdbd
+// "Address already in use" after a stress test's thousands of connections).
+// Each port handed out is held by a lock file for this process's lifetime, so
+// the tests ctest runs side by side never get the same one.
 int FreePort() {
+  int lo = 32768;
+  if (std::ifstream r("/proc/sys/net/ipv4/ip_local_port_range"); r) r >> lo;
+  const int first = 10000, last = lo - 1;
+  static const std::string dir = [] {
+    std::string d = "/tmp/iosonar-test-ports-" + std::to_string(getuid());
+    mkdir(d.c_str(), 0700);
+    return d;
+  }();
+  static unsigned seed = static_cast<unsigned>(getpid()) * 2654435761u ^ static_cast<unsigned>(time(nullptr));
+  if (last - first >= 1000) {
+    for (int attempt = 0; attempt < 2000; ++attempt) {
+      const int port = first + static_cast<int>(rand_r(&seed) % static_cast<unsigned>(last - first + 1));
+      const std::string lock = dir + "/" + std::to_string(port);
+      int fd = open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+      if (fd < 0) continue;
+      if (flock(fd, LOCK_EX | LOCK_NB) != 0 || !Bindable(port)) {
+        close(fd);
+        continue;
+      }
+      return port;  // fd stays open (and locked) until this process exits
+    }
+  }
+  // A range too narrow to pick from: what the kernel gives for port 0.
   int fd = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in a{};
   a.sin_family = AF_INET;
