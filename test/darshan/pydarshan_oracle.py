@@ -6,6 +6,7 @@ as the oracle of iosonar's Darshan reader and import (test/darshan/test_darshan.
   pydarshan_oracle.py convert IN OUT    IN rewritten by libdarshan-util itself (format 3.41, the
                                         library's current version, zlib): what darshan-convert does
   pydarshan_oracle.py copies LOG|DIR... OUTDIR N   N 3.41 rewrites cycling through the inputs, job ids 1000000+i
+  pydarshan_oracle.py serve             the commands above, one JSON list of arguments per stdin line
   pydarshan_oracle.py swap IN OUT       IN with every multi-byte number in the other byte order (a log
                                         as a big-endian machine writes it); pydarshan reads it back
 """
@@ -236,24 +237,58 @@ def swap(src, dst):
     open(dst, "wb").write(out)
 
 
+def serve():
+    """One request per stdin line (a JSON list: the arguments of one command), one answer per
+    stdout line ({"out": what the command prints} or {"error": why}): pydarshan and numpy are
+    imported once per test, not once per log and command."""
+    import io
+    import os
+    import traceback
+    # Answers go to a private copy of stdout; the C library's own prints (fd 1) go to stderr.
+    answers = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)
+    for line in sys.stdin:
+        args = json.loads(line)
+        buf = io.StringIO()
+        try:
+            old, sys.stdout = sys.stdout, buf
+            try:
+                run(args)
+            finally:
+                sys.stdout = old
+            ans = {"out": buf.getvalue()}
+        except BaseException:  # a SystemExit of a bad request too: the answer says it
+            ans = {"error": traceback.format_exc()[-4000:]}
+        answers.write(json.dumps(ans) + "\n")
+        answers.flush()
+
+
 def main():
-    cmd = sys.argv[1]
+    if len(sys.argv) > 1 and sys.argv[1] == "serve":
+        serve()
+    else:
+        run(sys.argv[1:])
+
+
+def run(argv):
+    argv = ["pydarshan_oracle.py"] + list(argv)
+    cmd = argv[1]
     if cmd == "dump":
-        print(json.dumps(dump(sys.argv[2])))
+        print(json.dumps(dump(argv[2])))
     elif cmd == "convert":
-        convert(sys.argv[2], sys.argv[3])
+        convert(argv[2], argv[3])
     elif cmd == "copies":  # copies SRCDIR_OR_LOG... OUTDIR N: N logs cycling through the inputs, job ids 1..N
         import glob as g
         import os
         srcs = []
-        for x in sys.argv[2:-2]:
+        for x in argv[2:-2]:
             srcs += sorted(g.glob(os.path.join(x, "**", "*.darshan"), recursive=True)) if os.path.isdir(x) else [x]
-        out, n = sys.argv[-2], int(sys.argv[-1])
+        out, n = argv[-2], int(argv[-1])
         os.makedirs(out, exist_ok=True)
         for i in range(n):
             convert(srcs[i % len(srcs)], os.path.join(out, "copy-%05d.darshan" % i), 1000000 + i)
     elif cmd == "swap":
-        swap(sys.argv[2], sys.argv[3])
+        swap(argv[2], argv[3])
     else:
         raise SystemExit(__doc__)
 

@@ -70,12 +70,31 @@ def run(cmd, ok=True, **kw):
 
 
 _DUMPS = {}
+_ORACLE = {}
+
+
+def _oracle_call(py, args):
+    """One pydarshan_oracle.py per test, asked over a pipe (pydarshan and numpy take about
+    a CPU-second to import: once, not once per log and command)."""
+    p = _ORACLE.get(py)
+    if p is None or p.poll() is not None:
+        p = _ORACLE[py] = subprocess.Popen([py, os.path.join(HERE, "pydarshan_oracle.py"), "serve"],
+                                           stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    p.stdin.write(json.dumps(args) + "\n")
+    p.stdin.flush()
+    line = p.stdout.readline()
+    if not line:
+        raise SystemExit("pydarshan oracle ended (exit %s) on: %s" % (p.wait(), " ".join(args)))
+    ans = json.loads(line)
+    if "error" in ans:
+        raise SystemExit("pydarshan oracle failed on %s:\n%s" % (" ".join(args), ans["error"]))
+    return ans["out"]
 
 
 def oracle(py, *args):
     if args[0] == "dump" and args[1] in _DUMPS:  # an original log is the oracle of its variants too
         return _DUMPS[args[1]]
-    out = run([py, os.path.join(HERE, "pydarshan_oracle.py")] + list(args)).stdout
+    out = _oracle_call(py, list(args))
     if args[0] == "dump":
         _DUMPS[args[1]] = out
     return out
