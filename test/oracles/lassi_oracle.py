@@ -59,18 +59,24 @@ def main():
                 j, c = line.rstrip("\n").split("\t", 1)
                 apps[j] = c
     rows = []
+    millis = {}  # @timestamp -> ms since the epoch (the servers of one sample share their instant)
+    wanted = ('"iosonar.oss"', '"iosonar.mds"', '"iosonar.jobstats"')
     with open(path) as f:
         for line in f:
+            if not any(w in line for w in wanted):  # (trace records: most lines; not parsed)
+                continue
             r = json.loads(line)
             if r["event.dataset"] not in ("iosonar.oss", "iosonar.mds", "iosonar.jobstats"):
                 continue
             if r.get("lustre.reset"):
                 continue
-            ts = datetime.strptime(r["@timestamp"], "%Y-%m-%dT%H:%M:%S.%fZ")
             # A server record covers [@timestamp - lustre.elapsed_ns, @timestamp);
             # it goes to the window holding the middle of that interval, or,
             # without elapsed_ns, the instant just before @timestamp (ns).
-            ms = (ts - datetime(1970, 1, 1)) // timedelta(milliseconds=1)
+            ms = millis.get(r["@timestamp"])
+            if ms is None:
+                ts = datetime.strptime(r["@timestamp"], "%Y-%m-%dT%H:%M:%S.%fZ")
+                ms = millis[r["@timestamp"]] = (ts - datetime(1970, 1, 1)) // timedelta(milliseconds=1)
             el = r.get("lustre.elapsed_ns") or 0
             t = ms * 1000000 - (el // 2 if el > 0 else 1)
             fs = r.get("lustre.fs") or r["lustre.target"].rsplit("-", 1)[0]
@@ -145,8 +151,9 @@ def main():
         if fs not in app_frames:  # no job_stats: the server windows against their own mean
             g = fsw.loc[fs]
             rk = risks(g, g.mean(skipna=True))
+            rkd = rk.to_dict("index")  # (row lookups by .loc, one per value, took most of the time)
             for w in g.index[g.index >= t_from]:
-                result["fs_windows"].append({"fs": fs, "start": int(w), **{k: clean(rk.loc[w, k]) for k in rk.columns}})
+                result["fs_windows"].append({"fs": fs, "start": int(w), **{k: clean(v) for k, v in rkd[w].items()}})
             result["fs_stats"][fs] = stats(g[g.index >= t_from])
             continue
         runs = app_frames[fs][OPS]  # one row per run (job) and window
@@ -161,14 +168,15 @@ def main():
         q = risks(a, None)
         rk["read_kb_ops"] = q["read_kb_ops"]
         rk["write_kb_ops"] = q["write_kb_ops"]
+        rkd, rk_rund = rk.to_dict("index"), rk_run.to_dict("index")
         for (app, w) in a.index:
             if w >= t_from:
                 result["app_windows"].append(
-                    {"fs": fs, "app": app, "start": int(w), **{k: clean(rk.loc[(app, w), k]) for k in rk.columns}})
+                    {"fs": fs, "app": app, "start": int(w), **{k: clean(v) for k, v in rkd[(app, w)].items()}})
         for (app, job, w) in rk_run.index:
             if w >= t_from:
                 result["job_windows"].append({"fs": fs, "job": job, "start": int(w),
-                                              **{k: clean(rk_run.loc[(app, job, w), k]) for k in rk_run.columns}})
+                                              **{k: clean(v) for k, v in rk_rund[(app, job, w)].items()}})
         # The file system's risk: the sum of its runs' (= its applications') risks in the window.
         in_range = rk[rk.index.get_level_values(1) >= t_from]
         by_w = in_range.groupby(level=1)[["risk_oss", "risk_mds"]].sum()
@@ -176,15 +184,16 @@ def main():
         ws = set(by_w.index)
         if server is not None:
             ws |= set(w for w in server.index if w >= t_from)
+            # The ops quality is per window (row by row): computed once for all of them.
+            server_q = risks(server, None).to_dict("index")
         for w in sorted(ws):
             e = {"fs": fs, "start": int(w), "risk_oss": 0.0, "risk_mds": 0.0, "read_kb_ops": None, "write_kb_ops": None}
             if w in by_w.index:
                 e["risk_oss"] = float(by_w.loc[w, "risk_oss"])
                 e["risk_mds"] = float(by_w.loc[w, "risk_mds"])
-            if server is not None and w in server.index:
-                q = risks(server.loc[[w]], None)
-                e["read_kb_ops"] = clean(q.loc[w, "read_kb_ops"])
-                e["write_kb_ops"] = clean(q.loc[w, "write_kb_ops"])
+            if server is not None and w in server_q:
+                e["read_kb_ops"] = clean(server_q[w]["read_kb_ops"])
+                e["write_kb_ops"] = clean(server_q[w]["write_kb_ops"])
             result["fs_windows"].append(e)
         result["fs_stats"][fs] = stats(runs[runs.index.get_level_values(2) >= t_from])
     json.dump(result, sys.stdout)
