@@ -19,6 +19,7 @@
 #include "core/transport/es_client.h"
 #include "core/store/es_templates.h"
 #include "core/base/json.h"
+#include "core/base/json_kv.h"
 
 namespace po = boost::program_options;
 
@@ -46,10 +47,7 @@ std::string Manifest(const std::vector<EsArtifact>& arts) {
   w.Key("put_in_order");
   w.BeginArray();
   for (const auto& a : arts) {
-    w.BeginObject();
-    w.Kv("file", a.file);
-    w.Kv("api_path", a.api_path);
-    w.EndObject();
+    KvObject(w, "file", a.file, "api_path", a.api_path);
   }
   w.EndArray();
   w.EndObject();

@@ -19,6 +19,7 @@
 #include "analysis-jobs/summarize/summarize.h"
 #include "analysis-jobs/report/report.h"
 #include "core/base/json.h"
+#include "core/base/json_kv.h"
 #include "core/base/terminal.h"
 
 namespace po = boost::program_options;
@@ -153,11 +154,7 @@ int CmdJobSummary(int argc, char** argv) {
       JsonWriter w(&out, 2);
       w.BeginArray();
       for (const auto& a : advice) {
-        w.BeginObject();
-        w.Kv("kind", a.kind);
-        w.Kv("evidence", a.evidence);
-        w.Kv("change", a.change);
-        w.EndObject();
+        KvObject(w, "kind", a.kind, "evidence", a.evidence, "change", a.change);
       }
       w.EndArray();
       out += "\n";

@@ -6,6 +6,7 @@
 #include "cli/cli_options.h"
 #include "cli/commands.h"
 #include "core/base/json.h"
+#include "core/base/json_kv.h"
 #include "core/base/timeutil.h"
 #include "core/store/sqlite_store.h"
 
@@ -38,11 +39,8 @@ int CmdStoreCheck(int argc, char** argv) {
     std::string out;
     JsonWriter w(&out, 2);
     w.BeginObject();
-    w.Kv("store", dir);
-    w.Kv("blocks", r.blocks);
-    w.Kv("records", r.records);
-    w.Kv("unverified_blocks", r.unverified);
-    w.Kv("repaired", r.repaired);
+    KvAll(w, "store", dir, "blocks", r.blocks, "records", r.records, "unverified_blocks", r.unverified,
+          "repaired", r.repaired);
     w.Key("damaged");
     w.BeginArray();
     for (const auto& d : r.damaged) {
@@ -50,10 +48,7 @@ int CmdStoreCheck(int argc, char** argv) {
       w.Kv("block", d.id);
       w.Kv("dataset", d.dataset);
       if (!d.job.empty()) w.Kv("job", d.job);
-      w.Kv("ts_min_ns", d.ts_min);
-      w.Kv("ts_max_ns", d.ts_max);
-      w.Kv("records", d.records);
-      w.Kv("reason", d.reason);
+      KvAll(w, "ts_min_ns", d.ts_min, "ts_max_ns", d.ts_max, "records", d.records, "reason", d.reason);
       w.EndObject();
     }
     w.EndArray();
@@ -124,26 +119,14 @@ int CmdStoreCompact(int argc, char** argv) {
     std::string out;
     JsonWriter w(&out, 2);
     w.BeginObject();
-    w.Kv("store", dir);
-    w.Kv("dry_run", dry_run);
-    w.Kv("blocks", r.blocks);
-    w.Kv("records", r.records);
-    w.Kv("merged_blocks", r.merged);
-    w.Kv("merged_records", r.merged_records);
-    w.Kv("already_merged", r.already);
-    w.Kv("kept_blocks", r.kept);
+    KvAll(w, "store", dir, "dry_run", dry_run, "blocks", r.blocks, "records", r.records, "merged_blocks", r.merged,
+          "merged_records", r.merged_records, "already_merged", r.already, "kept_blocks", r.kept);
     if (!r.kept_why.empty()) w.Kv("kept_why", r.kept_why);
-    w.Kv("damaged_blocks", r.damaged);
-    w.Kv("processes", r.procs);
-    w.Kv("groups", r.groups);
-    w.Kv("rank_patterns", r.rank_patterns);
-    w.Kv("bytes_before", r.bytes_before);
-    w.Kv("bytes_after", r.bytes_after);
-    w.Kv("bytes_per_record_before", per(r.bytes_before, r.records));
-    w.Kv("bytes_per_record_after", per(r.bytes_after, r.records));
-    w.Kv("ratio", ratio);
-    w.Kv("file_bytes_before", r.file_bytes_before);
-    w.Kv("file_bytes_after", r.file_bytes_after);
+    KvAll(w, "damaged_blocks", r.damaged, "processes", r.procs, "groups", r.groups, "rank_patterns", r.rank_patterns,
+          "bytes_before", r.bytes_before, "bytes_after", r.bytes_after,
+          "bytes_per_record_before", per(r.bytes_before, r.records),
+          "bytes_per_record_after", per(r.bytes_after, r.records), "ratio", ratio,
+          "file_bytes_before", r.file_bytes_before, "file_bytes_after", r.file_bytes_after);
     w.EndObject();
     std::cout << out << "\n";
   } else {

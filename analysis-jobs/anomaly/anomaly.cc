@@ -14,6 +14,7 @@
 #include "analysis-jobs/lassi/apps.h"
 #include "analysis-jobs/lib/result_record.h"
 #include "core/base/json.h"
+#include "core/base/json_kv.h"
 #include "core/base/timeutil.h"
 #include "core/records/fields.h"
 
@@ -795,15 +796,9 @@ std::string ToJson(const AnomalyResult& r, bool pretty) {
   std::string out;
   JsonWriter w(&out, pretty ? 2 : 0);
   w.BeginObject();
-  w.Kv("job_id", r.job_id);
-  w.Kv("verdict", r.verdict);
-  w.Kv("command", r.command);
-  w.Kv("app_key", r.app_key);
-  w.Kv("history_match", r.history_match);
-  w.Kv("nodes", r.nodes);
-  w.Kv("start", FormatIsoMillis(r.start_ns));
-  w.Kv("end", FormatIsoMillis(r.end_ns));
-  w.Kv("history_runs", r.history.size());
+  KvAll(w, "job_id", r.job_id, "verdict", r.verdict, "command", r.command, "app_key", r.app_key,
+        "history_match", r.history_match, "nodes", r.nodes, "start", FormatIsoMillis(r.start_ns),
+        "end", FormatIsoMillis(r.end_ns), "history_runs", r.history.size());
   w.Key("history");
   w.BeginArray();
   for (const auto& h : r.history) w.String(h);
@@ -813,12 +808,9 @@ std::string ToJson(const AnomalyResult& r, bool pretty) {
   w.BeginArray();
   for (const auto& p : r.phases) {
     w.BeginObject();
-    w.Kv("direction", p.phase.direction);
-    w.Kv("start", FormatIsoMillis(p.phase.start_ns));
-    w.Kv("duration_s", static_cast<double>(p.phase.duration_ns) / 1e9);
-    w.Kv("bytes", p.phase.bytes);
-    w.Kv("bw_mean", p.phase.bw_mean);
-    w.Kv("cluster", p.cluster);
+    KvAll(w, "direction", p.phase.direction, "start", FormatIsoMillis(p.phase.start_ns),
+          "duration_s", static_cast<double>(p.phase.duration_ns) / 1e9, "bytes", p.phase.bytes,
+          "bw_mean", p.phase.bw_mean, "cluster", p.cluster);
     if (p.cluster < 0 && p.slowdown > 0) w.Kv("slowdown", p.slowdown);
     w.EndObject();
   }
@@ -836,10 +828,8 @@ std::string ToJson(const AnomalyResult& r, bool pretty) {
     w.BeginArray();
     for (const auto& e : n.evidence) w.String(e);
     w.EndArray();
-    w.Kv("md_ops_per_s", n.md_ops_per_s);
-    w.Kv("bytes_per_s", n.bytes_per_s);
-    w.Kv("data_ops_per_s", n.data_ops_per_s);
-    w.Kv("overlap_s", n.overlap_s);
+    KvAll(w, "md_ops_per_s", n.md_ops_per_s, "bytes_per_s", n.bytes_per_s, "data_ops_per_s", n.data_ops_per_s,
+          "overlap_s", n.overlap_s);
     if (!n.io_mode.empty()) w.Kv("io_mode", n.io_mode);
     w.EndObject();
   }
@@ -848,24 +838,16 @@ std::string ToJson(const AnomalyResult& r, bool pretty) {
   w.BeginArray();
   for (const auto& o : r.server_outliers) {
     w.BeginObject();
-    w.Kv("kind", o.kind);
-    w.Kv("name", o.name);
-    w.Kv("bandwidth_ratio", o.bandwidth_ratio);
-    w.Kv("bandwidth", o.bandwidth);
-    w.Kv("io_time_s", o.io_time_s);
-    w.Kv("cost_s", o.cost_s);
-    w.Kv("peers", o.peers);
+    KvAll(w, "kind", o.kind, "name", o.name, "bandwidth_ratio", o.bandwidth_ratio, "bandwidth", o.bandwidth,
+          "io_time_s", o.io_time_s, "cost_s", o.cost_s, "peers", o.peers);
     w.Key("evidence");
     w.BeginObject();
     const auto& e = o.evidence;
     w.Kv("rule", e.rule);
     w.Kv("measure", e.measure);
     if (!e.measure.empty()) {
-      w.Kv("value", e.value);
-      w.Kv("peer_value", e.peer_value);
-      w.Kv("peer_ratio", e.peer_ratio);
-      w.Kv("history_ratio", e.history_ratio);
-      w.Kv("history_runs", static_cast<int64_t>(e.history_runs));
+      KvAll(w, "value", e.value, "peer_value", e.peer_value, "peer_ratio", e.peer_ratio,
+            "history_ratio", e.history_ratio, "history_runs", static_cast<int64_t>(e.history_runs));
     } else {
       w.Kv("io_time_s", o.io_time_s);
       w.Kv("peer_io_time_s", o.peer_io_time_s);
@@ -877,23 +859,13 @@ std::string ToJson(const AnomalyResult& r, bool pretty) {
   w.Key("explained_servers");  // slow only because of the lagging servers of the other layer
   w.BeginArray();
   for (const auto& o : r.explained_servers) {
-    w.BeginObject();
-    w.Kv("kind", o.kind);
-    w.Kv("name", o.name);
-    w.Kv("bandwidth_ratio", o.bandwidth_ratio);
-    w.Kv("explained_by", o.explained_by);
-    w.EndObject();
+    KvObject(w, "kind", o.kind, "name", o.name, "bandwidth_ratio", o.bandwidth_ratio, "explained_by", o.explained_by);
   }
   w.EndArray();
   w.Key("options");
-  w.BeginObject();
-  w.Kv("eps", r.options.eps);
-  w.Kv("min_samples", r.options.min_samples);
-  w.Kv("min_history", r.options.min_history);
-  w.Kv("node_tolerance", r.options.node_tolerance);
-  w.Kv("high_mdops", r.options.high_mdops);
-  w.Kv("large_job_nodes", r.options.large_job_nodes);
-  w.EndObject();
+  KvObject(w, "eps", r.options.eps, "min_samples", r.options.min_samples, "min_history", r.options.min_history,
+           "node_tolerance", r.options.node_tolerance, "high_mdops", r.options.high_mdops,
+           "large_job_nodes", r.options.large_job_nodes);
   w.EndObject();
   out.push_back('\n');
   return out;
@@ -999,10 +971,8 @@ std::string ToRecords(const AnomalyResult& r, const std::string& host) {
   for (const auto& o : r.server_outliers) {
     JsonWriter w(&out, 0);
     begin(w, o.kind == "ost" ? "ost" : "forwarding");
-    w.Kv(field::kResultTarget, o.name);
-    w.Kv(field::kResultMetric, "bandwidth_ratio");
-    w.Kv(field::kResultScore, o.bandwidth_ratio);
-    w.Kv(field::kResultReason, "lags its peers serving the same job");
+    KvAll(w, field::kResultTarget, o.name, field::kResultMetric, "bandwidth_ratio",
+          field::kResultScore, o.bandwidth_ratio, field::kResultReason, "lags its peers serving the same job");
     w.EndObject();
     out.push_back('\n');
   }
@@ -1099,12 +1069,8 @@ Result<std::string> StoredVerdictJson(MysqlConn& db, const std::string& cluster,
   const auto& r = rows->front();
   std::string out;
   JsonWriter w(&out, 0);
-  w.BeginObject();
-  w.Kv("verdict", r.verdict);
-  w.Kv("history_runs", static_cast<int64_t>(r.history_runs));
-  w.Kv("slowdown", r.slowdown);
-  w.Kv("computed_at", FormatIsoMillis(results::SqlDatetimeNs(r.computed_at).value_or(0)));
-  w.EndObject();
+  KvObject(w, "verdict", r.verdict, "history_runs", static_cast<int64_t>(r.history_runs), "slowdown", r.slowdown,
+           "computed_at", FormatIsoMillis(results::SqlDatetimeNs(r.computed_at).value_or(0)));
   return out;
 }
 

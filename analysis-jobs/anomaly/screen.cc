@@ -18,6 +18,7 @@
 #include "analysis-jobs/lib/result_record.h"
 #include "core/base/html.h"
 #include "core/base/json.h"
+#include "core/base/json_kv.h"
 #include "core/base/timeutil.h"
 #include "core/records/fields.h"
 
@@ -90,12 +91,7 @@ Status SaveScreenState(const std::string& path, const ScreenState& s) {
   w.BeginObject();
   for (const auto& [k, o] : s.open) {
     w.Key(k);
-    w.BeginObject();
-    w.Kv("start_ns", o.start_ns);
-    w.Kv("last_low_end_ns", o.last_low_end_ns);
-    w.Kv("max_ratio", o.max_ratio);
-    w.Kv("rule", o.rule);
-    w.EndObject();
+    KvObject(w, "start_ns", o.start_ns, "last_low_end_ns", o.last_low_end_ns, "max_ratio", o.max_ratio, "rule", o.rule);
   }
   w.EndObject();
   w.Key("peaks");
@@ -571,23 +567,14 @@ std::string ScreenToJson(const ScreenResult& r, bool pretty) {
   std::string out;
   JsonWriter w(&out, pretty ? 2 : 0);
   w.BeginObject();
-  w.Kv("from", FormatIsoMillis(r.from_ns));
-  w.Kv("to", FormatIsoMillis(r.to_ns));
-  w.Kv("servers", r.servers);
+  KvAll(w, "from", FormatIsoMillis(r.from_ns), "to", FormatIsoMillis(r.to_ns), "servers", r.servers);
   w.Key("occurrences");
   w.BeginArray();
   for (const auto& o : r.occurrences) {
     w.BeginObject();
-    w.Kv("kind", o.kind);
-    w.Kv("name", o.name);
-    w.Kv("start", FormatIsoMillis(o.start_ns));
-    w.Kv("end", FormatIsoMillis(o.end_ns));
-    w.Kv("duration_s", static_cast<double>(o.end_ns - o.start_ns) / 1e9);
-    w.Kv("max_bw_ratio", o.max_bw_ratio);
-    w.Kv("peak_bytes_per_s", o.peak);
-    w.Kv("open", o.open);
-    w.Kv("new", o.is_new);
-    w.Kv("rule", o.rule);
+    KvAll(w, "kind", o.kind, "name", o.name, "start", FormatIsoMillis(o.start_ns), "end", FormatIsoMillis(o.end_ns),
+          "duration_s", static_cast<double>(o.end_ns - o.start_ns) / 1e9, "max_bw_ratio", o.max_bw_ratio,
+          "peak_bytes_per_s", o.peak, "open", o.open, "new", o.is_new, "rule", o.rule);
     const auto& e = o.evidence;
     w.Key("evidence");
     w.BeginObject();
@@ -603,9 +590,7 @@ std::string ScreenToJson(const ScreenResult& r, bool pretty) {
     }
     if (e.cost_ratio > 0) w.Kv("cost_ratio", e.cost_ratio);
     if (e.ost_io_wait_ms > 0) {
-      w.Kv("oss", e.oss);
-      w.Kv("ost_io_wait_ms", e.ost_io_wait_ms);
-      w.Kv("peer_ost_io_wait_ms", e.peer_ost_io_wait_ms);
+      KvAll(w, "oss", e.oss, "ost_io_wait_ms", e.ost_io_wait_ms, "peer_ost_io_wait_ms", e.peer_ost_io_wait_ms);
     }
     w.Kv("peers", e.peers);
     w.Kv("bandwidth", e.bandwidth);
@@ -694,11 +679,8 @@ std::string ScreenToRecords(const ScreenResult& r, const std::string& host) {
     const int64_t stream = analysis::ResultStreamId(dataset::kResultAnomaly.name(), {std::string_view("occurrence"), o.Id(), end});
     JsonWriter w(&out, 0);
     analysis::BeginResultRecord(w, o.start_ns, dataset::kResultAnomaly, stream, 0, host);
-    w.Kv(field::kResultAnalysis, "occurrence");
-    w.Kv(field::kResultTarget, o.name);
-    w.Kv(field::kResultMetric, "max_bw_ratio");
-    w.Kv(field::kResultScore, o.max_bw_ratio);
-    w.Kv(field::kResultIntervalNs, o.end_ns - o.start_ns);
+    KvAll(w, field::kResultAnalysis, "occurrence", field::kResultTarget, o.name, field::kResultMetric, "max_bw_ratio",
+          field::kResultScore, o.max_bw_ratio, field::kResultIntervalNs, o.end_ns - o.start_ns);
     w.Kv(field::kResultReason, std::string(o.kind == "ost" ? "OST" : "forwarding node") + " slow for its demand (rule " +
                                    o.rule + "): " + EvidenceText(o));
     w.EndObject();

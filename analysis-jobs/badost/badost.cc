@@ -15,6 +15,7 @@
 #include "analysis-jobs/lib/format.h"
 #include "analysis-jobs/lib/result_record.h"
 #include "core/base/json.h"
+#include "core/base/json_kv.h"
 #include "core/base/timeutil.h"
 #include "core/records/fields.h"
 
@@ -363,11 +364,8 @@ std::string BadOstToJson(const BadOstResult& r, const BadOstFilter& f, const Bad
   std::string out;
   JsonWriter w(&out, 2);
   w.BeginObject();
-  w.Kv("files", r.files);
-  w.Kv("rows_set_aside", in.errors.size());
-  w.Kv("zero_io_time", in.zero_time);
-  w.Kv("constant_performance", r.constant_performance);
-  w.Kv("osts_tested", r.correlations.size());
+  KvAll(w, "files", r.files, "rows_set_aside", in.errors.size(), "zero_io_time", in.zero_time,
+        "constant_performance", r.constant_performance, "osts_tested", r.correlations.size());
   w.Key("constant_osts");
   w.BeginArray();
   for (int64_t o : r.constant_osts) w.Int(o);
@@ -377,14 +375,8 @@ std::string BadOstToJson(const BadOstResult& r, const BadOstFilter& f, const Bad
   w.Key("results");  // TOKIO's darshan_bad_ost --json entries, plus ours
   w.BeginArray();
   for (const auto& c : FilterCorrelations(r, f)) {
-    w.BeginObject();
-    w.Kv("ost_name", c.name);
-    w.Kv("ost", c.ost);
-    w.Kv("coefficient", c.coefficient);
-    w.Kv("p-value", c.p_value);
-    w.Kv("files_on", c.files_on);
-    w.Kv("verdict", Verdict(c, f));
-    w.EndObject();
+    KvObject(w, "ost_name", c.name, "ost", c.ost, "coefficient", c.coefficient, "p-value", c.p_value,
+             "files_on", c.files_on, "verdict", Verdict(c, f));
   }
   w.EndArray();
   w.EndObject();
@@ -400,11 +392,8 @@ std::string BadOstToRecords(const BadOstResult& r, const BadOstFilter& f, const 
     JsonWriter w(&out, 0);
     BeginResultRecord(w, ts_ns, dataset::kResultBadOst, stream, seq++, host);
     if (!job_id.empty()) w.Kv(field::kJobId, job_id);
-    w.Kv(field::kBadostOst, c.name);
-    w.Kv(field::kBadostCoefficient, c.coefficient);
-    w.Kv(field::kBadostPValue, c.p_value);
-    w.Kv(field::kBadostFilesOn, c.files_on);
-    w.Kv(field::kBadostFiles, r.files);
+    KvAll(w, field::kBadostOst, c.name, field::kBadostCoefficient, c.coefficient, field::kBadostPValue, c.p_value,
+          field::kBadostFilesOn, c.files_on, field::kBadostFiles, r.files);
     const bool shown = c.p_value < f.p_threshold && std::fabs(c.coefficient) > f.c_threshold;
     const std::string v = shown ? Verdict(c, f) : "";
     if (!v.empty()) w.Kv(field::kBadostVerdict, v);

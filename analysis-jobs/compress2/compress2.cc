@@ -13,6 +13,7 @@
 #include "core/jobdb/jobdb.h"
 #include "analysis-jobs/lib/result_record.h"
 #include "core/base/json.h"
+#include "core/base/json_kv.h"
 #include "core/base/timeutil.h"
 #include "core/records/fields.h"
 
@@ -260,26 +261,19 @@ Result<std::vector<Rec>> LoadJob(Store& store, const std::string& job_id) {
 namespace {
 // The report's numbers, under `prefix` ("" in the JSON report, "compress." in the record).
 void ReportFields(JsonWriter& w, const Compressed& c, const std::string& prefix) {
-  w.Kv(prefix + "mode", c.lossy ? "lossy" : "lossless");
-  w.Kv(prefix + "records", c.records);
-  w.Kv(prefix + "groups", c.groups.size());
-  w.Kv(prefix + "processes", c.procs.size());
-  w.Kv(prefix + "offset_patterns", c.offset_patterns);
-  w.Kv(prefix + "record_ratio", c.record_ratio());
-  w.Kv(prefix + "baseline_bytes", c.baseline_bytes);
-  w.Kv(prefix + "compressed_bytes", c.compressed_bytes);
-  w.Kv(prefix + "byte_ratio", c.byte_ratio());
+  KvAll(w, prefix + "mode", c.lossy ? "lossy" : "lossless", prefix + "records", c.records,
+        prefix + "groups", c.groups.size(), prefix + "processes", c.procs.size(),
+        prefix + "offset_patterns", c.offset_patterns, prefix + "record_ratio", c.record_ratio(),
+        prefix + "baseline_bytes", c.baseline_bytes, prefix + "compressed_bytes", c.compressed_bytes,
+        prefix + "byte_ratio", c.byte_ratio());
   if (prefix.empty()) {  // the report only (the result record's fields are the schema's)
     // Beacon's Table 8 gives the 2nd-pass compression ratio as data size before / after the
     // pass, lossless or lossy: byte_ratio is that measure; record_ratio (runs / groups) is not.
     w.Key("beacon_table8");
-    w.BeginObject();
-    w.Kv("column", c.lossy ? "2nd-pass (lossy)" : "2nd-pass (lossless)");
-    w.Kv("ratio", c.byte_ratio());
-    w.Kv("measure", "trace size after the first pass / after the second pass (byte_ratio)");
-    w.Kv("beacon_range", c.lossy ? "2.3-11.3" : "2.1-4.4");
-    w.Kv("not_comparable", "record_ratio counts records (runs / groups), not bytes");
-    w.EndObject();
+    KvObject(w, "column", c.lossy ? "2nd-pass (lossy)" : "2nd-pass (lossless)", "ratio", c.byte_ratio(),
+             "measure", "trace size after the first pass / after the second pass (byte_ratio)",
+             "beacon_range", c.lossy ? "2.3-11.3" : "2.1-4.4",
+             "not_comparable", "record_ratio counts records (runs / groups), not bytes");
   }
 }
 }  // namespace

@@ -15,6 +15,7 @@
 #include <unordered_set>
 
 #include "core/base/json.h"
+#include "core/base/json_kv.h"
 #include "core/base/timeutil.h"
 #include "core/records/fields.h"
 #include "analysis-jobs/phases/phases.h"
@@ -1107,32 +1108,14 @@ namespace {
 
 void WriteDirection(JsonWriter& w, const DirectionStats& d) {
   w.BeginObject();
-  w.Kv("bytes", d.bytes);
-  w.Kv("ops", d.ops);
-  w.Kv("runs", d.runs);
-  w.Kv("bw_avg", d.bw_avg);
-  w.Kv("bw_peak", d.bw_peak);
-  w.Kv("iops", d.iops);
-  w.Kv("rate_basis", d.rate_basis);
-  w.Kv("bw_span", d.bw_span);
-  w.Kv("iops_span", d.iops_span);
-  w.Kv("io_phases", static_cast<uint64_t>(d.io_phases));
-  w.Kv("io_phases_s", d.io_phases_s);
-  w.Kv("bytes_in_io_phases", d.bytes_in_io_phases);
-  w.Kv("ops_in_io_phases", d.ops_in_io_phases);
-  w.Kv("bw_io_phases", d.bw_io_phases);
-  w.Kv("iops_io_phases", d.iops_io_phases);
-  w.Kv("io_time_s", d.io_time_s);
-  w.Kv("bw_io_time", d.bw_io_time);
-  w.Kv("iops_io_time", d.iops_io_time);
-  w.Kv("bw_run", d.bw_run);
-  w.Kv("iops_run", d.iops_run);
-  w.Kv("sequential_share", d.sequential_share);
-  w.Kv("busy_s", d.busy_s);
-  w.Kv("span_s", d.span_s);
-  w.Kv("first_start_ns", d.first_start_ns);
-  w.Kv("last_end_ns", d.last_end_ns);
-  w.Kv("avg_request_bytes", d.avg_request_bytes);
+  KvAll(w, "bytes", d.bytes, "ops", d.ops, "runs", d.runs, "bw_avg", d.bw_avg, "bw_peak", d.bw_peak, "iops", d.iops,
+        "rate_basis", d.rate_basis, "bw_span", d.bw_span, "iops_span", d.iops_span,
+        "io_phases", static_cast<uint64_t>(d.io_phases), "io_phases_s", d.io_phases_s,
+        "bytes_in_io_phases", d.bytes_in_io_phases, "ops_in_io_phases", d.ops_in_io_phases,
+        "bw_io_phases", d.bw_io_phases, "iops_io_phases", d.iops_io_phases, "io_time_s", d.io_time_s,
+        "bw_io_time", d.bw_io_time, "iops_io_time", d.iops_io_time, "bw_run", d.bw_run, "iops_run", d.iops_run,
+        "sequential_share", d.sequential_share, "busy_s", d.busy_s, "span_s", d.span_s,
+        "first_start_ns", d.first_start_ns, "last_end_ns", d.last_end_ns, "avg_request_bytes", d.avg_request_bytes);
   w.Key("size_hist");
   w.BeginObject();
   for (size_t i = 0; i < kSizeBins; ++i) w.Kv(kSizeBinLabels[i], d.size_hist[i]);
@@ -1148,23 +1131,13 @@ void WriteCounts(JsonWriter& w, const std::map<std::string, uint64_t>& m) {
 
 void WriteEvidence(JsonWriter& w, const ModeEvidence& e) {
   w.BeginObject();
-  w.Kv("mode", e.mode);
-  w.Kv("processes", e.processes);
-  w.Kv("files", e.files);
-  w.Kv("kept_processes", e.kept_processes);
-  w.Kv("kept_files", e.kept_files);
-  w.Kv("private_files", e.private_files);
-  w.Kv("kept_share", e.kept_share);
-  w.Kv("explanation", e.explanation);
+  KvAll(w, "mode", e.mode, "processes", e.processes, "files", e.files, "kept_processes", e.kept_processes,
+        "kept_files", e.kept_files, "private_files", e.private_files, "kept_share", e.kept_share,
+        "explanation", e.explanation);
   w.Key("top_files");
   w.BeginArray();
   for (const auto& f : e.top_files) {
-    w.BeginObject();
-    w.Kv("id", f.id);
-    w.Kv("path", f.path);
-    w.Kv("bytes", f.bytes);
-    w.Kv("processes", f.processes);
-    w.EndObject();
+    KvObject(w, "id", f.id, "path", f.path, "bytes", f.bytes, "processes", f.processes);
   }
   w.EndArray();
   w.EndObject();
@@ -1179,10 +1152,7 @@ void WriteSeries(JsonWriter& w, const std::vector<double>& v) {
 // "io_mode" and "io_mode_evidence" (the physical modes, or MPI-IO's logical ones).
 void WriteModes(JsonWriter& w, const ModeEvidence& read, const ModeEvidence& write) {
   w.Key("io_mode");
-  w.BeginObject();
-  w.Kv("read", read.mode);
-  w.Kv("write", write.mode);
-  w.EndObject();
+  KvObject(w, "read", read.mode, "write", write.mode);
   w.Key("io_mode_evidence");
   w.BeginObject();
   w.Key("read");
@@ -1212,13 +1182,8 @@ void WriteTopFilesAndSeries(JsonWriter& w, const JobSummary& s) {
   w.Key("top_files");
   w.BeginArray();
   for (const auto& f : s.top_files) {
-    w.BeginObject();
-    w.Kv("id", f.id);
-    w.Kv("path", f.path);
-    w.Kv("read_bytes", f.read_bytes);
-    w.Kv("write_bytes", f.write_bytes);
-    w.Kv("processes", f.processes);
-    w.EndObject();
+    KvObject(w, "id", f.id, "path", f.path, "read_bytes", f.read_bytes, "write_bytes", f.write_bytes,
+             "processes", f.processes);
   }
   w.EndArray();
   w.Key("series");
@@ -1233,15 +1198,8 @@ void WriteTopFilesAndSeries(JsonWriter& w, const JobSummary& s) {
 }
 
 void WriteMpiioDirection(JsonWriter& w, const MpiioDirection& d) {
-  w.BeginObject();
-  w.Kv("bytes", d.bytes);
-  w.Kv("ops", d.ops);
-  w.Kv("collective_ops", d.collective_ops);
-  w.Kv("collective_share", d.collective_share);
-  w.Kv("ranks", d.ranks);
-  w.Kv("aggregators", d.aggregators);
-  w.Kv("files", d.files);
-  w.EndObject();
+  KvObject(w, "bytes", d.bytes, "ops", d.ops, "collective_ops", d.collective_ops,
+           "collective_share", d.collective_share, "ranks", d.ranks, "aggregators", d.aggregators, "files", d.files);
 }
 
 // "mpiio": the logical layer (records 0: none).
@@ -1262,36 +1220,17 @@ void WriteMpiio(JsonWriter& w, const MpiioView& v) {
 // load balance (see AlignmentStats, ImbalancedFile).
 void WriteBalance(JsonWriter& w, const JobSummary& s) {
   w.Key("alignment");
-  w.BeginObject();
-  w.Kv("data_ops", s.alignment.data_ops);
-  w.Kv("not_aligned", s.alignment.not_aligned);
-  w.Kv("mem_not_aligned", s.alignment.mem_not_aligned);
-  w.Kv("alignment", s.alignment.alignment);
-  w.Kv("mem_alignment", s.alignment.mem_alignment);
-  w.EndObject();
+  KvObject(w, "data_ops", s.alignment.data_ops, "not_aligned", s.alignment.not_aligned,
+           "mem_not_aligned", s.alignment.mem_not_aligned, "alignment", s.alignment.alignment,
+           "mem_alignment", s.alignment.mem_alignment);
   w.Key("imbalanced_files");
   w.BeginArray();
   for (const ImbalancedFile& x : s.imbalanced_files) {
-    w.BeginObject();
-    w.Kv("id", x.id);
-    w.Kv("path", x.path);
-    w.Kv("layer", x.layer);
-    w.Kv("kind", x.kind);
-    w.Kv("bytes", x.bytes);
-    w.Kv("time_s", x.time_s);
-    w.Kv("fastest_rank", x.fastest_rank);
-    w.Kv("slowest_rank", x.slowest_rank);
-    w.Kv("fastest_bytes", x.fastest_bytes);
-    w.Kv("slowest_bytes", x.slowest_bytes);
-    w.Kv("fastest_s", x.fastest_s);
-    w.Kv("slowest_s", x.slowest_s);
-    w.Kv("bytes_imbalance", x.bytes_imbalance);
-    w.Kv("time_imbalance", x.time_imbalance);
-    w.Kv("direction", x.direction);
-    w.Kv("processes", x.processes);
-    w.Kv("min_bytes", x.min_bytes);
-    w.Kv("max_bytes", x.max_bytes);
-    w.EndObject();
+    KvObject(w, "id", x.id, "path", x.path, "layer", x.layer, "kind", x.kind, "bytes", x.bytes, "time_s", x.time_s,
+             "fastest_rank", x.fastest_rank, "slowest_rank", x.slowest_rank, "fastest_bytes", x.fastest_bytes,
+             "slowest_bytes", x.slowest_bytes, "fastest_s", x.fastest_s, "slowest_s", x.slowest_s,
+             "bytes_imbalance", x.bytes_imbalance, "time_imbalance", x.time_imbalance, "direction", x.direction,
+             "processes", x.processes, "min_bytes", x.min_bytes, "max_bytes", x.max_bytes);
   }
   w.EndArray();
   w.Key("shared_small");
@@ -1303,12 +1242,7 @@ void WriteBalance(JsonWriter& w, const JobSummary& s) {
     w.Key("files");
     w.BeginArray();
     for (const FileBytes& f : d ? s.shared_small_write : s.shared_small_read) {
-      w.BeginObject();
-      w.Kv("id", f.id);
-      w.Kv("path", f.path);
-      w.Kv("bytes", f.bytes);
-      w.Kv("processes", f.processes);
-      w.EndObject();
+      KvObject(w, "id", f.id, "path", f.path, "bytes", f.bytes, "processes", f.processes);
     }
     w.EndArray();
     w.EndObject();
@@ -1322,28 +1256,19 @@ std::string SummaryToJson(const JobSummary& s, bool pretty) {
   std::string out;
   JsonWriter w(&out, pretty ? 2 : 0);
   w.BeginObject();
-  w.Kv("job_id", s.job_id);
-  w.Kv("start", s.records ? FormatIsoMillis(s.start_ns) : std::string());
-  w.Kv("end", s.records ? FormatIsoMillis(s.end_ns) : std::string());
-  w.Kv("start_ns", s.start_ns);
-  w.Kv("end_ns", s.end_ns);
-  w.Kv("runtime_s", s.runtime_s);
-  w.Kv("records", s.records);
-  w.Kv("busy_s", s.busy_s);
+  KvAll(w, "job_id", s.job_id, "start", s.records ? FormatIsoMillis(s.start_ns) : std::string(),
+        "end", s.records ? FormatIsoMillis(s.end_ns) : std::string(), "start_ns", s.start_ns, "end_ns", s.end_ns,
+        "runtime_s", s.runtime_s, "records", s.records, "busy_s", s.busy_s);
   w.Key("read");
   WriteDirection(w, s.read);
   w.Key("write");
   WriteDirection(w, s.write);
   w.Key("meta");
   w.BeginObject();
-  w.Kv("ops", s.meta_ops);
-  w.Kv("ops_per_s", s.meta_ops_per_s);
-  w.Kv("ops_per_s_label", "metadata ops per second over the seconds with any I/O (io_phase_s)");
-  w.Kv("io_phase_s", s.io_phase_s);
-  w.Kv("io_phases", static_cast<uint64_t>(s.io_phases));
-  w.Kv("io_phases_s", s.io_phases_s);
-  w.Kv("ops_in_io_phases", s.meta_ops_in_io_phases);
-  w.Kv("ops_per_s_io_phases", s.meta_ops_per_s_io_phases);
+  KvAll(w, "ops", s.meta_ops, "ops_per_s", s.meta_ops_per_s,
+        "ops_per_s_label", "metadata ops per second over the seconds with any I/O (io_phase_s)",
+        "io_phase_s", s.io_phase_s, "io_phases", static_cast<uint64_t>(s.io_phases), "io_phases_s", s.io_phases_s,
+        "ops_in_io_phases", s.meta_ops_in_io_phases, "ops_per_s_io_phases", s.meta_ops_per_s_io_phases);
   w.Kv("ops_per_s_io_phases_label",
        "metadata ops per second during the wavelet-detected I/O phases (Beacon §3.3): ops_in_io_phases / io_phases_s");
   w.Key("by_op");
@@ -1355,12 +1280,8 @@ std::string SummaryToJson(const JobSummary& s, bool pretty) {
   w.Key("by_op");
   WriteCounts(w, s.other_by_op);
   w.EndObject();
-  w.Kv("processes_with_io", s.processes_with_io);
-  w.Kv("nodes_with_io", s.nodes_with_io);
-  w.Kv("processes", s.processes);
-  w.Kv("nodes", s.nodes);
-  w.Kv("files", s.files);
-  w.Kv("files_total", s.files_total);
+  KvAll(w, "processes_with_io", s.processes_with_io, "nodes_with_io", s.nodes_with_io, "processes", s.processes,
+        "nodes", s.nodes, "files", s.files, "files_total", s.files_total);
   WriteErrorsAndModes(w, s);
   WriteTopFilesAndSeries(w, s);
   w.Key("tracer");

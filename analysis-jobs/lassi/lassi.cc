@@ -7,6 +7,7 @@
 
 #include "analysis-jobs/lib/stats.h"
 #include "core/base/json.h"
+#include "core/base/json_kv.h"
 #include "core/base/timeutil.h"
 #include "core/records/fields.h"
 
@@ -530,9 +531,7 @@ static void WriteRows(JsonWriter& w, const char* key, const std::vector<WindowRo
     w.BeginObject();
     w.Kv("fs", r.fs);
     if (target_key) w.Kv(target_key, r.target);
-    w.Kv("start", FormatIsoMillis(r.start_ns));
-    w.Kv("risk_oss", r.risk_oss);
-    w.Kv("risk_mds", r.risk_mds);
+    KvAll(w, "start", FormatIsoMillis(r.start_ns), "risk_oss", r.risk_oss, "risk_mds", r.risk_mds);
     OptNum(w, "read_kb_ops", r.read_kb_ops);
     OptNum(w, "write_kb_ops", r.write_kb_ops);
     w.Key("ops");
@@ -555,10 +554,8 @@ static void WriteRows(JsonWriter& w, const char* key, const std::vector<WindowRo
 
 static void RunProfileJson(JsonWriter& w, const RunProfile& p) {
   w.BeginObject();
-  w.Kv("runs", static_cast<int64_t>(p.runs));
-  w.Kv("run_windows", static_cast<int64_t>(p.run_windows));
-  w.Kv("risk_oss", p.risk_oss);
-  w.Kv("risk_mds", p.risk_mds);
+  KvAll(w, "runs", static_cast<int64_t>(p.runs), "run_windows", static_cast<int64_t>(p.run_windows),
+        "risk_oss", p.risk_oss, "risk_mds", p.risk_mds);
   for (auto [k, v] : {std::pair{"read_kb", p.read_kb}, {"write_kb", p.write_kb}, {"read_ops", p.read_ops},
                       {"write_ops", p.write_ops}, {"meta_ops", p.meta_ops}}) {
     w.Key(k);
@@ -581,16 +578,10 @@ static void WriteTotals(JsonWriter& w, const char* key, const std::vector<Target
     } else {
       w.Kv("app", t.target);
     }
-    w.Kv("risk_oss", t.risk_oss);
-    w.Kv("risk_mds", t.risk_mds);
-    w.Kv("read_kb", t.read_kb);
-    w.Kv("write_kb", t.write_kb);
-    w.Kv("read_ops", t.read_ops);
-    w.Kv("write_ops", t.write_ops);
-    w.Kv("meta_ops", t.meta_ops);
-    w.Kv("windows", static_cast<int64_t>(t.windows));
-    w.Kv("first", FormatIsoMillis(t.first_ns));
-    w.Kv("last", FormatIsoMillis(t.last_ns));
+    KvAll(w, "risk_oss", t.risk_oss, "risk_mds", t.risk_mds, "read_kb", t.read_kb, "write_kb", t.write_kb,
+          "read_ops", t.read_ops, "write_ops", t.write_ops, "meta_ops", t.meta_ops,
+          "windows", static_cast<int64_t>(t.windows), "first", FormatIsoMillis(t.first_ns),
+          "last", FormatIsoMillis(t.last_ns));
     if (!jobs) {
       w.Key("per_run");
       RunProfileJson(w, t.per_run);
@@ -634,9 +625,7 @@ void BaselineJson(JsonWriter& w, const Baseline& b, const std::vector<std::strin
   w.Key("fallback");
   w.Bool(b.fallback);
   if (b.computed_at_ns) w.Kv("computed_at", FormatIsoMillis(b.computed_at_ns));
-  w.Kv("from", FormatIsoMillis(b.from_ns));
-  w.Kv("to", FormatIsoMillis(b.to_ns));
-  w.Kv("window_s", b.window_ns / 1000000000);
+  KvAll(w, "from", FormatIsoMillis(b.from_ns), "to", FormatIsoMillis(b.to_ns), "window_s", b.window_ns / 1000000000);
   if (fallback_fs) {
     w.Key("fallback_fs");
     w.BeginArray();
@@ -677,23 +666,18 @@ std::string ResultToJson(const LassiResult& r, bool pretty) {
   w.Kv("analysis", "lassi/1");
   // LASSi's unit of application (§3.3): risk and ops per run and window; an
   // application's (command's) and the file system's risk are sums over runs.
-  w.Kv("unit", "run");
-  w.Kv("alpha", r.opt.alpha);
-  w.Kv("window_s", r.opt.window_ns / 1000000000);
-  w.Kv("from", FormatIsoMillis(r.opt.from_ns));
-  w.Kv("to", FormatIsoMillis(r.opt.to_ns));
-  w.Kv("history_from", FormatIsoMillis(r.opt.history_from_ns));
-  w.Kv("records", static_cast<int64_t>(r.records));
-  w.Kv("records_reset", static_cast<int64_t>(r.records_reset));
+  KvAll(w, "unit", "run", "alpha", r.opt.alpha, "window_s", r.opt.window_ns / 1000000000,
+        "from", FormatIsoMillis(r.opt.from_ns), "to", FormatIsoMillis(r.opt.to_ns),
+        "history_from", FormatIsoMillis(r.opt.history_from_ns), "records", static_cast<int64_t>(r.records),
+        "records_reset", static_cast<int64_t>(r.records_reset));
   w.Key("baseline");
   BaselineJson(w, r.baseline, &r.fallback_fs);
   w.Key("fs_stats");
   w.BeginArray();
   for (const auto& s : r.fs_stats) {
     w.BeginObject();
-    w.Kv("fs", s.fs);
-    w.Kv("windows", static_cast<int64_t>(s.windows));
-    w.Kv("per", s.per_app_hour ? "application-hour" : "server window (no job_stats)");
+    KvAll(w, "fs", s.fs, "windows", static_cast<int64_t>(s.windows),
+          "per", s.per_app_hour ? "application-hour" : "server window (no job_stats)");
     w.Key("ops");
     w.BeginObject();
     for (const auto& o : s.ops) {

@@ -9,6 +9,7 @@
 
 #include "core/base/hash.h"
 #include "core/base/json.h"
+#include "core/base/json_kv.h"
 #include "core/records/fields.h"
 #include "core/records/schema.h"
 #include "core/base/timeutil.h"
@@ -113,11 +114,8 @@ class LmtImport {
     w.Kv(field::kEventDataset, ds);
     w.Key(field::kEventStream);
     w.Int(static_cast<int64_t>(stream));
-    w.Kv(field::kEventSeq, seq);
-    w.Kv(field::kHostName, tg.host.empty() ? std::string("lmt") : tg.host);
-    w.Kv(field::kLustreFs, stats_.fs);
-    w.Kv(field::kLustreTarget, tg.name);
-    w.Kv(field::kLustreElapsedNs, elapsed);
+    KvAll(w, field::kEventSeq, seq, field::kHostName, tg.host.empty() ? std::string("lmt") : tg.host,
+          field::kLustreFs, stats_.fs, field::kLustreTarget, tg.name, field::kLustreElapsedNs, elapsed);
   }
 
   // OSTs: consecutive readings of each OST.

@@ -7,6 +7,7 @@
 
 #include "analysis-jobs/lib/results.h"
 #include "core/base/json.h"
+#include "core/base/json_kv.h"
 #include "core/base/timeutil.h"
 #include "core/jobdb/jobdb.h"
 
@@ -59,9 +60,7 @@ std::string ProbeBaselineLine(const ProbeBaseline& b) {
   w.BeginArray();
   for (const auto& m : b.medians) {
     w.BeginObject();
-    w.Kv("fs", m.fs);
-    w.Kv("host", m.host);
-    w.Kv("op", m.op);
+    KvAll(w, "fs", m.fs, "host", m.host, "op", m.op);
     w.Key("median_s");
     w.Double(m.median_s);
     w.Kv("samples", static_cast<int64_t>(m.samples));

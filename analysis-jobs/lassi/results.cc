@@ -13,6 +13,7 @@
 #include "analysis-jobs/lib/results.h"
 #include "core/base/appendf.h"
 #include "core/base/json.h"
+#include "core/base/json_kv.h"
 #include "core/base/timeutil.h"
 #include "core/jobdb/jobdb.h"
 #include "core/records/fields.h"
@@ -65,9 +66,8 @@ std::string RiskRecords(const LassiResult& r, const std::string& host) {
         w.Kv(field::kJobId, x.target);
         target = "job:" + x.target;
       }
-      w.Kv(field::kResultTarget, target);
-      w.Kv(field::kResultMetric, "lassi_risk");
-      w.Kv(field::kResultIntervalNs, r.opt.window_ns);
+      KvAll(w, field::kResultTarget, target, field::kResultMetric, "lassi_risk",
+            field::kResultIntervalNs, r.opt.window_ns);
       w.Key(field::kResultRisk);
       w.Double(x.risk_oss + x.risk_mds);
       w.Key(field::kResultRiskOss);
@@ -105,12 +105,9 @@ std::string SlowdownRecords(const std::vector<SlowdownRow>& rows, const Slowdown
     for (const auto& [name, v] : stats) {
       JsonWriter w(&out);
       Head(w, r.start_ns, dataset::kResultSlowdown, stream, seq, host, "slowdown/1");
-      w.Kv(field::kResultFs, r.fs);
-      w.Kv(field::kResultTarget, r.fs);
-      w.Kv(field::kResultOp, r.op);
-      w.Kv(field::kResultMetric, std::string("latency_") + name);
-      w.Kv(field::kResultIntervalNs, r.interval_ns);
-      w.Kv(field::kResultCount, static_cast<int64_t>(r.stats.count));
+      KvAll(w, field::kResultFs, r.fs, field::kResultTarget, r.fs, field::kResultOp, r.op,
+            field::kResultMetric, std::string("latency_") + name, field::kResultIntervalNs, r.interval_ns,
+            field::kResultCount, static_cast<int64_t>(r.stats.count));
       w.Key(field::kResultObserved);
       w.Double(v.first);
       if (r.baseline_median) {

@@ -8,6 +8,7 @@
 
 #include "analysis-jobs/lassi/probe_baseline.h"
 #include "core/base/json.h"
+#include "core/base/json_kv.h"
 #include "core/base/timeutil.h"
 #include "core/records/fields.h"
 
@@ -222,29 +223,20 @@ std::string SlowdownToJson(const std::vector<SlowdownRow>& rows, const SlowdownO
   std::string out;
   JsonWriter w(&out, pretty ? 2 : 0);
   w.BeginObject();
-  w.Kv("analysis", "slowdown/1");
-  w.Kv("quantile_method", "linear interpolation, Hyndman-Fan type 7 (numpy default)");
-  w.Kv("from", FormatIsoMillis(opt.from_ns));
-  w.Kv("to", FormatIsoMillis(opt.to_ns));
+  KvAll(w, "analysis", "slowdown/1", "quantile_method", "linear interpolation, Hyndman-Fan type 7 (numpy default)",
+        "from", FormatIsoMillis(opt.from_ns), "to", FormatIsoMillis(opt.to_ns));
   const std::string mode = opt.BaselineMode();
-  w.Kv("baseline", mode);
-  w.Kv("baseline_description", SlowdownBaselineDescription(opt));
-  w.Kv("baseline_warning", SlowdownBaselineWarning(rows, opt));
+  KvAll(w, "baseline", mode, "baseline_description", SlowdownBaselineDescription(opt),
+        "baseline_warning", SlowdownBaselineWarning(rows, opt));
   if (opt.sliding_ns > 0) w.Kv("baseline_sliding_s", opt.sliding_ns / 1000000000);
   if (mode == "stored") {
     w.Key("stored_baseline");
-    w.BeginObject();
-    w.Kv("name", opt.stored->name);
-    w.Kv("source", opt.stored->source);
-    w.Kv("from", FormatIsoMillis(opt.stored->from_ns));
-    w.Kv("to", FormatIsoMillis(opt.stored->to_ns));
-    w.Kv("computed_at", FormatIsoMillis(opt.stored->computed_at_ns));
-    w.EndObject();
+    KvObject(w, "name", opt.stored->name, "source", opt.stored->source, "from", FormatIsoMillis(opt.stored->from_ns),
+             "to", FormatIsoMillis(opt.stored->to_ns), "computed_at", FormatIsoMillis(opt.stored->computed_at_ns));
   }
   if (mode == "history") {
-    w.Kv("baseline_history_s", opt.history_ns / 1000000000);
-    w.Kv("baseline_from", FormatIsoMillis(opt.from_ns - opt.history_ns));
-    w.Kv("baseline_to", FormatIsoMillis(opt.from_ns));
+    KvAll(w, "baseline_history_s", opt.history_ns / 1000000000,
+          "baseline_from", FormatIsoMillis(opt.from_ns - opt.history_ns), "baseline_to", FormatIsoMillis(opt.from_ns));
   }
   size_t no_history = 0;
   for (const auto& r : rows) no_history += r.host.empty() && r.baseline_kind == "analysed range";
@@ -262,10 +254,8 @@ std::string SlowdownToJson(const std::vector<SlowdownRow>& rows, const SlowdownO
     w.BeginObject();
     w.Kv("fs", r.fs);
     if (host_rows) w.Kv("host", r.host);
-    w.Kv("op", r.op);
-    w.Kv("interval_s", r.interval_ns / 1000000000);
-    w.Kv("start", FormatIsoMillis(r.start_ns));
-    w.Kv("count", static_cast<int64_t>(r.stats.count));
+    KvAll(w, "op", r.op, "interval_s", r.interval_ns / 1000000000, "start", FormatIsoMillis(r.start_ns),
+          "count", static_cast<int64_t>(r.stats.count));
     for (auto [k, v] : {std::pair{"mean", r.stats.mean}, {"min", r.stats.min}, {"median", r.stats.median},
                         {"p90", r.stats.p90}, {"p95", r.stats.p95}, {"p99", r.stats.p99}, {"max", r.stats.max}}) {
       w.Key(k);

@@ -1,5 +1,7 @@
 #include "analysis-jobs/lib/stored_baselines.h"
 
+#include "core/base/json_kv.h"
+
 #include <fcntl.h>
 #include <rapidjson/error/en.h>
 #include <unistd.h>
@@ -10,10 +12,7 @@
 namespace iosonar::analysis {
 
 void WriteBaselineHead(JsonWriter& w, const BaselineHead& h) {
-  w.Kv("name", h.name);
-  w.Kv("computed_at_ns", h.computed_at_ns);
-  w.Kv("from_ns", h.from_ns);
-  w.Kv("to_ns", h.to_ns);
+  KvAll(w, "name", h.name, "computed_at_ns", h.computed_at_ns, "from_ns", h.from_ns, "to_ns", h.to_ns);
 }
 
 Status ParseBaselineHead(const rapidjson::Value& d, BaselineHead* h) {

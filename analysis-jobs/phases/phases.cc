@@ -8,6 +8,7 @@
 #include "analysis-jobs/lib/results.h"
 #include "analysis-jobs/lib/result_record.h"
 #include "core/base/json.h"
+#include "core/base/json_kv.h"
 #include "core/jobdb/jobdb.h"
 #include "core/base/timeutil.h"
 #include "core/records/fields.h"
@@ -200,17 +201,9 @@ Result<JobPhases> PhasesForJob(Store& store, const std::string& job_id, const Ph
 namespace {
 
 void WritePhase(JsonWriter& w, const Phase& p) {
-  w.BeginObject();
-  w.Kv("direction", p.direction);
-  w.Kv("start", FormatIsoMillis(p.start_ns));
-  w.Kv("start_ns", p.start_ns);
-  w.Kv("duration_s", static_cast<double>(p.duration_ns) / 1e9);
-  w.Kv("bytes", p.bytes);
-  w.Kv("bw_mean", p.bw_mean);
-  w.Kv("bw_peak", p.bw_peak);
-  w.Kv("first_bucket", p.first_bucket);
-  w.Kv("buckets", p.buckets);
-  w.EndObject();
+  KvObject(w, "direction", p.direction, "start", FormatIsoMillis(p.start_ns), "start_ns", p.start_ns,
+           "duration_s", static_cast<double>(p.duration_ns) / 1e9, "bytes", p.bytes, "bw_mean", p.bw_mean,
+           "bw_peak", p.bw_peak, "first_bucket", p.first_bucket, "buckets", p.buckets);
 }
 
 std::string Human(double b) { return format::Bytes1(b); }
@@ -221,21 +214,13 @@ std::string PhasesToJson(const JobPhases& jp, bool pretty) {
   std::string out;
   JsonWriter w(&out, pretty ? 2 : 0);
   w.BeginObject();
-  w.Kv("job_id", jp.job_id);
-  w.Kv("series_start", FormatIsoMillis(jp.start_ns));
-  w.Kv("series_start_ns", jp.start_ns);
-  w.Kv("bucket_s", static_cast<double>(jp.bucket_ns) / 1e9);
+  KvAll(w, "job_id", jp.job_id, "series_start", FormatIsoMillis(jp.start_ns), "series_start_ns", jp.start_ns,
+        "bucket_s", static_cast<double>(jp.bucket_ns) / 1e9);
   w.Key("method");
-  w.BeginObject();
-  w.Kv("wavelet", WaveletName(jp.options.wavelet));
-  w.Kv("mode", ExtensionModeName(jp.options.mode));
-  w.Kv("thresholding", jp.options.hard ? "hard" : "soft");
-  w.Kv("read_level", jp.read.level);
-  w.Kv("write_level", jp.write.level);
-  w.Kv("read_threshold", jp.read.threshold);
-  w.Kv("write_threshold", jp.write.threshold);
-  w.Kv("active_frac", jp.options.active_frac);
-  w.EndObject();
+  KvObject(w, "wavelet", WaveletName(jp.options.wavelet), "mode", ExtensionModeName(jp.options.mode),
+           "thresholding", jp.options.hard ? "hard" : "soft", "read_level", jp.read.level,
+           "write_level", jp.write.level, "read_threshold", jp.read.threshold, "write_threshold", jp.write.threshold,
+           "active_frac", jp.options.active_frac);
   uint64_t nr = 0, nw = 0;
   for (const auto& p : jp.phases) (p.direction == "read" ? nr : nw) += 1;
   w.Kv("read_phases", nr);
@@ -273,14 +258,9 @@ std::string PhasesToRecords(const JobPhases& jp, const std::string& host) {
   for (const auto& p : jp.phases) {
     JsonWriter w(&out, 0);
     BeginResultRecord(w, p.start_ns, dataset::kResultPhase, stream, seq, host);
-    w.Kv(field::kJobId, jp.job_id);
-    w.Kv(field::kPhaseIndex, seq);
-    w.Kv(field::kPhaseDirection, p.direction);
-    w.Kv(field::kPhaseDurationNs, p.duration_ns);
-    w.Kv(field::kPhaseBytes, p.bytes);
-    w.Kv(field::kPhaseBwMean, p.bw_mean);
-    w.Kv(field::kPhaseBwPeak, p.bw_peak);
-    w.Kv(field::kPhaseWavelet, method);
+    KvAll(w, field::kJobId, jp.job_id, field::kPhaseIndex, seq, field::kPhaseDirection, p.direction,
+          field::kPhaseDurationNs, p.duration_ns, field::kPhaseBytes, p.bytes, field::kPhaseBwMean, p.bw_mean,
+          field::kPhaseBwPeak, p.bw_peak, field::kPhaseWavelet, method);
     w.EndObject();
     out += '\n';
     ++seq;

@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "core/base/json.h"
+#include "core/base/json_kv.h"
 #include "core/base/html.h"
 #include "core/base/timeutil.h"
 #include "core/records/fields.h"
@@ -617,14 +618,7 @@ std::string ReportJson(const ReportInput& in, const std::vector<Advice>& advice)
     JsonWriter w(&adv);
     w.BeginArray();
     for (const auto& a : advice) {
-      w.BeginObject();
-      w.Kv("job", a.job);
-      w.Kv("app", a.app);
-      w.Kv("fs", a.fs);
-      w.Kv("kind", a.kind);
-      w.Kv("evidence", a.evidence);
-      w.Kv("change", a.change);
-      w.EndObject();
+      KvObject(w, "job", a.job, "app", a.app, "fs", a.fs, "kind", a.kind, "evidence", a.evidence, "change", a.change);
     }
     w.EndArray();
   }

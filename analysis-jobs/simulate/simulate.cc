@@ -12,6 +12,7 @@
 #include "core/base/hash.h"
 #include "core/collector/ingest.h"
 #include "core/base/json.h"
+#include "core/base/json_kv.h"
 #include "core/records/fields.h"
 #include "core/records/json_line.h"
 
@@ -1060,12 +1061,8 @@ std::string MapsJson(const Config& cfg, const SimResult& r) {
     const JobTruth& t = r.jobs[k];
     const JobSpec& s = cfg.jobs[k];
     w.BeginObject();
-    w.Kv("job_id", t.id);
-    w.Kv("user", s.user);
-    w.Kv("name", s.name);
-    w.Kv("mode", ModeName(s.mode));
-    w.Kv("start_ns", t.start_ns);
-    w.Kv("end_ns", t.end_ns);
+    KvAll(w, "job_id", t.id, "user", s.user, "name", s.name, "mode", ModeName(s.mode), "start_ns", t.start_ns,
+          "end_ns", t.end_ns);
     w.Key("nodes");
     w.BeginArray();
     for (const auto& n : t.nodes) w.String(n);
@@ -1081,10 +1078,7 @@ std::string MapsJson(const Config& cfg, const SimResult& r) {
   w.BeginArray();
   for (const auto& L : r.layouts) {
     w.BeginObject();
-    w.Kv("path", L.path);
-    w.Kv("job_id", L.job_id);
-    w.Kv("stripe_size", L.stripe_size);
-    w.Kv("mdt", static_cast<int64_t>(L.mdt));
+    KvAll(w, "path", L.path, "job_id", L.job_id, "stripe_size", L.stripe_size, "mdt", static_cast<int64_t>(L.mdt));
     w.Key("osts");
     w.BeginArray();
     for (int o : L.osts) w.Int(o);
@@ -1156,33 +1150,17 @@ std::string TruthJson(const SimResult& r) {
   w.Key("faults");
   w.BeginArray();
   for (const auto& f : r.faults) {
-    w.BeginObject();
-    w.Kv("kind", f.kind);
-    w.Kv("name", f.name);
-    w.Kv("factor", f.factor);
-    w.Kv("from_ns", f.from_ns);
-    w.Kv("to_ns", f.to_ns);
-    w.EndObject();
+    KvObject(w, "kind", f.kind, "name", f.name, "factor", f.factor, "from_ns", f.from_ns, "to_ns", f.to_ns);
   }
   w.EndArray();
   w.Key("jobs");
   w.BeginArray();
   for (const JobTruth& t : r.jobs) {
     w.BeginObject();
-    w.Kv("job_id", t.id);
-    w.Kv("start_ns", t.start_ns);
-    w.Kv("end_ns", t.end_ns);
-    w.Kv("nodes", t.nodes.size());
-    w.Kv("trace_records", t.trace_records);
-    w.Kv("bytes", t.bytes);
-    w.Kv("read_bytes", t.read_bytes);
-    w.Kv("write_bytes", t.write_bytes);
-    w.Kv("opens", t.opens);
-    w.Kv("stats", t.stats);
-    w.Kv("fs_bytes", t.fs_bytes);
-    w.Kv("fs_opens", t.fs_opens);
-    w.Kv("fs_stats", t.fs_stats);
-    w.Kv("coverage_bytes", t.fs_bytes ? static_cast<double>(t.bytes) / static_cast<double>(t.fs_bytes) : 0.0);
+    KvAll(w, "job_id", t.id, "start_ns", t.start_ns, "end_ns", t.end_ns, "nodes", t.nodes.size(),
+          "trace_records", t.trace_records, "bytes", t.bytes, "read_bytes", t.read_bytes, "write_bytes", t.write_bytes,
+          "opens", t.opens, "stats", t.stats, "fs_bytes", t.fs_bytes, "fs_opens", t.fs_opens, "fs_stats", t.fs_stats,
+          "coverage_bytes", t.fs_bytes ? static_cast<double>(t.bytes) / static_cast<double>(t.fs_bytes) : 0.0);
     w.Key("slow_servers");
     w.BeginArray();
     for (const auto& n : t.slow_servers) w.String(n);
@@ -1204,10 +1182,7 @@ std::string TruthJson(const SimResult& r) {
     w.Key("forwarding");
     w.BeginArray();
     for (const auto& [f, b] : t.fwd_bytes) {
-      w.BeginObject();
-      w.Kv("name", FwdName(f));
-      w.Kv("job_bytes", b);
-      w.EndObject();
+      KvObject(w, "name", FwdName(f), "job_bytes", b);
     }
     w.EndArray();
     w.EndObject();

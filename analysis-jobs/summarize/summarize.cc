@@ -15,6 +15,7 @@
 #include "analysis-jobs/lib/result_record.h"
 #include "analysis-jobs/lib/results.h"
 #include "core/base/json.h"
+#include "core/base/json_kv.h"
 #include "core/base/timeutil.h"
 #include "analysis-jobs/phases/phases.h"
 #include "core/records/fields.h"
@@ -812,14 +813,8 @@ std::string ScoreboardToJson(const Scoreboard& s, size_t n) {
         w.Key(std::string("by_") + m);
         w.BeginArray();
         for (const auto& e : TopBy(who == 0 ? users : apps, m, n)) {
-          w.BeginObject();
-          w.Kv(who == 0 ? "user" : "application", e.key);
-          w.Kv("jobs", e.jobs);
-          w.Kv("read_bytes", e.read_bytes);
-          w.Kv("write_bytes", e.write_bytes);
-          w.Kv("data_ops", e.data_ops);
-          w.Kv("meta_ops", e.meta_ops);
-          w.EndObject();
+          KvObject(w, who == 0 ? "user" : "application", e.key, "jobs", e.jobs, "read_bytes", e.read_bytes,
+                   "write_bytes", e.write_bytes, "data_ops", e.data_ops, "meta_ops", e.meta_ops);
         }
         w.EndArray();
       }
@@ -837,11 +832,8 @@ std::string ScoreboardToJson(const Scoreboard& s, size_t n) {
     w.Bool(f.node_local);
     w.Key("mount_known");
     w.Bool(f.fs != kUnknownFs && !f.node_local);
-    w.Kv("jobs", f.jobs);
-    w.Kv("read_bytes", f.read_bytes);
-    w.Kv("write_bytes", f.write_bytes);
-    w.Kv("data_ops", f.data_ops);
-    w.Kv("meta_ops", f.meta_ops);
+    KvAll(w, "jobs", f.jobs, "read_bytes", f.read_bytes, "write_bytes", f.write_bytes, "data_ops", f.data_ops,
+          "meta_ops", f.meta_ops);
     rankings(f.users, f.apps);
     w.EndObject();
   }
@@ -893,17 +885,13 @@ std::string ScoreboardToRecords(const Scoreboard& s, size_t n, const ScoreboardP
         JsonWriter w(&out, 0);
         BeginResultRecord(w, p.to_ns, dataset::kResultScoreboard, stream, seq++, host);
         if (!p.cluster.empty()) w.Kv(field::kScoreboardCluster, p.cluster);
-        w.Kv(field::kScoreboardPeriodNs, p.to_ns - p.from_ns);
-        w.Kv(field::kScoreboardWho, who == 0 ? "user" : "application");
-        w.Kv(field::kScoreboardMetric, m);
+        KvAll(w, field::kScoreboardPeriodNs, p.to_ns - p.from_ns,
+              field::kScoreboardWho, who == 0 ? "user" : "application", field::kScoreboardMetric, m);
         w.Kv(field::kScoreboardRank, ++rank);
-        w.Kv(field::kScoreboardName, e.key);
-        w.Kv(field::kScoreboardJobs, e.jobs);
-        w.Kv(field::kScoreboardReadBytes, e.read_bytes);
-        w.Kv(field::kScoreboardWriteBytes, e.write_bytes);
-        w.Kv(field::kScoreboardDataOps, e.data_ops);
-        w.Kv(field::kScoreboardMetaOps, e.meta_ops);
-        w.Kv(field::kScoreboardPeriodJobs, s.jobs);
+        KvAll(w, field::kScoreboardName, e.key, field::kScoreboardJobs, e.jobs,
+              field::kScoreboardReadBytes, e.read_bytes, field::kScoreboardWriteBytes, e.write_bytes,
+              field::kScoreboardDataOps, e.data_ops, field::kScoreboardMetaOps, e.meta_ops,
+              field::kScoreboardPeriodJobs, s.jobs);
         w.EndObject();
         out += '\n';
       }

@@ -18,6 +18,7 @@
 #include "analysis-jobs/lib/result_record.h"
 #include "analysis-jobs/lib/results.h"
 #include "core/base/json.h"
+#include "core/base/json_kv.h"
 #include "core/base/timeutil.h"
 #include "core/records/fields.h"
 
@@ -766,12 +767,8 @@ void WriteShares(JsonWriter& w, const char* name, const std::vector<ServerShare>
   w.BeginArray();
   for (const auto& s : v) {
     w.BeginObject();
-    w.Kv("server", s.server);
-    w.Kv("job_bytes", s.job_bytes);
-    w.Kv("total_bytes", s.total_bytes);
-    w.Kv("job_ops", s.job_ops);
-    w.Kv("total_ops", s.total_ops);
-    w.Kv("share", s.share);
+    KvAll(w, "server", s.server, "job_bytes", s.job_bytes, "total_bytes", s.total_bytes, "job_ops", s.job_ops,
+          "total_ops", s.total_ops, "share", s.share);
     if (s.in_flight_mean > 0) w.Kv("rpc_in_flight_mean", s.in_flight_mean);
     if (s.estimated) w.Kv("estimated", true);
     w.EndObject();
@@ -797,13 +794,8 @@ std::string ToJson(const View& v, bool with_series) {
   std::string out;
   JsonWriter w(&out);
   w.BeginObject();
-  w.Kv("job_id", v.job_id);
-  w.Kv("start_ns", v.start_ns);
-  w.Kv("end_ns", v.end_ns);
-  w.Kv("window_source", v.window_source);
-  w.Kv("trace_records", v.trace_records);
-  w.Kv("nodes", v.nodes.size());
-  w.Kv("unmapped_nodes", v.unmapped_nodes);
+  KvAll(w, "job_id", v.job_id, "start_ns", v.start_ns, "end_ns", v.end_ns, "window_source", v.window_source,
+        "trace_records", v.trace_records, "nodes", v.nodes.size(), "unmapped_nodes", v.unmapped_nodes);
   w.Key("forwarding_nodes");
   w.BeginArray();
   for (const auto& f : v.fwd_nodes) w.String(f);
@@ -811,28 +803,13 @@ std::string ToJson(const View& v, bool with_series) {
   w.Kv("files", v.files.size());
   w.Kv("ost_source", v.ost_source);
   w.Key("job");
-  w.BeginObject();
-  w.Kv("bytes", v.job_bytes);
-  w.Kv("read_bytes", v.job_read_bytes);
-  w.Kv("write_bytes", v.job_write_bytes);
-  w.Kv("opens", v.job_opens);
-  w.Kv("stats", v.job_stats);
-  w.Kv("meta_ops", v.job_meta_ops);
-  w.EndObject();
+  KvObject(w, "bytes", v.job_bytes, "read_bytes", v.job_read_bytes, "write_bytes", v.job_write_bytes,
+           "opens", v.job_opens, "stats", v.job_stats, "meta_ops", v.job_meta_ops);
   w.Key("filesystem");
-  w.BeginObject();
-  w.Kv("bytes", v.fs_bytes);
-  w.Kv("opens", v.fs_opens);
-  w.Kv("stats", v.fs_stats);
-  w.EndObject();
+  KvObject(w, "bytes", v.fs_bytes, "opens", v.fs_opens, "stats", v.fs_stats);
   w.Key("coverage");
-  w.BeginObject();
-  w.Kv("bytes", v.coverage_bytes);
-  w.Kv("opens", v.coverage_opens);
-  w.Kv("stats", v.coverage_stats);
-  w.Kv("job_bytes_on_fs", v.job_fs_bytes);
-  w.Kv("basis", v.coverage_basis);
-  w.EndObject();
+  KvObject(w, "bytes", v.coverage_bytes, "opens", v.coverage_opens, "stats", v.coverage_stats,
+           "job_bytes_on_fs", v.job_fs_bytes, "basis", v.coverage_basis);
   WriteShares(w, "forwarding", v.fwd_shares);
   WriteShares(w, "osts", v.ost_shares);
   WriteShares(w, "mdts", v.mdt_shares);
@@ -973,25 +950,15 @@ std::string ToRecords(const View& v, const std::string& host) {
   {
     JsonWriter w(&out, 0);
     head(w, dataset::kResultXlayer);
-    w.Kv(field::kXlayerWindowNs, window_ns);
-    w.Kv(field::kXlayerWindowSource, v.window_source);
-    w.Kv(field::kXlayerNodes, v.nodes.size());
-    w.Kv(field::kXlayerUnmappedNodes, v.unmapped_nodes);
-    w.Kv(field::kXlayerFiles, v.files.size());
-    w.Kv(field::kXlayerTraceRecords, v.trace_records);
-    w.Kv(field::kXlayerJobBytes, v.job_bytes);
-    w.Kv(field::kXlayerJobReadBytes, v.job_read_bytes);
-    w.Kv(field::kXlayerJobWriteBytes, v.job_write_bytes);
-    w.Kv(field::kXlayerJobOpens, v.job_opens);
-    w.Kv(field::kXlayerJobStats, v.job_stats);
-    w.Kv(field::kXlayerJobMetaOps, v.job_meta_ops);
-    w.Kv(field::kXlayerFsBytes, v.fs_bytes);
-    w.Kv(field::kXlayerFsOpens, v.fs_opens);
-    w.Kv(field::kXlayerFsStats, v.fs_stats);
-    w.Kv(field::kXlayerCoverageBytes, v.coverage_bytes);
-    w.Kv(field::kXlayerCoverageOpens, v.coverage_opens);
-    w.Kv(field::kXlayerCoverageStats, v.coverage_stats);
-    w.Kv(field::kXlayerOstSource, v.ost_source);
+    KvAll(w, field::kXlayerWindowNs, window_ns, field::kXlayerWindowSource, v.window_source,
+          field::kXlayerNodes, v.nodes.size(), field::kXlayerUnmappedNodes, v.unmapped_nodes,
+          field::kXlayerFiles, v.files.size(), field::kXlayerTraceRecords, v.trace_records,
+          field::kXlayerJobBytes, v.job_bytes, field::kXlayerJobReadBytes, v.job_read_bytes,
+          field::kXlayerJobWriteBytes, v.job_write_bytes, field::kXlayerJobOpens, v.job_opens,
+          field::kXlayerJobStats, v.job_stats, field::kXlayerJobMetaOps, v.job_meta_ops,
+          field::kXlayerFsBytes, v.fs_bytes, field::kXlayerFsOpens, v.fs_opens, field::kXlayerFsStats, v.fs_stats,
+          field::kXlayerCoverageBytes, v.coverage_bytes, field::kXlayerCoverageOpens, v.coverage_opens,
+          field::kXlayerCoverageStats, v.coverage_stats, field::kXlayerOstSource, v.ost_source);
     w.EndObject();
     out += '\n';
   }
@@ -999,14 +966,9 @@ std::string ToRecords(const View& v, const std::string& host) {
     for (const auto& s : *shares) {
       JsonWriter w(&out, 0);
       head(w, dataset::kResultServerShare);
-      w.Kv(field::kShareLayer, layer);
-      w.Kv(field::kShareServer, s.server);
-      w.Kv(field::kShareWindowNs, window_ns);
-      w.Kv(field::kShareJobBytes, s.job_bytes);
-      w.Kv(field::kShareTotalBytes, s.total_bytes);
-      w.Kv(field::kShareFraction, s.share);
-      w.Kv(field::kShareJobOps, s.job_ops);
-      w.Kv(field::kShareTotalOps, s.total_ops);
+      KvAll(w, field::kShareLayer, layer, field::kShareServer, s.server, field::kShareWindowNs, window_ns,
+            field::kShareJobBytes, s.job_bytes, field::kShareTotalBytes, s.total_bytes, field::kShareFraction, s.share,
+            field::kShareJobOps, s.job_ops, field::kShareTotalOps, s.total_ops);
       if (s.in_flight_mean > 0) w.Kv(field::kShareInFlightMean, s.in_flight_mean);
       w.Kv(field::kShareEstimated, s.estimated);
       w.EndObject();

@@ -76,6 +76,24 @@ struct Stragglers {
   double var_time = 0, var_bytes = 0;
 };
 
+// Where a module keeps its ranks' balance: the fastest and slowest rank (and
+// their bytes and times), the variances, and the bytes read and written.
+// POSIX and STDIO have them all; MPI-IO the ranks and bytes (time < 0: none).
+struct RankCounters {
+  int fastest, fastest_bytes, slowest, slowest_bytes, bytes_read, bytes_written;
+  int f_fastest_time = -1, f_slowest_time = -1, f_var_time = -1, f_var_bytes = -1;
+};
+constexpr RankCounters kPosixRanks{posix::kFastestRank,      posix::kFastestRankBytes, posix::kSlowestRank,
+                                   posix::kSlowestRankBytes, posix::kBytesRead,        posix::kBytesWritten,
+                                   posix::kFFastestRankTime, posix::kFSlowestRankTime, posix::kFVarianceRankTime,
+                                   posix::kFVarianceRankBytes};
+constexpr RankCounters kMpiioRanks{mpiio::kFastestRank, mpiio::kFastestRankBytes, mpiio::kSlowestRank,
+                                   mpiio::kSlowestRankBytes, mpiio::kBytesRead, mpiio::kBytesWritten};
+constexpr RankCounters kStdioRanks{stdio::kFastestRank,      stdio::kFastestRankBytes, stdio::kSlowestRank,
+                                   stdio::kSlowestRankBytes, stdio::kBytesRead,        stdio::kBytesWritten,
+                                   stdio::kFFastestRankTime, stdio::kFSlowestRankTime, stdio::kFVarianceRankTime,
+                                   stdio::kFVarianceRankBytes};
+
 int64_t ToNs(double sec) {
   if (!(sec > 0) || !std::isfinite(sec) || sec > 1e10) return 0;
   return static_cast<int64_t>(std::llround(sec * 1e9));
@@ -127,8 +145,14 @@ class Emitter {
   }
 
   // The parts of one counter record, spread over the ranks when shared.
-  Status Record(uint64_t id, int64_t rank, std::vector<Part>& parts, int64_t fastest, uint64_t fastest_bytes,
-                int64_t slowest, uint64_t slowest_bytes, uint64_t total_bytes, const Stragglers* strag = nullptr) {
+  Status Record(const CounterRecord& rec, std::vector<Part>& parts, const RankCounters& k,
+                const Stragglers* strag = nullptr) {
+    const uint64_t id = rec.id;
+    const int64_t rank = rec.rank;
+    const auto& c = rec.counters;
+    const int64_t fastest = c[k.fastest], slowest = c[k.slowest];
+    const uint64_t fastest_bytes = Pos(c[k.fastest_bytes]), slowest_bytes = Pos(c[k.slowest_bytes]);
+    const uint64_t total_bytes = Pos(c[k.bytes_read]) + Pos(c[k.bytes_written]);
     const std::string& path = log_.Name(id);
     pending_ = strag && strag->set && rank < 0 && log_.job.nprocs > 1 ? strag : nullptr;
     if (pending_ && parts.empty()) pending_dxt_[id] = *pending_;  // DXT holds its ops: carried by its first segment
@@ -478,6 +502,34 @@ std::unordered_set<uint64_t> DxtComplete(const std::vector<CounterRecord>& recs,
 
 }  // namespace
 
+// A shared record's (rank -1) fastest and slowest rank, when Darshan has them.
+Stragglers StragglersOf(const CounterRecord& r, const RankCounters& k) {
+  Stragglers strag;
+  const auto& c = r.counters;
+  const auto& f = r.fcounters;
+  if (r.rank < 0 && c[k.fastest] >= 0 && c[k.slowest] >= 0) {
+    strag.set = true;
+    strag.fastest = c[k.fastest];
+    strag.slowest = c[k.slowest];
+    strag.fastest_bytes = Pos(c[k.fastest_bytes]);
+    strag.slowest_bytes = Pos(c[k.slowest_bytes]);
+    strag.fastest_ns = ToNs(f[k.f_fastest_time]);
+    strag.slowest_ns = ToNs(f[k.f_slowest_time]);
+    strag.var_time = std::max(f[k.f_var_time], 0.0);
+    strag.var_bytes = std::max(f[k.f_var_bytes], 0.0);
+  }
+  return strag;
+}
+
+// One record's operations and bytes added to its module's totals.
+void AddToTotals(ModuleTotals& t, uint64_t reads, uint64_t writes, uint64_t bytes_read, uint64_t bytes_written) {
+  ++t.records;
+  t.reads += reads;
+  t.writes += writes;
+  t.bytes_read += bytes_read;
+  t.bytes_written += bytes_written;
+}
+
 Status ImportLog(const Log& log, const ImportOptions& opt, const LineFn& emit, ImportReport* report) {
   Emitter em(log, opt, emit, report);
   if (Status s = em.Job(); !s.ok()) return s;
@@ -497,11 +549,8 @@ Status ImportLog(const Log& log, const ImportOptions& opt, const LineFn& emit, I
     for (const auto& r : log.posix) {
       const auto& c = r.counters;
       const auto& f = r.fcounters;
-      ++t.records;
-      t.reads += Pos(c[posix::kReads]);
-      t.writes += Pos(c[posix::kWrites]);
-      t.bytes_read += Pos(c[posix::kBytesRead]);
-      t.bytes_written += Pos(c[posix::kBytesWritten]);
+      AddToTotals(t, Pos(c[posix::kReads]), Pos(c[posix::kWrites]), Pos(c[posix::kBytesRead]),
+                  Pos(c[posix::kBytesWritten]));
       parts.clear();
       int64_t s, e;
       // Darshan counts not-aligned ops over reads and writes together:
@@ -531,18 +580,7 @@ Status ImportLog(const Log& log, const ImportOptions& opt, const LineFn& emit, I
                         std::max<int64_t>(c[posix::kMemAlignment], 0), c[posix::kFileNotAligned],
                         c[posix::kMemNotAligned]);
       }
-      Stragglers strag;
-      if (r.rank < 0 && c[posix::kFastestRank] >= 0 && c[posix::kSlowestRank] >= 0) {
-        strag.set = true;
-        strag.fastest = c[posix::kFastestRank];
-        strag.slowest = c[posix::kSlowestRank];
-        strag.fastest_bytes = Pos(c[posix::kFastestRankBytes]);
-        strag.slowest_bytes = Pos(c[posix::kSlowestRankBytes]);
-        strag.fastest_ns = ToNs(f[posix::kFFastestRankTime]);
-        strag.slowest_ns = ToNs(f[posix::kFSlowestRankTime]);
-        strag.var_time = std::max(f[posix::kFVarianceRankTime], 0.0);
-        strag.var_bytes = std::max(f[posix::kFVarianceRankBytes], 0.0);
-      }
+      const Stragglers strag = StragglersOf(r, kPosixRanks);
       Window(j0, f[posix::kFOpenStart], std::max(f[posix::kFCloseEnd], f[posix::kFOpenEnd]), 0, &s, &e);
       const int64_t metas[] = {c[posix::kOpens], c[posix::kStats], c[posix::kSeeks],
                                std::max<int64_t>(c[posix::kFsyncs], 0) + std::max<int64_t>(c[posix::kFdsyncs], 0),
@@ -554,11 +592,7 @@ Status ImportLog(const Log& log, const ImportOptions& opt, const LineFn& emit, I
       const auto mdur = Split(dur(f[posix::kFMetaTime]), mw);
       for (size_t k = 0; k < std::size(metas); ++k)
         MetaPart(names[k], "posix", metas[k], s, e, nmeta ? mdur[k] : 0, &parts);
-      if (Status st = em.Record(r.id, r.rank, parts, c[posix::kFastestRank], Pos(c[posix::kFastestRankBytes]),
-                                c[posix::kSlowestRank], Pos(c[posix::kSlowestRankBytes]),
-                                Pos(c[posix::kBytesRead]) + Pos(c[posix::kBytesWritten]), &strag);
-          !st.ok())
-        return st;
+      if (Status st = em.Record(r, parts, kPosixRanks, &strag); !st.ok()) return st;
     }
   }
   if (!log.mpiio.empty()) {
@@ -570,11 +604,7 @@ Status ImportLog(const Log& log, const ImportOptions& opt, const LineFn& emit, I
       const uint64_t ind_r = Pos(c[mpiio::kIndepReads]) + Pos(c[mpiio::kNbReads]);
       const uint64_t coll_w = Pos(c[mpiio::kCollWrites]) + Pos(c[mpiio::kSplitWrites]);
       const uint64_t ind_w = Pos(c[mpiio::kIndepWrites]) + Pos(c[mpiio::kNbWrites]);
-      ++t.records;
-      t.reads += coll_r + ind_r;
-      t.writes += coll_w + ind_w;
-      t.bytes_read += Pos(c[mpiio::kBytesRead]);
-      t.bytes_written += Pos(c[mpiio::kBytesWritten]);
+      AddToTotals(t, coll_r + ind_r, coll_w + ind_w, Pos(c[mpiio::kBytesRead]), Pos(c[mpiio::kBytesWritten]));
       parts.clear();
       const int64_t comm = r.rank < 0 ? log.job.nprocs : 0;
       int64_t s, e;
@@ -602,11 +632,7 @@ Status ImportLog(const Log& log, const ImportOptions& opt, const LineFn& emit, I
                                    static_cast<double>(std::max<int64_t>(syncs, 0))});
       MetaPart("open", "mpiio", opens, s, e, md[0], &parts);
       MetaPart("sync", "mpiio", syncs, s, e, md[1], &parts);
-      if (Status st = em.Record(r.id, r.rank, parts, c[mpiio::kFastestRank], Pos(c[mpiio::kFastestRankBytes]),
-                                c[mpiio::kSlowestRank], Pos(c[mpiio::kSlowestRankBytes]),
-                                Pos(c[mpiio::kBytesRead]) + Pos(c[mpiio::kBytesWritten]));
-          !st.ok())
-        return st;
+      if (Status st = em.Record(r, parts, kMpiioRanks); !st.ok()) return st;
     }
   }
   if (!log.stdio.empty()) {
@@ -614,11 +640,8 @@ Status ImportLog(const Log& log, const ImportOptions& opt, const LineFn& emit, I
     for (const auto& r : log.stdio) {
       const auto& c = r.counters;
       const auto& f = r.fcounters;
-      ++t.records;
-      t.reads += Pos(c[stdio::kReads]);
-      t.writes += Pos(c[stdio::kWrites]);
-      t.bytes_read += Pos(c[stdio::kBytesRead]);
-      t.bytes_written += Pos(c[stdio::kBytesWritten]);
+      AddToTotals(t, Pos(c[stdio::kReads]), Pos(c[stdio::kWrites]), Pos(c[stdio::kBytesRead]),
+                  Pos(c[stdio::kBytesWritten]));
       parts.clear();
       int64_t s, e;
       Window(j0, f[stdio::kFReadStart], f[stdio::kFReadEnd], f[stdio::kFOpenStart], &s, &e);
@@ -635,23 +658,9 @@ Status ImportLog(const Log& log, const ImportOptions& opt, const LineFn& emit, I
       MetaPart("open", "stdio", opens, s, e, md[0], &parts);
       MetaPart("seek", "stdio", c[stdio::kSeeks], s, e, md[1], &parts);
       MetaPart("flush", "stdio", c[stdio::kFlushes], s, e, md[2], &parts);
-      Stragglers strag;  // so the per-process balance leaves the spread estimate out
-      if (r.rank < 0 && c[stdio::kFastestRank] >= 0 && c[stdio::kSlowestRank] >= 0) {
-        strag.set = true;
-        strag.fastest = c[stdio::kFastestRank];
-        strag.slowest = c[stdio::kSlowestRank];
-        strag.fastest_bytes = Pos(c[stdio::kFastestRankBytes]);
-        strag.slowest_bytes = Pos(c[stdio::kSlowestRankBytes]);
-        strag.fastest_ns = ToNs(f[stdio::kFFastestRankTime]);
-        strag.slowest_ns = ToNs(f[stdio::kFSlowestRankTime]);
-        strag.var_time = std::max(f[stdio::kFVarianceRankTime], 0.0);
-        strag.var_bytes = std::max(f[stdio::kFVarianceRankBytes], 0.0);
-      }
-      if (Status st = em.Record(r.id, r.rank, parts, c[stdio::kFastestRank], Pos(c[stdio::kFastestRankBytes]),
-                                c[stdio::kSlowestRank], Pos(c[stdio::kSlowestRankBytes]),
-                                Pos(c[stdio::kBytesRead]) + Pos(c[stdio::kBytesWritten]), &strag);
-          !st.ok())
-        return st;
+      // so the per-process balance leaves the spread estimate out
+      const Stragglers strag = StragglersOf(r, kStdioRanks);
+      if (Status st = em.Record(r, parts, kStdioRanks, &strag); !st.ok()) return st;
     }
   }
   for (const auto& d : log.dxt_posix)

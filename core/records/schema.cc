@@ -3,6 +3,7 @@
 #include <array>
 
 #include "core/base/json.h"
+#include "core/base/json_kv.h"
 
 namespace iosonar::schema {
 namespace {
@@ -162,25 +163,14 @@ std::string ToJson() {
   w.Key("datasets");
   w.BeginArray();
   for (const auto& d : kDatasets) {
-    w.BeginObject();
-    w.Kv("name", d.name);
-    w.Kv("stream_type", d.stream_type);
-    w.Kv("description", d.description);
-    w.EndObject();
+    KvObject(w, "name", d.name, "stream_type", d.stream_type, "description", d.description);
   }
   w.EndArray();
   w.Key("fields");
   w.BeginArray();
   for (const auto& f : kFieldTable) {
-    w.BeginObject();
-    w.Kv("name", f.name);
-    w.Kv("type", TypeName(f.type));
-    w.Kv("unit", f.unit);
-    w.Kv("metric", MetricName(f.metric));
-    w.Kv("required", f.required);
-    w.Kv("datasets", f.datasets);
-    w.Kv("description", f.description);
-    w.EndObject();
+    KvObject(w, "name", f.name, "type", TypeName(f.type), "unit", f.unit, "metric", MetricName(f.metric),
+             "required", f.required, "datasets", f.datasets, "description", f.description);
   }
   w.EndArray();
   w.EndObject();

@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "core/base/json.h"
+#include "core/base/json_kv.h"
 #include "core/records/schema.h"
 
 namespace iosonar {
@@ -134,10 +135,8 @@ EsArtifact IlmPolicy(const std::string& name, const std::string& retention, cons
   w.Key("policy");
   w.BeginObject();
   w.Key("_meta");
-  w.BeginObject();
-  w.Kv("managed_by", "iosonar");
-  w.Kv("description", name == "iosonar-raw" ? "iosonar raw records (traces, samples, events)" : "iosonar analysis results");
-  w.EndObject();
+  KvObject(w, "managed_by", "iosonar", "description",
+           name == "iosonar-raw" ? "iosonar raw records (traces, samples, events)" : "iosonar analysis results");
   w.Key("phases");
   w.BeginObject();
   w.Key("hot");
@@ -146,10 +145,7 @@ EsArtifact IlmPolicy(const std::string& name, const std::string& retention, cons
   w.Key("actions");
   w.BeginObject();
   w.Key("rollover");
-  w.BeginObject();
-  w.Kv("max_age", o.rollover_max_age);
-  w.Kv("max_primary_shard_size", o.rollover_max_primary_shard_size);
-  w.EndObject();
+  KvObject(w, "max_age", o.rollover_max_age, "max_primary_shard_size", o.rollover_max_primary_shard_size);
   w.EndObject();
   w.EndObject();
   w.Key("delete");
@@ -188,10 +184,7 @@ EsArtifact IsmPolicy(const std::string& name, const std::string& retention, cons
   w.BeginArray();
   w.BeginObject();
   w.Key("rollover");
-  w.BeginObject();
-  w.Kv("min_index_age", o.rollover_max_age);
-  w.Kv("min_primary_shard_size", o.rollover_max_primary_shard_size);
-  w.EndObject();
+  KvObject(w, "min_index_age", o.rollover_max_age, "min_primary_shard_size", o.rollover_max_primary_shard_size);
   w.EndObject();
   w.EndArray();
   w.Key("transitions");
@@ -248,9 +241,7 @@ EsArtifact SettingsComponent(const char* kind, const EngineInfo& e) {
   w.Key("settings");
   w.BeginObject();
   if (e.ilm) w.Kv("index.lifecycle.name", std::string("iosonar-") + kind);
-  w.Kv("index.codec", "best_compression");
-  w.Kv("index.number_of_shards", 1);
-  w.Kv("index.refresh_interval", "5s");
+  KvAll(w, "index.codec", "best_compression", "index.number_of_shards", 1, "index.refresh_interval", "5s");
   w.EndObject();
   w.EndObject();
   w.Key("_meta");
@@ -337,11 +328,7 @@ Result<EsArtifact> MappingsComponent(const schema::Dataset& ds, const std::strin
     w.BeginObject();
     for (const GroupKeyField* k : group_keys) {
       w.Key(std::string_view(k->name).substr(std::string_view("iosonar.key.").size()));
-      w.BeginObject();
-      w.Kv("type", "keyword");
-      w.Kv("index", false);
-      w.Kv("doc_values", true);
-      w.EndObject();
+      KvObject(w, "type", "keyword", "index", false, "doc_values", true);
     }
     w.EndObject();
     w.EndObject();
@@ -361,11 +348,7 @@ Result<EsArtifact> MappingsComponent(const schema::Dataset& ds, const std::strin
   w.EndObject();
   w.EndObject();
   w.Key("_meta");
-  w.BeginObject();
-  w.Kv("managed_by", "iosonar");
-  w.Kv("dataset", ds.name);
-  w.Kv("description", ds.description);
-  w.EndObject();
+  KvObject(w, "managed_by", "iosonar", "dataset", ds.name, "description", ds.description);
   w.EndObject();
   return EsArtifact{"component_template/" + base + "@mappings.json", "/_component_template/" + base + "@mappings", Finish(b)};
 }
@@ -379,10 +362,8 @@ EsArtifact CustomComponent(const std::string& base) {
   w.BeginObject();
   w.EndObject();
   w.Key("_meta");
-  w.BeginObject();
-  w.Kv("managed_by", "iosonar");
-  w.Kv("description", "Yours: settings and mappings added here survive `iosonar es-setup`");
-  w.EndObject();
+  KvObject(w, "managed_by", "iosonar",
+           "description", "Yours: settings and mappings added here survive `iosonar es-setup`");
   w.EndObject();
   return {"component_template/" + base + "@custom.json", "/_component_template/" + base + "@custom", Finish(b)};
 }
@@ -413,10 +394,7 @@ EsArtifact IndexTemplate(const schema::Dataset& ds, const std::string& base, con
     w.EndArray();
   }
   w.Key("_meta");
-  w.BeginObject();
-  w.Kv("managed_by", "iosonar");
-  w.Kv("dataset", ds.name);
-  w.EndObject();
+  KvObject(w, "managed_by", "iosonar", "dataset", ds.name);
   w.EndObject();
   return {"index_template/" + base + ".json", "/_index_template/" + base, Finish(b)};
 }

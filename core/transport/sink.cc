@@ -5,6 +5,7 @@
 
 #include "core/transport/es_client.h"
 #include "core/base/json.h"
+#include "core/base/json_kv.h"
 #include "core/transport/line_sender.h"
 #include "core/transport/lumberjack_sender.h"
 #include "core/base/url.h"
@@ -131,12 +132,7 @@ class EsSink final : public RecordSink {
     }
     std::string out;
     JsonWriter w(&out);
-    w.BeginObject();
-    w.Kv("reason", reason);
-    w.Kv("status", static_cast<long>(status));
-    w.Kv("source", es_->http().base_url());
-    w.Kv("line", line);
-    w.EndObject();
+    KvObject(w, "reason", reason, "status", static_cast<long>(status), "source", es_->http().base_url(), "line", line);
     out.push_back('\n');
     if (FILE* f = std::fopen(opts_.dead_letter_path.c_str(), "a")) {
       std::fwrite(out.data(), 1, out.size(), f);

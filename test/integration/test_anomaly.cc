@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "test/testutil/mariadb_server.h"
+#include "test/testutil/sim_truth.h"
 #include "test/testutil/testutil.h"
 
 using namespace iosonar::test;
@@ -19,11 +20,8 @@ using namespace iosonar::test;
 namespace {
 
 rapidjson::Document Json(const RunResult& r) {
-  rapidjson::Document d;
-  d.Parse(r.out.c_str());
-  INFO(r.out << r.err);
-  REQUIRE(d.IsObject());
-  return d;
+  INFO(r.err);
+  return JsonObject(r.out);
 }
 
 // The application: 14 nodes (4 per forwarding node: fwd000-fwd002, and two
@@ -54,19 +52,12 @@ TEST_CASE("anomaly: normal runs normal, slow forwarding node and slow OST + stor
   auto dry = SimArgs(dir / "dry", dir.path());
   auto r = Run(dry);
   REQUIRE(r.exit_code == 0);
-  rapidjson::Document maps;
-  maps.Parse(ReadFile(dir / "maps.json").c_str());
-  REQUIRE(maps.IsObject());
-  std::map<int, int> files_on;
-  for (const auto& L : maps["layouts"].GetArray())
-    if (std::string(L["job_id"].GetString()) == "3008") files_on[L["osts"][0].GetInt()]++;
-  int slow_ost = -1;
-  for (auto [o, n] : files_on)
-    if (slow_ost < 0 || n > files_on[slow_ost]) slow_ost = o;
+  const auto maps = JsonObject(ReadFile(dir / "maps.json"));
+  auto files_on = FilesPerOst(maps, "3008");
+  const int slow_ost = MostFiles(files_on);
   REQUIRE(slow_ost >= 0);
   REQUIRE(files_on[slow_ost] >= 2);
-  char ost_name[32];
-  std::snprintf(ost_name, sizeof ost_name, "simfs-OST%04x", slow_ost);
+  const std::string ost_name = SimOstName(slow_ost);
 
   const std::string store = dir / "store";
   auto args = SimArgs(store, dir.path());
@@ -179,8 +170,7 @@ TEST_CASE("anomaly: a 1,024-node job on a slow OST names that OST", "[anomaly][s
     auto d = Json(a);
     CHECK(std::string(d["verdict"].GetString()) == "not_enough_history");
     REQUIRE(d["server_outliers"].Size() == 1);
-    char name[32];
-    std::snprintf(name, sizeof name, "simfs-OST%04x", slow);
+    const std::string name = SimOstName(slow);
     CHECK(std::string(d["server_outliers"][0]["name"].GetString()) == name);
     CHECK(std::string(d["server_outliers"][0]["kind"].GetString()) == "ost");
     // A quarter of the bandwidth; loads per OST differ a little (files land by hash).
@@ -193,25 +183,16 @@ TEST_CASE("anomaly: a 1,024-node job on a slow OST names that OST", "[anomaly][s
     CHECK(Json(a)["server_outliers"].Size() == 1);
   }
   // A lagging server inside a job of >= 1,024 nodes is e-mailed at once, and once.
-  if (Run({"/usr/bin/python3", "-c", "import aiosmtpd"}).exit_code != 0) {
-    FAIL("python3-aiosmtpd is not installed (scripts/setup.sh --test installs it)");
-  }
-  const int port = FreePort();
-  const std::string mbox = dir / "mail";
-  Child smtpd({"/usr/bin/python3", "-m", "aiosmtpd", "-n", "-l", "127.0.0.1:" + std::to_string(port), "-c",
-               "aiosmtpd.handlers.Mailbox", mbox},
-              {}, dir / "smtpd.log");
-  REQUIRE(WaitUntil([&] { return CanConnect(port); }, 20000));
+  SmtpMailbox mailbox(dir);
   for (int run = 0; run < 2; ++run) {
     auto a = Run({IosonarBin(), "anomaly", "5000", "--store", dir / "big5", "--maps", dir / "bigmaps.json",
-                  "--alert-to", "admin@example.org", "--alert-state", dir / "alerted", "--smtp",
-                  "smtp://127.0.0.1:" + std::to_string(port)});
+                  "--alert-to", "admin@example.org", "--alert-state", dir / "alerted", "--smtp", mailbox.url()});
     INFO(a.err);
     REQUIRE(a.exit_code == 0);
   }
-  const auto mails = SplitLines(Run({"/bin/sh", "-c", "ls " + mbox + "/new"}).out);
+  const auto mails = mailbox.Delivered();
   REQUIRE(mails.size() == 1);
-  const std::string text = ReadFile(mbox + "/new/" + mails[0]);
+  const std::string text = mailbox.Read(mails[0]);
   CHECK(text.find("Subject: iosonar: job 5000 slowed by ost simfs-OST0005") != std::string::npos);
   CHECK(text.find("iosonar anomaly 5000 --store") != std::string::npos);
 }
@@ -371,12 +352,7 @@ TEST_CASE("anomaly: server attribution matches the simulator's truth over seeds 
       REQUIRE(Run(dry).exit_code == 0);
       rapidjson::Document maps;
       maps.Parse(ReadFile(dir / "maps.json").c_str());
-      std::map<int, int> files_on;
-      for (const auto& L : maps["layouts"].GetArray())
-        if (std::string(L["job_id"].GetString()) == "3008") files_on[L["osts"][0].GetInt()]++;
-      int slow_ost = -1;
-      for (auto [o, n] : files_on)
-        if (slow_ost < 0 || n > files_on[slow_ost]) slow_ost = o;
+      const int slow_ost = MostFiles(FilesPerOst(maps, "3008"));
       const std::string store = dir / ("t" + std::to_string(sz.app_nodes) + "_" + std::to_string(seed));
       auto args = std::vector<std::string>{IosonarBin(), "simulate", "--store", store, "--truth", dir / "truth.json",
                                            "--slow-fwd", "1", "--slow-fwd-from", "300", "--slow-fwd-to", "360",
@@ -390,17 +366,14 @@ TEST_CASE("anomaly: server attribution matches the simulator's truth over seeds 
       truth.Parse(ReadFile(dir / "truth.json").c_str());
       REQUIRE(truth.IsObject());
       REQUIRE(truth["faults"].Size() == 2);
-      std::map<std::string, std::set<std::string>> slow_of;
-      for (const auto& j : truth["jobs"].GetArray())
-        for (const auto& n : j["slow_servers"].GetArray()) slow_of[j["job_id"].GetString()].insert(n.GetString());
+      auto slow_of = SlowServersOf(truth);
       CHECK(slow_of["3006"] == std::set<std::string>{"fwd001"});
       CHECK(slow_of["3008"].size() == 1);
       int anomalous_with_truth = 0;
       for (int k = 4; k <= 8; ++k) {
         const std::string job = std::to_string(3000 + k);
         INFO("job " << job);
-        auto a = Run({IosonarBin(), "anomaly", job, "--store", store, "--apps", dir / "apps.tsv", "--maps",
-                      dir / "maps.json", "--format", "json"});
+        auto a = Run(AnomalyArgs(job, store, dir.path()));
         INFO(a.err);
         REQUIRE(a.exit_code == 0);
         auto d = Json(a);

@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 
 #include "test/testutil/mariadb_server.h"
+#include "test/testutil/sim_truth.h"
 #include "test/testutil/testutil.h"
 
 using namespace iosonar::test;
@@ -27,11 +28,8 @@ using namespace iosonar::test;
 namespace {
 
 rapidjson::Document Json(const RunResult& r) {
-  rapidjson::Document d;
-  d.Parse(r.out.c_str());
-  INFO(r.out << r.err);
-  REQUIRE(d.IsObject());
-  return d;
+  INFO(r.err);
+  return JsonObject(r.out);
 }
 
 // Job 100: one rank writing without pause (a 8 TiB phase at 1 GiB/s) to one
@@ -40,26 +38,23 @@ rapidjson::Document Json(const RunResult& r) {
 const char* kJob100 = "id=100,mode=1-1,first=0,nodes=1,stripes=1,start=0,duration=7200,phase=8192G";
 const char* kJob101 = "id=101,mode=N-N,first=1,nodes=3,stripes=1,start=0,duration=7200,bytes=512M,period=1,io=1";
 
+// The layouts of jobs 100 and 101 (a simulation of 2 s with --maps).
+rapidjson::Document DryRunMaps(const TempDir& dir) {
+  auto dry = Run({IosonarBin(), "simulate", "--output", "/dev/null", "--nodes", "8", "--fwd", "2", "--osts", "8",
+                  "--duration", "2", "--job", kJob100, "--job", kJob101, "--maps", dir / "maps.json"});
+  REQUIRE(dry.exit_code == 0);
+  return JsonObject(ReadFile(dir / "maps.json"));
+}
+
 }  // namespace
 
 TEST_CASE("screen: an OST slowed for 70 minutes is one ~70 min occurrence, 50 minutes none", "[screen][simulate]") {
   TempDir dir;
-  auto dry = Run({IosonarBin(), "simulate", "--output", "/dev/null", "--nodes", "8", "--fwd", "2", "--osts", "8",
-                  "--duration", "2", "--job", kJob100, "--job", kJob101, "--maps", dir / "maps.json"});
-  REQUIRE(dry.exit_code == 0);
-  rapidjson::Document maps;
-  maps.Parse(ReadFile(dir / "maps.json").c_str());
-  REQUIRE(maps.IsObject());
-  int ost = -1;
-  std::set<int> others;
-  for (const auto& L : maps["layouts"].GetArray()) {
-    if (std::string(L["job_id"].GetString()) == "100") ost = L["osts"][0].GetInt();
-    else others.insert(L["osts"][0].GetInt());
-  }
+  const auto maps = DryRunMaps(dir);
+  const int ost = MostFiles(FilesPerOst(maps, "100"));
   REQUIRE(ost >= 0);
-  REQUIRE(others.count(ost) == 0);  // job 101 keeps off the slow OST
-  char name[32];
-  std::snprintf(name, sizeof name, "simfs-OST%04x", ost);
+  REQUIRE(FilesPerOst(maps, "101").count(ost) == 0);  // job 101 keeps off the slow OST
+  const std::string name = SimOstName(ost);
 
   for (int minutes : {70, 50}) {
     INFO("slowed for " << minutes << " minutes");
@@ -68,8 +63,7 @@ TEST_CASE("screen: an OST slowed for 70 minutes is one ~70 min occurrence, 50 mi
                     "7200", "--job", kJob100, "--job", kJob101, "--slow-ost", std::to_string(ost), "--slow-ost-from",
                     "1200", "--slow-ost-to", std::to_string(1200 + minutes * 60)});
     REQUIRE(sim.exit_code == 0);
-    auto r = Run({IosonarBin(), "screen", "--store", store, "--from", "2026-11-22T00:00:00Z", "--to",
-                  "2026-11-22T02:00:00Z", "--format", "json"});
+    auto r = Run(ScreenArgs(store, {"--format", "json"}));
     REQUIRE(r.exit_code == 0);
     auto d = Json(r);
     const auto& occ = d["occurrences"];
@@ -93,8 +87,7 @@ TEST_CASE("screen: an OST slowed for 70 minutes is one ~70 min occurrence, 50 mi
     // Hour by hour with a state file: nothing in the first hour (40 minutes
     // so far), then one occurrence from 00:20, reported as new once.
     const std::string state = dir / "state.json";
-    auto h1 = Run({IosonarBin(), "screen", "--store", store, "--from", "2026-11-22T00:00:00Z", "--to",
-                   "2026-11-22T01:00:00Z", "--format", "json", "--state", state});
+    auto h1 = Run(ScreenArgs(store, {"--format", "json", "--state", state}, "2026-11-22T01:00:00Z"));
     REQUIRE(h1.exit_code == 0);
     CHECK(Json(h1)["occurrences"].Size() == 0);
     struct stat st {};
@@ -110,8 +103,7 @@ TEST_CASE("screen: an OST slowed for 70 minutes is one ~70 min occurrence, 50 mi
     CHECK(d2["occurrences"][0]["new"].GetBool());
 
     // Records: one per occurrence, schema-valid.
-    auto o = Run({IosonarBin(), "screen", "--store", store, "--from", "2026-11-22T00:00:00Z", "--to",
-                  "2026-11-22T02:00:00Z", "--output", dir / "occ.jsonl"});
+    auto o = Run(ScreenArgs(store, {"--output", dir / "occ.jsonl"}));
     REQUIRE(o.exit_code == 0);
     const auto recs = SplitLines(ReadFile(dir / "occ.jsonl"));
     REQUIRE(recs.size() == 1);
@@ -131,13 +123,11 @@ TEST_CASE("screen: an OST slowed for 70 minutes is one ~70 min occurrence, 50 mi
         REQUIRE(q.exit_code == 0);
         return q.out;
       };
-      auto m1 = Run({IosonarBin(), "screen", "--store", store, "--from", "2026-11-22T00:00:00Z", "--to",
-                     "2026-11-22T01:25:00Z", "--mysql", db.url()});
+      auto m1 = Run(ScreenArgs(store, {"--mysql", db.url()}, "2026-11-22T01:25:00Z"));
       INFO(m1.err);
       REQUIRE(m1.exit_code == 0);
       CHECK(view() == "ost\t" + std::string(name) + "\t2026-11-22 00:20:00.000000\t3900\n");
-      auto m2 = Run({IosonarBin(), "screen", "--store", store, "--from", "2026-11-22T00:00:00Z", "--to",
-                     "2026-11-22T02:00:00Z", "--mysql", db.url()});
+      auto m2 = Run(ScreenArgs(store, {"--mysql", db.url()}));
       REQUIRE(m2.exit_code == 0);
       CHECK(view().empty());
     } else {
@@ -165,12 +155,8 @@ TEST_CASE("screen: an OST slowed for 70 minutes is one ~70 min occurrence, 50 mi
     // saturated (its clients queue RPCs), so the occurrence is the same 70
     // minutes, not the whole two hours.
     const std::string peaks = dir / "peaks.txt";
-    FILE* f = std::fopen(peaks.c_str(), "w");
-    REQUIRE(f);
-    std::fprintf(f, "# name bytes/s\n%s 1e12\n", name);
-    std::fclose(f);
-    auto p = Run({IosonarBin(), "screen", "--store", store, "--from", "2026-11-22T00:00:00Z", "--to",
-                  "2026-11-22T02:00:00Z", "--format", "json", "--peak", peaks, "--only", "ost"});
+    WriteFile(peaks, "# name bytes/s\n" + name + " 1e12\n");
+    auto p = Run(ScreenArgs(store, {"--format", "json", "--peak", peaks, "--only", "ost"}));
     REQUIRE(p.exit_code == 0);
     auto dp = Json(p);
     REQUIRE(dp["occurrences"].Size() == 1);
@@ -185,18 +171,8 @@ TEST_CASE("screen: an OST slowed for 70 minutes is one ~70 min occurrence, 50 mi
 }
 
 TEST_CASE("screen: an occurrence beyond --alert-after is e-mailed once to a real SMTP server", "[screen][alert]") {
-  if (Run({"/usr/bin/python3", "-c", "import aiosmtpd"}).exit_code != 0) {
-    FAIL("python3-aiosmtpd is not installed (scripts/setup.sh --test installs it)");
-  }
   TempDir dir;
-  auto dry = Run({IosonarBin(), "simulate", "--output", "/dev/null", "--nodes", "8", "--fwd", "2", "--osts", "8",
-                  "--duration", "2", "--job", kJob100, "--job", kJob101, "--maps", dir / "maps.json"});
-  REQUIRE(dry.exit_code == 0);
-  rapidjson::Document maps;
-  maps.Parse(ReadFile(dir / "maps.json").c_str());
-  int ost = -1;
-  for (const auto& L : maps["layouts"].GetArray())
-    if (std::string(L["job_id"].GetString()) == "100") ost = L["osts"][0].GetInt();
+  const int ost = MostFiles(FilesPerOst(DryRunMaps(dir), "100"));
   REQUIRE(ost >= 0);
   const std::string store = dir / "store";
   auto sim = Run({IosonarBin(), "simulate", "--store", store, "--nodes", "8", "--fwd", "2", "--osts", "8", "--duration",
@@ -205,43 +181,31 @@ TEST_CASE("screen: an occurrence beyond --alert-after is e-mailed once to a real
   REQUIRE(sim.exit_code == 0);
 
   // aiosmtpd's Mailbox handler writes each message it accepts into a Maildir.
-  const int port = FreePort();
-  const std::string mbox = dir / "mail";
-  Child smtpd({"/usr/bin/python3", "-m", "aiosmtpd", "-n", "-l", "127.0.0.1:" + std::to_string(port), "-c",
-               "aiosmtpd.handlers.Mailbox", mbox},
-              {}, dir / "smtpd.log");
-  REQUIRE(WaitUntil([&] { return CanConnect(port); }, 20000));
-  auto delivered = [&] {
-    auto ls = Run({"/bin/sh", "-c", "ls " + mbox + "/new 2>/dev/null"});
-    return SplitLines(ls.out);
-  };
-  const std::string smtp = "smtp://127.0.0.1:" + std::to_string(port);
+  SmtpMailbox mailbox(dir);
+  auto delivered = [&] { return mailbox.Delivered(); };
+  const std::string smtp = mailbox.url();
   // The 70-minute occurrence is past a 60-minute --alert-after; the first
   // run sends, the second (same state) does not.
   for (int run = 0; run < 2; ++run) {
-    auto r = Run({IosonarBin(), "screen", "--store", store, "--from", "2026-11-22T00:00:00Z", "--to",
-                  "2026-11-22T02:00:00Z", "--only", "ost", "--state", dir / "state.json", "--alert-to",
-                  "admin@example.org,oncall@example.org", "--alert-after", "60m", "--smtp", smtp});
+    auto r = Run(ScreenArgs(store, {"--only", "ost", "--state", dir / "state.json", "--alert-to",
+                                    "admin@example.org,oncall@example.org", "--alert-after", "60m", "--smtp", smtp}));
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
   }
   auto mails = delivered();
   REQUIRE(mails.size() == 1);
-  const std::string text = ReadFile(mbox + "/new/" + mails[0]);
-  char name[32];
-  std::snprintf(name, sizeof name, "simfs-OST%04x", ost);
+  const std::string text = mailbox.Read(mails[0]);
+  const std::string name = SimOstName(ost);
   CHECK(text.find(std::string("Subject: iosonar: ost ") + name) != std::string::npos);
   CHECK(text.find("To: <admin@example.org>, <oncall@example.org>") != std::string::npos);
   CHECK(text.find("iosonar screen --store") != std::string::npos);
   // Not yet due with the default 96 hours: nothing sent, nothing recorded.
-  auto r = Run({IosonarBin(), "screen", "--store", store, "--from", "2026-11-22T00:00:00Z", "--to",
-                "2026-11-22T02:00:00Z", "--state", dir / "state2.json", "--alert-to", "admin@example.org", "--smtp", smtp});
+  auto r = Run(ScreenArgs(store, {"--state", dir / "state2.json", "--alert-to", "admin@example.org", "--smtp", smtp}));
   REQUIRE(r.exit_code == 0);
   CHECK(delivered().size() == 1);
   // A server that does not answer is an error naming it.
-  r = Run({IosonarBin(), "screen", "--store", store, "--from", "2026-11-22T00:00:00Z", "--to", "2026-11-22T02:00:00Z",
-           "--state", dir / "state3.json", "--alert-to", "admin@example.org", "--alert-after", "1m", "--smtp",
-           "smtp://127.0.0.1:" + std::to_string(FreePort())});
+  r = Run(ScreenArgs(store, {"--state", dir / "state3.json", "--alert-to", "admin@example.org", "--alert-after", "1m",
+                             "--smtp", "smtp://127.0.0.1:" + std::to_string(FreePort())}));
   CHECK(r.exit_code == 1);
   CHECK(r.err.find("smtp://127.0.0.1") != std::string::npos);
 }
@@ -345,16 +309,9 @@ TEST_CASE("screen: a saturated slow OST is found, a lightly loaded healthy one i
       REQUIRE(faults.size() == 1);
       for (bool with_peak : {false, true}) {
         INFO("--peak " << with_peak);
-        std::vector<std::string> a = {IosonarBin(), "screen", "--store", store, "--from", "2026-11-22T00:00:00Z", "--to",
-                                      "2026-11-22T02:00:00Z", "--format", "json"};
+        std::vector<std::string> a = ScreenArgs(store, {"--format", "json"});
         if (with_peak) {  // every OST's nominal peak: 8 ranks' worth, so a one-file OST runs at 12.5 % of it
-          std::string peaks;
-          for (int o = 0; o < sz.osts; ++o) {
-            char name[32];
-            std::snprintf(name, sizeof name, "simfs-OST%04x", o);
-            peaks += std::string(name) + " 8589934592\n";
-          }
-          WriteFile(dir / "peaks.txt", peaks);
+          WriteFile(dir / "peaks.txt", PeaksText(sz.osts, "8589934592"));
           a.insert(a.end(), {"--peak", dir / "peaks.txt"});
         }
         auto r = Run(a);
@@ -388,8 +345,7 @@ TEST_CASE("screen: one of a small job's two forwarding nodes slowed 4x is found,
                                            "--slow-fwd-to", "5400", "--truth", dir / "truth.json"};
       args.insert(args.end(), common.begin(), common.end());
       REQUIRE(Run(args).exit_code == 0);
-      auto r = Run({IosonarBin(), "screen", "--store", store, "--from", "2026-11-22T00:00:00Z", "--to",
-                    "2026-11-22T02:00:00Z", "--format", "json"});
+      auto r = Run(ScreenArgs(store, {"--format", "json"}));
       INFO(r.out << r.err);
       REQUIRE(r.exit_code == 0);
       CheckAgainstTruth(Json(r)["occurrences"], TruthFaults(dir / "truth.json"), false);
@@ -430,15 +386,13 @@ TEST_CASE("screen: idle minutes end an occurrence", "[screen][simulate][truth]")
                                        "--slow-ost", std::to_string(slow)};
   args.insert(args.end(), common.begin(), common.end());
   REQUIRE(Run(args).exit_code == 0);
-  auto r = Run({IosonarBin(), "screen", "--store", store, "--from", "2026-11-22T00:00:00Z", "--to",
-                "2026-11-22T02:20:00Z", "--format", "json"});
+  auto r = Run(ScreenArgs(store, {"--format", "json"}, "2026-11-22T02:20:00Z"));
   INFO(r.out << r.err);
   REQUIRE(r.exit_code == 0);
   auto d = Json(r);
   const auto& occ = d["occurrences"];
   REQUIRE(occ.Size() == 2);  // not one occurrence over the idle minutes
-  char name[32];
-  std::snprintf(name, sizeof name, "simfs-OST%04x", slow);
+  const std::string name = SimOstName(slow);
   for (const auto& o : occ.GetArray()) {
     CHECK(std::string(o["name"].GetString()) == name);
     CHECK(std::abs(o["duration_s"].GetDouble() - 3900) <= 120);

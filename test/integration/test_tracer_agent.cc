@@ -72,6 +72,37 @@ struct Collector {
   std::unique_ptr<Child> c;
 };
 
+// A real agent shipping the rings under D/shm to the collector on port
+// (lumberjack), then `more`.
+std::vector<std::string> ShippingAgent(const TempDir& d, int port, std::vector<std::string> more) {
+  std::vector<std::string> a = {LeanBin(), "agent", "--ring-root", d / "shm", "--output",
+                                "lumberjack://127.0.0.1:" + std::to_string(port)};
+  a.insert(a.end(), more.begin(), more.end());
+  return a;
+}
+
+// The same, spooling to D/spool (made here, 0700) while the collector is away.
+std::vector<std::string> SpoolingAgent(const TempDir& d, int port, const std::string& interval) {
+  REQUIRE(mkdir((d / "spool").c_str(), 0700) == 0);
+  return ShippingAgent(d, port, {"--spool-dir", d / "spool", "--interval", interval});
+}
+
+// Runs tp_behaviour writing 4 KiB to D/w0, D/w1, ... under an environment:
+// exit 0, nothing on the program's stderr (the tracer's words go to its
+// log), the file whole.
+struct Writes {
+  const TempDir& d;
+  int runs = 0;
+  void operator()(const std::map<std::string, std::string>& e) {
+    const std::string f = d / ("w" + std::to_string(runs++));
+    auto r = Run({ProgramPath("tp_behaviour"), "write", f, "1", "4096"}, e);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.err.empty());
+    CHECK(fs::file_size(f) == 4096);
+  }
+};
+
 std::vector<TraceLine> Stored(const std::string& store) {
   auto a = Run({IosonarBin(), "store-export", "--store", store});
   auto b = Run({IosonarBin(), "store-export", "--store", store, "--dataset", "iosonar.tracer"});
@@ -94,9 +125,7 @@ std::vector<TraceLine> ShipLeftRings(const TempDir& d, const std::string& ring) 
   const int port = FreePort();
   Collector col(d / "store", port, d / "collect.log");
   {
-    Child agent({LeanBin(), "agent", "--ring-root", d / "shm", "--output", "lumberjack://127.0.0.1:" + std::to_string(port),
-                 "--interval", "0.1"},
-                {}, d / "agent.log");
+    Child agent(ShippingAgent(d, port, {"--interval", "0.1"}), {}, d / "agent.log");
     // (A ring whose buffer spilled holds up to 16 slots of runs: tens of
     // thousands of lines into the store, slow on a loaded machine.)
     REQUIRE(WaitUntil([&] { return DirEmpty(ring); }, 90000));
@@ -113,10 +142,7 @@ TEST_CASE("agent: SIGTERM, SIGKILL, SIGSEGV and _exit under IOSONAR_OUTPUT=agent
   const std::string ring = RingDir(d / "shm", geteuid());
   const int port = FreePort();
   Collector col(d / "store", port, d / "collect.log");
-  REQUIRE(mkdir((d / "spool").c_str(), 0700) == 0);
-  Child agent({LeanBin(), "agent", "--ring-root", d / "shm", "--output", "lumberjack://127.0.0.1:" + std::to_string(port),
-               "--spool-dir", d / "spool", "--interval", "0.2"},
-              {}, d / "agent.log");
+  Child agent(SpoolingAgent(d, port, "0.2"), {}, d / "agent.log");
   const std::vector<std::string> hows = {"SIGTERM", "SIGKILL", "segv", "_exit"};
   std::map<std::string, int> pids;
   std::vector<std::unique_ptr<Child>> progs;
@@ -228,9 +254,7 @@ TEST_CASE("agent: a single-threaded program that writes, then sleeps, has its re
   const std::string ring = RingDir(d / "shm", geteuid());
   const int port = FreePort();
   Collector col(d / "store", port, d / "collect.log");
-  Child agent({LeanBin(), "agent", "--ring-root", d / "shm", "--output", "lumberjack://127.0.0.1:" + std::to_string(port),
-               "--interval", "0.25"},
-              {}, d / "agent.log");
+  Child agent(ShippingAgent(d, port, {"--interval", "0.25"}), {}, d / "agent.log");
   Child prog({ProgramPath("tp_behaviour"), "die", d.path(), "wait"}, AgentEnv(ring), d / "prog.log");
   REQUIRE(WaitUntil([&] { return fs::exists(d / "ready"); }, 30000));
   const int pid = std::stoi(ReadFile(d / "ready"));
@@ -278,10 +302,7 @@ TEST_CASE("agent: collector killed with SIGKILL while the agent ships, restarted
   const std::string ring = RingDir(d / "shm", geteuid());
   const int port = FreePort();
   Collector col(d / "store", port, d / "collect1.log");
-  REQUIRE(mkdir((d / "spool").c_str(), 0700) == 0);
-  Child agent({LeanBin(), "agent", "--ring-root", d / "shm", "--output", "lumberjack://127.0.0.1:" + std::to_string(port),
-               "--spool-dir", d / "spool", "--interval", "0.1"},
-              {}, d / "agent.log");
+  Child agent(SpoolingAgent(d, port, "0.1"), {}, d / "agent.log");
   // 24 programs one after another, each 3,000 pwrites at never-adjacent
   // offsets and no detail budget: one record per op (past a slot's buffer
   // between two passes, exact per-interval aggregates).
@@ -882,15 +903,7 @@ TEST_CASE("agent mode with no agent: rings of processes that are gone are reclai
   const std::string ring = RingDir(d / "shm", geteuid());
   auto env = AgentEnv(ring);
   env["IOSONAR_LOG"] = d / "tracer.log";
-  int runs = 0;
-  auto write = [&](const std::map<std::string, std::string>& e) {
-    const std::string f = d / ("w" + std::to_string(runs++));
-    auto r = Run({ProgramPath("tp_behaviour"), "write", f, "1", "4096"}, e);
-    INFO(r.err);
-    REQUIRE(r.exit_code == 0);
-    CHECK(r.err.empty());
-    CHECK(fs::file_size(f) == 4096);
-  };
+  Writes write{d};
   SECTION("grace 3600 s (the default is an hour): stamped, none removed; a ring never finished goes at once") {
     env["IOSONAR_RING_GRACE_S"] = "3600";
     // What a process killed between making its ring and naming it leaves (no such pid).
@@ -952,15 +965,7 @@ TEST_CASE("tracer: a numeric IOSONAR_* setting that is not a whole number in ran
   for (int i = 0; i < 1024; ++i) std::ofstream(ring + "/ring-" + std::to_string(4194304 + i) + "-0.bin");
   auto env = AgentEnv(ring);
   env["IOSONAR_LOG"] = d / "tracer.log";
-  int runs = 0;
-  auto write = [&](const std::map<std::string, std::string>& e) {
-    const std::string f = d / ("w" + std::to_string(runs++));
-    auto r = Run({ProgramPath("tp_behaviour"), "write", f, "1", "4096"}, e);
-    INFO(r.err);
-    REQUIRE(r.exit_code == 0);
-    CHECK(r.err.empty());  // the tracer's words go to its log
-    CHECK(fs::file_size(f) == 4096);
-  };
+  Writes write{d};
   for (const char* bad : {"abc", "-1", "5x", " 5", "99999999999999999999999", "1000001"}) {
     INFO(bad);
     env["IOSONAR_RING_MAX_FILES"] = bad;

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "test/testutil/sim_truth.h"
 #include "test/testutil/testutil.h"
 
 using namespace iosonar::test;
@@ -30,13 +31,7 @@ namespace {
 
 constexpr int64_t kStart = 1795305600000000000;  // 2026-11-22T00:00:00Z, the simulator's start
 
-rapidjson::Document Json(const std::string& text) {
-  rapidjson::Document d;
-  d.Parse(text.c_str());
-  INFO(text);
-  REQUIRE(d.IsObject());
-  return d;
-}
+rapidjson::Document Json(const std::string& text) { return JsonObject(text); }
 
 int64_t IsoSeconds(const std::string& iso) {  // 2026-11-22THH:MM:SS.000Z -> seconds after 00:00
   REQUIRE(iso.size() >= 19);
@@ -104,21 +99,9 @@ TEST_CASE("truth sweep: screening finds exactly the truth's slow servers on held
       REQUIRE(faults.size() == 2);
       for (bool with_peak : {false, true}) {
         INFO("--peak " << with_peak);
-        std::vector<std::string> a = {IosonarBin(), "screen", "--store", store, "--from", "2026-11-22T00:00:00Z", "--to",
-                                      "2026-11-22T02:00:00Z", "--format", "json"};
+        std::vector<std::string> a = ScreenArgs(store, {"--format", "json"});
         if (with_peak) {  // a nominal peak of 6 ranks' worth per OST and 8 per forwarding node
-          std::string peaks;
-          for (int o = 0; o < sz.osts; ++o) {
-            char name[32];
-            std::snprintf(name, sizeof name, "simfs-OST%04x", o);
-            peaks += std::string(name) + " 6442450944\n";
-          }
-          for (int f = 0; f < sz.fwd; ++f) {
-            char name[32];
-            std::snprintf(name, sizeof name, "fwd%03d", f);
-            peaks += std::string(name) + " 8589934592\n";
-          }
-          WriteFile(dir / "peaks.txt", peaks);
+          WriteFile(dir / "peaks.txt", PeaksText(sz.osts, "6442450944", sz.fwd, "8589934592"));
           a.insert(a.end(), {"--peak", dir / "peaks.txt"});
         }
         auto r = Run(a);
@@ -197,17 +180,14 @@ TEST_CASE("truth sweep: attribution names exactly the truth's slow servers on he
       INFO(r.err);
       REQUIRE(r.exit_code == 0);
       auto truth = Json(ReadFile(dir / "truth.json"));
-      std::map<std::string, std::set<std::string>> slow_of;
-      for (const auto& j : truth["jobs"].GetArray())
-        for (const auto& n : j["slow_servers"].GetArray()) slow_of[j["job_id"].GetString()].insert(n.GetString());
+      auto slow_of = SlowServersOf(truth);
       REQUIRE(slow_of["5005"].size() == 1);
       REQUIRE(slow_of["5007"].size() == 1);
       int anomalous_with_truth = 0;
       for (int k = 4; k <= 8; ++k) {
         const std::string job = std::to_string(5000 + k);
         INFO("job " << job);
-        auto a = Run({IosonarBin(), "anomaly", job, "--store", store, "--apps", dir / "apps.tsv", "--maps",
-                      dir / "maps.json", "--format", "json"});
+        auto a = Run(AnomalyArgs(job, store, dir.path()));
         INFO(a.out << a.err);
         REQUIRE(a.exit_code == 0);
         auto d = Json(a.out);
