@@ -280,6 +280,9 @@ void SearchEngine::WriteConfig() {
     if (heap.empty()) heap = "512m";
     if (heap.find_first_not_of("0123456789kmgKMG") != std::string::npos || !std::isdigit(static_cast<unsigned char>(heap[0])))
       FAIL("IOSONAR_ENGINE_HEAP='" << heap << "': expected a JVM size such as 512m or 3g");
+    // C1 only: a test engine lives for minutes, and C2's compilations of a
+    // long-lived server's hot paths would cost more CPU than they win back.
+    out += "-XX:TieredStopAtLevel=1\n";
     out += "-Xms" + heap + "\n-Xmx" + heap + "\n-XX:HeapDumpPath=" + d + "/data\n-XX:ErrorFile=" + d + "/logs/hs_err_pid%p.log\n";
     WriteFile(conf + "/jvm.options", out);
   }
