@@ -233,16 +233,19 @@ struct Service::Impl {
   }
 
   // ---- the job database's rows, kept meta_ttl_s ----
+  // A row is shared, not copied, by the requests that read it (a 1,024-node
+  // job's node list was two copies per request: most of a cached page's cost).
+  using MetaPtr = std::shared_ptr<const analysis::JobMeta>;
   struct MetaEntry {
-    std::optional<analysis::JobMeta> meta;  // nullopt: no such job
+    MetaPtr meta;  // nullptr: no such job
     Clock::time_point at;
   };
   std::mutex meta_mu;
   std::map<std::string, MetaEntry> meta_cache;
 
-  // The job (with its nodes) on a cluster, nullopt if the database has no
+  // The job (with its nodes) on a cluster, nullptr if the database has no
   // such job; an error if the database failed.
-  Result<std::optional<analysis::JobMeta>> Meta(const std::string& cluster, const std::string& job) {
+  Result<MetaPtr> Meta(const std::string& cluster, const std::string& job) {
     const std::string ck = cluster + "\n" + job;
     {
       std::lock_guard<std::mutex> l(meta_mu);
@@ -252,16 +255,15 @@ struct Service::Impl {
     }
     auto db = GetDb();
     if (!db.ok()) return db.status();
-    std::optional<analysis::JobMeta> m;
+    MetaPtr m;
     auto j = (*db)->FindJob(job, cluster);
     if (j.ok()) {
-      m = analysis::JobMeta{*j, {}};
       auto n = (*db)->JobNodes(j->cluster, j->job_id);
       if (!n.ok()) {
         Mine().db.reset();
         return n.status();
       }
-      m->nodes = std::move(n).value();
+      m = std::make_shared<const analysis::JobMeta>(analysis::JobMeta{*j, std::move(n).value()});
     } else if (j.status().code() != Code::kNotFound && j.status().code() != Code::kInvalid) {
       Mine().db.reset();  // reconnect next time
       return j.status();
@@ -303,8 +305,9 @@ struct Service::Impl {
   // cluster (--cluster; without one, for an id only one cluster has: the keys
   // `job-summary --redis` writes), else "JOB@CLUSTER".
   struct Target {
-    analysis::JobMeta meta;
+    MetaPtr row;  // never null once Resolve found the job
     std::string key_id;
+    const analysis::JobMeta& meta() const { return *row; }
   };
   enum class Found { kYes, kNo, kAmbiguous };
   // cluster: ?cluster= ("" = the default cluster, else the only one holding
@@ -317,22 +320,22 @@ struct Service::Impl {
     if (cl.empty()) {
       auto cls = ClustersOf(job);
       if (!cls.ok()) return cls.status();
-      std::vector<analysis::JobMeta> seen;
+      std::vector<MetaPtr> seen;
       for (const auto& c : *cls) {
         auto m = Meta(c, job);
         if (!m.ok()) return m.status();
-        if (*m && MaySee(who, (*m)->job)) seen.push_back(**m);
+        if (*m && MaySee(who, (*m)->job)) seen.push_back(*m);
       }
       if (seen.empty()) return Found::kNo;
       if (seen.size() > 1) return Found::kAmbiguous;  // only jobs the caller may see: nothing leaks
-      t->meta = std::move(seen.front());
-      t->key_id = cls->size() == 1 ? job : job + "@" + t->meta.job.cluster;
+      t->row = std::move(seen.front());
+      t->key_id = cls->size() == 1 ? job : job + "@" + t->meta().job.cluster;
       return Found::kYes;
     }
     auto m = Meta(cl, job);
     if (!m.ok()) return m.status();
     if (!*m || !MaySee(who, (*m)->job)) return Found::kNo;
-    t->meta = std::move(**m);
+    t->row = std::move(*m);
     if (cl == opt.cluster) {
       t->key_id = job;
     } else if (opt.cluster.empty()) {
@@ -446,24 +449,25 @@ struct Service::Impl {
   }
 
   Result<std::string> SummaryJson(const Target& t) {
-    const std::string job = std::to_string(t.meta.job.job_id);
+    const std::string job = std::to_string(t.meta().job.job_id);
     return Cached(
         cache::JobSummaryKey(t.key_id), "the summary of job " + t.key_id,
         [&]() -> Result<std::string> {
           TestHold(t.key_id, [&](const std::string& m) { Log(m); });
-          auto store = GetStore(t.meta.job.cluster);
+          auto store = GetStore(t.meta().job.cluster);
           if (!store.ok()) return store.status();
           auto s = analysis::SummarizeJob(**store, job);
           if (!s.ok()) return s.status();
           return analysis::SummaryToJson(*s, false);
         },
-        JobIsOver(t.meta.job));
+        JobIsOver(t.meta().job));
   }
 
   // The parsed summary and its API form, kept while the cached JSON is
   // unchanged. Immutable once made: requests share it (no copy of the JSON).
   struct Rendered {
     std::string cached;
+    MetaPtr row;  // the job's row it was made with (api embeds it)
     std::shared_ptr<const analysis::JobSummary> summary;
     std::shared_ptr<const std::string> api;  // as `job-summary --format json` prints it
   };
@@ -480,14 +484,16 @@ struct Service::Impl {
       // Asked again within memo_ms of the last look at the cache: no round trip.
       std::lock_guard<std::mutex> l(rendered_mu);
       auto it = rendered.find(t.key_id);
-      if (it != rendered.end() && now - it->second.checked < std::chrono::milliseconds(opt.memo_ms)) return it->second.r;
+      if (it != rendered.end() && it->second.r->row == t.row &&
+          now - it->second.checked < std::chrono::milliseconds(opt.memo_ms))
+        return it->second.r;
     }
     auto js = SummaryJson(t);
     if (!js.ok()) return js.status();
     {
       std::lock_guard<std::mutex> l(rendered_mu);
       auto it = rendered.find(t.key_id);
-      if (it != rendered.end() && it->second.r->cached == *js) {
+      if (it != rendered.end() && it->second.r->row == t.row && it->second.r->cached == *js) {
         it->second.checked = now;
         return it->second.r;
       }
@@ -497,8 +503,9 @@ struct Service::Impl {
       return Status::Internal("the cached summary of job " + t.key_id + " does not parse: " + s.status().message());
     auto r = std::make_shared<Rendered>();
     r->cached = std::move(js).value();
+    r->row = t.row;
     r->summary = std::make_shared<const analysis::JobSummary>(std::move(s).value());
-    r->api = std::make_shared<const std::string>(analysis::SummaryJsonWithJob(*r->summary, &t.meta, true));
+    r->api = std::make_shared<const std::string>(analysis::SummaryJsonWithJob(*r->summary, &t.meta(), true));
     std::lock_guard<std::mutex> l(rendered_mu);
     if (rendered.size() > 4096) rendered.clear();
     rendered[t.key_id] = {now, r};
@@ -506,44 +513,44 @@ struct Service::Impl {
   }
 
   Result<std::string> XlayerJson(const Target& t) {
-    const std::string job = std::to_string(t.meta.job.job_id);
+    const std::string job = std::to_string(t.meta().job.job_id);
     return Cached(cache::JobXlayerKey(t.key_id), "the cross-layer view of job " + t.key_id, [&]() -> Result<std::string> {
-      auto store = GetStore(t.meta.job.cluster);
+      auto store = GetStore(t.meta().job.cluster);
       if (!store.ok()) return store.status();
       xlayer::Maps maps;
       auto db = GetDb();
       if (db.ok()) {
-        if (Status s = xlayer::MapsFromJobDb(**db, t.meta.job.cluster, job, &maps); !s.ok())
+        if (Status s = xlayer::MapsFromJobDb(**db, t.meta().job.cluster, job, &maps); !s.ok())
           Log("maps of job " + t.key_id + ": " + s.ToString());
       }
       auto v = xlayer::Analyze(**store, job, maps);
       if (!v.ok()) return v.status();
       return xlayer::ToJson(*v);
-    }, JobIsOver(t.meta.job));
+    }, JobIsOver(t.meta().job));
   }
 
   Result<std::string> PhasesJson(const Target& t) {
-    const std::string job = std::to_string(t.meta.job.job_id);
+    const std::string job = std::to_string(t.meta().job.job_id);
     return Cached(cache::JobPhasesKey(t.key_id), "the phases of job " + t.key_id, [&]() -> Result<std::string> {
-      auto store = GetStore(t.meta.job.cluster);
+      auto store = GetStore(t.meta().job.cluster);
       if (!store.ok()) return store.status();
       auto p = analysis::PhasesForJob(**store, job, analysis::PhaseOptions{});
       if (!p.ok()) return p.status();
       return analysis::PhasesToJson(*p);
-    }, JobIsOver(t.meta.job));
+    }, JobIsOver(t.meta().job));
   }
 
   // The per-process and per-server timelines (serve/timeline.h), cached as
   // iosonar:job:JOB:timeline once the job is over.
   Result<std::string> TimelineJsonOf(const Target& t) {
-    const std::string job = std::to_string(t.meta.job.job_id);
+    const std::string job = std::to_string(t.meta().job.job_id);
     return Cached(cache::JobResultKey(t.key_id, "timeline"), "the timelines of job " + t.key_id,
                   [&]() -> Result<std::string> {
-                    auto store = GetStore(t.meta.job.cluster);
+                    auto store = GetStore(t.meta().job.cluster);
                     if (!store.ok()) return store.status();
                     std::map<std::string, std::string> node_fwd;
                     if (auto db = GetDb(); db.ok()) {
-                      auto fw = (*db)->JobForwardingNodes(t.meta.job.cluster, t.meta.job.job_id);
+                      auto fw = (*db)->JobForwardingNodes(t.meta().job.cluster, t.meta().job.job_id);
                       if (fw.ok())
                         for (const auto& [node, fwd] : *fw) node_fwd[node] = fwd;
                       else
@@ -553,7 +560,7 @@ struct Service::Impl {
                     if (!tl.ok()) return tl.status();
                     return TimelineJson(*tl);
                   },
-                  JobIsOver(t.meta.job));
+                  JobIsOver(t.meta().job));
   }
 
   static std::vector<report::Advice> AdviceFor(const std::string& job, const analysis::JobSummary& s) {
@@ -858,6 +865,7 @@ struct Service::Impl {
   struct FindingsEntry {
     Clock::time_point at;
     std::shared_ptr<const StoredFindings> f;
+    std::string text;  // f as text: an unchanged reading keeps f (answers made of it stay valid)
   };
   std::mutex findings_mu;
   std::map<std::string, FindingsEntry> findings;  // by cluster "\n" job
@@ -900,16 +908,23 @@ struct Service::Impl {
                              r[3].value_or("")});
     else
       Log("jobs slowed by job " + std::to_string(j.job_id) + ": " + sl.status().ToString());
+    std::string text = AnomalyJson(f->anomaly);
+    for (const auto& x : f->slowed) text += x.job_id + "\n" + std::to_string(x.slowdown) + "\n" + x.shared + "\n" + x.evidence + "\n";
     std::lock_guard<std::mutex> l(findings_mu);
     if (findings.size() > 4096) findings.clear();
-    findings[ck] = {now, f};
+    auto& e = findings[ck];
+    if (e.f && e.text == text) {
+      e.at = now;
+      return e.f;
+    }
+    e = {now, f, std::move(text)};
     return f;
   }
 
   // A job id the caller may see on this cluster, else "" (shown as "another job").
   std::string Visible(const Identity& who, const std::string& cluster, const std::string& job) {
     if (who.admin) return job;
-    auto m = ValidJobId(job) ? Meta(cluster, job) : Result<std::optional<analysis::JobMeta>>(std::nullopt);
+    auto m = ValidJobId(job) ? Meta(cluster, job) : Result<MetaPtr>(MetaPtr());
     return m.ok() && *m && MaySee(who, (*m)->job) ? job : std::string();
   }
 
@@ -1011,7 +1026,7 @@ Response Service::Impl::JobRoute(const Identity& who, const std::string& job, co
     const std::string m = "job " + job + " is on several clusters; add ?cluster=NAME";
     return html ? Html(404, ErrorPage(404, m + ".")) : ErrorJson(404, m);
   }
-  const analysis::JobMeta& m = t.meta;
+  const analysis::JobMeta& m = t.meta();
   const std::string cq = ClusterQuery(m.job.cluster);
   auto no_records = [&](const Status& s) {
     if (s.code() == Code::kNotFound)
@@ -1024,19 +1039,15 @@ Response Service::Impl::JobRoute(const Identity& who, const std::string& job, co
     if (!s.ok()) return no_records(s.status());
     auto stored = FindingsOf(m.job);
     StoredFindings f = Hidden(who, m.job, *stored);
-    // The answer is kept while what it is made of is unchanged (the summary,
-    // the stored findings, what the caller may see of them, the job's row and
-    // for a page who is asking): a popular page is one shared buffer, not a
-    // diagnosis, a render and a copy of the summary per request.
-    std::string sig;
-    for (const auto& n : f.anomaly.neighbours) sig += n.job_id + ",";
+    // The answer is kept while what it is made of is unchanged (the summary
+    // and the job's row it was rendered with, the stored findings, what the
+    // caller may see of them and for a page who is asking): a popular page is
+    // one shared buffer, not a diagnosis, a render and a copy of the summary
+    // per request.
+    std::string sig = cq;
+    for (const auto& n : f.anomaly.neighbours) sig += "," + n.job_id;
     sig += "\n";
-    for (const auto& x : f.slowed) sig += x.job_id + ",";
-    sig += "\n" + m.job.name.value_or("") + "\n" + m.job.state.value_or("") + "\n" +
-           std::to_string(m.job.end_ns.value_or(-1)) + "\n" + std::to_string(m.job.exit_code.value_or(-1)) + "\n" +
-           m.job.node_list.value_or("") + "\n" + std::to_string(m.nodes.size()) + "\n" + cq + "\n" +
-           m.job.user.value_or("") + "\n" + m.job.account.value_or("") + "\n" + m.job.command.value_or("") + "\n" +
-           std::to_string(m.job.start_ns.value_or(-1));
+    for (const auto& x : f.slowed) sig += "," + x.job_id;
     // A page shows who is asking (its header), the API's answer does not.
     const std::string mk = html ? "h\n" + t.key_id + "\n" + who.user + (who.admin ? "\n1" : "\n0") : "a\n" + t.key_id;
     {
@@ -1278,8 +1289,8 @@ Response Service::Impl::RouteAs(const Identity& id, const Request& r) {
     if (!job.empty()) {
       Target t;
       if (auto f = Resolve(id, job, q("cluster"), &t); f.ok() && *f == Found::kYes) {
-        cq = ClusterQuery(t.meta.job.cluster);
-        if (auto got = NeighboursOf(t.meta.job); got.ok()) n = std::move(got).value();
+        cq = ClusterQuery(t.meta().job.cluster);
+        if (auto got = NeighboursOf(t.meta().job); got.ok()) n = std::move(got).value();
       }
     }
     auto board = Board();
