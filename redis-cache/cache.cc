@@ -93,7 +93,7 @@ std::string SlowdownKey(std::string_view fs, std::string_view from_iso, std::str
 
 std::string HeatmapKey(std::string_view day) {
   std::string key(kKeyPrefix);
-  key += "heatmap:";
+  key += "heatmap:v2:";  // v2: OST IOPS and latency added
   key += day;
   return key;
 }

@@ -1,8 +1,10 @@
 #include "serve/pages.h"
 
 #include <algorithm>
+#include <functional>
 #include <cctype>
 #include <cinttypes>
+#include <cmath>
 #include <cstdio>
 
 #include <rapidjson/document.h>
@@ -591,17 +593,26 @@ std::string HeatmapJson(const Heatmap& hm) {
   JsonWriter w(&b);
   w.BeginObject();
   w.Kv("day", FormatIsoMillis(hm.day_start_ns).substr(0, 10));
-  w.Kv("unit", "bytes/s");
+  w.Kv("unit", "bytes/s");  // of peak; iops: 1/s; io_time_ms, ost_io_wait_ms: ms
   for (const auto& [k, rows] : {std::pair{"osts", &hm.osts}, std::pair{"forwarding", &hm.forwarding}}) {
     w.Key(k);
     w.BeginArray();
     for (const auto& r : *rows) {
       w.BeginObject();
       w.Kv("name", r.name);
-      w.Key("peak");
-      w.BeginArray();
-      for (double v : r.peak) w.Double(v);
-      w.EndArray();
+      // Rounded: bytes/s and IOPS to 0.1, times to the microsecond; null: not sampled.
+      auto series = [&](const char* key, const std::array<double, 24>& a, double unit) {
+        w.Key(key);
+        w.BeginArray();
+        for (double v : a) w.Double(std::isfinite(v) ? std::round(v / unit) * unit : v);
+        w.EndArray();
+      };
+      series("peak", r.peak, 0.1);
+      if (rows == &hm.osts) {
+        series("iops", r.iops, 0.1);
+        series("io_time_ms", r.io_ms, 0.001);
+        series("ost_io_wait_ms", r.wait_ms, 0.001);
+      }
       w.EndObject();
     }
     w.EndArray();
@@ -628,6 +639,13 @@ Result<Heatmap> HeatmapFromJson(std::string_view json) {
       HeatRow row;
       row.name = r["name"].GetString();
       for (rapidjson::SizeType i = 0; i < 24; ++i) row.peak[i] = r["peak"][i].IsNumber() ? r["peak"][i].GetDouble() : 0;
+      for (const auto& [key, a] : {std::pair{"iops", &row.iops}, std::pair{"io_time_ms", &row.io_ms},
+                                   std::pair{"ost_io_wait_ms", &row.wait_ms}}) {
+        if (!r.HasMember(key)) continue;
+        const auto& v = r[key];
+        if (!v.IsArray() || v.Size() != 24) return Status::Invalid(std::string("heatmap JSON: a bad ") + key + " in " + k);
+        for (rapidjson::SizeType i = 0; i < 24; ++i) (*a)[i] = v[i].IsNumber() ? v[i].GetDouble() : HeatRow::kNone;
+      }
       rows->push_back(std::move(row));
     }
   }
@@ -638,17 +656,30 @@ namespace {
 
 // One heatmap as inline SVG: a row per server, a column per hour, each cell
 // coloured by its level (HeatLevel: Beacon Fig. 5's high/mid/low/idle) and
-// titled with its peak; a legend with the levels' bounds under it.
+// titled with its value; a legend with the levels' bounds under it. A cell
+// that was not sampled (NaN) is drawn as "none" (and the legend says so).
+// series: which of a row's series; fmt: a value with its unit; what: the
+// caption's words for the value ("peak bandwidth per hour").
 std::string HeatSvg(const char* kind, const std::string& title, const std::string& if_none,
-                    const std::vector<HeatRow>& rows) {
-  if (rows.empty()) return "<p>" + HtmlEscape(if_none) + "</p>\n";
+                    const std::vector<HeatRow>& rows, std::array<double, 24> HeatRow::*series = &HeatRow::peak,
+                    const std::function<std::string(double)>& fmt = [](double v) { return HumanBytes(v) + "/s"; },
+                    const std::string& what = "peak bandwidth per hour", const std::string& idle_text = "no bytes") {
   double top = 0;
+  bool any = false, unsampled = false;
   for (const auto& r : rows)
-    for (double v : r.peak) top = std::max(top, v);
+    for (double v : r.*series) {
+      if (std::isfinite(v)) {
+        any = true;
+        top = std::max(top, v);
+      } else {
+        unsampled = true;
+      }
+    }
+  if (rows.empty() || !any) return "<p>" + HtmlEscape(if_none) + "</p>\n";
   const int cw = 28, ch = 14, left = 150, topm = 24;
   const int W = left + 24 * cw + 10, H = topm + static_cast<int>(rows.size()) * ch + 20;
   std::string o = "<figure><svg xmlns=\"http://www.w3.org/2000/svg\" class=\"heatmap\" data-kind=\"" + std::string(kind) + "\" data-rows=\"" +
-                  std::to_string(rows.size()) + "\" data-top=\"" + Fmt("%.0f", top) + "\" width=\"" +
+                  std::to_string(rows.size()) + "\" data-top=\"" + Fmt("%.3f", top) + "\" width=\"" +
                   std::to_string(W) + "\" height=\"" + std::to_string(H) + "\" viewBox=\"0 0 " + std::to_string(W) +
                   " " + std::to_string(H) + "\">";
   for (int hr = 0; hr < 24; hr += 3)
@@ -658,24 +689,27 @@ std::string HeatSvg(const char* kind, const std::string& title, const std::strin
     o += "<text x=\"" + std::to_string(left - 6) + "\" y=\"" + std::to_string(y + ch - 3) +
          "\" text-anchor=\"end\" class=\"a\">" + HtmlEscape(rows[i].name) + "</text>";
     for (int hr = 0; hr < 24; ++hr) {
-      double v = rows[i].peak[static_cast<size_t>(hr)];
-      const std::string level = HeatLevel(v, top);
+      const double v = (rows[i].*series)[static_cast<size_t>(hr)];
+      const bool sampled = std::isfinite(v);
+      const std::string level = sampled ? HeatLevel(v, top) : "none";
       o += "<rect class=\"lv-" + level + "\" data-level=\"" + level + "\" data-server=\"" + HtmlEscape(rows[i].name) +
-           "\" data-hour=\"" + std::to_string(hr) + "\" data-bps=\"" + Fmt("%.0f", v) + "\" x=\"" +
+           "\" data-hour=\"" + std::to_string(hr) + "\" data-value=\"" + (sampled ? Fmt("%.3f", v) : "") +
+           (series == &HeatRow::peak ? "\" data-bps=\"" + Fmt("%.0f", v) : std::string()) + "\" x=\"" +
            std::to_string(left + hr * cw) + "\" y=\"" + std::to_string(y) + "\" width=\"" + std::to_string(cw - 1) +
            "\" height=\"" + std::to_string(ch - 1) + "\"><title>" + HtmlEscape(rows[i].name) + " " + std::to_string(hr) +
-           ":00 peak " + HtmlEscape(HumanBytes(v)) + "/s (" + level + ")</title></rect>";
+           ":00 " + (sampled ? HtmlEscape(fmt(v)) + " (" + level + ")" : std::string("not sampled")) + "</title></rect>";
     }
   }
-  o += "</svg><figcaption>" + HtmlEscape(title) + ": peak bandwidth per hour (the largest: " +
-       HtmlEscape(HumanBytes(top)) + "/s)</figcaption>";
+  o += "</svg><figcaption>" + HtmlEscape(title) + ": " + HtmlEscape(what) + " (the largest: " + HtmlEscape(fmt(top)) +
+       ")</figcaption>";
   // The legend: each level's colour and bounds.
   o += "<ul class=\"legend\">";
-  const std::pair<const char*, std::string> levels[] = {
-      {"high", "at least " + HumanBytes(top * 2 / 3) + "/s (2/3 of the largest)"},
-      {"mid", HumanBytes(top / 3) + "/s to " + HumanBytes(top * 2 / 3) + "/s"},
-      {"low", "above 0, below " + HumanBytes(top / 3) + "/s"},
-      {"idle", "no bytes"}};
+  std::vector<std::pair<const char*, std::string>> levels = {
+      {"high", "at least " + fmt(top * 2 / 3) + " (2/3 of the largest)"},
+      {"mid", fmt(top / 3) + " to " + fmt(top * 2 / 3)},
+      {"low", "above 0, below " + fmt(top / 3)},
+      {"idle", idle_text}};
+  if (unsampled) levels.push_back({"none", "not sampled"});
   for (const auto& [lv, text] : levels)
     o += std::string("<li data-level=\"") + lv + "\"><span class=\"swatch lv-" + lv + "\"></span>" + lv + ": " +
          HtmlEscape(text) + "</li>";
@@ -727,6 +761,17 @@ std::string AdminPage(const Identity& who, const Heatmap& hm, const std::string&
   h += "<h2>Hourly peak load, " + HtmlEscape(day) + " (UTC)</h2>\n";
   h += HeatSvg("ost", "OSTs", "No OST records this day.", hm.osts);
   h += HeatSvg("forwarding", "Forwarding nodes", "No forwarding-node records this day.", hm.forwarding);
+  h += "<h2>OST operations and latency, " + HtmlEscape(day) + " (UTC)</h2>\n<p class=\"note\">Where sampled: IOPS from the "
+       "OSTs' stats (<code>oss.read_ops</code> + <code>oss.write_ops</code>), disk I/O time from their brw_stats "
+       "(<code>io_time</code> histogram), and the time a request waited for an ost_io thread on the OST's OSS "
+       "(<code>oss.ost_io_wait_ns</code>, the same for each OST of one OSS).</p>\n";
+  h += HeatSvg("ost-iops", "OSTs", "No OST operation counts this day.", hm.osts, &HeatRow::iops,
+               [](double v) { return Fmt("%.0f IOPS", v); }, "peak reads and writes a second per hour", "no operations");
+  h += HeatSvg("ost-io-time", "OSTs", "No brw_stats I/O times this day.", hm.osts, &HeatRow::io_ms,
+               [](double v) { return Fmt("%.2f ms", v); }, "mean disk I/O time per hour (brw_stats)", "no I/O");
+  h += HeatSvg("ost-wait", "OSTs", "No ost_io request waits sampled this day.", hm.osts, &HeatRow::wait_ms,
+               [](double v) { return Fmt("%.3f ms", v); }, "largest ost_io request wait of the OST's OSS per hour",
+               "no wait");
   if (board) {
     h += "<h2>Open anomaly occurrences</h2>\n";
     if (board->open.empty()) h += "<p>None open (`iosonar screen`).</p>\n";

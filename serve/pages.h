@@ -5,6 +5,7 @@
 // Content-Security-Policy forbids it).
 #pragma once
 #include <array>
+#include <limits>
 #include <map>
 #include <cstdint>
 #include <optional>
@@ -87,10 +88,21 @@ struct AnomalyBoard {
 std::string AnomalyBoardJson(const AnomalyBoard& b);
 
 // Hourly peak load of one server over a day (Beacon Fig. 5): the largest
-// bytes/s of its records in each hour (0 when it has none).
+// bytes/s of its records in each hour (0 when it has none). For OSTs also
+// where sampled (NaN: no record of that kind in the hour): the largest IOPS
+// (oss.read_ops + write_ops a second), the mean disk I/O time of the hour's
+// I/Os (brw_stats io_time_ms, each I/O at its bucket's lower bound) and the
+// largest ost_io request wait of its OSS (oss.ost_io_wait_ns).
 struct HeatRow {
+  static constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
   std::string name;
   std::array<double, 24> peak{};
+  std::array<double, 24> iops = Unsampled(), io_ms = Unsampled(), wait_ms = Unsampled();
+  static std::array<double, 24> Unsampled() {
+    std::array<double, 24> a;
+    a.fill(kNone);
+    return a;
+  }
 };
 struct Heatmap {
   int64_t day_start_ns = 0;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <optional>
@@ -727,6 +728,66 @@ struct Service::Impl {
                      field::kLustreElapsedNs},
                     &h.osts, [](const Row&) { return true; });
     if (!s.ok()) return s;
+    // The OSTs' IOPS and ost_io wait (iosonar.oss) and disk I/O time
+    // (iosonar.brw io_time_ms), where sampled.
+    std::map<std::string, size_t> ost_row;
+    for (size_t i = 0; i < h.osts.size(); ++i) ost_row[h.osts[i].name] = i;
+    auto row_of = [&](std::string_view name) -> HeatRow& {
+      auto it = ost_row.find(std::string(name));
+      if (it == ost_row.end()) {
+        it = ost_row.emplace(std::string(name), h.osts.size()).first;
+        h.osts.push_back(HeatRow{});
+        h.osts.back().name = std::string(name);
+      }
+      return h.osts[it->second];
+    };
+    auto raise = [](double* cell, double v) { *cell = std::isfinite(*cell) ? std::max(*cell, v) : v; };
+    {
+      ScanQuery q;
+      q.dataset = std::string(dataset::kOss);
+      q.range = {day_ns, day_ns + 24 * kHour};
+      q.fields = {field::kLustreTarget, field::kTimestamp, field::kOssReadOps, field::kOssWriteOps, field::kLustreElapsedNs,
+                  field::kOssOstIoWaitNs};
+      q.ordered = false;
+      s = (*store)->Scan(q, [&](const Row& r) {
+        if (!r.Has(0)) return true;
+        const int64_t hour = (r.Int(1) - day_ns) / kHour;
+        if (hour < 0 || hour >= 24) return true;
+        const auto hr = static_cast<size_t>(hour);
+        HeatRow& row = row_of(r.Str(0));
+        if (r.Has(2) || r.Has(3)) {
+          const double ops = (r.Has(2) ? static_cast<double>(r.Int(2)) : 0) + (r.Has(3) ? static_cast<double>(r.Int(3)) : 0);
+          const double secs = r.Has(4) && r.Int(4) > 0 ? static_cast<double>(r.Int(4)) / 1e9 : 1.0;
+          raise(&row.iops[hr], ops / secs);
+        }
+        if (r.Has(5)) raise(&row.wait_ms[hr], static_cast<double>(r.Int(5)) / 1e6);
+        return true;
+      });
+      if (!s.ok()) return s;
+    }
+    {
+      // The mean I/O time of each hour's I/Os: sum of count x bucket (ms) / count.
+      std::map<std::pair<std::string, size_t>, std::pair<double, double>> io;  // (ost, hour) -> (ms sum, count)
+      ScanQuery q;
+      q.dataset = std::string(dataset::kBrw);
+      q.range = {day_ns, day_ns + 24 * kHour};
+      q.fields = {field::kLustreTarget, field::kTimestamp, field::kBrwHist, field::kBrwBucket, field::kBrwRead,
+                  field::kBrwWrite};
+      q.ordered = false;
+      s = (*store)->Scan(q, [&](const Row& r) {
+        if (!r.Has(0) || !r.Has(2) || r.Str(2) != "io_time_ms" || !r.Has(3)) return true;
+        const int64_t hour = (r.Int(1) - day_ns) / kHour;
+        if (hour < 0 || hour >= 24) return true;
+        const double n = (r.Has(4) ? static_cast<double>(r.Int(4)) : 0) + (r.Has(5) ? static_cast<double>(r.Int(5)) : 0);
+        auto& [sum, count] = io[{std::string(r.Str(0)), static_cast<size_t>(hour)}];
+        sum += n * static_cast<double>(r.Int(3));
+        count += n;
+        return true;
+      });
+      if (!s.ok()) return s;
+      for (const auto& [key, v] : io) row_of(key.first).io_ms[key.second] = v.second > 0 ? v.first / v.second : 0;
+    }
+    std::sort(h.osts.begin(), h.osts.end(), [](const HeatRow& a, const HeatRow& b) { return a.name < b.name; });
     s = scan(std::string(dataset::kClient),
              {field::kHostName, field::kTimestamp, field::kClientReadBytes, field::kClientWriteBytes,
               field::kLustreElapsedNs, field::kClientLayer},

@@ -1,6 +1,7 @@
 #include "serve/timeline.h"
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 #include "core/base/json.h"
@@ -217,17 +218,28 @@ Result<Timeline> TimelineFromStore(Store& store, const std::string& job_id,
 std::string TimelineJson(const Timeline& t) {
   std::string b;
   JsonWriter w(&b);
+  // Bytes per bucket are whole bytes (an interval's bytes spread over the
+  // buckets it covers are fractions): each bucket is the rounded running sum
+  // less the previous one, so the buckets add up to the rounded total (no
+  // 17-digit fractions, no drift). Seconds to the microsecond.
   auto arr = [&](const char* k, const std::vector<double>& v) {
     w.Key(k);
     w.BeginArray();
-    for (double x : v) w.Double(x);
+    double sum = 0, prev = 0;
+    for (double x : v) {
+      sum += x;
+      const double now = std::round(sum);
+      w.Int(static_cast<int64_t>(now - prev));
+      prev = now;
+    }
     w.EndArray();
   };
+  auto secs = [](double x) { return std::round(x * 1e6) / 1e6; };
   w.BeginObject();
   w.Kv("job_id", t.job_id);
   w.Kv("start", FormatIsoMillis(t.start_ns));
   w.Kv("start_ns", t.start_ns);
-  w.Kv("bucket_s", static_cast<double>(t.bucket_ns) / 1e9);
+  w.Kv("bucket_s", secs(static_cast<double>(t.bucket_ns) / 1e9));
   w.Kv("buckets", t.buckets);
   w.Kv("rows_by", t.rows_by);
   w.Kv("rows_omitted", t.rows_omitted);
@@ -245,7 +257,7 @@ std::string TimelineJson(const Timeline& t) {
     else w.Null();
     w.Kv("read_bytes", r.read_bytes);
     w.Kv("write_bytes", r.write_bytes);
-    w.Kv("busy_s", r.busy_s);
+    w.Kv("busy_s", secs(r.busy_s));
     arr("read", r.read);
     arr("write", r.write);
     w.EndObject();
@@ -258,7 +270,7 @@ std::string TimelineJson(const Timeline& t) {
     w.Kv("kind", s.kind);
     w.Kv("name", s.name);
     w.Kv("total_bytes", s.total_bytes);
-    w.Kv("active_s", s.active_s);
+    w.Kv("active_s", secs(s.active_s));
     arr("bytes", s.bytes);
     w.EndObject();
   }

@@ -16,7 +16,9 @@
 //    A row's read/write bytes are its read and write runs' io.bytes (MPI-IO
 //    runs left out: their bytes are the POSIX ones again), each run's spread
 //    uniformly over the buckets [start, end] overlaps (a zero-length run in
-//    the bucket of its start), so a row's buckets sum to its totals.
+//    the bucket of its start), so a row's buckets sum to its totals. The JSON
+//    gives whole bytes per bucket (rounded running sums: they still add up
+//    to the rounded totals) and seconds to the microsecond.
 //    busy_s: the row's io.duration_ns of all its runs (data, metadata, other).
 //  - Servers: forwarding: the job's read+write trace bytes of the nodes
 //    behind each forwarding node (the job database's node -> forwarding map),

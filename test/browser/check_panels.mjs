@@ -91,25 +91,50 @@ await asUser('root', 'admin-heatmap', async (page) => {
   eq('admin status', resp.status(), 200);
   const legend = await page.$$eval('ul.legend', (uls) => uls.map((u) => [...u.querySelectorAll('li')].map((li) => li.dataset.level).join(',')));
   if (!legend.length) fail('no heat map legend');
-  for (const l of legend) eq('legend levels', l, 'high,mid,low,idle');
+  for (const l of legend) if (l !== 'high,mid,low,idle' && l !== 'high,mid,low,idle,none') fail(`legend levels: ${l}`);
   // The simulated day is 480 s long from midnight: in hour 0 every OST has
   // load (the simulator's background load) and the forwarding nodes in front
   // of the jobs' nodes have, the others none; every later hour is idle;
   // levels follow the legend's bounds.
   const cells = await page.$$eval('svg.heatmap', (svgs) => svgs.map((s) => ({
     kind: s.dataset.kind, top: Number(s.dataset.top),
-    cells: [...s.querySelectorAll('rect')].map((r) => ({ server: r.dataset.server, level: r.dataset.level, hour: Number(r.dataset.hour), bps: Number(r.dataset.bps), fill: getComputedStyle(r).fill })),
+    legend: [...s.parentElement.querySelectorAll('ul.legend li')].map((li) => li.dataset.level).join(','),
+    cells: [...s.querySelectorAll('rect')].map((r) => ({ server: r.dataset.server, level: r.dataset.level, hour: Number(r.dataset.hour), value: r.dataset.value === '' ? null : Number(r.dataset.value), fill: getComputedStyle(r).fill })),
   })));
-  eq('heat maps', cells.map((m) => m.kind).join(','), 'ost,forwarding');
+  // Bytes of OSTs and forwarding nodes; the OSTs' IOPS, disk I/O time
+  // (brw_stats) and ost_io wait, which the simulator samples.
+  eq('heat maps', cells.map((m) => m.kind).join(','), 'ost,forwarding,ost-iops,ost-io-time,ost-wait');
   const fills = {};
-  for (const m of cells)
+  for (const m of cells) {
+    const ops = m.kind.startsWith('ost-');
     for (const c of m.cells) {
-      const busy = c.hour === 0 && (m.kind === 'ost' || want.busy_forwarding.includes(c.server));
-      if ((c.level !== 'idle') !== busy) fail(`${c.server} hour ${c.hour}: ${c.level}, expected ${busy ? 'load' : 'idle'}`);
-      const exp = c.bps >= m.top * 2 / 3 ? 'high' : c.bps >= m.top / 3 ? 'mid' : c.bps > 0 ? 'low' : 'idle';
-      if (c.level !== exp) fail(`${c.server} hour ${c.hour} (${c.bps} B/s of ${m.top}): level ${c.level}, expected ${exp}`);
+      // Bytes: every hour has a value (idle without records). Operations and
+      // latency: sampled in hour 0 only (the simulated 480 s), "none" after.
+      const busy = c.hour === 0 && (m.kind !== 'forwarding' || want.busy_forwarding.includes(c.server));
+      if (ops && (c.value === null) !== (c.hour !== 0)) fail(`${m.kind} ${c.server} hour ${c.hour}: value ${c.value}, expected ${c.hour ? 'not sampled' : 'a value'}`);
+      if (c.value === null) {
+        if (c.level !== 'none') fail(`${m.kind} ${c.server} hour ${c.hour}: not sampled but level ${c.level}`);
+      } else {
+        if ((c.level !== 'idle') !== busy) fail(`${m.kind} ${c.server} hour ${c.hour}: ${c.level}, expected ${busy ? 'load' : 'idle'}`);
+        const exp = c.value >= m.top * 2 / 3 ? 'high' : c.value >= m.top / 3 ? 'mid' : c.value > 0 ? 'low' : 'idle';
+        if (c.level !== exp) fail(`${m.kind} ${c.server} hour ${c.hour} (${c.value} of ${m.top}): level ${c.level}, expected ${exp}`);
+      }
       (fills[c.level] = fills[c.level] || new Set()).add(c.fill);
     }
+    if (ops !== m.legend.endsWith(',none')) fail(`${m.kind}: legend ${m.legend}`);
+  }
+  // The simulator's slow OST (the truth) has the longest disk I/O time of
+  // hour 0, and its OSS the longest ost_io wait.
+  const hour0 = (kind) => Object.fromEntries(cells.find((m) => m.kind === kind).cells.filter((c) => c.hour === 0).map((c) => [c.server, c.value]));
+  const slowOst = want.lagging.find((n) => n.includes('OST'));
+  for (const kind of ['ost-io-time', 'ost-wait']) {
+    const v = hour0(kind);
+    const top = Math.max(...Object.values(v));
+    if (!(v[slowOst] === top)) fail(`${kind}: ${slowOst} (the truth's slow OST) has ${v[slowOst]}, the largest is ${top}: ${JSON.stringify(v)}`);
+    const others = Object.entries(v).filter(([n]) => n !== slowOst).map(([, x]) => x);
+    if (kind === 'ost-io-time' && !(Math.max(...others) < top)) fail(`${kind}: another OST is as slow as ${slowOst}: ${JSON.stringify(v)}`);
+    console.log(`${kind} hour 0: ${slowOst} ${v[slowOst]} ms, others up to ${Math.max(...others)} ms`);
+  }
   for (const [lv, set] of Object.entries(fills)) if (set.size !== 1) fail(`level ${lv} drawn in ${set.size} colours`);
   if (new Set(Object.values(fills).map((s) => [...s][0])).size !== Object.keys(fills).length) fail('two levels share a colour');
   console.log(`heat map levels: ${Object.keys(fills).sort().join(',')}`);

@@ -228,7 +228,7 @@ TEST_CASE("serve: isolation, identity, escaping, cache and the API contract", "[
     REQUIRE(hm.status == 200);
     CHECK(hm.body.find("simfs-OST0000") != std::string::npos);
     // the day is over: cached under the key scheme, and the page reads it back
-    CHECK(w.redis.Command({"GET", "iosonar:heatmap:2026-11-22"}) == hm.body);
+    CHECK(w.redis.Command({"GET", "iosonar:heatmap:v2:2026-11-22"}) == hm.body);
     auto lassi = w.Get("/api/admin/lassi?day=2026-11-22", As("root"));
     REQUIRE(lassi.status == 200);
     CHECK(lassi.body.find("\"fs\":\"simfs\"") != std::string::npos);
@@ -594,7 +594,7 @@ TEST_CASE("serve: pages in headless Chromium have plots for each user", "[serve]
   // 101: 4 nodes x 4 processes, all writing; behind fwd000, on the 4 OSTs.
   CHECK(rp.out.find("daemon /jobs/101: timeline rows 16, server lines") != std::string::npos);
   CHECK(r.out.find("daemon /jobs/101: timeline rows 16, server lines") != std::string::npos);
-  CHECK(rp.out.find("root /admin: heatmap cells 144, plots 2") != std::string::npos);
+  CHECK(rp.out.find("root /admin: heatmap cells 432, plots 2") != std::string::npos);
   CHECK(r.out.find("daemon /jobs/101: plots 2,") != std::string::npos);
   // The LASSi chart says which avg_fs it used: no baseline is stored here.
   CHECK(r.out.find("root /admin: LASSi baseline (avg_fs): no stored baseline with 3600 s windows; averages of "
@@ -602,8 +602,9 @@ TEST_CASE("serve: pages in headless Chromium have plots for each user", "[serve]
   CHECK(r.out.find("bin /jobs/102: plots 2,") != std::string::npos);
   // a job of another cluster than the default: the page's charts ask for it with ?cluster=
   CHECK(r.out.find("bin /jobs/104?cluster=beta: plots 2,") != std::string::npos);
-  // 4 OSTs + 2 forwarding nodes; the job's per-OST chart and LASSi's risk
-  CHECK(r.out.find("root /admin: heatmap cells 144, plots 2") != std::string::npos);
+  // Bytes of 4 OSTs + 2 forwarding nodes (144 cells), the 4 OSTs' IOPS, disk
+  // I/O time and ost_io wait (3 x 96); the job's per-OST chart and LASSi's risk
+  CHECK(r.out.find("root /admin: heatmap cells 432, plots 2") != std::string::npos);
   CHECK(std::filesystem::file_size(shots + "/job-101.png") > 10000);
   CHECK(std::filesystem::file_size(shots + "/admin-heatmap.png") > 10000);
 }
@@ -940,6 +941,13 @@ TEST_CASE("serve: the same job id on two clusters: each user sees their own, 404
 namespace iosonar::test {
 
 namespace {
+// The codes of the diagnosis, the anomaly verdicts and the evidence: for
+// scripts (the JSON), never for readers (the pages).
+const char* const kInternalCodes[] = {"not_enough_history", "high_mdops", "high_bw", "high_iops", "n1_mode",
+                                      "slow_server", "slowed_others", "nothing_found", "slower_than_history",
+                                      "n1_many_processes", "small_requests", "metadata_heavy", "not_judged",
+                                      "as_before"};
+
 // The text a reader sees: the HTML without its tags (attributes such as
 // data-kind="..." are for scripts, not shown).
 std::string VisibleText(const std::string& html) {
@@ -1054,9 +1062,7 @@ TEST_CASE("serve: the diagnosis names the truth's cause first and the offender w
       CHECK(text.find("Nothing to change") == std::string::npos);
     }
     // No internal code where a reader looks.
-    for (const char* code : {"not_enough_history", "high_mdops", "high_bw", "high_iops", "n1_mode", "slow_server",
-                             "slowed_others", "nothing_found"})
-      CHECK(text.find(code) == std::string::npos);
+    for (const char* code : kInternalCodes) CHECK(text.find(code) == std::string::npos);
   }
   CHECK(slowed >= 3);  // the runs through fwd001 and the run on the OST (at least)
 
@@ -1069,6 +1075,27 @@ TEST_CASE("serve: the diagnosis names the truth's cause first and the offender w
   CHECK(storm.body.find("3008") == std::string::npos);
   auto storm_admin = Get(port, "/jobs/3999", As("root"));
   CHECK(VisibleText(storm_admin.body).find("Your job slowed 1 other job (job 3008)") != std::string::npos);
+  // Its owner's page says it too (first, before any advice), without the other user's job id.
+  auto storm_page = Get(port, "/jobs/3999", As("bin"));
+  REQUIRE(storm_page.status == 200);
+  const std::string storm_text = VisibleText(storm_page.body);
+  INFO(storm_text.substr(0, 1500));
+  const size_t slowed_at = storm_text.find("Your job slowed 1 other job (another user&#39;s job)");
+  CHECK(slowed_at != std::string::npos);
+  CHECK(slowed_at < storm_text.find("Summary"));
+  CHECK(storm_text.find("3008") == std::string::npos);
+  // No page shows an internal code: the job lists (each user's, the
+  // administrator's, filtered by verdict), the administration page of the
+  // day, the storm's page for its owner.
+  for (const auto& [path, user] : std::vector<std::pair<std::string, std::string>>{
+           {"/jobs", "daemon"}, {"/jobs", "bin"}, {"/jobs", "root"}, {"/jobs?verdict=anomalous", "root"},
+           {"/jobs?verdict=too-few", "daemon"}, {"/admin?day=2026-11-22", "root"}, {"/jobs/3999", "bin"}}) {
+    INFO(path << " as " << user);
+    auto pg = Get(port, path, As(user));
+    REQUIRE(pg.status == 200);
+    const std::string t = VisibleText(pg.body);
+    for (const char* code : kInternalCodes) CHECK(t.find(code) == std::string::npos);
+  }
   // The offender's metadata advice is there too.
   CHECK(storm.body.find("\"kind\":\"metadata_heavy\"") != std::string::npos);
   // A job nobody slowed and nothing to advise: the one "nothing found" entry is info.

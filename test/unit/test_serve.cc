@@ -7,10 +7,13 @@
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <map>
 #include <memory>
 #include <thread>
+
+#include <rapidjson/document.h>
 
 #include "serve/assets.h"
 #include "serve/http_server.h"
@@ -361,6 +364,47 @@ TEST_CASE("serve: the job list's filters are checked, kept in its links, and pag
   CHECK(JobListJson(jobs).find("\"runtime_s\": 3725") != std::string::npos);
 }
 
+TEST_CASE("serve: the heatmap's OST IOPS and latency where sampled, rounded, on the admin page", "[serve]") {
+  Heatmap h;
+  h.day_start_ns = 1795305600000000000;  // 2026-11-22
+  for (const char* n : {"fs-OST0000", "fs-OST0001"}) {
+    HeatRow r;
+    r.name = n;
+    h.osts.push_back(r);
+  }
+  h.osts[0].iops[0] = 1000.0 / 3;  // 333.333...
+  h.osts[0].io_ms[0] = 1.23456789;
+  h.osts[0].wait_ms[0] = 0.0556;
+  h.osts[1].iops[0] = 1000;
+  h.osts[1].io_ms[0] = 6.5;
+  h.osts[1].iops[1] = 0;  // sampled, no operations: idle
+  const std::string j = HeatmapJson(h);
+  CHECK(j.find("333.3,") != std::string::npos);
+  CHECK(j.find("333.33") == std::string::npos);  // rounded
+  CHECK(j.find("1.235,") != std::string::npos);
+  CHECK(j.find("\"ost_io_wait_ms\":[0.056,null") != std::string::npos);
+  auto back = HeatmapFromJson(j);
+  REQUIRE(back.ok());
+  REQUIRE(back->osts.size() == 2);
+  CHECK(back->osts[1].io_ms[0] == 6.5);
+  CHECK(back->osts[1].iops[1] == 0);
+  CHECK(std::isnan(back->osts[1].iops[2]));
+  CHECK(std::isnan(back->osts[1].wait_ms[0]));
+  const std::string page = AdminPage(Identity{"root", true, "proxy", {}}, *back, "2026-11-22", "");
+  for (const char* kind : {"ost-iops", "ost-io-time", "ost-wait"})
+    CHECK(page.find(std::string("data-kind=\"") + kind + "\"") != std::string::npos);
+  // Levels against the largest (1000 IOPS: 333.3 is low, below a third; 6.5 ms high), idle, not sampled.
+  CHECK(page.find("data-level=\"low\" data-server=\"fs-OST0000\" data-hour=\"0\" data-value=\"333.300\"") !=
+        std::string::npos);
+  CHECK(page.find("data-level=\"high\" data-server=\"fs-OST0001\" data-hour=\"0\" data-value=\"1000.000\"") !=
+        std::string::npos);
+  CHECK(page.find("data-level=\"idle\" data-server=\"fs-OST0001\" data-hour=\"1\"") != std::string::npos);
+  CHECK(page.find("data-level=\"none\" data-server=\"fs-OST0001\" data-hour=\"2\"") != std::string::npos);
+  CHECK(page.find("fs-OST0001 2:00 not sampled") != std::string::npos);
+  CHECK(page.find("<li data-level=\"none\">") != std::string::npos);
+  CHECK(page.find("6.50 ms (high)") != std::string::npos);
+}
+
 TEST_CASE("serve: a cached heatmap reads back as it was written", "[serve]") {
   Heatmap h;
   h.day_start_ns = 1795305600000000000;  // 2026-11-22
@@ -378,6 +422,11 @@ TEST_CASE("serve: a cached heatmap reads back as it was written", "[serve]") {
   CHECK(back->forwarding[0].name == "fwd<0>");
   CHECK_FALSE(HeatmapFromJson("{\"day\":\"2026-11-22\",\"osts\":[{\"name\":\"x\",\"peak\":[1]}],\"forwarding\":[]}").ok());
   CHECK_FALSE(HeatmapFromJson("[]").ok());
+  // Not sampled: no IOPS or latency map, and the JSON says null.
+  CHECK(HeatmapJson(h).find("\"iops\":[null,") != std::string::npos);
+  CHECK(std::isnan(back->osts[0].iops[0]));
+  CHECK(AdminPage(Identity{"root", true, "proxy", {}}, *back, "2026-11-22", "").find("No OST operation counts this day.") !=
+        std::string::npos);
   // the SVG escapes server names
   Identity admin{"root", true, "proxy", {}};
   std::string page = AdminPage(admin, *back, "2026-11-22", "");
@@ -580,6 +629,29 @@ TEST_CASE("serve timeline: rows per process, bytes spread over the columns they 
   for (double v : l.rows[0].write) sum += v;
   CHECK(sum == Approx(1000));
   CHECK(TimelineJson(t).find("\"rows_by\":\"process\"") != std::string::npos);
+
+  // The JSON: whole bytes per bucket that add up to the total, seconds to
+  // the microsecond (no 17-digit fractions). 100 bytes over [0, 3 s) by
+  // second are 33.3 each.
+  std::vector<TimelineRun> thirds = {{"cn0", 1, 0, "write", "posix", 100, t0, t0 + 3 * s, s / 3}};
+  auto th = BuildTimeline("9", thirds, {}, {});
+  REQUIRE(th.rows.size() == 1);
+  REQUIRE(th.rows[0].write.size() >= 3);
+  CHECK(th.rows[0].write[0] == Approx(100.0 / 3));
+  const std::string j = TimelineJson(th);
+  rapidjson::Document d;
+  d.Parse(j.c_str());
+  REQUIRE(d.IsObject());
+  const auto& w = d["rows"][0]["write"];
+  int64_t total = 0;
+  for (const auto& v : w.GetArray()) {
+    REQUIRE(v.IsInt64());
+    CHECK((v.GetInt64() == 33 || v.GetInt64() == 34 || v.GetInt64() == 0));
+    total += v.GetInt64();
+  }
+  CHECK(total == 100);
+  CHECK(d["rows"][0]["busy_s"].GetDouble() == 0.333333);
+  CHECK(j.find("33333333") == std::string::npos);
 }
 
 }  // namespace iosonar::serve
