@@ -1,5 +1,7 @@
 #include "serve/diagnosis.h"
 
+#include <cmath>
+
 #include <algorithm>
 #include <cstdio>
 
@@ -194,7 +196,7 @@ std::string DiagnosisJson(const std::vector<Diagnosis>& ds, bool pretty) {
     w.Kv("cause", d.cause);
     w.Kv("evidence", d.evidence);
     w.Kv("action", d.action);
-    w.Kv("cost_s", d.cost_s);
+    w.Kv("cost_s", std::round(d.cost_s * 1000) / 1000);  // to the millisecond
     w.EndObject();
   }
   w.EndArray();

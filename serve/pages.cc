@@ -398,7 +398,7 @@ std::string AnomalyJson(const AnomalyView& a) {
   if (a.analysed) w.String(a.verdict);
   else w.Null();
   w.Kv("history_runs", a.history_runs);
-  w.Kv("slowdown", a.slowdown);
+  w.Kv("slowdown", std::round(a.slowdown * 1000) / 1000);
   w.Key("neighbours");
   w.BeginArray();
   for (const auto& n : a.neighbours) {
@@ -408,7 +408,7 @@ std::string AnomalyJson(const AnomalyView& a) {
     else w.String(n.job_id);
     w.Kv("shared", n.shared);
     w.Kv("evidence", n.evidence);
-    w.Kv("md_ops_per_s", n.md_ops_per_s);
+    w.Kv("md_ops_per_s", std::round(n.md_ops_per_s * 10) / 10);
     w.EndObject();
   }
   w.EndArray();
@@ -447,7 +447,7 @@ std::string AnomalyBoardJson(const AnomalyBoard& bd) {
     w.Kv("cluster", j.cluster);
     w.Kv("job_id", j.job_id);
     w.Kv("computed", j.computed);
-    w.Kv("slowdown", j.slowdown);
+    w.Kv("slowdown", std::round(j.slowdown * 1000) / 1000);
     w.EndObject();
   }
   w.EndArray();
@@ -601,17 +601,18 @@ std::string HeatmapJson(const Heatmap& hm) {
       w.BeginObject();
       w.Kv("name", r.name);
       // Rounded: bytes/s and IOPS to 0.1, times to the microsecond; null: not sampled.
-      auto series = [&](const char* key, const std::array<double, 24>& a, double unit) {
+      // per: steps per unit (10: to 0.1); dividing by it gives the double nearest the decimal.
+      auto series = [&](const char* key, const std::array<double, 24>& a, double per) {
         w.Key(key);
         w.BeginArray();
-        for (double v : a) w.Double(std::isfinite(v) ? std::round(v / unit) * unit : v);
+        for (double v : a) w.Double(std::isfinite(v) ? std::round(v * per) / per : v);
         w.EndArray();
       };
-      series("peak", r.peak, 0.1);
+      series("peak", r.peak, 10);
       if (rows == &hm.osts) {
-        series("iops", r.iops, 0.1);
-        series("io_time_ms", r.io_ms, 0.001);
-        series("ost_io_wait_ms", r.wait_ms, 0.001);
+        series("iops", r.iops, 10);
+        series("io_time_ms", r.io_ms, 1000);
+        series("ost_io_wait_ms", r.wait_ms, 1000);
       }
       w.EndObject();
     }

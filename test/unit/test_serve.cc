@@ -521,6 +521,11 @@ TEST_CASE("serve: the diagnosis puts what cost the most time first", "[serve][di
     CHECK(d[1].kind == "not_judged");
     for (const auto& x : d) CHECK(x.cause.find('_') == std::string::npos);
     CHECK(DiagnosisJson(d, false).find("\"severity\":\"info\"") != std::string::npos);
+    // Seconds to the millisecond in the JSON, ratios to 0.001: no 17-digit fractions.
+    d[0].cost_s = 100.0 / 3;
+    CHECK(DiagnosisJson(d, false).find("\"cost_s\":33.333}") != std::string::npos);
+    a.slowdown = 4.0 / 3;
+    CHECK(AnomalyJson(a).find("\"slowdown\":1.333,") != std::string::npos);
   }
 }
 
