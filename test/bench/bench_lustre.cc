@@ -15,13 +15,23 @@
 //                [--scrape PORT]       (the command serves --listen-metrics 127.0.0.1:PORT, scraped after each sample)
 //                [--lean-only]         (only iosonar-exporter as the command)
 //                [--command-only]      (no in-process runs)
+//                [--peer NAME URLPATH COMMAND]  (repeatable: another exporter, given at run time, side by side)
 //   BENCH_LUSTRE_IOSONAR=/path/to/iosonar bench_lustre   (measure another build of the command)
+//
+// --peer: COMMAND runs as `/bin/sh -c COMMAND` (it ends in `exec BINARY ...`, so that
+// the shell becomes the peer: its RSS and CPU are measured) with $BENCH_LUSTRE_ROOT
+// (the fixture's root, holding proc/ and sys/) and $BENCH_LUSTRE_PORT (where
+// it is to serve); `lctl` and `lnetctl` first on its PATH are this program,
+// printing what `lctl get_param` prints from the fixture. It is scraped at
+// http://127.0.0.1:PORT/URLPATH once per sample, the fixture advanced between
+// scrapes. Nothing is fetched or built by this program.
 //
 // --dump FILE: write every record the in-process runs emitted to FILE,
 // except iosonar.sampler lines (they carry measured durations), so two
 // builds of the exporter can be compared byte for byte on the same inputs.
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <malloc.h>
@@ -284,8 +294,8 @@ struct SampleCounter {
   }
 };
 
-// GET /metrics from 127.0.0.1:port: bytes of the body (0 on failure).
-size_t Scrape(int port) {
+// GET path (default /metrics) from 127.0.0.1:port: bytes of the body (0 on failure).
+size_t Scrape(int port, const std::string& path = "/metrics") {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in a{};
   a.sin_family = AF_INET;
@@ -295,8 +305,8 @@ size_t Scrape(int port) {
     close(fd);
     return 0;
   }
-  const char req[] = "GET /metrics HTTP/1.1\r\nHost: bench\r\n\r\n";
-  if (write(fd, req, sizeof req - 1) < 0) {
+  const std::string req = "GET " + path + " HTTP/1.1\r\nHost: bench\r\nConnection: close\r\n\r\n";
+  if (write(fd, req.data(), req.size()) < 0) {
     close(fd);
     return 0;
   }
@@ -528,9 +538,186 @@ double Pct(std::vector<double> v, double q) {
   return v[std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size() - 1) + 0.5))];
 }
 
+// --- Peers: other exporters run as given at run time (nothing fetched or built here) ---
+
+// Invoked as `lctl` or `lnetctl` (a symlink to this program in a directory put
+// first on a peer's PATH): what the real lctl prints for `get_param P...`,
+// read from the fixture under $BENCH_LUSTRE_ROOT: each parameter that matches
+// as "name=value" (one line) or "name=\n" + the file (several lines), the name
+// being the path under proc/fs/lustre, sys/fs/lustre or sys/kernel/debug/lustre
+// with '/' as '.'. `set_param` and `lnetctl` print nothing (no LNet here).
+int FakeLctl(int argc, char** argv) {
+  const char* root = std::getenv("BENCH_LUSTRE_ROOT");
+  const std::string self = argv[0];
+  const std::string base = self.substr(self.rfind('/') + 1);
+  if (base != "lctl" || !root || argc < 2 || std::string(argv[1]) != "get_param") return 0;
+  static const char* const kBases[] = {"/proc/fs/lustre/", "/sys/fs/lustre/", "/sys/kernel/debug/lustre/"};
+  std::vector<char> buf(1 << 20);
+  int missing = 0;
+  for (int i = 2; i < argc; ++i) {
+    std::string pat = argv[i];
+    if (pat.rfind('-', 0) == 0) continue;  // -n, -N: not used by the peers measured
+    std::replace(pat.begin(), pat.end(), '.', '/');
+    bool any = false;
+    std::vector<std::string> seen;
+    for (const char* b : kBases) {
+      const std::string prefix = std::string(root) + b;
+      glob_t g{};
+      if (glob((prefix + pat).c_str(), 0, nullptr, &g) == 0) {
+        for (size_t k = 0; k < g.gl_pathc; ++k) {
+          std::string name = std::string(g.gl_pathv[k]).substr(prefix.size());
+          std::replace(name.begin(), name.end(), '/', '.');
+          if (std::find(seen.begin(), seen.end(), name) != seen.end()) continue;
+          const int fd = open(g.gl_pathv[k], O_RDONLY);
+          if (fd < 0) continue;
+          struct stat st{};
+          if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+            close(fd);
+            continue;
+          }
+          seen.push_back(name);
+          any = true;
+          ssize_t n = read(fd, buf.data(), buf.size());
+          const bool multi = n > 0 && std::memchr(buf.data(), '\n', static_cast<size_t>(n)) != buf.data() + n - 1;
+          std::fputs(name.c_str(), stdout);
+          std::fputs(multi ? "=\n" : "=", stdout);
+          while (n > 0) {
+            std::fwrite(buf.data(), 1, static_cast<size_t>(n), stdout);
+            n = read(fd, buf.data(), buf.size());
+          }
+          close(fd);
+        }
+      }
+      globfree(&g);
+    }
+    if (!any) {
+      std::fprintf(stderr, "error: get_param: param_path '%s': No such file or directory\n", argv[i]);
+      ++missing;
+    }
+  }
+  std::fflush(stdout);
+  return missing ? 2 : 0;
+}
+
+struct Peer {
+  std::string name, path, command;  // --peer NAME URLPATH COMMAND
+};
+std::vector<Peer> g_peers;
+std::string g_self;  // this program's path (lctl/lnetctl link to it)
+
+bool Connectable(int port) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  const bool ok = connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+  close(fd);
+  return ok;
+}
+
+struct PeerResult {
+  double cpu_ms_per_scrape = 0, maxrss_mib = 0, anon_mib = 0;
+  std::vector<double> scrape_ms;
+  std::vector<size_t> bytes;
+};
+
+// A peer exporter as a child (`/bin/sh -c COMMAND`, ending in exec, with
+// BENCH_LUSTRE_ROOT = the fixture, BENCH_LUSTRE_PORT = the port it is to
+// serve on, and lctl/lnetctl = this program first on PATH). Once it accepts
+// connections it is scraped `samples` times, the fixture advanced between
+// scrapes as between the iosonar command's samples; then SIGTERM. CPU is
+// wait4's (the peer and the lctl processes it ran and waited for) over the
+// scrapes; peak RSS is the peer's VmHWM (lctl's own not included).
+PeerResult RunPeer(Fixture& fx, const Peer& p, int samples, int percent, int port) {
+  const std::string bindir = fx.root + "/peerbin";
+  MkdirP(bindir);
+  for (const char* n : {"lctl", "lnetctl"}) {
+    unlink((bindir + "/" + n).c_str());
+    if (symlink(g_self.c_str(), (bindir + "/" + n).c_str()) != 0) std::perror("symlink");
+  }
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e) {
+    const std::string kv = *e;
+    if (kv.rfind("PATH=", 0) == 0) continue;
+    env.push_back(kv);
+  }
+  const char* path = std::getenv("PATH");
+  env.push_back("PATH=" + bindir + ":" + (path ? path : "/usr/bin:/bin"));
+  env.push_back("BENCH_LUSTRE_ROOT=" + fx.root);
+  env.push_back("BENCH_LUSTRE_PORT=" + std::to_string(port));
+  std::vector<char*> envp;
+  for (auto& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  std::string sh = "/bin/sh", c = "-c", cmd = p.command;
+  char* argv[] = {sh.data(), c.data(), cmd.data(), nullptr};
+  pid_t pid;
+  PeerResult r;
+  if (posix_spawn(&pid, sh.c_str(), nullptr, nullptr, argv, envp.data()) != 0) {
+    std::perror("posix_spawn");
+    return r;
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!Connectable(port)) {
+    int st;
+    if (waitpid(pid, &st, WNOHANG) == pid || std::chrono::steady_clock::now() > deadline) {
+      std::fprintf(stderr, "bench_lustre: peer %s did not listen on port %d\n", p.name.c_str(), port);
+      kill(pid, SIGKILL);
+      waitpid(pid, &st, 0);
+      return r;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  g_anon_peak = 0;
+  double hwm = 0;
+  for (int k = 0; k < samples; ++k) {
+    if (k) fx.Advance(percent);
+    const auto s0 = std::chrono::steady_clock::now();
+    r.bytes.push_back(Scrape(port, p.path));
+    r.scrape_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s0).count());
+    hwm = std::max(hwm, VmHwmMib(pid));
+  }
+  kill(pid, SIGTERM);
+  int status = 0;
+  rusage ru{};
+  wait4(pid, &status, 0, &ru);
+  r.cpu_ms_per_scrape = (static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
+                         static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3) / samples;
+  r.maxrss_mib = hwm;
+  r.anon_mib = g_anon_peak;
+  return r;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  {
+    const std::string a0 = argv[0];
+    const std::string base = a0.substr(a0.rfind('/') + 1);
+    if (base == "lctl" || base == "lnetctl") return FakeLctl(argc, argv);
+  }
+  {
+    char self[4096];
+    const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n > 0) g_self.assign(self, static_cast<size_t>(n));
+  }
+  // --peer NAME URLPATH COMMAND (repeatable): taken out before the other options are read.
+  {
+    int w = 1;
+    for (int i = 1; i < argc; ++i) {
+      if (std::string(argv[i]) == "--peer") {
+        if (i + 3 >= argc) {
+          std::fprintf(stderr, "bench_lustre: --peer needs NAME URLPATH COMMAND\n");
+          return 2;
+        }
+        g_peers.push_back({argv[i + 1], argv[i + 2], argv[i + 3]});
+        i += 3;
+        continue;
+      }
+      argv[w++] = argv[i];
+    }
+    argc = w;
+  }
   setvbuf(stdout, nullptr, _IOLBF, 0);
   int samples = 20;
   double interval = 1.0;
@@ -626,6 +813,7 @@ int main(int argc, char** argv) {
   for (int si = 0; si < 3; ++si) {
     const auto [percent, every] = kScenarios[si];
     if (only_scenario >= 0 && si != only_scenario) continue;
+    double lean_cpu = 0;
     for (const char* b : kBinaries) {
       Result r = RunOnce(fx, b, samples, interval, percent, every);
       std::vector<double> steady(r.ms.begin() + (r.ms.size() > 1 ? 1 : 0), r.ms.end());  // sample 0 is the baseline
@@ -645,6 +833,21 @@ int main(int argc, char** argv) {
         g_scrape_ms.clear();
         g_scrape_bytes.clear();
       }
+      if (std::string(b) == "iosonar-exporter") lean_cpu = r.cpu_ms_per_sample;
+    }
+    for (size_t pi = 0; pi < g_peers.size(); ++pi) {
+      const Peer& p = g_peers[pi];
+      const int port = (g_scrape_port ? g_scrape_port : 19400) + 1 + static_cast<int>(pi);
+      PeerResult r = RunPeer(fx, p, samples, percent, port);
+      std::vector<double> kib;
+      for (size_t x : r.bytes) kib.push_back(static_cast<double>(x) / 1024);
+      const std::string name = Name(percent, every);
+      std::printf("%-40s %-17s %9.2f %9.2f %9.2f %12.2f %10.1f %10.1f %12s\n", name.c_str(), p.name.c_str(), Pct(r.scrape_ms, 0.5),
+                  Pct(r.scrape_ms, 0.9), Pct(r.scrape_ms, 1.0), r.cpu_ms_per_scrape, r.maxrss_mib, r.anon_mib, "-");
+      std::printf("  peer %s: %zu scrapes of %s (wall ms above), median %.0f KiB (min %.0f KiB); CPU per scrape %.1f ms = %.1fx "
+                  "iosonar-exporter's per sample\n",
+                  p.name.c_str(), r.scrape_ms.size(), p.path.c_str(), Pct(kib, 0.5), Pct(kib, 0.0), r.cpu_ms_per_scrape,
+                  lean_cpu > 0 ? r.cpu_ms_per_scrape / lean_cpu : 0.0);
     }
   }
   std::string cmd = std::string("rm -rf ") + tmpl;
