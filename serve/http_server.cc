@@ -12,7 +12,9 @@
 #include <fstream>
 #include <iostream>
 #include <functional>
+#include <map>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <thread>
 #include <vector>
@@ -208,10 +210,91 @@ struct Pending {
   std::atomic<bool> done{false};
 };
 
+// A libmicrohttpd response made once per shared body (a cached page, summary
+// or static file) and queued for every request that sends it, as its manual
+// allows: no response object, six header copies and their frees per request.
+// libmicrohttpd counts a response's references (each queued connection holds
+// one); the cache holds one and, through the response, the body. An entry
+// whose body nobody else holds any more (the service replaced the answer) is
+// dropped when another is added; at most kMax are kept.
+class ResponseCache {
+ public:
+  static constexpr size_t kMax = 256;
+  // Queues on c the response for x's shared body and headers, made by make
+  // the first time; nullopt if make failed (the caller sends x itself).
+  std::optional<MHD_Result> Queue(MHD_Connection* c, const Response& x, const std::function<MHD_Response*()>& make) {
+    // Under the lock: no other thread can drop the cache's reference between
+    // finding the response and queueing it (which takes the connection's).
+    std::lock_guard<std::mutex> l(mu_);
+    auto it = map_.find(x.shared_body.get());
+    if (it == map_.end() || it->second.body != x.shared_body || it->second.content_type != x.content_type ||
+        it->second.headers != x.headers) {
+      MHD_Response* r = make();
+      if (!r) return std::nullopt;
+      if (it != map_.end()) {
+        mhd.destroy_response(it->second.resp);
+        map_.erase(it);
+      }
+      // The entry, the response's own hold: 2 = nobody else sends this body any more.
+      for (auto e = map_.begin(); e != map_.end();) {
+        if (e->second.body.use_count() <= 2 || map_.size() >= kMax) {
+          mhd.destroy_response(e->second.resp);
+          e = map_.erase(e);
+        } else {
+          ++e;
+        }
+      }
+      it = map_.emplace(x.shared_body.get(), Entry{x.shared_body, x.content_type, x.headers, r}).first;
+    }
+    return mhd.queue_response(c, static_cast<unsigned>(x.status), it->second.resp);
+  }
+
+ private:
+  struct Entry {
+    std::shared_ptr<const std::string> body;
+    std::string content_type;
+    std::vector<std::pair<std::string, std::string>> headers;
+    MHD_Response* resp;
+  };
+  std::mutex mu_;
+  std::map<const std::string*, Entry> map_;
+};
+
+ResponseCache& Responses() {
+  static ResponseCache* c = new ResponseCache;  // never destroyed: queued responses may outlive a server
+  return *c;
+}
+
+void AddHeaders(MHD_Response* resp, const Response& x) {
+  mhd.add_response_header(resp, "Content-Type", x.content_type.c_str());
+  for (const auto& [k, v] : SecurityHeaders()) {
+    bool overridden = false;
+    for (const auto& h : x.headers) overridden = overridden || strcasecmp(h.first.c_str(), k.c_str()) == 0;
+    if (!overridden) mhd.add_response_header(resp, k.c_str(), v.c_str());
+  }
+  for (const auto& [k, v] : x.headers) mhd.add_response_header(resp, k.c_str(), v.c_str());
+}
+
 // Queues x on c: the body is handed to libmicrohttpd without a copy (a shared
 // body by reference: the last response using it releases it).
 MHD_Result Send(MHD_Connection* c, Response& x) {
   MHD_Response* resp = nullptr;
+  if (x.shared_body) {
+    // A cached answer: its response object is reused (ResponseCache).
+    auto queued = Responses().Queue(c, x, [&]() -> MHD_Response* {
+      auto* hold = new std::shared_ptr<const std::string>(x.shared_body);
+      MHD_Response* made = mhd.create_response_from_buffer_cls(
+          (*hold)->size(), const_cast<char*>((*hold)->data()),
+          [](void* p) { delete static_cast<std::shared_ptr<const std::string>*>(p); }, hold);
+      if (!made) {
+        delete hold;
+        return nullptr;
+      }
+      AddHeaders(made, x);
+      return made;
+    });
+    if (queued) return *queued;
+  }
   if (x.shared_body) {
     auto* hold = new std::shared_ptr<const std::string>(std::move(x.shared_body));
     resp = mhd.create_response_from_buffer_cls(
@@ -225,13 +308,7 @@ MHD_Result Send(MHD_Connection* c, Response& x) {
     if (!resp) delete hold;
   }
   if (!resp) return MHD_NO;
-  mhd.add_response_header(resp, "Content-Type", x.content_type.c_str());
-  for (const auto& [k, v] : SecurityHeaders()) {
-    bool overridden = false;
-    for (const auto& h : x.headers) overridden = overridden || strcasecmp(h.first.c_str(), k.c_str()) == 0;
-    if (!overridden) mhd.add_response_header(resp, k.c_str(), v.c_str());
-  }
-  for (const auto& [k, v] : x.headers) mhd.add_response_header(resp, k.c_str(), v.c_str());
+  AddHeaders(resp, x);
   MHD_Result ret = mhd.queue_response(c, static_cast<unsigned>(x.status), resp);
   mhd.destroy_response(resp);
   return ret;
