@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "analysis-jobs/lib/results.h"
+#include "core/results/results.h"
 #include "cli/cli_options.h"
 #include "cli/commands.h"
 #include "cli/config_check.h"
@@ -96,7 +96,7 @@ Status WriteTextFile(const std::string& path, const std::string& text) {
 int CmdSchema(int argc, char** argv) {
   po::options_description desc(
       "usage: iosonar schema [--format json|markdown] | --results\n\nPrints the record schema, the one source of truth "
-      "for every field iosonar emits;\nwith --results the analysis results' MySQL tables (analysis-jobs/lib/results.def)");
+      "for every field iosonar emits;\nwith --results the analysis results' MySQL tables (core/results/results.def)");
   std::string format = "json";
   desc.add_options()("help,h", "show this help")("format", po::value(&format)->default_value("json"), "json or markdown")(
       "results", "print the CREATE TABLE statements of the analysis results");

@@ -66,7 +66,7 @@
 #include <vector>
 
 #include "analysis-jobs/job-summary/job_summary.h"
-#include "analysis-jobs/lib/results.h"
+#include "core/results/results.h"
 #include "analysis-jobs/phases/phases.h"
 #include "core/base/status.h"
 #include "core/jobdb/jobdb.h"
@@ -176,7 +176,7 @@ std::string ToRecords(const AnomalyResult& r, const std::string& host);
 // job_anomaly_neighbour and job_server_outlier rows in one transaction.
 Status WriteToDb(MysqlConn& db, const std::string& cluster, uint64_t job_id, const AnomalyResult& r);
 // A job's stored result (migration 35; its tables are declared in
-// analysis-jobs/lib/results.def): the job_anomaly row (all but result_json),
+// core/results/results.def): the job_anomaly row (all but result_json),
 // the neighbours by rank and the lagging servers, largest cost first. The
 // one reader of a job's rows (StoredVerdictLine, serve's job page).
 struct StoredAnomaly {

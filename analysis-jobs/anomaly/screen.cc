@@ -21,6 +21,7 @@
 #include "core/base/json_kv.h"
 #include "core/base/timeutil.h"
 #include "core/records/fields.h"
+#include "core/results/results.h"
 
 namespace iosonar::anomaly {
 namespace {
@@ -693,14 +694,18 @@ Status WriteOccurrencesToDb(MysqlConn& db, const ScreenResult& r) {
   const std::string now = SqlDatetime(NowNs());
   return db.Transaction([&]() -> Status {
     for (const auto& o : r.occurrences) {
-      auto a = db.Exec(
-          "INSERT INTO server_anomaly (kind, server, start_time, end_time, duration_s, max_bw_ratio, peak, still_open, "
-          "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON DUPLICATE KEY UPDATE end_time = VALUES(end_time), "
-          "duration_s = VALUES(duration_s), max_bw_ratio = GREATEST(max_bw_ratio, VALUES(max_bw_ratio)), "
-          "peak = VALUES(peak), still_open = VALUES(still_open), updated_at = VALUES(updated_at)",
-          {o.kind, o.name, SqlDatetime(o.start_ns), SqlDatetime(o.end_ns), static_cast<double>(o.end_ns - o.start_ns) / 1e9,
-           o.max_bw_ratio, o.peak, int64_t{o.open ? 1 : 0}, now});
-      if (!a.ok()) return a.status();
+      results::server_anomaly::Row row;
+      row.kind = o.kind;
+      row.server = o.name;
+      row.start_time = SqlDatetime(o.start_ns);
+      row.end_time = SqlDatetime(o.end_ns);
+      row.duration_s = static_cast<double>(o.end_ns - o.start_ns) / 1e9;
+      row.max_bw_ratio = o.max_bw_ratio;
+      row.peak = o.peak;
+      row.still_open = o.open ? 1 : 0;
+      row.updated_at = now;  // alerted_at: NULL for a new occurrence, kept on one seen before
+      Status st = results::Upsert(db, row, {.keep = {"alerted_at"}, .greatest = {"max_bw_ratio"}});
+      if (!st.ok()) return st;
     }
     // Open rows that ended before this range began and were not continued are closed.
     auto c = db.Exec("UPDATE server_anomaly SET still_open = 0, updated_at = ? WHERE still_open = 1 AND updated_at < ? "

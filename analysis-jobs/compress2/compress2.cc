@@ -8,7 +8,7 @@
 #include <unordered_map>
 
 #include "analysis-jobs/lib/format.h"
-#include "analysis-jobs/lib/results.h"
+#include "core/results/results.h"
 #include "core/base/hash.h"
 #include "core/jobdb/jobdb.h"
 #include "analysis-jobs/lib/result_record.h"

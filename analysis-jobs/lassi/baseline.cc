@@ -3,7 +3,7 @@
 #include <cstdlib>
 #include <map>
 
-#include "analysis-jobs/lib/results.h"
+#include "core/results/results.h"
 #include "analysis-jobs/lib/stored_baselines.h"
 #include "core/base/json.h"
 #include "core/jobdb/jobdb.h"

@@ -5,7 +5,7 @@
 #include <map>
 #include <tuple>
 
-#include "analysis-jobs/lib/results.h"
+#include "core/results/results.h"
 #include "core/base/json.h"
 #include "core/base/json_kv.h"
 #include "core/base/timeutil.h"

@@ -10,7 +10,7 @@
 
 #include "analysis-jobs/lassi/apps.h"
 #include "analysis-jobs/lib/result_record.h"
-#include "analysis-jobs/lib/results.h"
+#include "core/results/results.h"
 #include "core/base/appendf.h"
 #include "core/base/json.h"
 #include "core/base/json_kv.h"

@@ -5,7 +5,7 @@
 #include <cstdio>
 
 #include "analysis-jobs/lib/format.h"
-#include "analysis-jobs/lib/results.h"
+#include "core/results/results.h"
 #include "analysis-jobs/lib/result_record.h"
 #include "core/base/json.h"
 #include "core/base/json_kv.h"

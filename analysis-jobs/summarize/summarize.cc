@@ -13,7 +13,7 @@
 #include "analysis-jobs/lib/coverage.h"
 #include "analysis-jobs/lib/format.h"
 #include "analysis-jobs/lib/result_record.h"
-#include "analysis-jobs/lib/results.h"
+#include "core/results/results.h"
 #include "core/base/json.h"
 #include "core/base/json_kv.h"
 #include "core/base/timeutil.h"

@@ -16,7 +16,7 @@
 #include "analysis-jobs/lib/format.h"
 #include "analysis-jobs/summarize/fs_context.h"
 #include "analysis-jobs/lib/result_record.h"
-#include "analysis-jobs/lib/results.h"
+#include "core/results/results.h"
 #include "core/base/json.h"
 #include "core/base/json_kv.h"
 #include "core/base/timeutil.h"

@@ -566,17 +566,9 @@ Result<JobRecord> JobDb::FindJob(const std::string& job_id, const std::string& c
 }
 
 Status JobDb::WriteJobSummary(const JobSummaryRow& s) {
-  auto u = [](uint64_t v) { return SqlParam(static_cast<int64_t>(v)); };
-  auto r = conn_->Exec(
-      "REPLACE INTO job_summary (cluster, job_id, computed_at, runtime_s, read_bytes, write_bytes, read_ops, "
-      "write_ops, read_bw_avg, read_bw_peak, write_bw_avg, write_bw_peak, read_iops, write_iops, meta_ops, "
-      "meta_ops_per_s, processes_with_io, nodes_with_io, files, errors, io_mode_read, io_mode_write, summary_json) "
-      "VALUES (?, ?, UTC_TIMESTAMP(6), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-      {s.cluster, u(s.job_id), s.runtime_s, u(s.read_bytes), u(s.write_bytes), u(s.read_ops), u(s.write_ops),
-       s.read_bw_avg, s.read_bw_peak, s.write_bw_avg, s.write_bw_peak, s.read_iops, s.write_iops, u(s.meta_ops),
-       s.meta_ops_per_s, u(s.processes_with_io), u(s.nodes_with_io), u(s.files), u(s.errors), s.io_mode_read,
-       s.io_mode_write, s.summary_json});
-  return r.ok() ? Status::Ok() : r.status();
+  JobSummaryRow row = s;
+  row.computed_at = SqlDatetime(NowNs());
+  return results::Replace(*conn_, row);
 }
 
 Result<std::vector<JobListing>> JobDb::ListJobs(const JobListFilter& f, size_t limit) {
@@ -628,10 +620,12 @@ Result<std::vector<JobListing>> JobDb::ListJobs(const JobListFilter& f, size_t l
   }
   p.push_back(static_cast<int64_t>(limit));
   p.push_back(static_cast<int64_t>(f.offset));
-  std::string sql = std::string("SELECT ") + kJobCols +
-                    ", s.job_id, s.runtime_s, s.read_bytes, s.write_bytes, s.read_bw_avg, s.read_bw_peak, "
-                    "s.write_bw_avg, s.write_bw_peak, s.meta_ops, s.io_mode_read, s.io_mode_write "
-                    "FROM jobs j LEFT JOIN job_summary s ON s.cluster = j.cluster AND s.job_id = j.job_id "
+  // The job_summary columns a listing shows (job_id first: NULL for a job with no summary).
+  static const std::vector<std::string> kListed = {"job_id",       "runtime_s",     "read_bytes",   "write_bytes",
+                                                   "read_bw_avg",  "read_bw_peak",  "write_bw_avg", "write_bw_peak",
+                                                   "meta_ops",     "io_mode_read",  "io_mode_write"};
+  std::string sql = std::string("SELECT ") + kJobCols + ", " + results::SelectList("s", kListed) +
+                    " FROM jobs j LEFT JOIN job_summary s ON s.cluster = j.cluster AND s.job_id = j.job_id "
                     "WHERE j.step = ''" +
                     (who.empty() ? std::string() : " AND (" + who + ")") + narrow +
                     " ORDER BY j.start_time IS NULL, j.start_time DESC, j.job_id DESC LIMIT ? OFFSET ?";
@@ -642,21 +636,10 @@ Result<std::vector<JobListing>> JobDb::ListJobs(const JobListFilter& f, size_t l
   for (const auto& r : *rows) {
     JobListing l{RowToJob(r), std::nullopt};
     if (r.size() > k && r[k]) {
-      auto d = [&](size_t i) { return r[k + i] ? std::strtod(r[k + i]->c_str(), nullptr) : 0.0; };
-      auto u = [&](size_t i) { return static_cast<uint64_t>(ToInt(r[k + i]).value_or(0)); };
       JobSummaryRow s;
+      results::ReadColumns(s, r, k, kListed);
       s.cluster = l.job.cluster;
       s.job_id = l.job.job_id;
-      s.runtime_s = d(1);
-      s.read_bytes = u(2);
-      s.write_bytes = u(3);
-      s.read_bw_avg = d(4);
-      s.read_bw_peak = d(5);
-      s.write_bw_avg = d(6);
-      s.write_bw_peak = d(7);
-      s.meta_ops = u(8);
-      s.io_mode_read = r[k + 9].value_or("");
-      s.io_mode_write = r[k + 10].value_or("");
       l.summary = std::move(s);
     }
     out.push_back(std::move(l));

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/jobdb/mysql.h"
+#include "core/results/results.h"
 #include "core/base/status.h"
 
 namespace iosonar {
@@ -62,19 +63,9 @@ std::string ApplicationKey(std::string_view command, std::string_view work_dir, 
 // its command, work_dir and name ("" without a command).
 std::string ApplicationKeyOf(const JobRecord& r);
 
-// The job_summary row (the numbers of analysis::JobSummary that are columns).
-struct JobSummaryRow {
-  std::string cluster;
-  uint64_t job_id = 0;
-  double runtime_s = 0;
-  uint64_t read_bytes = 0, write_bytes = 0, read_ops = 0, write_ops = 0;
-  double read_bw_avg = 0, read_bw_peak = 0, write_bw_avg = 0, write_bw_peak = 0, read_iops = 0, write_iops = 0;
-  uint64_t meta_ops = 0;
-  double meta_ops_per_s = 0;
-  uint64_t processes_with_io = 0, nodes_with_io = 0, files = 0, errors = 0;
-  std::string io_mode_read, io_mode_write;
-  std::string summary_json;
-};
+// The job_summary row (the numbers of analysis::JobSummary that are
+// columns), as core/results/results.def declares it.
+using JobSummaryRow = results::job_summary::Row;
 
 // Which jobs a listing holds (JobDb::ListJobs): every job (all), else the
 // jobs of `user` and those whose account / group is one of `accounts` /

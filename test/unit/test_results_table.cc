@@ -1,4 +1,4 @@
-// The analysis results declared once (analysis-jobs/lib/results.def): the
+// The analysis results declared once (core/results/results.def): the
 // CREATE TABLE statements generated from the table are those of the
 // migrations (mysql-schema/), line by line with their comments, so the table
 // can stand for the schema; and the generated INSERT/SELECT name its columns.
@@ -10,7 +10,7 @@
 #include <regex>
 #include <sstream>
 
-#include "analysis-jobs/lib/results.h"
+#include "core/results/results.h"
 #include "core/base/timeutil.h"
 #include "test/testutil/testutil.h"
 
@@ -208,6 +208,21 @@ TEST_CASE("results: the one INSERT and SELECT of a table name its columns in ord
         "REPLACE INTO job_tokio_summary (cluster, job_id, computed_at, row_json) VALUES (?, ?, ?, ?)");
   // A key column with a prefix length (lassi_risk's target(255)) is still a key column.
   CHECK(results::UpsertSql(*results::FindTable("lassi_risk")).find("target = VALUES") == std::string::npos);
+  // The screening's upsert of an occurrence: alerted_at kept, the largest ratio kept.
+  const results::UpsertRule occurrence{.keep = {"alerted_at"}, .greatest = {"max_bw_ratio"}};
+  CHECK(results::UpsertSql(*results::FindTable("server_anomaly"), occurrence) ==
+        "INSERT INTO server_anomaly (kind, server, start_time, end_time, duration_s, max_bw_ratio, peak, still_open, "
+        "alerted_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON DUPLICATE KEY UPDATE end_time = "
+        "VALUES(end_time), duration_s = VALUES(duration_s), max_bw_ratio = GREATEST(max_bw_ratio, "
+        "VALUES(max_bw_ratio)), peak = VALUES(peak), still_open = VALUES(still_open), updated_at = VALUES(updated_at)");
+  // A listing's join reads the columns it names through the generated readers.
+  CHECK(results::SelectList("s", {"job_id", "io_mode_read"}) == "s.job_id, s.io_mode_read");
+  results::job_summary::Row js;
+  results::ReadColumns(js, {std::string("x"), std::string("7"), std::nullopt, std::string("N-1")}, 1,
+                       {"job_id", "runtime_s", "io_mode_read"});
+  CHECK(js.job_id == 7);
+  CHECK(js.runtime_s == 0);
+  CHECK(js.io_mode_read == "N-1");
   CHECK(results::FindTable("jobs") == nullptr);  // the scheduler's table is no analysis result
   CHECK(results::SqlDatetimeNs("1970-01-01 00:00:01.500000") == 1500000000);
   CHECK(results::SqlDatetimeNs("2026-11-22 07:00:00") == *ParseIso8601("2026-11-22T07:00:00Z"));

@@ -1,5 +1,5 @@
 // See results.h; the tables come from results.def.
-#include "analysis-jobs/lib/results.h"
+#include "core/results/results.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -67,7 +67,7 @@ const Declared& All() {
 #define COLUMN(table, column, type, sql, note) t->columns.push_back({#column, k##type, sql, note});
 #define KEY(table, key) t->keys.push_back(key);
 #define END(table)
-#include "analysis-jobs/lib/results.def"
+#include "core/results/results.def"
     return d;
   }();
   return k;
@@ -155,7 +155,7 @@ std::string InsertSql(const Table& t) {
 
 std::string ReplaceSql(const Table& t) { return "REPLACE" + InsertSql(t).substr(6); }
 
-std::string UpsertSql(const Table& t) {
+std::string UpsertSql(const Table& t, const UpsertRule& rule) {
   // The primary key's columns: "PRIMARY KEY (a, b(255), c)".
   std::vector<std::string> key;
   for (const char* k : t.keys) {
@@ -172,12 +172,23 @@ std::string UpsertSql(const Table& t) {
   }
   std::string sql = InsertSql(t) + " ON DUPLICATE KEY UPDATE ";
   bool first = true;
+  auto named = [](const std::vector<std::string_view>& v, const char* c) {
+    return std::find(v.begin(), v.end(), std::string_view(c)) != v.end();
+  };
   for (const auto& c : t.columns) {
-    if (std::find(key.begin(), key.end(), c.name) != key.end()) continue;
-    sql += std::string(first ? "" : ", ") + c.name + " = VALUES(" + c.name + ")";
+    if (std::find(key.begin(), key.end(), c.name) != key.end() || named(rule.keep, c.name)) continue;
+    const std::string name = c.name, value = "VALUES(" + name + ")";
+    sql += (first ? "" : ", ") + name + " = ";
+    sql += named(rule.greatest, c.name) ? "GREATEST(" + name + ", " + value + ")" : value;
     first = false;
   }
   return sql;
+}
+
+std::string SelectList(std::string_view prefix, const std::vector<std::string>& columns) {
+  std::string out;
+  for (const auto& c : columns) out += (out.empty() ? "" : ", ") + std::string(prefix) + "." + c;
+  return out;
 }
 
 #define RESULT(table, migration, command, what)                                    \
@@ -202,6 +213,6 @@ std::string UpsertSql(const Table& t) {
   };               \
   return k;        \
   }
-#include "analysis-jobs/lib/results.def"
+#include "core/results/results.def"
 
 }  // namespace iosonar::results
