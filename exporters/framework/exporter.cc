@@ -86,6 +86,7 @@ void Context::StartTick(uint64_t tick, int64_t now_ns, int64_t mono_ns, int64_t 
     s.ok = true;
     s.duration_ns = 0;
     s.warnings = 0;
+    s.timeouts = 0;
     s.error.clear();
     s.touched = false;
   }
@@ -171,6 +172,7 @@ void Context::Warn(std::string_view source, std::string_view message) {
 
 void Context::Timeout(std::string_view source, std::string_view message) {
   ++timeouts_total_;
+  ++Source(source).timeouts;
   Warn(source, message);
 }
 
@@ -188,21 +190,24 @@ std::string& Context::FinishTick(int64_t collect_ns) {
   EndRecord();
   if (sampler_records_) {
     const uint64_t data_lines = lines_;
-    uint64_t total_warn = 0;
+    uint64_t total_warn = 0, total_timeouts = 0;
     bool all_ok = true;
     for (auto& [name, s] : sources_) {
       if (!s.touched) continue;
       total_warn += s.warnings;
+      total_timeouts += s.timeouts;
       all_ok = all_ok && s.ok;
       Record& r = Begin(dataset::kSampler);
       r.Str(field::kSamplerName, sampler_).Str(field::kSamplerSource, name).Bool(field::kSamplerOk, s.ok);
       r.Int(field::kSamplerDurationNs, s.duration_ns).Int(field::kSamplerWarnings, static_cast<int64_t>(s.warnings));
+      if (s.timeouts) r.Int(field::kSamplerTimeouts, static_cast<int64_t>(s.timeouts));
       if (!s.error.empty()) r.Str(field::kSamplerError, s.error);
       EndRecord();
     }
     Record& r = Begin(dataset::kSampler);
     r.Str(field::kSamplerName, sampler_).Str(field::kSamplerSource, "*").Bool(field::kSamplerOk, all_ok);
     r.Int(field::kSamplerDurationNs, collect_ns).Int(field::kSamplerWarnings, static_cast<int64_t>(total_warn));
+    if (total_timeouts) r.Int(field::kSamplerTimeouts, static_cast<int64_t>(total_timeouts));
     r.Int(field::kSamplerRecords, static_cast<int64_t>(data_lines)).Int(field::kSamplerIntervalNs, interval_ns_);
     EndRecord();
   }

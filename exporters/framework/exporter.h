@@ -118,6 +118,7 @@ class Context {
     bool ok = true;
     int64_t duration_ns = 0;
     uint64_t warnings = 0;   // this tick
+    uint64_t timeouts = 0;   // this tick (each also counted in warnings)
     std::string error;
     int64_t last_print_mono = INT64_MIN;
     uint64_t suppressed = 0;

@@ -441,8 +441,10 @@ bool HistDiff(const HistSnap& prev, const HistSnap& cur, std::vector<HistDelta>*
 }
 
 // ---------------------------------------------------------------- sources
-enum Kind { kOssStats, kMdsStats, kJobStats, kBrw, kLlite, kOsc, kKinds };
-constexpr std::string_view kKindSource[kKinds] = {"oss", "mds", "jobstats", "brw", "client", "client"};
+// kOstIo: the OSS's ost_io service stats (ost/OSS/ost_io/stats), read before
+// the OSTs' stats, whose records carry its request wait (oss.ost_io_wait_ns).
+enum Kind { kOstIo, kOssStats, kMdsStats, kJobStats, kBrw, kLlite, kOsc, kKinds };
+constexpr std::string_view kKindSource[kKinds] = {"oss", "oss", "mds", "jobstats", "brw", "client", "client"};
 
 struct Item {
   Kind kind;
@@ -607,6 +609,7 @@ class LustreExporter final : public exporters::Exporter {
   void WarnIssues(Context& ctx, const Item& it, const std::vector<Issue>& issues);
   void FillSnap(Context& ctx, const Item& it, Role role, const ParsedStats& p, TargetSnap* s);
   void DoStats(Context& ctx, const Item& it);
+  void DoOstIo(Context& ctx, const Item& it);
   void DoJobs(Context& ctx, const Item& it);
   void DoBrw(Context& ctx, const Item& it);
   void DoOsc(Context& ctx, const Item& it);
@@ -648,6 +651,13 @@ class LustreExporter final : public exporters::Exporter {
     int64_t active = 0, dropped = 0;
   };
   std::unordered_map<std::string, JobSummary> job_summary_;
+  // The OSS's ost_io req_waittime as last read, and this sample's mean wait
+  // per request (ns; -1: none this sample: a baseline, a reset, no requests).
+  struct OstIoState {
+    uint64_t gen = 0, samples = 0, sum_ns = 0;
+    int64_t start_ns = -1;
+  } ost_io_;
+  int64_t ost_io_wait_ns_ = -1;
   std::set<std::string> warned_[3];
   // With --jobstats-max-jobs N: the N heaviest changed jobs of the target
   // being read (a heap, lightest on top); with 0 (the default) every changed
@@ -714,7 +724,16 @@ void LustreExporter::Find(Context&) {
     FindDir("obdfilter", "job_stats", kJobStats, kOss, &seen);
     FindDir("mdt", "job_stats", kJobStats, kMds, &seen);
   }
-  if (o_.oss) FindDir("obdfilter", "stats", kOssStats, kOss, &seen);
+  if (o_.oss) {
+    FindDir("obdfilter", "stats", kOssStats, kOss, &seen);
+    // The OSS's ost_io service: /proc/fs/lustre up to 2.14, debugfs since.
+    for (const auto& r : roots_) {
+      std::string path = r + "/ost/OSS/ost_io/stats";
+      if (access(path.c_str(), R_OK) != 0 && (errno == ENOENT || errno == ENOTDIR)) continue;
+      items_.push_back(Item{kOstIo, kOss, "OSS", "ost/OSS/ost_io/stats", std::move(path), {}});
+      break;
+    }
+  }
   if (o_.mds) FindDir("mdt", "md_stats", kMdsStats, kMds, &seen);
   if (o_.brw) {
     // Since 2.9 brw_stats lives in the OSD (osd-zfs, osd-ldiskfs), reached
@@ -767,7 +786,11 @@ void LustreExporter::FromDump(Context& ctx) {
     auto d2 = p.name.rfind('.');
     if (d1 == std::string_view::npos || d1 == d2) continue;
     std::string_view mod = p.name.substr(0, d1), tgt = p.name.substr(d1 + 1, d2 - d1 - 1), file = p.name.substr(d2 + 1);
-    if (tgt.find('.') != std::string_view::npos) continue;  // per-export and service parameters
+    if (p.name == "ost.OSS.ost_io.stats") {
+      if (o_.oss) items_.push_back(Item{kOstIo, kOss, "OSS", std::string(p.name), {}, p.value});
+      continue;
+    }
+    if (tgt.find('.') != std::string_view::npos) continue;  // per-export and other service parameters
     Item it{kKinds, kOss, std::string(tgt), std::string(p.name), {}, p.value};
     if (mod == "obdfilter" && file == "stats" && o_.oss) it.kind = kOssStats;
     else if (mod == "mdt" && file == "md_stats" && o_.mds) { it.kind = kMdsStats; it.role = kMds; }
@@ -780,9 +803,9 @@ void LustreExporter::FromDump(Context& ctx) {
     else if (mod == "osc" && file == "rpc_stats" && o_.client) { it.kind = kOsc; it.role = kClient; }
     if (it.kind != kKinds) items_.push_back(std::move(it));
   }
-  std::stable_sort(items_.begin(), items_.end(), [](const Item& a, const Item& b) {
-    return (a.kind == kJobStats) > (b.kind == kJobStats);
-  });
+  // Job stats first, then the OSS's ost_io (its wait goes on the OSTs' records).
+  auto rank = [](Kind k) { return k == kJobStats ? 0 : k == kOstIo ? 1 : 2; };
+  std::stable_sort(items_.begin(), items_.end(), [&](const Item& a, const Item& b) { return rank(a.kind) < rank(b.kind); });
 }
 
 bool LustreExporter::Text(Context& ctx, const Item& it, std::string_view* text) {
@@ -818,6 +841,9 @@ void LustreExporter::KeepBase(const Item& it) {
     if (f != map.end() && f->second.gen + 1 == gen_) f->second.gen = gen_;
   };
   switch (it.kind) {
+    case kOstIo:
+      if (ost_io_.gen + 1 == gen_) ost_io_.gen = gen_;
+      break;
     case kOssStats:
     case kMdsStats:
     case kLlite: keep(stats_[it.role]); break;
@@ -942,6 +968,7 @@ void LustreExporter::DoStats(Context& ctx, const Item& it) {
     if (role == kOss) {
       rec.Int(field::kOssOtherOps, I(other));
       if (secs > 0) rec.Num(field::kOssOpsPerS, static_cast<double>(total) / secs);
+      if (ost_io_wait_ns_ >= 0) rec.Int(field::kOssOstIoWaitNs, ost_io_wait_ns_);
     } else if (role == kMds) {
       rec.Int(field::kMdsOps, I(total));
       if (secs > 0) rec.Num(field::kMdsOpsPerS, static_cast<double>(total) / secs);
@@ -953,6 +980,37 @@ void LustreExporter::DoStats(Context& ctx, const Item& it) {
     auto js = job_summary_.find(it.target);
     if (js != job_summary_.end()) rec.Int(field::kLustreJobsActive, js->second.active).Int(field::kLustreJobsDropped, js->second.dropped);
   }
+}
+
+// The OSS's ost_io service stats (lprocfs counters, like an OST's stats):
+//   req_waittime   4690313 samples [usec] 4 20340 100079668 6817957300
+// The mean wait per request over the interval is Δsum / Δsamples; the
+// OSTs' records of this sample carry it (the OSS's threads serve them all).
+void LustreExporter::DoOstIo(Context& ctx, const Item& it) {
+  std::string_view text;
+  if (!Text(ctx, it, &text)) return;
+  ParseStats(text, &ps_);
+  WarnIssues(ctx, it, ps_.issues);
+  const StatsCounter* w = nullptr;
+  for (const auto& c : ps_.counters)
+    if (c.name == "req_waittime") w = &c;
+  if (!w || w->nvals < 3) return;  // no request yet (the line appears with the first), or no sum
+  uint64_t scale = 0;
+  if (w->unit.rfind("usec", 0) == 0) scale = 1000;
+  else if (w->unit.rfind("nsec", 0) == 0) scale = 1;
+  if (!scale) {
+    ctx.Warn(Source(it), it.rel + ": req_waittime in unit \"" + std::string(w->unit) + "\", not usec: not used");
+    return;
+  }
+  const uint64_t sum_ns = w->sum * scale;
+  const bool have_base = ost_io_.gen != 0 && ost_io_.gen + 1 == gen_;
+  const bool restarted = ost_io_.start_ns >= 0 && ps_.start_ns >= 0 && ost_io_.start_ns != ps_.start_ns;
+  if (have_base && !restarted && w->samples > ost_io_.samples && sum_ns >= ost_io_.sum_ns)
+    ost_io_wait_ns_ = static_cast<int64_t>((sum_ns - ost_io_.sum_ns) / (w->samples - ost_io_.samples));
+  ost_io_.gen = gen_;
+  ost_io_.samples = w->samples;
+  ost_io_.sum_ns = sum_ns;
+  ost_io_.start_ns = ps_.start_ns;
 }
 
 // job_stats is parsed as it is read: chunks of kJobChunk bytes, each cut
@@ -1306,11 +1364,13 @@ void LustreExporter::Collect(Context& ctx) {
   ++gen_;
   mono_ = ctx.mono_ns();
   job_summary_.clear();
+  ost_io_wait_ns_ = -1;
   if (o_.lctl_dump.empty()) Find(ctx);
   else FromDump(ctx);
   for (const Item& it : items_) {
     const int64_t t0 = MonotonicNs();
     switch (it.kind) {
+      case kOstIo: DoOstIo(ctx, it); break;
       case kOssStats:
       case kMdsStats:
       case kLlite: DoStats(ctx, it); break;

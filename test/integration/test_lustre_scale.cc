@@ -175,7 +175,36 @@ TEST_CASE("lustre exporter: a job_stats read that times out is a counted warning
   CHECK(src.find("\"sampler.ok\":false") != std::string::npos);
   CHECK(src.find("did not return within 200 ms") != std::string::npos);
   CHECK(IntOf(src, "sampler.warnings") == 1);  // the timeout is a warning, counted on its source
+  CHECK(IntOf(src, "sampler.timeouts") == 1);   // and a timeout, on its source and on the sample's "*"
+  CHECK(IntOf(RecordOf(t1, "\"sampler.source\":\"*\""), "sampler.timeouts") == 1);
+  CHECK(IntOf(RecordOf(t1, "\"sampler.source\":\"oss\""), "sampler.timeouts") == -1);  // absent where none
   CHECK(Count(t1, "\"event.dataset\":\"iosonar.jobstats\"") == 0);
+  {
+    // The lean command on the same hung file: its summary on stderr counts
+    // the timed-out reads among the warnings (the first read times out, the
+    // second finds it still stuck), and each sample's record counts its own.
+    // trace_pipe has one reader at a time (the stuck one above): a tracing
+    // instance of its own has a trace_pipe that blocks the same way.
+    const std::string inst = tfs + "/instances/iosonar-test-" + std::to_string(getpid());
+    REQUIRE(mkdir(inst.c_str(), 0700) == 0);
+    struct RmInstance {
+      std::string dir;
+      ~RmInstance() { rmdir(dir.c_str()); }
+    } rm_instance{inst};
+    REQUIRE(unlink(js.c_str()) == 0);
+    REQUIRE(symlink((inst + "/trace_pipe").c_str(), js.c_str()) == 0);
+    const std::string out = d / "cmd.jsonl";
+    auto r = Run({BinaryDir() + "/iosonar-exporter", "lustre", "--proc-root", root, "--sources", "oss,jobstats",
+                  "--read-timeout", "0.2", "--interval", "0.3", "--count", "2", "--output", out, "--host-name", "mds1"});
+    INFO(r.err);
+    CHECK(r.exit_code == 0);
+    CHECK(r.err.find(" warnings (2 reads timed out)") != std::string::npos);
+    CHECK(r.err.find(" 0 warnings") == std::string::npos);
+    const std::string lines = ReadFile(out);
+    INFO(lines);
+    CheckValid(lines);
+    CHECK(Count(lines, "\"sampler.timeouts\":1,") + Count(lines, "\"sampler.timeouts\":1}") == 4);  // jobstats and "*", twice
+  }
   // The hung read returns (trace data arrives); the file is back with two intervals' worth of counts.
   advance();
   REQUIRE(unlink(js.c_str()) == 0);
@@ -340,4 +369,88 @@ TEST_CASE("lustre exporter: --listen-metrics is parsed by prometheus_client, its
   CHECK(c.out == "405");
   CHECK(exp.Alive());
   CHECK(exp.Stop() == 0);
+}
+
+// The OSS's ost_io service stats in the format of the real captures
+// (../shared/data/lustre/whamcloud-lustrefs-exporter/lustre-collector/src/
+// fixtures/valid/valid.txt, `ost.OSS.ost_io.stats`): up to 2.14 under
+// /proc/fs/lustre, since 2.15 under debugfs with start_time/elapsed_time.
+namespace {
+void WriteOstIo(const std::string& root, fx::Layout l, int64_t snap_s, int64_t start_s, uint64_t waits, uint64_t wait_usec) {
+  const std::string dir = root + (l == fx::Layout::k215 ? "/sys/kernel/debug/lustre" : "/proc/fs/lustre") + "/ost/OSS/ost_io";
+  REQUIRE(Run({"mkdir", "-p", dir}).exit_code == 0);
+  char b[1024];
+  std::snprintf(b, sizeof b, "snapshot_time             %lld.303855291 secs.nsecs\n", (long long)snap_s);
+  std::string t = b;
+  if (l == fx::Layout::k215) {
+    std::snprintf(b, sizeof b, "start_time                %lld.030341682 secs.nsecs\nelapsed_time              %lld.972894566 secs.nsecs\n",
+                  (long long)start_s, (long long)(snap_s - start_s));
+    t += b;
+  }
+  std::snprintf(b, sizeof b,
+                "req_waittime              %llu samples [usec] 4 20340 %llu 6817957300\n"
+                "req_qdepth                %llu samples [reqs] 0 7 16886 22078\n"
+                "req_active                %llu samples [reqs] 1 45 30475809 333897005\n"
+                "req_timeout               %llu samples [sec] 15 15 70354695 1055320425\n"
+                "reqbuf_avail              9577644 samples [bufs] 63 64 612800114 39208553870\n"
+                "ost_read                  2442845 samples [usec] 234 49945 5185766973 19501455670833\n"
+                "ost_write                 2247452 samples [usec] 148 69989 4660586823 21667999297975\n",
+                (unsigned long long)waits, (unsigned long long)wait_usec, (unsigned long long)waits,
+                (unsigned long long)waits, (unsigned long long)waits);
+  t += b;
+  WriteFile(dir + "/stats", t);
+}
+}  // namespace
+
+TEST_CASE("lustre exporter: the OSS's ost_io req_waittime is each OST record's oss.ost_io_wait_ns (mean wait per "
+          "request over the interval), absent without requests or across a reset",
+          "[lustre][sources]") {
+  for (const fx::Layout l : {fx::Layout::k210, fx::Layout::k215}) {
+    INFO((l == fx::Layout::k215 ? "2.15 layout (debugfs)" : "2.10 layout (/proc)"));
+    TempDir d;
+    const std::string root = d / "root";
+    fx::State s;
+    s.osts["fs1-OST0000"].write_ops = 10;
+    s.osts["fs1-OST0001"].write_ops = 20;
+    fx::Write(root, s, l);
+    uint64_t waits = 4690313, usec = 100079668;
+    WriteOstIo(root, l, s.snapshot_s, s.start_s, waits, usec);
+    Driver drv = MakeDriver({"--proc-root", root, "--sources", "oss"});
+    const std::string t0 = drv.Sample();  // the baseline
+    CHECK(Count(t0, "oss.ost_io_wait_ns") == 0);
+    auto advance = [&](uint64_t dwaits, uint64_t dusec) {
+      s.snapshot_s += 1;
+      for (auto& [n, o] : s.osts) o.write_ops += 5;
+      fx::Write(root, s, l);
+      waits += dwaits;
+      usec += dusec;
+      WriteOstIo(root, l, s.snapshot_s, s.start_s, waits, usec);
+    };
+    // 2,000 requests waited 174,321 µs in all: 87.1605 µs each.
+    advance(2000, 174321);
+    std::string t = drv.Sample();
+    INFO(t);
+    CheckValid(t);
+    REQUIRE(Count(t, "\"event.dataset\":\"iosonar.oss\"") == 2);
+    for (const char* ost : {"fs1-OST0000", "fs1-OST0001"}) {
+      const std::string r = RecordOf(t, std::string("\"lustre.target\":\"") + ost + "\"");
+      CHECK(IntOf(r, "oss.ost_io_wait_ns") == 87160);
+    }
+    CHECK(RecordOf(t, "\"sampler.source\":\"oss\"").find("\"sampler.ok\":true") != std::string::npos);
+    // No request in the interval: no wait to report.
+    advance(0, 0);
+    t = drv.Sample();
+    CHECK(Count(t, "\"event.dataset\":\"iosonar.oss\"") == 2);
+    CHECK(Count(t, "oss.ost_io_wait_ns") == 0);
+    // The OSS restarted (counters back near zero): no value, the reading is the new baseline.
+    waits = 100;
+    usec = 5000;
+    if (l == fx::Layout::k215) s.start_s += 5;
+    advance(0, 0);
+    t = drv.Sample();
+    CHECK(Count(t, "oss.ost_io_wait_ns") == 0);
+    advance(10, 1234);  // 123.4 µs each
+    t = drv.Sample();
+    CHECK(IntOf(RecordOf(t, "\"lustre.target\":\"fs1-OST0000\""), "oss.ost_io_wait_ns") == 123400);
+  }
 }
