@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "analysis-jobs/job-summary/job_summary.h"
-#include "analysis-jobs/lib/results.h"
+#include "core/results/results.h"
 #include "analysis-jobs/report/report.h"
 
 namespace iosonar::serve {

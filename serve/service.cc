@@ -19,7 +19,7 @@
 #include "analysis-jobs/lassi/lassi_store.h"
 #include "analysis-jobs/lassi/probe_baseline.h"
 #include "analysis-jobs/lassi/slowdown.h"
-#include "analysis-jobs/lib/results.h"
+#include "core/results/results.h"
 #include "analysis-jobs/phases/phases.h"
 #include "analysis-jobs/report/report.h"
 #include "analysis-jobs/xlayer/xlayer.h"
