@@ -697,41 +697,31 @@ struct Service::Impl {
     Heatmap h;
     h.day_start_ns = day_ns;
     constexpr int64_t kHour = 3600LL * 1000000000LL;
-    auto scan = [&](const std::string& dataset, const std::vector<FieldId>& fields, std::vector<HeatRow>* rows,
-                    const std::function<bool(const Row&)>& keep) -> Status {
-      std::map<std::string, HeatRow> by;
+    // One unordered scan of the day's records of a dataset.
+    auto scan_day = [&](std::string_view dataset, std::vector<FieldId> fields,
+                        const std::function<bool(const Row&)>& fn) -> Status {
       ScanQuery q;
-      q.dataset = dataset;
+      q.dataset = std::string(dataset);
       q.range = {day_ns, day_ns + 24 * kHour};
-      q.fields = fields;
+      q.fields = std::move(fields);
       q.ordered = false;
-      Status s = (*store)->Scan(q, [&](const Row& r) {
-        if (!r.Has(0) || !keep(r)) return true;
-        double bytes = (r.Has(2) ? static_cast<double>(r.Int(2)) : 0) + (r.Has(3) ? static_cast<double>(r.Int(3)) : 0);
-        double secs = r.Has(4) && r.Int(4) > 0 ? static_cast<double>(r.Int(4)) / 1e9 : 1.0;
-        int64_t hour = (r.Int(1) - day_ns) / kHour;
-        if (hour < 0 || hour >= 24) return true;
-        HeatRow& row = by[std::string(r.Str(0))];
-        double& p = row.peak[static_cast<size_t>(hour)];
-        p = std::max(p, bytes / secs);
-        return true;
-      });
-      if (!s.ok()) return s;
-      for (auto& [name, row] : by) {
-        row.name = name;
-        rows->push_back(row);
-      }
-      return Status::Ok();
+      return (*store)->Scan(q, fn);
     };
-    Status s = scan(std::string(dataset::kOss),
-                    {field::kLustreTarget, field::kTimestamp, field::kOssReadBytes, field::kOssWriteBytes,
-                     field::kLustreElapsedNs},
-                    &h.osts, [](const Row&) { return true; });
-    if (!s.ok()) return s;
-    // The OSTs' IOPS and ost_io wait (iosonar.oss) and disk I/O time
-    // (iosonar.brw io_time_ms), where sampled.
+    // The hour of the day of a row whose field 1 is its timestamp (-1: outside the day).
+    auto hour_of = [&](const Row& r) -> int {
+      const int64_t hour = (r.Int(1) - day_ns) / kHour;
+      return hour < 0 || hour >= 24 ? -1 : static_cast<int>(hour);
+    };
+    auto sum2 = [](const Row& r, int a, int b) {
+      return (r.Has(a) ? static_cast<double>(r.Int(a)) : 0) + (r.Has(b) ? static_cast<double>(r.Int(b)) : 0);
+    };
+    auto per_s = [](const Row& r, int elapsed) {
+      return r.Has(elapsed) && r.Int(elapsed) > 0 ? static_cast<double>(r.Int(elapsed)) / 1e9 : 1.0;
+    };
+    auto raise = [](double* cell, double v) { *cell = std::isfinite(*cell) ? std::max(*cell, v) : v; };
+    // The OSTs (iosonar.oss, one scan): peak bytes/s, IOPS and their OSS's
+    // ost_io wait; then the disk I/O time (iosonar.brw io_time_ms), where sampled.
     std::map<std::string, size_t> ost_row;
-    for (size_t i = 0; i < h.osts.size(); ++i) ost_row[h.osts[i].name] = i;
     auto row_of = [&](std::string_view name) -> HeatRow& {
       auto it = ost_row.find(std::string(name));
       if (it == ost_row.end()) {
@@ -741,58 +731,59 @@ struct Service::Impl {
       }
       return h.osts[it->second];
     };
-    auto raise = [](double* cell, double v) { *cell = std::isfinite(*cell) ? std::max(*cell, v) : v; };
-    {
-      ScanQuery q;
-      q.dataset = std::string(dataset::kOss);
-      q.range = {day_ns, day_ns + 24 * kHour};
-      q.fields = {field::kLustreTarget, field::kTimestamp, field::kOssReadOps, field::kOssWriteOps, field::kLustreElapsedNs,
-                  field::kOssOstIoWaitNs};
-      q.ordered = false;
-      s = (*store)->Scan(q, [&](const Row& r) {
-        if (!r.Has(0)) return true;
-        const int64_t hour = (r.Int(1) - day_ns) / kHour;
-        if (hour < 0 || hour >= 24) return true;
-        const auto hr = static_cast<size_t>(hour);
-        HeatRow& row = row_of(r.Str(0));
-        if (r.Has(2) || r.Has(3)) {
-          const double ops = (r.Has(2) ? static_cast<double>(r.Int(2)) : 0) + (r.Has(3) ? static_cast<double>(r.Int(3)) : 0);
-          const double secs = r.Has(4) && r.Int(4) > 0 ? static_cast<double>(r.Int(4)) / 1e9 : 1.0;
-          raise(&row.iops[hr], ops / secs);
-        }
-        if (r.Has(5)) raise(&row.wait_ms[hr], static_cast<double>(r.Int(5)) / 1e6);
-        return true;
-      });
-      if (!s.ok()) return s;
-    }
+    Status s = scan_day(dataset::kOss,
+                        {field::kLustreTarget, field::kTimestamp, field::kOssReadBytes, field::kOssWriteBytes,
+                         field::kLustreElapsedNs, field::kOssReadOps, field::kOssWriteOps, field::kOssOstIoWaitNs},
+                        [&](const Row& r) {
+                          const int hour = r.Has(0) ? hour_of(r) : -1;
+                          if (hour < 0) return true;
+                          const auto hr = static_cast<size_t>(hour);
+                          HeatRow& row = row_of(r.Str(0));
+                          const double secs = per_s(r, 4);
+                          row.peak[hr] = std::max(row.peak[hr], sum2(r, 2, 3) / secs);
+                          if (r.Has(5) || r.Has(6)) raise(&row.iops[hr], sum2(r, 5, 6) / secs);
+                          if (r.Has(7)) raise(&row.wait_ms[hr], static_cast<double>(r.Int(7)) / 1e6);
+                          return true;
+                        });
+    if (!s.ok()) return s;
     {
       // The mean I/O time of each hour's I/Os: sum of count x bucket (ms) / count.
       std::map<std::pair<std::string, size_t>, std::pair<double, double>> io;  // (ost, hour) -> (ms sum, count)
-      ScanQuery q;
-      q.dataset = std::string(dataset::kBrw);
-      q.range = {day_ns, day_ns + 24 * kHour};
-      q.fields = {field::kLustreTarget, field::kTimestamp, field::kBrwHist, field::kBrwBucket, field::kBrwRead,
-                  field::kBrwWrite};
-      q.ordered = false;
-      s = (*store)->Scan(q, [&](const Row& r) {
-        if (!r.Has(0) || !r.Has(2) || r.Str(2) != "io_time_ms" || !r.Has(3)) return true;
-        const int64_t hour = (r.Int(1) - day_ns) / kHour;
-        if (hour < 0 || hour >= 24) return true;
-        const double n = (r.Has(4) ? static_cast<double>(r.Int(4)) : 0) + (r.Has(5) ? static_cast<double>(r.Int(5)) : 0);
-        auto& [sum, count] = io[{std::string(r.Str(0)), static_cast<size_t>(hour)}];
-        sum += n * static_cast<double>(r.Int(3));
-        count += n;
-        return true;
-      });
+      s = scan_day(dataset::kBrw,
+                   {field::kLustreTarget, field::kTimestamp, field::kBrwHist, field::kBrwBucket, field::kBrwRead,
+                    field::kBrwWrite},
+                   [&](const Row& r) {
+                     if (!r.Has(0) || !r.Has(2) || r.Str(2) != "io_time_ms" || !r.Has(3)) return true;
+                     const int hour = hour_of(r);
+                     if (hour < 0) return true;
+                     const double n = sum2(r, 4, 5);
+                     auto& [sum, count] = io[{std::string(r.Str(0)), static_cast<size_t>(hour)}];
+                     sum += n * static_cast<double>(r.Int(3));
+                     count += n;
+                     return true;
+                   });
       if (!s.ok()) return s;
       for (const auto& [key, v] : io) row_of(key.first).io_ms[key.second] = v.second > 0 ? v.first / v.second : 0;
     }
     std::sort(h.osts.begin(), h.osts.end(), [](const HeatRow& a, const HeatRow& b) { return a.name < b.name; });
-    s = scan(std::string(dataset::kClient),
-             {field::kHostName, field::kTimestamp, field::kClientReadBytes, field::kClientWriteBytes,
-              field::kLustreElapsedNs, field::kClientLayer},
-             &h.forwarding, [](const Row& r) { return r.Has(5) && r.Str(5) == "llite"; });
+    // The forwarding nodes: peak bytes/s of their llite records.
+    std::map<std::string, HeatRow> fwd;
+    s = scan_day(dataset::kClient,
+                 {field::kHostName, field::kTimestamp, field::kClientReadBytes, field::kClientWriteBytes,
+                  field::kLustreElapsedNs, field::kClientLayer},
+                 [&](const Row& r) {
+                   if (!r.Has(0) || !r.Has(5) || r.Str(5) != "llite") return true;
+                   const int hour = hour_of(r);
+                   if (hour < 0) return true;
+                   double& p = fwd[std::string(r.Str(0))].peak[static_cast<size_t>(hour)];
+                   p = std::max(p, sum2(r, 2, 3) / per_s(r, 4));
+                   return true;
+                 });
     if (!s.ok()) return s;
+    for (auto& [name, row] : fwd) {
+      row.name = name;
+      h.forwarding.push_back(std::move(row));
+    }
     return h;
   }
 
