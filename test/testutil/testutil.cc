@@ -67,13 +67,18 @@ int FreePort() {
   int lo = 32768;
   if (std::ifstream r("/proc/sys/net/ipv4/ip_local_port_range"); r) r >> lo;
   const int first = 10000, last = lo - 1;
+  // The lock files' directory: ours, a real directory, private ("" if another
+  // user made that name first: then the ports come as the kernel gives them).
   static const std::string dir = [] {
     std::string d = "/tmp/iosonar-test-ports-" + std::to_string(getuid());
     mkdir(d.c_str(), 0700);
-    return d;
+    struct stat st {};
+    const bool ours = lstat(d.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == getuid() &&
+                      (st.st_mode & 077) == 0;
+    return ours ? d : std::string();
   }();
   static unsigned seed = static_cast<unsigned>(getpid()) * 2654435761u ^ static_cast<unsigned>(time(nullptr));
-  if (last - first >= 1000) {
+  if (!dir.empty() && last - first >= 1000) {
     for (int attempt = 0; attempt < 2000; ++attempt) {
       const int port = first + static_cast<int>(rand_r(&seed) % static_cast<unsigned>(last - first + 1));
       const std::string lock = dir + "/" + std::to_string(port);
