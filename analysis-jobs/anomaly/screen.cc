@@ -134,7 +134,7 @@ namespace {
 struct Cell {
   double max_bw = 0;     // bytes/s, the bucket's largest record
   double brw_ios = 0;    // brw io_time I/Os ...
-  double brw_ms = 0;     // ... and their time (bucket lower bounds)
+  double brw_ms = 0;     // ... and their time (row labels: upper bounds)
   double rpcs = 0;       // OSC RPCs to (OST) or from (forwarding node) it ...
   double rpc_depth = 0;  // ... times the RPCs in flight they saw
   double ref_w = 0;      // the same RPCs times the reference depth (peers' queue to/from the same servers)

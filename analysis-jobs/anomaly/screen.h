@@ -8,7 +8,7 @@
 // Per bucket of bucket_ns (default 60 s) from `from`, per server:
 //  - demand rule (always): its cost per request against its peers' in the
 //    same bucket. OSTs: the mean brw_stats "I/O time" per I/O (iosonar.brw,
-//    hist io_time_ms, bucket lower bounds) over the median of the other OSTs
+//    hist io_time_ms, each row at its label, the upper bound) over the median of the other OSTs
 //    with I/Os in the bucket; without brw records, the RPCs in flight its
 //    clients' OSCs saw (iosonar.client osc, rpc_*_in_flight_mean, RPC
 //    weighted) over what the same clients saw towards the other OSTs.

@@ -1426,17 +1426,16 @@ void Header(std::string* out, std::string_view name, std::string_view type, std:
 
 struct BrwName {
   std::string_view key, metric, help;
-  bool linear;
 };
 constexpr BrwName kBrwNames[] = {
-    {"pages", "lustre_brw_pages_per_bulk_rw", "Pages per bulk read/write RPC (brw_stats)", false},
-    {"discont_pages", "lustre_brw_discontiguous_pages", "Discontiguous pages per RPC (brw_stats)", false},
-    {"discont_blocks", "lustre_brw_discontiguous_blocks", "Discontiguous blocks per RPC (brw_stats)", false},
-    {"frags", "lustre_brw_fragmented_ios", "Disk fragmented I/Os per RPC (brw_stats)", false},
-    {"in_flight", "lustre_brw_ios_in_flight", "Disk I/Os in flight when an I/O was started (brw_stats)", true},
-    {"io_time_ms", "lustre_brw_io_time_milliseconds", "Disk I/O time in milliseconds (brw_stats)", false},
-    {"io_size", "lustre_brw_io_size_bytes", "Disk I/O size in bytes (brw_stats)", false},
-    {"block_maps_ms", "lustre_brw_block_maps_milliseconds", "Block map time in milliseconds (brw_stats)", false},
+    {"pages", "lustre_brw_pages_per_bulk_rw", "Pages per bulk read/write RPC (brw_stats)"},
+    {"discont_pages", "lustre_brw_discontiguous_pages", "Discontiguous pages per RPC (brw_stats)"},
+    {"discont_blocks", "lustre_brw_discontiguous_blocks", "Discontiguous blocks per RPC (brw_stats)"},
+    {"frags", "lustre_brw_fragmented_ios", "Disk fragmented I/Os per RPC (brw_stats)"},
+    {"in_flight", "lustre_brw_ios_in_flight", "Disk I/Os in flight when an I/O was started (brw_stats)"},
+    {"io_time_ms", "lustre_brw_io_time_milliseconds", "Disk I/O time in milliseconds (brw_stats)"},
+    {"io_size", "lustre_brw_io_size_bytes", "Disk I/O size in bytes (brw_stats)"},
+    {"block_maps_ms", "lustre_brw_block_maps_milliseconds", "Block map time in milliseconds (brw_stats)"},
 };
 
 }  // namespace
@@ -1538,21 +1537,22 @@ void LustreExporter::RenderMetrics(exporters::MetricsServer::Body& body) {
       if (!body.Flush()) return;
     }
   }
-  // brw_stats: one histogram per kind, per target and direction; a bucket
-  // labelled N (a power of 2) counts values in [N, 2N), so its upper bound
-  // is le="2N-1" (exact for integers); "disk I/Os in flight" is linear (le="N").
+  // brw_stats: one histogram per kind, per target and direction. A row
+  // labelled N holds values up to N: Lustre tallies the log2 histograms
+  // (pages, I/O time, I/O size, block maps) into the smallest power of two
+  // >= the value (lprocfs_oh_tally_log2: (N/2, N]) and the linear ones
+  // (discontiguous pages/blocks, fragments, in flight) at exactly N, so
+  // le="N" is exact for both.
   std::vector<std::string> keys;
   for (const auto& [target, h] : brw_)
     for (const auto& x : h.h)
       if (std::find(keys.begin(), keys.end(), x.key) == keys.end()) keys.push_back(x.key);
   for (const std::string& key : keys) {
     std::string metric = "lustre_brw_" + key, help = "brw_stats histogram '" + key + "'";
-    bool linear = false;
     for (const BrwName& n : kBrwNames)
       if (n.key == key) {
         metric.assign(n.metric);
         help.assign(n.help);
-        linear = n.linear;
       }
     Header(&out, metric, "histogram", help);
     for (const auto& [target, h] : brw_) {
@@ -1572,8 +1572,7 @@ void LustreExporter::RenderMetrics(exporters::MetricsServer::Body& body) {
             const HistBucket& b = h.b[x.first + k];
             cum += write ? b.write : b.read;
             char le[24];
-            const uint64_t bound = linear || b.bucket == 0 ? b.bucket : b.bucket * 2 - 1;
-            bucket(std::string_view(le, static_cast<size_t>(std::to_chars(le, le + sizeof le, bound).ptr - le)));
+            bucket(std::string_view(le, static_cast<size_t>(std::to_chars(le, le + sizeof le, b.bucket).ptr - le)));
           }
           bucket("+Inf");
           out.append(metric).append("_count{component=\"ost\",operation=\"").append(write ? "write" : "read");
@@ -1586,6 +1585,21 @@ void LustreExporter::RenderMetrics(exporters::MetricsServer::Body& body) {
         if (!body.Flush()) return;
       }
     }
+  }
+  // The OSS's ost_io request waits (req_waittime) as a summary without
+  // quantiles: rate(_sum) / rate(_count) is the mean wait per request, the
+  // records' oss.ost_io_wait_ns.
+  if (ost_io_.gen != 0) {
+    Header(&out, "lustre_ost_io_request_wait_seconds", "summary",
+           "Time requests waited for an ost_io service thread on this OSS (ost/OSS/ost_io/stats req_waittime).");
+    out.append("lustre_ost_io_request_wait_seconds_sum ");
+    Num(&out, ost_io_.sum_ns / 1000000000);
+    char frac[16];
+    std::snprintf(frac, sizeof frac, ".%09llu\n", static_cast<unsigned long long>(ost_io_.sum_ns % 1000000000));
+    out.append(frac);
+    out.append("lustre_ost_io_request_wait_seconds_count ");
+    Num(&out, ost_io_.samples);
+    out.push_back('\n');
   }
   Header(&out, "iosonar_lustre_samples_total", "counter", "Samples taken by this exporter.");
   out.append("iosonar_lustre_samples_total ");

@@ -281,11 +281,12 @@ TEST_CASE("lustre exporter: --listen-metrics is parsed by prometheus_client, its
       CHECK(v["lustre_write_samples_total" + l] == static_cast<double>(o.write_ops));
       CHECK(v["lustre_read_bytes_total" + l] == static_cast<double>(o.read_bytes));
       CHECK(v["lustre_stats_total{component=ost,operation=punch,target=" + name + "}"] == static_cast<double>(o.punch));
-      // brw "pages per bulk r/w": cumulative buckets (1 -> le 1, 256 -> le 511), +Inf and count = all.
+      // brw "pages per bulk r/w": cumulative buckets (row N holds values up to N: 1 -> le 1, 256 -> le 256),
+      // +Inf and count = all.
       const auto b1 = o.pages.at(1), b256 = o.pages.at(256);
       const std::string h = "lustre_brw_pages_per_bulk_rw_";
       CHECK(v[h + "bucket{component=ost,le=1,operation=write,target=" + name + "}"] == static_cast<double>(b1.second));
-      CHECK(v[h + "bucket{component=ost,le=511,operation=write,target=" + name + "}"] ==
+      CHECK(v[h + "bucket{component=ost,le=256,operation=write,target=" + name + "}"] ==
             static_cast<double>(b1.second + b256.second));
       CHECK(v[h + "bucket{component=ost,le=+Inf,operation=read,target=" + name + "}"] ==
             static_cast<double>(b1.first + b256.first));
@@ -350,7 +351,7 @@ TEST_CASE("lustre exporter: --listen-metrics is parsed by prometheus_client, its
     CHECK(sum["oss.write_bytes " + t] == static_cast<int64_t>(5 * kMiB));
     const std::string p = "lustre_stats_total{component=ost,operation=punch,target=" + t + "}";
     CHECK(sum["oss.punch " + t] == static_cast<int64_t>(m2[p] - m1[p]));
-    const std::string b = "lustre_brw_pages_per_bulk_rw_bucket{component=ost,le=511,operation=write,target=" + t + "}";
+    const std::string b = "lustre_brw_pages_per_bulk_rw_bucket{component=ost,le=256,operation=write,target=" + t + "}";
     const std::string b1 = "lustre_brw_pages_per_bulk_rw_bucket{component=ost,le=1,operation=write,target=" + t + "}";
     CHECK(sum["brw 256 write " + t] == static_cast<int64_t>((m2[b] - m2[b1]) - (m1[b] - m1[b1])));
   }
@@ -453,4 +454,62 @@ TEST_CASE("lustre exporter: the OSS's ost_io req_waittime is each OST record's o
     t = drv.Sample();
     CHECK(IntOf(RecordOf(t, "\"lustre.target\":\"fs1-OST0000\""), "oss.ost_io_wait_ns") == 123400);
   }
+}
+
+TEST_CASE("lustre exporter: --listen-metrics carries the OSS's ost_io request waits as a summary whose rate ratio is "
+          "the records' oss.ost_io_wait_ns",
+          "[lustre][prometheus]") {
+  if (Run({"/usr/bin/python3", "-c", "import prometheus_client"}).exit_code != 0)
+    FAIL("python3-prometheus-client is not installed (scripts/setup.sh --test installs it)");
+  TempDir d;
+  const std::string root = d / "root";
+  fx::State s;
+  s.osts["fs1-OST0000"].write_ops = 10;
+  s.osts["fs1-OST0001"].write_ops = 20;
+  fx::Write(root, s, fx::Layout::k215);
+  uint64_t waits = 4690313, usec = 100079668;
+  WriteOstIo(root, fx::Layout::k215, s.snapshot_s, s.start_s, waits, usec);
+  const int port = FreePort();
+  const std::string url = "http://127.0.0.1:" + std::to_string(port) + "/metrics";
+  const std::string out = d / "out.jsonl";
+  Child exp({BinaryDir() + "/iosonar-exporter", "lustre", "--proc-root", root, "--sources", "oss", "--interval", "0.3",
+             "--output", out, "--listen-metrics", "127.0.0.1:" + std::to_string(port), "--host-name", "oss1"},
+            {}, d / "exp.log");
+  REQUIRE(WaitUntil([&] { return Samples(out) >= 1; }, 20000));
+  const std::string sum = "lustre_ost_io_request_wait_seconds_sum{}", count = "lustre_ost_io_request_wait_seconds_count{}";
+  auto scrape = [&] {
+    rapidjson::Document doc = RunOracle("prom_scrape.py", {url});
+    CHECK(std::string(doc["families"]["lustre_ost_io_request_wait_seconds"].GetString()) == "summary");
+    std::map<std::string, double> v;
+    for (auto it = doc["samples"].MemberBegin(); it != doc["samples"].MemberEnd(); ++it)
+      v[it->name.GetString()] = it->value.GetDouble();
+    return v;
+  };
+  // The file's counters, in seconds.
+  auto m1 = scrape();
+  CHECK(m1[count] == static_cast<double>(waits));
+  CHECK(m1[sum] == Approx(static_cast<double>(usec) / 1e6).epsilon(1e-12));
+  // 2,000 requests waited 174,321 us in all: 87.1605 us each.
+  s.snapshot_s += 1;
+  for (auto& [n, o] : s.osts) o.write_ops += 5;
+  fx::Write(root, s, fx::Layout::k215);
+  waits += 2000;
+  usec += 174321;
+  WriteOstIo(root, fx::Layout::k215, s.snapshot_s, s.start_s, waits, usec);
+  const size_t n = Samples(out);
+  REQUIRE(WaitUntil([&] { return Samples(out) >= n + 2; }, 20000));
+  auto m2 = scrape();
+  CHECK(m2[count] == static_cast<double>(waits));
+  CHECK(m2[sum] == Approx(static_cast<double>(usec) / 1e6).epsilon(1e-12));
+  const double mean_ns = (m2[sum] - m1[sum]) / (m2[count] - m1[count]) * 1e9;
+  CHECK(mean_ns == Approx(87160.5).margin(0.01));
+  // The records of the sample that saw the requests carry the same mean (whole ns).
+  int with_wait = 0;
+  for (const auto& l : SplitLines(ReadFile(out))) {
+    if (l.find("\"event.dataset\":\"iosonar.oss\"") == std::string::npos || IntOf(l, "oss.ost_io_wait_ns") < 0) continue;
+    ++with_wait;
+    CHECK(IntOf(l, "oss.ost_io_wait_ns") == static_cast<int64_t>(mean_ns));
+  }
+  CHECK(with_wait == 2);  // one sample, both OSTs
+  CHECK(exp.Stop() == 0);
 }
