@@ -494,3 +494,117 @@ TEST_CASE("bench: 10^7 trace records of a 1,024-node job, engines loaded directl
     e->Stop();  // its heap back before the next engine starts
   }
 }
+
+// "[.bench-forward]" (run-bench-forward): is the collector or the engine the
+// bound when forwarding? The same simulated records, in one run, alternately
+// (a) `iosonar collect --from-file --es` (the collector's forward path: each
+// stored batch of 8,192 lines posted as one _bulk, synchronously), (b) the
+// same without --es (the collector's own share: parse + SQLite), and (c) a
+// plain loader: one `curl` process posting the same NDJSON (`create` with the
+// collector's data stream and _id, the line with its group keys, as
+// EsClient builds it) in bodies of 8,192 documents over one keep-alive
+// connection, one request in flight. Each run writes to its own namespace
+// (fresh data streams, nothing already stored). OpenSearch only.
+// IOSONAR_BENCH_FORWARD_DURATION (s of simulated time, default 30),
+// IOSONAR_BENCH_REPEAT (runs of each, default 3; medians reported).
+TEST_CASE("bench: the collector's forward rate against a plain _bulk loader on OpenSearch", "[.bench-forward]") {
+  if (!HaveProgram("curl")) FAIL("curl is not installed");
+  const char* dur_env = std::getenv("IOSONAR_BENCH_FORWARD_DURATION");
+  const std::string duration = dur_env && *dur_env ? dur_env : "30";
+  const char* rep_env = std::getenv("IOSONAR_BENCH_REPEAT");
+  const int repeat = rep_env && std::atoi(rep_env) > 0 ? std::atoi(rep_env) : 3;
+  TempDir dir;
+  const std::string job = "id=5000,mode=N-N,first=0,nodes=256,ppn=4,stripes=4,start=0,duration=" + duration +
+                          ",period=1,io=1,bytes=4M,req=64K";
+  REQUIRE(Run({IosonarBin(), "simulate", "--output", dir / "sim.jsonl", "--nodes", "256", "--fwd", "4", "--osts", "16",
+               "--duration", duration, "--seed", "5", "--job", job})
+              .exit_code == 0);
+  std::vector<std::string> lines;
+  {
+    std::ifstream in(dir / "sim.jsonl");
+    for (std::string l; std::getline(in, l);) lines.push_back(std::move(l));
+  }
+  const uint64_t n = lines.size();
+  std::string skip;
+  SearchEngine* e = SearchEngine::Shared(EngineKind::kOpenSearch, &skip);
+  if (!e) {
+    std::printf("opensearch: %s\n", skip.c_str());
+    return;
+  }
+  auto env = e->Env("bench");
+  env["IOSONAR_HTTP_STATS"] = "1";
+  env["IOSONAR_CONFIG"] = "/nonexistent";
+  REQUIRE(Run({IosonarBin(), "es-setup", "--url", e->url()}, env).exit_code == 0);
+  std::printf("%llu records, %s; load average %s\n", static_cast<unsigned long long>(n), e->name().c_str(), LoadAvg().c_str());
+  // The loader's bodies for namespace ns, built before the clock starts; the curl command line.
+  constexpr size_t kBatch = 8192;
+  auto prepare = [&](const std::string& ns) {
+    std::vector<std::string> argv = {"curl", "-sS", "--no-progress-meter"};
+    size_t bodies = 0;
+    for (size_t first = 0; first < lines.size(); first += kBatch, ++bodies) {
+      std::vector<std::string> chunk(lines.begin() + static_cast<std::ptrdiff_t>(first),
+                                     lines.begin() + static_cast<std::ptrdiff_t>(std::min(lines.size(), first + kBatch)));
+      std::vector<BulkDoc> docs;
+      ToDocs(chunk, ns, &docs);
+      std::string body;
+      for (const auto& d : docs) AppendBulkCreate(&body, d);
+      const std::string f = dir / (ns + "-" + std::to_string(bodies) + ".ndjson");
+      WriteFile(f, body);
+      if (bodies) argv.push_back("--next");
+      argv.insert(argv.end(), {"-H", "Content-Type: application/x-ndjson", "--data-binary", "@" + f, "-o",
+                               dir / (ns + "-" + std::to_string(bodies) + ".answer"), e->url() + "/_bulk"});
+    }
+    return std::make_pair(argv, bodies);
+  };
+  auto count_docs = [&](const std::string& ns) {
+    const std::string all = "logs-iosonar.*-" + ns + ",metrics-iosonar.*-" + ns;
+    REQUIRE(e->Admin("POST", "/" + all + "/_refresh").status == 200);
+    return SumColumn(e->Admin("GET", "/_cat/indices/" + all + "?h=docs.count&expand_wildcards=all").body, "docs.count");
+  };
+  std::vector<double> fw, sq, ld;
+  for (int i = 0; i < repeat; ++i) {
+    // (a) the collector forwarding
+    const std::string fns = "fwd" + std::to_string(i);
+    RunResult rr;
+    fw.push_back(TimeRun({IosonarBin(), "collect", "--store", dir / fns, "--from-file", dir / "sim.jsonl", "--es", e->url(),
+                          "--es-namespace", fns},
+                         env, &rr));
+    CHECK(rr.err.find("forwarded " + std::to_string(n) + ", forward errors 0") != std::string::npos);
+    CHECK(count_docs(fns) == n);
+    std::printf("  collector forward %d: %.2f s (%s); load average %s\n", i, fw.back(), HttpStats(rr.err).c_str(),
+                LoadAvg().c_str());
+    // (b) the collector alone
+    sq.push_back(TimeRun({IosonarBin(), "collect", "--store", dir / ("sq" + std::to_string(i)), "--from-file",
+                          dir / "sim.jsonl"},
+                         env));
+    // (c) the plain loader
+    const std::string lns = "load" + std::to_string(i);
+    auto [argv, bodies] = prepare(lns);
+    RunResult lr;
+    ld.push_back(TimeRun(argv, {}, &lr));
+    for (size_t b = 0; b < bodies; ++b) {
+      const std::string answer = ReadFile(dir / (lns + "-" + std::to_string(b) + ".answer"));
+      INFO(answer.substr(0, 500));
+      REQUIRE(answer.find("\"errors\":false") != std::string::npos);
+    }
+    CHECK(count_docs(lns) == n);
+    std::printf("  plain _bulk loader %d: %.2f s (%zu requests); collector alone %.2f s; load average %s\n", i, ld.back(),
+                bodies, sq.back(), LoadAvg().c_str());
+    std::fflush(stdout);
+  }
+  const double f = Median(fw), s = Median(sq), l = Median(ld);
+  std::printf("| collector: collect --from-file --es (store + forward) | %.0f records/s | %.2f s |\n", static_cast<double>(n) / f, f);
+  std::printf("| collector alone: collect --from-file (store) | %.0f records/s | %.2f s |\n", static_cast<double>(n) / s, s);
+  std::printf("| plain _bulk loader (curl, %zu-document bodies, 1 in flight) | %.0f records/s | %.2f s |\n", kBatch,
+              static_cast<double>(n) / l, l);
+  std::printf("collector forward / plain loader rate: %.2f; forward time minus the collector alone: %.2f s (%.0f records/s)\n",
+              l / f, f - s, static_cast<double>(n) / (f - s));
+  std::printf("runs (s): forward");
+  for (double x : fw) std::printf(" %.2f", x);
+  std::printf("; alone");
+  for (double x : sq) std::printf(" %.2f", x);
+  std::printf("; loader");
+  for (double x : ld) std::printf(" %.2f", x);
+  std::printf("; load average %s\n", LoadAvg().c_str());
+  std::fflush(stdout);
+}
