@@ -50,8 +50,14 @@ bool IsPrivateDirSuffix(const char* s) {
 int OpenPrivateDir(const char* dir, char* out, size_t cap, bool* fell_back, bool fallback) {
   if (fell_back) *fell_back = false;
   snprintf(out, cap, "%s", dir);
-  syscall(SYS_mkdirat, AT_FDCWD, dir, 0700);
+  // Opened first: it exists nearly always (one system call fewer per
+  // process); made if not (another process making it at the same moment is
+  // as good: the second open finds it either way).
   int fd = OpenOwnAt(AT_FDCWD, dir, true);
+  if (fd < 0) {
+    syscall(SYS_mkdirat, AT_FDCWD, dir, 0700);
+    fd = OpenOwnAt(AT_FDCWD, dir, true);
+  }
   if (fd >= 0 || !fallback) return fd;
   // The parent and the base name.
   char parent[512];

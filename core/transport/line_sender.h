@@ -111,6 +111,7 @@ class LineSender {
   uint64_t stream_ = 0;
   int64_t next_retry_ns_ = 0;
   bool spool_pending_ = false;  // spool files may exist: try a resend after connecting
+  bool spooled_own_ = false;    // this stream spooled (its own file may exist)
   Counters c_{};
   pthread_mutex_t mu_ = PTHREAD_MUTEX_INITIALIZER;
 };

@@ -89,7 +89,7 @@ int OpenDefaultRingDir(char* out, size_t cap, bool* fell_back) {
   return OpenPrivateDir(dir, out, cap, fell_back, !(env && *env));
 }
 
-uint64_t ProcessStartTime(int pid, char* state) {
+uint64_t ProcessStartTime(int pid, char* state, long* threads) {
   char path[64], buf[1024];
   snprintf(path, sizeof path, "/proc/%d/stat", pid);
   int fd = SysOpenAt(AT_FDCWD, path, O_RDONLY | O_CLOEXEC, 0);
@@ -102,7 +102,7 @@ uint64_t ProcessStartTime(int pid, char* state) {
   if (!p) return 0;
   if (state && p[1] == ' ') *state = p[2];
   for (int field = 2; field < 22 && *p; ++p)
-    if (*p == ' ') ++field;
+    if (*p == ' ' && ++field == 20 && threads) *threads = strtol(p + 1, nullptr, 10);
   return strtoull(p, nullptr, 10);
 }
 

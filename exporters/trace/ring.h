@@ -200,7 +200,7 @@ int OpenRingDir(const char* dir);
 int OpenDefaultRingDir(char* out, size_t cap, bool* fell_back = nullptr);
 // Start time of a process (clock ticks since boot), 0 if it does not exist;
 // state (if given) gets its state letter (R, S, Z, ...).
-uint64_t ProcessStartTime(int pid, char* state = nullptr);
+uint64_t ProcessStartTime(int pid, char* state = nullptr, long* threads = nullptr);  // threads: field 20
 // Conservative: a process we cannot prove dead is alive. Dead: no such pid,
 // a zombie, or the pid now names a process started at another time.
 bool ProcessAlive(int pid, uint64_t start_time);

@@ -187,6 +187,21 @@ uint64_t g_budget = 4000;              // detail records a second (IOSONAR_DETAI
 uint64_t g_ring_max_files = 1024;      // rings waiting in the ring directory before a new one is private (MakeRing)
 uint64_t g_ring_grace_s = 3600;        // a dead process's ring unshipped this long is reclaimed (ReclaimDeadRings)
 uint64_t g_budget_interval_ticks = 1;  // one second
+// A first rate for window arithmetic (to ~0.1 %: tight pairs; refined at
+// every flush, and by the agent over the process's life) and the intervals
+// in ticks. Measured when the ring is made (the first recorded op), not at
+// start: the 50 us the rate needs have then mostly passed already, and a
+// process that records nothing (a shell that forks and execs) never waits
+// for them. Everything that uses the intervals runs after EnsureRing.
+void CalibrateIntervals() {
+  if (g_use_tsc)
+    while (ClockNs(CLOCK_MONOTONIC) - g_mono0 < kCalibrateNs + 1000) __builtin_ia32_pause();
+  CalibrateClock();
+  g_window_ticks = NsToTicks(g_window_ns);
+  g_budget_interval_ticks = NsToTicks(1000000000);
+  if (g_budget_interval_ticks == 0) g_budget_interval_ticks = 1;
+  g_sweep_ticks = NsToTicks(g_window_ns > 0 ? g_window_ns / 4 : 250000000);
+}
 // System and runtime paths, as Darshan's darshan_path_exclusions (plus
 // /lib64/ and /run/): configuration, libraries and runtime state that every
 // process reads (MPI and PMIx configuration, locale, NSS) and that would
@@ -441,11 +456,14 @@ void BackRingPage(const void* p, size_t n) {
   syscall(SYS_madvise, a, e - a, 23 /* MADV_POPULATE_WRITE */);
 }
 
+std::atomic<long> g_threads_at_ring{0};  // the process's threads when its ring was made (StartFlusher), 0 once used
 void FillHeader(RingHeader& h) {
   FillRingLayout(h);
   h.pid = g_pid;
   h.ppid = g_ppid;
-  h.start_time = ProcessStartTime(g_pid);
+  long threads = 0;
+  h.start_time = ProcessStartTime(g_pid, nullptr, &threads);
+  g_threads_at_ring.store(threads, std::memory_order_relaxed);
   h.stream = g_stream;
   h.seq = g_seq;
   h.drain_seq = kDrainSeqBase;
@@ -597,6 +615,7 @@ int ReclaimDeadRings(int dfd, const char* dir, int picked) {
   return removed;
 }
 void MakeRing() {
+  CalibrateIntervals();
   g_ring = nullptr;
   g_ring_path[0] = '\0';
   char dir[512];
@@ -1025,7 +1044,10 @@ int ThreadCount() {
 
 void StartFlusher() {
   if (g_agent || g_flusher_mode == 0 || g_flusher_started.load(std::memory_order_relaxed)) return;
-  if (g_flusher_mode < 0 && ThreadCount() < 2) return;  // single-threaded: keep glibc's fast paths
+  // (the ring was just made: the count read with its start time, not read again)
+  const long at_ring = g_threads_at_ring.exchange(0, std::memory_order_relaxed);
+  const long threads = at_ring > 0 ? at_ring : ThreadCount();
+  if (g_flusher_mode < 0 && threads < 2) return;  // single-threaded: keep glibc's fast paths
   if (g_flusher_started.exchange(true)) return;
   pthread_attr_t a;
   pthread_attr_init(&a);
@@ -1199,17 +1221,37 @@ void FlushSlot(Slot* s) {
   g_dropped.fetch_add(s->comp().dropped(), std::memory_order_relaxed);
 }
 
-// Flushes every thread's runs and sends a tracer record (exit, exec).
+// Flushes every thread's runs and sends a tracer record (exit, exec): one
+// send for all of it (a short process: one write to the receiver, not one
+// per thread and another for the end record). Every slot in use is locked
+// first, in index order, and only then the formatting lock (the order the
+// Record paths take them in: a slot's lock, then FlushBuffered's), and each
+// slot's runs leave the ring (its shipped count) only once the send is done.
 void FlushAll(const char* action) {
   if (g_agent) return;  // the agent closes what is open and sends the tracer record
   ++t_busy;
+  int locked[kMaxThreads];
+  uint32_t tails[kMaxThreads];
+  int nlocked = 0;
   for (int i = 0; i < kMaxThreads; ++i) {
     if (!g_slot_flags[i].in_use.load(std::memory_order_acquire)) continue;
-    LockSlot(&g_slots[i]);
-    FlushSlot(&g_slots[i]);
-    UnlockSlot(&g_slots[i]);
+    Slot* s = &g_slots[i];
+    LockSlot(s);
+    SlotSink sink(s);  // (a full buffer on the way sends what it holds: FlushBuffered)
+    s->comp().CloseAll(&sink);
+    s->agg().CloseAll(&sink);
+    g_dropped.fetch_add(s->comp().dropped(), std::memory_order_relaxed);
+    locked[nlocked++] = i;
   }
   FmtLock();
+  CalibrateClock();
+  for (int k = 0; k < nlocked; ++k) {
+    Slot* s = &g_slots[locked[k]];
+    tails[k] = s->tail;
+    if (Held(s) == 0) continue;
+    EmitStartLocked();
+    for (uint32_t n = ShippedOf(s); n != tails[k]; ++n) FmtRunLocked(s->at(n), s->tid);
+  }
   // The lost table's aggregates, once (an exec that fails goes on with an empty one).
   if (RingHeader* h = Hdr(); h && h->lost_used) {
     while (g_lost_lock.test_and_set(std::memory_order_acquire)) __builtin_ia32_pause();
@@ -1222,8 +1264,11 @@ void FlushAll(const char* action) {
   }
   if (g_started_emitted) FmtTracerRecordLocked(action);
   FmtSendLocked();
+  // Only now are the runs out of the ring (as FlushBuffered).
+  for (int k = 0; k < nlocked; ++k) __atomic_store_n(&ShippedOf(&g_slots[locked[k]]), tails[k], __ATOMIC_RELEASE);
   CommitLocked();
   FmtUnlock();
+  for (int k = 0; k < nlocked; ++k) UnlockSlot(&g_slots[locked[k]]);
   --t_busy;
 }
 
@@ -1324,6 +1369,7 @@ void AtForkChild() {
   g_fmt_lines = 0;
   g_started_emitted = false;
   g_flusher_started.store(false);  // threads do not survive fork: start a new one on first I/O
+  g_threads_at_ring.store(0);
   g_lost_lock.clear(std::memory_order_relaxed);  // the child's ring is a new one: its lost table too
   memset(g_lost_index, 0, sizeof g_lost_index);
   g_raw_ops.store(0);
@@ -1378,19 +1424,10 @@ void Init() {
     g_tick0 = static_cast<uint64_t>(g_mono0);
   }
   g_real0 = ClockNs(CLOCK_REALTIME) - (ClockNs(CLOCK_MONOTONIC) - g_mono0);
-  if (g_use_tsc) {  // a first rate for window arithmetic (to ~0.1 %: tight pairs); refined at every
-    // flush, and by the agent over the process's life
-    while (ClockNs(CLOCK_MONOTONIC) - g_mono0 < kCalibrateNs + 1000) __builtin_ia32_pause();
-  }
-  CalibrateClock();
   g_window_ns = static_cast<int64_t>(EnvNumber("IOSONAR_WINDOW_MS", 1000, 0, 86400000)) * 1000000;  // up to a day
-  g_window_ticks = NsToTicks(g_window_ns);
   g_budget = EnvNumber("IOSONAR_DETAIL_BUDGET", g_budget, 0, 1000000000);
   g_ring_max_files = EnvNumber("IOSONAR_RING_MAX_FILES", g_ring_max_files, 0, 1000000);
   g_ring_grace_s = EnvNumber("IOSONAR_RING_GRACE_S", g_ring_grace_s, 0, 100000000);
-  g_budget_interval_ticks = NsToTicks(1000000000);
-  if (g_budget_interval_ticks == 0) g_budget_interval_ticks = 1;
-  g_sweep_ticks = NsToTicks(g_window_ns > 0 ? g_window_ns / 4 : 250000000);
   if (gethostname(g_host, sizeof g_host - 1) != 0) strcpy(g_host, "unknown");
   CopyEnv("SLURM_JOB_ID", g_job, sizeof g_job);
   if (!g_job[0]) CopyEnv("IOSONAR_JOB_ID", g_job, sizeof g_job);

@@ -7,6 +7,9 @@
 # a file of its own in a work directory under /tmp (so it makes a ring, records
 # and sends), as tp_behaviour "write". Also: what the rings left in /dev/shm.
 #   bench_spawn.sh BUILD [N] [ROUNDS] [MODES]
+# A mode MODE@base runs MODE with the library $IOSONAR_TRACE_LIB_BASE instead
+# (an earlier build's libiosonar-trace.so), in the same rounds: before and
+# after side by side, e.g. MODES="none tcp@base tcp run@base run".
 set -euo pipefail
 B=$(cd "${1:-build}" && pwd); N=${2:-1000}; ROUNDS=${3:-3}; MODES=${4:-none file tcp agent trace run}
 LIB=${IOSONAR_TRACE_LIB:-$B/libiosonar-trace.so}; export IOSONAR_TRACE_LIB=$LIB  # (iosonar trace/run preload it too)
@@ -19,8 +22,10 @@ PORT=$((20000 + RANDOM % 20000))
 "$B/iosonar-exporter" agent --ring-root "$S" --output "$T/agent.jsonl" --interval 0.5 2>"$T/agent.log" & AP=$!
 for _ in $(seq 200); do (exec 3<>/dev/tcp/127.0.0.1/$PORT) 2>/dev/null && break; sleep 0.1; done
 one() {  # mode -> "wall_us cpu_us" per process
-  local env=(env IOSONAR_RING_DIR="$RING")
-  case $1 in
+  local env=(env IOSONAR_RING_DIR="$RING") LIB=$LIB
+  if [[ $1 == *@base ]]; then LIB=${IOSONAR_TRACE_LIB_BASE:?MODE@base needs IOSONAR_TRACE_LIB_BASE}; fi
+  local -x IOSONAR_TRACE_LIB=$LIB
+  case ${1%@base} in
     none) env=(env) ;;
     file) env+=(LD_PRELOAD="$LIB" IOSONAR_OUTPUT="$T/out.jsonl") ;;
     tcp) env+=(LD_PRELOAD="$LIB" IOSONAR_OUTPUT="tcp://127.0.0.1:$PORT") ;;
