@@ -259,22 +259,24 @@ Result<std::vector<Rec>> LoadJob(Store& store, const std::string& job_id) {
 }
 
 namespace {
-// The report's numbers, under `prefix` ("" in the JSON report, "compress." in the record).
-void ReportFields(JsonWriter& w, const Compressed& c, const std::string& prefix) {
-  KvAll(w, prefix + "mode", c.lossy ? "lossy" : "lossless", prefix + "records", c.records,
-        prefix + "groups", c.groups.size(), prefix + "processes", c.procs.size(),
-        prefix + "offset_patterns", c.offset_patterns, prefix + "record_ratio", c.record_ratio(),
-        prefix + "baseline_bytes", c.baseline_bytes, prefix + "compressed_bytes", c.compressed_bytes,
-        prefix + "byte_ratio", c.byte_ratio());
-  if (prefix.empty()) {  // the report only (the result record's fields are the schema's)
-    // Beacon's Table 8 gives the 2nd-pass compression ratio as data size before / after the
-    // pass, lossless or lossy: byte_ratio is that measure; record_ratio (runs / groups) is not.
-    w.Key("beacon_table8");
-    KvObject(w, "column", c.lossy ? "2nd-pass (lossy)" : "2nd-pass (lossless)", "ratio", c.byte_ratio(),
-             "measure", "trace size after the first pass / after the second pass (byte_ratio)",
-             "beacon_range", c.lossy ? "2.3-11.3" : "2.1-4.4",
-             "not_comparable", "record_ratio counts records (runs / groups), not bytes");
-  }
+// The report's numbers (the result record's come from the job_compression row, results.def).
+void ReportFields(JsonWriter& w, const Compressed& c) {
+  KvAll(w, "mode", c.lossy ? "lossy" : "lossless", "records", c.records, "groups", c.groups.size(), "processes",
+        c.procs.size(), "offset_patterns", c.offset_patterns, "record_ratio", c.record_ratio(), "baseline_bytes",
+        c.baseline_bytes, "compressed_bytes", c.compressed_bytes, "byte_ratio", c.byte_ratio());
+  // Beacon's Table 8 gives the 2nd-pass compression ratio as data size before / after the
+  // pass, lossless or lossy: byte_ratio is that measure; record_ratio (runs / groups) is not.
+  w.Key("beacon_table8");
+  KvObject(w, "column", c.lossy ? "2nd-pass (lossy)" : "2nd-pass (lossless)", "ratio", c.byte_ratio(),
+           "measure", "trace size after the first pass / after the second pass (byte_ratio)",
+           "beacon_range", c.lossy ? "2.3-11.3" : "2.1-4.4",
+           "not_comparable", "record_ratio counts records (runs / groups), not bytes");
+}
+
+// The report as its job_compression row (results.def).
+results::job_compression::Row RowOf(const std::string& cluster, uint64_t job_id, const Compressed& c, const std::string& now) {
+  return {cluster, job_id, c.lossy ? 1 : 0, now, c.records, c.groups.size(), c.procs.size(), c.offset_patterns,
+          c.record_ratio(), c.baseline_bytes, c.compressed_bytes, c.byte_ratio()};
 }
 }  // namespace
 
@@ -283,7 +285,7 @@ std::string ReportJson(const std::string& job_id, const Compressed& c) {
   JsonWriter w(&out);
   w.BeginObject();
   w.Kv("job_id", job_id);
-  ReportFields(w, c, "");
+  ReportFields(w, c);
   w.EndObject();
   out.push_back('\n');
   return out;
@@ -292,10 +294,8 @@ std::string ReportJson(const std::string& job_id, const Compressed& c) {
 // ---- results to the job database and a result stream ----
 
 Status WriteReportToDb(MysqlConn& db, const std::string& cluster, uint64_t job_id, const Compressed& c) {
-  const int64_t lossy = c.lossy ? 1 : 0;
-  const results::job_compression::Row row{cluster, job_id, lossy, SqlDatetime(NowNs()), c.records, c.groups.size(),
-                                          c.procs.size(), c.offset_patterns, c.record_ratio(), c.baseline_bytes,
-                                          c.compressed_bytes, c.byte_ratio()};
+  const results::job_compression::Row row = RowOf(cluster, job_id, c, SqlDatetime(NowNs()));
+  const int64_t lossy = row.lossy;
   return db.Transaction([&]() -> Status {
     auto del = results::Delete<results::job_compression::Row>(db, "WHERE cluster = ? AND job_id = ? AND lossy = ?",
                                                                {cluster, static_cast<int64_t>(job_id), lossy});
@@ -334,7 +334,8 @@ std::string ReportToRecords(const std::string& job_id, const Compressed& c, cons
   JsonWriter w(&out, 0);
   analysis::BeginResultRecord(w, any ? first : NowNs(), dataset::kResultCompression, stream, 0, host);
   w.Kv(field::kJobId, job_id);
-  ReportFields(w, c, "compress.");
+  results::WriteStreamFields(w, RowOf("", 0, c, ""),
+                             [&](std::string_view f) { w.Kv(f, c.lossy ? "lossy" : "lossless"); });  // compress.mode
   w.EndObject();
   out += '\n';
   return out;

@@ -233,6 +233,20 @@ std::string PhasesToJson(const JobPhases& jp, bool pretty) {
   return out;
 }
 
+namespace {
+// The phases as their job_phases rows (results.def), phase_no from 0 in order.
+std::vector<results::job_phases::Row> RowsOf(const JobPhases& jp, const std::string& cluster, uint64_t job_id,
+                                             const std::string& now) {
+  std::vector<results::job_phases::Row> rows;
+  uint64_t no = 0;
+  for (const auto& p : jp.phases)
+    rows.push_back({cluster, job_id, no++, now, p.direction, SqlDatetime(p.start_ns),
+                    static_cast<double>(p.duration_ns) / 1e9, p.bytes, p.bw_mean, p.bw_peak,
+                    std::string(WaveletName(jp.options.wavelet))});
+  return rows;
+}
+}  // namespace
+
 std::string PhasesToRecords(const JobPhases& jp, const std::string& host) {
   const std::string method = std::string(WaveletName(jp.options.wavelet)) + "/" +
                              std::string(ExtensionModeName(jp.options.mode));
@@ -255,12 +269,16 @@ std::string PhasesToRecords(const JobPhases& jp, const std::string& host) {
   const int64_t stream = ResultStreamId("iosonar.result.phase", parts);
   std::string out;
   int64_t seq = 0;
+  const auto rows = RowsOf(jp, "", 0, "");
   for (const auto& p : jp.phases) {
     JsonWriter w(&out, 0);
     BeginResultRecord(w, p.start_ns, dataset::kResultPhase, stream, seq, host);
-    KvAll(w, field::kJobId, jp.job_id, field::kPhaseIndex, seq, field::kPhaseDirection, p.direction,
-          field::kPhaseDurationNs, p.duration_ns, field::kPhaseBytes, p.bytes, field::kPhaseBwMean, p.bw_mean,
-          field::kPhaseBwPeak, p.bw_peak, field::kPhaseWavelet, method);
+    w.Kv(field::kJobId, jp.job_id);
+    // phase.index is phase_no (= event.seq); the length in ns exactly, the wavelet with its extension mode.
+    results::WriteStreamFields(w, rows[static_cast<size_t>(seq)], [&](std::string_view f) {
+      if (f == field::kPhaseDurationNs.name()) w.Kv(f, p.duration_ns);
+      else w.Kv(f, method);  // phase.wavelet
+    });
     w.EndObject();
     out += '\n';
     ++seq;
@@ -294,13 +312,8 @@ Status WritePhasesToDb(MysqlConn& db, const std::string& cluster, uint64_t job_i
     auto del = results::Delete<results::job_phases::Row>(db, "WHERE cluster = ? AND job_id = ?",
                                                           {cluster, static_cast<int64_t>(job_id)});
     if (!del.ok()) return del.status();
-    uint64_t no = 0;
-    for (const auto& p : jp.phases) {
-      const results::job_phases::Row row{cluster, job_id, no++, now, p.direction, SqlDatetime(p.start_ns),
-                                         static_cast<double>(p.duration_ns) / 1e9, p.bytes, p.bw_mean, p.bw_peak,
-                                         std::string(WaveletName(jp.options.wavelet))};
+    for (const auto& row : RowsOf(jp, cluster, job_id, now))
       if (Status st = results::Insert(db, row); !st.ok()) return st;
-    }
     return Status::Ok();
   });
 }

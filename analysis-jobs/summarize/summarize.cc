@@ -844,31 +844,39 @@ std::string ScoreboardToJson(const Scoreboard& s, size_t n) {
 
 // ---- scoreboard results to the job database and a result stream ----
 
+namespace {
+// One board's rows (results.def scoreboard): per who and metric, the top n.
+std::vector<results::scoreboard::Row> BoardRows(const ScoreboardPeriod& p, const std::string& from, const std::string& to,
+                                                const std::string& now, const std::string& fs, bool node_local,
+                                                const std::vector<ScoreEntry>& users, const std::vector<ScoreEntry>& apps,
+                                                uint64_t jobs, size_t n) {
+  std::vector<results::scoreboard::Row> rows;
+  for (int who = 0; who < 2; ++who) {
+    for (const char* m : kMetrics) {
+      uint64_t rank = 0;
+      for (const auto& e : TopBy(who == 0 ? users : apps, m, n))
+        rows.push_back({p.cluster, from, to, fs, node_local ? 1 : 0, who == 0 ? "user" : "application", m, ++rank, now,
+                        e.key, e.jobs, e.read_bytes, e.write_bytes, e.data_ops, e.meta_ops, jobs});
+    }
+  }
+  return rows;
+}
+}  // namespace
+
 Status WriteScoreboardToDb(MysqlConn& db, const ScoreboardPeriod& p, const Scoreboard& s, size_t n) {
   const std::string now = SqlDatetime(NowNs()), from = SqlDatetime(p.from_ns), to = SqlDatetime(p.to_ns);
+  // fs '': every traced byte; then one board per storage system (migration 039).
+  auto rows = BoardRows(p, from, to, now, "", false, s.users, s.apps, s.jobs, n);
+  for (const auto& f : s.file_systems) {
+    auto more = BoardRows(p, from, to, now, f.fs, f.node_local, f.users, f.apps, f.jobs, n);
+    rows.insert(rows.end(), more.begin(), more.end());
+  }
   return db.Transaction([&]() -> Status {
     auto del = results::Delete<results::scoreboard::Row>(db, "WHERE cluster = ? AND period_from = ? AND period_to = ?",
                                                           {p.cluster, from, to});
     if (!del.ok()) return del.status();
-    // fs '': every traced byte; then one board per storage system (migration 039).
-    auto board = [&](const std::string& fs, bool node_local, const std::vector<ScoreEntry>& users,
-                     const std::vector<ScoreEntry>& apps, uint64_t jobs) -> Status {
-      for (int who = 0; who < 2; ++who) {
-        for (const char* m : kMetrics) {
-          uint64_t rank = 0;
-          for (const auto& e : TopBy(who == 0 ? users : apps, m, n)) {
-            const results::scoreboard::Row row{p.cluster, from, to, fs, node_local ? 1 : 0, who == 0 ? "user" : "application",
-                                               m, ++rank, now, e.key, e.jobs, e.read_bytes, e.write_bytes, e.data_ops,
-                                               e.meta_ops, jobs};
-            if (Status st = results::Insert(db, row); !st.ok()) return st;
-          }
-        }
-      }
-      return Status::Ok();
-    };
-    if (auto st = board("", false, s.users, s.apps, s.jobs); !st.ok()) return st;
-    for (const auto& f : s.file_systems)
-      if (auto st = board(f.fs, f.node_local, f.users, f.apps, f.jobs); !st.ok()) return st;
+    for (const auto& row : rows)
+      if (Status st = results::Insert(db, row); !st.ok()) return st;
     return Status::Ok();
   });
 }
@@ -878,24 +886,13 @@ std::string ScoreboardToRecords(const Scoreboard& s, size_t n, const ScoreboardP
                                                                       FormatIsoMillis(p.to_ns), std::to_string(n)});
   std::string out;
   int64_t seq = 0;
-  for (int who = 0; who < 2; ++who) {
-    for (const char* m : kMetrics) {
-      int64_t rank = 0;
-      for (const auto& e : TopBy(who == 0 ? s.users : s.apps, m, n)) {
-        JsonWriter w(&out, 0);
-        BeginResultRecord(w, p.to_ns, dataset::kResultScoreboard, stream, seq++, host);
-        if (!p.cluster.empty()) w.Kv(field::kScoreboardCluster, p.cluster);
-        KvAll(w, field::kScoreboardPeriodNs, p.to_ns - p.from_ns,
-              field::kScoreboardWho, who == 0 ? "user" : "application", field::kScoreboardMetric, m);
-        w.Kv(field::kScoreboardRank, ++rank);
-        KvAll(w, field::kScoreboardName, e.key, field::kScoreboardJobs, e.jobs,
-              field::kScoreboardReadBytes, e.read_bytes, field::kScoreboardWriteBytes, e.write_bytes,
-              field::kScoreboardDataOps, e.data_ops, field::kScoreboardMetaOps, e.meta_ops,
-              field::kScoreboardPeriodJobs, s.jobs);
-        w.EndObject();
-        out += '\n';
-      }
-    }
+  // The fs '' board (every traced byte); the per-file-system boards stay in MySQL and the JSON.
+  for (const auto& row : BoardRows(p, "", "", "", "", false, s.users, s.apps, s.jobs, n)) {
+    JsonWriter w(&out, 0);
+    BeginResultRecord(w, p.to_ns, dataset::kResultScoreboard, stream, seq++, host);
+    results::WriteStreamFields(w, row, [&](std::string_view f) { w.Kv(f, p.to_ns - p.from_ns); });  // period_ns
+    w.EndObject();
+    out += '\n';
   }
   return out;
 }

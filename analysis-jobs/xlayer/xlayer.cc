@@ -910,28 +910,39 @@ Status MapsFromJobDb(JobDb& db, const std::string& cluster, const std::string& j
   return Status::Ok();
 }
 
-Status WriteToDb(MysqlConn& db, const std::string& cluster, uint64_t job_id, const View& v, const std::string& json) {
-  const std::string now = SqlDatetime(NowNs());
+namespace {
+// The view as its result rows (results.def job_xlayer, job_server_share):
+// what the job database keeps and the result stream carries.
+struct Rows {
+  results::job_xlayer::Row view;
+  std::vector<results::job_server_share::Row> shares;
+};
+Rows RowsOf(const View& v, const std::string& cluster, uint64_t job_id, const std::string& json, const std::string& now) {
   const std::string ws = SqlDatetime(v.start_ns), we = SqlDatetime(v.end_ns);
-  const std::vector<SqlParam> key{cluster, static_cast<int64_t>(job_id)};
   auto u = [](int64_t x) { return static_cast<uint64_t>(x); };
-  const results::job_xlayer::Row row{cluster, job_id, now, ws, we, v.window_source, v.nodes.size(), v.unmapped_nodes,
-                                     v.files.size(), v.trace_records, u(v.job_bytes), u(v.job_read_bytes),
-                                     u(v.job_write_bytes), u(v.job_opens), u(v.job_stats), u(v.job_meta_ops), v.fs_bytes,
-                                     v.fs_opens, v.fs_stats, v.coverage_bytes, v.coverage_opens, v.coverage_stats,
-                                     v.ost_source, json};
+  Rows rows{{cluster, job_id, now, ws, we, v.window_source, v.nodes.size(), v.unmapped_nodes, v.files.size(),
+             v.trace_records, u(v.job_bytes), u(v.job_read_bytes), u(v.job_write_bytes), u(v.job_opens), u(v.job_stats),
+             u(v.job_meta_ops), v.fs_bytes, v.fs_opens, v.fs_stats, v.coverage_bytes, v.coverage_opens, v.coverage_stats,
+             v.ost_source, json},
+            {}};
+  for (const auto& [layer, shares] : LayersOf(v))
+    for (const auto& s : *shares)
+      rows.shares.push_back({cluster, job_id, layer, s.server, now, ws, we, s.job_bytes, s.total_bytes, s.share, s.job_ops,
+                             s.total_ops, s.in_flight_mean > 0 ? std::optional<double>(s.in_flight_mean) : std::nullopt,
+                             s.estimated ? 1 : 0});
+  return rows;
+}
+}  // namespace
+
+Status WriteToDb(MysqlConn& db, const std::string& cluster, uint64_t job_id, const View& v, const std::string& json) {
+  const Rows rows = RowsOf(v, cluster, job_id, json, SqlDatetime(NowNs()));
+  const std::vector<SqlParam> key{cluster, static_cast<int64_t>(job_id)};
   return db.Transaction([&]() -> Status {
     for (auto del : {results::Delete<results::job_server_share::Row>, results::Delete<results::job_xlayer::Row>})
       if (auto d = del(db, "WHERE cluster = ? AND job_id = ?", key); !d.ok()) return d.status();
-    if (Status st = results::Insert(db, row); !st.ok()) return st;
-    for (const auto& [layer, shares] : LayersOf(v)) {
-      for (const auto& s : *shares) {
-        const results::job_server_share::Row share{
-            cluster, job_id, layer, s.server, now, ws, we, s.job_bytes, s.total_bytes, s.share, s.job_ops, s.total_ops,
-            s.in_flight_mean > 0 ? std::optional<double>(s.in_flight_mean) : std::nullopt, s.estimated ? 1 : 0};
-        if (Status st = results::Insert(db, share); !st.ok()) return st;
-      }
-    }
+    if (Status st = results::Insert(db, rows.view); !st.ok()) return st;
+    for (const auto& share : rows.shares)
+      if (Status st = results::Insert(db, share); !st.ok()) return st;
     return Status::Ok();
   });
 }
@@ -940,41 +951,21 @@ std::string ToRecords(const View& v, const std::string& host) {
   const int64_t stream =
       analysis::ResultStreamId("iosonar.result.xlayer", {v.job_id, std::to_string(v.start_ns), std::to_string(v.end_ns),
                                                          v.window_source, v.ost_source});
+  const Rows rows = RowsOf(v, "", 0, "", "");
   std::string out;
   int64_t seq = 0;
   const int64_t window_ns = v.end_ns - v.start_ns;
-  auto head = [&](JsonWriter& w, DatasetId dataset) {
+  // Each record: the head, the row's stream fields (results.def), window_ns where it stands.
+  auto record = [&](DatasetId dataset, const auto& row) {
+    JsonWriter w(&out, 0);
     analysis::BeginResultRecord(w, v.start_ns, dataset, stream, seq++, host);
     w.Kv(field::kJobId, v.job_id);
-  };
-  {
-    JsonWriter w(&out, 0);
-    head(w, dataset::kResultXlayer);
-    KvAll(w, field::kXlayerWindowNs, window_ns, field::kXlayerWindowSource, v.window_source,
-          field::kXlayerNodes, v.nodes.size(), field::kXlayerUnmappedNodes, v.unmapped_nodes,
-          field::kXlayerFiles, v.files.size(), field::kXlayerTraceRecords, v.trace_records,
-          field::kXlayerJobBytes, v.job_bytes, field::kXlayerJobReadBytes, v.job_read_bytes,
-          field::kXlayerJobWriteBytes, v.job_write_bytes, field::kXlayerJobOpens, v.job_opens,
-          field::kXlayerJobStats, v.job_stats, field::kXlayerJobMetaOps, v.job_meta_ops,
-          field::kXlayerFsBytes, v.fs_bytes, field::kXlayerFsOpens, v.fs_opens, field::kXlayerFsStats, v.fs_stats,
-          field::kXlayerCoverageBytes, v.coverage_bytes, field::kXlayerCoverageOpens, v.coverage_opens,
-          field::kXlayerCoverageStats, v.coverage_stats, field::kXlayerOstSource, v.ost_source);
+    results::WriteStreamFields(w, row, [&](std::string_view f) { w.Kv(f, window_ns); });  // xlayer./share.window_ns
     w.EndObject();
     out += '\n';
-  }
-  for (const auto& [layer, shares] : LayersOf(v)) {
-    for (const auto& s : *shares) {
-      JsonWriter w(&out, 0);
-      head(w, dataset::kResultServerShare);
-      KvAll(w, field::kShareLayer, layer, field::kShareServer, s.server, field::kShareWindowNs, window_ns,
-            field::kShareJobBytes, s.job_bytes, field::kShareTotalBytes, s.total_bytes, field::kShareFraction, s.share,
-            field::kShareJobOps, s.job_ops, field::kShareTotalOps, s.total_ops);
-      if (s.in_flight_mean > 0) w.Kv(field::kShareInFlightMean, s.in_flight_mean);
-      w.Kv(field::kShareEstimated, s.estimated);
-      w.EndObject();
-      out += '\n';
-    }
-  }
+  };
+  record(dataset::kResultXlayer, rows.view);
+  for (const auto& share : rows.shares) record(dataset::kResultServerShare, share);
   return out;
 }
 

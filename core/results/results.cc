@@ -42,6 +42,24 @@ void ToJson(JsonWriter& w, const std::optional<T>& v) {
   else w.Null();
 }
 
+// A column's value as a record field of type t (results.def STREAM).
+void ToRecord(JsonWriter& w, std::string_view k, schema::Type, bool required, const std::string& v) {
+  if (required || !v.empty()) w.Kv(k, v);
+}
+template <class N>
+void ToRecordNumber(JsonWriter& w, std::string_view k, schema::Type t, N v) {
+  if (t == schema::Type::kBool) w.Kv(k, v != 0);
+  else if (t == schema::Type::kDouble) w.Kv(k, static_cast<double>(v));
+  else w.Kv(k, static_cast<int64_t>(v));
+}
+void ToRecord(JsonWriter& w, std::string_view k, schema::Type t, bool, uint64_t v) { ToRecordNumber(w, k, t, v); }
+void ToRecord(JsonWriter& w, std::string_view k, schema::Type t, bool, int64_t v) { ToRecordNumber(w, k, t, v); }
+void ToRecord(JsonWriter& w, std::string_view k, schema::Type, bool, double v) { w.Kv(k, v); }
+template <class T>
+void ToRecord(JsonWriter& w, std::string_view k, schema::Type t, bool required, const std::optional<T>& v) {
+  if (v) ToRecord(w, k, t, required, *v);
+}
+
 SqlParam ToParam(const std::string& v) { return v; }
 SqlParam ToParam(uint64_t v) { return static_cast<int64_t>(v); }
 SqlParam ToParam(int64_t v) { return v; }
@@ -56,6 +74,7 @@ SqlParam ToParam(const std::optional<T>& v) {
 namespace {
 struct Declared {
   std::vector<Table> tables, views;
+  std::vector<Stream> streams;
 };
 const Declared& All() {
   static const Declared k = [] {
@@ -67,6 +86,11 @@ const Declared& All() {
 #define COLUMN(table, column, type, sql, note) t->columns.push_back({#column, k##type, sql, note});
 #define KEY(table, key) t->keys.push_back(key);
 #define END(table)
+    Stream* s = nullptr;
+#define STREAM(table, dataset, what) s = &d.streams.emplace_back(Stream{#table, dataset, what, {}});
+#define MAP(table, column, field) s->fields.push_back({field, #column, ""});
+#define DERIVED(table, field, note) s->fields.push_back({field, nullptr, note});
+#define END_STREAM(table)
 #include "core/results/results.def"
     return d;
   }();
@@ -83,6 +107,12 @@ const std::vector<Table>& Tables() { return All().tables; }
 const std::vector<Table>& Views() { return All().views; }
 const Table* FindTable(std::string_view name) { return Find(Tables(), name); }
 const Table* FindView(std::string_view name) { return Find(Views(), name); }
+const std::vector<Stream>& Streams() { return All().streams; }
+const Stream* FindStream(std::string_view table) {
+  for (const auto& s : Streams())
+    if (table == s.table) return &s;
+  return nullptr;
+}
 
 std::string MysqlCreateTable(const Table& t) {
   size_t w = 0, wl = 0;
@@ -207,6 +237,9 @@ std::string SelectList(std::string_view prefix, const std::vector<std::string>& 
    [](JsonWriter& w, const R& r) {                                                 \
      w.Key(#column);                                                               \
      ToJson(w, r.column);                                                          \
+   },                                                                              \
+   [](JsonWriter& w, std::string_view key, schema::Type t, bool req, const R& r) { \
+     ToRecord(w, key, t, req, r.column);                                           \
    }},
 #define KEY(table, key)
 #define END(table) \

@@ -1,7 +1,8 @@
 // The analysis results in the job database, from their one declaration
 // (results.def): the tables, views and columns, the CREATE TABLE and CREATE
 // VIEW statements, a row struct per table and view, the one INSERT,
-// REPLACE, SELECT and DELETE of each, and a row's JSON.
+// REPLACE, SELECT and DELETE of each, a row's JSON, and a row's fields in
+// its result stream (WriteStreamFields).
 //
 //   results::job_anomaly::Row r;            // one field per column
 //   r.cluster = "c"; r.job_id = 42; ...
@@ -24,6 +25,7 @@
 #include "core/base/json.h"
 #include "core/base/status.h"
 #include "core/jobdb/mysql.h"
+#include "core/records/schema.h"
 
 namespace iosonar::results {
 
@@ -46,11 +48,27 @@ struct Table {
   const char* view = nullptr;     // a view: its SELECT (columns: what it returns)
 };
 
+// A result stream's field (results.def STREAM ... END_STREAM), in record order.
+struct StreamField {
+  const char* field;   // "xlayer.nodes" (core/records/fields.def)
+  const char* column;  // MAP: the column it is written from; DERIVED: nullptr
+  const char* note;    // DERIVED: from what the analysis writes it
+};
+struct Stream {
+  const char* table;    // the result table whose rows it carries
+  const char* dataset;  // "iosonar.result.xlayer"
+  const char* what;     // which command sends which records
+  std::vector<StreamField> fields;
+};
+
 // Every result table, in the order of results.def; and every view.
 const std::vector<Table>& Tables();
 const std::vector<Table>& Views();
 const Table* FindTable(std::string_view name);
 const Table* FindView(std::string_view name);
+// Every result stream, in the order of results.def; a table's (or null).
+const std::vector<Stream>& Streams();
+const Stream* FindStream(std::string_view table);
 
 // CREATE TABLE IF NOT EXISTS ... as the migration has it (notes as -- comments).
 std::string MysqlCreateTable(const Table& t);
@@ -94,6 +112,8 @@ struct FieldOf {
   void (*from_sql)(Row&, const std::optional<std::string>&);
   SqlParam (*to_sql)(const Row&);
   void (*to_json)(JsonWriter&, const Row&);
+  // As the field `key` of a record, typed as the field is (results.def STREAM).
+  void (*to_record)(JsonWriter&, std::string_view key, schema::Type, bool required, const Row&);
 };
 template <class Row>
 const Table& TableOf();
@@ -209,6 +229,45 @@ void WriteJson(JsonWriter& w, const Row& r, std::initializer_list<std::string_vi
     for (const auto& f : fields)
       if (c == f.name) f.to_json(w, r);
   w.EndObject();
+}
+
+// The row's fields in its result stream (results.def STREAM), in record
+// order: each MAP field from its column (typed as the field; a NULL column,
+// or an empty Text column of an optional field, left out), and at each
+// DERIVED field derived(field) for the caller to write it (or not). The
+// record's head and its EndObject are the caller's.
+//
+//   results::WriteStreamFields(w, row, [&](std::string_view f) { w.Kv(f, window_ns); });
+template <class Row, class Derived>
+void WriteStreamFields(JsonWriter& w, const Row& r, Derived&& derived) {
+  struct Step {
+    const char* field;
+    const FieldOf<Row>* column;  // null: DERIVED
+    schema::Type type;
+    bool required;
+  };
+  static const std::vector<Step> plan = [] {
+    std::vector<Step> p;
+    const Stream* s = FindStream(TableOf<Row>().name);
+    if (!s) return p;
+    for (const auto& f : s->fields) {
+      Step step{f.field, nullptr, schema::Type::kKeyword, false};
+      if (f.column) {
+        const schema::Field* sf = schema::FindField(f.field);
+        for (const auto& c : FieldsOf<Row>())
+          if (std::string_view(c.name) == f.column) step.column = &c;
+        if (!sf || !step.column) continue;  // test_results_table says which
+        step.type = sf->type;
+        step.required = sf->required;
+      }
+      p.push_back(step);
+    }
+    return p;
+  }();
+  for (const Step& s : plan) {
+    if (s.column) s.column->to_record(w, s.field, s.type, s.required, r);
+    else derived(std::string_view(s.field));
+  }
 }
 
 }  // namespace iosonar::results

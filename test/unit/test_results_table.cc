@@ -8,6 +8,7 @@
 #include <fstream>
 #include <map>
 #include <regex>
+#include <set>
 #include <sstream>
 
 #include "core/results/results.h"
@@ -227,4 +228,111 @@ TEST_CASE("results: the one INSERT and SELECT of a table name its columns in ord
   CHECK(results::SqlDatetimeNs("1970-01-01 00:00:01.500000") == 1500000000);
   CHECK(results::SqlDatetimeNs("2026-11-22 07:00:00") == *ParseIso8601("2026-11-22T07:00:00Z"));
   CHECK_FALSE(results::SqlDatetimeNs("yesterday").has_value());
+}
+
+// The result streams declared beside the tables (results.def STREAM): every
+// field of every result dataset stands in a stream of it, each MAP column is
+// of its table and fits its field's type, and no field stands twice.
+TEST_CASE("results: every result stream field is declared once, typed as its column", "[results][schema]") {
+  using results::Type;
+  std::map<std::string, std::set<std::string>> declared;  // dataset -> its fields in the streams
+  for (const auto& s : results::Streams()) {
+    INFO("stream of " << s.table << " (" << s.dataset << ")");
+    const results::Table* t = results::FindTable(s.table);
+    REQUIRE(t != nullptr);
+    REQUIRE(schema::FindDataset(s.dataset) != nullptr);
+    CHECK(std::string_view(s.dataset).rfind("iosonar.result.", 0) == 0);
+    CHECK(results::FindStream(s.table) == &s);  // one stream a table
+    std::set<std::string> in_stream;
+    for (const auto& f : s.fields) {
+      INFO("field " << f.field);
+      const schema::Field* sf = schema::FindField(f.field);
+      REQUIRE(sf != nullptr);
+      CHECK(schema::FieldInDataset(*sf, s.dataset));
+      CHECK(sf->datasets != "*");  // the head is the analysis's
+      CHECK(in_stream.insert(f.field).second);
+      declared[s.dataset].insert(f.field);
+      if (!f.column) {
+        CHECK(std::string_view(f.note).size() > 0);  // DERIVED says from what
+        continue;
+      }
+      const results::Column* c = nullptr;
+      for (const auto& col : t->columns)
+        if (std::string_view(col.name) == f.column) c = &col;
+      REQUIRE(c != nullptr);
+      switch (c->type) {
+        case Type::kText:
+        case Type::kOptText:
+          CHECK(sf->type == schema::Type::kKeyword);
+          break;
+        case Type::kUint:
+        case Type::kInt:
+        case Type::kOptUint:
+        case Type::kOptInt:
+          CHECK((sf->type == schema::Type::kLong || sf->type == schema::Type::kBool));
+          break;
+        case Type::kDouble:
+        case Type::kOptDouble:
+          CHECK(sf->type == schema::Type::kDouble);
+          break;
+        default:
+          FAIL("a time column is no stream field: make it DERIVED (" << c->name << ")");
+      }
+    }
+  }
+  // Every field of a result dataset outside the head, in some stream of it.
+  // bad-ost keeps no job-database table: its stream is declared in fields.def alone.
+  size_t datasets = 0;
+  for (const auto& d : schema::Datasets()) {
+    const std::string name(d.name);
+    if (name.rfind("iosonar.result.", 0) != 0) continue;
+    ++datasets;
+    INFO("dataset " << name);
+    if (name == "iosonar.result.bad_ost") {
+      CHECK(declared.count(name) == 0);
+      continue;
+    }
+    for (const schema::Field* f : schema::FieldsOf(name))
+      if (f->datasets != "*") CHECK(declared[name].count(std::string(f->name)) == 1);
+  }
+  CHECK(datasets == declared.size() + 1);
+}
+
+TEST_CASE("results: a row's stream fields are its columns, typed as the fields", "[results]") {
+  std::string out;
+  JsonWriter w(&out, 0);
+  w.BeginObject();
+  results::job_server_share::Row share{"c", 7, "ost", "fs-OST0001", "", "", "", 1.5, 3, 0.5, 2, 4, std::nullopt, 1};
+  std::vector<std::string> derived;
+  results::WriteStreamFields(w, share, [&](std::string_view f) {
+    derived.emplace_back(f);
+    w.Kv(f, 60);
+  });
+  w.EndObject();
+  // Table order of the MAPs, the DERIVED one where it stands; NULL left out; 1 as a bool.
+  CHECK(out == R"({"share.layer":"ost","share.server":"fs-OST0001","share.window_ns":60,"share.job_bytes":1.5,)"
+               R"("share.total_bytes":3,"share.fraction":0.5,"share.job_ops":2,"share.total_ops":4,"share.estimated":true})");
+  CHECK(derived == std::vector<std::string>{"share.window_ns"});
+  share.in_flight_mean = 2.25;
+  share.estimated = 0;
+  out.clear();
+  JsonWriter w2(&out, 0);
+  w2.BeginObject();
+  results::WriteStreamFields(w2, share, [](std::string_view) {});
+  w2.EndObject();
+  CHECK(out.find(R"("share.in_flight_mean":2.25,"share.estimated":false})") != std::string::npos);
+  // An optional keyword of an empty Text column is left out; a required one stays.
+  results::scoreboard::Row sb;
+  sb.who = "user";
+  for (const char* cluster : {"", "c1"}) {
+    sb.cluster = cluster;
+    out.clear();
+    JsonWriter w3(&out, 0);
+    w3.BeginObject();
+    results::WriteStreamFields(w3, sb, [](std::string_view) {});
+    w3.EndObject();
+    CHECK((out.find("scoreboard.cluster") != std::string::npos) == (*cluster != 0));
+    CHECK(out.find(R"("scoreboard.who":"user")") != std::string::npos);
+    CHECK(out.find(R"("scoreboard.metric":"")") != std::string::npos);
+  }
 }
