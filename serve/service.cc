@@ -949,15 +949,10 @@ struct Service::Impl {
       a.outliers = (*st)->outliers;
     }
     // The anomalous jobs whose first suspect this job is.
-    auto sl = c.Query(
-        "SELECT n.job_id, a.slowdown, n.shared, n.evidence FROM job_anomaly_neighbour n JOIN job_anomaly a "
-        "ON a.cluster = n.cluster AND a.job_id = n.job_id WHERE n.cluster = ? AND n.neighbour = ? AND n.rank_no = 0 "
-        "AND a.verdict = 'anomalous' ORDER BY n.job_id LIMIT 100",
-        {j.cluster, std::to_string(j.job_id)});
+    auto sl = anomaly::ReadSlowedBy(c, j.cluster, j.job_id, 100);
     if (sl.ok())
       for (const auto& r : *sl)
-        f->slowed.push_back({r[0].value_or(""), std::strtod(r[1].value_or("0").c_str(), nullptr), r[2].value_or(""),
-                             r[3].value_or("")});
+        f->slowed.push_back({std::to_string(r.neighbour.job_id), r.slowdown, r.neighbour.shared, r.neighbour.evidence});
     else
       Log("jobs slowed by job " + std::to_string(j.job_id) + ": " + sl.status().ToString());
     std::string text = AnomalyJson(f->anomaly);

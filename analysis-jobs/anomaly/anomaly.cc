@@ -1029,6 +1029,24 @@ Result<std::optional<StoredAnomaly>> ReadStored(MysqlConn& db, const std::string
   return std::optional<StoredAnomaly>(std::move(a));
 }
 
+Result<std::vector<SlowedBy>> ReadSlowedBy(MysqlConn& db, const std::string& cluster, uint64_t job_id, size_t limit) {
+  const std::vector<std::string> cols = {"job_id", "shared", "evidence"};
+  auto rows = db.Query("SELECT " + results::SelectList("n", cols) +
+                           ", a.slowdown FROM job_anomaly_neighbour n JOIN job_anomaly a "
+                           "ON a.cluster = n.cluster AND a.job_id = n.job_id WHERE n.cluster = ? AND n.neighbour = ? "
+                           "AND n.rank_no = 0 AND a.verdict = 'anomalous' ORDER BY n.job_id LIMIT " +
+                           std::to_string(limit),
+                       {cluster, std::to_string(job_id)});
+  if (!rows.ok()) return rows.status();
+  std::vector<SlowedBy> out(rows->size());
+  for (size_t i = 0; i < rows->size(); ++i) {
+    const auto& r = (*rows)[i];
+    results::ReadColumns(out[i].neighbour, r, 0, cols);
+    if (r.size() > cols.size() && r[cols.size()]) out[i].slowdown = std::strtod(r[cols.size()]->c_str(), nullptr);
+  }
+  return out;
+}
+
 Result<std::string> StoredVerdictLine(MysqlConn& db, const std::string& cluster, uint64_t job_id) {
   auto st = ReadStored(db, cluster, job_id);
   if (!st.ok()) return st.status();

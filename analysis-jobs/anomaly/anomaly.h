@@ -186,6 +186,15 @@ struct StoredAnomaly {
 };
 // nullopt when the job has no job_anomaly row.
 Result<std::optional<StoredAnomaly>> ReadStored(MysqlConn& db, const std::string& cluster, uint64_t job_id);
+// The anomalous jobs whose first suspect (rank 0) is this job, by job id, at
+// most `limit`: each its neighbour row (job_id: the slowed job; shared,
+// evidence) and its slowdown. The one reader of a job's rows as a neighbour
+// (serve's "your job slowed").
+struct SlowedBy {
+  results::job_anomaly_neighbour::Row neighbour;
+  double slowdown = 0;
+};
+Result<std::vector<SlowedBy>> ReadSlowedBy(MysqlConn& db, const std::string& cluster, uint64_t job_id, size_t limit);
 // The stored verdict of a job as one line for people ("I/O anomaly: anomalous
 // against 6 earlier runs, slowest phase 4.0x its history; first neighbour
 // 3999 (high_mdops); lagging fwd001"), "" when the job has no job_anomaly row.
