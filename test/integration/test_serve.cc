@@ -166,11 +166,15 @@ struct World {
 
 }  // namespace
 
-TEST_CASE("serve: isolation, identity, escaping, cache and the API contract", "[serve][integration]") {
+// The checks that change nothing the others look at share one World, in
+// this order (the user's checks before the administrator computes other
+// users' jobs); those that change the server's state, below, get one each.
+TEST_CASE("serve: isolation, identity, escaping and the API contract", "[serve][integration]") {
   if (!HaveMariaDb()) FAIL("mariadbd is not installed (scripts/setup.sh --test)");
   World w;
 
-  SECTION("no identity is 401, on the API and the pages") {
+  {
+    INFO("no identity is 401, on the API and the pages");
     for (const char* p : {"/api/jobs", "/api/jobs/101", "/jobs", "/jobs/101", "/admin", "/api/me"})
       CHECK(w.Get(p).status == 401);
     // static files need none
@@ -179,7 +183,37 @@ TEST_CASE("serve: isolation, identity, escaping, cache and the API contract", "[
     CHECK(js.body.find("uPlot") != std::string::npos);
   }
 
-  SECTION("each user sees their own jobs only: by list, by API, by URL") {
+  {
+    INFO("a user header from an address that is not a trusted proxy is ignored");
+    CHECK(w.Get("/api/jobs", As("root"), "127.0.0.2").status == 401);
+    CHECK(w.Get("/api/jobs/101", As("daemon"), "127.0.0.2").status == 401);
+  }
+
+  {
+    INFO("an identity header given twice, in any case, is refused with 400: neither is believed");
+    // a proxy that appends X-Remote-User to the client's own would otherwise let the client pick
+    for (const auto& lines : std::vector<std::vector<std::string>>{
+             {"X-Remote-User: root", "X-Remote-User: daemon"},
+             {"X-Remote-User: daemon", "x-remote-user: root"},
+             {"X-REMOTE-USER: daemon", "X-Remote-User: daemon"},  // even the same name twice
+             {"X-Munge-Credential: " + w.munge.Credential(1, 1), "X-Munge-Credential: MUNGE:garbage:"}}) {
+      auto api = GetLines(w.port, "/api/jobs/102", lines);
+      INFO(lines[0] << " / " << lines[1]);
+      CHECK(api.status == 400);
+      CHECK(api.body.find("headers; exactly one is allowed") != std::string::npos);
+      CHECK(api.body.find("bins-app") == std::string::npos);
+      auto page = GetLines(w.port, "/jobs", lines);
+      CHECK(page.status == 400);
+      CHECK(page.body.find("exactly one is allowed") != std::string::npos);
+    }
+    // one of each is fine (the credential decides), and one header still works
+    CHECK(GetLines(w.port, "/api/me", {"X-Remote-User: root", "X-Munge-Credential: " + w.munge.Credential(1, 1)})
+              .body.find("\"user\":\"daemon\"") != std::string::npos);
+    CHECK(GetLines(w.port, "/api/jobs/101", {"X-Remote-User: daemon"}).status == 200);
+  }
+
+  {
+    INFO("each user sees their own jobs only: by list, by API, by URL");
     auto mine = w.Get("/api/jobs", As("daemon"));
     REQUIRE(mine.status == 200);
     CHECK(Lists(mine.body, "101"));
@@ -218,7 +252,60 @@ TEST_CASE("serve: isolation, identity, escaping, cache and the API contract", "[
     CHECK(w.Get("/api/jobs/0101", As("daemon")).status == 404);  // only the canonical form
   }
 
-  SECTION("the administrator sees both users' jobs and the heatmap") {
+  {
+    INFO("a MUNGE credential of daemon gives daemon's view, once");
+    std::string cred = w.munge.Credential(1, 1);
+    // from an untrusted address, with a forged user header beside it: the credential decides
+    auto me = w.Get("/api/me", {{"X-Munge-Credential", cred}, {"X-Remote-User", "root"}}, "127.0.0.2");
+    REQUIRE(me.status == 200);
+    CHECK(me.body.find("\"user\":\"daemon\"") != std::string::npos);
+    CHECK(me.body.find("\"admin\":false") != std::string::npos);
+    // munged refuses a replayed credential
+    CHECK(w.Get("/api/jobs", {{"X-Munge-Credential", cred}}, "127.0.0.2").status == 401);
+    auto list = w.Get("/api/jobs", {{"X-Munge-Credential", w.munge.Credential(1, 1)}}, "127.0.0.2");
+    REQUIRE(list.status == 200);
+    CHECK(Lists(list.body, "101"));
+    CHECK_FALSE(Lists(list.body, "102"));
+    CHECK(w.Get("/api/jobs/102", {{"X-Munge-Credential", w.munge.Credential(1, 1)}}, "127.0.0.2").status == 404);
+    CHECK(w.Get("/api/jobs/102", {{"X-Munge-Credential", w.munge.Credential(2, 2)}}, "127.0.0.2").status == 200);
+    CHECK(w.Get("/api/jobs", {{"X-Munge-Credential", "MUNGE:garbage:"}}).status == 401);
+  }
+
+  {
+    INFO("a job id in a path is exact: a NUL, a trailing or doubled '/' name no job");
+    REQUIRE(w.Get("/api/jobs/101", As("daemon")).status == 200);
+    for (const char* p : {"/api/jobs/101%00x", "/api/jobs/101%00", "/api/jobs/101/", "/api/jobs//101",
+                          "/api/jobs/101/series/", "/api/jobs/101%00/series", "/jobs/101/", "/jobs/101%00x",
+                          "/api/jobs/101%2f", "/api/admin/jobs/101%00/neighbours"}) {
+      auto r = w.Get(p, As(std::string(p).find("admin") != std::string::npos ? "root" : "daemon"));
+      INFO(p << " -> " << r.status << " " << r.body);
+      CHECK(r.status == 404);
+      CHECK(r.body.find("job_id") == std::string::npos);  // not job 101's summary
+      const bool says_why = r.body.find("digits only") != std::string::npos ||
+                            r.body.find("trailing or doubled") != std::string::npos;
+      CHECK(says_why);
+    }
+    // an escaped digit is still the same id (only %00 is kept as it is)
+    CHECK(w.Get("/api/jobs/10%31", As("daemon")).status == 200);
+  }
+
+  {
+    INFO("the job page shows a job name with HTML as text, under a strict CSP");
+    auto page = w.Get("/jobs/101", As("daemon"));
+    REQUIRE(page.status == 200);
+    CHECK(page.body.find("&lt;script&gt;alert(1)&lt;/script&gt;") != std::string::npos);
+    CHECK(page.body.find(kEvilName) == std::string::npos);
+    const std::string csp = page.headers["content-security-policy"];
+    CHECK(csp.find("script-src 'self'") != std::string::npos);
+    CHECK(csp.find("unsafe-inline") == std::string::npos);
+    CHECK(page.headers["x-content-type-options"] == "nosniff");
+    auto list = w.Get("/jobs", As("daemon"));
+    CHECK(list.body.find("&lt;script&gt;") != std::string::npos);
+    CHECK(list.body.find(kEvilName) == std::string::npos);
+  }
+
+  {
+    INFO("the administrator sees both users' jobs and the heatmap");
     auto all = w.Get("/api/jobs", As("root"));
     CHECK(Lists(all.body, "101"));
     CHECK(Lists(all.body, "102"));
@@ -284,81 +371,40 @@ TEST_CASE("serve: isolation, identity, escaping, cache and the API contract", "[
     CHECK(page.body.find("<svg") != std::string::npos);
   }
 
-  SECTION("a user header from an address that is not a trusted proxy is ignored") {
-    CHECK(w.Get("/api/jobs", As("root"), "127.0.0.2").status == 401);
-    CHECK(w.Get("/api/jobs/101", As("daemon"), "127.0.0.2").status == 401);
+  {
+    INFO("every route is in docs/openapi.yaml and responses have the declared fields");
+    TempDir samples;
+    auto save = [&](const std::string& name, const std::string& path, const std::string& user) {
+      auto r = w.Get(path, As(user));
+      REQUIRE(r.status == 200);
+      WriteFile(samples / name, r.body);
+    };
+    save("GET_api_me", "/api/me", "daemon");
+    save("GET_api_jobs", "/api/jobs", "daemon");
+    save("GET_api_jobs_job", "/api/jobs/101", "daemon");
+    save("GET_api_jobs_job_series", "/api/jobs/101/series", "daemon");
+    save("GET_api_jobs_job_phases", "/api/jobs/101/phases", "daemon");
+    save("GET_api_jobs_job_advice", "/api/jobs/101/advice", "daemon");
+    save("GET_api_admin_heatmap", "/api/admin/heatmap?day=2026-11-22", "root");
+    save("GET_api_admin_jobs_job_osts", "/api/admin/jobs/101/osts", "root");
+    save("GET_api_admin_lassi", "/api/admin/lassi?day=2026-11-22", "root");
+    save("GET_api_admin_jobs_job_neighbours", "/api/admin/jobs/101/neighbours", "root");
+    save("GET_api_jobs_job_anomaly", "/api/jobs/101/anomaly", "daemon");
+    save("GET_api_jobs_job_timeline", "/api/jobs/101/timeline", "daemon");
+    save("GET_api_admin_anomalies", "/api/admin/anomalies", "root");
+    auto routes = Run({IosonarBin(), "serve", "--print-routes"});
+    REQUIRE(routes.exit_code == 0);
+    WriteFile(samples / "routes.txt", routes.out);
+    auto check = Run({"python3", SourceDir() + "/test/static/check_openapi.py", SourceDir() + "/docs/openapi.yaml",
+                      samples / "routes.txt", samples.path()});
+    INFO(check.out << check.err);
+    CHECK(check.exit_code == 0);
   }
+}
 
-  SECTION("an identity header given twice, in any case, is refused with 400: neither is believed") {
-    // a proxy that appends X-Remote-User to the client's own would otherwise let the client pick
-    for (const auto& lines : std::vector<std::vector<std::string>>{
-             {"X-Remote-User: root", "X-Remote-User: daemon"},
-             {"X-Remote-User: daemon", "x-remote-user: root"},
-             {"X-REMOTE-USER: daemon", "X-Remote-User: daemon"},  // even the same name twice
-             {"X-Munge-Credential: " + w.munge.Credential(1, 1), "X-Munge-Credential: MUNGE:garbage:"}}) {
-      auto api = GetLines(w.port, "/api/jobs/102", lines);
-      INFO(lines[0] << " / " << lines[1]);
-      CHECK(api.status == 400);
-      CHECK(api.body.find("headers; exactly one is allowed") != std::string::npos);
-      CHECK(api.body.find("bins-app") == std::string::npos);
-      auto page = GetLines(w.port, "/jobs", lines);
-      CHECK(page.status == 400);
-      CHECK(page.body.find("exactly one is allowed") != std::string::npos);
-    }
-    // one of each is fine (the credential decides), and one header still works
-    CHECK(GetLines(w.port, "/api/me", {"X-Remote-User: root", "X-Munge-Credential: " + w.munge.Credential(1, 1)})
-              .body.find("\"user\":\"daemon\"") != std::string::npos);
-    CHECK(GetLines(w.port, "/api/jobs/101", {"X-Remote-User: daemon"}).status == 200);
-  }
-
-  SECTION("a job id in a path is exact: a NUL, a trailing or doubled '/' name no job") {
-    REQUIRE(w.Get("/api/jobs/101", As("daemon")).status == 200);
-    for (const char* p : {"/api/jobs/101%00x", "/api/jobs/101%00", "/api/jobs/101/", "/api/jobs//101",
-                          "/api/jobs/101/series/", "/api/jobs/101%00/series", "/jobs/101/", "/jobs/101%00x",
-                          "/api/jobs/101%2f", "/api/admin/jobs/101%00/neighbours"}) {
-      auto r = w.Get(p, As(std::string(p).find("admin") != std::string::npos ? "root" : "daemon"));
-      INFO(p << " -> " << r.status << " " << r.body);
-      CHECK(r.status == 404);
-      CHECK(r.body.find("job_id") == std::string::npos);  // not job 101's summary
-      const bool says_why = r.body.find("digits only") != std::string::npos ||
-                            r.body.find("trailing or doubled") != std::string::npos;
-      CHECK(says_why);
-    }
-    // an escaped digit is still the same id (only %00 is kept as it is)
-    CHECK(w.Get("/api/jobs/10%31", As("daemon")).status == 200);
-  }
-
-  SECTION("a MUNGE credential of daemon gives daemon's view, once") {
-    std::string cred = w.munge.Credential(1, 1);
-    // from an untrusted address, with a forged user header beside it: the credential decides
-    auto me = w.Get("/api/me", {{"X-Munge-Credential", cred}, {"X-Remote-User", "root"}}, "127.0.0.2");
-    REQUIRE(me.status == 200);
-    CHECK(me.body.find("\"user\":\"daemon\"") != std::string::npos);
-    CHECK(me.body.find("\"admin\":false") != std::string::npos);
-    // munged refuses a replayed credential
-    CHECK(w.Get("/api/jobs", {{"X-Munge-Credential", cred}}, "127.0.0.2").status == 401);
-    auto list = w.Get("/api/jobs", {{"X-Munge-Credential", w.munge.Credential(1, 1)}}, "127.0.0.2");
-    REQUIRE(list.status == 200);
-    CHECK(Lists(list.body, "101"));
-    CHECK_FALSE(Lists(list.body, "102"));
-    CHECK(w.Get("/api/jobs/102", {{"X-Munge-Credential", w.munge.Credential(1, 1)}}, "127.0.0.2").status == 404);
-    CHECK(w.Get("/api/jobs/102", {{"X-Munge-Credential", w.munge.Credential(2, 2)}}, "127.0.0.2").status == 200);
-    CHECK(w.Get("/api/jobs", {{"X-Munge-Credential", "MUNGE:garbage:"}}).status == 401);
-  }
-
-  SECTION("the job page shows a job name with HTML as text, under a strict CSP") {
-    auto page = w.Get("/jobs/101", As("daemon"));
-    REQUIRE(page.status == 200);
-    CHECK(page.body.find("&lt;script&gt;alert(1)&lt;/script&gt;") != std::string::npos);
-    CHECK(page.body.find(kEvilName) == std::string::npos);
-    const std::string csp = page.headers["content-security-policy"];
-    CHECK(csp.find("script-src 'self'") != std::string::npos);
-    CHECK(csp.find("unsafe-inline") == std::string::npos);
-    CHECK(page.headers["x-content-type-options"] == "nosniff");
-    auto list = w.Get("/jobs", As("daemon"));
-    CHECK(list.body.find("&lt;script&gt;") != std::string::npos);
-    CHECK(list.body.find(kEvilName) == std::string::npos);
-  }
+TEST_CASE("serve: cache, running jobs and stored verdicts", "[serve][integration]") {
+  if (!HaveMariaDb()) FAIL("mariadbd is not installed (scripts/setup.sh --test)");
+  World w;
 
   SECTION("the API's summary is job-summary's JSON, cached in Redis, computed once") {
     auto api = w.Get("/api/jobs/101", As("daemon"));
@@ -516,34 +562,6 @@ TEST_CASE("serve: isolation, identity, escaping, cache and the API contract", "[
     CHECK(w.Get("/api/jobs", As("daemon")).body.find("too few earlier runs to compare with") != std::string::npos);
   }
 
-  SECTION("every route is in docs/openapi.yaml and responses have the declared fields") {
-    TempDir samples;
-    auto save = [&](const std::string& name, const std::string& path, const std::string& user) {
-      auto r = w.Get(path, As(user));
-      REQUIRE(r.status == 200);
-      WriteFile(samples / name, r.body);
-    };
-    save("GET_api_me", "/api/me", "daemon");
-    save("GET_api_jobs", "/api/jobs", "daemon");
-    save("GET_api_jobs_job", "/api/jobs/101", "daemon");
-    save("GET_api_jobs_job_series", "/api/jobs/101/series", "daemon");
-    save("GET_api_jobs_job_phases", "/api/jobs/101/phases", "daemon");
-    save("GET_api_jobs_job_advice", "/api/jobs/101/advice", "daemon");
-    save("GET_api_admin_heatmap", "/api/admin/heatmap?day=2026-11-22", "root");
-    save("GET_api_admin_jobs_job_osts", "/api/admin/jobs/101/osts", "root");
-    save("GET_api_admin_lassi", "/api/admin/lassi?day=2026-11-22", "root");
-    save("GET_api_admin_jobs_job_neighbours", "/api/admin/jobs/101/neighbours", "root");
-    save("GET_api_jobs_job_anomaly", "/api/jobs/101/anomaly", "daemon");
-    save("GET_api_jobs_job_timeline", "/api/jobs/101/timeline", "daemon");
-    save("GET_api_admin_anomalies", "/api/admin/anomalies", "root");
-    auto routes = Run({IosonarBin(), "serve", "--print-routes"});
-    REQUIRE(routes.exit_code == 0);
-    WriteFile(samples / "routes.txt", routes.out);
-    auto check = Run({"python3", SourceDir() + "/test/static/check_openapi.py", SourceDir() + "/docs/openapi.yaml",
-                      samples / "routes.txt", samples.path()});
-    INFO(check.out << check.err);
-    CHECK(check.exit_code == 0);
-  }
 }
 
 TEST_CASE("serve: pages in headless Chromium have plots for each user", "[serve][integration][browser]") {
