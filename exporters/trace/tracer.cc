@@ -737,6 +737,12 @@ void FlushBuffered(Slot* s);
 // mapping of a file, so what a thread has not yet sent survives the death of
 // the process; a slot's pages are backed only once a thread uses it. The
 // flags that every scan reads live apart, in g_slot_flags (BSS).
+// in_use: 0 free, 1 claimed and being set up (ClaimSlot: its index, shipped
+// count and compressor not yet this thread's), kSlotReady once set up. Only
+// a ready slot is flushed by another thread (the flusher, FlushAll): one
+// caught between its claim and its set-up read another slot's shipped count
+// (a never-used slot's index is 0) and shipped ~2^32 runs of garbage.
+constexpr int kSlotReady = 2;
 struct SlotFlags {
   std::atomic<int> in_use;
 };
@@ -1013,7 +1019,7 @@ void* FlusherMain(void*) {
     for (int i = 0; i < kMaxThreads && g_state.load(std::memory_order_acquire) == kActive; ++i) {
       SlotFlags& fl = g_slot_flags[i];
       Slot* s = &g_slots[i];
-      if (!fl.in_use.load(std::memory_order_acquire) || !TryLockSlot(s)) continue;
+      if (fl.in_use.load(std::memory_order_acquire) != kSlotReady || !TryLockSlot(s)) continue;
       SlotSink sink(s);
       s->comp().CloseExpired(now, &sink);
       if (s->agg().open()) s->agg().CloseBefore(BudgetEpoch(now), &sink);
@@ -1086,6 +1092,7 @@ Slot* ClaimSlot() {
       s->raw_ops = 0;
       s->next_sweep = 0;
       UnlockSlot(s);
+      fl.in_use.store(kSlotReady, std::memory_order_release);
       uint32_t hwm = static_cast<uint32_t>(i + 1);
       uint32_t cur = __atomic_load_n(&Hdr()->slots_hwm, __ATOMIC_RELAXED);
       while (hwm > cur && !__atomic_compare_exchange_n(&Hdr()->slots_hwm, &cur, hwm, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
@@ -1171,7 +1178,7 @@ void FmtTracerRecordLocked(const char* action) {
     auto c = Sender().counters();
     uint64_t raw = g_raw_ops.load();
     for (int i = 0; i < kMaxThreads; ++i)
-      if (g_slot_flags[i].in_use.load(std::memory_order_relaxed)) raw += g_slots[i].raw_ops;
+      if (g_slot_flags[i].in_use.load(std::memory_order_acquire) == kSlotReady) raw += g_slots[i].raw_ops;
     j.KInt(field::kTracerRawOps, static_cast<int64_t>(raw));
     uint64_t drained = Hdr() ? __atomic_load_n(&Hdr()->drained_records, __ATOMIC_RELAXED) : 0;
     j.KInt(field::kTracerRecords, static_cast<int64_t>(g_records.load() + drained));
@@ -1234,7 +1241,7 @@ void FlushAll(const char* action) {
   uint32_t tails[kMaxThreads];
   int nlocked = 0;
   for (int i = 0; i < kMaxThreads; ++i) {
-    if (!g_slot_flags[i].in_use.load(std::memory_order_acquire)) continue;
+    if (g_slot_flags[i].in_use.load(std::memory_order_acquire) != kSlotReady) continue;
     Slot* s = &g_slots[i];
     LockSlot(s);
     SlotSink sink(s);  // (a full buffer on the way sends what it holds: FlushBuffered)
