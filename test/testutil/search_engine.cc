@@ -315,6 +315,8 @@ void SearchEngine::Launch() {
   const std::string log = d + "/out.log";
   const std::string java = JavaHome();
   const std::string conf = d + "/config";
+  const pid_t self = getpid();
+  const bool main_thread = OnMainThread();
   pid_t pid = fork();
   REQUIRE(pid >= 0);
   if (pid == 0) {
@@ -326,6 +328,7 @@ void SearchEngine::Launch() {
     }
     if (chdir(d.c_str()) != 0) _exit(126);
     if (setgroups(0, nullptr) != 0 || setgid(u.gid) != 0 || setuid(u.uid) != 0) _exit(125);
+    DieWithTest(self, main_thread);  // after setuid, which clears it
     setenv("JAVA_HOME", java.c_str(), 1);
     setenv("OPENSEARCH_JAVA_HOME", java.c_str(), 1);
     setenv("ES_JAVA_HOME", java.c_str(), 1);

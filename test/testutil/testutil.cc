@@ -10,6 +10,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/file.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -144,6 +145,16 @@ std::vector<char*> Argv(const std::vector<std::string>& argv) {
 }
 }  // namespace
 
+// Only for a child the test's main thread forked: the signal comes when the
+// forking thread ends, and a helper thread ends long before the test.
+void DieWithTest(pid_t test_pid, bool from_main_thread) {
+  if (!from_main_thread) return;
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != test_pid) _exit(126);  // the test died before the line above
+}
+
+bool OnMainThread() { return gettid() == getpid(); }
+
 RunResult Run(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
               const std::string& stdin_data) {
   int in[2], out[2], err[2];
@@ -151,9 +162,12 @@ RunResult Run(const std::vector<std::string>& argv, const std::map<std::string, 
   REQUIRE(pipe2(out, O_CLOEXEC) == 0);
   REQUIRE(pipe2(err, O_CLOEXEC) == 0);
   auto args = Argv(argv);
+  const pid_t self = getpid();
+  const bool main_thread = OnMainThread();
   pid_t pid = fork();
   REQUIRE(pid >= 0);
   if (pid == 0) {
+    DieWithTest(self, main_thread);
     dup2(in[0], 0);
     dup2(out[1], 1);
     dup2(err[1], 2);
@@ -203,9 +217,12 @@ RunResult Run(const std::vector<std::string>& argv, const std::map<std::string, 
 Child::Child(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
              const std::string& log_path) {
   auto args = Argv(argv);
+  const pid_t self = getpid();
+  const bool main_thread = OnMainThread();
   pid_ = fork();
   REQUIRE(pid_ >= 0);
   if (pid_ == 0) {
+    DieWithTest(self, main_thread);
     if (!log_path.empty()) {
       int fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
       if (fd >= 0) {

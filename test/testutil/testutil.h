@@ -52,6 +52,14 @@ struct RunResult {
   int signal = 0;
   std::string out, err;
 };
+// In a child just forked (test_pid: the test's getpid() before the fork,
+// from_main_thread: OnMainThread() before it): SIGKILL when the test process
+// dies, so a killed test leaves no server running. Run, Child and the search
+// engines do it (the engines after dropping to their user: a change of
+// credentials clears it); nothing for a child a helper thread forked.
+void DieWithTest(pid_t test_pid, bool from_main_thread);
+bool OnMainThread();
+
 // Runs argv with extra environment entries (KEY=VALUE; KEY= with empty value
 // unsets), capturing stdout and stderr.
 RunResult Run(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env = {},
