@@ -25,6 +25,7 @@ namespace {
 constexpr const char* kUsage =
     "usage: iosonar simulate [--store DIR | --output URL] [--nodes N --fwd F --osts S --mdts D | --scale taihulight]\n"
     "                        [--seed N] [--duration SEC] [--interval S] [--job SPEC]... [--slow-ost I] [--slow-fwd I] [--storm]\n"
+    "                        [--no-trace] [--no-client] [--no-servers] [--no-brw]\n"
     "                        [--slow-ost-from S --slow-ost-to S] [--slow-fwd-from S --slow-fwd-to S]\n"
     "                        [--maps FILE] [--getstripe FILE] [--file-perf FILE] [--truth FILE] [--apps FILE] [--mysql URL]\n"
     "\n"
@@ -163,6 +164,7 @@ int CmdSimulate(int argc, char** argv) {
       ("no-trace", "do not emit iosonar.trace")                                                      //
       ("no-client", "do not emit iosonar.client")                                                    //
       ("no-servers", "do not emit iosonar.oss, iosonar.brw, iosonar.mds, iosonar.jobstats")                //
+      ("no-brw", "do not emit iosonar.brw (the OSTs' brw_stats; the other server records stay)")      //
       ("maps", po::value(&side.maps)->value_name("FILE"), "write jobs, node -> forwarding map and layouts as JSON")  //
       ("getstripe", po::value(&side.getstripe)->value_name("FILE"), "write the layouts as `lfs getstripe` output")  //
       ("file-perf", po::value(&side.file_perf)->value_name("FILE"), "write per-file performance CSV (file,bytes,seconds,osts)")  //
@@ -182,6 +184,7 @@ int CmdSimulate(int argc, char** argv) {
   cfg.emit_trace = !vm.count("no-trace");
   cfg.emit_client = !vm.count("no-client");
   cfg.emit_servers = !vm.count("no-servers");
+  cfg.emit_brw = !vm.count("no-brw");
   if (std::string e = FinishConfig(&cfg, scale, job_specs, vm.count("storm") > 0); !e.empty()) return usage_error(e);
   return RunSimulation(cfg, store_dir, output, side);
 }

@@ -82,6 +82,8 @@ struct JobState {
   std::vector<int> rank_file;     // file index (into files) per rank, -1: no I/O
   std::vector<int64_t> rank_off;  // next offset per rank (N-N)
   std::vector<int64_t> rank_end;  // where each rank's previous data op ended (-1: none yet)
+  int log_layout = -1;            // JobSpec::log_bytes: the log's layout index
+  int64_t log_off = 0;
   int64_t iter = 0;               // I/O seconds so far (shared-file offsets)
   // Bandwidth-bound phases (JobSpec::phase_bytes): bytes each rank has left
   // in the current phase, and the job-relative second the next phase starts.
@@ -96,7 +98,10 @@ class Emitter {
       : out_(out), r_(r), cfg_(cfg) {}
   JsonLine& Begin(DatasetId ds, int64_t ts_ns, Stream& st, const std::string& host) {
     j_.Reset();
-    skip_ = ds == dataset::kTrace ? !cfg_.emit_trace : ds == dataset::kClient ? !cfg_.emit_client : !cfg_.emit_servers;
+    skip_ = ds == dataset::kTrace    ? !cfg_.emit_trace
+            : ds == dataset::kClient ? !cfg_.emit_client
+            : ds == dataset::kBrw    ? !(cfg_.emit_servers && cfg_.emit_brw)
+                                     : !cfg_.emit_servers;
     j_.Begin();
     j_.Key(field::kTimestamp);
     j_.IsoMillis(ts_ns);
@@ -248,6 +253,7 @@ Result<JobSpec> ParseJobSpec(std::string_view text) {
     else if (key == "req") s = num(&j.request);
     else if (key == "meta") s = num(&j.meta_per_rank_s);
     else if (key == "phase") s = num(&j.phase_bytes);
+    else if (key == "log") s = num(&j.log_bytes);
     else if (key == "cmd") {
       std::string c;
       for (size_t i = 0; i < val.size(); ++i) {
@@ -411,6 +417,17 @@ class Simulation {
     if (s.mode == Mode::kNM) nfiles = std::max(1, std::min(s.m_files, js.nranks));
     LayOutFiles(s, nfiles, &js);
     AssignRanks(s, nfiles, &js);
+    if (s.log_bytes > 0 && s.mode != Mode::kMeta) {
+      FileLayout L;
+      L.path = "/" + cfg_.fs + "/job" + s.id + "/log";
+      L.job_id = s.id;
+      L.stripe_size = cfg_.stripe_size;
+      Rng lr(cfg_.seed ^ Fnv1a(L.path));
+      L.osts.push_back(static_cast<int>(lr.Below(static_cast<uint64_t>(S_))));
+      L.mdt = static_cast<int>(Fnv1a(L.path) % static_cast<uint64_t>(D_));
+      js.log_layout = static_cast<int>(res_->layouts.size());
+      res_->layouts.push_back(std::move(L));
+    }
     return Status::Ok();
   }
 
@@ -640,6 +657,14 @@ class Simulation {
       }
       if (io_now && !(st = DataRecord(c, t)).ok()) return st;
       if (last && s.mode != Mode::kMeta && !(st = MetaRecord(c, "close", 1, true)).ok()) return st;
+      if (r == 0 && js.log_layout >= 0) {
+        const FileLayout& LL = res_->layouts[static_cast<size_t>(js.log_layout)];
+        RankSecond lc{k, r, s, js, c.truth, c.fwd, c.host, js.log_layout, LL, analysis::format::FileIdOf(LL.path), c.st,
+                      c.pid, c.cursor};
+        if (first && !(st = MetaRecord(lc, "open", 1, true)).ok()) return st;
+        if (!(st = LogRecord(lc, t)).ok()) return st;
+        if (last && !(st = MetaRecord(lc, "close", 1, true)).ok()) return st;
+      }
     }
     if (io_now) js.iter++;
     if (js.in_phase && std::all_of(js.phase_left.begin(), js.phase_left.end(), [](int64_t b) { return b <= 0; })) {
@@ -735,6 +760,37 @@ class Simulation {
     j.KInt(field::kIoBytes, bytes);
     j.KInt(field::kIoCount, count);
     j.KInt(field::kIoOpsSequential, consecutive);
+    j.KInt(field::kEventStartNs, c.cursor);
+    j.KInt(field::kEventEndNs, c.cursor + dur);
+    j.KInt(field::kIoDurationNs, dur);
+    c.cursor += dur;
+    c.truth.trace_records++;
+    if (Status st = em_.End(); !st.ok()) return st;
+    AccountData(c, bytes, count, dur);
+    return Status::Ok();
+  }
+
+  // Rank 0's log appends of second t (JobSpec::log_bytes): 4 KiB writes of
+  // 1 ms each (longer on a slow OST or forwarding node).
+  Status LogRecord(RankSecond& c, int t) {
+    double f = OstFactor(c.L, t);
+    if (f < 1) c.truth.slow_servers.insert(ost_name_[static_cast<size_t>(cfg_.faults.slow_ost)]);
+    if (FwdSlow(c.fwd, t) < 1) {
+      f *= FwdSlow(c.fwd, t);
+      c.truth.slow_servers.insert(fwd_host_[static_cast<size_t>(c.fwd)]);
+    }
+    constexpr int64_t kReq = 4096;
+    const int64_t count = std::max<int64_t>(1, c.s.log_bytes / kReq), bytes = count * kReq;
+    const int64_t dur = static_cast<int64_t>(static_cast<double>(count) * 1e6 / f);
+    const int64_t off = c.js.log_off;
+    c.js.log_off += bytes;
+    JsonLine& j = TraceHead(c, "write", c.cursor);
+    j.KInt(field::kIoFd, 4);
+    j.KInt(field::kIoOffset, off);
+    j.KInt(field::kIoSize, kReq);
+    j.KInt(field::kIoBytes, bytes);
+    j.KInt(field::kIoCount, count);
+    j.KInt(field::kIoOpsSequential, off > 0 ? count : count - 1);
     j.KInt(field::kEventStartNs, c.cursor);
     j.KInt(field::kEventEndNs, c.cursor + dur);
     j.KInt(field::kIoDurationNs, dur);

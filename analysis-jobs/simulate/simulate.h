@@ -65,6 +65,11 @@ struct JobSpec {
   // seconds of computation separate phases (io_s and bytes_per_rank_s are
   // not used). 0: the fixed per-second model above.
   int64_t phase_bytes = 0;
+  // A light load beside the job's I/O: rank 0 also appends log_bytes every
+  // second of the job to DIR/log (one stripe, its own OST by hash) in 4 KiB
+  // synchronous writes of 1 ms each (latency-bound: 4 MiB/s at most, a low
+  // bandwidth on a healthy OST). 0: no log.
+  int64_t log_bytes = 0;
   std::string command;  // the job's command line ("" -> "sim MODE"), for the job database and --apps
 };
 
@@ -100,11 +105,12 @@ struct Config {
   std::vector<JobSpec> jobs;  // empty: Generate()
   Faults faults;
   bool emit_trace = true, emit_client = true, emit_servers = true;
+  bool emit_brw = true;  // iosonar.brw (with emit_servers): a site may sample job_stats but not brw_stats
 };
 
 // Parses a job given on the command line: comma-separated key=value pairs,
 // id=2001,mode=N-N,first=0,nodes=1024,ppn=1,stripes=4,m=4,start=0,duration=20,
-// period=5,io=2,bytes=64M,req=1M,read=1,meta=2000,phase=2G,cmd=./app%20-n%204 (sizes take K/M/G suffixes,
+// period=5,io=2,bytes=64M,req=1M,read=1,meta=2000,phase=2G,log=64K,cmd=./app%20-n%204 (sizes take K/M/G suffixes,
 // binary; cmd: %20 is a space, %2C a comma). Unknown keys and bad numbers are
 // errors naming the key.
 Result<JobSpec> ParseJobSpec(std::string_view text);
