@@ -3,6 +3,7 @@
 // neighbours and lagging servers inside it (analysis-jobs/anomaly).
 #include <boost/program_options.hpp>
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <string>
@@ -67,6 +68,15 @@ Status LoadJobSourceFiles(const std::string& apps, const std::string& maps, anom
     auto m = xlayer::MapsFromJson(*text);
     if (!m.ok()) return Status::Invalid("--maps " + maps + ": " + m.status().message());
     src->node_fwd = m->node_fwd;
+    for (const auto& [path, L] : m->layouts) {
+      if (m->fs.empty()) break;
+      auto& names = src->file_osts[path];
+      for (int o : L.osts) {
+        char b[16];
+        std::snprintf(b, sizeof b, "-OST%04x", o);
+        names.push_back(m->fs + b);
+      }
+    }
   }
   return Status::Ok();
 }

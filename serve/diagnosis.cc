@@ -64,6 +64,7 @@ std::vector<Diagnosis> Diagnose(const analysis::JobSummary& s, const std::vector
     d.kind = "slow_server";
     d.cost_s = worst->cost_s > 0 ? worst->cost_s : io_s * (1 - 1 / sx);
     d.severity = anomalous ? "high" : SeverityOf(d.cost_s, s.runtime_s);
+    if (d.severity == "info") d.severity = "low";  // a lagging server is never "nothing to change"
     const std::string what = ServerKindText(worst->kind) + " " + worst->server;
     d.cause = (sx > 1 ? Fmt("Slowed ~%.1fx by ", sx) : std::string("Slowed by ")) + what +
               " (the server, not your code)";
@@ -74,6 +75,9 @@ std::vector<Diagnosis> Diagnose(const analysis::JobSummary& s, const std::vector
         d.evidence += "; " + ServerKindText(o.kind) + " " + o.server + Fmt(" lagged too (%.2fx its peers)", o.bandwidth_ratio);
     if (anomalous) d.evidence += Fmt("; the slowest I/O phase took %.1fx as long as in ", a->slowdown) +
                                  std::to_string(a->history_runs) + " earlier runs";
+    else if (a->verdict == "not_enough_history")
+      d.evidence += "; judged against the other servers your job used (" + std::to_string(a->history_runs) +
+                    (a->history_runs == 1 ? " earlier run" : " earlier runs") + " of the application, too few to compare with)";
     d.action = worst->kind == "ost"
                    ? "Rerun; to keep off this OST, stripe your output away from it (lfs setstripe -o with other OST "
                      "indices, or lfs migrate) and tell the administrators. Changing your code will not help."
@@ -150,10 +154,29 @@ std::vector<Diagnosis> Diagnose(const analysis::JobSummary& s, const std::vector
     out.push_back(std::move(d));
   }
 
+  // Too few earlier runs and nothing compared the servers either: nothing
+  // was judged, and the page must not say all is well.
+  bool unjudged = false;
   if (a && a->analysed && !anomalous && a->outliers.empty()) {
     Diagnosis d;
     d.severity = "info";
-    if (a->verdict == "normal") {
+    if (a->verdict == "not_enough_history" && !a->ServersJudged()) {
+      unjudged = true;
+      d.kind = "not_judged";
+      d.cause = "Not judged: first runs of this application";
+      std::string which = "the servers your job used";
+      if (!a->unjudged.empty() && a->server_check != "none" && !a->server_check.empty()) {
+        which.clear();
+        for (size_t i = 0; i < a->unjudged.size() && i < 5; ++i) which += (i ? ", " : "") + a->unjudged[i];
+        if (a->unjudged.size() > 5) which += " and " + std::to_string(a->unjudged.size() - 5) + " more";
+        which += " (the others did not lag)";
+      }
+      d.evidence = std::to_string(a->history_runs) + (a->history_runs == 1 ? " earlier run" : " earlier runs") +
+                   " of the same application at the same scale (3 are needed to tell a slow run), and " + which +
+                   " could not be compared with peers (no service-time records, no file layouts, or nothing beside "
+                   "them)";
+      d.action = "Nothing can be said yet; later runs will be compared with this one.";
+    } else if (a->verdict == "normal") {
       d.kind = "as_before";
       d.cause = "I/O as fast as in earlier runs of the application";
       d.evidence = "compared with " + std::to_string(a->history_runs) + " earlier runs at the same scale";
@@ -168,13 +191,16 @@ std::vector<Diagnosis> Diagnose(const analysis::JobSummary& s, const std::vector
     out.push_back(std::move(d));
   }
   const bool problem = std::any_of(out.begin(), out.end(), [](const Diagnosis& d) { return d.severity != "info"; });
-  if (!problem) {
+  if (!problem && !unjudged) {
     Diagnosis d;
     d.kind = "nothing_found";
     d.severity = "info";
     d.cause = "Nothing to change was found";
     d.evidence = "no slow server, no interference and none of the advice rules (N-1 with many processes, small "
                  "requests, metadata-heavy) applies";
+    if (a && a->analysed && a->verdict == "not_enough_history")
+      d.evidence = "no server lagged its peers and none of the advice rules (N-1 with many processes, small requests, "
+                   "metadata-heavy) applies; too few earlier runs to compare this run's speed with";
     d.action = "Nothing to do.";
     out.insert(out.begin(), std::move(d));
   }

@@ -33,6 +33,15 @@ struct AnomalyView {
   std::vector<Neighbour> neighbours;
   using Outlier = results::job_server_outlier::Row;  // kind, server, bandwidth_ratio, cost_s (results.def)
   std::vector<Outlier> outliers;
+  // How its servers were judged (AnomalyResult::server_check): brw_osc,
+  // client_time, io_time, or none / "" (nothing compared them, or a row
+  // written before it was stored).
+  std::string server_check;
+  std::vector<std::string> unjudged;  // servers of the job nothing could compare
+  // Every server the job used was compared with peers.
+  bool ServersJudged() const {
+    return (server_check == "brw_osc" || server_check == "client_time" || server_check == "io_time") && unjudged.empty();
+  }
 };
 
 // A job this job is named as the first suspect of: an anomalous job whose
@@ -60,7 +69,11 @@ struct Diagnosis {
 // and for a cost of at least 10 % of the run time; medium for 1 %; low below;
 // info for what costs nothing. Never empty: "nothing_found" when there is
 // nothing to say (and only then, so no "nothing to change" stands above an
-// anomaly). Costs:
+// anomaly or a lagging server), except that a job with too few earlier runs
+// whose servers nothing could compare gets "not_judged" ("Not judged: first
+// runs of this application") in its place. A lagging server is named
+// whatever the verdict (a first run's servers are judged against their
+// peers): never below low. Costs:
 //  - slow_server: the lagging server's cost_s (its seconds with the job's
 //    bytes x (1 - bandwidth ratio), docs/anomaly.md), else the job's seconds
 //    with I/O x (1 - 1/slowdown);

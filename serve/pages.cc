@@ -553,6 +553,16 @@ std::string JobPage(const Identity& who, const analysis::JobMeta& meta, const an
       h += "<p class=\"verdict\"><strong>" + HtmlEscape(Capitalized(VerdictText(a.verdict))) + "</strong>, against " +
            runs + (a.slowdown > 0 ? Fmt(": slowest phase %.1fx slower than its history", a.slowdown) : std::string()) +
            ".</p>\n";
+    if (a.outliers.empty()) {
+      std::string un;
+      for (const auto& u : a.unjudged) un += (un.empty() ? "" : ", ") + u;
+      h += a.ServersJudged() ? "<p>The servers it used were compared with their peers: none lagged.</p>\n"
+           : !un.empty() && a.server_check != "none"
+               ? "<p>The servers it used were compared with their peers, none lagged, except " + HtmlEscape(un) +
+                     ", which could not be compared with peers.</p>\n"
+               : std::string("<p>The servers it used could not be compared with their peers (no service-time "
+                             "records, no file layouts, or nothing beside them).</p>\n");
+    }
     if (!a.neighbours.empty()) {
       h += "<h3>Neighbours that may have interfered</h3>\n<table class=\"files\"><thead><tr><th>Job</th><th>Shared "
            "servers</th><th>Evidence</th><th>Metadata ops/s</th></tr></thead><tbody>";

@@ -947,6 +947,8 @@ struct Service::Impl {
       a.slowdown = (*st)->job.slowdown;
       for (const auto& r : (*st)->neighbours) a.neighbours.push_back({r.neighbour, r.shared, r.evidence, r.md_ops_per_s});
       a.outliers = (*st)->outliers;
+      a.server_check = (*st)->server_check;
+      a.unjudged = (*st)->servers_unjudged;
     }
     // The anomalous jobs whose first suspect this job is.
     auto sl = anomaly::ReadSlowedBy(c, j.cluster, j.job_id, 100);

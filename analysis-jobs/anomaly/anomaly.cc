@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
+#include <optional>
 #include <set>
 #include <tuple>
 #include <unordered_map>
@@ -88,6 +89,7 @@ struct Run {
   std::string command;
   std::string app_key;  // "" when matched by command
   std::string match;    // app_key, command or apps_file (AnomalyResult::history_match)
+  std::string cluster;  // the job database's cluster of the job ("" without one)
 };
 
 // The job itself: command, nodes and window from the job database, else the apps file and the store.
@@ -98,6 +100,7 @@ Result<Run> DescribeJob(Store& store, const std::string& job_id, const JobSource
     auto j = src.db->FindJob(job_id, src.cluster);
     if (!j.ok()) return j.status();
     r.command = j->command.value_or("");
+    r.cluster = j->cluster;
     // The key the prolog or the poller stored (jobs.app_key); a row written
     // before that column has none, and its runs are matched by command line.
     if (j->app_key && !j->app_key->empty()) {
@@ -374,7 +377,7 @@ struct ServerLoad {
   std::set<int64_t> seconds;
 };
 
-void Outliers(const std::string& kind, const std::map<std::string, ServerLoad>& load, AnomalyResult* res,
+bool Outliers(const std::string& kind, const std::map<std::string, ServerLoad>& load, AnomalyResult* res,
               const Options& opt) {
   std::vector<std::string> names;
   std::vector<double> pts, bw, secs;
@@ -386,12 +389,12 @@ void Outliers(const std::string& kind, const std::map<std::string, ServerLoad>& 
     secs.push_back(s);
     pts.push_back(std::log10(s));
   }
-  if (names.size() < 3) return;
+  if (names.size() < 3) return false;
   const auto db = analysis::Dbscan(pts, 1, opt.server_eps, opt.server_min_samples);
   std::map<int, int> sizes;
   for (int l : db.labels)
     if (l >= 0) sizes[l]++;
-  if (sizes.empty()) return;
+  if (sizes.empty()) return false;
   int major = -1, best = 0;
   for (auto [l, n] : sizes)
     if (n > best) major = l, best = n;
@@ -414,6 +417,7 @@ void Outliers(const std::string& kind, const std::map<std::string, ServerLoad>& 
     o.evidence.rule = "io_time";
     res->server_outliers.push_back(o);
   }
+  return true;
 }
 
 // Cross-layer attribution. A slow forwarding node stretches the I/O time of
@@ -638,11 +642,18 @@ Result<bool> DemandOutliers(Store& store, AnomalyResult* res, const std::map<std
     if (!w.ok()) return w.status();
     past.push_back(std::move(*w));
   }
+  std::vector<ServerOutlier> found;
+  std::vector<std::string> unjudged;
+  bool judged = false;
   for (const auto* load : {&fwd, &ost}) {
     const std::string kind = load == &fwd ? "forwarding" : "ost";
     for (const auto& [name, l] : *load) {
       const Cost c = CostOf(*now, kind, name, job_osts);
-      if (c.measure.empty()) continue;
+      if (c.measure.empty()) {
+        unjudged.push_back(name);
+        continue;
+      }
+      judged = true;
       std::vector<double> h;
       for (const auto& w : past) {
         const Cost p = CostOf(w, kind, name, job_osts);
@@ -667,14 +678,263 @@ Result<bool> DemandOutliers(Store& store, AnomalyResult* res, const std::map<std
       o.evidence.history_ratio = hist_ratio;
       o.evidence.history_runs = static_cast<int>(h.size());
       o.evidence.rule = by_peers && by_history ? "peers+history" : by_peers ? "peers" : "history";
-      res->server_outliers.push_back(o);
+      found.push_back(o);
     }
   }
+  // Records in the window that say nothing of this job's servers: the fallbacks judge them.
+  if (!judged) return false;
+  res->server_outliers.insert(res->server_outliers.end(), found.begin(), found.end());
+  res->server_check = "brw_osc";
+  res->servers_unjudged = std::move(unjudged);
   return true;
 }
 
-Status ServerOutliers(Store& store, AnomalyResult* res, const JobSource& src, const std::vector<std::pair<int64_t, int64_t>>& hist,
-                      const Options& opt) {
+// ---- the job's own time per I/O through each server (the fallback without brw/osc records) ----
+using FileOsts = std::map<std::string, std::vector<std::string>>;
+
+// The job's traced reads and writes of one file through one forwarding node.
+struct FileTime {
+  std::string fwd;                               // "" without a node -> forwarding map
+  const std::vector<std::string>* osts = nullptr;  // the file's layout
+  std::string path;
+  double s = 0, ios = 0, bytes = 0;  // seconds inside the calls, I/Os (1 MiB pieces, as RPCs), bytes
+  std::set<int64_t> seconds;
+};
+struct ClientTimes {
+  std::vector<FileTime> units;
+  double traced = 0, covered = 0;  // the job's traced bytes; those of files with a layout
+};
+
+// The job's traced runs by (forwarding node, file): their time
+// (io.duration_ns), I/Os and bytes; files without a layout are left out.
+Result<ClientTimes> ClientTimesOf(Store& store, const std::string& job_id, const JobSource& src, const FileOsts& file_osts) {
+  ClientTimes c;
+  std::map<std::pair<std::string, std::string>, size_t> index;
+  ScanQuery q;
+  q.dataset = dataset::kTrace;
+  q.filters = {{field::kJobId, job_id}};
+  q.fields = {field::kHostName, field::kTimestamp, field::kIoBytes, field::kIoOp, field::kIoLayer, field::kIoDurationNs,
+              field::kFilePath, field::kIoCount};
+  q.ordered = false;
+  std::string last_host, last_fwd;
+  Status st = store.Scan(q, [&](const Row& r) {
+    if (!r.Has(2) || r.Int(2) <= 0 || (r.Has(4) && r.Str(4) == "mpiio")) return true;  // mpiio: the POSIX bytes again
+    const std::string_view op = r.Str(3);
+    if (op != "read" && op != "write") return true;
+    const double b = static_cast<double>(r.Int(2));
+    c.traced += b;
+    if (!r.Has(5) || !r.Has(6)) return true;
+    auto it = file_osts.find(std::string(r.Str(6)));
+    if (it == file_osts.end() || it->second.empty()) return true;
+    if (r.Str(0) != last_host) {
+      last_host = std::string(r.Str(0));
+      last_fwd = FwdOf(src, last_host);
+    }
+    c.covered += b;
+    auto [at, added] = index.try_emplace({last_fwd, it->first}, c.units.size());
+    if (added) {
+      c.units.emplace_back();
+      c.units.back().fwd = last_fwd;
+      c.units.back().osts = &it->second;
+      c.units.back().path = it->first;
+    }
+    FileTime& u = c.units[at->second];
+    // I/Os as the servers see them: requests cut into 1 MiB RPCs, so a run
+    // of small latency-bound writes and one of large requests cost alike
+    // per I/O on a healthy server.
+    const double count = r.Has(7) && r.Int(7) > 0 ? static_cast<double>(r.Int(7)) : 1;
+    u.ios += count * std::max(1.0, std::ceil(b / count / (1 << 20)));
+    u.s += static_cast<double>(r.Int(5)) / 1e9;
+    u.bytes += b;
+    u.seconds.insert(r.Int(1) / kSec);
+    return true;
+  });
+  if (!st.ok()) return st;
+  return c;
+}
+
+// Each forwarding node and OST against its peers on the same paths, by the
+// time the job spent per I/O through it (docs/anomaly.md): an OST against
+// the other files the same forwarding nodes served, a forwarding node
+// against the other forwarding nodes' files on the same OSTs, so a slow
+// server of the other layer cancels out, each file weighed by its I/Os (a
+// tiny load barely moves its peers' reference). A server is a suspect when
+// it is >= server_factor times slower and the time lost on it is at least a
+// quarter of what a peer's whole share took (a light load costs nothing
+// worth naming). The slowest suspect (of near ties, the costliest) is named and the files through it are
+// set aside (a file striped over a slow OST is slow on every stripe; the
+// ranks behind a slow forwarding node are slow on every OST), then the
+// rest are judged again. Returns whether any server could be judged;
+// servers with nothing to compare with go to *unjudged.
+bool ClientTimeOutliers(const ClientTimes& c, AnomalyResult* res, const Options& opt, std::vector<std::string>* unjudged) {
+  constexpr double kMinCostOfPeerWork = 0.25;
+  std::vector<bool> active(c.units.size(), true);
+  auto on = [&](const FileTime& u, bool ost, const std::string& name) {
+    return ost ? std::find(u.osts->begin(), u.osts->end(), name) != u.osts->end() : u.fwd == name;
+  };
+  std::set<std::string> all_fwd, all_ost;
+  for (const auto& u : c.units) {
+    if (!u.fwd.empty()) all_fwd.insert(u.fwd);
+    all_ost.insert(u.osts->begin(), u.osts->end());
+  }
+  struct Judged {
+    double spent = 0, expected = 0, ios = 0, bytes = 0, peer_work = 0;
+    std::set<std::string> peers;
+    std::set<int64_t> seconds;
+  };
+  auto judge = [&](bool ost, const std::string& x) {
+    Judged j;
+    // Per forwarding node (an OST's reference) or per OST (a forwarding
+    // node's): the active files' time and I/Os, without x's.
+    std::map<std::string, std::pair<double, double>> ref;
+    std::map<std::string, std::set<std::string>> peers_at;
+    std::map<std::string, double> work;  // peer -> its active seconds
+    // A forwarding node whose OSTs no other one used: against the other
+    // forwarding nodes' files anywhere, when two of its own files share no
+    // OST (a slow OST then shows as that OST first; with every file on a
+    // common OST the two cannot be told apart).
+    std::pair<double, double> any_ref;
+    std::set<std::string> any_peers;
+    std::vector<const std::vector<std::string>*> x_layouts;
+    std::optional<bool> x_disjoint;
+    auto disjoint = [&] {
+      if (!x_disjoint) {
+        x_disjoint = false;
+        for (size_t a = 0; a < x_layouts.size() && !*x_disjoint; ++a)
+          for (size_t b = a + 1; b < x_layouts.size() && !*x_disjoint; ++b) {
+            bool common = false;
+            for (const auto& o : *x_layouts[a])
+              common |= std::find(x_layouts[b]->begin(), x_layouts[b]->end(), o) != x_layouts[b]->end();
+            x_disjoint = !common;
+          }
+      }
+      return *x_disjoint;
+    };
+    for (size_t i = 0; i < c.units.size(); ++i) {
+      if (!active[i]) continue;
+      const FileTime& u = c.units[i];
+      const double n = static_cast<double>(u.osts->size());
+      if (ost) {
+        for (const auto& o : *u.osts) work[o] += u.s / n;
+        if (on(u, true, x)) continue;
+        auto& r = ref[u.fwd];
+        r.first += u.s, r.second += u.ios;
+        for (const auto& o : *u.osts) peers_at[u.fwd].insert(o);
+      } else {
+        if (!u.fwd.empty()) work[u.fwd] += u.s;
+        if (u.fwd == x) x_layouts.push_back(u.osts);
+        if (u.fwd == x || u.fwd.empty()) continue;
+        any_ref.first += u.s, any_ref.second += u.ios;
+        any_peers.insert(u.fwd);
+        for (const auto& o : *u.osts) {
+          auto& r = ref[o];
+          r.first += u.s / n, r.second += u.ios / n;
+          peers_at[o].insert(u.fwd);
+        }
+      }
+    }
+    for (size_t i = 0; i < c.units.size(); ++i) {
+      const FileTime& u = c.units[i];
+      if (!active[i] || !on(u, ost, x)) continue;
+      double rs = 0, rios = 0;
+      std::set<std::string> peers;
+      for (const std::string& k : ost ? std::vector<std::string>{u.fwd} : *u.osts)
+        if (auto it = ref.find(k); it != ref.end()) {
+          rs += it->second.first, rios += it->second.second;
+          peers.insert(peers_at[k].begin(), peers_at[k].end());
+        }
+      peers.erase(x);
+      if (!ost && (rs <= 0 || rios <= 0) && disjoint()) {
+        rs = any_ref.first, rios = any_ref.second;
+        peers = any_peers;
+      }
+      if (rs <= 0 || rios <= 0 || peers.empty()) continue;  // nothing beside it on this path
+      const double share = ost ? 1 / static_cast<double>(u.osts->size()) : 1;
+      j.spent += u.s * share;
+      j.expected += u.ios * share * rs / rios;
+      j.ios += u.ios * share;
+      j.bytes += u.bytes * share;
+      j.seconds.insert(u.seconds.begin(), u.seconds.end());
+      j.peers.insert(peers.begin(), peers.end());
+    }
+    std::vector<double> pw;
+    for (const auto& p : j.peers) pw.push_back(work[p]);
+    j.peer_work = Median(pw);
+    return j;
+  };
+  bool judged_any = false;
+  std::set<std::string> suspects_first, named;
+  for (bool first = true;; first = false) {
+    struct Suspect {
+      bool ost;
+      std::string name;
+      Judged j;
+      double ratio, cost;
+    };
+    std::vector<Suspect> suspects;
+    for (const bool ost : {false, true})
+      for (const auto& x : ost ? all_ost : all_fwd) {
+        if (named.count(x)) continue;
+        const Judged j = judge(ost, x);
+        if (j.expected <= 0) {
+          if (first) unjudged->push_back(x);
+          continue;
+        }
+        judged_any = true;
+        const double ratio = j.spent / j.expected;
+        if (ratio < opt.server_factor || j.spent - j.expected < kMinCostOfPeerWork * j.peer_work) continue;
+        if (first) suspects_first.insert(x);
+        suspects.push_back({ost, x, j, ratio, j.spent - j.expected});
+      }
+    if (suspects.empty()) break;
+    // The slowest suspect per I/O; among those within 10 % of it, the one
+    // that cost the job the most time (the partner stripes of a slow OST's
+    // files lag as much, on fewer files).
+    double top = 0;
+    for (const auto& x : suspects) top = std::max(top, x.ratio);
+    const Suspect* pick = nullptr;
+    for (const auto& x : suspects)
+      if (x.ratio * 1.1 >= top && (!pick || x.cost > pick->cost)) pick = &x;
+    const bool ost = pick->ost;
+    const std::string x = pick->name;
+    const Judged best_j = pick->j;
+    const double best_ratio = pick->ratio;
+    named.insert(x);
+    ServerOutlier o;
+    o.kind = ost ? "ost" : "forwarding";
+    o.name = x;
+    o.bandwidth_ratio = 1 / best_ratio;
+    const double t = static_cast<double>(best_j.seconds.size());
+    o.bandwidth = t > 0 ? best_j.bytes / t : 0;
+    o.io_time_s = t;
+    o.cost_s = t * (1 - o.bandwidth_ratio);
+    o.peers = static_cast<int>(best_j.peers.size());
+    o.evidence.rule = "client_time";
+    o.evidence.measure = "client_ms_per_io";
+    o.evidence.value = best_j.spent / best_j.ios * 1e3;
+    o.evidence.peer_value = best_j.expected / best_j.ios * 1e3;
+    o.evidence.peer_ratio = best_ratio;
+    res->server_outliers.push_back(o);
+    for (size_t i = 0; i < c.units.size(); ++i)
+      if (on(c.units[i], ost, x)) active[i] = false;
+  }
+  // Suspects at first that the named servers explain (their files went through those).
+  std::string by;
+  for (const auto& n : named) by += (by.empty() ? "" : ",") + n;
+  for (const auto& x : suspects_first)
+    if (!named.count(x)) {
+      ServerOutlier o;
+      o.kind = all_ost.count(x) ? "ost" : "forwarding";
+      o.name = x;
+      o.explained_by = by;
+      o.evidence.rule = "client_time";
+      res->explained_servers.push_back(o);
+    }
+  return judged_any;
+}
+
+Status ServerOutliers(Store& store, AnomalyResult* res, const JobSource& src, const FileOsts& file_osts,
+                      const std::vector<std::pair<int64_t, int64_t>>& hist, const Options& opt) {
   std::map<std::string, ServerLoad> fwd, ost;
   if (!src.node_fwd.empty()) {
     ScanQuery q;
@@ -718,11 +978,39 @@ Status ServerOutliers(Store& store, AnomalyResult* res, const JobSource& src, co
   if (!st.ok()) return st;
   auto demand = DemandOutliers(store, res, fwd, ost, hist, opt);
   if (!demand.ok()) return demand.status();
-  if (!*demand) {  // no brw/osc records: the servers' I/O time inside the job (Beacon's peer comparison)
+  // No brw/osc record tells of the job's servers: the job's own time per
+  // I/O through each (the files' layouts place its traced runs), else the
+  // servers' I/O time inside the job (Beacon's peer comparison).
+  std::optional<ClientTimes> ct;
+  if (!*demand && !file_osts.empty()) {
+    auto c = ClientTimesOf(store, res->job_id, src, file_osts);
+    if (!c.ok()) return c.status();
+    if (c->covered > 0 && c->covered >= 0.5 * c->traced) ct = std::move(*c);
+  }
+  if (ct) {
+    std::vector<std::string> unjudged;
+    res->server_check = ClientTimeOutliers(*ct, res, opt, &unjudged) ? "client_time" : "none";
+    std::set<std::string> traced;  // the servers the job's traced runs with a layout went through
+    for (const auto& u : ct->units) {
+      traced.insert(u.fwd);
+      traced.insert(u.osts->begin(), u.osts->end());
+    }
+    for (const auto* load : {&fwd, &ost})
+      for (const auto& [name, l] : *load)
+        if (!traced.count(name)) unjudged.push_back(name);
+    std::sort(unjudged.begin(), unjudged.end());
+    unjudged.erase(std::unique(unjudged.begin(), unjudged.end()), unjudged.end());
+    res->servers_unjudged = std::move(unjudged);
+  } else if (!*demand) {
     const bool large = res->nodes >= opt.large_job_nodes;
     const bool anomalous = res->verdict == "anomalous";
-    if (large || (anomalous && fwd.size() >= 3)) Outliers("forwarding", fwd, res, opt);
-    if (large || (anomalous && ost.size() >= 3)) Outliers("ost", ost, res, opt);
+    bool judged = false;
+    if (large || (anomalous && fwd.size() >= 3)) judged |= Outliers("forwarding", fwd, res, opt);
+    if (large || (anomalous && ost.size() >= 3)) judged |= Outliers("ost", ost, res, opt);
+    res->server_check = judged ? "io_time" : "none";
+    if (!judged)
+      for (const auto* load : {&fwd, &ost})
+        for (const auto& [name, l] : *load) res->servers_unjudged.push_back(name);
     if (Status a = Attribute(store, res); !a.ok()) return a;
   }
   std::sort(res->server_outliers.begin(), res->server_outliers.end(),
@@ -788,7 +1076,27 @@ Result<AnomalyResult> Analyze(Store& store, const std::string& job_id, const Job
     res.verdict = noise ? "anomalous" : "normal";
   }
   if (res.verdict == "anomalous") FindNeighbours(store, &res, src, opt);
-  if (Status st = ServerOutliers(store, &res, src, hist_windows, opt); !st.ok()) return st;
+  // The job's file layouts: the maps file's, else the job database's.
+  FileOsts db_osts;
+  char* id_end = nullptr;
+  const uint64_t numeric_id = std::strtoull(job_id.c_str(), &id_end, 10);
+  if (src.file_osts.empty() && src.db && !job_id.empty() && *id_end == 0) {
+    auto ls = src.db->FileLayouts(job->cluster, numeric_id);
+    if (ls.ok()) {
+      for (const auto& L : *ls) {
+        if (!L.filesystem || L.filesystem->empty()) continue;
+        auto& names = db_osts[L.path];
+        for (int o : L.osts) {
+          char b[16];
+          std::snprintf(b, sizeof b, "-OST%04x", o);
+          names.push_back(*L.filesystem + b);
+        }
+      }
+    }
+  }
+  if (Status st = ServerOutliers(store, &res, src, src.file_osts.empty() ? db_osts : src.file_osts, hist_windows, opt);
+      !st.ok())
+    return st;
   return res;
 }
 
@@ -856,6 +1164,14 @@ std::string ToJson(const AnomalyResult& r, bool pretty) {
     w.EndObject();
   }
   w.EndArray();
+  w.Key("server_check");
+  w.BeginObject();
+  w.Kv("method", r.server_check);
+  w.Key("unjudged");
+  w.BeginArray();
+  for (const auto& u : r.servers_unjudged) w.String(u);
+  w.EndArray();
+  w.EndObject();
   w.Key("explained_servers");  // slow only because of the lagging servers of the other layer
   w.BeginArray();
   for (const auto& o : r.explained_servers) {
@@ -915,7 +1231,10 @@ std::string ToTable(const AnomalyResult& r) {
                       o.name.c_str(), o.bandwidth_ratio, o.peers, o.cost_s);
       } else {
         std::snprintf(b, sizeof b, "  %-10s %-20s %s %.1f vs %.1f on its peers (%.1fx)", o.kind.c_str(), o.name.c_str(),
-                      e.measure == "service_ms" ? "ms per I/O" : "RPCs in flight", e.value, e.peer_value, e.peer_ratio);
+                      e.measure == "service_ms"          ? "ms per I/O"
+                      : e.measure == "client_ms_per_io" ? "the job's ms per I/O"
+                                                         : "RPCs in flight",
+                      e.value, e.peer_value, e.peer_ratio);
         out += b;
         if (e.history_runs > 0)
           std::snprintf(b, sizeof b, ", %.1fx its cost in %d earlier runs; rule %s\n", e.history_ratio, e.history_runs,
@@ -926,6 +1245,16 @@ std::string ToTable(const AnomalyResult& r) {
       out += b;
     }
     out += BlameText(r) + "\n";
+  } else if (r.server_check == "none") {
+    out += "servers: not judged (no brw_stats or osc records, no file layouts to place the job's traced I/O, or too "
+           "few peers)\n";
+  } else {
+    out += "servers: none lagging (" + r.server_check + ")\n";
+  }
+  if (!r.servers_unjudged.empty() && r.server_check != "none") {
+    std::string un;
+    for (const auto& u : r.servers_unjudged) un += (un.empty() ? "" : ", ") + u;
+    out += "servers not judged (nothing beside them to compare with): " + un + "\n";
   }
   return out;
 }
@@ -1015,11 +1344,30 @@ Result<std::optional<StoredAnomaly>> ReadStored(MysqlConn& db, const std::string
   const std::vector<SqlParam> key{cluster, static_cast<int64_t>(job_id)};
   const char* where = "WHERE cluster = ? AND job_id = ?";
   auto job = results::Select<results::job_anomaly::Row>(
-      db, where, key, {"cluster", "job_id", "computed_at", "verdict", "history_runs", "slowdown"});
+      db, where, key, {"cluster", "job_id", "computed_at", "verdict", "history_runs", "slowdown", "result_json"});
   if (!job.ok()) return job.status();
   if (job->empty()) return std::optional<StoredAnomaly>();
   StoredAnomaly a;
   a.job = std::move(job->front());
+  // ToJson's "server_check":{"method":"..." (a string without escapes); the
+  // rest of the JSON is not kept.
+  static constexpr std::string_view kMethod = "\"server_check\":{\"method\":\"";
+  const std::string& js = a.job.result_json;
+  if (size_t at = js.find(kMethod); at != std::string::npos) {
+    const size_t from = at + kMethod.size(), to = js.find('"', from);
+    if (to != std::string::npos) a.server_check = js.substr(from, to - from);
+    static constexpr std::string_view kUnjudged = "\"unjudged\":[";
+    if (size_t u = js.find(kUnjudged, at); u != std::string::npos) {
+      const size_t end = js.find(']', u);
+      for (size_t q = js.find('"', u + kUnjudged.size()); q < end;) {
+        const size_t q2 = js.find('"', q + 1);
+        if (q2 == std::string::npos || q2 > end) break;
+        a.servers_unjudged.push_back(js.substr(q + 1, q2 - q - 1));
+        q = js.find('"', q2 + 1);
+      }
+    }
+  }
+  a.job.result_json.clear();
   auto nb = results::Select<results::job_anomaly_neighbour::Row>(db, std::string(where) + " ORDER BY rank_no", key);
   if (!nb.ok()) return nb.status();
   a.neighbours = std::move(*nb);

@@ -39,7 +39,13 @@
 //    large (e.g., over 32 compute nodes)").
 //    Ranked by the number of evidence items, then the strongest ratio of a
 //    metric to its threshold, then the seconds shared.
-//  - Server outliers: for jobs of at least large_job_nodes nodes (Beacon:
+//  - Server outliers, every job whatever its verdict (docs/anomaly.md "Which
+//    server slowed the job"): each server's cost per request (brw_stats I/O
+//    time, OSC RPCs in flight) against its peers' and its own history's;
+//    without those records, the job's own traced time per I/O through each
+//    server, placed by the files' layouts, against the same paths' other
+//    servers (client_time); without layouts either, the I/O-time rule below.
+//  - The I/O-time rule: for jobs of at least large_job_nodes nodes (Beacon:
 //    1,024), or any anomalous job with at least 3 servers of a kind, each
 //    forwarding node / OST that served the job: bytes of the job through it
 //    and its I/O time (seconds in which it moved the job's bytes). Servers
@@ -99,6 +105,9 @@ struct JobSource {
   std::string cluster;        // its cluster ("" = the only one with the id)
   std::map<std::string, std::string> apps;       // job id -> command line (an apps file)
   std::map<std::string, std::string> node_fwd;   // node -> forwarding node (maps file)
+  // File path -> the OSTs it is striped over (target names, FS-OSTxxxx): the
+  // maps file's layouts; empty: the job database's file_layouts of the job.
+  std::map<std::string, std::vector<std::string>> file_osts;
 };
 
 // The n1_mode evidence of a neighbour from its traced reads and writes:
@@ -136,8 +145,9 @@ struct ServerOutlier {
   double peer_io_time_s = 0;  // the peers' median I/O time
   std::string explained_by;   // lagging servers of the other layer that explain it (then it is not listed)
   struct Evidence {
-    std::string rule;     // peers, history, peers+history; "io_time" for the fallback
-    std::string measure;  // service_ms (brw I/O time per I/O) or queue_depth (OSC RPCs in flight); "" for the fallback
+    std::string rule;     // peers, history, peers+history; client_time or io_time for the fallbacks
+    std::string measure;  // service_ms (brw I/O time per I/O), queue_depth (OSC RPCs in flight), client_ms_per_io
+                          // (the job's own time in its reads and writes per 1 MiB I/O through the server); "" for io_time
     double value = 0, peer_value = 0;  // its measure, its peers' (median, or the reference depth)
     double peer_ratio = 0, history_ratio = 0;  // its cost / peers', / its median over the earlier runs (0: not known)
     int history_runs = 0;
@@ -158,6 +168,14 @@ struct AnomalyResult {
   std::vector<ServerOutlier> server_outliers;
   std::vector<ServerOutlier> explained_servers;  // slow only because of the other layer's lagging servers
   double slowdown = 0;  // largest phase slowdown
+  // How the job's servers were judged (docs/anomaly.md "Which server slowed
+  // the job"): brw_osc (the servers' own records), client_time (the job's
+  // traced time per I/O through each server, by the file layouts),
+  // io_time (Beacon's I/O-time comparison) or none (nothing to compare:
+  // no such records, too few peers). unjudged: servers of the job that
+  // had nothing to be compared with.
+  std::string server_check = "none";
+  std::vector<std::string> servers_unjudged;
   Options options;
 };
 
@@ -181,6 +199,8 @@ Status WriteToDb(MysqlConn& db, const std::string& cluster, uint64_t job_id, con
 // one reader of a job's rows (StoredVerdictLine, serve's job page).
 struct StoredAnomaly {
   results::job_anomaly::Row job;
+  std::string server_check;  // AnomalyResult::server_check from result_json ("" in rows written before it)
+  std::vector<std::string> servers_unjudged;  // and its unjudged servers
   std::vector<results::job_anomaly_neighbour::Row> neighbours;
   std::vector<results::job_server_outlier::Row> outliers;
 };

@@ -390,3 +390,81 @@ TEST_CASE("anomaly: server attribution matches the simulator's truth over seeds 
       CHECK(anomalous_with_truth == 2);  // runs 6 and 8 are slower than their history
     }
 }
+
+// A first run of an application (its command is unique: no earlier runs,
+// verdict not_enough_history) slowed by a server is told which one from the
+// server's peers inside the job, whether the site samples the OSTs'
+// brw_stats and the clients' osc records or only the trace and job_stats
+// (then the job's own time per I/O through each server, placed by its files'
+// layouts); a healthy first run names none. Every case against the
+// simulator's --truth: per seed, fault (an OST, a forwarding node, none) and
+// record set, two first-run jobs, the first with a light latency-bound log
+// file beside its checkpoints (a healthy OST with little work and a low
+// bandwidth, which must not be named).
+TEST_CASE("anomaly: a first run's slow server is named against the truth, with or without brw/osc records",
+          "[anomaly][simulate][truth]") {
+  TempDir dir;
+  int cases = 0, slowed = 0, healthy = 0, light = 0;
+  for (int seed : {3, 17, 29})
+    for (const std::string fault : {"ost", "fwd", "none"})
+      for (const bool server_records : {true, false}) {
+        INFO("seed " << seed << ", slow " << fault << (server_records ? ", brw/osc records" : ", trace + job_stats only"));
+        const std::string tag = std::to_string(seed);
+        std::vector<std::string> common = {
+            "--nodes", "16", "--fwd", "4", "--osts", "8", "--duration", "80", "--seed", tag, "--maps",
+            dir / "maps.json", "--apps", dir / "apps.tsv", "--job",
+            "id=8001,mode=N-N,first=0,nodes=12,stripes=1,start=0,duration=60,period=5,phase=1G,log=64K,cmd=./first%20" + tag,
+            "--job", "id=8002,mode=N-N,first=12,nodes=4,stripes=1,start=10,duration=40,bytes=32M,period=2,io=1,cmd=./other%20" + tag};
+        auto dry = std::vector<std::string>{IosonarBin(), "simulate", "--output", "/dev/null"};
+        dry.insert(dry.end(), common.begin(), common.end());
+        REQUIRE(Run(dry).exit_code == 0);
+        const auto maps = JsonObject(ReadFile(dir / "maps.json"));
+        const int slow_ost = MostFiles(FilesPerOst(maps, "8001"));
+        REQUIRE(slow_ost >= 0);
+        // The log's OST (the light load) is healthy in every case here.
+        std::string log_ost;
+        for (const auto& L : maps["layouts"].GetArray())
+          if (std::string(L["path"].GetString()).find("/log") != std::string::npos) log_ost = SimOstName(L["osts"][0].GetInt());
+        REQUIRE(!log_ost.empty());
+        const std::string store = dir / ("s" + tag + fault + (server_records ? "r" : "t"));
+        auto args = std::vector<std::string>{IosonarBin(), "simulate", "--store", store, "--truth", dir / "truth.json"};
+        if (fault == "ost") args.insert(args.end(), {"--slow-ost", std::to_string(slow_ost)});
+        if (fault == "fwd") args.insert(args.end(), {"--slow-fwd", "1"});
+        if (!server_records) args.insert(args.end(), {"--no-client", "--no-brw"});
+        args.insert(args.end(), common.begin(), common.end());
+        auto r = Run(args);
+        INFO(r.err);
+        REQUIRE(r.exit_code == 0);
+        const auto truth = JsonObject(ReadFile(dir / "truth.json"));
+        auto slow_of = SlowServersOf(truth);
+        if (fault == "ost") CHECK(slow_of["8001"] == std::set<std::string>{SimOstName(slow_ost)});
+        if (fault == "fwd") CHECK(slow_of["8001"] == std::set<std::string>{"fwd001"});
+        if (fault == "none") CHECK(slow_of["8001"].empty());
+        for (const std::string job : {"8001", "8002"}) {
+          INFO("job " << job);
+          auto a = Run(AnomalyArgs(job, store, dir.path()));
+          INFO(a.err);
+          REQUIRE(a.exit_code == 0);
+          const auto d = JsonObject(a.out);
+          CHECK(std::string(d["verdict"].GetString()) == "not_enough_history");
+          CHECK(d["history_runs"].GetInt() == 0);
+          std::set<std::string> named;
+          for (const auto& o : d["server_outliers"].GetArray()) {
+            named.insert(o["name"].GetString());
+            CHECK(o["bandwidth_ratio"].GetDouble() < 0.5);
+            CHECK(std::string(o["evidence"]["rule"].GetString()) == (server_records ? "peers" : "client_time"));
+          }
+          INFO("named " << named.size() << ", truth " << slow_of[job].size());
+          CHECK(named == slow_of[job]);  // no miss, no false alarm
+          CHECK(named.count(log_ost) == slow_of[job].count(log_ost));
+          if (job == "8001" && !slow_of[job].count(log_ost)) ++light;
+          CHECK(std::string(d["server_check"]["method"].GetString()) == (server_records ? "brw_osc" : "client_time"));
+          ++cases;
+          (slow_of[job].empty() ? healthy : slowed)++;
+        }
+      }
+  CHECK(cases == 36);
+  CHECK(slowed >= 12);   // every 8001 run with a fault, and 8002's when the fault reaches it
+  CHECK(healthy >= 12);  // every run without a fault, and 8002's when it misses it
+  CHECK(light >= 12);
+}

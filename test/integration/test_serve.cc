@@ -1156,6 +1156,122 @@ TEST_CASE("serve: the diagnosis names the truth's cause first and the offender w
   CHECK(urls > 20);
 }
 
+// First runs of applications (unique commands: no earlier runs, so no
+// verdict against history), stored by `iosonar anomaly --mysql`: the one a
+// slow OST slowed gets that OST as its first finding, whether the site
+// samples brw_stats and osc records or only the trace and job_stats (then
+// the job's time per I/O through each OST, placed by the job database's
+// file layouts); a one-file job on one forwarding node has no peer to
+// compare its servers with, and without brw/osc records its page says "Not
+// judged: first runs of this application", never "Nothing to change".
+// Checked against the simulator's --truth.
+TEST_CASE("serve: a first run slowed by a server is told so, and one nothing judged says so",
+          "[serve][integration][truth]") {
+  if (!HaveMariaDb()) FAIL("mariadbd is not installed (scripts/setup.sh --test)");
+  TempDir dir;
+  int slowed_pages = 0, unjudged_pages = 0;
+  for (const bool server_records : {false, true}) {
+    INFO((server_records ? "brw/osc records" : "trace + job_stats only"));
+    MariaDbServer db;
+    const std::string tag = server_records ? "r" : "t";
+    std::vector<std::string> common = {
+        "--nodes", "16", "--fwd", "4", "--osts", "8", "--duration", "80", "--seed", "41", "--maps", dir / "maps.json",
+        "--job", "id=9001,user=daemon,mode=N-N,first=0,nodes=12,stripes=1,start=0,duration=60,period=5,phase=1G,log=64K,cmd=./first",
+        "--job", "id=9002,user=daemon,mode=1-1,first=12,nodes=4,stripes=1,start=0,duration=40,bytes=64M,period=2,io=1,cmd=./single"};
+    auto dry = std::vector<std::string>{IosonarBin(), "simulate", "--output", "/dev/null"};
+    dry.insert(dry.end(), common.begin(), common.end());
+    REQUIRE(Run(dry).exit_code == 0);
+    rapidjson::Document maps;
+    maps.Parse(ReadFile(dir / "maps.json").c_str());
+    REQUIRE(maps.IsObject());
+    // The slow OST: the one with most of 9001's checkpoint files, not 9002's.
+    std::map<int, int> files_on;
+    int single_ost = -1;
+    for (const auto& L : maps["layouts"].GetArray()) {
+      const std::string job = L["job_id"].GetString(), path = L["path"].GetString();
+      if (job == "9002") single_ost = L["osts"][0].GetInt();
+      if (job == "9001" && path.find("/out.") != std::string::npos) files_on[L["osts"][0].GetInt()]++;
+    }
+    int slow_ost = -1;
+    for (auto [o, n] : files_on)
+      if (o != single_ost && (slow_ost < 0 || n > files_on[slow_ost])) slow_ost = o;
+    REQUIRE(slow_ost >= 0);
+    const std::string store = dir / ("store" + tag);
+    auto sim = std::vector<std::string>{IosonarBin(), "simulate", "--store", store, "--mysql", db.url(), "--truth",
+                                        dir / "truth.json", "--slow-ost", std::to_string(slow_ost)};
+    if (!server_records) sim.insert(sim.end(), {"--no-client", "--no-brw"});
+    sim.insert(sim.end(), common.begin(), common.end());
+    auto r = Run(sim);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    rapidjson::Document truth;
+    truth.Parse(ReadFile(dir / "truth.json").c_str());
+    REQUIRE(truth.IsObject());
+    std::map<std::string, std::set<std::string>> slow_of;
+    for (const auto& j : truth["jobs"].GetArray())
+      for (const auto& n : j["slow_servers"].GetArray()) slow_of[j["job_id"].GetString()].insert(n.GetString());
+    REQUIRE(slow_of["9001"].size() == 1);
+    REQUIRE(slow_of["9002"].empty());
+    for (const std::string j : {"9001", "9002"}) {
+      auto a = Run({IosonarBin(), "anomaly", j, "--store", store, "--mysql", db.url(), "--format", "json"});
+      INFO(j << ": " << a.err);
+      REQUIRE(a.exit_code == 0);
+      CHECK(a.out.find("\"verdict\": \"not_enough_history\"") != std::string::npos);
+    }
+    const int port = FreePort();
+    Child server({IosonarBin(), "serve", "--store", store, "--mysql", db.url(), "--listen",
+                  "127.0.0.1:" + std::to_string(port), "--trusted-proxy", "127.0.0.1"},
+                 {}, dir / ("serve" + tag + ".log"));
+    REQUIRE(WaitUntil([&] { return !server.Alive() || CanConnect(port); }, 20000));
+    REQUIRE(server.Alive());
+    for (const std::string j : {"9001", "9002"}) {
+      INFO("job " << j);
+      auto api = Get(port, "/api/jobs/" + j, As("daemon"));
+      REQUIRE(api.status == 200);
+      rapidjson::Document d;
+      d.Parse(api.body.c_str());
+      REQUIRE(d.IsObject());
+      REQUIRE(d["diagnosis"].IsArray());
+      REQUIRE(d["diagnosis"].Size() >= 1);
+      const auto& first = d["diagnosis"][0];
+      const std::string kind = first["kind"].GetString(), cause = first["cause"].GetString();
+      INFO(cause);
+      auto page = Get(port, "/jobs/" + j, As("daemon"));
+      REQUIRE(page.status == 200);
+      const std::string text = VisibleText(page.body);
+      const size_t diag = text.find("Diagnosis"), summary = text.find("Summary");
+      for (const char* code : kInternalCodes) CHECK(text.find(code) == std::string::npos);
+      bool any_slow_server = false;
+      for (const auto& x : d["diagnosis"].GetArray()) any_slow_server |= std::string(x["kind"].GetString()) == "slow_server";
+      if (!slow_of[j].empty()) {
+        CHECK(kind == "slow_server");
+        CHECK(cause.find(*slow_of[j].begin()) != std::string::npos);
+        CHECK(cause.find("(the server, not your code)") != std::string::npos);
+        CHECK(text.find(cause) > diag);
+        CHECK(text.find(cause) < summary);
+        CHECK(text.find("Nothing to change") == std::string::npos);
+        ++slowed_pages;
+      } else {
+        CHECK_FALSE(any_slow_server);  // no false alarm
+        if (!server_records) {
+          // One OST, one forwarding node, no brw/osc: nothing compared its servers.
+          CHECK(kind == "not_judged");
+          CHECK(cause == "Not judged: first runs of this application");
+          CHECK(text.find("Not judged: first runs of this application") != std::string::npos);
+          CHECK(text.find("Nothing to change") == std::string::npos);
+          CHECK(text.find("could not be compared with their peers") != std::string::npos);
+          ++unjudged_pages;
+        } else {
+          // Its OST's brw_stats service time against the other OSTs': judged, none lagged.
+          CHECK(text.find("compared with their peers: none lagged") != std::string::npos);
+        }
+      }
+    }
+  }
+  CHECK(slowed_pages == 2);
+  CHECK(unjudged_pages == 1);
+}
+
 }  // namespace iosonar::test
 
 namespace iosonar::test {

@@ -510,11 +510,62 @@ TEST_CASE("serve: the diagnosis puts what cost the most time first", "[serve][di
     CHECK(d[0].severity == "high");
     CHECK(d[0].cause == "Your job slowed 2 other jobs (job 3008 and another user's job)");
   }
+  SECTION("a first run's lagging server comes first, above any advice, never under 'nothing to change'") {
+    AnomalyView a;
+    a.analysed = true;
+    a.verdict = "not_enough_history";
+    a.history_runs = 0;
+    a.server_check = "client_time";
+    a.outliers = {{.kind = "ost", .server = "simfs-OST0003", .bandwidth_ratio = 0.25, .cost_s = 30}};
+    auto d = Diagnose(s, {SmallAdvice()}, &a, {});
+    REQUIRE(d.size() == 2);
+    CHECK(d[0].kind == "slow_server");
+    CHECK(d[0].cause == "Slowed ~4.0x by OST simfs-OST0003 (the server, not your code)");
+    CHECK(d[0].severity == "high");  // 30 s of a 100 s run
+    CHECK(d[1].kind == "small_requests");
+    // Even when its cost is unknown it is a finding, not "nothing to change".
+    a.outliers[0].cost_s = 0;
+    d = Diagnose(SmallWrites(), {}, &a, {});
+    REQUIRE(d.size() == 1);
+    CHECK(d[0].kind == "slow_server");
+    CHECK(d[0].severity != "info");
+  }
+  SECTION("no history and no server compared: not judged, never 'nothing to change'") {
+    AnomalyView a;
+    a.analysed = true;
+    a.verdict = "not_enough_history";
+    a.history_runs = 0;
+    for (const char* check : {"none", ""}) {  // "": a row stored before server_check
+      a.server_check = check;
+      auto d = Diagnose(s, {}, &a, {});
+      REQUIRE(d.size() == 1);
+      CHECK(d[0].kind == "not_judged");
+      CHECK(d[0].cause == "Not judged: first runs of this application");
+      // An advice rule still comes first; still no "nothing to change".
+      d = Diagnose(s, {SmallAdvice()}, &a, {});
+      REQUIRE(d.size() == 2);
+      CHECK(d[0].kind == "small_requests");
+      CHECK(d[1].kind == "not_judged");
+    }
+    // Some servers compared, one not (the job's only forwarding node): still not judged, and it is named.
+    a.server_check = "client_time";
+    a.unjudged = {"fwd000"};
+    auto d = Diagnose(s, {}, &a, {});
+    REQUIRE(d.size() == 1);
+    CHECK(d[0].kind == "not_judged");
+    CHECK(d[0].evidence.find("fwd000 (the others did not lag) could not be compared") != std::string::npos);
+    a.unjudged.clear();  // all compared, none lagged: nothing found, and too few runs said
+    d = Diagnose(s, {}, &a, {});
+    REQUIRE(d.size() == 2);
+    CHECK(d[0].kind == "nothing_found");
+    CHECK(d[1].kind == "not_judged");
+  }
   SECTION("too little history is info, in words") {
     AnomalyView a;
     a.analysed = true;
     a.verdict = "not_enough_history";
     a.history_runs = 1;
+    a.server_check = "brw_osc";  // the servers were compared: none lagged
     auto d = Diagnose(s, {}, &a, {});
     REQUIRE(d.size() == 2);
     CHECK(d[0].kind == "nothing_found");
