@@ -468,3 +468,62 @@ TEST_CASE("anomaly: a first run's slow server is named against the truth, with o
   CHECK(healthy >= 12);  // every run without a fault, and 8002's when it misses it
   CHECK(light >= 12);
 }
+
+// A slow server with one peer: a first run of two ranks, a file each, one
+// of its OSTs slowed. With brw/osc records the slow OST's service time
+// against the other OSTs' names it; with the trace and job_stats only, the
+// other file's OST is the peer when the files are on two OSTs, and when
+// both are on one OST nothing can compare it: server_check says so
+// ("none") rather than naming nothing as if all were well. A healthy run
+// names none. Against the simulator's --truth, six seeds.
+TEST_CASE("anomaly: a first run's slow server with one peer is named, or said unjudged", "[anomaly][simulate][truth]") {
+  TempDir dir;
+  int named_cases = 0, unjudged_cases = 0, healthy_cases = 0;
+  for (int seed = 1; seed <= 6; ++seed)
+    for (const bool slow : {true, false})
+      for (const bool server_records : {true, false}) {
+        INFO("seed " << seed << (slow ? ", slow OST" : ", healthy") << (server_records ? ", brw/osc" : ", trace + job_stats"));
+        const std::string tag = std::to_string(seed);
+        std::vector<std::string> common = {"--nodes", "8", "--fwd", "2", "--osts", "8", "--duration", "60", "--seed", tag,
+                                           "--maps", dir / "maps.json", "--apps", dir / "apps.tsv", "--job",
+                                           "id=8101,mode=N-N,first=0,nodes=2,stripes=1,start=0,duration=40,period=5,phase=1G,cmd=./two%20" + tag};
+        auto dry = std::vector<std::string>{IosonarBin(), "simulate", "--output", "/dev/null"};
+        dry.insert(dry.end(), common.begin(), common.end());
+        REQUIRE(Run(dry).exit_code == 0);
+        const auto files_on = FilesPerOst(JsonObject(ReadFile(dir / "maps.json")), "8101");
+        REQUIRE(!files_on.empty());
+        const int slow_ost = files_on.rbegin()->first;  // one of its OSTs
+        const std::string store = dir / ("p" + tag + (slow ? "s" : "h") + (server_records ? "r" : "t"));
+        auto args = std::vector<std::string>{IosonarBin(), "simulate", "--store", store, "--truth", dir / "truth.json"};
+        if (slow) args.insert(args.end(), {"--slow-ost", std::to_string(slow_ost)});
+        if (!server_records) args.insert(args.end(), {"--no-client", "--no-brw"});
+        args.insert(args.end(), common.begin(), common.end());
+        auto r = Run(args);
+        INFO(r.err);
+        REQUIRE(r.exit_code == 0);
+        const auto truth = SlowServersOf(JsonObject(ReadFile(dir / "truth.json")))["8101"];
+        CHECK(truth.size() == (slow ? 1u : 0u));
+        auto a = Run(AnomalyArgs("8101", store, dir.path()));
+        INFO(a.err);
+        REQUIRE(a.exit_code == 0);
+        const auto d = JsonObject(a.out);
+        CHECK(std::string(d["verdict"].GetString()) == "not_enough_history");
+        std::set<std::string> named;
+        for (const auto& o : d["server_outliers"].GetArray()) named.insert(o["name"].GetString());
+        const std::string method = d["server_check"]["method"].GetString();
+        if (!server_records && files_on.size() == 1) {
+          // Both files on one OST behind one forwarding node: nothing beside it.
+          CHECK(method == "none");
+          CHECK(named.empty());
+          CHECK(d["server_check"]["unjudged"].Size() == 2);
+          ++unjudged_cases;
+        } else {
+          CHECK(named == truth);  // no miss, no false alarm
+          (truth.empty() ? healthy_cases : named_cases)++;
+          if (!truth.empty()) CHECK(d["server_outliers"][0]["peers"].GetInt() >= 1);
+        }
+      }
+  CHECK(named_cases + unjudged_cases + healthy_cases == 24);
+  CHECK(named_cases >= 8);
+  CHECK(unjudged_cases >= 2);
+}
