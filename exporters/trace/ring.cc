@@ -246,6 +246,11 @@ void FormatTracerRecord(JsonLine& j, const FmtContext& c, const RingHeader& h, c
   j.KInt(field::kTracerSpooled, 0);
   j.KInt(field::kTracerWindowNs, h.window_ns);
   if (h.io_uring_sqes || h.io_uring_rings) j.KInt(field::kTracerIoUringSqes, static_cast<int64_t>(h.io_uring_sqes & INT64_MAX));
+  if (h.untraced_execs) {
+    j.KInt(field::kTracerUntracedExecs, static_cast<int64_t>(h.untraced_execs & INT64_MAX));
+    const size_t len = strnlen(h.untraced_exec, sizeof h.untraced_exec);
+    if (len > 0 && len < sizeof h.untraced_exec) j.KStr(field::kTracerUntracedExec, h.untraced_exec, len);
+  }
   j.End();
 }
 

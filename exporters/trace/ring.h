@@ -78,7 +78,7 @@ constexpr int kLockThread = 1;
 constexpr int kLockDrainer = 2;
 
 constexpr uint64_t kRingMagic = 0x314e4952534f49ull;  // "IOSRIN1"
-constexpr uint32_t kRingVersion = 12;  // 12: runs that found no room (lost table), reclaim stamp; 11: io_uring counts; 10: the Compressor's counts before its runs, slots aligned to cache lines; 9: slot buffers are circles; 8: merge intents; 7: aio_pending; 6: the Compressor remembers where closed runs ended
+constexpr uint32_t kRingVersion = 13;  // 13: untraced execs; 12: runs that found no room (lost table), reclaim stamp; 11: io_uring counts; 10: the Compressor's counts before its runs, slots aligned to cache lines; 9: slot buffers are circles; 8: merge intents; 7: aio_pending; 6: the Compressor remembers where closed runs ended
 // event.seq of lines a drainer sends for a live process: a range of their own.
 constexpr uint64_t kDrainSeqBase = uint64_t{1} << 62;
 // event.seq of lines the node agent ships for a process in agent mode: per
@@ -154,6 +154,11 @@ struct RingHeader {
   // held the ring directory (ReclaimDeadRings): CLOCK_REALTIME seconds of
   // that first sighting; the ring is removed once it is IOSONAR_RING_GRACE_S old.
   int64_t reclaim_seen_s;
+  // Programs the process exec'd that the loader will not preload the tracer
+  // into (static, setuid/setgid of another user): tracer.untraced_execs, and
+  // the last one's path (NUL-terminated; a reader checks).
+  uint64_t untraced_execs;
+  char untraced_exec[256];
 };
 
 constexpr size_t kRingHeaderBytes = 4096;

@@ -212,6 +212,8 @@ std::atomic<uint64_t> g_raw_ops{0};
 std::atomic<uint64_t> g_records{0};
 std::atomic<uint64_t> g_dropped{0};
 bool g_started_emitted = false;  // under g_fmt_mu
+uint64_t g_untraced_execs = 0;   // programs exec'd that the tracer cannot see (process.inc: NoteUntracedExec)
+char g_untraced_exec[256];       // the last one's path
 // IOSONAR_OUTPUT=agent: the process never formats nor sends anything, not even
 // at exit. Closed runs stay in the ring's slots (a full buffer folds runs into
 // the per-interval aggregates); the node agent (`iosonar-exporter agent`,
@@ -1187,6 +1189,10 @@ void FmtTracerRecordLocked(const char* action) {
     j.KInt(field::kTracerWindowNs, g_window_ns);
     if (const RingHeader* h = Hdr(); h && (h->io_uring_sqes || h->io_uring_rings))
       j.KInt(field::kTracerIoUringSqes, static_cast<int64_t>(h->io_uring_sqes & INT64_MAX));
+    if (g_untraced_execs) {
+      j.KInt(field::kTracerUntracedExecs, static_cast<int64_t>(g_untraced_execs));
+      j.KStr(field::kTracerUntracedExec, g_untraced_exec, strlen(g_untraced_exec));
+    }
     j.End();
   });
 }
@@ -1269,6 +1275,7 @@ void FlushAll(const char* action) {
     memset(g_lost_index, 0, sizeof g_lost_index);
     g_lost_lock.clear(std::memory_order_release);
   }
+  if (g_untraced_execs) EmitStartLocked();  // an exec the tracer cannot follow is said even without I/O
   if (g_started_emitted) FmtTracerRecordLocked(action);
   FmtSendLocked();
   // Only now are the runs out of the ring (as FlushBuffered).
@@ -1375,6 +1382,8 @@ void AtForkChild() {
   g_fmt_len = 0;
   g_fmt_lines = 0;
   g_started_emitted = false;
+  g_untraced_execs = 0;
+  g_untraced_exec[0] = '\0';
   g_flusher_started.store(false);  // threads do not survive fork: start a new one on first I/O
   g_threads_at_ring.store(0);
   g_lost_lock.clear(std::memory_order_relaxed);  // the child's ring is a new one: its lost table too

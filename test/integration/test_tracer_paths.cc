@@ -307,6 +307,38 @@ TEST_CASE("tracer paths: what is not seen (raw system calls, mmap'd bytes, stati
     REQUIRE(r.exit_code == 0);
     CHECK(r.out == "wrote 10000 read 10000\n");
     CHECK(!fs::exists(d / "u.jsonl"));
+    // Exec'd from a traced shell: the shell's exec record says so (once),
+    // though it did no I/O of its own; a dynamic program exec'd says nothing.
+    auto t = RunTraced({"sh", "-c", "exec \"$0\" plain \"$1\"", ProgramPath("tp_unseen_static"), file}, d / "u.jsonl");
+    REQUIRE(t.run.exit_code == 0);
+    CHECK(t.run.out == "wrote 10000 read 10000\n");
+    int64_t noted = 0;
+    for (const auto& l : t.lines)
+      if (l.dataset == "iosonar.tracer" && l.action == "exec") {
+        noted += l.untraced_execs;
+        CHECK(l.untraced_exec == ProgramPath("tp_unseen_static"));
+      }
+    CHECK(noted == 1);
+    CHECK(Bytes(t.lines, "write", file) == 0);
+    fs::remove(d / "u.jsonl");
+    t = RunTraced({"sh", "-c", "exec \"$0\" plain \"$1\"", ProgramPath("tp_unseen"), file}, d / "u.jsonl");
+    REQUIRE(t.run.exit_code == 0);
+    for (const auto& l : t.lines) CHECK(l.untraced_execs == 0);
+    CHECK(Bytes(t.lines, "write", file) == 10000);
+    // Agent mode: the same notice from the ring, written by the agent.
+    const std::string shm = d / "shm", ring = shm + "/iosonar-ring-" + std::to_string(geteuid());
+    fs::create_directories(ring);
+    fs::permissions(ring, fs::perms::owner_all, fs::perm_options::replace);
+    r = Run({"sh", "-c", "exec \"$0\" plain \"$1\"", ProgramPath("tp_unseen_static"), file},
+            {{"LD_PRELOAD", TracerLib()}, {"IOSONAR_OUTPUT", "agent"}, {"IOSONAR_RING_DIR", ring}});
+    REQUIRE(r.exit_code == 0);
+    auto a = Run({BinaryDir() + "/iosonar-exporter", "agent", "--ring-root", shm, "--output", d / "agent.jsonl", "--interval",
+                  "0.1", "--count", "3", "--no-sampler-records"});
+    REQUIRE(a.exit_code == 0);
+    noted = 0;
+    for (const auto& l : ParseTraceLines(ReadFile(d / "agent.jsonl")))
+      if (l.dataset == "iosonar.tracer" && l.action == "exec") noted += l.untraced_execs;
+    CHECK(noted == 1);
   }
   {  // an excluded prefix (IOSONAR_EXCLUDE; by default the system paths)
     fs::remove(d / "u.jsonl");
@@ -344,7 +376,26 @@ TEST_CASE("tracer paths: what is not seen (raw system calls, mmap'd bytes, stati
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
     CHECK(r.out == "wrote 10000 read 10000\n");
-    CHECK(!fs::exists(dir + "/s.jsonl"));
+    // Nothing of the program; setpriv (traced, now that user) says that it
+    // exec'd a program the tracer cannot see.
+    auto noted_in = [&](const std::string& jsonl) {
+      int64_t n = 0;
+      const auto lines = ParseTraceLines(ReadFile(jsonl));
+      CHECK(Bytes(lines, "write", dir + "/s.dat") == 0);
+      for (const auto& l : lines)
+        if (l.dataset == "iosonar.tracer" && l.action == "exec" && l.untraced_exec == dir + "/tp_unseen") n += l.untraced_execs;
+      return n;
+    };
+    CHECK(noted_in(dir + "/s.jsonl") == 1);
+    fs::remove(dir + "/s.jsonl");
+    // Exec'd by a traced shell of that user: the shell's exec record says so.
+    r = Run({"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "sh", "-c", "exec \"$0\" plain \"$1\"",
+             dir + "/tp_unseen", dir + "/s.dat"},
+            {{"LD_PRELOAD", lib}, {"IOSONAR_OUTPUT", dir + "/s.jsonl"}, {"IOSONAR_RING_DIR", dir + "/ring"}});
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(noted_in(dir + "/s.jsonl") == 1);  // sh's exec of it (setpriv's of sh: traced, not noted)
+    fs::remove(dir + "/s.jsonl");
     // The same binary without setuid, as the same user: traced.
     REQUIRE(chmod((dir + "/tp_unseen").c_str(), 0755) == 0);
     fs::remove(dir + "/s.dat");

@@ -59,6 +59,8 @@ std::vector<TraceLine> ParseTraceLines(const std::string& text) {
     t.threads = I(rec, "process.threads", 1);
     t.merged = I(rec, "tracer.merged");
     t.io_uring_sqes = I(rec, "tracer.io_uring_sqes", -1);
+    t.untraced_execs = I(rec, "tracer.untraced_execs");
+    t.untraced_exec = S(rec, "tracer.untraced_exec");
     const auto& agg = rec.v[static_cast<size_t>(FieldIndex("io.aggregated"))];
     t.aggregated = agg.kind == FieldValue::kBool && agg.i != 0;
     t.ops_seq = I(rec, "io.ops_sequential");

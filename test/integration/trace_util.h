@@ -20,6 +20,8 @@ struct TraceLine {
   int64_t stream = 0, seq = 0, raw_ops = 0, records = 0, dropped = 0, spooled = 0;
   int64_t threads = 1, merged = 0;  // process.threads (1 when absent), tracer.merged
   int64_t io_uring_sqes = -1;       // tracer.io_uring_sqes (-1 when absent)
+  int64_t untraced_execs = 0;       // tracer.untraced_execs (0 when absent)
+  std::string untraced_exec;        // tracer.untraced_exec
   bool aggregated = false;
   int64_t stride = 0;
   int64_t ops_seq = 0, ops_strided = 0, ops_random = 0;
