@@ -4,7 +4,7 @@
 # libiosonar-trace.so; prints each side's median and the median paired difference (CPU us per
 # process). On a shared machine the paired difference is steadier than bench_spawn.sh's rounds.
 set -euo pipefail
-B=$1 BASE=$2 NEW=$3 N=$4 P=$5; shift 5
+B=$(cd "$1" && pwd) BASE=$(realpath "$2") NEW=$(realpath "$3") N=$4 P=$5; shift 5
 T=$(mktemp -d /tmp/pairs.XXXXXX); S=$(mktemp -d /dev/shm/pairs.XXXXXX); RING=$S/iosonar-ring-$(id -u); mkdir -m 700 "$RING"
 PORT=$((20000 + RANDOM % 20000))
 "$B/iosonar" collect --store "$T/store" --listen "tcp://127.0.0.1:$PORT" 2>"$T/collect.log" & CP=$!
