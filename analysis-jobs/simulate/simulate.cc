@@ -753,13 +753,20 @@ class Simulation {
     const int64_t consecutive = count - 1 + (prev_end == off ? 1 : 0);
     prev_end = off + bytes;
     const int64_t dur = static_cast<int64_t>(static_cast<double>(bytes) * 1e9 / (static_cast<double>(cfg_.rank_bw) * f));
-    JsonLine& j = TraceHead(c, s.read ? "read" : "write", c.cursor);
-    j.KInt(field::kIoFd, 3);
+    return DataRun(c, s.read ? "read" : "write", 3, off, s.request, bytes, count, consecutive, dur);
+  }
+
+  // One trace record of a run of `count` data ops at the rank's cursor,
+  // which it advances by dur, and its accounting.
+  Status DataRun(RankSecond& c, const char* op, int64_t fd, int64_t off, int64_t size, int64_t bytes, int64_t count,
+                 int64_t sequential, int64_t dur) {
+    JsonLine& j = TraceHead(c, op, c.cursor);
+    j.KInt(field::kIoFd, fd);
     j.KInt(field::kIoOffset, off);
-    j.KInt(field::kIoSize, s.request);
+    j.KInt(field::kIoSize, size);
     j.KInt(field::kIoBytes, bytes);
     j.KInt(field::kIoCount, count);
-    j.KInt(field::kIoOpsSequential, consecutive);
+    j.KInt(field::kIoOpsSequential, sequential);
     j.KInt(field::kEventStartNs, c.cursor);
     j.KInt(field::kEventEndNs, c.cursor + dur);
     j.KInt(field::kIoDurationNs, dur);
@@ -784,21 +791,7 @@ class Simulation {
     const int64_t dur = static_cast<int64_t>(static_cast<double>(count) * 1e6 / f);
     const int64_t off = c.js.log_off;
     c.js.log_off += bytes;
-    JsonLine& j = TraceHead(c, "write", c.cursor);
-    j.KInt(field::kIoFd, 4);
-    j.KInt(field::kIoOffset, off);
-    j.KInt(field::kIoSize, kReq);
-    j.KInt(field::kIoBytes, bytes);
-    j.KInt(field::kIoCount, count);
-    j.KInt(field::kIoOpsSequential, off > 0 ? count : count - 1);
-    j.KInt(field::kEventStartNs, c.cursor);
-    j.KInt(field::kEventEndNs, c.cursor + dur);
-    j.KInt(field::kIoDurationNs, dur);
-    c.cursor += dur;
-    c.truth.trace_records++;
-    if (Status st = em_.End(); !st.ok()) return st;
-    AccountData(c, bytes, count, dur);
-    return Status::Ok();
+    return DataRun(c, "write", 4, off, kReq, bytes, count, off > 0 ? count : count - 1, dur);
   }
 
   // Where this second's run of `bytes` starts in the rank's file.

@@ -28,14 +28,6 @@ int OpenOwnAt(int at, const char* name, bool fix_mode) {
   return fd;
 }
 
-struct Dirent64 {
-  uint64_t d_ino;
-  int64_t d_off;
-  unsigned short d_reclen;
-  unsigned char d_type;
-  char d_name[1];
-};
-
 }  // namespace
 
 bool IsPrivateDirSuffix(const char* s) {

@@ -8,6 +8,7 @@
 // Raw system calls, no allocation: usable inside the tracer.
 #pragma once
 #include <stddef.h>
+#include <stdint.h>
 
 namespace iosonar {
 
@@ -15,6 +16,16 @@ namespace iosonar {
 // the path used, *fell_back whether it is a DIR.SUFFIX. With fallback false
 // only DIR itself is tried.
 int OpenPrivateDir(const char* dir, char* out, size_t cap, bool* fell_back, bool fallback = true);
+
+// One entry of the getdents64 system call's buffer (no libc DIR: its 32 KiB
+// allocation is not for the tracer); d_reclen bytes long.
+struct Dirent64 {
+  uint64_t d_ino;
+  int64_t d_off;
+  unsigned short d_reclen;
+  unsigned char d_type;
+  char d_name[1];
+};
 
 // DIR.SUFFIX's suffix: 6 to 32 ASCII letters or digits.
 bool IsPrivateDirSuffix(const char* s);

@@ -386,13 +386,7 @@ void LineSender::ResendSpoolLocked() {
   // a 32 KiB allocation and three system calls more, in every process's
   // first connect). Bounded: a directory of millions of names is not read
   // to its end by one process (the rest waits for the next connect).
-  struct Dirent64 {
-    uint64_t d_ino;
-    int64_t d_off;
-    unsigned short d_reclen;
-    unsigned char d_type;
-    char d_name[1];
-  };
+  // Dirent64: private_dir.h.
   alignas(8) char dbuf[4096];
   bool whole = false;
   for (int rounds = 0; all_ok && rounds < 1024; ++rounds) {

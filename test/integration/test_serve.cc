@@ -22,6 +22,7 @@
 
 #include "test/testutil/mariadb_server.h"
 #include "test/testutil/munge_daemon.h"
+#include "test/testutil/sim_truth.h"
 #include "test/testutil/testutil.h"
 
 namespace iosonar::test {
@@ -1022,12 +1023,7 @@ TEST_CASE("serve: the diagnosis names the truth's cause first and the offender w
   auto r = Run(sim);
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
-  rapidjson::Document truth;
-  truth.Parse(ReadFile(dir / "truth.json").c_str());
-  REQUIRE(truth.IsObject());
-  std::map<std::string, std::set<std::string>> slow_of;
-  for (const auto& j : truth["jobs"].GetArray())
-    for (const auto& n : j["slow_servers"].GetArray()) slow_of[j["job_id"].GetString()].insert(n.GetString());
+  auto slow_of = SlowServersOf(JsonObject(ReadFile(dir / "truth.json")));
   const std::vector<std::string> jobs = {"3001", "3002", "3003", "3004", "3005", "3006", "3007", "3008", "3998", "3999"};
   for (const auto& j : jobs) {
     auto a = Run({IosonarBin(), "anomaly", j, "--store", store, "--mysql", db.url(), "--format", "json"});
@@ -1204,12 +1200,7 @@ TEST_CASE("serve: a first run slowed by a server is told so, and one nothing jud
     auto r = Run(sim);
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
-    rapidjson::Document truth;
-    truth.Parse(ReadFile(dir / "truth.json").c_str());
-    REQUIRE(truth.IsObject());
-    std::map<std::string, std::set<std::string>> slow_of;
-    for (const auto& j : truth["jobs"].GetArray())
-      for (const auto& n : j["slow_servers"].GetArray()) slow_of[j["job_id"].GetString()].insert(n.GetString());
+    auto slow_of = SlowServersOf(JsonObject(ReadFile(dir / "truth.json")));
     REQUIRE(slow_of["9001"].size() == 1);
     REQUIRE(slow_of["9002"].empty());
     for (const std::string j : {"9001", "9002"}) {
